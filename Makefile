@@ -1,0 +1,81 @@
+# Reproducibility kit for "Towards a Deterministic Math Solver for Clinical Language Models".
+# The two commands of the README: `make demo` and `make test`. Everything else is a step of those or
+# a job of its own (`make verify`, `make bench`, `make reproduce`).
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HARNESS := $(VENV)/bin/harness
+PYTEST := $(VENV)/bin/pytest
+
+.PHONY: setup host executor-image model server-venv test test-fast demo verify bench bench-executor bench-stats \
+        executor-image-report seccomp-profile reproduce pin-models clean help
+
+help:
+	@echo "make demo     install everything, then run the CPU demo on the bundled slice"
+	@echo "make test     install everything, then run the whole test suite"
+	@echo "make verify   check dataset and result checksums, rescore stored replies, re-derive tables"
+	@echo "make bench    executor and statistics benchmarks (JSON under bench/)"
+	@echo "make reproduce [MODELS=...] [ARMS=...] [DRY_RUN=1]   the paper's runs on one H100"
+
+$(VENV)/.locked: requirements.lock requirements-build.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --require-hashes -r requirements-build.lock
+	$(VENV)/bin/pip install --quiet --require-hashes -r requirements.lock
+	$(VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+setup: $(VENV)/.locked                     ## project virtualenv from the hash-locked requirements
+
+host:                                      ## docker.io + runsc (gVisor) + mmdebstrap, runsc runtime, dockerd
+	bash scripts/install-host.sh
+
+executor-image: setup host                 ## offline executor image: mmdebstrap rootfs -> docker import
+	bash scripts/build-executor-image.sh
+
+.venv-server/.locked: requirements-demo.lock
+	$(PYTHON) -m venv .venv-server
+	.venv-server/bin/pip install --quiet --require-hashes -r requirements-demo.lock
+	touch $@
+
+server-venv: .venv-server/.locked          ## llama-cpp-python[server] (builds from source, ~3 min)
+
+model: server-venv                         ## Qwen2.5-Coder-0.5B-Instruct GGUF, sha256-verified
+	bash scripts/fetch-model.sh
+
+test: setup executor-image model           ## the README's test command
+	$(PYTEST) -q tests
+
+test-fast: setup                           ## unit tests only (no docker, no model server)
+	$(PYTEST) -q tests -m "not docker and not model and not slow"
+
+demo: setup executor-image model           ## the README's main job: CPU demo on the bundled slice
+	bash scripts/demo.sh
+
+verify: setup                              ## checksums + rescoring + table re-derivation
+	$(HARNESS) data check
+	$(HARNESS) verify
+
+seccomp-profile: setup                     ## regenerate containers/executor/seccomp.json from executor/policy.py
+	$(VENV)/bin/executor seccomp-profile -o containers/executor/seccomp.json
+
+executor-image-report: executor-image      ## what a security reviewer needs about the image
+	bash scripts/executor-image-report.sh
+
+bench-executor: executor-image
+	$(PY) scripts/bench_executor.py --out bench/executor.json
+
+bench-stats: setup
+	$(PY) scripts/bench_stats.py --out bench/stats.json
+
+bench: bench-executor bench-stats
+
+reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 (see README, H100 section)
+	bash scripts/reproduce.sh
+
+pin-models: setup                          ## resolve model revisions on a networked machine
+	$(HARNESS) serve pin-models
+
+clean:
+	rm -rf $(VENV) .venv-server build bench .pytest_cache

@@ -1,0 +1,1 @@
+"""Harness: dataset -> arm -> model client -> executor -> scorer -> results store -> statistics -> tables."""
