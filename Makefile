@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host executor-image model server-venv test test-fast demo verify bench bench-executor bench-stats \
+.PHONY: setup host executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats \
         executor-image-report seccomp-profile reproduce pin-models clean help
 
 help:
@@ -44,7 +44,10 @@ server-venv: .venv-server/.locked          ## llama-cpp-python[server] (builds f
 model: server-venv                         ## Qwen2.5-Coder-0.5B-Instruct GGUF, sha256-verified
 	bash scripts/fetch-model.sh
 
-test: setup executor-image model           ## the README's test command
+test-tools:                                ## headless Chromium for the report rendering test
+	bash scripts/install-test-tools.sh
+
+test: setup executor-image model test-tools  ## the README's test command
 	$(PYTEST) -q tests
 
 test-fast: setup                           ## unit tests only (no docker, no model server)

@@ -158,6 +158,16 @@ def load_records(results_root: str | os.PathLike) -> list[dict]:
     return out
 
 
+def iter_located_records(results_root: str | os.PathLike) -> Iterator[tuple[Path, int, dict]]:
+    """(file, 1-based line number, record) for every complete record under a root, for error messages."""
+    for path in iter_result_files(results_root):
+        recs, _, torn = _scan(path)
+        if torn is not None:
+            warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
+        for lineno, rec in enumerate(recs, 1):
+            yield path, lineno, rec
+
+
 FLAT_COLUMNS = (
     "key", "model", "arm", "arm_config_hash", "seed", "dataset", "dataset_sha256", "case_id", "row_number",
     "calculator_id", "calculator_name", "output_type", "prompt_hash", "outcome", "answer", "answer_kind",
