@@ -10,7 +10,7 @@ HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
 .PHONY: setup host executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats \
-        executor-image-report seccomp-profile reproduce pin-models clean help
+        executor-image-report seccomp-profile reproduce pin-models pin-images clean help
 
 help:
 	@echo "make demo     install everything, then run the CPU demo on the bundled slice"
@@ -77,8 +77,11 @@ bench: bench-executor bench-stats
 reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 (see README, H100 section)
 	bash scripts/reproduce.sh
 
-pin-models: setup                          ## resolve model revisions on a networked machine
-	$(HARNESS) serve pin-models
+pin-models: setup                          ## resolve model revisions on a networked machine (WRITE=1 rewrites the lock)
+	$(HARNESS) serve pin-models $(if $(WRITE),--write,)
+
+pin-images: setup                          ## re-resolve the vLLM image digest on a networked machine (WRITE=1 rewrites it)
+	$(HARNESS) serve pin-images $(if $(WRITE),--write,)
 
 clean:
 	rm -rf $(VENV) .venv-server build bench .pytest_cache

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `make reproduce`: the paper's runs on one H100 box (vLLM in docker), or the plan of them.
+#
+#   make reproduce DRY_RUN=1                         # the whole plan, no GPU needed
+#   make reproduce MODELS=qwen2.5-7b ARMS=program-solve,open-book
+#   make reproduce DETERMINISTIC=1 GENERATION_CONFIG=vllm SEEDS=42-46
+#
+# Variables (environment or make command line):
+#   MODELS             model keys of containers/vllm/models.lock.json, comma-separated, or "all"
+#                      [default: qwen2.5-7b,qwen2.5-32b-awq, the paper's two models]
+#   ARMS               arm names (harness/arms.py), comma-separated, or "all" [default: all]
+#   SEEDS              42-46 or a list like 42,43 [default: 42-46]
+#   DATASET            verified (default), dev, bundled-test or a CSV/Parquet path
+#   OUT                results directory [default: results/reproduce]
+#   GENERATION_CONFIG  auto (default: the paper's setting) or vllm (vLLM's neutral sampling defaults)
+#   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1 with prefix caching off
+#   LAUNCHER           vllm (default) or llama-cpp (the CPU model server: what CI runs)
+#   LIMIT              at most N cases (a tiny slice)
+#   DRY_RUN=1          print the plan (commands, images, revisions, request counts, time) and exit
+# Without DRY_RUN, preflight runs first and the pipeline refuses to start if anything is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HARNESS=${HARNESS:-.venv/bin/harness}
+if [[ ! -x "$HARNESS" ]]; then
+  echo "reproduce.sh: $HARNESS not found; run \`make setup\` first" >&2
+  exit 2
+fi
+
+args=(--launcher "${LAUNCHER:-vllm}" --arms "${ARMS:-all}" --seeds "${SEEDS:-42-46}"
+      --dataset "${DATASET:-verified}" --generation-config "${GENERATION_CONFIG:-auto}")
+[[ -n "${MODELS:-}" ]] && args+=(--models "$MODELS")
+[[ -n "${OUT:-}" ]] && args+=(--out "$OUT")
+[[ -n "${LIMIT:-}" ]] && args+=(--limit "$LIMIT")
+case "${DETERMINISTIC:-0}" in
+  1|true|yes) args+=(--deterministic) ;;
+  0|false|no|"") ;;
+  *) echo "reproduce.sh: DETERMINISTIC must be 1 or 0, not '$DETERMINISTIC'" >&2; exit 2 ;;
+esac
+
+case "${DRY_RUN:-0}" in
+  1|true|yes) exec "$HARNESS" serve plan "${args[@]}" ;;
+  0|false|no|"") exec "$HARNESS" serve reproduce "${args[@]}" ;;
+  *) echo "reproduce.sh: DRY_RUN must be 1 or 0, not '$DRY_RUN'" >&2; exit 2 ;;
+esac
