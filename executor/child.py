@@ -1,0 +1,427 @@
+"""What runs in the fresh child (layers 1-4 inside one forked process).
+
+The supervisor builds one ``ChildTemplate`` at start-up (allowed modules imported and warmed,
+module proxies, restricted builtins, the seccomp filter object) and forks a child per program.
+``run_child`` is the whole life of that child, in this order:
+
+1. descriptors: the result pipe moved to ``policy.RESULT_FD``, the request pipe to
+   ``REQUEST_FD``, /dev/null on 0/1/2, every other descriptor closed (the child cannot write
+   into the supervisor's protocol stream);
+2. empty environment (``os.environ`` and the C ``environ`` cleared);
+3. rlimits, soft = hard; then the child waits (it is the supervisor's pre-forked *spare*, so the
+   fork is off the critical path) until it receives its nonce and program, and closes the
+   request pipe;
+4. stdout/stderr replaced by in-memory captures with caps;
+5. the program is checked by the AST policy and compiled (no program code runs yet; see
+   ``_check_and_compile`` for why this precedes seccomp);
+6. seccomp filter loaded (default deny; only ``write`` to RESULT_FD, memory, clock, exit);
+   the program runs under the executed-line cap with the restricted builtins;
+7. one JSON line ``{"nonce": ..., "outcome": ..., ...}`` is written to RESULT_FD and the child
+   ``_exit``s. The line cap and the output-flood limit end the child the same way from inside
+   the tracer / capture, so a bare ``except:`` in the program cannot swallow them.
+
+Nothing here returns to the supervisor: every path ends in ``os._exit``.
+"""
+from __future__ import annotations
+
+import builtins
+import datetime
+import fcntl
+import json
+import math
+import os
+import resource
+import signal
+import sys
+import types
+from dataclasses import dataclass, field
+
+from executor import policy, static_check
+from executor.outcomes import Outcome
+
+LAYERS = ("static", "builtins", "rlimits", "seccomp", "linecap")
+_EXIT_RESULT_WRITE_FAILED = 70
+_MISSING = object()
+
+
+# --- module proxies and builtins (layer 2) ---------------------------------------------------
+
+def exposed_names(module: types.ModuleType) -> list[str]:
+    """The names of ``module`` a program may use, per policy.MODULE_EXPOSED_NAMES."""
+    spec = policy.MODULE_EXPOSED_NAMES[module.__name__]
+    if spec is None:
+        spec = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+    hidden = set(policy.MODULE_HIDDEN_NAMES)
+    return [n for n in spec if n not in hidden and not n.startswith("_") and hasattr(module, n)
+            and not isinstance(getattr(module, n), types.ModuleType)]
+
+
+def make_module_proxy(module: types.ModuleType) -> types.SimpleNamespace:
+    """A namespace holding copies of the module's exposed attributes and no reference to the
+    module itself (so neither ``.sys`` nor ``AttributeError.obj`` reaches it)."""
+    return types.SimpleNamespace(**{n: getattr(module, n) for n in exposed_names(module)})
+
+
+class OutputCapture:
+    """A text stream kept in memory: the first ``keep`` characters are stored; past ``flood``
+    characters in total the child ends with OUTPUT_LIMIT."""
+
+    def __init__(self, keep: int, flood: int, on_flood):
+        self.parts: list[str] = []
+        self.kept = 0
+        self.total = 0
+        self.truncated = False
+        self._keep = keep
+        self._flood = flood
+        self._on_flood = on_flood
+
+    def write(self, text) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        n = len(text)
+        self.total += n
+        room = self._keep - self.kept
+        if n > room:
+            self.truncated = True
+            text = text[:max(room, 0)]
+        if text:
+            self.parts.append(text)
+            self.kept += len(text)
+        if self.total > self._flood:
+            self._on_flood()
+        return n
+
+    def emit(self, *args, sep=" ", end="\n"):
+        """print() semantics for the wrapper handed to programs."""
+        sep = " " if sep is None else sep
+        end = "\n" if end is None else end
+        if not isinstance(sep, str) or not isinstance(end, str):
+            raise TypeError("sep and end must be None or a string")
+        self.write(sep.join(str(a) for a in args) + end)
+
+    def flush(self) -> None:
+        return None
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+# A print() for programs, compiled in a namespace of its own: its globals hold nothing but the
+# factory, and it has no __self__ (a C builtin's __self__ is the builtins module).
+_PRINT_FACTORY_SOURCE = (
+    "def factory(emit):\n"
+    "    def print(*args, sep=' ', end='\\n', file=None, flush=False):\n"
+    "        emit(*args, sep=sep, end=end)\n"
+    "    return print\n"
+)
+
+
+def make_print(capture: OutputCapture):
+    namespace: dict = {"__builtins__": {}}
+    exec(compile(_PRINT_FACTORY_SOURCE, "<executor-print>", "exec"), namespace)
+    return namespace["factory"](capture.emit)
+
+
+def make_importer(proxies: dict[str, types.SimpleNamespace]):
+    """``__import__`` for the restricted builtins: allowed modules only, served as proxies."""
+
+    def restricted_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level != 0 or name not in proxies:
+            raise ImportError(f"import of {name!r} is not allowed "
+                              f"(allowed: {', '.join(policy.ALLOWED_MODULES)})")
+        return proxies[name]
+
+    return restricted_import
+
+
+def make_safe_builtins(proxies: dict[str, types.SimpleNamespace]) -> dict:
+    """The builtins dict a program sees (print is added per child, bound to its capture)."""
+    safe = {name: getattr(builtins, name) for name in policy.ALLOWED_BUILTINS}
+    safe["__import__"] = make_importer(proxies)
+    return safe
+
+
+# --- the template built once in the supervisor -------------------------------------------------
+
+@dataclass
+class ChildTemplate:
+    """Everything a child needs, prepared before any fork."""
+
+    limits: dict
+    disabled_layers: frozenset[str]
+    seccomp_filter: object | None
+    proxies: dict[str, types.SimpleNamespace] = field(default_factory=dict)
+    safe_builtins: dict = field(default_factory=dict)
+
+
+def import_and_warm_modules() -> dict[str, types.ModuleType]:
+    """Import the allowed modules and exercise the lazily imported parts (strptime, locale
+    tables, the warnings machinery) so that no child ever needs to open a file."""
+    import calendar
+    import time
+    import warnings  # noqa: F401  (shows SyntaxWarnings without opening files)
+    import linecache  # noqa: F401
+    datetime.datetime.strptime("2020-01-31", "%Y-%m-%d")
+    time.strptime("2020-01-31", "%Y-%m-%d")
+    time.localtime()
+    time.strftime("%Y-%m-%d %A %B", time.localtime())
+    calendar.month_name[1], calendar.day_name[0], calendar.monthrange(2020, 2)
+    calendar.TextCalendar().formatmonth(2020, 2)
+    json.loads(json.dumps({"a": [1.5, "x"]}))
+    "{:.2f} {}".format(1.0, "x")
+    compile(static_check.parse_program("x = 1\n"), "<program>", "exec")
+    # a non-ASCII identifier makes the parser import unicodedata (for NFKC normalisation)
+    static_check.parse_program("\uff58 = 1\n")
+    import unicodedata  # noqa: F401
+    return {name: sys.modules[name] for name in policy.ALLOWED_MODULES}
+
+
+def build_template(limits: dict, disabled_layers=frozenset(), kill_action: str | None = "KILL_PROCESS") -> ChildTemplate:
+    modules = import_and_warm_modules()
+    proxies = {name: make_module_proxy(mod) for name, mod in modules.items()}
+    flt = None
+    if "seccomp" not in disabled_layers:
+        from executor import seccomp_filter
+        flt = seccomp_filter.build_child_filter(kill_action or "KILL_PROCESS")
+    return ChildTemplate(limits=dict(limits), disabled_layers=frozenset(disabled_layers),
+                         seccomp_filter=flt, proxies=proxies, safe_builtins=make_safe_builtins(proxies))
+
+
+# --- answer checking ----------------------------------------------------------------------------
+
+def check_answer(value) -> tuple[str | None, object, str | None]:
+    """(kind, JSON value, error) for a program's ``answer``; kind None means a wrong kind."""
+    if value is _MISSING:
+        return None, None, "the program did not assign a value to `answer`"
+    if isinstance(value, bool):
+        return None, None, "answer is a bool, expected a number, a date or a (weeks, days) tuple"
+    if isinstance(value, (int, float)):
+        try:
+            as_float = float(value)
+        except OverflowError:
+            return None, None, "answer is an integer too large to be a finite number"
+        if not math.isfinite(as_float):
+            return None, None, f"answer is {value!r}, not a finite number"
+        return "number", (int(value) if isinstance(value, int) else float(value)), None
+    if isinstance(value, datetime.date):  # datetime.datetime counts: its date part is used
+        day = value.date() if isinstance(value, datetime.datetime) else value
+        return "date", day.isoformat(), None
+    if (isinstance(value, tuple) and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        if any(abs(v) > 10**9 for v in value):
+            return None, None, "(weeks, days) values are out of range"
+        return "weeks_days", [int(value[0]), int(value[1])], None
+    return None, None, (f"answer has type {type(value).__name__}, expected a number, a date "
+                        "or a (weeks, days) tuple of ints")
+
+
+# --- error messages for a repair turn -------------------------------------------------------
+
+def _program_line(exc: BaseException) -> int | None:
+    if isinstance(exc, SyntaxError) and exc.filename == "<program>":
+        return exc.lineno
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<program>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def describe_exception(exc: BaseException, limit: int) -> str:
+    """'TypeName: message (line N)', short, without paths or executor internals."""
+    try:
+        message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    except BaseException:  # a hostile __str__
+        message = "<unprintable message>"
+    name = type(exc).__name__
+    text = f"{name}: {message}" if message else name
+    line = _program_line(exc)
+    if line:
+        text += f" (line {line})"
+    return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
+
+
+# --- the child itself -------------------------------------------------------------------------
+
+class _ChildRun:
+    """State of one child: captures, result writing, early exits."""
+
+    def __init__(self, template: ChildTemplate, nonce: str):
+        self.t = template
+        self.nonce = nonce
+        lim = template.limits
+        self.stdout = OutputCapture(int(lim["stdout_chars"]), int(lim["output_flood_chars"]), self.flood)
+        self.stderr = OutputCapture(int(lim["stderr_chars"]), int(lim["output_flood_chars"]), self.flood)
+        self.lines = 0
+
+    def finish(self, outcome: Outcome, error: str | None = None, kind=None, answer=None):
+        """Write the one result line and end the child. Never returns."""
+        sys.settrace(None)
+        try:
+            payload = json.dumps({
+                "nonce": self.nonce, "outcome": outcome.value, "answer": answer, "kind": kind,
+                "stdout": self.stdout.text(), "stderr": self.stderr.text(),
+                "stdout_truncated": self.stdout.truncated, "stderr_truncated": self.stderr.truncated,
+                "error": error,
+            }) + "\n"
+            data = payload.encode("utf-8", "backslashreplace")
+            view = 0
+            while view < len(data):
+                view += os.write(policy.RESULT_FD, data[view:])
+        except BaseException:
+            os._exit(_EXIT_RESULT_WRITE_FAILED)
+        os._exit(0)
+
+    def flood(self):
+        self.finish(Outcome.OUTPUT_LIMIT, f"the program wrote more than "
+                    f"{self.t.limits['output_flood_chars']} characters of output")
+
+    def make_tracer(self):
+        cap = int(self.t.limits["line_cap"])
+
+        def local_trace(frame, event, arg):
+            if event == "line":
+                self.lines += 1
+                if self.lines > cap:
+                    self.finish(Outcome.LINE_CAP, f"the program executed more than {cap} lines")
+            return local_trace
+
+        def global_trace(frame, event, arg):
+            return local_trace
+
+        return global_trace
+
+
+REQUEST_FD = policy.RESULT_FD + 1  # the spare child reads "<nonce>\n<source>" here, then closes it
+
+
+def _setup_descriptors(result_w: int, request_r: int, devnull: int) -> None:
+    """RESULT_FD <- result pipe, REQUEST_FD <- request pipe, 0/1/2 <- /dev/null, close the rest.
+    Everything is first copied above fd 64 so that no dup2 can clobber a source descriptor."""
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (result_w, request_r, devnull)]
+    os.dup2(high[0], policy.RESULT_FD)
+    os.dup2(high[1], REQUEST_FD)
+    for fd in (0, 1, 2):
+        os.dup2(high[2], fd)
+    os.closerange(REQUEST_FD + 1, 1 << 16)  # the copies, supervisor pipes, everything else
+
+
+def _receive_request() -> tuple[str, str] | None:
+    """Block until the supervisor sends this spare child its program; None on shutdown."""
+    chunks = []
+    while True:
+        block = os.read(REQUEST_FD, 1 << 16)
+        if not block:
+            break
+        chunks.append(block)
+    os.close(REQUEST_FD)
+    data = b"".join(chunks)
+    if not data:
+        return None
+    nonce, _, source = data.partition(b"\n")
+    return nonce.decode("ascii"), source.decode("utf-8", "surrogatepass")
+
+
+def _set_rlimits(limits: dict) -> None:
+    pairs = (
+        (resource.RLIMIT_AS, int(limits["address_space_bytes"])),
+        (resource.RLIMIT_CPU, max(1, int(math.ceil(limits["cpu_seconds"])))),
+        (resource.RLIMIT_NOFILE, int(limits["open_files"])),
+        (resource.RLIMIT_NPROC, int(limits["processes"])),
+        (resource.RLIMIT_FSIZE, int(limits["file_size_bytes"])),
+        (resource.RLIMIT_CORE, int(limits["core_bytes"])),
+    )
+    for which, value in pairs:
+        resource.setrlimit(which, (value, value))
+
+
+def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: int) -> None:
+    """The child's whole life (see module docstring). Forked ahead of time as a *spare*: it
+    prepares everything that does not depend on the program, then blocks until the supervisor
+    writes "<nonce>\n<source>" and closes the request pipe. Never returns."""
+    off = template.disabled_layers
+    try:
+        _setup_descriptors(result_w, request_r, devnull)
+        os.environ.clear()
+        for signum in (signal.SIGINT, signal.SIGTERM):  # no Python-level handler may run
+            signal.signal(signum, signal.SIG_DFL)
+        if "rlimits" not in off:
+            _set_rlimits(template.limits)
+        sys.setrecursionlimit(int(template.limits["recursion_limit"]))
+        request = _receive_request()
+    except BaseException:
+        os._exit(_EXIT_RESULT_WRITE_FAILED)
+    if request is None:  # the supervisor is shutting down
+        os._exit(0)
+    nonce, source = request
+    run = _ChildRun(template, nonce)
+    sys.stdout, sys.stderr = run.stdout, run.stderr
+    code = _check_and_compile(run, source)
+    try:
+        if template.seccomp_filter is not None:
+            template.seccomp_filter.load()
+    except BaseException as exc:
+        run.finish(Outcome.INFRA_ERROR, f"seccomp load failed: {type(exc).__name__}: {exc}")
+    _run_program(run, code)
+
+
+def _check_and_compile(run: _ChildRun, source: str):
+    """Static check and compile, under the rlimits but *before* seccomp: CPython's parser and
+    compiler open the program's "file" to quote the offending line of a SyntaxError (they
+    try ``open('<program>')``), which the filter would punish as a violation. No program code
+    runs here: the filter is loaded before ``exec``."""
+    t = run.t
+    off = t.disabled_layers
+    limit = int(t.limits["error_chars"])
+    try:
+        if "static" not in off:
+            violations = static_check.check_source(source)
+            if violations:
+                run.finish(Outcome.REJECTED_STATIC, f"rejected by the executor policy: {violations[0]}")
+        code = compile(source, "<program>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc, limit))
+    except MemoryError:
+        run.finish(Outcome.MEMORY_LIMIT, "MemoryError while compiling the program")
+    except ValueError as exc:  # NUL bytes: SyntaxError from 3.11.4 on, ValueError before
+        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc, limit))
+    except (RecursionError, OverflowError) as exc:  # parser/compiler limits
+        run.finish(Outcome.REJECTED_STATIC, f"rejected: the program cannot be compiled ({type(exc).__name__}: {exc})"[:limit])
+    return code
+
+
+def _run_program(run: _ChildRun, code) -> None:
+    """Run compiled program code under the line cap with the restricted builtins; report."""
+    t = run.t
+    off = t.disabled_layers
+    limit = int(t.limits["error_chars"])
+    if "builtins" in off:
+        program_builtins = dict(vars(builtins))
+    else:
+        program_builtins = dict(t.safe_builtins)
+        program_builtins["print"] = make_print(run.stdout)
+    namespace = {"__builtins__": program_builtins, "__name__": "__program__"}
+    if "linecap" not in off:
+        sys.settrace(run.make_tracer())
+    try:
+        exec(code, namespace)
+    except MemoryError:
+        sys.settrace(None)
+        run.finish(Outcome.MEMORY_LIMIT, f"MemoryError: the program exceeded the "
+                   f"{t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit")
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt included: end of program
+        sys.settrace(None)
+        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc, limit))
+    sys.settrace(None)
+    raw = namespace.get("answer", _MISSING)
+    if raw is _MISSING:  # "no value": a raised error in the paper's taxonomy, with its own message
+        run.finish(Outcome.PROGRAM_ERROR, check_answer(raw)[2])
+    try:
+        kind, value, problem = check_answer(raw)
+    except BaseException as exc:
+        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc, limit))
+    if kind is None:
+        run.finish(Outcome.BAD_RETURN_KIND, problem)
+    run.finish(Outcome.OK, None, kind, value)

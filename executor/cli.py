@@ -1,0 +1,99 @@
+"""Command line: ``executor run | selftest | seccomp-profile | policy``.
+
+* ``executor run [--backend auto|process|container] FILE|-`` prints one JSON object (the
+  ExecResult fields of docs/ARCHITECTURE.md); exit status 0 whenever the executor worked, even
+  if the program failed (the outcome says how), 2 for bad usage, 3 if the backend is unavailable.
+* ``executor selftest [--backend ...]`` starts the backend (whose supervisors run the canaries)
+  and prints what was checked; exit 1 if it refused to start.
+* ``executor seccomp-profile [-o PATH]`` writes the docker seccomp profile rendered from
+  policy.py (containers/executor/seccomp.json is generated with this).
+* ``executor policy`` prints the policy and its sha256.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from executor import policy
+
+
+def _read_program(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    p = Path(path)
+    if not p.is_file():
+        raise SystemExit(f"executor run: no such program file: {path}")
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SystemExit(f"executor run: {path} is not UTF-8 text ({exc})")
+
+
+def _cmd_run(args) -> int:
+    from executor.api import Executor, ExecutorUnavailable
+    source = _read_program(args.file)
+    try:
+        with Executor(backend=args.backend, workers=1) as ex:
+            res = ex.run(source)
+    except ExecutorUnavailable as exc:
+        print(f"executor run: {exc}", file=sys.stderr)
+        return 3
+    print(json.dumps(res.to_dict(), ensure_ascii=False))
+    return 0
+
+
+def _cmd_selftest(args) -> int:
+    from executor.api import Executor, ExecutorUnavailable
+    try:
+        with Executor(backend=args.backend, workers=1) as ex:
+            info = ex.describe()
+    except ExecutorUnavailable as exc:
+        print(json.dumps({"ok": False, "error": str(exc)}, indent=2))
+        return 1
+    print(json.dumps({"ok": True, "backend": info["backend"], "backend_reason": info["backend_reason"],
+                      "policy_hash": info["policy_hash"], "seccomp": info.get("seccomp"),
+                      "selftest": info.get("selftest")}, indent=2))
+    return 0
+
+
+def _cmd_seccomp_profile(args) -> int:
+    text = policy.seccomp_profile_json()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_policy(args) -> int:
+    print(json.dumps({"policy_hash": policy.policy_hash(), "policy": policy.policy_dict()}, indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="executor", description="Hardened executor for model-written programs.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run one program and print its result as JSON")
+    run.add_argument("--backend", choices=["auto", "process", "container"], default="auto")
+    run.add_argument("file", help="program file, or - for standard input")
+    run.set_defaults(func=_cmd_run)
+    st = sub.add_parser("selftest", help="start the backend and report the start-up canaries")
+    st.add_argument("--backend", choices=["auto", "process", "container"], default="auto")
+    st.set_defaults(func=_cmd_selftest)
+    sp = sub.add_parser("seccomp-profile", help="print or write the docker seccomp profile")
+    sp.add_argument("-o", "--output", default=None, help="write to this path instead of stdout")
+    sp.set_defaults(func=_cmd_seccomp_profile)
+    po = sub.add_parser("policy", help="print the policy and its hash")
+    po.set_defaults(func=_cmd_policy)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

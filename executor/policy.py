@@ -1,0 +1,268 @@
+"""THE executor policy: every rule the sandbox enforces, in one readable file.
+
+Everything else in ``executor/`` reads its rules from here; nothing else holds a list of allowed
+modules, builtins, AST constructs, limits or system calls. ``policy_hash()`` fingerprints the
+whole policy (it goes into the run manifest), ``seccomp_profile_json()`` renders the docker-level
+seccomp profile from the same source.
+
+Threat model (short; SECURITY.md has the long form)
+--------------------------------------------------
+The program is untrusted Python written by a language model that may have been steered by the
+text of a clinical note. It must only compute a value. It must not read or write files, talk to
+the network, start processes or threads, learn anything about the host (environment, paths,
+users), exhaust the machine, or forge the verdict the executor reports. Layers, each of which
+must hold on its own (tests prove each):
+
+1. static AST policy (``static_check.py``): no imports outside ALLOWED_MODULES, no names or
+   attributes beginning with ``_`` (closes ``__class__``/``__subclasses__``/``__globals__``/
+   ``__self__``/``__traceback__`` ...), no frame/generator/code introspection attributes, no
+   async or generator constructs (as the paper), no class definitions (they exist to hook dunder
+   methods such as ``__del__``/``__format__``, which the ``_`` rule forbids anyway, and they pull
+   in ``__build_class__`` and metaclasses), no ``global``/``nonlocal`` (they exist to reach the
+   executor's own names), no ``str.format`` on anything but a literal with plain fields (format
+   fields read attributes by string: ``"{0.__class__}".format(x)``).
+2. builtins allow-list (``child.py``): a fresh builtins dict holding only ALLOWED_BUILTINS, a
+   restricted ``__import__`` that hands out attribute-copy proxies of ALLOWED_MODULES (without
+   ``sys``: ``datetime.sys`` and ``calendar.sys`` exist in CPython 3.11) and a ``print`` that
+   writes to the captured stdout and does not expose the builtins module.
+3. child process (``child.py`` / ``supervisor.py``): a fresh forked process per program, empty
+   environment, rlimits with soft = hard, stdin/stdout/stderr on /dev/null (output is captured in
+   memory with caps), executed-line cap, wall clock enforced by the parent with SIGKILL, the
+   result returned over a dedicated descriptor (RESULT_FD) with a per-run nonce.
+4. seccomp (``seccomp_filter.py``): default-deny filter, built once in the supervisor and loaded
+   in each child after imports and after the program was parsed and compiled (CPython's parser
+   tries to open the program "file" to quote a SyntaxError line), before any of its code runs.
+   Allowed: CHILD_SYSCALLS only.
+5. container (``containers/executor``, owned by the container side): gVisor, no network,
+   read-only root, dropped capabilities, and a docker seccomp profile from
+   ``seccomp_profile_json()``.
+
+Decisions worth a reviewer's eye
+--------------------------------
+* ``time`` is allowed (the paper lists it) but exposed without ``sleep`` (a program that sleeps
+  only burns wall clock); seccomp also blocks ``clock_nanosleep``.
+* ``datetime.datetime`` answers are accepted as dates (their date part): models often do date
+  arithmetic on datetimes. A ``datetime.time`` or ``timedelta`` answer is a wrong return kind.
+* ``type``, ``object``, ``super``, ``getattr``-family, ``vars``, ``dir``, ``globals``,
+  ``locals``, ``id``, ``open``, ``input``, ``eval``, ``exec``, ``compile``, ``memoryview``,
+  ``breakpoint``, ``help``, ``exit``/``quit`` are absent: each is either an introspection
+  primitive or an I/O primitive that no calculation needs.
+* An unset ``answer`` is a PROGRAM_ERROR with its own message (the paper counts "no value" as a
+  raised error, and the repair turn shows that message).
+* Generator *expressions* are rejected too ("generator constructs", as the paper); a list
+  comprehension does the same job. The bare name ``_`` is allowed (throwaway loop variable).
+* Every C builtin's ``__self__`` is the builtins module; only layer 1 (the ``_`` rule) stops that
+  path and ``().__class__.__base__.__subclasses__()``. Layer 2 alone does not stop dunder
+  introspection; the OS layers (3-5) are what hold when 1-2 are bypassed (tests prove it).
+
+Residual risks (documented, tested in tests/test_adversarial.py)
+----------------------------------------------------------------
+* With layers 1-2 bypassed, a program has full Python inside its child: it can read the run's
+  nonce from the harness frame and write its own verdict (it gains nothing beyond choosing its
+  answer, and escapes nothing), and it can print in-memory facts such as stdlib module paths.
+* The parser and compiler see the source before seccomp is loaded (rlimits already apply).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+POLICY_VERSION = "1"
+
+# --- layer 1 + 2: what a program may import -------------------------------------------------
+ALLOWED_MODULES: tuple[str, ...] = ("math", "datetime", "time", "calendar")
+
+# Names each module proxy exposes. None = the module's __all__ (or, without one, its names not
+# starting with "_") minus MODULE_HIDDEN_NAMES; a tuple = exactly those names. A value that is
+# itself a module is never exposed (calendar.datetime would lead to datetime.sys).
+MODULE_EXPOSED_NAMES: dict[str, tuple[str, ...] | None] = {
+    "math": None,
+    "datetime": ("date", "datetime", "time", "timedelta", "timezone", "tzinfo", "MINYEAR", "MAXYEAR"),
+    "time": ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns",
+             "process_time", "process_time_ns", "gmtime", "localtime", "mktime", "strftime",
+             "strptime", "asctime", "ctime", "struct_time", "timezone", "altzone", "daylight",
+             "tzname"),
+    "calendar": None,
+}
+# Never exposed whatever MODULE_EXPOSED_NAMES says (module handles, locale-dependent code that
+# opens files, interactive helpers).
+MODULE_HIDDEN_NAMES: tuple[str, ...] = (
+    "sys", "os", "datetime_CAPI", "LocaleTextCalendar", "LocaleHTMLCalendar", "main",
+    "different_locale",
+)
+
+# --- layer 2: the builtins a program sees ---------------------------------------------------
+ALLOWED_BUILTINS: tuple[str, ...] = (
+    # values and containers
+    "bool", "int", "float", "complex", "str", "list", "tuple", "dict", "set", "frozenset",
+    "range", "slice", "bytes", "bytearray",
+    # functions
+    "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "enumerate", "filter",
+    "format", "hash", "hex", "isinstance", "issubclass", "iter", "len", "map", "max", "min",
+    "next", "oct", "ord", "pow", "repr", "reversed", "round", "sorted", "sum", "zip",
+    # exceptions a calculation may raise or catch
+    "ArithmeticError", "AssertionError", "AttributeError", "Exception", "IndexError",
+    "KeyError", "LookupError", "NameError", "NotImplementedError", "OverflowError",
+    "RecursionError", "RuntimeError", "StopIteration", "TypeError", "ValueError",
+    "ZeroDivisionError",
+    # constants
+    "True", "False", "None", "NotImplemented", "Ellipsis",
+)
+# "print" is provided by the executor (a wrapper writing to the captured stdout) and
+# "__import__" by the restricted importer; both are added on top of ALLOWED_BUILTINS.
+WRAPPED_BUILTINS: tuple[str, ...] = ("print", "__import__")
+
+# --- layer 1: AST rules ----------------------------------------------------------------------
+# ast node class names rejected wherever they appear.
+FORBIDDEN_NODES: dict[str, str] = {
+    "AsyncFunctionDef": "async functions are not allowed",
+    "AsyncFor": "async for is not allowed",
+    "AsyncWith": "async with is not allowed",
+    "Await": "await is not allowed",
+    "Yield": "generators (yield) are not allowed",
+    "YieldFrom": "generators (yield from) are not allowed",
+    "GeneratorExp": "generator expressions are not allowed; use a list comprehension",
+    "ClassDef": "class definitions are not allowed",
+    "Global": "global statements are not allowed",
+    "Nonlocal": "nonlocal statements are not allowed",
+    "TryStar": "except* is not allowed",
+}
+# Attribute names rejected even though they do not begin with "_": frame, generator, coroutine,
+# traceback and code introspection, the method resolution order, AttributeError.obj and the
+# string-driven formatting entry points (str.format is allowed only on a checked literal).
+FORBIDDEN_ATTRIBUTES: tuple[str, ...] = (
+    "gi_frame", "gi_code", "gi_yieldfrom", "gi_running", "gi_suspended",
+    "cr_frame", "cr_code", "cr_await", "cr_running", "cr_origin", "cr_suspended",
+    "ag_frame", "ag_code", "ag_await", "ag_running",
+    "f_back", "f_builtins", "f_code", "f_globals", "f_locals", "f_trace", "f_lasti", "f_lineno",
+    "tb_frame", "tb_next", "tb_lasti", "tb_lineno",
+    "co_code", "co_consts", "co_names", "co_varnames", "co_filename",
+    "mro", "obj", "format_map", "with_traceback",
+    # module handles: datetime.sys / calendar.sys lead to sys.modules (layer 2 hides them too)
+    "sys", "os", "modules", "builtins",
+)
+# Builtin names a program may not read unless it binds the name itself (a variable called
+# `type` or `input` is the program's own value; the builtin is absent from layer 2 anyway).
+FORBIDDEN_NAMES: tuple[str, ...] = (
+    "eval", "exec", "compile", "open", "input", "breakpoint", "help", "globals", "locals",
+    "vars", "dir", "getattr", "setattr", "delattr", "hasattr", "type", "object", "super",
+    "memoryview", "exit", "quit", "id",
+)
+MAX_SOURCE_CHARS = 100_000
+
+# --- layer 3: process limits -----------------------------------------------------------------
+LIMITS: dict[str, int | float] = {
+    "address_space_bytes": 256 * 1024 * 1024,   # RLIMIT_AS, soft = hard
+    "cpu_seconds": 4,                           # RLIMIT_CPU, soft = hard (SIGXCPU)
+    "open_files": 16,                           # RLIMIT_NOFILE
+    "processes": 1,                             # RLIMIT_NPROC (no new processes or threads)
+    "file_size_bytes": 0,                       # RLIMIT_FSIZE
+    "core_bytes": 0,                            # RLIMIT_CORE
+    "wall_seconds": 5.0,                        # parent SIGKILLs the child after this
+    "line_cap": 1_000_000,                      # executed Python lines (sys.settrace)
+    "recursion_limit": 1000,
+    "stdout_chars": 16_384,                     # kept; more sets stdout_truncated
+    "stderr_chars": 16_384,                     # kept; more sets stderr_truncated
+    "output_flood_chars": 1_048_576,            # total written beyond this -> OUTPUT_LIMIT
+    "error_chars": 500,                         # length of the error message shown to a model
+    "result_bytes": 262_144,                    # result channel cap read by the parent
+}
+# Which limits a caller (tests, benchmark) may tighten or loosen; the effective values are
+# part of policy_hash().
+TUNABLE_LIMITS: tuple[str, ...] = tuple(LIMITS)
+
+# --- layer 3: the out-of-band result descriptor ---------------------------------------------
+RESULT_FD = 3
+
+# --- layer 4: seccomp ----------------------------------------------------------------------
+# The per-child allow-list, everything else kills the process (or the thread inside gVisor,
+# where KILL_PROCESS is refused with EINVAL; the supervisor probes which one works and kills).
+# Measured minimal set (Linux 6.x, venv CPython 3.11.7 and Debian bookworm python3 3.11.2) over
+# the normal-program tests, MemoryError, RecursionError, warnings, strptime, 200k-entry dicts,
+# 50 MB strings: nothing else was needed. rt_sigreturn, madvise, getrandom were *not* needed
+# (the child resets SIGINT/SIGTERM to their default action, so no Python signal handler runs).
+CHILD_SYSCALLS: dict[str, str] = {
+    "write": "only to RESULT_FD (argument rule in seccomp_filter.py)",
+    "exit_group": "exit after the result is written",
+    "brk": "heap growth",
+    "mmap": "anonymous memory, only without PROT_EXEC (argument rule)",
+    "munmap": "freeing memory",
+    "mremap": "growing large blocks",
+    "clock_gettime": "time.time(), datetime.now() when the vDSO is not used (e.g. gVisor)",
+}
+# The container-wide (docker) profile must let the supervisor start python3, import modules,
+# fork children, wait for them and speak over pipes. CHILD_SYSCALLS are included. Checked with
+# `strace -f` over a supervisor start (imports, probe, self-test) and a batch of programs.
+# (ctypes.util.find_library, used by pyseccomp at import, runs ldconfig: hence vfork/execve.)
+SUPERVISOR_EXTRA_SYSCALLS: tuple[str, ...] = (
+    "read", "readv", "writev", "pread64", "openat", "open", "close", "close_range", "stat",
+    "fstat", "lstat", "newfstatat", "statx", "lseek", "ioctl", "fcntl", "dup", "dup2", "dup3",
+    "pipe", "pipe2", "poll", "ppoll", "select", "pselect6", "epoll_create1", "epoll_ctl",
+    "epoll_wait", "epoll_pwait", "getdents64", "readlink", "readlinkat", "access", "faccessat",
+    "faccessat2", "getcwd", "mprotect", "execve", "arch_prctl", "set_tid_address",
+    "set_robust_list", "rseq", "prlimit64", "getrlimit", "setrlimit", "rt_sigaction",
+    "rt_sigprocmask", "sigaltstack", "getpid", "getppid", "gettid", "getuid", "geteuid",
+    "getgid", "getegid", "getpgrp", "setpgid", "setsid", "clone", "clone3", "fork", "vfork",
+    "wait4", "waitid", "kill", "tgkill", "futex", "nanosleep", "clock_nanosleep",
+    "clock_getres", "gettimeofday", "time", "sysinfo", "uname", "prctl", "seccomp",
+    "sched_getaffinity", "sched_yield", "getrusage", "times", "pidfd_open", "umask",
+    "restart_syscall", "exit", "exit_group", "socketpair", "getrandom",
+    # not seen under strace but part of normal process life (signal delivery, malloc trimming)
+    "rt_sigreturn", "madvise",
+)
+
+
+def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
+    """The whole policy as plain data (effective limits when overrides are given)."""
+    effective = dict(LIMITS)
+    for name, value in (limits or {}).items():
+        if name not in LIMITS:
+            raise ValueError(f"unknown executor limit {name!r}; known: {', '.join(LIMITS)}")
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"executor limit {name!r} must be a non-negative number, got {value!r}")
+        effective[name] = value
+    return {
+        "version": POLICY_VERSION,
+        "allowed_modules": list(ALLOWED_MODULES),
+        "module_exposed_names": {k: (list(v) if v is not None else None)
+                                 for k, v in MODULE_EXPOSED_NAMES.items()},
+        "module_hidden_names": list(MODULE_HIDDEN_NAMES),
+        "allowed_builtins": list(ALLOWED_BUILTINS),
+        "wrapped_builtins": list(WRAPPED_BUILTINS),
+        "forbidden_nodes": dict(FORBIDDEN_NODES),
+        "forbidden_attributes": list(FORBIDDEN_ATTRIBUTES),
+        "forbidden_names": list(FORBIDDEN_NAMES),
+        "max_source_chars": MAX_SOURCE_CHARS,
+        "limits": effective,
+        "result_fd": RESULT_FD,
+        "child_syscalls": sorted(CHILD_SYSCALLS),
+        "supervisor_extra_syscalls": sorted(set(SUPERVISOR_EXTRA_SYSCALLS)),
+    }
+
+
+def canonical_json(obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def policy_hash(limits: dict[str, int | float] | None = None) -> str:
+    """sha256 of the canonical JSON of the (effective) policy."""
+    return hashlib.sha256(canonical_json(policy_dict(limits)).encode()).hexdigest()
+
+
+def seccomp_profile_dict() -> dict:
+    """Docker seccomp profile for the executor container: default ERRNO(EPERM), allow the union
+    of the supervisor's and the children's system calls. The per-child filter is far narrower
+    and is loaded inside the container on top of this one (seccomp_filter.py)."""
+    names = sorted(set(CHILD_SYSCALLS) | set(SUPERVISOR_EXTRA_SYSCALLS))
+    return {
+        "comment": f"generated from executor/policy.py (policy {policy_hash()}); do not edit",
+        "defaultAction": "SCMP_ACT_ERRNO",
+        "defaultErrnoRet": 1,
+        "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+        "syscalls": [{"names": names, "action": "SCMP_ACT_ALLOW"}],
+    }
+
+
+def seccomp_profile_json() -> str:
+    """The docker seccomp profile as stable, pretty JSON text (ends with a newline)."""
+    return json.dumps(seccomp_profile_dict(), indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,72 @@
+"""Start-up canaries: the supervisor refuses to start unless every one is contained.
+
+Each canary is a program that tries something the sandbox must stop (read /etc/passwd, open a
+socket, fork, exec, read the environment, busy-loop, allocate without bound) plus the outcomes
+that count as "contained". They run twice: with every layer on, and with layers 1-2 (static
+policy, builtins allow-list) turned off, so that the OS layers (rlimits, seccomp, line cap,
+wall clock) are shown to hold on their own on *this* kernel / gVisor release at every start.
+A clean program must also still give the right answer, or the sandbox is broken the other way.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from executor.outcomes import Outcome
+
+O = Outcome
+
+
+@dataclass(frozen=True)
+class Canary:
+    name: str
+    source: str
+    contained: frozenset  # outcomes that mean "stopped"
+    answer_must_be: object = "unset"  # for OK canaries: the only acceptable answer
+
+
+_STOPPED = frozenset({O.REJECTED_STATIC, O.SANDBOX_VIOLATION, O.PROGRAM_ERROR})
+
+CANARIES: tuple[Canary, ...] = (
+    Canary("read_etc_passwd", "answer = len(open('/etc/passwd').read())\n", _STOPPED),
+    Canary("open_socket", "import socket\ns = socket.socket()\nanswer = 1\n", _STOPPED),
+    Canary("fork", "import os\nanswer = os.fork()\n", _STOPPED),
+    Canary("exec", "import os\nos.execv('/bin/sh', ['sh', '-c', 'true'])\nanswer = 1\n", _STOPPED),
+    Canary("read_environment", "import os\nanswer = len(os.environ)\n",
+           _STOPPED | {O.OK}, answer_must_be=0),
+    Canary("busy_loop", "while True:\n    pass\n",
+           frozenset({O.LINE_CAP, O.CPU_LIMIT, O.TIMEOUT_WALL})),
+    Canary("memory_bomb", "x = bytearray(8 * 1024 ** 3)\nanswer = 1\n",
+           frozenset({O.MEMORY_LIMIT, O.CRASH})),
+)
+CLEAN = ("import math\nanswer = round(math.sqrt(16) + 1, 2)\n", 5.0)
+
+
+def _check(canary: Canary, result: dict) -> str | None:
+    outcome = Outcome(result["outcome"])
+    if outcome not in canary.contained:
+        return f"{canary.name}: {outcome.value} ({result.get('error')})"
+    if outcome is O.OK and result.get("answer") != canary.answer_must_be:
+        return f"{canary.name}: answered {result.get('answer')!r}"
+    return None
+
+
+def run_selftest(supervisor) -> dict:
+    """Run every canary with all layers on and with layers 1-2 off. Returns
+    ``{"ok", "failed": [...], "results": {mode: {canary: outcome}}}``."""
+    modes = {"all_layers": supervisor, "os_layers_only": supervisor.with_layers_off({"static", "builtins"})}
+    failed: list[str] = []
+    results: dict[str, dict[str, str]] = {}
+    for mode, sup in modes.items():
+        results[mode] = {}
+        for canary in CANARIES:
+            res = sup.run(canary.source)
+            results[mode][canary.name] = res["outcome"]
+            problem = _check(canary, res)
+            if problem:
+                failed.append(f"[{mode}] {problem}")
+    clean = supervisor.run(CLEAN[0])
+    results["clean_program"] = clean["outcome"]
+    if clean["outcome"] != O.OK.value or clean["answer"] != CLEAN[1]:
+        failed.append(f"clean program: {clean['outcome']} {clean.get('answer')!r} ({clean.get('error')})")
+    return {"ok": not failed, "failed": failed, "results": results,
+            "seccomp": getattr(supervisor, "seccomp_probe", None)}

@@ -1,0 +1,402 @@
+"""Long-lived fork server speaking JSON lines over stdin/stdout (used by BOTH backends).
+
+How to start it (the same command on the host and inside the container)::
+
+    python3 -I -S -B /path/to/executor/supervisor.py [--sys-path DIR]... [--limits JSON]
+            [--backend-label process|container] [--unsafe-disable-layers LAYERS]
+
+On the host (process backend) the file is run *by path*: ``-I`` ignores PYTHONPATH and the
+current directory and ``-S`` skips site-packages, so ``-m executor.supervisor`` cannot find a
+package that lives in a checkout. Run as a script, this file puts the directory that contains
+the ``executor`` package at the front of ``sys.path`` itself, and ``--sys-path DIR`` adds the
+directory holding the seccomp binding (``pyseccomp.py``, or Debian's ``seccomp`` module);
+``supervisor_command()`` builds the whole host command line. In the container image the
+``executor`` package and ``pyseccomp.py`` sit in the interpreter's own stdlib directory, so
+``python3 -I -S -m executor.supervisor [ARGS]`` works there unchanged; a launcher gets ARGS from
+``supervisor_args(limits=..., disabled_layers=..., backend_label="container")``. ``-B`` (no
+.pyc writes) is recommended. Start it with an empty environment.
+
+Protocol (docs/ARCHITECTURE.md): first line ``{"ready": true, "policy_hash", "selftest", ...}``
+or ``{"ready": false, "error"}`` followed by exit status 1; then for each request line
+``{"id": "<str>", "source": "<python>"}`` exactly one line ``{"id": ..., "result": {...}}``.
+End of input ends the supervisor. One program runs at a time; a pool runs N supervisors.
+
+Per program: a fresh child, forked *before* the request arrives (the "spare": it has already set
+its descriptors, environment and rlimits and waits on its request pipe), receives a fresh nonce
+and the source; the parent reads the result descriptor until EOF or the wall-clock deadline
+(then SIGKILL), reaps the child with ``wait4`` (CPU time) and classifies how it ended
+(``classify``). Each child runs exactly one program; the next spare is forked after the reply.
+(Forking it while the current child runs was measured: under gVisor it doubled the latency and
+did not raise throughput, so the fork stays between requests.)
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+if __name__ == "__main__":  # run by path: make the package importable (see docstring)
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import argparse
+import dataclasses
+import gc
+import json
+import select
+import signal
+import time
+
+from executor import policy
+from executor.outcomes import Outcome
+
+LAYER_SWITCH_ENV = "EXECUTOR_UNSAFE_DISABLE_LAYERS"
+TESTING_ENV = "EXECUTOR_TESTING"
+CHILD_OUTCOMES = frozenset({Outcome.OK, Outcome.PROGRAM_ERROR, Outcome.REJECTED_STATIC,
+                            Outcome.MEMORY_LIMIT, Outcome.OUTPUT_LIMIT, Outcome.LINE_CAP,
+                            Outcome.BAD_RETURN_KIND, Outcome.INFRA_ERROR})
+RESULT_FIELDS = ("outcome", "answer", "kind", "stdout", "stderr", "stdout_truncated",
+                 "stderr_truncated", "wall_ms", "cpu_ms", "exit_code", "signal", "error", "backend")
+
+
+def disabled_layers_from_env(environ=None) -> list[str]:
+    """The test-only layer switch. UNSAFE: ``EXECUTOR_UNSAFE_DISABLE_LAYERS=static,builtins``
+    turns layers off, and is honoured ONLY when ``EXECUTOR_TESTING=1`` is also set (otherwise
+    it is an error, so a stray variable cannot weaken a real run silently)."""
+    from executor.child import LAYERS
+    env = os.environ if environ is None else environ
+    raw = env.get(LAYER_SWITCH_ENV, "").strip()
+    if not raw:
+        return []
+    if env.get(TESTING_ENV) != "1":
+        raise RuntimeError(f"{LAYER_SWITCH_ENV} is set but {TESTING_ENV}=1 is not: refusing to "
+                           "weaken the sandbox outside tests")
+    layers = [x.strip() for x in raw.split(",") if x.strip()]
+    unknown = [x for x in layers if x not in LAYERS]
+    if unknown:
+        raise ValueError(f"{LAYER_SWITCH_ENV}: unknown layer(s) {unknown}; known: {list(LAYERS)}")
+    return layers
+
+
+def supervisor_script() -> str:
+    """Path of this file (what a launcher runs with ``python3 -I -S``)."""
+    return os.path.abspath(__file__)
+
+
+def seccomp_binding_dir() -> str | None:
+    """Directory of the seccomp binding importable in *this* interpreter, for ``--sys-path``."""
+    for name in ("pyseccomp", "seccomp"):
+        try:
+            mod = __import__(name)
+        except ImportError:
+            continue
+        return os.path.dirname(os.path.abspath(mod.__file__))
+    return None
+
+
+def supervisor_args(limits: dict | None = None, disabled_layers=(), backend_label: str = "process",
+                    sys_paths=()) -> list[str]:
+    """Arguments after ``python3 -I -S <script>``."""
+    args: list[str] = []
+    for p in sys_paths:
+        args += ["--sys-path", p]
+    if limits:
+        args += ["--limits", json.dumps(limits, sort_keys=True)]
+    args += ["--backend-label", backend_label]
+    if disabled_layers:
+        args += ["--unsafe-disable-layers", ",".join(disabled_layers)]
+    return args
+
+
+def supervisor_command(python: str | None = None, **kwargs) -> list[str]:
+    """Full host command line for a local supervisor (process backend)."""
+    binding = seccomp_binding_dir()
+    sys_paths = kwargs.pop("sys_paths", None) or ([binding] if binding else [])
+    return [python or sys.executable, "-I", "-S", "-B", supervisor_script(),
+            *supervisor_args(sys_paths=sys_paths, **kwargs)]
+
+
+class Supervisor:
+    """Fork server state: the child template, /dev/null, the probed seccomp kill action."""
+
+    def __init__(self, limits: dict | None = None, disabled_layers=(), backend_label: str = "process"):
+        from executor import child
+        self.policy = policy.policy_dict(limits)
+        self.limits = self.policy["limits"]
+        self.policy_hash = policy.policy_hash(limits)
+        self.disabled_layers = frozenset(disabled_layers)
+        self.backend_label = backend_label
+        self.seccomp_probe: dict = {"action": None, "disabled": True}
+        if "seccomp" not in self.disabled_layers:
+            from executor import seccomp_filter
+            self.seccomp_probe = seccomp_filter.probe_kill_action()
+            if not self.seccomp_probe.get("action"):
+                raise RuntimeError(f"seccomp unusable: {self.seccomp_probe}")
+        self.template = child.build_template(self.limits, self.disabled_layers,
+                                             self.seccomp_probe.get("action"))
+        self.violation_signals = {signal.SIGSYS}
+        if self.seccomp_probe.get("signal"):
+            self.violation_signals.add(self.seccomp_probe["signal"])
+        self.devnull = os.open(os.devnull, os.O_RDWR)
+        self.spare: tuple[int, int, int] | None = None
+        gc.freeze()  # children inherit a frozen heap: their GC never touches (copies) it
+
+    def with_layers_off(self, layers) -> "Supervisor":
+        """A shallow copy whose children run with extra layers off (self-test canaries). It
+        forks its own children (never this supervisor's spare)."""
+        twin = dataclasses.replace(self.template,
+                                   disabled_layers=self.template.disabled_layers | frozenset(layers))
+        other = object.__new__(Supervisor)
+        other.__dict__.update(self.__dict__)
+        other.template = twin
+        other.spare = None
+        return other
+
+    # -- children --------------------------------------------------------------------------------
+    def _fork_child(self) -> tuple[int, int, int]:
+        """Fork a child that prepares itself and waits for its program: (pid, request_w, result_r)."""
+        from executor import child
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                child.run_child(self.template, res_w, req_r, self.devnull)
+            finally:
+                os._exit(70)
+        os.close(req_r)
+        os.close(res_w)
+        return pid, req_w, res_r
+
+    def prepare_spare(self) -> None:
+        """Fork the next child now, between requests, so that a request does not wait for fork."""
+        if self.spare is None:
+            self.spare = self._fork_child()
+
+    def close(self) -> None:
+        """Release the spare child (it sees end-of-file on its request pipe and exits)."""
+        if self.spare is not None:
+            pid, req_w, res_r = self.spare
+            self.spare = None
+            os.close(req_w)
+            os.close(res_r)
+            os.waitpid(pid, 0)
+
+    # -- one program --------------------------------------------------------------------------
+    def run(self, source: str) -> dict:
+        if not isinstance(source, str):
+            return self._result(Outcome.INFRA_ERROR, error="bad request: source must be a string")
+        nonce = os.urandom(16).hex()
+        payload = nonce.encode() + b"\n" + source.encode("utf-8", "surrogatepass")
+        wall = float(self.limits["wall_seconds"])
+        cap = int(self.limits["result_bytes"])
+        spare, self.spare = self.spare, None
+        pid, req_w, res_r = spare if spare is not None else self._fork_child()
+        start = time.monotonic()
+        try:
+            _write_all(req_w, payload)
+        except OSError:  # the waiting child died (e.g. killed from outside): use a fresh one
+            os.close(req_w)
+            os.close(res_r)
+            os.waitpid(pid, 0)
+            pid, req_w, res_r = self._fork_child()
+            start = time.monotonic()
+            _write_all(req_w, payload)
+        os.close(req_w)
+        data, timed_out, overflow = self._read_result(res_r, pid, start + wall, cap)
+        os.close(res_r)
+        status, usage, killed = self._reap(pid, start + wall + 1.0)
+        timed_out = timed_out or killed
+        wall_ms = (time.monotonic() - start) * 1000.0
+        cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000.0 if usage else None
+        return self.classify(data, nonce, status, timed_out, overflow, wall_ms, cpu_ms)
+
+    @staticmethod
+    def _read_result(fd: int, pid: int, deadline: float, cap: int):
+        # poll, not select: select() is refused (EPERM) under runsc --oci-seccomp 20221219
+        chunks, size = [], 0
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                return b"".join(chunks), True, False
+            if not poller.poll(max(1, int(left * 1000))):
+                continue
+            block = os.read(fd, 65536)
+            if not block:
+                return b"".join(chunks), False, False
+            chunks.append(block)
+            size += len(block)
+            if size > cap:
+                os.kill(pid, signal.SIGKILL)
+                return b"".join(chunks), False, True
+
+    @staticmethod
+    def _reap(pid: int, deadline: float):
+        pause = 0.00005
+        while True:
+            got, status, usage = os.wait4(pid, os.WNOHANG)
+            if got == pid:
+                return status, usage, False
+            if time.monotonic() >= deadline:  # closed its result fd but kept running
+                os.kill(pid, signal.SIGKILL)
+                _, status, usage = os.wait4(pid, 0)
+                return status, usage, True
+            time.sleep(pause)
+            pause = min(pause * 2, 0.002)
+
+    def classify(self, data: bytes, nonce: str, status: int, timed_out: bool, overflow: bool,
+                 wall_ms: float, cpu_ms: float | None) -> dict:
+        """How the child ended -> result dict (see outcomes.py for the precedence)."""
+        exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        common = {"wall_ms": round(wall_ms, 3), "cpu_ms": None if cpu_ms is None else round(cpu_ms, 3),
+                  "exit_code": exit_code, "signal": sig}
+        message, forged = self._parse_message(data, nonce)
+        keep = {k: message[k] for k in ("stdout", "stderr", "stdout_truncated", "stderr_truncated")
+                if message and k in message}
+        cpu_limit_ms = float(self.limits["cpu_seconds"]) * 1000.0
+        if sig is not None and sig in self.violation_signals:
+            return self._result(Outcome.SANDBOX_VIOLATION, error="the program made a forbidden system "
+                                "call and was stopped by the sandbox", **common, **keep)
+        if timed_out:
+            return self._result(Outcome.TIMEOUT_WALL, error=f"the program ran longer than "
+                                f"{self.limits['wall_seconds']} s (wall clock) and was stopped", **common)
+        # soft = hard: the kernel sends SIGKILL at the hard limit (SIGXCPU only if soft < hard).
+        # rusage lags the scheduler's exact runtime by up to a few ticks, hence the 80 % margin.
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_ms is not None
+                                     and cpu_ms >= 0.8 * cpu_limit_ms):
+            return self._result(Outcome.CPU_LIMIT, error=f"the program used more than "
+                                f"{self.limits['cpu_seconds']} s of CPU time and was stopped", **common)
+        if sig == signal.SIGKILL:  # not ours, not RLIMIT_CPU: an outside agent (OOM killer, operator)
+            return self._result(Outcome.INFRA_ERROR, error="the child was killed from outside the "
+                                "sandbox (SIGKILL); retry", **common)
+        if sig is not None:
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            return self._result(Outcome.CRASH, error=f"the program crashed (signal {name})", **common, **keep)
+        if forged or overflow:
+            return self._result(Outcome.SANDBOX_VIOLATION, error="the program wrote to the executor's "
+                                "result channel", **common, **keep)
+        if message is None:
+            return self._result(Outcome.CRASH, error=f"the program ended without a result "
+                                f"(exit code {exit_code})", **common)
+        outcome = Outcome(message["outcome"])
+        return self._result(outcome, answer=message.get("answer"), kind=message.get("kind"),
+                            error=message.get("error"), **common, **keep)
+
+    @staticmethod
+    def _parse_message(data: bytes, nonce: str):
+        """(message, forged): the one line carrying our nonce; anything else on the channel is
+        a forgery attempt."""
+        lines = [ln for ln in data.split(b"\n") if ln.strip()]
+        if not lines:
+            return None, False
+        good = []
+        for ln in lines:
+            try:
+                msg = json.loads(ln)
+            except ValueError:
+                return None, True
+            if (not isinstance(msg, dict) or msg.get("nonce") != nonce
+                    or msg.get("outcome") not in {o.value for o in CHILD_OUTCOMES}):
+                return None, True
+            good.append(msg)
+        if len(good) != 1:
+            return None, True
+        msg = good[0]
+        if msg["outcome"] == Outcome.OK.value and msg.get("kind") not in ("number", "date", "weeks_days"):
+            return None, True
+        return msg, False
+
+    def _result(self, outcome: Outcome, **fields) -> dict:
+        res = {"outcome": outcome.value, "answer": None, "kind": None, "stdout": "", "stderr": "",
+               "stdout_truncated": False, "stderr_truncated": False, "wall_ms": None, "cpu_ms": None,
+               "exit_code": None, "signal": None, "error": None, "backend": self.backend_label}
+        res.update(fields)
+        return res
+
+    def ready_info(self, selftest: dict) -> dict:
+        return {"ready": True, "policy_hash": self.policy_hash, "selftest": selftest,
+                "limits": self.limits, "disabled_layers": sorted(self.disabled_layers),
+                "seccomp": self.seccomp_probe, "python": sys.version.split()[0],
+                "backend": self.backend_label}
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def handle_line(sup: Supervisor, line: bytes) -> dict:
+    """One request line -> one response object (malformed requests get INFRA_ERROR)."""
+    try:
+        req = json.loads(line)
+    except ValueError as exc:
+        return {"id": None, "result": sup._result(Outcome.INFRA_ERROR, error=f"bad request: not JSON ({exc})")}
+    if not isinstance(req, dict):
+        return {"id": None, "result": sup._result(Outcome.INFRA_ERROR, error="bad request: not a JSON object")}
+    rid = req.get("id")
+    if not isinstance(rid, str):
+        return {"id": None, "result": sup._result(Outcome.INFRA_ERROR, error="bad request: 'id' must be a string")}
+    source = req.get("source")
+    if not isinstance(source, str):
+        return {"id": rid, "result": sup._result(Outcome.INFRA_ERROR, error="bad request: 'source' must be a string")}
+    try:
+        return {"id": rid, "result": sup.run(source)}
+    except Exception as exc:  # infrastructure, not the program
+        return {"id": rid, "result": sup._result(Outcome.INFRA_ERROR, error=f"supervisor error: {type(exc).__name__}: {exc}")}
+
+
+def _write(obj: dict) -> None:
+    sys.stdout.buffer.write(json.dumps(obj).encode() + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="executor-supervisor", description=__doc__.split("\n")[0])
+    ap.add_argument("--sys-path", action="append", default=[], help="directory to import the seccomp binding from")
+    ap.add_argument("--limits", default=None, help="JSON object of policy limit overrides")
+    ap.add_argument("--backend-label", default="process", choices=["process", "container"])
+    ap.add_argument("--unsafe-disable-layers", default="", help="TESTS ONLY: comma-separated layers to turn off")
+    args = ap.parse_args(argv)
+    for p in reversed(args.sys_path):
+        sys.path.insert(1, p)
+    try:
+        limits = json.loads(args.limits) if args.limits else None
+        if limits is not None and not isinstance(limits, dict):
+            raise ValueError("--limits must be a JSON object")
+        layers = [x for x in args.unsafe_disable_layers.split(",") if x]
+        from executor.child import LAYERS
+        bad = [x for x in layers if x not in LAYERS]
+        if bad:
+            raise ValueError(f"unknown layer(s) {bad}; known: {list(LAYERS)}")
+        sup = Supervisor(limits, layers, args.backend_label)
+        from executor import selftest
+        if {"seccomp", "rlimits"} & set(layers):  # canaries would really fork/exec/read files
+            report = {"ok": True, "skipped": f"OS layers disabled for a test: {sorted(layers)}", "failed": []}
+        else:
+            report = selftest.run_selftest(sup)
+    except Exception as exc:
+        _write({"ready": False, "error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    if not report["ok"]:
+        _write({"ready": False, "error": "self-test failed: " + "; ".join(report["failed"]), "selftest": report})
+        return 1
+    _write(sup.ready_info(report))
+    stdin = sys.stdin.buffer
+    try:
+        while True:
+            sup.prepare_spare()
+            line = stdin.readline()
+            if not line:
+                return 0
+            if not line.strip():
+                continue
+            _write(handle_line(sup, line))
+    finally:
+        sup.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

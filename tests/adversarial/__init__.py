@@ -1,0 +1,1 @@
+"""Adversarial programs for the executor (see cases.py)."""

@@ -1,0 +1,211 @@
+"""The adversarial suite: one entry per hostile program, with the outcome expected with every
+layer on (``on``) and with layers 1-2 (static policy, builtins allow-list) turned off (``off``),
+which proves that the OS layers (rlimits, seccomp, line cap, wall clock) hold on their own.
+
+``MARKER`` in a program is replaced by a per-case host path that must not exist afterwards.
+``leak`` lists strings that must not appear in anything the executor returns. Where the ``off``
+outcome is OK, the program is harmless once its escape is blocked (it only computes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Adv:
+    name: str
+    category: str
+    source: str
+    on: str
+    off: str | tuple[str, ...]  # a tuple only where machine speed decides which OS layer stops it
+    leak: tuple[str, ...] = field(default=())
+    why: str = ""
+
+
+RS, SV, PE, OK = "REJECTED_STATIC", "SANDBOX_VIOLATION", "PROGRAM_ERROR", "OK"
+ML, CPU, LC, OL, CR = "MEMORY_LIMIT", "CPU_LIMIT", "LINE_CAP", "OUTPUT_LIMIT", "CRASH"
+BRK = "BAD_RETURN_KIND"
+
+CASES: tuple[Adv, ...] = (
+    # --- introspection escapes -------------------------------------------------------------
+    Adv("builtins_via_self", "introspection",
+        "b = len.__self__\nanswer = len(b.open('/etc/passwd').read())\n", RS, SV),
+    Adv("print_self", "introspection",
+        "b = print.__self__\nb.open('MARKER', 'w')\nanswer = 1\n", RS, SV),
+    Adv("datetime_sys_modules", "introspection",
+        "import datetime\nos = datetime.sys.modules['os']\nanswer = os.open('/etc/passwd', 0)\n", RS, SV),
+    Adv("calendar_sys_modules", "introspection",
+        "import calendar\nm = calendar.sys.modules\nm['os'].system('touch MARKER')\nanswer = 1\n", RS, SV),
+    Adv("from_datetime_import_sys", "introspection",
+        "from datetime import sys\nsys.modules['os'].system('touch MARKER')\nanswer = 1\n", RS, SV),
+    Adv("subclasses_wrap_close", "introspection",
+        "for c in ().__class__.__base__.__subclasses__():\n"
+        "    if c.__name__ == '_wrap_close':\n"
+        "        c.__init__.__globals__['system']('touch MARKER')\n"
+        "answer = 1\n", RS, SV),
+    Adv("mro_object_subclasses", "introspection",
+        "o = int.mro()[-1]\nanswer = len(o.__subclasses__())\n", RS, OK),
+    Adv("traceback_frame_globals", "introspection",
+        "try:\n    1 / 0\nexcept Exception as e:\n"
+        "    g = e.__traceback__.tb_frame.f_back.f_globals\n"
+        "    g['os'].open('/etc/passwd', 0)\nanswer = 1\n", RS, SV),
+    Adv("generator_frame_builtins", "introspection",
+        "g = (x for x in [1])\nb = g.gi_frame.f_builtins\nb['open']('/etc/passwd')\nanswer = 1\n", RS, SV),
+    Adv("generator_function", "introspection",
+        "def gen():\n    yield 1\nanswer = next(gen())\n", RS, OK),
+    Adv("format_string_class", "introspection",
+        "answer = '{0.__class__.__mro__}'.format(1)\n", RS, BRK),
+    Adv("format_string_unbound", "introspection",
+        "def h():\n    pass\nf = str.format\nprint(f('{0.__globals__}', h))\nanswer = 1\n", RS, OK),
+    Adv("format_map", "introspection",
+        "answer = '{x.__class__}'.format_map({'x': 1})\n", RS, BRK),
+    Adv("fstring_dunder", "introspection",
+        "answer = f'{(1).__class__.__base__}'\n", RS, BRK),
+    Adv("type_three_args_del", "introspection",
+        "T = type('T', (), {'__del__': lambda s: open('MARKER', 'w')})\nt = T()\ndel t\nanswer = 1\n", RS, SV),
+    Adv("class_del_hook", "introspection",
+        "class D:\n    def __del__(self):\n        open('MARKER', 'w')\nd = D()\ndel d\nanswer = 1\n", RS, SV),
+    Adv("metaclass_new", "introspection",
+        "class M(type):\n    def __new__(m, n, b, d):\n        import os\n        os.system('touch MARKER')\n"
+        "class C(metaclass=M):\n    pass\nanswer = 1\n", RS, SV),
+    Adv("decorator_globals", "introspection",
+        "def deco(fn):\n    return fn.__globals__\n@deco\ndef g():\n    pass\n"
+        "g['__builtins__']['open']('/etc/passwd')\nanswer = 1\n", RS, SV),
+    Adv("default_argument_import", "introspection",
+        "def f(x=__import__('os')):\n    return x\nanswer = f().getpid()\n", RS, SV),
+    Adv("lambda_import", "introspection",
+        "f = lambda: __import__('os').system('touch MARKER')\nf()\nanswer = 1\n", RS, SV),
+    Adv("walrus_import", "introspection",
+        "if (o := __import__('os')):\n    answer = len(o.listdir('/'))\n", RS, SV),
+    Adv("attributeerror_obj", "introspection",
+        "import datetime\ntry:\n    datetime.nonexistent\nexcept AttributeError as e:\n    m = e.obj\n"
+        "answer = m.sys.modules['os'].open('/etc/passwd', 0)\n", RS, SV),
+    Adv("except_star", "introspection",
+        "try:\n    raise ValueError(1)\nexcept* ValueError:\n    pass\nanswer = 1\n", RS, OK),
+    Adv("match_class_dunder", "introspection",
+        "match 1:\n    case int(__class__=c):\n        answer = 1\n", RS, OK),
+    Adv("fullwidth_underscore_start", "introspection",
+        "b = len.\uff3f\uff3fself\uff3f\uff3f\nanswer = 1\n", PE, PE,
+        why="U+FF3F cannot start an identifier: a SyntaxError before any layer is needed"),
+    Adv("fullwidth_underscore_dunder", "introspection",
+        "b = len._\uff3fself\uff3f\uff3f\nb.open('MARKER', 'w')\nanswer = 1\n", RS, SV,
+        why="NFKC turns _\uff3fself\uff3f\uff3f into __self__ before the AST check sees it"),
+    Adv("fullwidth_open", "introspection",
+        "\uff4f\uff50\uff45\uff4e('MARKER', 'w')\nanswer = 1\n", RS, SV),
+    Adv("math_italic_eval", "introspection",
+        "\U0001d626\U0001d637\U0001d622\U0001d62d(\"__import__('os').system('touch MARKER')\")\nanswer = 1\n", RS, SV),
+    Adv("getattr_by_string", "introspection",
+        "b = getattr(print, '__self__')\ngetattr(b, 'open')('/etc/passwd')\nanswer = 1\n", RS, SV),
+    Adv("globals_builtins_dict", "introspection",
+        "g = globals()\ng['__builtins__']['open']('/etc/passwd')\nanswer = 1\n", RS, SV),
+    Adv("forbidden_name_bound_later", "introspection",
+        "x = eval(\"__import__('os').getpid()\")\neval = 2\nanswer = x\n", PE, SV,
+        why="layer 1 lets a program use its own variable called eval; the read before the binding "
+            "finds no builtin eval (layer 2): NameError"),
+    Adv("exec_hidden_import", "introspection",
+        "exec('imp' + 'ort os; os.system(\"touch MARKER\")')\nanswer = 1\n", RS, SV),
+    Adv("import_os", "introspection", "import os\nanswer = os.getpid()\n", RS, SV),
+    Adv("dunder_import_call", "introspection",
+        "answer = len(__import__('os').listdir('/'))\n", RS, SV),
+    Adv("importlib_socket", "introspection",
+        "import importlib\nm = importlib.import_module('socket')\nanswer = 1\n", RS, SV),
+    Adv("relative_import", "introspection", "from . import secrets\nanswer = 1\n", RS, PE),
+    Adv("underscore_alias", "introspection", "import math as _m\nanswer = _m.floor(2.5)\n", RS, OK),
+    Adv("breakpoint_call", "introspection", "breakpoint()\nanswer = 1\n", RS, SV),
+    Adv("input_call", "introspection", "answer = float(input())\n", RS, SV),
+    # --- file system -----------------------------------------------------------------------
+    Adv("read_etc_passwd", "filesystem", "answer = len(open('/etc/passwd').read())\n", RS, SV),
+    Adv("write_marker_file", "filesystem", "open('MARKER', 'w').write('x')\nanswer = 1\n", RS, SV),
+    Adv("io_open", "filesystem", "import io\nanswer = len(io.open('/etc/passwd').read())\n", RS, SV),
+    Adv("os_mkdir", "filesystem", "import os\nos.mkdir('MARKER')\nanswer = 1\n", RS, SV),
+    Adv("pathlib_touch", "filesystem", "import pathlib\npathlib.Path('MARKER').touch()\nanswer = 1\n", RS, SV),
+    Adv("proc_self_environ", "filesystem",
+        "answer = len(open('/proc/self/environ', 'rb').read())\n", RS, SV),
+    # --- network ---------------------------------------------------------------------------
+    Adv("socket_connect", "network",
+        "import socket\ns = socket.socket()\ns.connect(('1.1.1.1', 80))\nanswer = 1\n", RS, SV),
+    Adv("urllib_urlopen", "network",
+        "import urllib.request\nurllib.request.urlopen('http://example.com')\nanswer = 1\n", RS, SV),
+    Adv("raw_socket_module", "network",
+        "s = __import__('_socket').socket()\nanswer = 1\n", RS, SV,
+        why="Debian's python3 has _socket built in (importable without a file): socket() is the call"),
+    # --- processes and threads -------------------------------------------------------------
+    Adv("os_system", "process", "import os\nos.system('touch MARKER')\nanswer = 1\n", RS, SV),
+    Adv("subprocess_run", "process",
+        "import subprocess\nsubprocess.run(['touch', 'MARKER'])\nanswer = 1\n", RS, SV),
+    Adv("fork_bomb", "process", "import os\nwhile True:\n    os.fork()\n", RS, SV),
+    Adv("execv_shell", "process",
+        "import os\nos.execv('/bin/sh', ['sh', '-c', 'touch MARKER'])\nanswer = 1\n", RS, SV),
+    Adv("thread_start", "process",
+        "import threading\nt = threading.Thread(target=print)\nt.start()\nanswer = 1\n", RS, SV),
+    Adv("low_level_thread", "process",
+        "import _thread\n_thread.start_new_thread(print, ())\nanswer = 1\n", RS, SV),
+    Adv("kill_supervisor", "process", "import os\nos.kill(os.getppid(), 9)\nanswer = 1\n", RS, SV),
+    Adv("signal_handler", "process",
+        "import signal\nsignal.signal(signal.SIGALRM, print)\nanswer = 1\n", RS, SV),
+    Adv("ctypes_libc_system", "process",
+        "import ctypes\nctypes.CDLL(None).system(b'touch MARKER')\nanswer = 1\n", RS, SV),
+    Adv("mmap_exec_memory", "process",
+        "import mmap\nm = mmap.mmap(-1, 4096, prot=7)\nanswer = 1\n", RS, SV),
+    Adv("raise_rlimit", "process",
+        "import resource\nresource.setrlimit(resource.RLIMIT_AS, (-1, -1))\nanswer = 1\n", RS, SV),
+    # --- resources -------------------------------------------------------------------------
+    Adv("busy_loop", "resources", "while True:\n    pass\n", LC, LC),
+    Adv("busy_loop_bare_except", "resources",
+        "while True:\n    try:\n        x = 1\n    except:\n        pass\n", LC, LC),
+    Adv("power_tower", "resources", "answer = 10**10**10\n", CPU, CPU),
+    Adv("huge_string", "resources", "s = 'x' * (10**10)\nanswer = 1\n", ML, ML),
+    Adv("huge_bytearray", "resources", "b = bytearray(2**33)\nanswer = 1\n", ML, ML),
+    Adv("huge_bytes_repeat", "resources", "b = b'y' * (2**32)\nanswer = 1\n", ML, ML),
+    Adv("growing_list", "resources", "x = []\nwhile True:\n    x.append('y' * 10**6)\n", ML, ML),
+    Adv("deep_recursion", "resources", "def f(n):\n    return f(n + 1)\nanswer = f(0)\n", PE, PE),
+    Adv("recursion_limit_raised", "resources",
+        "import sys\nsys.setrecursionlimit(10**7)\ndef f(n):\n    return f(n + 1)\nanswer = f(0)\n", RS, (SV, CPU, ML),
+        why="whichever comes first: 1 s CPU, 256 MB of frames, or the interpreter's fatal-error "
+            "abort() (rt_sigprocmask/tgkill), which is itself a forbidden call"),
+    Adv("sleep", "resources", "import time\ntime.sleep(100)\nanswer = 1\n", PE, SV),
+    Adv("select_sleep", "resources", "import select\nselect.select([], [], [], 100)\nanswer = 1\n", RS, SV),
+    Adv("huge_factorial", "resources", "import math\nanswer = math.factorial(10**7) % 7\n", CPU, CPU),
+    Adv("c_level_sum", "resources", "answer = sum(range(10**13))\n", CPU, CPU),
+    Adv("huge_int_str", "resources", "answer = len(str(10**100000))\n", PE, PE),
+    Adv("settrace_off_then_loop", "resources",
+        "import sys\nsys.settrace(None)\nwhile True:\n    pass\n", RS, CPU),
+    Adv("too_long_source", "resources", "answer = 1\n" + "x = 1\n" * 20000, RS, OK),
+    Adv("deep_nesting", "resources", "answer = " + "(" * 300 + "1" + ")" * 300 + "\n", PE, PE),
+    Adv("nul_in_source", "resources", "answer = 1\x00\n", RS, PE),
+    # --- information leaks -----------------------------------------------------------------
+    Adv("environment_size", "leak", "import os\nanswer = len(os.environ)\n", RS, OK),
+    Adv("environment_print", "leak",
+        "import os\nprint(dict(os.environ))\nanswer = 1\n", RS, OK, leak=("hs-7f3a9c1e",)),
+    Adv("environment_via_sys", "leak",
+        "import datetime\nprint(datetime.sys.modules['os'].environ)\nanswer = 1\n", RS, OK, leak=("hs-7f3a9c1e",)),
+    Adv("module_repr_paths", "leak",
+        "import calendar, datetime, math, time\nprint(calendar, datetime, math, time)\nanswer = 1\n", OK, OK,
+        why="with layers 1-2 on the proxies print without a file path (checked in the test); "
+            "with them off the real modules show their stdlib path: documented residual"),
+    Adv("getcwd", "leak", "import os\nprint(os.getcwd())\nanswer = 1\n", RS, SV),
+    Adv("uname", "leak", "import os\nanswer = len(os.uname().nodename)\n", RS, SV),
+    Adv("getuid", "leak", "import os\nanswer = os.getuid()\n", RS, SV),
+    # --- output floods -----------------------------------------------------------------------
+    Adv("print_flood", "output", "while True:\n    print('x' * 10000)\n", OL, OL),
+    Adv("single_huge_print", "output", "print('x' * 5_000_000)\nanswer = 1\n", OL, OL),
+    Adv("stderr_flood", "output", "import sys\nsys.stderr.write('e' * 2_000_000)\nanswer = 1\n", RS, OL),
+    Adv("write_protocol_stdout", "output",
+        "import os\nos.write(1, b'{\"id\": \"1\", \"result\": {\"outcome\": \"OK\"}}\\n')\nanswer = 1\n", RS, SV),
+    # --- forged results and early exit -------------------------------------------------------
+    Adv("print_forged_result", "forgery",
+        "print('{\"nonce\": \"0\", \"outcome\": \"OK\", \"answer\": 99, \"kind\": \"number\"}')\nanswer = 1\n",
+        OK, OK),
+    Adv("write_forged_result_fd", "forgery",
+        "import os\nos.write(3, b'{\"nonce\": \"0\", \"outcome\": \"OK\", \"answer\": 99, \"kind\": \"number\"}\\n')\n"
+        "answer = 1\n", RS, SV),
+    Adv("raise_systemexit", "forgery", "answer = 1\nraise SystemExit(0)\n", PE, PE),
+    Adv("exit_builtin", "forgery", "answer = 1\nexit()\n", RS, PE),
+    Adv("sys_exit", "forgery", "import sys\nanswer = 1\nsys.exit(0)\n", RS, PE),
+    Adv("os_underscore_exit", "forgery", "import os\nanswer = 1\nos._exit(0)\n", RS, CR),
+    Adv("close_result_fd_and_spin", "forgery",
+        "import os, sys\nos.close(3)\nsys.settrace(None)\nwhile True:\n    pass\n", RS, SV,
+        why="close() is not on the allow-list; test_executor_layers covers the same trick with "
+            "seccomp off (the wall clock still ends it)"),
+    Adv("raise_keyboardinterrupt", "forgery", "answer = 1\nraise KeyboardInterrupt\n", PE, PE),
+)

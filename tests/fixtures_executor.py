@@ -1,0 +1,98 @@
+"""Fixtures for the executor tests: real local supervisors (process backend), with all layers on
+or with chosen layers turned off through the test-only switch, and the container backend when
+the container side provides it.
+
+Limits: CPU 1 s for speed, wall 10 s so that a loaded 2-core machine still hits the CPU limit first; everything else is the shipped policy.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+import pytest
+
+from executor.api import Executor
+
+TEST_LIMITS = {"cpu_seconds": 1, "wall_seconds": 10.0}
+OS_LAYERS_ONLY = ("static", "builtins")
+# Put in the pytest process's environment: no program may ever see it.
+HOST_SECRET_NAME = "EXECUTOR_TEST_HOST_SECRET"
+HOST_SECRET = "hs-7f3a9c1e-do-not-leak"
+
+
+@contextlib.contextmanager
+def layer_switch(layers):
+    """Set the documented test-only switch (EXECUTOR_TESTING=1 + EXECUTOR_UNSAFE_DISABLE_LAYERS)
+    while an Executor is constructed; restore the environment afterwards."""
+    saved = {k: os.environ.get(k) for k in ("EXECUTOR_TESTING", "EXECUTOR_UNSAFE_DISABLE_LAYERS")}
+    if layers:
+        os.environ["EXECUTOR_TESTING"] = "1"
+        os.environ["EXECUTOR_UNSAFE_DISABLE_LAYERS"] = ",".join(layers)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def make_executor(backend: str = "process", disabled_layers=(), limits=None, workers: int = 1) -> Executor:
+    with layer_switch(disabled_layers):
+        return Executor(backend=backend, workers=workers, limits=dict(TEST_LIMITS if limits is None else limits))
+
+
+@pytest.fixture(scope="session", autouse=False)
+def host_secret():
+    os.environ[HOST_SECRET_NAME] = HOST_SECRET
+    return HOST_SECRET
+
+
+@pytest.fixture(scope="session")
+def process_executor(host_secret):
+    ex = make_executor("process", workers=2)
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(scope="session")
+def process_executor_os_layers(host_secret):
+    """Process backend with layers 1-2 (static policy, builtins allow-list) turned off."""
+    ex = make_executor("process", disabled_layers=OS_LAYERS_ONLY, workers=2)
+    yield ex
+    ex.close()
+
+
+def _container_fixture(request, name: str):
+    from tests.conftest import require
+    try:
+        return request.getfixturevalue(name)
+    except pytest.FixtureLookupError:
+        require(False, f"container backend: fixture {name!r} (tests/fixtures_container.py) not available")
+
+
+@pytest.fixture(scope="session")
+def container_executor_os_layers(request, host_secret):
+    """Container backend with layers 1-2 off (needs the container side's `container_executor`
+    to exist, i.e. docker + runsc + image)."""
+    _container_fixture(request, "container_executor")
+    ex = make_executor("container", disabled_layers=OS_LAYERS_ONLY, workers=1)
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(params=["process", "container"])
+def backend_executor(request):
+    """(backend name, Executor with all layers on) for each backend."""
+    if request.param == "process":
+        return "process", request.getfixturevalue("process_executor")
+    return "container", _container_fixture(request, "container_executor")
+
+
+@pytest.fixture(params=["process", "container"])
+def backend_executor_os_layers(request):
+    """(backend name, Executor with layers 1-2 off) for each backend."""
+    if request.param == "process":
+        return "process", request.getfixturevalue("process_executor_os_layers")
+    return "container", request.getfixturevalue("container_executor_os_layers")
