@@ -53,6 +53,9 @@ LABEL_SRC = "org.mathsolver.executor-src-sha256"
 LABEL_ROOTFS = "org.mathsolver.rootfs-sha256"
 RESULT_FIELDS = ("outcome", "answer", "kind", "stdout", "stderr", "stdout_truncated",
                  "stderr_truncated", "wall_ms", "cpu_ms", "exit_code", "signal", "error", "backend")
+# Values for the run-flags.txt placeholders (besides seccomp_profile). pids: an idle runsc sandbox
+# already holds ~63 host tasks (Sentry threads, ptrace stubs) and ~90 while working; 64 kills it.
+DEFAULT_RUN_VALUES = {"runtime": "runsc", "memory": "512m", "pids_limit": 256, "tmpfs_size": "16m"}
 DEFAULT_RECYCLE_ON = frozenset({Outcome.SANDBOX_VIOLATION.value, Outcome.CRASH.value,
                                 Outcome.INFRA_ERROR.value})
 
@@ -89,7 +92,7 @@ def executor_source_digest(package_dir: Path = PACKAGE_DIR) -> str:
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
-def read_run_flags(path: Path = RUN_FLAGS_FILE, **values: str) -> list[str]:
+def read_run_flags(path: Path = RUN_FLAGS_FILE, **values) -> list[str]:
     """The docker run flags of run-flags.txt with ``{placeholders}`` filled from ``values``."""
     try:
         text = path.read_text()
@@ -105,6 +108,11 @@ def read_run_flags(path: Path = RUN_FLAGS_FILE, **values: str) -> list[str]:
         except KeyError as exc:
             raise ContainerBackendUnavailable(f"{path}:{n}: unknown placeholder {exc} in {line!r}") from None
     return flags
+
+
+def default_run_flags() -> list[str]:
+    """The flags a default ContainerPool uses (for reports, benchmarks and tests)."""
+    return read_run_flags(RUN_FLAGS_FILE, **DEFAULT_RUN_VALUES, seccomp_profile=str(SECCOMP_PROFILE.resolve()))
 
 
 def _wait_fd(fd: int, events: int, timeout_s: float) -> bool:
@@ -126,6 +134,7 @@ class _Container:
         self.docker = docker
         self.name = f"mathsolver-exec-{os.getpid()}-{uuid.uuid4().hex[:10]}"
         self.programs = 0
+        self.cpu: int | None = None
         self.ready: dict = {}
         self._buf = bytearray()
         self._stderr = tempfile.TemporaryFile()
@@ -249,22 +258,25 @@ class _Container:
 class ContainerPool:
     """N long-lived executor containers; ``run``, ``run_many``, ``describe``, ``close``.
 
-    Options (keyword): ``memory`` ("512m", also the memory+swap cap), ``pids_limit`` (128),
+    Options (keyword): ``memory`` ("512m", also the memory+swap cap), ``pids_limit`` (256, >= 128),
     ``tmpfs_size`` ("16m"), ``recycle_after`` (programs per container, 500), ``recycle_on``
     (outcomes that retire a container), ``max_attempts`` (3), ``limits`` (policy limit overrides,
     passed to the supervisor), ``disabled_layers`` (TESTS ONLY, passed to the supervisor),
     ``runtime`` ("runsc"), ``docker`` (CLI path), ``seccomp_profile`` (path), ``run_flags_file``,
     ``start_timeout`` (s), ``request_timeout`` (s; default wall-clock limit + 15 s),
-    ``check_image_source`` (refuse an image built from other executor sources; True).
+    ``check_image_source`` (refuse an image built from other executor sources; True),
+    ``pin_cpus`` (give each container one CPU with ``--cpuset-cpus``, spread evenly; False).
     """
 
     def __init__(self, workers: int | None = None, image: str | None = None, *,
-                 memory: str = "512m", pids_limit: int = 128, tmpfs_size: str = "16m",
+                 memory: str = DEFAULT_RUN_VALUES["memory"], pids_limit: int = DEFAULT_RUN_VALUES["pids_limit"],
+                 tmpfs_size: str = DEFAULT_RUN_VALUES["tmpfs_size"],
                  recycle_after: int = 500, recycle_on=DEFAULT_RECYCLE_ON, max_attempts: int = 3,
-                 limits: dict | None = None, disabled_layers=(), runtime: str = "runsc",
+                 limits: dict | None = None, disabled_layers=(), runtime: str = DEFAULT_RUN_VALUES["runtime"],
                  docker: str = "docker", seccomp_profile: str | os.PathLike | None = None,
                  run_flags_file: str | os.PathLike | None = None, start_timeout: float = 120.0,
-                 request_timeout: float | None = None, check_image_source: bool = True):
+                 request_timeout: float | None = None, check_image_source: bool = True,
+                 pin_cpus: bool = False):
         if workers is None:
             workers = os.cpu_count() or 1
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
@@ -298,6 +310,9 @@ class ContainerPool:
         from executor.supervisor import supervisor_args
         self.command = [*SUPERVISOR_COMMAND, *supervisor_args(
             limits=limits, disabled_layers=tuple(disabled_layers), backend_label="container")]
+        self.pin_cpus = bool(pin_cpus)
+        self._cpus = sorted(os.sched_getaffinity(0))
+        self._starting_cpus: list[int] = []
         self._ids = itertools.count(1)
         self._idle: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
@@ -364,8 +379,27 @@ class ContainerPool:
         return info
 
     # --- containers --------------------------------------------------------------------------
+    def _pick_cpu(self) -> list[str]:
+        """``--cpuset-cpus`` for a new container when pinning: the CPU with the fewest containers.
+        (On the shared 2-core test machine pinning made no measurable difference, so it is off
+        by default.)"""
+        if not self.pin_cpus:
+            return []
+        with self._lock:
+            used = [getattr(c, "cpu", None) for c in self._live] + list(self._starting_cpus)
+            cpu = min(self._cpus, key=lambda k: (used.count(k), k))
+            self._starting_cpus.append(cpu)
+        return [f"--cpuset-cpus={cpu}"]
+
     def _start(self) -> _Container:
-        c = _Container(self._docker_bin, self.run_flags, self.image, self.command, self.start_timeout)
+        pin = self._pick_cpu()
+        try:
+            c = _Container(self._docker_bin, self.run_flags + pin, self.image, self.command, self.start_timeout)
+        finally:
+            if pin:
+                with self._lock:
+                    self._starting_cpus.remove(int(pin[0].split("=", 1)[1]))
+        c.cpu = int(pin[0].split("=", 1)[1]) if pin else None
         with self._lock:
             if self._closed:
                 closed = True
@@ -478,6 +512,7 @@ class ContainerPool:
             "workers": self.workers,
             "recycle_after": self.recycle_after,
             "recycle_on": sorted(self.recycle_on),
+            "pin_cpus": self.pin_cpus,
             "supervisor": {k: self.ready_info.get(k) for k in ("policy_hash", "seccomp", "python",
                                                              "limits", "disabled_layers")},
         }

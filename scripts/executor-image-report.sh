@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# `make executor-image-report`: review report of the executor image (see scripts/executor_image_report.py):
+# image digest, packages with versions, file list hash, seccomp profile, exact docker run flags.
+# Writes bench/executor-image-report.json and prints it. Extra arguments go to the Python script
+# (e.g. --files for the full file list, --image TAG).
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PY=${PY:-$REPO/.venv/bin/python}
+[ -x "$PY" ] || PY=python3
+mkdir -p "$REPO/bench"
+"$PY" "$REPO/scripts/executor_image_report.py" --out "$REPO/bench/executor-image-report.json" "$@"
+cat "$REPO/bench/executor-image-report.json"

@@ -1,0 +1,68 @@
+"""Fixtures for the container backend (layers 5-6): real dockerd + runsc + the executor image.
+
+``container_backend`` checks, once per session, that docker, the ``runsc`` runtime and a current
+executor image are there; otherwise the test is skipped locally and FAILS in CI (``require``).
+``container_executor`` is the ``executor.api.Executor(backend="container")`` every suite that runs
+"on both backends" uses. Build order on a fresh machine: ``scripts/install-host.sh`` then
+``scripts/build-executor-image.sh``.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from tests.conftest import require
+
+
+def container_backend_problem(image: str | None = None) -> str | None:
+    """None when the container backend can run here, else the reason (naming the fix)."""
+    from executor import pool
+
+    image = image or pool.default_image()
+    docker = shutil.which("docker")
+    if not docker:
+        return "docker CLI not on PATH (run scripts/install-host.sh)"
+    try:
+        info = subprocess.run([docker, "info", "--format", "{{json .Runtimes}}"],
+                              capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return "dockerd did not answer within 30 s"
+    if info.returncode != 0:
+        return f"dockerd not reachable (run scripts/install-host.sh): {info.stderr.strip()[:200]}"
+    if "runsc" not in json.loads(info.stdout or "{}"):
+        return "dockerd has no runsc runtime (run scripts/install-host.sh)"
+    res = subprocess.run([docker, "image", "inspect", "--format", "{{json .Config.Labels}}", image],
+                         capture_output=True, text=True, timeout=30)
+    if res.returncode != 0:
+        return f"executor image {image} missing (run scripts/build-executor-image.sh)"
+    labels = json.loads(res.stdout or "null") or {}
+    if labels.get(pool.LABEL_SRC) != pool.executor_source_digest():
+        return f"executor image {image} is stale (run scripts/build-executor-image.sh)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def container_backend() -> dict:
+    """{"docker": path, "image": tag} of a usable container backend (skip/CI-fail otherwise)."""
+    from executor import pool
+
+    problem = container_backend_problem()
+    require(problem is None, f"container backend unavailable: {problem}")
+    return {"docker": shutil.which("docker"), "image": pool.default_image()}
+
+
+@pytest.fixture(scope="session")
+def container_executor(container_backend, host_secret):
+    """executor.api.Executor on the container backend, all layers on, 2 containers, the test limits
+    of tests/fixtures_executor.py (shared with the process backend)."""
+    from tests.fixtures_executor import make_executor
+
+    try:
+        ex = make_executor("container", workers=2)
+    except Exception as exc:  # e.g. the supervisor refused to start inside the container
+        require(False, f"container executor failed to start: {type(exc).__name__}: {exc}")
+    yield ex
+    ex.close()
