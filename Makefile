@@ -48,7 +48,7 @@ test-tools:                                ## headless Chromium for the report r
 	bash scripts/install-test-tools.sh
 
 test: setup executor-image model test-tools  ## the README's test command
-	$(PYTEST) -q tests
+	$(PYTEST) -q --durations=30 tests
 
 test-fast: setup                           ## unit tests only (no docker, no model server)
 	$(PYTEST) -q tests -m "not docker and not model and not slow"

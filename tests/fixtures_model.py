@@ -1,0 +1,61 @@
+"""Session fixture `model_server`: the real CPU model server (llama-cpp-python + Qwen2.5-Coder-0.5B GGUF).
+
+Reuses a server already answering at $MODEL_SERVER_URL (default http://127.0.0.1:8088/v1) that lists
+the model; otherwise starts one on a free loopback port with harness.serving.LlamaCppLauncher and stops
+it at the end of the session. Missing pieces (.venv-server, the GGUF) skip locally and fail in CI
+(`require`); in CI a missing GGUF is first fetched with scripts/fetch-model.sh.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import ROOT, in_ci, require
+
+
+@dataclass(frozen=True)
+class ModelServer:
+    base_url: str
+    model_id: str
+    started_here: bool
+
+
+def _listing(base_url: str) -> list[str]:
+    try:
+        resp = httpx.get(f"{base_url}/models", timeout=15.0)
+        return [m["id"] for m in resp.json().get("data", [])] if resp.status_code == 200 else []
+    except (httpx.HTTPError, ValueError):
+        return []
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory):
+    from harness.serving import CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, LlamaCppLauncher
+
+    url = os.environ.get("MODEL_SERVER_URL", "http://127.0.0.1:8088/v1").rstrip("/")
+    if CPU_MODEL_ID in _listing(url):
+        yield ModelServer(url, CPU_MODEL_ID, started_here=False)
+        return
+    require(DEFAULT_SERVER_PYTHON.exists(), f"CPU model server virtualenv missing ({DEFAULT_SERVER_PYTHON}); run make setup")
+    if not DEFAULT_GGUF.exists() and in_ci():
+        subprocess.run([str(ROOT / "scripts" / "fetch-model.sh")], check=True)
+    require(DEFAULT_GGUF.exists(), f"model GGUF missing ({DEFAULT_GGUF}); run scripts/fetch-model.sh")
+    launcher = LlamaCppLauncher(port=_free_port(), log_path=Path(tmp_path_factory.mktemp("server")) / "server.log")
+    launcher.start()
+    try:
+        launcher.wait_ready(timeout=300)
+        yield ModelServer(launcher.base_url, launcher.model_id, started_here=True)
+    finally:
+        launcher.stop()
