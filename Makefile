@@ -53,8 +53,11 @@ test: setup executor-image model test-tools  ## the README's test command
 test-fast: setup                           ## unit tests only (no docker, no model server)
 	$(PYTEST) -q tests -m "not docker and not model and not slow"
 
+DEMO_OUT ?= runs/cpu-demo
 demo: setup executor-image model           ## the README's main job: CPU demo on the bundled slice
-	bash scripts/demo.sh
+	bash scripts/demo.sh --out $(DEMO_OUT)
+	$(HARNESS) report --results $(DEMO_OUT) --out $(DEMO_OUT)/report
+	@echo "demo: per-case results, manifests and summary.md in $(DEMO_OUT); report: $(DEMO_OUT)/report/report.html"
 
 verify: setup                              ## checksums + rescoring + table re-derivation
 	$(HARNESS) data check

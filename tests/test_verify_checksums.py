@@ -83,3 +83,27 @@ def test_verify_without_manifest_is_a_clear_error(result_root, tmp_path):
     res = run("verify", "--results", root, "--manifest", tmp_path / "nope.sha256", "--skip-tables")
     assert res.exit_code == 1
     assert "checksum manifest not found" in res.output
+
+
+def test_the_committed_result_sets_verify_and_a_one_byte_change_in_a_copy_is_named(tmp_path):
+    """The real committed results (CPU demo with the real model, Gold-Solve) pass `harness verify`;
+    a copy with one byte changed fails naming that file."""
+    from harness.checksums import RESULTS_MANIFEST, ROOT
+
+    committed = ROOT / "results"
+    assert (committed / "cpu-demo").is_dir() and (committed / "gold-solve").is_dir()
+    ok = run("verify")
+    assert ok.exit_code == 0, ok.output
+    assert "cpu-demo/tables re-derive byte for byte" in ok.output
+
+    copy = tmp_path / "results"
+    shutil.copytree(committed, copy, ignore=shutil.ignore_patterns(".*"))
+    manifest = tmp_path / "results.sha256"
+    manifest.write_text(RESULTS_MANIFEST.read_text())  # same relative paths: results/...
+    target = copy / "cpu-demo" / "qwen2.5-coder-0.5b-instruct" / "program-solve" / "seed42.jsonl"
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x20
+    target.write_bytes(bytes(data))
+    bad = run("verify", "--results", copy, "--manifest", manifest, "--skip-tables")
+    assert bad.exit_code == 1
+    assert "CHANGED  results/cpu-demo/qwen2.5-coder-0.5b-instruct/program-solve/seed42.jsonl" in bad.output
