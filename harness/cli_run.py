@@ -209,41 +209,26 @@ def score(results_dir, scorer, markdown_path, arm_filter):
     """Rescore every stored row from its replies/answer and print a summary (arm, n, accuracy, outcomes).
 
     Exits 1 if a stored score disagrees with the rescored one under the row's own scorer."""
-    from harness.dataset import DatasetError, load_dataset
+    from harness.rescore import CaseIndex, RescoreError, rescore_record
     from harness.runner import summary_markdown
-    from harness.scoring import score_reply, score_value
-    from harness.store import load_records
+    from harness.store import iter_located_records
 
-    records = [r for r in load_records(results_dir) if not arm_filter or r["arm"] in arm_filter]
-    if not records:
+    located = [(p, n, r) for p, n, r in iter_located_records(results_dir) if not arm_filter or r["arm"] in arm_filter]
+    if not located:
         raise click.UsageError(f"no results under {results_dir}")
-    datasets: dict[str, dict] = {}
+    cases = CaseIndex()
     mismatches = []
     rescored = []
-    for r in records:
-        name = r.get("dataset")
-        if name not in datasets:
-            try:
-                try:
-                    ds = load_dataset(name)
-                except DatasetError:
-                    ds = load_dataset(r.get("dataset_path") or name)
-            except DatasetError as exc:
-                raise click.UsageError(f"cannot load dataset {name!r} of {r['arm']} rows: {exc}") from None
-            if ds.sha256 != r.get("dataset_sha256"):
-                raise click.UsageError(f"dataset {name!r} changed since the run (sha256 differs)")
-            datasets[name] = ds.by_case_id()
-        case = datasets[name][r["case_id"]]
+    for path, line, r in located:
+        try:
+            case = cases.case(r, f"{path}:{line}")
+        except RescoreError as exc:
+            raise click.UsageError(str(exc)) from None
         use = scorer or r["scorer"]
-        if _reply_scored(r):
-            verdict = score_reply(r["replies"][-1], case, use).correct
-        elif r.get("answer") is not None:
-            verdict = score_value(r["answer"], r["answer_kind"], case, use).correct
-        else:
-            verdict = False
-        if use == r["scorer"] and bool(verdict) != bool(r["correct"]):
+        verdict = rescore_record(r, case, use)
+        if use == r["scorer"] and verdict != bool(r["correct"]):
             mismatches.append(f"{r['arm']} seed {r['seed']} {r['case_id']}: stored {r['correct']}, rescored {verdict}")
-        rescored.append({**r, "correct": bool(verdict)})
+        rescored.append({**r, "correct": verdict})
     table = summary_markdown(rescored)
     click.echo(table)
     if markdown_path:
@@ -254,7 +239,3 @@ def score(results_dir, scorer, markdown_path, arm_filter):
     if mismatches:
         sys.exit(1)
 
-
-def _reply_scored(record: dict) -> bool:
-    arm = ARMS.get(record["arm"])
-    return arm is not None and arm.solver == "reply" and bool(record.get("replies"))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
-import hashlib
 import math
 import os
 import re
@@ -30,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from harness.checksums import file_sha256 as sha256_file
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_DIR = Path(__file__).resolve().parent / "data"
@@ -257,14 +258,6 @@ def parse_entities(text: str) -> dict:
 
 
 # ---------------------------------------------------------------- reading files
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _cell(value: Any) -> str:

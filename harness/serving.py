@@ -9,7 +9,6 @@ stdout/stderr go to a log file; stop() terminates the process group (SIGTERM, th
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import subprocess
@@ -163,14 +162,6 @@ class LlamaCppLauncher(Launcher):
                 "model": CPU_MODEL if self.model_id == CPU_MODEL_ID else None, "command": self.command(),
                 "n_ctx": self.n_ctx, "server_profile": self.server_profile,
                 "chat_template": "the GGUF's embedded tokenizer.chat_template (no --chat_format override)"}
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def main(argv: list[str] | None = None) -> int:
