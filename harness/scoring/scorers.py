@@ -92,6 +92,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
+
 from harness.scoring.answer_parsing import (
     final_answer_text,
     first_date,
@@ -367,8 +369,8 @@ def _literal(text: str) -> Any:
     """Python-literal value of `text` (what the official eval gives for literals), OfficialError else."""
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
-        raise OfficialError(f"eval({text!r}) raises {type(exc).__name__}") from None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, OverflowError) as exc:
+        raise OfficialError(f"eval({_short(text)}) raises {type(exc).__name__}") from None
 
 
 def _branch(gold: Gold) -> str:
@@ -475,7 +477,7 @@ def official_check(answer: str, gold: Gold, branch: str) -> tuple[bool, Any]:
         raw = _literal(answer)
         try:
             got = round(raw)
-        except TypeError as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # round(inf) / round(nan) raise
             raise OfficialError(f"round raises: {exc}") from None
         return got == _literal(gold.gold_answer), got
     if branch == "decimal":
@@ -483,7 +485,7 @@ def official_check(answer: str, gold: Gold, branch: str) -> tuple[bool, Any]:
         lo, hi = _literal(str(gold.lower_limit)), _literal(str(gold.upper_limit))
         try:
             return bool(got >= lo and got <= hi), got
-        except TypeError as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise OfficialError(f"comparison raises: {exc}") from None
     raise OfficialError(f"unknown calculator id {gold.calculator_id} (ValueError)")
 
@@ -507,6 +509,12 @@ class MedCalcScorer:
                               f"gold {gold.gold_answer!r} ({branch} rule)", self.name)
 
     def score_reply(self, reply: str | None, gold: Gold) -> Score:
+        try:
+            return self._score_reply(reply, gold)
+        except Exception as exc:  # noqa: BLE001 - the official run loop scores any exception Incorrect
+            return Score(False, None, f"official_error: {type(exc).__name__}: {_short(str(exc))}", self.name)
+
+    def _score_reply(self, reply: str | None, gold: Gold) -> Score:
         reply = "" if reply is None else reply
         branch = _branch(gold)
         text = self._answer_text(reply)
@@ -535,16 +543,29 @@ class MedCalcScorer:
 
 # ----------------------------------------------------------------------------- official str(...) expressions
 
-_MATH_FUNCS: dict[str, Any] = {n: getattr(math, n) for n in (
-    "sqrt", "exp", "log", "log10", "log2", "pow", "floor", "ceil", "fabs", "trunc", "sin", "cos", "tan",
-    "atan", "asin", "acos", "hypot", "isclose", "pi", "e", "inf", "nan")}
-_NP_FUNCS: dict[str, Any] = {
-    "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "log10": math.log10, "log2": math.log2,
-    "power": math.pow, "floor": math.floor, "ceil": math.ceil, "abs": abs, "absolute": abs, "round": round,
-    "pi": math.pi, "e": math.e,
-}
+# The official code evaluates with eval(expr, {"__builtins__": None}, {min, pow, round, abs, int, float,
+# math, np, numpy}) (ncbi-nlp/MedCalc-Bench evaluation/run.py). We walk the AST instead: the same names,
+# every public math function, a whitelist of numpy functions (computed BY numpy, so numpy's rules hold:
+# np.power of an integer to a negative integer raises, hence "N/A"), subscripts, lambdas, list
+# comprehensions/generators and the .real/.imag of numbers. Left out (measured, docs/SCORING.md): other
+# attribute access (methods of values, dunder attributes) and numpy functions off the whitelist.
+_MATH_NAMES = ("sqrt", "exp", "log", "log10", "log2", "log1p", "expm1", "pow", "floor", "ceil", "fabs", "trunc",
+               "sin", "cos", "tan", "atan", "atan2", "asin", "acos", "sinh", "cosh", "tanh", "hypot", "isclose",
+               "degrees", "radians", "fsum", "factorial", "prod", "comb", "perm", "gcd", "lcm", "isqrt", "copysign",
+               "fmod", "modf", "isfinite", "isinf", "isnan", "erf", "erfc", "gamma", "lgamma", "dist", "cbrt",
+               "exp2", "remainder", "pi", "e", "tau", "inf", "nan")
+_MATH_FUNCS: dict[str, Any] = {n: getattr(math, n) for n in _MATH_NAMES if hasattr(math, n)}
+_NP_NAMES = ("sqrt", "cbrt", "square", "exp", "exp2", "expm1", "log", "log10", "log2", "log1p", "power", "float_power",
+             "floor", "ceil", "trunc", "rint", "round", "around", "abs", "absolute", "fabs", "sign", "mean", "average",
+             "median", "sum", "prod", "max", "min", "amax", "amin", "maximum", "minimum", "clip", "std", "var",
+             "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod", "remainder", "hypot",
+             "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "radians", "degrees", "deg2rad",
+             "rad2deg", "isclose", "array", "asarray", "where", "float64", "float32", "float16", "int64", "int32",
+             "int16", "int8", "int_", "float_", "double", "pi", "e", "inf", "nan")
+_NP_FUNCS: dict[str, Any] = {n: getattr(np, n) for n in _NP_NAMES if hasattr(np, n)}
 _NAMES: dict[str, Any] = {"min": min, "pow": pow, "round": round, "abs": abs, "int": int, "float": float,
                           "math": _MATH_FUNCS, "np": _NP_FUNCS, "numpy": _NP_FUNCS}
+_VALUE_ATTRS = frozenset({"real", "imag"})
 _BINOPS: dict[type, Callable] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
@@ -555,6 +576,8 @@ _UNOPS: dict[type, Callable] = {ast.USub: operator.neg, ast.UAdd: operator.pos, 
 _CMPOPS: dict[type, Callable] = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
                                  ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
 _MAX_BITS = 1_000_000
+_MAX_FACTORIAL = 20_000   # math.factorial beyond this takes seconds; "N/A" (a documented deviation)
+_MAX_ITEMS = 100_000      # longest sequence a comprehension or multiplication may build
 
 
 def _check_size(base: Any, exponent: Any) -> None:
@@ -579,29 +602,124 @@ def _official_expression(expr: str) -> Any:
     elif closed > opened:
         expr = "(" * (closed - opened) + expr
     try:
-        return _eval_node(ast.parse(expr, mode="eval").body)
+        with np.errstate(all="ignore"):
+            return _eval_node(ast.parse(expr, mode="eval").body, {})
     except Exception:  # noqa: BLE001 - the official code maps every evaluation failure to "N/A"
         return "N/A"
 
 
-def _eval_node(node: ast.AST) -> Any:
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (numbers.Number, np.number, np.bool_))
+
+
+def _guarded_call(func: Any, args: list, kwargs: dict) -> Any:
+    if func is pow and len(args) >= 2:
+        _check_size(args[0], args[1])
+    if func is _NP_FUNCS.get("power") or func is _NP_FUNCS.get("float_power"):
+        if len(args) >= 2 and isinstance(args[0], int) and isinstance(args[1], int):
+            _check_size(args[0], args[1])
+    if func is math.factorial and args and isinstance(args[0], int) and args[0] > _MAX_FACTORIAL:
+        raise _Unsupported("factorial too large")
+    return func(*args, **kwargs)
+
+
+def _bind(target: ast.AST, value: Any, env: dict[str, Any]) -> None:
+    if isinstance(target, ast.Name):
+        env[target.id] = value
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        items = list(value)
+        if len(items) != len(target.elts):
+            raise ValueError("cannot unpack")
+        for t, v in zip(target.elts, items):
+            _bind(t, v, env)
+    else:
+        raise _Unsupported("assignment target")
+
+
+def _comprehension(node: ast.AST, env: dict[str, Any]) -> list:
+    out: list = []
+
+    def walk(i: int, scope: dict[str, Any]) -> None:
+        if i == len(node.generators):
+            out.append(_eval_node(node.elt, scope))
+            if len(out) > _MAX_ITEMS:
+                raise _Unsupported("sequence too long")
+            return
+        gen = node.generators[i]
+        if gen.is_async:
+            raise _Unsupported("async")
+        for item in _eval_node(gen.iter, scope):
+            inner = dict(scope)
+            _bind(gen.target, item, inner)
+            if all(_eval_node(c, inner) for c in gen.ifs):
+                walk(i + 1, inner)
+
+    walk(0, env)
+    return out
+
+
+def _lambda(node: ast.Lambda, env: dict[str, Any]) -> Callable:
+    a = node.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
+        raise _Unsupported("lambda signature")
+    names = [x.arg for x in a.args]
+    defaults = [_eval_node(d, env) for d in a.defaults]
+
+    def call(*args: Any) -> Any:
+        if len(args) > len(names) or len(args) < len(names) - len(defaults):
+            raise TypeError("lambda called with the wrong number of arguments")
+        missing = len(names) - len(args)
+        full = list(args) + (defaults[len(defaults) - missing:] if missing else [])
+        return _eval_node(node.body, {**env, **dict(zip(names, full))})
+
+    return call
+
+
+def _eval_node(node: ast.AST, env: dict[str, Any]) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
+        if node.id in env:
+            return env[node.id]
         if node.id not in _NAMES:
             raise _Unsupported(node.id)
         return _NAMES[node.id]
     if isinstance(node, ast.Attribute):
-        owner = _eval_node(node.value)
-        if not isinstance(owner, dict) or node.attr not in owner:
-            raise _Unsupported(node.attr)
-        return owner[node.attr]
+        owner = _eval_node(node.value, env)
+        if isinstance(owner, dict):
+            if node.attr not in owner:
+                raise _Unsupported(node.attr)
+            return owner[node.attr]
+        if node.attr in _VALUE_ATTRS and _is_number(owner):
+            return getattr(owner, node.attr)
+        raise _Unsupported(node.attr)
     if isinstance(node, (ast.Tuple, ast.List)):
-        items = [_eval_node(e) for e in node.elts]
+        items = [_eval_node(e, env) for e in node.elts]
         return tuple(items) if isinstance(node, ast.Tuple) else items
+    if isinstance(node, ast.Subscript):
+        owner = _eval_node(node.value, env)
+        if not isinstance(owner, (list, tuple, str, np.ndarray)):
+            raise _Unsupported("subscript of a non-sequence")
+        sl = node.slice
+        if isinstance(sl, ast.Slice):
+            parts = [None if p is None else _eval_node(p, env) for p in (sl.lower, sl.upper, sl.step)]
+            return owner[slice(*parts)]
+        index = _eval_node(sl, env)
+        return owner[index]
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        return _comprehension(node, env)
+    if isinstance(node, ast.Lambda):
+        return _lambda(node, env)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        left, right = _eval_node(node.left), _eval_node(node.right)
-        if not (isinstance(left, numbers.Number) and isinstance(right, numbers.Number)):
+        left, right = _eval_node(node.left, env), _eval_node(node.right, env)
+        if isinstance(node.op, ast.Mult) and isinstance(left, (list, tuple, str)) != isinstance(right, (list, tuple, str)):
+            seq, n = (left, right) if isinstance(left, (list, tuple, str)) else (right, left)
+            if isinstance(n, int) and len(seq) * max(n, 0) > _MAX_ITEMS:
+                raise _Unsupported("sequence too long")
+            return _BINOPS[ast.Mult](left, right)
+        if isinstance(node.op, ast.Add) and isinstance(left, (list, tuple)) and type(left) is type(right):
+            return left + right
+        if not (_is_number(left) or isinstance(left, np.ndarray)) or not (_is_number(right) or isinstance(right, np.ndarray)):
             raise _Unsupported("arithmetic on non-numbers")
         if isinstance(node.op, ast.Pow):
             _check_size(left, right)
@@ -609,11 +727,11 @@ def _eval_node(node: ast.AST) -> Any:
             raise _Unsupported("result too large")
         return _BINOPS[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNOPS:
-        return _UNOPS[type(node.op)](_eval_node(node.operand))
+        return _UNOPS[type(node.op)](_eval_node(node.operand, env))
     if isinstance(node, ast.Compare) and all(type(o) in _CMPOPS for o in node.ops):
-        left = _eval_node(node.left)
+        left = _eval_node(node.left, env)
         for op, comp in zip(node.ops, node.comparators):
-            right = _eval_node(comp)
+            right = _eval_node(comp, env)
             if not _CMPOPS[type(op)](left, right):
                 return False
             left = right
@@ -621,25 +739,23 @@ def _eval_node(node: ast.AST) -> Any:
     if isinstance(node, ast.BoolOp):
         value = None
         for v in node.values:
-            value = _eval_node(v)
+            value = _eval_node(v, env)
             if isinstance(node.op, ast.And) and not value:
                 return value
             if isinstance(node.op, ast.Or) and value:
                 return value
         return value
     if isinstance(node, ast.IfExp):
-        return _eval_node(node.body) if _eval_node(node.test) else _eval_node(node.orelse)
+        return _eval_node(node.body, env) if _eval_node(node.test, env) else _eval_node(node.orelse, env)
     if isinstance(node, ast.Call) and not any(isinstance(a, ast.Starred) for a in node.args):
-        func = _eval_node(node.func)
+        func = _eval_node(node.func, env)
         if not callable(func) or isinstance(func, dict):
             raise _Unsupported("call")
-        args = [_eval_node(a) for a in node.args]
-        kwargs = {k.arg: _eval_node(k.value) for k in node.keywords if k.arg is not None}
+        args = [_eval_node(a, env) for a in node.args]
+        kwargs = {k.arg: _eval_node(k.value, env) for k in node.keywords if k.arg is not None}
         if len(kwargs) != len(node.keywords):
             raise _Unsupported("**kwargs")
-        if func is pow and len(args) >= 2:
-            _check_size(args[0], args[1])
-        return func(*args, **kwargs)
+        return _guarded_call(func, args, kwargs)
     raise _Unsupported(type(node).__name__)
 
 
