@@ -35,6 +35,7 @@ import os
 import select
 import signal
 import socket
+import sys
 
 from executor import child
 
@@ -157,6 +158,11 @@ def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
     code = 0
     try:
         z = Zygote(sock, limits, frozenset(disabled_layers))
+        # The zygote's own plumbing stays out of its children's module table: a child that
+        # wants ``socket`` (possible only with layers 1-2 off) must import it from the file
+        # system, which its seccomp filter stops (tests/test_adversarial.py, importlib_socket).
+        for name in ("socket", "_socket"):
+            sys.modules.pop(name, None)
         z.serve()
     except BaseException as exc:  # report and die: the loop refuses to start or fails requests
         code = 1

@@ -87,6 +87,9 @@ mmdebstrap --quiet --mode=root --variant=extract --format=directory \
 # mmdebstrap cleans apt state after the hook; make sure nothing of it is left.
 rm -rf "$BUILD_DIR/rootfs/var/cache/apt" "$BUILD_DIR/rootfs/var/lib/apt" "$BUILD_DIR/rootfs/var/log"/* \
        "$BUILD_DIR/rootfs/etc/apt" "$BUILD_DIR/rootfs/var/lib/dpkg"
+# The dpkg status of the extracted packages (written by customize.sh): the SBOM's and scanners' source.
+mkdir -p "$BUILD_DIR/rootfs/var/lib/dpkg"
+mv "$BUILD_DIR/rootfs/usr/share/mathsolver-executor/dpkg-status" "$BUILD_DIR/rootfs/var/lib/dpkg/status"
 
 # Deterministic tar: sorted names, clamped mtimes, numeric owners, no atime/ctime.
 tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --clamp-mtime --numeric-owner --owner=0 --group=0 \
