@@ -8,9 +8,9 @@ module proxies, restricted builtins, the seccomp filter object) and forks a chil
    ``REQUEST_FD``, /dev/null on 0/1/2, every other descriptor closed (the child cannot write
    into the supervisor's protocol stream);
 2. empty environment (``os.environ`` and the C ``environ`` cleared);
-3. rlimits, soft = hard; then the child waits (it is the supervisor's pre-forked *spare*, so the
-   fork is off the critical path) until it receives its nonce and program, and closes the
-   request pipe;
+3. rlimits, soft = hard; a fixed warm-up program of the executor's own (``_warm_spare``); then
+   the child waits (it is a *spare* forked ahead by the zygote, so the fork is off the request
+   path) until it receives its nonce and program, and closes the request pipe;
 4. stdout/stderr replaced by in-memory captures with caps;
 5. the program is checked by the AST policy and compiled (no program code runs yet; see
    ``_check_and_compile`` for why this precedes seccomp);

@@ -21,13 +21,17 @@ or ``{"ready": false, "error"}`` followed by exit status 1; then for each reques
 ``{"id": "<str>", "source": "<python>"}`` exactly one line ``{"id": ..., "result": {...}}``.
 End of input ends the supervisor. One program runs at a time; a pool runs N supervisors.
 
-Per program: a fresh child, forked *before* the request arrives (the "spare": it has already set
-its descriptors, environment and rlimits and waits on its request pipe), receives a fresh nonce
-and the source; the parent reads the result descriptor until EOF or the wall-clock deadline
-(then SIGKILL), reaps the child with ``wait4`` (CPU time) and classifies how it ended
-(``classify``). Each child runs exactly one program; the next spare is forked after the reply.
-(Forking it while the current child runs was measured: under gVisor it doubled the latency and
-did not raise throughput, so the fork stays between requests.)
+Processes (SECURITY.md, "Process lifecycle"): this loop, and the zygote (``zygote.py``) forked
+from it at start-up, before the loop imports pyseccomp. The zygote forks every program's child
+ahead of demand (``--spares`` of them wait, already set up and warmed), passes the loop the
+child's request and result pipes, and reaps it. Per program the loop takes a ready spare, sends
+it a fresh nonce and the source, reads the result descriptor until EOF or the wall-clock
+deadline (then SIGKILL), waits for the zygote's report of the child's exit status and CPU time
+and classifies how it ended (``classify``). Each child runs exactly one program. The loop asks
+for replacement spares after it wrote its reply, so that the fork overlaps the gap before the
+next request. (Measured under gVisor, bench/executor.json and SECURITY.md: forking in the loop
+itself put the fork and the copy-on-write faults it causes in the loop on the request path;
+asking for the replacement when a spare is taken made the fork compete with the running child.)
 """
 from __future__ import annotations
 

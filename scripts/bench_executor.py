@@ -165,7 +165,10 @@ def bench_bursty(ex: Executor, bursts: int, size: int, gap_s: float) -> dict:
     wall = time.perf_counter() - start - gap_s * (bursts - 1)
     out = summary(lat, wall)
     out.update(burst_size=size, bursts=bursts, gap_s=gap_s,
-               burst_wall_ms_median=round(statistics.median(burst_s) * 1000, 1))
+               burst_wall_ms_median=round(statistics.median(burst_s) * 1000, 1),
+               # what one program costs a worker inside a burst (the latency above includes the wait
+               # for a free worker: with 32 requests on `workers` supervisors, most of it is queueing)
+               service_ms_per_program=round(statistics.median(burst_s) * 1000 * ex.workers / size, 3))
     return out
 
 
@@ -212,6 +215,8 @@ def bench_backend(backend: str, args, image: str | None) -> dict:
     print(f"bench: {backend} backend", file=sys.stderr)
     t = time.perf_counter()
     opts = {"image": image} if backend == "container" else {}
+    if args.spares is not None:
+        opts["spares"] = args.spares
     with Executor(backend=backend, workers=args.workers, **opts) as ex:
         out = {"startup_s": round(time.perf_counter() - t, 3)}
         out["back_to_back"] = measured(lambda: bench_back_to_back(ex, args.n_seq))
@@ -363,6 +368,7 @@ def main(argv=None) -> int:
     ap.add_argument("--n-pool", type=int, default=1100, help="programs through run_many")
     ap.add_argument("--n-docker", type=int, default=20, help="programs for docker run per program")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--spares", type=int, default=None, help="spare children per supervisor (default: the executor's)")
     ap.add_argument("--python", default="/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable,
                     help="interpreter for the bare-subprocess baseline")
     ap.add_argument("--image", default=None)
