@@ -147,6 +147,7 @@ class Supervisor:
                                                        zygote.TEST_SPARE: collections.deque()}
         self._asked = {zygote.SPARE: 0, zygote.TEST_SPARE: 0}
         self._exits: dict[int, tuple[int, float]] = {}
+        self._discarded: set[int] = set()  # spares found dead before their program: exit not needed
         self._run_phase = False
         # The zygote is forked first, before this process imports pyseccomp (see seccomp_filter).
         self.zygote_pid, self.sock = zygote.start_zygote(self.limits, self.disabled_layers)
@@ -207,6 +208,9 @@ class Supervisor:
             self._ready[kind].append((msg["spare"], fds[0], fds[1]))
         elif "exit" in msg:
             pid = msg["exit"]
+            if pid in self._discarded:
+                self._discarded.discard(pid)
+                return msg
             self._exits[pid] = (msg["status"], msg["cpu_ms"])
             for kind, queue in self._ready.items():  # a spare that died waiting (killed from outside)
                 for item in [x for x in queue if x[0] == pid]:
@@ -289,6 +293,8 @@ class Supervisor:
             except OSError:  # the waiting spare died (e.g. killed from outside): take another
                 os.close(req_w)
                 os.close(res_r)
+                if self._exits.pop(pid, None) is None:
+                    self._discarded.add(pid)
                 continue
             break
         else:
