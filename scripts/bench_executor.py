@@ -14,6 +14,7 @@ For each backend (``process``: layers 1-4; ``container``: layers 1-6), through
 ``executor.api.Executor`` with one worker per core:
 
 * ``back_to_back``: one client; the next request leaves as soon as the last answer arrives;
+* ``spaced``: one client, requests 50 ms apart (each finds the sandbox idle: no fork on the path);
 * ``bursty``: bursts of 32 concurrent requests (as behind a model server), a gap between bursts;
 * ``mixed``: back to back, 1 in 20 programs hits a limit (CPU, memory, line cap, sandbox
   violation), so recycling and replacement costs show;
@@ -144,6 +145,22 @@ def bench_back_to_back(ex: Executor, n: int) -> dict:
     return sequential(_ok(ex), programs(n))
 
 
+def bench_spaced(ex: Executor, n: int, gap_s: float) -> dict:
+    """One request at a time, ``gap_s`` apart: the latency of a request that finds the sandbox
+    idle (its spare children forked and warmed), i.e. with process creation off the path."""
+    run = _ok(ex)
+    lat = []
+    start = time.perf_counter()
+    for src in programs(n):
+        time.sleep(gap_s)
+        t = time.perf_counter()
+        run(src)
+        lat.append(time.perf_counter() - t)
+    out = summary(lat, time.perf_counter() - start - gap_s * n)
+    out["gap_s"] = gap_s
+    return out
+
+
 def bench_bursty(ex: Executor, bursts: int, size: int, gap_s: float) -> dict:
     """``bursts`` bursts of ``size`` concurrent requests, ``gap_s`` apart: per-program latency
     (submission to answer) and the time for a whole burst."""
@@ -220,6 +237,7 @@ def bench_backend(backend: str, args, image: str | None) -> dict:
     with Executor(backend=backend, workers=args.workers, **opts) as ex:
         out = {"startup_s": round(time.perf_counter() - t, 3)}
         out["back_to_back"] = measured(lambda: bench_back_to_back(ex, args.n_seq))
+        out["spaced"] = measured(lambda: bench_spaced(ex, args.n_spaced, 0.05))
         out["bursty"] = measured(lambda: bench_bursty(ex, args.bursts, 32, args.burst_gap))
         out["mixed"] = measured(lambda: bench_mixed(ex, args.n_mixed))
         out["throughput"] = measured(lambda: bench_throughput(ex, args.n_pool))
@@ -362,6 +380,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(ROOT / "bench" / "executor.json"))
     ap.add_argument("--n-seq", type=int, default=200, help="back-to-back programs per mode")
+    ap.add_argument("--n-spaced", type=int, default=100, help="programs sent one at a time, 50 ms apart")
     ap.add_argument("--bursts", type=int, default=8, help="bursts of 32 programs")
     ap.add_argument("--burst-gap", type=float, default=0.5, help="seconds between bursts")
     ap.add_argument("--n-mixed", type=int, default=200, help="programs of the mixed pattern (1 in 20 hits a limit)")
@@ -376,7 +395,7 @@ def main(argv=None) -> int:
     ap.add_argument("--harness-concurrency", type=int, default=32)
     ap.add_argument("--fake-server-port", type=int, default=18431, help="port of the fake scripted server (0: any)")
     args = ap.parse_args(argv)
-    for name in ("n_seq", "bursts", "n_mixed", "n_pool", "n_docker", "workers"):
+    for name in ("n_seq", "n_spaced", "bursts", "n_mixed", "n_pool", "n_docker", "workers"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1")
     image = args.image or pool_mod.default_image()
