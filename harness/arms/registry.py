@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from dataclasses import dataclass, field
 
+from harness.core.canonical_json import canonical_json
 from harness.arms import prompts
 
 COT_TOKENS = 1024
@@ -95,7 +95,7 @@ class Arm:
         """sha256 of everything that determines the arm's output (the documentation fields `title` and
         `notes` are left out, so rewording them does not invalidate stored results)."""
         cfg = {k: v for k, v in self.config().items() if k not in {"title", "notes"}}
-        text = json.dumps(cfg, sort_keys=True, separators=(",", ":"))
+        text = canonical_json(cfg)
         return hashlib.sha256(text.encode()).hexdigest()
 
     def build(self, ctx) -> list[dict]:

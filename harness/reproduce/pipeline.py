@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from harness.core.canonical_json import json_file_text
 from harness.arms.registry import ARMS, Arm
 from harness.run.session import CaseSelectionError, pick_cases, run_session
 from harness.core.paths import REPO_ROOT
@@ -697,7 +698,7 @@ def outputs(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -> dic
     try:
         from harness.analysis.stats_payload import stats_payload
         p = cfg.out / "stats.json"
-        p.write_text(json.dumps(stats_payload(an), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        p.write_text(json_file_text(stats_payload(an), indent=1), encoding="utf-8")
         done["stats"] = str(p)
         steps.append(str(p))
     except Exception as exc:  # noqa: BLE001
