@@ -56,7 +56,7 @@ Decisions worth a reviewer's eye
   path and ``().__class__.__base__.__subclasses__()``. Layer 2 alone does not stop dunder
   introspection; layers 3-5 are what hold when 1-2 are bypassed (tests prove it).
 
-Residual risks (documented, tested in tests/test_adversarial.py)
+Residual risks (documented, tested in tests/executor/test_adversarial.py)
 ----------------------------------------------------------------
 * With layers 1-2 bypassed, a program has full Python inside its child: it can read the run's
   nonce from the harness frame and write its own verdict (it gains nothing beyond choosing its
@@ -210,7 +210,7 @@ CHILD_SYSCALLS: dict[str, str] = {
 # `strace -f` over a supervisor start (imports, probe, self-test) and a batch of programs.
 # (ctypes.util.find_library, used by pyseccomp at import, runs ldconfig: hence vfork/execve.)
 # select/pselect6 are left out: the supervisor waits with poll(), and this runsc release names
-# pselect6 "pselect", so a profile listing it cannot be honoured there (tests/test_executor_container_config.py).
+# pselect6 "pselect", so a profile listing it cannot be honoured there (tests/executor/test_executor_container_config.py).
 SUPERVISOR_EXTRA_SYSCALLS: tuple[str, ...] = (
     "read", "readv", "writev", "pread64", "openat", "open", "close", "close_range", "stat",
     "fstat", "lstat", "newfstatat", "statx", "lseek", "ioctl", "fcntl", "dup", "dup2", "dup3",

@@ -160,7 +160,7 @@ def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
         z = Zygote(sock, limits, frozenset(disabled_layers))
         # The zygote's own plumbing stays out of its children's module table: a child that
         # wants ``socket`` (possible only with layers 1-2 off) must import it from the file
-        # system, which its seccomp filter stops (tests/test_adversarial.py, importlib_socket).
+        # system, which its seccomp filter stops (tests/executor/test_adversarial.py, importlib_socket).
         for name in ("socket", "_socket"):
             sys.modules.pop(name, None)
         z.serve()
