@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats \
+.PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats \
         executor-image-report seccomp-profile reproduce pin-models pin-images clean help
 
 help:
@@ -31,6 +31,9 @@ setup: $(VENV)/.locked                     ## project virtualenv from the hash-l
 host:                                      ## docker.io + runsc (gVisor) + mmdebstrap, runsc runtime, dockerd
 	bash scripts/install-host.sh
 
+slurm:                                     ## one-node SLURM cluster on localhost (slurm-wlm, munge) for the SLURM tests
+	bash scripts/install-slurm.sh
+
 executor-image: setup host                 ## offline executor image: mmdebstrap rootfs -> docker import
 	bash scripts/build-executor-image.sh
 
@@ -47,7 +50,7 @@ model: server-venv                         ## Qwen2.5-Coder-0.5B-Instruct GGUF, 
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh
 
-test: setup executor-image model test-tools  ## the README's test command
+test: setup executor-image model test-tools slurm  ## the README's test command
 	$(PYTEST) -q --durations=30 tests
 
 test-fast: setup                           ## unit tests only (no docker, no model server)
