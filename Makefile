@@ -18,6 +18,7 @@ help:
 	@echo "make verify   check dataset and result checksums, rescore stored replies, re-derive tables"
 	@echo "make bench    executor and statistics benchmarks (JSON under bench/)"
 	@echo "make reproduce [MODELS=...] [ARMS=...] [DRY_RUN=1]   the paper's runs on one H100"
+	@echo "make reproduce SLURM=1 [SHARDS=N] [PARTITION=...] [GPUS_PER_TASK=...] [DRY_RUN=1]   the same over a SLURM cluster"
 
 $(VENV)/.locked: requirements.lock requirements-build.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -80,7 +81,7 @@ bench-stats: setup
 
 bench: bench-executor bench-stats
 
-reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 (see README, H100 section)
+reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLURM=1 SHARDS=N (see README, H100 and cluster sections)
 	bash scripts/reproduce.sh
 
 pin-models: setup                          ## resolve model revisions on a networked machine (WRITE=1 rewrites the lock)

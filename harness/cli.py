@@ -19,6 +19,8 @@ SUBCOMMANDS = [
     ("harness.cli_stats", "figures"),
     ("harness.cli_stats", "report"),
     ("harness.cli_serve", "serve"),        # model server launchers, preflight, reproduce plan
+    ("harness.cli_shard", "shard"),        # shard plan | run | submit (SLURM array)
+    ("harness.cli_shard", "merge"),        # shard directories -> one result set
 ]
 
 
