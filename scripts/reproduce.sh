@@ -24,6 +24,7 @@
 #   PARTITION          SLURM partition [default: the cluster's default]
 #   GPUS_PER_TASK      GPUs per array task [default: 1 for vllm, 0 for llama-cpp]
 #   CPUS_PER_TASK, TIME  sbatch --cpus-per-task and --time per array task
+#   DRAWS              bootstrap draws of the merged statistics (SLURM=1) [default: 10,000]
 # Without DRY_RUN, preflight runs first and the pipeline refuses to start if anything is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +54,7 @@ case "${SLURM:-0}" in
     [[ -n "${GPUS_PER_TASK:-}" ]] && sargs+=(--gpus-per-task "$GPUS_PER_TASK")
     [[ -n "${CPUS_PER_TASK:-}" ]] && sargs+=(--cpus-per-task "$CPUS_PER_TASK")
     [[ -n "${TIME:-}" ]] && sargs+=(--time "$TIME")
+    [[ -n "${DRAWS:-}" ]] && sargs+=(--draws "$DRAWS")
     [[ "$dry" == 1 ]] && sargs+=(--dry-run)
     exec "$HARNESS" shard submit "${args[@]}" "${sargs[@]}" ;;
   0|false|no|"") ;;
