@@ -98,7 +98,8 @@ def run_cmd(plan_path, index, out):
 @_run_options
 @click.option("--partition", default=None, help="SLURM partition [default: the cluster's default].")
 @click.option("--gpus-per-task", type=click.IntRange(0), default=None,
-              help="GPUs per array task [default: 1 for vllm, 0 otherwise].")
+              help="GPUs per array task [default for vllm: the largest tensor-parallel size of the models "
+                   "(1; 2 with Mistral-7B); 0 otherwise].")
 @click.option("--cpus-per-task", type=click.IntRange(1), default=None)
 @click.option("--time", "time_limit", default=None, help="sbatch --time per task, e.g. 08:00:00.")
 @click.option("--dry-run", is_flag=True, help="Print the plan summary, both sbatch scripts and the commands.")
@@ -108,12 +109,20 @@ def submit_cmd(partition, gpus_per_task, cpus_per_task, time_limit, dry_run, n_s
     from harness.slurm import SlurmOptions, submit
     from harness.shard import ShardError
     cfg = _cfg(**kw)
-    gpus = gpus_per_task if gpus_per_task is not None else (1 if cfg.launcher == "vllm" else 0)
+    gpus = gpus_per_task if gpus_per_task is not None else _default_gpus(cfg)
     opts = SlurmOptions(partition=partition, gpus_per_task=gpus, cpus_per_task=cpus_per_task, time_limit=time_limit)
     try:
         submit(cfg, n_shards, opts, dry_run=dry_run, echo=click.echo)
     except ShardError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _default_gpus(cfg) -> int:
+    """vllm: the largest tensor-parallel size among the chosen models (Mistral-7B: 2), else 1; CPU: 0."""
+    if cfg.launcher != "vllm":
+        return 0
+    from harness.vllm import serving_flags
+    return max([1] + [int(serving_flags(k).get("tensor_parallel_size") or 1) for k in cfg.models])
 
 
 @click.command("merge")

@@ -22,7 +22,7 @@
 #                      Again after a failed task: only the shards that are not complete are resubmitted.
 #   SHARDS             number of shards (array tasks) with SLURM=1 [default: 8]
 #   PARTITION          SLURM partition [default: the cluster's default]
-#   GPUS_PER_TASK      GPUs per array task [default: 1 for vllm, 0 for llama-cpp]
+#   GPUS_PER_TASK      GPUs per array task [default: 1 for vllm (2 with mistral-7b), 0 for llama-cpp]
 #   CPUS_PER_TASK, TIME  sbatch --cpus-per-task and --time per array task
 #   DRAWS              bootstrap draws of the merged statistics (SLURM=1) [default: 10,000]
 # Without DRY_RUN, preflight runs first and the pipeline refuses to start if anything is missing.
