@@ -82,6 +82,10 @@ def run_cmd(plan_path, index, out):
         manifest = run_shard(load_plan(plan_path), index, out, echo=click.echo)
     except (ShardError, ReproduceError) as exc:
         raise click.ClickException(str(exc)) from None
+    except KeyboardInterrupt:
+        click.echo(f"shard {index}: interrupted (SIGTERM or Ctrl-C); its server was stopped, finished records are "
+                   "kept; resubmit to resume", err=True)
+        sys.exit(130)
     except Exception as exc:
         from harness.client import ModelRequestError
         from harness.serving import LaunchError

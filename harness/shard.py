@@ -211,8 +211,8 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
     from harness.dataset import DatasetError, load_dataset
     from harness.manifest import git_state
     from harness.prompts import template_hashes
-    from harness.reproduce import launcher_revision, make_launcher, resolve_arms
     from harness.arms import get_arm
+    from harness.reproduce import resolve_arms
 
     if not 0 <= index < plan["n_shards"]:
         raise ShardError(f"shard {index} is not in the plan (0..{plan['n_shards'] - 1})")
@@ -274,6 +274,17 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
                 manifest["failed_on_purpose"] = FAIL_ENV
                 raise ShardError(f"shard {index} fails on purpose after {slices_done} slice(s) ({FAIL_ENV} is set)")
 
+    from harness.reproduce import _sigterm_as_interrupt
+    with _sigterm_as_interrupt():  # scancel and the time limit send SIGTERM: `finally` still stops the server
+        _run_groups(groups, run_slices, cfg, directory, index, manifest, echo)
+    manifest["infra_failed"] = infra_failed
+    manifest["status"] = "complete" if not infra_failed else "incomplete"
+    return _finish(directory, manifest)
+
+
+def _run_groups(groups: dict, run_slices, cfg, directory: Path, index: int, manifest: dict, echo) -> None:
+    """Model-free slices directly; for each model: start its server, run its slices, stop it."""
+    from harness.reproduce import launcher_revision, make_launcher
     try:
         for key, slices in groups.items():
             if key is MODEL_FREE_KEY:
@@ -303,9 +314,6 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
         manifest.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         _finish(directory, manifest)
         raise
-    manifest["infra_failed"] = infra_failed
-    manifest["status"] = "complete" if not infra_failed else "incomplete"
-    return _finish(directory, manifest)
 
 
 def _per_task_server(launcher, index: int) -> None:
