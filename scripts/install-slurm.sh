@@ -91,7 +91,7 @@ log "munge ok (munged pid $(pgrep -u munge -x munged | head -n1))"
 # --- 3. slurm.conf ---------------------------------------------------------------------------
 NODE=$(hostname -s)
 [ -n "$NODE" ] || die "hostname -s is empty"
-getent hosts "$NODE" >/dev/null || die "host name '$NODE' does not resolve; add it to /etc/hosts"
+# The node and the controller are addressed as 127.0.0.1, so the cluster does not depend on name resolution.
 mem_mb=$(awk '/^MemTotal:/ {print int($2/1024)}' /proc/meminfo)
 # Declare a little less than the machine has: slurmd drains a node whose RealMemory exceeds what it finds.
 REAL_MEMORY=$(( mem_mb * 9 / 10 ))
@@ -100,7 +100,7 @@ REAL_MEMORY=$(( mem_mb * 9 / 10 ))
 desired=$(cat <<EOF
 # Written by scripts/install-slurm.sh: a one-node test cluster on $NODE. Edit that script, not this file.
 ClusterName=kit
-SlurmctldHost=$NODE
+SlurmctldHost=$NODE(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -128,7 +128,7 @@ MinJobAge=600
 KillWait=10
 Waittime=0
 MaxArraySize=10001
-NodeName=$NODE CPUs=$SLURM_CPUS RealMemory=$REAL_MEMORY State=UNKNOWN
+NodeName=$NODE NodeAddr=127.0.0.1 NodeHostname=$NODE CPUs=$SLURM_CPUS RealMemory=$REAL_MEMORY State=UNKNOWN
 PartitionName=$SLURM_PARTITION Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
 )
