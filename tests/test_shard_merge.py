@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.arms import get_arm
-from harness.cli_shard import merge as merge_cmd
-from harness.cli_shard import shard as shard_cmd
-from harness.dataset import load_dataset
-from harness.merge import MergeError, merge_shards
-from harness.reproduce import ReproduceConfig, arm_cases, run_pipeline, select_cases
-from harness.shard import SHARD_MANIFEST, ShardError, build_shard_plan, load_plan, run_shard, shard_dir, write_plan
+from harness.arms.registry import get_arm
+from harness.cli.shard import merge as merge_cmd
+from harness.cli.shard import shard as shard_cmd
+from harness.data.dataset import load_dataset
+from harness.reproduce.merge import MergeError, merge_shards
+from harness.reproduce.pipeline import ReproduceConfig, arm_cases, run_pipeline, select_cases
+from harness.reproduce.shard import SHARD_MANIFEST, ShardError, build_shard_plan, load_plan, run_shard, shard_dir, write_plan
 
 DRAWS = 200
 SEEDS = [42, 43]
