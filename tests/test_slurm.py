@@ -67,14 +67,20 @@ def _jobs_listed(*job_ids: str) -> list[str]:
     return [ln for ln in r.stdout.splitlines() if ln.strip()]
 
 
-def _wait(pred, what: str, out: Path) -> float:
+def _logs(out: Path) -> str:
+    return "\n".join(f"--- {p.name}\n{p.read_text()[-1500:]}" for p in sorted((out / "slurm" / "logs").glob("*")))
+
+
+def _wait(pred, what: str, out: Path, *, merge_job: str | None = None) -> float:
+    """Poll until pred() (bounded by WAIT_S); fail at once when `merge_job` can never run (a task failed)."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < WAIT_S:
         if pred():
             return time.monotonic() - t0
+        if merge_job and any("DependencyNeverSatisfied" in ln for ln in _jobs_listed(merge_job)):
+            pytest.fail(f"{what}: an array task failed, merge job {merge_job} can never run; logs:\n{_logs(out)}")
         time.sleep(2)
-    logs = "\n".join(f"--- {p.name}\n{p.read_text()[-1500:]}" for p in sorted((out / "slurm" / "logs").glob("*")))
-    pytest.fail(f"{what} not reached within {WAIT_S} s; logs:\n{logs}")
+    pytest.fail(f"{what} not reached within {WAIT_S} s; logs:\n{_logs(out)}")
 
 
 def _tables(d: Path) -> dict[str, bytes]:
@@ -94,6 +100,7 @@ def test_dry_run_prints_both_scripts_and_submits_nothing(slurm, tmp_path):
     assert r.returncode == 0, r.stderr
     assert f"#SBATCH --partition=debug" in r.stdout
     assert "shard run --plan" in r.stdout and "harness merge --plan" in r.stdout
+    assert r.stdout.count(f"\ncd {ROOT}\n") == 2           # both jobs run from the kit checkout
     assert f"--array=0-{SHARDS - 1}" in r.stdout and "--dependency=afterok:$ARRAY_JOB_ID" in r.stdout
     assert not (tmp_path / "run" / "slurm" / "submissions.json").exists()
 
@@ -106,7 +113,8 @@ def test_array_and_merge_job_give_the_single_box_tables(slurm, single_box, tmp_p
     sub = _submissions(out)[-1]
     cancel_on_exit += [sub["array_job"], sub["merge_job"]]
     assert sub["array"] == f"0-{SHARDS - 1}"
-    _wait(lambda: not _jobs_listed(sub["array_job"], sub["merge_job"]), "array and merge job finished", out)
+    _wait(lambda: not _jobs_listed(sub["array_job"], sub["merge_job"]), "array and merge job finished", out,
+          merge_job=sub["merge_job"])
     elapsed = time.monotonic() - t0
     merged = out / "merged"
     manifest = json.loads((merged / "manifest-merge.json").read_text())
@@ -138,7 +146,8 @@ def test_a_failed_task_is_redone_by_resubmission(slurm, single_box, tmp_path, ca
     second = _submissions(out)[-1]
     cancel_on_exit += [second["array_job"], second["merge_job"]]
     assert second["array"] == "2" and first["merge_job"] in second["cancelled"]
-    _wait(lambda: not _jobs_listed(second["array_job"], second["merge_job"]), "resubmitted array and merge", out)
+    _wait(lambda: not _jobs_listed(second["array_job"], second["merge_job"]), "resubmitted array and merge", out,
+          merge_job=second["merge_job"])
     for i, text in before.items():                              # complete shards were not run again
         assert (out / "shards" / f"shard-{i:03d}" / "shard.json").read_bytes() == text
     log = next((out / "slurm" / "logs").glob(f"shard-2.{second['array_job']}.out")).read_text()

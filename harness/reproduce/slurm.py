@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from harness.core.paths import REPO_ROOT
 from harness.reproduce.shard import ShardError, build_shard_plan, load_plan, shard_dir, shard_status, write_plan
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT  # the array and merge scripts cd here: the kit checkout, the same path on every node
 
 
 class SlurmError(ShardError):
