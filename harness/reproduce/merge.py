@@ -24,6 +24,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable
 
+from harness.core.canonical_json import json_file_text, record_line
 from harness.reproduce.shard import SHARD_MANIFEST, ShardError, read_shard_manifest
 
 # (field in shard.json, how an error names it); each must be equal across the merged shards.
@@ -180,7 +181,7 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None,
         tmp = target.with_name(target.name + ".tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
             for rec in records:
-                fh.write(json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str) + "\n")
+                fh.write(record_line(rec))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
@@ -197,13 +198,13 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None,
         "agreed": agreed, "synthetic": agreed["synthetic"], "shards": per_shard,
     }
     path = out / "manifest-merge.json"
-    path.write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    path.write_text(json_file_text(manifest, indent=1), encoding="utf-8")
     echo(f"merge: {total} records in {len(merged)} results file(s) from {len(loaded)} shard(s) "
          f"({duplicates} duplicate(s) dropped) -> {out}")
     if outputs:
         from harness.reproduce.pipeline import outputs as derive
         manifest["outputs"] = derive(SimpleNamespace(out=out, draws=draws), echo=echo)
-        path.write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        path.write_text(json_file_text(manifest, indent=1), encoding="utf-8")
     manifest["checksums"] = write_checksums(out)
     echo(f"checksums: {manifest['checksums']['path']} ({manifest['checksums']['files']} files)")
     return manifest

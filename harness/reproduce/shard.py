@@ -28,6 +28,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
+from harness.core.canonical_json import canonical_json, json_file_text
+
 SHARD_MANIFEST = "shard.json"
 PLAN_KIND = "shard-plan"
 # A test hook: comma-separated shard indexes that fail on purpose after their first slice, so a test can
@@ -38,10 +40,6 @@ MODEL_FREE_KEY = None   # model_key of slices of model-free arms (stored under t
 
 class ShardError(RuntimeError):
     """A plan or shard that cannot be used as asked; the message names the file or shard."""
-
-
-def canonical(obj) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def shard_dir(out: Path, index: int) -> Path:
@@ -133,7 +131,7 @@ def build_shard_plan(cfg, n_shards: int, *, stand_in: bool = False) -> dict:
         "shards": [{"index": i, "units": sum(len(sl["case_ids"]) for sl in s),
                     "weight": sum(sl["weight"] for sl in s), "slices": s} for i, s in enumerate(shards)],
     }
-    plan["plan_sha256"] = hashlib.sha256(canonical(plan).encode()).hexdigest()
+    plan["plan_sha256"] = hashlib.sha256(canonical_json(plan).encode()).hexdigest()
     return plan
 
 
@@ -141,7 +139,7 @@ def write_plan(plan: dict, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(plan, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(json_file_text(plan, indent=1), encoding="utf-8")
     os.replace(tmp, path)
     return path
 
@@ -157,7 +155,7 @@ def load_plan(path: Path) -> dict:
     if not isinstance(plan, dict) or plan.get("kind") != PLAN_KIND or "shards" not in plan:
         raise ShardError(f"{path}: not a shard plan (written by `harness shard plan`)")
     body = {k: v for k, v in plan.items() if k != "plan_sha256"}
-    if hashlib.sha256(canonical(body).encode()).hexdigest() != plan.get("plan_sha256"):
+    if hashlib.sha256(canonical_json(body).encode()).hexdigest() != plan.get("plan_sha256"):
         raise ShardError(f"{path}: plan_sha256 does not match its content (edited by hand?)")
     return plan
 
@@ -180,7 +178,7 @@ def read_shard_manifest(directory: Path) -> dict:
 def _write_manifest(directory: Path, manifest: dict) -> Path:
     path = Path(directory) / SHARD_MANIFEST
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(json_file_text(manifest, indent=1), encoding="utf-8")
     os.replace(tmp, path)
     return path
 

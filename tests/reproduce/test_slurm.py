@@ -136,8 +136,9 @@ def test_a_failed_task_is_redone_by_resubmission(slurm, single_box, tmp_path, ca
     shard2 = json.loads((out / "shards" / "shard-002" / "shard.json").read_text())
     assert shard2["status"] == "failed" and "fails on purpose" in shard2["error"]
     assert shard2["records"] > 0                                # its first slice is kept in its store
-    listed = _jobs_listed(first["merge_job"])
-    assert listed and "PENDING" in listed[0] and "DependencyNeverSatisfied" in listed[0]
+    # SLURM marks the merge job's afterok dependency as never satisfied at its next scheduling pass
+    _wait(lambda: any("PENDING DependencyNeverSatisfied" in ln for ln in _jobs_listed(first["merge_job"])),
+          "merge job held by its failed dependency", out)
     assert not (out / "merged").exists()
     before = {i: (out / "shards" / f"shard-{i:03d}" / "shard.json").read_bytes() for i in (0, 1, 3, 4)}
 
