@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats \
+.PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats \
         executor-image-report seccomp-profile reproduce pin-models pin-images clean help
 
 help:
@@ -18,6 +18,7 @@ help:
 	@echo "make verify   check dataset and result checksums, rescore stored replies, re-derive tables"
 	@echo "make bench    executor and statistics benchmarks (JSON under bench/)"
 	@echo "make reproduce [MODELS=...] [ARMS=...] [DRY_RUN=1]   the paper's runs on one H100"
+	@echo "make reproduce SLURM=1 [SHARDS=N] [PARTITION=...] [GPUS_PER_TASK=...] [DRY_RUN=1]   the same over a SLURM cluster"
 
 $(VENV)/.locked: requirements.lock requirements-build.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +31,9 @@ setup: $(VENV)/.locked                     ## project virtualenv from the hash-l
 
 host:                                      ## docker.io + runsc (gVisor) + mmdebstrap, runsc runtime, dockerd
 	bash scripts/install-host.sh
+
+slurm:                                     ## one-node SLURM cluster on localhost (slurm-wlm, munge) for the SLURM tests
+	bash scripts/install-slurm.sh
 
 executor-image: setup host                 ## offline executor image: mmdebstrap rootfs -> docker import
 	bash scripts/build-executor-image.sh
@@ -47,7 +51,7 @@ model: server-venv                         ## Qwen2.5-Coder-0.5B-Instruct GGUF, 
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh
 
-test: setup executor-image model test-tools  ## the README's test command
+test: setup executor-image model test-tools slurm  ## the README's test command
 	$(PYTEST) -q --durations=30 tests
 
 test-fast: setup                           ## unit tests only (no docker, no model server)
@@ -77,7 +81,7 @@ bench-stats: setup
 
 bench: bench-executor bench-stats
 
-reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 (see README, H100 section)
+reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLURM=1 SHARDS=N (see README, H100 and cluster sections)
 	bash scripts/reproduce.sh
 
 pin-models: setup                          ## resolve model revisions on a networked machine (WRITE=1 rewrites the lock)

@@ -17,6 +17,14 @@
 #   LAUNCHER           vllm (default) or llama-cpp (the CPU model server: what CI runs)
 #   LIMIT              at most N cases (a tiny slice)
 #   DRY_RUN=1          print the plan (commands, images, revisions, request counts, time) and exit
+#   SLURM=1            spread the run over a SLURM cluster: one sbatch array task per shard plus a merge
+#                      job after it (afterok); with DRY_RUN=1 print the shard plan and both scripts.
+#                      Again after a failed task: only the shards that are not complete are resubmitted.
+#   SHARDS             number of shards (array tasks) with SLURM=1 [default: 8]
+#   PARTITION          SLURM partition [default: the cluster's default]
+#   GPUS_PER_TASK      GPUs per array task [default: 1 for vllm (2 with mistral-7b), 0 for llama-cpp]
+#   CPUS_PER_TASK, TIME  sbatch --cpus-per-task and --time per array task
+#   DRAWS              bootstrap draws of the merged statistics (SLURM=1) [default: 10,000]
 # Without DRY_RUN, preflight runs first and the pipeline refuses to start if anything is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +43,22 @@ case "${DETERMINISTIC:-0}" in
   1|true|yes) args+=(--deterministic) ;;
   0|false|no|"") ;;
   *) echo "reproduce.sh: DETERMINISTIC must be 1 or 0, not '$DETERMINISTIC'" >&2; exit 2 ;;
+esac
+
+dry=0
+case "${DRY_RUN:-0}" in 1|true|yes) dry=1 ;; 0|false|no|"") ;; *) ;; esac
+case "${SLURM:-0}" in
+  1|true|yes)
+    sargs=(--shards "${SHARDS:-8}")
+    [[ -n "${PARTITION:-}" ]] && sargs+=(--partition "$PARTITION")
+    [[ -n "${GPUS_PER_TASK:-}" ]] && sargs+=(--gpus-per-task "$GPUS_PER_TASK")
+    [[ -n "${CPUS_PER_TASK:-}" ]] && sargs+=(--cpus-per-task "$CPUS_PER_TASK")
+    [[ -n "${TIME:-}" ]] && sargs+=(--time "$TIME")
+    [[ -n "${DRAWS:-}" ]] && sargs+=(--draws "$DRAWS")
+    [[ "$dry" == 1 ]] && sargs+=(--dry-run)
+    exec "$HARNESS" shard submit "${args[@]}" "${sargs[@]}" ;;
+  0|false|no|"") ;;
+  *) echo "reproduce.sh: SLURM must be 1 or 0, not '$SLURM'" >&2; exit 2 ;;
 esac
 
 case "${DRY_RUN:-0}" in

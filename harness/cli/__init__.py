@@ -12,6 +12,7 @@ from harness.cli.formulas import formulas
 from harness.cli.results import checksums, export, verify
 from harness.cli.run import run, score
 from harness.cli.serve import serve
+from harness.cli.shard import merge, shard
 from harness.cli.stats import figures, report, stats, tables
 
 
@@ -34,6 +35,8 @@ SUBCOMMANDS = (
     figures,
     report,
     serve,      # model server launchers, preflight, reproduce plan
+    shard,      # shard plan | run | submit (SLURM array)
+    merge,      # shard directories -> one result set
 )
 for _command in SUBCOMMANDS:
     main.add_command(_command)

@@ -150,6 +150,7 @@ class VllmLauncher(Launcher):
     deterministic: bool = False
     hf_cache: Path = field(default_factory=_hf_home)
     container_name: str = "mathsolver-vllm"
+    gpus: str = "all"          # docker --gpus value; a SLURM array task passes its own devices ("device=2")
     log_path: Path = ROOT / "results" / "vllm-server.log"
     server_profile: str = "vllm"
     _started: bool = field(default=False, init=False, repr=False)
@@ -196,7 +197,7 @@ class VllmLauncher(Launcher):
     def command(self) -> list[str]:
         port = self.flags["port"]
         cmd = ["docker", "run", "--detach", "--name", self.container_name, "--runtime", "nvidia",
-               "--gpus", "all", "--ipc", "host", "-p", f"127.0.0.1:{port}:{port}",
+               "--gpus", self.gpus, "--ipc", "host", "-p", f"127.0.0.1:{port}:{port}",
                "-v", f"{self.hf_cache}:/root/.cache/huggingface"]
         for k, v in self.env().items():
             cmd += ["-e", f"{k}={v}"]

@@ -1,0 +1,210 @@
+"""`harness merge`: shard directories -> one results directory, as if one box had run it all.
+
+    merge_shards([shard_dir, ...], out)
+
+Refuses, naming the shard and the field, to mix shards that differ in what determines their records
+but is not in every record key: dataset sha256, prompt template hashes, arm config hashes, executor
+policy hash, server settings (launcher, generation config, determinism, image, server flags), the
+kit's commit, or the shard plan; refuses synthetic (rehearsal-server) shards next to real ones and
+shards that did not finish. Records are merged per results file (`<model>/<arm>/seed<N>.jsonl`) by
+record key: each key is kept exactly once (the copy from the lowest shard index, whatever order the
+directories are given in) and written in the runner's seeded case order, so the merged files, and
+the tables derived from them, do not depend on how the run was split or in which order shards ended.
+The merged directory gets `manifest-merge.json` (which shard gave how many records, the fields every
+shard agreed on, the duplicates dropped), a copy of each shard's `shard.json` under `shards/`, then
+statistics, tables, figures and the report, and last a fresh SHA256SUMS.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Callable
+
+from harness.core.canonical_json import json_file_text, record_line
+from harness.reproduce.shard import SHARD_MANIFEST, ShardError, read_shard_manifest
+
+# (field in shard.json, how an error names it); each must be equal across the merged shards.
+COMPARED = (
+    ("plan_sha256", "shard plan"),
+    ("dataset.sha256", "dataset sha256"),
+    ("prompt_hashes", "prompt hashes"),
+    ("arm_config_hashes", "arm configs"),
+    ("executor_policy_hash", "executor policy hash"),
+    ("server_settings", "server settings"),
+    ("server", "server settings per model (image, flags, profile)"),
+    ("kit.commit", "kit commit"),
+)
+# Fields a shard may lack (None): it ran no program-executing arm, or no model.
+OPTIONAL = {"executor_policy_hash", "server"}
+
+
+class MergeError(ShardError):
+    """Shards that cannot be merged; the message names the shard and the field."""
+
+
+def _get(manifest: dict, dotted):
+    """A field by dotted name, or by a tuple of keys (model keys hold dots)."""
+    value = manifest
+    for part in (dotted.split(".") if isinstance(dotted, str) else dotted):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _short(value) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+SYNTHETIC_MODEL_PREFIX = "rehearsal-"   # model ids of the rehearsal server (a scripted fake, never a model)
+
+
+def _is_synthetic_record(rec: dict) -> bool:
+    """A record fed by the rehearsal server: marked `synthetic`, or served under a rehearsal model id."""
+    return bool(rec.get("synthetic")) or any(str(rec.get(f) or "").startswith(SYNTHETIC_MODEL_PREFIX)
+                                             for f in ("model", "server_model"))
+
+
+def check_compatible(shards: list[tuple[Path, dict]]) -> dict:
+    """The fields every shard agrees on; MergeError naming the first shard and field that differ."""
+    if not shards:
+        raise MergeError("no shard directories given")
+    agreed: dict = {}
+    fields = [(d, lbl) for d, lbl in COMPARED if d != "server"]
+    model_keys = sorted({k for _, m in shards for k in (m.get("server") or {})})
+    fields += [(("server", k), f"server settings of {k} (image, flags, profile)") for k in model_keys]
+    for dotted, label in fields:
+        ref = None  # (directory, index, value) of the first shard that has the field
+        for directory, m in shards:
+            value = _get(m, dotted)
+            if value is None and isinstance(dotted, tuple):
+                continue  # this shard did not serve that model
+            if value is None and dotted in OPTIONAL:
+                continue  # e.g. a shard that ran only model-free arms used no executor and no server
+            if ref is None:
+                ref = (directory, m.get("index"), value)
+            elif value != ref[2]:
+                raise MergeError(f"shard {m.get('index')} ({directory}) differs in {label} from shard {ref[1]} "
+                                 f"({ref[0]}): {_short(value)} vs {_short(ref[2])}")
+        agreed[dotted if isinstance(dotted, str) else ".".join(dotted)] = None if ref is None else ref[2]
+    kinds = {bool(m.get("synthetic")) for _, m in shards}
+    if len(kinds) > 1:
+        syn = next((d, m) for d, m in shards if m.get("synthetic"))
+        real = next((d, m) for d, m in shards if not m.get("synthetic"))
+        raise MergeError(f"shard {syn[1].get('index')} ({syn[0]}) holds synthetic rehearsal-server output and shard "
+                         f"{real[1].get('index')} ({real[0]}) real results: they are never merged")
+    agreed["synthetic"] = kinds.pop()
+    return agreed
+
+
+def _case_order_key(rec: dict) -> tuple:
+    # the runner's order for one seed (harness.runner.case_order), then the key as a tie-break
+    return hashlib.sha256(f"{rec['seed']}:{rec['case_id']}".encode()).hexdigest(), rec["key"]
+
+
+def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None, draws: int | None = None,
+                 outputs: bool = True, echo: Callable[[str], None] = print) -> dict:
+    """Merge shard directories into `out`; returns the merge manifest (also written there)."""
+    from harness.reproduce.pipeline import write_checksums
+    from harness.run.store import StoreError, _scan, iter_result_files
+
+    out = Path(out)
+    loaded: list[tuple[Path, dict]] = []
+    for d in shard_dirs:
+        d = Path(d)
+        m = read_shard_manifest(d)
+        if m.get("kind") != "shard":
+            raise MergeError(f"{d / SHARD_MANIFEST}: not a shard manifest")
+        if m.get("status") != "complete":
+            raise MergeError(f"shard {m.get('index')} ({d}) is {m.get('status')!r}, not complete"
+                             + (f" ({m['error']})" if m.get("error") else "")
+                             + ": rerun it (resubmit) before merging")
+        loaded.append((d, m))
+    loaded.sort(key=lambda dm: (dm[1].get("index", 0), str(dm[0])))
+    seen_index: dict = {}
+    for d, m in loaded:
+        if m.get("index") in seen_index:
+            raise MergeError(f"shard {m.get('index')} given twice: {seen_index[m.get('index')]} and {d}")
+        seen_index[m.get("index")] = d
+    agreed = check_compatible(loaded)
+    if plan is not None:
+        if agreed.get("plan_sha256") != plan["plan_sha256"]:
+            raise MergeError(f"the shards were made from plan {agreed.get('plan_sha256')}, not the given plan "
+                             f"{plan['plan_sha256']}")
+        missing = sorted(set(range(plan["n_shards"])) - set(seen_index))
+        if missing:
+            raise MergeError(f"shard(s) {', '.join(map(str, missing))} of the plan's {plan['n_shards']} are missing")
+    dataset_sha = agreed.get("dataset.sha256")
+    merged: dict[Path, dict[str, dict]] = {}
+    per_shard = []
+    duplicates = 0
+    for d, m in loaded:
+        n = 0
+        for path in iter_result_files(d):
+            try:
+                records, _, torn = _scan(path)
+            except StoreError as exc:
+                raise MergeError(f"shard {m.get('index')}: {exc}") from None
+            if torn is not None:
+                raise MergeError(f"shard {m.get('index')}: {path} ends in an incomplete line; rerun the shard")
+            rel = path.relative_to(d)
+            bucket = merged.setdefault(rel, {})
+            for lineno, rec in enumerate(records, 1):
+                if rec.get("dataset_sha256") not in (None, dataset_sha):
+                    raise MergeError(f"shard {m.get('index')}: {path}:{lineno} has dataset sha256 "
+                                     f"{rec.get('dataset_sha256')}, the shards' is {dataset_sha}")
+                if _is_synthetic_record(rec) != agreed["synthetic"] and rec.get("model") != "library":
+                    raise MergeError(f"shard {m.get('index')}: {path}:{lineno} is "
+                                     f"{'synthetic' if _is_synthetic_record(rec) else 'real'} in a "
+                                     f"{'synthetic' if agreed['synthetic'] else 'real'} result set")
+                if rec["key"] in bucket:
+                    duplicates += 1
+                    continue
+                bucket[rec["key"]] = rec
+                n += 1
+        per_shard.append({"index": m.get("index"), "dir": str(d), "records_kept": n,
+                          "records_in_shard": m.get("records"), "slurm": m.get("slurm"),
+                          "shard_manifest_sha256": hashlib.sha256((d / SHARD_MANIFEST).read_bytes()).hexdigest()})
+    existing = {p.relative_to(out) for p in iter_result_files(out)} if out.exists() else set()
+    stale = sorted(existing - set(merged))
+    if stale:
+        raise MergeError(f"{out} already holds results no shard has ({stale[0]}, ...): merge into an empty directory")
+    out.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for rel in sorted(merged):
+        records = sorted(merged[rel].values(), key=_case_order_key)
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(record_line(rec))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+        total += len(records)
+    copies = out / "shards"
+    copies.mkdir(exist_ok=True)
+    for d, m in loaded:
+        (copies / f"shard-{int(m.get('index', 0)):03d}.json").write_bytes((d / SHARD_MANIFEST).read_bytes())
+    manifest = {
+        "kind": "merge",
+        "merged_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "n_shards": len(loaded), "plan_n_shards": plan["n_shards"] if plan else None,
+        "records": total, "results_files": len(merged), "duplicates_dropped": duplicates,
+        "agreed": agreed, "synthetic": agreed["synthetic"], "shards": per_shard,
+    }
+    path = out / "manifest-merge.json"
+    path.write_text(json_file_text(manifest, indent=1), encoding="utf-8")
+    echo(f"merge: {total} records in {len(merged)} results file(s) from {len(loaded)} shard(s) "
+         f"({duplicates} duplicate(s) dropped) -> {out}")
+    if outputs:
+        from harness.reproduce.pipeline import outputs as derive
+        manifest["outputs"] = derive(SimpleNamespace(out=out, draws=draws), echo=echo)
+        path.write_text(json_file_text(manifest, indent=1), encoding="utf-8")
+    manifest["checksums"] = write_checksums(out)
+    echo(f"checksums: {manifest['checksums']['path']} ({manifest['checksums']['files']} files)")
+    return manifest
