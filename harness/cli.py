@@ -5,6 +5,8 @@ import importlib
 
 import click
 
+from harness.cli_errors import FriendlyGroup
+
 # (module, attribute) of every subcommand, in the order `harness --help` lists them.
 SUBCOMMANDS = [
     ("harness.cli_data", "data"),          # data fetch | pin | check | show
@@ -22,7 +24,7 @@ SUBCOMMANDS = [
 ]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=FriendlyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mathsolver-kit")
 def main() -> None:
     """Reproducibility kit for 'Towards a Deterministic Math Solver for Clinical Language Models'."""

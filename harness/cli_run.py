@@ -43,7 +43,7 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def _pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...], limit: int | None,
-                shortest: bool) -> list:
+                shortest: bool, spread: bool = False) -> list:
     cases = list(dataset.cases)
     if case_ids:
         known = dataset.by_case_id()
@@ -55,6 +55,9 @@ def _pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...]
         cases = [c for c in cases if c.calculator_id in set(calculators)]
     if shortest:
         cases = sorted(cases, key=lambda c: (len(c.note.split()), c.case_id))
+    if spread:
+        from harness.case_selection import spread_across_calculators
+        cases = spread_across_calculators(cases)
     if limit is not None:
         cases = cases[:limit]
     if not cases:
@@ -88,13 +91,15 @@ def _pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...]
 @click.option("--calculator", "calculators", multiple=True, type=int, help="Only these calculator ids.")
 @click.option("--limit", default=None, type=click.IntRange(1), help="At most N cases (after filters).")
 @click.option("--shortest", is_flag=True, help="Take the cases with the shortest notes first (for CPU runs).")
+@click.option("--spread", is_flag=True,
+              help="The shortest note of each calculator, calculators round-robin over categories (the CPU demo's rule).")
 @click.option("--all-cases", is_flag=True, help="Run vote/repair levers on every case, not only the covered ones.")
 @click.option("--server-info", default=None, type=click.Path(exists=True, dir_okay=False),
               help="JSON file describing the model server (launcher describe()), copied into the run manifest.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, out_dir, executor_backend,
-        concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, all_cases,
-        server_info, no_progress):
+        concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, spread,
+        all_cases, server_info, no_progress):
     """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
     names = list(ARMS) if "all" in arm_names else list(dict.fromkeys(arm_names))
     try:
@@ -102,12 +107,14 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--arm") from None
     seed_list = parse_seeds(seeds)
-    cases = _pick_cases(dataset, case_ids, calculators, limit, shortest)
+    cases = _pick_cases(dataset, case_ids, calculators, limit, shortest, spread)
     needs_model = any(a.needs_model for a in arms)
     if needs_model and not base_url:
         raise click.UsageError(f"arm(s) {', '.join(a.name for a in arms if a.needs_model)} need a model: "
                                "give --base-url (and --model)")
+    from harness.cli_errors import check_out_dir
     from harness.client import ModelRequestError
+    check_out_dir(out_dir)
     try:
         summaries = _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
                             executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases,
@@ -145,36 +152,35 @@ async def _run(arms, dataset, cases, seeds, *, base_url, model, model_revision, 
     from harness.dataset import load_dataset
     from harness.manifest import write_run_manifest
     from harness.prompts import template_hashes
+    from harness.cli_errors import check_model_server
     from harness.runner import NO_MODEL, RunSpec, run_arms
 
     client = None
     model_id = model
-    if any(a.needs_model for a in arms):
-        if model_id is None:
-            probe = ModelClient(base_url, "probe", profile=server_profile)
-            try:
-                ids = await probe.server_models()
-            finally:
-                await probe.aclose()
-            if not ids:
-                raise click.UsageError(f"{base_url}/models lists no model; give --model")
-            model_id = ids[0]
-        client = ModelClient(base_url, model_id, profile=server_profile, model_revision=model_revision,
-                             concurrency=concurrency, timeout=timeout, cache_dir=cache_dir)
-    one_shot = []
-    if any(a.example for a in arms):
-        one_shot = load_dataset("one-shot").cases
-    spec = RunSpec(model=model_id or NO_MODEL, model_revision=model_revision,
-                   server_profile=server_profile if client else None, scorer=scorer, out_dir=out_dir,
-                   concurrency=concurrency, progress=progress)
-    run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     executor = None
     ex_cm = None
     try:
+        # Local preflights before the server's: the executor backend, then the model server; nothing is
+        # written until both answer.
         if any(a.needs_executor for a in arms):
             from executor.api import Executor
             ex_cm = Executor(backend=executor_backend)
             executor = ex_cm.__enter__()
+        if any(a.needs_model for a in arms):
+            ids = await asyncio.to_thread(check_model_server, base_url, min(timeout, 60.0))
+            if model_id is None:
+                if not ids:
+                    raise click.UsageError(f"{base_url}/models lists no model; give --model")
+                model_id = ids[0]
+            client = ModelClient(base_url, model_id, profile=server_profile, model_revision=model_revision,
+                                 concurrency=concurrency, timeout=timeout, cache_dir=cache_dir)
+        one_shot = []
+        if any(a.example for a in arms):
+            one_shot = load_dataset("one-shot").cases
+        spec = RunSpec(model=model_id or NO_MODEL, model_revision=model_revision,
+                       server_profile=server_profile if client else None, scorer=scorer, out_dir=out_dir,
+                       concurrency=concurrency, progress=progress)
+        run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         manifest_fields = dict(
             arms={a.name: a.config() for a in arms}, arm_config_hashes={a.name: a.config_hash() for a in arms},
             prompts=template_hashes(), seeds=seeds, scorer=scorer, n_cases=len(cases),
