@@ -657,15 +657,17 @@ def write_tables(tables: list[Table], omitted: dict[str, str], out_dir, an: Anal
     index += [f"- [{t.name}]({t.name}.md): {t.title}" for t in tables]
     if omitted:
         index += ["", "Omitted:"] + [f"- {k}: {v}" for k, v in omitted.items()]
-    p = out / "index.md"
-    p.write_text("\n".join(index) + "\n", encoding="utf-8")
-    paths.append(p)
     if an is not None and any(t.name == "s15" for t in tables):
-        from harness.tables_supplementary import SHEET_NAME, annotation_sheet
+        from harness.tables_supplementary import ANNOTATION_FILE, SHEET_NAME, annotation_sheet
 
         p = out / SHEET_NAME
         p.write_text(annotation_sheet(an), encoding="utf-8")
         paths.append(p)
+        index += ["", f"Failure-audit annotation sheet (s15, s15b): [{SHEET_NAME}]({SHEET_NAME}); fill it and save it "
+                  f"as <results>/{ANNOTATION_FILE.as_posix()}."]
+    p = out / "index.md"
+    p.write_text("\n".join(index) + "\n", encoding="utf-8")
+    paths.append(p)
     return paths
 
 

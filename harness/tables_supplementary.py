@@ -392,12 +392,16 @@ def table_s14b(an):
     from executor import policy
     manifests = load_manifests(_root(an))
     execs = [m["executor"] for m in manifests if m.get("executor")]
+    if not execs:
+        raise _omit("no run in these results used the executor (no manifest records one)")
     pol = policy.policy_dict()
-    rows = [["__section__", "Limits (executor/policy.py)"]]
+    rows = [["__section__", "Limits the runs used (manifests; executor/policy.py where it differs)"]]
     for name, value in pol["limits"].items():
-        recorded = {json.dumps((e.get("limits") or {}).get(name)) for e in execs if e.get("limits")}
-        note = "" if not recorded or recorded == {json.dumps(value)} else f" (manifests: {', '.join(sorted(recorded))})"
-        rows.append([name, f"{value}{note}"])
+        recorded = sorted({json.dumps((e.get("limits") or {}).get(name)) for e in execs if e.get("limits")})
+        shown = ", ".join(recorded) if recorded else f"{value} (not recorded; executor/policy.py)"
+        if recorded and recorded != [json.dumps(value)]:
+            shown += f" (executor/policy.py now: {value})"
+        rows.append([name, shown])
     rows.append(["__section__", "Layers"])
     rows.append(["1 static check", f"AST rules: {len(pol['forbidden_nodes'])} forbidden node types, "
                  f"{len(pol['forbidden_attributes'])} forbidden attributes, {len(pol['forbidden_names'])} forbidden "
@@ -408,8 +412,10 @@ def table_s14b(an):
                  "result over a dedicated descriptor"])
     rows.append(["4 seccomp", f"child allow-list of {len(pol['child_syscalls'])} system calls: "
                  f"{', '.join(pol['child_syscalls'])}"])
-    rows.append(["Policy hash", _span({"all": {policy.policy_hash()}})
-                 + ("" if not execs else f" (manifests: {', '.join(sorted({str(e.get('policy_hash')) for e in execs}))})")])
+    used = sorted({str(e.get("policy_hash")) for e in execs})
+    now = policy.policy_hash()
+    rows.append(["Policy hash", ", ".join(used) + ("" if used == [now] else
+                 f" (executor/policy.py now: {now}; the layer rows describe the current policy)")])
     backends = sorted({f"{e.get('backend')}" + (f" ({e.get('runtime', {}).get('name')}, {e.get('runsc_version')})"
                                                  if e.get("backend") == "container" else "") for e in execs})
     rows.append(["Backend", ", ".join(backends) or "no executor run recorded"])
@@ -419,8 +425,8 @@ def table_s14b(an):
     disabled = sorted({d for e in execs for d in (e.get("disabled_layers") or [])})
     rows.append(["Disabled layers", ", ".join(disabled) or "none"])
     return _table("s14b", "Reproducibility ledger, executor limits", ["Setting", "Value"], rows,
-                  ["Limits and layers from executor.policy (what `executor policy` prints); the manifests' recorded "
-                   "values are shown where they differ, with the backend, runtime and container flags they record."],
+                  ["Limits, policy hash, backend, runtime and container flags as the run manifests record them; the "
+                   "layer rows from executor/policy.py (what `executor policy` prints), which the policy hash pins."],
                   "ll")
 
 

@@ -164,8 +164,13 @@ def test_s14b_limits_are_the_executor_policy(an):
     limits = json.loads(out.stdout)["limits"]
     table = sup.table_s14b(an)
     rows = {r[0]: r[1] for r in cells(table)}
+    mans = [json.loads(p.read_text()) for p in sorted(DEMO.glob("manifest-*.json"))]
+    used = [m["executor"] for m in mans if m.get("executor")]
     for name, value in limits.items():
-        assert rows[name].split(" ")[0] == str(value), name
+        recorded = sorted({json.dumps(e["limits"][name]) for e in used})
+        assert rows[name].startswith(", ".join(recorded)), name
+        assert ("now:" in rows[name]) == (recorded != [json.dumps(value)]), name
+    assert rows["Policy hash"].startswith(used[0]["policy_hash"])
     assert "container" in rows["Backend"] and "runsc" in rows["Backend"]
 
 
