@@ -7,7 +7,7 @@
 #                        DEMO_CASES (default 8) bundled rows, seed 42, picked by `harness run --spread`:
 #                        the shortest note of each calculator, calculators round-robin over the
 #                        categories (dosage, physical, date, lab, diagnosis, severity, risk), so 8
-#                        cases are 8 calculators from all 7 categories (harness/case_selection.py)
+#                        cases are 8 calculators from all 7 categories (harness/run/case_selection.py)
 #
 # Usage: scripts/demo.sh [--out DIR]          (default results/cpu-demo)
 # Env:   DEMO_CASES (8), DEMO_SEEDS (42), DEMO_PORT (8090), EXECUTOR_BACKEND (auto: the container
@@ -42,7 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 scripts/model-server.sh start
-.venv/bin/python -m harness.serving describe --base-url "$BASE_URL" > "$OUT/server.json"
+.venv/bin/python -m harness.model.serving describe --base-url "$BASE_URL" > "$OUT/server.json"
 
 echo "== Gold-Solve library on the bundled slice (no model)"
 "$HARNESS" run --arm gold-lib --dataset bundled-test --seeds "$SEEDS" --out "$OUT" --no-progress
@@ -61,7 +61,7 @@ cat > "$OUT/about.md" <<ABOUT
 What this is: a smoke run of the kit's real pipeline on a laptop-class CPU. A 0.5B model
 (Qwen2.5-Coder-0.5B-Instruct, GGUF, llama-cpp-python) answers $CASES cases of the bundled 110-row slice,
 one case from each of $CASES calculators spread over the benchmark's categories (the shortest note of each;
-rule in harness/case_selection.py), at one seed ($SEEDS), through Open-book arithmetic, Program-Solve and
+rule in harness/run/case_selection.py), at one seed ($SEEDS), through Open-book arithmetic, Program-Solve and
 Blind Program-Solve; the Gold-Solve library (no model) answers all 110 rows. What this is not: the
 paper's results. The paper runs Qwen2.5-7B/32B (and Mistral-7B, Phi-3.5-mini) on all 1,100 test cases at
 five seeds on an H100 (make reproduce); a 0.5B model on a handful of cases says whether the kit works,

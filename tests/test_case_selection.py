@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import csv
 
-from harness.case_selection import spread_across_calculators
-from harness.dataset import load_dataset
+from harness.run.case_selection import spread_across_calculators
+from harness.data.dataset import load_dataset
 from tests.conftest import ROOT
 
 

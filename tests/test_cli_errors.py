@@ -111,7 +111,7 @@ def test_container_backend_missing_runsc(tmp_path):
     """docker present but asked for a runtime dockerd does not have: the same one-line error names it."""
     from executor.api import Executor, ExecutorUnavailable
 
-    from harness.cli_errors import explain
+    from harness.cli.errors import explain
 
     if shutil.which("docker") is None:
         pytest.skip("docker not installed: test_container_backend_missing_docker covers this host")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from harness.report import render_report
-from harness.tables import analyse, build_tables
+from harness.analysis.report import render_report
+from harness.analysis.tables import analyse, build_tables
 from tests.conftest import ROOT
 
 DEMO = ROOT / "results" / "cpu-demo"
