@@ -2,6 +2,7 @@
 in its header."""
 from __future__ import annotations
 
+import html
 import re
 
 from harness.analysis.report import render_report
@@ -16,8 +17,8 @@ def test_report_opens_with_about_and_names_model_once():
     tables, omitted = build_tables(an)
     page = render_report(an, tables, omitted, [], DEMO)
     about = " ".join((DEMO / "about.md").read_text().split())
-    h1_end = page.index("</h1>")
-    assert page[h1_end:].lstrip("</h1>\n").startswith(f'<p class="about">{about.replace(chr(39), "&#x27;")}</p>')
+    after_h1 = page[page.index("</h1>") + len("</h1>"):].lstrip("\n")
+    assert after_h1.startswith(f'<p class="about">{html.escape(about)}</p>')
     meta = re.search(r'<p class="meta">(.*?)</p>', page).group(1)
     for model in an.data.models:
         label = re.sub(r"-instruct.*$", "", model.rsplit("/", 1)[-1], flags=re.IGNORECASE)
