@@ -241,11 +241,9 @@ def table_s8(an):
 
 # ---- s9, s17, s17b: the formula catalogue -------------------------------------------------------------
 def _catalogue():
-    from harness.analysis.stats.catalog import _attr
-    try:
-        return dict(_attr("harness.formulas", "CATALOGUE"))
-    except LookupError as exc:
-        raise _omit(f"formula catalogue unavailable ({exc})") from None
+    from harness.formulas import CATALOGUE
+
+    return dict(CATALOGUE)
 
 
 def _categories(an) -> dict[int, str]:

@@ -35,6 +35,8 @@ from typing import Any
 
 import httpx
 
+from harness.core.canonical_json import canonical_json
+
 CACHE_FORMAT = 1
 
 
@@ -98,8 +100,7 @@ class ChatResult:
 CACHED_FIELDS = {f for f in ChatResult.__dataclass_fields__} - {"request", "seed", "cached"}
 
 
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_canonical = canonical_json
 
 
 class CacheEntryError(ValueError):
