@@ -78,6 +78,9 @@ def test_demo_script_one_case(tmp_path):
     for arm in ("gold-lib", "open-book", "program-solve", "blind"):
         assert f"| {arm} |" in summary, arm
     assert "Demo wall time:" in summary
+    about = (out_dir / "about.md").read_text()
+    assert summary.startswith(about)
+    assert "What this is not: the paper's results" in " ".join(about.split()) and "0.5B model" in about
     model_dir = out_dir / "qwen2.5-coder-0.5b-instruct"
     for arm in ("open-book", "program-solve", "blind"):
         (line,) = (model_dir / arm / "seed42.jsonl").read_text().splitlines()

@@ -29,6 +29,7 @@ ul.notes{font-size:11px;color:#555;margin-top:2px}
 figure{display:inline-block;margin:8px 16px 8px 0}figure img{max-width:560px;border:1px solid #ddd}
 pre{background:#f6f6f6;padding:8px;font-size:11px;overflow-x:auto;max-height:420px}
 .meta{color:#555;font-size:12px}
+.about{background:#fff8e1;border-left:4px solid #f0b400;padding:6px 10px;max-width:60em}
 div.wrap{overflow-x:auto;max-width:100%}
 """
 
@@ -65,6 +66,19 @@ FIGURE_CAPTIONS = {
 }
 
 
+ABOUT_FILE = "about.md"
+
+
+def _about_html(root: Path) -> list[str]:
+    """The results root's `about.md` (what these results are and are not; the CPU demo writes one), as
+    one paragraph at the top of the report."""
+    about = root / ABOUT_FILE
+    if not about.is_file():
+        return []
+    text = " ".join(about.read_text(encoding="utf-8").split())
+    return [f'<p class="about">{html.escape(text)}</p>']
+
+
 def render_report(an, tables, omitted: dict, figures: list[Path], results_dir) -> str:
     """The report page as one HTML string."""
     root = Path(results_dir)
@@ -73,9 +87,9 @@ def render_report(an, tables, omitted: dict, figures: list[Path], results_dir) -
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         "<title>Deterministic math solver: results report</title>", f"<style>{CSS}</style></head><body>",
         "<h1>Towards a Deterministic Math Solver for Clinical Language Models: results report</h1>",
+        *_about_html(root),
         f'<p class="meta">Results root: {html.escape(str(root))}; {d.n_cases} cases, {len(d.calculators)} '
-        f"calculators; models: {html.escape(', '.join(model_label(m) for m in d.models))}; "
-        f"{html.escape(an.seeds_note())}. Bootstrap: {r['draws']:,} draws, seed {r['seed']}, "
+        f"calculators; models and seeds: {html.escape(an.seeds_note())}. Bootstrap: {r['draws']:,} draws, seed {r['seed']}, "
         f"{html.escape(r['interval'])} ({html.escape(r['quantile_method'])}), unit {html.escape(r['cluster_unit'])}.</p>",
         "<h2>Figures</h2>",
     ]

@@ -28,6 +28,7 @@ from harness.analysis.stats.families import (
     declared_comparisons,
 )
 from harness.analysis.stats.hybrids import HYBRIDS, LIBRARIES, add_hybrids, hybrid_name, library_share
+from harness.analysis.stats.labels import model_label  # re-exported: harness.analysis.tables.model_label
 from harness.analysis.stats.paired import accuracy, paired_gaps
 
 MINUS = "\u2212"
@@ -164,10 +165,6 @@ def fmt_p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def model_label(model: str) -> str:
-    """Short display name: 'Qwen/Qwen2.5-7B-Instruct' -> 'Qwen2.5-7B'."""
-    name = model.rsplit("/", 1)[-1]
-    return re.sub(r"-instruct.*$", "", name, flags=re.IGNORECASE) or model
 
 
 # ---- the analysis every table reads ---------------------------------------------------------------
@@ -180,6 +177,8 @@ class Analysis:
     library: set[int] | None
     audit: dict[int, str] | None
     hybrids: list[str]
+    results_dir: Path | None = None  # the results root (manifests and records for s8, s14, s15)
+    _records_cache: list | None = None
 
     def gap(self, model: str, solver: str, reference: str, subset: str = "all") -> dict | None:
         for row in self.gaps:
@@ -225,7 +224,8 @@ def analyse(results_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, d
     resampler = Resampler(data.cluster, draws=draws, seed=seed)
     result = paired_gaps(data, comps, resampler)
     notes += [n for n in result.notes if "has no results" not in n]
-    return Analysis(data, resampler, result.rows, notes, library, audit, hybrids)
+    return Analysis(data, resampler, result.rows, notes, library, audit, hybrids,
+                    Path(results_dir) if results_dir is not None else None)
 
 
 # ---- builders -----------------------------------------------------------------------------------
@@ -264,14 +264,15 @@ def table1(an: Analysis) -> Table:
         raise Omit("none of the ladder arms ran")
     impl = an.impl_mask()
     cols = ["Arm", "Formula", "Variables", "Executes"]
-    for m in d.models:
+    models = upper_block_models(an)
+    for m in models:
         if impl is not None:
             cols.append(f"{model_label(m)} Impl. n={int(impl.sum())}")
         cols.append(f"{model_label(m)} Full n={d.n_cases}")
     rows = []
     for arm in arms:
         row = [arm_label(arm), *cells[arm]]
-        for m in d.models:
+        for m in models:
             if impl is not None:
                 row.append(_acc_cell(an, m, arm, impl))
             row.append(_acc_cell(an, m, arm))
@@ -282,6 +283,17 @@ def table1(an: Analysis) -> Table:
     if impl is None:
         notes.append("Impl. columns omitted: the library's calculator list is unavailable.")
     return Table("table1", "Accuracy ladder (Impl. and Full)", cols, rows, notes, "llll" + "r" * (len(cols) - 4))
+
+
+def upper_block_models(an: Analysis) -> list[str]:
+    """Table 1's upper block: the paper's main checkpoints when the results hold one, else every model
+    (the other checkpoints then go to the lower block, table1-other)."""
+    from harness.analysis.tables_supplementary import MAIN_CHECKPOINTS, other_checkpoints
+
+    if any(m in MAIN_CHECKPOINTS for m in an.data.models):
+        others = set(other_checkpoints(an))
+        return [m for m in an.data.models if m not in others]
+    return list(an.data.models)
 
 
 def _omitted(an: Analysis, arms) -> list[str]:
@@ -591,11 +603,35 @@ def table_s19(an: Analysis) -> Table:
                   "cases. Cases present at every seed only."])
 
 
-BUILDERS = {
-    "table1": table1, "table2": table2, "s1": table_s1, "s2": table_s2, "s3": table_s3, "s4": table_s4,
-    "s5": table_s5, "s6": table_s6, "s10": table_s10, "s11": table_s11, "s12": table_s12, "s13": table_s13,
-    "s16": table_s16, "s18": table_s18, "s19": table_s19,
-}
+def _paper_order() -> dict:
+    from harness.analysis import tables_supplementary as sup
+
+    own = {"table1": table1, "table2": table2, "s1": table_s1, "s2": table_s2, "s3": table_s3, "s4": table_s4,
+           "s5": table_s5, "s6": table_s6, "s10": table_s10, "s11": table_s11, "s12": table_s12, "s13": table_s13,
+           "s16": table_s16, "s18": table_s18, "s19": table_s19}
+    allb = {**own, **{name: _rendered(builder) for name, builder in sup.BUILDERS.items()}}
+    return {k: allb[k] for k in PAPER_TABLES}
+
+
+def _rendered(builder):
+    """A tables_supplementary builder as one of ours: its TableSpec as a Table, Undetermined as Omit."""
+    from harness.analysis import tables_supplementary as sup
+
+    def build(an: Analysis) -> Table:
+        try:
+            spec = builder(an)
+        except sup.Undetermined as exc:
+            raise Omit(str(exc)) from None
+        return Table(spec.name, spec.title, spec.columns, spec.rows, spec.notes, spec.align)
+
+    build.__name__ = builder.__name__
+    return build
+
+
+# Every table id of the paper, in its order (the index lists each: built, or omitted with the reason).
+PAPER_TABLES = ("table1", "table1-other", "table2", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10",
+                "s11", "s12", "s13", "s14", "s14b", "s15", "s15b", "s16", "s17", "s17b", "s18", "s19")
+BUILDERS = _paper_order()
 
 
 def build_tables(an: Analysis) -> tuple[list[Table], dict[str, str]]:
@@ -627,6 +663,14 @@ def write_tables(tables: list[Table], omitted: dict[str, str], out_dir, an: Anal
     index += [f"- [{t.name}]({t.name}.md): {t.title}" for t in tables]
     if omitted:
         index += ["", "Omitted:"] + [f"- {k}: {v}" for k, v in omitted.items()]
+    if an is not None and any(t.name == "s15" for t in tables):
+        from harness.analysis.tables_supplementary import ANNOTATION_FILE, SHEET_NAME, annotation_sheet
+
+        p = out / SHEET_NAME
+        p.write_text(annotation_sheet(an), encoding="utf-8")
+        paths.append(p)
+        index += ["", f"Failure-audit annotation sheet (s15, s15b): [{SHEET_NAME}]({SHEET_NAME}); fill it and save it "
+                  f"as <results>/{ANNOTATION_FILE.as_posix()}."]
     p = out / "index.md"
     p.write_text("\n".join(index) + "\n", encoding="utf-8")
     paths.append(p)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from harness.cli.data import data
+from harness.cli.errors import FriendlyGroup
 from harness.cli.formulas import formulas
 from harness.cli.results import checksums, export, verify
 from harness.cli.run import run, score
@@ -16,7 +17,7 @@ from harness.cli.shard import merge, shard
 from harness.cli.stats import figures, report, stats, tables
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=FriendlyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mathsolver-kit")
 def main() -> None:
     """Reproducibility kit for 'Towards a Deterministic Math Solver for Clinical Language Models'."""

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from harness.arms.registry import ARMS, get_arm
+from harness.cli.errors import check_out_dir
 from harness.data.dataset import dataset_option
 from harness.model.client import ModelRequestError
 from harness.run.runner import summary_markdown
@@ -72,13 +73,15 @@ def parse_seeds(text: str) -> list[int]:
 @click.option("--calculator", "calculators", multiple=True, type=int, help="Only these calculator ids.")
 @click.option("--limit", default=None, type=click.IntRange(1), help="At most N cases (after filters).")
 @click.option("--shortest", is_flag=True, help="Take the cases with the shortest notes first (for CPU runs).")
+@click.option("--spread", is_flag=True,
+              help="The shortest note of each calculator, calculators round-robin over categories (the CPU demo's rule).")
 @click.option("--all-cases", is_flag=True, help="Run vote/repair levers on every case, not only the covered ones.")
 @click.option("--server-info", default=None, type=click.Path(exists=True, dir_okay=False),
               help="JSON file describing the model server (launcher describe()), copied into the run manifest.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, out_dir, executor_backend,
-        concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, all_cases,
-        server_info, no_progress):
+        concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, spread,
+        all_cases, server_info, no_progress):
     """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
     names = list(ARMS) if "all" in arm_names else list(dict.fromkeys(arm_names))
     try:
@@ -87,7 +90,7 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
         raise click.BadParameter(str(exc), param_hint="--arm") from None
     seed_list = parse_seeds(seeds)
     try:
-        cases = pick_cases(dataset, case_ids, calculators, limit, shortest)
+        cases = pick_cases(dataset, case_ids, calculators, limit, shortest, spread)
     except CaseSelectionError as exc:
         if exc.param_hint:
             raise click.BadParameter(str(exc), param_hint=exc.param_hint) from None
@@ -96,6 +99,7 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     if needs_model and not base_url:
         raise click.UsageError(f"arm(s) {', '.join(a.name for a in arms if a.needs_model)} need a model: "
                                "give --base-url (and --model)")
+    check_out_dir(out_dir)
     try:
         summaries = _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
                             executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases,

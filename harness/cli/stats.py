@@ -30,7 +30,9 @@ def _common(f):
 
 
 def _fail(exc: Exception) -> None:
-    raise click.ClickException(str(exc)) from exc
+    from harness.cli.errors import explain
+
+    raise click.ClickException(explain(exc) or str(exc)) from exc
 
 
 @click.command("stats")

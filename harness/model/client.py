@@ -97,7 +97,14 @@ class ChatResult:
         return asdict(self)
 
 
+CACHED_FIELDS = {f for f in ChatResult.__dataclass_fields__} - {"request", "seed", "cached"}
+
+
 _canonical = canonical_json
+
+
+class CacheEntryError(ValueError):
+    """A response-cache file that is not a cache entry; the message names the file and the fix."""
 
 
 class ResponseCache:
@@ -110,14 +117,27 @@ class ResponseCache:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict | None:
+        """The entry for `key`, None when absent or of an older format. Entries are written whole
+        (temporary file + rename), so an unreadable one was damaged afterwards: CacheEntryError."""
         path = self._path(key)
         try:
             data = json.loads(path.read_text())
         except FileNotFoundError:
             return None
-        except ValueError:  # a torn write from a crash: treat as absent, it is rewritten
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CacheEntryError(self._damaged(path, f"not JSON: {exc}")) from None
+        if not isinstance(data, dict):
+            raise CacheEntryError(self._damaged(path, "not a JSON object"))
+        if data.get("format") != CACHE_FORMAT:
             return None
-        return data if data.get("format") == CACHE_FORMAT else None
+        if not isinstance(data.get("result"), dict) or set(data["result"]) != CACHED_FIELDS:
+            raise CacheEntryError(self._damaged(path, "its result fields are not a cached chat completion"))
+        return data
+
+    @staticmethod
+    def _damaged(path: Path, why: str) -> str:
+        return (f"corrupt response-cache entry {path} ({why}); delete that file (or rerun with --no-cache) "
+                "and rerun: finished rows are kept")
 
     def put(self, key: str, value: dict) -> None:
         path = self._path(key)

@@ -4,13 +4,16 @@ The library half of `harness run`, shared with the reproduce pipeline; the CLI t
 """
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 
 from executor.api import Executor
 from harness.arms.prompts import template_hashes
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
+from harness.model.preflight import check_model_server
 from harness.run.manifest import write_run_manifest
+from harness.run.case_selection import spread_across_calculators
 from harness.run.runner import NO_MODEL, RunSpec, run_arms
 
 
@@ -27,8 +30,9 @@ class RunSetupError(RuntimeError):
 
 
 def pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...], limit: int | None,
-                shortest: bool) -> list:
-    """The cases a run covers: named case ids, then calculator filter, shortest notes first, at most `limit`."""
+                shortest: bool, spread: bool = False) -> list:
+    """The cases a run covers: named case ids, then calculator filter, shortest notes first, (with `spread`)
+    one case per calculator round-robin over categories (harness.run.case_selection), at most `limit`."""
     cases = list(dataset.cases)
     if case_ids:
         known = dataset.by_case_id()
@@ -40,6 +44,8 @@ def pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...],
         cases = [c for c in cases if c.calculator_id in set(calculators)]
     if shortest:
         cases = sorted(cases, key=lambda c: (len(c.note.split()), c.case_id))
+    if spread:
+        cases = spread_across_calculators(cases)
     if limit is not None:
         cases = cases[:limit]
     if not cases:
@@ -55,31 +61,29 @@ async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_rev
 
     client = None
     model_id = model
-    if any(a.needs_model for a in arms):
-        if model_id is None:
-            probe = ModelClient(base_url, "probe", profile=server_profile)
-            try:
-                ids = await probe.server_models()
-            finally:
-                await probe.aclose()
-            if not ids:
-                raise RunSetupError(f"{base_url}/models lists no model; give --model")
-            model_id = ids[0]
-        client = ModelClient(base_url, model_id, profile=server_profile, model_revision=model_revision,
-                             concurrency=concurrency, timeout=timeout, cache_dir=cache_dir)
-    one_shot = []
-    if any(a.example for a in arms):
-        one_shot = load_dataset("one-shot").cases
-    spec = RunSpec(model=model_id or NO_MODEL, model_revision=model_revision,
-                   server_profile=server_profile if client else None, scorer=scorer, out_dir=out_dir,
-                   concurrency=concurrency, progress=progress)
-    run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     executor = None
     ex_cm = None
     try:
+        # Local preflight before the server's: the executor backend, then the model server; nothing is
+        # written until both answer.
         if any(a.needs_executor for a in arms):
             ex_cm = Executor(backend=executor_backend)
             executor = ex_cm.__enter__()
+        if any(a.needs_model for a in arms):
+            ids = await asyncio.to_thread(check_model_server, base_url, min(timeout, 60.0))
+            if model_id is None:
+                if not ids:
+                    raise RunSetupError(f"{base_url}/models lists no model; give --model")
+                model_id = ids[0]
+            client = ModelClient(base_url, model_id, profile=server_profile, model_revision=model_revision,
+                                 concurrency=concurrency, timeout=timeout, cache_dir=cache_dir)
+        one_shot = []
+        if any(a.example for a in arms):
+            one_shot = load_dataset("one-shot").cases
+        spec = RunSpec(model=model_id or NO_MODEL, model_revision=model_revision,
+                       server_profile=server_profile if client else None, scorer=scorer, out_dir=out_dir,
+                       concurrency=concurrency, progress=progress)
+        run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         manifest_fields = dict(
             arms={a.name: a.config() for a in arms}, arm_config_hashes={a.name: a.config_hash() for a in arms},
             prompts=template_hashes(), seeds=seeds, scorer=scorer, n_cases=len(cases),

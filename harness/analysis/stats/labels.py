@@ -1,6 +1,8 @@
 """Display names of arms and of the library-first hybrids (paper wording), and the hybrids' names."""
 from __future__ import annotations
 
+import re
+
 from harness.arms.registry import ARMS
 
 def _label(arm: str) -> str | None:
@@ -42,3 +44,9 @@ HYBRIDS = tuple((hybrid_name(lib, fb), LIBRARIES[lib], fb) for lib in LIBRARIES 
 def hybrid_label(name: str) -> str:
     lib, fb = name.removeprefix("hybrid:").split("+", 1)
     return f"{lib.replace('-first', '').capitalize()}-first, {arm_label(fb, short=True)} fallback"
+
+
+def model_label(model: str) -> str:
+    """Short display name: 'Qwen/Qwen2.5-7B-Instruct' -> 'Qwen2.5-7B'."""
+    name = model.rsplit("/", 1)[-1]
+    return re.sub(r"-instruct.*$", "", name, flags=re.IGNORECASE) or model

@@ -1,0 +1,72 @@
+"""User-facing failures of the `harness` CLI as one or two lines: the problem and the fix.
+
+`FriendlyGroup` is the Click group class of `harness`: an exception that `explain` recognises (model
+server unreachable or not answering JSON, the container backend missing, an unwritable results
+directory, foreign or corrupt result records, a corrupt response-cache entry) becomes a
+`click.ClickException` (exit 1, `Error: ...`, no traceback); anything else propagates unchanged, so
+a bug still shows its traceback. `check_out_dir` is the preflight `harness run` makes before it writes
+anything (the model server's is harness.model.preflight, called by the run session).
+"""
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import click
+
+from harness.model.preflight import ModelServerError
+
+
+def check_out_dir(out_dir: str | os.PathLike) -> Path:
+    """Create the results root if needed and prove it writable (a probe file, removed again)."""
+    out = Path(out_dir)
+    probe = out / f".write-probe-{os.getpid()}"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise click.ClickException(f"cannot write results to {out} ({reason}: {exc.filename or out}); "
+                                   "choose a writable directory with --out") from None
+    return out
+
+
+def explain(exc: BaseException) -> str | None:
+    """One or two lines for a known user-facing failure, else None."""
+    from harness.model.client import CacheEntryError, ModelRequestError
+    from harness.verify.rescore import RescoreError
+    from harness.analysis.stats.arrays import ResultsError
+    from harness.run.store import StoreError
+
+    if isinstance(exc, (ModelServerError, CacheEntryError)):
+        return str(exc)
+    if isinstance(exc, ModelRequestError):
+        return (f"model request failed, run stopped (finished rows are kept; rerun to resume): {exc}")
+    if type(exc).__name__ in ("ExecutorUnavailable", "ContainerBackendUnavailable"):
+        return (f"the container executor backend is unavailable: {exc}\n"
+                "Install docker and gVisor (make host executor-image) or pass --executor-backend process.")
+    if isinstance(exc, (StoreError, ResultsError, RescoreError)):
+        return (f"{exc}\nThe results root holds records that the kit did not write or that do not belong together: "
+                "move the named file out (or fix it) and rerun; other result files are untouched.")
+    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EROFS, errno.ENOTDIR, errno.ENOSPC,
+                                                  errno.EPERM):
+        return (f"cannot write {exc.filename or 'a results file'} ({exc.strerror}); choose a writable --out or "
+                "free space; finished rows are kept.")
+    return None
+
+
+class FriendlyGroup(click.Group):
+    """A Click group that turns the failures `explain` knows into `Error: ...` lines and exit 1."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised unless explain() knows it
+            message = explain(exc)
+            if message is None:
+                raise
+            raise click.ClickException(message) from None
