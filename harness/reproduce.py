@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harness.arms import ARMS, Arm
+from harness.arms import ARMS, EXTENSION_ARMS, Arm
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHERS = ("vllm", "llama-cpp")
@@ -118,7 +118,7 @@ def resolve_models(launcher: str, names: list[str]) -> list[str]:
 
 def resolve_arms(names: list[str]) -> list[Arm]:
     if not names or "all" in names:
-        return list(ARMS.values())
+        return [a for a in ARMS.values() if a.name not in EXTENSION_ARMS]   # the paper's arms; routers by name
     unknown = [n for n in names if n not in ARMS]
     if unknown:
         raise ReproduceError(f"unknown arm(s): {', '.join(unknown)}; known: {', '.join(ARMS)} (or 'all')")
@@ -211,6 +211,11 @@ def requests_per_case(arm: Arm, case) -> tuple[int, int]:
     n = max(1, arm.samples)
     if arm.solver == "recalled":
         return n, n + (1 if in_library else 0)
+    if arm.solver == "router":
+        # library calculators: Gold-Solve needs no call, Extract-Solve one; either may fall through to n programs
+        if not in_library:
+            return n, n
+        return (0, n) if arm.router_library == "gold" else (1, 1 + n)
     extra = min(arm.repair_cap, n) if arm.repair else 0
     return n, n + extra
 

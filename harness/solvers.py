@@ -251,23 +251,99 @@ async def _extract_and_compute(ctx: Context, calc) -> Solution:
 
 async def solve_extract_library(ctx: Context) -> Solution:
     """Extract-Solve library: outside the 22 calculators abstain without a call; else one greedy
-    extraction call, then the hand-written function; invalid extraction or a raise abstains."""
+    extraction call, then the hand-written function (at the arm's formula version); invalid extraction
+    or a raise abstains."""
     calc = _library().get(ctx.case.calculator_id)
     if calc is None:
         return Solution(outcome=ABSTAINED, reason="calculator not in the library")
+    if ctx.arm.formula_versions:
+        from harness.library.versions import versioned_calculator
+        calc, _ = versioned_calculator(ctx.case.calculator_id, ctx.arm.version_for(ctx.case.calculator_id))
     return await _extract_and_compute(ctx, calc)
 
 
 async def solve_gold_library(ctx: Context) -> Solution:
-    """Gold-Solve library: the hand-written function on the gold variables; no model."""
+    """Gold-Solve library: the hand-written function (at the arm's formula version) on the gold
+    variables; no model."""
     from harness.library import LibraryAbstain, convention_for_dataset, solve_gold
     convention = convention_for_dataset(ctx.dataset) if ctx.dataset is not None else "exact"
+    detail = {}
     try:
-        value = solve_gold(ctx.case, convention=convention)
+        if ctx.arm.formula_versions:
+            from harness.library.versions import solve_gold_versioned
+            value, detail["library"] = solve_gold_versioned(ctx.case, dict(ctx.arm.formula_versions),
+                                                            convention=convention)
+        else:
+            value = solve_gold(ctx.case, convention=convention)
     except LibraryAbstain as exc:
         return Solution(outcome=ABSTAINED, reason=str(exc) or "calculator not in the library")
     answer, kind = to_json_value(value)
-    return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind)
+    return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind, detail=detail)
+
+
+# --- the router (the paper's recommended configuration; decision rules in harness.routing) ----------------
+
+async def _router_library(ctx: Context) -> tuple[Solution | None, dict]:
+    """The library step: (an answering Solution or None to fall through, its provenance)."""
+    from harness.library import LibraryAbstain, convention_for_dataset
+    from harness.library.versions import versioned_calculator
+    cid = ctx.case.calculator_id
+    try:
+        calc, prov = versioned_calculator(cid, ctx.arm.version_for(cid))
+    except LibraryAbstain as exc:
+        return None, {"used": False, "reason": str(exc)}
+    info = {"used": True, **prov, "mode": ctx.arm.router_library}
+    if ctx.arm.router_library == "gold":
+        convention = convention_for_dataset(ctx.dataset) if ctx.dataset is not None else "exact"
+        try:
+            answer, kind = to_json_value(calc.compute(**calc.from_entities(ctx.case.entities, convention=convention)))
+        except (LibraryAbstain, ValueError) as exc:
+            return None, {**info, "answered": False, "reason": str(exc)}
+        return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind), {**info, "answered": True}
+    sol = await _extract_and_compute(ctx, calc)
+    info["extraction"] = sol.detail.get("extraction")
+    if sol.outcome != ANSWERED:
+        return None, {**info, "answered": False, "reason": sol.reason}
+    return sol, {**info, "answered": True}
+
+
+async def solve_router(ctx: Context) -> Solution:
+    """Routed arms: the library where it implements the calculator (Gold-Solve or Extract-Solve; an
+    abstaining library falls through), else `arm.samples` programs at the arm's temperature run by the
+    executor and the value at least `arm.agree_min` of them agree on, else abstain with the reason.
+    `detail["router"]` holds the route and its provenance (harness.routing, docs: README)."""
+    from harness.routing import (ROUTE_ABSTAIN, ROUTE_LIBRARY, agreement_clusters, check_k_m,
+                                 decide_programs)
+    arm, k, m = ctx.arm, ctx.arm.samples, ctx.arm.agree_min
+    check_k_m(k, m)
+    router = {"k": k, "m": m, "temperature": arm.temperature, "library_mode": arm.router_library,
+              "formula_version": arm.version_for(ctx.case.calculator_id)}
+    sol, router["library"] = await _router_library(ctx)
+    if sol is not None:
+        router.update(route=ROUTE_LIBRARY, agreeing=None, chosen_program=None, abstain_reason=None,
+                      samples=[], clusters=[])
+        sol.detail = {**sol.detail, "router": router}
+        return sol
+    messages = arm.build(ctx)
+    programs, results, samples, values = [], [], [], []
+    for i in range(k):
+        _reply, program, result, outcome = await _program_attempt(ctx, messages, temperature=arm.temperature,
+                                                                  sample_index=i)
+        programs.append(program)
+        results.append(result)
+        answer, kind = _answer_of(result) if outcome == ANSWERED else (None, None)
+        samples.append({"index": i, "outcome": outcome, "answer": answer, "kind": kind})
+        if outcome == ANSWERED and answer is not None:
+            values.append((i, answer, kind))
+    clusters = agreement_clusters(values, ctx.case.output_type)
+    decision = decide_programs(clusters, k, m)
+    router.update(route=decision.route, agreeing=decision.agreeing, chosen_program=decision.chosen,
+                  abstain_reason=decision.reason, samples=samples, clusters=[c.to_dict() for c in clusters])
+    if decision.route == ROUTE_ABSTAIN:
+        return Solution(outcome=ABSTAINED, program=programs, executor=results, reason=decision.reason,
+                        detail={"router": router})
+    return Solution(outcome=ANSWERED, answer=decision.answer, answer_kind=decision.kind, program=programs,
+                    executor=results, detail={"router": router})
 
 
 async def solve_recalled(ctx: Context) -> Solution:
@@ -349,4 +425,5 @@ SOLVERS: dict[str, Callable[[Context], Awaitable[Solution]]] = {
     "gold_library": solve_gold_library,
     "recalled": solve_recalled,
     "tree": solve_tree,
+    "router": solve_router,
 }
