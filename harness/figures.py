@@ -119,8 +119,9 @@ def figure_accuracy(an, out_dir: Path) -> list[Path]:
 
 
 def build_figures(an, out_dir) -> list[Path]:
+    from harness.router_report import figure_risk_coverage
     out_dir = Path(out_dir)
-    return figure_coverage(an, out_dir) + figure_accuracy(an, out_dir)
+    return figure_coverage(an, out_dir) + figure_accuracy(an, out_dir) + figure_risk_coverage(an, out_dir)
 
 
 def build_all_figures(results_dir, out_dir, draws: int = 1000, seed: int | None = None,

@@ -188,6 +188,7 @@ class Analysis:
     library: set[int] | None
     audit: dict[int, str] | None
     hybrids: list[str]
+    results_dir: Path | None = None   # where the records are (router tables read their full records)
 
     def gap(self, model: str, solver: str, reference: str, subset: str = "all") -> dict | None:
         for row in self.gaps:
@@ -233,7 +234,8 @@ def analyse(results_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, d
     resampler = Resampler(data.cluster, draws=draws, seed=seed)
     result = paired_gaps(data, comps, resampler)
     notes += [n for n in result.notes if "has no results" not in n]
-    return Analysis(data, resampler, result.rows, notes, library, audit, hybrids)
+    return Analysis(data, resampler, result.rows, notes, library, audit, hybrids,
+                    Path(results_dir) if results_dir is not None else None)
 
 
 # ---- builders -----------------------------------------------------------------------------------
@@ -612,6 +614,8 @@ def build_tables(an: Analysis) -> tuple[list[Table], dict[str, str]]:
             tables.append(builder(an))
         except Omit as exc:
             omitted[name] = str(exc)
+    from harness.router_report import extension_tables
+    tables += extension_tables(an)   # beyond the paper: only when the results hold router arms or versions
     return tables, omitted
 
 

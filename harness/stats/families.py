@@ -26,6 +26,8 @@ ARM_LABELS = {
     "blind-repair": "Blind + repair",
     "blind-repair-vote": "Blind + repair + vote",
     "formulate-tree": "Formulate-Solve tree",
+    "routed-gold": "Routed, formula given",
+    "routed-blind": "Routed, blind",
 }
 SHORT_LABELS = {
     "program-solve": "Prog.",
@@ -43,6 +45,8 @@ SHORT_LABELS = {
     "note-only-250-nogold": "Note only 250",
     "page-no-formula": "Page w/o formula",
     "formulate-tree": "Tree",
+    "routed-gold": "Routed (gold)",
+    "routed-blind": "Routed (blind)",
 }
 
 
