@@ -173,8 +173,9 @@ def table_s22(an) -> "Table | None":
     if summary:
         rows.append([SECTION, f"Gold-Solve library on {dataset_name}: answers that change when the version is chosen"])
         for s in summary:
+            where = "" if s["in_gold_solve"] else " (outside Gold-Solve's 22)"
             rows.append(["library", "Gold lib.", str(s["calculator_id"]), s["version"], str(s["cases"]),
-                         f"{s['benchmark_correct']} correct at {s['benchmark_version']}",
+                         f"{s['benchmark_correct']} correct at {s['benchmark_version']}{where}",
                          f"{s['changes']} change, {s['differs']} differ" if s["reference_available"]
                          else "n/a", str(s["cases"] - s["reference_available"])])
     notes = ["Benchmark acc.: % correct against the benchmark's gold (which exists only for the benchmark's "

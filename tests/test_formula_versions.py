@@ -190,7 +190,7 @@ def test_library_reference_is_labelled_and_abstains_with_the_missing_variable():
     meld = next(c for c in ds.cases if c.calculator_id == 23)
     ref = library_reference(meld, "meld-3.0")
     assert ref["label"] == REFERENCE_LABEL == "library-derived reference"
-    assert ref["value"] is None and "'sex' missing" in ref["reason"]
+    assert ref["value"] is None and ref["missing"] == ["sex", "albumin"] and "['sex', 'albumin'] missing" in ref["reason"]
     ldl = next(c for c in ds.cases if c.calculator_id == 44)
     ref = library_reference(ldl, "sampson-2020", convention=convention_for_dataset(ds))
     assert ref["value"] is not None and ref["reason"] is None and ref["function"].endswith("ldl_sampson")

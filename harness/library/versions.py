@@ -242,6 +242,12 @@ def library_reference(case: Any, version: str, *, convention: str = "exact") -> 
         out["value"] = calc.compute(**calc.from_entities(case.entities, convention=convention))
     except LibraryAbstain as exc:
         out["reason"] = str(exc)
+        entities = case.entities if isinstance(case.entities, dict) else {}
+        missing = [v.name for v in calc.variables if v.default is None and not calc._find(entities, v)[0]] \
+            if "calc" in locals() else []
+        if len(missing) > 1:
+            out["reason"] = (f"{calc.name} (calculator {cid}): variables {missing} missing from the gold entities")
+        out["missing"] = missing
     return out
 
 

@@ -88,9 +88,9 @@ def summarise(rows: list[dict]) -> list[dict]:
 def _short_reason(reason: str | None) -> str:
     if not reason:
         return ""
-    if "variable" in reason and "missing" in reason:
-        name = reason.split("variable", 1)[1].split("missing", 1)[0].strip().strip("'\" ")
-        return f"gold variables lack {name}"
+    if "missing from the gold entities" in reason:
+        names = reason.split("variable", 1)[1].split("missing", 1)[0].strip().lstrip("s").strip(" []'\"")
+        return f"gold variables lack {names.replace(chr(39), '')}"
     return reason.split(": ", 1)[-1][:80]
 
 
