@@ -139,7 +139,7 @@ class Arm:
 
 # The solvers that call the library (a formula version applies to them), and the new Arm fields left out
 # of config() at their defaults.
-FORMULA_SOLVERS = frozenset({"gold_library", "extract_library", "recalled", "router"})
+FORMULA_SOLVERS = frozenset({"gold_library", "extract_library", "router"})
 OMITTED_WHEN_DEFAULT = {"agree_min": 0, "router_library": "", "formula_versions": ()}
 
 
