@@ -11,11 +11,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.arms import ARMS, get_arm
-from harness.cli_run import parse_seeds, run as run_cmd, score as score_cmd
-from harness.dataset import load_dataset
-from harness.runner import RunSpec, case_order, run_arm_seed
-from harness.solvers import majority, to_json_value, vote_key
+from harness.arms.registry import ARMS, get_arm
+from harness.cli.run import parse_seeds, run as run_cmd, score as score_cmd
+from harness.data.dataset import load_dataset
+from harness.run.runner import RunSpec, case_order, run_arm_seed
+from harness.arms.solvers import majority, to_json_value, vote_key
 from tests.test_client import ScriptedServer, completion
 
 PAPER_ARMS = {
@@ -151,7 +151,7 @@ def process_executor():
 
 
 def _run(arm_name, replies, cases, tmp_path, executor, seed=42):
-    from harness.client import ModelClient
+    from harness.model.client import ModelClient
     script = [(200, completion(r), 0) if isinstance(r, str) else r for r in replies]
 
     async def go(url):

@@ -13,11 +13,11 @@ import json
 
 import pytest
 
-from harness.arms import ARMS
-from harness.dataset import load_dataset
-from harness.runner import RunSpec, run_arm_seed
-from harness.scoring import SCORERS
-from harness.solvers import TAXONOMY
+from harness.arms.registry import ARMS
+from harness.data.dataset import load_dataset
+from harness.run.runner import RunSpec, run_arm_seed
+from harness.scoring.scorers import SCORERS
+from harness.arms.solvers import TAXONOMY
 
 pytestmark = pytest.mark.model
 
@@ -35,7 +35,7 @@ def env(model_server):
 
 
 def run_arm(arm, case_ids, env, model_server, tmp_path):
-    from harness.client import ModelClient
+    from harness.model.client import ModelClient
     ds, ex = env
     by = ds.by_case_id()
 

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from harness.client import ModelClient, ModelRequestError, derive_seed, get_profile
+from harness.model.client import ModelClient, ModelRequestError, derive_seed, get_profile
 
 MSG = [{"role": "system", "content": "s"}, {"role": "user", "content": "What is 2+2?"}]
 

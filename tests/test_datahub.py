@@ -8,9 +8,9 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from harness import datahub
-from harness.cli_data import data
-from harness.dataset import BUNDLED_DIR
+from harness.data import datahub
+from harness.cli.data import data
+from harness.data.dataset import BUNDLED_DIR
 
 
 def _flip_one_byte(path):

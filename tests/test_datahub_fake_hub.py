@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness import datahub
-from harness.cli_data import data
-from harness.dataset import BUNDLED_DIR, DatasetError, load_dataset
+from harness.data import datahub
+from harness.cli.data import data
+from harness.data.dataset import BUNDLED_DIR, DatasetError, load_dataset
 
 PAPER_REV = "5488179" + "a1" * 16 + "0"  # 40 hex, starts with the paper's prefix
 OTHER_REVS = ["0eb5960" + "b2" * 16 + "1", "77c0d1e" + "c3" * 16 + "2", "5488180" + "d4" * 16 + "3"]

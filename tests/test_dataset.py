@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.dataset import BUNDLED_DIR, REPO_ROOT, Dataset, DatasetError, dataset_option, load_dataset
+from harness.data.dataset import BUNDLED_DIR, REPO_ROOT, Dataset, DatasetError, dataset_option, load_dataset
 from tests.fixtures_data import read_rows
 
 

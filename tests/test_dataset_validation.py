@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 
-from harness.dataset import COLUMNS, DatasetError, load_dataset, parse_weeks_days
+from harness.data.dataset import COLUMNS, DatasetError, load_dataset, parse_weeks_days
 from tests.fixtures_data import write_rows
 
 

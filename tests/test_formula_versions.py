@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from harness.dataset import load_dataset
+from harness.data.dataset import load_dataset
 from harness.formulas import CATALOGUE, literal_compute
 from harness.formulas.versions import (REFERENCE_LABEL, VERSIONS, FormulaVersionError, benchmark_version,
                                        get_version, load_versions, parse_formula_versions, version_text)

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli_formulas import formulas
+from harness.cli.formulas import formulas
 from harness.formulas import CATALOGUE, FormulaEntry, literal_compute
 from harness.formulas.check import V1_ERRATA, agrees, check_cases, load_cases
 from harness.formulas.docs import committed_block, markdown_table

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from harness.dataset import DatasetError, load_dataset
+from harness.data.dataset import DatasetError, load_dataset
 from harness.library import (IMPLEMENTED, LIBRARY, LIBRARY_IDS, Calculator, LibraryAbstain,
                              convention_for_dataset, solve_gold, units)
 

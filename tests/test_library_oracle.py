@@ -18,7 +18,7 @@ from collections import Counter
 
 import pytest
 
-from harness.dataset import load_dataset
+from harness.data.dataset import load_dataset
 from harness.library import IMPLEMENTED, LIBRARY
 
 medcalc = pytest.importorskip("medcalc", reason="medcalc-bench (the oracle) is not installed")

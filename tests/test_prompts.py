@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import prompts
-from harness.arms import ARMS, choose_example
-from harness.dataset import load_dataset
-from harness.solvers import Context
+from harness.arms import prompts
+from harness.arms.registry import ARMS, choose_example
+from harness.data.dataset import load_dataset
+from harness.arms.solvers import Context
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 # Real bundled rows: a library calculator with a short note (Target weight), a Cockcroft-Gault row,
@@ -84,7 +84,7 @@ def test_note_budgets_and_inputs_follow_the_paper(rows):
     assert block in user("open-book") and block in user("program-solve") and block in user("page-no-formula")
     assert block in user("note-only-gold") and block not in user("note-only")
     assert block not in user("blind") and block not in user("formulate-tree")
-    from harness.arms import formula_text
+    from harness.arms.registry import formula_text
     formula = formula_text(long_case.calculator_id)
     assert formula in user("open-book") and formula in user("program-solve")
     assert formula not in user("page-no-formula") and formula not in user("blind")

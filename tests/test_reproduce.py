@@ -1,7 +1,7 @@
 """`make reproduce`: the dry run (scripts/reproduce.sh DRY_RUN=1), refusal of unpinned models, and the
 CI run of the SAME pipeline (`harness serve reproduce`) with the llama.cpp CPU launcher on a tiny slice.
 
-Expected request counts are computed here from the Arm definitions (harness.arms.ARMS), the library's
+Expected request counts are computed here from the Arm definitions (harness.arms.registry.ARMS), the library's
 calculators and the dataset, never written down as numbers."""
 from __future__ import annotations
 
@@ -18,12 +18,14 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from harness import datahub, vllm
-from harness.arms import ARMS
-from harness.cli_serve import serve
-from harness.dataset import load_dataset
+from harness.data import datahub
+
+from harness.model import vllm
+from harness.arms.registry import ARMS
+from harness.cli.serve import serve
+from harness.data.dataset import load_dataset
 from harness.library import LIBRARY
-from harness.reproduce import ReproduceConfig, build_plan, run_pipeline, verify_checksums
+from harness.reproduce.pipeline import ReproduceConfig, build_plan, run_pipeline, verify_checksums
 from tests.conftest import ROOT, require
 
 SCRIPT = ROOT / "scripts" / "reproduce.sh"
@@ -231,7 +233,7 @@ def test_reproduce_command_refuses_to_start_when_preflight_fails(unpinned_lock, 
 
 
 def _require_cpu_server() -> None:
-    from harness.serving import DEFAULT_GGUF, DEFAULT_SERVER_PYTHON
+    from harness.model.serving import DEFAULT_GGUF, DEFAULT_SERVER_PYTHON
     require(DEFAULT_SERVER_PYTHON.exists(), f"CPU model server virtualenv missing ({DEFAULT_SERVER_PYTHON}); make server-venv")
     require(DEFAULT_GGUF.exists(), f"model GGUF missing ({DEFAULT_GGUF}); make model")
     require(HARNESS.exists(), f"{HARNESS} missing; make setup")
@@ -253,7 +255,7 @@ def test_ci_pipeline_with_llama_cpp_launcher_writes_records_manifests_checksums_
     out = tmp_path / "out"
     r = subprocess.run(_reproduce_cmd(out), capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    from harness.serving import CPU_MODEL, CPU_MODEL_ID
+    from harness.model.serving import CPU_MODEL, CPU_MODEL_ID
     prog = _lines(out / CPU_MODEL_ID / "program-solve" / "seed42.jsonl")
     gold = _lines(out / "library" / "gold-lib" / "seed42.jsonl")
     assert len(prog) == 2 and len(gold) == 2 and {p["case_id"] for p in prog} == {g["case_id"] for g in gold}

@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from harness.stats.bootstrap import Resampler, percentile_interval
-from harness.stats.risk_coverage import (RiskCoverageError, aurc_from_groups, curve, level_rows, row_level,
+from harness.analysis.stats.bootstrap import Resampler, percentile_interval
+from harness.analysis.stats.risk_coverage import (RiskCoverageError, aurc_from_groups, curve, level_rows, row_level,
                                          single_arm_point, thresholds)
 
 GOLD = 10

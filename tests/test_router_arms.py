@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.arms import ARMS, EXTENSION_ARMS, with_options
+from harness.arms.registry import ARMS, EXTENSION_ARMS, with_options
 from harness.cli import main as cli
-from harness.dataset import load_dataset
-from harness.reproduce import requests_per_case, resolve_arms
+from harness.data.dataset import load_dataset
+from harness.reproduce.pipeline import requests_per_case, resolve_arms
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,7 @@ def test_router_config_covers_k_m_temperature_and_versions():
 def test_versioned_prompt_text():
     ds = load_dataset("bundled-test")
     case = next(c for c in ds.cases if c.calculator_id == 9)
-    from harness.solvers import Context
+    from harness.arms.solvers import Context
     default = ARMS["program-solve"].build(Context(case=case, arm=ARMS["program-solve"], seed=42))
     versioned_arm = with_options(ARMS["program-solve"], formula_versions={9: "ckd-epi-2021"})
     versioned = versioned_arm.build(Context(case=case, arm=versioned_arm, seed=42))

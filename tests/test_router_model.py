@@ -14,10 +14,10 @@ import json
 
 import pytest
 
-from harness.arms import ARMS, with_options
-from harness.dataset import load_dataset
-from harness.runner import RunSpec, run_arm_seed
-from harness.solvers import TAXONOMY
+from harness.arms.registry import ARMS, with_options
+from harness.data.dataset import load_dataset
+from harness.run.runner import RunSpec, run_arm_seed
+from harness.arms.solvers import TAXONOMY
 
 pytestmark = pytest.mark.model
 
@@ -34,7 +34,7 @@ def env(model_server):
 
 
 def run(arm, env, model_server, out):
-    from harness.client import ModelClient
+    from harness.model.client import ModelClient
     ds, ex = env
     by = ds.by_case_id()
 
@@ -80,7 +80,7 @@ def test_router_arm_end_to_end(name, env, model_server, tmp_path):
     assert outside["library"]["used"] is False and "not in the library" in outside["library"]["reason"]
 
     # the curve and the tables come from these stored records, no new calls
-    from harness.stats.risk_coverage import curve, level_rows
+    from harness.analysis.stats.risk_coverage import curve, level_rows
     rows = level_rows(recs.values())[(model_server.model_id, name)]
     c = curve(rows, draws=200, seed=1)
     assert [p.label for p in c.points] == ["library only", "m=2", "m=1"]

@@ -4,9 +4,9 @@ Synthetic records only (model "synthetic/router", dataset "synthetic", `"synthet
 is a result set whose curve is known, not a result."""
 from __future__ import annotations
 
-from harness.stats.risk_coverage import curve, level_rows
-from harness.stats.synthetic import synthetic_records, write_records
-from harness.tables import analyse, build_tables
+from harness.analysis.stats.risk_coverage import curve, level_rows
+from harness.analysis.stats.synthetic import synthetic_records, write_records
+from harness.analysis.tables import analyse, build_tables
 from tests.test_risk_coverage import DESIGN, design_records
 
 SEEDS = (42, 43)
@@ -45,7 +45,7 @@ def test_router_tables_from_records(tmp_path):
     assert s20[1] == "Routed, formula given" and s20[2] == f"{100 * 18 / 28:.2f}"
     assert s20[5] == f"{100 * 8 / 28:.1f} / {100 * 10 / 28:.1f} / {100 * 10 / 28:.1f}"
     assert s20[6] != "\u2013" and s20[7] != "\u2013"      # both paired gaps computed
-    from harness.figures import build_figures
+    from harness.analysis.figures import build_figures
     paths = build_figures(an, tmp_path / "fig")
     assert (tmp_path / "fig" / "fig-risk-coverage.png").exists() and len(paths) == 6
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.routing import (ROUTE_ABSTAIN, ROUTE_PROGRAMS, agreement_clusters, agrees, check_k_m,
+from harness.arms.solvers.router import (ROUTE_ABSTAIN, ROUTE_PROGRAMS, agreement_clusters, agrees, check_k_m,
                              decide_programs)
 
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from harness.dataset import load_dataset
-from harness.scoring import SCORERS, score_reply, score_value
+from harness.data.dataset import load_dataset
+from harness.scoring.scorers import SCORERS, score_reply, score_value
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,13 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from harness.stats import catalog
-from harness.stats.arrays import OUTCOMES, ResultsError, load_arrays
-from harness.stats.bootstrap import Resampler
-from harness.stats.families import PRIMARY, SYNTAX, Comparison
-from harness.stats.hybrids import add_hybrids, hybrid_name, library_share
-from harness.stats.paired import paired_gaps
-from harness.stats.synthetic import synthetic_records, write_records
+from harness.analysis.stats import catalog
+from harness.analysis.stats.arrays import OUTCOMES, ResultsError, load_arrays
+from harness.analysis.stats.bootstrap import Resampler
+from harness.analysis.stats.families import PRIMARY, SYNTAX, Comparison
+from harness.analysis.stats.hybrids import add_hybrids, hybrid_name, library_share
+from harness.analysis.stats.paired import paired_gaps
+from harness.analysis.stats.synthetic import synthetic_records, write_records
 
 ARMS = ("open-book", "program-solve", "program-solve-syntax", "gold-lib", "extract-lib", "blind")
 

@@ -10,9 +10,9 @@ from scipy.stats import binomtest
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from harness.stats.bootstrap import Resampler, percentile_interval, ratio
-from harness.stats.icc import design_effect, effective_sample_size, icc1, summarize
-from harness.stats.tests import holm, mcnemar_exact, sign_flip_p
+from harness.analysis.stats.bootstrap import Resampler, percentile_interval, ratio
+from harness.analysis.stats.icc import design_effect, effective_sample_size, icc1, summarize
+from harness.analysis.stats.tests import holm, mcnemar_exact, sign_flip_p
 
 
 # ---- McNemar --------------------------------------------------------------------------------------

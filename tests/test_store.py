@@ -13,12 +13,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.store import (ResultStore, StoreError, TornLineWarning, export_results, load_records, record_key,
+from harness.run.store import (ResultStore, StoreError, TornLineWarning, export_results, load_records, record_key,
                            results_path)
 
 WRITER = r'''
 import sys, time
-from harness.store import ResultStore, record_key
+from harness.run.store import ResultStore, record_key
 path, n, delay = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 store = ResultStore(path)
 for i in range(n):

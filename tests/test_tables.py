@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.stats import catalog
-from harness.stats.families import arm_label
-from harness.tables import analyse, build_all, model_label, table1, tex_escape
+from harness.analysis.stats import catalog
+from harness.analysis.stats.families import arm_label
+from harness.analysis.tables import analyse, build_all, model_label, table1, tex_escape
 
 ARMS = ("note-only", "open-book", "program-solve", "program-solve-syntax", "gold-lib", "extract-lib", "blind",
         "blind-vote")
@@ -28,7 +28,7 @@ def fake_catalog(monkeypatch):
 
 @pytest.fixture
 def synthetic_results(tmp_path):
-    from harness.stats.synthetic import synthetic_records, write_records
+    from harness.analysis.stats.synthetic import synthetic_records, write_records
 
     recs = synthetic_records(models=("synthetic/Alpha-7B-Instruct", "synthetic/Beta-32B-Instruct"), arms=ARMS,
                              seeds=(42, 43, 44), sizes=(5, 4, 6, 3, 5), library=LIB, date_calcs={3}, seed=11)
@@ -87,7 +87,7 @@ def test_missing_catalogue_omits_impl_and_audit_tables(synthetic_results, monkey
 
 
 def test_single_seed_and_partial_arms(tmp_path, fake_catalog):
-    from harness.stats.synthetic import synthetic_records, write_records
+    from harness.analysis.stats.synthetic import synthetic_records, write_records
 
     recs = synthetic_records(models=("synthetic/demo",), arms=("open-book", "program-solve"), seeds=(42,),
                              sizes=(3, 3, 3), seed=1)
@@ -138,7 +138,7 @@ def test_cli_commands(synthetic_results, fake_catalog, tmp_path):
 
 
 def test_figures_are_byte_stable_without_timestamps(synthetic_results, fake_catalog, tmp_path):
-    from harness.figures import build_figures
+    from harness.analysis.figures import build_figures
 
     an = analyse(synthetic_results[0], draws=200)
     a = build_figures(an, tmp_path / "a")

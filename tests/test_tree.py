@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from harness.tree import TreeAbstain, evaluate, parse_reply, solve_reply
+from harness.arms.solvers.tree import TreeAbstain, evaluate, parse_reply, solve_reply
 
 
 def reply(tree, variables=None, missing=None):

@@ -88,7 +88,7 @@ def test_verify_without_manifest_is_a_clear_error(result_root, tmp_path):
 def test_the_committed_result_sets_verify_and_a_one_byte_change_in_a_copy_is_named(tmp_path):
     """The real committed results (CPU demo with the real model, Gold-Solve) pass `harness verify`;
     a copy with one byte changed fails naming that file."""
-    from harness.checksums import RESULTS_MANIFEST, ROOT
+    from harness.verify.checksums import RESULTS_MANIFEST, ROOT
 
     committed = ROOT / "results"
     assert (committed / "cpu-demo").is_dir() and (committed / "gold-solve").is_dir()

@@ -1,9 +1,9 @@
 """Gold-Solve under each formula version on the bundled slice: what changes, from the gold variables."""
 from __future__ import annotations
 
-from harness.dataset import load_dataset
+from harness.data.dataset import load_dataset
 from harness.library import LIBRARY, convention_for_dataset, solve_gold
-from harness.stats.version_effects import case_rows, summarise
+from harness.analysis.stats.version_effects import case_rows, summarise
 
 
 def test_bundled_slice_version_changes():

@@ -1,4 +1,4 @@
-"""harness.vllm: pins, the exact vLLM command lines, log parsing, preflight, pin-models / pin-images.
+"""harness.model.vllm: pins, the exact vLLM command lines, log parsing, preflight, pin-models / pin-images.
 
 No GPU here: the launcher is checked through the commands it would run; preflight through what this
 machine lacks. The hub and Docker Hub are out of reach, so pin-models runs against a local fake hub
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness import vllm
-from harness.cli_serve import serve
-from harness.vllm import PinError, VllmLauncher
+from harness.model import vllm
+from harness.cli.serve import serve
+from harness.model.vllm import PinError, VllmLauncher
 
 LOCK_DIR = vllm.DEFAULT_VLLM_DIR
 
@@ -141,7 +141,7 @@ def test_deterministic_mode_sets_batch_invariance_and_turns_prefix_caching_off()
 
 
 def test_start_without_docker_is_a_clear_launch_error(monkeypatch):
-    from harness.serving import LaunchError
+    from harness.model.serving import LaunchError
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(LaunchError, match="docker not found"):
         VllmLauncher("qwen2.5-7b").start()
@@ -331,8 +331,8 @@ exit 0
 
 
 def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(tmp_path, monkeypatch):
-    from harness.reproduce import ReproduceConfig, run_pipeline
-    from harness.serving import LaunchError
+    from harness.reproduce.pipeline import ReproduceConfig, run_pipeline
+    from harness.model.serving import LaunchError
     calls = tmp_path / "calls.txt"
     _recording_fake_docker(tmp_path / "bin", calls, QWEN_LOG + "RuntimeError: CUDA out of memory\n")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")

@@ -1,0 +1,174 @@
+"""Figures from per-case results, as byte-stable PNG and PDF.
+
+* Figure 2 (`fig2-coverage`): coverage against full-set accuracy for a library of k calculators.
+  A library that abstains outside its calculators covers at most the cases of the calculators it
+  implements, so its full-set accuracy lies on or under the coverage line; the library arms are
+  marked at their k, Program-Solve (which attempts every calculator) at k = all.
+* Figure 1b (`fig1b-accuracy`): full-set accuracy bars of the ladder arms per model, with the blind
+  arm drawn open (outline only).
+
+Output is deterministic: the Agg backend, a fixed style, and no timestamps or version strings in
+the file metadata (`CreationDate`/`Creator` removed from PDFs, `Software` from PNGs), so the same
+results give the same bytes.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from harness.analysis.stats.families import arm_label  # noqa: E402
+from harness.analysis.stats.paired import accuracy  # noqa: E402
+from harness.analysis.router_report import MATCHED, curves, full_records, router_records  # noqa: E402
+from harness.analysis.stats.risk_coverage import single_arm_point  # noqa: E402
+
+PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
+PNG_META = {"Software": None}
+STYLE = {"font.family": "DejaVu Sans", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
+         "svg.hashsalt": "harness", "pdf.compression": 6, "figure.dpi": 100, "savefig.dpi": 150}
+COLORS = ("#1b6ca8", "#d1495b", "#66a182", "#edae49", "#6d597a", "#2e4057")
+BAR_ARMS = ("note-only", "page-no-formula", "open-book", "extract-lib", "gold-lib", "program-solve",
+            "program-solve-syntax", "blind")
+
+
+def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png, pdf = out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"
+    fig.savefig(png, format="png", metadata=PNG_META)
+    fig.savefig(pdf, format="pdf", metadata=PDF_META)
+    plt.close(fig)
+    return [png, pdf]
+
+
+def figure_coverage(an, out_dir: Path) -> list[Path]:
+    """Figure 2: coverage bound against full-set accuracy for a library of k calculators."""
+    from harness.analysis.tables import model_label
+
+    d = an.data
+    n_calc = len(d.calculators)
+    sizes = d.cluster_sizes
+    k = np.arange(n_calc + 1)
+    mean_line = 100 * k * (d.n_cases / n_calc) / d.n_cases
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(5.2, 3.6))
+        ax.plot(k, mean_line, color="0.3", lw=1.2, label="coverage bound (mean calculator size)")
+        if len(set(sizes.tolist())) > 1:  # unbalanced: the bound depends on which calculators
+            top = 100 * np.concatenate([[0], np.cumsum(np.sort(sizes)[::-1])]) / d.n_cases
+            ax.plot(k, top, color="0.6", lw=0.8, ls="--", label="bound, largest calculators first")
+        ax.fill_between(k, 0, mean_line, color="0.92", lw=0)
+        lib_k = None if an.library is None else int(np.sum(np.isin(d.calculators, sorted(an.library))))
+        for i, m in enumerate(d.models):
+            color = COLORS[i % len(COLORS)]
+            for arm, marker in (("gold-lib", "s"), ("extract-lib", "^")):
+                acc = accuracy(d, m, arm)
+                if acc is None:
+                    continue
+                kk = lib_k if lib_k is not None else int(len(set(d.calculator_ids[
+                    np.any(d.outcome_block(m, arm) == 0, axis=0)].tolist())))
+                ax.plot([kk], [acc["mean"]], marker=marker, color=color, ls="none", ms=6,
+                        label=f"{arm_label(arm, short=True)} {model_label(m)}")
+            acc = accuracy(d, m, "program-solve")
+            if acc is not None:
+                ax.plot([n_calc], [acc["mean"]], marker="o", color=color, ls="none", ms=6,
+                        label=f"Prog. {model_label(m)}")
+        ax.set_xlim(0, n_calc + 1)
+        ax.set_ylim(0, 100)
+        ax.set_xlabel(f"calculators implemented, k (of {n_calc})")
+        ax.set_ylabel("full-set accuracy (%)")
+        ax.set_title(f"Coverage bound, {d.n_cases} cases", fontsize=9)
+        ax.legend(fontsize=6.5, frameon=False, loc="upper left", ncol=1)
+        fig.tight_layout()
+        return _save(fig, out_dir, "fig2-coverage")
+
+
+def figure_accuracy(an, out_dir: Path) -> list[Path]:
+    """Figure 1b: full-set accuracy of the ladder arms by model; the blind arm drawn open."""
+    from harness.analysis.tables import model_label
+
+    d = an.data
+    arms = [a for a in BAR_ARMS if any(d.has(m, a) for m in d.models)]
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(6.4, 3.4))
+        width = 0.8 / max(len(d.models), 1)
+        x = np.arange(len(arms))
+        for i, m in enumerate(d.models):
+            color = COLORS[i % len(COLORS)]
+            for j, arm in enumerate(arms):
+                acc = accuracy(d, m, arm)
+                if acc is None:
+                    continue
+                blind = arm == "blind"
+                ax.bar(x[j] + (i - (len(d.models) - 1) / 2) * width, acc["mean"], width * 0.92,
+                       color="white" if blind else color, edgecolor=color, linewidth=1.2,
+                       hatch="//" if blind else None, label=model_label(m) if j == 0 or (
+                           j == min(jj for jj, a in enumerate(arms) if d.has(m, a))) else None)
+        ax.set_xticks(x)
+        ax.set_xticklabels([arm_label(a, short=True) for a in arms], rotation=30, ha="right")
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("full-set accuracy (%)")
+        ax.set_title("Accuracy by arm (blind arm open)", fontsize=9)
+        handles, labels = ax.get_legend_handles_labels()
+        seen = {}
+        for h, lab in zip(handles, labels):
+            seen.setdefault(lab, h)
+        ax.legend(seen.values(), seen.keys(), fontsize=7, frameon=False)
+        fig.tight_layout()
+        return _save(fig, out_dir, "fig1b-accuracy")
+
+
+def figure_risk_coverage(an, out_dir: Path) -> list[Path]:
+    """Accuracy on answered rows against coverage, with cluster bands, per model and router arm."""
+    if not router_records(an):
+        return []
+    from harness.analysis.tables import model_label
+
+    crvs = curves(an)
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(5.2, 3.6))
+        for i, c in enumerate(crvs):
+            color = COLORS[i % len(COLORS)]
+            cov = np.array([100 * p.coverage for p in c.points])
+            acc = np.array([100 * p.accuracy for p in c.points])
+            lo = np.array([100 * p.accuracy_ci[0] for p in c.points])
+            hi = np.array([100 * p.accuracy_ci[1] for p in c.points])
+            ok = ~np.isnan(acc)
+            ax.plot(cov[ok], acc[ok], marker="o", ms=4, color=color, lw=1.2,
+                    label=f"{arm_label(c.arm, short=True)} {model_label(c.model)} (AURC {c.aurc:.3f})")
+            ax.fill_between(cov[ok], lo[ok], hi[ok], color=color, alpha=0.15, lw=0)
+            for p, x, y in zip(c.points, cov, acc):
+                if not np.isnan(y):
+                    ax.annotate(p.label.replace("library only", "lib"), (x, y), fontsize=6, color=color,
+                                xytext=(3, 3), textcoords="offset points")
+            matched = [r for r in full_records(an) if r["model"] == c.model and r["arm"] == MATCHED[c.arm]]
+            if matched:
+                e = single_arm_point(matched, MATCHED[c.arm])
+                ax.plot([100 * e["coverage"]], [100 * e["accuracy"]], marker="x", color=color, ls="none", ms=6,
+                        label=f"{arm_label(MATCHED[c.arm], short=True)} alone {model_label(c.model)}")
+        ax.set_xlim(0, 100)
+        ax.set_ylim(0, 100)
+        ax.set_xlabel("coverage: rows answered (%)")
+        ax.set_ylabel("accuracy on answered rows (%)")
+        ax.set_title("Risk-coverage of the router (points: agreement threshold m)", fontsize=9)
+        ax.legend(fontsize=6.5, frameon=False, loc="lower left")
+        fig.tight_layout()
+        return _save(fig, Path(out_dir), "fig-risk-coverage")
+
+
+
+def build_figures(an, out_dir) -> list[Path]:
+    out_dir = Path(out_dir)
+    return figure_coverage(an, out_dir) + figure_accuracy(an, out_dir) + figure_risk_coverage(an, out_dir)
+
+
+def build_all_figures(results_dir, out_dir, draws: int = 1000, seed: int | None = None,
+                      dataset: str | None = None) -> list[Path]:
+    """Load results and write every figure (the figures use no bootstrap draws, so few are made)."""
+    from harness.analysis.stats.bootstrap import DEFAULT_SEED
+    from harness.analysis.tables import analyse
+
+    an = analyse(results_dir, draws=draws, seed=DEFAULT_SEED if seed is None else seed, dataset=dataset)
+    return build_figures(an, out_dir)
