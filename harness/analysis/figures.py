@@ -21,7 +21,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from harness.analysis.stats.families import arm_label  # noqa: E402
+from harness.analysis.stats.labels import arm_label  # noqa: E402
+from harness.arms.registry import ladder  # noqa: E402
 from harness.analysis.stats.paired import accuracy  # noqa: E402
 from harness.analysis.router_report import MATCHED, curves, full_records, router_records  # noqa: E402
 from harness.analysis.stats.risk_coverage import single_arm_point  # noqa: E402
@@ -31,9 +32,6 @@ PNG_META = {"Software": None}
 STYLE = {"font.family": "DejaVu Sans", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
          "svg.hashsalt": "harness", "pdf.compression": 6, "figure.dpi": 100, "savefig.dpi": 150}
 COLORS = ("#1b6ca8", "#d1495b", "#66a182", "#edae49", "#6d597a", "#2e4057")
-BAR_ARMS = ("note-only", "page-no-formula", "open-book", "extract-lib", "gold-lib", "program-solve",
-            "program-solve-syntax", "blind")
-
 
 def _save(fig, out_dir: Path, stem: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -90,7 +88,7 @@ def figure_accuracy(an, out_dir: Path) -> list[Path]:
     from harness.analysis.tables import model_label
 
     d = an.data
-    arms = [a for a in BAR_ARMS if any(d.has(m, a) for m in d.models)]
+    arms = [a for a in ladder() if any(d.has(m, a) for m in d.models)]  # the bars are the ladder's arms
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(6.4, 3.4))
         width = 0.8 / max(len(d.models), 1)
@@ -162,13 +160,3 @@ def figure_risk_coverage(an, out_dir: Path) -> list[Path]:
 def build_figures(an, out_dir) -> list[Path]:
     out_dir = Path(out_dir)
     return figure_coverage(an, out_dir) + figure_accuracy(an, out_dir) + figure_risk_coverage(an, out_dir)
-
-
-def build_all_figures(results_dir, out_dir, draws: int = 1000, seed: int | None = None,
-                      dataset: str | None = None) -> list[Path]:
-    """Load results and write every figure (the figures use no bootstrap draws, so few are made)."""
-    from harness.analysis.stats.bootstrap import DEFAULT_SEED
-    from harness.analysis.tables import analyse
-
-    an = analyse(results_dir, draws=draws, seed=DEFAULT_SEED if seed is None else seed, dataset=dataset)
-    return build_figures(an, out_dir)

@@ -9,9 +9,12 @@ from __future__ import annotations
 import base64
 import html
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
+from harness.analysis.figures import build_figures
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
+from harness.analysis.tables import Analysis, analyse, build_tables, model_label, write_tables
 
 CSS = """
 body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222;font-size:14px}
@@ -67,8 +70,6 @@ FIGURE_CAPTIONS = {
 
 def render_report(an, tables, omitted: dict, figures: list[Path], results_dir) -> str:
     """The report page as one HTML string."""
-    from harness.analysis.tables import model_label
-
     root = Path(results_dir)
     d, r = an.data, an.resampler.describe()
     parts = [
@@ -98,17 +99,30 @@ def render_report(an, tables, omitted: dict, figures: list[Path], results_dir) -
     return "\n".join(parts) + "\n"
 
 
-def build_report(results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
-                 dataset: str | None = None) -> Path:
-    """Analyse once, write tables and figures under `out_dir`, then `out_dir/report.html`."""
-    from harness.analysis.figures import build_figures
-    from harness.analysis.tables import analyse, build_tables, write_tables
+@dataclass
+class ReportFiles:
+    """What `write_outputs` wrote: the tables (and the ones the results do not determine), figures and the page."""
 
+    tables: list
+    omitted: dict[str, str]
+    table_paths: list[Path]
+    figures: list[Path]
+    page: Path
+
+
+def write_outputs(an: Analysis, out_dir, results_dir) -> ReportFiles:
+    """Tables under `out_dir/tables`, figures under `out_dir/figures`, then `out_dir/report.html`, from one analysis."""
     out = Path(out_dir)
-    an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset)
     tables, omitted = build_tables(an)
-    write_tables(tables, omitted, out / "tables", an)
+    table_paths = write_tables(tables, omitted, out / "tables", an)
     figures = build_figures(an, out / "figures")
     page = out / "report.html"
     page.write_text(render_report(an, tables, omitted, figures, results_dir), encoding="utf-8")
-    return page
+    return ReportFiles(tables, omitted, table_paths, figures, page)
+
+
+def build_report(results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
+                 dataset: str | None = None) -> Path:
+    """Analyse once, write tables and figures under `out_dir`, then `out_dir/report.html`."""
+    an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset)
+    return write_outputs(an, out_dir, results_dir).page

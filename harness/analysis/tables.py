@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.core.outcomes import RowOutcome
+from harness.arms.registry import ladder, program_table_arms
 from harness.analysis.stats.arrays import OUTCOME_CODE, CorrectnessArrays, load_arrays
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED, Resampler
 from harness.analysis.stats import catalog
@@ -35,19 +37,7 @@ MINUS = "\u2212"
 SECTION = "__section__"
 
 # Table 1 rows: arm -> (formula, variables, executes), as the paper states them.
-LADDER = {
-    "note-only": ("recalled", "extracted", "model"),
-    "page-no-formula": ("suppressed", "given", "model"),
-    "open-book": ("given", "given", "model"),
-    "extract-lib": ("hardcoded", "extracted", "function"),
-    "gold-lib": ("hardcoded", "given", "function"),
-    "program-solve": ("given", "given", "executor"),
-    "program-solve-syntax": ("given", "given", "executor"),
-    "blind": ("recalled", "extracted", "executor"),
-}
 LEVER_ARMS = ("blind", "blind-vote", "blind-repair", "blind-repair-vote")
-PROGRAM_ARMS = ("program-solve", "program-solve-syntax", "blind", "blind-vote", "blind-repair",
-                "blind-repair-vote", "formulate-tree")
 AUDIT_ARMS = ("open-book", "program-solve", "blind")
 
 
@@ -273,7 +263,8 @@ def _gap_cell(row: dict | None) -> str:
 
 def table1(an: Analysis) -> Table:
     d = an.data
-    arms = [a for a in LADDER if any(d.has(m, a) for m in d.models)]
+    cells = ladder()
+    arms = [a for a in cells if any(d.has(m, a) for m in d.models)]
     if not arms:
         raise Omit("none of the ladder arms ran")
     impl = an.impl_mask()
@@ -284,7 +275,7 @@ def table1(an: Analysis) -> Table:
         cols.append(f"{model_label(m)} Full n={d.n_cases}")
     rows = []
     for arm in arms:
-        row = [arm_label(arm), *LADDER[arm]]
+        row = [arm_label(arm), *cells[arm]]
         for m in d.models:
             if impl is not None:
                 row.append(_acc_cell(an, m, arm, impl))
@@ -292,7 +283,7 @@ def table1(an: Analysis) -> Table:
         rows.append(row)
     notes = [f"Accuracy (%), mean over seeds ({an.seeds_note()}). Impl.: cases of the library's calculators; "
              "Full: every case in the results. A superscript gives the cases (or the single seed, 1) when an "
-             "arm covers fewer.", *_omitted(an, LADDER)]
+             "arm covers fewer.", *_omitted(an, cells)]
     if impl is None:
         notes.append("Impl. columns omitted: the library's calculator list is unavailable.")
     return Table("table1", "Accuracy ladder (Impl. and Full)", cols, rows, notes, "llll" + "r" * (len(cols) - 4))
@@ -416,17 +407,18 @@ def table_s6(an: Analysis) -> Table:
     dates = np.array([t in ("date", "weeks_days") for t in d.output_types])
     rows = []
     for m in d.models:
-        for a in PROGRAM_ARMS:
+        for a in program_table_arms():
             if not d.has(m, a):
                 continue
             oc = d.outcome_block(m, a)
             c = d.block(m, a)
             have = oc >= 0
             n = int(have.sum())
-            counts = [int(np.sum(oc == code[k])) for k in ("answered", "no_program", "sandbox_rejection",
-                                                              "raised_error", "wrong_return_kind", "unreadable_value",
-                                                              "abstained")]
-            att = oc == code["answered"]
+            counts = [int(np.sum(oc == code[k])) for k in (RowOutcome.ANSWERED, RowOutcome.NO_PROGRAM,
+                                                              RowOutcome.SANDBOX_REJECTION, RowOutcome.RAISED_ERROR,
+                                                              RowOutcome.WRONG_RETURN_KIND,
+                                                              RowOutcome.UNREADABLE_VALUE, RowOutcome.ABSTAINED)]
+            att = oc == code[RowOutcome.ANSWERED]
             acc = 100 * np.nansum(c) / n
             att_acc = 100 * np.nansum(np.where(att, c, 0)) / att.sum() if att.any() else float("nan")
             dmask = have & dates[None, :]
@@ -483,10 +475,10 @@ def _breakdown(oc: np.ndarray, c: np.ndarray, mask: np.ndarray) -> dict:
         return {}
     pct = lambda x: 100 * float(np.sum(x & sel)) / n  # noqa: E731
     right = pct(c == 1)
-    none_out = pct(np.isin(oc, [code["no_program"], code["abstained"]]))
-    exec_fail = pct(np.isin(oc, [code["sandbox_rejection"], code["raised_error"], code["wrong_return_kind"]]))
-    unread = pct(oc == code["unreadable_value"])
-    return {"right": right, "wrong": pct((oc == code["answered"]) & (c == 0)), "none": none_out + exec_fail + unread,
+    none_out = pct(np.isin(oc, [code[RowOutcome.NO_PROGRAM], code[RowOutcome.ABSTAINED]]))
+    exec_fail = pct(np.isin(oc, [code[RowOutcome.SANDBOX_REJECTION], code[RowOutcome.RAISED_ERROR], code[RowOutcome.WRONG_RETURN_KIND]]))
+    unread = pct(oc == code[RowOutcome.UNREADABLE_VALUE])
+    return {"right": right, "wrong": pct((oc == code[RowOutcome.ANSWERED]) & (c == 0)), "none": none_out + exec_fail + unread,
             "no_output": none_out, "exec": exec_fail, "unread": unread}
 
 

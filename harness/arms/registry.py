@@ -36,12 +36,28 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from harness.core.canonical_json import canonical_json
 from harness.arms import prompts
 
 COT_TOKENS = 1024
+
+
+@dataclass(frozen=True)
+class Display:
+    """How tables and figures show an arm; none of it reaches the model, the record keys or the config hash.
+
+    `label` is the paper's table wording (None: derived, e.g. "<base label>, 250 words"), `short` the column
+    label of paired gaps, `order` the arm's place in the arrays and tables (None: after the ordered arms, by
+    name), `ladder` the (formula, variables, arithmetic) cells of Table 1's accuracy ladder (the ladder arms are
+    also Figure 1b's bars), `program_table` whether the arm's programs are counted in the program tables."""
+
+    label: str | None = None
+    short: str | None = None
+    order: int | None = None
+    ladder: tuple[str, str, str] | None = None
+    program_table: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,7 @@ class Arm:
     covered_only: bool = False
     templates: tuple[str, ...] = ()
     notes: str = ""
+    display: Display = field(default=Display(), compare=False)
     # Added after results were committed: written into config() only when not at their default, so the
     # arm_config_hash (and record keys) of every arm that does not use them is unchanged.
     agree_min: int = 0                                   # router: programs that must agree (m of k = samples)
@@ -75,6 +92,7 @@ class Arm:
 
     def config(self) -> dict:
         cfg = dataclasses.asdict(self)
+        del cfg["display"]  # presentation only: stored configs and config hashes stay what they were
         cfg["templates"] = prompts.template_hashes(("system",) + self.templates)
         for name, default in OMITTED_WHEN_DEFAULT.items():
             if cfg[name] == default:
@@ -97,7 +115,7 @@ class Arm:
         """sha256 of everything that determines the arm's output (the documentation fields `title` and
         `notes` are left out, so rewording them does not invalidate stored results)."""
         cfg = {k: v for k, v in self.config().items() if k not in {"title", "notes"}}
-        text = json.dumps(cfg, sort_keys=True, separators=(",", ":"))
+        text = canonical_json(cfg)
         return hashlib.sha256(text.encode()).hexdigest()
 
     def build(self, ctx) -> list[dict]:
@@ -201,69 +219,90 @@ REPAIR_T = ("repair", "no_program_error")
 def _arms() -> list[Arm]:
     note_only = Arm("note-only", "Note only", "reply", "note_only", max_tokens=COT_TOKENS, note_words=120,
                     example="seeded", templates=NOTE_ONLY_T,
-                    notes="one call; example chosen per (seed, case) from the one-shot split")
+                    notes="one call; example chosen per (seed, case) from the one-shot split",
+                    display=Display("Note only", "Note only", 0, ("recalled", "extracted", "model")))
     page = Arm("page-no-formula", "Page without formula", "reply", "page", max_tokens=COT_TOKENS, note_words=250,
                gold_variables=True, templates=PAGE_T,
-               notes="calculator name kept on the page; formula text suppressed")
+               notes="calculator name kept on the page; formula text suppressed",
+               display=Display("Page without formula", "Page w/o formula", 3, ("suppressed", "given", "model")))
     program = Arm("program-solve", "Program-Solve", "program", "program", max_tokens=2048, gold_variables=True,
-                  formula=True, needs_executor=True, templates=PROGRAM_T)
+                  formula=True, needs_executor=True, templates=PROGRAM_T,
+                  display=Display("Program-Solve", "Prog.", 8, ("given", "given", "executor"), program_table=True))
     blind = Arm("blind", "Blind Program-Solve", "program", "blind", max_tokens=1024, needs_executor=True,
-                templates=BLIND_T, notes="the question is kept (it is the task); no name, formula or variables")
+                templates=BLIND_T, notes="the question is kept (it is the task); no name, formula or variables",
+                display=Display("Blind Program-Solve", "Blind", 10, ("recalled", "extracted", "executor"), program_table=True))
     extract = Arm("extract-lib", "Extract-Solve library", "extract_library", "extract", templates=("extract",),
-                  notes="abstains without a call outside the 22 library calculators")
+                  notes="abstains without a call outside the 22 library calculators",
+                  display=Display("Extract-Solve library", "Extract lib.", 5, ("hardcoded", "extracted", "function")))
     tree = Arm("formulate-tree", "Formulate-Solve tree", "tree", "formulate", max_tokens=COT_TOKENS,
                templates=("formulate",),
                notes="the question is kept (it is the task); no variables, calculator name or formula; exact rational "
-                     "evaluation, '^' with a fractional exponent falls back to float; 'if' added to the operators")
+                     "evaluation, '^' with a fractional exponent falls back to float; 'if' added to the operators",
+                     display=Display("Formulate-Solve tree", "Tree", 14, program_table=True))
     arms = [
         note_only,
         dataclasses.replace(note_only, name="note-only-gold", title="Note only with gold variables",
-                            gold_variables=True, notes="adds the gold variable block to the same single call"),
+                            gold_variables=True, notes="adds the gold variable block to the same single call",
+                            display=Display("Note only with gold variables", "Note only + gold", 1)),
         page,
         dataclasses.replace(page, name="open-book", title="Open-book arithmetic", note_words=None, formula=True,
-                            notes="whole note, formula text and gold variables"),
+                            notes="whole note, formula text and gold variables",
+                            display=Display("Open-book arithmetic", "Arith.", 4, ("given", "given", "model"))),
         extract,
         Arm("gold-lib", "Gold-Solve library", "gold_library", None, needs_model=False,
-            notes="the hand-written functions on the gold variables; no model"),
+            notes="the hand-written functions on the gold variables; no model",
+            display=Display("Gold-Solve library", "Gold lib.", 6, ("hardcoded", "given", "function"))),
         Arm("extract-lib-recalled", "Extract-Solve library, recalled", "recalled", "note_only", temperature=0.7,
             max_tokens=COT_TOKENS, samples=3, note_words=120, example="fixed",
             templates=NOTE_ONLY_T + ("extract",),
             notes="3 samples at 0.7 from the Note-only prompt (fixed example: first one-shot row); "
-                  "routing extraction is greedy over the whole note"),
+                  "routing extraction is greedy over the whole note",
+                  display=Display("Extract-Solve library, recalled", "Recalled lib.", 7)),
         program,
         dataclasses.replace(program, name="program-solve-syntax", title="Program-Solve + syntax", syntax=True,
-                            templates=PROGRAM_T + ("syntax_lines",)),
+                            templates=PROGRAM_T + ("syntax_lines",),
+                            display=Display("Program-Solve + syntax", "Prog. + syntax", 9, ("given", "given", "executor"), program_table=True)),
         blind,
         dataclasses.replace(blind, name="blind-vote", title="Blind Program-Solve + vote", solver="vote",
                             temperature=0.7, samples=5, covered_only=True,
-                            notes="5 programs at 0.7; values equal at 10 significant digits"),
+                            notes="5 programs at 0.7; values equal at 10 significant digits",
+                            display=Display("Blind + vote", "Blind + vote", 11, program_table=True)),
         dataclasses.replace(blind, name="blind-repair", title="Blind Program-Solve + repair", solver="repair",
                             repair=True, repair_cap=1, covered_only=True, templates=BLIND_T + REPAIR_T,
-                            notes="greedy repair turn; a reply without a program gets the fixed no-program line"),
+                            notes="greedy repair turn; a reply without a program gets the fixed no-program line",
+                            display=Display("Blind + repair", "Blind + repair", 12, program_table=True)),
         dataclasses.replace(blind, name="blind-repair-vote", title="Blind Program-Solve + repair + vote",
                             solver="vote", temperature=0.7, samples=5, repair=True, repair_cap=3, covered_only=True,
                             templates=BLIND_T + REPAIR_T,
-                            notes="5 samples at 0.7; greedy repair for at most 3 failing samples (5-8 calls)"),
+                            notes="5 samples at 0.7; greedy repair for at most 3 failing samples (5-8 calls)",
+                            display=Display("Blind + repair + vote", "Blind + repair + vote", 13, program_table=True)),
         tree,
         # Note-budget ablation: the extracting arms capped at 250 words.
-        dataclasses.replace(extract, name="extract-lib-250", title="Extract-Solve library, 250 words", note_words=250),
-        dataclasses.replace(blind, name="blind-250", title="Blind Program-Solve, 250 words", note_words=250),
-        dataclasses.replace(tree, name="formulate-tree-250", title="Formulate-Solve tree, 250 words", note_words=250),
+        dataclasses.replace(extract, name="extract-lib-250", title="Extract-Solve library, 250 words", note_words=250,
+        display=Display()),
+        dataclasses.replace(blind, name="blind-250", title="Blind Program-Solve, 250 words", note_words=250,
+        display=Display()),
+        dataclasses.replace(tree, name="formulate-tree-250", title="Formulate-Solve tree, 250 words", note_words=250,
+        display=Display()),
         # The paper's recommended configuration, run live (issue 11): library, else m of k programs, else abstain.
         Arm("routed-gold", "Routed, formula given", "router", "program", temperature=0.7, max_tokens=2048, samples=5,
             agree_min=3, router_library="gold", gold_variables=True, formula=True, needs_executor=True,
             templates=PROGRAM_T,
             notes="Gold-Solve where the library implements the calculator; else 5 Program-Solve programs at 0.7, "
-                  "the value at least 3 agree on (decimals within +-5%); else abstain"),
+                  "the value at least 3 agree on (decimals within +-5%); else abstain",
+            display=Display("Routed, formula given", "Routed (gold)")),
         Arm("routed-blind", "Routed, blind", "router", "blind", temperature=0.7, max_tokens=1024, samples=5,
             agree_min=3, router_library="extract", needs_executor=True, templates=BLIND_T + ("extract",),
             notes="Extract-Solve where the library implements the calculator (an invalid extraction falls "
-                  "through); else 5 Blind Program-Solve programs at 0.7, the value at least 3 agree on; else abstain"),
+                  "through); else 5 Blind Program-Solve programs at 0.7, the value at least 3 agree on; else abstain",
+            display=Display("Routed, blind", "Routed (blind)")),
         # Note budget against variable access (Table s16).
         dataclasses.replace(note_only, name="note-only-250-nogold", title="Note only, 250 words, no gold variables",
-                            note_words=250),
+                            note_words=250,
+                            display=Display("Note only, 250 words, no gold variables", "Note only 250", 2)),
         dataclasses.replace(note_only, name="note-only-gold-250", title="Note only with gold variables, 250 words",
-                            note_words=250, gold_variables=True),
+                            note_words=250, gold_variables=True,
+                            display=Display()),
     ]
     return arms
 
@@ -280,6 +319,28 @@ ALIASES: dict[str, str] = {
     "gold-solve": "gold-lib", "extract-solve": "extract-lib", "extract-solve-recalled": "extract-lib-recalled",
     "open-book-arithmetic": "open-book", "blind-program-solve": "blind", "note-only-with-gold": "note-only-gold",
 }
+
+
+def arm_order() -> tuple[str, ...]:
+    """The registered arms that have a place in arrays and tables, in that order."""
+    ordered = sorted((a.display.order, a.name) for a in ARMS.values() if a.display.order is not None)
+    return tuple(name for _, name in ordered)
+
+
+def arm_sort_key(arm: str) -> tuple:
+    """Sort key of an arm name: ordered arms first, in their order; then every other name alphabetically."""
+    order = arm_order()
+    return (order.index(arm), "") if arm in order else (len(order), arm)
+
+
+def ladder() -> dict[str, tuple[str, str, str]]:
+    """Table 1's accuracy ladder (and Figure 1b's bars): {arm: (formula, variables, arithmetic)}, in arm order."""
+    return {name: ARMS[name].display.ladder for name in arm_order() if ARMS[name].display.ladder}
+
+
+def program_table_arms() -> tuple[str, ...]:
+    """Arms whose programs the program tables count, in arm order."""
+    return tuple(name for name in arm_order() if ARMS[name].display.program_table)
 
 
 def get_arm(name: str) -> Arm:

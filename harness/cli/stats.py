@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from harness.core.canonical_json import json_file_text
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats_payload import stats_payload
 
@@ -45,7 +46,7 @@ def stats(results_dir: Path, out_dir: Path, draws: int, seed: int, dataset: str 
         _fail(exc)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "stats.json"
-    path.write_text(json.dumps(stats_payload(an), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    path.write_text(json_file_text(stats_payload(an), indent=1), encoding="utf-8")
     for g in an.gaps:
         if g["family"] in ("primary", "syntax"):
             click.echo(f"{model_label(g['model']):>14}  {g['comparison']:<28} {g['gap']:+7.2f} "

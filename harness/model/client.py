@@ -35,6 +35,8 @@ from typing import Any
 
 import httpx
 
+from harness.core.canonical_json import canonical_json
+
 CACHE_FORMAT = 1
 
 
@@ -95,8 +97,7 @@ class ChatResult:
         return asdict(self)
 
 
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_canonical = canonical_json
 
 
 class ResponseCache:

@@ -30,6 +30,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from harness.analysis.report import write_outputs
+from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
+from harness.analysis.stats_payload import stats_payload
+from harness.analysis.tables import analyse
+from harness.core.canonical_json import json_file_text
 from harness.arms.registry import ARMS, EXTENSION_ARMS, Arm
 from harness.run.session import CaseSelectionError, pick_cases, run_session
 from harness.core.paths import REPO_ROOT
@@ -681,52 +686,24 @@ def _config_dict(cfg: ReproduceConfig) -> dict:
 
 
 def outputs(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -> dict:
-    """Statistics, tables, figures and the report from the run's results; each step is skipped with a
-    note when its module is missing or the results do not determine it."""
+    """Statistics, tables, figures and the report from the run's results (`analysis.report.write_outputs`, as
+    `harness report` does). Skipped with a note only when the results do not determine an analysis."""
     done: dict = {"notes": []}
     try:
-        from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
-        from harness.analysis.tables import analyse, build_tables, write_tables
-    except ImportError as exc:
-        done["notes"].append(f"statistics skipped: {exc}")
-        echo(f"note: statistics skipped ({exc})")
-        return done
-    draws = cfg.draws or DEFAULT_DRAWS
-    try:
-        an = analyse(cfg.out, draws=draws)
+        an = analyse(cfg.out, draws=cfg.draws or DEFAULT_DRAWS)
     except Exception as exc:  # noqa: BLE001 - a note, not a failure: the results are on disk
         done["notes"].append(f"statistics skipped: {type(exc).__name__}: {exc}")
         echo(f"note: statistics skipped ({type(exc).__name__}: {exc})")
         return done
-    steps = []
-    try:
-        from harness.analysis.stats_payload import stats_payload
-        p = cfg.out / "stats.json"
-        p.write_text(json.dumps(stats_payload(an), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        done["stats"] = str(p)
-        steps.append(str(p))
-    except Exception as exc:  # noqa: BLE001
-        done["notes"].append(f"stats.json skipped: {type(exc).__name__}: {exc}")
-    tables, omitted = build_tables(an)
-    done["tables"] = [str(p) for p in write_tables(tables, omitted, cfg.out / "tables", an)]
-    done["tables_omitted"] = omitted
-    steps.append(f"{len(tables)} table(s) in {cfg.out / 'tables'}")
-    figures = []
-    try:
-        from harness.analysis.figures import build_figures
-        figures = build_figures(an, cfg.out / "figures")
-        done["figures"] = [str(p) for p in figures]
-    except Exception as exc:  # noqa: BLE001
-        done["notes"].append(f"figures skipped: {type(exc).__name__}: {exc}")
-    try:
-        from harness.analysis.report import render_report
-        page = cfg.out / "report.html"
-        page.write_text(render_report(an, tables, omitted, figures, cfg.out), encoding="utf-8")
-        done["report"] = str(page)
-        steps.append(str(page))
-    except Exception as exc:  # noqa: BLE001
-        done["notes"].append(f"report skipped: {type(exc).__name__}: {exc}")
-    echo("outputs: " + "; ".join(steps))
+    p = cfg.out / "stats.json"
+    p.write_text(json_file_text(stats_payload(an), indent=1), encoding="utf-8")
+    done["stats"] = str(p)
+    files = write_outputs(an, cfg.out, cfg.out)
+    done["tables"] = [str(x) for x in files.table_paths]
+    done["tables_omitted"] = files.omitted
+    done["figures"] = [str(x) for x in files.figures]
+    done["report"] = str(files.page)
+    echo("outputs: " + "; ".join([str(p), f"{len(files.tables)} table(s) in {cfg.out / 'tables'}", str(files.page)]))
     for n in done["notes"]:
         echo(f"note: {n}")
     return done

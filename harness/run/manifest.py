@@ -17,6 +17,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+from harness.core.canonical_json import json_file_text
 from harness.core.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -91,6 +92,6 @@ def write_run_manifest(out_dir: str | os.PathLike, run_id: str, dataset: Any = N
     manifest.update(fields)
     path = out_dir / f"manifest-{run_id}.json"
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
+    tmp.write_text(json_file_text(manifest))
     os.replace(tmp, path)
     return path

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.arms.registry import Arm
 from harness.arms.solvers import SOLVERS, Context, InfraError, Solution
 
@@ -92,7 +93,7 @@ def record_for(arm: Arm, seed: int, case, dataset, spec: RunSpec, key: str, sol:
             scores[s], parsed[s] = bool(sc.correct), sc.parsed
         answer = _value_to_json(parsed[spec.scorer])
         kind = None if answer is None else _kind_of(parsed[spec.scorer])
-        outcome = "answered" if answer is not None else "unreadable_value"
+        outcome = RowOutcome.ANSWERED.value if answer is not None else RowOutcome.UNREADABLE_VALUE.value
     else:
         answer, kind, outcome = sol.answer, sol.answer_kind, sol.outcome
         for s in sorted(SCORERS):
@@ -101,7 +102,7 @@ def record_for(arm: Arm, seed: int, case, dataset, spec: RunSpec, key: str, sol:
                 continue
             sc = score_value(answer, kind, case, s)
             scores[s], parsed[s] = bool(sc.correct), sc.parsed
-        if outcome == "answered" and parsed.get(spec.scorer) is None:
+        if outcome == RowOutcome.ANSWERED.value and parsed.get(spec.scorer) is None:
             outcome = "unreadable_value"
     chats = ctx.chats
     prompt_tokens = sum(c.prompt_tokens or 0 for c in chats) if chats else None
@@ -267,8 +268,7 @@ def summary_markdown(records: list[dict]) -> str:
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in records:
         groups[(r["model"], r["arm"])].append(r)
-    cols = ["answered", "abstained", "no_program", "sandbox_rejection", "raised_error", "wrong_return_kind",
-            "unreadable_value"]
+    cols = list(ROW_OUTCOMES)
     lines = ["| model | arm | n | correct | accuracy % | " + " | ".join(cols) + " | mean latency s | mean completion tokens |",
              "|" + "---|" * (len(cols) + 7)]
     for (model, arm), rs in sorted(groups.items()):

@@ -17,6 +17,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from harness.core.canonical_json import canonical_json, record_line
+
 REQUIRED_FIELDS = ("key", "model", "arm", "seed", "case_id", "calculator_id", "outcome", "correct", "scorer")
 
 
@@ -28,9 +30,6 @@ class TornLineWarning(UserWarning):
     """The last line of a results file was incomplete (a crash mid-write) and was dropped."""
 
 
-def canonical_json(obj: Any) -> str:
-    """The one serialisation used for hashing: sorted keys, no whitespace, UTF-8 kept."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def sha256_text(text: str) -> str:
@@ -127,7 +126,7 @@ class ResultStore:
             raise StoreError(f"refusing to write a record without {', '.join(missing)} to {self.path}")
         if record["key"] in self.done_keys:
             return False
-        line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+        line = record_line(record)
         if "\n" in line[:-1]:
             raise StoreError("a record serialised to more than one line")  # json.dumps escapes newlines
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -337,7 +337,9 @@ def _typed_value(value: Any, kind: str) -> tuple[Any, str]:
 
 _DATE_IDS = frozenset({13, 68})
 _WEEKS_IDS = frozenset({69})
-_INTEGER_IDS = frozenset({4, 15, 16, 17, 18, 20, 21, 25, 27, 28, 29, 32, 33, 36, 43, 45, 48, 51, 69})
+# 69 (gestational age) is weeks/days only: its gold answers are ('W weeks', 'D days') tuples in every split although its
+# Output Type column says "integer"; `_branch` tests the weeks/days ids first, so listing it here too was dead.
+_INTEGER_IDS = frozenset({4, 15, 16, 17, 18, 20, 21, 25, 27, 28, 29, 32, 33, 36, 43, 45, 48, 51})
 _DECIMAL_IDS = frozenset({2, 3, 5, 6, 7, 8, 9, 10, 11, 19, 22, 23, 24, 26, 30, 31, 38, 39, 40, 44, 46, 49,
                           56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67})
 _TYPE_BRANCH = {"date": "date", "weeks_days": "weeks_days", "integer": "integer", "decimal": "decimal"}
@@ -400,12 +402,6 @@ def line_answer_text(reply: str) -> str:
     text (whitespace and double quotes stripped, placeholders and nothing -> "Not Found")."""
     text = final_answer_text(reply)[0].strip().strip('"')
     return "Not Found" if not text or text in _OFF_PLACEHOLDERS else text
-
-
-def official_extract(reply: str, branch: str) -> str:
-    """The official `extract_answer` value for a reply: an answer string or "N/A". May raise
-    OfficialError where the official code raises."""
-    return official_parse(official_answer_text(reply), branch, reply)
 
 
 def official_parse(text: str, branch: str, reply: str = "") -> str:

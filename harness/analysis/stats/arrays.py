@@ -18,35 +18,13 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-OUTCOMES = (
-    "answered",
-    "abstained",
-    "no_program",
-    "sandbox_rejection",
-    "raised_error",
-    "wrong_return_kind",
-    "unreadable_value",
-)
+from harness.core.outcomes import ROW_OUTCOMES
+from harness.arms.registry import arm_sort_key
+
+OUTCOMES = ROW_OUTCOMES
 OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 
 # The paper's arm order (Table 1 first, then the levers and ablations); unknown arms sort after these.
-ARM_ORDER = (
-    "note-only",
-    "note-only-gold",
-    "note-only-250-nogold",
-    "page-no-formula",
-    "open-book",
-    "extract-lib",
-    "gold-lib",
-    "extract-lib-recalled",
-    "program-solve",
-    "program-solve-syntax",
-    "blind",
-    "blind-vote",
-    "blind-repair",
-    "blind-repair-vote",
-    "formulate-tree",
-)
 
 # Arms that use no model: their results are the same for every model and seed, so a run stored
 # under one model directory (or one seed) stands for all of them.
@@ -97,10 +75,6 @@ def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
                     continue
                 raise ResultsError(f"{path}:{i}: not a JSON record ({exc})") from None
             yield SourcedRecord(path, i, {k: rec[k] for k in FIELDS if k in rec})
-
-
-def arm_sort_key(arm: str) -> tuple:
-    return (ARM_ORDER.index(arm), "") if arm in ARM_ORDER else (len(ARM_ORDER), arm)
 
 
 @dataclass

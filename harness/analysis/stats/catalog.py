@@ -5,42 +5,29 @@
 * `audit_calculators(group)`: ids by the formula catalogue's audit flags
   (`harness.formulas.CATALOGUE[id].audit_group` in "replaced" | "other_concern" | "no_issue");
   "not_replaced" is every catalogued calculator outside "replaced".
-Both raise LookupError with a message saying which module or attribute is missing, so tables can
-omit the affected columns with that note.
+Both raise LookupError when an entry is malformed, so tables can omit the affected columns with that note.
 """
 from __future__ import annotations
 
-import importlib
+from harness.formulas import AUDIT_GROUPS, CATALOGUE
+from harness.library import LIBRARY
 
-AUDIT_GROUPS = ("replaced", "other_concern", "no_issue")
 AUDIT_LABELS = {"replaced": "Replaced by a guideline", "other_concern": "Other concern",
                 "no_issue": "No issue identified", "not_replaced": "Not replaced", "all": "All"}
 
 
-def _attr(module: str, attr: str):
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        raise LookupError(f"{module} is not available ({exc})") from None
-    if not hasattr(mod, attr):
-        raise LookupError(f"{module} has no {attr}")
-    return getattr(mod, attr)
-
-
 def library_calculators() -> set[int]:
     """Calculator ids the library implements (keys of harness.library.LIBRARY)."""
-    lib = _attr("harness.library", "LIBRARY")
     try:
-        return {int(k) for k in lib}
+        return {int(k) for k in LIBRARY}
     except (TypeError, ValueError):
         raise LookupError("harness.library.LIBRARY keys are not calculator ids") from None
 
 
 def audit_groups() -> dict[int, str]:
     """calculator id -> audit group from harness.formulas.CATALOGUE."""
-    cat = _attr("harness.formulas", "CATALOGUE")
     out = {}
-    for cid, entry in dict(cat).items():
+    for cid, entry in dict(CATALOGUE).items():
         group = getattr(entry, "audit_group", None)
         if group is None and isinstance(entry, dict):
             group = entry.get("audit_group")

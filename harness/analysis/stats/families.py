@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.analysis.stats.labels import ARM_LABELS, HYBRIDS, LIBRARIES, SHORT_LABELS, arm_label, hybrid_name  # noqa: F401
+from harness.analysis.stats.labels import HYBRIDS, LIBRARIES, arm_label, hybrid_name
 
 @dataclass(frozen=True)
 class Comparison:

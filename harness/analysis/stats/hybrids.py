@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.core.outcomes import RowOutcome
 from harness.analysis.stats.arrays import OUTCOME_CODE, CorrectnessArrays
 
 from harness.analysis.stats.labels import FALLBACKS, HYBRIDS, LIBRARIES, hybrid_name  # noqa: F401  (re-exported)
@@ -22,7 +23,7 @@ def assemble(library: np.ndarray, library_outcome: np.ndarray, fallback: np.ndar
     A row is the library's when the library answered, else the fallback's; it is missing (NaN, -1)
     when either source row is missing."""
     present = ~np.isnan(library) & ~np.isnan(fallback)
-    use_lib = present & (library_outcome == OUTCOME_CODE["answered"])
+    use_lib = present & (library_outcome == OUTCOME_CODE[RowOutcome.ANSWERED.value])
     correct = np.where(use_lib, library, fallback)
     correct = np.where(present, correct, np.nan)
     outcome = np.where(use_lib, library_outcome, fallback_outcome)

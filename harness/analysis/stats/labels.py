@@ -1,54 +1,27 @@
 """Display names of arms and of the library-first hybrids (paper wording), and the hybrids' names."""
 from __future__ import annotations
 
-# Display names of the arms (paper wording).
-ARM_LABELS = {
-    "note-only": "Note only",
-    "note-only-gold": "Note only with gold variables",
-    "note-only-250-nogold": "Note only, 250 words, no gold variables",
-    "page-no-formula": "Page without formula",
-    "open-book": "Open-book arithmetic",
-    "extract-lib": "Extract-Solve library",
-    "gold-lib": "Gold-Solve library",
-    "extract-lib-recalled": "Extract-Solve library, recalled",
-    "program-solve": "Program-Solve",
-    "program-solve-syntax": "Program-Solve + syntax",
-    "blind": "Blind Program-Solve",
-    "blind-vote": "Blind + vote",
-    "blind-repair": "Blind + repair",
-    "blind-repair-vote": "Blind + repair + vote",
-    "formulate-tree": "Formulate-Solve tree",
-    "routed-gold": "Routed, formula given",
-    "routed-blind": "Routed, blind",
-}
-SHORT_LABELS = {
-    "program-solve": "Prog.",
-    "program-solve-syntax": "Prog. + syntax",
-    "open-book": "Arith.",
-    "gold-lib": "Gold lib.",
-    "extract-lib": "Extract lib.",
-    "extract-lib-recalled": "Recalled lib.",
-    "blind": "Blind",
-    "blind-vote": "Blind + vote",
-    "blind-repair": "Blind + repair",
-    "blind-repair-vote": "Blind + repair + vote",
-    "note-only": "Note only",
-    "note-only-gold": "Note only + gold",
-    "note-only-250-nogold": "Note only 250",
-    "page-no-formula": "Page w/o formula",
-    "formulate-tree": "Tree",
-    "routed-gold": "Routed (gold)",
-    "routed-blind": "Routed (blind)",
-}
+from harness.arms.registry import ARMS
+
+def _label(arm: str) -> str | None:
+    entry = ARMS.get(arm)
+    return entry.display.label if entry is not None else None
+
+
+def _short(arm: str) -> str | None:
+    entry = ARMS.get(arm)
+    return entry.display.short if entry is not None else None
 
 
 def arm_label(arm: str, short: bool = False) -> str:
-    if short and arm in SHORT_LABELS:
-        return SHORT_LABELS[arm]
-    if arm in ARM_LABELS:
-        return ARM_LABELS[arm]
-    if arm.endswith("-250") and arm[:-4] in ARM_LABELS:
-        base = SHORT_LABELS.get(arm[:-4], ARM_LABELS[arm[:-4]]) if short else ARM_LABELS[arm[:-4]]
+    """An arm's table label from its registry entry; a `-250` variant without its own label is
+    "<base label>, 250 words"; hybrids are named after their library and fallback."""
+    if short and _short(arm):
+        return _short(arm)
+    if _label(arm):
+        return _label(arm)
+    if arm.endswith("-250") and _label(arm[:-4]):
+        base = (_short(arm[:-4]) or _label(arm[:-4])) if short else _label(arm[:-4])
         return f"{base}, 250 words"
     if arm.startswith("hybrid:"):
         return hybrid_label(arm)

@@ -16,13 +16,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.arms import prompts
 from harness.model.client import ChatResult, derive_seed
 from harness.arms.solvers.tree import TreeAbstain, solve_reply as solve_tree_reply
 
-ANSWERED, ABSTAINED, NO_PROGRAM = "answered", "abstained", "no_program"
-TAXONOMY = ("answered", "abstained", "no_program", "sandbox_rejection", "raised_error", "wrong_return_kind",
-            "unreadable_value")
+ANSWERED, ABSTAINED, NO_PROGRAM = RowOutcome.ANSWERED.value, RowOutcome.ABSTAINED.value, RowOutcome.NO_PROGRAM.value
+TAXONOMY = ROW_OUTCOMES
 
 
 class InfraError(RuntimeError):

@@ -13,7 +13,7 @@ import pytest
 from harness.scoring.answer_parsing import final_answer_text, first_date, first_number, first_weeks_days
 from harness.scoring.scorers import SCORERS, Gold, Score, ScoringError, score_all, score_reply, score_value
 
-CORPUS = Path(__file__).resolve().parent / "data" / "reply_corpus.jsonl"
+CORPUS = Path(__file__).resolve().parent / "reply_corpus.jsonl"
 ENTRIES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 

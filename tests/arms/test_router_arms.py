@@ -13,7 +13,7 @@ from harness.cli import main as cli
 from harness.data.dataset import load_dataset
 from harness.reproduce.pipeline import requests_per_case, resolve_arms
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_existing_hashes_and_defaults_unchanged():

@@ -14,7 +14,7 @@ from executor.outcomes import Outcome
 from tests.adversarial.cases import CASES, Adv
 from tests.fixtures_executor import HOST_SECRET
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _marker(case: Adv) -> str:

@@ -16,7 +16,7 @@ from harness.cli.run import parse_seeds, run as run_cmd, score as score_cmd
 from harness.data.dataset import load_dataset
 from harness.run.runner import RunSpec, case_order, run_arm_seed
 from harness.arms.solvers import majority, to_json_value, vote_key
-from tests.test_client import ScriptedServer, completion
+from tests.model.test_client import ScriptedServer, completion
 
 PAPER_ARMS = {
     "note-only", "note-only-gold", "page-no-formula", "open-book", "extract-lib", "gold-lib", "extract-lib-recalled",

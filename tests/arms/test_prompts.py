@@ -1,7 +1,7 @@
 """Prompt building for every arm on real rows (snapshot files), and the reply readers.
 
-Snapshots live in tests/snapshots/<arm>.txt; regenerate after an intended prompt change with
-UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/test_prompts.py (and review the diff)."""
+Snapshots live in tests/arms/snapshots/<arm>.txt; regenerate after an intended prompt change with
+UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/arms/test_prompts.py (and review the diff)."""
 from __future__ import annotations
 
 import os

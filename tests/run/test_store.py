@@ -52,7 +52,7 @@ def test_append_is_durable_and_resume_skips_done_keys(tmp_path):
 
 def test_sigkill_mid_run_then_resume_writes_every_record_exactly_once(tmp_path):
     path = tmp_path / "seed42.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), "400", "0.005"], env=env)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
