@@ -24,6 +24,8 @@ import numpy as np  # noqa: E402
 from harness.analysis.stats.labels import arm_label  # noqa: E402
 from harness.arms.registry import ladder  # noqa: E402
 from harness.analysis.stats.paired import accuracy  # noqa: E402
+from harness.analysis.router_report import MATCHED, curves, full_records, router_records  # noqa: E402
+from harness.analysis.stats.risk_coverage import single_arm_point  # noqa: E402
 
 PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
 PNG_META = {"Software": None}
@@ -116,6 +118,45 @@ def figure_accuracy(an, out_dir: Path) -> list[Path]:
         return _save(fig, out_dir, "fig1b-accuracy")
 
 
+def figure_risk_coverage(an, out_dir: Path) -> list[Path]:
+    """Accuracy on answered rows against coverage, with cluster bands, per model and router arm."""
+    if not router_records(an):
+        return []
+    from harness.analysis.tables import model_label
+
+    crvs = curves(an)
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(5.2, 3.6))
+        for i, c in enumerate(crvs):
+            color = COLORS[i % len(COLORS)]
+            cov = np.array([100 * p.coverage for p in c.points])
+            acc = np.array([100 * p.accuracy for p in c.points])
+            lo = np.array([100 * p.accuracy_ci[0] for p in c.points])
+            hi = np.array([100 * p.accuracy_ci[1] for p in c.points])
+            ok = ~np.isnan(acc)
+            ax.plot(cov[ok], acc[ok], marker="o", ms=4, color=color, lw=1.2,
+                    label=f"{arm_label(c.arm, short=True)} {model_label(c.model)} (AURC {c.aurc:.3f})")
+            ax.fill_between(cov[ok], lo[ok], hi[ok], color=color, alpha=0.15, lw=0)
+            for p, x, y in zip(c.points, cov, acc):
+                if not np.isnan(y):
+                    ax.annotate(p.label.replace("library only", "lib"), (x, y), fontsize=6, color=color,
+                                xytext=(3, 3), textcoords="offset points")
+            matched = [r for r in full_records(an) if r["model"] == c.model and r["arm"] == MATCHED[c.arm]]
+            if matched:
+                e = single_arm_point(matched, MATCHED[c.arm])
+                ax.plot([100 * e["coverage"]], [100 * e["accuracy"]], marker="x", color=color, ls="none", ms=6,
+                        label=f"{arm_label(MATCHED[c.arm], short=True)} alone {model_label(c.model)}")
+        ax.set_xlim(0, 100)
+        ax.set_ylim(0, 100)
+        ax.set_xlabel("coverage: rows answered (%)")
+        ax.set_ylabel("accuracy on answered rows (%)")
+        ax.set_title("Risk-coverage of the router (points: agreement threshold m)", fontsize=9)
+        ax.legend(fontsize=6.5, frameon=False, loc="lower left")
+        fig.tight_layout()
+        return _save(fig, Path(out_dir), "fig-risk-coverage")
+
+
+
 def build_figures(an, out_dir) -> list[Path]:
     out_dir = Path(out_dir)
-    return figure_coverage(an, out_dir) + figure_accuracy(an, out_dir)
+    return figure_coverage(an, out_dir) + figure_accuracy(an, out_dir) + figure_risk_coverage(an, out_dir)

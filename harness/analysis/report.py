@@ -63,6 +63,9 @@ def _figure_html(png: Path, caption: str) -> str:
 FIGURE_CAPTIONS = {
     "fig1b-accuracy": "Figure 1b: full-set accuracy by arm, the blind arm drawn open.",
     "fig2-coverage": "Figure 2: coverage against full-set accuracy for a library of k calculators.",
+    "fig-risk-coverage": ("Beyond the paper: accuracy on answered rows against coverage for the router arms as the "
+                          "agreement threshold m goes from k to 1 (library only first), calculator-cluster 95% bands; "
+                          "crosses: the matched single-program arm."),
 }
 
 

@@ -30,6 +30,9 @@ from harness.analysis.stats.families import (
 from harness.analysis.stats.hybrids import HYBRIDS, LIBRARIES, add_hybrids, hybrid_name, library_share
 from harness.analysis.stats.labels import model_label  # re-exported: harness.analysis.tables.model_label
 from harness.analysis.stats.paired import accuracy, paired_gaps
+from harness.analysis.router_report import (GOLD_FIRST, MATCHED, curves, default_m, full_records, router_comparisons,
+                                            router_records)
+from harness.analysis.stats.risk_coverage import single_arm_point
 
 MINUS = "\u2212"
 SECTION = "__section__"
@@ -603,6 +606,119 @@ def table_s19(an: Analysis) -> Table:
                   "cases. Cases present at every seed only."])
 
 
+# ---- beyond the paper: router arms and formula versions (harness.analysis.router_report) ------------
+def _fmt(x: float, digits: int = 2) -> str:
+    return fmt(x, digits)
+
+
+def _ci(lo: float, hi: float) -> str:
+    return fmt_ci(lo, hi)
+
+
+def table_s20_router(an, crvs) -> "Table | None":
+    if not crvs:
+        return None
+    gaps = paired_gaps(an.data, router_comparisons(an.data.arms), an.resampler).rows
+    gap = {(g["model"], g["solver"], g["reference"]): g for g in gaps}
+    rows = []
+    for c in crvs:
+        point = next(p for p in c.points if p.label == f"m={default_m(an, c)}")
+        acc = accuracy(an.data, c.model, c.arm)
+        total = sum(c.routes.values())
+        shares = " / ".join(f"{100 * c.routes[r] / total:.1f}" for r in ("library", "programs", "abstain"))
+        rows.append([model_label(c.model), arm_label(c.arm), _fmt(100 * point.coverage), _fmt(100 * point.accuracy),
+                     _fmt(acc["mean"]) if acc else "\u2013", shares,
+                     _gap_cell(gap.get((c.model, c.arm, MATCHED[c.arm]))),
+                     _gap_cell(gap.get((c.model, c.arm, GOLD_FIRST)))])
+    notes = ["Coverage: % of case-seed rows answered; Acc. answered: % correct among them; Full acc.: abstentions "
+             "count wrong (mean over seeds). Routes: % library / programs / abstain.",
+             "Gaps (pp, full-set accuracy, router minus reference) on the cases and seeds both have, "
+             "calculator-cluster 95% interval on the analysis's shared draws. Matched arm: Program-Solve for "
+             "routed-gold, Blind Program-Solve for routed-blind. Gold-first: Gold-Solve, else Program-Solve.",
+             "Beyond the paper: the paper recommends this configuration but never runs it."]
+    return Table("s20", "Beyond the paper: router arms (library, else m of k programs, else abstain)",
+                 ["Model", "Arm", "Coverage", "Acc. answered", "Full acc.", "Routes L/P/A", "Gap vs matched",
+                  "Gap vs Gold-first"], rows, notes, "ll" + "r" * 6)
+
+
+def table_s21_risk_coverage(an, crvs) -> "Table | None":
+    if not crvs:
+        return None
+    rows = []
+    for c in crvs:
+        rows.append([SECTION, f"{model_label(c.model)}, {arm_label(c.arm)}: k = {c.k}, {c.n_rows} rows, "
+                              f"{c.n_calculators} calculators; AURC {_fmt(c.aurc, 4)} {_ci(*c.aurc_ci)}"])
+        for p in c.points:
+            rows.append([p.label, _fmt(100 * p.coverage), _ci(*(100 * np.array(p.coverage_ci))),
+                         _fmt(100 * p.accuracy), _ci(*(100 * np.array(p.accuracy_ci))), _fmt(100 * p.full_accuracy)])
+        matched = [r for r in full_records(an) if r["model"] == c.model and r["arm"] == MATCHED[c.arm]]
+        if matched:
+            e = single_arm_point(matched, MATCHED[c.arm])
+            rows.append([f"program only ({arm_label(MATCHED[c.arm], short=True)})", _fmt(100 * e["coverage"]),
+                         "\u2013", _fmt(100 * e["accuracy"]), "\u2013", _fmt(100 * e["full_accuracy"])])
+    notes = ["Computed from the stored k program outcomes of every router record, without new model calls. "
+             "At threshold m the router answers a row from the library, or when at least m of its k programs "
+             "agree; 'library only' answers library rows alone. Program only: the matched single-program arm.",
+             "Coverage and accuracy on answered rows (%) with calculator-cluster 95% bands; AURC: area under the "
+             "risk (1 - accuracy) against coverage curve, rows ranked by agreement (ties in random order), "
+             "lower is better."]
+    return Table("s21", "Beyond the paper: risk-coverage of the router arms",
+                 ["Point", "Coverage", "95% band", "Acc. answered", "95% band", "Full acc."], rows, notes, "lrrrrr")
+
+
+def table_s22_formula_versions(an) -> "Table | None":
+    from harness.data.dataset import load_dataset
+    from harness.analysis.stats.version_effects import case_rows, summarise
+    versioned = [r for r in full_records(an) if isinstance(r.get("reference"), dict)]
+    if not versioned:
+        return None
+    rows = [[SECTION, "Rows run at a non-benchmark version: benchmark gold and library-derived reference, "
+                      "separate columns"]]
+    groups: dict[tuple, list[dict]] = {}
+    for r in versioned:
+        groups.setdefault((r["model"], r["arm"], r["calculator_id"], r["reference"]["version"]), []).append(r)
+    for (model, arm, cid, version), rs in sorted(groups.items()):
+        ref_ok = [x["reference"]["correct"] for x in rs if x["reference"]["correct"] is not None]
+        rows.append([model_label(model), arm_label(arm, short=True), str(cid), version, str(len(rs)),
+                     _fmt(100 * np.mean([bool(x["correct"]) for x in rs])),
+                     _fmt(100 * np.mean(ref_ok)) if ref_ok else "n/a",
+                     str(sum(1 for x in rs if x["reference"]["value"] is None))])
+    dataset_name = versioned[0].get("dataset")
+    try:
+        ds = load_dataset(dataset_name)
+        summary = summarise(case_rows(ds))
+    except Exception as exc:  # noqa: BLE001 - a dataset that cannot be loaded only drops this block
+        summary, note = [], f"Gold-Solve change counts omitted: dataset {dataset_name!r} not loadable ({exc})."
+    else:
+        note = ""
+    if summary:
+        rows.append([SECTION, f"Gold-Solve library on {dataset_name}: answers that change when the version is chosen"])
+        for s in summary:
+            where = "" if s["in_gold_solve"] else " (outside Gold-Solve's 22)"
+            rows.append(["library", "Gold lib.", str(s["calculator_id"]), s["version"], str(s["cases"]),
+                         f"{s['benchmark_correct']} correct at {s['benchmark_version']}{where}",
+                         f"{s['changes']} change, {s['differs']} differ" if s["reference_available"]
+                         else "n/a", str(s["cases"] - s["reference_available"])])
+    notes = ["Benchmark acc.: % correct against the benchmark's gold (which exists only for the benchmark's "
+             "version). Reference agr.: % of answers within the benchmark's tolerance of the library-derived "
+             "reference (the chosen version's library function on the gold variables); never benchmark gold.",
+             "Gold-Solve block: 'change' = the chosen version's value lies outside the benchmark tolerance (+-5% "
+             "decimals, exact integers) of the benchmark version's value; 'differ' = any difference at 3 decimals. "
+             "No ref.: rows whose gold variables lack an input the version needs (e.g. albumin and sex for MELD 3.0, "
+             "eGFR for PREVENT)."]
+    if note:
+        notes.append(note)
+    return Table("s22", "Beyond the paper: formula versions as explicit inputs",
+                 ["Model", "Arm", "Calc.", "Version", "Rows", "Benchmark acc.", "Reference agr.", "No ref."],
+                 rows, notes, "llllrrrr")
+
+
+def extension_tables(an) -> list:
+    """The router and formula-version tables these results determine (possibly none)."""
+    crvs = curves(an) if router_records(an) else []
+    return [t for t in (table_s20_router(an, crvs), table_s21_risk_coverage(an, crvs), table_s22_formula_versions(an)) if t is not None]
+
+
 def _paper_order() -> dict:
     from harness.analysis import tables_supplementary as sup
 
@@ -642,6 +758,7 @@ def build_tables(an: Analysis) -> tuple[list[Table], dict[str, str]]:
             tables.append(builder(an))
         except Omit as exc:
             omitted[name] = str(exc)
+    tables += extension_tables(an)   # beyond the paper: only when the results hold router arms or versions
     return tables, omitted
 
 

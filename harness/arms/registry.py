@@ -84,12 +84,32 @@ class Arm:
     templates: tuple[str, ...] = ()
     notes: str = ""
     display: Display = field(default=Display(), compare=False)
+    # Added after results were committed: written into config() only when not at their default, so the
+    # arm_config_hash (and record keys) of every arm that does not use them is unchanged.
+    agree_min: int = 0                                   # router: programs that must agree (m of k = samples)
+    router_library: str = ""                             # router: "gold" (Gold-Solve) or "extract" (Extract-Solve)
+    formula_versions: tuple[tuple[int, str], ...] = ()   # non-benchmark formula versions, (calculator id, version)
 
     def config(self) -> dict:
         cfg = dataclasses.asdict(self)
         del cfg["display"]  # presentation only: stored configs and config hashes stay what they were
         cfg["templates"] = prompts.template_hashes(("system",) + self.templates)
+        for name, default in OMITTED_WHEN_DEFAULT.items():
+            if cfg[name] == default:
+                del cfg[name]
+        if "formula_versions" in cfg:
+            cfg["formula_versions"] = {str(cid): v for cid, v in self.formula_versions}
         return cfg
+
+    @property
+    def uses_formulas(self) -> bool:
+        """Whether the arm supplies formula text or calls the library (so a formula version applies)."""
+        return self.formula or self.solver in FORMULA_SOLVERS
+
+    def version_for(self, calculator_id: int) -> str | None:
+        """The formula version in force for a calculator (None: an unversioned calculator)."""
+        from harness.formulas.versions import version_of
+        return version_of(calculator_id, dict(self.formula_versions))
 
     def config_hash(self) -> str:
         """sha256 of everything that determines the arm's output (the documentation fields `title` and
@@ -105,10 +125,10 @@ class Arm:
             return prompts.build_note_only(case, choose_example(self, ctx.seed, case, ctx.one_shot),
                                            note_words=self.note_words, gold_variables=self.gold_variables)
         if self.prompt == "page":
-            return prompts.build_page(case, formula=formula_text(case.calculator_id) if self.formula else None,
+            return prompts.build_page(case, formula=self.formula_text(case.calculator_id) if self.formula else None,
                                       note_words=self.note_words)
         if self.prompt == "program":
-            return prompts.build_program(case, formula=formula_text(case.calculator_id), syntax=self.syntax,
+            return prompts.build_program(case, formula=self.formula_text(case.calculator_id), syntax=self.syntax,
                                          note_words=self.note_words)
         if self.prompt == "blind":
             return prompts.build_blind_program(case, syntax=self.syntax, note_words=self.note_words)
@@ -119,8 +139,49 @@ class Arm:
             calc = _library().get(case.calculator_id)
             if calc is None:
                 return []
+            if self.formula_versions:
+                from harness.library.versions import versioned_calculator
+                calc, _ = versioned_calculator(case.calculator_id, self.version_for(case.calculator_id))
             return prompts.build_extract(case, library_variables(calc), note_words=self.note_words)
         raise ValueError(f"arm {self.name} builds no prompt")
+
+    def formula_text(self, calculator_id: int) -> str:
+        """The formula text this arm shows for a calculator: the chosen version's, else the catalogue's."""
+        if self.formula_versions:
+            from harness.formulas.versions import version_text
+            text = version_text(calculator_id, dict(self.formula_versions).get(int(calculator_id)))
+            if text is not None:
+                return text
+        return formula_text(calculator_id)
+
+
+# The solvers that call the library (a formula version applies to them), and the new Arm fields left out
+# of config() at their defaults.
+FORMULA_SOLVERS = frozenset({"gold_library", "extract_library", "router"})
+OMITTED_WHEN_DEFAULT = {"agree_min": 0, "router_library": "", "formula_versions": ()}
+
+
+def with_options(arm: Arm, *, formula_versions: dict[int, str] | None = None, k: int | None = None,
+                 m: int | None = None, temperature: float | None = None) -> Arm:
+    """The arm with formula versions (arms that use formulas only) and, for the router arms, k, m and the
+    sampling temperature replaced. Raises ValueError naming the problem."""
+    from harness.arms.solvers.router import check_k_m
+
+    changes: dict = {}
+    if formula_versions and arm.uses_formulas:
+        changes["formula_versions"] = tuple(sorted((int(c), str(v)) for c, v in formula_versions.items()))
+    if arm.solver == "router":
+        k2 = arm.samples if k is None else int(k)
+        m2 = arm.agree_min if m is None else int(m)
+        check_k_m(k2, m2)
+        changes.update(samples=k2, agree_min=m2)
+        if temperature is not None:
+            if not temperature > 0:
+                raise ValueError(f"router temperature must be above 0 (sampled programs), got {temperature}")
+            changes["temperature"] = float(temperature)
+    elif k is not None or m is not None or temperature is not None:
+        raise ValueError(f"--router-k/--router-m/--router-temperature apply to the router arms only, not {arm.name}")
+    return dataclasses.replace(arm, **changes) if changes else arm
 
 
 def choose_example(arm: Arm, seed: int, case, one_shot: list) -> prompts.Example:
@@ -223,6 +284,18 @@ def _arms() -> list[Arm]:
         display=Display()),
         dataclasses.replace(tree, name="formulate-tree-250", title="Formulate-Solve tree, 250 words", note_words=250,
         display=Display()),
+        # The paper's recommended configuration, run live (issue 11): library, else m of k programs, else abstain.
+        Arm("routed-gold", "Routed, formula given", "router", "program", temperature=0.7, max_tokens=2048, samples=5,
+            agree_min=3, router_library="gold", gold_variables=True, formula=True, needs_executor=True,
+            templates=PROGRAM_T,
+            notes="Gold-Solve where the library implements the calculator; else 5 Program-Solve programs at 0.7, "
+                  "the value at least 3 agree on (decimals within +-5%); else abstain",
+            display=Display("Routed, formula given", "Routed (gold)")),
+        Arm("routed-blind", "Routed, blind", "router", "blind", temperature=0.7, max_tokens=1024, samples=5,
+            agree_min=3, router_library="extract", needs_executor=True, templates=BLIND_T + ("extract",),
+            notes="Extract-Solve where the library implements the calculator (an invalid extraction falls "
+                  "through); else 5 Blind Program-Solve programs at 0.7, the value at least 3 agree on; else abstain",
+            display=Display("Routed, blind", "Routed (blind)")),
         # Note budget against variable access (Table s16).
         dataclasses.replace(note_only, name="note-only-250-nogold", title="Note only, 250 words, no gold variables",
                             note_words=250,
@@ -235,6 +308,10 @@ def _arms() -> list[Arm]:
 
 
 ARMS: dict[str, Arm] = {a.name: a for a in _arms()}
+
+# Arms beyond the paper (the live router, issue 11): run when named, never by `all` or `make reproduce`'s
+# default, so the default configuration stays the paper's.
+EXTENSION_ARMS: tuple[str, ...] = ("routed-gold", "routed-blind")
 
 
 # Other spellings accepted on the command line (results are stored under the canonical slug).

@@ -129,3 +129,46 @@ def table() -> None:
     from harness.formulas.docs import markdown_table
 
     click.echo(markdown_table())
+
+
+@formulas.command("versions")
+@click.option("--json", "as_json", is_flag=True, help="Print every version entry as JSON.")
+def versions(as_json: bool) -> None:
+    """The versioned formula entries (`--formula-version CALC_ID=VERSION` choices) with source and date."""
+    from harness.formulas.versions import VERSIONS
+    if as_json:
+        click.echo(json.dumps({str(c): {v: fv.to_dict() for v, fv in vs.items()} for c, vs in VERSIONS.items()},
+                              indent=2, ensure_ascii=False))
+        return
+    for cid, vs in VERSIONS.items():
+        click.echo(f"{cid} {CATALOGUE[cid].name}")
+        for v, fv in vs.items():
+            click.echo(f"  {v:<22} {'benchmark' if fv.benchmark else 'option   '} {fv.date:<8} {fv.title}")
+
+
+@formulas.command("version-effects")
+@click.option("--dataset", "datasets", multiple=True, default=("bundled-test",), show_default=True,
+              help="A pinned name or a CSV/Parquet path; repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-case rows as JSON.")
+def version_effects(datasets, as_json) -> None:
+    """Gold-Solve under each non-benchmark version, from the gold variables: how many answers change
+    (outside the benchmark tolerance of the benchmark version's value) and how many differ at all."""
+    from harness.data.dataset import DatasetError, load_dataset
+    from harness.analysis.stats.version_effects import case_rows, summarise
+    rows = []
+    for name in datasets:
+        try:
+            rows += case_rows(load_dataset(name))
+        except DatasetError as exc:
+            raise click.BadParameter(str(exc), param_hint="--dataset") from None
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    click.echo("dataset | calc | benchmark version -> version | cases | benchmark-correct | change | differ | "
+               "no reference")
+    for s in summarise(rows):
+        click.echo(f"{s['dataset']} | {s['calculator_id']}{'' if s['in_gold_solve'] else '*'} | "
+                   f"{s['benchmark_version']} -> {s['version']} | {s['cases']} | {s['benchmark_correct']} | "
+                   f"{s['changes']} | {s['differs']} | {s['cases'] - s['reference_available']}"
+                   + (f" ({s['unavailable_reasons']})" if s["unavailable_reasons"] else ""))
+    click.echo("* outside Gold-Solve's 22 calculators: the library-derived reference only")

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import click
 
-from harness.arms.registry import ARMS, get_arm
+from harness.arms.registry import ARMS, EXTENSION_ARMS, get_arm
 from harness.cli.errors import check_out_dir
 from harness.data.dataset import dataset_option
 from harness.model.client import ModelRequestError
-from harness.run.runner import summary_markdown
+from harness.run.runner import ConfigMismatchError, summary_markdown
 from harness.run.session import CaseSelectionError, RunSetupError, pick_cases, run_session
 from harness.run.store import iter_located_records
 from harness.scoring.scorers import SCORERS
@@ -49,7 +49,7 @@ def parse_seeds(text: str) -> list[int]:
 
 @click.command("run")
 @click.option("--arm", "arm_names", multiple=True, required=True,
-              help=f"Arm to run (repeatable), or 'all'. Known: {', '.join(ARMS)}.")
+              help=f"Arm to run (repeatable), or 'all' (the paper's arms). Known: {', '.join(ARMS)}.")
 @dataset_option("--dataset", "--split", "dataset")
 @click.option("--seeds", default="42", show_default=True, help="Seeds: 42-46, or 42,43.")
 @click.option("--base-url", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8088/v1.")
@@ -79,15 +79,23 @@ def parse_seeds(text: str) -> list[int]:
 @click.option("--server-info", default=None, type=click.Path(exists=True, dir_okay=False),
               help="JSON file describing the model server (launcher describe()), copied into the run manifest.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--formula-version", "formula_versions", multiple=True, metavar="CALC_ID=VERSION",
+              help="Formula version for a calculator (repeatable), e.g. 9=ckd-epi-2021; applies to the arms that "
+                   "supply formula text or call the library [default: the benchmark's version]. "
+                   "`harness formulas versions` lists them.")
+@click.option("--router-k", default=None, type=click.IntRange(1), help="Router arms: programs per case [5].")
+@click.option("--router-m", default=None, type=click.IntRange(1), help="Router arms: programs that must agree [3].")
+@click.option("--router-temperature", default=None, type=float, help="Router arms: sampling temperature [0.7].")
 def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, out_dir, executor_backend,
         concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, spread,
-        all_cases, server_info, no_progress):
+        all_cases, server_info, no_progress, formula_versions, router_k, router_m, router_temperature):
     """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
-    names = list(ARMS) if "all" in arm_names else list(dict.fromkeys(arm_names))
+    names = [n for n in ARMS if n not in EXTENSION_ARMS] if "all" in arm_names else list(dict.fromkeys(arm_names))
     try:
         arms = [get_arm(n) for n in names]
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--arm") from None
+    arms = apply_arm_options(arms, formula_versions, router_k, router_m, router_temperature)
     seed_list = parse_seeds(seeds)
     try:
         cases = pick_cases(dataset, case_ids, calculators, limit, shortest, spread)
@@ -109,6 +117,8 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     except ModelRequestError as exc:
         raise click.ClickException(f"model request failed, run stopped (finished rows are kept; rerun to resume): "
                                    f"{exc}") from None
+    except ConfigMismatchError as exc:
+        raise click.ClickException(str(exc)) from None
     for s in summaries:
         n = s.total
         acc = 100.0 * s.correct / n if n else 0.0
@@ -118,6 +128,33 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     if any(s.infra_failed for s in summaries):
         click.echo("some cases failed as executor infrastructure and were not recorded; rerun to retry them", err=True)
         sys.exit(3)
+
+
+def apply_arm_options(arms, formula_versions=(), k=None, m=None, temperature=None) -> list:
+    """Arms with --formula-version / --router-* applied (harness.arms.with_options); errors name the option."""
+    from harness.arms.registry import with_options
+    from harness.formulas.versions import FormulaVersionError, parse_formula_versions
+    try:
+        chosen = parse_formula_versions(formula_versions)
+    except FormulaVersionError as exc:
+        raise click.BadParameter(str(exc), param_hint="--formula-version") from None
+    if chosen:
+        using = [a.name for a in arms if a.uses_formulas]
+        if not using:
+            raise click.BadParameter(f"none of the arms {', '.join(a.name for a in arms)} supplies formula text "
+                                     "or calls the library", param_hint="--formula-version")
+        click.echo(f"formula versions {chosen} apply to: {', '.join(using)}", err=True)
+    routers = [a for a in arms if a.solver == "router"]
+    if (k is not None or m is not None or temperature is not None) and not routers:
+        raise click.BadParameter("no router arm selected (routed-gold, routed-blind)", param_hint="--router-k/-m")
+    out = []
+    for a in arms:
+        try:
+            out.append(with_options(a, formula_versions=chosen,
+                                    **({"k": k, "m": m, "temperature": temperature} if a.solver == "router" else {})))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--router-k/--router-m/--router-temperature") from None
+    return out
 
 
 def _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,

@@ -35,7 +35,7 @@ from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
 from harness.analysis.stats_payload import stats_payload
 from harness.analysis.tables import analyse
 from harness.core.canonical_json import json_file_text
-from harness.arms.registry import ARMS, Arm
+from harness.arms.registry import ARMS, EXTENSION_ARMS, Arm
 from harness.run.session import CaseSelectionError, pick_cases, run_session
 from harness.core.paths import REPO_ROOT
 
@@ -125,7 +125,7 @@ def resolve_models(launcher: str, names: list[str]) -> list[str]:
 
 def resolve_arms(names: list[str]) -> list[Arm]:
     if not names or "all" in names:
-        return list(ARMS.values())
+        return [a for a in ARMS.values() if a.name not in EXTENSION_ARMS]   # the paper's arms; routers by name
     unknown = [n for n in names if n not in ARMS]
     if unknown:
         raise ReproduceError(f"unknown arm(s): {', '.join(unknown)}; known: {', '.join(ARMS)} (or 'all')")
@@ -220,6 +220,11 @@ def requests_per_case(arm: Arm, case) -> tuple[int, int]:
     n = max(1, arm.samples)
     if arm.solver == "recalled":
         return n, n + (1 if in_library else 0)
+    if arm.solver == "router":
+        # library calculators: Gold-Solve needs no call, Extract-Solve one; either may fall through to n programs
+        if not in_library:
+            return n, n
+        return (0, n) if arm.router_library == "gold" else (1, 1 + n)
     extra = min(arm.repair_cap, n) if arm.repair else 0
     return n, n + extra
 

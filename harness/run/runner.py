@@ -25,6 +25,10 @@ from harness.arms.solvers import SOLVERS, Context, InfraError, Solution
 NO_MODEL = "library"  # model field of rows written without a model (Gold-Solve library)
 
 
+class ConfigMismatchError(RuntimeError):
+    """A results file already holds rows of the same arm under another configuration."""
+
+
 def case_order(cases: Iterable, seed: int) -> list:
     """The seed's case order: ascending sha256("{seed}:{case_id}")."""
     return sorted(cases, key=lambda c: hashlib.sha256(f"{seed}:{c.case_id}".encode()).hexdigest())
@@ -123,7 +127,32 @@ def record_for(arm: Arm, seed: int, case, dataset, spec: RunSpec, key: str, sol:
         "truncated": [c.truncated for c in chats], "cached": [c.cached for c in chats],
         "server_model": next((c.server_model for c in chats if c.server_model), None),
         "started_at": started, "finished_at": _now(),
+        **formula_version_fields(arm, case, dataset, answer, kind, spec.scorer),
     }
+
+
+def formula_version_fields(arm: Arm, case, dataset, answer, kind, scorer: str) -> dict:
+    """`formula_version` for arms that use formulas or the library (the version in force for the case's
+    calculator, None when unversioned); and, when that is not the benchmark's version, `reference`: the
+    "library-derived reference" from the gold variables and the answer's verdict against it. Benchmark gold
+    and `correct` are untouched: the reference is never scored as gold."""
+    if not arm.uses_formulas:
+        return {}
+    from harness.formulas.versions import benchmark_version
+    version = arm.version_for(case.calculator_id)
+    out: dict = {"formula_version": version}
+    if version is None or version == benchmark_version(case.calculator_id):
+        return out
+    from harness.library import convention_for_dataset
+    from harness.library.versions import library_reference
+    from harness.scoring.scorers import Gold, score_value
+    ref = library_reference(case, version, convention=convention_for_dataset(dataset))
+    verdict = None
+    if ref["value"] is not None and answer is not None:
+        gold = Gold(output_type=case.output_type, gold_answer=repr(float(ref["value"])), case_id=case.case_id)
+        verdict = bool(score_value(answer, kind, gold, scorer).correct)
+    out["reference"] = {**ref, "correct": verdict, "scorer": scorer}
+    return out
 
 
 def _kind_of(value: Any) -> str:
@@ -148,6 +177,12 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list, dataset, spec: RunSpec,
 
     path = results_path(spec.out_dir, spec.model, arm.name, seed)
     store = ResultStore(path)
+    other = sorted({r.get("arm_config_hash") for r in store.records if r.get("arm") == arm.name} - {arm.config_hash()})
+    if other:
+        raise ConfigMismatchError(
+            f"{path} holds rows of arm {arm.name} run with another configuration (arm_config_hash "
+            f"{str(other[0])[:12]}..., this run {arm.config_hash()[:12]}...; e.g. other formula versions or router "
+            f"k/m/temperature): one configuration per results file, use another --out")
     ordered = case_order(cases, seed)
     todo = [(c, make_key(arm, seed, c, dataset, spec)) for c in ordered]
     summary = ArmSeedSummary(arm.name, seed, str(path), total=len(todo))

@@ -251,23 +251,34 @@ async def _extract_and_compute(ctx: Context, calc) -> Solution:
 
 async def solve_extract_library(ctx: Context) -> Solution:
     """Extract-Solve library: outside the 22 calculators abstain without a call; else one greedy
-    extraction call, then the hand-written function; invalid extraction or a raise abstains."""
+    extraction call, then the hand-written function (at the arm's formula version); invalid extraction
+    or a raise abstains."""
     calc = _library().get(ctx.case.calculator_id)
     if calc is None:
         return Solution(outcome=ABSTAINED, reason="calculator not in the library")
+    if ctx.arm.formula_versions:
+        from harness.library.versions import versioned_calculator
+        calc, _ = versioned_calculator(ctx.case.calculator_id, ctx.arm.version_for(ctx.case.calculator_id))
     return await _extract_and_compute(ctx, calc)
 
 
 async def solve_gold_library(ctx: Context) -> Solution:
-    """Gold-Solve library: the hand-written function on the gold variables; no model."""
+    """Gold-Solve library: the hand-written function (at the arm's formula version) on the gold
+    variables; no model."""
     from harness.library import LibraryAbstain, convention_for_dataset, solve_gold
     convention = convention_for_dataset(ctx.dataset) if ctx.dataset is not None else "exact"
+    detail = {}
     try:
-        value = solve_gold(ctx.case, convention=convention)
+        if ctx.arm.formula_versions:
+            from harness.library.versions import solve_gold_versioned
+            value, detail["library"] = solve_gold_versioned(ctx.case, dict(ctx.arm.formula_versions),
+                                                            convention=convention)
+        else:
+            value = solve_gold(ctx.case, convention=convention)
     except LibraryAbstain as exc:
         return Solution(outcome=ABSTAINED, reason=str(exc) or "calculator not in the library")
     answer, kind = to_json_value(value)
-    return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind)
+    return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind, detail=detail)
 
 
 async def solve_recalled(ctx: Context) -> Solution:
@@ -340,6 +351,8 @@ async def solve_tree(ctx: Context) -> Solution:
                     detail={"calculation": parsed["calculation"], "formula": parsed["formula"]})
 
 
+from harness.arms.solvers.router import solve_router  # noqa: E402  (the router module uses the helpers above)
+
 SOLVERS: dict[str, Callable[[Context], Awaitable[Solution]]] = {
     "reply": solve_reply,
     "program": solve_program,
@@ -349,4 +362,5 @@ SOLVERS: dict[str, Callable[[Context], Awaitable[Solution]]] = {
     "gold_library": solve_gold_library,
     "recalled": solve_recalled,
     "tree": solve_tree,
+    "router": solve_router,
 }

@@ -1,0 +1,79 @@
+"""Beyond the paper: what the router tables (s20-s22, harness.analysis.tables) and the risk-coverage figure
+(harness.analysis.figures) read from stored records: full router records, curves and declared comparisons.
+
+* s20 (router summary): per model and router arm, coverage (answered share), accuracy on answered
+  rows, full-set accuracy (abstentions counted wrong), route shares, and paired gaps against the
+  matched single-program arm (Program-Solve / Blind Program-Solve) and against the Gold-first
+  hybrid (Gold-Solve, else Program-Solve), each with its calculator-cluster 95% interval, on the
+  analysis's shared bootstrap draws.
+* s21 (risk-coverage): every point of the curve (library only, then m = k .. 1) with cluster
+  bands, the program-only end (the matched single-program arm) and the AURC with its interval
+  (harness.stats.risk_coverage).
+* s22 (formula versions): for rows run at a non-benchmark formula version, accuracy against the
+  benchmark gold and, in its own column, agreement with the "library-derived reference"; plus the
+  Gold-Solve library's own change counts on the same dataset (harness.stats.version_effects).
+* fig-risk-coverage: accuracy on answered rows against coverage, with bands, per model and arm.
+
+These exist only when the results hold router arms (s20, s21, the figure) or non-benchmark
+versions (s22); otherwise nothing is written and nothing is listed as omitted, so the paper's
+tables and their index stay byte-identical.
+"""
+from __future__ import annotations
+
+
+
+from harness.analysis.stats.families import Comparison
+from harness.analysis.stats.risk_coverage import ROUTER_ARMS, curve, level_rows
+
+MATCHED = {"routed-gold": "program-solve", "routed-blind": "blind"}
+GOLD_FIRST = "hybrid:gold-first+program-solve"
+
+
+def router_records(an) -> list[dict]:
+    """Router records of the analysed dataset (full records: the route provenance is needed)."""
+    return [r for r in full_records(an) if r.get("arm") in ROUTER_ARMS]
+
+
+def full_records(an) -> list[dict]:
+    from harness.run.store import iter_located_records
+
+    if getattr(an, "results_dir", None) is None:
+        return []
+    cached = getattr(an, "_full_records", None)
+    if cached is None:
+        from harness.analysis.stats.arrays import _dataset_of
+
+        keep = set(an.data.case_ids)
+        by: dict[str, list[dict]] = {}
+        for _, _, r in iter_located_records(an.results_dir):
+            if r.get("case_id") in keep:
+                by.setdefault(_dataset_of(r), []).append(r)
+        # the analysed dataset: the one whose records cover the analysed cases most
+        cached = by[max(by, key=lambda k: (len(by[k]), k))] if by else []
+        an._full_records = cached
+    return cached
+
+
+def router_comparisons(arms) -> tuple[Comparison, ...]:
+    out = []
+    for arm in ROUTER_ARMS:
+        if arm not in arms:
+            continue
+        out.append(Comparison(arm, MATCHED[arm], "router", "same prompt family, single greedy program"))
+        out.append(Comparison(arm, GOLD_FIRST, "router", "library first, then Program-Solve"))
+    return tuple(out)
+
+
+def curves(an) -> list:
+    rows = level_rows(router_records(an))
+    return [curve(rows[key], resampler=None, draws=an.resampler.draws, seed=an.resampler.seed)
+            for key in sorted(rows)]
+
+
+def default_m(an, c) -> int:
+    ms = {int(r["detail"]["router"]["m"]) for r in router_records(an)
+          if r["model"] == c.model and r["arm"] == c.arm}
+    return ms.pop() if len(ms) == 1 else max(ms)
+
+
+__all__ = ["router_records", "full_records", "router_comparisons", "curves", "default_m", "MATCHED", "GOLD_FIRST"]

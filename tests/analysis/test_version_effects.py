@@ -1,0 +1,31 @@
+"""Gold-Solve under each formula version on the bundled slice: what changes, from the gold variables."""
+from __future__ import annotations
+
+from harness.data.dataset import load_dataset
+from harness.library import LIBRARY, convention_for_dataset, solve_gold
+from harness.analysis.stats.version_effects import case_rows, summarise
+
+
+def test_bundled_slice_version_changes():
+    ds = load_dataset("bundled-test")
+    rows = case_rows(ds)
+    assert {r["calculator_id"] for r in rows} == {3, 9, 23, 44, 46}
+    conv = convention_for_dataset(ds)
+    cases = ds.by_case_id()
+    for r in rows:
+        assert r["reference_label"] == "library-derived reference"
+        if r["calculator_id"] in LIBRARY:
+            # the benchmark-version value is exactly Gold-Solve's answer, scored against benchmark gold
+            assert r["benchmark_value"] == solve_gold(cases[r["case_id"]], convention=conv)
+            assert r["benchmark_correct"] is True
+            # independent check of "changes": outside +-5% of the benchmark-version value
+            b, v = r["benchmark_value"], r["reference_value"]
+            assert r["changes"] == (abs(v - b) > 0.05 * abs(b))
+        else:
+            assert r["reference_value"] is None and r["reference_reason"]
+    summary = {(s["calculator_id"], s["version"]): s for s in summarise(rows)}
+    assert summary[(23, "meld-3.0")]["reference_available"] == 0
+    assert "gold variables lack" in summary[(46, "prevent-2023")]["unavailable_reasons"]
+    assert summary[(44, "sampson-2020")]["differs"] == 2      # Sampson never equals Friedewald here
+    assert sum(s["gold_solve_changes"] for s in summary.values()) == sum(
+        1 for r in rows if r["changes"] and r["in_gold_solve"])
