@@ -122,7 +122,14 @@ def record_for(arm: Arm, seed: int, case, dataset, spec: RunSpec, key: str, sol:
         "truncated": [c.truncated for c in chats], "cached": [c.cached for c in chats],
         "server_model": next((c.server_model for c in chats if c.server_model), None),
         "started_at": started, "finished_at": _now(),
+        **({"synthetic": True} if _synthetic(spec, chats) else {}),
     }
+
+
+def _synthetic(spec: RunSpec, chats) -> bool:
+    """Rows fed by the rehearsal server (harness.model.synthetic) are marked; real rows keep their fields."""
+    from harness.model.synthetic import is_synthetic_model
+    return is_synthetic_model(spec.model) or any(is_synthetic_model(c.server_model) for c in chats)
 
 
 def _kind_of(value: Any) -> str:

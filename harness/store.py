@@ -113,12 +113,23 @@ class ResultStore:
                     fh.flush()
                     os.fsync(fh.fileno())
                 self.dropped_torn_line = True
+        self._kinds: set | None = None
         self.done_keys: set[str] = {r["key"] for r in self.records}
         if len(self.done_keys) != len(self.records):
             raise StoreError(f"{self.path}: duplicate record keys found; the file was edited by hand")
 
     def __contains__(self, key: str) -> bool:
         return key in self.done_keys
+
+    def _refuse_mixing(self, record: dict) -> None:
+        """Real and synthetic (rehearsal) records never share a results file (harness.model.synthetic)."""
+        if self._kinds is None:
+            self._kinds = _kinds(self.records)
+        new = _kinds([record])
+        if new and self._kinds and new != self._kinds:
+            raise StoreError(f"refusing to append a {next(iter(new))} record to {self.path}, which holds "
+                             f"{next(iter(self._kinds))} records: rehearsal output is never mixed with real results")
+        self._kinds |= new
 
     def append(self, record: dict) -> bool:
         """Write one complete record durably. Returns False (and writes nothing) if its key is done."""
@@ -127,6 +138,7 @@ class ResultStore:
             raise StoreError(f"refusing to write a record without {', '.join(missing)} to {self.path}")
         if record["key"] in self.done_keys:
             return False
+        self._refuse_mixing(record)
         line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str) + "\n"
         if "\n" in line[:-1]:
             raise StoreError("a record serialised to more than one line")  # json.dumps escapes newlines
@@ -139,6 +151,11 @@ class ResultStore:
         self.done_keys.add(record["key"])
         self.records.append(record)
         return True
+
+
+def _kinds(records: Iterable[dict]) -> set:
+    from harness.model.synthetic import record_kind
+    return {k for k in map(record_kind, records) if k is not None}
 
 
 def iter_result_files(results_root: str | os.PathLike) -> Iterator[Path]:

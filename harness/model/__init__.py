@@ -1,0 +1,1 @@
+"""Model serving and clients (the rehearsal server lives here)."""
