@@ -147,7 +147,7 @@ class AnswerKey:
 
 PROGRAM_SHAPES = [("correct", 0.58), ("wrong", 0.12), ("raises", 0.07), ("static_policy", 0.05),
                   ("sandbox_memory", 0.03), ("wrong_kind", 0.04), ("no_code", 0.07), ("truncated", 0.03),
-                  ("no_answer_var", 0.008), ("cpu_loop", 0.002)]
+                  ("no_answer_var", 0.008), ("cpu_loop", 0.001)]
 REPAIR_SHAPES = [("correct", 0.6), ("wrong", 0.12), ("raises", 0.1), ("no_code", 0.1), ("wrong_kind", 0.08)]
 REPLY_SHAPES = [("final_correct", 0.46), ("final_wrong", 0.2), ("final_unreadable", 0.07), ("json", 0.08),
                 ("boxed", 0.05), ("truncated", 0.06), ("no_final_line", 0.08)]
@@ -320,6 +320,18 @@ class Reply:
     case_found: bool
 
 
+# Which of the executor's two clocks stops a CPU-bound program (CPU_LIMIT at 4 s of CPU, TIMEOUT_WALL at
+# 5 s of wall time) depends on the machine's load, and a repair turn quotes that message. The reply is
+# drawn from the body with either message replaced by one token, so a repair after a clock limit gets the
+# same reply whichever clock fired (the kill-and-resume comparison, harness.rehearsal.compare, does the same).
+CLOCK_LIMIT_MESSAGE = re.compile(r"the program (?:ran longer than [\d.]+ s \(wall clock\)|used more than [\d.]+ s "
+                                 r"of CPU time) and was stopped")
+
+
+def clock_neutral(text: str) -> str:
+    return CLOCK_LIMIT_MESSAGE.sub("<clock limit>", text)
+
+
 def make_reply(seed: int, body: dict, answer_key: AnswerKey) -> Reply:
     """The reply to a chat-completion body: a pure function of (seed, body, answer key)."""
     messages = body.get("messages") or []
@@ -327,7 +339,7 @@ def make_reply(seed: int, body: dict, answer_key: AnswerKey) -> Reply:
     family = prompt_family(messages)
     first_user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
     case = answer_key.find(first_user) if len(answer_key) else None
-    draw = Draw(seed, model, _canonical(body))
+    draw = Draw(seed, model, clock_neutral(_canonical(body)) if family == "repair" else _canonical(body))
     gold = case.gold_value if case is not None else _invented(draw)
     shift = MODEL_SKILL_SHIFT.get(model, 0.05)
     if family in ("program", "repair"):

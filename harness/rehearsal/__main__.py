@@ -1,0 +1,5 @@
+import sys
+
+from harness.rehearsal.pipeline import main
+
+sys.exit(main())
