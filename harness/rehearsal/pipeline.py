@@ -308,11 +308,15 @@ def h100_estimate() -> dict:
 
 def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurrency: int | None = None,
              backend: str = "container", faults: dict | None = None, resume_check: bool = True,
-             source: Path | None = None, port: int | None = None) -> dict:
+             source: Path | None = None, port: int | None = None, per_calculator: int | None = None,
+             seeds: str | None = None) -> dict:
     from harness.cli_run import parse_seeds
     from harness.dataset import load_dataset
 
-    cfg = SIZES[size]
+    cfg = dict(SIZES[size])
+    if per_calculator or seeds:      # a partial size: the report says so
+        cfg.update({k: v for k, v in (("per_calculator", per_calculator), ("seeds", seeds)) if v})
+        size = f"custom ({cfg['per_calculator']} per calculator, seeds {cfg['seeds']})"
     faults = dict(DEFAULT_FAULTS if faults is None else faults)
     concurrency = concurrency or reproduce_concurrency()
     if out.exists():
@@ -332,6 +336,7 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
     report["config"]["cases"] = n_cases
     report["config"]["rehearsal_set"] = {k: set_manifest[k] for k in ("n_cases", "calculators", "reused_rows",
                                                                        "source_sha256", "csv_sha256")}
+    report["size"] = size
     _echo(f"{size}: {n_cases} cases x {len(MODELS)} models x all arms x seeds {cfg['seeds']}, "
           f"concurrency {concurrency}, executor {backend}, out {out}")
     seeds = parse_seeds(cfg["seeds"])
@@ -525,10 +530,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--executor-backend", default="container", choices=["container", "process", "auto"])
     p.add_argument("--no-resume-check", action="store_true")
     p.add_argument("--port", type=int, default=None)
+    p.add_argument("--per-calculator", type=int, default=None, help="override the size's cases per calculator")
+    p.add_argument("--seeds", default=None, help="override the size's seeds, e.g. 42-43")
     a = p.parse_args(argv)
     try:
         report = rehearse(a.size, a.out, a.bench, seed=a.seed, concurrency=a.concurrency, backend=a.executor_backend,
-                          resume_check=not a.no_resume_check, port=a.port)
+                          resume_check=not a.no_resume_check, port=a.port, per_calculator=a.per_calculator,
+                          seeds=a.seeds)
     except (RuntimeError, FileNotFoundError) as exc:
         print(f"rehearse: {exc}", file=sys.stderr)
         return 1
