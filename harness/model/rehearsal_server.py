@@ -477,6 +477,8 @@ class RehearsalServer:
                     return
         except (ConnectionError, asyncio.IncompleteReadError):
             return
+        except asyncio.CancelledError:   # close(): open keep-alive connections and slow replies end here
+            return
         finally:
             self._handlers.discard(task)
             try:
