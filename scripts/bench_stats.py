@@ -21,13 +21,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED  # noqa: E402
-from harness.stats.icc import summarize  # noqa: E402
-from harness.stats.paired import collect_pairs  # noqa: E402
-from harness.stats.synthetic import synthetic_arrays  # noqa: E402
-from harness.stats.tests import holm, mcnemar_exact  # noqa: E402
-from harness.tables import analyse, audit_comparisons, table_s5  # noqa: E402
-from harness.stats.families import declared_comparisons  # noqa: E402
+from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED  # noqa: E402
+from harness.analysis.stats.icc import summarize  # noqa: E402
+from harness.analysis.stats.paired import collect_pairs  # noqa: E402
+from harness.analysis.stats.synthetic import synthetic_arrays  # noqa: E402
+from harness.analysis.stats.tests import holm, mcnemar_exact  # noqa: E402
+from harness.analysis.tables import analyse, audit_comparisons, table_s5  # noqa: E402
+from harness.analysis.stats.families import declared_comparisons  # noqa: E402
 
 
 def loop_s5(pairs, cluster, draws: int, seed: int) -> list[dict]:

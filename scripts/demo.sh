@@ -39,7 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 scripts/model-server.sh start
-.venv/bin/python -m harness.serving describe --base-url "$BASE_URL" > "$OUT/server.json"
+.venv/bin/python -m harness.model.serving describe --base-url "$BASE_URL" > "$OUT/server.json"
 
 echo "== Gold-Solve library on the bundled slice (no model)"
 "$HARNESS" run --arm gold-lib --dataset bundled-test --seeds "$SEEDS" --out "$OUT" --no-progress

@@ -36,7 +36,7 @@ case "${1:-}" in
       --host 127.0.0.1 --port "$PORT" --n_ctx "$CTX" --n_threads "$THREADS" \
       >>"$LOG" 2>&1 </dev/null &
     echo $! > "$PIDFILE"
-    if ! "$PY" -m harness.serving wait --base-url "$BASE_URL" --model "$MODEL_ID" --timeout "${MODEL_SERVER_TIMEOUT:-300}"; then
+    if ! "$PY" -m harness.model.serving wait --base-url "$BASE_URL" --model "$MODEL_ID" --timeout "${MODEL_SERVER_TIMEOUT:-300}"; then
       echo "model-server: not ready; last log lines:" >&2; tail -20 "$LOG" >&2
       "$0" stop || true
       exit 1
@@ -56,7 +56,7 @@ case "${1:-}" in
     rm -f "$PIDFILE"
     ;;
   status)
-    "$PY" -m harness.serving wait --base-url "$BASE_URL" --model "$MODEL_ID" --timeout 2 >/dev/null
+    "$PY" -m harness.model.serving wait --base-url "$BASE_URL" --model "$MODEL_ID" --timeout 2 >/dev/null
     ;;
   restart) "$0" stop; "$0" start ;;
   *) echo "usage: $0 start|stop|status|restart" >&2; exit 2 ;;

@@ -8,7 +8,7 @@
 # Variables (environment or make command line):
 #   MODELS             model keys of containers/vllm/models.lock.json, comma-separated, or "all"
 #                      [default: qwen2.5-7b,qwen2.5-32b-awq, the paper's two models]
-#   ARMS               arm names (harness/arms.py), comma-separated, or "all" [default: all]
+#   ARMS               arm names (harness/arms/registry.py), comma-separated, or "all" [default: all]
 #   SEEDS              42-46 or a list like 42,43 [default: 42-46]
 #   DATASET            verified (default), dev, bundled-test or a CSV/Parquet path
 #   OUT                results directory [default: results/reproduce]

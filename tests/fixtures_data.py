@@ -16,8 +16,8 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
 
-from harness.dataset import BUNDLED_DIR, COLUMNS
-from harness.datahub import DEFAULT_PINS_FILE
+from harness.data.dataset import BUNDLED_DIR, COLUMNS
+from harness.data.datahub import DEFAULT_PINS_FILE
 
 REPO_ID = "nsk7153/MedCalc-Bench-Verified"
 

@@ -1,7 +1,7 @@
 """Session fixture `model_server`: the real CPU model server (llama-cpp-python + Qwen2.5-Coder-0.5B GGUF).
 
 Reuses a server already answering at $MODEL_SERVER_URL (default http://127.0.0.1:8088/v1) that lists
-the model; otherwise starts one on a free loopback port with harness.serving.LlamaCppLauncher and stops
+the model; otherwise starts one on a free loopback port with harness.model.serving.LlamaCppLauncher and stops
 it at the end of the session. Missing pieces (.venv-server, the GGUF) skip locally and fail in CI
 (`require`); in CI a missing GGUF is first fetched with scripts/fetch-model.sh.
 """
@@ -42,7 +42,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def model_server(tmp_path_factory):
-    from harness.serving import CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, LlamaCppLauncher
+    from harness.model.serving import CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, LlamaCppLauncher
 
     url = os.environ.get("MODEL_SERVER_URL", "http://127.0.0.1:8088/v1").rstrip("/")
     if CPU_MODEL_ID in _listing(url):

@@ -37,6 +37,6 @@ def running_rehearsal_server(**kwargs):
 @pytest.fixture
 def rehearsal_server():
     """A fault-free rehearsal server with the bundled slice as its answer key, seed 7."""
-    from harness.dataset import load_dataset
+    from harness.data.dataset import load_dataset
     with running_rehearsal_server(seed=7, answer_key=load_dataset("bundled-test").path) as server:
         yield server

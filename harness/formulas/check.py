@@ -71,8 +71,8 @@ V1_ERRATA: dict[int, str] = {
 # ----- dataset access ---------------------------------------------------------------------------
 
 def load_cases(path_or_name: str | Path) -> tuple[str, list[Any]]:
-    """(dataset label, cases) via harness.dataset.load_dataset: a pinned name or a CSV/parquet path."""
-    from harness.dataset import load_dataset
+    """(dataset label, cases) via harness.data.dataset.load_dataset: a pinned name or a CSV/parquet path."""
+    from harness.data.dataset import load_dataset
 
     ds = load_dataset(str(path_or_name))
     return str(ds.name), list(ds.cases)

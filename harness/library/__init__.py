@@ -51,7 +51,7 @@ V1_FILE_MARKERS = ("test_dev_v1.0", "test_slice", "test_data.csv", "medcalc-benc
 
 
 def convention_for_dataset(dataset: Any) -> str:
-    """The gold-variable conversion convention for a dataset (a ``harness.dataset.Dataset``, a
+    """The gold-variable conversion convention for a dataset (a ``harness.data.dataset.Dataset``, a
     pinned name or a path): "medcalc-v1.0" for MedCalc-Bench v1.0 rows (the kit's ``dev`` split
     test_dev_v1.0.csv and the bundled ``bundled-test`` slice test_slice.csv, both cut from v1.0's
     test_data.csv), "exact" for everything else (Verified and its one-shot split)."""
@@ -71,7 +71,7 @@ def solve_gold(case: Any, *, convention: str = "exact",
                library: dict[int, Calculator] | None = None) -> Any:
     """Gold-Solve: the library function on the case's gold variables.
 
-    ``case`` needs ``calculator_id`` and ``entities`` (a dict, as ``harness.dataset.Case`` has).
+    ``case`` needs ``calculator_id`` and ``entities`` (a dict, as ``harness.data.dataset.Case`` has).
     ``convention``: "exact" (Verified) or "medcalc-v1.0" (v1.0 files; ``convention_for_dataset``).
     Returns a float, a ``datetime.date`` or a ``(weeks, days)`` tuple; raises ``LibraryAbstain`` for
     calculators outside the library or when a gold variable is missing or unconvertible."""

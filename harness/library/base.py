@@ -255,7 +255,3 @@ class Calculator:
                 continue
             out[var.name] = var.from_raw(raw, self)
         return out
-
-    def solve_entities(self, entities: dict, *, convention: str = "exact") -> Any:
-        """compute(**from_entities(entities, convention=convention))."""
-        return self.compute(**self.from_entities(entities, convention=convention))

@@ -1,1 +1,2 @@
-"""Model serving and clients (the rehearsal server lives here)."""
+"""Stage: the model side - the OpenAI-compatible client, the server launchers (llama.cpp for the CPU demo,
+vLLM for the paper runs) and the rehearsal server (a scripted fake for pipeline rehearsals, synthetic.py)."""

@@ -96,7 +96,7 @@ def test_every_program_shape_reaches_its_executor_outcome():
     from executor.api import Executor
     from executor.outcomes import taxonomy
     from harness.model.rehearsal_server import Draw
-    from harness.prompts import extract_program
+    from harness.arms.prompts import extract_program
     with Executor(backend="process") as ex:
         for shape, expected in EXPECTED_PROGRAM.items():
             text, finish = program_reply(shape, 12.5, Draw("t", shape))
@@ -110,11 +110,11 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     """All arms on 44 bundled cases through the real client, solvers, process executor, scorer and store;
     every record's outcome is the one its reply shapes (recomputed from the stored requests) imply."""
     from executor.api import Executor
-    from harness.arms import ARMS
-    from harness.client import ModelClient
-    from harness.dataset import load_dataset
-    from harness.runner import RunSpec, run_arms
-    from harness.store import load_records
+    from harness.arms.registry import ARMS
+    from harness.model.client import ModelClient
+    from harness.data.dataset import load_dataset
+    from harness.run.runner import RunSpec, run_arms
+    from harness.run.store import load_records
 
     ds = load_dataset("bundled-test")
     cases = ds.cases[:44]
@@ -184,7 +184,7 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
 def test_fault_injection_is_counted_and_retried(tmp_path):
     """5xx, slow (past the client timeout) and dropped connections at high rates: every request still
     completes through the real client's retries, and each injected fault cost exactly one extra attempt."""
-    from harness.client import ModelClient
+    from harness.model.client import ModelClient
     log = tmp_path / "faults.jsonl"
     faults = Faults(rate_5xx=0.15, rate_slow=0.05, rate_drop=0.15, slow_s=3.0)
     with running_rehearsal_server(seed=1, faults=faults, fault_log=log) as server:
@@ -211,7 +211,7 @@ def test_fault_rates_are_validated():
 
 
 def test_store_and_verify_refuse_mixing_real_and_synthetic(tmp_path):
-    from harness.store import ResultStore, StoreError
+    from harness.run.store import ResultStore, StoreError
     base = {"arm": "open-book", "seed": 42, "case_id": "2-1", "calculator_id": 2, "outcome": "answered",
             "correct": True, "scorer": "paper"}
     store = ResultStore(tmp_path / "f.jsonl")

@@ -1,0 +1,1 @@
+"""Stage: analysis of stored results - stats/ (paired bootstrap, families, hybrids), tables, figures and the report."""

@@ -1,0 +1,121 @@
+"""Figures from per-case results, as byte-stable PNG and PDF.
+
+* Figure 2 (`fig2-coverage`): coverage against full-set accuracy for a library of k calculators.
+  A library that abstains outside its calculators covers at most the cases of the calculators it
+  implements, so its full-set accuracy lies on or under the coverage line; the library arms are
+  marked at their k, Program-Solve (which attempts every calculator) at k = all.
+* Figure 1b (`fig1b-accuracy`): full-set accuracy bars of the ladder arms per model, with the blind
+  arm drawn open (outline only).
+
+Output is deterministic: the Agg backend, a fixed style, and no timestamps or version strings in
+the file metadata (`CreationDate`/`Creator` removed from PDFs, `Software` from PNGs), so the same
+results give the same bytes.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from harness.analysis.stats.labels import arm_label  # noqa: E402
+from harness.arms.registry import ladder  # noqa: E402
+from harness.analysis.stats.paired import accuracy  # noqa: E402
+
+PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
+PNG_META = {"Software": None}
+STYLE = {"font.family": "DejaVu Sans", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
+         "svg.hashsalt": "harness", "pdf.compression": 6, "figure.dpi": 100, "savefig.dpi": 150}
+COLORS = ("#1b6ca8", "#d1495b", "#66a182", "#edae49", "#6d597a", "#2e4057")
+
+def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png, pdf = out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"
+    fig.savefig(png, format="png", metadata=PNG_META)
+    fig.savefig(pdf, format="pdf", metadata=PDF_META)
+    plt.close(fig)
+    return [png, pdf]
+
+
+def figure_coverage(an, out_dir: Path) -> list[Path]:
+    """Figure 2: coverage bound against full-set accuracy for a library of k calculators."""
+    from harness.analysis.tables import model_label
+
+    d = an.data
+    n_calc = len(d.calculators)
+    sizes = d.cluster_sizes
+    k = np.arange(n_calc + 1)
+    mean_line = 100 * k * (d.n_cases / n_calc) / d.n_cases
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(5.2, 3.6))
+        ax.plot(k, mean_line, color="0.3", lw=1.2, label="coverage bound (mean calculator size)")
+        if len(set(sizes.tolist())) > 1:  # unbalanced: the bound depends on which calculators
+            top = 100 * np.concatenate([[0], np.cumsum(np.sort(sizes)[::-1])]) / d.n_cases
+            ax.plot(k, top, color="0.6", lw=0.8, ls="--", label="bound, largest calculators first")
+        ax.fill_between(k, 0, mean_line, color="0.92", lw=0)
+        lib_k = None if an.library is None else int(np.sum(np.isin(d.calculators, sorted(an.library))))
+        for i, m in enumerate(d.models):
+            color = COLORS[i % len(COLORS)]
+            for arm, marker in (("gold-lib", "s"), ("extract-lib", "^")):
+                acc = accuracy(d, m, arm)
+                if acc is None:
+                    continue
+                kk = lib_k if lib_k is not None else int(len(set(d.calculator_ids[
+                    np.any(d.outcome_block(m, arm) == 0, axis=0)].tolist())))
+                ax.plot([kk], [acc["mean"]], marker=marker, color=color, ls="none", ms=6,
+                        label=f"{arm_label(arm, short=True)} {model_label(m)}")
+            acc = accuracy(d, m, "program-solve")
+            if acc is not None:
+                ax.plot([n_calc], [acc["mean"]], marker="o", color=color, ls="none", ms=6,
+                        label=f"Prog. {model_label(m)}")
+        ax.set_xlim(0, n_calc + 1)
+        ax.set_ylim(0, 100)
+        ax.set_xlabel(f"calculators implemented, k (of {n_calc})")
+        ax.set_ylabel("full-set accuracy (%)")
+        ax.set_title(f"Coverage bound, {d.n_cases} cases", fontsize=9)
+        ax.legend(fontsize=6.5, frameon=False, loc="upper left", ncol=1)
+        fig.tight_layout()
+        return _save(fig, out_dir, "fig2-coverage")
+
+
+def figure_accuracy(an, out_dir: Path) -> list[Path]:
+    """Figure 1b: full-set accuracy of the ladder arms by model; the blind arm drawn open."""
+    from harness.analysis.tables import model_label
+
+    d = an.data
+    arms = [a for a in ladder() if any(d.has(m, a) for m in d.models)]  # the bars are the ladder's arms
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(6.4, 3.4))
+        width = 0.8 / max(len(d.models), 1)
+        x = np.arange(len(arms))
+        for i, m in enumerate(d.models):
+            color = COLORS[i % len(COLORS)]
+            for j, arm in enumerate(arms):
+                acc = accuracy(d, m, arm)
+                if acc is None:
+                    continue
+                blind = arm == "blind"
+                ax.bar(x[j] + (i - (len(d.models) - 1) / 2) * width, acc["mean"], width * 0.92,
+                       color="white" if blind else color, edgecolor=color, linewidth=1.2,
+                       hatch="//" if blind else None, label=model_label(m) if j == 0 or (
+                           j == min(jj for jj, a in enumerate(arms) if d.has(m, a))) else None)
+        ax.set_xticks(x)
+        ax.set_xticklabels([arm_label(a, short=True) for a in arms], rotation=30, ha="right")
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("full-set accuracy (%)")
+        ax.set_title("Accuracy by arm (blind arm open)", fontsize=9)
+        handles, labels = ax.get_legend_handles_labels()
+        seen = {}
+        for h, lab in zip(handles, labels):
+            seen.setdefault(lab, h)
+        ax.legend(seen.values(), seen.keys(), fontsize=7, frameon=False)
+        fig.tight_layout()
+        return _save(fig, out_dir, "fig1b-accuracy")
+
+
+def build_figures(an, out_dir) -> list[Path]:
+    out_dir = Path(out_dir)
+    return figure_coverage(an, out_dir) + figure_accuracy(an, out_dir)

@@ -1,0 +1,125 @@
+"""One self-contained HTML report: tables, figures (inline base64 PNG) and the run manifests.
+
+Nothing is fetched when the page opens: styles are inline and images are data URIs, so the file can
+be mailed or archived alone. `build_report(results_dir, out_dir)` writes `<out>/report.html` and
+also the tables and figures it shows (under `<out>/tables` and `<out>/figures`).
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis.figures import build_figures
+from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
+from harness.analysis.tables import Analysis, analyse, build_tables, model_label, write_tables
+
+CSS = """
+body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222;font-size:14px}
+h1{font-size:22px}h2{font-size:17px;border-bottom:1px solid #ccc;padding-bottom:3px;margin-top:28px}
+table.res{border-collapse:collapse;margin:14px 0 4px 0;font-size:12px}
+table.res caption{text-align:left;padding-bottom:4px}
+table.res th{border-top:2px solid #222;border-bottom:1px solid #222;padding:3px 7px;background:#f6f6f6}
+table.res td{padding:2px 7px;border-bottom:1px solid #eee;white-space:nowrap}
+table.res tbody tr:last-child td{border-bottom:2px solid #222}
+td.r,th.r{text-align:right}td.l,th.l{text-align:left}tr.sec td{background:#fafafa}
+ul.notes{font-size:11px;color:#555;margin-top:2px}
+figure{display:inline-block;margin:8px 16px 8px 0}figure img{max-width:560px;border:1px solid #ddd}
+pre{background:#f6f6f6;padding:8px;font-size:11px;overflow-x:auto;max-height:420px}
+.meta{color:#555;font-size:12px}
+div.wrap{overflow-x:auto;max-width:100%}
+"""
+
+
+def find_manifests(results_dir) -> list[Path]:
+    """Run manifests under a results root (`manifest-*.json` at the root or one level down)."""
+    root = Path(results_dir)
+    return sorted(set(root.glob("manifest-*.json")) | set(root.glob("*/manifest-*.json")))
+
+
+def _manifest_html(paths: list[Path], root: Path) -> str:
+    if not paths:
+        return '<p class="meta">No run manifests (manifest-*.json) were found under the results root.</p>'
+    out = []
+    for p in paths:
+        try:
+            text = json.dumps(json.loads(p.read_text(encoding="utf-8")), indent=2, sort_keys=True)
+        except (OSError, ValueError) as exc:
+            text = f"unreadable manifest: {exc}"
+        out.append(f"<details><summary>{html.escape(str(p.relative_to(root)))}</summary>"
+                   f"<pre>{html.escape(text)}</pre></details>")
+    return "\n".join(out)
+
+
+def _figure_html(png: Path, caption: str) -> str:
+    data = base64.b64encode(png.read_bytes()).decode("ascii")
+    return (f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+FIGURE_CAPTIONS = {
+    "fig1b-accuracy": "Figure 1b: full-set accuracy by arm, the blind arm drawn open.",
+    "fig2-coverage": "Figure 2: coverage against full-set accuracy for a library of k calculators.",
+}
+
+
+def render_report(an, tables, omitted: dict, figures: list[Path], results_dir) -> str:
+    """The report page as one HTML string."""
+    root = Path(results_dir)
+    d, r = an.data, an.resampler.describe()
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        "<title>Deterministic math solver: results report</title>", f"<style>{CSS}</style></head><body>",
+        "<h1>Towards a Deterministic Math Solver for Clinical Language Models: results report</h1>",
+        f'<p class="meta">Results root: {html.escape(str(root))}; {d.n_cases} cases, {len(d.calculators)} '
+        f"calculators; models: {html.escape(', '.join(model_label(m) for m in d.models))}; "
+        f"{html.escape(an.seeds_note())}. Bootstrap: {r['draws']:,} draws, seed {r['seed']}, "
+        f"{html.escape(r['interval'])} ({html.escape(r['quantile_method'])}), unit {html.escape(r['cluster_unit'])}.</p>",
+        "<h2>Figures</h2>",
+    ]
+    for png in [p for p in figures if p.suffix == ".png"]:
+        parts.append(_figure_html(png, FIGURE_CAPTIONS.get(png.stem, png.stem)))
+    parts.append("<h2>Tables</h2>")
+    parts += [t.to_html() for t in tables]
+    if omitted:
+        parts.append("<h2>Tables not determined by these results</h2><ul>")
+        parts += [f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in omitted.items()]
+        parts.append("</ul>")
+    if an.notes:
+        parts.append('<h2>Analysis notes</h2><ul class="notes">'
+                     + "".join(f"<li>{html.escape(n)}</li>" for n in an.notes) + "</ul>")
+    parts.append("<h2>Run manifests</h2>")
+    parts.append(_manifest_html(find_manifests(root), root))
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+@dataclass
+class ReportFiles:
+    """What `write_outputs` wrote: the tables (and the ones the results do not determine), figures and the page."""
+
+    tables: list
+    omitted: dict[str, str]
+    table_paths: list[Path]
+    figures: list[Path]
+    page: Path
+
+
+def write_outputs(an: Analysis, out_dir, results_dir) -> ReportFiles:
+    """Tables under `out_dir/tables`, figures under `out_dir/figures`, then `out_dir/report.html`, from one analysis."""
+    out = Path(out_dir)
+    tables, omitted = build_tables(an)
+    table_paths = write_tables(tables, omitted, out / "tables", an)
+    figures = build_figures(an, out / "figures")
+    page = out / "report.html"
+    page.write_text(render_report(an, tables, omitted, figures, results_dir), encoding="utf-8")
+    return ReportFiles(tables, omitted, table_paths, figures, page)
+
+
+def build_report(results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
+                 dataset: str | None = None) -> Path:
+    """Analyse once, write tables and figures under `out_dir`, then `out_dir/report.html`."""
+    an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset)
+    return write_outputs(an, out_dir, results_dir).page

@@ -1,0 +1,23 @@
+"""Statistics on per-case results: correctness arrays, shared-draw bootstrap, exact McNemar,
+sign-flip permutation, Holm, ICC, and library-first hybrids.
+
+    from harness.analysis.stats import load_arrays, Resampler, paired_gaps, declared_comparisons
+    data = load_arrays("results")
+    add_hybrids(data)
+    res = paired_gaps(data, declared_comparisons(data.arms), Resampler(data.cluster, draws=10_000, seed=...))
+"""
+from harness.analysis.stats.arrays import CorrectnessArrays, ResultsError, build_arrays, iter_records, load_arrays
+from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED, Resampler, percentile_interval
+from harness.analysis.stats.families import Comparison, declared_comparisons
+from harness.analysis.stats.hybrids import add_hybrids
+from harness.analysis.stats.icc import design_effect, effective_sample_size, icc1
+from harness.analysis.stats.paired import accuracy, paired_gaps
+from harness.analysis.stats.tests import holm, mcnemar_exact, sign_flip_p
+
+__all__ = [
+    "CorrectnessArrays", "ResultsError", "build_arrays", "iter_records", "load_arrays",
+    "DEFAULT_DRAWS", "DEFAULT_SEED", "Resampler", "percentile_interval",
+    "Comparison", "declared_comparisons", "add_hybrids",
+    "design_effect", "effective_sample_size", "icc1", "accuracy", "paired_gaps",
+    "holm", "mcnemar_exact", "sign_flip_p",
+]

@@ -1,0 +1,304 @@
+"""Correctness arrays built from per-case result records.
+
+Every statistic in the kit works on one `CorrectnessArrays` object: a float array
+`correct[model, arm, seed, case]` (1.0 right, 0.0 wrong, NaN no record) and an int8 array
+`outcome[model, arm, seed, case]` (index into `OUTCOMES`, -1 no record). Cases are ordered by
+calculator, then row, so each calculator is one contiguous block and `cluster[case]` names it; this
+is the ragged form of `[model, arm, seed, calculator, case]` (calculators may have unequal sizes),
+and `as_5d()` returns the padded five-dimensional view.
+"""
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from harness.core.outcomes import ROW_OUTCOMES
+from harness.arms.registry import arm_sort_key
+
+OUTCOMES = ROW_OUTCOMES
+OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
+
+# The paper's arm order (Table 1 first, then the levers and ablations); unknown arms sort after these.
+
+# Arms that use no model: their results are the same for every model and seed, so a run stored
+# under one model directory (or one seed) stands for all of them.
+MODEL_FREE_ARMS = ("gold-lib",)
+
+
+# The record fields statistics read; everything else (requests, replies, programs) is dropped on
+# reading so a full result set (hundreds of thousands of records) fits in memory.
+FIELDS = ("model", "arm", "seed", "case_id", "row_number", "calculator_id", "calculator_name", "output_type",
+          "outcome", "correct", "dataset", "dataset_sha256")
+
+
+class ResultsError(ValueError):
+    """Result records that cannot be analysed; the message names the file and line."""
+
+
+@dataclass
+class SourcedRecord:
+    """One record with where it came from (for error messages)."""
+
+    path: Path
+    line: int
+    record: dict
+
+
+def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
+    """Yield every complete record under `<root>/<model>/<arm>/seed<seed>.jsonl` with its file and line.
+
+    This is the one place that reads result files; it follows harness.run.store's layout and torn-line
+    rule (an incomplete last line is skipped with a warning, a bad line elsewhere is an error)."""
+    root = Path(results_root)
+    if not root.is_dir():
+        raise ResultsError(f"results root {root} does not exist or is not a directory")
+    for path in sorted(root.glob("*/*/seed*.jsonl")):
+        data = path.read_bytes()
+        lines = data.split(b"\n")
+        for i, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            last = i == len(lines) or (i == len(lines) - 1 and lines[-1] == b"")
+            try:
+                rec = json.loads(raw)
+                if not isinstance(rec, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as exc:
+                if last:
+                    warnings.warn(f"{path}:{i}: ignoring an incomplete last line", stacklevel=2)
+                    continue
+                raise ResultsError(f"{path}:{i}: not a JSON record ({exc})") from None
+            yield SourcedRecord(path, i, {k: rec[k] for k in FIELDS if k in rec})
+
+
+@dataclass
+class CorrectnessArrays:
+    """Correctness and outcome arrays over [model, arm, seed, case], cases grouped by calculator."""
+
+    models: list[str]
+    arms: list[str]
+    seeds: list[int]
+    case_ids: list[str]
+    calculator_ids: np.ndarray  # [N] calculator id of each case
+    cluster: np.ndarray  # [N] index into `calculators`
+    calculators: list[int]  # sorted calculator ids
+    calculator_names: dict[int, str]
+    output_types: list[str]  # [N]
+    correct: np.ndarray  # [M, A, S, N] float64: 1, 0, NaN
+    outcome: np.ndarray  # [M, A, S, N] int8: OUTCOMES index, -1 missing
+    notes: list[str] = field(default_factory=list)
+
+    # ---- shape helpers -------------------------------------------------------------------------
+    @property
+    def n_cases(self) -> int:
+        return len(self.case_ids)
+
+    @property
+    def cluster_sizes(self) -> np.ndarray:
+        return np.bincount(self.cluster, minlength=len(self.calculators))
+
+    def m(self, model: str) -> int:
+        return self.models.index(model)
+
+    def a(self, arm: str) -> int:
+        return self.arms.index(arm)
+
+    def has(self, model: str, arm: str) -> bool:
+        return model in self.models and arm in self.arms and bool(self.seed_mask(model, arm).any())
+
+    def seed_mask(self, model: str, arm: str) -> np.ndarray:
+        """[S] bool: seeds with at least one record for (model, arm)."""
+        block = self.correct[self.m(model), self.a(arm)]
+        return ~np.all(np.isnan(block), axis=1)
+
+    def seeds_of(self, model: str, arm: str) -> list[int]:
+        if not (model in self.models and arm in self.arms):
+            return []
+        return [s for s, ok in zip(self.seeds, self.seed_mask(model, arm)) if ok]
+
+    def block(self, model: str, arm: str) -> np.ndarray:
+        """[S, N] correctness of one (model, arm)."""
+        return self.correct[self.m(model), self.a(arm)]
+
+    def outcome_block(self, model: str, arm: str) -> np.ndarray:
+        return self.outcome[self.m(model), self.a(arm)]
+
+    def arms_of(self, model: str) -> list[str]:
+        return [a for a in self.arms if self.has(model, a)]
+
+    def case_mask(self, calculators: Iterable[int] | None) -> np.ndarray:
+        """[N] bool: cases whose calculator id is in `calculators` (all cases for None)."""
+        if calculators is None:
+            return np.ones(self.n_cases, dtype=bool)
+        return np.isin(self.calculator_ids, np.asarray(sorted(set(int(c) for c in calculators)), dtype=np.int64))
+
+    def as_5d(self) -> np.ndarray:
+        """Padded [model, arm, seed, calculator, case-within-calculator] correctness (NaN padding)."""
+        sizes = self.cluster_sizes
+        out = np.full(self.correct.shape[:3] + (len(self.calculators), int(sizes.max(initial=0))), np.nan)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        pos = np.arange(self.n_cases) - starts[self.cluster]
+        out[..., self.cluster, pos] = self.correct
+        return out
+
+    def add_arm(self, name: str, correct: np.ndarray, outcome: np.ndarray) -> None:
+        """Append a derived arm (e.g. a hybrid) given [M, S, N] correctness and outcome arrays."""
+        if name in self.arms:
+            raise ValueError(f"arm {name!r} already exists")
+        self.arms.append(name)
+        self.correct = np.concatenate([self.correct, correct[:, None]], axis=1)
+        self.outcome = np.concatenate([self.outcome, outcome[:, None].astype(np.int8)], axis=1)
+
+
+def _check_record(src: SourcedRecord) -> tuple:
+    rec, where = src.record, f"{src.path}:{src.line}"
+    for key in ("model", "arm", "seed", "case_id", "calculator_id", "correct", "outcome"):
+        if key not in rec:
+            raise ResultsError(f"{where}: record has no {key!r} field")
+    if not isinstance(rec["correct"], bool):
+        raise ResultsError(f"{where}: field 'correct' must be true or false, got {rec['correct']!r}")
+    if rec["outcome"] not in OUTCOME_CODE:
+        raise ResultsError(f"{where}: unknown outcome {rec['outcome']!r} (expected one of {', '.join(OUTCOMES)})")
+    if rec["correct"] and rec["outcome"] != "answered":
+        raise ResultsError(f"{where}: record is marked correct but its outcome is {rec['outcome']!r}")
+    try:
+        seed = int(rec["seed"])
+        calc = int(rec["calculator_id"])
+    except (TypeError, ValueError):
+        raise ResultsError(f"{where}: seed and calculator_id must be integers") from None
+    return str(rec["model"]), str(rec["arm"]), seed, str(rec["case_id"]), calc
+
+
+def _dataset_of(rec: dict) -> str:
+    """A record's dataset identity: its name plus the first 12 hex digits of its sha256 when stored."""
+    name = str(rec.get("dataset") or "unnamed")
+    sha = rec.get("dataset_sha256")
+    return f"{name}@{str(sha)[:12]}" if sha else name
+
+
+def choose_dataset(sources: list[SourcedRecord], dataset: str | None) -> tuple[list[SourcedRecord], list[str]]:
+    """Keep the records of one dataset. With `dataset` None and several present, the dataset with the
+    most model-arm-seed files wins and the others are excluded with a note (e.g. a Gold-Solve check
+    on another split stored in the same root)."""
+    by: dict[str, list[SourcedRecord]] = {}
+    for src in sources:
+        by.setdefault(_dataset_of(src.record), []).append(src)
+    if dataset is not None:
+        picked = [k for k in by if k == dataset or k.split("@")[0] == dataset]
+        if len(picked) != 1:
+            raise ResultsError(f"dataset {dataset!r} {'is ambiguous' if picked else 'not found'} in the results; "
+                               f"present: {', '.join(sorted(by))}")
+        keep = picked[0]
+    elif len(by) <= 1:
+        return sources, []
+    else:
+        def weight(k):
+            files = {(s.record.get("model"), s.record.get("arm"), s.record.get("seed")) for s in by[k]
+                     if s.record.get("arm") not in MODEL_FREE_ARMS}
+            return (len(files), len(by[k]), k)
+        keep = max(by, key=weight)
+    notes = [f"dataset {k} excluded ({len(v)} records; choose it with --dataset)" for k, v in sorted(by.items())
+             if k != keep]
+    return by[keep], [f"dataset analysed: {keep}"] + notes if notes else []
+
+
+def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -> CorrectnessArrays:
+    """Build the arrays from sourced records of one dataset, checking types, duplicates and case consistency."""
+    rows = []
+    case_info: dict[str, tuple[int, int, str, str, str]] = {}
+    seen: dict[tuple, str] = {}
+    sources, notes = choose_dataset(list(records), dataset)
+    for src in sources:
+        model, arm, seed, case_id, calc = _check_record(src)
+        rec, where = src.record, f"{src.path}:{src.line}"
+        key = (model, arm, seed, case_id)
+        if key in seen:
+            raise ResultsError(f"{where}: duplicate record for model {model}, arm {arm}, seed {seed}, case {case_id} "
+                               f"(first at {seen[key]})")
+        seen[key] = where
+        row = rec.get("row_number")
+        info = (calc, int(row) if isinstance(row, int) else 0, str(rec.get("calculator_name") or calc),
+                str(rec.get("output_type") or ""), where)
+        old = case_info.get(case_id)
+        if old is None:
+            case_info[case_id] = info
+        elif old[0] != calc:
+            raise ResultsError(f"{where}: case {case_id} has calculator {calc} here but {old[0]} at {old[4]}")
+        rows.append((model, arm, seed, case_id, 1.0 if rec["correct"] else 0.0, OUTCOME_CODE[rec["outcome"]]))
+    if not rows:
+        raise ResultsError("no result records found")
+
+    case_ids = sorted(case_info, key=lambda c: (case_info[c][0], case_info[c][1], c))
+    case_index = {c: i for i, c in enumerate(case_ids)}
+    calc_ids = np.array([case_info[c][0] for c in case_ids], dtype=np.int64)
+    calculators = sorted(set(calc_ids.tolist()))
+    cluster = np.searchsorted(np.array(calculators), calc_ids)
+    names = {case_info[c][0]: case_info[c][2] for c in case_ids}
+    models = sorted({r[0] for r in rows})
+    arms = sorted({r[1] for r in rows}, key=arm_sort_key)
+    seeds = sorted({r[2] for r in rows})
+    mi, ai, si = ({v: i for i, v in enumerate(x)} for x in (models, arms, seeds))
+    shape = (len(models), len(arms), len(seeds), len(case_ids))
+    correct = np.full(shape, np.nan)
+    outcome = np.full(shape, -1, dtype=np.int8)
+    idx = tuple(np.array(col) for col in zip(*[(mi[r[0]], ai[r[1]], si[r[2]], case_index[r[3]]) for r in rows]))
+    correct[idx] = [r[4] for r in rows]
+    outcome[idx] = [r[5] for r in rows]
+    data = CorrectnessArrays(models, arms, seeds, case_ids, calc_ids, cluster, calculators, names,
+                             [case_info[c][3] for c in case_ids], correct, outcome, list(notes))
+    _share_model_free_arms(data)
+    return data
+
+
+def _share_model_free_arms(data: CorrectnessArrays) -> None:
+    """Give every model the model-free arms (Gold-Solve) at every seed it ran.
+
+    A model-free arm stored under one model directory or one seed stands for all: each model gets
+    its own run when it has one, else the first model's that does; a missing seed is filled from a
+    seed that ran (the arm is deterministic). A model directory holding nothing but model-free arms
+    is then dropped from the model list."""
+    free = [a for a in MODEL_FREE_ARMS if a in data.arms]
+    other = [data.a(a) for a in data.arms if a not in MODEL_FREE_ARMS]
+    for arm in free:
+        ai = data.a(arm)
+        donors = [m for m in data.models if data.has(m, arm)]
+        if not donors:
+            continue
+        for m in data.models:
+            mi = data.m(m)
+            src = m if data.has(m, arm) else donors[0]
+            if src != m:
+                data.notes.append(f"{arm} for {m} is the model-free run stored under {src}")
+            si = data.m(src)
+            have = data.seed_mask(src, arm)
+            ran = ~np.all(np.isnan(data.correct[mi][other]), axis=(0, 2)) if other else have
+            filled = []
+            for s in np.flatnonzero(ran):
+                if src == m and have[s]:
+                    continue
+                base = s if have[s] else int(np.argmax(have))
+                data.correct[mi, ai, s] = data.correct[si, ai, base]
+                data.outcome[mi, ai, s] = data.outcome[si, ai, base]
+                filled.append(data.seeds[s])
+            if filled and src == m:
+                data.notes.append(f"{arm} for {m}: seeds {', '.join(map(str, filled))} reuse seed "
+                                  f"{data.seeds[int(np.argmax(have))]} (the arm is deterministic)")
+    keep = [m for m in data.models if set(data.arms_of(m)) - set(MODEL_FREE_ARMS)]
+    if keep and len(keep) < len(data.models):
+        dropped = [m for m in data.models if m not in keep]
+        data.notes.append(f"model directories holding only model-free arms dropped: {', '.join(dropped)}")
+        idx = [data.m(m) for m in keep]
+        data.models = keep
+        data.correct = data.correct[idx]
+        data.outcome = data.outcome[idx]
+
+
+def load_arrays(results_root: str | os.PathLike, dataset: str | None = None) -> CorrectnessArrays:
+    """Read every result file under `results_root` (one dataset: see `choose_dataset`) into `CorrectnessArrays`."""
+    return build_arrays(iter_records(results_root), dataset)

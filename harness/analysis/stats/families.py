@@ -1,0 +1,79 @@
+"""Declared paired comparisons and the Holm families they belong to.
+
+A comparison is solver minus reference on the cases both arms ran (optionally restricted to a
+calculator set). Holm's correction is applied to the case-level tests (McNemar, permutation)
+within one (model, family); cluster intervals are never adjusted. The list is fixed before any
+result is read, as the paper declares its families.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.analysis.stats.labels import HYBRIDS, LIBRARIES, arm_label, hybrid_name
+
+@dataclass(frozen=True)
+class Comparison:
+    solver: str
+    reference: str
+    family: str
+    access: str = ""  # what the two arms share (Table 2's "Access" column)
+    subset: str = "all"  # "all" | "impl" (the library's calculators) | "not_replaced" | "no_issue"
+
+    @property
+    def label(self) -> str:
+        return f"{arm_label(self.solver, short=True)} \u2212 {arm_label(self.reference, short=True)}"
+
+
+# Table 2 upper block and the paper's primary family.
+PRIMARY = (
+    Comparison("program-solve", "open-book", "primary", "formula, gold variables, whole note"),
+    Comparison("program-solve", "gold-lib", "primary", "gold variables"),
+    Comparison("blind", "extract-lib", "primary", "both extract"),
+)
+SYNTAX = (
+    Comparison("program-solve-syntax", "open-book", "syntax", "formula, gold variables, whole note"),
+    Comparison("program-solve-syntax", "gold-lib", "syntax", "gold variables"),
+    Comparison("program-solve-syntax", "program-solve", "syntax", "syntax lines only"),
+)
+SECONDARY = (
+    Comparison("program-solve", "extract-lib", "secondary", "not input-matched"),
+    Comparison("program-solve", "extract-lib-recalled", "secondary", "not input-matched"),
+    Comparison("blind", "extract-lib-recalled", "secondary", "both recall"),
+    Comparison("program-solve", "blind", "secondary", "formula and variables removed"),
+    Comparison("open-book", "page-no-formula", "secondary", "formula text"),
+    Comparison("page-no-formula", "note-only", "secondary", "page and variables"),
+    Comparison("extract-lib", "gold-lib", "secondary", "extraction"),
+)
+LEVERS = (
+    Comparison("blind-vote", "blind", "levers", "vote", "impl"),
+    Comparison("blind-repair", "blind", "levers", "repair", "impl"),
+    Comparison("blind-repair-vote", "blind", "levers", "repair + vote", "impl"),
+)
+BUDGET_VS_VARIABLES = (
+    Comparison("note-only-250-nogold", "note-only", "budget-variables", "budget 250 vs 120, no variables"),
+    Comparison("note-only-gold", "note-only", "budget-variables", "gold variables, 120 words"),
+    Comparison("open-book", "note-only-250-nogold", "budget-variables", "whole note + variables + formula"),
+)
+
+HEADLINE = PRIMARY + SYNTAX[:1]  # the four gaps of Table s10
+
+
+def budget_comparisons(arms: list[str]) -> tuple[Comparison, ...]:
+    """Note-budget ablation (s4): every arm X with an X-250 run, whole note minus 250 words."""
+    return tuple(Comparison(a[:-4], a, "note-budget", "whole note vs 250 words")
+                 for a in arms if a.endswith("-250") and a[:-4] in arms)
+
+
+def declared_comparisons(arms: list[str]) -> tuple[Comparison, ...]:
+    """Every declared comparison (s5), in table order; arms absent from a model are skipped later."""
+    return PRIMARY + SYNTAX + SECONDARY + LEVERS + budget_comparisons(arms) + BUDGET_VS_VARIABLES + \
+        hybrid_comparisons()
+
+
+def hybrid_comparisons():
+    """Declared hybrid comparisons: each hybrid minus its fallback alone (s13) and, per library,
+    the Program-Solve fallback minus the Open-book fallback (s18)."""
+    out = [Comparison(name, fb, "hybrids", "library first, then the fallback") for name, _, fb in HYBRIDS]
+    out += [Comparison(hybrid_name(lib, "program-solve"), hybrid_name(lib, "open-book"), "fallbacks",
+                       "same library rows, fallback differs") for lib in LIBRARIES]
+    return tuple(out)

@@ -1,0 +1,44 @@
+"""Display names of arms and of the library-first hybrids (paper wording), and the hybrids' names."""
+from __future__ import annotations
+
+from harness.arms.registry import ARMS
+
+def _label(arm: str) -> str | None:
+    entry = ARMS.get(arm)
+    return entry.display.label if entry is not None else None
+
+
+def _short(arm: str) -> str | None:
+    entry = ARMS.get(arm)
+    return entry.display.short if entry is not None else None
+
+
+def arm_label(arm: str, short: bool = False) -> str:
+    """An arm's table label from its registry entry; a `-250` variant without its own label is
+    "<base label>, 250 words"; hybrids are named after their library and fallback."""
+    if short and _short(arm):
+        return _short(arm)
+    if _label(arm):
+        return _label(arm)
+    if arm.endswith("-250") and _label(arm[:-4]):
+        base = (_short(arm[:-4]) or _label(arm[:-4])) if short else _label(arm[:-4])
+        return f"{base}, 250 words"
+    if arm.startswith("hybrid:"):
+        return hybrid_label(arm)
+    return arm
+
+
+LIBRARIES = {"gold": "gold-lib", "extract": "extract-lib"}
+FALLBACKS = ("program-solve", "open-book")
+
+
+def hybrid_name(library: str, fallback: str) -> str:
+    return f"hybrid:{library}-first+{fallback}"
+
+
+HYBRIDS = tuple((hybrid_name(lib, fb), LIBRARIES[lib], fb) for lib in LIBRARIES for fb in FALLBACKS)
+
+
+def hybrid_label(name: str) -> str:
+    lib, fb = name.removeprefix("hybrid:").split("+", 1)
+    return f"{lib.replace('-first', '').capitalize()}-first, {arm_label(fb, short=True)} fallback"

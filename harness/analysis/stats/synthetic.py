@@ -1,0 +1,93 @@
+"""Synthetic result records and correctness arrays, for tests and the statistics benchmark.
+
+Nothing here is a result: every record is marked `"synthetic": true` and `dataset` "synthetic".
+Correctness is drawn with a calculator effect (so cases cluster within calculators) and a
+per-case effect shared by all seeds (so seeds agree more than chance).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from harness.analysis.stats.arrays import OUTCOMES, CorrectnessArrays
+
+
+def _probabilities(rng, n_arms, sizes, base):
+    """[A, N] success probabilities with calculator and case effects on the logit scale."""
+    n = int(np.sum(sizes))
+    cluster = np.repeat(np.arange(len(sizes)), sizes)
+    calc_eff = rng.normal(0, 1.2, size=(n_arms, len(sizes)))[:, cluster]
+    case_eff = rng.normal(0, 0.8, size=(n_arms, n))
+    logit = np.log(base / (1 - base))[:, None] + calc_eff + case_eff
+    return 1 / (1 + np.exp(-logit)), cluster
+
+
+def synthetic_arrays(n_models=4, arms=None, seeds=(42, 43, 44, 45, 46), cases_per_calc=20,
+                     n_calculators=55, seed=0) -> CorrectnessArrays:
+    """Correctness arrays of the benchmark's shape (default 4 x 12 x 5 x 1,100), all rows present."""
+    rng = np.random.default_rng(seed)
+    arms = list(arms or ["note-only", "note-only-gold", "page-no-formula", "open-book", "extract-lib",
+                         "gold-lib", "extract-lib-recalled", "program-solve", "program-solve-syntax",
+                         "blind", "blind-vote", "blind-repair"])
+    sizes = np.full(n_calculators, cases_per_calc) if np.isscalar(cases_per_calc) else np.asarray(cases_per_calc)
+    n = int(sizes.sum())
+    correct = np.empty((n_models, len(arms), len(seeds), n))
+    for m in range(n_models):
+        base = rng.uniform(0.2, 0.9, size=len(arms))
+        p, cluster = _probabilities(rng, len(arms), sizes, base)
+        correct[m] = (rng.random((len(seeds), len(arms), n)) < p[None]).transpose(1, 0, 2)
+    outcome = np.where(correct == 1, 0, rng.integers(0, len(OUTCOMES), size=correct.shape)).astype(np.int8)
+    calculators = list(range(1, n_calculators + 1))
+    calc_ids = np.repeat(np.array(calculators), sizes)
+    case_ids = [f"{c}-{i}" for c, k in zip(calculators, sizes) for i in range(int(k))]
+    return CorrectnessArrays([f"synthetic-model-{m}" for m in range(n_models)], arms, list(seeds), case_ids,
+                             calc_ids, np.repeat(np.arange(n_calculators), sizes), calculators,
+                             {c: f"Synthetic calculator {c}" for c in calculators},
+                             ["decimal"] * n, correct, outcome)
+
+
+def synthetic_records(models=("synthetic/model-a",), arms=("open-book", "program-solve"), seeds=(42,),
+                      sizes=(3, 2, 4), accuracy=None, seed=0, library=(), date_calcs=()) -> list[dict]:
+    """Per-case records in the results-store format. `library` calculators get Gold-Solve answers;
+    Gold-Solve abstains on the others; `date_calcs` get output_type 'date'."""
+    rng = np.random.default_rng(seed)
+    accuracy = accuracy or {}
+    out = []
+    for model in models:
+        for arm in arms:
+            for s in seeds:
+                for c, size in enumerate(sizes, start=1):
+                    for row in range(1, size + 1):
+                        if arm == "gold-lib":
+                            ok = c in library
+                            outcome = "answered" if ok else "abstained"
+                        elif arm == "extract-lib" and c not in library:
+                            ok, outcome = False, "abstained"
+                        else:
+                            ok = bool(rng.random() < accuracy.get(arm, 0.6))
+                            outcome = "answered" if ok else str(rng.choice(OUTCOMES))
+                        out.append({
+                            "key": f"{model}|{arm}|{s}|{c}-{row}", "model": model, "arm": arm, "seed": s,
+                            "dataset": "synthetic", "case_id": f"{c}-{row}", "row_number": 100 * c + row,
+                            "calculator_id": c, "calculator_name": f"Synthetic calculator {c}",
+                            "output_type": "date" if c in date_calcs else "decimal",
+                            "outcome": outcome, "correct": ok, "scorer": "paper", "synthetic": True,
+                        })
+    return out
+
+
+def write_records(root: str | Path, records: list[dict]) -> Path:
+    """Write records to `<root>/<model_slug>/<arm>/seed<seed>.jsonl` (the store's layout)."""
+    from harness.run.store import model_slug
+
+    root = Path(root)
+    files: dict[Path, list[str]] = {}
+    for rec in records:
+        path = root / model_slug(rec["model"]) / rec["arm"] / f"seed{rec['seed']}.jsonl"
+        files.setdefault(path, []).append(json.dumps(rec, sort_keys=True))
+    for path, lines in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n")
+    return root

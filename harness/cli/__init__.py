@@ -1,0 +1,39 @@
+"""`harness` command line: one Click group; each subcommand is a thin command in a module of this package.
+
+Commands are registered statically, in the order `harness --help` lists them; a missing module is an
+ImportError, never a silently absent command.
+"""
+from __future__ import annotations
+
+import click
+
+from harness.cli.data import data
+from harness.cli.formulas import formulas
+from harness.cli.results import checksums, export, verify
+from harness.cli.run import run, score
+from harness.cli.serve import serve
+from harness.cli.stats import figures, report, stats, tables
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mathsolver-kit")
+def main() -> None:
+    """Reproducibility kit for 'Towards a Deterministic Math Solver for Clinical Language Models'."""
+
+
+SUBCOMMANDS = (
+    data,       # data fetch | pin | check | show
+    run,        # run one arm over a dataset
+    score,      # rescore stored replies
+    formulas,   # formula catalogue check
+    export,     # results -> parquet / csv
+    checksums,  # sha256 manifests of committed results
+    verify,     # checksums + rescoring + table re-derivation
+    stats,
+    tables,
+    figures,
+    report,
+    serve,      # model server launchers, preflight, reproduce plan
+)
+for _command in SUBCOMMANDS:
+    main.add_command(_command)

@@ -1,0 +1,149 @@
+"""`harness data ...`: fetch, pin, check, list and show the MedCalc-Bench datasets the kit knows."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from harness.data import datahub
+from harness.data.dataset import PINNED_NAMES, DatasetError, dataset_option, resolve
+
+_pins_option = click.option(
+    "--pins-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Pins JSON to read/write instead of checksums/datasets.json (env MATHSOLVER_PINS_FILE).",
+)
+_endpoint_option = click.option(
+    "--endpoint",
+    default=None,
+    metavar="URL",
+    help="Hugging Face hub endpoint (default: $HF_ENDPOINT or https://huggingface.co).",
+)
+
+
+def _fail(exc: Exception) -> None:
+    raise click.ClickException(str(exc))
+
+
+@click.group("data")
+def data() -> None:
+    """Fetch, pin, check and inspect the benchmark datasets."""
+
+
+@data.command("fetch")
+@click.option("--revision", default=None, metavar="REV", help="Must be the pinned revision (full or prefix).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Data directory (default: $MATHSOLVER_DATA_DIR or ~/.cache/mathsolver-kit).",
+)
+@_endpoint_option
+@_pins_option
+def fetch_cmd(revision: str | None, out: Path | None, endpoint: str | None, pins_file: Path | None) -> None:
+    """Download the MedCalc-Bench Verified test split at its pinned revision and verify its sha256."""
+    try:
+        path = datahub.fetch(revision=revision, out=out, endpoint=endpoint, pins_file=pins_file)
+    except (datahub.DatahubError, DatasetError) as exc:
+        _fail(exc)
+    click.echo(f"verified split ok: {path}")
+
+
+@data.command("pin")
+@click.option("--prefix", default=None, help="Commit prefix to resolve (default: the recorded revision_prefix).")
+@click.option("--filename", default=None, help="File of the test split in the hub repo (default: found in its tree).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Data directory for the downloaded copy (default: $MATHSOLVER_DATA_DIR or ~/.cache/mathsolver-kit).",
+)
+@_endpoint_option
+@_pins_option
+def pin_cmd(
+    prefix: str | None, filename: str | None, out: Path | None, endpoint: str | None, pins_file: Path | None
+) -> None:
+    """Resolve a revision prefix on the hub and record the full revision and file sha256."""
+    try:
+        if prefix is None:
+            prefix = datahub.entry("verified", pins_file=pins_file).get("revision_prefix")
+            if not prefix:
+                raise datahub.DatahubError("no --prefix given and no revision_prefix recorded")
+        e = datahub.pin(prefix, endpoint=endpoint, filename=filename, pins_file=pins_file, data_dir=out)
+    except (datahub.DatahubError, DatasetError) as exc:
+        _fail(exc)
+    click.echo(
+        f"pinned {e['repo_id']} {e['filename']} at {e['revision']} sha256 {e['sha256']} ({e['rows']} rows) "
+        f"in {datahub.pins_path(pins_file)}"
+    )
+
+
+@data.command("check")
+@_pins_option
+@click.option(
+    "--bundled-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Check bundled files here instead of harness/data (env MATHSOLVER_BUNDLED_DIR).",
+)
+@click.option("--shared-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Shared dev directory (env MEDCALC_SHARED_DIR).")
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Download cache (env MATHSOLVER_DATA_DIR).")
+def check_cmd(pins_file: Path | None, bundled_dir: Path | None, shared_dir: Path | None, data_dir: Path | None) -> None:
+    """Verify the sha256 of every dataset file the kit knows; non-zero exit naming any bad file."""
+    try:
+        results = datahub.check(pins_file=pins_file, bundled=bundled_dir, shared=shared_dir, data_dir=data_dir)
+    except datahub.DatahubError as exc:
+        _fail(exc)
+    for r in results:
+        click.echo(r.line())
+    bad = [r for r in results if r.failed]
+    if bad:
+        names = ", ".join(f"{r.name} ({r.path})" for r in bad)
+        raise click.ClickException(f"dataset check failed: {names}")
+    click.echo(f"dataset check passed ({sum(r.status == 'ok' for r in results)} files verified)")
+
+
+@data.command("list")
+@_pins_option
+def list_cmd(pins_file: Path | None) -> None:
+    """List the pinned dataset names, where each lives and whether it is available."""
+    try:
+        pins = datahub.load_pins(pins_file)
+    except datahub.DatahubError as exc:
+        _fail(exc)
+    for name in PINNED_NAMES:
+        e = pins["datasets"].get(name, {})
+        try:
+            _, path = resolve(name)
+            state = str(path)
+        except DatasetError as exc:
+            state = f"unavailable: {exc.problem}"
+        click.echo(f"{name:<13} rows={e.get('rows', '?'):<5} {state}")
+
+
+@data.command("show")
+@dataset_option("--dataset", "dataset", default="bundled-test")
+@click.argument("case_id", required=False)
+def show_cmd(dataset, case_id: str | None) -> None:
+    """Summarise a dataset, or print one case (CASE_ID like 2-1) in full."""
+    if case_id:
+        case = dataset.by_case_id().get(case_id)
+        if case is None:
+            raise click.ClickException(f"{dataset.path}: no case {case_id!r} (case ids are <calculator_id>-<row_number>)")
+        for field_name in ("case_id", "row_number", "calculator_id", "calculator_name", "category", "output_type",
+                           "raw_output_type", "note_id", "note_type", "gold_answer", "gold_value", "lower_limit",
+                           "upper_limit", "entities", "question", "note", "explanation"):
+            value = getattr(case, field_name)
+            click.echo(f"{field_name}: {value!r}" if not isinstance(value, str) else f"{field_name}: {value}")
+        return
+    click.echo(f"name:        {dataset.name}")
+    click.echo(f"path:        {dataset.path}")
+    click.echo(f"sha256:      {dataset.sha256}")
+    click.echo(f"rows:        {len(dataset)}")
+    click.echo(f"calculators: {len(dataset.calculator_ids())}")
+    types = Counter(c.output_type for c in dataset)
+    click.echo("output types: " + ", ".join(f"{k}={v}" for k, v in sorted(types.items())))

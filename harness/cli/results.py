@@ -1,0 +1,142 @@
+"""`harness export`, `harness checksums` and `harness verify`: what happens to results once written."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness.verify.checksums import RESULTS_MANIFEST, ROOT, ChecksumError, check_manifest, write_manifest
+from harness.run.store import StoreError, export_results
+
+DEFAULT_RESULTS = ROOT / "results"
+
+
+@click.command()
+@click.option("--results", "results_root", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True, help="Results root (holds <model>/<arm>/seed<N>.jsonl).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Output file: .parquet or .csv.")
+def export(results_root: Path, out_path: Path) -> None:
+    """Export every per-case record under a results root to one Parquet or CSV file."""
+    try:
+        path = export_results(results_root, out_path)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"wrote {path}")
+
+
+@click.group()
+def checksums() -> None:
+    """sha256 manifests of committed result files."""
+
+
+@checksums.command("update")
+@click.option("--results", "results_root", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+@click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS_MANIFEST,
+              show_default=True)
+def checksums_update(results_root: Path, manifest: Path) -> None:
+    """Rewrite the manifest from the files now under the results root."""
+    n = write_manifest(manifest, [results_root.resolve()], root=root_for(results_root))
+    click.echo(f"{manifest}: {n} files")
+
+
+def root_for(results_root: Path) -> Path:
+    """Manifest paths are relative to the repository root, or to the results root's parent outside it."""
+    results_root = results_root.resolve()
+    return ROOT if results_root.is_relative_to(ROOT) else results_root.parent
+
+
+def verify_checksums(results_root: Path, manifest: Path) -> list[str]:
+    try:
+        report = check_manifest(manifest, [results_root.resolve()], root=root_for(results_root))
+    except ChecksumError as exc:
+        return [str(exc)]
+    click.echo(f"checksums: {len(report.ok)} files match {manifest}")
+    return report.lines()
+
+
+def result_sets(results_root: Path) -> list[Path]:
+    """Directories under the results root that hold per-case files (<set>/<model>/<arm>/seed<N>.jsonl);
+    the root itself counts when it holds them directly."""
+    sets = sorted({p.parents[2] for p in results_root.glob("**/seed*.jsonl") if len(p.relative_to(results_root).parts) >= 3})
+    return sets
+
+
+def verify_rescoring(result_set: Path) -> list[str]:
+    import warnings
+
+    from harness.verify.rescore import RescoreError, rescore_tree
+    from harness.run.store import StoreError, TornLineWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TornLineWarning)
+        try:
+            rows, mismatches = rescore_tree(result_set)
+        except (RescoreError, StoreError) as exc:
+            return [f"RESCORE  {exc}"]
+    mismatches = [f"{w.message} (a committed file must end with a complete record)" for w in caught
+                  if issubclass(w.category, TornLineWarning)] + mismatches
+    click.echo(f"rescoring: {len(rows)} records in {result_set} reproduce their stored scores"
+               if not mismatches else f"rescoring: {len(mismatches)} mismatches in {result_set}")
+    return [f"RESCORE  {m}" for m in mismatches]
+
+
+def verify_not_mixed(result_set: Path) -> list[str]:
+    """A result set holding both real and synthetic (rehearsal-server) records fails verify."""
+    from harness.model.synthetic import mixing_problem
+    from harness.run.store import StoreError, iter_located_records
+    try:
+        problem = mixing_problem(iter_located_records(result_set))
+    except StoreError as exc:
+        return [f"RESCORE  {exc}"]
+    return [f"SYNTHETIC {result_set}: {problem}"] if problem else []
+
+
+def verify_tables(result_set: Path) -> list[str]:
+    """Recompute the tables of a result set and compare them byte for byte with the committed ones."""
+    import tempfile
+
+    from harness.analysis.tables import build_all
+
+    committed = result_set / "tables"
+    if not committed.is_dir():
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        build_all(result_set, Path(tmp))
+        fresh = {p.relative_to(tmp).as_posix(): p.read_bytes() for p in Path(tmp).rglob("*") if p.is_file()}
+        old = {p.relative_to(committed).as_posix(): p.read_bytes() for p in committed.rglob("*") if p.is_file()}
+    problems = [f"TABLE    {committed / name}: differs from the recomputed table" for name in sorted(old)
+                if name in fresh and fresh[name] != old[name]]
+    problems += [f"TABLE    {committed / name}: committed but not produced by the current code" for name in sorted(old)
+                 if name not in fresh]
+    problems += [f"TABLE    {committed / name}: produced by the current code but not committed" for name in sorted(fresh)
+                 if name not in old]
+    if not problems:
+        click.echo(f"tables: {len(old)} files in {committed} re-derive byte for byte")
+    return problems
+
+
+@click.command()
+@click.option("--results", "results_root", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_RESULTS,
+              show_default=True)
+@click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS_MANIFEST,
+              show_default=True)
+@click.option("--skip-tables", is_flag=True, help="Do not re-derive tables (checksums and rescoring only).")
+def verify(results_root: Path, manifest: Path, skip_tables: bool) -> None:
+    """Check committed results: checksums (missing, changed, unlisted files), rescoring of every stored
+    reply or value against its stored score, and re-derivation of every committed table byte for byte.
+    Every problem names the file (and line); exits non-zero on any."""
+    problems = verify_checksums(results_root, manifest)
+    for result_set in result_sets(results_root):
+        problems += verify_not_mixed(result_set)
+        problems += verify_rescoring(result_set)
+        if not skip_tables:
+            problems += verify_tables(result_set)
+    for line in problems:
+        click.echo(line, err=True)
+    if problems:
+        click.echo(f"verify FAILED: {len(problems)} problem(s)", err=True)
+        sys.exit(1)
+    click.echo("verify OK")

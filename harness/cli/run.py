@@ -1,0 +1,167 @@
+"""`harness run` (any arm over a dataset, resumable) and `harness score` (rescore stored results, summary).
+
+    harness run --arm program-solve --arm open-book --dataset bundled-test --seeds 42-46 \
+        --base-url http://127.0.0.1:8088/v1 [--model ID] [--server-profile llama.cpp] --out results
+    harness run --arm gold-lib --dataset dev            # no model needed
+    harness score --results results [--scorer medcalc] [--markdown summary.md]
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from harness.arms.registry import ARMS, get_arm
+from harness.data.dataset import dataset_option
+from harness.model.client import ModelRequestError
+from harness.run.runner import summary_markdown
+from harness.run.session import CaseSelectionError, RunSetupError, pick_cases, run_session
+from harness.run.store import iter_located_records
+from harness.scoring.scorers import SCORERS
+from harness.verify.rescore import CaseIndex, RescoreError, rescore_record
+
+
+def parse_seeds(text: str) -> list[int]:
+    """"42-46", "42,43" or "42" -> sorted distinct seeds."""
+    seeds: set[int] = set()
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            if "-" in part:
+                lo, hi = (int(x) for x in part.split("-", 1))
+                if hi < lo:
+                    raise ValueError
+                seeds.update(range(lo, hi + 1))
+            else:
+                seeds.add(int(part))
+        except ValueError:
+            raise click.BadParameter(f"{part!r} is not a seed or a range like 42-46", param_hint="--seeds") from None
+    if not seeds:
+        raise click.BadParameter("no seeds given", param_hint="--seeds")
+    return sorted(seeds)
+
+
+@click.command("run")
+@click.option("--arm", "arm_names", multiple=True, required=True,
+              help=f"Arm to run (repeatable), or 'all'. Known: {', '.join(ARMS)}.")
+@dataset_option("--dataset", "--split", "dataset")
+@click.option("--seeds", default="42", show_default=True, help="Seeds: 42-46, or 42,43.")
+@click.option("--base-url", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8088/v1.")
+@click.option("--model", default=None, help="Model id to request [default: the first id the server lists].")
+@click.option("--model-revision", default=None, help="Model revision recorded with every row and in keys.")
+@click.option("--server-profile", default="llama.cpp", show_default=True,
+              type=click.Choice(["llama.cpp", "vllm", "plain"]), help="Extra request fields for this server.")
+@click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False),
+              help="Results root.")
+@click.option("--executor-backend", default="auto", show_default=True,
+              type=click.Choice(["auto", "container", "process"]))
+@click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1, 256),
+              help="Cases (and requests) in flight.")
+@click.option("--timeout", default=900.0, show_default=True, type=float, help="Per-request timeout, seconds.")
+@click.option("--cache-dir", default=None, type=click.Path(file_okay=False),
+              help="Response cache [default: OUT/.cache/responses].")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@click.option("--scorer", default="paper", show_default=True, type=click.Choice(sorted(SCORERS)),
+              help="Scorer whose verdict fills `correct` (every scorer's verdict is stored in `scores`).")
+@click.option("--case", "case_ids", multiple=True, help="Only these case ids (calculator-row), repeatable.")
+@click.option("--calculator", "calculators", multiple=True, type=int, help="Only these calculator ids.")
+@click.option("--limit", default=None, type=click.IntRange(1), help="At most N cases (after filters).")
+@click.option("--shortest", is_flag=True, help="Take the cases with the shortest notes first (for CPU runs).")
+@click.option("--all-cases", is_flag=True, help="Run vote/repair levers on every case, not only the covered ones.")
+@click.option("--server-info", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="JSON file describing the model server (launcher describe()), copied into the run manifest.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, out_dir, executor_backend,
+        concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, all_cases,
+        server_info, no_progress):
+    """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
+    names = list(ARMS) if "all" in arm_names else list(dict.fromkeys(arm_names))
+    try:
+        arms = [get_arm(n) for n in names]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--arm") from None
+    seed_list = parse_seeds(seeds)
+    try:
+        cases = pick_cases(dataset, case_ids, calculators, limit, shortest)
+    except CaseSelectionError as exc:
+        if exc.param_hint:
+            raise click.BadParameter(str(exc), param_hint=exc.param_hint) from None
+        raise click.UsageError(str(exc)) from None
+    needs_model = any(a.needs_model for a in arms)
+    if needs_model and not base_url:
+        raise click.UsageError(f"arm(s) {', '.join(a.name for a in arms if a.needs_model)} need a model: "
+                               "give --base-url (and --model)")
+    try:
+        summaries = _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
+                            executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases,
+                            no_progress, server_info)
+    except RunSetupError as exc:
+        raise click.UsageError(str(exc)) from None
+    except ModelRequestError as exc:
+        raise click.ClickException(f"model request failed, run stopped (finished rows are kept; rerun to resume): "
+                                   f"{exc}") from None
+    for s in summaries:
+        n = s.total
+        acc = 100.0 * s.correct / n if n else 0.0
+        click.echo(f"{s.arm} seed {s.seed}: {n} cases, {s.written} new, {s.skipped} resumed, "
+                   f"{s.infra_failed} infra-failed, accuracy {acc:.1f}% ({s.correct}/{n}), outcomes {s.outcomes}, "
+                   f"{s.wall_s:.1f} s -> {s.path}")
+    if any(s.infra_failed for s in summaries):
+        click.echo("some cases failed as executor infrastructure and were not recorded; rerun to retry them", err=True)
+        sys.exit(3)
+
+
+def _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
+            executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases, no_progress, server_info):
+    cache = None if no_cache else (cache_dir or Path(out_dir) / ".cache" / "responses")
+    server = json.loads(Path(server_info).read_text()) if server_info else None
+    return asyncio.run(run_session(arms, dataset, cases, seed_list, base_url=base_url, model=model,
+                            model_revision=model_revision, server_profile=server_profile, out_dir=Path(out_dir),
+                            executor_backend=executor_backend, concurrency=concurrency, timeout=timeout,
+                            cache_dir=cache, scorer=scorer, all_cases=all_cases, progress=not no_progress,
+                            server=server))
+
+
+@click.command("score")
+@click.option("--results", "results_dir", default="results", show_default=True,
+              type=click.Path(exists=True, file_okay=False), help="Results root to read.")
+@click.option("--scorer", default=None, type=click.Choice(sorted(SCORERS)),
+              help="Rescore with this scorer [default: each row's own scorer].")
+@click.option("--markdown", "markdown_path", default=None, type=click.Path(dir_okay=False),
+              help="Also write the summary table here.")
+@click.option("--arm", "arm_filter", multiple=True, help="Only these arms.")
+def score(results_dir, scorer, markdown_path, arm_filter):
+    """Rescore every stored row from its replies/answer and print a summary (arm, n, accuracy, outcomes).
+
+    Exits 1 if a stored score disagrees with the rescored one under the row's own scorer."""
+    located = [(p, n, r) for p, n, r in iter_located_records(results_dir) if not arm_filter or r["arm"] in arm_filter]
+    if not located:
+        raise click.UsageError(f"no results under {results_dir}")
+    cases = CaseIndex()
+    mismatches = []
+    rescored = []
+    for path, line, r in located:
+        try:
+            case = cases.case(r, f"{path}:{line}")
+        except RescoreError as exc:
+            raise click.UsageError(str(exc)) from None
+        use = scorer or r["scorer"]
+        verdict = rescore_record(r, case, use)
+        if use == r["scorer"] and verdict != bool(r["correct"]):
+            mismatches.append(f"{r['arm']} seed {r['seed']} {r['case_id']}: stored {r['correct']}, rescored {verdict}")
+        rescored.append({**r, "correct": verdict})
+    table = summary_markdown(rescored)
+    click.echo(table)
+    if markdown_path:
+        Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(markdown_path).write_text(table)
+    for m in mismatches:
+        click.echo(f"MISMATCH {m}", err=True)
+    if mismatches:
+        sys.exit(1)
+

@@ -1,0 +1,252 @@
+"""`harness serve`: model serving for `make reproduce` (preflight, plan, reproduce, pin-models, pin-images).
+
+    harness serve preflight [--models qwen2.5-7b,qwen2.5-32b-awq] [--deterministic]
+    harness serve plan      [--models all] [--arms program-solve,blind] [--json]      # the dry run
+    harness serve reproduce [--launcher vllm|llama-cpp] [--models ...] [--arms ...] [--seeds 42-46]
+                            [--dataset verified] [--out results/reproduce] [--generation-config auto|vllm]
+                            [--deterministic] [--limit N]
+    harness serve pin-models [--write]     # networked machine: resolve `main` of each repo
+    harness serve pin-images [--write]     # networked machine: docker pull + RepoDigests
+
+`reproduce` runs the launcher's preflight first and refuses to start if anything is missing.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from harness.reproduce.pipeline import DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, split_names
+
+
+def _common(f):
+    opts = [
+        click.option("--launcher", type=click.Choice(LAUNCHERS), default="vllm", show_default=True,
+                     help="Who serves the model: the pinned vLLM container (H100) or the llama.cpp CPU server (CI)."),
+        click.option("--models", default="", help="Model keys, comma-separated, or 'all' [default: the paper's "
+                     "two Qwen models for vllm; the CPU model for llama-cpp]."),
+        click.option("--arms", default="all", show_default=True, help="Arm names, comma-separated, or 'all'."),
+        click.option("--seeds", default="42-46", show_default=True, help="Seeds: 42-46, or 42,43."),
+        click.option("--dataset", default="verified", show_default=True,
+                     help="Pinned dataset name (verified, dev, bundled-test) or a CSV/Parquet path."),
+        click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT,
+                     show_default=True, help="Results directory of this reproduction."),
+        click.option("--generation-config", type=click.Choice(["auto", "vllm"]), default="auto", show_default=True,
+                     help="auto: the paper's setting (vLLM takes unset sampling fields from the model's "
+                          "generation_config.json); vllm: vLLM's neutral defaults (plain greedy at temperature 0)."),
+        click.option("--deterministic", is_flag=True,
+                     help="VLLM_BATCH_INVARIANT=1 with prefix caching off (recorded in the manifest)."),
+        click.option("--limit", type=click.IntRange(1), default=None, help="At most N cases (tiny slices, CI)."),
+        click.option("--shortest", is_flag=True, help="With --limit: the cases with the shortest notes."),
+        click.option("--all-cases", is_flag=True, help="Run the vote/repair levers on every case, not only the covered ones."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _config(launcher, models, arms, seeds, dataset, out, generation_config, deterministic, limit, shortest,
+            all_cases, **extra) -> ReproduceConfig:
+    from harness.cli.run import parse_seeds
+    try:
+        return ReproduceConfig(launcher=launcher, models=split_names(models), arms=split_names(arms) or ["all"],
+                               seeds=parse_seeds(seeds), dataset=dataset, out=out,
+                               generation_config=generation_config, deterministic=deterministic, limit=limit,
+                               shortest=shortest, all_cases=all_cases, **extra)
+    except (ReproduceError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+@click.group("serve")
+def serve() -> None:
+    """Model serving for `make reproduce`: preflight, dry-run plan, the pipeline, pins."""
+
+
+@serve.command("preflight")
+@click.option("--launcher", type=click.Choice(LAUNCHERS), default="vllm", show_default=True)
+@click.option("--models", default="", help="Model keys, comma-separated, or 'all'.")
+@click.option("--dataset", default="verified", show_default=True)
+@click.option("--deterministic", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+def preflight_cmd(launcher, models, dataset, deterministic, as_json):
+    """Name every missing prerequisite and how to fix it; exit 1 if any is missing."""
+    from harness.reproduce.pipeline import launcher_preflight
+    cfg = _config(launcher, models, "all", "42", dataset, DEFAULT_OUT, "auto", deterministic, None, False, False)
+    checks = launcher_preflight(cfg)
+    if as_json:
+        click.echo(json.dumps([c.__dict__ for c in checks], indent=1))
+    else:
+        for c in checks:
+            click.echo(c.line())
+        missing = [c.name for c in checks if not c.ok]
+        click.echo(f"preflight: {len(checks) - len(missing)}/{len(checks)} ok"
+                   + (f"; missing: {', '.join(missing)}" if missing else ""))
+    if any(not c.ok for c in checks):
+        sys.exit(1)
+
+
+@serve.command("plan")
+@_common
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+def plan_cmd(as_json, **kw):
+    """The dry run: images, revisions, exact server commands, request counts per arm, time estimate."""
+    from harness.reproduce.pipeline import build_plan, format_plan
+    cfg = _config(**kw)
+    try:
+        plan = build_plan(cfg)
+    except ReproduceError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(plan, indent=1, default=str) if as_json else format_plan(plan).rstrip("\n"))
+    if plan["problems"]:
+        sys.exit(1)
+
+
+@serve.command("reproduce")
+@_common
+@click.option("--executor-backend", type=click.Choice(["auto", "container", "process"]), default="auto",
+              show_default=True)
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
+              help="Requests in flight [default: the server's max-num-seqs; 1 for llama.cpp].")
+@click.option("--timeout", type=float, default=900.0, show_default=True, help="Per-request timeout, seconds.")
+@click.option("--ready-timeout", type=float, default=None, help="Seconds to wait for /v1/models [vllm 1800, llama.cpp 300].")
+@click.option("--draws", type=click.IntRange(min=100), default=None, help="Bootstrap draws [default: the kit's 10,000].")
+@click.option("--no-progress", is_flag=True)
+def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, no_progress, **kw):
+    """Preflight, then for each model: start the server, run every arm x seed (resumable), stop the
+    server; then manifests, statistics, tables, report and checksums."""
+    from harness.reproduce.pipeline import launcher_preflight, run_pipeline
+    cfg = _config(**kw, executor_backend=executor_backend, concurrency=concurrency, timeout=timeout,
+                  ready_timeout=ready_timeout, draws=draws, progress=not no_progress)
+    checks = launcher_preflight(cfg)
+    for c in checks:
+        click.echo(c.line())
+    failed = [c for c in checks if not c.ok]
+    if failed:
+        click.echo(f"refusing to start: preflight failed ({', '.join(c.name for c in failed)}). "
+                   "Fix the items above, or see the plan with DRY_RUN=1 / `harness serve plan`.", err=True)
+        sys.exit(2)
+    try:
+        manifest = run_pipeline(cfg, echo=click.echo)
+    except KeyboardInterrupt:
+        click.echo("interrupted: the server was stopped; run the same command again to resume", err=True)
+        sys.exit(130)
+    except ReproduceError as exc:
+        raise click.ClickException(str(exc)) from None
+    except Exception as exc:
+        from harness.model.serving import LaunchError
+        from harness.model.vllm import PinError
+        if isinstance(exc, (LaunchError, PinError)):
+            raise click.ClickException(str(exc)) from None
+        raise
+    if manifest.get("infra_failed"):
+        click.echo(f"{manifest['infra_failed']} case(s) failed as executor infrastructure and were not recorded; "
+                   "run the same command again to retry them", err=True)
+        sys.exit(3)
+
+
+@serve.command("pin-models")
+@click.option("--write", is_flag=True, help="Rewrite models.lock.json with the resolved revisions.")
+@click.option("--endpoint", default=None, help="Hugging Face endpoint [default: huggingface_hub's].")
+@click.option("--models", default="", help="Only these model keys.")
+def pin_models_cmd(write, endpoint, models):
+    """Resolve `main` of each locked repository to its full commit; report differences (rewrite with --write)."""
+    from harness.model.vllm import PinError, load_json, vllm_dir
+    try:
+        from huggingface_hub import HfApi
+    except ImportError as exc:
+        raise click.ClickException(f"huggingface_hub is not installed: {exc}") from None
+    lock = load_json("models.lock.json")
+    keys = split_names(models) or list(lock["models"])
+    unknown = [k for k in keys if k not in lock["models"]]
+    if unknown:
+        raise click.UsageError(f"unknown model key(s): {', '.join(unknown)}; known: {', '.join(lock['models'])}")
+    api = HfApi(endpoint=endpoint)
+    errors = changed = 0
+    today = _dt.date.today().isoformat()
+    for key in keys:
+        entry = lock["models"][key]
+        try:
+            sha = api.model_info(entry["repo"], revision="main").sha
+        except Exception as exc:  # noqa: BLE001 - report every model, then fail
+            errors += 1
+            click.echo(f"{key}: {entry['repo']}: cannot resolve main ({type(exc).__name__}: {str(exc).splitlines()[0]})")
+            continue
+        if not sha or len(sha) != 40:
+            errors += 1
+            click.echo(f"{key}: {entry['repo']}: the hub answered no full commit ({sha!r})")
+            continue
+        if sha == entry.get("revision"):
+            click.echo(f"{key}: {entry['repo']}: pinned {sha} = main")
+            continue
+        changed += 1
+        click.echo(f"{key}: {entry['repo']}: pinned {entry.get('revision')} != main {sha}")
+        if write:
+            entry["revision"] = sha
+            entry["revision_source"] = f"`harness serve pin-models`: main resolved with HfApi().model_info on {today}"
+    path = vllm_dir() / "models.lock.json"
+    if write and changed:
+        path.write_text(json.dumps(lock, indent=2) + "\n")
+        click.echo(f"wrote {path} ({changed} revision(s) changed)")
+    elif changed:
+        click.echo(f"{changed} difference(s); rerun with --write to update {path} (results of a different "
+                   "revision are not comparable with the paper's)")
+    if errors:
+        sys.exit(1)
+
+
+def _docker(args: list[str], timeout: float = 3600) -> subprocess.CompletedProcess:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@serve.command("pin-images")
+@click.option("--write", is_flag=True, help="Rewrite image.lock.json with the resolved digest.")
+def pin_images_cmd(write):
+    """`docker pull` the locked image tag and read its repository digest (`docker inspect` RepoDigests)."""
+    from harness.model.vllm import load_json, vllm_dir
+    if shutil.which("docker") is None:
+        raise click.ClickException("docker not found: pin-images needs docker and access to Docker Hub")
+    lock = load_json("image.lock.json")
+    ref = f"{lock['image']}:{lock['tag']}"
+    click.echo(f"docker pull {ref}")
+    pull = _docker(["pull", ref])
+    if pull.returncode != 0:
+        raise click.ClickException(f"docker pull {ref} failed: {(pull.stderr or pull.stdout).strip()[-500:]}")
+    insp = _docker(["inspect", "--format", "{{json .RepoDigests}}", ref], timeout=60)
+    try:
+        digests = json.loads(insp.stdout or "null") or []
+    except json.JSONDecodeError:
+        digests = []
+    found = [d.split("@", 1)[1] for d in digests if d.split("@", 1)[0] in (lock["image"], f"docker.io/{lock['image']}")]
+    if insp.returncode != 0 or not found:
+        raise click.ClickException(f"docker inspect {ref} gave no repository digest for {lock['image']} "
+                                   f"(RepoDigests: {digests}; {insp.stderr.strip()[-300:]})")
+    digest = found[0]
+    if digest == lock.get("digest"):
+        click.echo(f"{ref}: pinned {digest} = resolved")
+        return
+    click.echo(f"{ref}: pinned {lock.get('digest')} != resolved {digest}")
+    if write:
+        lock["digest"] = digest
+        lock["reference"] = f"{ref}@{digest}"
+        lock["digest_source"] = (f"`harness serve pin-images` on {_dt.date.today().isoformat()}: docker pull {ref}, "
+                                 "then docker inspect RepoDigests")
+        path = vllm_dir() / "image.lock.json"
+        path.write_text(json.dumps(lock, indent=2) + "\n")
+        click.echo(f"wrote {path}")
+    else:
+        click.echo("rerun with --write to update the lock")
+
+
+@serve.command("rehearsal", context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def rehearsal_cmd(args):
+    """The rehearsal server: a scripted FAKE model server (synthetic output, never a model), for pipeline
+    rehearsals. Options: --port --seed --model --answer-key --fault-5xx --fault-slow --fault-drop --slow-s
+    --fault-log --ready-file (--help lists them)."""
+    from harness.model.rehearsal_server import main as rehearsal_main
+    sys.exit(rehearsal_main(list(args)))

@@ -1,0 +1,13 @@
+"""sha256 of a file on disk (the one file-hash helper: datasets, checksum manifests, run manifests)."""
+from __future__ import annotations
+
+import hashlib
+import os
+
+
+def file_sha256(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()

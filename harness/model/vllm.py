@@ -1,0 +1,441 @@
+"""vLLM serving for `make reproduce`: pinned image and model lock, per-model flags, the launcher, preflight.
+
+Everything a person with one H100 box needs is read from three committed files in
+`containers/vllm/` (`$MATHSOLVER_VLLM_DIR` overrides the directory, e.g. for tests on a copy):
+`image.lock.json` (the official image by digest), `models.lock.json` (Hugging Face repos at full
+40-character commit revisions) and `serving.json` (flags per model, the deterministic option and the
+stated H100 throughput assumptions of the dry run). `VllmLauncher` implements the `Launcher`
+interface of harness.model.serving, so the pipeline above it (harness.reproduce.pipeline) never branches on which
+launcher runs.
+
+Generation config. vLLM fills every sampling field a request leaves unset from the model's
+`generation_config.json` unless started with `--generation-config vllm` (for Qwen2.5-7B-Instruct:
+top_p 0.8, top_k 20, repetition_penalty 1.05, so temperature 0 is not plain greedy). The paper ran
+vLLM's default (`auto`), so that is the default here; the defaults the server logs at start-up
+("Using default chat sampling params from model: {...}") are parsed and recorded in the manifest.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.model.serving import LaunchError, Launcher, poll_models
+from harness.core.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+DEFAULT_VLLM_DIR = ROOT / "containers" / "vllm"
+FULL_REVISION = re.compile(r"^[0-9a-f]{40}$")
+FULL_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+class PinError(ValueError):
+    """A model or image is not pinned to a full revision or digest; the message names the file and entry."""
+
+
+def vllm_dir() -> Path:
+    """Directory of the three lock/config files: $MATHSOLVER_VLLM_DIR or containers/vllm."""
+    env = os.environ.get("MATHSOLVER_VLLM_DIR")
+    return Path(env) if env else DEFAULT_VLLM_DIR
+
+
+def load_json(name: str) -> dict:
+    path = vllm_dir() / name
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise PinError(f"{path} missing") from None
+    except json.JSONDecodeError as exc:
+        raise PinError(f"{path}: invalid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise PinError(f"{path}: expected a JSON object")
+    return data
+
+
+def image_lock() -> dict:
+    lock = load_json("image.lock.json")
+    for key in ("image", "tag", "digest"):
+        if not lock.get(key):
+            raise PinError(f"{vllm_dir() / 'image.lock.json'}: field {key!r} missing")
+    return lock
+
+
+def image_reference() -> str:
+    """`image:tag@sha256:...`; docker pulls by the digest (the tag is kept for reading)."""
+    lock = image_lock()
+    digest = lock["digest"]
+    if not FULL_DIGEST.match(digest):
+        raise PinError(f"{vllm_dir() / 'image.lock.json'}: digest {digest!r} is not a full sha256 digest; "
+                       "run `harness serve pin-images --write` on a machine that reaches Docker Hub")
+    return f"{lock['image']}:{lock['tag']}@{digest}"
+
+
+def _models() -> dict:
+    models = load_json("models.lock.json").get("models")
+    if not isinstance(models, dict) or not models:
+        raise PinError(f"{vllm_dir() / 'models.lock.json'}: no 'models' object")
+    return models
+
+
+def model_entry(key: str) -> dict:
+    """The lock entry of a model key, pinned or not (PinError for an unknown key)."""
+    models = _models()
+    if key not in models:
+        raise PinError(f"unknown model {key!r}; {vllm_dir() / 'models.lock.json'} has {', '.join(models)}")
+    return models[key]
+
+
+def model_lock(key: str) -> dict:
+    """The lock entry, only if it is pinned to a full 40-character commit: the kit refuses to serve otherwise."""
+    entry = model_entry(key)
+    if not FULL_REVISION.match(str(entry.get("revision") or "")):
+        raise PinError(f"{vllm_dir() / 'models.lock.json'}: {key} ({entry.get('repo')}) is not pinned to a full "
+                       f"40-character commit (got {entry.get('revision')!r}); run `make pin-models` on a networked "
+                       "machine. The kit refuses to serve an unpinned model.")
+    return entry
+
+
+def all_model_keys() -> list[str]:
+    return list(_models())
+
+
+def serving_config() -> dict:
+    return load_json("serving.json")
+
+
+def serving_flags(key: str, *, generation_config: str = "auto", deterministic: bool = False) -> dict:
+    """The resolved flag set for one model: defaults, then the model's own overrides, then the options."""
+    serving = serving_config()
+    if key not in serving.get("models", {}):
+        raise PinError(f"{vllm_dir() / 'serving.json'}: no serving flags for model {key!r}")
+    choices = serving.get("generation_config_choices", {})
+    if generation_config not in choices:
+        raise PinError(f"--generation-config must be one of {', '.join(sorted(choices))}, not {generation_config!r}")
+    flags = {**serving["defaults"], **serving["models"][key], "generation_config": generation_config}
+    flags["deterministic"] = bool(deterministic)
+    if deterministic:
+        flags["enable_prefix_caching"] = False
+    return flags
+
+
+def throughput_assumption(key: str) -> dict:
+    """The stated H100 throughput assumption for a model (dry-run time estimate)."""
+    table = serving_config().get("throughput_assumptions", {})
+    if key not in table.get("models", {}):
+        raise PinError(f"{vllm_dir() / 'serving.json'}: no throughput assumption for model {key!r}")
+    return {**table["models"][key], "deterministic_slowdown": table.get("deterministic_slowdown", 1.0),
+            "source": table.get("source", "")}
+
+
+def _hf_home() -> Path:
+    return Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
+
+
+@dataclass
+class VllmLauncher(Launcher):
+    """The pinned vLLM OpenAI-compatible server in docker with the NVIDIA runtime, published on 127.0.0.1.
+
+    The container is not started with --rm, so its log survives a crash; stop() saves the log, stops
+    and removes it. A container left over with the same name (an interrupted run) is removed first."""
+
+    model_key: str
+    generation_config: str = "auto"
+    deterministic: bool = False
+    hf_cache: Path = field(default_factory=_hf_home)
+    container_name: str = "mathsolver-vllm"
+    log_path: Path = ROOT / "results" / "vllm-server.log"
+    server_profile: str = "vllm"
+    _started: bool = field(default=False, init=False, repr=False)
+    _log_text: str | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.lock = model_lock(self.model_key)
+        self.flags = serving_flags(self.model_key, generation_config=self.generation_config,
+                                   deterministic=self.deterministic)
+        self.image = image_reference()
+
+    @property
+    def model_id(self) -> str:  # the served model name is the Hugging Face id, as in the paper's ledger
+        return self.lock["repo"]
+
+    @property
+    def revision(self) -> str:
+        return self.lock["revision"]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.flags['port']}/v1"
+
+    def env(self) -> dict[str, str]:
+        return dict(serving_config()["deterministic"]["env"]) if self.deterministic else {}
+
+    def server_args(self) -> list[str]:
+        f = self.flags
+        args = ["--model", self.lock["repo"], "--revision", self.lock["revision"],
+                "--tokenizer-revision", self.lock["revision"], "--served-model-name", self.lock["repo"],
+                "--host", "0.0.0.0", "--port", str(f["port"]), "--dtype", f["dtype"],
+                "--max-model-len", str(f["max_model_len"]),
+                "--gpu-memory-utilization", str(f["gpu_memory_utilization"]),
+                "--max-num-seqs", str(f["max_num_seqs"]), "--seed", str(f["seed"]),
+                "--tensor-parallel-size", str(f["tensor_parallel_size"]),
+                "--generation-config", f["generation_config"]]
+        for opt in ("quantization", "tokenizer_mode", "config_format", "load_format"):
+            if f.get(opt):
+                args += [f"--{opt.replace('_', '-')}", str(f[opt])]
+        if self.deterministic:
+            args += list(serving_config()["deterministic"]["flags"])
+        return args
+
+    def command(self) -> list[str]:
+        port = self.flags["port"]
+        cmd = ["docker", "run", "--detach", "--name", self.container_name, "--runtime", "nvidia",
+               "--gpus", "all", "--ipc", "host", "-p", f"127.0.0.1:{port}:{port}",
+               "-v", f"{self.hf_cache}:/root/.cache/huggingface"]
+        for k, v in self.env().items():
+            cmd += ["-e", f"{k}={v}"]
+        if self.lock.get("gated"):
+            cmd += ["-e", "HF_TOKEN"]  # passed through from the caller's environment, never recorded
+        return cmd + [self.image] + self.server_args()
+
+    def command_line(self) -> str:
+        return shlex.join(self.command())
+
+    def start(self) -> None:
+        if shutil.which("docker") is None:
+            raise LaunchError("docker not found: the vLLM launcher needs docker with the NVIDIA runtime "
+                              "(run `harness serve preflight`)")
+        self.log_path = Path(self.log_path)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["docker", "rm", "-f", self.container_name], capture_output=True, text=True)
+        proc = subprocess.run(self.command(), capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise LaunchError(f"docker run failed ({proc.returncode}): {proc.stderr.strip()[-800:]}")
+        self._started = True
+        self._log_text = None
+
+    def logs(self) -> str:
+        if not self._started and self._log_text is not None:
+            return self._log_text
+        proc = subprocess.run(["docker", "logs", self.container_name], capture_output=True, text=True)
+        return proc.stdout + proc.stderr
+
+    def running(self) -> bool:
+        proc = subprocess.run(["docker", "inspect", "--format", "{{.State.Running}}", self.container_name],
+                              capture_output=True, text=True)
+        return proc.returncode == 0 and proc.stdout.strip() == "true"
+
+    def wait_ready(self, timeout: float = 1800.0) -> None:
+        """Poll /v1/models until the served id is listed; fail early (with the log tail) if the container exits."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                poll_models(self.base_url, self.model_id, max(1.0, min(30.0, left)), log=self.log_path, interval=5.0)
+                return
+            except LaunchError:
+                if not self.running():
+                    tail = "\n".join(self.logs().splitlines()[-25:])
+                    self.log_path.write_text(self.logs())
+                    raise LaunchError(f"vLLM container {self.container_name} exited before serving {self.model_id}; "
+                                      f"log saved to {self.log_path}; last lines:\n{tail}") from None
+                if time.monotonic() >= deadline:
+                    raise
+
+    def stop(self) -> None:
+        if not self._started:
+            return
+        try:
+            text = self.logs()
+            self._log_text = text
+            Path(self.log_path).write_text(text)
+        finally:
+            subprocess.run(["docker", "stop", "-t", "30", self.container_name], capture_output=True)
+            subprocess.run(["docker", "rm", "-f", self.container_name], capture_output=True)
+            self._started = False
+
+    def describe(self) -> dict:
+        out = {"launcher": "vllm", "image": self.image, "image_lock": image_lock(), "model_key": self.model_key,
+               "model_id": self.model_id, "repo": self.lock["repo"], "revision": self.lock["revision"],
+               "flags": self.flags, "env": self.env(), "command": self.command(),
+               "server_profile": self.server_profile, "base_url": self.base_url, "log": str(self.log_path),
+               "generation_config_meaning": serving_config()["generation_config_choices"][self.generation_config]}
+        if self._started or self._log_text is not None:
+            text = self.logs()  # one `docker logs` call
+            out["sampling_defaults_logged"] = logged_sampling_defaults(text)
+            out["vllm_version"] = logged_vllm_version(text)
+            out["gpu"] = gpu_names()
+        return out
+
+
+# vLLM logs, at start-up, the fields it took from generation_config.json (one line per endpoint):
+#   INFO ... [serving_chat.py:135] Using default chat sampling params from model: {'temperature': 0.7, ...}
+# and, before them, a warning "Default sampling parameters have been overridden by the model's Hugging
+# Face generation config ..." With --generation-config vllm neither line appears.
+_DEFAULTS_LINE = re.compile(r"Using default (chat|completion) sampling params from (\S+?):\s*(\{.*\})\s*$")
+_OVERRIDE_WARNING = "Default sampling parameters have been overridden by the model's Hugging Face generation config"
+_VERSION_LINE = re.compile(r"vLLM API server version\s+v?([0-9][^\s]*)")
+
+
+def logged_sampling_defaults(log_text: str) -> dict | None:
+    """{'source', 'chat', 'completion', 'override_warning'} from the server log; None if it logged none
+    (then requests get vLLM's neutral defaults)."""
+    found: dict = {}
+    for line in log_text.splitlines():
+        m = _DEFAULTS_LINE.search(line)
+        if not m:
+            continue
+        endpoint, source, text = m.groups()
+        try:
+            value = ast.literal_eval(text)
+            if not isinstance(value, dict):
+                raise ValueError(text)
+        except (ValueError, SyntaxError):
+            value = {"unparsed": text}
+        found.setdefault(endpoint, value)
+        found.setdefault("source", source)
+    if not found:
+        return None
+    found["override_warning"] = _OVERRIDE_WARNING in log_text
+    return found
+
+
+def logged_vllm_version(log_text: str) -> str | None:
+    m = _VERSION_LINE.search(log_text)
+    return m.group(1) if m else None
+
+
+def gpu_names() -> list[str]:
+    if shutil.which("nvidia-smi") is None:
+        return []
+    proc = _run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    return [ln.strip() for ln in (proc.stdout.splitlines() if proc and proc.returncode == 0 else []) if ln.strip()]
+
+
+# --------------------------------------------------------------------------- preflight
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        mark = "ok  " if self.ok else "FAIL"
+        text = f"[{mark}] {self.name}: {self.detail}"
+        return text + (f"\n       fix: {self.fix}" if not self.ok and self.fix else "")
+
+
+def _run(cmd: list[str], timeout: float = 20) -> subprocess.CompletedProcess | None:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+# Approximate download sizes (GB) of the pinned checkpoints, for the disk check; the image is ~9 GB.
+WEIGHTS_GB = {"qwen2.5-7b": 16, "qwen2.5-32b-awq": 20, "mistral-7b": 15, "phi-3.5-mini": 8}
+IMAGE_GB = 9
+EXECUTOR_IMAGE = "mathsolver-executor:latest"  # tagged by scripts/build-executor-image.sh
+
+
+def preflight(model_keys: list[str], *, deterministic: bool = False, dataset: str = "verified",
+              weights_gb_free_needed: float | None = None) -> list[Check]:
+    """Every prerequisite of `make reproduce` on the vLLM path, each with how to fix it when missing."""
+    checks: list[Check] = []
+    smi = _run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version,compute_cap", "--format=csv,noheader"])
+    gpus = [ln.strip() for ln in (smi.stdout.splitlines() if smi and smi.returncode == 0 else []) if ln.strip()]
+    checks.append(Check("NVIDIA GPU and driver", bool(gpus),
+                        "; ".join(gpus) or ("nvidia-smi not found" if shutil.which("nvidia-smi") is None
+                                            else "nvidia-smi lists no GPU"),
+                        "install the NVIDIA driver (H100: driver >= 535) so `nvidia-smi` lists the GPU"))
+    try:
+        need_tp = max([serving_flags(k)["tensor_parallel_size"] for k in model_keys] or [1])
+    except PinError:
+        need_tp = 1
+    if need_tp > 1:
+        checks.append(Check(f"{need_tp} GPUs for tensor parallel {need_tp}", len(gpus) >= need_tp,
+                            f"{len(gpus)} GPU(s)",
+                            "Mistral-7B runs under tensor parallel 2 as in the paper: use a 2-GPU box or leave it "
+                            "out with MODELS="))
+    if deterministic:
+        caps = []
+        for g in gpus:
+            try:
+                caps.append(float(g.split(",")[-1]))
+            except ValueError:
+                pass
+        checks.append(Check("compute capability >= 9.0 for batch invariance", bool(caps) and min(caps) >= 9.0,
+                            f"compute capability {caps or 'unknown'}",
+                            "VLLM_BATCH_INVARIANT=1 needs an H100/H200-class GPU; drop DETERMINISTIC=1 otherwise"))
+    info = _run(["docker", "info", "--format", "{{json .Runtimes}}"])
+    docker_ok = info is not None and info.returncode == 0
+    runtimes: dict = {}
+    if docker_ok:
+        try:
+            runtimes = json.loads(info.stdout or "{}") or {}
+        except json.JSONDecodeError:
+            runtimes = {}
+    checks.append(Check("docker", docker_ok,
+                        "docker info answered" if docker_ok else
+                        ("docker not installed" if shutil.which("docker") is None else "docker daemon not reachable"),
+                        "install docker.io and start dockerd (scripts/install-host.sh does both)"))
+    checks.append(Check("NVIDIA container runtime", "nvidia" in runtimes,
+                        f"docker runtimes: {', '.join(sorted(runtimes)) or 'none'}",
+                        "install nvidia-container-toolkit, then `nvidia-ctk runtime configure --runtime=docker` and "
+                        "restart dockerd"))
+    checks.append(Check("runsc runtime for the executor", "runsc" in runtimes,
+                        f"docker runtimes: {', '.join(sorted(runtimes)) or 'none'}",
+                        "run scripts/install-host.sh (installs runsc, registers it with --network=none --oci-seccomp)"))
+    if docker_ok:
+        img = _run(["docker", "image", "inspect", "--format", "{{.Id}}", EXECUTOR_IMAGE])
+        have = img is not None and img.returncode == 0
+        checks.append(Check("executor image", have, f"{EXECUTOR_IMAGE} " + (img.stdout.strip()[:19] if have else "not built"),
+                            "make executor-image (offline image for the runsc executor)"))
+    hf_home = _hf_home()
+    probe = next((p for p in (hf_home, *hf_home.parents) if p.exists()), Path("/"))
+    free_gb = shutil.disk_usage(probe).free / 1e9
+    need = weights_gb_free_needed if weights_gb_free_needed is not None else \
+        sum(WEIGHTS_GB.get(k, 20) for k in model_keys) + IMAGE_GB + 5
+    checks.append(Check("disk space for weights and the image", free_gb >= need,
+                        f"{free_gb:.0f} GB free at {probe}, {need:.0f} GB needed",
+                        "free disk space or point HF_HOME at a larger disk"))
+    gated = []
+    for key in model_keys:
+        try:
+            entry = model_lock(key)
+            checks.append(Check(f"model pinned: {key}", True, f"{entry['repo']}@{entry['revision']}"))
+            if entry.get("gated"):
+                gated.append(entry["repo"])
+        except PinError as exc:
+            checks.append(Check(f"model pinned: {key}", False, str(exc), "make pin-models (on a networked machine)"))
+    if gated:
+        checks.append(Check("Hugging Face token for gated repositories", bool(os.environ.get("HF_TOKEN")),
+                            f"gated: {', '.join(gated)}; HF_TOKEN {'set' if os.environ.get('HF_TOKEN') else 'not set'}",
+                            "accept the licence on the model page, then export HF_TOKEN=hf_..."))
+    try:
+        checks.append(Check("vLLM image pinned by digest", True, image_reference()))
+    except PinError as exc:
+        checks.append(Check("vLLM image pinned by digest", False, str(exc), "make pin-images (on a networked machine)"))
+    checks.append(dataset_check(dataset))
+    return checks
+
+
+def dataset_check(name: str = "verified") -> Check:
+    """The dataset loads and matches its pinned sha256 (the Verified split raises until it is pinned)."""
+    try:
+        from harness.data.dataset import load_dataset
+        ds = load_dataset(name)
+        return Check(f"pinned dataset ({name})", True, f"{ds.path} ({len(ds.cases)} rows, sha256 {ds.sha256[:12]}...)")
+    except Exception as exc:  # noqa: BLE001 - any failure is reported as the check's detail
+        fix = ("`harness data pin` then `harness data fetch` (on a machine that reaches the Hugging Face hub)"
+               if name == "verified" else "see `harness data --help`")
+        return Check(f"pinned dataset ({name})", False, str(exc).splitlines()[0], fix)

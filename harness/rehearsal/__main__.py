@@ -1,5 +1,0 @@
-import sys
-
-from harness.rehearsal.pipeline import main
-
-sys.exit(main())

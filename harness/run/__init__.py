@@ -1,0 +1,1 @@
+"""Stage: running arms over a dataset - the runner, the append-only result store and run manifests."""

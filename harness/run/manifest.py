@@ -1,0 +1,97 @@
+"""Run manifests: one JSON file per run recording everything needed to redo it.
+
+Fields every manifest carries: run id, creation time, command line, git commit and dirty flag, the
+locked package versions (from requirements.lock) and the installed ones, Python and platform, dataset
+name/path/revision/sha256. Callers add arm configs, prompt template hashes, model, server and executor
+fields as keyword arguments.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+from harness.core.canonical_json import json_file_text
+from harness.core.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+LOCK_FILE = ROOT / "requirements.lock"
+_PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s\\;]+)")
+
+
+def git_state(root: Path = ROOT) -> dict:
+    """Commit and dirty flag of the kit's checkout (None when not a git checkout)."""
+    def run(*args: str) -> str | None:
+        try:
+            return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                                  check=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    commit = run("rev-parse", "HEAD")
+    status = run("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+def locked_packages(lock_file: Path = LOCK_FILE) -> dict[str, str]:
+    """name -> version pinned in the hash-locked requirements file."""
+    pins: dict[str, str] = {}
+    if lock_file.exists():
+        for line in lock_file.read_text().splitlines():
+            m = _PIN.match(line.strip())
+            if m:
+                pins[m.group(1).lower()] = m.group(2)
+    return pins
+
+
+def installed_versions(names: list[str]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def base_manifest(run_id: str, dataset: Any = None) -> dict:
+    locked = locked_packages()
+    installed = installed_versions(sorted(locked))
+    drift = sorted(n for n, v in locked.items() if installed.get(n) not in (None, v))
+    manifest: dict[str, Any] = {
+        "run_id": run_id,
+        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": [Path(sys.argv[0]).name, *sys.argv[1:]],
+        "git": git_state(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": {"lock_file": LOCK_FILE.name, "locked": locked, "not_matching_lock": drift},
+    }
+    if dataset is not None:
+        manifest["dataset"] = {
+            "name": getattr(dataset, "name", None),
+            "path": str(getattr(dataset, "path", "")),
+            "sha256": getattr(dataset, "sha256", None),
+            "revision": getattr(dataset, "revision", None),
+            "n_cases": len(getattr(dataset, "cases", []) or []),
+        }
+    return manifest
+
+
+def write_run_manifest(out_dir: str | os.PathLike, run_id: str, dataset: Any = None, **fields: Any) -> Path:
+    """Write `<out_dir>/manifest-<run_id>.json` (atomically) and return its path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest = base_manifest(run_id, dataset)
+    manifest.update(fields)
+    path = out_dir / f"manifest-{run_id}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json_file_text(manifest))
+    os.replace(tmp, path)
+    return path

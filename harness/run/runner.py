@@ -1,0 +1,267 @@
+"""Drive arms over cases: seeded case order, resume by record key, progress bar, one record per case.
+
+For each (arm, seed): cases are ordered by sha256("{seed}:{case_id}") (the seed fixes the order and
+the run identity), keys already in the results file are skipped, the rest are solved with at most
+`concurrency` cases in flight, scored with every scorer, and appended to the store as they finish
+(fsync batched: every STORE_SYNC_EVERY records or STORE_SYNC_INTERVAL_S seconds, and at the end). A case whose executor failed as infrastructure is not recorded (a rerun retries it).
+A run manifest is written at the start and rewritten at the end with counts.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as _dt
+import functools
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
+from harness.arms.registry import Arm
+from harness.arms.solvers import SOLVERS, Context, InfraError, Solution
+
+NO_MODEL = "library"  # model field of rows written without a model (Gold-Solve library)
+STORE_SYNC_EVERY = 256        # records between fsyncs of a results file ...
+STORE_SYNC_INTERVAL_S = 1.0   # ... or seconds, whichever comes first; and always at the end of an (arm, seed)
+
+
+def case_order(cases: Iterable, seed: int) -> list:
+    """The seed's case order: ascending sha256("{seed}:{case_id}")."""
+    return sorted(cases, key=lambda c: hashlib.sha256(f"{seed}:{c.case_id}".encode()).hexdigest())
+
+
+def covered_cases(cases: Iterable) -> list:
+    """Cases of the library's calculators (the paper's covered 440 on Verified)."""
+    from harness.library import LIBRARY
+    return [c for c in cases if c.calculator_id in LIBRARY]
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _value_to_json(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+@dataclass
+class RunSpec:
+    """What a run needs besides the arm and the cases."""
+
+    model: str = NO_MODEL
+    model_revision: str | None = None
+    server_profile: str | None = None
+    scorer: str = "paper"
+    out_dir: Path = Path("results")
+    concurrency: int = 1
+    progress: bool = True
+
+
+@dataclass
+class ArmSeedSummary:
+    arm: str
+    seed: int
+    path: str
+    total: int
+    skipped: int = 0
+    written: int = 0
+    infra_failed: int = 0
+    correct: int = 0
+    outcomes: dict = field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+def record_for(arm: Arm, seed: int, case, dataset, spec: RunSpec, key: str, sol: Solution, ctx: Context,
+               started: str, first_messages: list[dict]) -> dict:
+    """Assemble and score one results record (fields: docs/ARCHITECTURE.md, plus a few extras)."""
+    from harness.scoring.scorers import SCORERS, score_reply, score_value
+
+    scores, parsed = {}, {}
+    if sol.text is not None:
+        for s in sorted(SCORERS):
+            sc = score_reply(sol.text, case, s)
+            scores[s], parsed[s] = bool(sc.correct), sc.parsed
+        answer = _value_to_json(parsed[spec.scorer])
+        kind = None if answer is None else _kind_of(parsed[spec.scorer])
+        outcome = RowOutcome.ANSWERED.value if answer is not None else RowOutcome.UNREADABLE_VALUE.value
+    else:
+        answer, kind, outcome = sol.answer, sol.answer_kind, sol.outcome
+        for s in sorted(SCORERS):
+            if answer is None:
+                scores[s] = False
+                continue
+            sc = score_value(answer, kind, case, s)
+            scores[s], parsed[s] = bool(sc.correct), sc.parsed
+        if outcome == RowOutcome.ANSWERED.value and parsed.get(spec.scorer) is None:
+            outcome = "unreadable_value"
+    chats = ctx.chats
+    prompt_tokens = sum(c.prompt_tokens or 0 for c in chats) if chats else None
+    completion_tokens = sum(c.completion_tokens or 0 for c in chats) if chats else None
+    return {
+        "key": key, "model": spec.model, "model_revision": spec.model_revision,
+        "server_profile": spec.server_profile, "arm": arm.name, "arm_config_hash": _config_hash(arm),
+        "seed": seed, "dataset": dataset.name, "dataset_path": str(dataset.path),
+        "dataset_sha256": dataset.sha256,
+        "case_id": case.case_id, "row_number": case.row_number, "calculator_id": case.calculator_id,
+        "calculator_name": case.calculator_name, "output_type": case.output_type,
+        "prompt_hash": hashlib.sha256(json.dumps(first_messages, sort_keys=True).encode()).hexdigest()
+        if first_messages and chats else None,
+        "request": [c.request for c in chats], "replies": [c.text for c in chats],
+        "program": sol.program, "executor": sol.executor, "answer": answer, "answer_kind": kind,
+        "outcome": outcome, "reason": sol.reason, "detail": sol.detail,
+        "correct": scores.get(spec.scorer, False), "scorer": spec.scorer, "scores": scores,
+        "gold": {"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit},
+        "latency_ms": round(sum(c.latency_ms for c in chats), 1) if chats else None,
+        "tokens": {"prompt": prompt_tokens, "completion": completion_tokens},
+        "retries": sum(c.retries for c in chats), "finish_reasons": [c.finish_reason for c in chats],
+        "truncated": [c.truncated for c in chats], "cached": [c.cached for c in chats],
+        "server_model": next((c.server_model for c in chats if c.server_model), None),
+        "started_at": started, "finished_at": _now(),
+        **({"synthetic": True} if _synthetic(spec, chats) else {}),
+    }
+
+
+def _synthetic(spec: RunSpec, chats) -> bool:
+    """Rows fed by the rehearsal server (harness.model.synthetic) are marked; real rows keep their fields."""
+    from harness.model.synthetic import is_synthetic_model
+    return is_synthetic_model(spec.model) or any(is_synthetic_model(c.server_model) for c in chats)
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, _dt.date):
+        return "date"
+    if isinstance(value, (tuple, list)):
+        return "weeks_days"
+    return "number"
+
+
+@functools.lru_cache(maxsize=None)
+def _config_hash(arm: Arm) -> str:
+    """arm.config_hash(), once per arm (it hashes the arm's config and template texts; arms are frozen)."""
+    return arm.config_hash()
+
+
+def make_key(arm: Arm, seed: int, case, dataset, spec: RunSpec) -> str:
+    from harness.run.store import record_key
+    return record_key(model=spec.model, model_revision=spec.model_revision, server_profile=spec.server_profile,
+                      arm=arm.name, arm_config_hash=_config_hash(arm), seed=int(seed),
+                      dataset_sha256=dataset.sha256, case_id=case.case_id)
+
+
+async def run_arm_seed(arm: Arm, seed: int, cases: list, dataset, spec: RunSpec, *, client=None, executor=None,
+                       one_shot: list | None = None, progress=None) -> ArmSeedSummary:
+    """Run one arm at one seed over `cases` (already filtered), resuming from the results file."""
+    from harness.run.store import ResultStore, results_path
+
+    path = results_path(spec.out_dir, spec.model, arm.name, seed)
+    # fsync batched: a killed harness loses nothing it wrote; a machine crash at most the last second,
+    # which a resumed run redoes (harness.store)
+    store = ResultStore(path, sync_every=STORE_SYNC_EVERY, sync_interval_s=STORE_SYNC_INTERVAL_S)
+    ordered = case_order(cases, seed)
+    todo = [(c, make_key(arm, seed, c, dataset, spec)) for c in ordered]
+    summary = ArmSeedSummary(arm.name, seed, str(path), total=len(todo))
+    pending = [(c, k) for c, k in todo if k not in store.done_keys]
+    summary.skipped = len(todo) - len(pending)
+    solver = SOLVERS[arm.solver]
+    task_id = progress.add_task(f"{arm.name} seed {seed}", total=len(todo), completed=summary.skipped) \
+        if progress is not None else None
+    started_run = time.perf_counter()
+    sem = asyncio.Semaphore(max(1, spec.concurrency))
+
+    async def one(case, key):
+        async with sem:
+            ctx = Context(case=case, arm=arm, seed=seed, client=client, executor=executor, one_shot=one_shot or [],
+                          dataset=dataset)
+            started = _now()
+            first = arm.build(ctx) if arm.prompt else []
+            try:
+                sol = await solver(ctx)
+            except InfraError as exc:
+                return case, key, None, ctx, started, first, exc
+            return case, key, sol, ctx, started, first, None
+
+    tasks = [asyncio.ensure_future(one(c, k)) for c, k in pending]
+    try:
+        for fut in asyncio.as_completed(tasks):
+            case, key, sol, ctx, started, first, err = await fut
+            if err is not None:
+                summary.infra_failed += 1
+            else:
+                rec = record_for(arm, seed, case, dataset, spec, key, sol, ctx, started, first)
+                store.append(rec)
+                summary.written += 1
+            if progress is not None:
+                progress.advance(task_id)
+    finally:
+        for t in tasks:
+            t.cancel()
+        store.close()
+    for rec in store.records:
+        if rec["key"] in {k for _, k in todo}:
+            summary.outcomes[rec["outcome"]] = summary.outcomes.get(rec["outcome"], 0) + 1
+            summary.correct += bool(rec["correct"])
+    summary.wall_s = round(time.perf_counter() - started_run, 2)
+    return summary
+
+
+def make_progress(enabled: bool):
+    if not enabled:
+        return None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TimeRemainingColumn(), transient=False)
+
+
+async def run_arms(arms: list[Arm], dataset, seeds: list[int], spec: RunSpec, *, client=None, executor=None,
+                   one_shot: list | None = None, cases: list | None = None, all_cases: bool = False
+                   ) -> list[ArmSeedSummary]:
+    """Every arm at every seed. Vote/repair levers run on the covered cases unless `all_cases`."""
+    base = list(cases if cases is not None else dataset.cases)
+    summaries = []
+    progress = make_progress(spec.progress)
+    if progress is not None:
+        progress.start()
+    try:
+        for arm in arms:
+            arm_cases = covered_cases(base) if arm.covered_only and not all_cases else base
+            # model-free arms (Gold-Solve) are stored under the `library` model whatever server is given
+            arm_spec = spec if arm.needs_model else dataclasses.replace(spec, model=NO_MODEL, model_revision=None,
+                                                                         server_profile=None)
+            for seed in seeds:
+                summaries.append(await run_arm_seed(arm, seed, arm_cases, dataset, arm_spec, client=client,
+                                                    executor=executor, one_shot=one_shot, progress=progress))
+    finally:
+        if progress is not None:
+            progress.stop()
+    return summaries
+
+
+def summary_markdown(records: list[dict]) -> str:
+    """Markdown table per (model, arm): n, accuracy, outcome counts, mean latency and tokens per case."""
+    from collections import defaultdict
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in records:
+        groups[(r["model"], r["arm"])].append(r)
+    cols = list(ROW_OUTCOMES)
+    lines = ["| model | arm | n | correct | accuracy % | " + " | ".join(cols) + " | mean latency s | mean completion tokens |",
+             "|" + "---|" * (len(cols) + 7)]
+    for (model, arm), rs in sorted(groups.items()):
+        n = len(rs)
+        ok = sum(bool(r["correct"]) for r in rs)
+        counts = [sum(r["outcome"] == c for r in rs) for c in cols]
+        lat = [r["latency_ms"] for r in rs if r.get("latency_ms") is not None]
+        toks = [(r.get("tokens") or {}).get("completion") for r in rs]
+        toks = [t for t in toks if t is not None]
+        lines.append(f"| {model} | {arm} | {n} | {ok} | {100.0 * ok / n:.1f} | " + " | ".join(map(str, counts))
+                     + f" | {(sum(lat) / len(lat) / 1000.0) if lat else 0:.1f} | {(sum(toks) / len(toks)) if toks else 0:.0f} |")
+    return "\n".join(lines) + "\n"

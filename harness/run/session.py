@@ -1,0 +1,105 @@
+"""One run session: select the cases, build the model client and the executor, run arms, write the run manifest.
+
+The library half of `harness run`, shared with the reproduce pipeline; the CLI turns its errors into usage errors.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+
+from executor.api import Executor
+from harness.arms.prompts import template_hashes
+from harness.data.dataset import load_dataset
+from harness.model.client import ModelClient
+from harness.run.manifest import write_run_manifest
+from harness.run.runner import NO_MODEL, RunSpec, run_arms
+
+
+class CaseSelectionError(ValueError):
+    """The case filters select nothing or name unknown case ids; `param_hint` names the option at fault."""
+
+    def __init__(self, message: str, param_hint: str | None = None):
+        super().__init__(message)
+        self.param_hint = param_hint
+
+
+class RunSetupError(RuntimeError):
+    """A run cannot start (e.g. the model server lists no model)."""
+
+
+def pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...], limit: int | None,
+                shortest: bool) -> list:
+    """The cases a run covers: named case ids, then calculator filter, shortest notes first, at most `limit`."""
+    cases = list(dataset.cases)
+    if case_ids:
+        known = dataset.by_case_id()
+        missing = [c for c in case_ids if c not in known]
+        if missing:
+            raise CaseSelectionError(f"case id(s) not in {dataset.name}: {', '.join(missing)}", param_hint="--case")
+        cases = [known[c] for c in case_ids]
+    if calculators:
+        cases = [c for c in cases if c.calculator_id in set(calculators)]
+    if shortest:
+        cases = sorted(cases, key=lambda c: (len(c.note.split()), c.case_id))
+    if limit is not None:
+        cases = cases[:limit]
+    if not cases:
+        raise CaseSelectionError("no cases selected")
+    return cases
+
+
+async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_revision, server_profile, out_dir,
+               executor_backend, concurrency, timeout, cache_dir, scorer, all_cases, progress, server=None):
+    """Run arms over `cases` at `seeds` (the building block of `harness run` and of the reproduce pipeline): builds the
+    model client and the executor, writes the run manifest before and after; `server` is the launcher's describe()
+    dict for the manifest."""
+
+    client = None
+    model_id = model
+    if any(a.needs_model for a in arms):
+        if model_id is None:
+            probe = ModelClient(base_url, "probe", profile=server_profile)
+            try:
+                ids = await probe.server_models()
+            finally:
+                await probe.aclose()
+            if not ids:
+                raise RunSetupError(f"{base_url}/models lists no model; give --model")
+            model_id = ids[0]
+        client = ModelClient(base_url, model_id, profile=server_profile, model_revision=model_revision,
+                             concurrency=concurrency, timeout=timeout, cache_dir=cache_dir)
+    one_shot = []
+    if any(a.example for a in arms):
+        one_shot = load_dataset("one-shot").cases
+    spec = RunSpec(model=model_id or NO_MODEL, model_revision=model_revision,
+                   server_profile=server_profile if client else None, scorer=scorer, out_dir=out_dir,
+                   concurrency=concurrency, progress=progress)
+    run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    executor = None
+    ex_cm = None
+    try:
+        if any(a.needs_executor for a in arms):
+            ex_cm = Executor(backend=executor_backend)
+            executor = ex_cm.__enter__()
+        manifest_fields = dict(
+            arms={a.name: a.config() for a in arms}, arm_config_hashes={a.name: a.config_hash() for a in arms},
+            prompts=template_hashes(), seeds=seeds, scorer=scorer, n_cases=len(cases),
+            case_ids=[c.case_id for c in cases],
+            model={"id": spec.model, "revision": model_revision, "server_profile": spec.server_profile},
+            client=client.describe() if client else None, server=server,
+            executor=executor.describe() if executor is not None and hasattr(executor, "describe") else None,
+        )
+        from harness.model.synthetic import is_synthetic_model
+        if is_synthetic_model(spec.model) or (server or {}).get("synthetic"):
+            manifest_fields["synthetic"] = True   # rehearsal-server output: never a model result
+        write_run_manifest(out_dir, run_id, dataset, **manifest_fields)
+        summaries = await run_arms(arms, dataset, seeds, spec, client=client, executor=executor, one_shot=one_shot,
+                                   cases=cases, all_cases=all_cases)
+        write_run_manifest(out_dir, run_id, dataset, **manifest_fields,
+                           summaries=[s.__dict__ for s in summaries],
+                           requests_sent=client.sent if client else 0, cache_hits=client.cache_hits if client else 0)
+        return summaries
+    finally:
+        if ex_cm is not None:
+            ex_cm.__exit__(None, None, None)
+        if client is not None:
+            await client.aclose()

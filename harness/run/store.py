@@ -1,0 +1,270 @@
+"""Append-only per-case results store.
+
+One JSONL file per (model, arm, seed): `<out>/<model_slug>/<arm>/seed<seed>.jsonl`, one complete
+record per line (fields: docs/ARCHITECTURE.md). Every append is one `write` of the whole line to a file
+opened O_APPEND, so a killed process (SIGKILL, OOM) never loses a written record: the kernel holds it.
+fsync makes it durable against a machine crash: by default after every record (`sync_every=1`); the
+runner batches it (after `sync_every` records or `sync_interval_s` seconds, and on close), which loses at
+most the last unsynced records on a power cut, and those are simply redone on resume (their keys are
+absent). A torn last line (no trailing newline, or not valid JSON) is
+detected when the file is opened again, reported with a warning and cut off; complete records are
+never rewritten. A record's `key` hashes everything that determines its output, so resuming skips
+done keys and running the same command twice never duplicates a row.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from harness.core.canonical_json import canonical_json, record_line
+
+REQUIRED_FIELDS = ("key", "model", "arm", "seed", "case_id", "calculator_id", "outcome", "correct", "scorer")
+
+
+class StoreError(Exception):
+    """A results file that cannot be trusted: names the file and line."""
+
+
+class TornLineWarning(UserWarning):
+    """The last line of a results file was incomplete (a crash mid-write) and was dropped."""
+
+
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def record_key(**parts: Any) -> str:
+    """Key of a record: sha256 of the canonical JSON of everything that determines its output
+    (model and its revision/server profile, arm name and config hash, seed, dataset sha256, case id)."""
+    return sha256_text(canonical_json(parts))
+
+
+def model_slug(model: str) -> str:
+    """A path-safe name for a model id such as `Qwen/Qwen2.5-7B-Instruct`."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.strip()).strip("_")
+    if not slug:
+        raise ValueError(f"model id {model!r} gives an empty path name")
+    return slug
+
+
+def results_path(out_dir: str | os.PathLike, model: str, arm: str, seed: int) -> Path:
+    return Path(out_dir) / model_slug(model) / arm / f"seed{int(seed)}.jsonl"
+
+
+def _scan(path: Path) -> tuple[list[dict], int, str | None]:
+    """Read complete records; return (records, byte length of the good prefix, torn-line text or None).
+
+    Only the LAST line may be torn; a bad line anywhere else is corruption and raises StoreError."""
+    data = path.read_bytes()
+    records: list[dict] = []
+    good_end = 0
+    pos = 0
+    lineno = 0
+    while pos < len(data):
+        nl = data.find(b"\n", pos)
+        lineno += 1
+        if nl == -1:  # no newline: the writer died mid-line
+            return records, good_end, data[pos:].decode("utf-8", "replace")
+        raw = data[pos:nl]
+        try:
+            rec = json.loads(raw)
+            if not isinstance(rec, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            if nl + 1 >= len(data):  # last line, newline written but content bad: still torn
+                return records, good_end, raw.decode("utf-8", "replace")
+            raise StoreError(f"{path}:{lineno}: corrupt record in the middle of the file ({exc})") from None
+        missing = [f for f in REQUIRED_FIELDS if f not in rec]
+        if missing:
+            raise StoreError(f"{path}:{lineno}: record lacks required field(s) {', '.join(missing)}")
+        records.append(rec)
+        pos = nl + 1
+        good_end = pos
+    return records, good_end, None
+
+
+class ResultStore:
+    """One append-only JSONL results file.
+
+    >>> store = ResultStore(results_path(out, model, arm, seed))
+    >>> if key not in store.done_keys: store.append(record)
+    """
+
+    def __init__(self, path: str | os.PathLike, *, sync_every: int = 1, sync_interval_s: float | None = None):
+        if sync_every < 1:
+            raise ValueError(f"sync_every must be >= 1, got {sync_every}")
+        self.sync_every, self.sync_interval_s = sync_every, sync_interval_s
+        self._fd: int | None = None
+        self._unsynced = 0
+        self._last_sync = time.monotonic()
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.records: list[dict] = []
+        self.dropped_torn_line = False
+        if self.path.exists():
+            self.records, good_end, torn = _scan(self.path)
+            if torn is not None:
+                warnings.warn(
+                    f"{self.path}: dropped an incomplete last line ({len(torn)} chars) left by an interrupted "
+                    f"write; {len(self.records)} complete records kept",
+                    TornLineWarning,
+                    stacklevel=2,
+                )
+                with open(self.path, "r+b") as fh:
+                    fh.truncate(good_end)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                self.dropped_torn_line = True
+        self._kinds: set | None = None
+        self.done_keys: set[str] = {r["key"] for r in self.records}
+        if len(self.done_keys) != len(self.records):
+            raise StoreError(f"{self.path}: duplicate record keys found; the file was edited by hand")
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.done_keys
+
+    def _refuse_mixing(self, record: dict) -> None:
+        """Real and synthetic (rehearsal) records never share a results file (harness.model.synthetic)."""
+        if self._kinds is None:
+            self._kinds = _kinds(self.records)
+        new = _kinds([record])
+        if new and self._kinds and new != self._kinds:
+            raise StoreError(f"refusing to append a {next(iter(new))} record to {self.path}, which holds "
+                             f"{next(iter(self._kinds))} records: rehearsal output is never mixed with real results")
+        self._kinds |= new
+
+    def append(self, record: dict) -> bool:
+        """Write one complete record durably. Returns False (and writes nothing) if its key is done."""
+        missing = [f for f in REQUIRED_FIELDS if f not in record]
+        if missing:
+            raise StoreError(f"refusing to write a record without {', '.join(missing)} to {self.path}")
+        if record["key"] in self.done_keys:
+            return False
+        self._refuse_mixing(record)
+        line = record_line(record)
+        if "\n" in line[:-1]:
+            raise StoreError("a record serialised to more than one line")  # json.dumps escapes newlines
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        data = line.encode("utf-8")
+        written = os.write(self._fd, data)
+        while written < len(data):          # a short write: finish the line (a crash here leaves a torn line)
+            written += os.write(self._fd, data[written:])
+        self._unsynced += 1
+        if self._unsynced >= self.sync_every or (self.sync_interval_s is not None and
+                                                 time.monotonic() - self._last_sync >= self.sync_interval_s):
+            self.sync()
+        self.done_keys.add(record["key"])
+        self.records.append(record)
+        return True
+
+    def sync(self) -> None:
+        """fsync what was appended since the last sync."""
+        if self._fd is not None and self._unsynced:
+            os.fsync(self._fd)
+        self._unsynced = 0
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        """Sync and close the file (appending again reopens it)."""
+        if self._fd is not None:
+            self.sync()
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "ResultStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def _kinds(records: Iterable[dict]) -> set:
+    from harness.model.synthetic import record_kind
+    return {k for k in map(record_kind, records) if k is not None}
+
+
+def iter_result_files(results_root: str | os.PathLike) -> Iterator[Path]:
+    """Every results file under a root, in a stable order."""
+    yield from sorted(Path(results_root).glob("*/*/seed*.jsonl"))
+
+
+def load_records(results_root: str | os.PathLike) -> list[dict]:
+    """All complete records under a results root (read-only: a torn last line is skipped with a warning,
+    the file is not modified)."""
+    out: list[dict] = []
+    for path in iter_result_files(results_root):
+        recs, _, torn = _scan(path)
+        if torn is not None:
+            warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
+        out.extend(recs)
+    return out
+
+
+def iter_located_records(results_root: str | os.PathLike) -> Iterator[tuple[Path, int, dict]]:
+    """(file, 1-based line number, record) for every complete record under a root, for error messages."""
+    for path in iter_result_files(results_root):
+        recs, _, torn = _scan(path)
+        if torn is not None:
+            warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
+        for lineno, rec in enumerate(recs, 1):
+            yield path, lineno, rec
+
+
+FLAT_COLUMNS = (
+    "key", "model", "arm", "arm_config_hash", "seed", "dataset", "dataset_sha256", "case_id", "row_number",
+    "calculator_id", "calculator_name", "output_type", "prompt_hash", "outcome", "answer", "answer_kind",
+    "correct", "scorer", "latency_ms", "retries", "started_at", "finished_at",
+)
+
+
+def records_frame(records: Iterable[dict]):
+    """Records as a flat pandas DataFrame: scalar fields as columns, nested fields as JSON strings."""
+    import pandas as pd
+
+    rows = []
+    for rec in records:
+        row = {c: rec.get(c) for c in FLAT_COLUMNS}
+        row["answer"] = None if rec.get("answer") is None else canonical_json(rec["answer"])
+        tokens = rec.get("tokens") or {}
+        row["prompt_tokens"] = tokens.get("prompt")
+        row["completion_tokens"] = tokens.get("completion")
+        for nested in ("scores", "gold", "request", "replies", "program", "executor", "finish_reasons"):
+            value = rec.get(nested)
+            row[nested] = None if value is None else (value if isinstance(value, str) else canonical_json(value))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def load_results(results_root: str | os.PathLike):
+    return records_frame(load_records(results_root))
+
+
+def export_results(results_root: str | os.PathLike, out_path: str | os.PathLike) -> Path:
+    """Export every record under a root to one Parquet or CSV file (chosen by the suffix)."""
+    out_path = Path(out_path)
+    frame = load_results(results_root)
+    if frame.empty:
+        raise StoreError(f"no results under {results_root}")
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    if out_path.suffix == ".parquet":
+        frame.to_parquet(out_path, index=False)
+    elif out_path.suffix == ".csv":
+        frame.to_csv(out_path, index=False)
+    else:
+        raise StoreError(f"{out_path}: export format must be .parquet or .csv")
+    return out_path

@@ -1,0 +1,1 @@
+"""Stage: scoring - answer parsing, the paper scorer, the official MedCalc-Bench rules and their expression evaluator."""

@@ -1,0 +1,1 @@
+"""Stage: verification of committed results - rescoring stored replies and sha256 checksum manifests."""

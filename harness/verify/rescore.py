@@ -1,0 +1,103 @@
+"""Rescore stored records from what they hold (the reply text, or the value a solver returned) and
+compare with the stored score. Used by `harness score` and `harness verify`.
+
+A reply-scored arm (its solver answers in text) is rescored from its last reply with `score_reply`;
+every other record from its stored answer and kind with `score_value`; a record with neither scores
+wrong. Cases come from the record's dataset, which must still have the sha256 the record names.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.arms.registry import ARMS
+from harness.data.dataset import DatasetError, load_dataset
+from harness.scoring.scorers import score_reply, score_value
+from harness.run.store import iter_located_records
+
+
+class RescoreError(Exception):
+    """A record that cannot be rescored; the message names the file and line."""
+
+
+@dataclass
+class Rescored:
+    path: Path
+    line: int
+    record: dict
+    correct: bool
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+def reply_scored(record: dict) -> bool:
+    arm = ARMS.get(record["arm"])
+    return arm is not None and arm.solver == "reply" and bool(record.get("replies"))
+
+
+class CaseIndex:
+    """Cases by (dataset name, sha256, case id), loading each dataset once and checking its hash."""
+
+    def __init__(self) -> None:
+        self._by_dataset: dict[tuple[str, str], dict] = {}
+
+    def case(self, record: dict, where: str):
+        name, sha = record.get("dataset"), record.get("dataset_sha256")
+        if (name, sha) not in self._by_dataset:
+            ds = None
+            for candidate in (name, record.get("dataset_path")):
+                if not candidate:
+                    continue
+                try:
+                    ds = load_dataset(candidate)
+                    break
+                except DatasetError:
+                    continue
+            if ds is None:
+                raise RescoreError(f"{where}: cannot load dataset {name!r} (path {record.get('dataset_path')!r})")
+            if ds.sha256 != sha:
+                raise RescoreError(f"{where}: dataset {name!r} has sha256 {ds.sha256[:12]}..., the record was "
+                                   f"scored against {str(sha)[:12]}...")
+            self._by_dataset[(name, sha)] = ds.by_case_id()
+        cases = self._by_dataset[(name, sha)]
+        if record["case_id"] not in cases:
+            raise RescoreError(f"{where}: case {record['case_id']!r} is not in dataset {name!r}")
+        return cases[record["case_id"]]
+
+
+def rescore_record(record: dict, case, scorer: str) -> bool:
+    if reply_scored(record):
+        return bool(score_reply(record["replies"][-1], case, scorer).correct)
+    if record.get("answer") is not None:
+        return bool(score_value(record["answer"], record["answer_kind"], case, scorer).correct)
+    return False
+
+
+def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,
+                 arms: tuple[str, ...] = ()) -> tuple[list[Rescored], list[str]]:
+    """Rescore every record under a results root. Returns (rescored rows, mismatch messages naming
+    file:line) where a mismatch is a stored score that differs from the rescored one under the
+    record's own scorer (and, for every scorer in its `scores`, the stored per-scorer verdict)."""
+    index = CaseIndex()
+    rows: list[Rescored] = []
+    mismatches: list[str] = []
+    for path, line, rec in iter_located_records(results_root):
+        if arms and rec["arm"] not in arms:
+            continue
+        where = f"{path}:{line}"
+        case = index.case(rec, where)
+        use = scorer or rec["scorer"]
+        verdict = rescore_record(rec, case, use)
+        if use == rec["scorer"] and verdict != bool(rec["correct"]):
+            mismatches.append(f"{where}: {rec['arm']} seed {rec['seed']} case {rec['case_id']}: stored correct="
+                              f"{rec['correct']}, rescored {verdict} ({use})")
+        if scorer is None:
+            for name, stored in sorted((rec.get("scores") or {}).items()):
+                if name != rec["scorer"] and rescore_record(rec, case, name) != bool(stored):
+                    mismatches.append(f"{where}: {rec['arm']} case {rec['case_id']}: stored {name}={stored}, "
+                                      f"rescored {not stored}")
+        rows.append(Rescored(path, line, rec, verdict))
+    return rows, mismatches

@@ -1,0 +1,352 @@
+"""harness.model.vllm: pins, the exact vLLM command lines, log parsing, preflight, pin-models / pin-images.
+
+No GPU here: the launcher is checked through the commands it would run; preflight through what this
+machine lacks. The hub and Docker Hub are out of reach, so pin-models runs against a local fake hub
+server and pin-images against a fake `docker` on PATH (both named so)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from harness.model import vllm
+from harness.cli.serve import serve
+from harness.model.vllm import PinError, VllmLauncher
+
+LOCK_DIR = vllm.DEFAULT_VLLM_DIR
+
+
+@pytest.fixture
+def lock_copy(tmp_path, monkeypatch) -> Path:
+    """A temporary copy of containers/vllm, selected with $MATHSOLVER_VLLM_DIR."""
+    d = tmp_path / "vllm"
+    shutil.copytree(LOCK_DIR, d)
+    monkeypatch.setenv("MATHSOLVER_VLLM_DIR", str(d))
+    return d
+
+
+def _edit(path: Path, fn) -> None:
+    data = json.loads(path.read_text())
+    fn(data)
+    path.write_text(json.dumps(data))
+
+
+# --------------------------------------------------------------------------- committed pins
+
+
+def test_committed_locks_pin_every_model_to_a_full_commit_and_the_image_to_a_digest():
+    models = json.loads((LOCK_DIR / "models.lock.json").read_text())["models"]
+    repos = {e["repo"] for e in models.values()}
+    assert {"Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-32B-Instruct-AWQ", "mistralai/Mistral-7B-Instruct-v0.3",
+            "microsoft/Phi-3.5-mini-instruct"} <= repos
+    for key, e in models.items():
+        assert vllm.FULL_REVISION.match(e["revision"]), key
+        assert e.get("revision_source"), f"{key}: where the revision comes from"
+        assert vllm.model_lock(key) is e or vllm.model_lock(key) == e
+    lock = json.loads((LOCK_DIR / "image.lock.json").read_text())
+    assert lock["image"] == "vllm/vllm-openai" and vllm.FULL_DIGEST.match(lock["digest"])
+    assert lock["digest_source"]
+    assert vllm.image_reference() == f"vllm/vllm-openai:{lock['tag']}@{lock['digest']}"
+    assert set(vllm.serving_config()["models"]) == set(models)
+
+
+@pytest.mark.parametrize("bad", ["main", "a09a354", "", None, "A09A35458C702B33EEACC393D103063234E8BC28"])
+def test_refuses_to_serve_an_unpinned_model(lock_copy, bad):
+    _edit(lock_copy / "models.lock.json", lambda d: d["models"]["qwen2.5-7b"].update(revision=bad))
+    with pytest.raises(PinError, match=r"qwen2.5-7b .*not pinned to a full 40-character commit.*refuses to serve"):
+        VllmLauncher("qwen2.5-7b")
+    # the other models stay servable
+    assert VllmLauncher("qwen2.5-32b-awq").revision == vllm.model_lock("qwen2.5-32b-awq")["revision"]
+
+
+def test_refuses_an_image_without_a_full_digest(lock_copy):
+    _edit(lock_copy / "image.lock.json", lambda d: d.update(digest="sha256:6766ce0c"))
+    with pytest.raises(PinError, match="not a full sha256 digest"):
+        VllmLauncher("qwen2.5-7b")
+
+
+def test_unknown_model_and_bad_lock_files_are_named(lock_copy):
+    with pytest.raises(PinError, match=r"unknown model 'llama-3'.*qwen2.5-7b"):
+        vllm.model_lock("llama-3")
+    (lock_copy / "serving.json").write_text("{not json")
+    with pytest.raises(PinError, match=r"serving.json: invalid JSON"):
+        vllm.serving_flags("qwen2.5-7b")
+    (lock_copy / "image.lock.json").unlink()
+    with pytest.raises(PinError, match=r"image.lock.json missing"):
+        vllm.image_reference()
+
+
+def test_bad_generation_config_is_rejected():
+    with pytest.raises(PinError, match="--generation-config must be one of auto, vllm"):
+        vllm.serving_flags("qwen2.5-7b", generation_config="greedy")
+
+
+# --------------------------------------------------------------------------- command lines
+
+
+def _opt(args: list[str], name: str) -> str | None:
+    return args[args.index(name) + 1] if name in args else None
+
+
+def test_command_line_qwen_7b_default_is_the_papers_setting():
+    la = VllmLauncher("qwen2.5-7b")
+    cmd = la.command()
+    lock = vllm.model_lock("qwen2.5-7b")
+    assert cmd[:2] == ["docker", "run"] and "--rm" not in cmd  # the log must survive a crash
+    assert _opt(cmd, "--runtime") == "nvidia" and _opt(cmd, "--gpus") == "all" and _opt(cmd, "--ipc") == "host"
+    assert _opt(cmd, "-p") == "127.0.0.1:8000:8000"  # published on loopback only
+    image_at = cmd.index(vllm.image_reference())
+    server = cmd[image_at + 1:]
+    assert _opt(server, "--model") == lock["repo"] == _opt(server, "--served-model-name") == la.model_id
+    assert _opt(server, "--revision") == lock["revision"] == _opt(server, "--tokenizer-revision")
+    assert _opt(server, "--dtype") == "bfloat16" and _opt(server, "--tensor-parallel-size") == "1"
+    assert _opt(server, "--generation-config") == "auto"
+    assert "--quantization" not in server and "--tokenizer-mode" not in server
+    assert "--no-enable-prefix-caching" not in server and not any("VLLM_BATCH_INVARIANT" in c for c in cmd)
+    assert la.base_url == "http://127.0.0.1:8000/v1" and la.server_profile == "vllm"
+
+
+def test_command_line_32b_awq_uses_awq_quantization_on_one_gpu():
+    server = VllmLauncher("qwen2.5-32b-awq").server_args()
+    assert _opt(server, "--quantization") == "awq_marlin"
+    assert _opt(server, "--dtype") == "float16" and _opt(server, "--tensor-parallel-size") == "1"
+    assert _opt(server, "--model") == "Qwen/Qwen2.5-32B-Instruct-AWQ"
+
+
+def test_command_line_mistral_uses_its_tokenizer_mode_tp2_and_passes_the_token_by_name():
+    la = VllmLauncher("mistral-7b")
+    cmd = la.command()
+    server = la.server_args()
+    assert _opt(server, "--tokenizer-mode") == "mistral" and _opt(server, "--tensor-parallel-size") == "2"
+    assert _opt(cmd, "-e") == "HF_TOKEN"  # the gated repo's token comes from the environment, never recorded
+    assert not any(c.startswith("HF_TOKEN=") for c in cmd)
+
+
+def test_deterministic_mode_sets_batch_invariance_and_turns_prefix_caching_off():
+    la = VllmLauncher("qwen2.5-7b", deterministic=True, generation_config="vllm")
+    cmd = la.command()
+    assert "VLLM_BATCH_INVARIANT=1" in cmd and cmd[cmd.index("VLLM_BATCH_INVARIANT=1") - 1] == "-e"
+    assert "--no-enable-prefix-caching" in la.server_args()
+    assert _opt(la.server_args(), "--generation-config") == "vllm"
+    d = la.describe()
+    assert d["flags"]["deterministic"] is True and d["flags"]["enable_prefix_caching"] is False
+    assert d["env"] == {"VLLM_BATCH_INVARIANT": "1"} and "neutral" in d["generation_config_meaning"]
+    assert d["image"] == vllm.image_reference() and d["revision"] == vllm.model_lock("qwen2.5-7b")["revision"]
+
+
+def test_start_without_docker_is_a_clear_launch_error(monkeypatch):
+    from harness.model.serving import LaunchError
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(LaunchError, match="docker not found"):
+        VllmLauncher("qwen2.5-7b").start()
+
+
+# --------------------------------------------------------------------------- server log parsing
+
+QWEN_LOG = """\
+(APIServer pid=71) INFO 11-22 10:00:01 [api_server.py:1839] vLLM API server version 0.12.0
+(APIServer pid=71) INFO 11-22 10:00:01 [utils.py:253] non-default args: {'model': 'Qwen/Qwen2.5-7B-Instruct'}
+(APIServer pid=71) WARNING 11-22 10:02:10 [model.py:1602] Default sampling parameters have been overridden by the model's Hugging Face generation config recommended from the model creator. If this is not intended, please relaunch vLLM instance with `--generation-config vllm`.
+(APIServer pid=71) INFO 11-22 10:02:10 [serving_responses.py:148] Using default chat sampling params from model: {'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}
+(APIServer pid=71) INFO 11-22 10:02:10 [serving_chat.py:130] Using default chat sampling params from model: {'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}
+(APIServer pid=71) INFO 11-22 10:02:10 [serving_completion.py:68] Using default completion sampling params from model: {'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}
+(APIServer pid=71) INFO 11-22 10:02:10 [api_server.py:1912] Starting vLLM API server 0 on http://0.0.0.0:8000
+"""
+
+
+def test_logged_sampling_defaults_are_parsed_from_the_server_log():
+    got = vllm.logged_sampling_defaults(QWEN_LOG)
+    assert got["chat"] == {"repetition_penalty": 1.05, "temperature": 0.7, "top_k": 20, "top_p": 0.8}
+    assert got["completion"] == got["chat"] and got["source"] == "model" and got["override_warning"] is True
+    assert vllm.logged_vllm_version(QWEN_LOG) == "0.12.0"
+
+
+def test_no_logged_defaults_means_vllms_neutral_defaults():
+    neutral = "\n".join(ln for ln in QWEN_LOG.splitlines() if "sampling" not in ln)
+    assert vllm.logged_sampling_defaults(neutral) is None
+    other = "INFO 04-05 05:55:42 [serving_chat.py:115] Using default chat sampling params from model: {'temperature': 0.6, 'top_p': 0.9}"
+    assert vllm.logged_sampling_defaults(other) == {"chat": {"temperature": 0.6, "top_p": 0.9}, "source": "model",
+                                                    "override_warning": False}
+    assert vllm.logged_vllm_version("no version here") is None
+
+
+# --------------------------------------------------------------------------- preflight
+
+
+def test_preflight_names_every_missing_prerequisite_with_its_fix(monkeypatch, tmp_path):
+    """An empty PATH: no nvidia-smi, no docker. Every check that fails says how to fix it."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    checks = {c.name: c for c in vllm.preflight(["qwen2.5-7b", "mistral-7b"], deterministic=True, dataset="bundled-test")}
+    failed = {n for n, c in checks.items() if not c.ok}
+    assert {"NVIDIA GPU and driver", "2 GPUs for tensor parallel 2", "compute capability >= 9.0 for batch invariance",
+            "docker", "NVIDIA container runtime", "runsc runtime for the executor",
+            "Hugging Face token for gated repositories"} <= failed
+    assert checks["NVIDIA GPU and driver"].detail == "nvidia-smi not found"
+    assert checks["docker"].detail == "docker not installed"
+    assert all(checks[n].fix for n in failed)
+    assert checks["model pinned: qwen2.5-7b"].ok and checks["vLLM image pinned by digest"].ok
+    assert checks["pinned dataset (bundled-test)"].ok
+
+
+def test_preflight_on_this_machine_reports_no_gpu_and_no_nvidia_runtime():
+    if shutil.which("nvidia-smi"):
+        pytest.skip("this machine has nvidia-smi")
+    checks = {c.name: c for c in vllm.preflight(["qwen2.5-7b"], dataset="bundled-test")}
+    assert not checks["NVIDIA GPU and driver"].ok
+    assert not checks["NVIDIA container runtime"].ok
+    assert "nvidia-ctk runtime configure" in checks["NVIDIA container runtime"].fix
+
+
+def test_preflight_reports_an_unpinned_model_and_an_unfetched_dataset(lock_copy, monkeypatch, tmp_path):
+    _edit(lock_copy / "models.lock.json", lambda d: d["models"]["phi-3.5-mini"].update(revision="main"))
+    result = CliRunner().invoke(serve, ["preflight", "--models", "phi-3.5-mini", "--dataset", str(tmp_path / "none.csv")])
+    assert result.exit_code == 1
+    assert "[FAIL] model pinned: phi-3.5-mini" in result.output and "make pin-models" in result.output
+    assert "[FAIL] pinned dataset" in result.output and "none.csv" in result.output
+
+
+# --------------------------------------------------------------------------- pin-models (fake hub)
+
+
+class _FakeHubHandler(BaseHTTPRequestHandler):
+    shas: dict[str, str] = {}
+    requests: list[str] = []
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        type(self).requests.append(self.path)
+        prefix, suffix = "/api/models/", "/revision/main"
+        repo = self.path[len(prefix):-len(suffix)] if self.path.startswith(prefix) and self.path.endswith(suffix) else None
+        if repo not in self.shas:
+            body = json.dumps({"error": "Repository not found"}).encode()
+            self.send_response(404)
+        else:
+            body = json.dumps({"id": repo, "modelId": repo, "sha": self.shas[repo], "private": False}).encode()
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def fake_model_hub():
+    _FakeHubHandler.shas, _FakeHubHandler.requests = {}, []
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _FakeHubHandler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}", _FakeHubHandler
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_pin_models_against_fake_hub_reports_differences_and_writes_only_with_write(lock_copy, fake_model_hub):
+    endpoint, hub = fake_model_hub
+    models = json.loads((lock_copy / "models.lock.json").read_text())["models"]
+    new_sha = "0123456789abcdef0123456789abcdef01234567"
+    hub.shas = {e["repo"]: e["revision"] for e in models.values()}
+    hub.shas["Qwen/Qwen2.5-7B-Instruct"] = new_sha
+    before = (lock_copy / "models.lock.json").read_text()
+    r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint])
+    assert r.exit_code == 0, r.output
+    assert f"pinned {models['qwen2.5-7b']['revision']} != main {new_sha}" in r.output
+    assert f"qwen2.5-32b-awq: Qwen/Qwen2.5-32B-Instruct-AWQ: pinned {models['qwen2.5-32b-awq']['revision']} = main" in r.output
+    assert (lock_copy / "models.lock.json").read_text() == before  # no --write: nothing changes
+    assert len(hub.requests) == len(models)
+    r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--write"])
+    assert r.exit_code == 0, r.output
+    after = json.loads((lock_copy / "models.lock.json").read_text())["models"]
+    assert after["qwen2.5-7b"]["revision"] == new_sha and "pin-models" in after["qwen2.5-7b"]["revision_source"]
+    assert after["mistral-7b"] == models["mistral-7b"]
+
+
+def test_pin_models_fails_naming_the_repo_the_fake_hub_does_not_know(lock_copy, fake_model_hub):
+    endpoint, hub = fake_model_hub
+    hub.shas = {"Qwen/Qwen2.5-7B-Instruct": "f" * 40}
+    r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--models", "qwen2.5-7b,phi-3.5-mini"])
+    assert r.exit_code == 1
+    assert "phi-3.5-mini: microsoft/Phi-3.5-mini-instruct: cannot resolve main" in r.output
+    r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--models", "gpt-5"])
+    assert r.exit_code == 2 and "unknown model key(s): gpt-5" in r.output
+
+
+# --------------------------------------------------------------------------- pin-images (fake docker)
+
+
+def _fake_docker(bin_dir: Path, digest: str) -> None:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "docker"
+    script.write_text(f"""#!/bin/sh
+case "$1" in
+  pull) echo "pulled $2"; exit 0 ;;
+  inspect) echo '["vllm/vllm-openai@{digest}"]'; exit 0 ;;
+esac
+exit 1
+""")
+    script.chmod(0o755)
+
+
+def test_pin_images_with_fake_docker_reads_repo_digests_and_rewrites_with_write(lock_copy, tmp_path, monkeypatch):
+    digest = "sha256:" + "ab" * 32
+    _fake_docker(tmp_path / "bin", digest)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    old = json.loads((lock_copy / "image.lock.json").read_text())
+    r = CliRunner().invoke(serve, ["pin-images"])
+    assert r.exit_code == 0, r.output
+    assert f"pinned {old['digest']} != resolved {digest}" in r.output
+    assert json.loads((lock_copy / "image.lock.json").read_text()) == old
+    r = CliRunner().invoke(serve, ["pin-images", "--write"])
+    new = json.loads((lock_copy / "image.lock.json").read_text())
+    assert new["digest"] == digest and new["reference"].endswith(f"@{digest}") and "pin-images" in new["digest_source"]
+    assert vllm.image_reference() == f"vllm/vllm-openai:{old['tag']}@{digest}"
+
+
+def _recording_fake_docker(bin_dir: Path, calls: Path, log_text: str) -> None:
+    """A fake `docker` that records its arguments: `run` succeeds, the container is never running
+    (`inspect` says false), `logs` prints a vLLM start-up log."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    (bin_dir / "vllm.log").write_text(log_text)
+    script = bin_dir / "docker"
+    script.write_text(f"""#!/bin/sh
+echo "$@" >> {calls}
+case "$1" in
+  run) echo 0123abcd; exit 0 ;;
+  inspect) echo false; exit 0 ;;
+  logs) cat {bin_dir / 'vllm.log'}; exit 0 ;;
+esac
+exit 0
+""")
+    script.chmod(0o755)
+
+
+def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(tmp_path, monkeypatch):
+    from harness.reproduce.pipeline import ReproduceConfig, run_pipeline
+    from harness.model.serving import LaunchError
+    calls = tmp_path / "calls.txt"
+    _recording_fake_docker(tmp_path / "bin", calls, QWEN_LOG + "RuntimeError: CUDA out of memory\n")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    out = tmp_path / "out"
+    cfg = ReproduceConfig(launcher="vllm", models=["qwen2.5-7b"], arms=["program-solve"], seeds=[42],
+                          dataset="bundled-test", out=out, limit=1, ready_timeout=2, progress=False)
+    with pytest.raises(LaunchError, match=r"(?s)exited before serving Qwen/Qwen2.5-7B-Instruct.*CUDA out of memory"):
+        run_pipeline(cfg, echo=lambda s: None)
+    argv = calls.read_text().splitlines()
+    assert argv[0] == "rm -f mathsolver-vllm"              # a leftover container is removed first
+    assert argv[1].startswith("run --detach --name mathsolver-vllm") and vllm.image_reference() in argv[1]
+    assert "stop -t 30 mathsolver-vllm" in argv and argv[-1] == "rm -f mathsolver-vllm"  # always stopped
+    assert "CUDA out of memory" in (out / "server-logs" / "qwen2.5-7b.log").read_text()
+    man = json.loads(next(out.glob("manifest-reproduce-*.json")).read_text())
+    assert man["status"] == "failed" and "LaunchError" in man["error"]
+    server = man["servers"][0]
+    assert server["sampling_defaults_logged"]["chat"]["top_p"] == 0.8 and server["vllm_version"] == "0.12.0"

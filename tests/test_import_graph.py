@@ -1,0 +1,161 @@
+"""The harness package's import graph: no module-level cycle, no module outside harness.cli imports the CLI, and
+stage packages import only downwards (cli -> reproduce -> verify -> analysis -> run -> arms/model/scoring ->
+calculators -> data -> core). Every import counts, function-level ones included: a lazy import still is an edge."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import harness
+
+PACKAGE = Path(harness.__file__).resolve().parent
+
+# Stage packages from the top of the pipeline down; a package may import its own layer's packages (if that makes
+# no cycle) and any layer below, never one above.
+LAYERS = (
+    ("cli",),
+    ("reproduce",),
+    ("verify",),
+    ("analysis",),
+    ("run",),
+    ("arms", "model", "scoring"),
+    ("formulas", "library"),
+    ("data",),
+    ("core",),
+)
+RANK = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _resolve(name: str) -> str | None:
+    """The harness module `name` refers to (a submodule, or the module defining an attribute)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+UNRESOLVED: list[str] = []
+
+
+def _imports(module: str) -> set[str]:
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    out: set[str] = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+            UNRESOLVED.extend(f"{module}: import {n}" for n in names if n.startswith("harness.") and n not in MODULES)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            names = [f"{base}.{a.name}" for a in node.names] + [base]
+            if base.startswith("harness") and (base not in MODULES or
+                                              (base == "harness" and any(n not in MODULES for n in names[:-1]))):
+                UNRESOLVED.append(f"{module}: from {base} import {', '.join(a.name for a in node.names)}")
+        else:
+            continue
+        for n in names:
+            if n == "harness" or n.startswith("harness."):
+                target = _resolve(n)
+                if target and target != module and target != "harness":
+                    out.add(target)
+    return out
+
+
+GRAPH = {m: _imports(m) for m in MODULES}
+
+
+def _stage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Edges from a package's __init__ to its own submodules are re-exports, not dependencies of the package's
+    modules on each other; leave them out so `pkg/__init__ -> pkg.a -> pkg.b` is not a cycle through the parent."""
+    out = {}
+    for m, targets in graph.items():
+        is_init = MODULES[m].name == "__init__.py"
+        out[m] = {t for t in targets if not (is_init and t.startswith(m + "."))}
+    return out
+
+
+def test_every_stage_package_is_known():
+    stages = {_stage(m) for m in MODULES if _stage(m) and MODULES[m].parent != PACKAGE or
+              (_stage(m) and MODULES[m].name == "__init__.py")}
+    stages |= {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert stages <= set(RANK), f"stage package(s) without a layer: {sorted(stages - set(RANK))}"
+    loose = sorted(m for m in MODULES if m.count(".") == 1 and MODULES[m].parent == PACKAGE)
+    assert loose == [], f"modules at harness/ root (place them in a stage package): {loose}"
+
+
+def test_every_harness_import_names_a_module_of_this_tree():
+    """A stale path (a module that moved) must not resolve to some other installed copy of the package."""
+    assert UNRESOLVED == []
+
+
+def test_no_import_cycle():
+    cycle = _find_cycle(_without_package_inits(GRAPH))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_module_outside_the_cli_imports_the_cli():
+    offenders = sorted(f"{m} -> {t}" for m, targets in GRAPH.items() if _stage(m) != "cli"
+                       for t in targets if _stage(t) == "cli")
+    assert offenders == []
+
+
+def test_stages_import_only_downwards():
+    upward = sorted(f"{m} -> {t}" for m, targets in GRAPH.items() for t in targets
+                    if _stage(m) in RANK and _stage(t) in RANK and RANK[_stage(t)] < RANK[_stage(m)])
+    assert upward == [], "imports against the pipeline direction:\n" + "\n".join(upward)
+    packages = {}
+    for m, targets in GRAPH.items():
+        for t in targets:
+            if _stage(m) != _stage(t):
+                packages.setdefault(_stage(m), set()).add(_stage(t))
+    cycle = _find_cycle(packages)
+    assert cycle is None, "stage packages import each other: " + " -> ".join(cycle)
+
+
+def test_the_walker_sees_function_level_and_relative_imports(tmp_path):
+    """The graph is only as good as the parser: a lazy import inside a function is an edge too."""
+    assert "harness.cli.run" in GRAPH["harness.cli"]
+    src = "def f():\n    from harness.cli.run import run\n"
+    tree = ast.parse(src)
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert found and _resolve(f"{found[0].module}.run") == "harness.cli.run"

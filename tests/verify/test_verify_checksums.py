@@ -1,0 +1,109 @@
+"""`harness verify` on a real Gold-Solve result set (bundled rows, no model): checksums name missing,
+changed and unlisted files; rescoring names the file and line of a stored score that no longer
+reproduces; tables re-derive byte for byte. Every failure exits non-zero."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import main
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def result_root(tmp_path):
+    root = tmp_path / "results"
+    res = run("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42,43", "--out", root / "gold", "--no-progress")
+    assert res.exit_code == 0, res.output
+    assert run("tables", "--results", root / "gold", "--out", root / "gold" / "tables").exit_code == 0
+    manifest = tmp_path / "results.sha256"
+    assert run("checksums", "update", "--results", root, "--manifest", manifest).exit_code == 0
+    return root, manifest
+
+
+def test_verify_passes_on_a_fresh_result_set(result_root):
+    root, manifest = result_root
+    ok = run("verify", "--results", root, "--manifest", manifest)
+    assert ok.exit_code == 0, ok.output
+    assert "220 records" in ok.output and "re-derive byte for byte" in ok.output and "verify OK" in ok.output
+
+
+def test_one_byte_change_missing_and_unlisted_files_are_named(result_root):
+    root, manifest = result_root
+    target = root / "gold" / "library" / "gold-lib" / "seed42.jsonl"
+    data = bytearray(target.read_bytes())
+    data[-3] ^= 0x01
+    target.write_bytes(bytes(data))
+    bad = run("verify", "--results", root, "--manifest", manifest, "--skip-tables")
+    assert bad.exit_code == 1
+    assert "CHANGED  results/gold/library/gold-lib/seed42.jsonl" in bad.output
+    assert "seed42.jsonl: ignoring an incomplete last line (a committed file must end with a complete record)" in bad.output
+
+    (root / "gold" / "library" / "gold-lib" / "seed43.jsonl").unlink()
+    (root / "gold" / "extra.csv").write_text("x\n")
+    worse = run("verify", "--results", root, "--manifest", manifest, "--skip-tables")
+    assert worse.exit_code == 1
+    assert "MISSING  results/gold/library/gold-lib/seed43.jsonl" in worse.output
+    assert "UNLISTED results/gold/extra.csv" in worse.output
+
+
+def test_a_stored_score_that_does_not_reproduce_is_named_by_file_and_line(result_root):
+    root, manifest = result_root
+    target = root / "gold" / "library" / "gold-lib" / "seed42.jsonl"
+    lines = target.read_text().splitlines()
+    idx = next(i for i, line in enumerate(lines) if json.loads(line)["correct"])
+    rec = json.loads(lines[idx])
+    rec["correct"] = False
+    lines[idx] = json.dumps(rec, sort_keys=True)
+    target.write_text("\n".join(lines) + "\n")
+    run("checksums", "update", "--results", root, "--manifest", manifest)  # checksums alone would now pass
+    bad = run("verify", "--results", root, "--manifest", manifest, "--skip-tables")
+    assert bad.exit_code == 1
+    assert f"RESCORE  {target}:{idx + 1}: gold-lib seed 42 case {rec['case_id']}" in bad.output
+
+
+def test_a_changed_committed_table_is_named(result_root):
+    root, manifest = result_root
+    table = sorted((root / "gold" / "tables").glob("*.csv"))[0]
+    table.write_text(table.read_text() + "tampered\n")
+    run("checksums", "update", "--results", root, "--manifest", manifest)
+    bad = run("verify", "--results", root, "--manifest", manifest)
+    assert bad.exit_code == 1
+    assert f"TABLE    {table}: differs from the recomputed table" in bad.output
+
+
+def test_verify_without_manifest_is_a_clear_error(result_root, tmp_path):
+    root, _ = result_root
+    res = run("verify", "--results", root, "--manifest", tmp_path / "nope.sha256", "--skip-tables")
+    assert res.exit_code == 1
+    assert "checksum manifest not found" in res.output
+
+
+def test_the_committed_result_sets_verify_and_a_one_byte_change_in_a_copy_is_named(tmp_path):
+    """The real committed results (CPU demo with the real model, Gold-Solve) pass `harness verify`;
+    a copy with one byte changed fails naming that file."""
+    from harness.verify.checksums import RESULTS_MANIFEST, ROOT
+
+    committed = ROOT / "results"
+    assert (committed / "cpu-demo").is_dir() and (committed / "gold-solve").is_dir()
+    ok = run("verify")
+    assert ok.exit_code == 0, ok.output
+    assert "cpu-demo/tables re-derive byte for byte" in ok.output
+
+    copy = tmp_path / "results"
+    shutil.copytree(committed, copy, ignore=shutil.ignore_patterns(".*"))
+    manifest = tmp_path / "results.sha256"
+    manifest.write_text(RESULTS_MANIFEST.read_text())  # same relative paths: results/...
+    target = copy / "cpu-demo" / "qwen2.5-coder-0.5b-instruct" / "program-solve" / "seed42.jsonl"
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x20
+    target.write_bytes(bytes(data))
+    bad = run("verify", "--results", copy, "--manifest", manifest, "--skip-tables")
+    assert bad.exit_code == 1
+    assert "CHANGED  results/cpu-demo/qwen2.5-coder-0.5b-instruct/program-solve/seed42.jsonl" in bad.output
