@@ -2,228 +2,32 @@
 
 Backends:
 
-* ``process``: layers 1-4 on this host. A pool of local supervisors (``supervisor.py``, one per
-  worker), each a ``python3 -I -S -B`` subprocess with an empty environment, speaking the JSON
-  line protocol.
-* ``container``: ``executor.pool.ContainerPool`` (the container side): the same supervisor inside
-  ``docker run --runtime=runsc`` containers. If that module is missing or docker/runsc cannot
-  run, asking for it is an ``ExecutorUnavailable`` error, never a silent downgrade.
+* ``process``: layers 1-4 on this host: ``pool.ProcessPool``, supervisors (``supervisor.py``)
+  run as ``python3 -I -S -B`` subprocesses with an empty environment.
+* ``container``: layers 1-5: ``pool.ContainerPool``, the same supervisor inside ``docker run
+  --runtime=runsc`` containers. If docker/runsc cannot run, asking for it is an
+  ``ExecutorUnavailable`` error, never a silent downgrade.
 * ``auto``: container where it works, else process; the choice and the reason are recorded in
   ``describe()`` (which goes into the run manifest).
 
-``run`` never raises for program faults. INFRA_ERROR results (a supervisor died, a reply timed
-out) are retried on a fresh supervisor, up to ``max_retries`` times; a dead supervisor is
-replaced. Test-only layer switch: see ``supervisor.disabled_layers_from_env``.
+Both are the one retrying pool of ``pool.py`` (layer 6): ``run`` never raises for program faults;
+a dead or hung supervisor and an INFRA_ERROR result are retried on a fresh supervisor, up to
+``max_retries`` times. The result schema is ``result.py``. Test-only layer switch: see
+``supervisor.disabled_layers_from_env``.
 """
 from __future__ import annotations
 
-import json
 import os
-import queue
-import select
-import subprocess
 import sys
-import tempfile
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, fields
 
 from executor import policy, supervisor
-from executor.outcomes import Outcome, parse_outcome
+from executor.pool import ProcessPool
+from executor.result import ExecResult, infra_result
+from executor.workers import ExecutorUnavailable
 
+__all__ = ["BACKENDS", "ExecResult", "Executor", "ExecutorUnavailable"]
 BACKENDS = ("auto", "process", "container")
-
-
-class ExecutorUnavailable(RuntimeError):
-    """The requested backend cannot run here (the message says why)."""
-
-
-@dataclass
-class ExecResult:
-    """One program's result (also the JSON printed by ``executor run``)."""
-
-    outcome: str
-    answer: object = None
-    kind: str | None = None
-    stdout: str = ""
-    stderr: str = ""
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-    wall_ms: float | None = None
-    cpu_ms: float | None = None
-    exit_code: int | None = None
-    signal: int | None = None
-    error: str | None = None
-    backend: str | None = None
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "ExecResult":
-        if not isinstance(data, dict):
-            raise ValueError(f"executor result must be a JSON object, got {type(data).__name__}")
-        names = {f.name for f in fields(cls)}
-        unknown = set(data) - names
-        if unknown:
-            raise ValueError(f"executor result has unknown field(s): {sorted(unknown)}")
-        if "outcome" not in data:
-            raise ValueError("executor result has no 'outcome'")
-        parse_outcome(data["outcome"])
-        return cls(**data)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome == Outcome.OK.value
-
-
-def _infra(error: str, backend: str) -> ExecResult:
-    return ExecResult(outcome=Outcome.INFRA_ERROR.value, error=error, backend=backend)
-
-
-class LocalSupervisor:
-    """One supervisor subprocess on this host."""
-
-    def __init__(self, command: list[str], ready_timeout: float = 120.0):
-        self.command = command
-        self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._stderr, env={}, cwd="/", close_fds=True)
-        self._counter = 0
-        line = self._read_line(ready_timeout)
-        try:
-            info = json.loads(line) if line else None
-        except ValueError:
-            info = None
-        if not isinstance(info, dict) or not info.get("ready"):
-            err = info.get("error") if isinstance(info, dict) else f"no ready line ({self.stderr_tail()})"
-            self.close()
-            raise ExecutorUnavailable(f"executor supervisor refused to start: {err}")
-        self.info = info
-
-    def stderr_tail(self, n: int = 2000) -> str:
-        try:
-            self._stderr.seek(0)
-            return self._stderr.read().decode("utf-8", "replace")[-n:]
-        except (OSError, ValueError):
-            return ""
-
-    def _read_line(self, timeout: float) -> bytes | None:
-        fd = self.proc.stdout.fileno()
-        ready, _, _ = select.select([fd], [], [], timeout)
-        if not ready:
-            return None
-        return self.proc.stdout.readline() or None
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def request(self, source: str, timeout: float) -> dict:
-        """Send one program; the supervisor's result dict. Raises OSError/TimeoutError on
-        infrastructure failure (the caller replaces this supervisor)."""
-        self._counter += 1
-        rid = str(self._counter)
-        self.proc.stdin.write(json.dumps({"id": rid, "source": source}).encode() + b"\n")
-        self.proc.stdin.flush()
-        line = self._read_line(timeout)
-        if line is None:
-            raise TimeoutError(f"supervisor gave no reply within {timeout:.0f} s "
-                               f"(alive={self.alive()}) {self.stderr_tail(300)}")
-        reply = json.loads(line)
-        if reply.get("id") != rid or not isinstance(reply.get("result"), dict):
-            raise OSError(f"supervisor protocol error: {line[:200]!r}")
-        return reply["result"]
-
-    def close(self) -> None:
-        try:
-            if self.proc.stdin:
-                self.proc.stdin.close()
-            self.proc.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
-        finally:
-            if self.proc.stdout:
-                self.proc.stdout.close()
-            self._stderr.close()
-
-
-class ProcessPool:
-    """N local supervisors; the process backend."""
-
-    def __init__(self, workers: int, limits: dict | None = None, disabled_layers=(),
-                 python: str | None = None, max_retries: int = 2):
-        self.workers = workers
-        self.limits = limits
-        self.disabled_layers = list(disabled_layers)
-        self.command = supervisor.supervisor_command(python, limits=limits,
-                                                     disabled_layers=self.disabled_layers)
-        self.max_retries = max_retries
-        self.effective_limits = policy.policy_dict(limits)["limits"]
-        self.reply_timeout = float(self.effective_limits["wall_seconds"]) + 10.0
-        self._idle: queue.Queue = queue.Queue()
-        self._lock = threading.Lock()
-        self._all: list[LocalSupervisor] = []
-        self.replaced = 0
-        with ThreadPoolExecutor(max_workers=workers) as tp:  # start-up (self-test) in parallel
-            started = [tp.submit(self._add) for _ in range(workers)]
-            errors = [f.exception() for f in started if f.exception() is not None]
-        if errors:
-            self.close()
-            raise errors[0]
-        self.info = self._all[0].info
-
-    def _add(self) -> LocalSupervisor:
-        sup = LocalSupervisor(self.command)
-        with self._lock:
-            self._all.append(sup)
-        self._idle.put(sup)
-        return sup
-
-    def _discard(self, sup: LocalSupervisor) -> None:
-        with self._lock:
-            if sup in self._all:
-                self._all.remove(sup)
-        try:
-            sup.proc.kill()
-        except OSError:
-            pass
-        sup.close()
-
-    def run(self, source: str) -> dict:
-        last_error = "no attempt made"
-        for _attempt in range(self.max_retries + 1):
-            sup = self._idle.get()
-            try:
-                result = sup.request(source, self.reply_timeout)
-            except (OSError, TimeoutError, ValueError) as exc:
-                last_error = f"supervisor failed: {type(exc).__name__}: {exc}"
-                self._discard(sup)
-                self.replaced += 1
-                try:
-                    self._add()
-                except ExecutorUnavailable as exc2:
-                    return {"outcome": Outcome.INFRA_ERROR.value, "error": str(exc2), "backend": "process"}
-                continue
-            self._idle.put(sup)
-            if result.get("outcome") == Outcome.INFRA_ERROR.value:
-                last_error = result.get("error") or "infra error"
-                continue
-            return result
-        return {"outcome": Outcome.INFRA_ERROR.value, "error": last_error, "backend": "process"}
-
-    def describe(self) -> dict:
-        return {"supervisor_command": self.command[1:], "python": self.info.get("python"),
-                "seccomp": self.info.get("seccomp"), "selftest": self.info.get("selftest", {}).get("results"),
-                "replaced_supervisors": self.replaced}
-
-    def close(self) -> None:
-        with self._lock:
-            sups = list(self._all)
-            self._all.clear()
-        for sup in sups:
-            sup.close()
 
 
 class Executor:
@@ -254,7 +58,8 @@ class Executor:
                     raise
                 self.backend_reason = f"auto: container backend unavailable ({exc})"
         if self._impl is None:
-            self._impl = ProcessPool(self.workers, limits, self.disabled_layers, python, max_retries)
+            self._impl = ProcessPool(self.workers, limits, self.disabled_layers, python, max_retries,
+                                     spares=container_opts.get("spares"))
             self.backend = "process"
 
     def _start_container(self, image: str | None, opts: dict):
@@ -266,6 +71,7 @@ class Executor:
         if not image:
             raise ExecutorUnavailable("container backend unavailable: no image given and executor.pool has no DEFAULT_IMAGE")
         extra = dict(opts)
+        extra.setdefault("max_attempts", self.max_retries + 1)
         if self.limits:
             extra["limits"] = self.limits
         if self.disabled_layers:
@@ -285,11 +91,11 @@ class Executor:
         try:
             raw = self._impl.run(source)
         except Exception as exc:  # the backend itself broke: infrastructure, never the program
-            return _infra(f"{type(exc).__name__}: {exc}", self.backend)
+            return ExecResult.from_dict(infra_result(f"{type(exc).__name__}: {exc}", self.backend))
         try:
             res = ExecResult.from_dict(raw)
         except ValueError as exc:
-            return _infra(f"malformed result from backend: {exc}", self.backend)
+            return ExecResult.from_dict(infra_result(f"malformed result from backend: {exc}", self.backend))
         if res.backend is None:
             res.backend = self.backend
         return res

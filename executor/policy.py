@@ -25,7 +25,7 @@ must hold on its own (tests prove each):
    restricted ``__import__`` that hands out attribute-copy proxies of ALLOWED_MODULES (without
    ``sys``: ``datetime.sys`` and ``calendar.sys`` exist in CPython 3.11) and a ``print`` that
    writes to the captured stdout and does not expose the builtins module.
-3. child process (``child.py`` / ``supervisor.py``): a fresh forked process per program, empty
+3. child process (``zygote.py`` / ``child.py`` / ``supervisor.py``): a fresh forked process per program, empty
    environment, rlimits with soft = hard, stdin/stdout/stderr on /dev/null (output is captured in
    memory with caps), executed-line cap, wall clock enforced by the parent with SIGKILL, the
    result returned over a dedicated descriptor (RESULT_FD) with a per-run nonce.
@@ -33,9 +33,10 @@ must hold on its own (tests prove each):
    in each child after imports and after the program was parsed and compiled (CPython's parser
    tries to open the program "file" to quote a SyntaxError line), before any of its code runs.
    Allowed: CHILD_SYSCALLS only.
-5. container (``containers/executor``, owned by the container side): gVisor, no network,
-   read-only root, dropped capabilities, and a docker seccomp profile from
-   ``seccomp_profile_json()``.
+5. container (``containers/executor``): gVisor, no network, read-only root, dropped
+   capabilities, and a docker seccomp profile from ``seccomp_profile_json()``.
+6. the retrying pool (``pool.py``): recycling, replacement of dead supervisors, retry.
+7. the start-up self-test (``selftest.py``): canaries that every layer above holds.
 
 Decisions worth a reviewer's eye
 --------------------------------
@@ -53,9 +54,9 @@ Decisions worth a reviewer's eye
   comprehension does the same job. The bare name ``_`` is allowed (throwaway loop variable).
 * Every C builtin's ``__self__`` is the builtins module; only layer 1 (the ``_`` rule) stops that
   path and ``().__class__.__base__.__subclasses__()``. Layer 2 alone does not stop dunder
-  introspection; the OS layers (3-5) are what hold when 1-2 are bypassed (tests prove it).
+  introspection; layers 3-5 are what hold when 1-2 are bypassed (tests prove it).
 
-Residual risks (documented, tested in tests/test_adversarial.py)
+Residual risks (documented, tested in tests/executor/test_adversarial.py)
 ----------------------------------------------------------------
 * With layers 1-2 bypassed, a program has full Python inside its child: it can read the run's
   nonce from the harness frame and write its own verdict (it gains nothing beyond choosing its
@@ -68,6 +69,20 @@ import hashlib
 import json
 
 POLICY_VERSION = "1"
+
+# --- the layers, numbered as in SECURITY.md ------------------------------------------------------
+# Every module, test and document refers to a layer by this number. SWITCHES are the test-only
+# names (EXECUTOR_UNSAFE_DISABLE_LAYERS / --unsafe-disable-layers) and the layer each belongs to.
+LAYERS: dict[int, str] = {
+    1: "static AST policy (static_check.py)",
+    2: "builtins allow-list and module proxies (child.py)",
+    3: "fresh child process per program: rlimits, line cap, wall clock, result channel (zygote.py, child.py, supervisor.py)",
+    4: "child seccomp filter (seccomp_filter.py)",
+    5: "gVisor container (containers/executor/, run-flags.txt, the profile of seccomp_profile_json)",
+    6: "retrying pool: recycling, replacement, retry (pool.py)",
+    7: "start-up self-test (selftest.py)",
+}
+LAYER_SWITCHES: dict[str, int] = {"static": 1, "builtins": 2, "rlimits": 3, "linecap": 3, "seccomp": 4}
 
 # --- layer 1 + 2: what a program may import -------------------------------------------------
 ALLOWED_MODULES: tuple[str, ...] = ("math", "datetime", "time", "calendar")
@@ -195,7 +210,7 @@ CHILD_SYSCALLS: dict[str, str] = {
 # `strace -f` over a supervisor start (imports, probe, self-test) and a batch of programs.
 # (ctypes.util.find_library, used by pyseccomp at import, runs ldconfig: hence vfork/execve.)
 # select/pselect6 are left out: the supervisor waits with poll(), and this runsc release names
-# pselect6 "pselect", so a profile listing it cannot be honoured there (tests/test_executor_container_config.py).
+# pselect6 "pselect", so a profile listing it cannot be honoured there (tests/executor/test_executor_container_config.py).
 SUPERVISOR_EXTRA_SYSCALLS: tuple[str, ...] = (
     "read", "readv", "writev", "pread64", "openat", "open", "close", "close_range", "stat",
     "fstat", "lstat", "newfstatat", "statx", "lseek", "ioctl", "fcntl", "dup", "dup2", "dup3",
@@ -209,6 +224,8 @@ SUPERVISOR_EXTRA_SYSCALLS: tuple[str, ...] = (
     "clock_getres", "gettimeofday", "time", "sysinfo", "uname", "prctl", "seccomp",
     "sched_getaffinity", "sched_yield", "getrusage", "times", "pidfd_open", "umask",
     "restart_syscall", "exit", "exit_group", "socketpair", "getrandom",
+    # the loop <-> zygote socket: messages with the spare's pipe descriptors (SCM_RIGHTS)
+    "sendmsg", "recvmsg", "sendto", "recvfrom",
     # not seen under strace but part of normal process life (signal delivery, malloc trimming)
     "rt_sigreturn", "madvise",
 )

@@ -3,8 +3,9 @@
 Each canary is a program that tries something the sandbox must stop (read /etc/passwd, open a
 socket, fork, exec, read the environment, busy-loop, allocate without bound) plus the outcomes
 that count as "contained". They run twice: with every layer on, and with layers 1-2 (static
-policy, builtins allow-list) turned off, so that the OS layers (rlimits, seccomp, line cap,
-wall clock) are shown to hold on their own on *this* kernel / gVisor release at every start.
+policy, builtins allow-list) turned off, so that layers 3-4 (rlimits, line cap, wall clock,
+seccomp; numbering of policy.LAYERS) are shown to hold on their own on *this* kernel / gVisor
+release at every start. Both runs use children forked by the supervisor's zygote, as programs do.
 A clean program must also still give the right answer, or the sandbox is broken the other way.
 """
 from __future__ import annotations

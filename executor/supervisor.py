@@ -21,13 +21,17 @@ or ``{"ready": false, "error"}`` followed by exit status 1; then for each reques
 ``{"id": "<str>", "source": "<python>"}`` exactly one line ``{"id": ..., "result": {...}}``.
 End of input ends the supervisor. One program runs at a time; a pool runs N supervisors.
 
-Per program: a fresh child, forked *before* the request arrives (the "spare": it has already set
-its descriptors, environment and rlimits and waits on its request pipe), receives a fresh nonce
-and the source; the parent reads the result descriptor until EOF or the wall-clock deadline
-(then SIGKILL), reaps the child with ``wait4`` (CPU time) and classifies how it ended
-(``classify``). Each child runs exactly one program; the next spare is forked after the reply.
-(Forking it while the current child runs was measured: under gVisor it doubled the latency and
-did not raise throughput, so the fork stays between requests.)
+Processes (SECURITY.md, "Process lifecycle"): this loop, and the zygote (``zygote.py``) forked
+from it at start-up, before the loop imports pyseccomp. The zygote forks every program's child
+ahead of demand (``--spares`` of them wait, already set up and warmed), passes the loop the
+child's request and result pipes, and reaps it. Per program the loop takes a ready spare, sends
+it a fresh nonce and the source, reads the result descriptor until EOF or the wall-clock
+deadline (then SIGKILL), waits for the zygote's report of the child's exit status and CPU time
+and classifies how it ended (``classify``). Each child runs exactly one program. The loop asks
+for replacement spares after it wrote its reply, so that the fork overlaps the gap before the
+next request. (Measured under gVisor, bench/executor.json and SECURITY.md: forking in the loop
+itself put the fork and the copy-on-write faults it causes in the loop on the request path;
+asking for the replacement when a spare is taken made the fork compete with the running child.)
 """
 from __future__ import annotations
 
@@ -38,30 +42,31 @@ if __name__ == "__main__":  # run by path: make the package importable (see docs
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse
-import dataclasses
+import collections
 import gc
 import json
 import select
 import signal
+import socket
 import time
 
-from executor import policy
+from executor import policy, zygote
 from executor.outcomes import Outcome
+from executor.result import make_result
 
 LAYER_SWITCH_ENV = "EXECUTOR_UNSAFE_DISABLE_LAYERS"
 TESTING_ENV = "EXECUTOR_TESTING"
 CHILD_OUTCOMES = frozenset({Outcome.OK, Outcome.PROGRAM_ERROR, Outcome.REJECTED_STATIC,
                             Outcome.MEMORY_LIMIT, Outcome.OUTPUT_LIMIT, Outcome.LINE_CAP,
                             Outcome.BAD_RETURN_KIND, Outcome.INFRA_ERROR})
-RESULT_FIELDS = ("outcome", "answer", "kind", "stdout", "stderr", "stdout_truncated",
-                 "stderr_truncated", "wall_ms", "cpu_ms", "exit_code", "signal", "error", "backend")
+DEFAULT_SPARES = 2            # children kept forked ahead per supervisor (measured: bench/executor.json)
+ZYGOTE_START_SECONDS = 120.0  # how long the loop waits for the zygote to answer
 
 
 def disabled_layers_from_env(environ=None) -> list[str]:
     """The test-only layer switch. UNSAFE: ``EXECUTOR_UNSAFE_DISABLE_LAYERS=static,builtins``
     turns layers off, and is honoured ONLY when ``EXECUTOR_TESTING=1`` is also set (otherwise
     it is an error, so a stray variable cannot weaken a real run silently)."""
-    from executor.child import LAYERS
     env = os.environ if environ is None else environ
     raw = env.get(LAYER_SWITCH_ENV, "").strip()
     if not raw:
@@ -70,9 +75,9 @@ def disabled_layers_from_env(environ=None) -> list[str]:
         raise RuntimeError(f"{LAYER_SWITCH_ENV} is set but {TESTING_ENV}=1 is not: refusing to "
                            "weaken the sandbox outside tests")
     layers = [x.strip() for x in raw.split(",") if x.strip()]
-    unknown = [x for x in layers if x not in LAYERS]
+    unknown = [x for x in layers if x not in policy.LAYER_SWITCHES]
     if unknown:
-        raise ValueError(f"{LAYER_SWITCH_ENV}: unknown layer(s) {unknown}; known: {list(LAYERS)}")
+        raise ValueError(f"{LAYER_SWITCH_ENV}: unknown layer(s) {unknown}; known: {list(policy.LAYER_SWITCHES)}")
     return layers
 
 
@@ -93,11 +98,13 @@ def seccomp_binding_dir() -> str | None:
 
 
 def supervisor_args(limits: dict | None = None, disabled_layers=(), backend_label: str = "process",
-                    sys_paths=()) -> list[str]:
+                    sys_paths=(), spares: int | None = None) -> list[str]:
     """Arguments after ``python3 -I -S <script>``."""
     args: list[str] = []
     for p in sys_paths:
         args += ["--sys-path", p]
+    if spares is not None:
+        args += ["--spares", str(int(spares))]
     if limits:
         args += ["--limits", json.dumps(limits, sort_keys=True)]
     args += ["--backend-label", backend_label]
@@ -114,100 +121,205 @@ def supervisor_command(python: str | None = None, **kwargs) -> list[str]:
             *supervisor_args(sys_paths=sys_paths, **kwargs)]
 
 
-class Supervisor:
-    """Fork server state: the child template, /dev/null, the probed seccomp kill action."""
+class ZygoteFailure(RuntimeError):
+    """The zygote died or broke its protocol: this supervisor cannot serve any more programs."""
 
-    def __init__(self, limits: dict | None = None, disabled_layers=(), backend_label: str = "process"):
-        from executor import child
+
+class Supervisor:
+    """The request loop's state: limits, the zygote (``zygote.py``) and its ready spares.
+
+    ``spares`` children are kept forked ahead (after start-up); the zygote forks a replacement
+    as soon as one is taken, so a request waits for a fork only when requests arrive faster
+    than the zygote can fork. Start-up (the self-test) asks for each child on demand."""
+
+    def __init__(self, limits: dict | None = None, disabled_layers=(), backend_label: str = "process",
+                 spares: int = DEFAULT_SPARES):
         self.policy = policy.policy_dict(limits)
         self.limits = self.policy["limits"]
         self.policy_hash = policy.policy_hash(limits)
         self.disabled_layers = frozenset(disabled_layers)
         self.backend_label = backend_label
+        if not isinstance(spares, int) or spares < 1:
+            raise ValueError(f"spares must be a positive integer, got {spares!r}")
+        self.spares_target = spares
+        self.broken: str | None = None
+        self._ready: dict[bytes, collections.deque] = {zygote.SPARE: collections.deque(),
+                                                       zygote.TEST_SPARE: collections.deque()}
+        self._asked = {zygote.SPARE: 0, zygote.TEST_SPARE: 0}
+        self._exits: dict[int, tuple[int, float]] = {}
+        self._discarded: set[int] = set()  # spares found dead before their program: exit not needed
+        self._run_phase = False
+        # The zygote is forked first, before this process imports pyseccomp (see seccomp_filter).
+        self.zygote_pid, self.sock = zygote.start_zygote(self.limits, self.disabled_layers)
         self.seccomp_probe: dict = {"action": None, "disabled": True}
-        if "seccomp" not in self.disabled_layers:
-            from executor import seccomp_filter
-            self.seccomp_probe = seccomp_filter.probe_kill_action()
-            if not self.seccomp_probe.get("action"):
-                raise RuntimeError(f"seccomp unusable: {self.seccomp_probe}")
-        self.template = child.build_template(self.limits, self.disabled_layers,
-                                             self.seccomp_probe.get("action"))
+        bpf = None
+        try:
+            if "seccomp" not in self.disabled_layers:
+                from executor import seccomp_filter
+                self.seccomp_probe, bpf = seccomp_filter.probe_and_compile()
+                if bpf is None:
+                    raise RuntimeError(f"seccomp unusable: {self.seccomp_probe}")
+            self.sock.send(json.dumps({"seccomp_bpf": bpf.bpf.hex() if bpf else None,
+                                       "action": bpf.action if bpf else None}).encode())
+        except BaseException:
+            self.close()
+            raise
+        self._poller = select.poll()
+        self._poller.register(self.sock.fileno(), select.POLLIN | select.POLLHUP | select.POLLERR)
+        hello = None
+        deadline = time.monotonic() + ZYGOTE_START_SECONDS
+        while hello is None:
+            msg = self._pump(deadline)
+            if msg is None:
+                raise ZygoteFailure(f"the zygote did not start within {ZYGOTE_START_SECONDS:.0f} s")
+            hello = msg.get("hello")
         self.violation_signals = {signal.SIGSYS}
         if self.seccomp_probe.get("signal"):
             self.violation_signals.add(self.seccomp_probe["signal"])
-        self.devnull = os.open(os.devnull, os.O_RDWR)
-        self.spare: tuple[int, int, int] | None = None
-        gc.freeze()  # children inherit a frozen heap: their GC never touches (copies) it
+        gc.freeze()
 
-    def with_layers_off(self, layers) -> "Supervisor":
-        """A shallow copy whose children run with extra layers off (self-test canaries). It
-        forks its own children (never this supervisor's spare)."""
-        twin = dataclasses.replace(self.template,
-                                   disabled_layers=self.template.disabled_layers | frozenset(layers))
-        other = object.__new__(Supervisor)
-        other.__dict__.update(self.__dict__)
-        other.template = twin
-        other.spare = None
-        return other
+    # -- the zygote ------------------------------------------------------------------------------
+    def _ask(self, kind: bytes, n: int = 1) -> None:
+        if n > 0:
+            self.sock.send(kind * n)
+            self._asked[kind] += n
 
-    # -- children --------------------------------------------------------------------------------
-    def _fork_child(self) -> tuple[int, int, int]:
-        """Fork a child that prepares itself and waits for its program: (pid, request_w, result_r)."""
-        from executor import child
-        req_r, req_w = os.pipe()
-        res_r, res_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                child.run_child(self.template, res_w, req_r, self.devnull)
-            finally:
-                os._exit(70)
-        os.close(req_r)
-        os.close(res_w)
-        return pid, req_w, res_r
+    def _pump(self, deadline: float) -> dict | None:
+        """Wait for one message from the zygote (until ``deadline``: then None) and file it."""
+        left = deadline - time.monotonic()
+        if left <= 0 or not self._poller.poll(max(1, int(left * 1000))):
+            return None
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(self.sock, zygote.MAX_MESSAGE, 2)
+        except OSError as exc:
+            raise ZygoteFailure(f"zygote socket: {exc}") from None
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            raise ZygoteFailure("the zygote exited")
+        msg = json.loads(data)
+        if "error" in msg:
+            raise ZygoteFailure(msg["error"])
+        if "spare" in msg:
+            kind = msg["kind"].encode()
+            self._asked[kind] -= 1
+            if len(fds) != 2:
+                raise ZygoteFailure(f"spare {msg['spare']} arrived with {len(fds)} descriptors")
+            self._ready[kind].append((msg["spare"], fds[0], fds[1]))
+        elif "exit" in msg:
+            pid = msg["exit"]
+            if pid in self._discarded:
+                self._discarded.discard(pid)
+                return msg
+            self._exits[pid] = (msg["status"], msg["cpu_ms"])
+            for kind, queue in self._ready.items():  # a spare that died waiting (killed from outside)
+                for item in [x for x in queue if x[0] == pid]:
+                    queue.remove(item)
+                    os.close(item[1])
+                    os.close(item[2])
+                    self._exits.pop(pid, None)
+                    self._top_up(kind)
+        return msg
 
-    def prepare_spare(self) -> None:
-        """Fork the next child now, between requests, so that a request does not wait for fork."""
-        if self.spare is None:
-            self.spare = self._fork_child()
+    def _top_up(self, kind: bytes) -> None:
+        if self._run_phase and kind == zygote.SPARE:
+            self._ask(kind, self.spares_target - len(self._ready[kind]) - self._asked[kind])
+
+    def _take_spare(self, kind: bytes) -> tuple[int, int, int]:
+        deadline = time.monotonic() + ZYGOTE_START_SECONDS
+        while not self._ready[kind]:
+            if self._asked[kind] <= 0:
+                self._ask(kind)
+            if self._pump(deadline) is None:
+                raise ZygoteFailure(f"no spare child within {ZYGOTE_START_SECONDS:.0f} s")
+        return self._ready[kind].popleft()
+
+    def replenish(self) -> None:
+        """Ask the zygote for the spares used since the last call. The loop calls this after it
+        wrote a reply, so that the fork overlaps the gap before the next request rather than
+        the program that is running (measured: replenishing at take time doubled the latency)."""
+        self._top_up(zygote.SPARE)
+
+    def start_run_phase(self) -> None:
+        """End of start-up: the zygote drops the weakened self-test template and forks the spares."""
+        self.sock.send(zygote.RUN_PHASE)
+        self._run_phase = True
+        self.replenish()
+
+    def with_layers_off(self, layers) -> "_SelftestView":
+        """Children with layers 1-2 also off, for the self-test canaries (start-up only)."""
+        if frozenset(layers) != zygote.SELFTEST_LAYERS_OFF:
+            raise ValueError(f"the self-test can only turn off {sorted(zygote.SELFTEST_LAYERS_OFF)}")
+        return _SelftestView(self)
 
     def close(self) -> None:
-        """Release the spare child (it sees end-of-file on its request pipe and exits)."""
-        if self.spare is not None:
-            pid, req_w, res_r = self.spare
-            self.spare = None
-            os.close(req_w)
-            os.close(res_r)
-            os.waitpid(pid, 0)
+        """Stop the zygote (it kills and reaps its children) and release the spares."""
+        for queue in self._ready.values():
+            while queue:
+                _pid, req_w, res_r = queue.popleft()
+                os.close(req_w)
+                os.close(res_r)
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        try:
+            os.waitpid(self.zygote_pid, 0)
+        except ChildProcessError:
+            pass
 
     # -- one program --------------------------------------------------------------------------
-    def run(self, source: str) -> dict:
+    def run(self, source: str, kind: bytes = zygote.SPARE) -> dict:
         if not isinstance(source, str):
             return self._result(Outcome.INFRA_ERROR, error="bad request: source must be a string")
+        if self.broken:
+            return self._result(Outcome.INFRA_ERROR, error=f"supervisor broken: {self.broken}")
+        try:
+            return self._run(source, kind)
+        except ZygoteFailure as exc:
+            self.broken = str(exc)
+            return self._result(Outcome.INFRA_ERROR, error=f"zygote failed: {exc}")
+
+    def _run(self, source: str, kind: bytes) -> dict:
         nonce = os.urandom(16).hex()
         payload = nonce.encode() + b"\n" + source.encode("utf-8", "surrogatepass")
         wall = float(self.limits["wall_seconds"])
         cap = int(self.limits["result_bytes"])
-        spare, self.spare = self.spare, None
-        pid, req_w, res_r = spare if spare is not None else self._fork_child()
-        start = time.monotonic()
-        try:
-            _write_all(req_w, payload)
-        except OSError:  # the waiting child died (e.g. killed from outside): use a fresh one
-            os.close(req_w)
-            os.close(res_r)
-            os.waitpid(pid, 0)
-            pid, req_w, res_r = self._fork_child()
+        for _attempt in range(3):
+            pid, req_w, res_r = self._take_spare(kind)
             start = time.monotonic()
-            _write_all(req_w, payload)
+            try:
+                _write_all(req_w, payload)
+            except OSError:  # the waiting spare died (e.g. killed from outside): take another
+                os.close(req_w)
+                os.close(res_r)
+                if self._exits.pop(pid, None) is None:
+                    self._discarded.add(pid)
+                continue
+            break
+        else:
+            raise ZygoteFailure("three spares in a row died before their program arrived")
         os.close(req_w)
         data, timed_out, overflow = self._read_result(res_r, pid, start + wall, cap)
         os.close(res_r)
-        status, usage, killed = self._reap(pid, start + wall + 1.0)
+        status, cpu_ms, killed = self._await_exit(pid, start + wall + 1.0)
         timed_out = timed_out or killed
         wall_ms = (time.monotonic() - start) * 1000.0
-        cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000.0 if usage else None
         return self.classify(data, nonce, status, timed_out, overflow, wall_ms, cpu_ms)
+
+    def _await_exit(self, pid: int, deadline: float) -> tuple[int, float, bool]:
+        """The child's exit status and CPU time, reported by the zygote. A child still running
+        at ``deadline`` (it closed its result descriptor but kept going) is killed."""
+        killed = False
+        while pid not in self._exits:
+            if not killed and time.monotonic() >= deadline:
+                os.kill(pid, signal.SIGKILL)
+                killed = True
+                deadline = time.monotonic() + ZYGOTE_START_SECONDS
+            if self._pump(deadline) is None and killed:
+                raise ZygoteFailure(f"the zygote did not report child {pid} after SIGKILL")
+        status, cpu_ms = self._exits.pop(pid)
+        return status, cpu_ms, killed
 
     @staticmethod
     def _read_result(fd: int, pid: int, deadline: float, cap: int):
@@ -230,20 +342,6 @@ class Supervisor:
             if size > cap:
                 os.kill(pid, signal.SIGKILL)
                 return b"".join(chunks), False, True
-
-    @staticmethod
-    def _reap(pid: int, deadline: float):
-        pause = 0.00005
-        while True:
-            got, status, usage = os.wait4(pid, os.WNOHANG)
-            if got == pid:
-                return status, usage, False
-            if time.monotonic() >= deadline:  # closed its result fd but kept running
-                os.kill(pid, signal.SIGKILL)
-                _, status, usage = os.wait4(pid, 0)
-                return status, usage, True
-            time.sleep(pause)
-            pause = min(pause * 2, 0.002)
 
     def classify(self, data: bytes, nonce: str, status: int, timed_out: bool, overflow: bool,
                  wall_ms: float, cpu_ms: float | None) -> dict:
@@ -309,17 +407,25 @@ class Supervisor:
         return msg, False
 
     def _result(self, outcome: Outcome, **fields) -> dict:
-        res = {"outcome": outcome.value, "answer": None, "kind": None, "stdout": "", "stderr": "",
-               "stdout_truncated": False, "stderr_truncated": False, "wall_ms": None, "cpu_ms": None,
-               "exit_code": None, "signal": None, "error": None, "backend": self.backend_label}
-        res.update(fields)
-        return res
+        return make_result(outcome, self.backend_label, **fields)
 
     def ready_info(self, selftest: dict) -> dict:
         return {"ready": True, "policy_hash": self.policy_hash, "selftest": selftest,
                 "limits": self.limits, "disabled_layers": sorted(self.disabled_layers),
                 "seccomp": self.seccomp_probe, "python": sys.version.split()[0],
-                "backend": self.backend_label}
+                "backend": self.backend_label, "spares": self.spares_target}
+
+
+class _SelftestView:
+    """``run`` on children with layers 1-2 off (``zygote.TEST_SPARE``): self-test canaries only."""
+
+    def __init__(self, sup: Supervisor):
+        self._sup = sup
+
+    def run(self, source: str) -> dict:
+        if self._sup._run_phase:
+            raise RuntimeError("weakened children exist only during start-up")
+        return self._sup.run(source, zygote.TEST_SPARE)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -359,6 +465,7 @@ def main(argv=None) -> int:
     ap.add_argument("--limits", default=None, help="JSON object of policy limit overrides")
     ap.add_argument("--backend-label", default="process", choices=["process", "container"])
     ap.add_argument("--unsafe-disable-layers", default="", help="TESTS ONLY: comma-separated layers to turn off")
+    ap.add_argument("--spares", type=int, default=DEFAULT_SPARES, help="children kept forked ahead")
     args = ap.parse_args(argv)
     for p in reversed(args.sys_path):
         sys.path.insert(1, p)
@@ -367,11 +474,10 @@ def main(argv=None) -> int:
         if limits is not None and not isinstance(limits, dict):
             raise ValueError("--limits must be a JSON object")
         layers = [x for x in args.unsafe_disable_layers.split(",") if x]
-        from executor.child import LAYERS
-        bad = [x for x in layers if x not in LAYERS]
+        bad = [x for x in layers if x not in policy.LAYER_SWITCHES]
         if bad:
-            raise ValueError(f"unknown layer(s) {bad}; known: {list(LAYERS)}")
-        sup = Supervisor(limits, layers, args.backend_label)
+            raise ValueError(f"unknown layer(s) {bad}; known: {list(policy.LAYER_SWITCHES)}")
+        sup = Supervisor(limits, layers, args.backend_label, spares=args.spares)
         from executor import selftest
         if {"seccomp", "rlimits"} & set(layers):  # canaries would really fork/exec/read files
             report = {"ok": True, "skipped": f"OS layers disabled for a test: {sorted(layers)}", "failed": []}
@@ -383,17 +489,20 @@ def main(argv=None) -> int:
     if not report["ok"]:
         _write({"ready": False, "error": "self-test failed: " + "; ".join(report["failed"]), "selftest": report})
         return 1
+    sup.start_run_phase()
     _write(sup.ready_info(report))
     stdin = sys.stdin.buffer
     try:
         while True:
-            sup.prepare_spare()
             line = stdin.readline()
             if not line:
                 return 0
             if not line.strip():
                 continue
             _write(handle_line(sup, line))
+            sup.replenish()
+            if sup.broken:  # the zygote is gone: exit so that the pool replaces this supervisor
+                return 1
     finally:
         sup.close()
 

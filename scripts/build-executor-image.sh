@@ -19,6 +19,7 @@
 #                        else python3)
 #   BUILD_DIR            scratch directory (default /var/tmp/mathsolver-executor-build)
 #   KEEP_OLD_IMAGES=1    keep the tags of earlier builds (default: remove those not in use)
+#   TAG_LATEST=0         do not move the :latest tag (for builds from a work tree on a shared host)
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -60,7 +61,7 @@ if [ "$FORCE" -eq 0 ] && [ -f "$LOCK" ]; then
     lock_inputs=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("inputs_sha256",""))' "$LOCK" 2>/dev/null || true)
     lock_id=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("image_id",""))' "$LOCK" 2>/dev/null || true)
     if [ "$lock_inputs" = "$inputs_digest" ] && [ -n "$lock_id" ] && docker image inspect "$lock_id" >/dev/null 2>&1; then
-        docker tag "$lock_id" "$IMAGE_NAME:latest"
+        [ "${TAG_LATEST:-1}" = 0 ] || docker tag "$lock_id" "$IMAGE_NAME:latest"
         log "up to date: $lock_id (inputs $inputs_digest); use --force to rebuild"
         exit 0
     fi
@@ -86,6 +87,9 @@ mmdebstrap --quiet --mode=root --variant=extract --format=directory \
 # mmdebstrap cleans apt state after the hook; make sure nothing of it is left.
 rm -rf "$BUILD_DIR/rootfs/var/cache/apt" "$BUILD_DIR/rootfs/var/lib/apt" "$BUILD_DIR/rootfs/var/log"/* \
        "$BUILD_DIR/rootfs/etc/apt" "$BUILD_DIR/rootfs/var/lib/dpkg"
+# The dpkg status of the extracted packages (written by customize.sh): the SBOM's and scanners' source.
+mkdir -p "$BUILD_DIR/rootfs/var/lib/dpkg"
+mv "$BUILD_DIR/rootfs/usr/share/mathsolver-executor/dpkg-status" "$BUILD_DIR/rootfs/var/lib/dpkg/status"
 
 # Deterministic tar: sorted names, clamped mtimes, numeric owners, no atime/ctime.
 tar --sort=name --mtime="@$SOURCE_DATE_EPOCH" --clamp-mtime --numeric-owner --owner=0 --group=0 \
@@ -108,7 +112,7 @@ image_id=$(docker import \
     --change "LABEL org.mathsolver.inputs-sha256=$inputs_digest" \
     --message "mathsolver executor rootfs $rootfs_sha" \
     "$BUILD_DIR/rootfs.tar" "$tag")
-docker tag "$tag" "$IMAGE_NAME:latest"
+[ "${TAG_LATEST:-1}" = 0 ] || docker tag "$tag" "$IMAGE_NAME:latest"
 if [ "${KEEP_OLD_IMAGES:-0}" != 1 ]; then  # drop earlier builds (images in use stay: no --force)
     docker image ls --format '{{.Repository}}:{{.Tag}}' "$IMAGE_NAME" | grep -v -x -e "$tag" -e "$IMAGE_NAME:latest" \
         | xargs -r docker rmi >/dev/null 2>&1 || true

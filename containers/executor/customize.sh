@@ -28,6 +28,18 @@ for deb in "$ROOT"/var/cache/apt/archives/*.deb; do
     dpkg-deb --show --showformat='${Package}\t${Version}\t${Architecture}\n' "$deb"
 done | LC_ALL=C sort > "$META/packages.tsv"
 [ -s "$META/packages.tsv" ] || { echo "customize: no .deb files found to record the package list" >&2; exit 1; }
+# The same packages as a dpkg status file (the build script installs it as /var/lib/dpkg/status), so
+# that an SBOM generator or a vulnerability scanner finds them where it looks on any Debian image.
+for deb in "$ROOT"/var/cache/apt/archives/*.deb; do
+    [ -e "$deb" ] || continue
+    dpkg-deb --show --showformat='${Package}\t' "$deb"
+    echo "$deb"
+done | LC_ALL=C sort | while IFS="$(printf '\t')" read -r _name deb; do
+    echo "Package: $(dpkg-deb --field "$deb" Package)"
+    echo "Status: install ok installed"
+    dpkg-deb --field "$deb" Priority Section Installed-Size Maintainer Architecture Multi-Arch Source Version
+    echo
+done > "$META/dpkg-status"
 
 # 2. Strip.
 grep -v -e '^#' -e '^[[:space:]]*$' "$HERE/strip.txt" | while read -r pattern; do

@@ -74,20 +74,20 @@ def test_container_backend_is_never_a_silent_downgrade():
 def test_dead_supervisor_is_replaced_and_the_program_retried_killed_supervisor_fault():
     with make_executor("process", workers=1) as ex:
         pool = ex._impl
-        victim = pool._all[0]
+        victim = next(iter(pool._live))
         os.kill(victim.proc.pid, signal.SIGKILL)
         victim.proc.wait()
         r = ex.run("answer = 41 + 1\n")
         assert (r.outcome, r.answer) == ("OK", 42)
-        assert pool.replaced == 1 and pool._all[0] is not victim
+        assert pool.stats["replaced"] == 1 and victim not in pool._live
         assert ex.describe()["replaced_supervisors"] == 1
 
 
 def test_hung_supervisor_times_out_and_is_replaced_stopped_supervisor_fault():
     with make_executor("process", workers=1) as ex:
         pool = ex._impl
-        pool.reply_timeout = 1.0
-        victim = pool._all[0]
+        pool.request_timeout = 1.0
+        victim = next(iter(pool._live))
         os.kill(victim.proc.pid, signal.SIGSTOP)
         try:
             r = ex.run("answer = 7\n")
@@ -95,7 +95,7 @@ def test_hung_supervisor_times_out_and_is_replaced_stopped_supervisor_fault():
             if victim.proc.poll() is None:
                 os.kill(victim.proc.pid, signal.SIGCONT)
         assert (r.outcome, r.answer) == ("OK", 7)
-        assert pool.replaced == 1
+        assert pool.stats["replaced"] == 1
 
 
 def test_supervisor_protocol_answers_every_line_even_bad_ones():
@@ -160,20 +160,33 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-def test_dead_spare_child_is_replaced_transparently_killed_spare_fault():
-    """The supervisor keeps one pre-forked child waiting for the next program; if something
-    kills it while it waits, the next program still runs (on a freshly forked child)."""
+def _wait_children(pid: int, n: int, timeout: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while len(kids := _children(pid)) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return kids
+
+
+def test_dead_spare_children_are_replaced_transparently_killed_spare_fault():
+    """The zygote beside each supervisor keeps `spares` children forked ahead, waiting for a
+    program; if something kills them while they wait, the next program still runs (on a spare
+    forked anew) and the supervisor is not replaced."""
     with make_executor("process", workers=1) as ex:
-        sup_pid = ex._impl._all[0].proc.pid
+        sup_pid = next(iter(ex._impl._live)).proc.pid
         assert ex.run("answer = 1\n").answer == 1
-        deadline = time.monotonic() + 5
-        while not (spares := _children(sup_pid)) and time.monotonic() < deadline:
-            time.sleep(0.01)  # the spare is forked right after the reply is written
-        assert len(spares) == 1, spares
-        os.kill(spares[0], signal.SIGKILL)
+        zygotes = _children(sup_pid)
+        assert len(zygotes) == 1, zygotes  # the loop never forks programs itself
+        spares = _wait_children(zygotes[0], supervisor.DEFAULT_SPARES)
+        assert len(spares) == supervisor.DEFAULT_SPARES, spares
+        for pid in spares:
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10  # until the zygote has reaped them (their pipes closed)
+        while set(spares) & set(_children(zygotes[0])) and time.monotonic() < deadline:
+            time.sleep(0.01)
         r = ex.run("answer = 5\n")
         assert (r.outcome, r.answer) == ("OK", 5)
-        assert ex._impl.replaced == 0
+        assert ex._impl.stats["replaced"] == 0 and ex._impl.stats["retried"] == 0
+        assert not set(spares) & set(_wait_children(zygotes[0], supervisor.DEFAULT_SPARES))
 
 
 def test_closed_executor_says_so():

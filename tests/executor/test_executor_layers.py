@@ -104,7 +104,8 @@ def test_selftest_names_uncontained_canaries_when_seccomp_is_off():
     try:
         report = run_selftest(sup)
     finally:
-        gc.unfreeze()  # Supervisor() froze this (pytest) process's heap for its children
+        sup.close()  # stops its zygote
+        gc.unfreeze()  # Supervisor() froze this (pytest) process's heap
     assert not report["ok"]
     failed = " ".join(report["failed"])
     assert "[os_layers_only] read_etc_passwd: OK" in failed

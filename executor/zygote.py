@@ -1,0 +1,185 @@
+"""The zygote: the process that forks every program's child, beside the supervisor's loop.
+
+Why a separate process: under gVisor's ptrace platform a ``fork`` costs 6-7 ms and turns every
+page of the forking process copy-on-write, so the process that forked pays a Sentry round trip
+for each page it writes afterwards. When the supervisor's request loop forked the children
+itself, both costs sat on the request path. The zygote takes them off it: it holds the child
+template (allowed modules imported and warmed, proxies, restricted builtins, the seccomp filter
+object), forks *spare* children ahead of demand, and is the parent that reaps them. The loop
+(``supervisor.py``) never forks after start-up; it hands each program to a ready spare.
+
+Every program still gets a fresh process: a spare is forked from the zygote, runs exactly one
+program (or none, if it is never used) and exits. A spare has already set its descriptors,
+environment and rlimits and warmed itself before its program arrives (``child.run_child``).
+
+Protocol on the unix SEQPACKET socket shared with the loop (one datagram per message):
+
+* loop -> zygote, first ``{"seccomp_bpf": hex|null, "action": str|null}`` (the child filter the
+  loop compiled and proved with ``seccomp_filter.probe_and_compile``), then one byte per
+  message: ``S`` fork a spare with the configured layers; ``T``
+  fork a spare with layers 1-2 (static policy, builtins allow-list) also off, used only by the
+  start-up self-test and refused once ``R`` was received; ``R`` start-up is over.
+* zygote -> loop: ``{"hello": {"pid": ...}}`` once the templates are built; ``{"spare": pid, "kind": "S"|"T"}``
+  with two descriptors attached (the write end of the spare's request pipe, the read end of
+  its result pipe); ``{"exit": pid, "status": int, "cpu_ms": float}`` when a child ended
+  (``wait4``: exit status and CPU time of the child).
+
+End of file on the socket (the loop is gone) makes the zygote kill and reap its children and
+exit. The zygote keeps no descriptor of any child pipe after handing it over, so the loop sees
+end of file on a result pipe exactly when the child's copy closes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import sys
+
+from executor import child
+
+SPARE = b"S"
+TEST_SPARE = b"T"
+RUN_PHASE = b"R"
+SELFTEST_LAYERS_OFF = frozenset({"static", "builtins"})
+MAX_MESSAGE = 4096
+
+
+def _send(sock: socket.socket, obj: dict, fds=()) -> None:
+    data = json.dumps(obj).encode()
+    if fds:
+        socket.send_fds(sock, [data], list(fds))
+    else:
+        sock.send(data)
+
+
+class Zygote:
+    """State of the zygote process (built after the fork from the loop)."""
+
+    def __init__(self, sock: socket.socket, limits: dict, disabled_layers: frozenset[str]):
+        self.sock = sock
+        self.devnull = os.open(os.devnull, os.O_RDWR)
+        config = json.loads(sock.recv(MAX_MESSAGE * 64) or b"null")
+        if not isinstance(config, dict):
+            raise RuntimeError("the loop closed the socket before sending the seccomp filter")
+        flt = None
+        if config.get("seccomp_bpf"):
+            from executor.seccomp_filter import BpfFilter
+            flt = BpfFilter(bytes.fromhex(config["seccomp_bpf"]), config["action"])
+        self.templates = {SPARE: child.build_template(limits, disabled_layers, flt)}
+        self.templates[TEST_SPARE] = child.build_template(
+            limits, frozenset(disabled_layers) | SELFTEST_LAYERS_OFF, flt)
+        self.children: set[int] = set()
+
+    def fork_spare(self, kind: bytes) -> None:
+        template = self.templates.get(kind)
+        if template is None:
+            raise RuntimeError(f"zygote: spare kind {kind!r} not available")
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                child.run_child(template, res_w, req_r, self.devnull)
+            finally:
+                os._exit(70)
+        os.close(req_r)
+        os.close(res_w)
+        self.children.add(pid)
+        try:
+            _send(self.sock, {"spare": pid, "kind": kind.decode()}, (req_w, res_r))
+        finally:
+            os.close(req_w)
+            os.close(res_r)
+
+    def reap(self) -> None:
+        """Report every child that has ended (non-blocking)."""
+        while self.children:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                self.children.clear()
+                return
+            if pid == 0:
+                return
+            self.children.discard(pid)
+            _send(self.sock, {"exit": pid, "status": status,
+                              "cpu_ms": round((usage.ru_utime + usage.ru_stime) * 1000.0, 3)})
+
+    def serve(self) -> None:
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        poller = select.poll()
+        poller.register(self.sock.fileno(), 1)   # POLLIN
+        poller.register(wake_r, 1)
+        _send(self.sock, {"hello": {"pid": os.getpid()}})
+        try:
+            while True:
+                self.reap()
+                for fd, _ in poller.poll():
+                    if fd == wake_r:
+                        try:
+                            while os.read(wake_r, 512):
+                                pass
+                        except BlockingIOError:
+                            pass
+                        continue
+                    msg = self.sock.recv(MAX_MESSAGE)
+                    if not msg:
+                        return
+                    for byte in msg:
+                        cmd = bytes([byte])
+                        if cmd == RUN_PHASE:
+                            self.templates.pop(TEST_SPARE, None)  # no weakened child from now on
+                        else:
+                            self.fork_spare(cmd)
+        finally:
+            for pid in list(self.children):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            while self.children:
+                try:
+                    pid, _ = os.waitpid(-1, 0)
+                except ChildProcessError:
+                    break
+                self.children.discard(pid)
+
+
+def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
+    """Entry point in the freshly forked zygote. Never returns."""
+    code = 0
+    try:
+        z = Zygote(sock, limits, frozenset(disabled_layers))
+        # The zygote's own plumbing stays out of its children's module table: a child that
+        # wants ``socket`` (possible only with layers 1-2 off) must import it from the file
+        # system, which its seccomp filter stops (tests/executor/test_adversarial.py, importlib_socket).
+        for name in ("socket", "_socket"):
+            sys.modules.pop(name, None)
+        z.serve()
+    except BaseException as exc:  # report and die: the loop refuses to start or fails requests
+        code = 1
+        try:
+            _send(sock, {"error": f"zygote: {type(exc).__name__}: {exc}"})
+        except BaseException:
+            pass
+    os._exit(code)
+
+
+def start_zygote(limits: dict, disabled_layers) -> tuple[int, socket.socket]:
+    """Fork the zygote from the calling process: (pid, the loop's end of the socket)."""
+    loop_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        loop_end.close()
+        zygote_main(zygote_end, limits, disabled_layers)
+    zygote_end.close()
+    return pid, loop_end
+
