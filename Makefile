@@ -10,7 +10,7 @@ HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
 .PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats \
-        executor-image-report seccomp-profile reproduce pin-models pin-images clean help
+        executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
 	@echo "make demo     install everything, then run the CPU demo on the bundled slice"
@@ -19,6 +19,7 @@ help:
 	@echo "make bench    executor and statistics benchmarks (JSON under bench/)"
 	@echo "make reproduce [MODELS=...] [ARMS=...] [DRY_RUN=1]   the paper's runs on one H100"
 	@echo "make reproduce SLURM=1 [SHARDS=N] [PARTITION=...] [GPUS_PER_TASK=...] [DRY_RUN=1]   the same over a SLURM cluster"
+	@echo "make rehearse [SIZE=full|small] [OUT=runs/rehearsal]  the whole pipeline against the rehearsal server (a fake) -> bench/pipeline.json"
 
 $(VENV)/.locked: requirements.lock requirements-build.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -83,6 +84,11 @@ bench: bench-executor bench-stats
 
 reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLURM=1 SHARDS=N (see README, H100 and cluster sections)
 	bash scripts/reproduce.sh
+
+# The paper's workload shape end to end against the rehearsal server (a scripted fake; output is synthetic):
+# SIZE=full (1,100 cases x 2 models x 19 arms x 5 seeds, plus the kill-and-resume rerun) or SIZE=small (CI).
+rehearse: setup executor-image             ## SIZE=full|small OUT=runs/rehearsal -> bench/pipeline.json
+	$(PY) -m harness.reproduce.rehearsal --size $(or $(SIZE),full) --out $(or $(OUT),runs/rehearsal) --bench bench/pipeline.json
 
 pin-models: setup                          ## resolve model revisions on a networked machine (WRITE=1 rewrites the lock)
 	$(HARNESS) serve pin-models $(if $(WRITE),--write,)

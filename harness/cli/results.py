@@ -83,6 +83,17 @@ def verify_rescoring(result_set: Path) -> list[str]:
     return [f"RESCORE  {m}" for m in mismatches]
 
 
+def verify_not_mixed(result_set: Path) -> list[str]:
+    """A result set holding both real and synthetic (rehearsal-server) records fails verify."""
+    from harness.model.synthetic import mixing_problem
+    from harness.run.store import StoreError, iter_located_records
+    try:
+        problem = mixing_problem(iter_located_records(result_set))
+    except StoreError as exc:
+        return [f"RESCORE  {exc}"]
+    return [f"SYNTHETIC {result_set}: {problem}"] if problem else []
+
+
 def verify_tables(result_set: Path) -> list[str]:
     """Recompute the tables of a result set and compare them byte for byte with the committed ones."""
     import tempfile
@@ -119,6 +130,7 @@ def verify(results_root: Path, manifest: Path, skip_tables: bool) -> None:
     Every problem names the file (and line); exits non-zero on any."""
     problems = verify_checksums(results_root, manifest)
     for result_set in result_sets(results_root):
+        problems += verify_not_mixed(result_set)
         problems += verify_rescoring(result_set)
         if not skip_tables:
             problems += verify_tables(result_set)

@@ -240,3 +240,13 @@ def pin_images_cmd(write):
         click.echo(f"wrote {path}")
     else:
         click.echo("rerun with --write to update the lock")
+
+
+@serve.command("rehearsal", context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def rehearsal_cmd(args):
+    """The rehearsal server: a scripted FAKE model server (synthetic output, never a model), for pipeline
+    rehearsals. Options: --port --seed --model --answer-key --fault-5xx --fault-slow --fault-drop --slow-s
+    --fault-log --ready-file (--help lists them)."""
+    from harness.model.rehearsal_server import main as rehearsal_main
+    sys.exit(rehearsal_main(list(args)))

@@ -1,1 +1,2 @@
-"""Stage: the model side - the OpenAI-compatible client and the server launchers (llama.cpp for the CPU demo, vLLM for the paper runs)."""
+"""Stage: the model side - the OpenAI-compatible client, the server launchers (llama.cpp for the CPU demo,
+vLLM for the paper runs) and the rehearsal server (a scripted fake for pipeline rehearsals, synthetic.py)."""

@@ -2,8 +2,8 @@
 
 For each (arm, seed): cases are ordered by sha256("{seed}:{case_id}") (the seed fixes the order and
 the run identity), keys already in the results file are skipped, the rest are solved with at most
-`concurrency` cases in flight, scored with every scorer, and appended to the store (fsync per record)
-as they finish. A case whose executor failed as infrastructure is not recorded (a rerun retries it).
+`concurrency` cases in flight, scored with every scorer, and appended to the store as they finish
+(fsync batched: every STORE_SYNC_EVERY records or STORE_SYNC_INTERVAL_S seconds, and at the end). A case whose executor failed as infrastructure is not recorded (a rerun retries it).
 A run manifest is written at the start and rewritten at the end with counts.
 """
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import json
 import time
@@ -23,6 +24,8 @@ from harness.arms.registry import Arm
 from harness.arms.solvers import SOLVERS, Context, InfraError, Solution
 
 NO_MODEL = "library"  # model field of rows written without a model (Gold-Solve library)
+STORE_SYNC_EVERY = 256        # records between fsyncs of a results file ...
+STORE_SYNC_INTERVAL_S = 1.0   # ... or seconds, whichever comes first; and always at the end of an (arm, seed)
 
 
 class ConfigMismatchError(RuntimeError):
@@ -109,7 +112,7 @@ def record_for(arm: Arm, seed: int, case, dataset, spec: RunSpec, key: str, sol:
     completion_tokens = sum(c.completion_tokens or 0 for c in chats) if chats else None
     return {
         "key": key, "model": spec.model, "model_revision": spec.model_revision,
-        "server_profile": spec.server_profile, "arm": arm.name, "arm_config_hash": arm.config_hash(),
+        "server_profile": spec.server_profile, "arm": arm.name, "arm_config_hash": _config_hash(arm),
         "seed": seed, "dataset": dataset.name, "dataset_path": str(dataset.path),
         "dataset_sha256": dataset.sha256,
         "case_id": case.case_id, "row_number": case.row_number, "calculator_id": case.calculator_id,
@@ -128,6 +131,7 @@ def record_for(arm: Arm, seed: int, case, dataset, spec: RunSpec, key: str, sol:
         "server_model": next((c.server_model for c in chats if c.server_model), None),
         "started_at": started, "finished_at": _now(),
         **formula_version_fields(arm, case, dataset, answer, kind, spec.scorer),
+        **({"synthetic": True} if _synthetic(spec, chats) else {}),
     }
 
 
@@ -155,6 +159,12 @@ def formula_version_fields(arm: Arm, case, dataset, answer, kind, scorer: str) -
     return out
 
 
+def _synthetic(spec: RunSpec, chats) -> bool:
+    """Rows fed by the rehearsal server (harness.model.synthetic) are marked; real rows keep their fields."""
+    from harness.model.synthetic import is_synthetic_model
+    return is_synthetic_model(spec.model) or any(is_synthetic_model(c.server_model) for c in chats)
+
+
 def _kind_of(value: Any) -> str:
     if isinstance(value, _dt.date):
         return "date"
@@ -163,10 +173,16 @@ def _kind_of(value: Any) -> str:
     return "number"
 
 
+@functools.lru_cache(maxsize=None)
+def _config_hash(arm: Arm) -> str:
+    """arm.config_hash(), once per arm (it hashes the arm's config and template texts; arms are frozen)."""
+    return arm.config_hash()
+
+
 def make_key(arm: Arm, seed: int, case, dataset, spec: RunSpec) -> str:
     from harness.run.store import record_key
     return record_key(model=spec.model, model_revision=spec.model_revision, server_profile=spec.server_profile,
-                      arm=arm.name, arm_config_hash=arm.config_hash(), seed=int(seed),
+                      arm=arm.name, arm_config_hash=_config_hash(arm), seed=int(seed),
                       dataset_sha256=dataset.sha256, case_id=case.case_id)
 
 
@@ -176,7 +192,9 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list, dataset, spec: RunSpec,
     from harness.run.store import ResultStore, results_path
 
     path = results_path(spec.out_dir, spec.model, arm.name, seed)
-    store = ResultStore(path)
+    # fsync batched: a killed harness loses nothing it wrote; a machine crash at most the last second,
+    # which a resumed run redoes (harness.store)
+    store = ResultStore(path, sync_every=STORE_SYNC_EVERY, sync_interval_s=STORE_SYNC_INTERVAL_S)
     other = sorted({r.get("arm_config_hash") for r in store.records if r.get("arm") == arm.name} - {arm.config_hash()})
     if other:
         raise ConfigMismatchError(
@@ -221,6 +239,7 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list, dataset, spec: RunSpec,
     finally:
         for t in tasks:
             t.cancel()
+        store.close()
     for rec in store.records:
         if rec["key"] in {k for _, k in todo}:
             summary.outcomes[rec["outcome"]] = summary.outcomes.get(rec["outcome"], 0) + 1

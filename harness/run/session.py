@@ -92,6 +92,9 @@ async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_rev
             client=client.describe() if client else None, server=server,
             executor=executor.describe() if executor is not None and hasattr(executor, "describe") else None,
         )
+        from harness.model.synthetic import is_synthetic_model
+        if is_synthetic_model(spec.model) or (server or {}).get("synthetic"):
+            manifest_fields["synthetic"] = True   # rehearsal-server output: never a model result
         write_run_manifest(out_dir, run_id, dataset, **manifest_fields)
         summaries = await run_arms(arms, dataset, seeds, spec, client=client, executor=executor, one_shot=one_shot,
                                    cases=cases, all_cases=all_cases)

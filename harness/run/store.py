@@ -1,8 +1,12 @@
 """Append-only per-case results store.
 
 One JSONL file per (model, arm, seed): `<out>/<model_slug>/<arm>/seed<seed>.jsonl`, one complete
-record per line (fields: docs/ARCHITECTURE.md). Every append is flushed and fsynced, so a crash loses
-at most the record being written. A torn last line (no trailing newline, or not valid JSON) is
+record per line (fields: docs/ARCHITECTURE.md). Every append is one `write` of the whole line to a file
+opened O_APPEND, so a killed process (SIGKILL, OOM) never loses a written record: the kernel holds it.
+fsync makes it durable against a machine crash: by default after every record (`sync_every=1`); the
+runner batches it (after `sync_every` records or `sync_interval_s` seconds, and on close), which loses at
+most the last unsynced records on a power cut, and those are simply redone on resume (their keys are
+absent). A torn last line (no trailing newline, or not valid JSON) is
 detected when the file is opened again, reported with a warning and cut off; complete records are
 never rewritten. A record's `key` hashes everything that determines its output, so resuming skips
 done keys and running the same command twice never duplicates a row.
@@ -13,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import time
 import warnings
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -93,7 +98,13 @@ class ResultStore:
     >>> if key not in store.done_keys: store.append(record)
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, sync_every: int = 1, sync_interval_s: float | None = None):
+        if sync_every < 1:
+            raise ValueError(f"sync_every must be >= 1, got {sync_every}")
+        self.sync_every, self.sync_interval_s = sync_every, sync_interval_s
+        self._fd: int | None = None
+        self._unsynced = 0
+        self._last_sync = time.monotonic()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.records: list[dict] = []
@@ -112,12 +123,23 @@ class ResultStore:
                     fh.flush()
                     os.fsync(fh.fileno())
                 self.dropped_torn_line = True
+        self._kinds: set | None = None
         self.done_keys: set[str] = {r["key"] for r in self.records}
         if len(self.done_keys) != len(self.records):
             raise StoreError(f"{self.path}: duplicate record keys found; the file was edited by hand")
 
     def __contains__(self, key: str) -> bool:
         return key in self.done_keys
+
+    def _refuse_mixing(self, record: dict) -> None:
+        """Real and synthetic (rehearsal) records never share a results file (harness.model.synthetic)."""
+        if self._kinds is None:
+            self._kinds = _kinds(self.records)
+        new = _kinds([record])
+        if new and self._kinds and new != self._kinds:
+            raise StoreError(f"refusing to append a {next(iter(new))} record to {self.path}, which holds "
+                             f"{next(iter(self._kinds))} records: rehearsal output is never mixed with real results")
+        self._kinds |= new
 
     def append(self, record: dict) -> bool:
         """Write one complete record durably. Returns False (and writes nothing) if its key is done."""
@@ -126,18 +148,54 @@ class ResultStore:
             raise StoreError(f"refusing to write a record without {', '.join(missing)} to {self.path}")
         if record["key"] in self.done_keys:
             return False
+        self._refuse_mixing(record)
         line = record_line(record)
         if "\n" in line[:-1]:
             raise StoreError("a record serialised to more than one line")  # json.dumps escapes newlines
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        data = line.encode("utf-8")
+        written = os.write(self._fd, data)
+        while written < len(data):          # a short write: finish the line (a crash here leaves a torn line)
+            written += os.write(self._fd, data[written:])
+        self._unsynced += 1
+        if self._unsynced >= self.sync_every or (self.sync_interval_s is not None and
+                                                 time.monotonic() - self._last_sync >= self.sync_interval_s):
+            self.sync()
         self.done_keys.add(record["key"])
         self.records.append(record)
         return True
+
+    def sync(self) -> None:
+        """fsync what was appended since the last sync."""
+        if self._fd is not None and self._unsynced:
+            os.fsync(self._fd)
+        self._unsynced = 0
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        """Sync and close the file (appending again reopens it)."""
+        if self._fd is not None:
+            self.sync()
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "ResultStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def _kinds(records: Iterable[dict]) -> set:
+    from harness.model.synthetic import record_kind
+    return {k for k in map(record_kind, records) if k is not None}
 
 
 def iter_result_files(results_root: str | os.PathLike) -> Iterator[Path]:

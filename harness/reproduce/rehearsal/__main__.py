@@ -1,0 +1,5 @@
+import sys
+
+from harness.reproduce.rehearsal.pipeline import main
+
+sys.exit(main())

@@ -1,0 +1,79 @@
+"""Compare two result directories by content: what the kill-and-resume check calls "identical".
+
+Per-case files cannot be byte-identical between an interrupted and an uninterrupted run: records are
+appended in completion order, and each carries wall-clock fields. The comparison therefore canonicalises
+every record (sorted keys, one line each, records sorted by `key`) after removing the fields that
+measure time or transport rather than results: VOLATILE_FIELDS of the record and EXECUTOR_VOLATILE of
+each executor result. Everything else (requests, replies, programs, executor outcomes and answers,
+scores, keys, counts) must match exactly. Tables are compared byte for byte. The content checksums
+(`content_checksums`) are sha256 of those canonical files plus the raw table files, so two directories
+are identical exactly when their content-checksum listings are byte-identical.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+VOLATILE_FIELDS = ("latency_ms", "started_at", "finished_at", "cached", "retries")
+EXECUTOR_VOLATILE = ("wall_ms", "cpu_ms")
+# Which clock stops a CPU-bound program (CPU_LIMIT or TIMEOUT_WALL) depends on the machine's load: the two
+# compare as one outcome, their messages (also where a repair turn quotes them) as one token, and the
+# prompt-token estimate of a record that holds such a repair turn is left out.
+CLOCK_OUTCOMES = ("CPU_LIMIT", "TIMEOUT_WALL")
+
+
+def _strip_executor(value):
+    if isinstance(value, list):
+        return [_strip_executor(v) for v in value]
+    if isinstance(value, dict):
+        out = {k: v for k, v in value.items() if k not in EXECUTOR_VOLATILE}
+        if out.get("outcome") in CLOCK_OUTCOMES:
+            out["outcome"], out["error"] = "CLOCK_LIMIT", "<clock limit>"
+        return out
+    return value
+
+
+def canonical_record(record: dict) -> str:
+    from harness.model.rehearsal_server import clock_neutral
+    rec = {k: v for k, v in record.items() if k not in VOLATILE_FIELDS}
+    if "executor" in rec:
+        rec["executor"] = _strip_executor(rec["executor"])
+    text = json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    neutral = clock_neutral(text)
+    if neutral != text:
+        rec = json.loads(neutral)
+        rec.get("tokens", {}).pop("prompt", None)
+        text = json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return text
+
+
+def canonical_file(path: Path) -> bytes:
+    """A results file as canonical lines sorted by record key."""
+    recs = [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    recs.sort(key=lambda r: r["key"])
+    return b"".join(canonical_record(r).encode("utf-8") + b"\n" for r in recs)
+
+
+def content_checksums(results_root: Path, tables_dir: Path | None = None) -> str:
+    """`<sha256>  <path>` lines: canonical content of every results file, raw bytes of every table file."""
+    lines = []
+    for path in sorted(results_root.glob("*/*/seed*.jsonl")):
+        lines.append(f"{hashlib.sha256(canonical_file(path)).hexdigest()}  results/{path.relative_to(results_root).as_posix()}")
+    if tables_dir is not None and tables_dir.is_dir():
+        for path in sorted(p for p in tables_dir.rglob("*") if p.is_file()):
+            lines.append(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  tables/{path.relative_to(tables_dir).as_posix()}")
+    return "\n".join(lines) + "\n"
+
+
+def compare(a_lines: str, b_lines: str) -> dict:
+    """Two content-checksum listings: identical, and the paths that differ or are on one side only."""
+    def parse(text):
+        return {p: d for d, p in (ln.split("  ", 1) for ln in text.splitlines() if ln.strip())}
+    a, b = parse(a_lines), parse(b_lines)
+    differing = sorted(p for p in a.keys() & b.keys() if a[p] != b[p])
+    only_a, only_b = sorted(a.keys() - b.keys()), sorted(b.keys() - a.keys())
+    return {"identical": a_lines == b_lines, "files": len(a), "differing": differing, "only_reference": only_a,
+            "only_resumed": only_b,
+            "results_files": sum(p.startswith("results/") for p in a),
+            "table_files": sum(p.startswith("tables/") for p in a)}

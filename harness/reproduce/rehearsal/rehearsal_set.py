@@ -1,0 +1,69 @@
+"""The rehearsal case set: N cases per calculator from the MedCalc-Bench dev rows, with fresh case ids.
+
+Rows are taken per calculator in file order; a calculator with fewer than N dev rows reuses its rows in
+the same order (row k of the set is dev row k mod n). Every set row gets a fresh Row Number 1..55N, so case
+ids (f"{calculator_id}-{row_number}") never collide with the dev file's; the manifest written next to
+the CSV lists, for every new row number, the dev row it copies and whether it is a reuse.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from harness.data.dataset import COLUMNS
+
+
+class RehearsalSetError(ValueError):
+    """The source file cannot give the requested set."""
+
+
+def build_rehearsal_set(source: str | os.PathLike, out_csv: str | os.PathLike, per_calculator: int) -> dict:
+    """Write the set CSV and `<out_csv>.manifest.json`; return the manifest."""
+    source, out_csv = Path(source), Path(out_csv)
+    if per_calculator < 1:
+        raise RehearsalSetError(f"per_calculator must be >= 1, got {per_calculator}")
+    with open(source, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise RehearsalSetError(f"{source}: not in the benchmark schema, missing column(s) {', '.join(missing)}")
+        rows = list(reader)
+    by_calc: dict[int, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_calc[int(row["Calculator ID"])].append(row)
+    out_rows, provenance = [], []
+    for calc_id in sorted(by_calc):
+        src = by_calc[calc_id]
+        for k in range(per_calculator):
+            row = dict(src[k % len(src)])
+            new_number = len(out_rows) + 1
+            provenance.append({"row_number": new_number, "calculator_id": calc_id,
+                               "source_row_number": int(row["Row Number"]), "reused": k >= len(src)})
+            row["Row Number"] = str(new_number)
+            out_rows.append(row)
+    out_csv.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_csv.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(COLUMNS), extrasaction="ignore")
+        w.writeheader()
+        w.writerows(out_rows)
+    os.replace(tmp, out_csv)
+    short = {c: len(v) for c, v in by_calc.items() if len(v) < per_calculator}
+    manifest = {
+        "kind": "rehearsal case set", "synthetic": True,
+        "note": ("built from MedCalc-Bench dev rows for pipeline rehearsals only; rows are copied unchanged "
+                 "except Row Number, which is fresh (so are the case ids); calculators with fewer dev rows "
+                 "than per_calculator reuse their rows"),
+        "source": str(source), "source_sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
+        "csv": out_csv.name, "csv_sha256": hashlib.sha256(out_csv.read_bytes()).hexdigest(),
+        "per_calculator": per_calculator, "calculators": len(by_calc), "n_cases": len(out_rows),
+        "reused_rows": sum(p["reused"] for p in provenance),
+        "calculators_with_reuse": {str(c): {"dev_rows": n, "reused": per_calculator - n} for c, n in sorted(short.items())},
+        "rows": provenance,
+    }
+    Path(str(out_csv) + ".manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return manifest

@@ -1,0 +1,253 @@
+"""The rehearsal server over real HTTP: routes, labels, determinism, every reply shape through the real
+solvers and executor, fault injection counts. It is a scripted fake; these tests check that it is a
+faithful one and that its output is always labelled synthetic."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+
+from harness.model.rehearsal_server import (AnswerKey, Faults, make_reply, program_reply, prompt_family,
+                                            reply_reply)
+from harness.model.synthetic import SYNTHETIC_FINGERPRINT, mixing_problem
+from tests.fixtures_rehearsal import running_rehearsal_server
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _body(model="rehearsal-alpha", content="Write a Python program that computes 2+2.", **extra):
+    return {"model": model, "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": content}],
+            "temperature": 0, "max_tokens": 256, **extra}
+
+
+def test_models_routes_and_errors(rehearsal_server):
+    base = rehearsal_server.base_url
+    with httpx.Client(timeout=10) as http:
+        ids = [m["id"] for m in http.get(f"{base}/models").json()["data"]]
+        assert ids == ["rehearsal-alpha", "rehearsal-beta"]
+        r = http.post(f"{base}/chat/completions", json=_body(model="Qwen/Qwen2.5-7B-Instruct"))
+        assert r.status_code == 404 and "not served here" in r.text
+        assert http.post(f"{base}/chat/completions", content=b"{not json").status_code == 400
+        assert http.post(f"{base}/chat/completions", json={"model": "rehearsal-alpha"}).status_code == 400
+        assert http.get(f"{base}/nothing").status_code == 404
+        ok = http.post(f"{base}/chat/completions", json=_body()).json()
+    assert ok["system_fingerprint"] == SYNTHETIC_FINGERPRINT and ok["model"] == "rehearsal-alpha"
+    assert ok["rehearsal"]["synthetic"] is True
+    assert ok["choices"][0]["finish_reason"] in {"stop", "length"}
+
+
+def test_non_rehearsal_model_ids_are_refused():
+    from harness.model.rehearsal_server import RehearsalServer
+    with pytest.raises(ValueError, match="must start with 'rehearsal-'"):
+        RehearsalServer(models=("qwen2.5-7b",))
+
+
+def test_replies_are_deterministic_per_seed_and_request(rehearsal_server):
+    bodies = [_body(content=f"Write a Python program number {i}.") for i in range(40)]
+    with httpx.Client(timeout=10) as http:
+        url = f"{rehearsal_server.base_url}/chat/completions"
+        first = [http.post(url, json=b).content for b in bodies]
+        again = [http.post(url, json=b).content for b in bodies]
+    assert first == again
+    with running_rehearsal_server(seed=8) as other, httpx.Client(timeout=10) as http:
+        url = f"{other.base_url}/chat/completions"
+        other_seed = [http.post(url, json=b).content for b in bodies]
+    assert other_seed != first          # the rehearsal seed changes the replies
+    key = AnswerKey(None)
+    assert [json.loads(c)["choices"][0]["message"]["content"] for c in first] == \
+        [make_reply(7, b, rehearsal_server.answer_key).text for b in bodies]
+    assert make_reply(7, bodies[0], key).family == "program"
+
+
+def test_keep_alive_serves_many_requests_on_one_connection(rehearsal_server):
+    with httpx.Client(timeout=10, limits=httpx.Limits(max_connections=1)) as http:
+        for i in range(200):
+            assert http.post(f"{rehearsal_server.base_url}/chat/completions",
+                             json=_body(content=f"q{i}")).status_code == 200
+    assert rehearsal_server.stats.completions == 200
+
+
+EXPECTED_PROGRAM = {"correct": "answered", "wrong": "answered", "raises": "raised_error",
+                    "static_policy": "sandbox_rejection", "sandbox_memory": "raised_error",
+                    "cpu_loop": "raised_error", "wrong_kind": "wrong_return_kind", "no_answer_var": "raised_error",
+                    "no_code": "no_program", "truncated": "raised_error"}
+EXPECTED_REPLY = {"final_correct": ("answered", True), "final_wrong": ("answered", False),
+                  "final_unreadable": ("unreadable_value", False), "json": ("answered", True),
+                  "boxed": ("answered", True), "truncated": ("unreadable_value", False),
+                  "no_final_line": ("unreadable_value", False)}
+EXPECTED_EXTRACT = {"extraction": "answered", "extraction_missing": "abstained", "no_json": "abstained",
+                    "truncated": "abstained"}
+EXPECTED_TREE = {"tree_correct": "answered", "tree_wrong": "answered", "tree_missing_var": "abstained",
+                 "tree_bad_op": "abstained", "no_json": "abstained", "truncated": "abstained"}
+
+
+def test_every_program_shape_reaches_its_executor_outcome():
+    """Each program shape's text through the kit's program extraction and the real executor (process
+    backend): the taxonomy outcome the solvers record."""
+    from executor.api import Executor
+    from executor.outcomes import taxonomy
+    from harness.model.rehearsal_server import Draw
+    from harness.arms.prompts import extract_program
+    with Executor(backend="process") as ex:
+        for shape, expected in EXPECTED_PROGRAM.items():
+            text, finish = program_reply(shape, 12.5, Draw("t", shape))
+            assert (finish == "length") == (shape == "truncated")
+            program = extract_program(text)
+            got = "no_program" if program is None else taxonomy(ex.run(program).to_dict()["outcome"])
+            assert got == expected, (shape, text)
+
+
+def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
+    """All arms on 44 bundled cases through the real client, solvers, process executor, scorer and store;
+    every record's outcome is the one its reply shapes (recomputed from the stored requests) imply."""
+    from executor.api import Executor
+    from harness.arms.registry import ARMS
+    from harness.model.client import ModelClient
+    from harness.data.dataset import load_dataset
+    from harness.run.runner import RunSpec, run_arms
+    from harness.run.store import load_records
+
+    ds = load_dataset("bundled-test")
+    cases = ds.cases[:44]
+    one_shot = load_dataset("one-shot").cases
+    spec = RunSpec(model="rehearsal-alpha", server_profile="vllm", out_dir=tmp_path, concurrency=16, progress=False)
+
+    async def go():
+        async with ModelClient(rehearsal_server.base_url, "rehearsal-alpha", profile="vllm", concurrency=16,
+                               cache_dir=tmp_path / "cache") as client:
+            with Executor(backend="process") as ex:
+                return await run_arms(list(ARMS.values()), ds, [42], spec, client=client, executor=ex,
+                                      one_shot=one_shot, cases=cases)
+
+    summaries = asyncio.run(go())
+    assert sum(s.infra_failed for s in summaries) == 0
+    records = load_records(tmp_path)
+    seen = Counter()
+    key = rehearsal_server.answer_key
+    for r in records:
+        if r["model"] == "library":
+            assert "synthetic" not in r
+            continue
+        assert r["synthetic"] is True and r["server_model"] == ("rehearsal-alpha" if r["request"] else None)
+        shapes = [make_reply(7, body, key).shape for body in r["request"]]
+        family = prompt_family(r["request"][0]["messages"]) if r["request"] else None
+        seen.update(f"{r['arm']}:{s}" for s in shapes)
+        arm = ARMS[r["arm"]]
+        if arm.solver == "program":
+            assert r["outcome"] == EXPECTED_PROGRAM[shapes[0]], (r["case_id"], shapes)
+            if shapes[0] == "correct":
+                assert r["correct"]
+            if shapes[0] == "wrong":
+                assert not r["correct"]
+            assert r["finish_reasons"] == (["length"] if shapes[0] == "truncated" else ["stop"])
+        elif arm.solver == "repair":
+            assert len(shapes) == (1 if shapes[0] == "correct" or shapes[0] == "wrong" else 2)
+            if len(shapes) == 2:
+                assert r["request"][1]["messages"][-1]["content"].startswith("Running your program")
+                assert prompt_family(r["request"][1]["messages"]) == "repair"
+            assert r["outcome"] == EXPECTED_PROGRAM[shapes[-1]]
+        elif arm.solver == "vote":
+            assert arm.samples <= len(shapes) <= arm.samples + arm.repair_cap
+            sampled = [b for b in r["request"] if b["temperature"] > 0]
+            assert len(sampled) == arm.samples and len({b["seed"] for b in sampled}) == arm.samples
+        elif arm.solver == "reply":
+            assert family == "reply"
+            assert (r["outcome"], r["correct"]) == EXPECTED_REPLY[shapes[0]], (r["case_id"], shapes[0], r["replies"])
+        elif arm.solver == "extract_library" and r["request"]:
+            assert family == "extract"
+            expected = EXPECTED_EXTRACT[shapes[0]]
+            assert r["outcome"] == expected or (shapes[0] == "extraction" and r["outcome"] == "abstained"
+                                                and "LibraryAbstain" in (r["reason"] or ""))
+        elif arm.solver == "tree" and r["request"]:
+            assert family == "formulate"
+            assert r["outcome"] == EXPECTED_TREE[shapes[0]], (r["case_id"], shapes[0], r["reason"])
+            if shapes[0] == "tree_correct":
+                assert r["correct"]
+    shapes_seen = {s.split(":")[1] for s in seen}
+    for needed in ("correct", "wrong", "raises", "static_policy", "no_code", "final_correct", "final_wrong",
+                   "final_unreadable", "json", "extraction", "tree_correct", "tree_missing_var"):
+        assert needed in shapes_seen, (needed, sorted(shapes_seen))
+    assert any(a.startswith("extract-lib-recalled") for a in seen)
+    assert any(r["finish_reasons"] and "length" in r["finish_reasons"] for r in records)
+    assert mixing_problem((p, 1, r) for p, r in enumerate(records)) is None
+
+
+def test_fault_injection_is_counted_and_retried(tmp_path):
+    """5xx, slow (past the client timeout) and dropped connections at high rates: every request still
+    completes through the real client's retries, and each injected fault cost exactly one extra attempt."""
+    from harness.model.client import ModelClient
+    log = tmp_path / "faults.jsonl"
+    faults = Faults(rate_5xx=0.15, rate_slow=0.05, rate_drop=0.15, slow_s=3.0)
+    with running_rehearsal_server(seed=1, faults=faults, fault_log=log) as server:
+        async def go():
+            async with ModelClient(server.base_url, "rehearsal-beta", profile="vllm", concurrency=32, timeout=1.0,
+                                   max_retries=8, backoff=0.01, backoff_cap=0.05) as client:
+                results = await asyncio.gather(*[
+                    client.chat([{"role": "user", "content": f"Write a Python program {i}"}], temperature=0,
+                                max_tokens=64) for i in range(300)])
+                return client.sent, results
+        sent, results = asyncio.run(go())
+        injected = server.stats.faults
+    assert len(results) == 300 and all(r.server_model == "rehearsal-beta" for r in results)
+    total = sum(injected.values())
+    assert injected["http_5xx"] > 10 and injected["drop"] > 10 and injected["slow"] > 2
+    assert sent - 300 == total == sum(r.retries for r in results)
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert Counter(x["fault"] for x in lines) == Counter({k: v for k, v in injected.items() if v})
+
+
+def test_fault_rates_are_validated():
+    with pytest.raises(ValueError, match="fault rate"):
+        Faults(rate_5xx=1.5).validate()
+
+
+def test_store_and_verify_refuse_mixing_real_and_synthetic(tmp_path):
+    from harness.run.store import ResultStore, StoreError
+    base = {"arm": "open-book", "seed": 42, "case_id": "2-1", "calculator_id": 2, "outcome": "answered",
+            "correct": True, "scorer": "paper"}
+    store = ResultStore(tmp_path / "f.jsonl")
+    assert store.append({**base, "key": "a", "model": "Qwen/Qwen2.5-7B-Instruct"})
+    with pytest.raises(StoreError, match="never mixed"):
+        store.append({**base, "key": "b", "model": "rehearsal-alpha", "synthetic": True})
+    assert store.append({**base, "key": "c", "model": "library"})      # model-free rows belong to neither
+    recs = [("x.jsonl", 1, {**base, "model": "Qwen/Qwen2.5-7B-Instruct"}),
+            ("y.jsonl", 3, {**base, "model": "rehearsal-beta", "synthetic": True})]
+    msg = mixing_problem(recs)
+    assert "x.jsonl:1" in msg and "y.jsonl:3" in msg
+
+
+def test_cli_entry_points_start_and_stop(tmp_path):
+    """`harness serve rehearsal` and `python -m harness.model.rehearsal_server` listen, answer, stop on SIGTERM."""
+    import socket
+    for argv in ([str(ROOT / ".venv/bin/harness"), "serve", "rehearsal"],
+                 [sys.executable, "-m", "harness.model.rehearsal_server"]):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        ready = tmp_path / f"ready-{port}.json"
+        proc = subprocess.Popen([*argv, "--port", str(port), "--seed", "3", "--model", "rehearsal-x",
+                                 "--ready-file", str(ready)], stdout=subprocess.PIPE, text=True)
+        try:
+            deadline = time.time() + 60
+            while not ready.exists():
+                assert proc.poll() is None and time.time() < deadline, "server did not become ready"
+                time.sleep(0.1)
+            info = json.loads(ready.read_text())
+            assert info["synthetic"] is True and info["models"] == ["rehearsal-x"]
+            ids = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=10).json()["data"]
+            assert [m["id"] for m in ids] == ["rehearsal-x"]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(20) == 0
+    bad = subprocess.run([sys.executable, "-m", "harness.model.rehearsal_server", "--fault-5xx", "2"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "fault rate" in bad.stderr

@@ -1,0 +1,39 @@
+"""The rehearsal case set from real dev rows: sizes, fresh ids, reuse recorded, schema errors named."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.data.dataset import load_dataset
+from harness.reproduce.rehearsal.rehearsal_set import RehearsalSetError, build_rehearsal_set
+
+
+def test_full_set_from_dev_rows(shared_data_dir, tmp_path):
+    dev = load_dataset(shared_data_dir / "test_dev_v1.0.csv")
+    out = tmp_path / "rehearsal-cases.csv"
+    m = build_rehearsal_set(shared_data_dir / "test_dev_v1.0.csv", out, 20)
+    ds = load_dataset(out)
+    assert len(ds.cases) == 1100 == m["n_cases"] and m["calculators"] == 55
+    counts = {}
+    for c in ds.cases:
+        counts[c.calculator_id] = counts.get(c.calculator_id, 0) + 1
+    assert set(counts.values()) == {20}
+    assert len({c.case_id for c in ds.cases}) == 1100                    # fresh ids, unique
+    dev_by_row = {c.row_number: c for c in dev.cases}
+    per_calc_dev = {}
+    for c in dev.cases:
+        per_calc_dev[c.calculator_id] = per_calc_dev.get(c.calculator_id, 0) + 1
+    assert m["reused_rows"] == sum(20 - n for n in per_calc_dev.values() if n < 20)
+    for row, case in zip(m["rows"], ds.cases):
+        src = dev_by_row[row["source_row_number"]]
+        assert (case.note, case.question, case.gold_answer) == (src.note, src.question, src.gold_answer)
+    on_disk = json.loads((tmp_path / "rehearsal-cases.csv.manifest.json").read_text())
+    assert on_disk["synthetic"] is True and "reuse" in on_disk["note"]
+
+
+def test_bad_source_is_named(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(RehearsalSetError, match="bad.csv.*missing column"):
+        build_rehearsal_set(bad, tmp_path / "o.csv", 2)

@@ -1,0 +1,77 @@
+"""`make rehearse SIZE=small` end to end (what CI runs): 110 cases x 2 rehearsal models x 19 arms x 2 seeds
+through the container executor, stats/tables/figures/report/checksums/verify, the kill-and-resume rerun
+and fault injection; the report's fields, and that a real result set refuses the synthetic records."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def small_rehearsal(tmp_path_factory, container_backend, shared_data_dir):
+    out = tmp_path_factory.mktemp("rehearsal")
+    bench = out / "pipeline.json"
+    proc = subprocess.run([sys.executable, "-m", "harness.reproduce.rehearsal", "--size", "small", "--out", str(out / "run"),
+                           "--bench", str(bench)], cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out / "run", json.loads(bench.read_text())
+
+
+def test_report_fields(small_rehearsal):
+    _, r = small_rehearsal
+    assert r["synthetic"] is True and r["size"] == "small"
+    run = r["run"]
+    for f in ("requests", "programs", "program_requests_per_s", "other_requests_per_s", "harness_cpu_s_per_request",
+              "harness_peak_rss_bytes", "result_bytes", "executor_programs_per_s"):
+        assert isinstance(run[f], (int, float)) and run[f] > 0, f
+    for s in ("run", "stats", "tables", "figures", "report", "verify"):
+        assert r["stages"][s]["wall_s"] > 0
+        assert r["stages"][s].get("returncode", 0) == 0, s
+    assert r["config"]["cases"] == 110 and r["config"]["expected_records"] == run["records"]
+    assert r["h100"]["plan_estimate_s"]["min_s"] > 0 and 0 < r["h100"]["pipeline_share_of_h100_time"]["of_max"]
+    assert len(r["machine"]["loadavg_start"]) == 3
+
+
+def test_nothing_lost_or_duplicated_and_faults_retried(small_rehearsal):
+    _, r = small_rehearsal
+    f = r["faults"]
+    assert f["lost"] == 0 and f["duplicated"] == 0 and f["unexpected"] == 0
+    assert f["injected"] > 0 and f["retried"] == f["injected"]
+
+
+def test_kill_and_resume_is_identical(small_rehearsal):
+    out, r = small_rehearsal
+    res = r["resume"]
+    assert res["harness_killed"] is True and res["server_kills"] == 1
+    assert res["identical"] is True, res["comparison"]
+    assert res["lost"] == 0 and res["duplicated"] == 0
+    assert (out / "content-checksums.txt").read_bytes() == (out / "resume-check" / "content-checksums.txt").read_bytes()
+    assert res["comparison"]["table_files"] > 10 and res["comparison"]["results_files"] > 70
+
+
+def test_rehearsal_output_is_labelled_and_never_mixes_with_real_results(small_rehearsal, tmp_path):
+    out, _ = small_rehearsal
+    manifests = [json.loads(p.read_text()) for p in (out / "results").glob("manifest-*.json")]
+    assert manifests and all(m.get("synthetic") is True for m in manifests)
+    first = json.loads((out / "results" / "rehearsal-alpha" / "blind" / "seed42.jsonl").read_text().splitlines()[0])
+    assert first["synthetic"] is True and first["server_model"] == "rehearsal-alpha"
+    mixed = tmp_path / "mixed"
+    shutil.copytree(out / "results", mixed, ignore=shutil.ignore_patterns("tables", "figures", "report", "stats"))
+    real = sorted((ROOT / "results").glob("*/*/*/seed*.jsonl"))
+    real = [p for p in real if p.parts[-3] != "library"]
+    assert real, "no committed real result file to mix in"
+    target = mixed / real[0].parts[-3] / real[0].parts[-2] / real[0].name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(real[0], target)
+    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "harness"), "verify", "--results", str(mixed), "--manifest",
+                           str(out.parent / "none.txt"), "--skip-tables"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 1 and "SYNTHETIC" in proc.stderr and "real and synthetic" in proc.stderr
