@@ -39,9 +39,13 @@ slurm:                                     ## one-node SLURM cluster on localhos
 executor-image: setup host                 ## offline executor image: mmdebstrap rootfs -> docker import
 	bash scripts/build-executor-image.sh
 
+# llama.cpp is built for AVX2 without AMX: some VMs advertise AMX but fault on `ldtilecfg` (a general-protection
+# fault in libggml-cpu on the first chat request). --no-cache-dir so a wheel built earlier with other flags is
+# never reused.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 .venv-server/.locked: requirements-demo.lock
 	$(PYTHON) -m venv .venv-server
-	.venv-server/bin/pip install --quiet --require-hashes -r requirements-demo.lock
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" .venv-server/bin/pip install --quiet --no-cache-dir --require-hashes -r requirements-demo.lock
 	touch $@
 
 server-venv: .venv-server/.locked          ## llama-cpp-python[server] (builds from source, ~3 min)
