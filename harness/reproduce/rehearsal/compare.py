@@ -60,6 +60,15 @@ def canonical_file(path: Path) -> bytes:
 LEDGER_TABLES = ("s14.", "s14b.")
 
 
+def ledger_free(name: str, data: bytes) -> bytes | None:
+    """A table file as compared: None for the ledger tables, index.md without its s14 lines, else unchanged."""
+    if name.startswith(LEDGER_TABLES):
+        return None
+    if name == "index.md":
+        return b"".join(line for line in data.splitlines(keepends=True) if b"s14" not in line)
+    return data
+
+
 def content_checksums(results_root: Path, tables_dir: Path | None = None) -> str:
     """`<sha256>  <path>` lines: canonical content of every results file, raw bytes of every table file."""
     lines = []
@@ -67,11 +76,9 @@ def content_checksums(results_root: Path, tables_dir: Path | None = None) -> str
         lines.append(f"{hashlib.sha256(canonical_file(path)).hexdigest()}  results/{path.relative_to(results_root).as_posix()}")
     if tables_dir is not None and tables_dir.is_dir():
         for path in sorted(p for p in tables_dir.rglob("*") if p.is_file()):
-            if path.name.startswith(LEDGER_TABLES):
+            data = ledger_free(path.name, path.read_bytes())
+            if data is None:
                 continue
-            data = path.read_bytes()
-            if path.name == "index.md":
-                data = b"".join(l for l in data.splitlines(keepends=True) if b"s14" not in l)
             lines.append(f"{hashlib.sha256(data).hexdigest()}  tables/{path.relative_to(tables_dir).as_posix()}")
     return "\n".join(lines) + "\n"
 
