@@ -38,8 +38,11 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 
-from harness.core.canonical_json import canonical_json
 from harness.arms import prompts
+from harness.arms.solvers import Solver, calculator_for, get_solver, library_variables
+from harness.core.canonical_json import canonical_json
+from harness.formulas import CATALOGUE
+from harness.formulas.versions import version_of, version_text
 
 COT_TOKENS = 1024
 
@@ -64,7 +67,7 @@ class Display:
 class Arm:
     name: str
     title: str                     # the paper's name
-    solver: str                    # key of harness.arms.solvers.SOLVERS
+    solver: str                    # name of a solver kind in harness.arms.solvers.SOLVERS (Arm.solver_kind)
     prompt: str | None             # prompt family: note_only | page | program | blind | formulate | None
     temperature: float = 0.0
     max_tokens: int | None = None
@@ -90,6 +93,14 @@ class Arm:
     router_library: str = ""                             # router: "gold" (Gold-Solve) or "extract" (Extract-Solve)
     formula_versions: tuple[tuple[int, str], ...] = ()   # non-benchmark formula versions, (calculator id, version)
 
+    def __post_init__(self) -> None:
+        get_solver(self.solver)  # an unknown solver name fails here, naming the known ones
+
+    @property
+    def solver_kind(self) -> Solver:
+        """The arm's solver object (harness.arms.solvers): how it solves, its request bounds, its rescoring."""
+        return get_solver(self.solver)
+
     def config(self) -> dict:
         cfg = dataclasses.asdict(self)
         del cfg["display"]  # presentation only: stored configs and config hashes stay what they were
@@ -104,11 +115,10 @@ class Arm:
     @property
     def uses_formulas(self) -> bool:
         """Whether the arm supplies formula text or calls the library (so a formula version applies)."""
-        return self.formula or self.solver in FORMULA_SOLVERS
+        return self.formula or self.solver_kind.uses_library
 
     def version_for(self, calculator_id: int) -> str | None:
         """The formula version in force for a calculator (None: an unversioned calculator)."""
-        from harness.formulas.versions import version_of
         return version_of(calculator_id, dict(self.formula_versions))
 
     def config_hash(self) -> str:
@@ -135,52 +145,33 @@ class Arm:
         if self.prompt == "formulate":
             return prompts.build_formulate(case, note_words=self.note_words)
         if self.prompt == "extract":
-            from harness.arms.solvers import _library, library_variables
-            calc = _library().get(case.calculator_id)
+            calc = calculator_for(self, case.calculator_id)
             if calc is None:
                 return []
-            if self.formula_versions:
-                from harness.library.versions import versioned_calculator
-                calc, _ = versioned_calculator(case.calculator_id, self.version_for(case.calculator_id))
             return prompts.build_extract(case, library_variables(calc), note_words=self.note_words)
         raise ValueError(f"arm {self.name} builds no prompt")
 
     def formula_text(self, calculator_id: int) -> str:
         """The formula text this arm shows for a calculator: the chosen version's, else the catalogue's."""
         if self.formula_versions:
-            from harness.formulas.versions import version_text
             text = version_text(calculator_id, dict(self.formula_versions).get(int(calculator_id)))
             if text is not None:
                 return text
         return formula_text(calculator_id)
 
 
-# The solvers that call the library (a formula version applies to them), and the new Arm fields left out
-# of config() at their defaults.
-FORMULA_SOLVERS = frozenset({"gold_library", "extract_library", "router"})
+# The new Arm fields left out of config() at their defaults.
 OMITTED_WHEN_DEFAULT = {"agree_min": 0, "router_library": "", "formula_versions": ()}
 
 
 def with_options(arm: Arm, *, formula_versions: dict[int, str] | None = None, k: int | None = None,
                  m: int | None = None, temperature: float | None = None) -> Arm:
     """The arm with formula versions (arms that use formulas only) and, for the router arms, k, m and the
-    sampling temperature replaced. Raises ValueError naming the problem."""
-    from harness.arms.solvers.router import check_k_m
-
+    sampling temperature replaced (`Solver.option_changes`). Raises ValueError naming the problem."""
     changes: dict = {}
     if formula_versions and arm.uses_formulas:
         changes["formula_versions"] = tuple(sorted((int(c), str(v)) for c, v in formula_versions.items()))
-    if arm.solver == "router":
-        k2 = arm.samples if k is None else int(k)
-        m2 = arm.agree_min if m is None else int(m)
-        check_k_m(k2, m2)
-        changes.update(samples=k2, agree_min=m2)
-        if temperature is not None:
-            if not temperature > 0:
-                raise ValueError(f"router temperature must be above 0 (sampled programs), got {temperature}")
-            changes["temperature"] = float(temperature)
-    elif k is not None or m is not None or temperature is not None:
-        raise ValueError(f"--router-k/--router-m/--router-temperature apply to the router arms only, not {arm.name}")
+    changes.update(arm.solver_kind.option_changes(arm, k=k, m=m, temperature=temperature))
     return dataclasses.replace(arm, **changes) if changes else arm
 
 
@@ -199,14 +190,10 @@ def choose_example(arm: Arm, seed: int, case, one_shot: list) -> prompts.Example
 def formula_text(calculator_id: int) -> str:
     """The catalogue's formula text for a calculator (harness.formulas.CATALOGUE)."""
     try:
-        from harness.formulas import CATALOGUE
-    except ImportError as exc:
-        raise RuntimeError(f"the formula catalogue (harness.formulas.CATALOGUE) is not available: {exc}") from None
-    try:
         entry = CATALOGUE[int(calculator_id)]
     except KeyError:
         raise KeyError(f"no formula text in the catalogue for calculator {calculator_id}") from None
-    return entry.text if hasattr(entry, "text") else str(entry)
+    return entry.text
 
 
 NOTE_ONLY_T = ("answer_format", "note_only", "variables_section")

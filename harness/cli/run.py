@@ -144,14 +144,14 @@ def apply_arm_options(arms, formula_versions=(), k=None, m=None, temperature=Non
             raise click.BadParameter(f"none of the arms {', '.join(a.name for a in arms)} supplies formula text "
                                      "or calls the library", param_hint="--formula-version")
         click.echo(f"formula versions {chosen} apply to: {', '.join(using)}", err=True)
-    routers = [a for a in arms if a.solver == "router"]
+    routers = [a for a in arms if a.solver_kind.agreement_options]
     if (k is not None or m is not None or temperature is not None) and not routers:
         raise click.BadParameter("no router arm selected (routed-gold, routed-blind)", param_hint="--router-k/-m")
     out = []
     for a in arms:
         try:
             out.append(with_options(a, formula_versions=chosen,
-                                    **({"k": k, "m": m, "temperature": temperature} if a.solver == "router" else {})))
+                                    **({"k": k, "m": m, "temperature": temperature} if a.solver_kind.agreement_options else {})))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--router-k/--router-m/--router-temperature") from None
     return out

@@ -47,10 +47,6 @@ DEFAULT_OUT = ROOT / "results" / "reproduce"
 CHARS_PER_TOKEN = 4.0     # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
 WORDS_TO_TOKENS = 1.35    # fallback: note words to tokens
 
-# Completion tokens per request assumed when no measured results exist (a stated assumption: typical
-# reply lengths of instruction models on these prompts; always capped at the arm's output-token cap).
-COMPLETION_ASSUMPTION = {"reply": 350, "program": 300, "repair": 300, "vote": 300, "extract_library": 120,
-                         "recalled": 350, "tree": 250}
 # The CPU server (llama-cpp-python, Qwen2.5-Coder-0.5B GGUF, 2 cores): measured order of magnitude,
 # one request at a time.
 CPU_THROUGHPUT = {"prefill_tokens_per_s": 50, "decode_tokens_per_s": 15, "startup_s": 10,
@@ -202,31 +198,8 @@ def launcher_preflight(cfg: ReproduceConfig):
 
 
 def requests_per_case(arm: Arm, case) -> tuple[int, int]:
-    """(min, max) chat requests one case costs under an arm, from the arm's definition and the case.
-
-    No model: 0. Extract-Solve: 1 inside the library's calculators, else it abstains without a call.
-    Formulate-Solve: date and gestational-age cases abstain before any call. Recalled: `samples`,
-    plus one extraction when the samples disagree on a library calculator. Otherwise `samples`
-    programs/replies plus at most `repair_cap` repair turns (capped at one per sample)."""
-    if not arm.needs_model:
-        return 0, 0
-    from harness.library import LIBRARY
-    from harness.arms.solvers import DATE_OUTPUT_TYPES
-    in_library = case.calculator_id in LIBRARY
-    if arm.solver == "extract_library":
-        return (1, 1) if in_library else (0, 0)
-    if arm.solver == "tree":
-        return (0, 0) if case.output_type in DATE_OUTPUT_TYPES else (1, 1)
-    n = max(1, arm.samples)
-    if arm.solver == "recalled":
-        return n, n + (1 if in_library else 0)
-    if arm.solver == "router":
-        # library calculators: Gold-Solve needs no call, Extract-Solve one; either may fall through to n programs
-        if not in_library:
-            return n, n
-        return (0, n) if arm.router_library == "gold" else (1, 1 + n)
-    extra = min(arm.repair_cap, n) if arm.repair else 0
-    return n, n + extra
+    """(min, max) chat requests one case costs under an arm: its solver's `request_bounds`."""
+    return arm.solver_kind.request_bounds(arm, case)
 
 
 @dataclass
@@ -304,9 +277,7 @@ def measured_token_means(results_root: Path = ROOT / "results") -> dict[str, dic
 def estimated_token_means(arm: Arm, cases: list) -> dict:
     """Mean prompt tokens per request from the arm's real prompts on `cases` (characters / 4), or
     from note lengths when the prompts cannot be built; completion tokens from the stated assumption."""
-    completion = min(COMPLETION_ASSUMPTION.get(arm.solver, 300), arm.max_tokens or 10 ** 9)
-    if arm.solver in ("extract_library",):
-        completion = min(completion, arm.extract_max_tokens)
+    completion = arm.solver_kind.completion_tokens(arm)
     sizes, source = [], "prompts built on the cases, 4 characters per token"
     try:
         from harness.data.dataset import load_dataset

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.arms.registry import Arm
-from harness.arms.solvers import SOLVERS, Context, InfraError, Solution
+from harness.arms.solvers import Context, InfraError, Solution
 
 NO_MODEL = "library"  # model field of rows written without a model (Gold-Solve library)
 STORE_SYNC_EVERY = 256        # records between fsyncs of a results file ...
@@ -206,7 +206,7 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list, dataset, spec: RunSpec,
     summary = ArmSeedSummary(arm.name, seed, str(path), total=len(todo))
     pending = [(c, k) for c, k in todo if k not in store.done_keys]
     summary.skipped = len(todo) - len(pending)
-    solver = SOLVERS[arm.solver]
+    solver = arm.solver_kind
     task_id = progress.add_task(f"{arm.name} seed {seed}", total=len(todo), completed=summary.skipped) \
         if progress is not None else None
     started_run = time.perf_counter()
@@ -219,7 +219,7 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list, dataset, spec: RunSpec,
             started = _now()
             first = arm.build(ctx) if arm.prompt else []
             try:
-                sol = await solver(ctx)
+                sol = await solver.solve(ctx)
             except InfraError as exc:
                 return case, key, None, ctx, started, first, exc
             return case, key, sol, ctx, started, first, None

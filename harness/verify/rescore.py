@@ -1,9 +1,9 @@
 """Rescore stored records from what they hold (the reply text, or the value a solver returned) and
 compare with the stored score. Used by `harness score` and `harness verify`.
 
-A reply-scored arm (its solver answers in text) is rescored from its last reply with `score_reply`;
-every other record from its stored answer and kind with `score_value`; a record with neither scores
-wrong. Cases come from the record's dataset, which must still have the sha256 the record names.
+Each record is rescored by its arm's solver (`harness.arms.solvers.base.Solver.rescore`): a reply-scored
+solver from the last reply with `score_reply`, every other from the stored answer and kind with `score_value`;
+a record with neither scores wrong. Cases come from the record's dataset, which must still have the sha256 the record names.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.arms.registry import ARMS
+from harness.arms.solvers import rescore_value
 from harness.data.dataset import DatasetError, load_dataset
-from harness.scoring.scorers import score_reply, score_value
 from harness.run.store import iter_located_records
 
 
@@ -31,11 +31,6 @@ class Rescored:
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
-
-
-def reply_scored(record: dict) -> bool:
-    arm = ARMS.get(record["arm"])
-    return arm is not None and arm.solver == "reply" and bool(record.get("replies"))
 
 
 class CaseIndex:
@@ -69,11 +64,12 @@ class CaseIndex:
 
 
 def rescore_record(record: dict, case, scorer: str) -> bool:
-    if reply_scored(record):
-        return bool(score_reply(record["replies"][-1], case, scorer).correct)
-    if record.get("answer") is not None:
-        return bool(score_value(record["answer"], record["answer_kind"], case, scorer).correct)
-    return False
+    """The record's verdict under `scorer`, as its arm's solver scores it (`Solver.rescore`); a record of an arm
+    no longer registered is value-scored."""
+    arm = ARMS.get(record["arm"])
+    if arm is None:
+        return rescore_value(record, case, scorer)
+    return arm.solver_kind.rescore(record, case, scorer)
 
 
 def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,

@@ -133,6 +133,7 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     records = load_records(tmp_path)
     seen = Counter()
     key = rehearsal_server.answer_key
+    by_id = ds.by_case_id()
     for r in records:
         if r["model"] == "library":
             assert "synthetic" not in r
@@ -142,6 +143,8 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
         family = prompt_family(r["request"][0]["messages"]) if r["request"] else None
         seen.update(f"{r['arm']}:{s}" for s in shapes)
         arm = ARMS[r["arm"]]
+        lo, hi = arm.solver_kind.request_bounds(arm, by_id[r["case_id"]])   # what the reproduce plan counts
+        assert lo <= len(r["request"]) <= hi, (r["arm"], r["case_id"], len(r["request"]), (lo, hi))
         if arm.solver == "program":
             assert r["outcome"] == EXPECTED_PROGRAM[shapes[0]], (r["case_id"], shapes)
             if shapes[0] == "correct":

@@ -22,8 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.arms.solvers import (ABSTAINED, ANSWERED, Context, Solution, _answer_of, _extract_and_compute,
-                                  _program_attempt, to_json_value)
+from harness.arms.solvers.base import (ABSTAINED, ANSWERED, ArmSettings, Context, Solution, Solver, answer_of,
+                                       samples_of, to_json_value)
+from harness.arms.solvers.library import extract_and_compute
+from harness.arms.solvers.program import program_attempt
+from harness.data.dataset import Case
+from harness.library import LIBRARY, LibraryAbstain, convention_for_dataset
+from harness.library.versions import versioned_calculator
 
 
 DECIMAL_TOLERANCE = 0.05   # the benchmark's own interval for decimal outputs: gold +-5%
@@ -113,8 +118,6 @@ def check_k_m(k: int, m: int) -> None:
 
 async def _router_library(ctx: Context) -> tuple[Solution | None, dict]:
     """The library step: (an answering Solution or None to fall through, its provenance)."""
-    from harness.library import LibraryAbstain, convention_for_dataset
-    from harness.library.versions import versioned_calculator
     cid = ctx.case.calculator_id
     try:
         calc, prov = versioned_calculator(cid, ctx.arm.version_for(cid))
@@ -128,18 +131,18 @@ async def _router_library(ctx: Context) -> tuple[Solution | None, dict]:
         except (LibraryAbstain, ValueError) as exc:
             return None, {**info, "answered": False, "reason": str(exc)}
         return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind), {**info, "answered": True}
-    sol = await _extract_and_compute(ctx, calc)
+    sol = await extract_and_compute(ctx, calc)
     info["extraction"] = sol.detail.get("extraction")
     if sol.outcome != ANSWERED:
         return None, {**info, "answered": False, "reason": sol.reason}
     return sol, {**info, "answered": True}
 
 
-async def solve_router(ctx: Context) -> Solution:
+async def _solve_router(ctx: Context) -> Solution:
     """Routed arms: the library where it implements the calculator (Gold-Solve or Extract-Solve; an
     abstaining library falls through), else `arm.samples` programs at the arm's temperature run by the
     executor and the value at least `arm.agree_min` of them agree on, else abstain with the reason.
-    `detail["router"]` holds the route and its provenance (harness.routing, docs: README)."""
+    `detail["router"]` holds the route and its provenance (docs: README)."""
     arm, k, m = ctx.arm, ctx.arm.samples, ctx.arm.agree_min
     check_k_m(k, m)
     router = {"k": k, "m": m, "temperature": arm.temperature, "library_mode": arm.router_library,
@@ -153,11 +156,11 @@ async def solve_router(ctx: Context) -> Solution:
     messages = arm.build(ctx)
     programs, results, samples, values = [], [], [], []
     for i in range(k):
-        _reply, program, result, outcome = await _program_attempt(ctx, messages, temperature=arm.temperature,
+        _reply, program, result, outcome = await program_attempt(ctx, messages, temperature=arm.temperature,
                                                                   sample_index=i)
         programs.append(program)
         results.append(result)
-        answer, kind = _answer_of(result) if outcome == ANSWERED else (None, None)
+        answer, kind = answer_of(result) if outcome == ANSWERED else (None, None)
         samples.append({"index": i, "outcome": outcome, "answer": answer, "kind": kind})
         if outcome == ANSWERED and answer is not None:
             values.append((i, answer, kind))
@@ -172,6 +175,40 @@ async def solve_router(ctx: Context) -> Solution:
                     executor=results, detail={"router": router})
 
 
+class RouterSolver(Solver):
+    """Routed arms (module docstring): library, else m of k programs, else abstain."""
+
+    name = "router"
+    uses_library = True
+    agreement_options = True
+
+    async def solve(self, ctx: Context) -> Solution:
+        return await _solve_router(ctx)
+
+    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+        """Library calculators: Gold-Solve needs no call, Extract-Solve one; either may fall through to the
+        k programs. Other calculators: k programs."""
+        if not arm.needs_model:
+            return 0, 0
+        n = samples_of(arm)
+        if case.calculator_id not in LIBRARY:
+            return n, n
+        return (0, n) if arm.router_library == "gold" else (1, 1 + n)
+
+    def option_changes(self, arm: ArmSettings, *, k: int | None = None, m: int | None = None,
+                       temperature: float | None = None) -> dict:
+        """k, m and the sampling temperature replaced (ValueError naming the problem)."""
+        k2 = arm.samples if k is None else int(k)
+        m2 = arm.agree_min if m is None else int(m)
+        check_k_m(k2, m2)
+        changes: dict = {"samples": k2, "agree_min": m2}
+        if temperature is not None:
+            if not temperature > 0:
+                raise ValueError(f"router temperature must be above 0 (sampled programs), got {temperature}")
+            changes["temperature"] = float(temperature)
+        return changes
+
+
 __all__ = ["DECIMAL_TOLERANCE", "DEFAULT_K", "DEFAULT_M", "DEFAULT_TEMPERATURE", "ROUTE_LIBRARY", "ROUTE_PROGRAMS",
            "ROUTE_ABSTAIN", "agrees", "Cluster", "agreement_clusters", "Decision", "decide_programs", "check_k_m",
-           "solve_router"]
+           "RouterSolver"]

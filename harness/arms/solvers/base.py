@@ -1,0 +1,255 @@
+"""The solver protocol: one `Solver` object per solver kind, and what every solver shares.
+
+A solver kind (in the spirit of inspect_ai's Solver) says, in one place, everything the harness needs to know
+about it:
+
+    name                      the `solver` string an arm names (stays in the arm's config and its hash)
+    async solve(ctx)          one (arm, seed, case) -> Solution; it never scores
+    request_bounds(arm, case) (min, max) chat requests the case costs (the reproduce plan, shard sizes)
+    completion_tokens(arm)    completion tokens per request assumed when no measured results exist
+    scoring                   Scoring.REPLY (the last reply's text is scored) or Scoring.VALUE (the value
+                              the solver returned is scored); `rescore(record, case, scorer)` follows it
+    uses_library              whether a formula version applies (the solver calls the library)
+    agreement_options         whether --router-k/-m/-temperature apply (`option_changes`)
+
+The objects are registered by name in `harness.arms.solvers.SOLVERS`; an `Arm` reaches its solver through
+`Arm.solver_kind`. No code outside the solver modules switches on a solver name.
+
+Outcomes: harness.core.outcomes.RowOutcome. Reply-scored solvers leave `Solution.outcome` None: the runner
+sets answered / unreadable_value from the paper parser. An executor INFRA_ERROR (after the executor's own
+retries) raises InfraError: the case is not recorded, so a resumed run retries it.
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import enum
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from executor.api import ExecResult
+from executor.outcomes import taxonomy
+from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
+from harness.data.dataset import Case, Dataset
+from harness.model.client import ChatResult, derive_seed
+from harness.scoring.scorers import score_reply, score_value
+
+ANSWERED, ABSTAINED, NO_PROGRAM = RowOutcome.ANSWERED.value, RowOutcome.ABSTAINED.value, RowOutcome.NO_PROGRAM.value
+UNREADABLE_VALUE = RowOutcome.UNREADABLE_VALUE.value
+TAXONOMY = ROW_OUTCOMES
+
+DEFAULT_COMPLETION_TOKENS = 300  # a program's typical length; the reply and extraction solvers state their own
+
+
+class InfraError(RuntimeError):
+    """The executor failed as infrastructure (not the program): retry the case later, never score it."""
+
+
+class ChatClient(Protocol):
+    """What a solver needs of the model client (harness.model.client.ModelClient, or a test's client)."""
+
+    async def chat(self, messages: list[dict], *, temperature: float, max_tokens: int, sample_index: int = 0,
+                   seed: int | None = None, run_seed: int | None = None) -> ChatResult: ...
+
+
+class ProgramExecutor(Protocol):
+    """What a solver needs of the executor (executor.api.Executor): run one program, never raise for its faults."""
+
+    def run(self, source: str) -> ExecResult: ...
+
+
+class ArmSettings(Protocol):
+    """The arm fields solvers read (harness.arms.registry.Arm provides them; the registry imports the solvers,
+    so the solvers name the fields they use instead of importing the Arm class)."""
+
+    name: str
+    solver: str
+    temperature: float
+    max_tokens: int | None
+    samples: int
+    note_words: int | None
+    repair: bool
+    repair_cap: int
+    repair_temperature: float
+    extract_max_tokens: int
+    needs_model: bool
+    agree_min: int
+    router_library: str
+    formula_versions: tuple[tuple[int, str], ...]
+
+    def build(self, ctx: Context) -> list[dict]: ...
+
+    def version_for(self, calculator_id: int) -> str | None: ...
+
+
+@dataclass
+class Solution:
+    outcome: str | None = None                        # a RowOutcome value; None: decided by the scorer (reply-scored)
+    text: str | None = None                           # the reply to score with score_reply, for reply-scored solvers
+    answer: Any = None                                # JSON value: number, "YYYY-MM-DD", [weeks, days]
+    answer_kind: str | None = None                    # "number" | "date" | "weeks_days"
+    program: str | list[str | None] | None = None     # a list for multi-program arms
+    executor: dict | list[dict | None] | None = None  # ExecResult dict, or a list
+    reason: str | None = None                         # why it abstained / failed, for reading
+    detail: dict = field(default_factory=dict)
+
+
+@dataclass
+class Context:
+    """Everything a solver may use for one (arm, seed, case)."""
+
+    case: Case
+    arm: ArmSettings
+    seed: int
+    client: ChatClient | None = None
+    executor: ProgramExecutor | None = None
+    one_shot: list[Case] = field(default_factory=list)
+    dataset: Dataset | None = None
+    chats: list[ChatResult] = field(default_factory=list)
+
+    async def chat(self, messages: list[dict], *, temperature: float, max_tokens: int | None,
+                   sample_index: int = 0) -> ChatResult:
+        if self.client is None:
+            raise RuntimeError(f"arm {self.arm.name} needs a model: give --base-url/--model")
+        seed = derive_seed(self.seed, self.case.case_id, self.arm.name, sample_index) if temperature > 0 else None
+        result = await self.client.chat(messages, temperature=temperature, max_tokens=max_tokens,
+                                        sample_index=sample_index, seed=seed, run_seed=self.seed)
+        self.chats.append(result)
+        return result
+
+    async def execute(self, program: str) -> dict:
+        if self.executor is None:
+            raise RuntimeError(f"arm {self.arm.name} needs the executor")
+        result: ExecResult = await asyncio.to_thread(self.executor.run, program)
+        d = result.to_dict()
+        if str(d.get("outcome")) == "INFRA_ERROR":
+            raise InfraError(f"executor infrastructure failure on case {self.case.case_id}: {d.get('error')}")
+        return d
+
+
+class Scoring(enum.StrEnum):
+    """How a solver's rows are scored, at run time and when `harness score`/`verify` rescore them."""
+
+    REPLY = "reply"   # the last reply's text, with score_reply
+    VALUE = "value"   # the stored answer and kind, with score_value
+
+
+def rescore_value(record: dict, case: Case, scorer: str) -> bool:
+    """A value-scored record's verdict: its stored answer and kind under `scorer`; no answer scores wrong."""
+    if record.get("answer") is not None:
+        return bool(score_value(record["answer"], record["answer_kind"], case, scorer).correct)
+    return False
+
+
+class Solver(ABC):
+    """One solver kind (module docstring). Subclasses set `name` and implement `solve` and `request_bounds`."""
+
+    name: ClassVar[str]
+    scoring: ClassVar[Scoring] = Scoring.VALUE
+    completion_assumption: ClassVar[int] = DEFAULT_COMPLETION_TOKENS
+    uses_library: ClassVar[bool] = False
+    agreement_options: ClassVar[bool] = False
+
+    @abstractmethod
+    async def solve(self, ctx: Context) -> Solution:
+        """Solve one case; never score (the runner scores with every scorer)."""
+
+    @abstractmethod
+    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+        """(min, max) chat requests one case costs under `arm`, from the arm's definition and the case."""
+
+    def completion_tokens(self, arm: ArmSettings) -> int:
+        """Completion tokens per request assumed for the plan when no measured results exist (a stated
+        assumption: typical reply lengths of instruction models on these prompts), capped at the arm's cap."""
+        return min(self.completion_assumption, arm.max_tokens or 10 ** 9)
+
+    def rescore(self, record: dict, case: Case, scorer: str) -> bool:
+        """A stored record's verdict under `scorer`, from what the record holds (the reply or the value)."""
+        if self.scoring is Scoring.REPLY and record.get("replies"):
+            return bool(score_reply(record["replies"][-1], case, scorer).correct)
+        return rescore_value(record, case, scorer)
+
+    def option_changes(self, arm: ArmSettings, *, k: int | None = None, m: int | None = None,
+                       temperature: float | None = None) -> dict:
+        """The Arm fields --router-k/--router-m/--router-temperature change; ValueError for a solver they do not
+        apply to (all but the router)."""
+        if k is not None or m is not None or temperature is not None:
+            raise ValueError(f"--router-k/--router-m/--router-temperature apply to the router arms only, not "
+                             f"{arm.name}")
+        return {}
+
+    def __repr__(self) -> str:
+        return f"<solver {self.name}>"
+
+
+def samples_of(arm: ArmSettings) -> int:
+    return max(1, arm.samples)
+
+
+# --- values ------------------------------------------------------------------------------------------
+
+def to_json_value(value: Any) -> tuple[Any, str]:
+    """A Python answer (number, date, (weeks, days)) as (JSON value, kind); ValueError otherwise."""
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not an answer")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(float(value)):
+            raise ValueError(f"non-finite number {value!r}")
+        return value, "number"
+    if isinstance(value, _dt.datetime):
+        return value.date().isoformat(), "date"
+    if isinstance(value, _dt.date):
+        return value.isoformat(), "date"
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
+                                                                     for v in value):
+        return [value[0], value[1]], "weeks_days"
+    raise ValueError(f"not an answer value: {value!r}")
+
+
+def vote_key(answer: Any) -> str:
+    """Equality used by votes: numbers compared at 10 significant digits; other values exactly."""
+    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
+        return f"n:{float(answer):.10g}"
+    return f"v:{answer!r}"
+
+
+def majority(values: list[Any]) -> tuple[Any, int] | None:
+    """The most frequent value (by vote_key), ties to the one seen first; None for an empty list."""
+    if not values:
+        return None
+    counts: dict[str, int] = {}
+    first: dict[str, Any] = {}
+    for v in values:
+        k = vote_key(v)
+        counts[k] = counts.get(k, 0) + 1
+        first.setdefault(k, v)
+    best = max(counts, key=lambda k: (counts[k], -list(first).index(k)))
+    return first[best], counts[best]
+
+
+def exec_outcome(result: dict) -> str:
+    """The row outcome of an executor result (executor.outcomes.taxonomy)."""
+    return taxonomy(result["outcome"])
+
+
+def answer_of(result: dict | None) -> tuple[Any, str | None]:
+    return (result.get("answer"), result.get("kind")) if result else (None, None)
+
+
+def jsonable(v: Any) -> Any:
+    if v is None:
+        return None
+    try:
+        return to_json_value(v)[0]
+    except ValueError:
+        return repr(v)
+
+
+def value_solution(value: Any, detail: dict) -> Solution:
+    try:
+        answer, kind = to_json_value(value)
+    except ValueError as exc:
+        return Solution(outcome=UNREADABLE_VALUE, reason=str(exc), detail=detail)
+    return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind, detail=detail)

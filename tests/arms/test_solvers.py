@@ -1,0 +1,59 @@
+"""The solver protocol: one object per solver kind, reached from an arm through the registry; the plan's
+request bounds and token assumptions and the rescoring rule come from it (no caller switches on a name)."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from harness.arms.registry import ARMS
+from harness.arms.solvers import (SOLVERS, ReplySolver, Scoring, Solver, get_solver, register_solver,
+                                  unregister_solver)
+from harness.data.dataset import load_dataset
+
+
+def test_every_arm_reaches_a_registered_solver_object():
+    for arm in ARMS.values():
+        assert isinstance(arm.solver_kind, Solver) and arm.solver_kind is SOLVERS[arm.solver]
+        assert arm.solver_kind.name == arm.solver
+    assert {a.name for a in ARMS.values() if a.solver_kind.scoring is Scoring.REPLY} == {
+        "note-only", "note-only-gold", "page-no-formula", "open-book", "note-only-250-nogold", "note-only-gold-250"}
+    assert {a.name for a in ARMS.values() if a.solver_kind.agreement_options} == {"routed-gold", "routed-blind"}
+
+
+def test_an_unknown_solver_name_fails_when_the_arm_is_defined():
+    with pytest.raises(ValueError, match="unknown solver 'nope'; known solvers: reply, program"):
+        dataclasses.replace(ARMS["blind"], solver="nope")
+    with pytest.raises(ValueError, match="unknown solver 'nope'"):
+        get_solver("nope")
+
+
+def test_register_solver_refuses_a_taken_name_and_keeps_the_built_ins():
+    with pytest.raises(ValueError, match="'reply' is already registered"):
+        register_solver(ReplySolver())
+    with pytest.raises(ValueError, match="built in"):
+        unregister_solver("reply")
+    with pytest.raises(TypeError, match="Solver instance"):
+        register_solver(object())
+
+
+def test_completion_assumptions_are_capped_by_the_arm():
+    # stated assumptions (tokens per request) when no measured results exist, never above the arm's caps
+    assert ARMS["note-only"].solver_kind.completion_tokens(ARMS["note-only"]) == 350
+    assert ARMS["blind"].solver_kind.completion_tokens(ARMS["blind"]) == 300
+    assert ARMS["extract-lib"].solver_kind.completion_tokens(ARMS["extract-lib"]) == 120
+    tiny = dataclasses.replace(ARMS["extract-lib"], extract_max_tokens=64)
+    assert tiny.solver_kind.completion_tokens(tiny) == 64
+    capped = dataclasses.replace(ARMS["formulate-tree"], max_tokens=100)
+    assert capped.solver_kind.completion_tokens(capped) == 100
+
+
+def test_rescoring_follows_the_solver_kind():
+    """A reply-scored arm is rescored from its last reply, a value-scored one from its stored value."""
+    case = next(c for c in load_dataset("bundled-test").cases if c.output_type == "decimal")
+    gold = float(case.gold_answer)
+    record = {"replies": ["thinking...", f"Final answer: {gold}"], "answer": gold * 3, "answer_kind": "number"}
+    assert ARMS["note-only"].solver_kind.rescore(record, case, "paper") is True
+    assert ARMS["blind"].solver_kind.rescore(record, case, "paper") is False
+    assert ARMS["blind"].solver_kind.rescore({**record, "answer": gold}, case, "paper") is True
+    assert ARMS["blind"].solver_kind.rescore({**record, "answer": None}, case, "paper") is False
