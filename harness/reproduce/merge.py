@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Callable
 
 from harness.core.canonical_json import json_file_text, record_line
@@ -203,7 +202,7 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None,
          f"({duplicates} duplicate(s) dropped) -> {out}")
     if outputs:
         from harness.reproduce.pipeline import outputs as derive
-        manifest["outputs"] = derive(SimpleNamespace(out=out, draws=draws), echo=echo)
+        manifest["outputs"] = derive(out, draws, echo=echo)
         path.write_text(json_file_text(manifest, indent=1), encoding="utf-8")
     manifest["checksums"] = write_checksums(out)
     echo(f"checksums: {manifest['checksums']['path']} ({manifest['checksums']['files']} files)")

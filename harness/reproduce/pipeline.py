@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.analysis.report import write_outputs
+from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
 from harness.analysis.stats_payload import stats_payload
 from harness.analysis.tables import analyse
@@ -506,7 +507,7 @@ def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset, cases: list, *, b
         except (OSError, ValueError):
             pass
     return {"arms": [a.name for a in arms], "run_manifests": [p.name for p in manifests], "executor": executor,
-            "summaries": [asdict(s) if hasattr(s, "__dataclass_fields__") else dict(s.__dict__) for s in summaries]}
+            "summaries": [asdict(s) for s in summaries]}
 
 
 def pending_cases(cfg: ReproduceConfig, arms: list[Arm], dataset, cases: list, *, model: str,
@@ -619,7 +620,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     manifest["infra_failed"] = infra_failed
     status = "complete" if not infra_failed else "incomplete"
     save(status)                                  # the report shows the manifest as of this point
-    manifest["outputs"] = outputs(cfg, echo=echo)
+    manifest["outputs"] = outputs(cfg.out, cfg.draws, echo=echo)
     path = save(status)
     manifest["checksums"] = write_checksums(cfg.out)  # last: covers the manifest, results, logs, outputs
     echo(f"manifest: {path}")
@@ -656,27 +657,20 @@ def _config_dict(cfg: ReproduceConfig) -> dict:
     return d
 
 
-def outputs(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -> dict:
+def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] = print) -> dict:
     """Statistics, tables, figures and the report from the run's results (`analysis.report.write_outputs`, as
-    `harness report` does). Skipped with a note only when the results do not determine an analysis."""
-    done: dict = {"notes": []}
+    `harness report` does). Results the analysis cannot read fail here, naming the problem; the records stay on
+    disk and the manifest already says how the run ended."""
     try:
-        an = analyse(cfg.out, draws=cfg.draws or DEFAULT_DRAWS)
-    except Exception as exc:  # noqa: BLE001 - a note, not a failure: the results are on disk
-        done["notes"].append(f"statistics skipped: {type(exc).__name__}: {exc}")
-        echo(f"note: statistics skipped ({type(exc).__name__}: {exc})")
-        return done
-    p = cfg.out / "stats.json"
+        an = analyse(out, draws=draws or DEFAULT_DRAWS)
+    except ResultsError as exc:
+        raise ReproduceError(f"the results in {out} cannot be analysed: {exc}") from None
+    p = Path(out) / "stats.json"
     p.write_text(json_file_text(stats_payload(an), indent=1), encoding="utf-8")
-    done["stats"] = str(p)
-    files = write_outputs(an, cfg.out, cfg.out)
-    done["tables"] = [str(x) for x in files.table_paths]
-    done["tables_omitted"] = files.omitted
-    done["figures"] = [str(x) for x in files.figures]
-    done["report"] = str(files.page)
-    echo("outputs: " + "; ".join([str(p), f"{len(files.tables)} table(s) in {cfg.out / 'tables'}", str(files.page)]))
-    for n in done["notes"]:
-        echo(f"note: {n}")
+    files = write_outputs(an, out, out)
+    done = {"stats": str(p), "tables": [str(x) for x in files.table_paths], "tables_omitted": files.omitted,
+            "figures": [str(x) for x in files.figures], "report": str(files.page)}
+    echo("outputs: " + "; ".join([str(p), f"{len(files.tables)} table(s) in {Path(out) / 'tables'}", str(files.page)]))
     return done
 
 

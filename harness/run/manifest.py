@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from harness.core.canonical_json import json_file_text
 from harness.core.paths import REPO_ROOT
+from harness.data.dataset import Dataset
 
 ROOT = REPO_ROOT
 LOCK_FILE = ROOT / "requirements.lock"
@@ -60,7 +61,7 @@ def installed_versions(names: list[str]) -> dict[str, str | None]:
     return out
 
 
-def base_manifest(run_id: str, dataset: Any = None) -> dict:
+def base_manifest(run_id: str, dataset: Dataset | None = None) -> dict:
     locked = locked_packages()
     installed = installed_versions(sorted(locked))
     drift = sorted(n for n, v in locked.items() if installed.get(n) not in (None, v))
@@ -75,16 +76,16 @@ def base_manifest(run_id: str, dataset: Any = None) -> dict:
     }
     if dataset is not None:
         manifest["dataset"] = {
-            "name": getattr(dataset, "name", None),
-            "path": str(getattr(dataset, "path", "")),
-            "sha256": getattr(dataset, "sha256", None),
-            "revision": getattr(dataset, "revision", None),
-            "n_cases": len(getattr(dataset, "cases", []) or []),
+            "name": dataset.name,
+            "path": str(dataset.path),
+            "sha256": dataset.sha256,
+            "revision": None,   # a Dataset is pinned by its sha256 (checksums/datasets.json holds the revision)
+            "n_cases": len(dataset.cases),
         }
     return manifest
 
 
-def write_run_manifest(out_dir: str | os.PathLike, run_id: str, dataset: Any = None, **fields: Any) -> Path:
+def write_run_manifest(out_dir: str | os.PathLike, run_id: str, dataset: Dataset | None = None, **fields: Any) -> Path:
     """Write `<out_dir>/manifest-<run_id>.json` (atomically) and return its path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

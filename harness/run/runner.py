@@ -21,7 +21,8 @@ from typing import Any, Iterable
 
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.arms.registry import Arm
-from harness.arms.solvers import Context, InfraError, Solution
+from harness.arms.solvers import ChatClient, Context, InfraError, ProgramExecutor, Solution
+from harness.data.dataset import Case, Dataset
 
 NO_MODEL = "library"  # model field of rows written without a model (Gold-Solve library)
 STORE_SYNC_EVERY = 256        # records between fsyncs of a results file ...
@@ -84,7 +85,7 @@ class ArmSeedSummary:
     wall_s: float = 0.0
 
 
-def record_for(arm: Arm, seed: int, case, dataset, spec: RunSpec, key: str, sol: Solution, ctx: Context,
+def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec, key: str, sol: Solution, ctx: Context,
                started: str, first_messages: list[dict]) -> dict:
     """Assemble and score one results record (fields: docs/ARCHITECTURE.md, plus a few extras)."""
     from harness.scoring.scorers import SCORERS, score_reply, score_value
@@ -135,7 +136,7 @@ def record_for(arm: Arm, seed: int, case, dataset, spec: RunSpec, key: str, sol:
     }
 
 
-def formula_version_fields(arm: Arm, case, dataset, answer, kind, scorer: str) -> dict:
+def formula_version_fields(arm: Arm, case: Case, dataset: Dataset, answer: Any, kind: str | None, scorer: str) -> dict:
     """`formula_version` for arms that use formulas or the library (the version in force for the case's
     calculator, None when unversioned); and, when that is not the benchmark's version, `reference`: the
     "library-derived reference" from the gold variables and the answer's verdict against it. Benchmark gold
@@ -179,15 +180,16 @@ def _config_hash(arm: Arm) -> str:
     return arm.config_hash()
 
 
-def make_key(arm: Arm, seed: int, case, dataset, spec: RunSpec) -> str:
+def make_key(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec) -> str:
     from harness.run.store import record_key
     return record_key(model=spec.model, model_revision=spec.model_revision, server_profile=spec.server_profile,
                       arm=arm.name, arm_config_hash=_config_hash(arm), seed=int(seed),
                       dataset_sha256=dataset.sha256, case_id=case.case_id)
 
 
-async def run_arm_seed(arm: Arm, seed: int, cases: list, dataset, spec: RunSpec, *, client=None, executor=None,
-                       one_shot: list | None = None, progress=None) -> ArmSeedSummary:
+async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset, spec: RunSpec, *,
+                       client: ChatClient | None = None, executor: ProgramExecutor | None = None,
+                       one_shot: list[Case] | None = None, progress=None) -> ArmSeedSummary:
     """Run one arm at one seed over `cases` (already filtered), resuming from the results file."""
     from harness.run.store import ResultStore, results_path
 
@@ -257,8 +259,9 @@ def make_progress(enabled: bool):
                     TimeRemainingColumn(), transient=False)
 
 
-async def run_arms(arms: list[Arm], dataset, seeds: list[int], spec: RunSpec, *, client=None, executor=None,
-                   one_shot: list | None = None, cases: list | None = None, all_cases: bool = False
+async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: RunSpec, *,
+                   client: ChatClient | None = None, executor: ProgramExecutor | None = None,
+                   one_shot: list[Case] | None = None, cases: list[Case] | None = None, all_cases: bool = False
                    ) -> list[ArmSeedSummary]:
     """Every arm at every seed. Vote/repair levers run on the covered cases unless `all_cases`."""
     base = list(cases if cases is not None else dataset.cases)

@@ -90,7 +90,7 @@ async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_rev
             case_ids=[c.case_id for c in cases],
             model={"id": spec.model, "revision": model_revision, "server_profile": spec.server_profile},
             client=client.describe() if client else None, server=server,
-            executor=executor.describe() if executor is not None and hasattr(executor, "describe") else None,
+            executor=executor.describe() if executor is not None else None,
         )
         from harness.model.synthetic import is_synthetic_model
         if is_synthetic_model(spec.model) or (server or {}).get("synthetic"):
