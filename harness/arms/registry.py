@@ -36,10 +36,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Iterable, Iterator
 
 from harness.arms import prompts
-from harness.arms.solvers import Solver, calculator_for, get_solver, library_variables
+from harness.arms.solvers import (SOLVERS, Solver, calculator_for, get_solver, library_variables, register_solver,
+                                  unregister_solver)
 from harness.core.canonical_json import canonical_json
 from harness.formulas import CATALOGUE
 from harness.formulas.versions import version_of, version_text
@@ -93,12 +96,10 @@ class Arm:
     router_library: str = ""                             # router: "gold" (Gold-Solve) or "extract" (Extract-Solve)
     formula_versions: tuple[tuple[int, str], ...] = ()   # non-benchmark formula versions, (calculator id, version)
 
-    def __post_init__(self) -> None:
-        get_solver(self.solver)  # an unknown solver name fails here, naming the known ones
-
     @property
     def solver_kind(self) -> Solver:
-        """The arm's solver object (harness.arms.solvers): how it solves, its request bounds, its rescoring."""
+        """The arm's solver object (harness.arms.solvers.SOLVERS): how it solves, its request bounds, its
+        completion-token assumption, how its rows are rescored. ValueError naming the known kinds if unknown."""
         return get_solver(self.solver)
 
     def config(self) -> dict:
@@ -294,7 +295,16 @@ def _arms() -> list[Arm]:
     return arms
 
 
-ARMS: dict[str, Arm] = {a.name: a for a in _arms()}
+def _checked(arm: Arm) -> Arm:
+    try:
+        arm.solver_kind
+    except ValueError as exc:
+        raise ValueError(f"arm {arm.name!r}: {exc}") from None
+    return arm
+
+
+ARMS: dict[str, Arm] = {a.name: _checked(a) for a in _arms()}
+BUILTIN_ARMS: frozenset[str] = frozenset(ARMS)
 
 # Arms beyond the paper (the live router, issue 11): run when named, never by `all` or `make reproduce`'s
 # default, so the default configuration stays the paper's.
@@ -306,6 +316,47 @@ ALIASES: dict[str, str] = {
     "gold-solve": "gold-lib", "extract-solve": "extract-lib", "extract-solve-recalled": "extract-lib-recalled",
     "open-book-arithmetic": "open-book", "blind-program-solve": "blind", "note-only-with-gold": "note-only-gold",
 }
+
+
+def register_arm(arm: Arm) -> Arm:
+    """Add an arm to the registry, where runs, the reproduce plan, rescoring, tables and figures find it.
+    ValueError if its name is taken (by another arm or an alias) or its solver kind is not registered
+    (harness.arms.solvers.register_solver first)."""
+    held = ARMS.get(arm.name)
+    if (held is not None and held is not arm) or arm.name in ALIASES:
+        raise ValueError(f"arm name {arm.name!r} is already registered")
+    ARMS[_checked(arm).name] = arm
+    return arm
+
+
+def unregister_arm(name: str) -> None:
+    """Remove an arm added with register_arm; the paper's arms stay."""
+    if name in BUILTIN_ARMS:
+        raise ValueError(f"arm {name!r} is one of the kit's own arms and cannot be removed")
+    ARMS.pop(name, None)
+
+
+@contextmanager
+def registered(*arms: Arm, solvers: Iterable[Solver] = ()) -> Iterator[tuple[Arm, ...]]:
+    """Solver kinds, then arms, registered for the duration of a with-block (tests, one-off studies); removed
+    again on exit, whatever happens inside."""
+    added_solvers: list[str] = []
+    added_arms: list[str] = []
+    try:
+        for solver in solvers:
+            if SOLVERS.get(solver.name) is not solver:
+                register_solver(solver)
+                added_solvers.append(solver.name)
+        for arm in arms:
+            if ARMS.get(arm.name) is not arm:
+                register_arm(arm)
+                added_arms.append(arm.name)
+        yield arms
+    finally:
+        for name in reversed(added_arms):
+            unregister_arm(name)
+        for name in reversed(added_solvers):
+            unregister_solver(name)
 
 
 def arm_order() -> tuple[str, ...]:

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from harness.arms.registry import ARMS
+from harness.arms.registry import ARMS, register_arm, unregister_arm
 from harness.arms.solvers import (SOLVERS, ReplySolver, Scoring, Solver, get_solver, register_solver,
                                   unregister_solver)
 from harness.data.dataset import load_dataset
@@ -21,9 +21,14 @@ def test_every_arm_reaches_a_registered_solver_object():
     assert {a.name for a in ARMS.values() if a.solver_kind.agreement_options} == {"routed-gold", "routed-blind"}
 
 
-def test_an_unknown_solver_name_fails_when_the_arm_is_defined():
-    with pytest.raises(ValueError, match="unknown solver 'nope'; known solvers: reply, program"):
-        dataclasses.replace(ARMS["blind"], solver="nope")
+def test_an_unknown_solver_name_fails_when_the_arm_is_registered():
+    with pytest.raises(ValueError, match="arm 'blind-nope': unknown solver 'nope'; known solvers: reply, program"):
+        register_arm(dataclasses.replace(ARMS["blind"], name="blind-nope", solver="nope"))
+    assert "blind-nope" not in ARMS
+    with pytest.raises(ValueError, match="'blind' is already registered"):
+        register_arm(dataclasses.replace(ARMS["blind"], max_tokens=5))
+    with pytest.raises(ValueError, match="cannot be removed"):
+        unregister_arm("blind")
     with pytest.raises(ValueError, match="unknown solver 'nope'"):
         get_solver("nope")
 

@@ -1,57 +1,130 @@
-"""Adding an arm is one registry entry: an arm defined here alone (reusing the Gold-Solve library's solver, so it
-needs no model) runs, rescores, is planned by `make reproduce` and shows in the tables under its own label."""
+"""Adding an arm is one registry entry plus, if it needs one, one solver: both are defined in this file alone,
+registered with `harness.arms.registry.registered`, and the arm then runs end to end against the rehearsal
+server (a scripted FAKE OpenAI-compatible server, harness.model.rehearsal_server), rescores under `harness
+verify`'s rescoring, is counted by the reproduce plan from its solver's request bounds, and shows in the
+statistics arrays and tables built from its records under its own label."""
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from harness.analysis.stats.arrays import load_arrays
 from harness.analysis.stats.labels import arm_label
 from harness.analysis.tables import build_all
-from harness.arms.registry import ARMS, Arm, Display, arm_order, ladder
+from harness.arms.registry import ARMS, NOTE_ONLY_T, Arm, Display, arm_order, ladder, registered
+from harness.arms.solvers import SOLVERS, ArmSettings, Context, Solution, Solver
+from harness.arms.solvers.base import ABSTAINED, value_solution
+from harness.cli.results import verify_rescoring
 from harness.cli.run import run as run_cmd, score as score_cmd
+from harness.data.dataset import Case, load_dataset
 from harness.reproduce.pipeline import ReproduceConfig, build_plan
+from harness.scoring.scorers import score_reply
 
-NAME = "throwaway-gold"
-THROWAWAY = Arm(NAME, "Throwaway Gold-Solve", "gold_library", None, needs_model=False,
+NAME = "throwaway-agree-twice"
+N_CASES = 12
+
+
+class AgreeTwiceSolver(Solver):
+    """Two sampled Note-only replies; the value when both parse to the same number or date, else abstain.
+    Value-scored (the runner and the rescoring score the returned value, not a reply)."""
+
+    name = "throwaway-agree-twice"
+    completion_assumption = 77
+
+    async def solve(self, ctx: Context) -> Solution:
+        messages = ctx.arm.build(ctx)
+        parsed = []
+        for i in range(2):
+            r = await ctx.chat(messages, temperature=ctx.arm.temperature, max_tokens=ctx.arm.max_tokens,
+                               sample_index=i)
+            parsed.append(score_reply(r.text, ctx.case, "paper").parsed)
+        if parsed[0] is None or parsed[0] != parsed[1]:
+            return Solution(outcome=ABSTAINED, reason="the two replies disagree", detail={"parsed": repr(parsed)})
+        return value_solution(parsed[0], {"agreed": True})
+
+    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+        return 2, 2
+
+
+SOLVER = AgreeTwiceSolver()
+THROWAWAY = Arm(NAME, "Throwaway agree-twice", SOLVER.name, "note_only", temperature=0.7, max_tokens=256,
+                samples=2, note_words=120, example="seeded", templates=NOTE_ONLY_T,
                 notes="defined in this test only",
-                display=Display("Throwaway gold library", "Throwaway", 99, ("hardcoded", "given", "function")))
+                display=Display("Throwaway agree-twice", "Throwaway", 99, ("recalled", "extracted", "model")))
 
 
 @pytest.fixture
-def throwaway(monkeypatch):
-    monkeypatch.setitem(ARMS, NAME, THROWAWAY)
-    return THROWAWAY
+def throwaway():
+    with registered(THROWAWAY, solvers=[SOLVER]):
+        yield THROWAWAY
 
 
-def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, tmp_path):
-    assert arm_order()[-1] == NAME and NAME in ladder() and arm_label(NAME) == "Throwaway gold library"
+def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_server, tmp_path):
+    assert arm_order()[-1] == NAME and NAME in ladder() and arm_label(NAME) == "Throwaway agree-twice"
+    assert ARMS[NAME].solver_kind is SOLVER
     out = tmp_path / "results"
-    r = CliRunner().invoke(run_cmd, ["--arm", NAME, "--dataset", "bundled-test", "--seeds", "42", "--out", str(out),
-                                     "--no-progress"])
+    r = CliRunner().invoke(run_cmd, ["--arm", NAME, "--dataset", "bundled-test", "--seeds", "42,43", "--out", str(out),
+                                     "--base-url", rehearsal_server.base_url, "--model", "rehearsal-alpha",
+                                     "--server-profile", "vllm", "--limit", str(N_CASES), "--no-progress",
+                                     "--no-cache"])
     assert r.exit_code == 0, r.output
-    files = sorted(out.glob(f"*/{NAME}/seed42.jsonl"))
-    assert len(files) == 1
-    rows = [json.loads(line) for line in files[0].read_text().splitlines()]
-    assert rows and {row["arm"] for row in rows} == {NAME}
+    files = sorted(out.glob(f"rehearsal-alpha/{NAME}/seed*.jsonl"))
+    assert [f.name for f in files] == ["seed42.jsonl", "seed43.jsonl"]
+    rows = [json.loads(line) for f in files for line in f.read_text().splitlines()]
+    assert len(rows) == 2 * N_CASES and {row["arm"] for row in rows} == {NAME}
     assert {row["arm_config_hash"] for row in rows} == {throwaway.config_hash()}
-    assert sum(row["correct"] for row in rows) > 0
+    assert all(row["synthetic"] is True for row in rows)        # the fake server's output is labelled as such
+    assert all(len(row["request"]) == 2 for row in rows)        # what request_bounds promises the plan
+    assert {row["outcome"] for row in rows} <= {"answered", "abstained", "unreadable_value"}
+    assert any(row["outcome"] == "answered" for row in rows) and any(row["outcome"] == "abstained" for row in rows)
 
+    # rescoring: `harness verify`'s and `harness score`'s, which ask the arm's solver how to rescore a row
+    assert verify_rescoring(out) == []
     scored = CliRunner().invoke(score_cmd, ["--results", str(out), "--arm", NAME])
-    assert scored.exit_code == 0, scored.output  # exit 1 would mean a stored score the rescoring does not reproduce
+    assert scored.exit_code == 0, scored.output
     assert NAME in scored.output
+    tampered = tmp_path / "tampered"
+    (tampered / "rehearsal-alpha" / NAME).mkdir(parents=True)
+    bad = [dict(row) for row in rows if row["seed"] == 42]
+    flip = next(i for i, row in enumerate(bad) if row["outcome"] == "answered")
+    bad[flip]["correct"] = not bad[flip]["correct"]
+    (tampered / "rehearsal-alpha" / NAME / "seed42.jsonl").write_text("".join(json.dumps(b) + "\n" for b in bad))
+    problems = verify_rescoring(tampered)
+    assert len(problems) == 1 and bad[flip]["case_id"] in problems[0]
 
-    plan = build_plan(ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"]),
-                      results_root=tmp_path / "no-results")
-    planned = [a for a in plan["arms"] if a.get("arm", a.get("name")) == NAME]
-    assert planned, plan["arms"]
+    # the reproduce plan: request counts from the solver's bounds, tokens measured from the stored rows
+    plan = build_plan(ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42, 43], models=["qwen2.5-7b"]),
+                      results_root=out)
+    (planned,) = [a for a in plan["arms"] if a["arm"] == NAME]
+    n = len(load_dataset("bundled-test").cases)
+    assert planned["requests_per_case"] == {"min": 2, "max": 2}
+    assert planned["requests"] == {"min": 2 * n * 2, "max": 2 * n * 2} and plan["requests_per_model"]["max"] == 4 * n
+    assert planned["tokens_per_request"]["source"] == "measured"
+    unmeasured = build_plan(ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"]),
+                            results_root=tmp_path / "no-results")
+    assert unmeasured["arms"][0]["tokens_per_request"]["completion"] == 77    # the solver's stated assumption
 
+    # the statistics arrays and the tables built from the records
+    arrays = load_arrays(out)
+    assert arrays.arms == [NAME] and arrays.seeds == [42, 43] and arrays.n_cases == N_CASES
+    ok = np.nansum(arrays.correct[0, 0])
+    assert ok == sum(row["correct"] for row in rows)
     tables = tmp_path / "tables"
     build_all(out, tables, draws=200)
     table1 = (tables / "table1.md").read_text()
-    assert "Throwaway gold library" in table1 and "hardcoded" in table1
+    assert "Throwaway agree-twice" in table1 and "recalled" in table1
 
 
 def test_the_registry_is_unchanged_without_the_fixture():
-    assert NAME not in ARMS and NAME not in arm_order()
+    assert NAME not in ARMS and NAME not in arm_order() and SOLVER.name not in SOLVERS
+
+
+def test_registration_is_undone_when_the_block_fails():
+    with pytest.raises(RuntimeError, match="boom"):
+        with registered(THROWAWAY, solvers=[SOLVER]):
+            assert ARMS[NAME] is THROWAWAY
+            raise RuntimeError("boom")
+    assert NAME not in ARMS and SOLVER.name not in SOLVERS
