@@ -14,7 +14,11 @@
 #   OUT                results directory [default: results/reproduce]
 #   GENERATION_CONFIG  auto (default: the paper's setting) or vllm (vLLM's neutral sampling defaults)
 #   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1 with prefix caching off
-#   LAUNCHER           vllm (default) or llama-cpp (the CPU model server: what CI runs)
+#   LAUNCHER           vllm (default), llama-cpp (the CPU model server: what CI runs), rehearsal (the
+#                      scripted fake server: synthetic records, for rehearsals) or external (a server already
+#                      running at BASE_URL; MODELS names the served model ids)
+#   BASE_URL           LAUNCHER=external: the server's OpenAI-compatible URL, e.g. http://host:8000/v1
+#   SERVER_PROFILE     LAUNCHER=external: the client profile (plain, vllm, llama.cpp) [default: plain]
 #   LIMIT              at most N cases (a tiny slice)
 #   DRY_RUN=1          print the plan (commands, images, revisions, request counts, time) and exit
 #   SLURM=1            spread the run over a SLURM cluster: one sbatch array task per shard plus a merge
@@ -39,6 +43,8 @@ args=(--launcher "${LAUNCHER:-vllm}" --arms "${ARMS:-all}" --seeds "${SEEDS:-42-
 [[ -n "${MODELS:-}" ]] && args+=(--models "$MODELS")
 [[ -n "${OUT:-}" ]] && args+=(--out "$OUT")
 [[ -n "${LIMIT:-}" ]] && args+=(--limit "$LIMIT")
+[[ -n "${BASE_URL:-}" ]] && args+=(--base-url "$BASE_URL")
+[[ -n "${SERVER_PROFILE:-}" ]] && args+=(--server-profile "$SERVER_PROFILE")
 case "${DETERMINISTIC:-0}" in
   1|true|yes) args+=(--deterministic) ;;
   0|false|no|"") ;;

@@ -2,9 +2,9 @@
 
     harness serve preflight [--models qwen2.5-7b,qwen2.5-32b-awq] [--deterministic]
     harness serve plan      [--models all] [--arms program-solve,blind] [--json]      # the dry run
-    harness serve reproduce [--launcher vllm|llama-cpp] [--models ...] [--arms ...] [--seeds 42-46]
+    harness serve reproduce [--launcher vllm|llama-cpp|rehearsal|external] [--models ...] [--arms ...] [--seeds 42-46]
                             [--dataset verified] [--out results/reproduce] [--generation-config auto|vllm]
-                            [--deterministic] [--limit N]
+                            [--deterministic] [--limit N] [--base-url URL --server-profile plain]
     harness serve pin-models [--write]     # networked machine: resolve `main` of each repo
     harness serve pin-images [--write]     # networked machine: docker pull + RepoDigests
 
@@ -21,15 +21,27 @@ from pathlib import Path
 
 import click
 
-from harness.reproduce.pipeline import DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, split_names
+from harness.cli.run import parse_seeds
+from harness.model.client import SERVER_PROFILES
+from harness.model.serving import LaunchError
+from harness.model.vllm import PinError
+from harness.reproduce.config import DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, split_names
+from harness.reproduce.pipeline import run_pipeline
+from harness.reproduce.plan import build_plan, format_plan
 
 
 def _common(f):
     opts = [
-        click.option("--launcher", type=click.Choice(LAUNCHERS), default="vllm", show_default=True,
-                     help="Who serves the model: the pinned vLLM container (H100) or the llama.cpp CPU server (CI)."),
+        click.option("--launcher", type=click.Choice(list(LAUNCHERS)), default="vllm", show_default=True,
+                     help="Who serves the model: the pinned vLLM container (H100), the llama.cpp CPU server (CI), "
+                          "the rehearsal server (a scripted fake: synthetic records) or an external server "
+                          "already running at --base-url."),
         click.option("--models", default="", help="Model keys, comma-separated, or 'all' [default: the paper's "
-                     "two Qwen models for vllm; the CPU model for llama-cpp]."),
+                     "two Qwen models for vllm; the CPU model for llama-cpp; both rehearsal models; the served "
+                     "model id(s), required, for external]."),
+        click.option("--base-url", default=None, help="external launcher: the server's OpenAI-compatible URL."),
+        click.option("--server-profile", type=click.Choice(sorted(SERVER_PROFILES)), default=None,
+                     help="external launcher: the client profile [plain]."),
         click.option("--arms", default="all", show_default=True, help="Arm names, comma-separated, or 'all'."),
         click.option("--seeds", default="42-46", show_default=True, help="Seeds: 42-46, or 42,43."),
         click.option("--dataset", default="verified", show_default=True,
@@ -52,7 +64,6 @@ def _common(f):
 
 def _config(launcher, models, arms, seeds, dataset, out, generation_config, deterministic, limit, shortest,
             all_cases, **extra) -> ReproduceConfig:
-    from harness.cli.run import parse_seeds
     try:
         return ReproduceConfig(launcher=launcher, models=split_names(models), arms=split_names(arms) or ["all"],
                                seeds=parse_seeds(seeds), dataset=dataset, out=out,
@@ -68,16 +79,17 @@ def serve() -> None:
 
 
 @serve.command("preflight")
-@click.option("--launcher", type=click.Choice(LAUNCHERS), default="vllm", show_default=True)
+@click.option("--launcher", type=click.Choice(list(LAUNCHERS)), default="vllm", show_default=True)
 @click.option("--models", default="", help="Model keys, comma-separated, or 'all'.")
 @click.option("--dataset", default="verified", show_default=True)
 @click.option("--deterministic", is_flag=True)
+@click.option("--base-url", default=None, help="external launcher: the server's OpenAI-compatible URL.")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
-def preflight_cmd(launcher, models, dataset, deterministic, as_json):
+def preflight_cmd(launcher, models, dataset, deterministic, base_url, as_json):
     """Name every missing prerequisite and how to fix it; exit 1 if any is missing."""
-    from harness.reproduce.pipeline import launcher_preflight
-    cfg = _config(launcher, models, "all", "42", dataset, DEFAULT_OUT, "auto", deterministic, None, False, False)
-    checks = launcher_preflight(cfg)
+    cfg = _config(launcher, models, "all", "42", dataset, DEFAULT_OUT, "auto", deterministic, None, False, False,
+                  base_url=base_url)
+    checks = preflight(cfg)
     if as_json:
         click.echo(json.dumps([c.__dict__ for c in checks], indent=1))
     else:
@@ -95,7 +107,6 @@ def preflight_cmd(launcher, models, dataset, deterministic, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan_cmd(as_json, **kw):
     """The dry run: images, revisions, exact server commands, request counts per arm, time estimate."""
-    from harness.reproduce.pipeline import build_plan, format_plan
     cfg = _config(**kw)
     try:
         plan = build_plan(cfg)
@@ -113,16 +124,16 @@ def plan_cmd(as_json, **kw):
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
               help="Requests in flight [default: the server's max-num-seqs; 1 for llama.cpp].")
 @click.option("--timeout", type=float, default=900.0, show_default=True, help="Per-request timeout, seconds.")
-@click.option("--ready-timeout", type=float, default=None, help="Seconds to wait for /v1/models [vllm 1800, llama.cpp 300].")
+@click.option("--ready-timeout", type=float, default=None,
+              help="Seconds to wait for /v1/models [vllm 1800, the others 300].")
 @click.option("--draws", type=click.IntRange(min=100), default=None, help="Bootstrap draws [default: the kit's 10,000].")
 @click.option("--no-progress", is_flag=True)
 def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, no_progress, **kw):
     """Preflight, then for each model: start the server, run every arm x seed (resumable), stop the
     server; then manifests, statistics, tables, report and checksums."""
-    from harness.reproduce.pipeline import launcher_preflight, run_pipeline
     cfg = _config(**kw, executor_backend=executor_backend, concurrency=concurrency, timeout=timeout,
                   ready_timeout=ready_timeout, draws=draws, progress=not no_progress)
-    checks = launcher_preflight(cfg)
+    checks = preflight(cfg)
     for c in checks:
         click.echo(c.line())
     failed = [c for c in checks if not c.ok]
@@ -137,12 +148,8 @@ def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, 
         sys.exit(130)
     except ReproduceError as exc:
         raise click.ClickException(str(exc)) from None
-    except Exception as exc:
-        from harness.model.serving import LaunchError
-        from harness.model.vllm import PinError
-        if isinstance(exc, (LaunchError, PinError)):
-            raise click.ClickException(str(exc)) from None
-        raise
+    except (LaunchError, PinError) as exc:
+        raise click.ClickException(str(exc)) from None
     if manifest.get("infra_failed"):
         click.echo(f"{manifest['infra_failed']} case(s) failed as executor infrastructure and were not recorded; "
                    "run the same command again to retry them", err=True)

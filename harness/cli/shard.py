@@ -76,7 +76,7 @@ def plan_cmd(n_shards, json_path, **kw):
               help="The reproduction's directory; the shard writes OUT/shards/shard-KKK.")
 def run_cmd(plan_path, index, out):
     """Run one shard (resumable): start its models' servers, run its slices, stop them. Exit 1 on failure."""
-    from harness.reproduce.pipeline import ReproduceError
+    from harness.reproduce.config import ReproduceError
     from harness.reproduce.shard import ShardError, load_plan, run_shard
     try:
         manifest = run_shard(load_plan(plan_path), index, out, echo=click.echo)
@@ -122,11 +122,9 @@ def submit_cmd(partition, gpus_per_task, cpus_per_task, time_limit, dry_run, n_s
 
 
 def _default_gpus(cfg) -> int:
-    """vllm: the largest tensor-parallel size among the chosen models (Mistral-7B: 2), else 1; CPU: 0."""
-    if cfg.launcher != "vllm":
-        return 0
-    from harness.model.vllm import serving_flags
-    return max([1] + [int(serving_flags(k).get("tensor_parallel_size") or 1) for k in cfg.models])
+    """vllm: the largest tensor-parallel size among the chosen models (Mistral-7B: 2), else 1; the others: 0."""
+    from harness.reproduce.launchers import launcher_kind
+    return launcher_kind(cfg.launcher).gpus_per_task(cfg.models)
 
 
 @click.command("merge")

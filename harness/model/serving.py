@@ -1,8 +1,10 @@
 """Model server launchers behind one interface: start(), wait_ready(), stop(), describe().
 
 `LlamaCppLauncher` serves a GGUF with llama-cpp-python's OpenAI-compatible server from the separate
-`.venv-server` virtualenv (the CPU demo and CI). A vLLM launcher for `make reproduce` implements the
-same `Launcher` interface; the pipeline above it never branches on which one runs.
+`.venv-server` virtualenv (the CPU demo and CI). `RehearsalLauncher` starts the rehearsal server (a scripted
+FAKE, synthetic output) the same way; `ExternalLauncher` adopts a server started elsewhere. The vLLM launcher
+(harness.model.vllm) implements the same `Launcher` interface; the reproduce pipeline above them never branches
+on which one runs (harness.reproduce.launchers).
 
 Readiness is polled at GET {base_url}/models until the served model id is listed. The server's
 stdout/stderr go to a log file; stop() terminates the process group (SIGTERM, then SIGKILL).
@@ -139,17 +141,7 @@ class LlamaCppLauncher(Launcher):
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=15)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=5)
+        _stop_process_group(proc)
 
     def describe(self) -> dict:
         version = None
@@ -163,6 +155,93 @@ class LlamaCppLauncher(Launcher):
                 "model": CPU_MODEL if self.model_id == CPU_MODEL_ID else None, "command": self.command(),
                 "n_ctx": self.n_ctx, "server_profile": self.server_profile,
                 "chat_template": "the GGUF's embedded tokenizer.chat_template (no --chat_format override)"}
+
+
+def _stop_process_group(proc: subprocess.Popen | None) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=15)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=5)
+
+
+@dataclass
+class RehearsalLauncher(Launcher):
+    """The rehearsal server (harness.model.rehearsal_server: a scripted FAKE, never a model) as a subprocess on
+    127.0.0.1, serving one synthetic model id; started and stopped like a model server, so `harness serve
+    reproduce --launcher rehearsal` and SLURM array tasks rehearse the whole pipeline. Its model ids start with
+    `rehearsal-`, so every record it feeds is labelled synthetic (harness.model.synthetic)."""
+
+    model_id: str = "rehearsal-alpha"
+    port: int = 18461
+    seed: int = 7
+    answer_key: Path | None = None      # the dataset whose gold the "correct" reply shapes use
+    log_path: Path = Path(tempfile.gettempdir()) / "mathsolver-rehearsal-server.log"
+    server_profile: str = "vllm"        # the H100 path's client profile (per-request seeds sent), as `make rehearse`
+    python: Path = Path(sys.executable)
+    _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        cmd = [str(self.python), "-m", "harness.model.rehearsal_server", "--port", str(self.port), "--seed",
+               str(self.seed), "--model", self.model_id]
+        return cmd + (["--answer-key", str(self.answer_key)] if self.answer_key else [])
+
+    def start(self) -> None:
+        Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")
+        self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      start_new_session=True, cwd=ROOT)
+        log.close()
+
+    def wait_ready(self, timeout: float = 300.0) -> None:
+        poll_models(self.base_url, self.model_id, timeout, proc=self._proc, log=Path(self.log_path), interval=0.1)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        _stop_process_group(proc)
+
+    def describe(self) -> dict:
+        return {"launcher": "rehearsal", "server": "rehearsal server (scripted fake, harness.model.rehearsal_server)",
+                "synthetic": True, "base_url": self.base_url, "model_id": self.model_id, "seed": self.seed,
+                "answer_key": str(self.answer_key) if self.answer_key else None, "command": self.command(),
+                "server_profile": self.server_profile, "log": str(self.log_path)}
+
+
+@dataclass
+class ExternalLauncher(Launcher):
+    """A server the kit does not start: an OpenAI-compatible endpoint already running at `base_url` (a shared
+    cluster server, say). start() and stop() do nothing; wait_ready() polls its /models for the model id."""
+
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model_id: str = ""
+    server_profile: str = "plain"
+
+    def command(self) -> list[str]:
+        return []
+
+    def start(self) -> None:
+        pass
+
+    def wait_ready(self, timeout: float = 300.0) -> None:
+        poll_models(self.base_url, self.model_id, timeout)
+
+    def stop(self) -> None:
+        pass
+
+    def describe(self) -> dict:
+        return {"launcher": "external", "base_url": self.base_url, "model_id": self.model_id,
+                "server_profile": self.server_profile,
+                "note": "started and stopped outside the kit; its weights' revision is not known to it"}
 
 
 def main(argv: list[str] | None = None) -> int:

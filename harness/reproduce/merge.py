@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Callable
 
 from harness.core.canonical_json import json_file_text, record_line
+from harness.reproduce.pipeline import outputs as derive_outputs, write_checksums
 from harness.reproduce.shard import SHARD_MANIFEST, ShardError, read_shard_manifest
+from harness.run.store import StoreError, _scan, iter_result_files
 
 # (field in shard.json, how an error names it); each must be equal across the merged shards.
 COMPARED = (
@@ -107,8 +109,6 @@ def _case_order_key(rec: dict) -> tuple:
 def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None, draws: int | None = None,
                  outputs: bool = True, echo: Callable[[str], None] = print) -> dict:
     """Merge shard directories into `out`; returns the merge manifest (also written there)."""
-    from harness.reproduce.pipeline import write_checksums
-    from harness.run.store import StoreError, _scan, iter_result_files
 
     out = Path(out)
     loaded: list[tuple[Path, dict]] = []
@@ -201,8 +201,7 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None,
     echo(f"merge: {total} records in {len(merged)} results file(s) from {len(loaded)} shard(s) "
          f"({duplicates} duplicate(s) dropped) -> {out}")
     if outputs:
-        from harness.reproduce.pipeline import outputs as derive
-        manifest["outputs"] = derive(out, draws, echo=echo)
+        manifest["outputs"] = derive_outputs(out, draws, echo=echo)
         path.write_text(json_file_text(manifest, indent=1), encoding="utf-8")
     manifest["checksums"] = write_checksums(out)
     echo(f"checksums: {manifest['checksums']['path']} ({manifest['checksums']['files']} files)")

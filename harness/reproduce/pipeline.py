@@ -1,6 +1,6 @@
 """`make reproduce`: the paper's runs through one pipeline, whatever serves the model.
 
-    plan = build_plan(cfg)            # the dry run: commands, pins, request counts, time estimate
+    plan = build_plan(cfg)            # the dry run (harness.reproduce.plan)
     run_pipeline(cfg)                 # preflight is the caller's (harness serve reproduce)
 
 The pipeline, for each chosen model: `launcher.start()`, wait until `/v1/models` lists the model,
@@ -9,10 +9,11 @@ as `harness run`; the results store resumes by record key, so an interrupted run
 stopped), stop the server (always: also on Ctrl-C and SIGTERM), then write the reproduction manifest
 (launcher description: image digest, model revision, server flags, the sampling defaults the server
 logged, GPU, vLLM version; the executor's backend, image digest and policy hash from the run
-manifests), statistics, tables, figures, the report, and a sha256 manifest of the run's directory.
+manifests), statistics, tables, figures, the report (harness.analysis.report.write_outputs), and a sha256
+manifest of the run's directory.
 
-The only branch between the H100 path and CI is `make_launcher`: `vllm` (harness.model.vllm.VllmLauncher,
-pinned image and models) or `llama-cpp` (harness.model.serving.LlamaCppLauncher, the CPU model).
+The only branch between the H100 path, CI, rehearsals and an external server is the launcher kind
+(harness.reproduce.launchers): vllm, llama-cpp, rehearsal (a scripted fake; synthetic records) or external.
 Model-free arms (Gold-Solve) need no server: they run once, stored under the `library` model, which
 the statistics share across models.
 """
@@ -23,451 +24,31 @@ import datetime as _dt
 import json
 import os
 import signal
-import socket
-import statistics
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from harness.analysis.report import write_outputs
 from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
 from harness.analysis.stats_payload import stats_payload
 from harness.analysis.tables import analyse
+from harness.arms.registry import Arm
 from harness.core.canonical_json import json_file_text
-from harness.arms.registry import ARMS, EXTENSION_ARMS, Arm
-from harness.run.session import CaseSelectionError, pick_cases, run_session
-from harness.core.paths import REPO_ROOT
-
-ROOT = REPO_ROOT
-LAUNCHERS = ("vllm", "llama-cpp")
-PAPER_SEEDS = [42, 43, 44, 45, 46]
-PAPER_MODELS = ["qwen2.5-7b", "qwen2.5-32b-awq"]  # the paper's two models; MODELS=all adds Mistral and Phi
-DEFAULT_OUT = ROOT / "results" / "reproduce"
-CHARS_PER_TOKEN = 4.0     # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
-WORDS_TO_TOKENS = 1.35    # fallback: note words to tokens
-
-# The CPU server (llama-cpp-python, Qwen2.5-Coder-0.5B GGUF, 2 cores): measured order of magnitude,
-# one request at a time.
-CPU_THROUGHPUT = {"prefill_tokens_per_s": 50, "decode_tokens_per_s": 15, "startup_s": 10,
-                  "deterministic_slowdown": 1.0,
-                  "source": "order of magnitude measured on the kit's 2-core CI machine (one request at a time)"}
-
-
-class ReproduceError(RuntimeError):
-    """A reproduction that cannot be planned or run as asked; the message says what to change."""
-
-
-@dataclass
-class ReproduceConfig:
-    launcher: str = "vllm"
-    models: list[str] = field(default_factory=list)       # empty: the launcher's defaults
-    arms: list[str] = field(default_factory=lambda: ["all"])
-    seeds: list[int] = field(default_factory=lambda: list(PAPER_SEEDS))
-    dataset: str = "verified"
-    out: Path = DEFAULT_OUT
-    generation_config: str = "auto"
-    deterministic: bool = False
-    limit: int | None = None
-    shortest: bool = False
-    all_cases: bool = False
-    executor_backend: str = "auto"
-    concurrency: int | None = None
-    timeout: float = 900.0
-    ready_timeout: float | None = None
-    scorer: str = "paper"
-    draws: int | None = None
-    progress: bool = True
-
-    def __post_init__(self) -> None:
-        if self.launcher not in LAUNCHERS:
-            raise ReproduceError(f"unknown launcher {self.launcher!r}; choose one of {', '.join(LAUNCHERS)}")
-        if not self.seeds:
-            raise ReproduceError("no seeds given")
-        if self.limit is not None and self.limit < 1:
-            raise ReproduceError(f"--limit must be at least 1, not {self.limit}")
-        self.out = Path(self.out)
-        self.models = resolve_models(self.launcher, self.models)
-        resolve_arms(self.arms)  # unknown names fail here, before anything runs
-
-
-# --------------------------------------------------------------------------- selection
-
-
-def split_names(text: str | None) -> list[str]:
-    """'a,b c' -> ['a', 'b', 'c'] (commas or spaces)."""
-    return [p for p in (text or "").replace(",", " ").split() if p]
-
-
-def resolve_models(launcher: str, names: list[str]) -> list[str]:
-    if launcher == "llama-cpp":
-        from harness.model.serving import CPU_MODEL_ID
-        known = [CPU_MODEL_ID]
-        default = known
-    else:
-        from harness.model.vllm import all_model_keys
-        known = all_model_keys()
-        default = [m for m in PAPER_MODELS if m in known]
-    if not names:
-        return list(default)
-    if "all" in names:
-        return list(known)
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise ReproduceError(f"unknown model(s) for the {launcher} launcher: {', '.join(unknown)}; "
-                             f"known: {', '.join(known)} (or 'all')")
-    return list(dict.fromkeys(names))
-
-
-def resolve_arms(names: list[str]) -> list[Arm]:
-    if not names or "all" in names:
-        return [a for a in ARMS.values() if a.name not in EXTENSION_ARMS]   # the paper's arms; routers by name
-    unknown = [n for n in names if n not in ARMS]
-    if unknown:
-        raise ReproduceError(f"unknown arm(s): {', '.join(unknown)}; known: {', '.join(ARMS)} (or 'all')")
-    return [ARMS[n] for n in dict.fromkeys(names)]
-
-
-def select_cases(dataset, limit: int | None, shortest: bool) -> list:
-    try:
-        return pick_cases(dataset, (), (), limit, shortest)
-    except CaseSelectionError as exc:
-        raise ReproduceError(str(exc)) from None
-
-
-def arm_cases(arm: Arm, cases: list, all_cases: bool = False) -> list:
-    """The cases an arm runs on: vote/repair levers on the library's covered cases (as the runner does)."""
-    if arm.covered_only and not all_cases:
-        from harness.run.runner import covered_cases
-        return covered_cases(cases)
-    return list(cases)
-
-
-# --------------------------------------------------------------------------- launchers: the one branch
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def make_launcher(kind: str, model_key: str, *, generation_config: str = "auto", deterministic: bool = False,
-                  log_dir: Path | None = None):
-    """The launcher for one model. This is the only place the H100 path and CI differ."""
-    log_dir = Path(log_dir) if log_dir else DEFAULT_OUT / "server-logs"
-    if kind == "vllm":
-        from harness.model.vllm import VllmLauncher
-        return VllmLauncher(model_key, generation_config=generation_config, deterministic=deterministic,
-                            log_path=log_dir / f"{model_key}.log")
-    if kind == "llama-cpp":
-        from harness.model.serving import LlamaCppLauncher
-        if deterministic:
-            raise ReproduceError("--deterministic is a vLLM option (VLLM_BATCH_INVARIANT); the llama.cpp CPU "
-                                 "server is single-stream and has no such switch")
-        return LlamaCppLauncher(model_id=model_key, port=free_port(), log_path=log_dir / f"{model_key}.log")
-    raise ReproduceError(f"unknown launcher {kind!r}; choose one of {', '.join(LAUNCHERS)}")
-
-
-def launcher_revision(launcher) -> str | None:
-    """What pins the served weights: the vLLM lock's commit, or the GGUF's sha256."""
-    rev = getattr(launcher, "revision", None)
-    if rev:
-        return rev
-    from harness.model.serving import CPU_MODEL, CPU_MODEL_ID
-    if getattr(launcher, "model_id", None) == CPU_MODEL_ID:
-        return f"gguf-sha256:{CPU_MODEL['gguf_sha256']}"
-    return None
-
-
-def launcher_preflight(cfg: ReproduceConfig):
-    """Preflight checks for the chosen launcher (harness.model.vllm.Check items)."""
-    from harness.model.vllm import Check, dataset_check, preflight
-    if cfg.launcher == "vllm":
-        return preflight(cfg.models, deterministic=cfg.deterministic, dataset=cfg.dataset)
-    from harness.model.serving import DEFAULT_GGUF, DEFAULT_SERVER_PYTHON
-    return [
-        Check("CPU model server virtualenv", DEFAULT_SERVER_PYTHON.exists(), str(DEFAULT_SERVER_PYTHON),
-              "make server-venv"),
-        Check("CPU model GGUF", DEFAULT_GGUF.exists(), str(DEFAULT_GGUF), "make model (scripts/fetch-model.sh)"),
-        dataset_check(cfg.dataset),
-    ]
-
-
-# --------------------------------------------------------------------------- request counts
-
-
-def requests_per_case(arm: Arm, case) -> tuple[int, int]:
-    """(min, max) chat requests one case costs under an arm: its solver's `request_bounds`."""
-    return arm.solver_kind.request_bounds(arm, case)
-
-
-@dataclass
-class Population:
-    """The cases a plan counts requests over (possibly a stand-in for an unavailable dataset)."""
-
-    name: str
-    cases: list
-    description: str
-    token_cases: list          # real cases whose prompts are measured for the token estimate
-    stand_in: bool = False
-
-
-def plan_population(dataset: str, limit: int | None, shortest: bool) -> Population:
-    """The dataset's cases; for an unfetched Verified split, its published shape: each calculator of
-    the bundled slice weighted to the Verified row count per calculator (the benchmark is balanced)."""
-    from harness.data.dataset import DatasetError, load_dataset
-    try:
-        ds = load_dataset(dataset)
-    except DatasetError as exc:
-        if dataset != "verified":
-            raise ReproduceError(f"cannot load dataset {dataset!r}: {exc}") from None
-        from harness.data import datahub
-        rows = int(datahub.entry("verified").get("rows") or 0)
-        slice_ = load_dataset("bundled-test")
-        by_calc = slice_.by_calculator_id()
-        if not rows or rows % len(by_calc):
-            raise ReproduceError(f"cannot derive the Verified shape: {rows} pinned rows over {len(by_calc)} "
-                                 "calculators") from None
-        per_calc = rows // len(by_calc)
-        cases = []
-        for _cid, group in sorted(by_calc.items()):
-            cases += [group[i % len(group)] for i in range(per_calc)]
-        if limit is not None:
-            cases = cases[:limit]
-        desc = (f"verified (not fetched here: {str(exc).splitlines()[0]}); counted on its published shape, "
-                f"{len(by_calc)} calculators x {per_calc} cases = {rows} rows (calculators and output types "
-                f"from the bundled slice)")
-        return Population("verified", cases, desc, slice_.cases, stand_in=True)
-    cases = select_cases(ds, limit, shortest)
-    return Population(ds.name, cases, f"{ds.name}: {ds.path} ({len(ds.cases)} rows, sha256 {ds.sha256[:12]}...)"
-                      + (f"; {len(cases)} selected" if len(cases) != len(ds.cases) else ""), cases)
-
-
-def measured_token_means(results_root: Path = ROOT / "results") -> dict[str, dict]:
-    """arm -> {prompt, completion, requests, models} mean tokens per request, from stored results."""
-    acc: dict[str, dict] = {}
-    root = Path(results_root)
-    if not root.is_dir():
-        return {}
-    for path in sorted(root.rglob("seed*.jsonl")):
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            tok = rec.get("tokens") or {}
-            n = len(rec.get("request") or [])
-            if not n or tok.get("prompt") is None or tok.get("completion") is None:
-                continue
-            a = acc.setdefault(rec.get("arm"), {"prompt": 0, "completion": 0, "requests": 0, "models": set()})
-            a["prompt"] += tok["prompt"]
-            a["completion"] += tok["completion"]
-            a["requests"] += n
-            a["models"].add(rec.get("model"))
-    return {arm: {"prompt": a["prompt"] / a["requests"], "completion": a["completion"] / a["requests"],
-                  "requests": a["requests"], "models": sorted(map(str, a["models"]))}
-            for arm, a in acc.items() if a["requests"]}
-
-
-def estimated_token_means(arm: Arm, cases: list) -> dict:
-    """Mean prompt tokens per request from the arm's real prompts on `cases` (characters / 4), or
-    from note lengths when the prompts cannot be built; completion tokens from the stated assumption."""
-    completion = arm.solver_kind.completion_tokens(arm)
-    sizes, source = [], "prompts built on the cases, 4 characters per token"
-    try:
-        from harness.data.dataset import load_dataset
-        from harness.arms.solvers import Context
-        one_shot = load_dataset("one-shot").cases if arm.example else []
-        for case in cases:
-            if requests_per_case(arm, case)[1] == 0:
-                continue
-            msgs = arm.build(Context(case=case, arm=arm, seed=PAPER_SEEDS[0], one_shot=one_shot))
-            if msgs:
-                sizes.append(sum(len(m.get("content") or "") for m in msgs) / CHARS_PER_TOKEN)
-    except Exception as exc:  # noqa: BLE001 - fall back to note lengths, and say so
-        sizes, source = [], f"note lengths x {WORDS_TO_TOKENS} tokens/word + 300 (prompts not buildable: {exc})"
-    if not sizes:
-        words = [min(len(c.note.split()), arm.note_words or 10 ** 9) for c in cases]
-        sizes = [w * WORDS_TO_TOKENS + 300 for w in words] or [0]
-        if not source.startswith("note"):
-            source = f"note lengths x {WORDS_TO_TOKENS} tokens/word + 300"
-    return {"prompt": statistics.mean(sizes), "completion": completion, "source": "estimated",
-            "detail": f"prompt: {source}; completion: stated assumption ({completion} tokens)"}
-
-
-def throughput_for(cfg: ReproduceConfig, key: str) -> dict:
-    if cfg.launcher == "vllm":
-        from harness.model.vllm import throughput_assumption
-        return throughput_assumption(key)
-    return dict(CPU_THROUGHPUT)
-
-
-def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -> dict:
-    """Everything `DRY_RUN=1` prints, as data: pins, commands, request counts per arm, time estimate."""
-    arms = resolve_arms(cfg.arms)
-    pop = plan_population(cfg.dataset, cfg.limit, cfg.shortest)
-    measured = measured_token_means(results_root)
-    plan: dict = {"launcher": cfg.launcher, "models": [], "seeds": cfg.seeds, "dataset": pop.description,
-                  "dataset_stand_in": pop.stand_in, "n_cases": len(pop.cases), "out": str(cfg.out),
-                  "generation_config": cfg.generation_config, "deterministic": cfg.deterministic,
-                  "arms": [], "problems": [], "notes": []}
-    if cfg.launcher == "vllm":
-        from harness.model.vllm import PinError, image_lock, image_reference, serving_config
-        serving = serving_config()
-        plan["generation_config_meaning"] = serving["generation_config_choices"].get(cfg.generation_config)
-        plan["deterministic_meaning"] = serving["deterministic"]["note"] if cfg.deterministic else \
-            "as in the paper: default kernels, prefix caching on"
-        try:
-            plan["image"] = image_reference()
-            lock = image_lock()
-            plan["image_source"] = lock.get("digest_source")
-            plan["vllm_version"] = lock.get("vllm_version")
-        except PinError as exc:
-            plan["problems"].append(str(exc))
-    for arm in arms:
-        sel = arm_cases(arm, pop.cases, cfg.all_cases)
-        lo = hi = 0
-        for c in sel:
-            a, b = requests_per_case(arm, c)
-            lo, hi = lo + a, hi + b
-        per_case = sorted({requests_per_case(arm, c) for c in sel}) if sel else [(0, 0)]
-        if arm.name in measured:
-            m = measured[arm.name]
-            tokens = {"prompt": m["prompt"], "completion": m["completion"], "source": "measured",
-                      "detail": f"means of {m['requests']} stored requests ({', '.join(m['models'])})"}
-        elif arm.needs_model:
-            tokens = estimated_token_means(arm, [c for c in pop.token_cases if arm_cases(arm, [c], cfg.all_cases)])
-        else:
-            tokens = {"prompt": 0.0, "completion": 0.0, "source": "-", "detail": "no model"}
-        plan["arms"].append({
-            "arm": arm.name, "title": arm.title, "solver": arm.solver, "needs_model": arm.needs_model,
-            "covered_only": arm.covered_only and not cfg.all_cases, "samples": arm.samples,
-            "repair_cap": arm.repair_cap if arm.repair else 0, "cases": len(sel),
-            "requests_per_case": {"min": min(p[0] for p in per_case), "max": max(p[1] for p in per_case)},
-            "requests_per_seed": {"min": lo, "max": hi},
-            "requests": {"min": lo * len(cfg.seeds), "max": hi * len(cfg.seeds)},
-            "tokens_per_request": tokens,
-        })
-    total = {"min": sum(a["requests"]["min"] for a in plan["arms"]),
-             "max": sum(a["requests"]["max"] for a in plan["arms"])}
-    plan["requests_per_model"] = total
-    any_model = any(a.needs_model for a in arms)
-    total_s = {"min": 0.0, "max": 0.0}
-    for key in cfg.models:
-        entry: dict = {"key": key}
-        try:
-            launcher = make_launcher(cfg.launcher, key, generation_config=cfg.generation_config,
-                                     deterministic=cfg.deterministic, log_dir=cfg.out / "server-logs")
-            entry.update(model_id=launcher.model_id, revision=launcher_revision(launcher),
-                         command=launcher.command(), server_profile=launcher.server_profile)
-            if cfg.launcher == "vllm":
-                entry.update(flags=launcher.flags, env=launcher.env(), gated=bool(launcher.lock.get("gated")),
-                             license=launcher.lock.get("license"), revision_source=launcher.lock.get("revision_source"))
-        except Exception as exc:  # noqa: BLE001 - an unpinned model is reported, the plan continues
-            from harness.model.vllm import model_entry
-            entry["error"] = str(exc)
-            plan["problems"].append(f"{key}: {exc}")
-            try:
-                e = model_entry(key) if cfg.launcher == "vllm" else {}
-                entry.update(model_id=e.get("repo"), revision=e.get("revision"))
-            except Exception:  # noqa: BLE001
-                pass
-        try:
-            tp = throughput_for(cfg, key)
-        except Exception as exc:  # noqa: BLE001
-            plan["problems"].append(str(exc))
-            tp = None
-        if tp is not None:
-            slow = tp.get("deterministic_slowdown", 1.0) if cfg.deterministic else 1.0
-            est = {}
-            for bound in ("min", "max"):
-                secs = sum(a["requests"][bound] * (a["tokens_per_request"]["prompt"] / tp["prefill_tokens_per_s"]
-                                                   + a["tokens_per_request"]["completion"] / tp["decode_tokens_per_s"])
-                           for a in plan["arms"]) * slow
-                est[bound] = secs + (tp["startup_s"] if any_model else 0)
-                total_s[bound] += est[bound]
-            entry["throughput_assumption"] = tp
-            entry["estimate_s"] = est
-        plan["models"].append(entry)
-    plan["estimate_s"] = total_s
-    plan["notes"].append("Arms without a model (Gold-Solve) run without a server, once for all models; they send "
-                         "no request.")
-    details = sorted({a["tokens_per_request"]["detail"] for a in plan["arms"]
-                      if a["tokens_per_request"]["source"] != "-"})
-    plan["notes"] += [f"tokens per request: {d}" for d in details]
-    plan["notes"].append("Time = sum over arms of requests x (prompt tokens / prefill rate + completion tokens / "
-                         "decode rate), plus server start-up; weight downloads are not included.")
-    return plan
-
-
-def _hours(s: float) -> str:
-    return f"{s / 3600:.1f} h" if s >= 3600 else f"{s / 60:.0f} min"
-
-
-def format_plan(plan: dict) -> str:
-    seeds = plan["seeds"]
-    lines = ["Reproduction plan (dry run: nothing is started, nothing is downloaded)", "",
-             f"launcher:   {plan['launcher']}",
-             f"models:     {', '.join(m['key'] for m in plan['models'])}",
-             f"seeds:      {', '.join(map(str, seeds))}",
-             f"dataset:    {plan['dataset']}",
-             f"results:    {plan['out']}"]
-    if plan["launcher"] == "vllm":
-        lines += [f"generation config: {plan['generation_config']} ({plan.get('generation_config_meaning')})",
-                  f"deterministic:     {'on' if plan['deterministic'] else 'off'} ({plan.get('deterministic_meaning')})",
-                  "", f"image: {plan.get('image', 'NOT PINNED')}  (vLLM {plan.get('vllm_version')})",
-                  f"  digest source: {plan.get('image_source')}"]
-    lines.append("")
-    import shlex
-    for m in plan["models"]:
-        lines.append(f"model {m['key']}: {m.get('model_id')} @ {m.get('revision') or 'UNPINNED'}"
-                     + (f"  [{m['license']}]" if m.get("license") else "")
-                     + ("  [gated: needs HF_TOKEN]" if m.get("gated") else ""))
-        if m.get("error"):
-            lines.append(f"  REFUSED: {m['error']}")
-        if m.get("command"):
-            lines.append(f"  command: {shlex.join(m['command'])}")
-        if m.get("flags"):
-            lines.append("  flags:   " + ", ".join(f"{k}={v}" for k, v in m["flags"].items()))
-        if m.get("estimate_s"):
-            tp = m["throughput_assumption"]
-            lines.append(f"  time:    {_hours(m['estimate_s']['min'])} .. {_hours(m['estimate_s']['max'])} "
-                         f"(assumed {tp['prefill_tokens_per_s']} prompt tok/s, {tp['decode_tokens_per_s']} "
-                         f"completion tok/s, start-up {tp['startup_s']} s)")
-    lines += ["", f"Requests per arm, per model, {len(seeds)} seed(s):",
-              f"  {'arm':<22} {'cases':>6} {'req/case':>9} {'requests':>15} {'prompt tok':>10} {'compl. tok':>10}  source"]
-    for a in plan["arms"]:
-        rpc = a["requests_per_case"]
-        rq = a["requests"]
-        per = f"{rpc['min']}" if rpc["min"] == rpc["max"] else f"{rpc['min']}..{rpc['max']}"
-        req = f"{rq['min']:,}" if rq["min"] == rq["max"] else f"{rq['min']:,}..{rq['max']:,}"
-        t = a["tokens_per_request"]
-        cases = f"{a['cases']}" + ("c" if a["covered_only"] else "")
-        lines.append(f"  {a['arm']:<22} {cases:>6} {per:>9} {req:>15} {t['prompt']:>10.0f} {t['completion']:>10.0f}"
-                     f"  {t['source']}")
-    tot = plan["requests_per_model"]
-    lines += [f"  {'total':<22} {'':>6} {'':>9} {tot['min']:,}..{tot['max']:,}".rstrip(),
-              "  (c: the library's covered cases only, as in the paper)", ""]
-    est = plan["estimate_s"]
-    lines.append(f"Estimated time, all models: {_hours(est['min'])} .. {_hours(est['max'])}")
-    for n in plan["notes"]:
-        lines.append(f"note: {n}")
-    for p in plan["problems"]:
-        lines.append(f"PROBLEM: {p}")
-    return "\n".join(lines) + "\n"
-
-
-# --------------------------------------------------------------------------- the pipeline
+from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
+from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases, check_same_settings, config_dict,
+                                      resolve_arms, select_cases)
+from harness.reproduce.launchers import launcher_kind, make_launcher
+from harness.run.manifest import write_run_manifest
+from harness.run.runner import RunSpec, make_key
+from harness.run.session import run_session
+from harness.run.store import results_path
+from harness.verify.checksums import check_manifest, write_manifest
 
 
 @contextmanager
-def _sigterm_as_interrupt():
+def sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM behaves like Ctrl-C inside the pipeline, so `finally` stops the server."""
     def handler(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -487,8 +68,9 @@ def _new_manifests(out: Path, before: set[Path]) -> list[Path]:
                   if p not in before and not p.name.startswith("manifest-reproduce-"))
 
 
-def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset, cases: list, *, base_url=None, model=None,
-               revision=None, profile=None, concurrency: int = 1, echo: Callable[[str], None] = print) -> dict:
+def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: list[Case], *,
+               base_url: str | None = None, model: str | None = None, revision: str | None = None,
+               profile: str | None = None, concurrency: int = 1, echo: Callable[[str], None] = print) -> dict:
     """One `harness run` over `arms` (its building blocks, called directly); the run manifest it wrote."""
     before = set(cfg.out.glob("manifest-*.json"))
     summaries = asyncio.run(run_session(arms, dataset, cases, cfg.seeds, base_url=base_url, model=model,
@@ -510,11 +92,9 @@ def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset, cases: list, *, b
             "summaries": [asdict(s) for s in summaries]}
 
 
-def pending_cases(cfg: ReproduceConfig, arms: list[Arm], dataset, cases: list, *, model: str,
+def pending_cases(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: list[Case], *, model: str,
                   revision: str | None, profile: str | None) -> int:
     """How many (arm, seed, case) records are not in the store yet (keys as the runner makes them)."""
-    from harness.run.runner import RunSpec, make_key
-    from harness.run.store import results_path
     spec = RunSpec(model=model, model_revision=revision, server_profile=profile, out_dir=cfg.out)
     n = 0
     for arm in arms:
@@ -534,9 +114,6 @@ def pending_cases(cfg: ReproduceConfig, arms: list[Arm], dataset, cases: list, *
 
 def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -> dict:
     """Run the whole reproduction; returns the reproduction manifest (also written to disk)."""
-    from harness.data.dataset import DatasetError, load_dataset
-    from harness.run.manifest import write_run_manifest
-
     arms = resolve_arms(cfg.arms)
     try:
         dataset = load_dataset(cfg.dataset)
@@ -548,7 +125,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     model_free = [a for a in arms if not a.needs_model]
     with_model = [a for a in arms if a.needs_model]
-    manifest: dict = {"kind": "reproduce", "launcher": cfg.launcher, "config": _config_dict(cfg),
+    manifest: dict = {"kind": "reproduce", "launcher": cfg.launcher, "config": config_dict(cfg),
                       "case_ids": [c.case_id for c in cases], "arms": [a.name for a in arms],
                       "arm_config_hashes": {a.name: a.config_hash() for a in arms}, "blocks": [], "servers": [],
                       "status": "running"}
@@ -563,7 +140,8 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
 
     save("running")
     infra_failed = 0
-    with _sigterm_as_interrupt():
+    kind = launcher_kind(cfg.launcher)
+    with sigterm_as_interrupt():
         try:
             if model_free:
                 echo(f"model-free arm(s) {', '.join(a.name for a in model_free)}: no server needed")
@@ -572,30 +150,31 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                 infra_failed += sum(s.get("infra_failed", 0) for s in block["summaries"])
             for key in (cfg.models if with_model else []):
                 launcher = make_launcher(cfg.launcher, key, generation_config=cfg.generation_config,
-                                         deterministic=cfg.deterministic, log_dir=cfg.out / "server-logs")
+                                         deterministic=cfg.deterministic, log_dir=cfg.out / "server-logs",
+                                         dataset=cfg.dataset, base_url=cfg.base_url, server_profile=cfg.server_profile)
                 server: dict = {"model_key": key}
                 manifest["servers"].append(server)
                 todo = pending_cases(cfg, with_model, dataset, cases, model=launcher.model_id,
-                                     revision=launcher_revision(launcher), profile=launcher.server_profile)
+                                     revision=kind.revision(launcher), profile=launcher.server_profile)
                 if not todo:
                     echo(f"[{key}] every record is already in {cfg.out}: the server is not started")
                     server.update(launcher.describe())
-                    server.update(skipped="all records present", revision=launcher_revision(launcher))
+                    server.update(skipped="all records present", revision=kind.revision(launcher))
                     continue
                 echo(f"[{key}] {todo} (arm, seed, case) record(s) to run")
                 try:
                     echo(f"[{key}] starting {cfg.launcher} server: {' '.join(launcher.command())}")
                     launcher.start()
-                    ready_timeout = cfg.ready_timeout or (1800.0 if cfg.launcher == "vllm" else 300.0)
+                    ready_timeout = cfg.ready_timeout or kind.ready_timeout
                     echo(f"[{key}] waiting up to {ready_timeout:.0f} s for {launcher.base_url}/models to list "
                          f"{launcher.model_id}")
                     launcher.wait_ready(ready_timeout)
                     server.update(launcher.describe())
-                    server["revision"] = launcher_revision(launcher)
+                    server["revision"] = kind.revision(launcher)
                     save("running")
-                    if server.get("sampling_defaults_logged") is not None or cfg.launcher == "vllm":
+                    if server.get("sampling_defaults_logged") is not None or kind.logs_sampling_defaults:
                         echo(f"[{key}] sampling defaults the server logged: {server.get('sampling_defaults_logged')}")
-                    concurrency = cfg.concurrency or int(getattr(launcher, "flags", {}).get("max_num_seqs", 1))
+                    concurrency = cfg.concurrency or kind.concurrency(launcher)
                     block = _run_block(cfg, with_model, dataset, cases, base_url=launcher.base_url,
                                        model=launcher.model_id, revision=server["revision"],
                                        profile=launcher.server_profile, concurrency=concurrency, echo=echo)
@@ -605,14 +184,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                     echo(f"[{key}] stopping the server")
                     launcher.stop()
                     server["stopped_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-                    if cfg.launcher == "vllm" and server.get("sampling_defaults_logged") is None:
-                        try:  # the saved log, if the run ended before describe()
-                            from harness.model.vllm import logged_sampling_defaults, logged_vllm_version
-                            text = Path(launcher.log_path).read_text()
-                            server["sampling_defaults_logged"] = logged_sampling_defaults(text)
-                            server["vllm_version"] = server.get("vllm_version") or logged_vllm_version(text)
-                        except OSError:
-                            pass
+                    kind.after_stop(launcher, server)
         except BaseException as exc:
             manifest["error"] = f"{type(exc).__name__}: {exc}"
             save("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
@@ -632,31 +204,6 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
 
 # Settings that change what the server answers but are not part of a record's key (the key has the model,
 # its revision and the client profile): one results directory holds one combination of them.
-SERVER_SETTINGS = ("launcher", "generation_config", "deterministic")
-
-
-def check_same_settings(cfg: ReproduceConfig) -> None:
-    """Refuse to resume into a results directory produced under other server settings (its records
-    would be taken as done)."""
-    mine = {k: getattr(cfg, k) for k in SERVER_SETTINGS}
-    for p in sorted(Path(cfg.out).glob("manifest-reproduce-*.json")):
-        try:
-            theirs = json.loads(p.read_text()).get("config") or {}
-        except (OSError, ValueError):
-            continue
-        diff = {k: (theirs.get(k), mine[k]) for k in SERVER_SETTINGS if k in theirs and theirs.get(k) != mine[k]}
-        if diff:
-            said = ", ".join(f"{k}={a!r} there, {b!r} now" for k, (a, b) in diff.items())
-            raise ReproduceError(f"{cfg.out} holds results made under other server settings ({said}; see {p.name}); "
-                                 "give this run its own --out (OUT=) so the two are compared, not mixed")
-
-
-def _config_dict(cfg: ReproduceConfig) -> dict:
-    d = asdict(cfg)
-    d["out"] = str(cfg.out)
-    return d
-
-
 def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] = print) -> dict:
     """Statistics, tables, figures and the report from the run's results (`analysis.report.write_outputs`, as
     `harness report` does). Results the analysis cannot read fail here, naming the problem; the records stay on
@@ -679,7 +226,6 @@ CHECKSUM_FILE = "SHA256SUMS"
 
 def write_checksums(out: Path) -> dict:
     """sha256 of every file of the run's directory (hidden caches excluded), paths relative to it."""
-    from harness.verify.checksums import write_manifest
     target = Path(out) / CHECKSUM_FILE
     if target.exists():
         target.unlink()
@@ -691,6 +237,5 @@ def write_checksums(out: Path) -> dict:
 
 def verify_checksums(out: Path) -> list[str]:
     """Problems (missing, changed, unlisted files) of a run directory against its SHA256SUMS."""
-    from harness.verify.checksums import check_manifest
     report = check_manifest(Path(out) / CHECKSUM_FILE, [Path(out)], root=Path(out))
     return [ln for ln in report.lines() if not ln.endswith(CHECKSUM_FILE)]

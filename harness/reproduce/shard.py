@@ -7,7 +7,7 @@ The unit of work is one case of one arm at one seed for one model: the record th
 or repair unit is one such record (its samples and repair turns are one case's work), so no unit is
 ever split across shards. The units are laid out in a fixed order (model-free arms first, then each
 model; within a model the arms in the given order, then seeds, then the cases in dataset order) and
-cut into `n` contiguous runs of about equal estimated request count (`requests_per_case`; 1 for a
+cut into `n` contiguous runs of about equal estimated request count (the arm's `Solver.request_bounds`; 1 for a
 model-free case). Each shard is a list of slices `(model, arm, seed, case ids)`; each slice runs as
 an ordinary `harness run` of one arm at one seed over those cases (`harness.run.session.run_session`) into the
 shard's own directory, and a shard with model slices starts that model's server (the same launchers
@@ -28,7 +28,18 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
+from harness.arms.prompts import template_hashes
+from harness.arms.registry import get_arm
 from harness.core.canonical_json import canonical_json, json_file_text
+from harness.data.dataset import DatasetError, load_dataset
+from harness.model.serving import Launcher
+from harness.reproduce.config import ReproduceConfig, arm_cases, resolve_arms, select_cases
+from harness.reproduce.launchers import launcher_kind, make_launcher
+from harness.reproduce.pipeline import sigterm_as_interrupt
+from harness.reproduce.plan import plan_population, request_bounds
+from harness.run.manifest import git_state
+from harness.run.session import run_session
+from harness.run.store import iter_result_files
 
 SHARD_MANIFEST = "shard.json"
 PLAN_KIND = "shard-plan"
@@ -68,9 +79,7 @@ def build_shard_plan(cfg, n_shards: int, *, stand_in: bool = False) -> dict:
     """Split `cfg` (a ReproduceConfig) into `n_shards` shards; see the module docstring.
 
     `stand_in` (dry runs only): when Verified is not fetched here, plan over its published shape
-    (harness.reproduce.pipeline.plan_population) with placeholder case ids; such a plan is marked and cannot run."""
-    from harness.data.dataset import DatasetError, load_dataset
-    from harness.reproduce.pipeline import arm_cases, plan_population, requests_per_case, resolve_arms, select_cases
+    (harness.reproduce.plan.plan_population) with placeholder case ids; such a plan is marked and cannot run."""
 
     if n_shards < 1:
         raise ShardError(f"--shards must be at least 1, not {n_shards}")
@@ -100,7 +109,7 @@ def build_shard_plan(cfg, n_shards: int, *, stand_in: bool = False) -> dict:
             sel = arm_cases(arm, cases, cfg.all_cases)
             for seed in cfg.seeds:
                 for c in sel:
-                    units.append((key, arm.name, int(seed), c.case_id, max(1, requests_per_case(arm, c)[1])))
+                    units.append((key, arm.name, int(seed), c.case_id, max(1, request_bounds(arm, c)[1])))
     if not units:
         raise ShardError("the run has no (arm, seed, case) units to split")
     if n_shards > len(units):
@@ -160,8 +169,7 @@ def load_plan(path: Path) -> dict:
     return plan
 
 
-def config_from_plan(plan: dict, out: Path):
-    from harness.reproduce.pipeline import ReproduceConfig
+def config_from_plan(plan: dict, out: Path) -> ReproduceConfig:
     return ReproduceConfig(**{**plan["config"], "out": Path(out), "progress": False})
 
 
@@ -189,15 +197,6 @@ def _server_settings(cfg) -> dict:
             "deterministic": cfg.deterministic}
 
 
-def _server_fields(launcher) -> dict:
-    """What changes a started server's answers besides the record key: image, flags, client profile.
-    The port and container name are per-task details and are left out."""
-    flags = dict(getattr(launcher, "flags", {}) or {})
-    flags.pop("port", None)
-    return {"image": getattr(launcher, "image", None), "flags": flags or None,
-            "server_profile": getattr(launcher, "server_profile", None)}
-
-
 def _fail_requested(index: int) -> bool:
     wanted = {p.strip() for p in os.environ.get(FAIL_ENV, "").split(",") if p.strip()}
     return str(index) in wanted
@@ -205,12 +204,6 @@ def _fail_requested(index: int) -> bool:
 
 def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] = print) -> dict:
     """Run shard `index` of `plan` into `shard_dir(out, index)`; returns its manifest. Resumes by record key."""
-    from harness.run.session import run_session
-    from harness.data.dataset import DatasetError, load_dataset
-    from harness.run.manifest import git_state
-    from harness.arms.prompts import template_hashes
-    from harness.arms.registry import get_arm
-    from harness.reproduce.pipeline import resolve_arms
 
     if not 0 <= index < plan["n_shards"]:
         raise ShardError(f"shard {index} is not in the plan (0..{plan['n_shards'] - 1})")
@@ -272,8 +265,7 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
                 manifest["failed_on_purpose"] = FAIL_ENV
                 raise ShardError(f"shard {index} fails on purpose after {slices_done} slice(s) ({FAIL_ENV} is set)")
 
-    from harness.reproduce.pipeline import _sigterm_as_interrupt
-    with _sigterm_as_interrupt():  # scancel and the time limit send SIGTERM: `finally` still stops the server
+    with sigterm_as_interrupt():  # scancel and the time limit send SIGTERM: `finally` still stops the server
         _run_groups(groups, run_slices, cfg, directory, index, manifest, echo)
     manifest["infra_failed"] = infra_failed
     manifest["status"] = "complete" if not infra_failed else "incomplete"
@@ -282,27 +274,29 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
 
 def _run_groups(groups: dict, run_slices, cfg, directory: Path, index: int, manifest: dict, echo) -> None:
     """Model-free slices directly; for each model: start its server, run its slices, stop it."""
-    from harness.reproduce.pipeline import launcher_revision, make_launcher
+    kind = launcher_kind(cfg.launcher)
     try:
         for key, slices in groups.items():
             if key is MODEL_FREE_KEY:
                 run_slices(slices)
                 continue
-            launcher = make_launcher(cfg.launcher, key, generation_config=cfg.generation_config,
-                                     deterministic=cfg.deterministic, log_dir=directory / "server-logs")
-            _per_task_server(launcher, index)
-            manifest["server"] = {**(manifest["server"] or {}), key: _server_fields(launcher)}
+            launcher: Launcher = make_launcher(cfg.launcher, key, generation_config=cfg.generation_config,
+                                               deterministic=cfg.deterministic, log_dir=directory / "server-logs",
+                                               dataset=cfg.dataset, base_url=cfg.base_url,
+                                               server_profile=cfg.server_profile)
+            kind.for_task(launcher, index)   # several array tasks may share a node: own port, name, devices
+            manifest["server"] = {**(manifest["server"] or {}), key: kind.server_fields(launcher)}
             try:
                 echo(f"shard {index}: starting {cfg.launcher} server for {key}: {' '.join(launcher.command())}")
                 launcher.start()
-                ready = cfg.ready_timeout or (1800.0 if cfg.launcher == "vllm" else 300.0)
+                ready = cfg.ready_timeout or kind.ready_timeout
                 launcher.wait_ready(ready)
                 server = launcher.describe()
-                server["revision"] = launcher_revision(launcher)
+                server["revision"] = kind.revision(launcher)
                 manifest["servers"][key] = server
                 manifest["synthetic"] = manifest["synthetic"] or bool(server.get("synthetic"))
                 _write_manifest(directory, manifest)
-                concurrency = cfg.concurrency or int(getattr(launcher, "flags", {}).get("max_num_seqs", 1))
+                concurrency = cfg.concurrency or kind.concurrency(launcher)
                 run_slices(slices, base_url=launcher.base_url, model=launcher.model_id, revision=server["revision"],
                            profile=launcher.server_profile, concurrency=concurrency)
             finally:
@@ -314,26 +308,8 @@ def _run_groups(groups: dict, run_slices, cfg, directory: Path, index: int, mani
         raise
 
 
-def _per_task_server(launcher, index: int) -> None:
-    """Several array tasks may share a node: give this task's server its own port and container name."""
-    from harness.reproduce.pipeline import free_port
-    if hasattr(launcher, "container_name"):
-        job = os.environ.get("SLURM_ARRAY_JOB_ID") or os.environ.get("SLURM_JOB_ID") or str(os.getpid())
-        launcher.container_name = f"{launcher.container_name}-{job}-{index}"
-    if hasattr(launcher, "gpus"):
-        # the host's indices of this task's GPUs (docker sees the host's devices, not the task's cgroup view)
-        devices = next((os.environ[k] for k in ("SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES")
-                        if os.environ.get(k)), None)
-        if devices:
-            launcher.gpus = f'"device={devices}"'
-    flags = getattr(launcher, "flags", None)
-    if isinstance(flags, dict) and "port" in flags:
-        launcher.flags = {**flags, "port": free_port()}
-
-
 def _finish(directory: Path, manifest: dict) -> dict:
     """Counts, executor policy hash (from the run manifests) and the synthetic flag; write shard.json."""
-    from harness.run.store import iter_result_files
     n = 0
     synthetic = bool(manifest.get("synthetic"))
     for path in iter_result_files(directory):

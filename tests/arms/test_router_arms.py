@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from harness.arms.registry import ARMS, EXTENSION_ARMS, with_options
 from harness.cli import main as cli
 from harness.data.dataset import load_dataset
-from harness.reproduce.pipeline import requests_per_case, resolve_arms
+from harness.reproduce.config import resolve_arms
+from harness.reproduce.plan import request_bounds
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,10 +68,10 @@ def test_request_bounds_in_the_plan():
     ds = load_dataset("bundled-test")
     lib = next(c for c in ds.cases if c.calculator_id == 9)
     other = next(c for c in ds.cases if c.calculator_id == 24)
-    assert requests_per_case(ARMS["routed-gold"], lib) == (0, 5)
-    assert requests_per_case(ARMS["routed-gold"], other) == (5, 5)
-    assert requests_per_case(ARMS["routed-blind"], lib) == (1, 6)
-    assert requests_per_case(with_options(ARMS["routed-blind"], k=3), other) == (3, 3)
+    assert request_bounds(ARMS["routed-gold"], lib) == (0, 5)
+    assert request_bounds(ARMS["routed-gold"], other) == (5, 5)
+    assert request_bounds(ARMS["routed-blind"], lib) == (1, 6)
+    assert request_bounds(with_options(ARMS["routed-blind"], k=3), other) == (3, 3)
 
 
 def test_gold_lib_at_a_version_records_reference(tmp_path):

@@ -20,7 +20,8 @@ from harness.arms.solvers.base import ABSTAINED, value_solution
 from harness.cli.results import verify_rescoring
 from harness.cli.run import run as run_cmd, score as score_cmd
 from harness.data.dataset import Case, load_dataset
-from harness.reproduce.pipeline import ReproduceConfig, build_plan
+from harness.reproduce.config import ReproduceConfig
+from harness.reproduce.plan import build_plan
 from harness.scoring.scorers import score_reply
 
 NAME = "throwaway-agree-twice"

@@ -1,0 +1,124 @@
+"""What a reproduction runs: `ReproduceConfig` and the resolution of its names (models, arms, cases), and the
+guard that keeps one results directory to one combination of server settings."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness.arms.registry import ARMS, EXTENSION_ARMS, Arm
+from harness.core.paths import REPO_ROOT
+from harness.data.dataset import Case, Dataset
+from harness.model.vllm import Check
+from harness.reproduce.errors import ReproduceError
+from harness.reproduce.launchers import LAUNCHERS, PAPER_MODELS, launcher_kind
+from harness.run.runner import covered_cases
+from harness.run.session import CaseSelectionError, pick_cases
+
+ROOT = REPO_ROOT
+PAPER_SEEDS = [42, 43, 44, 45, 46]
+DEFAULT_OUT = ROOT / "results" / "reproduce"
+
+__all__ = ["ROOT", "PAPER_SEEDS", "PAPER_MODELS", "DEFAULT_OUT", "LAUNCHERS", "ReproduceError", "ReproduceConfig",
+           "split_names", "resolve_models", "resolve_arms", "select_cases", "arm_cases", "SERVER_SETTINGS",
+           "check_same_settings", "config_dict", "preflight"]
+
+
+@dataclass
+class ReproduceConfig:
+    launcher: str = "vllm"
+    models: list[str] = field(default_factory=list)       # empty: the launcher's defaults
+    arms: list[str] = field(default_factory=lambda: ["all"])
+    seeds: list[int] = field(default_factory=lambda: list(PAPER_SEEDS))
+    dataset: str = "verified"
+    out: Path = DEFAULT_OUT
+    generation_config: str = "auto"
+    deterministic: bool = False
+    limit: int | None = None
+    shortest: bool = False
+    all_cases: bool = False
+    executor_backend: str = "auto"
+    concurrency: int | None = None
+    timeout: float = 900.0
+    ready_timeout: float | None = None
+    scorer: str = "paper"
+    draws: int | None = None
+    progress: bool = True
+    base_url: str | None = None           # the external launcher's server
+    server_profile: str | None = None     # the external launcher's client profile [plain]
+
+    def __post_init__(self) -> None:
+        kind = launcher_kind(self.launcher)
+        kind.check_config(base_url=self.base_url, deterministic=self.deterministic)
+        if not self.seeds:
+            raise ReproduceError("no seeds given")
+        if self.limit is not None and self.limit < 1:
+            raise ReproduceError(f"--limit must be at least 1, not {self.limit}")
+        self.out = Path(self.out)
+        self.models = resolve_models(self.launcher, self.models)
+        resolve_arms(self.arms)  # unknown names fail here, before anything runs
+
+
+def split_names(text: str | None) -> list[str]:
+    """'a,b c' -> ['a', 'b', 'c'] (commas or spaces)."""
+    return [p for p in (text or "").replace(",", " ").split() if p]
+
+
+def resolve_models(launcher: str, names: list[str]) -> list[str]:
+    return launcher_kind(launcher).resolve_models(list(names))
+
+
+def resolve_arms(names: list[str]) -> list[Arm]:
+    if not names or "all" in names:
+        return [a for a in ARMS.values() if a.name not in EXTENSION_ARMS]   # the paper's arms; routers by name
+    unknown = [n for n in names if n not in ARMS]
+    if unknown:
+        raise ReproduceError(f"unknown arm(s): {', '.join(unknown)}; known: {', '.join(ARMS)} (or 'all')")
+    return [ARMS[n] for n in dict.fromkeys(names)]
+
+
+def select_cases(dataset: Dataset, limit: int | None, shortest: bool) -> list[Case]:
+    try:
+        return pick_cases(dataset, (), (), limit, shortest)
+    except CaseSelectionError as exc:
+        raise ReproduceError(str(exc)) from None
+
+
+def arm_cases(arm: Arm, cases: list[Case], all_cases: bool = False) -> list[Case]:
+    """The cases an arm runs on: vote/repair levers on the library's covered cases (as the runner does)."""
+    if arm.covered_only and not all_cases:
+        return covered_cases(cases)
+    return list(cases)
+
+
+# Settings that change what the server answers but are not part of a record's key (the key has the model,
+# its revision and the client profile): one results directory holds one combination of them.
+SERVER_SETTINGS = ("launcher", "generation_config", "deterministic")
+
+
+def check_same_settings(cfg: ReproduceConfig) -> None:
+    """Refuse to resume into a results directory produced under other server settings (its records
+    would be taken as done)."""
+    mine = {k: getattr(cfg, k) for k in SERVER_SETTINGS}
+    for p in sorted(Path(cfg.out).glob("manifest-reproduce-*.json")):
+        try:
+            theirs = json.loads(p.read_text()).get("config") or {}
+        except (OSError, ValueError):
+            continue
+        diff = {k: (theirs.get(k), mine[k]) for k in SERVER_SETTINGS if k in theirs and theirs.get(k) != mine[k]}
+        if diff:
+            said = ", ".join(f"{k}={a!r} there, {b!r} now" for k, (a, b) in diff.items())
+            raise ReproduceError(f"{cfg.out} holds results made under other server settings ({said}; see {p.name}); "
+                                 "give this run its own --out (OUT=) so the two are compared, not mixed")
+
+
+def config_dict(cfg: ReproduceConfig) -> dict:
+    d = asdict(cfg)
+    d["out"] = str(cfg.out)
+    return d
+
+
+def preflight(cfg: ReproduceConfig) -> list[Check]:
+    """The chosen launcher's preflight checks (what must be in place before anything starts)."""
+    return launcher_kind(cfg.launcher).preflight(cfg.models, deterministic=cfg.deterministic, dataset=cfg.dataset,
+                                                 base_url=cfg.base_url)

@@ -1,0 +1,335 @@
+"""The launcher kinds of `make reproduce` (`--launcher`): the one place the H100 path, CI, rehearsals and a
+server started elsewhere differ. Each kind knows its models, builds the `Launcher` (harness.model) for one model,
+and answers the questions the plan, the pipeline and the SLURM shards ask of it; none of them branches on a
+launcher name.
+
+    vllm       the pinned vLLM image in docker (harness.model.vllm.VllmLauncher): the paper's H100 runs
+    llama-cpp  the CPU model server (harness.model.serving.LlamaCppLauncher): CI and the demo
+    rehearsal  the rehearsal server, a scripted FAKE (harness.model.serving.RehearsalLauncher); its model ids
+               start with `rehearsal-`, so every record it feeds is labelled synthetic
+    external   an OpenAI-compatible server already running at --base-url (harness.model.serving.ExternalLauncher)
+"""
+from __future__ import annotations
+
+import os
+import socket
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import ClassVar
+
+import httpx
+
+from harness.data.dataset import DatasetError, load_dataset
+from harness.model import vllm
+from harness.model.rehearsal_server import DEFAULT_MODELS as REHEARSAL_MODELS
+from harness.model.serving import (CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, ExternalLauncher,
+                                   Launcher, LlamaCppLauncher, RehearsalLauncher)
+from harness.model.vllm import Check, dataset_check
+from harness.reproduce.errors import ReproduceError
+
+# The CPU server (llama-cpp-python, Qwen2.5-Coder-0.5B GGUF, 2 cores): measured order of magnitude,
+# one request at a time.
+CPU_THROUGHPUT = {"prefill_tokens_per_s": 50, "decode_tokens_per_s": 15, "startup_s": 10,
+                  "deterministic_slowdown": 1.0,
+                  "source": "order of magnitude measured on the kit's 2-core CI machine (one request at a time)"}
+# The rehearsal server answers without generating: the time is the harness's and the executor's, not a model's.
+REHEARSAL_THROUGHPUT = {"prefill_tokens_per_s": 1_000_000, "decode_tokens_per_s": 100_000, "startup_s": 1,
+                        "deterministic_slowdown": 1.0,
+                        "source": "the rehearsal server is a scripted fake that answers at once (no generation)"}
+PAPER_MODELS = ["qwen2.5-7b", "qwen2.5-32b-awq"]  # the paper's two models (vllm); MODELS=all adds Mistral and Phi
+REHEARSAL_SEED = 7   # the rehearsal server's seed (with the request body, it decides every reply)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LauncherKind(ABC):
+    """One `--launcher` choice (module docstring)."""
+
+    name: ClassVar[str]
+    ready_timeout: ClassVar[float] = 300.0     # seconds to wait for /v1/models to list the model
+    logs_sampling_defaults: ClassVar[bool] = False   # the server logs the sampling defaults it applies
+
+    def known_models(self, cfg_models: list[str]) -> list[str]:
+        """The model keys this kind can serve."""
+        return list(self.default_models())
+
+    def default_models(self) -> list[str]:
+        return []
+
+    def resolve_models(self, names: list[str]) -> list[str]:
+        known = self.known_models(names)
+        if not names:
+            return list(self.default_models())
+        if "all" in names:
+            return list(known)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ReproduceError(f"unknown model(s) for the {self.name} launcher: {', '.join(unknown)}; "
+                                 f"known: {', '.join(known)} (or 'all')")
+        return list(dict.fromkeys(names))
+
+    def check_config(self, *, base_url: str | None, deterministic: bool) -> None:
+        """ReproduceError for settings this kind does not take."""
+        if base_url:
+            raise ReproduceError(f"--base-url is for the external launcher, not {self.name} (it starts its own "
+                                 "server)")
+
+    @abstractmethod
+    def make(self, model_key: str, *, generation_config: str = "auto", deterministic: bool = False,
+             log_dir: Path, dataset: str = "verified", base_url: str | None = None,
+             server_profile: str | None = None) -> Launcher:
+        """The launcher for one model."""
+
+    def revision(self, launcher: Launcher) -> str | None:
+        """What pins the served weights (it goes into every record key), or None."""
+        return None
+
+    def concurrency(self, launcher: Launcher) -> int:
+        """Requests in flight by default (`--concurrency` overrides)."""
+        return 1
+
+    @abstractmethod
+    def preflight(self, models: list[str], *, deterministic: bool, dataset: str,
+                  base_url: str | None = None) -> list[Check]:
+        """What must be in place before anything starts."""
+
+    def throughput(self, model_key: str) -> dict | None:
+        """The throughput assumption of the time estimate; None when there is none to state."""
+        return None
+
+    def plan_fields(self, plan: dict, cfg_generation_config: str, deterministic: bool) -> None:
+        """Add this kind's own fields (and problems) to a plan."""
+
+    def model_plan_fields(self, launcher: Launcher) -> dict:
+        """A planned model's own fields beyond id, revision, command and profile."""
+        return {}
+
+    def model_fields_on_error(self, model_key: str) -> dict:
+        """What a plan can still say of a model whose launcher could not be built."""
+        return {}
+
+    def plan_header(self, plan: dict) -> list[str]:
+        """This kind's lines at the top of the printed plan."""
+        return []
+
+    def after_stop(self, launcher: Launcher, server: dict) -> None:
+        """Fill what the server said but describe() could not collect (a run that ended early)."""
+
+    def for_task(self, launcher: Launcher, index: int) -> None:
+        """Several SLURM array tasks may share a node: give this task's server its own port / name / devices."""
+
+    def server_fields(self, launcher: Launcher) -> dict:
+        """What changes a started server's answers besides the record key (the same in every shard)."""
+        return {"image": None, "flags": None, "server_profile": launcher.server_profile}
+
+    def gpus_per_task(self, models: list[str]) -> int:
+        return 0
+
+
+class VllmKind(LauncherKind):
+    name = "vllm"
+    ready_timeout = 1800.0
+    logs_sampling_defaults = True
+
+    def known_models(self, cfg_models: list[str]) -> list[str]:
+        return vllm.all_model_keys()
+
+    def default_models(self) -> list[str]:
+        known = vllm.all_model_keys()
+        return [m for m in PAPER_MODELS if m in known]
+
+    def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
+             base_url=None, server_profile=None) -> Launcher:
+        return vllm.VllmLauncher(model_key, generation_config=generation_config, deterministic=deterministic,
+                                 log_path=Path(log_dir) / f"{model_key}.log")
+
+    def revision(self, launcher: vllm.VllmLauncher) -> str | None:
+        return launcher.revision
+
+    def concurrency(self, launcher: vllm.VllmLauncher) -> int:
+        return int(launcher.flags.get("max_num_seqs", 1))
+
+    def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
+        return vllm.preflight(models, deterministic=deterministic, dataset=dataset)
+
+    def throughput(self, model_key: str) -> dict:
+        return vllm.throughput_assumption(model_key)
+
+    def plan_fields(self, plan: dict, generation_config: str, deterministic: bool) -> None:
+        serving = vllm.serving_config()
+        plan["generation_config_meaning"] = serving["generation_config_choices"].get(generation_config)
+        plan["deterministic_meaning"] = serving["deterministic"]["note"] if deterministic else \
+            "as in the paper: default kernels, prefix caching on"
+        try:
+            plan["image"] = vllm.image_reference()
+            lock = vllm.image_lock()
+            plan["image_source"] = lock.get("digest_source")
+            plan["vllm_version"] = lock.get("vllm_version")
+        except vllm.PinError as exc:
+            plan["problems"].append(str(exc))
+
+    def model_plan_fields(self, launcher: vllm.VllmLauncher) -> dict:
+        return dict(flags=launcher.flags, env=launcher.env(), gated=bool(launcher.lock.get("gated")),
+                    license=launcher.lock.get("license"), revision_source=launcher.lock.get("revision_source"))
+
+    def model_fields_on_error(self, model_key: str) -> dict:
+        try:
+            e = vllm.model_entry(model_key)
+        except vllm.PinError:
+            return {}
+        return {"model_id": e.get("repo"), "revision": e.get("revision")}
+
+    def plan_header(self, plan: dict) -> list[str]:
+        return [f"generation config: {plan['generation_config']} ({plan.get('generation_config_meaning')})",
+                f"deterministic:     {'on' if plan['deterministic'] else 'off'} ({plan.get('deterministic_meaning')})",
+                "", f"image: {plan.get('image', 'NOT PINNED')}  (vLLM {plan.get('vllm_version')})",
+                f"  digest source: {plan.get('image_source')}"]
+
+    def after_stop(self, launcher: vllm.VllmLauncher, server: dict) -> None:
+        if server.get("sampling_defaults_logged") is not None:
+            return
+        try:  # the saved log, if the run ended before describe()
+            text = Path(launcher.log_path).read_text()
+        except OSError:
+            return
+        server["sampling_defaults_logged"] = vllm.logged_sampling_defaults(text)
+        server["vllm_version"] = server.get("vllm_version") or vllm.logged_vllm_version(text)
+
+    def for_task(self, launcher: vllm.VllmLauncher, index: int) -> None:
+        job = os.environ.get("SLURM_ARRAY_JOB_ID") or os.environ.get("SLURM_JOB_ID") or str(os.getpid())
+        launcher.container_name = f"{launcher.container_name}-{job}-{index}"
+        # the host's indices of this task's GPUs (docker sees the host's devices, not the task's cgroup view)
+        devices = next((os.environ[k] for k in ("SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES")
+                        if os.environ.get(k)), None)
+        if devices:
+            launcher.gpus = f'"device={devices}"'
+        launcher.flags = {**launcher.flags, "port": free_port()}
+
+    def server_fields(self, launcher: vllm.VllmLauncher) -> dict:
+        flags = dict(launcher.flags)
+        flags.pop("port", None)   # a per-task detail
+        return {"image": launcher.image, "flags": flags or None, "server_profile": launcher.server_profile}
+
+    def gpus_per_task(self, models: list[str]) -> int:
+        """The largest tensor-parallel size among the models (Mistral-7B: 2), else 1."""
+        return max([1] + [int(vllm.serving_flags(k).get("tensor_parallel_size") or 1) for k in models])
+
+
+class LlamaCppKind(LauncherKind):
+    name = "llama-cpp"
+
+    def default_models(self) -> list[str]:
+        return [CPU_MODEL_ID]
+
+    def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
+             base_url=None, server_profile=None) -> Launcher:
+        if deterministic:
+            raise ReproduceError("--deterministic is a vLLM option (VLLM_BATCH_INVARIANT); the llama.cpp CPU "
+                                 "server is single-stream and has no such switch")
+        return LlamaCppLauncher(model_id=model_key, port=free_port(), log_path=Path(log_dir) / f"{model_key}.log")
+
+    def revision(self, launcher: LlamaCppLauncher) -> str | None:
+        return f"gguf-sha256:{CPU_MODEL['gguf_sha256']}" if launcher.model_id == CPU_MODEL_ID else None
+
+    def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
+        return [
+            Check("CPU model server virtualenv", DEFAULT_SERVER_PYTHON.exists(), str(DEFAULT_SERVER_PYTHON),
+                  "make server-venv"),
+            Check("CPU model GGUF", DEFAULT_GGUF.exists(), str(DEFAULT_GGUF), "make model (scripts/fetch-model.sh)"),
+            dataset_check(dataset),
+        ]
+
+    def throughput(self, model_key: str) -> dict:
+        return dict(CPU_THROUGHPUT)
+
+
+class RehearsalKind(LauncherKind):
+    name = "rehearsal"
+
+    def default_models(self) -> list[str]:
+        return list(REHEARSAL_MODELS)
+
+    def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
+             base_url=None, server_profile=None) -> Launcher:
+        if deterministic:
+            raise ReproduceError("--deterministic is a vLLM option; the rehearsal server is a scripted fake")
+        try:
+            answer_key = load_dataset(dataset).path   # "correct" reply shapes carry the case's gold
+        except DatasetError:
+            answer_key = None                          # the plan of an unfetched dataset: the fake invents numbers
+        return RehearsalLauncher(model_id=model_key, port=free_port(), seed=REHEARSAL_SEED, answer_key=answer_key,
+                                 log_path=Path(log_dir) / f"{model_key}.log")
+
+    def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
+        return [Check("rehearsal server (a scripted fake: synthetic output, never a model)", True,
+                      "python -m harness.model.rehearsal_server", ""),
+                dataset_check(dataset)]
+
+    def throughput(self, model_key: str) -> dict:
+        return dict(REHEARSAL_THROUGHPUT)
+
+    def for_task(self, launcher: RehearsalLauncher, index: int) -> None:
+        launcher.port = free_port()
+
+
+class ExternalKind(LauncherKind):
+    name = "external"
+
+    def known_models(self, cfg_models: list[str]) -> list[str]:
+        return [n for n in cfg_models if n != "all"]
+
+    def resolve_models(self, names: list[str]) -> list[str]:
+        if not names or "all" in names:
+            raise ReproduceError("the external launcher serves what runs at --base-url: name the served model id(s) "
+                                 "with --models (MODELS=)")
+        return list(dict.fromkeys(names))
+
+    def check_config(self, *, base_url, deterministic) -> None:
+        if not base_url:
+            raise ReproduceError("the external launcher needs --base-url (BASE_URL=), e.g. http://host:8000/v1")
+        if deterministic:
+            raise ReproduceError("--deterministic is a vLLM launcher option; an external server is configured "
+                                 "where it runs")
+
+    def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
+             base_url=None, server_profile=None) -> Launcher:
+        if not base_url:
+            raise ReproduceError("the external launcher needs --base-url")
+        return ExternalLauncher(base_url=base_url.rstrip("/"), model_id=model_key,
+                                server_profile=server_profile or "plain")
+
+    def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
+        try:
+            resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0)
+            listed = [m.get("id") for m in resp.json().get("data", [])] if resp.status_code == 200 else []
+            seen = f"lists {listed}" if resp.status_code == 200 else f"HTTP {resp.status_code}"
+        except (httpx.HTTPError, ValueError) as exc:
+            listed, seen = [], f"no answer ({type(exc).__name__})"
+        missing = [m for m in models if m not in listed]
+        return [Check(f"external server {base_url}", not missing, seen + (f"; missing {missing}" if missing else ""),
+                      "start the server, or name the model ids it serves with --models"),
+                dataset_check(dataset)]
+
+
+LAUNCHERS: dict[str, LauncherKind] = {k.name: k for k in (VllmKind(), LlamaCppKind(), RehearsalKind(),
+                                                            ExternalKind())}
+
+
+def launcher_kind(name: str) -> LauncherKind:
+    try:
+        return LAUNCHERS[name]
+    except KeyError:
+        raise ReproduceError(f"unknown launcher {name!r}; choose one of {', '.join(LAUNCHERS)}") from None
+
+
+def make_launcher(kind: str, model_key: str, *, generation_config: str = "auto", deterministic: bool = False,
+                  log_dir: Path, dataset: str = "verified", base_url: str | None = None,
+                  server_profile: str | None = None) -> Launcher:
+    """The launcher for one model of a reproduction."""
+    return launcher_kind(kind).make(model_key, generation_config=generation_config, deterministic=deterministic,
+                                    log_dir=log_dir, dataset=dataset, base_url=base_url,
+                                    server_profile=server_profile)
