@@ -15,14 +15,24 @@ import functools
 import hashlib
 import json
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.arms.registry import Arm
 from harness.arms.solvers import ChatClient, Context, InfraError, ProgramExecutor, Solution
 from harness.data.dataset import Case, Dataset
+from harness.formulas.versions import benchmark_version
+from harness.library import LIBRARY, convention_for_dataset
+from harness.library.versions import library_reference
+from harness.model.synthetic import is_synthetic_model
+from harness.run.store import ResultStore, record_key, results_path
+from harness.scoring.scorers import SCORERS, Gold, score_reply, score_value
 
 NO_MODEL = "library"  # model field of rows written without a model (Gold-Solve library)
 STORE_SYNC_EVERY = 256        # records between fsyncs of a results file ...
@@ -40,7 +50,6 @@ def case_order(cases: Iterable, seed: int) -> list:
 
 def covered_cases(cases: Iterable) -> list:
     """Cases of the library's calculators (the paper's covered 440 on Verified)."""
-    from harness.library import LIBRARY
     return [c for c in cases if c.calculator_id in LIBRARY]
 
 
@@ -88,8 +97,6 @@ class ArmSeedSummary:
 def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec, key: str, sol: Solution, ctx: Context,
                started: str, first_messages: list[dict]) -> dict:
     """Assemble and score one results record (fields: docs/ARCHITECTURE.md, plus a few extras)."""
-    from harness.scoring.scorers import SCORERS, score_reply, score_value
-
     scores, parsed = {}, {}
     if sol.text is not None:
         for s in sorted(SCORERS):
@@ -143,14 +150,10 @@ def formula_version_fields(arm: Arm, case: Case, dataset: Dataset, answer: Any, 
     and `correct` are untouched: the reference is never scored as gold."""
     if not arm.uses_formulas:
         return {}
-    from harness.formulas.versions import benchmark_version
     version = arm.version_for(case.calculator_id)
     out: dict = {"formula_version": version}
     if version is None or version == benchmark_version(case.calculator_id):
         return out
-    from harness.library import convention_for_dataset
-    from harness.library.versions import library_reference
-    from harness.scoring.scorers import Gold, score_value
     ref = library_reference(case, version, convention=convention_for_dataset(dataset))
     verdict = None
     if ref["value"] is not None and answer is not None:
@@ -162,7 +165,6 @@ def formula_version_fields(arm: Arm, case: Case, dataset: Dataset, answer: Any, 
 
 def _synthetic(spec: RunSpec, chats) -> bool:
     """Rows fed by the rehearsal server (harness.model.synthetic) are marked; real rows keep their fields."""
-    from harness.model.synthetic import is_synthetic_model
     return is_synthetic_model(spec.model) or any(is_synthetic_model(c.server_model) for c in chats)
 
 
@@ -181,7 +183,6 @@ def _config_hash(arm: Arm) -> str:
 
 
 def make_key(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec) -> str:
-    from harness.run.store import record_key
     return record_key(model=spec.model, model_revision=spec.model_revision, server_profile=spec.server_profile,
                       arm=arm.name, arm_config_hash=_config_hash(arm), seed=int(seed),
                       dataset_sha256=dataset.sha256, case_id=case.case_id)
@@ -191,7 +192,6 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
                        client: ChatClient | None = None, executor: ProgramExecutor | None = None,
                        one_shot: list[Case] | None = None, progress=None) -> ArmSeedSummary:
     """Run one arm at one seed over `cases` (already filtered), resuming from the results file."""
-    from harness.run.store import ResultStore, results_path
 
     path = results_path(spec.out_dir, spec.model, arm.name, seed)
     # fsync batched: a killed harness loses nothing it wrote; a machine crash at most the last second,
@@ -253,8 +253,6 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
 def make_progress(enabled: bool):
     if not enabled:
         return None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     TimeRemainingColumn(), transient=False)
 
@@ -286,7 +284,6 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
 
 def summary_markdown(records: list[dict]) -> str:
     """Markdown table per (model, arm): n, accuracy, outcome counts, mean latency and tokens per case."""
-    from collections import defaultdict
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in records:
         groups[(r["model"], r["arm"])].append(r)

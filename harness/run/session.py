@@ -12,6 +12,7 @@ from harness.arms.prompts import template_hashes
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
 from harness.model.preflight import check_model_server
+from harness.model.synthetic import is_synthetic_model
 from harness.run.manifest import write_run_manifest
 from harness.run.case_selection import spread_across_calculators
 from harness.run.runner import NO_MODEL, RunSpec, run_arms
@@ -92,7 +93,6 @@ async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_rev
             client=client.describe() if client else None, server=server,
             executor=executor.describe() if executor is not None else None,
         )
-        from harness.model.synthetic import is_synthetic_model
         if is_synthetic_model(spec.model) or (server or {}).get("synthetic"):
             manifest_fields["synthetic"] = True   # rehearsal-server output: never a model result
         write_run_manifest(out_dir, run_id, dataset, **manifest_fields)

@@ -15,6 +15,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from harness.model.rehearsal_server import clock_neutral
+
 VOLATILE_FIELDS = ("latency_ms", "started_at", "finished_at", "cached", "retries")
 EXECUTOR_VOLATILE = ("wall_ms", "cpu_ms")
 # Which clock stops a CPU-bound program (CPU_LIMIT or TIMEOUT_WALL) depends on the machine's load: the two
@@ -35,7 +37,6 @@ def _strip_executor(value):
 
 
 def canonical_record(record: dict) -> str:
-    from harness.model.rehearsal_server import clock_neutral
     rec = {k: v for k, v in record.items() if k not in VOLATILE_FIELDS}
     if "executor" in rec:
         rec["executor"] = _strip_executor(rec["executor"])

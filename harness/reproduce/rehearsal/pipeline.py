@@ -20,6 +20,7 @@ say `synthetic: true`; `harness verify` refuses a set that mixes them with real 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -34,8 +35,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.arms.registry import ARMS, EXTENSION_ARMS
+from harness.data.dataset import load_dataset
+from harness.model.vllm import serving_config
+from harness.reproduce.config import ReproduceConfig
+from harness.reproduce.plan import build_plan
 from harness.reproduce.rehearsal.compare import compare, content_checksums
 from harness.reproduce.rehearsal.rehearsal_set import build_rehearsal_set
+from harness.run.runner import NO_MODEL, RunSpec, covered_cases, make_key
 
 ROOT = Path(__file__).resolve().parents[3]
 MODELS = ("rehearsal-alpha", "rehearsal-beta")
@@ -52,7 +59,6 @@ def _echo(msg: str) -> None:
 
 def reproduce_concurrency() -> int:
     """The concurrency `make reproduce` uses: the vLLM serving defaults' max_num_seqs (64)."""
-    from harness.model.vllm import serving_config
     return int(serving_config()["defaults"]["max_num_seqs"])
 
 
@@ -232,10 +238,6 @@ def harness_argv(model: str, dataset: Path, seeds: str, base_url: str, results: 
 
 def expected_keys(dataset_path: Path, seeds: list[int]) -> set[str]:
     """Every record key a complete rehearsal must hold (both models, every arm and seed)."""
-    import dataclasses
-    from harness.arms.registry import ARMS, EXTENSION_ARMS
-    from harness.data.dataset import load_dataset
-    from harness.run.runner import NO_MODEL, RunSpec, covered_cases, make_key
     ds = load_dataset(dataset_path)
     keys = set()
     for model in MODELS:
@@ -249,7 +251,6 @@ def expected_keys(dataset_path: Path, seeds: list[int]) -> set[str]:
 
 def count_records(results: Path, expected: set[str]) -> dict:
     """Records, unique keys, lost (expected but absent), duplicated, unexpected; requests and programs."""
-    from harness.arms.registry import ARMS
     seen: dict[str, int] = {}
     requests = {"program": 0, "other": 0}
     programs = 0
@@ -315,8 +316,6 @@ def post_run_stages(results: Path, out: Path, log: Path) -> dict:
 
 def h100_estimate() -> dict:
     """The plan's estimated model time on one H100 for the paper's run (two Qwen models, all arms, 5 seeds)."""
-    from harness.reproduce.config import ReproduceConfig
-    from harness.reproduce.plan import build_plan
     plan = build_plan(ReproduceConfig(launcher="vllm", models=[], arms=["all"], seeds=[42, 43, 44, 45, 46],
                                       dataset="verified", out=Path("/nonexistent")))
     return {"min_s": round(plan["estimate_s"]["min"], 1), "max_s": round(plan["estimate_s"]["max"], 1)}
@@ -328,8 +327,6 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
              backend: str = "container", faults: dict | None = None, resume_check: bool = True,
              source: Path | None = None, port: int | None = None, per_calculator: int | None = None,
              seeds: str | None = None) -> dict:
-    from harness.data.dataset import load_dataset
-
     cfg = dict(SIZES[size])
     if per_calculator or seeds:      # a partial size: the report says so
         cfg.update({k: v for k, v in (("per_calculator", per_calculator), ("seeds", seeds)) if v})
@@ -381,7 +378,6 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
         ref_faults = server.faults_logged()[faults_before:]
         counts = count_records(ref, expected)
         walls = arm_walls(runs)
-        from harness.arms.registry import ARMS
         prog_wall = sum(w for a, w in walls.items() if ARMS[a].needs_executor)
         other_wall = sum(w for a, w in walls.items() if ARMS[a].needs_model and not ARMS[a].needs_executor)
         total_requests = counts["requests"]["program"] + counts["requests"]["other"]

@@ -14,6 +14,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from harness.reproduce.rehearsal.pipeline import loadavg, parse_seeds, post_run_stages
+
 
 def scaled_copy(src: Path, dst: Path, seeds: list[int]) -> dict:
     if dst.exists():
@@ -47,7 +49,6 @@ def scaled_copy(src: Path, dst: Path, seeds: list[int]) -> dict:
 
 
 def main(argv=None) -> int:
-    from harness.reproduce.rehearsal.pipeline import loadavg, parse_seeds, post_run_stages
     p = argparse.ArgumentParser(prog="rehearse-scale", description=__doc__.split("\n\n")[0])
     p.add_argument("results", type=Path)
     p.add_argument("out", type=Path)
