@@ -40,6 +40,7 @@ ANSWERED, ABSTAINED, NO_PROGRAM = RowOutcome.ANSWERED.value, RowOutcome.ABSTAINE
 UNREADABLE_VALUE = RowOutcome.UNREADABLE_VALUE.value
 TAXONOMY = ROW_OUTCOMES
 
+Answer = int | float | str | list[int]   # JSON form of an answer: number, "YYYY-MM-DD", [weeks, days]
 DEFAULT_COMPLETION_TOKENS = 300  # a program's typical length; the reply and extraction solvers state their own
 
 
@@ -88,7 +89,7 @@ class ArmSettings(Protocol):
 class Solution:
     outcome: str | None = None                        # a RowOutcome value; None: decided by the scorer (reply-scored)
     text: str | None = None                           # the reply to score with score_reply, for reply-scored solvers
-    answer: Any = None                                # JSON value: number, "YYYY-MM-DD", [weeks, days]
+    answer: Answer | None = None                      # JSON value: number, "YYYY-MM-DD", [weeks, days]
     answer_kind: str | None = None                    # "number" | "date" | "weeks_days"
     program: str | list[str | None] | None = None     # a list for multi-program arms
     executor: dict | list[dict | None] | None = None  # ExecResult dict, or a list
