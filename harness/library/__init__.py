@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import dates, lab, physical, units
+from harness.core import units
+
+from . import dates, lab, physical
 from .base import Calculator, LibraryAbstain, Variable, parse_date, parse_sex
 
 __all__ = ["LIBRARY", "LIBRARY_IDS", "IMPLEMENTED", "units", "Calculator", "Variable", "LibraryAbstain",

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 
-from . import units
-from ._vars import (AGE, ALBUMIN, BICARBONATE, CHLORIDE, CREATININE, GLUCOSE, HEIGHT, SEX, SODIUM,
+from harness.core import units
+
+from ._vars import (plain, AGE, ALBUMIN, BICARBONATE, CHLORIDE, CREATININE, GLUCOSE, HEIGHT, SEX, SODIUM,
                     WEIGHT, conc)
 from .base import Calculator, Variable
 from .physical import adjusted_body_weight, bmi, ideal_body_weight
@@ -151,13 +152,13 @@ URINE_CREATININE = conc("urine_creatinine", "creatinine", "mg/dL", "urine creati
 RACE = Variable("race", "black|other", "patient's race: black or other (not stated: other)", "race",
                 ("Race",), default="other")
 AST = Variable("ast", "U/L", "aspartate aminotransferase (AST) in U/L", "quantity",
-               ("Aspartate aminotransferase", "AST"), units.enzyme_u_per_l)
+               ("Aspartate aminotransferase", "AST"), plain(units.enzyme_u_per_l))
 ALT = Variable("alt", "U/L", "alanine aminotransferase (ALT) in U/L", "quantity",
-               ("Alanine aminotransferase", "ALT"), units.enzyme_u_per_l)
+               ("Alanine aminotransferase", "ALT"), plain(units.enzyme_u_per_l))
 PLATELETS = Variable("platelets", "10^9/L", "platelet count in 10^9/L (= thousands per µL)", "quantity",
-                     ("Platelet count", "platelets"), units.platelets_per_nl)
+                     ("Platelet count", "platelets"), plain(units.platelets_per_nl))
 INSULIN = Variable("insulin", "µIU/mL", "fasting insulin in µIU/mL", "quantity", ("Insulin",),
-                   units.insulin_uiu_per_ml)
+                   plain(units.insulin_uiu_per_ml))
 
 _ELECTROLYTES = [SODIUM, CHLORIDE, BICARBONATE]
 _AG = "AG = Na - (Cl + HCO3) (mEq/L)"

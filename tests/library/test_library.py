@@ -11,6 +11,7 @@ import pytest
 from harness.data.dataset import DatasetError, load_dataset
 from harness.library import (IMPLEMENTED, LIBRARY, LIBRARY_IDS, Calculator, LibraryAbstain,
                              convention_for_dataset, solve_gold, units)
+from harness.core import units as core_units
 
 # ---------------------------------------------------------------- datasets
 
@@ -164,82 +165,25 @@ def test_solve_gold_abstains_outside_the_library(datasets):
         assert exc.value.calculator_id == case.calculator_id
 
 
-# ---------------------------------------------------------------- unit conversions
-
-
-@pytest.mark.parametrize("value,unit,kg", [(70, "kg", 70), (2180, "g", 2.18), (142, "lbs", 64.410064),
-                                          (30, "lb", 13.60776), (16, "oz", 0.453592)])
-def test_weight_conversion(value, unit, kg):
-    assert units.weight_kg(value, unit) == pytest.approx(kg, rel=1e-6)
-
-
-@pytest.mark.parametrize("value,unit,cm", [(175, "cm", 175), (1.99, "m", 199), (72, "in", 182.88),
-                                          (6, "ft", 182.88), (1750, "mm", 175)])
-def test_height_conversion(value, unit, cm):
-    assert units.height_cm(value, unit) == pytest.approx(cm)
-
-
-def test_compound_height_and_age_in_months():
+def test_compound_height():
     calc = LIBRARY[10]
     args = calc.from_entities({"sex": "Male", "height": [5, "ft", 10, "in"]})
     assert args["height"] == pytest.approx(177.8)
-    assert units.age_years(17, "months") == pytest.approx(17 / 12)
 
 
-@pytest.mark.parametrize("compound,value,unit,target,expected", [
-    ("creatinine", 88.4, "µmol/L", "mg/dL", 88.4 * 113.12 / 1e4),
-    ("creatinine", 88.4, "μmol/L", "mg/dL", 88.4 * 113.12 / 1e4),       # greek mu spelling
-    ("glucose", 10.0, "mmol/L", "mg/dL", 180.16),
-    ("calcium", 2.5, "mmol/L", "mg/dL", 10.02),
-    ("calcium", 5.0, "mEq/L", "mmol/L", 2.5),                             # divalent
-    ("sodium", 140, "mEq/L", "mmol/L", 140),
-    ("sodium", 137, "mg/dL", "mmol/L", 1370 / 22.99),
-    ("albumin", 31, "g/L", "g/dL", 3.1),
-    ("cholesterol", 5.0, "mmol/L", "mg/dL", 5.0 * 38.6654),
-    ("triglycerides", 1.0, "mmol/L", "mg/dL", 86.1338),
-])
-def test_concentration_conversion(compound, value, unit, target, expected):
-    assert units.concentration(compound, value, unit, target) == pytest.approx(expected, rel=1e-9)
-
-
-def test_v1_convention_rounds_every_step():
-    """MedCalc-Bench v1.0's worked example: 4.75 mmol/L cholesterol -> 0.005 mol -> 193.3 mg/dL."""
-    with units.conversion_convention("medcalc-v1.0"):
-        assert units.concentration("cholesterol", 4.75, "mmol/L", "mg/dL") == pytest.approx(193.3)
-        assert units.concentration("creatinine", 366, "µmol/L", "mg/dL") == pytest.approx(4.1)
-        assert units.concentration("sodium", 140, "mEq/L", "mmol/L") == 140  # no molar step
-    assert units.concentration("cholesterol", 4.75, "mmol/L", "mg/dL") == pytest.approx(183.66065)
-    with pytest.raises(ValueError):
-        with units.conversion_convention("nonsense"):
-            pass
-
-
-@pytest.mark.parametrize("value,unit,expected", [(150000, "µL", 150), (119000000.0, "L", 0.119),
-                                                 (150, "10^9/L", 150), (150, "K/µL", 150)])
-def test_platelet_conversion(value, unit, expected):
-    assert units.platelets_per_nl(value, unit) == pytest.approx(expected)
-
-
-def test_identity_units_accept_spelling_variants():
-    assert units.blood_pressure_mmhg(120, "mm hg") == 120
-    assert units.blood_pressure_mmhg(120, "mmHg") == 120
-    assert units.interval_ms(400, "msec") == 400
-    assert units.heart_rate_bpm(60, "beats per minute") == 60
-    assert units.insulin_uiu_per_ml(60, "pmol/L") == pytest.approx(10)
-    assert units.bmi_kg_m2(22, "kg/m^2") == 22
-
-
-@pytest.mark.parametrize("func,args", [(units.weight_kg, (70, "stone")), (units.height_cm, (5, "yards")),
-                                       (units.blood_pressure_mmhg, (16, "kPa")),
-                                       (units.platelets_per_nl, (150, "per field"))])
-def test_unknown_unit_raises(func, args):
-    with pytest.raises(units.UnitError):
-        func(*args)
-
-
-def test_albumin_has_no_molar_conversion():
-    with pytest.raises(units.UnitError, match="albumin"):
-        units.concentration("albumin", 0.5, "mmol/L", "g/dL")
+def test_library_uses_the_core_units_module_under_an_explicit_convention():
+    """The library converts through harness.core.units; the convention is an argument, never ambient state."""
+    assert units is core_units
+    calc = LIBRARY[44]  # LDL: cholesterol and triglycerides
+    ents = {"Total cholesterol": [4.75, "mmol/L"], "high-density lipoprotein cholesterol": [50, "mg/dL"],
+            "Triglycerides": [150, "mg/dL"]}
+    exact = calc.from_entities(ents, convention=core_units.EXACT)
+    v1 = calc.from_entities(ents, convention=core_units.MEDCALC_V1)
+    assert exact["total_cholesterol"] == pytest.approx(183.66065)
+    assert v1["total_cholesterol"] == pytest.approx(193.3)
+    assert calc.from_entities(ents)["total_cholesterol"] == exact["total_cholesterol"]  # default: exact
+    with pytest.raises(ValueError, match="unknown unit convention"):
+        calc.from_entities(ents, convention="nonsense")
 
 
 # ---------------------------------------------------------------- formulas on plain values
