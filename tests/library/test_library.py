@@ -10,8 +10,9 @@ import pytest
 
 from harness.data.dataset import DatasetError, load_dataset
 from harness.library import (IMPLEMENTED, LIBRARY, LIBRARY_IDS, Calculator, LibraryAbstain,
-                             convention_for_dataset, solve_gold, units)
+                             solve_gold, units)
 from harness.core import units as core_units
+from harness.data.conventions import default_convention
 
 # ---------------------------------------------------------------- datasets
 
@@ -77,13 +78,9 @@ def test_library_membership_matches_the_papers_description(datasets):
         assert calc.output_type == by_id[cid].output_type
 
 
-def test_convention_per_dataset():
-    assert convention_for_dataset("dev") == "medcalc-v1.0"
-    assert convention_for_dataset("bundled-test") == "medcalc-v1.0"
-    assert convention_for_dataset("one-shot") == "exact"
-    assert convention_for_dataset("verified") == "exact"
-    assert convention_for_dataset(load_dataset("bundled-test")) == "medcalc-v1.0"
-    assert convention_for_dataset(load_dataset("one-shot")) == "exact"
+def test_convention_per_dataset_by_content():
+    assert default_convention(load_dataset("bundled-test")).name == "medcalc-v1.0"
+    assert default_convention(load_dataset("one-shot")).name == "exact"
 
 
 # ---------------------------------------------------------------- Gold-Solve: 100% on every row
@@ -98,7 +95,7 @@ def test_gold_solve_is_exact_on_every_row(datasets, dataset, calculator_id):
     cases = [c for c in ds.cases if c.calculator_id == calculator_id]
     if not cases:
         pytest.skip(f"no rows of calculator {calculator_id} in {dataset}")
-    convention = convention_for_dataset(ds)
+    convention = default_convention(ds).convention
     wrong = []
     for case in cases:
         value = solve_gold(case, convention=convention, library=IMPLEMENTED)
@@ -112,7 +109,7 @@ def test_gold_solve_on_the_verified_split(datasets):
     if "verified" not in datasets:
         pytest.skip("Verified test split not cached locally (run `harness data fetch`)")
     ds = datasets["verified"]
-    assert convention_for_dataset(ds) == "exact"
+    assert default_convention(ds).name == "exact"
     mine = [c for c in ds.cases if c.calculator_id in LIBRARY]
     wrong = [(c.case_id, c.entities, solve_gold(c), c.gold_answer) for c in mine
              if not _correct(c, solve_gold(c))]
@@ -124,7 +121,7 @@ def test_gold_solve_counts_per_calculator(datasets, capsys):
     """Prints the per-calculator row counts Gold-Solve answers correctly (visible with -s or -rA)."""
     lines = []
     for name, ds in datasets.items():
-        conv = convention_for_dataset(ds)
+        conv = default_convention(ds).convention
         ok, total = Counter(), Counter()
         for case in ds.cases:
             if case.calculator_id in LIBRARY:

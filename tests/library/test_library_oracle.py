@@ -122,13 +122,13 @@ def test_library_agrees_with_the_oracle_under_the_datasets_convention(rows, orac
                                                                       calculator_id):
     """With the dataset's conversion convention (v1.0's rounded molar steps for v1.0 files), the
     library and medcalc-bench agree on every row."""
-    from harness.library import convention_for_dataset
+    from harness.data.conventions import default_convention
     calc = IMPLEMENTED[calculator_id]
     mine = [(ds, c) for ds, c in rows if c.calculator_id == calculator_id]
     assert mine, f"no rows for calculator {calculator_id}"
     disagree = []
     for ds, case in mine:
-        ours = calc.compute(**calc.from_entities(case.entities, convention=convention_for_dataset(ds)))
+        ours = calc.compute(**calc.from_entities(case.entities, convention=default_convention(ds).convention))
         theirs = _oracle_value(oracle_functions[calculator_id], calculator_id, case.entities)
         if not _agree(ours, theirs):
             disagree.append((ds.name, case.row_number, case.entities, ours, theirs))
