@@ -95,10 +95,17 @@ class Convention:
     # compare "6370 count/m^3" with the per-mm^3 thresholds); Verified converts it as the cubic metre it
     # names (unit_converter_new.py, convert_to_units_per_liter_explanation: 'm^3': 1e3 L), 1e-9 per mm^3.
     cells_per_m3_to_per_ul: float = 1e-9
+    # Whose reference code the library's calculators reproduce where a benchmark's code departs from its own
+    # text or from the clinical rule (docs/LIBRARY.md, "Reference behaviour"): "verified" (MedCalc-Bench
+    # Verified's calculator_implementations/) or "medcalc-v1.0" (v1.0's gold answers). Used by calculators
+    # through ``harness.library.base.Calculator.convention_args``; not a unit conversion.
+    reference: str = "verified"
 
     def __post_init__(self) -> None:
         if self.rounding not in ("none", "v1.0-stepwise"):
             raise ValueError(f"convention {self.name!r}: unknown rounding rule {self.rounding!r}")
+        if self.reference not in ("verified", "medcalc-v1.0"):
+            raise ValueError(f"convention {self.name!r}: unknown reference {self.reference!r}")
 
     def __str__(self) -> str:
         return self.name
@@ -108,12 +115,12 @@ class Convention:
         return {"name": self.name, "rounding": self.rounding,
                 "molar_mass": {k: v[0] for k, v in sorted(self.compounds.items()) if v[0] is not None},
                 "age_years": dict(sorted(self.age_years.items())),
-                "cells_per_m3_to_per_ul": self.cells_per_m3_to_per_ul}
+                "cells_per_m3_to_per_ul": self.cells_per_m3_to_per_ul, "reference": self.reference}
 
 
 EXACT = Convention("exact", "plain arithmetic (MedCalc-Bench Verified's reference code)", "none")
 MEDCALC_V1 = Convention("medcalc-v1.0", "MedCalc-Bench v1.0's stepwise-rounded mass <-> amount conversions",
-                        "v1.0-stepwise", cells_per_m3_to_per_ul=1.0)
+                        "v1.0-stepwise", cells_per_m3_to_per_ul=1.0, reference="medcalc-v1.0")
 CONVENTIONS: Mapping[str, Convention] = MappingProxyType({c.name: c for c in (EXACT, MEDCALC_V1)})
 
 

@@ -63,6 +63,7 @@ V1_ERRATA: dict[int, str] = {
     28: "GCS points added as GCS instead of 15 - GCS; WBC and other bands misread",
     29: "temperature with a misspelled Celsius unit treated as Fahrenheit",
     32: "graded items (tumour, liver, diabetes, CKD) given one flat point",
+    33: "an unmentioned cough or coryza scored 0 (Verified, like Centor, scores it absent: +1)",
     36: "running total reset between items",
     43: "PaO2/FiO2 computed with FiO2 in percent; absent GCS handling",
     46: "cholesterol converted to mmol/L and the male baseline survival used for women",

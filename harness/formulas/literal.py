@@ -561,7 +561,8 @@ def apache_ii(e: Entities) -> int:
     s += 6 if age >= 75 else 5 if age >= 65 else 3 if age >= 55 else 2 if age >= 45 else 0
     if e.flag("History of severe organ failure or immunocompromise"):
         surgery = e.text("Surgery Type")
-        s += 2 if surgery.startswith("elective") else 5
+        # surgery type not stated: 0 (MedCalc-Bench Verified, calculator_implementations/apache_ii.py)
+        s += 2 if surgery.startswith("elective") else 5 if surgery.startswith(("nonoperative", "emergency")) else 0
     t = e.temperature_c()
     if t is not None:
         s += (4 if t >= 41 else 3 if t >= 39 else 1 if t >= 38.5 else 0 if t >= 36 else
@@ -686,7 +687,10 @@ def charlson(e: Entities) -> int:
 
 @_calc(33)
 def feverpain(e: Entities) -> int:
-    return int(e.flag("Fever in past 24 hours") + e.flag("Absence of cough or coryza")
+    # "No cough or coryza": an unmentioned cough/coryza counts as absent (+1), as in Centor and in MedCalc-Bench
+    # Verified (calculator_implementations/feverpain.py, the 'cough_coryza_absent' not-reported branch).
+    no_cough = e.flag("Absence of cough or coryza") if e.has("Absence of cough or coryza") else True
+    return int(e.flag("Fever in past 24 hours") + no_cough
                + e.flag("Symptom onset <=3 days") + e.flag("Purulent tonsils")
                + e.flag("Severe tonsil inflammation"))
 

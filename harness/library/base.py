@@ -163,6 +163,10 @@ class Calculator:
     source: str       # formula + citation
     variables: list[Variable]
     fn: Callable[..., Any] = field(repr=False)
+    # Keyword arguments of ``fn`` that a convention decides (a benchmark's reference behaviour, e.g. the sign of
+    # the due date's cycle adjustment): ``convention_args(convention) -> {name: value}``, added by
+    # ``from_entities`` and ``parse_extraction``; ``fn``'s defaults apply when ``compute`` is called without them.
+    convention_args: Callable[[Convention], dict] | None = field(default=None, repr=False)
 
     @property
     def answer_kind(self) -> str:
@@ -177,7 +181,7 @@ class Calculator:
         """Run the formula on plain values in the variables' units."""
         names = {v.name for v in self.variables}
         missing = names - values.keys()
-        extra = values.keys() - names
+        extra = values.keys() - names - set(self.convention_args(EXACT) if self.convention_args else ())
         if missing or extra:
             raise LibraryAbstain(
                 f"{self.name} (calculator {self.calculator_id}): missing {sorted(missing)} "
@@ -230,7 +234,7 @@ class Calculator:
                 out[var.name] = var.default
                 continue
             out[var.name] = var.from_raw(raw, self, conv)
-        return out
+        return {**out, **(self.convention_args(conv) if self.convention_args else {})}
 
     def parse_extraction(self, obj: Any, *, convention: Convention | str = EXACT) -> dict:
         """Validate a model's JSON extraction ``{name: value | [value, unit] | {"value", "unit"}}``
@@ -256,4 +260,4 @@ class Calculator:
                 out[var.name] = var.default
                 continue
             out[var.name] = var.from_raw(raw, self, conv)
-        return out
+        return {**out, **(self.convention_args(conv) if self.convention_args else {})}

@@ -134,9 +134,10 @@ def test_gold_solve_counts_per_calculator(datasets, capsys):
         print("\nGold-Solve (22-calculator library):\n  " + "\n  ".join(lines))
 
 
-def test_v1_rounding_convention_is_needed_only_for_molar_unit_rows(datasets):
-    """On v1.0 rows, the exact conversions miss only rows whose gold variables carry mmol/L or
-    µmol/L values converted to mass units; the v1.0 convention gets those right."""
+def test_v1_convention_is_needed_only_for_molar_unit_rows_and_short_cycles(datasets):
+    """On v1.0 rows, the exact (Verified) convention misses only rows whose gold variables carry mmol/L or
+    µmol/L values converted to mass units, and the due dates of cycles shorter than 28 days (v1.0 adds
+    |cycle - 28|, Verified subtracts); the v1.0 convention gets those right."""
     if "dev" not in datasets:
         pytest.skip("MedCalc-Bench dev file absent (shared_data_dir)")
     exact_misses = []
@@ -147,6 +148,10 @@ def test_v1_rounding_convention_is_needed_only_for_molar_unit_rows(datasets):
             exact_misses.append(case)
     assert exact_misses, "expected v1.0 rows that depend on the stepwise-rounded conversion"
     for case in exact_misses:
+        assert _correct(case, solve_gold(case, convention="medcalc-v1.0", library=IMPLEMENTED))
+        if case.calculator_id == 13:
+            assert case.entities["cycle length"] < 28, (case.case_id, case.entities)
+            continue
         units_used = {str(v[1]).lower() for v in case.entities.values() if isinstance(v, list)}
         assert units_used & {"mmol/l", "µmol/l"}, (case.case_id, case.entities)
         assert _correct(case, solve_gold(case, convention="medcalc-v1.0", library=IMPLEMENTED))
@@ -256,7 +261,8 @@ def test_parse_extraction_accepts_numbers_strings_and_unit_pairs():
     assert LIBRARY[6].parse_extraction({"weight": "154 lbs", "height": 1.7, "height_unit": "m"}) == {
         "weight": pytest.approx(69.853168), "height": pytest.approx(170.0)}
     dates = LIBRARY[13].parse_extraction({"last_menstrual_date": "2017-01-07", "cycle_length": 30})
-    assert dates == {"last_menstrual_date": dt.date(2017, 1, 7), "cycle_length": 30.0}
+    assert dates == {"last_menstrual_date": dt.date(2017, 1, 7), "cycle_length": 30.0,
+                     "short_cycle": "subtract"}  # the convention's rule (exact: Verified)
 
 
 @pytest.mark.parametrize("obj,variable", [
@@ -281,3 +287,32 @@ def test_invalid_extraction_types_abstain():
     with pytest.raises(LibraryAbstain, match="'last_menstrual_date'"):
         LIBRARY[13].parse_extraction({"last_menstrual_date": "sometime in spring"})
     assert math.isfinite(LIBRARY[6].compute(**LIBRARY[6].parse_extraction({"weight": 70, "height": 170})))
+
+
+def test_due_date_follows_the_convention():
+    """Verified (exact) subtracts 28 - cycle for a short cycle, as the catalogue text; v1.0 adds it."""
+    calc = LIBRARY[13]
+    ents = {"Last menstrual date": "01/01/2020", "cycle length": 24}
+    assert solve_gold_values(calc, ents, "exact") == dt.date(2020, 10, 7) - dt.timedelta(days=4)
+    assert solve_gold_values(calc, ents, "medcalc-v1.0") == dt.date(2020, 10, 7) + dt.timedelta(days=4)
+    long = {"Last menstrual date": "01/01/2020", "cycle length": 30}
+    assert solve_gold_values(calc, long, "exact") == solve_gold_values(calc, long, "medcalc-v1.0") \
+        == dt.date(2020, 10, 9)
+    assert calc.compute(last_menstrual_date=dt.date(2020, 1, 1), cycle_length=24) == dt.date(2020, 10, 3)
+
+
+def test_ckd_epi_reproduces_verified_code_for_men_with_low_creatinine():
+    """Verified's code divides by 0.7 (not 0.9) for a man with creatinine <= 0.9 mg/dL; its gold follows the
+    code, so the exact (Verified) convention does; v1.0 and the published equation use 0.9."""
+    calc = LIBRARY[3]
+    ents = {"sex": "Male", "age": [50, "years"], "creatinine": [0.8, "mg/dL"]}
+    verified = solve_gold_values(calc, ents, "exact")
+    published = solve_gold_values(calc, ents, "medcalc-v1.0")
+    assert verified == pytest.approx(142 * (0.8 / 0.7) ** -0.302 * 0.9938 ** 50)
+    assert published == pytest.approx(142 * (0.8 / 0.9) ** -0.302 * 0.9938 ** 50)
+    high = {"sex": "Male", "age": [50, "years"], "creatinine": [1.2, "mg/dL"]}
+    assert solve_gold_values(calc, high, "exact") == solve_gold_values(calc, high, "medcalc-v1.0")
+
+
+def solve_gold_values(calc, entities, convention):
+    return calc.compute(**calc.from_entities(entities, convention=convention))
