@@ -17,7 +17,7 @@ import datetime as dt
 import math
 from typing import Any, Callable
 
-from harness.core.units import EXACT, Convention
+from harness.core.units import EXACT, Convention, UnitError
 
 from .entities import Entities
 
@@ -353,6 +353,9 @@ def mme(e: Entities) -> float:
         if factor is None:
             raise KeyError(f"no MME factor for {key!r}")
         dose, unit = (value[0], value[1]) if isinstance(value, (list, tuple)) else (value, "")
+        if str(unit).replace("μ", "µ").strip().lower() not in ("", "mg", "µg", "mcg"):
+            # the factors are per mg, or per µg for the fentanyl forms (the catalogue text): no other unit
+            raise UnitError(f"entity {key!r}: dose unit {unit!r} not supported (known: mg, µg)")
         per_day = e.in_unit((f"{key} Per Day",), {"perday", "/day", "timesperday", "timesaday"}, "per day")
         per_day = 1.0 if per_day is None else per_day
         total += float(dose) * per_day * factor
