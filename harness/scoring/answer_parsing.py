@@ -1,4 +1,4 @@
-"""Reading answers out of model replies, for the `paper` scorer (see harness/scoring.py).
+"""Reading answers out of model replies, for the `paper` scorer (see harness/scoring/paper.py).
 
 Job: turn reply text into a typed value: the final-answer text of a reply, the first number in it,
 the first calendar date in it, or the first gestational age in it, reduced to (weeks, days). Also the

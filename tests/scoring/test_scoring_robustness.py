@@ -9,7 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from harness.scoring.scorers import _OFF_SUBSTITUTIONS, SCORERS, Gold, Score, _official_expression, score_reply
+from harness.scoring.official import OFFICIAL_SUBSTITUTIONS, official_expression
+from harness.scoring.scorers import SCORERS, Gold, Score, score_reply
 
 GOLDS = [
     Gold("decimal", "25.238", "23.9761", "26.4999", 2, "2-1"),
@@ -73,7 +74,7 @@ OFFICIAL_SCOPE = {"min": min, "pow": pow, "round": round, "abs": abs, "int": int
 
 
 def _official(expr: str):
-    for old, new in _OFF_SUBSTITUTIONS:   # the official text substitutions (every letter "g" deleted, ...)
+    for old, new in OFFICIAL_SUBSTITUTIONS:   # the official text substitutions (every letter "g" deleted, ...)
         expr = expr.replace(old, new)
     try:
         with np.errstate(all="ignore"):
@@ -96,7 +97,7 @@ EXPRESSIONS = [
 
 @pytest.mark.parametrize("expr", EXPRESSIONS)
 def test_expression_evaluator_agrees_with_official_eval(expr):
-    want, got = _official(expr), _official_expression(expr)
+    want, got = _official(expr), official_expression(expr)
     if isinstance(want, str):
         assert got == "N/A", (expr, got)
     else:
@@ -105,7 +106,7 @@ def test_expression_evaluator_agrees_with_official_eval(expr):
 
 def test_np_power_of_an_integer_to_a_negative_integer_follows_numpy():
     assert _official("np.power(2, -1)") == "N/A"          # numpy raises ValueError
-    assert _official_expression("np.power(2, -1)") == "N/A"
+    assert official_expression("np.power(2, -1)") == "N/A"
     gold = Gold("decimal", "0.5", "0.475", "0.525", 2, "2-x")
     assert score_reply('{"answer": "str(np.power(2, -1))"}', gold, "medcalc").correct is False
     assert score_reply('{"answer": "str(np.power(2.0, -1))"}', gold, "medcalc").correct is True
