@@ -16,6 +16,8 @@ import datetime as _dt
 import re
 from typing import Any
 
+from harness.data.values import parse_date
+
 __all__ = ["Entities", "normalize_key", "MOLAR_MASS", "parse_us_date"]
 
 # g/mol, for mmol/L <-> mg/dL (mg/dL = mmol/L * M / 10) and µmol/L <-> mg/dL (/ 10000 * M).
@@ -42,9 +44,9 @@ def normalize_key(key: str) -> str:
 
 
 def parse_us_date(text: str) -> _dt.date:
-    """Parse the benchmark's month/day/year date strings ("02/24/2000")."""
-    m, d, y = (int(p) for p in re.split(r"[/\-]", text.strip()))
-    return _dt.date(y, m, d)
+    """Parse the benchmark's month/day/year date strings ("02/24/2000", "02-24-2000"; four-digit
+    years) with harness/data/values.py."""
+    return parse_date(text, dashes=True)
 
 
 class Entities:

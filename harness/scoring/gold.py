@@ -9,7 +9,10 @@ and the field.
 
 Gold kind: a row whose output type is "weeks_days", or whose gold is written as a tuple (the
 benchmark's gestational-age format, whatever the Output Type column says), is a (weeks, days) case;
-"date" rows are calendar days; every other row is a number.
+"date" rows are calendar days; every other row is a number. Gold strings are parsed by
+harness/data/values.py, more leniently than the dataset loader, since a gold may come from a results
+store or a mapping as well as a validated file: dates also as ISO YYYY-MM-DD, gestational ages also as
+"[W, D]" lists and with any day count (the paper scorer reduces them).
 
 Tolerance (`Gold.interval`, used by the `paper` scorer): the benchmark's own interval, the file's
 [Lower Limit, Upper Limit]: gold +-5% for decimal outputs and gold exactly for integer outputs, whose
@@ -23,16 +26,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.scoring.answer_parsing import (
-    looks_like_weeks_days,
-    parse_gold_date,
-    parse_gold_number,
-    parse_gold_weeks_days,
-)
+from harness.data.values import looks_like_weeks_days, parse_date, parse_number, parse_weeks_days
 
 __all__ = ["ScoringError", "OUTPUT_TYPES", "Gold", "gold_of"]
 
 OUTPUT_TYPES = ("decimal", "integer", "date", "weeks_days")
+
+
+def _parse_gold_date(text: str) -> Any:
+    return parse_date(text, iso=True)
+
+
+def _parse_gold_weeks_days(text: str) -> tuple[int, int]:
+    return parse_weeks_days(text, brackets=True, max_days=None)
 
 
 class ScoringError(ValueError):
@@ -65,12 +71,12 @@ class Gold:
                 object.__setattr__(self, "calculator_id", int(self.calculator_id))
             except (TypeError, ValueError):
                 raise ScoringError(f"{where}: calculator_id is not an integer: {self.calculator_id!r}") from None
-        if self.output_type == "weeks_days" or looks_like_weeks_days(self.gold_answer):
-            kind, parse = "weeks_days", parse_gold_weeks_days
+        if self.output_type == "weeks_days" or looks_like_weeks_days(self.gold_answer, brackets=True):
+            kind, parse = "weeks_days", _parse_gold_weeks_days
         elif self.output_type == "date":
-            kind, parse = "date", parse_gold_date
+            kind, parse = "date", _parse_gold_date
         else:
-            kind, parse = "number", parse_gold_number
+            kind, parse = "number", parse_number
         try:
             value = parse(self.gold_answer)
         except ValueError as exc:
@@ -105,7 +111,7 @@ class Gold:
                 bounds.append(None)
                 continue
             try:
-                bounds.append(parse_gold_number(raw))
+                bounds.append(parse_number(raw))
             except ValueError:
                 raise ScoringError(f"{where}: unreadable {name} {raw!r} for a numeric output") from None
         default = sorted((gold * 0.95, gold * 1.05)) if self.output_type == "decimal" else (gold, gold)
