@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats \
+.PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -84,7 +84,10 @@ bench-executor: executor-image
 bench-stats: setup
 	$(PY) scripts/bench_stats.py --out bench/stats.json
 
-bench: bench-executor bench-stats
+bench-scoring: setup                       ## every scorer on 100 kB adversarial replies -> bench/scoring.json
+	$(PY) scripts/bench_scoring.py --out bench/scoring.json
+
+bench: bench-executor bench-stats bench-scoring
 
 reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLURM=1 SHARDS=N (see README, H100 and cluster sections)
 	bash scripts/reproduce.sh

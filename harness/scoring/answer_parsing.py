@@ -227,12 +227,15 @@ def first_date(text: str) -> dt.date | None:
 
 # ----------------------------------------------------------------------------- gestational age
 
-_N = r"(?<![0-9.])([0-9]+)(?![0-9]*\.[0-9])"
+# Atomic groups keep the readers linear on long digit and whitespace runs without changing a match: a digit
+# given back by [0-9]+ (or a space given back by \s*) could only be followed by what cannot start with a digit
+# (or is absorbed again by the [\s'"]* after it), so backtracking into them never finds another match.
+_N = r"(?<![0-9.])((?>[0-9]+))(?![0-9]*\.[0-9])"
 _WK = r"(?:weeks?|wks?|w)"
 _DY = r"(?:days?|d)"
 _Q = r"""[\s'"]*"""
 _PAIR_FORMS = (
-    re.compile(rf"[(\[]{_Q}{_N}\s*(?:{_WK})?{_Q},{_Q}{_N}\s*(?:{_DY})?{_Q}[)\]]", re.IGNORECASE),
+    re.compile(rf"[(\[]{_Q}{_N}(?>\s*)(?:{_WK})?{_Q},{_Q}{_N}(?>\s*)(?:{_DY})?{_Q}[)\]]", re.IGNORECASE),
     re.compile(rf"{_N}\s*{_WK}(?![A-Za-z])[\s,;]*(?:and\s+|\+\s*)?{_N}\s*{_DY}(?![A-Za-z])", re.IGNORECASE),
     re.compile(rf"{_N}\s*\+\s*([0-6])(?![0-9.])"),
 )

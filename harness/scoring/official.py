@@ -85,18 +85,81 @@ _DECIMAL_IDS = frozenset({2, 3, 5, 6, 7, 8, 9, 10, 11, 19, 22, 23, 24, 26, 30, 3
                           56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67})
 _TYPE_BRANCH = {"date": "date", "weeks_days": "weeks_days", "integer": "integer", "decimal": "decimal"}
 
-# Patterns of the official evaluation (facts about its behaviour, cited in the module docstring).
-_OFF_ANSWER = re.compile(r'[Aa]nswer":\s*(.*?)\}')
+# Patterns of the official evaluation (facts about its behaviour, cited in the module docstring), as written there.
+OFFICIAL_PATTERNS = {
+    "answer": r'[Aa]nswer":\s*(.*?)\}',
+    "date": r"^(0?[1-9]|1[0-2])\/(0?[1-9]|[12][0-9]|3[01])\/(\d{4})",
+    "weeks": r"\(?[\"\']?(\d+)\s*(weeks?)?[\"\']?,?\s*[\"\']?(\d+)\s*(days?)?[\"\']?\s*\)?",
+    "out_of": r"(\d+) out of",
+    "list": r"-?\d+(, ?-?\d+)+",
+    "number": r"(-?\d+(\.\d+)?)",
+    "percent": r"(-?\d+(\.\d+)?)\%",
+    "egfr": r"(-?\d+(\.\d+)?)\s*mL/min/1.73",
+    "expr": r"str\((.*)\)",
+}
+# What runs: the same matches in linear time. Several official patterns are quadratic in the length of a
+# digit or whitespace run (a search retries every start inside a run, each rescanning it; or two adjacent
+# \s* split one run every way), so a 100 kB reply took minutes. Each rewrite below gives the same result
+# in the way the official code uses it (search; findall for "percent"); tests/scoring/test_scoring_robustness.py
+# compares them with the official patterns on random and adversarial text:
+# * (?<!\d) before the first \d+: a search never finds a match starting inside a digit run, because one
+#   starting at the run's first digit (or its minus sign) has the same tail and is found first (findall too
+#   when a match ends in a non-digit, as "%" does: the next match then never starts inside a run).
+# * (?>\s*) in "weeks": when the first \s* gives back whitespace, the optional tokens after it cannot match
+#   whitespace and the second \s* takes it back; the state is one the greedy path already tried.
+# * "answer" and "expr" (lazy/greedy ".*" up to a brace or parenthesis) are scanned by code: see
+#   _answer_fields and _expr_body.
+_OFF_DATE = re.compile(OFFICIAL_PATTERNS["date"])
+_OFF_WEEKS = re.compile(r"\(?[\"\']?(\d+)(?>\s*)(weeks?)?[\"\']?,?\s*[\"\']?(\d+)\s*(days?)?[\"\']?\s*\)?")
+_OFF_OUT_OF = re.compile(r"(?<!\d)(\d+) out of")
+_OFF_LIST = re.compile(r"-?(?<!\d)\d+(, ?-?\d+)+")
+_OFF_NUMBER = re.compile(OFFICIAL_PATTERNS["number"])
+_OFF_PERCENT = re.compile(r"(-?(?<!\d)\d+(\.\d+)?)\%")
+_OFF_EGFR = re.compile(r"(-?(?<!\d)\d+(\.\d+)?)\s*mL/min/1.73")
+_OFF_ANSWER_KEY = re.compile(r'[Aa]nswer":\s*')
 _OFF_PLACEHOLDERS = ("str(short_and_direct_answer_of_the_question)", "str(value which is the answer to the question)",
                      "X.XX")
-_OFF_DATE = re.compile(r"^(0?[1-9]|1[0-2])\/(0?[1-9]|[12][0-9]|3[01])\/(\d{4})")
-_OFF_WEEKS = re.compile(r"\(?[\"\']?(\d+)\s*(weeks?)?[\"\']?,?\s*[\"\']?(\d+)\s*(days?)?[\"\']?\s*\)?")
-_OFF_OUT_OF = re.compile(r"(\d+) out of")
-_OFF_LIST = re.compile(r"-?\d+(, ?-?\d+)+")
-_OFF_NUMBER = re.compile(r"(-?\d+(\.\d+)?)")
-_OFF_PERCENT = re.compile(r"(-?\d+(\.\d+)?)\%")
-_OFF_EGFR = re.compile(r"(-?\d+(\.\d+)?)\s*mL/min/1.73")
-_OFF_EXPR = re.compile(r"str\((.*)\)")
+
+
+def _answer_fields(reply: str) -> list[str]:
+    """re.findall(OFFICIAL_PATTERNS["answer"], reply) in linear time: after each key and its whitespace,
+    the text up to the first "}" when one comes before the line ends (when it does not, no shorter
+    whitespace helps: the lazy .*? cannot cross a line end); the next search starts after that "}", or one
+    character after a key that matched nothing. The next "}" and line end are found once and reused."""
+    out: list[str] = []
+    brace = newline = -1
+    pos = 0
+    while (m := _OFF_ANSWER_KEY.search(reply, pos)) is not None:
+        start = m.end()
+        if brace < start:
+            brace = reply.find("}", start)
+            if brace < 0:
+                return out  # no "}" anywhere after: nothing more can match
+        if newline < start:
+            newline = reply.find("\n", start)
+            if newline < 0:
+                newline = len(reply)
+        if brace < newline:
+            out.append(reply[start:brace])
+            pos = brace + 1
+        else:
+            pos = m.start() + 1
+    return out
+
+
+def _expr_body(text: str) -> str | None:
+    """re.search(OFFICIAL_PATTERNS["expr"], text).group(1) in linear time, or None: the first "str(" whose
+    line holds a ")" after it, up to the LAST ")" of that line (the greedy .* stops at line ends). When a
+    "str(" fails, every later one on its line fails too, so the search goes on from the next line."""
+    p = text.find("str(")
+    while p >= 0:
+        end = text.find("\n", p)
+        end = len(text) if end < 0 else end
+        close = text.rfind(")", p + 4, end)
+        if close >= 0:
+            return text[p + 4:close]
+        p = text.find("str(", end)
+    return None
 OFFICIAL_SUBSTITUTIONS = (("^", "**"), ("is odd", "% 2 == 1"), ("is even", "% 2 == 0"), ("sqrt", "math.sqrt"),
                       (".math", ""), ("weight", ""), ("height", ""), ("mg/dl", ""), ("g/dl", ""),
                       ("mmol/L", ""), ("kg", ""), ("g", ""), ("mEq/L", ""))
@@ -131,7 +194,7 @@ def _branch(gold: Gold) -> str:
 
 def official_answer_text(reply: str) -> str:
     """The official extracted answer text: last ``answer": ...}`` value, stripped, or "Not Found"."""
-    found = _OFF_ANSWER.findall(reply)
+    found = _answer_fields(reply)
     if not found:
         return "Not Found"
     text = found[-1].strip().strip('"')
@@ -166,9 +229,9 @@ def official_parse(text: str, branch: str, reply: str = "") -> str:
         nums = _OFF_NUMBER.findall(text)
         return nums[-1][0] if nums else "N/A"
     if branch == "decimal":
-        m = _OFF_EXPR.search(text)
-        if m:
-            value = official_expression(m.group(1))
+        body = _expr_body(text)
+        if body is not None:
+            value = official_expression(body)
         else:
             m = _OFF_EGFR.search(text)
             if m:
