@@ -198,7 +198,7 @@ def _cell(value: Any) -> str:
 
 def read_table(path: Path) -> list[dict[str, str]]:
     """Read a CSV or Parquet file into a list of {column: string} rows; checks the columns."""
-    import pandas as pd
+    import pandas as pd  # here, not at module level: pandas takes ~0.8 s to import and most commands never read a file
 
     suffix = path.suffix.lower()
     try:

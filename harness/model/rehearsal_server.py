@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.core.canonical_json import canonical_json
+from harness.data.dataset import load_dataset
 from harness.model.synthetic import SYNTHETIC_FINGERPRINT, SYNTHETIC_PREFIX, is_synthetic_model
 
 DEFAULT_MODELS = ("rehearsal-alpha", "rehearsal-beta")
@@ -112,7 +113,6 @@ class AnswerKey:
         self.by_question: dict[tuple[str, str], CaseInfo] = {}
         self.by_calculator: dict[tuple[str, str], CaseInfo] = {}
         if path:
-            from harness.data.dataset import load_dataset
             for c in load_dataset(path).cases:
                 info = CaseInfo(c.calculator_id, c.calculator_name, c.output_type, c.gold_value, dict(c.entities))
                 nk = _note_key(c.note)
