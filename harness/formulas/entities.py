@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.core import units
 from harness.core.units import EXACT, Convention, UnitError, get_convention
+from harness.data.values import parse_date
 
 __all__ = ["Entities", "normalize_key", "parse_us_date", "UnitError"]
 
@@ -30,9 +31,9 @@ def normalize_key(key: str) -> str:
 
 
 def parse_us_date(text: str) -> _dt.date:
-    """Parse the benchmark's month/day/year date strings ("02/24/2000")."""
-    m, d, y = (int(p) for p in re.split(r"[/\-]", text.strip()))
-    return _dt.date(y, m, d)
+    """Parse the benchmark's month/day/year date strings ("02/24/2000", "02-24-2000"; four-digit
+    years) with harness/data/values.py."""
+    return parse_date(text, dashes=True)
 
 
 class Entities:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from harness.core.units import EXACT, Convention, UnitError, get_convention
+from harness.data import values as value_parsing
 
 __all__ = ["LibraryAbstain", "Variable", "Calculator", "parse_date", "parse_sex"]
 
@@ -31,24 +32,14 @@ class LibraryAbstain(Exception):
         self.variable = variable
 
 
-_DATE_FORMATS = ("%m/%d/%Y", "%Y-%m-%d", "%m/%d/%y", "%m-%d-%Y", "%B %d, %Y", "%b %d, %Y")
-
-
 def parse_date(value: Any) -> _dt.date:
     """A calendar date from a ``date``, ``datetime`` or a string. MedCalc-Bench writes dates as
-    month/day/year (``03/31/2006``); ISO ``2006-03-31`` and month-name forms are also accepted."""
-    if isinstance(value, _dt.datetime):
-        return value.date()
-    if isinstance(value, _dt.date):
-        return value
-    if isinstance(value, str):
-        s = value.strip()
-        for fmt in _DATE_FORMATS:
-            try:
-                return _dt.datetime.strptime(s, fmt).date()
-            except ValueError:
-                continue
-    raise ValueError(f"not a date (expected MM/DD/YYYY): {value!r}")
+    month/day/year (``03/31/2006``); ISO ``2006-03-31``, ``03-31-2006``, ``03/31/06`` and month-name
+    forms (``March 31, 2006``) are also accepted (harness/data/values.py, every option on)."""
+    try:
+        return value_parsing.parse_date(value, iso=True, dashes=True, two_digit_year=True, month_names=True)
+    except ValueError:
+        raise ValueError(f"not a date (expected MM/DD/YYYY): {value!r}") from None
 
 
 def parse_sex(value: Any) -> str:
