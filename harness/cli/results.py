@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from harness.cli.convention import convention_option
 from harness.verify.checksums import RESULTS_MANIFEST, ROOT, ChecksumError, check_manifest, write_manifest
 from harness.run.store import StoreError, export_results
 
@@ -83,6 +84,20 @@ def verify_rescoring(result_set: Path) -> list[str]:
     return [f"RESCORE  {m}" for m in mismatches]
 
 
+def verify_conventions(result_set: Path, expected: str | None) -> list[str]:
+    """Say which unit convention each convention-dependent arm's records were made under; a set that mixes
+    conventions, or (with --convention) was made under another one, is a problem."""
+    from harness.run.store import StoreError
+    from harness.verify.rescore import convention_problems
+    try:
+        lines, problems = convention_problems(result_set, expected)
+    except StoreError as exc:
+        return [f"RESCORE  {exc}"]
+    for line in lines:
+        click.echo(line)
+    return [f"CONVENTION {p}" for p in problems]
+
+
 def verify_not_mixed(result_set: Path) -> list[str]:
     """A result set holding both real and synthetic (rehearsal-server) records fails verify."""
     from harness.model.synthetic import mixing_problem
@@ -124,13 +139,16 @@ def verify_tables(result_set: Path) -> list[str]:
 @click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS_MANIFEST,
               show_default=True)
 @click.option("--skip-tables", is_flag=True, help="Do not re-derive tables (checksums and rescoring only).")
-def verify(results_root: Path, manifest: Path, skip_tables: bool) -> None:
+@convention_option
+def verify(results_root: Path, manifest: Path, skip_tables: bool, convention: str | None) -> None:
     """Check committed results: checksums (missing, changed, unlisted files), rescoring of every stored
-    reply or value against its stored score, and re-derivation of every committed table byte for byte.
+    reply or value against its stored score, re-derivation of every committed table byte for byte, and the
+    unit convention of every arm that depends on it (one per result set; with --convention, that one).
     Every problem names the file (and line); exits non-zero on any."""
     problems = verify_checksums(results_root, manifest)
     for result_set in result_sets(results_root):
         problems += verify_not_mixed(result_set)
+        problems += verify_conventions(result_set, convention)
         problems += verify_rescoring(result_set)
         if not skip_tables:
             problems += verify_tables(result_set)

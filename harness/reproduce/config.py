@@ -44,6 +44,7 @@ class ReproduceConfig:
     scorer: str = "paper"
     draws: int | None = None
     progress: bool = True
+    convention: str | None = None   # unit convention; None: the dataset's own by content (harness.data.conventions)
     base_url: str | None = None           # the external launcher's server
     server_profile: str | None = None     # the external launcher's client profile [plain]
 

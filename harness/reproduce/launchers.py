@@ -72,11 +72,15 @@ class LauncherKind(ABC):
                                  f"known: {', '.join(known)} (or 'all')")
         return list(dict.fromkeys(names))
 
+    deterministic_refusal: ClassVar[str | None] = None   # why --deterministic does not apply (None: it does)
+
     def check_config(self, *, base_url: str | None, deterministic: bool) -> None:
-        """ReproduceError for settings this kind does not take."""
+        """ReproduceError for settings this kind does not take (before any preflight or plan)."""
         if base_url:
             raise ReproduceError(f"--base-url is for the external launcher, not {self.name} (it starts its own "
                                  "server)")
+        if deterministic and self.deterministic_refusal:
+            raise ReproduceError(self.deterministic_refusal)
 
     @abstractmethod
     def make(self, model_key: str, *, generation_config: str = "auto", deterministic: bool = False,
@@ -221,15 +225,15 @@ class VllmKind(LauncherKind):
 
 class LlamaCppKind(LauncherKind):
     name = "llama-cpp"
+    deterministic_refusal = ("--deterministic is a vLLM option (VLLM_BATCH_INVARIANT); the llama.cpp CPU server is "
+                             "single-stream and has no such switch")
 
     def default_models(self) -> list[str]:
         return [CPU_MODEL_ID]
 
     def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
              base_url=None, server_profile=None) -> Launcher:
-        if deterministic:
-            raise ReproduceError("--deterministic is a vLLM option (VLLM_BATCH_INVARIANT); the llama.cpp CPU "
-                                 "server is single-stream and has no such switch")
+        self.check_config(base_url=base_url, deterministic=deterministic)
         return LlamaCppLauncher(model_id=model_key, port=free_port(), log_path=Path(log_dir) / f"{model_key}.log")
 
     def revision(self, launcher: LlamaCppLauncher) -> str | None:
@@ -249,14 +253,14 @@ class LlamaCppKind(LauncherKind):
 
 class RehearsalKind(LauncherKind):
     name = "rehearsal"
+    deterministic_refusal = "--deterministic is a vLLM option; the rehearsal server is a scripted fake"
 
     def default_models(self) -> list[str]:
         return list(REHEARSAL_MODELS)
 
     def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
              base_url=None, server_profile=None) -> Launcher:
-        if deterministic:
-            raise ReproduceError("--deterministic is a vLLM option; the rehearsal server is a scripted fake")
+        self.check_config(base_url=base_url, deterministic=deterministic)
         try:
             answer_key = load_dataset(dataset).path   # "correct" reply shapes carry the case's gold
         except DatasetError:

@@ -42,7 +42,7 @@ from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.manifest import write_run_manifest
 from harness.run.runner import RunSpec, make_key
-from harness.run.session import run_session
+from harness.run.session import apply_convention, run_session
 from harness.run.store import results_path
 from harness.verify.checksums import check_manifest, write_manifest
 
@@ -77,7 +77,8 @@ def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: l
                                  model_revision=revision, server_profile=profile or "plain", out_dir=cfg.out,
                                  executor_backend=cfg.executor_backend, concurrency=concurrency,
                                  timeout=cfg.timeout, cache_dir=cfg.out / ".cache" / "responses",
-                                 scorer=cfg.scorer, all_cases=cfg.all_cases, progress=cfg.progress))
+                                 scorer=cfg.scorer, all_cases=cfg.all_cases, progress=cfg.progress,
+                                 convention=cfg.convention))
     for s in summaries:
         echo(f"{s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, {s.infra_failed} "
              f"infra-failed, {s.correct} correct, outcomes {s.outcomes} -> {s.path}")
@@ -120,6 +121,11 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     except DatasetError as exc:
         raise ReproduceError(f"dataset {cfg.dataset!r} is not available: {exc}") from None
     cases = select_cases(dataset, cfg.limit, cfg.shortest)
+    try:
+        arms, choice = apply_convention(arms, dataset, cfg.convention)
+    except ValueError as exc:
+        raise ReproduceError(str(exc)) from None
+    echo(f"{dataset.name}: {choice.describe()}")
     check_same_settings(cfg)
     cfg.out.mkdir(parents=True, exist_ok=True)
     run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -128,6 +134,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     manifest: dict = {"kind": "reproduce", "launcher": cfg.launcher, "config": config_dict(cfg),
                       "case_ids": [c.case_id for c in cases], "arms": [a.name for a in arms],
                       "arm_config_hashes": {a.name: a.config_hash() for a in arms}, "blocks": [], "servers": [],
+                      "convention": choice.to_dict(),
                       "status": "running"}
     existing = sum(1 for _ in cfg.out.glob("*/*/seed*.jsonl"))
     echo(f"reproduce: {len(arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(cases)} case(s) of {dataset.name}, "

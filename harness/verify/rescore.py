@@ -11,8 +11,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import json
+
 from harness.arms.registry import ARMS
-from harness.arms.solvers import rescore_value
+from harness.arms.solvers import rescore_value, uses_convention
+from harness.data.conventions import default_convention
 from harness.data.dataset import DatasetError, load_dataset
 from harness.run.store import iter_located_records
 
@@ -97,3 +100,59 @@ def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,
                                       f"rescored {not stored}")
         rows.append(Rescored(path, line, rec, verdict))
     return rows, mismatches
+
+
+# ----- unit conventions ------------------------------------------------------------------------------
+
+def _manifest_conventions(results_root: Path) -> dict[tuple[str, str], str]:
+    """(dataset sha256, arm_config_hash) -> the convention its run used, for the convention-dependent arms of
+    every run manifest under ``results_root`` (a manifest without a ``convention`` entry: the dataset's own)."""
+    out: dict[tuple[str, str], str] = {}
+    for path in sorted(Path(results_root).glob("**/manifest-*.json")):
+        try:
+            m = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        sha = (m.get("dataset") or {}).get("sha256")
+        if not sha:
+            continue
+        name = (m.get("convention") or {}).get("name") or default_convention(sha).name
+        hashes = m.get("arm_config_hashes") or {}
+        arms = m.get("arms")
+        if not isinstance(arms, dict):
+            continue  # a reproduce manifest lists arm names; the run manifests it wrote hold the configs
+        for arm, cfg in arms.items():
+            if isinstance(cfg, dict) and uses_convention(cfg.get("solver")) and arm in hashes:
+                out[(sha, hashes[arm])] = cfg.get("convention") or name
+    return out
+
+
+def record_conventions(results_root: str | os.PathLike) -> dict[tuple[str, str], dict[str, int]]:
+    """(dataset name, arm) -> {convention name: record count} over the records of the arms whose answer depends
+    on the unit convention (from the run manifests; a record with no manifest entry: its dataset's own)."""
+    by_run = _manifest_conventions(Path(results_root))
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for _path, _line, rec in iter_located_records(results_root):
+        arm = ARMS.get(rec.get("arm"))
+        key = (rec.get("dataset_sha256"), rec.get("arm_config_hash"))
+        if key not in by_run and (arm is None or not arm.solver_kind.uses_convention):
+            continue
+        name = by_run.get(key) or default_convention(rec.get("dataset_sha256")).name
+        counts = out.setdefault((str(rec.get("dataset")), str(rec.get("arm"))), {})
+        counts[name] = counts.get(name, 0) + 1
+    return out
+
+
+def convention_problems(results_root: str | os.PathLike, expected: str | None = None) -> tuple[list[str], list[str]]:
+    """(lines saying which convention each convention-dependent arm's records were made under, problems): a
+    (dataset, arm) whose records mix conventions, or, with ``expected``, records made under another one."""
+    lines, problems = [], []
+    for (dataset, arm), counts in sorted(record_conventions(results_root).items()):
+        said = ", ".join(f"{n} ({c} records)" for n, c in sorted(counts.items()))
+        lines.append(f"unit convention of {arm} on {dataset}: {said}")
+        if len(counts) > 1:
+            problems.append(f"{results_root}: {arm} on {dataset} mixes unit conventions: {said}")
+        elif expected is not None and expected not in counts:
+            problems.append(f"{results_root}: {arm} on {dataset} was made under unit convention {said}, "
+                            f"not --convention {expected}")
+    return lines, problems

@@ -110,3 +110,11 @@ def test_slurm_shards_start_their_own_rehearsal_servers_and_merge_to_the_single_
     def canon(root):
         return sorted((r["key"], r["replies"][-1], r["correct"]) for r in load_records(root))
     assert canon(tmp_path / "merged") == canon(tmp_path / "single")
+
+
+def test_deterministic_is_refused_for_launchers_without_it_before_anything_runs(tmp_path):
+    for kind in ("llama-cpp", "rehearsal", "external"):
+        with pytest.raises(ReproduceError, match="--deterministic is a vLLM"):
+            _cfg(tmp_path, launcher=kind, deterministic=True, base_url="http://127.0.0.1:1/v1" if kind == "external"
+                 else None, models=["m"] if kind == "external" else [])
+    assert _cfg(tmp_path, launcher="vllm", deterministic=True).deterministic

@@ -34,6 +34,13 @@ def get_solver(name: str) -> Solver:
         raise ValueError(f"unknown solver {name!r}; known solvers: {', '.join(SOLVERS)}") from None
 
 
+def uses_convention(solver_name: str | None) -> bool:
+    """Whether the solver kind of that name (e.g. a stored arm config's `solver`) depends on the unit convention;
+    False for a name no longer registered."""
+    solver = SOLVERS.get(str(solver_name))
+    return solver is not None and solver.uses_convention
+
+
 def register_solver(solver: Solver) -> Solver:
     """Add a solver kind under its `name`; ValueError if the name is taken by another object."""
     if not isinstance(solver, Solver):
@@ -55,6 +62,6 @@ def unregister_solver(name: str) -> None:
 __all__ = ["ABSTAINED", "ANSWERED", "NO_PROGRAM", "TAXONOMY", "ArmSettings", "ChatClient", "Context", "InfraError",
            "ProgramExecutor", "Scoring", "Solution", "Solver", "majority", "rescore_value", "to_json_value",
            "vote_key", "DATE_OUTPUT_TYPES", "calculator_for", "library_variables", "SOLVERS", "BUILTIN_SOLVERS",
-           "get_solver", "register_solver", "unregister_solver", "ExtractLibrarySolver", "GoldLibrarySolver",
+           "get_solver", "uses_convention", "register_solver", "unregister_solver", "ExtractLibrarySolver", "GoldLibrarySolver",
            "RecalledSolver", "ProgramSolver", "RepairSolver", "VoteSolver", "ReplySolver", "RouterSolver",
            "TreeSolver"]

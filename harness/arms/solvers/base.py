@@ -10,6 +10,8 @@ about it:
     scoring                   Scoring.REPLY (the last reply's text is scored) or Scoring.VALUE (the value
                               the solver returned is scored); `rescore(record, case, scorer)` follows it
     uses_library              whether a formula version applies (the solver calls the library)
+    uses_convention           whether its answer depends on the unit convention (it converts gold variables
+                              or a model's extraction through harness.core.units); reads_gold_variables(arm)
     agreement_options         whether --router-k/-m/-temperature apply (`option_changes`)
 
 The objects are registered by name in `harness.arms.solvers.SOLVERS`; an `Arm` reaches its solver through
@@ -32,6 +34,7 @@ from typing import Any, ClassVar, Protocol
 from executor.api import ExecResult
 from executor.outcomes import taxonomy
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
+from harness.core.units import EXACT, Convention
 from harness.data.dataset import Case, Dataset
 from harness.model.client import ChatResult, derive_seed
 from harness.scoring.scorers import score_reply, score_value
@@ -109,6 +112,7 @@ class Context:
     one_shot: list[Case] = field(default_factory=list)
     dataset: Dataset | None = None
     chats: list[ChatResult] = field(default_factory=list)
+    convention: Convention = EXACT   # the unit convention in force (harness.data.conventions.resolve_convention)
 
     async def chat(self, messages: list[dict], *, temperature: float, max_tokens: int | None,
                    sample_index: int = 0) -> ChatResult:
@@ -151,6 +155,7 @@ class Solver(ABC):
     scoring: ClassVar[Scoring] = Scoring.VALUE
     completion_assumption: ClassVar[int] = DEFAULT_COMPLETION_TOKENS
     uses_library: ClassVar[bool] = False
+    uses_convention: ClassVar[bool] = False
     agreement_options: ClassVar[bool] = False
 
     @abstractmethod
@@ -171,6 +176,10 @@ class Solver(ABC):
         if self.scoring is Scoring.REPLY and record.get("replies"):
             return bool(score_reply(record["replies"][-1], case, scorer).correct)
         return rescore_value(record, case, scorer)
+
+    def reads_gold_variables(self, arm: ArmSettings) -> bool:
+        """Whether the arm converts the benchmark's gold variables (then the dataset's own convention applies)."""
+        return False
 
     def option_changes(self, arm: ArmSettings, *, k: int | None = None, m: int | None = None,
                        temperature: float | None = None) -> dict:

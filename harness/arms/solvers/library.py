@@ -8,7 +8,7 @@ from harness.arms.solvers.base import (ABSTAINED, ANSWERED, UNREADABLE_VALUE, Ar
                                        Solution, Solver, jsonable, majority, samples_of, to_json_value,
                                        value_solution)
 from harness.data.dataset import Case
-from harness.library import LIBRARY, Calculator, LibraryAbstain, convention_for_dataset, solve_gold
+from harness.library import LIBRARY, Calculator, LibraryAbstain, solve_gold
 from harness.library.versions import solve_gold_versioned, versioned_calculator
 from harness.scoring.scorers import score_reply
 
@@ -40,7 +40,7 @@ async def extract_and_compute(ctx: Context, calc: Calculator) -> Solution:
     if obj is None:
         return Solution(outcome=ABSTAINED, reason="the extraction reply holds no JSON object")
     try:
-        values = calc.parse_extraction(obj)
+        values = calc.parse_extraction(obj, convention=ctx.convention)
         value = calc.compute(**values)
         answer, kind = to_json_value(value)
     except Exception as exc:  # noqa: BLE001 - any invalid extraction or raising function abstains (paper)
@@ -55,6 +55,7 @@ class ExtractLibrarySolver(Solver):
 
     name = "extract_library"
     uses_library = True
+    uses_convention = True
     completion_assumption = 120   # a JSON object of a few variables
 
     async def solve(self, ctx: Context) -> Solution:
@@ -76,9 +77,10 @@ class GoldLibrarySolver(Solver):
 
     name = "gold_library"
     uses_library = True
+    uses_convention = True
 
     async def solve(self, ctx: Context) -> Solution:
-        convention = convention_for_dataset(ctx.dataset) if ctx.dataset is not None else "exact"
+        convention = ctx.convention
         detail = {}
         try:
             if ctx.arm.formula_versions:
@@ -94,6 +96,9 @@ class GoldLibrarySolver(Solver):
     def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
         return 0, 0
 
+    def reads_gold_variables(self, arm: ArmSettings) -> bool:
+        return True
+
 
 class RecalledSolver(Solver):
     """Extract-Solve library, recalled: `samples` chain-of-thought samples at the arm's temperature from the
@@ -103,7 +108,8 @@ class RecalledSolver(Solver):
     sample's when there is no majority."""
 
     name = "recalled"
-    uses_library = False          # it calls the unversioned library (no formula version applies), as before
+    uses_library = False          # it calls the unversioned library: no formula version applies
+    uses_convention = True        # its library route converts a model's extraction
     completion_assumption = 350
 
     async def solve(self, ctx: Context) -> Solution:

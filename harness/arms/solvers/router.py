@@ -27,7 +27,7 @@ from harness.arms.solvers.base import (ABSTAINED, ANSWERED, ArmSettings, Context
 from harness.arms.solvers.library import extract_and_compute
 from harness.arms.solvers.program import program_attempt
 from harness.data.dataset import Case
-from harness.library import LIBRARY, LibraryAbstain, convention_for_dataset
+from harness.library import LIBRARY, LibraryAbstain
 from harness.library.versions import versioned_calculator
 
 
@@ -125,9 +125,9 @@ async def _router_library(ctx: Context) -> tuple[Solution | None, dict]:
         return None, {"used": False, "reason": str(exc)}
     info = {"used": True, **prov, "mode": ctx.arm.router_library}
     if ctx.arm.router_library == "gold":
-        convention = convention_for_dataset(ctx.dataset) if ctx.dataset is not None else "exact"
         try:
-            answer, kind = to_json_value(calc.compute(**calc.from_entities(ctx.case.entities, convention=convention)))
+            answer, kind = to_json_value(calc.compute(**calc.from_entities(ctx.case.entities,
+                                                                           convention=ctx.convention)))
         except (LibraryAbstain, ValueError) as exc:
             return None, {**info, "answered": False, "reason": str(exc)}
         return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind), {**info, "answered": True}
@@ -180,6 +180,7 @@ class RouterSolver(Solver):
 
     name = "router"
     uses_library = True
+    uses_convention = True
     agreement_options = True
 
     async def solve(self, ctx: Context) -> Solution:
@@ -194,6 +195,9 @@ class RouterSolver(Solver):
         if case.calculator_id not in LIBRARY:
             return n, n
         return (0, n) if arm.router_library == "gold" else (1, 1 + n)
+
+    def reads_gold_variables(self, arm: ArmSettings) -> bool:
+        return arm.router_library == "gold"
 
     def option_changes(self, arm: ArmSettings, *, k: int | None = None, m: int | None = None,
                        temperature: float | None = None) -> dict:
