@@ -346,12 +346,42 @@ def _model_manifests(manifests) -> list[dict]:
     return [m for m in manifests if _uses_model(m) and (m.get("model") or {}).get("id")]
 
 
+# s14's settings rows, in this order whatever order the manifests come in (a resumed or merged run has
+# more manifests than an uninterrupted one; the table must not show how the run was split).
+S14_FIELDS = ("Dataset", "Dataset sha256", "Seeds", "Scorer", "Executor image digest", "Model id and revision",
+              "Server", "Server flags", "Model file sha256", "Sampling fields sent / server defaults",
+              "Seed sent to server")
+# Server flags that say where the server listened, not what it computed: a shard's server gets a free port.
+TRANSPORT_FLAGS = ("--port",)
+
+
+def _server_flags(cmd: list) -> str:
+    """The server command's flags after the model path (all of it when there is no `-m`), transport flags
+    and their values left out."""
+    args = [str(a) for a in (cmd[cmd.index("-m") + 2:] if "-m" in cmd else cmd)]
+    kept, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if name in TRANSPORT_FLAGS:
+            skip = "=" not in a
+            continue
+        kept.append(a)
+    return " ".join(kept)
+
+
 def table_s14(an):
+    """The run settings as sets of values per model: the union of the seeds, one row per setting in a fixed
+    order; nothing counts or orders the manifests, so one run, the same run resumed after a kill and the
+    same run sharded and merged (`harness merge` carries the shards' manifests) give the same bytes."""
     manifests = load_manifests(_root(an))
     if not manifests:
         raise _omit("no run manifests (manifest-*.json) in the results root")
     model_runs = _model_manifests(manifests)
     fields: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    seeds: dict[str, set[int]] = defaultdict(set)
     arm_settings: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for man in manifests:
         mid = (man.get("model") or {}).get("id") if _uses_model(man) else "library (no model)"
@@ -359,7 +389,7 @@ def table_s14(an):
         fields["Dataset"][mid].add(f"{ds.get('name')} ({ds.get('n_cases')} cases), revision "
                                    f"{ds.get('revision') or 'none (bundled file)'}")
         fields["Dataset sha256"][mid].add(str(ds.get("sha256")))
-        fields["Seeds"][mid].add(", ".join(map(str, man.get("seeds") or [])))
+        seeds[mid].update(int(s) for s in man.get("seeds") or [])
         fields["Scorer"][mid].add(str(man.get("scorer")))
         ex = man.get("executor") or {}
         if ex:
@@ -372,6 +402,8 @@ def table_s14(an):
             arm_settings[arm.get("title") or name][mid].add(
                 f"temperature {arm.get('temperature')}, max tokens {arm.get('max_tokens')}, note "
                 f"{'whole' if budget is None else f'{budget} words'}, samples {arm.get('samples', 1)}")
+    for mid, ss in seeds.items():
+        fields["Seeds"][mid].add(", ".join(map(str, sorted(ss))))
     for man in model_runs:
         mid = man["model"]["id"]
         fields["Model id and revision"][mid].add(f"{mid} @ {man['model'].get('revision') or 'revision not recorded'}")
@@ -379,9 +411,7 @@ def table_s14(an):
         client = man.get("client") or {}
         fields["Server"][mid].add(f"{server.get('server', client.get('profile', {}).get('name'))} "
                                   f"{server.get('server_version', '')}".strip())
-        cmd = server.get("command") or []
-        flags = " ".join(a for a in cmd[cmd.index("-m") + 2:]) if "-m" in cmd else " ".join(cmd)
-        fields["Server flags"][mid].add(flags or "not recorded")
+        fields["Server flags"][mid].add(_server_flags(server.get("command") or []) or "not recorded")
         model_info = server.get("model") or {}
         if model_info.get("gguf_sha256"):
             fields["Model file sha256"][mid].add(model_info["gguf_sha256"])
@@ -390,12 +420,13 @@ def table_s14(an):
         fields["Sampling fields sent / server defaults"][mid].add(
             ", ".join(f"{k}={v}" for k, v in sorted(applied.items())) or "none beyond temperature and max tokens")
         fields["Seed sent to server"][mid].add("yes" if profile.get("send_seed") else "no")
-    rows = [[k, _span(v)] for k, v in fields.items()]
+    rows = [[k, _span(fields[k])] for k in S14_FIELDS if k in fields]
     rows.append([SECTION, "Per arm: temperature, output-token cap, note budget, samples"])
     rows += [[arm, _span(v)] for arm, v in sorted(arm_settings.items())]
     return _table("s14", "Reproducibility ledger, run settings", ["Setting", "Value"], rows,
-                  [f"From {len(manifests)} run manifests in the results root. One value spans the models unless the "
-                   "row lists them."], "ll")
+                  ["From the run manifests in the results root (a resumed run's and every merged shard's "
+                   "included); seeds are their union. One value spans the models unless the row lists them; "
+                   "server flags leave out the port."], "ll")
 
 
 def table_s14b(an):
