@@ -40,7 +40,9 @@ def _fail(exc: Exception) -> None:
 def stats(results_dir: Path, out_dir: Path, draws: int, seed: int, dataset: str | None) -> None:
     """Paired gaps with case and cluster intervals, McNemar, permutation, Holm, ICC -> OUT/stats.json."""
     from harness.analysis.stats.arrays import ResultsError
-    from harness.analysis.tables import analyse, fmt_ci, model_label
+    from harness.analysis.analysis_step import analyse
+    from harness.analysis.stats.labels import model_label
+    from harness.analysis.table_format import fmt_ci
 
     try:
         an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset)
@@ -78,7 +80,7 @@ def figures(results_dir: Path, out_dir: Path, draws: int, seed: int, dataset: st
     """Figure 2 (coverage vs full-set accuracy) and Figure 1b (accuracy bars), PNG and PDF."""
     from harness.analysis.figures import build_figures
     from harness.analysis.stats.arrays import ResultsError
-    from harness.analysis.tables import analyse
+    from harness.analysis.analysis_step import analyse
 
     try:
         paths = build_figures(analyse(results_dir, draws=draws, seed=seed, dataset=dataset), out_dir)

@@ -11,7 +11,8 @@ import shutil
 from pathlib import Path
 
 from harness.analysis import tables_supplementary as sup
-from harness.analysis.tables import analyse, build_all
+from harness.analysis.analysis_step import analyse
+from harness.analysis.tables import build_all
 from harness.reproduce.pipeline import ReproduceConfig, run_pipeline
 from tests.conftest import ROOT
 

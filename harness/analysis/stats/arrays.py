@@ -9,9 +9,7 @@ and `as_5d()` returns the padded five-dimensional view.
 """
 from __future__ import annotations
 
-import json
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -20,6 +18,7 @@ import numpy as np
 
 from harness.core.outcomes import ROW_OUTCOMES
 from harness.arms.registry import arm_sort_key
+from harness.run.store import StoreError, iter_located_records
 
 OUTCOMES = ROW_OUTCOMES
 OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
@@ -51,30 +50,20 @@ class SourcedRecord:
 
 
 def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
-    """Yield every complete record under `<root>/<model>/<arm>/seed<seed>.jsonl` with its file and line.
+    """Yield every complete record under `<root>/<model>/<arm>/seed<seed>.jsonl` with its file and line,
+    keeping only the fields statistics read (FIELDS).
 
-    This is the one place that reads result files; it follows harness.run.store's layout and torn-line
-    rule (an incomplete last line is skipped with a warning, a bad line elsewhere is an error)."""
+    The files are read by the store's reader (harness.run.store.iter_located_records), so the analysis
+    follows the store's layout and its one torn-line rule: an incomplete last line is skipped with a
+    TornLineWarning, a bad line elsewhere is an error (raised here as ResultsError naming file and line)."""
     root = Path(results_root)
     if not root.is_dir():
         raise ResultsError(f"results root {root} does not exist or is not a directory")
-    for path in sorted(root.glob("*/*/seed*.jsonl")):
-        data = path.read_bytes()
-        lines = data.split(b"\n")
-        for i, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
-            last = i == len(lines) or (i == len(lines) - 1 and lines[-1] == b"")
-            try:
-                rec = json.loads(raw)
-                if not isinstance(rec, dict):
-                    raise ValueError("not a JSON object")
-            except ValueError as exc:
-                if last:
-                    warnings.warn(f"{path}:{i}: ignoring an incomplete last line", stacklevel=2)
-                    continue
-                raise ResultsError(f"{path}:{i}: not a JSON record ({exc})") from None
-            yield SourcedRecord(path, i, {k: rec[k] for k in FIELDS if k in rec})
+    try:
+        for path, line, rec in iter_located_records(root):
+            yield SourcedRecord(path, line, {k: rec[k] for k in FIELDS if k in rec})
+    except StoreError as exc:
+        raise ResultsError(str(exc)) from None
 
 
 @dataclass
@@ -93,6 +82,7 @@ class CorrectnessArrays:
     correct: np.ndarray  # [M, A, S, N] float64: 1, 0, NaN
     outcome: np.ndarray  # [M, A, S, N] int8: OUTCOMES index, -1 missing
     notes: list[str] = field(default_factory=list)
+    dataset: str | None = None  # the analysed dataset (`dataset_of`) when the records name one or several
 
     # ---- shape helpers -------------------------------------------------------------------------
     @property
@@ -175,20 +165,21 @@ def _check_record(src: SourcedRecord) -> tuple:
     return str(rec["model"]), str(rec["arm"]), seed, str(rec["case_id"]), calc
 
 
-def _dataset_of(rec: dict) -> str:
+def dataset_of(rec: dict) -> str:
     """A record's dataset identity: its name plus the first 12 hex digits of its sha256 when stored."""
     name = str(rec.get("dataset") or "unnamed")
     sha = rec.get("dataset_sha256")
     return f"{name}@{str(sha)[:12]}" if sha else name
 
 
-def choose_dataset(sources: list[SourcedRecord], dataset: str | None) -> tuple[list[SourcedRecord], list[str]]:
+def choose_dataset(sources: list[SourcedRecord], dataset: str | None
+                   ) -> tuple[list[SourcedRecord], list[str], str | None]:
     """Keep the records of one dataset. With `dataset` None and several present, the dataset with the
     most model-arm-seed files wins and the others are excluded with a note (e.g. a Gold-Solve check
     on another split stored in the same root)."""
     by: dict[str, list[SourcedRecord]] = {}
     for src in sources:
-        by.setdefault(_dataset_of(src.record), []).append(src)
+        by.setdefault(dataset_of(src.record), []).append(src)
     if dataset is not None:
         picked = [k for k in by if k == dataset or k.split("@")[0] == dataset]
         if len(picked) != 1:
@@ -196,7 +187,7 @@ def choose_dataset(sources: list[SourcedRecord], dataset: str | None) -> tuple[l
                                f"present: {', '.join(sorted(by))}")
         keep = picked[0]
     elif len(by) <= 1:
-        return sources, []
+        return sources, [], next(iter(by), None)
     else:
         def weight(k):
             files = {(s.record.get("model"), s.record.get("arm"), s.record.get("seed")) for s in by[k]
@@ -205,7 +196,7 @@ def choose_dataset(sources: list[SourcedRecord], dataset: str | None) -> tuple[l
         keep = max(by, key=weight)
     notes = [f"dataset {k} excluded ({len(v)} records; choose it with --dataset)" for k, v in sorted(by.items())
              if k != keep]
-    return by[keep], [f"dataset analysed: {keep}"] + notes if notes else []
+    return by[keep], ([f"dataset analysed: {keep}"] + notes if notes else []), keep
 
 
 def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -> CorrectnessArrays:
@@ -213,7 +204,7 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
     rows = []
     case_info: dict[str, tuple[int, int, str, str, str]] = {}
     seen: dict[tuple, str] = {}
-    sources, notes = choose_dataset(list(records), dataset)
+    sources, notes, chosen = choose_dataset(list(records), dataset)
     for src in sources:
         model, arm, seed, case_id, calc = _check_record(src)
         rec, where = src.record, f"{src.path}:{src.line}"
@@ -251,7 +242,7 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
     correct[idx] = [r[4] for r in rows]
     outcome[idx] = [r[5] for r in rows]
     data = CorrectnessArrays(models, arms, seeds, case_ids, calc_ids, cluster, calculators, names,
-                             [case_info[c][3] for c in case_ids], correct, outcome, list(notes))
+                             [case_info[c][3] for c in case_ids], correct, outcome, list(notes), chosen)
     _share_model_free_arms(data)
     return data
 

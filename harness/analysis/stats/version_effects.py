@@ -18,12 +18,11 @@ from harness.formulas.versions import REFERENCE_LABEL, VERSIONS, benchmark_versi
 from harness.library import LIBRARY, LibraryAbstain, convention_for_dataset
 from harness.library.versions import coefficient_calculator, library_reference
 from harness.arms.solvers.router import agrees
+from harness.scoring.scorers import score_value
 
 
 def case_rows(dataset) -> list[dict]:
     """One row per (case of a versioned calculator, non-benchmark version)."""
-    from harness.scoring.scorers import score_value
-
     conv = convention_for_dataset(dataset)
     rows = []
     for case in dataset.cases:
