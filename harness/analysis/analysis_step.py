@@ -20,7 +20,7 @@ from harness.analysis.stats.families import HEADLINE, Comparison, declared_compa
 from harness.analysis.stats.hybrids import add_hybrids
 from harness.analysis.stats.labels import model_label
 from harness.analysis.stats.paired import paired_gaps
-from harness.run.store import iter_located_records
+from harness.run.store import iter_result_files, read_result_file
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Analysis:
     audit: dict[int, str]
     hybrids: list[str]
     results_dir: Path | None = None  # the results root (manifests and records for s8, s14, s15, s20-s22)
-    _records: list[dict] | None = field(default=None, repr=False, compare=False)
+    _records: dict[str, list[dict]] = field(default_factory=dict, repr=False, compare=False)  # by results file
 
     def gap(self, model: str, solver: str, reference: str, subset: str = "all") -> dict | None:
         for row in self.gaps:
@@ -55,17 +55,21 @@ class Analysis:
             parts.append(f"{model_label(m)}: seeds {', '.join(map(str, seeds))}")
         return "; ".join(parts)
 
-    def records(self) -> list[dict]:
-        """The stored records (every field) of the analysed cases and dataset, read once through the store's
-        reader; [] when the analysis was not read from a results root."""
-        if self._records is None:
-            if self.results_dir is None:
-                self._records = []
-            else:
-                cases, chosen = set(self.data.case_ids), self.data.dataset
-                self._records = [r for _, _, r in iter_located_records(self.results_dir)
-                                 if r.get("case_id") in cases and (chosen is None or dataset_of(r) == chosen)]
-        return self._records
+    def records(self, *arms: str) -> list[dict]:
+        """The stored records (every field) of `arms` for the analysed cases and dataset, in file order (model,
+        arm, seed); [] when the analysis was not read from a results root. Only those arms' files are read
+        (through the store's reader), each once per analysis."""
+        if self.results_dir is None:
+            return []
+        cases, chosen = set(self.data.case_ids), self.data.dataset
+        out: list[dict] = []
+        for path in iter_result_files(self.results_dir, arms):
+            key = str(path)
+            if key not in self._records:
+                self._records[key] = [r for r in read_result_file(path) if r.get("case_id") in cases
+                                      and (chosen is None or dataset_of(r) == chosen)]
+            out.extend(self._records[key])
+        return out
 
 
 def audit_comparisons() -> tuple[Comparison, ...]:

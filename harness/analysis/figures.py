@@ -25,7 +25,7 @@ from harness.analysis.analysis_step import Analysis  # noqa: E402
 from harness.analysis.stats.labels import arm_label, model_label  # noqa: E402
 from harness.arms.registry import ladder  # noqa: E402
 from harness.analysis.stats.paired import accuracy  # noqa: E402
-from harness.analysis.router_report import MATCHED, curves, full_records, router_records  # noqa: E402
+from harness.analysis.router_report import MATCHED, curves, matched_records, router_records  # noqa: E402
 from harness.analysis.stats.risk_coverage import single_arm_point  # noqa: E402
 
 PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
@@ -134,7 +134,7 @@ def figure_risk_coverage(an: Analysis, out_dir: Path) -> list[Path]:
                 if not np.isnan(y):
                     ax.annotate(p.label.replace("library only", "lib"), (x, y), fontsize=6, color=color,
                                 xytext=(3, 3), textcoords="offset points")
-            matched = [r for r in full_records(an) if r["model"] == c.model and r["arm"] == MATCHED[c.arm]]
+            matched = matched_records(an, c)
             if matched:
                 e = single_arm_point(matched, MATCHED[c.arm])
                 ax.plot([100 * e["coverage"]], [100 * e["accuracy"]], marker="x", color=color, ls="none", ms=6,

@@ -30,12 +30,12 @@ GOLD_FIRST = "hybrid:gold-first+program-solve"
 
 def router_records(an: Analysis) -> list[dict]:
     """Router records of the analysed dataset (full records: the route provenance is needed)."""
-    return [r for r in full_records(an) if r.get("arm") in ROUTER_ARMS]
+    return an.records(*ROUTER_ARMS)
 
 
-def full_records(an: Analysis) -> list[dict]:
-    """The stored records (every field) of the analysed cases and dataset (`Analysis.records`: read once)."""
-    return an.records()
+def matched_records(an: Analysis, c: Curve) -> list[dict]:
+    """The full records of the single-program arm a router curve is compared with (its program-only end)."""
+    return [r for r in an.records(MATCHED[c.arm]) if r["model"] == c.model]
 
 
 def router_comparisons(arms) -> tuple[Comparison, ...]:
@@ -60,4 +60,4 @@ def default_m(an: Analysis, c: Curve) -> int:
     return ms.pop() if len(ms) == 1 else max(ms)
 
 
-__all__ = ["router_records", "full_records", "router_comparisons", "curves", "default_m", "MATCHED", "GOLD_FIRST"]
+__all__ = ["router_records", "matched_records", "router_comparisons", "curves", "default_m", "MATCHED", "GOLD_FIRST"]

@@ -15,8 +15,8 @@ import numpy as np
 
 from harness.analysis import tables_supplementary as sup
 from harness.analysis.analysis_step import Analysis, analyse
-from harness.analysis.router_report import (GOLD_FIRST, MATCHED, curves, default_m, full_records, router_comparisons,
-                                            router_records)
+from harness.analysis.router_report import (GOLD_FIRST, MATCHED, curves, default_m, matched_records,
+                                            router_comparisons, router_records)
 from harness.analysis.stats.arrays import OUTCOME_CODE
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats.catalog import AUDIT_GROUPS, AUDIT_LABELS
@@ -431,7 +431,7 @@ def table_s21_risk_coverage(an: Analysis, crvs: list) -> Table | None:
         for p in c.points:
             rows.append([p.label, fmt(100 * p.coverage), fmt_ci(*(100 * np.array(p.coverage_ci))),
                          fmt(100 * p.accuracy), fmt_ci(*(100 * np.array(p.accuracy_ci))), fmt(100 * p.full_accuracy)])
-        matched = [r for r in full_records(an) if r["model"] == c.model and r["arm"] == MATCHED[c.arm]]
+        matched = matched_records(an, c)
         if matched:
             e = single_arm_point(matched, MATCHED[c.arm])
             rows.append([f"program only ({arm_label(MATCHED[c.arm], short=True)})", fmt(100 * e["coverage"]),
@@ -447,7 +447,7 @@ def table_s21_risk_coverage(an: Analysis, crvs: list) -> Table | None:
 
 
 def table_s22_formula_versions(an: Analysis) -> Table | None:
-    versioned = [r for r in full_records(an) if isinstance(r.get("reference"), dict)]
+    versioned = an.data.versioned
     if not versioned:
         return None
     rows = [[SECTION, "Rows run at a non-benchmark version: benchmark gold and library-derived reference, "

@@ -156,17 +156,17 @@ def _root(an: Analysis) -> Path:
     return an.results_dir
 
 
-def _records(an: Analysis) -> list[dict]:
-    """The stored records of the analysed cases (read once per analysis)."""
+def _records(an: Analysis, *arms: str) -> list[dict]:
+    """The stored records of `arms` for the analysed cases (only those arms' files, read once per analysis)."""
     _root(an)
-    return an.records()
+    return an.records(*arms)
 
 
 def worked_case(an: Analysis) -> tuple[dict, dict, str] | None:
     """(program-solve record, blind record, rule used). Rule: Cockcroft-Gault, seed 42, Qwen2.5-7B;
     fallback: among (model, seed, case) with both programs written, prefer Program-Solve correct and
     Blind not, then Program-Solve correct, then any; first by model, seed, case id."""
-    recs = _records(an)
+    recs = _records(an, "program-solve", "blind")
     idx = {(r["model"], r["arm"], int(r["seed"]), r["case_id"]): r for r in recs
            if r.get("arm") in ("program-solve", "blind")}
     calc, seed, model = S8_RULE
@@ -450,7 +450,7 @@ def _supported(an: Analysis) -> set[int]:
 def failure_rows(an: Analysis) -> list[dict]:
     """Every Program-Solve record with its outcome category ('wrong_value' when answered and wrong)."""
     out = []
-    for r in _records(an):
+    for r in _records(an, S15_ARM):
         if r.get("arm") != S15_ARM:
             continue
         cat = "correct" if r["correct"] else ("wrong_value" if r["outcome"] == "answered" else r["outcome"])

@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import sys
+import tempfile
+import warnings
 from pathlib import Path
 
 import click
 
+from harness.analysis.tables import build_all
+from harness.model.synthetic import mixing_problem, record_kind
+from harness.run.store import StoreError, TornLineWarning, export_results, iter_located_records
 from harness.verify.checksums import RESULTS_MANIFEST, ROOT, ChecksumError, check_manifest, write_manifest
-from harness.run.store import StoreError, export_results
+from harness.verify.rescore import RescoreError, rescore_tree
 
 DEFAULT_RESULTS = ROOT / "results"
 
@@ -64,42 +69,35 @@ def result_sets(results_root: Path) -> list[Path]:
     return sets
 
 
-def verify_rescoring(result_set: Path) -> list[str]:
-    import warnings
+def verify_records(result_set: Path) -> tuple[list[str], list[str]]:
+    """One pass over the result set's records (the store's reader): (mixing problems, rescoring problems).
+    Real and synthetic (rehearsal-server) records mixed fail verify; every stored reply or value is
+    rescored against its stored score."""
+    firsts: dict[str | None, tuple] = {}
 
-    from harness.verify.rescore import RescoreError, rescore_tree
-    from harness.run.store import StoreError, TornLineWarning
+    def observed(located):
+        for item in located:
+            firsts.setdefault(record_kind(item[2]), item)   # the first record of each kind decides mixing
+            yield item
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornLineWarning)
         try:
-            rows, mismatches = rescore_tree(result_set)
+            rows, mismatches = rescore_tree(result_set, located=observed(iter_located_records(result_set)),
+                                            keep=False)
         except (RescoreError, StoreError) as exc:
-            return [f"RESCORE  {exc}"]
+            return [], [f"RESCORE  {exc}"]
+    problem = mixing_problem(firsts.values())
+    mixing = [f"SYNTHETIC {result_set}: {problem}"] if problem else []
     mismatches = [f"{w.message} (a committed file must end with a complete record)" for w in caught
                   if issubclass(w.category, TornLineWarning)] + mismatches
     click.echo(f"rescoring: {len(rows)} records in {result_set} reproduce their stored scores"
                if not mismatches else f"rescoring: {len(mismatches)} mismatches in {result_set}")
-    return [f"RESCORE  {m}" for m in mismatches]
-
-
-def verify_not_mixed(result_set: Path) -> list[str]:
-    """A result set holding both real and synthetic (rehearsal-server) records fails verify."""
-    from harness.model.synthetic import mixing_problem
-    from harness.run.store import StoreError, iter_located_records
-    try:
-        problem = mixing_problem(iter_located_records(result_set))
-    except StoreError as exc:
-        return [f"RESCORE  {exc}"]
-    return [f"SYNTHETIC {result_set}: {problem}"] if problem else []
+    return mixing, [f"RESCORE  {m}" for m in mismatches]
 
 
 def verify_tables(result_set: Path) -> list[str]:
     """Recompute the tables of a result set and compare them byte for byte with the committed ones."""
-    import tempfile
-
-    from harness.analysis.tables import build_all
-
     committed = result_set / "tables"
     if not committed.is_dir():
         return []
@@ -130,8 +128,8 @@ def verify(results_root: Path, manifest: Path, skip_tables: bool) -> None:
     Every problem names the file (and line); exits non-zero on any."""
     problems = verify_checksums(results_root, manifest)
     for result_set in result_sets(results_root):
-        problems += verify_not_mixed(result_set)
-        problems += verify_rescoring(result_set)
+        mixing, rescoring = verify_records(result_set)
+        problems += mixing + rescoring
         if not skip_tables:
             problems += verify_tables(result_set)
     for line in problems:

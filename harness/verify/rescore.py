@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from harness.arms.registry import ARMS
 from harness.data.dataset import DatasetError, load_dataset
-from harness.scoring.scorers import score_reply, score_value
+from harness.scoring.scorers import gold_of, score_reply, score_value
 from harness.run.store import iter_located_records
 
 
@@ -39,10 +40,20 @@ def reply_scored(record: dict) -> bool:
 
 
 class CaseIndex:
-    """Cases by (dataset name, sha256, case id), loading each dataset once and checking its hash."""
+    """Cases by (dataset name, sha256, case id), loading each dataset once and checking its hash; `gold`
+    gives each case's parsed gold once (a full-size set scores every case about 170 times)."""
 
     def __init__(self) -> None:
         self._by_dataset: dict[tuple[str, str], dict] = {}
+        self._gold: dict[int, object] = {}
+
+    def gold(self, record: dict, where: str):
+        """The parsed gold (harness.scoring.scorers.Gold) of the record's case, parsed once per case."""
+        case = self.case(record, where)
+        found = self._gold.get(id(case))
+        if found is None:
+            found = self._gold[id(case)] = gold_of(case)
+        return found
 
     def case(self, record: dict, where: str):
         name, sha = record.get("dataset"), record.get("dataset_sha256")
@@ -77,18 +88,21 @@ def rescore_record(record: dict, case, scorer: str) -> bool:
 
 
 def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,
-                 arms: tuple[str, ...] = ()) -> tuple[list[Rescored], list[str]]:
-    """Rescore every record under a results root. Returns (rescored rows, mismatch messages naming
-    file:line) where a mismatch is a stored score that differs from the rescored one under the
-    record's own scorer (and, for every scorer in its `scores`, the stored per-scorer verdict)."""
+                 arms: tuple[str, ...] = (), *, located: Iterable[tuple[Path, int, dict]] | None = None,
+                 keep: bool = True) -> tuple[list[Rescored], list[str]]:
+    """Rescore every record under a results root (or of `located`, (file, line, record) triples read by the
+    store's reader, when the caller reads them for other checks too). Returns (rescored rows, mismatch
+    messages naming file:line) where a mismatch is a stored score that differs from the rescored one under
+    the record's own scorer (and, for every scorer in its `scores`, the stored per-scorer verdict). With
+    keep=False the rows do not hold the records (a full-size set does not stay in memory)."""
     index = CaseIndex()
     rows: list[Rescored] = []
     mismatches: list[str] = []
-    for path, line, rec in iter_located_records(results_root):
+    for path, line, rec in (iter_located_records(results_root) if located is None else located):
         if arms and rec["arm"] not in arms:
             continue
         where = f"{path}:{line}"
-        case = index.case(rec, where)
+        case = index.gold(rec, where)
         use = scorer or rec["scorer"]
         verdict = rescore_record(rec, case, use)
         if use == rec["scorer"] and verdict != bool(rec["correct"]):
@@ -99,5 +113,5 @@ def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,
                 if name != rec["scorer"] and rescore_record(rec, case, name) != bool(stored):
                     mismatches.append(f"{where}: {rec['arm']} case {rec['case_id']}: stored {name}={stored}, "
                                       f"rescored {not stored}")
-        rows.append(Rescored(path, line, rec, verdict))
+        rows.append(Rescored(path, line, rec if keep else {}, verdict))
     return rows, mismatches

@@ -9,7 +9,10 @@ and `as_5d()` returns the padded five-dimensional view.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -18,7 +21,9 @@ import numpy as np
 
 from harness.core.outcomes import ROW_OUTCOMES
 from harness.arms.registry import arm_sort_key
-from harness.run.store import StoreError, iter_located_records
+from harness.core.hashing import file_sha256
+from harness.core.paths import REPO_ROOT
+from harness.run.store import StoreError, TornLineWarning, iter_result_files, read_result_file
 
 OUTCOMES = ROW_OUTCOMES
 OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
@@ -33,7 +38,12 @@ MODEL_FREE_ARMS = ("gold-lib",)
 # The record fields statistics read; everything else (requests, replies, programs) is dropped on
 # reading so a full result set (hundreds of thousands of records) fits in memory.
 FIELDS = ("model", "arm", "seed", "case_id", "row_number", "calculator_id", "calculator_name", "output_type",
-          "outcome", "correct", "dataset", "dataset_sha256")
+          "outcome", "correct", "dataset", "dataset_sha256", "reference")
+# Where the analysis keeps these fields per results file, named by the file's sha256 (so a cached view is used
+# only for the very bytes it was read from): a full-size result set is about 1 GB of JSON, parsed once instead
+# of once per stage. HARNESS_ANALYSIS_CACHE=<dir> moves it, =off turns it off.
+CACHE_ENV = "HARNESS_ANALYSIS_CACHE"
+CACHE_VERSION = 1
 
 
 class ResultsError(ValueError):
@@ -49,19 +59,68 @@ class SourcedRecord:
     record: dict
 
 
+def cache_dir() -> Path | None:
+    """The analysis cache directory (None: off)."""
+    value = os.environ.get(CACHE_ENV, "")
+    if value.lower() in ("off", "0", "none"):
+        return None
+    return Path(value) if value else REPO_ROOT / ".cache" / "analysis"
+
+
+def _cache_path(directory: Path, file_digest: str) -> Path:
+    tag = hashlib.sha256(f"{CACHE_VERSION}|{'|'.join(FIELDS)}|{file_digest}".encode()).hexdigest()
+    return directory / tag[:2] / f"{tag}.json"
+
+
+def _read_view(path: Path, directory: Path | None) -> list[dict]:
+    """The FIELDS of every complete record of one results file: from the cache when it holds this file's bytes,
+    else read by the store's reader (and cached). A torn last line warns either way."""
+    cached = None
+    if directory is not None:
+        digest = file_sha256(path)
+        cached = _cache_path(directory, digest)
+        try:
+            view = json.loads(cached.read_text(encoding="utf-8"))
+            if view.get("sha256") == digest and isinstance(view.get("records"), list):
+                if view.get("torn"):
+                    warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=3)
+                return view["records"]
+        except (OSError, ValueError):
+            pass  # not cached yet (or an unreadable cache file): read the results file
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TornLineWarning)
+        records = [{k: rec[k] for k in FIELDS if k in rec} for rec in read_result_file(path)]
+    torn = any(issubclass(w.category, TornLineWarning) for w in caught)
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if cached is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"sha256": digest, "torn": torn, "records": records},
+                                      separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, cached)
+        except OSError:
+            pass  # a read-only cache directory only costs speed
+    return records
+
+
 def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
     """Yield every complete record under `<root>/<model>/<arm>/seed<seed>.jsonl` with its file and line,
     keeping only the fields statistics read (FIELDS).
 
-    The files are read by the store's reader (harness.run.store.iter_located_records), so the analysis
-    follows the store's layout and its one torn-line rule: an incomplete last line is skipped with a
-    TornLineWarning, a bad line elsewhere is an error (raised here as ResultsError naming file and line)."""
+    The files are read by the store's reader (harness.run.store.read_result_file), so the analysis follows
+    the store's layout and its one torn-line rule: an incomplete last line is skipped with a TornLineWarning,
+    a bad line elsewhere is an error (raised here as ResultsError naming file and line). The fields read are
+    cached per file content (`cache_dir`), so later stages over the same bytes skip the JSON parsing."""
     root = Path(results_root)
     if not root.is_dir():
         raise ResultsError(f"results root {root} does not exist or is not a directory")
+    directory = cache_dir()
     try:
-        for path, line, rec in iter_located_records(root):
-            yield SourcedRecord(path, line, {k: rec[k] for k in FIELDS if k in rec})
+        for path in iter_result_files(root):
+            for line, rec in enumerate(_read_view(path, directory), 1):
+                yield SourcedRecord(path, line, rec)
     except StoreError as exc:
         raise ResultsError(str(exc)) from None
 
@@ -83,6 +142,7 @@ class CorrectnessArrays:
     outcome: np.ndarray  # [M, A, S, N] int8: OUTCOMES index, -1 missing
     notes: list[str] = field(default_factory=list)
     dataset: str | None = None  # the analysed dataset (`dataset_of`) when the records name one or several
+    versioned: list[dict] = field(default_factory=list)  # records run at a formula version (FIELDS; s22)
 
     # ---- shape helpers -------------------------------------------------------------------------
     @property
@@ -204,6 +264,7 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
     rows = []
     case_info: dict[str, tuple[int, int, str, str, str]] = {}
     seen: dict[tuple, str] = {}
+    versioned: list[dict] = []
     sources, notes, chosen = choose_dataset(list(records), dataset)
     for src in sources:
         model, arm, seed, case_id, calc = _check_record(src)
@@ -222,6 +283,8 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
         elif old[0] != calc:
             raise ResultsError(f"{where}: case {case_id} has calculator {calc} here but {old[0]} at {old[4]}")
         rows.append((model, arm, seed, case_id, 1.0 if rec["correct"] else 0.0, OUTCOME_CODE[rec["outcome"]]))
+        if isinstance(rec.get("reference"), dict):
+            versioned.append(rec)
     if not rows:
         raise ResultsError("no result records found")
 
@@ -242,7 +305,8 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
     correct[idx] = [r[4] for r in rows]
     outcome[idx] = [r[5] for r in rows]
     data = CorrectnessArrays(models, arms, seeds, case_ids, calc_ids, cluster, calculators, names,
-                             [case_info[c][3] for c in case_ids], correct, outcome, list(notes), chosen)
+                             [case_info[c][3] for c in case_ids], correct, outcome, list(notes), chosen,
+                             versioned)
     _share_model_free_arms(data)
     return data
 
