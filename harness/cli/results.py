@@ -3,16 +3,15 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 
 import click
 
 from harness.analysis.tables import build_all
-from harness.model.synthetic import mixing_problem, record_kind
-from harness.run.store import StoreError, TornLineWarning, export_results, iter_located_records
+from harness.model.synthetic import mixing_problem
+from harness.run.store import StoreError, export_results
 from harness.verify.checksums import RESULTS_MANIFEST, ROOT, ChecksumError, check_manifest, write_manifest
-from harness.verify.rescore import RescoreError, rescore_tree
+from harness.verify.rescore import check_files
 
 DEFAULT_RESULTS = ROOT / "results"
 
@@ -70,28 +69,22 @@ def result_sets(results_root: Path) -> list[Path]:
 
 
 def verify_records(result_set: Path) -> tuple[list[str], list[str]]:
-    """One pass over the result set's records (the store's reader): (mixing problems, rescoring problems).
-    Real and synthetic (rehearsal-server) records mixed fail verify; every stored reply or value is
-    rescored against its stored score."""
-    firsts: dict[str | None, tuple] = {}
-
-    def observed(located):
-        for item in located:
-            firsts.setdefault(record_kind(item[2]), item)   # the first record of each kind decides mixing
-            yield item
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TornLineWarning)
-        try:
-            rows, mismatches = rescore_tree(result_set, located=observed(iter_located_records(result_set)),
-                                            keep=False)
-        except (RescoreError, StoreError) as exc:
-            return [], [f"RESCORE  {exc}"]
+    """One read of each results file (the store's reader, files spread over worker processes): (mixing
+    problems, rescoring problems). Real and synthetic (rehearsal-server) records mixed fail verify; every
+    stored reply or value is rescored against its stored score."""
+    checks = check_files(result_set)
+    failed = next((c for c in checks if c.error is not None), None)
+    if failed is not None:
+        return [], [f"RESCORE  {failed.error}"]
+    firsts: dict = {}
+    for c in checks:
+        for kind, item in c.firsts.items():
+            firsts.setdefault(kind, item)   # the first record of each kind, in file order, decides mixing
     problem = mixing_problem(firsts.values())
     mixing = [f"SYNTHETIC {result_set}: {problem}"] if problem else []
-    mismatches = [f"{w.message} (a committed file must end with a complete record)" for w in caught
-                  if issubclass(w.category, TornLineWarning)] + mismatches
-    click.echo(f"rescoring: {len(rows)} records in {result_set} reproduce their stored scores"
+    mismatches = [f"{c.path}: ignoring an incomplete last line (a committed file must end with a complete record)"
+                  for c in checks if c.torn] + [m for c in checks for m in c.mismatches]
+    click.echo(f"rescoring: {sum(c.records for c in checks)} records in {result_set} reproduce their stored scores"
                if not mismatches else f"rescoring: {len(mismatches)} mismatches in {result_set}")
     return mixing, [f"RESCORE  {m}" for m in mismatches]
 

@@ -8,14 +8,17 @@ wrong. Cases come from the record's dataset, which must still have the sha256 th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from harness.arms.registry import ARMS
 from harness.data.dataset import DatasetError, load_dataset
 from harness.scoring.scorers import gold_of, score_reply, score_value
-from harness.run.store import iter_located_records
+from harness.core.parallel import ordered_map
+from harness.model.synthetic import record_kind
+from harness.run.store import StoreError, TornLineWarning, iter_located_records, iter_result_files, read_result_file
 
 
 class RescoreError(Exception):
@@ -115,3 +118,44 @@ def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,
                                       f"rescored {not stored}")
         rows.append(Rescored(path, line, rec if keep else {}, verdict))
     return rows, mismatches
+
+
+@dataclass
+class FileCheck:
+    """What verifying one results file found: records rescored, mismatch messages, the first record of each
+    kind (real / synthetic / model-free, for the mixing check), whether its last line is torn, or the error
+    that stopped it."""
+
+    path: Path
+    records: int = 0
+    mismatches: list[str] = field(default_factory=list)
+    firsts: dict = field(default_factory=dict)
+    torn: bool = False
+    error: str | None = None
+
+
+def check_file(path: Path) -> FileCheck:
+    """Read one results file (the store's reader) and rescore every record (runs in a worker process)."""
+    out = FileCheck(path)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TornLineWarning)
+            records = read_result_file(path)
+        out.torn = any(issubclass(w.category, TornLineWarning) for w in caught)
+        located = [(path, line, rec) for line, rec in enumerate(records, 1)]
+        for item in located:
+            kind = record_kind(item[2])
+            if kind not in out.firsts:   # what record_kind reads, so the parent's mixing check sees the same kind
+                out.firsts[kind] = (str(path), item[1], {k: item[2].get(k) for k in ("model", "synthetic",
+                                                                                     "server_model")})
+        rows, out.mismatches = rescore_tree(path.parent, located=located, keep=False)
+        out.records = len(rows)
+    except (RescoreError, StoreError) as exc:
+        out.error = str(exc)
+    return out
+
+
+def check_files(results_root: str | os.PathLike) -> list[FileCheck]:
+    """`check_file` for every results file under a root, spread over worker processes (harness.core.parallel),
+    in file order (so messages come in the same order whatever the number of workers)."""
+    return ordered_map(check_file, list(iter_result_files(results_root)))

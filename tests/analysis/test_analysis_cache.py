@@ -14,6 +14,7 @@ import pytest
 from harness.analysis.analysis_step import analyse
 from harness.analysis.stats import arrays
 from harness.analysis.stats.arrays import CACHE_ENV, cache_dir, load_arrays
+from harness.core.parallel import WORKERS_ENV
 from harness.run import store
 from harness.run.store import TornLineWarning
 from tests.conftest import ROOT
@@ -26,6 +27,7 @@ def demo(tmp_path, monkeypatch):
     root = tmp_path / "demo"
     shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("tables", "report", "*.log"))
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(WORKERS_ENV, "1")     # parse in this process, so the counting reader below sees it
     return root
 
 
@@ -119,3 +121,14 @@ def test_records_reads_only_the_arms_files(demo, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert an.records("no-such-arm") == []
+
+
+def test_worker_processes_give_the_same_arrays(demo, monkeypatch, tmp_path):
+    """Parsing in two worker processes (cache off, then filling a fresh cache) gives the arrays one process gives."""
+    one = load_arrays(demo)
+    monkeypatch.setenv(WORKERS_ENV, "2")
+    monkeypatch.setenv(CACHE_ENV, "off")
+    assert _same(one, load_arrays(demo))
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache2"))
+    assert _same(one, load_arrays(demo)) and _same(one, load_arrays(demo))
+    assert len(list((tmp_path / "cache2").rglob("*.json"))) == len(list(demo.glob("*/*/seed*.jsonl")))

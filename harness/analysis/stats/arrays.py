@@ -22,6 +22,7 @@ import numpy as np
 from harness.core.outcomes import ROW_OUTCOMES
 from harness.arms.registry import arm_sort_key
 from harness.core.hashing import file_sha256
+from harness.core.parallel import ordered_map
 from harness.core.paths import REPO_ROOT
 from harness.run.store import StoreError, TornLineWarning, iter_result_files, read_result_file
 
@@ -72,37 +73,50 @@ def _cache_path(directory: Path, file_digest: str) -> Path:
     return directory / tag[:2] / f"{tag}.json"
 
 
-def _read_view(path: Path, directory: Path | None) -> list[dict]:
-    """The FIELDS of every complete record of one results file: from the cache when it holds this file's bytes,
-    else read by the store's reader (and cached). A torn last line warns either way."""
-    cached = None
-    if directory is not None:
-        digest = file_sha256(path)
-        cached = _cache_path(directory, digest)
-        try:
-            view = json.loads(cached.read_text(encoding="utf-8"))
-            if view.get("sha256") == digest and isinstance(view.get("records"), list):
-                if view.get("torn"):
-                    warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=3)
-                return view["records"]
-        except (OSError, ValueError):
-            pass  # not cached yet (or an unreadable cache file): read the results file
+def _parse_view(path: Path) -> tuple[list[dict], bool]:
+    """(the FIELDS of every complete record of one results file, whether its last line is torn), read by the
+    store's reader (a corrupt line raises StoreError)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornLineWarning)
         records = [{k: rec[k] for k in FIELDS if k in rec} for rec in read_result_file(path)]
-    torn = any(issubclass(w.category, TornLineWarning) for w in caught)
-    for w in caught:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if cached is not None:
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"sha256": digest, "torn": torn, "records": records},
-                                      separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, cached)
-        except OSError:
-            pass  # a read-only cache directory only costs speed
-    return records
+    return records, any(issubclass(w.category, TornLineWarning) for w in caught)
+
+
+def _load_cached(cached: Path, digest: str) -> tuple[list[dict], bool] | None:
+    try:
+        view = json.loads(cached.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # not cached yet (or an unreadable cache file): read the results file
+    if view.get("sha256") != digest or not isinstance(view.get("records"), list):
+        return None
+    return view["records"], bool(view.get("torn"))
+
+
+def _store_cached(cached: Path, digest: str, view: tuple[list[dict], bool]) -> None:
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"sha256": digest, "torn": view[1], "records": view[0]},
+                                  separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, cached)
+    except OSError:
+        pass  # a read-only cache directory only costs speed
+
+
+def read_views(files: list[Path]) -> list[tuple[list[dict], bool]]:
+    """(records' FIELDS, torn) of each file, in order: from the cache where it holds the file's bytes (by
+    sha256), the others parsed by the store's reader in worker processes (harness.core.parallel) and cached."""
+    directory = cache_dir()
+    if directory is None:
+        return ordered_map(_parse_view, files)
+    digests = ordered_map(file_sha256, files)
+    places = [_cache_path(directory, d) for d in digests]
+    views = [_load_cached(c, d) for c, d in zip(places, digests)]
+    missing = [i for i, v in enumerate(views) if v is None]
+    for i, view in zip(missing, ordered_map(_parse_view, [files[i] for i in missing])):
+        views[i] = view
+        _store_cached(places[i], digests[i], view)
+    return views
 
 
 def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
@@ -116,13 +130,16 @@ def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
     root = Path(results_root)
     if not root.is_dir():
         raise ResultsError(f"results root {root} does not exist or is not a directory")
-    directory = cache_dir()
+    files = list(iter_result_files(root))
     try:
-        for path in iter_result_files(root):
-            for line, rec in enumerate(_read_view(path, directory), 1):
-                yield SourcedRecord(path, line, rec)
+        views = read_views(files)
     except StoreError as exc:
         raise ResultsError(str(exc)) from None
+    for path, (records, torn) in zip(files, views):
+        if torn:
+            warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
+        for line, rec in enumerate(records, 1):
+            yield SourcedRecord(path, line, rec)
 
 
 @dataclass
