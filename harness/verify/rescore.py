@@ -92,13 +92,14 @@ def rescore_record(record: dict, case, scorer: str) -> bool:
 
 def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,
                  arms: tuple[str, ...] = (), *, located: Iterable[tuple[Path, int, dict]] | None = None,
-                 keep: bool = True) -> tuple[list[Rescored], list[str]]:
+                 keep: bool = True, index: CaseIndex | None = None) -> tuple[list[Rescored], list[str]]:
     """Rescore every record under a results root (or of `located`, (file, line, record) triples read by the
     store's reader, when the caller reads them for other checks too). Returns (rescored rows, mismatch
     messages naming file:line) where a mismatch is a stored score that differs from the rescored one under
     the record's own scorer (and, for every scorer in its `scores`, the stored per-scorer verdict). With
-    keep=False the rows do not hold the records (a full-size set does not stay in memory)."""
-    index = CaseIndex()
+    keep=False the rows do not hold the records (a full-size set does not stay in memory). `index` lets
+    several calls share the loaded datasets and parsed gold."""
+    index = index if index is not None else CaseIndex()
     rows: list[Rescored] = []
     mismatches: list[str] = []
     for path, line, rec in (iter_located_records(results_root) if located is None else located):
@@ -134,6 +135,11 @@ class FileCheck:
     error: str | None = None
 
 
+# One per check_files call and process: each worker loads a dataset and parses a case's gold once, however many
+# files it checks.
+_WORKER_INDEX = CaseIndex()
+
+
 def check_file(path: Path) -> FileCheck:
     """Read one results file (the store's reader) and rescore every record (runs in a worker process)."""
     out = FileCheck(path)
@@ -148,7 +154,7 @@ def check_file(path: Path) -> FileCheck:
             if kind not in out.firsts:   # what record_kind reads, so the parent's mixing check sees the same kind
                 out.firsts[kind] = (str(path), item[1], {k: item[2].get(k) for k in ("model", "synthetic",
                                                                                      "server_model")})
-        rows, out.mismatches = rescore_tree(path.parent, located=located, keep=False)
+        rows, out.mismatches = rescore_tree(path.parent, located=located, keep=False, index=_WORKER_INDEX)
         out.records = len(rows)
     except (RescoreError, StoreError) as exc:
         out.error = str(exc)
@@ -158,4 +164,6 @@ def check_file(path: Path) -> FileCheck:
 def check_files(results_root: str | os.PathLike) -> list[FileCheck]:
     """`check_file` for every results file under a root, spread over worker processes (harness.core.parallel),
     in file order (so messages come in the same order whatever the number of workers)."""
+    global _WORKER_INDEX
+    _WORKER_INDEX = CaseIndex()   # fresh per call (workers fork from here): datasets are read and hash-checked anew
     return ordered_map(check_file, list(iter_result_files(results_root)))

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
+from harness.analysis import analysis_step as step
 from harness.analysis.analysis_step import analyse
 from harness.analysis.stats import arrays
 from harness.analysis.stats.arrays import CACHE_ENV, cache_dir, load_arrays
@@ -31,8 +32,8 @@ def demo(tmp_path, monkeypatch):
     return root
 
 
-def _parses(monkeypatch) -> list:
-    """Record every call of the store's per-file reader (what parses JSON)."""
+def _parses(monkeypatch, module=arrays) -> list:
+    """Record every call of the store's per-file reader (what parses JSON) made from `module`."""
     calls = []
     real = store.read_result_file
 
@@ -40,7 +41,7 @@ def _parses(monkeypatch) -> list:
         calls.append(path)
         return real(path)
 
-    monkeypatch.setattr(arrays, "read_result_file", counting)
+    monkeypatch.setattr(module, "read_result_file", counting)
     return calls
 
 
@@ -105,15 +106,7 @@ def test_tables_from_a_cached_read_are_byte_identical(demo, monkeypatch, tmp_pat
 
 def test_records_reads_only_the_arms_files(demo, monkeypatch):
     an = analyse(demo, draws=200)
-    seen = []
-    real = store.read_result_file
-
-    def counting(path):
-        seen.append(path)
-        return real(path)
-
-    import harness.analysis.analysis_step as step
-    monkeypatch.setattr(step, "read_result_file", counting)
+    seen = _parses(monkeypatch, step)
     recs = an.records("program-solve")
     assert recs and {r["arm"] for r in recs} == {"program-solve"}
     assert seen and {p.parent.name for p in seen} == {"program-solve"}
