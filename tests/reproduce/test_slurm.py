@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -156,3 +157,42 @@ def test_a_failed_task_is_redone_by_resubmission(slurm, single_box, tmp_path, ca
     manifest = json.loads((out / "merged" / "manifest-merge.json").read_text())
     assert manifest["records"] == 220 and manifest["duplicates_dropped"] == 0
     assert _tables(out / "merged" / "tables") == _tables(single_box / "tables")
+
+
+MODEL_RUN = {"LAUNCHER": "llama-cpp", "ARMS": "open-book", "SEEDS": "42", "DATASET": "bundled-test", "LIMIT": "2"}
+
+
+@pytest.mark.model
+def test_each_array_task_starts_and_stops_its_own_model_server(slurm, tmp_path, cancel_on_exit):
+    """A model arm: every array task starts the CPU model server (llama.cpp, the launcher that stands in for
+    vLLM here), waits until it lists the model, runs its shard and stops it; the merge equals one box."""
+    require((ROOT / "models" / "qwen2.5-coder-0.5b-instruct.gguf").exists() and
+            (ROOT / ".venv-server" / "bin" / "python").exists(), "CPU model server not built (make model)")
+    single = tmp_path / "single-box"
+    r = subprocess.run([str(HARNESS), "serve", "reproduce", "--launcher", "llama-cpp", "--arms", "open-book",
+                        "--seeds", "42", "--dataset", "bundled-test", "--limit", "2", "--draws", DRAWS,
+                        "--no-progress", "--out", str(single)], capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    out = tmp_path / "run"
+    r = _reproduce(out, **{**MODEL_RUN, "SHARDS": "2"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    sub = _submissions(out)[-1]
+    cancel_on_exit += [sub["array_job"], sub["merge_job"]]
+    assert sub["array"] == "0-1"
+    _wait(lambda: not _jobs_listed(sub["array_job"], sub["merge_job"]), "model shards and merge finished", out,
+          merge_job=sub["merge_job"])
+    for i in (0, 1):
+        log = next((out / "slurm" / "logs").glob(f"shard-{i}.{sub['array_job']}.out")).read_text()
+        assert "starting llama-cpp server" in log and "stopping the" in log, log[-2000:]
+        shard = json.loads((out / "shards" / f"shard-{i:03d}" / "shard.json").read_text())
+        assert shard["status"] == "complete" and shard["records"] == 1, shard
+        (server,) = shard["servers"].values()                  # the server that answered, as it described itself
+        url = server.get("base_url") or ""
+        port = int(url.rsplit(":", 1)[1].split("/")[0]) if ":" in url else None
+        if port:                                               # stopped with its task: nothing listens there
+            with socket.socket() as sock:
+                assert sock.connect_ex(("127.0.0.1", port)) != 0, f"shard {i}'s server still answers on {port}"
+    merged = out / "merged"
+    manifest = json.loads((merged / "manifest-merge.json").read_text())
+    assert manifest["records"] == 2 and manifest["duplicates_dropped"] == 0
+    assert _tables(merged / "tables") == _tables(single / "tables")

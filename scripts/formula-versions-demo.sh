@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Formula versions on the CPU model: what changes on the affected calculators when the current
+# guideline replaces the benchmark's formula (issue: formula versions as explicit inputs).
+#
+#   Gold-Solve library   every dev row of the five versioned calculators, benchmark version and
+#                        current-guideline version (no model)
+#   Program-Solve        the CASES_PER_CALCULATOR (default 1) shortest dev notes of each versioned
+#                        calculator, seed 42, once with the benchmark's formula text and once with the
+#                        current guideline's (the real CPU model, Qwen2.5-Coder-0.5B-Instruct GGUF)
+#
+# Versioned calculators and the versions chosen (harness/formulas/versions.toml; `harness formulas versions`):
+#   3  CKD-EPI 2021 -> CKD-EPI 2009 (the benchmark is already the current one; this is the older option)
+#   9  MDRD -> CKD-EPI 2021      23 MELD Na -> MELD 3.0      44 Friedewald -> Sampson
+#   46 ATP III Framingham -> PREVENT
+# A benchmark gold answer exists only for the benchmark's version: rows run at another version are
+# also compared with the "library-derived reference" (the library's value from the gold variables),
+# kept in its own column of table s22, never mixed with benchmark gold.
+#
+# Usage: scripts/formula-versions-demo.sh [--out DIR]      (default runs/formula-versions)
+# Env:   CASES_PER_CALCULATOR (1), DEMO_PORT (8091), EXECUTOR_BACKEND (auto)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+OUT="runs/formula-versions"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) OUT="$2"; shift 2 ;;
+    --out=*) OUT="${1#--out=}"; shift ;;
+    *) echo "usage: $0 [--out DIR]" >&2; exit 2 ;;
+  esac
+done
+PER_CALC="${CASES_PER_CALCULATOR:-1}"
+export MODEL_SERVER_PORT="${DEMO_PORT:-8091}"
+export MODEL_SERVER_STATE="$(mktemp -d)"
+BACKEND="${EXECUTOR_BACKEND:-auto}"
+HARNESS="$ROOT/.venv/bin/harness"
+PY="$ROOT/.venv/bin/python"
+BASE_URL="http://127.0.0.1:$MODEL_SERVER_PORT/v1"
+CALCS=(3 9 23 44 46)
+CURRENT=(--formula-version 3=ckd-epi-2009 --formula-version 9=ckd-epi-2021 --formula-version 23=meld-3.0
+         --formula-version 44=sampson-2020 --formula-version 46=prevent-2023)
+start=$(date +%s)
+# One configuration per results file: the benchmark's versions and the current guidelines get a root each.
+BENCH="$OUT/benchmark-versions"
+GUIDE="$OUT/current-guidelines"
+mkdir -p "$BENCH" "$GUIDE"
+
+# The PER_CALC shortest dev notes of each versioned calculator, as --case options.
+mapfile -t CASE_OPTS < <("$PY" - "$PER_CALC" "${CALCS[@]}" <<'PYCASES'
+import sys
+from harness.data.dataset import load_dataset
+per, calcs = int(sys.argv[1]), {int(x) for x in sys.argv[2:]}
+by = {}
+for case in load_dataset("dev").cases:
+    if case.calculator_id in calcs:
+        by.setdefault(case.calculator_id, []).append(case)
+for calc in sorted(by):
+    for case in sorted(by[calc], key=lambda c: (len(c.note), c.case_id))[:per]:
+        print("--case")
+        print(case.case_id)
+PYCASES
+)
+CALC_OPTS=()
+for c in "${CALCS[@]}"; do CALC_OPTS+=(--calculator "$c"); done
+
+echo "== Gold-Solve library on every dev row of calculators ${CALCS[*]}: benchmark versions, then current guidelines"
+"$HARNESS" run --arm gold-lib --dataset dev "${CALC_OPTS[@]}" --seeds 42 --out "$BENCH" --no-progress
+"$HARNESS" run --arm gold-lib --dataset dev "${CALC_OPTS[@]}" "${CURRENT[@]}" --seeds 42 --out "$GUIDE" --no-progress
+
+scripts/fetch-model.sh
+cleanup() {
+  scripts/model-server.sh stop >/dev/null 2>&1 || true
+  cp "$MODEL_SERVER_STATE/server-$MODEL_SERVER_PORT.log" "$OUT/model-server.log" 2>/dev/null || true
+  rm -rf "$MODEL_SERVER_STATE"
+}
+trap cleanup EXIT INT TERM
+scripts/model-server.sh start
+"$PY" -m harness.model.serving describe --base-url "$BASE_URL" > "$OUT/server.json"
+
+echo "== Program-Solve on the CPU model, $(( ${#CASE_OPTS[@]} / 2 )) cases: benchmark formula text, then current guidelines"
+for root in "$BENCH" "$GUIDE"; do
+  versions=(); [ "$root" = "$GUIDE" ] && versions=("${CURRENT[@]}")
+  "$HARNESS" run --arm program-solve --dataset dev "${CASE_OPTS[@]}" "${versions[@]}" --seeds 42 --base-url "$BASE_URL" \
+    --server-profile llama.cpp --executor-backend "$BACKEND" --out "$root" --server-info "$OUT/server.json" --no-progress
+done
+cleanup
+trap - EXIT INT TERM
+
+for root in "$BENCH" "$GUIDE"; do "$HARNESS" tables --results "$root" --out "$root/tables"; done
+echo "formula-versions demo: $(( $(date +%s) - start )) s; table s22 in $GUIDE/tables/s22.md"
