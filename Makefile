@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats \
+.PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -21,10 +21,11 @@ help:
 	@echo "make reproduce SLURM=1 [SHARDS=N] [PARTITION=...] [GPUS_PER_TASK=...] [DRY_RUN=1]   the same over a SLURM cluster"
 	@echo "make rehearse [SIZE=full|small] [OUT=runs/rehearsal]  the whole pipeline against the rehearsal server (a fake) -> bench/pipeline.json"
 
-$(VENV)/.locked: requirements.lock requirements-build.lock pyproject.toml
+$(VENV)/.locked: requirements.lock requirements-test.lock requirements-build.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements-build.lock
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements.lock
+	$(VENV)/bin/pip install --quiet --require-hashes -r requirements-test.lock
 	$(VENV)/bin/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -84,7 +85,10 @@ bench-executor: executor-image
 bench-stats: setup
 	$(PY) scripts/bench_stats.py --out bench/stats.json
 
-bench: bench-executor bench-stats
+bench-scoring: setup                       ## every scorer on 100 kB adversarial replies -> bench/scoring.json
+	$(PY) scripts/bench_scoring.py --out bench/scoring.json
+
+bench: bench-executor bench-stats bench-scoring
 
 reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLURM=1 SHARDS=N (see README, H100 and cluster sections)
 	bash scripts/reproduce.sh

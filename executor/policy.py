@@ -182,9 +182,6 @@ LIMITS: dict[str, int | float] = {
     "error_chars": 500,                         # length of the error message shown to a model
     "result_bytes": 262_144,                    # result channel cap read by the parent
 }
-# Which limits a caller (tests, benchmark) may tighten or loosen; the effective values are
-# part of policy_hash().
-TUNABLE_LIMITS: tuple[str, ...] = tuple(LIMITS)
 
 # --- layer 3: the out-of-band result descriptor ---------------------------------------------
 RESULT_FD = 3

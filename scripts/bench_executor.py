@@ -21,8 +21,8 @@ For each backend (``process``: layers 1-4; ``container``: layers 1-6), through
 * ``throughput``: 1,100 programs through ``run_many`` (as many in flight as the pool takes).
 
 ``harness_end_to_end``: ``harness run --arm program-solve --dataset dev --concurrency 32``
-against ``FakeScriptedServer`` (a scripted stand-in for a model server, defined here: every
-reply is a fixed program; nothing it produces is a model result) with the container and with
+against ``FakeModelServer`` (tests/fake_model_server.py, a scripted stand-in for a model server: here every
+reply is a fixed program, ``fake_reply``; nothing it produces is a model result) with the container and with
 the process backend. The verdict against the issue's targets, and the size of every miss, is
 written under ``targets``.
 """
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import http.server
 import json
 import os
 import platform
@@ -39,7 +38,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -49,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from executor import pool as pool_mod  # noqa: E402
 from executor.api import Executor  # noqa: E402
+from tests.fake_model_server import FakeModelServer, completion  # noqa: E402
 
 PROGRAMS = [
     "weight_kg = 72.5\nheight_m = 1.78\nanswer = round(weight_kg / height_m ** 2, 2)\n",
@@ -281,61 +280,20 @@ def bench_fork_floor(n: int, image: str, python: str) -> dict:
 
 # --- the harness end to end against a scripted stand-in for a model server ------------------------
 
-class FakeScriptedServer:
-    """NOT a model: an OpenAI-compatible HTTP server on 127.0.0.1 that answers every chat
-    completion at once with the same kind of fenced program (its answer depends on the request
-    size only). It exists so that `harness run` can be timed with the executor as the only slow
-    part; its replies are benchmark input, never results."""
+# NOT a model: every chat completion is answered at once with the same kind of fenced program (its answer
+# depends on the request size only), so that `harness run` can be timed with the executor as the only slow part.
+FAKE_REPLY = "```python\nimport math\nx = {n}\nanswer = round(math.sqrt(x) * 1.5 + x / 7, 2)\n```\n"
 
-    REPLY = "```python\nimport math\nx = {n}\nanswer = round(math.sqrt(x) * 1.5 + x / 7, 2)\n```\n"
 
-    def __init__(self, port: int = 0):
-        server = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                return None
-
-            def _send(self, obj):
-                data = json.dumps(obj).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                self._send({"object": "list", "data": [{"id": FAKE_SERVER_MODEL, "object": "model"}]})
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                server.requests += 1
-                text = FakeScriptedServer.REPLY.format(n=len(body) % 997 + 1)
-                self._send({"id": "fake", "object": "chat.completion", "model": FAKE_SERVER_MODEL,
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": text}}],
-                            "usage": {"prompt_tokens": len(body) // 4, "completion_tokens": 30}})
-
-        self.requests = 0
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def fake_reply(raw: bytes) -> dict:
+    return completion(FAKE_REPLY.format(n=len(raw) % 997 + 1), model=FAKE_SERVER_MODEL,
+                      prompt_tokens=len(raw) // 4, completion_tokens=30)
 
 
 def bench_harness(backend: str, port: int, dataset: str, concurrency: int) -> dict:
     harness = Path(sys.executable).parent / "harness"
-    with tempfile.TemporaryDirectory(prefix="bench-harness-") as out, FakeScriptedServer(port) as server:
+    with tempfile.TemporaryDirectory(prefix="bench-harness-") as out, \
+            FakeModelServer(reply=fake_reply, model=FAKE_SERVER_MODEL, port=port) as server:
         cmd = [str(harness), "run", "--arm", "program-solve", "--dataset", dataset, "--seeds", "42",
                "--base-url", f"http://127.0.0.1:{server.port}/v1", "--model", FAKE_SERVER_MODEL,
                "--executor-backend", backend, "--concurrency", str(concurrency), "--no-cache",
@@ -346,7 +304,7 @@ def bench_harness(backend: str, port: int, dataset: str, concurrency: int) -> di
         if r.returncode != 0:
             raise RuntimeError(f"harness run ({backend}) failed: {r.stderr[-800:]}")
         rows = sum(1 for p in Path(out).rglob("*.jsonl") for line in p.open() if line.strip())
-    return {"wall_s": round(wall, 3), "rows": rows, "model_requests": server.requests,
+    return {"wall_s": round(wall, 3), "rows": rows, "model_requests": len(server.requests),
             "command": " ".join(cmd[1:]).replace(out, "<tmp>")}
 
 

@@ -22,25 +22,14 @@ DOCKERD_LOG=${DOCKERD_LOG:-/var/log/dockerd.log}
 DOCKER_WAIT_S=${DOCKER_WAIT_S:-60}
 PIDFILE=/var/run/docker.pid
 
-log() { printf 'install-host: %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+LOG_NAME=install-host
+# shellcheck source=scripts/lib/install-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/install-common.sh"
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (installs packages, writes $DAEMON_JSON, starts dockerd)"
+require_root "installs packages, writes $DAEMON_JSON, starts dockerd"
 
 # --- 1. packages -----------------------------------------------------------------------------
-PACKAGES=(docker.io runsc mmdebstrap libseccomp2)
-missing=()
-for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-    log "installing: ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q
-    apt-get install -y -q --no-install-recommends "${missing[@]}"
-else
-    log "packages present: ${PACKAGES[*]}"
-fi
+install_missing docker.io runsc mmdebstrap libseccomp2
 RUNSC=$(command -v runsc) || die "runsc not on PATH after install"
 command -v dockerd >/dev/null || die "dockerd not on PATH after install"
 command -v docker >/dev/null || die "docker CLI not on PATH after install"
@@ -92,13 +81,7 @@ else
 fi
 
 # --- 3. dockerd ------------------------------------------------------------------------------
-dockerd_pid() {
-    local pid
-    [ -f "$PIDFILE" ] || return 1
-    pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = dockerd ] || return 1
-    echo "$pid"
-}
+dockerd_pid() { daemon_pid dockerd "$PIDFILE"; }
 
 if pid=$(dockerd_pid); then
     if [ "$changed" -eq 1 ]; then

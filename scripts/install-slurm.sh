@@ -31,31 +31,17 @@ SPOOL_DIR=/var/lib/slurm/slurmd
 CTLD_PID=/run/slurmctld.pid
 SLURMD_PID=/run/slurmd.pid
 
-log() { printf 'install-slurm: %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+LOG_NAME=install-slurm
+# shellcheck source=scripts/lib/install-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/install-common.sh"
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (installs packages, writes $CONF, starts munged/slurmctld/slurmd)"
+require_root "installs packages, writes $CONF, starts munged/slurmctld/slurmd"
 case "$SLURM_CPUS" in ''|*[!0-9]*) die "SLURM_CPUS must be a positive integer, got '$SLURM_CPUS'";; esac
 
 # --- 1. packages -----------------------------------------------------------------------------
+# --no-daemon-start: this script starts the daemons itself, with the configuration written below.
 PACKAGES=(slurm-wlm munge)
-missing=()
-for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-    log "installing: ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q
-    # policy-rc.d: keep the packages' init scripts from trying to start daemons during install;
-    # this script starts them itself, with the configuration written below.
-    had_policy=0; [ -e /usr/sbin/policy-rc.d ] && had_policy=1
-    [ "$had_policy" -eq 1 ] || { printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d; }
-    apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" || { [ "$had_policy" -eq 1 ] || rm -f /usr/sbin/policy-rc.d; die "apt-get install ${PACKAGES[*]} failed"; }
-    [ "$had_policy" -eq 1 ] || rm -f /usr/sbin/policy-rc.d
-else
-    log "packages present: ${PACKAGES[*]}"
-fi
+install_missing --no-daemon-start "${PACKAGES[@]}"
 for b in slurmctld slurmd sinfo sbatch squeue scontrol munged munge unmunge; do
     command -v "$b" >/dev/null || die "$b not on PATH after installing ${PACKAGES[*]}"
 done
@@ -142,13 +128,6 @@ if [ ! -f "$CONF" ] || [ "$(cat "$CONF")" != "$desired" ]; then
 fi
 
 # --- 4. slurmctld and slurmd -----------------------------------------------------------------
-daemon_pid() {  # daemon_pid NAME PIDFILE -> prints the pid when that daemon is alive
-    local pid
-    [ -f "$2" ] || return 1
-    pid=$(cat "$2" 2>/dev/null) || return 1
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = "$1" ] || return 1
-    echo "$pid"
-}
 stop_daemon() {  # stop_daemon NAME PIDFILE
     local pid
     pid=$(daemon_pid "$1" "$2") || return 0

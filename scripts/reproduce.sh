@@ -11,6 +11,7 @@
 #   ARMS               arm names (harness/arms/registry.py), comma-separated, or "all" [default: all]
 #   SEEDS              42-46 or a list like 42,43 [default: 42-46]
 #   DATASET            verified (default), dev, bundled-test or a CSV/Parquet path
+#   CONVENTION         unit convention exact or medcalc-v1.0 [default: by the dataset's content sha256]
 #   OUT                results directory [default: results/reproduce]
 #   GENERATION_CONFIG  auto (default: the paper's setting) or vllm (vLLM's neutral sampling defaults)
 #   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1 with prefix caching off
@@ -39,6 +40,7 @@ args=(--launcher "${LAUNCHER:-vllm}" --arms "${ARMS:-all}" --seeds "${SEEDS:-42-
 [[ -n "${MODELS:-}" ]] && args+=(--models "$MODELS")
 [[ -n "${OUT:-}" ]] && args+=(--out "$OUT")
 [[ -n "${LIMIT:-}" ]] && args+=(--limit "$LIMIT")
+[[ -n "${CONVENTION:-}" ]] && args+=(--convention "$CONVENTION")
 case "${DETERMINISTIC:-0}" in
   1|true|yes) args+=(--deterministic) ;;
   0|false|no|"") ;;

@@ -20,6 +20,21 @@ HOST_SECRET_NAME = "EXECUTOR_TEST_HOST_SECRET"
 HOST_SECRET = "hs-7f3a9c1e-do-not-leak"
 
 
+def host_children(pid: int) -> list[int]:
+    """Pids of the host processes whose parent is `pid` (read from /proc)."""
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                kids.append(int(entry))
+    return kids
+
+
 @contextlib.contextmanager
 def layer_switch(layers):
     """Set the documented test-only switch (EXECUTOR_TESTING=1 + EXECUTOR_UNSAFE_DISABLE_LAYERS)

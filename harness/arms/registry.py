@@ -89,6 +89,8 @@ class Arm:
     agree_min: int = 0                                   # router: programs that must agree (m of k = samples)
     router_library: str = ""                             # router: "gold" (Gold-Solve) or "extract" (Extract-Solve)
     formula_versions: tuple[tuple[int, str], ...] = ()   # non-benchmark formula versions, (calculator id, version)
+    convention: str = ""   # unit convention, set only where it differs from the one the arm's keys always assumed
+                           # (see convention_field); "" keeps the arm_config_hash of every earlier record
 
     def config(self) -> dict:
         cfg = dataclasses.asdict(self)
@@ -158,7 +160,26 @@ class Arm:
 # The solvers that call the library (a formula version applies to them), and the new Arm fields left out
 # of config() at their defaults.
 FORMULA_SOLVERS = frozenset({"gold_library", "extract_library", "router"})
-OMITTED_WHEN_DEFAULT = {"agree_min": 0, "router_library": "", "formula_versions": ()}
+OMITTED_WHEN_DEFAULT = {"agree_min": 0, "router_library": "", "formula_versions": (), "convention": ""}
+# The solvers whose answer depends on the unit convention: they read gold variables or a model's extraction
+# through harness.core.units.
+CONVENTION_SOLVERS = FORMULA_SOLVERS | {"recalled"}
+
+
+def reads_gold_variables(arm: "Arm") -> bool:
+    """Whether the arm converts the benchmark's gold variables (Gold-Solve, the gold router route)."""
+    return arm.solver == "gold_library" or (arm.solver == "router" and arm.router_library == "gold")
+
+
+def convention_field(arm: "Arm", convention: str, dataset_default: str) -> str:
+    """The value of ``Arm.convention`` for a run under ``convention``: "" (left out of the config, so record
+    keys are the ones earlier runs made) when the arm does not depend on the convention or when the
+    convention is the one it always used (gold variables: the dataset's own by content, ``dataset_default``;
+    model extractions: "exact"); else the convention's name, so a different convention gives other keys."""
+    if arm.solver not in CONVENTION_SOLVERS:
+        return ""
+    assumed = dataset_default if reads_gold_variables(arm) else "exact"
+    return "" if convention == assumed else convention
 
 
 def with_options(arm: Arm, *, formula_versions: dict[int, str] | None = None, k: int | None = None,

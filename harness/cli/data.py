@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -23,7 +24,15 @@ _endpoint_option = click.option(
 )
 
 
-def _fail(exc: Exception) -> None:
+_DATA_DIR_DEFAULT = "(default: $MATHSOLVER_DATA_DIR or ~/.cache/mathsolver-kit)."
+
+
+def _dir_option(name: str, help: str):
+    """An optional directory option (a Path, default None) with its help text."""
+    return click.option(name, type=click.Path(file_okay=False, path_type=Path), default=None, help=help)
+
+
+def _fail(exc: Exception) -> NoReturn:
     raise click.ClickException(str(exc))
 
 
@@ -34,12 +43,7 @@ def data() -> None:
 
 @data.command("fetch")
 @click.option("--revision", default=None, metavar="REV", help="Must be the pinned revision (full or prefix).")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data directory (default: $MATHSOLVER_DATA_DIR or ~/.cache/mathsolver-kit).",
-)
+@_dir_option("--out", "Data directory " + _DATA_DIR_DEFAULT)
 @_endpoint_option
 @_pins_option
 def fetch_cmd(revision: str | None, out: Path | None, endpoint: str | None, pins_file: Path | None) -> None:
@@ -54,12 +58,7 @@ def fetch_cmd(revision: str | None, out: Path | None, endpoint: str | None, pins
 @data.command("pin")
 @click.option("--prefix", default=None, help="Commit prefix to resolve (default: the recorded revision_prefix).")
 @click.option("--filename", default=None, help="File of the test split in the hub repo (default: found in its tree).")
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Data directory for the downloaded copy (default: $MATHSOLVER_DATA_DIR or ~/.cache/mathsolver-kit).",
-)
+@_dir_option("--out", "Data directory for the downloaded copy " + _DATA_DIR_DEFAULT)
 @_endpoint_option
 @_pins_option
 def pin_cmd(
@@ -82,16 +81,9 @@ def pin_cmd(
 
 @data.command("check")
 @_pins_option
-@click.option(
-    "--bundled-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Check bundled files here instead of harness/data (env MATHSOLVER_BUNDLED_DIR).",
-)
-@click.option("--shared-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Shared dev directory (env MEDCALC_SHARED_DIR).")
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Download cache (env MATHSOLVER_DATA_DIR).")
+@_dir_option("--bundled-dir", "Check bundled files here instead of harness/data (env MATHSOLVER_BUNDLED_DIR).")
+@_dir_option("--shared-dir", "Shared dev directory (env MEDCALC_SHARED_DIR).")
+@_dir_option("--data-dir", "Download cache (env MATHSOLVER_DATA_DIR).")
 def check_cmd(pins_file: Path | None, bundled_dir: Path | None, shared_dir: Path | None, data_dir: Path | None) -> None:
     """Verify the sha256 of every dataset file the kit knows; non-zero exit naming any bad file."""
     try:

@@ -15,7 +15,11 @@ from pathlib import Path
 
 import click
 
+from harness.analysis.stats.arrays import ResultsError
+from harness.model.client import CacheEntryError, ModelRequestError
 from harness.model.preflight import ModelServerError
+from harness.run.store import StoreError
+from harness.verify.rescore import RescoreError
 
 
 def check_out_dir(out_dir: str | os.PathLike) -> Path:
@@ -35,11 +39,6 @@ def check_out_dir(out_dir: str | os.PathLike) -> Path:
 
 def explain(exc: BaseException) -> str | None:
     """One or two lines for a known user-facing failure, else None."""
-    from harness.model.client import CacheEntryError, ModelRequestError
-    from harness.verify.rescore import RescoreError
-    from harness.analysis.stats.arrays import ResultsError
-    from harness.run.store import StoreError
-
     if isinstance(exc, (ModelServerError, CacheEntryError)):
         return str(exc)
     if isinstance(exc, ModelRequestError):

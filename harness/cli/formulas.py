@@ -11,8 +11,9 @@ import json
 
 import click
 
+from harness.cli.convention import announce, convention_option
 from harness.formulas import CATALOGUE
-from harness.formulas.check import V1_ERRATA, check_cases, load_cases
+from harness.formulas.check import V1_ERRATA, check_cases
 
 
 @click.group("formulas")
@@ -37,18 +38,21 @@ def _fmt_value(v) -> str:
 @click.option("--failures", "show_failures", type=int, default=0, metavar="N",
               help="Print up to N disagreeing cases per calculator.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table.")
-def check(datasets, min_agreement, allow_errata, show_failures, as_json) -> None:
+@convention_option
+def check(datasets, min_agreement, allow_errata, show_failures, as_json, convention) -> None:
     """Per-calculator agreement of the literal implementations with the gold answers."""
-    from harness.data.dataset import DatasetError
+    from harness.data.dataset import DatasetError, load_dataset
 
     worst_ok = True
     reports = []
     for spec in datasets:
         try:
-            name, cases = load_cases(spec)
+            ds = load_dataset(str(spec))
         except (DatasetError, FileNotFoundError) as exc:
             raise click.ClickException(str(exc))
-        res = check_cases(cases)
+        name, cases = str(ds.name), list(ds.cases)
+        choice = announce(ds, convention, quiet=as_json)
+        res = check_cases(cases, choice.convention)
         rows = []
         for cid, entry in CATALOGUE.items():
             r = res.get(cid)
@@ -65,7 +69,7 @@ def check(datasets, min_agreement, allow_errata, show_failures, as_json) -> None
         total = sum(r["n"] for r in rows)
         agreed = sum(r["agree"] for r in rows)
         present = [r for r in rows if r["n"]]
-        reports.append({"dataset": name, "cases": total, "agree": agreed,
+        reports.append({"dataset": name, "convention": choice.to_dict(), "cases": total, "agree": agreed,
                         "rate": agreed / total if total else None,
                         "calculators_with_rows": len(present),
                         "calculators_at_95": sum(1 for r in present if r["rate"] >= 0.95),
@@ -75,7 +79,8 @@ def check(datasets, min_agreement, allow_errata, show_failures, as_json) -> None
         click.echo(json.dumps(reports, indent=2, default=str))
     else:
         for rep in reports:
-            click.echo(f"dataset: {rep['dataset']}")
+            click.echo(f"dataset: {rep['dataset']} (unit convention {rep['convention']['name']}: "
+                       f"{rep['convention']['reason']})")
             click.echo(f"{'id':>3}  {'calculator':<58} {'agree':>9} {'rate':>7}  note")
             for r in rep["calculators"]:
                 rate = f"{100 * r['rate']:6.1f}%" if r["rate"] is not None else "    n/a"

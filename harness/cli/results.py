@@ -8,10 +8,11 @@ from pathlib import Path
 import click
 
 from harness.analysis.tables import build_all
+from harness.cli.convention import convention_option
 from harness.model.synthetic import mixing_problem
 from harness.run.store import StoreError, export_results
 from harness.verify.checksums import RESULTS_MANIFEST, ROOT, ChecksumError, check_manifest, write_manifest
-from harness.verify.rescore import check_files
+from harness.verify.rescore import check_files, convention_problems, merged_conventions
 
 DEFAULT_RESULTS = ROOT / "results"
 
@@ -68,14 +69,19 @@ def result_sets(results_root: Path) -> list[Path]:
     return sets
 
 
-def verify_records(result_set: Path) -> tuple[list[str], list[str]]:
+def verify_records(result_set: Path, convention: str | None = None) -> tuple[list[str], list[str], list[str]]:
     """One read of each results file (the store's reader, files spread over worker processes): (mixing
-    problems, rescoring problems). Real and synthetic (rehearsal-server) records mixed fail verify; every
-    stored reply or value is rescored against its stored score."""
+    problems, unit-convention problems, rescoring problems). Real and synthetic (rehearsal-server) records
+    mixed fail verify; each convention-dependent arm's convention is said, and a set that mixes conventions
+    (or, with --convention, was made under another one) fails; every stored reply or value is rescored
+    against its stored score."""
     checks = check_files(result_set)
     failed = next((c for c in checks if c.error is not None), None)
     if failed is not None:
-        return [], [f"RESCORE  {failed.error}"]
+        return [], [], [f"RESCORE  {failed.error}"]
+    lines, conv_problems = convention_problems(result_set, convention, merged_conventions(checks))
+    for line in lines:
+        click.echo(line)
     firsts: dict = {}
     for c in checks:
         for kind, item in c.firsts.items():
@@ -86,7 +92,7 @@ def verify_records(result_set: Path) -> tuple[list[str], list[str]]:
                   for c in checks if c.torn] + [m for c in checks for m in c.mismatches]
     click.echo(f"rescoring: {sum(c.records for c in checks)} records in {result_set} reproduce their stored scores"
                if not mismatches else f"rescoring: {len(mismatches)} mismatches in {result_set}")
-    return mixing, [f"RESCORE  {m}" for m in mismatches]
+    return mixing, [f"CONVENTION {p}" for p in conv_problems], [f"RESCORE  {m}" for m in mismatches]
 
 
 def verify_tables(result_set: Path) -> list[str]:
@@ -115,14 +121,16 @@ def verify_tables(result_set: Path) -> list[str]:
 @click.option("--manifest", type=click.Path(dir_okay=False, path_type=Path), default=RESULTS_MANIFEST,
               show_default=True)
 @click.option("--skip-tables", is_flag=True, help="Do not re-derive tables (checksums and rescoring only).")
-def verify(results_root: Path, manifest: Path, skip_tables: bool) -> None:
+@convention_option
+def verify(results_root: Path, manifest: Path, skip_tables: bool, convention: str | None) -> None:
     """Check committed results: checksums (missing, changed, unlisted files), rescoring of every stored
-    reply or value against its stored score, and re-derivation of every committed table byte for byte.
+    reply or value against its stored score, re-derivation of every committed table byte for byte, and the
+    unit convention of every arm that depends on it (one per result set; with --convention, that one).
     Every problem names the file (and line); exits non-zero on any."""
     problems = verify_checksums(results_root, manifest)
     for result_set in result_sets(results_root):
-        mixing, rescoring = verify_records(result_set)
-        problems += mixing + rescoring
+        mixing, conventions, rescoring = verify_records(result_set, convention)
+        problems += mixing + conventions + rescoring
         if not skip_tables:
             problems += verify_tables(result_set)
     for line in problems:

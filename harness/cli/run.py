@@ -16,13 +16,14 @@ import click
 
 from harness.arms.registry import ARMS, EXTENSION_ARMS, get_arm
 from harness.cli.errors import check_out_dir
+from harness.cli.convention import announce, convention_option
 from harness.data.dataset import dataset_option
 from harness.model.client import ModelRequestError
 from harness.run.runner import ConfigMismatchError, summary_markdown
 from harness.run.session import CaseSelectionError, RunSetupError, pick_cases, run_session
 from harness.run.store import iter_located_records
 from harness.scoring.scorers import SCORERS
-from harness.verify.rescore import CaseIndex, RescoreError, rescore_record
+from harness.verify.rescore import CaseIndex, RescoreError, convention_problems, rescore_record
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -86,9 +87,10 @@ def parse_seeds(text: str) -> list[int]:
 @click.option("--router-k", default=None, type=click.IntRange(1), help="Router arms: programs per case [5].")
 @click.option("--router-m", default=None, type=click.IntRange(1), help="Router arms: programs that must agree [3].")
 @click.option("--router-temperature", default=None, type=float, help="Router arms: sampling temperature [0.7].")
+@convention_option
 def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, out_dir, executor_backend,
         concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, spread,
-        all_cases, server_info, no_progress, formula_versions, router_k, router_m, router_temperature):
+        all_cases, server_info, no_progress, formula_versions, router_k, router_m, router_temperature, convention):
     """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
     names = [n for n in ARMS if n not in EXTENSION_ARMS] if "all" in arm_names else list(dict.fromkeys(arm_names))
     try:
@@ -108,10 +110,11 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
         raise click.UsageError(f"arm(s) {', '.join(a.name for a in arms if a.needs_model)} need a model: "
                                "give --base-url (and --model)")
     check_out_dir(out_dir)
+    choice = announce(dataset, convention)
     try:
         summaries = _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
                             executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases,
-                            no_progress, server_info)
+                            no_progress, server_info, choice)
     except RunSetupError as exc:
         raise click.UsageError(str(exc)) from None
     except ModelRequestError as exc:
@@ -158,14 +161,15 @@ def apply_arm_options(arms, formula_versions=(), k=None, m=None, temperature=Non
 
 
 def _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
-            executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases, no_progress, server_info):
+            executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases, no_progress, server_info,
+            convention=None):
     cache = None if no_cache else (cache_dir or Path(out_dir) / ".cache" / "responses")
     server = json.loads(Path(server_info).read_text()) if server_info else None
     return asyncio.run(run_session(arms, dataset, cases, seed_list, base_url=base_url, model=model,
                             model_revision=model_revision, server_profile=server_profile, out_dir=Path(out_dir),
                             executor_backend=executor_backend, concurrency=concurrency, timeout=timeout,
                             cache_dir=cache, scorer=scorer, all_cases=all_cases, progress=not no_progress,
-                            server=server))
+                            server=server, convention=convention))
 
 
 @click.command("score")
@@ -176,10 +180,13 @@ def _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, se
 @click.option("--markdown", "markdown_path", default=None, type=click.Path(dir_okay=False),
               help="Also write the summary table here.")
 @click.option("--arm", "arm_filter", multiple=True, help="Only these arms.")
-def score(results_dir, scorer, markdown_path, arm_filter):
-    """Rescore every stored row from its replies/answer and print a summary (arm, n, accuracy, outcomes).
+@convention_option
+def score(results_dir, scorer, markdown_path, arm_filter, convention):
+    """Rescore every stored row from its replies/answer and print a summary (arm, n, accuracy, outcomes), and
+    say which unit convention each convention-dependent arm's rows were made under.
 
-    Exits 1 if a stored score disagrees with the rescored one under the row's own scorer."""
+    Exits 1 if a stored score disagrees with the rescored one under the row's own scorer, or if rows mix unit
+    conventions or (with --convention) were made under another one."""
     located = [(p, n, r) for p, n, r in iter_located_records(results_dir) if not arm_filter or r["arm"] in arm_filter]
     if not located:
         raise click.UsageError(f"no results under {results_dir}")
@@ -196,6 +203,10 @@ def score(results_dir, scorer, markdown_path, arm_filter):
         if use == r["scorer"] and verdict != bool(r["correct"]):
             mismatches.append(f"{r['arm']} seed {r['seed']} {r['case_id']}: stored {r['correct']}, rescored {verdict}")
         rescored.append({**r, "correct": verdict})
+    conv_lines, conv_problems = convention_problems(results_dir, convention)
+    for line in conv_lines:
+        click.echo(line, err=True)
+    mismatches += conv_problems
     table = summary_markdown(rescored)
     click.echo(table)
     if markdown_path:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import click
 
+from harness.cli.convention import convention_option
 from harness.reproduce.pipeline import DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, split_names
 
 
@@ -44,6 +45,7 @@ def _common(f):
         click.option("--limit", type=click.IntRange(1), default=None, help="At most N cases (tiny slices, CI)."),
         click.option("--shortest", is_flag=True, help="With --limit: the cases with the shortest notes."),
         click.option("--all-cases", is_flag=True, help="Run the vote/repair levers on every case, not only the covered ones."),
+        convention_option,
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -51,13 +53,13 @@ def _common(f):
 
 
 def _config(launcher, models, arms, seeds, dataset, out, generation_config, deterministic, limit, shortest,
-            all_cases, **extra) -> ReproduceConfig:
+            all_cases, convention=None, **extra) -> ReproduceConfig:
     from harness.cli.run import parse_seeds
     try:
         return ReproduceConfig(launcher=launcher, models=split_names(models), arms=split_names(arms) or ["all"],
                                seeds=parse_seeds(seeds), dataset=dataset, out=out,
                                generation_config=generation_config, deterministic=deterministic, limit=limit,
-                               shortest=shortest, all_cases=all_cases, **extra)
+                               shortest=shortest, all_cases=all_cases, convention=convention, **extra)
     except (ReproduceError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
 

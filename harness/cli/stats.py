@@ -6,14 +6,24 @@ reruns give byte-identical files.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Callable, NoReturn, TypeVar
 
 import click
 
-from harness.core.canonical_json import json_file_text
+from harness.analysis.figures import build_figures
+from harness.analysis.report import build_report
+from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats_payload import stats_payload
+from harness.analysis.analysis_step import Analysis, analyse
+from harness.analysis.stats.labels import model_label
+from harness.analysis.table_format import fmt_ci
+from harness.analysis.tables import build_all
+from harness.cli.errors import explain
+from harness.core.canonical_json import json_file_text
+
+T = TypeVar("T")
 
 
 def _common(f):
@@ -29,28 +39,40 @@ def _common(f):
     return f
 
 
-def _fail(exc: Exception) -> None:
-    from harness.cli.errors import explain
-
+def _fail(exc: Exception) -> NoReturn:
     raise click.ClickException(explain(exc) or str(exc)) from exc
 
 
-@click.command("stats")
-@_common
-def stats(results_dir: Path, out_dir: Path, draws: int, seed: int, dataset: str | None) -> None:
-    """Paired gaps with case and cluster intervals, McNemar, permutation, Holm, ICC -> OUT/stats.json."""
-    from harness.analysis.stats.arrays import ResultsError
-    from harness.analysis.analysis_step import analyse
-    from harness.analysis.stats.labels import model_label
-    from harness.analysis.table_format import fmt_ci
-
+def _from_results(build: Callable[[], T]) -> T:
+    """`build()`, with a results problem (ResultsError) shown as a one- or two-line CLI error."""
     try:
-        an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset)
+        return build()
     except ResultsError as exc:
         _fail(exc)
+
+
+def _analysis_command(name: str, doc: str, build: Callable[..., T], say: Callable[[T, Path], None]) -> click.Command:
+    """A command with the common options that runs `build(results_dir, out_dir, draws=, seed=, dataset=)`
+    (a results problem becomes a CLI error) and reports what it wrote with `say(result, out_dir)`."""
+
+    @click.command(name, help=doc)
+    @_common
+    def command(results_dir: Path, out_dir: Path, draws: int, seed: int, dataset: str | None) -> None:
+        say(_from_results(lambda: build(results_dir, out_dir, draws=draws, seed=seed, dataset=dataset)), out_dir)
+
+    return command
+
+
+def _write_stats(results_dir: Path, out_dir: Path, **options) -> tuple[Analysis, Path]:
+    an = analyse(results_dir, **options)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "stats.json"
     path.write_text(json_file_text(stats_payload(an), indent=1), encoding="utf-8")
+    return an, path
+
+
+def _say_stats(written: tuple[Analysis, Path], out_dir: Path) -> None:
+    an, path = written
     for g in an.gaps:
         if g["family"] in ("primary", "syntax"):
             click.echo(f"{model_label(g['model']):>14}  {g['comparison']:<28} {g['gap']:+7.2f} "
@@ -60,45 +82,20 @@ def stats(results_dir: Path, out_dir: Path, draws: int, seed: int, dataset: str 
     click.echo(f"wrote {path} ({len(an.gaps)} paired gaps)")
 
 
-@click.command("tables")
-@_common
-def tables(results_dir: Path, out_dir: Path, draws: int, seed: int, dataset: str | None) -> None:
-    """Table 1, Table 2 and the supplementary tables as Markdown, LaTeX and CSV."""
-    from harness.analysis.stats.arrays import ResultsError
-    from harness.analysis.tables import build_all
-
-    try:
-        paths = build_all(results_dir, out_dir, draws=draws, seed=seed, dataset=dataset)
-    except ResultsError as exc:
-        _fail(exc)
-    click.echo(f"wrote {len(paths)} files to {out_dir} (see {out_dir / 'index.md'})")
-
-
-@click.command("figures")
-@_common
-def figures(results_dir: Path, out_dir: Path, draws: int, seed: int, dataset: str | None) -> None:
-    """Figure 2 (coverage vs full-set accuracy) and Figure 1b (accuracy bars), PNG and PDF."""
-    from harness.analysis.figures import build_figures
-    from harness.analysis.stats.arrays import ResultsError
-    from harness.analysis.analysis_step import analyse
-
-    try:
-        paths = build_figures(analyse(results_dir, draws=draws, seed=seed, dataset=dataset), out_dir)
-    except ResultsError as exc:
-        _fail(exc)
+def _say_paths(paths: list[Path], out_dir: Path) -> None:
     for p in paths:
         click.echo(f"wrote {p}")
 
 
-@click.command("report")
-@_common
-def report(results_dir: Path, out_dir: Path, draws: int, seed: int, dataset: str | None) -> None:
-    """One self-contained HTML page with the tables, figures and run manifests."""
-    from harness.analysis.report import build_report
-    from harness.analysis.stats.arrays import ResultsError
-
-    try:
-        page = build_report(results_dir, out_dir, draws=draws, seed=seed, dataset=dataset)
-    except ResultsError as exc:
-        _fail(exc)
-    click.echo(f"wrote {page}")
+stats = _analysis_command(
+    "stats", "Paired gaps with case and cluster intervals, McNemar, permutation, Holm, ICC -> OUT/stats.json.",
+    _write_stats, _say_stats)
+tables = _analysis_command(
+    "tables", "Table 1, Table 2 and the supplementary tables as Markdown, LaTeX and CSV.",
+    build_all, lambda paths, out_dir: click.echo(f"wrote {len(paths)} files to {out_dir} (see {out_dir / 'index.md'})"))
+figures = _analysis_command(
+    "figures", "Figure 2 (coverage vs full-set accuracy) and Figure 1b (accuracy bars), PNG and PDF.",
+    lambda results_dir, out_dir, **options: build_figures(analyse(results_dir, **options), out_dir), _say_paths)
+report = _analysis_command(
+    "report", "One self-contained HTML page with the tables, figures and run manifests.",
+    build_report, lambda page, out_dir: click.echo(f"wrote {page}"))

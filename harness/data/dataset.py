@@ -15,11 +15,13 @@ Formats accepted (checked against every row of the v1.0 dev file and the Verifie
   (v1.0) or "date" (Verified one-shot). Detected by the answer's format and mapped to output_type
   "weeks_days" with gold_value (weeks, days); the file's own type is kept in `raw_output_type`.
 * Relevant Entities: a Python-literal dict, parsed with `ast.literal_eval` (never `eval`).
+
+Answers and limits are parsed by harness/data/values.py, the kit's one value parser, with its
+defaults (the file forms above).
 """
 from __future__ import annotations
 
 import ast
-import datetime as dt
 import math
 import os
 import re
@@ -35,6 +37,7 @@ from harness.core.paths import REPO_ROOT
 from harness.data import pins
 from harness.data.errors import DatasetError
 from harness.data.locations import BUNDLED_DIR, bundled_dir, cache_dir, shared_dir
+from harness.data.values import looks_like_weeks_days, parse_date, parse_number, parse_weeks_days
 
 
 COLUMNS = (
@@ -78,9 +81,6 @@ PINNED_NAMES: dict[str, tuple[str, str]] = {
     "verified": ("cache", ""),
 }
 
-_DATE_RE = re.compile(r"\s*(\d{1,2})/(\d{1,2})/(\d{4})\s*")
-_WEEKS_RE = re.compile(r"\s*(\d+)\s*weeks?\s*", re.IGNORECASE)
-_DAYS_RE = re.compile(r"\s*(\d+)\s*days?\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -155,51 +155,9 @@ class Dataset:
 # ---------------------------------------------------------------- value parsing
 
 
-def parse_date(text: str) -> dt.date:
-    """'MM/DD/YYYY' (one- or two-digit month/day) -> date; ValueError otherwise."""
-    m = _DATE_RE.fullmatch(text)
-    if not m:
-        raise ValueError(f"expected a date like 08/23/2021 (MM/DD/YYYY), got {text!r}")
-    month, day, year = (int(g) for g in m.groups())
-    return dt.date(year, month, day)
-
-
-def parse_weeks_days(text: str) -> tuple[int, int]:
-    """"('34 weeks', '3 days')" -> (34, 3); ValueError otherwise."""
-    try:
-        value = ast.literal_eval(text.strip())
-    except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
-        raise ValueError(f"expected a gestational age like ('4 weeks', '3 days'), got {text!r}") from exc
-    if not (isinstance(value, tuple) and len(value) == 2):
-        raise ValueError(f"expected a 2-tuple ('N weeks', 'M days'), got {text!r}")
-    w, d = value
-    if isinstance(w, int) and isinstance(d, int) and not isinstance(w, bool) and not isinstance(d, bool):
-        weeks, days = w, d
-    elif isinstance(w, str) and isinstance(d, str):
-        mw, md = _WEEKS_RE.fullmatch(w), _DAYS_RE.fullmatch(d)
-        if not (mw and md):
-            raise ValueError(f"expected ('N weeks', 'M days'), got {text!r}")
-        weeks, days = int(mw.group(1)), int(md.group(1))
-    else:
-        raise ValueError(f"expected ('N weeks', 'M days'), got {text!r}")
-    if weeks < 0 or not 0 <= days <= 6:
-        raise ValueError(f"gestational age out of range (days must be 0..6), got {text!r}")
-    return weeks, days
-
-
-def parse_number(text: str) -> float:
-    """Plain decimal number -> float; rejects nan/inf and non-numbers."""
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise ValueError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise ValueError(f"expected a finite number, got {text!r}")
-    return value
-
-
 def parse_gold(text: str, output_type: str) -> Any:
-    """Parse an answer or limit string according to the (mapped) output type."""
+    """Parse an answer or limit string according to the (mapped) output type, in the file forms
+    (harness/data/values.py with its defaults: MM/DD/YYYY dates, tuples with days 0..6)."""
     if output_type == "date":
         return parse_date(text)
     if output_type == "weeks_days":
@@ -207,11 +165,6 @@ def parse_gold(text: str, output_type: str) -> Any:
     if output_type in ("decimal", "integer"):
         return parse_number(text)
     raise ValueError(f"unknown output type {output_type!r}")
-
-
-def looks_like_weeks_days(text: str) -> bool:
-    """True when an answer is stored as a tuple string, the gestational-age format."""
-    return text.strip().startswith("(")
 
 
 def parse_entities(text: str) -> dict:
@@ -245,7 +198,7 @@ def _cell(value: Any) -> str:
 
 def read_table(path: Path) -> list[dict[str, str]]:
     """Read a CSV or Parquet file into a list of {column: string} rows; checks the columns."""
-    import pandas as pd
+    import pandas as pd  # here, not at module level: pandas takes ~0.8 s to import and most commands never read a file
 
     suffix = path.suffix.lower()
     try:

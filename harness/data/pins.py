@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness.core.canonical_json import json_file_text
 from harness.core.paths import REPO_ROOT
 from harness.data.errors import DatasetError
 from harness.data.locations import cache_dir
@@ -58,8 +59,7 @@ def save_pins(data: dict[str, Any], pins_file: str | os.PathLike | None = None) 
     fd, tmp = tempfile.mkstemp(prefix=".datasets-", suffix=".json", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, sort_keys=False)
-            f.write("\n")
+            f.write(json_file_text(data, indent=2, sort_keys=False))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from harness.core.units import EXACT, Convention
+
 from .literal import literal_compute
 
 __all__ = ["CaseResult", "CalculatorAgreement", "V1_ERRATA", "load_cases", "check_cases", "agrees"]
@@ -48,9 +50,10 @@ class CalculatorAgreement:
 # test_dev_v1.0.csv) come from worked solutions with an arithmetic or convention error that
 # MedCalc-Bench Verified corrected. The catalogue follows Verified (the split the paper scores on),
 # so a literal reading of its text disagrees with these v1.0 rows by design. Each reason was read
-# off the failing rows' Ground Truth Explanations.
+# off the failing rows' Ground Truth Explanations. v1.0's stepwise-rounded mass <-> amount conversions
+# (Corrected Calcium 7, LDL 44) are not errata but its unit convention (harness.core.units.MEDCALC_V1),
+# which `harness formulas check` applies to v1.0 files by content.
 V1_ERRATA: dict[int, str] = {
-    7: "mmol/L calcium converted with an intermediate rounded to 0.001 mol (2.6 mmol/L -> 12.0 mg/dL)",
     13: "cycle-length adjustment applied with the wrong sign (shorter cycles move the date later)",
     15: "ascites points dropped from the running total",
     17: "cerebrovascular history read from the wrong one of two aliased entities",
@@ -60,9 +63,9 @@ V1_ERRATA: dict[int, str] = {
     28: "GCS points added as GCS instead of 15 - GCS; WBC and other bands misread",
     29: "temperature with a misspelled Celsius unit treated as Fahrenheit",
     32: "graded items (tumour, liver, diabetes, CKD) given one flat point",
+    33: "an unmentioned cough or coryza scored 0 (Verified, like Centor, scores it absent: +1)",
     36: "running total reset between items",
     43: "PaO2/FiO2 computed with FiO2 in percent; absent GCS handling",
-    44: "triglycerides converted with molar mass 861.338 and rounded intermediates",
     46: "cholesterol converted to mmol/L and the male baseline survival used for women",
     51: "counts per L misread and running total off by one",
 }
@@ -99,15 +102,16 @@ def agrees(value: Any, case: Any) -> bool:
     return lo - 1e-9 <= float(value) <= hi + 1e-9
 
 
-def check_cases(cases: Iterable[Any]) -> dict[int, CalculatorAgreement]:
-    """Per-calculator agreement of the literal implementations with the gold answers."""
+def check_cases(cases: Iterable[Any], convention: Convention | str = EXACT) -> dict[int, CalculatorAgreement]:
+    """Per-calculator agreement of the literal implementations with the gold answers, unit conversions under
+    ``convention`` (``harness.data.conventions.resolve_convention`` says which applies to a dataset)."""
     out: dict[int, CalculatorAgreement] = {}
     for case in cases:
         cid = int(case.calculator_id)
         agg = out.setdefault(cid, CalculatorAgreement(cid, str(case.calculator_name)))
         agg.n += 1
         try:
-            value = literal_compute(cid, case.entities)
+            value = literal_compute(cid, case.entities, convention)
             ok = agrees(value, case)
             err = None
         except Exception as exc:  # a text that cannot be applied to these entities is a finding

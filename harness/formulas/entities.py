@@ -1,14 +1,12 @@
-"""Read MedCalc-Bench gold "Relevant Entities" dicts: key aliases and unit conversion.
+"""Read MedCalc-Bench gold "Relevant Entities" dicts: alias lookup, conversion delegated to ``harness.core.units``.
 
 The benchmark's entity dicts spell the same variable several ways across releases ("QT interval" /
 "QT Interval", "FiO₂" / "FiO2", "Hypertension" / "Hypertension history") and give quantities as
-``[value, unit]`` pairs in whatever unit the note used. :class:`Entities` hides both: callers ask for
-a quantity in the unit the formula text states and get a float (or ``None`` when absent).
-
-Conversion constants are the molar masses and factors the benchmark's own worked explanations use
-(e.g. creatinine 113.12 g/mol, glucose 180.16 g/mol, BUN 28.02 g/mol, bilirubin 548.66 g/mol,
-cholesterol 386.65 g/mol, triglycerides 885.7 g/mol, calcium 40.08 g/mol, sodium 22.99 g/mol,
-0.393701 in/cm, 2.54 cm/in, 0.453592 kg/lb).
+``[value, unit]`` pairs in whatever unit the note used. :class:`Entities` finds a variable under any of its
+aliases; every unit conversion is made by the one units module, ``harness.core.units``, under the
+:class:`~harness.core.units.Convention` the view was built with (the same constants the library uses). A
+unit that module does not know for the quantity raises ``UnitError``; a bare number (no unit) is taken to
+be in the unit the formula text states.
 """
 from __future__ import annotations
 
@@ -16,20 +14,11 @@ import datetime as _dt
 import re
 from typing import Any
 
-__all__ = ["Entities", "normalize_key", "MOLAR_MASS", "parse_us_date"]
+from harness.core import units
+from harness.core.units import EXACT, Convention, UnitError, get_convention
+from harness.data.values import parse_date
 
-# g/mol, for mmol/L <-> mg/dL (mg/dL = mmol/L * M / 10) and µmol/L <-> mg/dL (/ 10000 * M).
-MOLAR_MASS = {
-    "creatinine": 113.12,
-    "glucose": 180.16,
-    "bun": 28.02,
-    "bilirubin": 548.66,  # the benchmark's value (bilirubin is 584.66 g/mol); kept to reproduce its numbers
-    "cholesterol": 386.65,
-    "triglycerides": 885.7,
-    "calcium": 40.08,
-    "sodium": 22.99,
-    "albumin": 66500.0,
-}
+__all__ = ["Entities", "normalize_key", "parse_us_date", "UnitError"]
 
 _SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 
@@ -42,16 +31,18 @@ def normalize_key(key: str) -> str:
 
 
 def parse_us_date(text: str) -> _dt.date:
-    """Parse the benchmark's month/day/year date strings ("02/24/2000")."""
-    m, d, y = (int(p) for p in re.split(r"[/\-]", text.strip()))
-    return _dt.date(y, m, d)
+    """Parse the benchmark's month/day/year date strings ("02/24/2000", "02-24-2000"; four-digit
+    years) with harness/data/values.py."""
+    return parse_date(text, dashes=True)
 
 
 class Entities:
-    """Alias- and unit-aware view of one case's gold entity dict."""
+    """Alias-aware view of one case's gold entity dict; quantities converted by ``harness.core.units`` under
+    ``convention`` (a :class:`~harness.core.units.Convention` or its name)."""
 
-    def __init__(self, raw: dict[str, Any]):
+    def __init__(self, raw: dict[str, Any], convention: Convention | str = EXACT):
         self.raw = dict(raw)
+        self.convention = get_convention(convention)
         self._norm = {normalize_key(k): v for k, v in raw.items()}
 
     # ----- raw access -------------------------------------------------------------------------
@@ -109,124 +100,70 @@ class Entities:
         v = self.lookup(*names)
         return None if v is None else parse_us_date(str(v))
 
-    # ----- typed quantities -------------------------------------------------------------------
-    def number(self, *names: str) -> float | None:
-        """A unitless number (INR, pH, GCS, counts of drinks, a percent value)."""
-        return self.pair(*names)[0]
+    # ----- typed quantities (conversion in harness.core.units) ---------------------------------
+    def _convert(self, names: tuple[str, ...], fn, default_unit: str) -> float | None:
+        v, u = self.pair(*names)
+        if v is None:
+            return None
+        try:
+            return fn(v, u or default_unit)
+        except UnitError as exc:
+            raise UnitError(f"entity {names[0]!r}: {exc}") from None
+
+    def number(self, *names: str, unit: str | None = None) -> float | None:
+        """A number. ``unit=None``: a unitless number (INR, pH, GCS, a score), an entity with a unit is an
+        error; else the quantity converted to ``unit`` (see ``harness.core.units.convert``)."""
+        v, u = self.pair(*names)
+        if v is None:
+            return None
+        if unit is None:
+            if u:
+                raise UnitError(f"entity {names[0]!r}: read as a unitless number but given in {u!r}")
+            return v
+        return self._convert(names, lambda x, s: units.convert(x, s, unit, self.convention), unit)
+
+    def in_unit(self, names: tuple[str, ...], accepted: set[str] | frozenset[str], default: str) -> float | None:
+        """A quantity the benchmark gives in a single unit (drinks per day, mL/day, µg/kg/min): its value when
+        the entity's unit is one of ``accepted`` (normalized spellings) or absent, else UnitError."""
+        return self._convert(names, units.dimensionless(names[0], accepted), default)
 
     def age_years(self) -> float | None:
-        v, u = self.pair("age")
-        if v is None:
-            return None
-        u = u.lower()
-        if u.startswith("month"):
-            return v / 12.0
-        if u.startswith("week"):
-            return v / 52.0
-        if u.startswith("day"):
-            return v / 365.0
-        return v
+        return self._convert(("age",), lambda x, s: units.age_years(x, s, self.convention), "years")
 
     def height_cm(self) -> float | None:
-        v, u = self.pair("height")
-        if v is None:
-            return None
-        u = u.lower()
-        if u == "m":
-            return v * 100.0
-        if u in {"in", "inch", "inches"}:
-            return v * 2.54
-        if u in {"ft", "feet"}:
-            return v * 30.48
-        if u == "mm":
-            return v / 10.0
-        return v
+        return self._convert(("height",), units.height_cm, "cm")
 
     def weight_kg(self) -> float | None:
-        v, u = self.pair("weight")
-        if v is None:
-            return None
-        u = u.lower()
-        if u in {"lbs", "lb", "pounds"}:
-            return v * 0.453592
-        if u == "g":
-            return v / 1000.0
-        if u == "oz":
-            return v * 0.0283495
-        return v
+        return self._convert(("weight",), units.weight_kg, "kg")
 
     def temperature_c(self, *names: str) -> float | None:
-        v, u = self.pair(*(names or ("Temperature",)))
-        if v is None:
-            return None
-        if "fahr" in u.lower() or u.strip().upper() in {"F", "°F"}:
-            return (v - 32.0) * 5.0 / 9.0
-        return v
+        return self._convert(names or ("Temperature",), units.temperature_c, "degrees celsius")
 
-    def mg_dl(self, analyte: str, *names: str, molar_mass: float | None = None) -> float | None:
-        """A concentration in mg/dL; analyte keys MOLAR_MASS (or molar_mass overrides it) for mmol/L
-        and µmol/L inputs."""
-        v, u = self.pair(*names)
-        if v is None:
-            return None
-        u = u.replace("μ", "µ").lower()
-        mm = molar_mass or MOLAR_MASS[analyte]
-        if u in {"mmol/l", "meq/l"} and analyte not in {"sodium"}:
-            if analyte == "calcium" and u == "meq/l":
-                return v / 2.0 * mm / 10.0
-            return v * mm / 10.0
-        if u in {"µmol/l", "umol/l"}:
-            return v * mm / 10000.0
-        if u in {"mg/l"}:
-            return v / 10.0
-        if u in {"g/l"}:
-            return v * 100.0
-        if u in {"g/dl"}:
-            return v * 1000.0
-        return v
+    def mg_dl(self, analyte: str, *names: str) -> float | None:
+        """A concentration of ``analyte`` (a ``harness.core.units.COMPOUNDS`` key) in mg/dL."""
+        return self._convert(names, lambda x, s: units.concentration(analyte, x, s, "mg/dL", self.convention),
+                             "mg/dL")
 
-    def mmol_l(self, *names: str, molar_mass: float = MOLAR_MASS["sodium"], valence: int = 1) -> float | None:
-        """An electrolyte in mmol/L (= mEq/L for the monovalent ions used here)."""
-        v, u = self.pair(*names)
-        if v is None:
-            return None
-        u = u.lower()
-        if u == "mg/dl":
-            return v * 10.0 / molar_mass
-        if u == "meq/l":
-            return v / valence
-        return v
+    def mmol_l(self, analyte: str, *names: str) -> float | None:
+        """An electrolyte of ``analyte`` in mmol/L (= mEq/L for the monovalent ions)."""
+        return self._convert(names, lambda x, s: units.concentration(analyte, x, s, "mmol/L", self.convention),
+                             "mmol/L")
 
-    def g_dl(self, *names: str) -> float | None:
+    def g_dl(self, analyte: str, *names: str) -> float | None:
         """A protein concentration (albumin, hemoglobin) in g/dL."""
-        v, u = self.pair(*names)
-        if v is None:
-            return None
-        u = u.lower()
-        if u == "g/l":
-            return v / 10.0
-        if u == "mg/dl":
-            return v / 1000.0
-        return v
+        return self._convert(names, lambda x, s: units.concentration(analyte, x, s, "g/dL", self.convention),
+                             "g/dL")
 
     def per_ul(self, *names: str) -> float | None:
-        """A cell count per µL (= per mm³); 'L' counts are divided by 10⁶."""
-        v, u = self.pair(*names)
-        if v is None:
-            return None
-        u = u.replace("μ", "µ").strip()
-        if u == "L":
-            return v / 1e6
-        if u in {"10^9/L", "x10^9/L", "10⁹/L"}:
-            return v * 1000.0
-        return v
+        """A cell count per µL (= per mm³)."""
+        return self._convert(names, lambda x, s: units.cells_per_ul(x, s, self.convention), "µL")
 
     def mcg_kg_min(self, *names: str) -> float | None:
-        return self.pair(*names)[0]
+        return self.in_unit(names, {"mcg/kg/min", "µg/kg/min", "ug/kg/min"}, "µg/kg/min")
 
     def fraction_percent(self, *names: str) -> float | None:
         """FiO₂ as a percent (0.4 -> 40)."""
-        v, _ = self.pair(*names)
+        v = self._convert(names, units.percent, "%")
         if v is None:
             return None
         return v * 100.0 if v <= 1.0 else v

@@ -17,6 +17,8 @@ import datetime as dt
 import math
 from typing import Any, Callable
 
+from harness.core.units import EXACT, Convention, UnitError
+
 from .entities import Entities
 
 __all__ = ["LITERAL", "literal_compute"]
@@ -31,12 +33,14 @@ def _calc(cid: int):
     return deco
 
 
-def literal_compute(calculator_id: int, entities: dict | Entities) -> Any:
-    """Apply calculator ``calculator_id``'s catalogue text to a case's gold entities."""
+def literal_compute(calculator_id: int, entities: dict | Entities, convention: Convention | str = EXACT) -> Any:
+    """Apply calculator ``calculator_id``'s catalogue text to a case's gold entities, unit conversions under
+    ``convention`` (a ``harness.core.units.Convention`` or its name; ignored when ``entities`` is already an
+    :class:`Entities`, which carries its own)."""
     fn = LITERAL.get(int(calculator_id))
     if fn is None:
         raise KeyError(f"no literal implementation for calculator {calculator_id}")
-    e = entities if isinstance(entities, Entities) else Entities(entities)
+    e = entities if isinstance(entities, Entities) else Entities(entities, convention)
     return fn(e)
 
 
@@ -62,29 +66,29 @@ def _abw(e: Entities) -> float:
 
 
 def _map(e: Entities) -> float:
-    sbp = e.number("Systolic Blood Pressure")
-    dbp = e.number("Diastolic Blood Pressure")
+    sbp = e.number("Systolic Blood Pressure", unit="mmHg")
+    dbp = e.number("Diastolic Blood Pressure", unit="mmHg")
     return sbp / 3.0 + 2.0 * dbp / 3.0
 
 
 def _rr_sec(e: Entities) -> float:
-    return 60.0 / e.number("Heart Rate or Pulse")
+    return 60.0 / e.number("Heart Rate or Pulse", unit="beats/min")
 
 
 def _qt(e: Entities) -> float:
-    return e.number("QT interval")
+    return e.number("QT interval", unit="ms")
 
 
 def _na(e: Entities) -> float:
-    return e.mmol_l("Sodium")
+    return e.mmol_l("sodium", "Sodium")
 
 
 def _anion_gap(e: Entities) -> float:
-    return _na(e) - (e.mmol_l("Chloride", molar_mass=35.45) + e.mmol_l("Bicarbonate", molar_mass=61.02))
+    return _na(e) - (e.mmol_l("chloride", "Chloride") + e.mmol_l("bicarbonate", "Bicarbonate"))
 
 
 def _albumin_corrected_ag(e: Entities) -> float:
-    return _anion_gap(e) + 2.5 * (4.0 - e.g_dl("Albumin"))
+    return _anion_gap(e) + 2.5 * (4.0 - e.g_dl("albumin", "Albumin"))
 
 
 def _creatinine(e: Entities, *names: str) -> float:
@@ -129,7 +133,7 @@ def bmi(e: Entities) -> float:
 
 @_calc(7)
 def calcium_correction(e: Entities) -> float:
-    return e.mg_dl("calcium", "Calcium") + 0.8 * (4.0 - e.g_dl("Albumin"))
+    return e.mg_dl("calcium", "Calcium") + 0.8 * (4.0 - e.g_dl("albumin", "Albumin"))
 
 
 @_calc(9)
@@ -161,19 +165,19 @@ def qtc_framingham(e: Entities) -> float:
 
 @_calc(58)
 def qtc_hodges(e: Entities) -> float:
-    return _qt(e) + 1.75 * (e.number("Heart Rate or Pulse") - 60.0)
+    return _qt(e) + 1.75 * (e.number("Heart Rate or Pulse", unit="beats/min") - 60.0)
 
 
 @_calc(59)
 def qtc_rautaharju(e: Entities) -> float:
-    return _qt(e) * (120.0 + e.number("Heart Rate or Pulse")) / 180.0
+    return _qt(e) * (120.0 + e.number("Heart Rate or Pulse", unit="beats/min")) / 180.0
 
 
 @_calc(19)
 def fib4(e: Entities) -> float:
     plt_per_l_billions = e.per_ul("Platelet count") / 1000.0
-    return (e.age_years() * e.number("Aspartate aminotransferase")) / (
-        plt_per_l_billions * math.sqrt(e.number("Alanine aminotransferase")))
+    return (e.age_years() * e.number("Aspartate aminotransferase", unit="U/L")) / (
+        plt_per_l_billions * math.sqrt(e.number("Alanine aminotransferase", unit="U/L")))
 
 
 @_calc(22)
@@ -243,7 +247,7 @@ def serum_osmolality(e: Entities) -> float:
 
 @_calc(31)
 def homa_ir(e: Entities) -> float:
-    return e.number("Insulin") * e.mg_dl("glucose", "Glucose") / 405.0
+    return e.number("Insulin", unit="µIU/mL") * e.mg_dl("glucose", "Glucose") / 405.0
 
 
 @_calc(38)
@@ -268,7 +272,7 @@ def anion_gap(e: Entities) -> float:
 def fena(e: Entities) -> float:
     scr = _creatinine(e)
     ucr = e.mg_dl("creatinine", "Urine creatinine")
-    una = e.mmol_l("Urine sodium")
+    una = e.mmol_l("sodium", "Urine sodium")
     return (scr * una) / (_na(e) * ucr) * 100.0
 
 
@@ -288,7 +292,7 @@ def bsa_mosteller(e: Entities) -> float:
 @_calc(61)
 def target_weight(e: Entities) -> float:
     h = e.height_cm() / 100.0
-    return e.number("Body Mass Index (BMI)", "Target BMI") * h * h
+    return e.number("Body Mass Index (BMI)", "Target BMI", unit="kg/m^2") * h * h
 
 
 @_calc(62)
@@ -303,7 +307,7 @@ def delta_gap(e: Entities) -> float:
 
 @_calc(64)
 def delta_ratio(e: Entities) -> float:
-    return (_anion_gap(e) - 12.0) / (24.0 - e.mmol_l("Bicarbonate", molar_mass=61.02))
+    return (_anion_gap(e) - 12.0) / (24.0 - e.mmol_l("bicarbonate", "Bicarbonate"))
 
 
 @_calc(65)
@@ -318,7 +322,7 @@ def albumin_corrected_delta_gap(e: Entities) -> float:
 
 @_calc(67)
 def albumin_corrected_delta_ratio(e: Entities) -> float:
-    return (_albumin_corrected_ag(e) - 12.0) / (24.0 - e.mmol_l("Bicarbonate", molar_mass=61.02))
+    return (_albumin_corrected_ag(e) - 12.0) / (24.0 - e.mmol_l("bicarbonate", "Bicarbonate"))
 
 
 _MME_FACTOR = {  # CDC 2022 clinical practice guideline, MME conversion factors (per mg; fentanyl per µg)
@@ -349,7 +353,10 @@ def mme(e: Entities) -> float:
         if factor is None:
             raise KeyError(f"no MME factor for {key!r}")
         dose, unit = (value[0], value[1]) if isinstance(value, (list, tuple)) else (value, "")
-        per_day = e.number(f"{key} Per Day")
+        if str(unit).replace("μ", "µ").strip().lower() not in ("", "mg", "µg", "mcg"):
+            # the factors are per mg, or per µg for the fentanyl forms (the catalogue text): no other unit
+            raise UnitError(f"entity {key!r}: dose unit {unit!r} not supported (known: mg, µg)")
+        per_day = e.in_unit((f"{key} Per Day",), {"perday", "/day", "timesperday", "timesaday"}, "per day")
         per_day = 1.0 if per_day is None else per_day
         total += float(dose) * per_day * factor
     return total
@@ -395,7 +402,7 @@ def wells_pe(e: Entities) -> float:
     s = 0.0
     s += 3.0 * e.flag("Clinical signs and symptoms of Deep Vein Thrombosis")
     s += 3.0 * e.flag("Pulmonary Embolism is #1 diagnosis OR equally likely")
-    hr = e.number("Heart Rate or Pulse")
+    hr = e.number("Heart Rate or Pulse", unit="beats/min")
     s += 1.5 if hr is not None and hr > 100 else 0.0
     s += 1.5 * e.flag("Immobilization for at least 3 days", "Surgery in the previous 4 weeks")
     s += 1.5 * e.flag("Previously Documented Pulmonary Embolism", "Previously documented Deep Vein Thrombosis")
@@ -407,7 +414,7 @@ def wells_pe(e: Entities) -> float:
 @_calc(15)
 def child_pugh(e: Entities) -> int:
     bili = e.mg_dl("bilirubin", "Bilirubin")
-    alb = e.g_dl("Albumin")
+    alb = e.g_dl("albumin", "Albumin")
     inr = e.number("international normalized ratio")
     s = 0
     s += 1 if bili is None or bili < 2 else 2 if bili <= 3 else 3
@@ -532,16 +539,16 @@ def glasgow_blatchford(e: Entities) -> int:
     bun = e.mg_dl("bun", "Blood Urea Nitrogen (BUN)")
     if bun is not None:
         s += 6 if bun > 70 else 4 if bun >= 28 else 3 if bun >= 22.4 else 2 if bun >= 18.2 else 0
-    hb = e.g_dl("Hemoglobin")
+    hb = e.g_dl("hemoglobin", "Hemoglobin")
     if hb is not None:
         if _is_female(e):
             s += 0 if hb >= 12 else 1 if hb >= 10 else 6
         else:
             s += 0 if hb >= 13 else 1 if hb >= 12 else 3 if hb >= 10 else 6
-    sbp = e.number("Systolic Blood Pressure")
+    sbp = e.number("Systolic Blood Pressure", unit="mmHg")
     if sbp is not None:
         s += 0 if sbp >= 110 else 1 if sbp >= 100 else 2 if sbp >= 90 else 3
-    hr = e.number("Heart Rate or Pulse")
+    hr = e.number("Heart Rate or Pulse", unit="beats/min")
     s += 1 if hr is not None and hr >= 100 else 0
     s += e.flag("Melena present")
     s += 2 * e.flag("Recent syncope")
@@ -557,7 +564,8 @@ def apache_ii(e: Entities) -> int:
     s += 6 if age >= 75 else 5 if age >= 65 else 3 if age >= 55 else 2 if age >= 45 else 0
     if e.flag("History of severe organ failure or immunocompromise"):
         surgery = e.text("Surgery Type")
-        s += 2 if surgery.startswith("elective") else 5
+        # surgery type not stated: 0 (MedCalc-Bench Verified, calculator_implementations/apache_ii.py)
+        s += 2 if surgery.startswith("elective") else 5 if surgery.startswith(("nonoperative", "emergency")) else 0
     t = e.temperature_c()
     if t is not None:
         s += (4 if t >= 41 else 3 if t >= 39 else 1 if t >= 38.5 else 0 if t >= 36 else
@@ -565,17 +573,17 @@ def apache_ii(e: Entities) -> int:
     if e.has("Systolic Blood Pressure") and e.has("Diastolic Blood Pressure"):
         m = _map(e)
         s += 4 if m > 159 else 3 if m > 129 else 2 if m > 109 else 0 if m > 69 else 2 if m > 49 else 4
-    hr = e.number("Heart Rate or Pulse")
+    hr = e.number("Heart Rate or Pulse", unit="beats/min")
     if hr is not None:
         s += (4 if hr >= 180 else 3 if hr >= 140 else 2 if hr >= 110 else 0 if hr >= 70 else
               2 if hr >= 55 else 3 if hr >= 40 else 4)
-    rr = e.number("respiratory rate")
+    rr = e.number("respiratory rate", unit="breaths/min")
     if rr is not None:
         s += (4 if rr >= 50 else 3 if rr >= 35 else 1 if rr >= 25 else 0 if rr >= 12 else
               1 if rr >= 10 else 2 if rr >= 6 else 4)
     fio2 = e.fraction_percent("FiO2")
-    aa = e.number("A-a gradient")
-    pao2 = e.number("Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen")
+    aa = e.number("A-a gradient", unit="mmHg")
+    pao2 = e.number("Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen", unit="mmHg")
     if fio2 is not None and fio2 >= 50 and aa is not None:
         s += 4 if aa > 499 else 3 if aa >= 350 else 2 if aa >= 200 else 0
     elif pao2 is not None:
@@ -584,11 +592,11 @@ def apache_ii(e: Entities) -> int:
     if ph is not None:
         s += (4 if ph >= 7.7 else 3 if ph >= 7.6 else 1 if ph >= 7.5 else 0 if ph >= 7.33 else
               2 if ph >= 7.25 else 3 if ph >= 7.15 else 4)
-    na = e.mmol_l("Sodium")
+    na = e.mmol_l("sodium", "Sodium")
     if na is not None:
         s += (4 if na >= 180 else 3 if na >= 160 else 2 if na >= 155 else 1 if na >= 150 else
               0 if na >= 130 else 2 if na >= 120 else 3 if na >= 111 else 4)
-    k = e.mmol_l("Potassium", molar_mass=39.098)
+    k = e.mmol_l("potassium", "Potassium")
     if k is not None:
         s += (4 if k >= 7 else 3 if k >= 6 else 1 if k >= 5.5 else 0 if k >= 3.5 else
               1 if k >= 3 else 2 if k >= 2.5 else 4)
@@ -607,7 +615,7 @@ def apache_ii(e: Entities) -> int:
         else:
             pts = 2
         s += pts
-    hct = e.number("Hematocrit")
+    hct = e.number("Hematocrit", unit="%")
     if hct is not None:
         s += 4 if hct >= 60 else 2 if hct >= 50 else 1 if hct >= 46 else 0 if hct >= 30 else 2 if hct >= 20 else 4
     wbc = e.per_ul("White blood cell count")
@@ -630,25 +638,25 @@ def psi(e: Entities) -> int:
     s += 10 * e.flag("Cerebrovascular disease history")
     s += 10 * e.flag("Renal disease", "Renal disease history")
     s += 20 * e.flag("Altered mental status")
-    rr = e.number("respiratory rate")
+    rr = e.number("respiratory rate", unit="breaths/min")
     s += 20 if rr is not None and rr >= 30 else 0
-    sbp = e.number("Systolic Blood Pressure")
+    sbp = e.number("Systolic Blood Pressure", unit="mmHg")
     s += 20 if sbp is not None and sbp < 90 else 0
     t = e.temperature_c()
     s += 15 if t is not None and (t < 35 or t > 39.9) else 0
-    hr = e.number("Heart Rate or Pulse")
+    hr = e.number("Heart Rate or Pulse", unit="beats/min")
     s += 10 if hr is not None and hr >= 125 else 0
     ph = e.number("pH")
     s += 30 if ph is not None and ph < 7.35 else 0
     bun = e.mg_dl("bun", "Blood Urea Nitrogen (BUN)")
     s += 20 if bun is not None and bun >= 30 else 0
-    na = e.mmol_l("Sodium")
+    na = e.mmol_l("sodium", "Sodium")
     s += 20 if na is not None and na < 130 else 0
     glu = e.mg_dl("glucose", "Glucose")
     s += 10 if glu is not None and glu >= 250 else 0
-    hct = e.number("Hematocrit")
+    hct = e.number("Hematocrit", unit="%")
     s += 10 if hct is not None and hct < 30 else 0
-    pao2 = e.number("Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen")
+    pao2 = e.number("Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen", unit="mmHg")
     s += 10 if pao2 is not None and pao2 < 60 else 0
     s += 10 * e.flag("Pleural effusion on x-ray")
     return int(s)
@@ -682,7 +690,10 @@ def charlson(e: Entities) -> int:
 
 @_calc(33)
 def feverpain(e: Entities) -> int:
-    return int(e.flag("Fever in past 24 hours") + e.flag("Absence of cough or coryza")
+    # "No cough or coryza": an unmentioned cough/coryza counts as absent (+1), as in Centor and in MedCalc-Bench
+    # Verified (calculator_implementations/feverpain.py, the 'cough_coryza_absent' not-reported branch).
+    no_cough = e.flag("Absence of cough or coryza") if e.has("Absence of cough or coryza") else True
+    return int(e.flag("Fever in past 24 hours") + no_cough
                + e.flag("Symptom onset <=3 days") + e.flag("Purulent tonsils")
                + e.flag("Severe tonsil inflammation"))
 
@@ -732,7 +743,7 @@ def caprini(e: Entities) -> int:
     s += 3 * e.flag("Previously Documented Pulmonary Embolism")
     mob = e.text("Mobility")
     s += 2 if "confined" in mob else 1 if "bed rest" in mob else 0
-    bmi_v = e.number("Body Mass Index (BMI)")
+    bmi_v = e.number("Body Mass Index (BMI)", unit="kg/m^2")
     s += 1 if bmi_v is not None and bmi_v > 25 else 0
     return int(s)
 
@@ -740,7 +751,7 @@ def caprini(e: Entities) -> int:
 @_calc(43)
 def sofa(e: Entities) -> int:
     s = 0
-    pao2 = e.number("Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen")
+    pao2 = e.number("Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen", unit="mmHg")
     fio2 = e.fraction_percent("FiO2")
     if pao2 is not None and fio2:
         ratio = pao2 / (fio2 / 100.0)
@@ -763,7 +774,7 @@ def sofa(e: Entities) -> int:
     gcs = e.number("Glasgow Coma Score")
     if gcs is not None:
         s += 0 if gcs >= 15 else 1 if gcs >= 13 else 2 if gcs >= 10 else 3 if gcs >= 6 else 4
-    bili = e.mg_dl("bilirubin", "Bilirubin", molar_mass=584.66)
+    bili = e.mg_dl("bilirubin-584.66", "Bilirubin")
     if bili is not None:
         s += 0 if bili < 1.2 else 1 if bili < 2 else 2 if bili < 6 else 3 if bili < 12 else 4
     dop = e.mcg_kg_min("DOPamine") or 0.0
@@ -785,7 +796,7 @@ def sofa(e: Entities) -> int:
     renal = 0
     if cr is not None:
         renal = 0 if cr < 1.2 else 1 if cr < 2 else 2 if cr < 3.5 else 3 if cr <= 5 else 4
-    uo = e.number("Urine Output")
+    uo = e.in_unit(("Urine Output",), {"ml/day", "ml/24h", "ml"}, "mL/day")
     if uo is not None:
         renal = max(renal, 4 if uo < 200 else 3 if uo < 500 else 0)
     s += renal
@@ -797,10 +808,10 @@ def curb65(e: Entities) -> int:
     s = e.flag("Confusion")
     bun = e.mg_dl("bun", "Blood Urea Nitrogen (BUN)")
     s += 1 if bun is not None and bun > 19 else 0
-    rr = e.number("respiratory rate")
+    rr = e.number("respiratory rate", unit="breaths/min")
     s += 1 if rr is not None and rr >= 30 else 0
-    sbp = e.number("Systolic Blood Pressure")
-    dbp = e.number("Diastolic Blood Pressure")
+    sbp = e.number("Systolic Blood Pressure", unit="mmHg")
+    dbp = e.number("Diastolic Blood Pressure", unit="mmHg")
     s += 1 if (sbp is not None and sbp < 90) or (dbp is not None and dbp <= 60) else 0
     age = e.age_years()
     s += 1 if age is not None and age >= 65 else 0
@@ -812,7 +823,7 @@ def framingham_hard_chd(e: Entities) -> float:
     age = e.age_years()
     tc = e.mg_dl("cholesterol", "Total cholesterol")
     hdl = e.mg_dl("cholesterol", "high-density lipoprotein cholesterol")
-    sbp = e.number("Systolic Blood Pressure")
+    sbp = e.number("Systolic Blood Pressure", unit="mmHg")
     bp_med = 1.0 if e.flag("Blood pressure being treated with medicines") else 0.0
     smoker = 1.0 if e.flag("Smoker", "smoking") else 0.0
     la = math.log(age)
@@ -837,9 +848,9 @@ def perc(e: Entities) -> int:
     s = 0
     age = e.age_years()
     s += 1 if age is not None and age >= 50 else 0
-    hr = e.number("Heart Rate or Pulse")
+    hr = e.number("Heart Rate or Pulse", unit="beats/min")
     s += 1 if hr is not None and hr >= 100 else 0
-    sat = e.number("O2 saturation percentage")
+    sat = e.number("O2 saturation percentage", unit="%")
     s += 1 if sat is not None and sat < 95 else 0
     s += e.flag("Unilateral Leg Swelling")
     s += e.flag("Hemoptysis")
@@ -854,12 +865,12 @@ def sirs(e: Entities) -> int:
     s = 0
     t = e.temperature_c()
     s += 1 if t is not None and (t > 38 or t < 36) else 0
-    hr = e.number("Heart Rate or Pulse")
+    hr = e.number("Heart Rate or Pulse", unit="beats/min")
     s += 1 if hr is not None and hr > 90 else 0
-    rr = e.number("respiratory rate")
-    paco2 = e.number("PaCO2")
+    rr = e.number("respiratory rate", unit="breaths/min")
+    paco2 = e.number("PaCO2", unit="mmHg")
     s += 1 if (rr is not None and rr > 20) or (paco2 is not None and paco2 < 32) else 0
     wbc = e.per_ul("White blood cell count")
-    bands = e.number("Band form percentage", "Bands")
+    bands = e.number("Band form percentage", "Bands", unit="%")
     s += 1 if (wbc is not None and (wbc > 12000 or wbc < 4000)) or (bands is not None and bands > 10) else 0
     return int(s)

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import dates, lab, physical, units
+from harness.core import units
+from harness.core.units import EXACT, Convention
+
+from . import dates, lab, physical
 from .base import Calculator, LibraryAbstain, Variable, parse_date, parse_sex
 
 __all__ = ["LIBRARY", "LIBRARY_IDS", "IMPLEMENTED", "units", "Calculator", "Variable", "LibraryAbstain",
-           "solve_gold", "get_calculator", "convention_for_dataset", "parse_date", "parse_sex"]
+           "solve_gold", "get_calculator", "parse_date", "parse_sex"]
 
 IMPLEMENTED: dict[int, Calculator] = {
     c.calculator_id: c
@@ -46,33 +49,13 @@ def get_calculator(calculator_id: int, *, library: dict[int, Calculator] | None 
                              calculator_id=calculator_id) from None
 
 
-V1_DATASET_NAMES = frozenset({"dev", "bundled-test"})
-V1_FILE_MARKERS = ("test_dev_v1.0", "test_slice", "test_data.csv", "medcalc-bench-v1.0")
-
-
-def convention_for_dataset(dataset: Any) -> str:
-    """The gold-variable conversion convention for a dataset (a ``harness.data.dataset.Dataset``, a
-    pinned name or a path): "medcalc-v1.0" for MedCalc-Bench v1.0 rows (the kit's ``dev`` split
-    test_dev_v1.0.csv and the bundled ``bundled-test`` slice test_slice.csv, both cut from v1.0's
-    test_data.csv), "exact" for everything else (Verified and its one-shot split)."""
-    if hasattr(dataset, "name") and hasattr(dataset, "path"):
-        name, path = str(dataset.name), str(dataset.path)
-    else:
-        name = path = str(dataset)
-    if name in V1_DATASET_NAMES:
-        return "medcalc-v1.0"
-    low = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
-    if any(marker in low for marker in V1_FILE_MARKERS):
-        return "medcalc-v1.0"
-    return "exact"
-
-
-def solve_gold(case: Any, *, convention: str = "exact",
+def solve_gold(case: Any, *, convention: Convention | str = EXACT,
                library: dict[int, Calculator] | None = None) -> Any:
     """Gold-Solve: the library function on the case's gold variables.
 
     ``case`` needs ``calculator_id`` and ``entities`` (a dict, as ``harness.data.dataset.Case`` has).
-    ``convention``: "exact" (Verified) or "medcalc-v1.0" (v1.0 files; ``convention_for_dataset``).
+    ``convention``: a ``harness.core.units.Convention`` or its name, "exact" (Verified) or "medcalc-v1.0" (v1.0
+    files); ``harness.data.conventions.resolve_convention`` says which applies to a dataset.
     Returns a float, a ``datetime.date`` or a ``(weeks, days)`` tuple; raises ``LibraryAbstain`` for
     calculators outside the library or when a gold variable is missing or unconvertible."""
     calc = get_calculator(case.calculator_id, library=library)

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .units import UnitError, conversion_convention
+from harness.core.units import EXACT, Convention, UnitError, get_convention
+from harness.data import values as value_parsing
 
 __all__ = ["LibraryAbstain", "Variable", "Calculator", "parse_date", "parse_sex"]
 
@@ -31,24 +32,14 @@ class LibraryAbstain(Exception):
         self.variable = variable
 
 
-_DATE_FORMATS = ("%m/%d/%Y", "%Y-%m-%d", "%m/%d/%y", "%m-%d-%Y", "%B %d, %Y", "%b %d, %Y")
-
-
 def parse_date(value: Any) -> _dt.date:
     """A calendar date from a ``date``, ``datetime`` or a string. MedCalc-Bench writes dates as
-    month/day/year (``03/31/2006``); ISO ``2006-03-31`` and month-name forms are also accepted."""
-    if isinstance(value, _dt.datetime):
-        return value.date()
-    if isinstance(value, _dt.date):
-        return value
-    if isinstance(value, str):
-        s = value.strip()
-        for fmt in _DATE_FORMATS:
-            try:
-                return _dt.datetime.strptime(s, fmt).date()
-            except ValueError:
-                continue
-    raise ValueError(f"not a date (expected MM/DD/YYYY): {value!r}")
+    month/day/year (``03/31/2006``); ISO ``2006-03-31``, ``03-31-2006``, ``03/31/06`` and month-name
+    forms (``March 31, 2006``) are also accepted (harness/data/values.py, every option on)."""
+    try:
+        return value_parsing.parse_date(value, iso=True, dashes=True, two_digit_year=True, month_names=True)
+    except ValueError:
+        raise ValueError(f"not a date (expected MM/DD/YYYY): {value!r}") from None
 
 
 def parse_sex(value: Any) -> str:
@@ -82,7 +73,8 @@ def _to_number(x: Any) -> float:
 class Variable:
     """One input of a calculator function.
 
-    kind: "quantity" (number with a unit, converted by ``convert(value, unit)``), "number" (unitless
+    kind: "quantity" (number with a unit, converted by ``convert(value, unit, convention)``, the convention a
+    ``harness.core.units.Convention``), "number" (unitless
     number, e.g. INR or a cycle length in days), "sex", "bool", "date", "race" ("black"/"other").
     ``default`` is used when the gold entities omit the variable (the benchmark's own convention,
     e.g. race not stated -> not Black); ``None`` means required.
@@ -93,11 +85,12 @@ class Variable:
     description: str
     kind: str = "quantity"
     entity_keys: tuple[str, ...] = ()
-    convert: Callable[[float, str], float] | None = None
+    convert: Callable[[float, str, Convention], float] | None = None
     default: Any = None
 
-    def from_raw(self, raw: Any, calc: "Calculator") -> Any:
-        """Convert one raw value (gold entity or extracted) to this variable's unit and type."""
+    def from_raw(self, raw: Any, calc: "Calculator", convention: Convention = EXACT) -> Any:
+        """Convert one raw value (gold entity or extracted) to this variable's unit and type, under
+        ``convention`` (a ``harness.core.units.Convention``)."""
         try:
             if self.kind == "quantity":
                 if isinstance(raw, dict):
@@ -106,7 +99,7 @@ class Variable:
                         and all(isinstance(u, str) for u in raw[1::2])):
                     # compound value, e.g. [5, 'ft', 10, 'in']: sum of the converted parts
                     assert self.convert is not None
-                    return sum(self.convert(_to_number(v), u) for v, u in zip(raw[::2], raw[1::2]))
+                    return sum(self.convert(_to_number(v), u, convention) for v, u in zip(raw[::2], raw[1::2]))
                 if isinstance(raw, str):
                     m = _NUMBER_WITH_UNIT.fullmatch(raw.strip())
                     if m and m.group(2):
@@ -121,7 +114,7 @@ class Variable:
                     raise ValueError(f"expected [value, unit], got {raw!r}")
                 value = _to_number(value)
                 assert self.convert is not None
-                return self.convert(value, str(unit))
+                return self.convert(value, str(unit), convention)
             if self.kind == "number":
                 if isinstance(raw, dict):
                     raw = raw.get("value")
@@ -161,6 +154,10 @@ class Calculator:
     source: str       # formula + citation
     variables: list[Variable]
     fn: Callable[..., Any] = field(repr=False)
+    # Keyword arguments of ``fn`` that a convention decides (a benchmark's reference behaviour, e.g. the sign of
+    # the due date's cycle adjustment): ``convention_args(convention) -> {name: value}``, added by
+    # ``from_entities`` and ``parse_extraction``; ``fn``'s defaults apply when ``compute`` is called without them.
+    convention_args: Callable[[Convention], dict] | None = field(default=None, repr=False)
 
     @property
     def answer_kind(self) -> str:
@@ -175,7 +172,7 @@ class Calculator:
         """Run the formula on plain values in the variables' units."""
         names = {v.name for v in self.variables}
         missing = names - values.keys()
-        extra = values.keys() - names
+        extra = values.keys() - names - set(self.convention_args(EXACT) if self.convention_args else ())
         if missing or extra:
             raise LibraryAbstain(
                 f"{self.name} (calculator {self.calculator_id}): missing {sorted(missing)} "
@@ -206,15 +203,13 @@ class Calculator:
                     return True, folded[(key + suffix).lower()]
         return False, None
 
-    def from_entities(self, entities: dict, *, convention: str = "exact") -> dict:
+    def from_entities(self, entities: dict, *, convention: Convention | str = EXACT) -> dict:
         """Gold 'Relevant Entities' -> keyword arguments of ``compute`` (units converted).
 
-        ``convention``: "exact" (default; MedCalc-Bench Verified) or "medcalc-v1.0" (v1.0's
-        stepwise-rounded molar conversions, which its gold answers depend on; see ``units``)."""
-        with conversion_convention(convention):
-            return self._from_entities(entities)
-
-    def _from_entities(self, entities: dict) -> dict:
+        ``convention``: a ``harness.core.units.Convention`` or its name: "exact" (default; MedCalc-Bench
+        Verified) or "medcalc-v1.0" (v1.0's stepwise-rounded molar conversions, which its gold answers
+        depend on)."""
+        conv = get_convention(convention)
         if not isinstance(entities, dict):
             raise LibraryAbstain(f"{self.name} (calculator {self.calculator_id}): entities must be a "
                                  f"dict, got {type(entities).__name__}", calculator_id=self.calculator_id)
@@ -229,13 +224,15 @@ class Calculator:
                         calculator_id=self.calculator_id, variable=var.name)
                 out[var.name] = var.default
                 continue
-            out[var.name] = var.from_raw(raw, self)
-        return out
+            out[var.name] = var.from_raw(raw, self, conv)
+        return {**out, **(self.convention_args(conv) if self.convention_args else {})}
 
-    def parse_extraction(self, obj: Any) -> dict:
+    def parse_extraction(self, obj: Any, *, convention: Convention | str = EXACT) -> dict:
         """Validate a model's JSON extraction ``{name: value | [value, unit] | {"value", "unit"}}``
         and return ``compute``'s keyword arguments. Unknown keys are ignored; a missing required
-        variable, a non-numeric value or an unknown unit raises ``LibraryAbstain``."""
+        variable, a non-numeric value or an unknown unit raises ``LibraryAbstain``. ``convention`` as in
+        ``from_entities``."""
+        conv = get_convention(convention)
         if not isinstance(obj, dict):
             raise LibraryAbstain(f"{self.name} (calculator {self.calculator_id}): extraction must be "
                                  f"a JSON object, got {type(obj).__name__}", calculator_id=self.calculator_id)
@@ -253,5 +250,5 @@ class Calculator:
                         f"missing from the extraction", calculator_id=self.calculator_id, variable=var.name)
                 out[var.name] = var.default
                 continue
-            out[var.name] = var.from_raw(raw, self)
-        return out
+            out[var.name] = var.from_raw(raw, self, conv)
+        return {**out, **(self.convention_args(conv) if self.convention_args else {})}

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 
-from . import units
-from ._vars import (AGE, ALBUMIN, BICARBONATE, CHLORIDE, CREATININE, GLUCOSE, HEIGHT, SEX, SODIUM,
+from harness.core import units
+from harness.core.units import Convention
+
+from ._vars import (plain, AGE, ALBUMIN, BICARBONATE, CHLORIDE, CREATININE, GLUCOSE, HEIGHT, SEX, SODIUM,
                     WEIGHT, conc)
 from .base import Calculator, Variable
 from .physical import adjusted_body_weight, bmi, ideal_body_weight
@@ -38,14 +40,25 @@ def creatinine_clearance(sex: str, age: float, weight: float, height: float, cre
     return (140.0 - age) * w * (0.85 if sex == "female" else 1.0) / (72.0 * creatinine)
 
 
-def ckd_epi_2021(sex: str, age: float, creatinine: float) -> float:
-    """Race-free CKD-EPI 2021 creatinine eGFR (mL/min/1.73 m^2)."""
+def ckd_epi_2021(sex: str, age: float, creatinine: float, male_low_kappa: float = 0.9) -> float:
+    """Race-free CKD-EPI 2021 creatinine eGFR (mL/min/1.73 m^2).
+
+    ``male_low_kappa``: the divisor for a man with creatinine <= 0.9 mg/dL. 0.9 is the published equation (and
+    Verified's own explanation text); MedCalc-Bench Verified's code divides by 0.7 there
+    (calculator_implementations/ckd-epi_2021_creatinine.py, the male <= 0.9 branch sets a = 0.7), 7.3% lower,
+    and its gold answers follow the code: the "exact" (Verified) convention passes 0.7."""
     if sex == "female":
         kappa, alpha, factor = 0.7, -0.241, 1.012
     else:
         kappa, alpha, factor = 0.9, -0.302, 1.0
+        if creatinine <= 0.9:
+            return 142.0 * (creatinine / male_low_kappa) ** alpha * 0.9938 ** age
     r = creatinine / kappa
     return 142.0 * min(r, 1.0) ** alpha * max(r, 1.0) ** -1.200 * 0.9938 ** age * factor
+
+
+def _ckd_epi_args(convention: Convention) -> dict:
+    return {"male_low_kappa": 0.7 if convention.reference == "verified" else 0.9}
 
 
 def mdrd(sex: str, age: float, creatinine: float, race: str) -> float:
@@ -151,13 +164,13 @@ URINE_CREATININE = conc("urine_creatinine", "creatinine", "mg/dL", "urine creati
 RACE = Variable("race", "black|other", "patient's race: black or other (not stated: other)", "race",
                 ("Race",), default="other")
 AST = Variable("ast", "U/L", "aspartate aminotransferase (AST) in U/L", "quantity",
-               ("Aspartate aminotransferase", "AST"), units.enzyme_u_per_l)
+               ("Aspartate aminotransferase", "AST"), plain(units.enzyme_u_per_l))
 ALT = Variable("alt", "U/L", "alanine aminotransferase (ALT) in U/L", "quantity",
-               ("Alanine aminotransferase", "ALT"), units.enzyme_u_per_l)
+               ("Alanine aminotransferase", "ALT"), plain(units.enzyme_u_per_l))
 PLATELETS = Variable("platelets", "10^9/L", "platelet count in 10^9/L (= thousands per µL)", "quantity",
-                     ("Platelet count", "platelets"), units.platelets_per_nl)
+                     ("Platelet count", "platelets"), plain(units.platelets_per_nl))
 INSULIN = Variable("insulin", "µIU/mL", "fasting insulin in µIU/mL", "quantity", ("Insulin",),
-                   units.insulin_uiu_per_ml)
+                   plain(units.insulin_uiu_per_ml))
 
 _ELECTROLYTES = [SODIUM, CHLORIDE, BICARBONATE]
 _AG = "AG = Na - (Cl + HCO3) (mEq/L)"
@@ -172,7 +185,7 @@ CALCULATORS = [
                "CKD-EPI 2021 (race-free): eGFR = 142 x min(SCr/k,1)^a x max(SCr/k,1)^-1.200 x 0.9938^age "
                "x 1.012 (female); k = 0.7 (F) / 0.9 (M), a = -0.241 (F) / -0.302 (M). Inker LA et al. "
                "N Engl J Med 2021;385:1737-1749.",
-               [SEX, AGE, CREATININE], ckd_epi_2021),
+               [SEX, AGE, CREATININE], ckd_epi_2021, convention_args=_ckd_epi_args),
     Calculator(7, "Calcium Correction for Hypoalbuminemia", "decimal",
                "Corrected Ca (mg/dL) = Ca + 0.8 x (4 - albumin g/dL). Payne RB et al. Br Med J "
                "1973;4:643-646.",

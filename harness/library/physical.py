@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 
-from . import units
-from ._vars import HEART_RATE, HEIGHT, QT, SEX, WEIGHT
+from harness.core import units
+
+from ._vars import plain, HEART_RATE, HEIGHT, QT, SEX, WEIGHT
 from .base import Calculator, Variable
 
 CM_PER_IN = 2.54
@@ -90,11 +91,11 @@ def target_weight(target_bmi: float, height: float) -> float:
 
 
 SBP = Variable("systolic_bp", "mm Hg", "systolic blood pressure in mm Hg", "quantity",
-               ("Systolic Blood Pressure", "systolic blood pressure", "sbp"), units.blood_pressure_mmhg)
+               ("Systolic Blood Pressure", "systolic blood pressure", "sbp"), plain(units.blood_pressure_mmhg))
 DBP = Variable("diastolic_bp", "mm Hg", "diastolic blood pressure in mm Hg", "quantity",
-               ("Diastolic Blood Pressure", "diastolic blood pressure", "dbp"), units.blood_pressure_mmhg)
+               ("Diastolic Blood Pressure", "diastolic blood pressure", "dbp"), plain(units.blood_pressure_mmhg))
 TARGET_BMI = Variable("target_bmi", "kg/m^2", "target body mass index in kg/m^2", "quantity",
-                      ("Body Mass Index (BMI)", "bmi", "body mass index"), units.bmi_kg_m2)
+                      ("Body Mass Index (BMI)", "bmi", "body mass index"), plain(units.bmi_kg_m2))
 
 _QT = "QT in ms, RR = 60 / heart rate (s)"
 

@@ -26,7 +26,9 @@ from typing import Any, Mapping
 
 from harness.formulas.versions import REFERENCE_LABEL, get_version, version_of
 
-from . import IMPLEMENTED, LIBRARY, LibraryAbstain, units
+from harness.core import units
+
+from . import IMPLEMENTED, LIBRARY, LibraryAbstain
 from ._vars import AGE, ALBUMIN, CREATININE, SEX, SODIUM, conc
 from .base import Calculator, Variable
 from .lab import HDL, RACE, TOTAL_CHOL, TRIGLYCERIDES

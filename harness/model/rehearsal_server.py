@@ -51,6 +51,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.core.canonical_json import canonical_json
+from harness.data.dataset import load_dataset
 from harness.model.synthetic import SYNTHETIC_FINGERPRINT, SYNTHETIC_PREFIX, is_synthetic_model
 
 DEFAULT_MODELS = ("rehearsal-alpha", "rehearsal-beta")
@@ -60,15 +62,11 @@ MAX_BODY = 8 * 1024 * 1024
 
 # --- deterministic choice ------------------------------------------------------------------------------
 
-def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 class Draw:
     """A stream of uniform numbers in [0, 1) from sha256(seed, label, request identity, index)."""
 
     def __init__(self, *parts: Any):
-        self._base = hashlib.sha256(_canonical(list(parts)).encode()).digest()
+        self._base = hashlib.sha256(canonical_json(list(parts)).encode()).digest()
         self._i = 0
 
     def u(self) -> float:
@@ -115,7 +113,6 @@ class AnswerKey:
         self.by_question: dict[tuple[str, str], CaseInfo] = {}
         self.by_calculator: dict[tuple[str, str], CaseInfo] = {}
         if path:
-            from harness.data.dataset import load_dataset
             for c in load_dataset(path).cases:
                 info = CaseInfo(c.calculator_id, c.calculator_name, c.output_type, c.gold_value, dict(c.entities))
                 nk = _note_key(c.note)
@@ -259,7 +256,7 @@ def reply_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
     if shape == "final_unreadable":
         return f"{steps}Final answer: cannot be determined from the note", "stop"
     if shape == "json":
-        return _canonical({"step_by_step_thinking": "applied the formula", "answer": _value_text(gold)}), "stop"
+        return canonical_json({"step_by_step_thinking": "applied the formula", "answer": _value_text(gold)}), "stop"
     if shape == "boxed":
         return f"{steps}So the result is \\boxed{{{_value_text(gold)}}}.", "stop"
     if shape == "truncated":
@@ -280,13 +277,13 @@ def extract_reply(shape: str, case: CaseInfo | None, draw: Draw, prompt: str) ->
     else:
         obj = {k: round(draw.u() * 100, 1) for k in keys}
     if shape == "extraction":
-        return _canonical(obj), "stop"
+        return canonical_json(obj), "stop"
     if shape == "extraction_missing":
-        return _canonical({k: None for k in keys} or {"value": None}), "stop"
+        return canonical_json({k: None for k in keys} or {"value": None}), "stop"
     if shape == "no_json":
         return "The note lists the patient's values in the history section.", "stop"
     if shape == "truncated":
-        return _canonical(obj)[:-1][: max(1, len(_canonical(obj)) // 2)], "length"
+        return canonical_json(obj)[:-1][: max(1, len(canonical_json(obj)) // 2)], "length"
     raise ValueError(shape)
 
 
@@ -304,7 +301,7 @@ def tree_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
     elif shape == "no_json":
         return "The calculation multiplies the two values from the note.", "stop"
     elif shape == "truncated":
-        text = _canonical({**base, "variables": {"a": value, "b": 1}, "tree": {"op": "*", "args": ["a", "b"]}})
+        text = canonical_json({**base, "variables": {"a": value, "b": 1}, "tree": {"op": "*", "args": ["a", "b"]}})
         return text[: len(text) // 2], "length"
     else:
         raise ValueError(shape)
@@ -339,7 +336,7 @@ def make_reply(seed: int, body: dict, answer_key: AnswerKey) -> Reply:
     family = prompt_family(messages)
     first_user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
     case = answer_key.find(first_user) if len(answer_key) else None
-    draw = Draw(seed, model, clock_neutral(_canonical(body)) if family == "repair" else _canonical(body))
+    draw = Draw(seed, model, clock_neutral(canonical_json(body)) if family == "repair" else canonical_json(body))
     gold = case.gold_value if case is not None else _invented(draw)
     shift = MODEL_SKILL_SHIFT.get(model, 0.05)
     if family in ("program", "repair"):
@@ -537,7 +534,7 @@ class RehearsalServer:
     def _log_fault(self, kind: str, ident: str, model: str) -> None:
         self.stats.faults[kind] += 1
         if self._fault_fh is not None:
-            self._fault_fh.write(_canonical({"fault": kind, "request": ident, "model": model,
+            self._fault_fh.write(canonical_json({"fault": kind, "request": ident, "model": model,
                                              "at": round(time.time(), 3)}) + "\n")
 
     async def _completion(self, raw: bytes, writer, keep: bool) -> bool:
@@ -558,7 +555,7 @@ class RehearsalServer:
                                                      f"rehearsal server serves {list(self.models)}"}},
                              close=not keep)
             return True
-        ident = hashlib.sha256(_canonical(body).encode()).hexdigest()
+        ident = hashlib.sha256(canonical_json(body).encode()).hexdigest()
         fault = self._fault_for(ident)
         if fault is not None:
             self._log_fault(fault, ident, model)
@@ -603,7 +600,7 @@ async def _serve(server: RehearsalServer, ready_file: Path | None) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    line = _canonical({"ready": True, "base_url": server.base_url, "pid": os.getpid(), **server.describe()})
+    line = canonical_json({"ready": True, "base_url": server.base_url, "pid": os.getpid(), **server.describe()})
     print(line, flush=True)
     if ready_file is not None:
         tmp = ready_file.with_suffix(".tmp")

@@ -36,7 +36,7 @@ from harness.analysis.stats_payload import stats_payload
 from harness.analysis.analysis_step import analyse
 from harness.core.canonical_json import json_file_text
 from harness.arms.registry import ARMS, EXTENSION_ARMS, Arm
-from harness.run.session import CaseSelectionError, pick_cases, run_session
+from harness.run.session import CaseSelectionError, apply_convention, pick_cases, run_session
 from harness.core.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -82,6 +82,7 @@ class ReproduceConfig:
     scorer: str = "paper"
     draws: int | None = None
     progress: bool = True
+    convention: str | None = None   # unit convention; None: the dataset's own by content (harness.data.conventions)
 
     def __post_init__(self) -> None:
         if self.launcher not in LAUNCHERS:
@@ -523,7 +524,8 @@ def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset, cases: list, *, b
                                  model_revision=revision, server_profile=profile or "plain", out_dir=cfg.out,
                                  executor_backend=cfg.executor_backend, concurrency=concurrency,
                                  timeout=cfg.timeout, cache_dir=cfg.out / ".cache" / "responses",
-                                 scorer=cfg.scorer, all_cases=cfg.all_cases, progress=cfg.progress))
+                                 scorer=cfg.scorer, all_cases=cfg.all_cases, progress=cfg.progress,
+                                 convention=cfg.convention))
     for s in summaries:
         echo(f"{s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, {s.infra_failed} "
              f"infra-failed, {s.correct} correct, outcomes {s.outcomes} -> {s.path}")
@@ -571,6 +573,11 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     except DatasetError as exc:
         raise ReproduceError(f"dataset {cfg.dataset!r} is not available: {exc}") from None
     cases = select_cases(dataset, cfg.limit, cfg.shortest)
+    try:
+        arms, choice = apply_convention(arms, dataset, cfg.convention)
+    except ValueError as exc:
+        raise ReproduceError(str(exc)) from None
+    echo(f"{dataset.name}: {choice.describe()}")
     check_same_settings(cfg)
     cfg.out.mkdir(parents=True, exist_ok=True)
     run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -579,6 +586,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     manifest: dict = {"kind": "reproduce", "launcher": cfg.launcher, "config": _config_dict(cfg),
                       "case_ids": [c.case_id for c in cases], "arms": [a.name for a in arms],
                       "arm_config_hashes": {a.name: a.config_hash() for a in arms}, "blocks": [], "servers": [],
+                      "convention": choice.to_dict(),
                       "status": "running"}
     existing = sum(1 for _ in cfg.out.glob("*/*/seed*.jsonl"))
     echo(f"reproduce: {len(arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(cases)} case(s) of {dataset.name}, "

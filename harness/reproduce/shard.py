@@ -262,7 +262,8 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
                 [get_arm(sl["arm"])], dataset, cases, [sl["seed"]], base_url=base_url, model=model,
                 model_revision=revision, server_profile=profile or "plain", out_dir=directory,
                 executor_backend=cfg.executor_backend, concurrency=concurrency, timeout=cfg.timeout,
-                cache_dir=directory / ".cache" / "responses", scorer=cfg.scorer, all_cases=True, progress=False))
+                cache_dir=directory / ".cache" / "responses", scorer=cfg.scorer, all_cases=True, progress=False,
+                convention=cfg.convention))
             for s in summaries:
                 infra_failed += s.infra_failed
                 echo(f"shard {index}: {s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, "

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from harness.core.canonical_json import json_file_text
 from harness.core.paths import REPO_ROOT
 from harness.reproduce.shard import ShardError, build_shard_plan, load_plan, shard_dir, shard_status, write_plan
 
@@ -215,7 +216,7 @@ def submit(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False,
     record = {"submitted_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
               "array_job": array_job, "array": _array_spec(todo), "merge_job": merge_job,
               "cancelled": cancelled, "plan_sha256": plan["plan_sha256"]}
-    _submissions_path(out).write_text(json.dumps(previous + [record], indent=1) + "\n", encoding="utf-8")
+    _submissions_path(out).write_text(json_file_text(previous + [record], indent=1, sort_keys=False), encoding="utf-8")
     echo(f"submitted array job {array_job} (shards {_array_spec(todo) or 'none'}) and merge job {merge_job}"
          + (f" after it" if array_job else "") + (f"; cancelled {', '.join(cancelled)}" if cancelled else "")
          + f"; results: {out / 'merged'}, logs: {out / 'slurm' / 'logs'}")

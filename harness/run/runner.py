@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
+from harness.core.units import EXACT, Convention
 from harness.arms.registry import Arm
 from harness.arms.solvers import SOLVERS, Context, InfraError, Solution
 
@@ -68,6 +69,7 @@ class RunSpec:
     out_dir: Path = Path("results")
     concurrency: int = 1
     progress: bool = True
+    convention: Convention = EXACT   # the unit convention in force (run_session resolves it)
 
 
 @dataclass
@@ -130,12 +132,13 @@ def record_for(arm: Arm, seed: int, case, dataset, spec: RunSpec, key: str, sol:
         "truncated": [c.truncated for c in chats], "cached": [c.cached for c in chats],
         "server_model": next((c.server_model for c in chats if c.server_model), None),
         "started_at": started, "finished_at": _now(),
-        **formula_version_fields(arm, case, dataset, answer, kind, spec.scorer),
+        **formula_version_fields(arm, case, dataset, answer, kind, spec.scorer, spec.convention),
         **({"synthetic": True} if _synthetic(spec, chats) else {}),
     }
 
 
-def formula_version_fields(arm: Arm, case, dataset, answer, kind, scorer: str) -> dict:
+def formula_version_fields(arm: Arm, case, dataset, answer, kind, scorer: str,
+                           convention: Convention = EXACT) -> dict:
     """`formula_version` for arms that use formulas or the library (the version in force for the case's
     calculator, None when unversioned); and, when that is not the benchmark's version, `reference`: the
     "library-derived reference" from the gold variables and the answer's verdict against it. Benchmark gold
@@ -147,10 +150,9 @@ def formula_version_fields(arm: Arm, case, dataset, answer, kind, scorer: str) -
     out: dict = {"formula_version": version}
     if version is None or version == benchmark_version(case.calculator_id):
         return out
-    from harness.library import convention_for_dataset
     from harness.library.versions import library_reference
     from harness.scoring.scorers import Gold, score_value
-    ref = library_reference(case, version, convention=convention_for_dataset(dataset))
+    ref = library_reference(case, version, convention=convention)
     verdict = None
     if ref["value"] is not None and answer is not None:
         gold = Gold(output_type=case.output_type, gold_answer=repr(float(ref["value"])), case_id=case.case_id)
@@ -215,7 +217,7 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list, dataset, spec: RunSpec,
     async def one(case, key):
         async with sem:
             ctx = Context(case=case, arm=arm, seed=seed, client=client, executor=executor, one_shot=one_shot or [],
-                          dataset=dataset)
+                          dataset=dataset, convention=spec.convention)
             started = _now()
             first = arm.build(ctx) if arm.prompt else []
             try:

@@ -5,10 +5,15 @@ The library half of `harness run`, shared with the reproduce pipeline; the CLI t
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as _dt
+import json
+from pathlib import Path
 
 from executor.api import Executor
 from harness.arms.prompts import template_hashes
+from harness.arms.registry import ARMS, CONVENTION_SOLVERS, convention_field
+from harness.data.conventions import ConventionChoice, default_convention, resolve_convention
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
 from harness.model.preflight import check_model_server
@@ -27,6 +32,43 @@ class CaseSelectionError(ValueError):
 
 class RunSetupError(RuntimeError):
     """A run cannot start (e.g. the model server lists no model)."""
+
+
+def apply_convention(arms, dataset, convention: ConventionChoice | str | None):
+    """(arms with their ``convention`` field set, the ConventionChoice in force) for a run on ``dataset``."""
+    choice = convention if isinstance(convention, ConventionChoice) else resolve_convention(dataset, convention)
+    default = default_convention(dataset).name
+    return [dataclasses.replace(a, convention=convention_field(a, choice.name, default)) for a in arms], choice
+
+
+def _depends_on_convention(arms) -> bool:
+    """Whether a manifest's arms ({name: config} of a run manifest, or [names] of a reproduce manifest) hold one
+    whose answer depends on the unit convention."""
+    if isinstance(arms, dict):
+        return any(isinstance(c, dict) and c.get("solver") in CONVENTION_SOLVERS for c in arms.values())
+    return any(getattr(ARMS.get(str(n)), "solver", None) in CONVENTION_SOLVERS for n in arms or ())
+
+
+def check_convention_consistent(out_dir, dataset, choice: ConventionChoice, arms) -> None:
+    """Refuse to resume into ``out_dir`` under another unit convention than its earlier runs on the same dataset
+    used (a manifest without a ``convention`` entry ran under the dataset's own, by content), when both runs
+    hold arms whose answer depends on it. Raises RunSetupError naming the manifest and both conventions."""
+    if not any(a.solver in CONVENTION_SOLVERS for a in arms):
+        return
+    for path in sorted(Path(out_dir).glob("manifest-*.json")):
+        try:
+            m = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # an unreadable manifest is the manifest checks' business, not this one's
+        sha = (m.get("dataset") or {}).get("sha256")
+        if sha != getattr(dataset, "sha256", None) or not _depends_on_convention(m.get("arms") or {}):
+            continue
+        prev = (m.get("convention") or {}).get("name") or default_convention(sha).name
+        if prev != choice.name:
+            raise RunSetupError(
+                f"{out_dir} holds results made under unit convention {prev!r} ({path.name}); this run would use "
+                f"{choice.name!r} ({choice.reason}). A result set cannot mix conventions: give --convention "
+                f"{prev} to resume it, or another --out")
 
 
 def pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...], limit: int | None,
@@ -54,10 +96,15 @@ def pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...],
 
 
 async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_revision, server_profile, out_dir,
-               executor_backend, concurrency, timeout, cache_dir, scorer, all_cases, progress, server=None):
+               executor_backend, concurrency, timeout, cache_dir, scorer, all_cases, progress, server=None,
+               convention: ConventionChoice | str | None = None):
     """Run arms over `cases` at `seeds` (the building block of `harness run` and of the reproduce pipeline): builds the
     model client and the executor, writes the run manifest before and after; `server` is the launcher's describe()
-    dict for the manifest."""
+    dict for the manifest. `convention`: the unit convention (a ConventionChoice, a name, or None for the dataset's
+    own by content); it is recorded in the manifest and in the config of the arms that depend on it, and a run
+    into a directory made under another convention is refused (RunSetupError)."""
+    arms, choice = apply_convention(arms, dataset, convention)
+    check_convention_consistent(out_dir, dataset, choice, arms)
 
     client = None
     model_id = model
@@ -82,7 +129,7 @@ async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_rev
             one_shot = load_dataset("one-shot").cases
         spec = RunSpec(model=model_id or NO_MODEL, model_revision=model_revision,
                        server_profile=server_profile if client else None, scorer=scorer, out_dir=out_dir,
-                       concurrency=concurrency, progress=progress)
+                       concurrency=concurrency, progress=progress, convention=choice.convention)
         run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         manifest_fields = dict(
             arms={a.name: a.config() for a in arms}, arm_config_hashes={a.name: a.config_hash() for a in arms},
@@ -91,6 +138,7 @@ async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_rev
             model={"id": spec.model, "revision": model_revision, "server_profile": spec.server_profile},
             client=client.describe() if client else None, server=server,
             executor=executor.describe() if executor is not None and hasattr(executor, "describe") else None,
+            convention=choice.to_dict(),
         )
         from harness.model.synthetic import is_synthetic_model
         if is_synthetic_model(spec.model) or (server or {}).get("synthetic"):

@@ -1,8 +1,9 @@
-"""Reading answers out of model replies, for the `paper` scorer (see harness/scoring.py).
+"""Reading answers out of model replies, for the `paper` scorer (see harness/scoring/paper.py).
 
 Job: turn reply text into a typed value: the final-answer text of a reply, the first number in it,
-the first calendar date in it, or the first gestational age in it, reduced to (weeks, days). Also the
-parsers for gold strings as the benchmark files write them. No scoring decisions live here.
+the first calendar date in it, or the first gestational age in it, reduced to (weeks, days). Gold
+strings as the benchmark files write them are parsed by harness/data/values.py. No scoring decisions
+live here.
 
 Final-answer text (the "final-answer line" of the paper), in order of precedence:
 
@@ -53,16 +54,14 @@ import json
 import math
 import re
 
+from harness.data.values import MONTHS
+
 __all__ = [
     "final_answer_text",
     "first_number",
     "first_date",
     "first_weeks_days",
     "reduce_weeks_days",
-    "parse_gold_number",
-    "parse_gold_date",
-    "parse_gold_weeks_days",
-    "looks_like_weeks_days",
 ]
 
 # ----------------------------------------------------------------------------- final-answer text
@@ -189,20 +188,7 @@ def first_number(text: str) -> float | None:
 
 # ----------------------------------------------------------------------------- dates
 
-_MONTHS = {
-    name: i
-    for i, names in enumerate(
-        [
-            ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
-            ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
-            ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
-            ("dec", "december"),
-        ],
-        start=1,
-    )
-    for name in names
-}
-_MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH_ALT = "|".join(sorted(MONTHS, key=len, reverse=True))
 _ORD = r"(?:st|nd|rd|th)?"
 _DATE_FORMS: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"(?<![0-9])([0-9]{1,2})([/-])([0-9]{1,2})\2([0-9]{4})(?![0-9])"), "mdy"),
@@ -221,8 +207,8 @@ def _date_of(form: str, m: re.Match) -> dt.date | None:
         if form == "ymd":
             return dt.date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
         if form == "name_dy":
-            return dt.date(int(m.group(3)), _MONTHS[m.group(1).lower()], int(m.group(2)))
-        return dt.date(int(m.group(3)), _MONTHS[m.group(2).lower()], int(m.group(1)))
+            return dt.date(int(m.group(3)), MONTHS[m.group(1).lower()], int(m.group(2)))
+        return dt.date(int(m.group(3)), MONTHS[m.group(2).lower()], int(m.group(1)))
     except ValueError:
         return None
 
@@ -241,12 +227,15 @@ def first_date(text: str) -> dt.date | None:
 
 # ----------------------------------------------------------------------------- gestational age
 
-_N = r"(?<![0-9.])([0-9]+)(?![0-9]*\.[0-9])"
+# Atomic groups keep the readers linear on long digit and whitespace runs without changing a match: a digit
+# given back by [0-9]+ (or a space given back by \s*) could only be followed by what cannot start with a digit
+# (or is absorbed again by the [\s'"]* after it), so backtracking into them never finds another match.
+_N = r"(?<![0-9.])((?>[0-9]+))(?![0-9]*\.[0-9])"
 _WK = r"(?:weeks?|wks?|w)"
 _DY = r"(?:days?|d)"
 _Q = r"""[\s'"]*"""
 _PAIR_FORMS = (
-    re.compile(rf"[(\[]{_Q}{_N}\s*(?:{_WK})?{_Q},{_Q}{_N}\s*(?:{_DY})?{_Q}[)\]]", re.IGNORECASE),
+    re.compile(rf"[(\[]{_Q}{_N}(?>\s*)(?:{_WK})?{_Q},{_Q}{_N}(?>\s*)(?:{_DY})?{_Q}[)\]]", re.IGNORECASE),
     re.compile(rf"{_N}\s*{_WK}(?![A-Za-z])[\s,;]*(?:and\s+|\+\s*)?{_N}\s*{_DY}(?![A-Za-z])", re.IGNORECASE),
     re.compile(rf"{_N}\s*\+\s*([0-6])(?![0-9.])"),
 )
@@ -282,52 +271,3 @@ def first_weeks_days(text: str) -> tuple[int, int] | None:
         if m is not None:
             best = (0, 0, (int(m.group(1)), int(m.group(2))))
     return None if best is None else reduce_weeks_days(*best[2])
-
-
-# ----------------------------------------------------------------------------- gold strings
-
-
-def parse_gold_number(text: str) -> float:
-    """A gold answer or limit of a numeric row ("25.238", "-1", "4"), as float. Raises ValueError."""
-    value = float(str(text).strip())
-    if not math.isfinite(value):
-        raise ValueError(f"not a finite number: {text!r}")
-    return value
-
-
-_GOLD_DATE = re.compile(r"\s*([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})\s*$")
-_GOLD_ISO = re.compile(r"\s*([0-9]{4})-([0-9]{2})-([0-9]{2})\s*$")
-
-
-def parse_gold_date(text: str) -> dt.date:
-    """A gold date as the files write it (MM/DD/YYYY) or ISO YYYY-MM-DD. Raises ValueError."""
-    s = str(text)
-    m = _GOLD_DATE.match(s)
-    if m:
-        return dt.date(int(m.group(3)), int(m.group(1)), int(m.group(2)))
-    m = _GOLD_ISO.match(s)
-    if m:
-        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    raise ValueError(f"not a MM/DD/YYYY or YYYY-MM-DD date: {text!r}")
-
-
-_GOLD_WD = re.compile(
-    r"""\s*\(\s*['"]?\s*([0-9]+)\s*weeks?\s*['"]?\s*,\s*['"]?\s*([0-9]+)\s*days?\s*['"]?\s*\)\s*$""",
-    re.IGNORECASE,
-)
-_GOLD_PAIR = re.compile(r"\s*[(\[]\s*([0-9]+)\s*,\s*([0-9]+)\s*[)\]]\s*$")
-
-
-def parse_gold_weeks_days(text: str) -> tuple[int, int]:
-    """A gold gestational age "('4 weeks', '2 days')" (or "(4, 2)"), as (weeks, days). Raises
-    ValueError."""
-    s = str(text)
-    m = _GOLD_WD.match(s) or _GOLD_PAIR.match(s)
-    if m is None:
-        raise ValueError(f"not a gestational age like \"('4 weeks', '2 days')\": {text!r}")
-    return int(m.group(1)), int(m.group(2))
-
-
-def looks_like_weeks_days(text: object) -> bool:
-    """True when a gold string is written as a tuple, the benchmark's gestational-age format."""
-    return isinstance(text, str) and text.strip().startswith(("(", "["))

@@ -7,13 +7,15 @@ wrong. Cases come from the record's dataset, which must still have the sha256 th
 """
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from harness.arms.registry import ARMS
+from harness.arms.registry import ARMS, CONVENTION_SOLVERS
+from harness.data.conventions import default_convention
 from harness.data.dataset import DatasetError, load_dataset
 from harness.scoring.scorers import gold_of, score_reply, score_value
 from harness.core.parallel import ordered_map
@@ -132,12 +134,14 @@ class FileCheck:
     mismatches: list[str] = field(default_factory=list)
     firsts: dict = field(default_factory=dict)
     torn: bool = False
+    conventions: dict = field(default_factory=dict)   # record_conventions of this file
     error: str | None = None
 
 
 # One per check_files call and process: each worker loads a dataset and parses a case's gold once, however many
 # files it checks.
 _WORKER_INDEX = CaseIndex()
+_WORKER_CONVENTIONS: dict[tuple[str, str], str] = {}   # the run manifests' conventions (record_conventions)
 
 
 def check_file(path: Path) -> FileCheck:
@@ -154,6 +158,7 @@ def check_file(path: Path) -> FileCheck:
             if kind not in out.firsts:   # what record_kind reads, so the parent's mixing check sees the same kind
                 out.firsts[kind] = (str(path), item[1], {k: item[2].get(k) for k in ("model", "synthetic",
                                                                                      "server_model")})
+        out.conventions = record_conventions(path.parent, located=located, by_run=_WORKER_CONVENTIONS)
         rows, out.mismatches = rescore_tree(path.parent, located=located, keep=False, index=_WORKER_INDEX)
         out.records = len(rows)
     except (RescoreError, StoreError) as exc:
@@ -164,6 +169,77 @@ def check_file(path: Path) -> FileCheck:
 def check_files(results_root: str | os.PathLike) -> list[FileCheck]:
     """`check_file` for every results file under a root, spread over worker processes (harness.core.parallel),
     in file order (so messages come in the same order whatever the number of workers)."""
-    global _WORKER_INDEX
+    global _WORKER_INDEX, _WORKER_CONVENTIONS
     _WORKER_INDEX = CaseIndex()   # fresh per call (workers fork from here): datasets are read and hash-checked anew
+    _WORKER_CONVENTIONS = _manifest_conventions(Path(results_root))
     return ordered_map(check_file, list(iter_result_files(results_root)))
+
+
+def merged_conventions(checks: list[FileCheck]) -> dict[tuple[str, str], dict[str, int]]:
+    """The per-file `record_conventions` counts of `check_files`, summed."""
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for c in checks:
+        for key, counts in c.conventions.items():
+            mine = out.setdefault(key, {})
+            for name, n in counts.items():
+                mine[name] = mine.get(name, 0) + n
+    return out
+# ----- unit conventions ------------------------------------------------------------------------------
+
+def _manifest_conventions(results_root: Path) -> dict[tuple[str, str], str]:
+    """(dataset sha256, arm_config_hash) -> the convention its run used, for the convention-dependent arms of
+    every run manifest under ``results_root`` (a manifest without a ``convention`` entry: the dataset's own)."""
+    out: dict[tuple[str, str], str] = {}
+    for path in sorted(Path(results_root).glob("**/manifest-*.json")):
+        try:
+            m = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        sha = (m.get("dataset") or {}).get("sha256")
+        if not sha:
+            continue
+        name = (m.get("convention") or {}).get("name") or default_convention(sha).name
+        hashes = m.get("arm_config_hashes") or {}
+        arms = m.get("arms")
+        if not isinstance(arms, dict):
+            continue  # a reproduce manifest lists arm names; the run manifests it wrote hold the configs
+        for arm, cfg in arms.items():
+            if isinstance(cfg, dict) and cfg.get("solver") in CONVENTION_SOLVERS and arm in hashes:
+                out[(sha, hashes[arm])] = cfg.get("convention") or name
+    return out
+
+
+def record_conventions(results_root: str | os.PathLike, *, located: Iterable[tuple[Path, int, dict]] | None = None,
+                       by_run: dict[tuple[str, str], str] | None = None) -> dict[tuple[str, str], dict[str, int]]:
+    """(dataset name, arm) -> {convention name: record count} over the records of the arms whose answer depends
+    on the unit convention (from the run manifests; a record with no manifest entry: its dataset's own). `located`
+    and `by_run`: records already read and the manifests' conventions already found (verify's one pass)."""
+    by_run = _manifest_conventions(Path(results_root)) if by_run is None else by_run
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for _path, _line, rec in (iter_located_records(results_root) if located is None else located):
+        arm = ARMS.get(rec.get("arm"))
+        key = (rec.get("dataset_sha256"), rec.get("arm_config_hash"))
+        if key not in by_run and (arm is None or arm.solver not in CONVENTION_SOLVERS):
+            continue
+        name = by_run.get(key) or default_convention(rec.get("dataset_sha256")).name
+        counts = out.setdefault((str(rec.get("dataset")), str(rec.get("arm"))), {})
+        counts[name] = counts.get(name, 0) + 1
+    return out
+
+
+def convention_problems(results_root: str | os.PathLike, expected: str | None = None,
+                        counted: dict[tuple[str, str], dict[str, int]] | None = None) -> tuple[list[str], list[str]]:
+    """(lines saying which convention each convention-dependent arm's records were made under, problems): a
+    (dataset, arm) whose records mix conventions, or, with ``expected``, records made under another one.
+    `counted`: `record_conventions` already computed."""
+    lines, problems = [], []
+    counted = record_conventions(results_root) if counted is None else counted
+    for (dataset, arm), counts in sorted(counted.items()):
+        said = ", ".join(f"{n} ({c} records)" for n, c in sorted(counts.items()))
+        lines.append(f"unit convention of {arm} on {dataset}: {said}")
+        if len(counts) > 1:
+            problems.append(f"{results_root}: {arm} on {dataset} mixes unit conventions: {said}")
+        elif expected is not None and expected not in counts:
+            problems.append(f"{results_root}: {arm} on {dataset} was made under unit convention {said}, "
+                            f"not --convention {expected}")
+    return lines, problems

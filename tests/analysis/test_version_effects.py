@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from harness.data.dataset import load_dataset
-from harness.library import LIBRARY, convention_for_dataset, solve_gold
+from harness.data.conventions import default_convention
+from harness.library import LIBRARY, solve_gold
 from harness.analysis.stats.version_effects import case_rows, summarise
 
 
@@ -10,7 +11,7 @@ def test_bundled_slice_version_changes():
     ds = load_dataset("bundled-test")
     rows = case_rows(ds)
     assert {r["calculator_id"] for r in rows} == {3, 9, 23, 44, 46}
-    conv = convention_for_dataset(ds)
+    conv = default_convention(ds).convention
     cases = ds.by_case_id()
     for r in rows:
         assert r["reference_label"] == "library-derived reference"

@@ -16,7 +16,7 @@ from harness.cli.run import parse_seeds, run as run_cmd, score as score_cmd
 from harness.data.dataset import load_dataset
 from harness.run.runner import RunSpec, case_order, run_arm_seed
 from harness.arms.solvers import majority, to_json_value, vote_key
-from tests.model.test_client import ScriptedServer, completion
+from tests.fake_model_server import FakeModelServer, completion
 
 PAPER_ARMS = {
     "note-only", "note-only-gold", "page-no-formula", "open-book", "extract-lib", "gold-lib", "extract-lib-recalled",
@@ -161,7 +161,7 @@ def _run(arm_name, replies, cases, tmp_path, executor, seed=42):
             summary = await run_arm_seed(ARMS[arm_name], seed, cases, ds, spec, client=client, executor=executor,
                                          one_shot=load_dataset("one-shot").cases)
             return summary
-    with ScriptedServer(script) as srv:
+    with FakeModelServer(script) as srv:
         summary = asyncio.run(go(srv.url))
         requests = srv.requests
     recs = [json.loads(line) for line in open(summary.path)]
@@ -241,7 +241,7 @@ def test_formulate_tree_scripted_fake_server(tmp_path, process_executor):
 
 
 def test_cli_4xx_stops_run_with_clear_error_scripted_fake_server(tmp_path):
-    with ScriptedServer([(400, {"error": "prompt too long"}, 0)]) as srv:
+    with FakeModelServer([(400, {"error": "prompt too long"}, 0)]) as srv:
         res = CliRunner().invoke(run_cmd, ["--arm", "gold-lib", "--arm", "blind", "--case", "61-968", "--base-url",
                                            srv.url, "--model", "scripted-model", "--out", str(tmp_path),
                                            "--executor-backend", "process", "--no-progress"])

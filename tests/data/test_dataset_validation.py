@@ -8,7 +8,8 @@ import re
 import pandas as pd
 import pytest
 
-from harness.data.dataset import COLUMNS, DatasetError, load_dataset, parse_weeks_days
+from harness.data.dataset import COLUMNS, DatasetError, load_dataset
+from harness.data.values import parse_weeks_days
 from tests.fixtures_data import write_rows
 
 
@@ -103,7 +104,7 @@ def test_relevant_entities_are_never_evaluated(one_shot_rows, tmp_path):
     "column, text, why",
     [
         ("Ground Truth Answer", "('34 weeks', '9 days')", r"days must be 0\.\.6"),
-        ("Ground Truth Answer", "('34 weeks', 3)", r"expected \('N weeks', 'M days'\)"),
+        ("Ground Truth Answer", "('34 weeks', 3)", r"expected a gestational age \('N weeks', 'M days'\)"),
         ("Lower Limit", "('34 weeks')", r"gestational age|2-tuple"),
         ("Upper Limit", "34 weeks, 3 days", r"expected a gestational age"),
     ],

@@ -14,7 +14,7 @@ import pytest
 from executor import policy, supervisor
 from executor.api import ExecResult, Executor, ExecutorUnavailable
 from executor.outcomes import Outcome
-from tests.fixtures_executor import TEST_LIMITS, layer_switch, make_executor
+from tests.fixtures_executor import TEST_LIMITS, host_children, layer_switch, make_executor
 
 RESULT_KEYS = {"outcome", "answer", "kind", "stdout", "stderr", "stdout_truncated", "stderr_truncated",
                "wall_ms", "cpu_ms", "exit_code", "signal", "error", "backend"}
@@ -146,23 +146,9 @@ def test_cli_selftest_reports_the_canaries():
                                                       "read_environment", "busy_loop", "memory_bomb"}
 
 
-def _children(pid: int) -> list[int]:
-    kids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                kids.append(int(entry))
-    return kids
-
-
 def _wait_children(pid: int, n: int, timeout: float = 10.0) -> list[int]:
     deadline = time.monotonic() + timeout
-    while len(kids := _children(pid)) < n and time.monotonic() < deadline:
+    while len(kids := host_children(pid)) < n and time.monotonic() < deadline:
         time.sleep(0.01)
     return kids
 
@@ -174,14 +160,14 @@ def test_dead_spare_children_are_replaced_transparently_killed_spare_fault():
     with make_executor("process", workers=1) as ex:
         sup_pid = next(iter(ex._impl._live)).proc.pid
         assert ex.run("answer = 1\n").answer == 1
-        zygotes = _children(sup_pid)
+        zygotes = host_children(sup_pid)
         assert len(zygotes) == 1, zygotes  # the loop never forks programs itself
         spares = _wait_children(zygotes[0], supervisor.DEFAULT_SPARES)
         assert len(spares) == supervisor.DEFAULT_SPARES, spares
         for pid in spares:
             os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 10  # until the zygote has reaped them (their pipes closed)
-        while set(spares) & set(_children(zygotes[0])) and time.monotonic() < deadline:
+        while set(spares) & set(host_children(zygotes[0])) and time.monotonic() < deadline:
             time.sleep(0.01)
         r = ex.run("answer = 5\n")
         assert (r.outcome, r.answer) == ("OK", 5)

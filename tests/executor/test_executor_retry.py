@@ -13,7 +13,7 @@ import pytest
 
 from executor import pool
 from executor.outcomes import Outcome, taxonomy
-from tests.fixtures_executor import TEST_LIMITS
+from tests.fixtures_executor import TEST_LIMITS, host_children
 
 _PROC_PPID_SCRIPT = (
     "import os\n"
@@ -29,20 +29,6 @@ _PROC_PPID_SCRIPT = (
 )
 
 
-def _host_children(pid: int) -> list[int]:
-    kids = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                kids.append(int(entry))
-    return kids
-
-
 def kill_zygote(worker) -> None:
     """SIGKILL the zygote of one worker (the supervisor's only child)."""
     if isinstance(worker, pool.ContainerWorker):
@@ -54,7 +40,7 @@ def kill_zygote(worker) -> None:
         subprocess.run([worker.docker, "exec", worker.name, "python3", "-I", "-S", "-c",
                         f"import os; os.kill({pids[0]}, 9)"], check=True, capture_output=True, timeout=60)
     else:
-        kids = _host_children(worker.proc.pid)
+        kids = host_children(worker.proc.pid)
         assert len(kids) == 1, kids
         os.kill(kids[0], signal.SIGKILL)
 

@@ -11,7 +11,8 @@ from harness.data.dataset import load_dataset
 from harness.formulas import CATALOGUE, literal_compute
 from harness.formulas.versions import (REFERENCE_LABEL, VERSIONS, FormulaVersionError, benchmark_version,
                                        get_version, load_versions, parse_formula_versions, version_text)
-from harness.library import LIBRARY, LibraryAbstain, convention_for_dataset, solve_gold
+from harness.data.conventions import default_convention
+from harness.library import LIBRARY, LibraryAbstain, solve_gold
 from harness.library.versions import (ckd_epi, coefficient_calculator, framingham_atp3, implemented_versions,
                                       ldl_friedewald, ldl_sampson, library_reference, mdrd, meld_3, meld_na,
                                       prevent_ascvd, solve_gold_versioned, versioned_calculator)
@@ -153,7 +154,7 @@ def test_benchmark_versions_equal_the_library_and_literal(dataset):
         ds = load_dataset(dataset)
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"{dataset} not available: {exc}")
-    conv = convention_for_dataset(ds)
+    conv = default_convention(ds).convention
     checked = 0
     for case in ds.cases:
         cid = case.calculator_id
@@ -165,7 +166,7 @@ def test_benchmark_versions_equal_the_library_and_literal(dataset):
             assert value == solve_gold(case, convention=conv), case.case_id
             assert solve_gold_versioned(case, None, convention=conv)[0] == value
         else:
-            assert value == pytest.approx(literal_compute(cid, case.entities), rel=1e-12), case.case_id
+            assert value == pytest.approx(literal_compute(cid, case.entities, conv), rel=1e-12), case.case_id
         checked += 1
     assert checked >= 10
 
@@ -173,7 +174,7 @@ def test_benchmark_versions_equal_the_library_and_literal(dataset):
 def test_versioned_gold_solve_and_provenance():
     ds = load_dataset("bundled-test")
     case = next(c for c in ds.cases if c.calculator_id == 9)
-    conv = convention_for_dataset(ds)
+    conv = default_convention(ds).convention
     v0, p0 = solve_gold_versioned(case, {}, convention=conv)
     v1, p1 = solve_gold_versioned(case, {9: "ckd-epi-2021"}, convention=conv)
     assert p0 == {"function": "harness.library.lab.mdrd", "formula_id": 9, "version": "mdrd-2006"}
@@ -192,5 +193,5 @@ def test_library_reference_is_labelled_and_abstains_with_the_missing_variable():
     assert ref["label"] == REFERENCE_LABEL == "library-derived reference"
     assert ref["value"] is None and ref["missing"] == ["sex", "albumin"] and "['sex', 'albumin'] missing" in ref["reason"]
     ldl = next(c for c in ds.cases if c.calculator_id == 44)
-    ref = library_reference(ldl, "sampson-2020", convention=convention_for_dataset(ds))
+    ref = library_reference(ldl, "sampson-2020", convention=default_convention(ds).convention)
     assert ref["value"] is not None and ref["reason"] is None and ref["function"].endswith("ldl_sampson")

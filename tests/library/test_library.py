@@ -10,7 +10,9 @@ import pytest
 
 from harness.data.dataset import DatasetError, load_dataset
 from harness.library import (IMPLEMENTED, LIBRARY, LIBRARY_IDS, Calculator, LibraryAbstain,
-                             convention_for_dataset, solve_gold, units)
+                             solve_gold, units)
+from harness.core import units as core_units
+from harness.data.conventions import default_convention
 
 # ---------------------------------------------------------------- datasets
 
@@ -76,13 +78,9 @@ def test_library_membership_matches_the_papers_description(datasets):
         assert calc.output_type == by_id[cid].output_type
 
 
-def test_convention_per_dataset():
-    assert convention_for_dataset("dev") == "medcalc-v1.0"
-    assert convention_for_dataset("bundled-test") == "medcalc-v1.0"
-    assert convention_for_dataset("one-shot") == "exact"
-    assert convention_for_dataset("verified") == "exact"
-    assert convention_for_dataset(load_dataset("bundled-test")) == "medcalc-v1.0"
-    assert convention_for_dataset(load_dataset("one-shot")) == "exact"
+def test_convention_per_dataset_by_content():
+    assert default_convention(load_dataset("bundled-test")).name == "medcalc-v1.0"
+    assert default_convention(load_dataset("one-shot")).name == "exact"
 
 
 # ---------------------------------------------------------------- Gold-Solve: 100% on every row
@@ -97,7 +95,7 @@ def test_gold_solve_is_exact_on_every_row(datasets, dataset, calculator_id):
     cases = [c for c in ds.cases if c.calculator_id == calculator_id]
     if not cases:
         pytest.skip(f"no rows of calculator {calculator_id} in {dataset}")
-    convention = convention_for_dataset(ds)
+    convention = default_convention(ds).convention
     wrong = []
     for case in cases:
         value = solve_gold(case, convention=convention, library=IMPLEMENTED)
@@ -111,7 +109,7 @@ def test_gold_solve_on_the_verified_split(datasets):
     if "verified" not in datasets:
         pytest.skip("Verified test split not cached locally (run `harness data fetch`)")
     ds = datasets["verified"]
-    assert convention_for_dataset(ds) == "exact"
+    assert default_convention(ds).name == "exact"
     mine = [c for c in ds.cases if c.calculator_id in LIBRARY]
     wrong = [(c.case_id, c.entities, solve_gold(c), c.gold_answer) for c in mine
              if not _correct(c, solve_gold(c))]
@@ -123,7 +121,7 @@ def test_gold_solve_counts_per_calculator(datasets, capsys):
     """Prints the per-calculator row counts Gold-Solve answers correctly (visible with -s or -rA)."""
     lines = []
     for name, ds in datasets.items():
-        conv = convention_for_dataset(ds)
+        conv = default_convention(ds).convention
         ok, total = Counter(), Counter()
         for case in ds.cases:
             if case.calculator_id in LIBRARY:
@@ -136,9 +134,10 @@ def test_gold_solve_counts_per_calculator(datasets, capsys):
         print("\nGold-Solve (22-calculator library):\n  " + "\n  ".join(lines))
 
 
-def test_v1_rounding_convention_is_needed_only_for_molar_unit_rows(datasets):
-    """On v1.0 rows, the exact conversions miss only rows whose gold variables carry mmol/L or
-    µmol/L values converted to mass units; the v1.0 convention gets those right."""
+def test_v1_convention_is_needed_only_for_molar_unit_rows_and_short_cycles(datasets):
+    """On v1.0 rows, the exact (Verified) convention misses only rows whose gold variables carry mmol/L or
+    µmol/L values converted to mass units, and the due dates of cycles shorter than 28 days (v1.0 adds
+    |cycle - 28|, Verified subtracts); the v1.0 convention gets those right."""
     if "dev" not in datasets:
         pytest.skip("MedCalc-Bench dev file absent (shared_data_dir)")
     exact_misses = []
@@ -149,6 +148,10 @@ def test_v1_rounding_convention_is_needed_only_for_molar_unit_rows(datasets):
             exact_misses.append(case)
     assert exact_misses, "expected v1.0 rows that depend on the stepwise-rounded conversion"
     for case in exact_misses:
+        assert _correct(case, solve_gold(case, convention="medcalc-v1.0", library=IMPLEMENTED))
+        if case.calculator_id == 13:
+            assert case.entities["cycle length"] < 28, (case.case_id, case.entities)
+            continue
         units_used = {str(v[1]).lower() for v in case.entities.values() if isinstance(v, list)}
         assert units_used & {"mmol/l", "µmol/l"}, (case.case_id, case.entities)
         assert _correct(case, solve_gold(case, convention="medcalc-v1.0", library=IMPLEMENTED))
@@ -164,82 +167,25 @@ def test_solve_gold_abstains_outside_the_library(datasets):
         assert exc.value.calculator_id == case.calculator_id
 
 
-# ---------------------------------------------------------------- unit conversions
-
-
-@pytest.mark.parametrize("value,unit,kg", [(70, "kg", 70), (2180, "g", 2.18), (142, "lbs", 64.410064),
-                                          (30, "lb", 13.60776), (16, "oz", 0.453592)])
-def test_weight_conversion(value, unit, kg):
-    assert units.weight_kg(value, unit) == pytest.approx(kg, rel=1e-6)
-
-
-@pytest.mark.parametrize("value,unit,cm", [(175, "cm", 175), (1.99, "m", 199), (72, "in", 182.88),
-                                          (6, "ft", 182.88), (1750, "mm", 175)])
-def test_height_conversion(value, unit, cm):
-    assert units.height_cm(value, unit) == pytest.approx(cm)
-
-
-def test_compound_height_and_age_in_months():
+def test_compound_height():
     calc = LIBRARY[10]
     args = calc.from_entities({"sex": "Male", "height": [5, "ft", 10, "in"]})
     assert args["height"] == pytest.approx(177.8)
-    assert units.age_years(17, "months") == pytest.approx(17 / 12)
 
 
-@pytest.mark.parametrize("compound,value,unit,target,expected", [
-    ("creatinine", 88.4, "µmol/L", "mg/dL", 88.4 * 113.12 / 1e4),
-    ("creatinine", 88.4, "μmol/L", "mg/dL", 88.4 * 113.12 / 1e4),       # greek mu spelling
-    ("glucose", 10.0, "mmol/L", "mg/dL", 180.16),
-    ("calcium", 2.5, "mmol/L", "mg/dL", 10.02),
-    ("calcium", 5.0, "mEq/L", "mmol/L", 2.5),                             # divalent
-    ("sodium", 140, "mEq/L", "mmol/L", 140),
-    ("sodium", 137, "mg/dL", "mmol/L", 1370 / 22.99),
-    ("albumin", 31, "g/L", "g/dL", 3.1),
-    ("cholesterol", 5.0, "mmol/L", "mg/dL", 5.0 * 38.6654),
-    ("triglycerides", 1.0, "mmol/L", "mg/dL", 86.1338),
-])
-def test_concentration_conversion(compound, value, unit, target, expected):
-    assert units.concentration(compound, value, unit, target) == pytest.approx(expected, rel=1e-9)
-
-
-def test_v1_convention_rounds_every_step():
-    """MedCalc-Bench v1.0's worked example: 4.75 mmol/L cholesterol -> 0.005 mol -> 193.3 mg/dL."""
-    with units.conversion_convention("medcalc-v1.0"):
-        assert units.concentration("cholesterol", 4.75, "mmol/L", "mg/dL") == pytest.approx(193.3)
-        assert units.concentration("creatinine", 366, "µmol/L", "mg/dL") == pytest.approx(4.1)
-        assert units.concentration("sodium", 140, "mEq/L", "mmol/L") == 140  # no molar step
-    assert units.concentration("cholesterol", 4.75, "mmol/L", "mg/dL") == pytest.approx(183.66065)
-    with pytest.raises(ValueError):
-        with units.conversion_convention("nonsense"):
-            pass
-
-
-@pytest.mark.parametrize("value,unit,expected", [(150000, "µL", 150), (119000000.0, "L", 0.119),
-                                                 (150, "10^9/L", 150), (150, "K/µL", 150)])
-def test_platelet_conversion(value, unit, expected):
-    assert units.platelets_per_nl(value, unit) == pytest.approx(expected)
-
-
-def test_identity_units_accept_spelling_variants():
-    assert units.blood_pressure_mmhg(120, "mm hg") == 120
-    assert units.blood_pressure_mmhg(120, "mmHg") == 120
-    assert units.interval_ms(400, "msec") == 400
-    assert units.heart_rate_bpm(60, "beats per minute") == 60
-    assert units.insulin_uiu_per_ml(60, "pmol/L") == pytest.approx(10)
-    assert units.bmi_kg_m2(22, "kg/m^2") == 22
-
-
-@pytest.mark.parametrize("func,args", [(units.weight_kg, (70, "stone")), (units.height_cm, (5, "yards")),
-                                       (units.blood_pressure_mmhg, (16, "kPa")),
-                                       (units.platelets_per_nl, (150, "per field"))])
-def test_unknown_unit_raises(func, args):
-    with pytest.raises(units.UnitError):
-        func(*args)
-
-
-def test_albumin_has_no_molar_conversion():
-    with pytest.raises(units.UnitError, match="albumin"):
-        units.concentration("albumin", 0.5, "mmol/L", "g/dL")
+def test_library_uses_the_core_units_module_under_an_explicit_convention():
+    """The library converts through harness.core.units; the convention is an argument, never ambient state."""
+    assert units is core_units
+    calc = LIBRARY[44]  # LDL: cholesterol and triglycerides
+    ents = {"Total cholesterol": [4.75, "mmol/L"], "high-density lipoprotein cholesterol": [50, "mg/dL"],
+            "Triglycerides": [150, "mg/dL"]}
+    exact = calc.from_entities(ents, convention=core_units.EXACT)
+    v1 = calc.from_entities(ents, convention=core_units.MEDCALC_V1)
+    assert exact["total_cholesterol"] == pytest.approx(183.66065)
+    assert v1["total_cholesterol"] == pytest.approx(193.3)
+    assert calc.from_entities(ents)["total_cholesterol"] == exact["total_cholesterol"]  # default: exact
+    with pytest.raises(ValueError, match="unknown unit convention"):
+        calc.from_entities(ents, convention="nonsense")
 
 
 # ---------------------------------------------------------------- formulas on plain values
@@ -315,7 +261,8 @@ def test_parse_extraction_accepts_numbers_strings_and_unit_pairs():
     assert LIBRARY[6].parse_extraction({"weight": "154 lbs", "height": 1.7, "height_unit": "m"}) == {
         "weight": pytest.approx(69.853168), "height": pytest.approx(170.0)}
     dates = LIBRARY[13].parse_extraction({"last_menstrual_date": "2017-01-07", "cycle_length": 30})
-    assert dates == {"last_menstrual_date": dt.date(2017, 1, 7), "cycle_length": 30.0}
+    assert dates == {"last_menstrual_date": dt.date(2017, 1, 7), "cycle_length": 30.0,
+                     "short_cycle": "subtract"}  # the convention's rule (exact: Verified)
 
 
 @pytest.mark.parametrize("obj,variable", [
@@ -340,3 +287,32 @@ def test_invalid_extraction_types_abstain():
     with pytest.raises(LibraryAbstain, match="'last_menstrual_date'"):
         LIBRARY[13].parse_extraction({"last_menstrual_date": "sometime in spring"})
     assert math.isfinite(LIBRARY[6].compute(**LIBRARY[6].parse_extraction({"weight": 70, "height": 170})))
+
+
+def test_due_date_follows_the_convention():
+    """Verified (exact) subtracts 28 - cycle for a short cycle, as the catalogue text; v1.0 adds it."""
+    calc = LIBRARY[13]
+    ents = {"Last menstrual date": "01/01/2020", "cycle length": 24}
+    assert solve_gold_values(calc, ents, "exact") == dt.date(2020, 10, 7) - dt.timedelta(days=4)
+    assert solve_gold_values(calc, ents, "medcalc-v1.0") == dt.date(2020, 10, 7) + dt.timedelta(days=4)
+    long = {"Last menstrual date": "01/01/2020", "cycle length": 30}
+    assert solve_gold_values(calc, long, "exact") == solve_gold_values(calc, long, "medcalc-v1.0") \
+        == dt.date(2020, 10, 9)
+    assert calc.compute(last_menstrual_date=dt.date(2020, 1, 1), cycle_length=24) == dt.date(2020, 10, 3)
+
+
+def test_ckd_epi_reproduces_verified_code_for_men_with_low_creatinine():
+    """Verified's code divides by 0.7 (not 0.9) for a man with creatinine <= 0.9 mg/dL; its gold follows the
+    code, so the exact (Verified) convention does; v1.0 and the published equation use 0.9."""
+    calc = LIBRARY[3]
+    ents = {"sex": "Male", "age": [50, "years"], "creatinine": [0.8, "mg/dL"]}
+    verified = solve_gold_values(calc, ents, "exact")
+    published = solve_gold_values(calc, ents, "medcalc-v1.0")
+    assert verified == pytest.approx(142 * (0.8 / 0.7) ** -0.302 * 0.9938 ** 50)
+    assert published == pytest.approx(142 * (0.8 / 0.9) ** -0.302 * 0.9938 ** 50)
+    high = {"sex": "Male", "age": [50, "years"], "creatinine": [1.2, "mg/dL"]}
+    assert solve_gold_values(calc, high, "exact") == solve_gold_values(calc, high, "medcalc-v1.0")
+
+
+def solve_gold_values(calc, entities, convention):
+    return calc.compute(**calc.from_entities(entities, convention=convention))

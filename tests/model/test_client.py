@@ -1,76 +1,20 @@
 """Model client: request body, seeds, cache, retries and fault paths.
 
-Fault paths (5xx, timeouts, connection errors, 4xx, malformed bodies) use a scripted fake server: a real
-HTTP server on 127.0.0.1 that answers from a script, named so in each test. The real CPU model server
+Fault paths (5xx, timeouts, connection errors, 4xx, malformed bodies) use a scripted fake server
+(tests/fake_model_server.py: a real HTTP server on 127.0.0.1 that answers from a script), named so in each
+test. The real CPU model server
 is exercised in test_client_real_server_* (marker `model`)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from harness.model.client import ModelClient, ModelRequestError, derive_seed, get_profile
+from tests.fake_model_server import FakeModelServer, completion
 
 MSG = [{"role": "system", "content": "s"}, {"role": "user", "content": "What is 2+2?"}]
-
-
-def completion(text="Final answer: 4", finish="stop", model="scripted-model"):
-    return {"id": "x", "object": "chat.completion", "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}
-
-
-class ScriptedServer:
-    """Answers POST /v1/chat/completions from a script of (status, body, delay_s); records requests."""
-
-    def __init__(self, script):
-        self.script = list(script)
-        self.requests: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                status, payload, delay = outer.script.pop(0) if outer.script else (200, completion(), 0)
-                if delay:
-                    time.sleep(delay)
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass
-
-            def do_GET(self):
-                data = json.dumps({"data": [{"id": "scripted-model"}]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def run(coro):
@@ -85,7 +29,7 @@ async def _chat(url, *, cache_dir=None, timeout=5.0, max_retries=3, **kw):
 
 
 def test_request_body_sets_only_temperature_max_tokens_and_profile_scripted_fake_server():
-    with ScriptedServer([]) as srv:
+    with FakeModelServer([]) as srv:
         r, _ = run(_chat(srv.url, temperature=0, max_tokens=64))
     body = srv.requests[0]
     assert set(body) == {"model", "messages", "temperature", "max_tokens", "repeat_penalty"}
@@ -97,7 +41,7 @@ def test_request_body_sets_only_temperature_max_tokens_and_profile_scripted_fake
 
 def test_sampled_call_carries_derived_seed_greedy_does_not_scripted_fake_server():
     seed = derive_seed(42, "2-1", "blind-vote", 3)
-    with ScriptedServer([]) as srv:
+    with FakeModelServer([]) as srv:
         run(_chat(srv.url, temperature=0.7, max_tokens=8, sample_index=3, seed=seed, run_seed=42))
         run(_chat(srv.url, temperature=0, max_tokens=8, seed=seed, run_seed=42))
     assert srv.requests[0]["seed"] == seed and "seed" not in srv.requests[1]
@@ -106,33 +50,33 @@ def test_sampled_call_carries_derived_seed_greedy_does_not_scripted_fake_server(
 
 
 def test_truncated_reply_marked_scripted_fake_server():
-    with ScriptedServer([(200, completion("```python\nanswer = (", finish="length"), 0)]) as srv:
+    with FakeModelServer([(200, completion("```python\nanswer = (", finish="length"), 0)]) as srv:
         r, _ = run(_chat(srv.url, temperature=0, max_tokens=8))
     assert r.truncated and r.finish_reason == "length"
 
 
 def test_retry_on_503_then_success_scripted_fake_server():
-    with ScriptedServer([(503, {"error": "busy"}, 0), (500, {"error": "oops"}, 0)]) as srv:
+    with FakeModelServer([(503, {"error": "busy"}, 0), (500, {"error": "oops"}, 0)]) as srv:
         r, sent = run(_chat(srv.url, temperature=0, max_tokens=8))
     assert r.retries == 2 and sent == 3 and len(srv.requests) == 3 and r.text == "Final answer: 4"
 
 
 def test_no_retry_on_4xx_scripted_fake_server():
-    with ScriptedServer([(400, {"error": "context length exceeded"}, 0)]) as srv:
+    with FakeModelServer([(400, {"error": "context length exceeded"}, 0)]) as srv:
         with pytest.raises(ModelRequestError, match="400.*not retried.*context length"):
             run(_chat(srv.url, temperature=0, max_tokens=8))
     assert len(srv.requests) == 1
 
 
 def test_retries_exhausted_on_5xx_scripted_fake_server():
-    with ScriptedServer([(502, b"bad gateway", 0)] * 5) as srv:
+    with FakeModelServer([(502, b"bad gateway", 0)] * 5) as srv:
         with pytest.raises(ModelRequestError, match="after 3 attempts.*HTTP 502"):
             run(_chat(srv.url, temperature=0, max_tokens=8, max_retries=2))
     assert len(srv.requests) == 3
 
 
 def test_retry_on_timeout_scripted_fake_server():
-    with ScriptedServer([(200, completion("late"), 1.5)]) as srv:
+    with FakeModelServer([(200, completion("late"), 1.5)]) as srv:
         r, sent = run(_chat(srv.url, temperature=0, max_tokens=8, timeout=0.5))
     assert r.retries == 1 and r.text == "Final answer: 4" and sent == 2
 
@@ -146,13 +90,13 @@ def test_retry_on_connection_error_no_server_listening():
 
 
 def test_malformed_body_is_an_error_scripted_fake_server():
-    with ScriptedServer([(200, {"choices": []}, 0)]) as srv:
+    with FakeModelServer([(200, {"choices": []}, 0)]) as srv:
         with pytest.raises(ModelRequestError, match="not a chat completion"):
             run(_chat(srv.url, temperature=0, max_tokens=8))
 
 
 def test_cache_resumed_run_sends_nothing_twice_scripted_fake_server(tmp_path):
-    with ScriptedServer([(200, completion("first"), 0), (200, completion("second"), 0),
+    with FakeModelServer([(200, completion("first"), 0), (200, completion("second"), 0),
                          (200, completion("third"), 0)]) as srv:
         r1, sent1 = run(_chat(srv.url, cache_dir=tmp_path, temperature=0, max_tokens=8, run_seed=42))
         r2, sent2 = run(_chat(srv.url, cache_dir=tmp_path, temperature=0, max_tokens=8, run_seed=42))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.scoring.answer_parsing import final_answer_text, first_date, first_number, first_weeks_days
+from harness.scoring.official import _DATE_IDS, _DECIMAL_IDS, _INTEGER_IDS, _WEEKS_IDS, _branch
 from harness.scoring.scorers import SCORERS, Gold, Score, ScoringError, score_all, score_reply, score_value
 
 CORPUS = Path(__file__).resolve().parent / "reply_corpus.jsonl"
@@ -312,3 +313,15 @@ def test_medcalc_expression_evaluation_is_bounded(expr):
     s = score_reply(json.dumps({"answer": f"str({expr})"}), CRCL, "medcalc")
     assert time.monotonic() - t0 < 1.0
     assert (s.correct, s.code) == (False, "official_error")  # evaluation refused -> N/A -> eval raises
+
+
+def test_calculator_69_follows_the_weeks_days_rule_only():
+    # The official lists name 69 under weeks/days and (unreachably) under integer; the weeks/days rule
+    # is tested first, so it is the only one that applies (evidence in harness/scoring/official.py).
+    assert _branch(GEST) == "weeks_days"
+    assert 69 in _WEEKS_IDS and 69 not in _INTEGER_IDS | _DECIMAL_IDS | _DATE_IDS
+    # "(3, 4)" is the gold pair under the weeks/days rule; the integer rule would read the comma list
+    # "3, 4" as a count of 2 and score it wrong.
+    assert score_reply('{"answer": "(3, 4)"}', GEST, "medcalc").correct is True
+    assert score_reply('{"answer": "(3, 4)"}', Gold("integer", "2", "2", "2", 4, "4-x"), "medcalc").correct is True
+    assert score_reply('{"answer": "(3, 4)"}', Gold("integer", "34", "34", "34", 4, "4-y"), "medcalc").correct is False

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import math
 import random
+import re
 
 import numpy as np
 import pytest
 
-from harness.scoring.scorers import _OFF_SUBSTITUTIONS, SCORERS, Gold, Score, _official_expression, score_reply
+from harness.scoring import answer_parsing, official
+from harness.scoring.official import OFFICIAL_SUBSTITUTIONS, official_expression
+from harness.scoring.scorers import SCORERS, Gold, Score, score_reply
+from tests.scoring.adversarial_replies import adversarial_replies
 
 GOLDS = [
     Gold("decimal", "25.238", "23.9761", "26.4999", 2, "2-1"),
@@ -42,10 +46,10 @@ def _replies(rng: random.Random) -> list[str]:
     return out
 
 
-# 100 kB replies. Not for gestational age: the paper scorer's (weeks, days) reader is quadratic in the
-# reply length (about 25 s on 150 kB), and the official integer rule's list regex is quadratic in the
-# length of a digit run; speed problems left for a benchmark, not crashes.
-HUGE = ["7 " * 25_000 + '{"answer": "' + "ab8 " * 12_500 + '"}', "Final answer: " + "x9. " * 25_000]
+# 100 kB replies, for every output type; these took minutes before the readers were made linear
+# (scripts/bench_scoring.py times them: make bench-scoring). Junk, so every verdict is "wrong".
+HUGE = ["7 " * 25_000 + '{"answer": "' + "ab8 " * 12_500 + '"}', "Final answer: " + "x9. " * 25_000,
+        *adversarial_replies().values()]
 
 
 @pytest.mark.parametrize("scorer", sorted(SCORERS))
@@ -55,9 +59,46 @@ def test_no_scorer_raises_on_any_reply(scorer):
         for reply in _replies(rng):
             s = score_reply(reply, gold, scorer)
             assert isinstance(s, Score) and isinstance(s.correct, bool), reply[:80]
-        if gold.kind != "weeks_days":
-            for reply in HUGE:
-                assert isinstance(score_reply(reply, gold, scorer).correct, bool)
+        for reply in HUGE:
+            s = score_reply(reply, gold, scorer)
+            assert isinstance(s, Score) and s.correct is False, (reply[:40], gold.case_id, s.reason)
+
+
+def _random_texts(rng: random.Random, count: int) -> list[str]:
+    pieces = ["7", "12", "0", "-", ".", ",", ", ", " ", "  ", "\n", "%", "(", ")", "[", "]", "'", '"', "}", "{",
+              "weeks", "week", "days", "day", " out of ", "mL/min/1.73", "str(", 'answer": ', 'Answer":', "x", "+",
+              "w", "d", "wk", "and ", "\u0663"]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(count)]
+
+
+def test_linear_official_patterns_match_the_official_ones():
+    # The official regexes, as written in the official code, against the linear rewrites that run.
+    rng = random.Random(5)
+    texts = _random_texts(rng, 6000) + ["7" * 300, "1." * 150, "7" + " " * 200 + "x", '{"answer": ' * 30,
+                                        "str(" * 40, 'answer": x}\nanswer":\n 5}', "str(1\n2) str(3)"]
+    pairs = [("weeks", official._OFF_WEEKS), ("out_of", official._OFF_OUT_OF), ("list", official._OFF_LIST),
+             ("percent", official._OFF_PERCENT), ("egfr", official._OFF_EGFR)]
+    for text in texts:
+        for name, fast in pairs:
+            slow = re.compile(official.OFFICIAL_PATTERNS[name])
+            a, b = slow.search(text), fast.search(text)
+            assert (a and (a.span(), a.groups())) == (b and (b.span(), b.groups())), (name, text)
+            if name == "percent":  # the one used with findall (the others with search, as officially)
+                assert slow.findall(text) == fast.findall(text), (name, text)
+        assert official._answer_fields(text) == re.findall(official.OFFICIAL_PATTERNS["answer"], text), text
+        m = re.search(official.OFFICIAL_PATTERNS["expr"], text)
+        assert official._expr_body(text) == (m.group(1) if m else None), text
+
+
+def test_atomic_paper_readers_match_their_backtracking_forms():
+    # The gestational-age readers use atomic groups; the same patterns with plain groups are the reference.
+    rng = random.Random(6)
+    texts = _random_texts(rng, 6000) + ["7" * 300, "(7" + " " * 200 + "x", "1 weeks" + " " * 200 + "x"]
+    for fast in (*answer_parsing._PAIR_FORMS, answer_parsing._WEEKS_ONLY, answer_parsing._DAYS_ONLY):
+        slow = re.compile(fast.pattern.replace("(?>", "(?:"), fast.flags)
+        for text in texts:
+            a, b = slow.search(text), fast.search(text)
+            assert (a and (a.span(), a.groups())) == (b and (b.span(), b.groups())), (fast.pattern, text)
 
 
 def test_float_overflow_is_incorrect_not_a_crash():
@@ -73,7 +114,7 @@ OFFICIAL_SCOPE = {"min": min, "pow": pow, "round": round, "abs": abs, "int": int
 
 
 def _official(expr: str):
-    for old, new in _OFF_SUBSTITUTIONS:   # the official text substitutions (every letter "g" deleted, ...)
+    for old, new in OFFICIAL_SUBSTITUTIONS:   # the official text substitutions (every letter "g" deleted, ...)
         expr = expr.replace(old, new)
     try:
         with np.errstate(all="ignore"):
@@ -96,7 +137,7 @@ EXPRESSIONS = [
 
 @pytest.mark.parametrize("expr", EXPRESSIONS)
 def test_expression_evaluator_agrees_with_official_eval(expr):
-    want, got = _official(expr), _official_expression(expr)
+    want, got = _official(expr), official_expression(expr)
     if isinstance(want, str):
         assert got == "N/A", (expr, got)
     else:
@@ -105,7 +146,7 @@ def test_expression_evaluator_agrees_with_official_eval(expr):
 
 def test_np_power_of_an_integer_to_a_negative_integer_follows_numpy():
     assert _official("np.power(2, -1)") == "N/A"          # numpy raises ValueError
-    assert _official_expression("np.power(2, -1)") == "N/A"
+    assert official_expression("np.power(2, -1)") == "N/A"
     gold = Gold("decimal", "0.5", "0.475", "0.525", 2, "2-x")
     assert score_reply('{"answer": "str(np.power(2, -1))"}', gold, "medcalc").correct is False
     assert score_reply('{"answer": "str(np.power(2.0, -1))"}', gold, "medcalc").correct is True

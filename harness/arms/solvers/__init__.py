@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
+from harness.core.units import EXACT, Convention
 from harness.arms import prompts
 from harness.model.client import ChatResult, derive_seed
 from harness.arms.solvers.tree import TreeAbstain, solve_reply as solve_tree_reply
@@ -53,6 +54,7 @@ class Context:
     one_shot: list = field(default_factory=list)
     dataset: Any = None
     chats: list[ChatResult] = field(default_factory=list)
+    convention: Convention = EXACT   # the unit convention in force (harness.data.conventions.resolve_convention)
 
     async def chat(self, messages: list[dict], *, temperature: float, max_tokens: int,
                    sample_index: int = 0) -> ChatResult:
@@ -241,7 +243,7 @@ async def _extract_and_compute(ctx: Context, calc) -> Solution:
     if obj is None:
         return Solution(outcome=ABSTAINED, reason="the extraction reply holds no JSON object")
     try:
-        values = calc.parse_extraction(obj)
+        values = calc.parse_extraction(obj, convention=ctx.convention)
         value = calc.compute(**values)
         answer, kind = to_json_value(value)
     except Exception as exc:  # noqa: BLE001 - any invalid extraction or raising function abstains (paper)
@@ -265,8 +267,8 @@ async def solve_extract_library(ctx: Context) -> Solution:
 async def solve_gold_library(ctx: Context) -> Solution:
     """Gold-Solve library: the hand-written function (at the arm's formula version) on the gold
     variables; no model."""
-    from harness.library import LibraryAbstain, convention_for_dataset, solve_gold
-    convention = convention_for_dataset(ctx.dataset) if ctx.dataset is not None else "exact"
+    from harness.library import LibraryAbstain, solve_gold
+    convention = ctx.convention
     detail = {}
     try:
         if ctx.arm.formula_versions:

@@ -113,7 +113,7 @@ def check_k_m(k: int, m: int) -> None:
 
 async def _router_library(ctx: Context) -> tuple[Solution | None, dict]:
     """The library step: (an answering Solution or None to fall through, its provenance)."""
-    from harness.library import LibraryAbstain, convention_for_dataset
+    from harness.library import LibraryAbstain
     from harness.library.versions import versioned_calculator
     cid = ctx.case.calculator_id
     try:
@@ -122,9 +122,9 @@ async def _router_library(ctx: Context) -> tuple[Solution | None, dict]:
         return None, {"used": False, "reason": str(exc)}
     info = {"used": True, **prov, "mode": ctx.arm.router_library}
     if ctx.arm.router_library == "gold":
-        convention = convention_for_dataset(ctx.dataset) if ctx.dataset is not None else "exact"
         try:
-            answer, kind = to_json_value(calc.compute(**calc.from_entities(ctx.case.entities, convention=convention)))
+            answer, kind = to_json_value(calc.compute(**calc.from_entities(ctx.case.entities,
+                                                                           convention=ctx.convention)))
         except (LibraryAbstain, ValueError) as exc:
             return None, {**info, "answered": False, "reason": str(exc)}
         return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind), {**info, "answered": True}

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import os
 from collections import defaultdict
 from pathlib import Path
 
+from harness.core.canonical_json import json_file_text
 from harness.data.dataset import COLUMNS
 
 
@@ -65,5 +65,6 @@ def build_rehearsal_set(source: str | os.PathLike, out_csv: str | os.PathLike, p
         "calculators_with_reuse": {str(c): {"dev_rows": n, "reused": per_calculator - n} for c, n in sorted(short.items())},
         "rows": provenance,
     }
-    Path(str(out_csv) + ".manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    Path(str(out_csv) + ".manifest.json").write_text(json_file_text(manifest, indent=1, sort_keys=False),
+                                                     encoding="utf-8")
     return manifest

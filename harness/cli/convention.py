@@ -1,0 +1,25 @@
+"""The `--convention` option every command that solves or scores takes, and how the CLI says which applies."""
+from __future__ import annotations
+
+import click
+
+from harness.data.conventions import ConventionChoice, convention_names, resolve_convention
+
+HELP = ("Unit convention for gold variables, extractions and library references: exact (plain arithmetic, "
+        "MedCalc-Bench Verified) or medcalc-v1.0 (v1.0's stepwise-rounded conversions). Default: by the dataset's "
+        "content sha256 (a known v1.0 file -> medcalc-v1.0), else exact; never by file name.")
+
+
+def convention_option(fn):
+    """Click decorator: ``--convention exact|medcalc-v1.0`` (passed as ``convention``, None when not given)."""
+    return click.option("--convention", "convention", default=None, type=click.Choice(convention_names()),
+                        help=HELP)(fn)
+
+
+def announce(dataset, option: str | None, *, quiet: bool = False) -> ConventionChoice:
+    """Resolve the convention for ``dataset`` and say on stdout which applies and why (``quiet``: the caller
+    reports it itself, e.g. in its JSON)."""
+    choice = resolve_convention(dataset, option)
+    if not quiet:
+        click.echo(f"{getattr(dataset, 'name', dataset)}: {choice.describe()}")
+    return choice

@@ -1,0 +1,111 @@
+"""`--convention` on the commands that solve or score: the CLI says which convention applies and why, a v1.0
+file under a neutral name gets v1.0 by content, an unknown file gets exact, an explicit option wins, the run
+manifest and arm config record it, and a resumed run under another convention is refused."""
+from __future__ import annotations
+
+import json
+import shutil
+
+from click.testing import CliRunner
+
+from harness.arms.registry import get_arm
+from harness.cli import main
+from harness.core.paths import REPO_ROOT
+
+SLICE = REPO_ROOT / "harness" / "data" / "test_slice.csv"
+
+
+def _invoke(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _gold_rows(out):
+    rows = [json.loads(x) for p in sorted(out.glob("library/gold-lib/seed*.jsonl"))
+            for x in p.read_text(encoding="utf-8").splitlines()]
+    return rows
+
+
+def _manifests(out):
+    return [json.loads(p.read_text()) for p in sorted(out.glob("manifest-*.json"))]
+
+
+def test_run_under_a_neutral_name_uses_v1_by_content_and_records_it(tmp_path):
+    """The issue's reproduction: the same v1.0 rows under a neutral file name. Gold-Solve on the whole slice
+    is right on every covered row, the CLI says why, and the manifest records the convention."""
+    neutral = tmp_path / "cases.csv"
+    shutil.copyfile(SLICE, neutral)
+    out = tmp_path / "res"
+    r = _invoke("run", "--arm", "gold-lib", "--dataset", str(neutral), "--seeds", "42", "--out", str(out),
+                "--no-progress")
+    assert r.exit_code == 0, r.output
+    assert "unit convention: medcalc-v1.0 (dataset content sha256 d653fe0b8328... is MedCalc-Bench v1.0" in r.output
+    rows = _gold_rows(out)
+    answered = [x for x in rows if x["outcome"] == "answered"]
+    assert len(answered) == 44 and all(x["correct"] for x in answered)
+    (m,) = _manifests(out)
+    assert m["convention"]["name"] == "medcalc-v1.0" and m["convention"]["source"] == "dataset"
+    # the dataset's own convention leaves the arm config (and so every record key) as it always was
+    assert "convention" not in m["arms"]["gold-lib"]
+    assert m["arm_config_hashes"]["gold-lib"] == get_arm("gold-lib").config_hash()
+
+
+def test_committed_gold_solve_keys_stay_valid():
+    """results/gold-solve was made before the option existed: its arm config hash is today's default one."""
+    (m,) = [json.loads(p.read_text()) for p in (REPO_ROOT / "results" / "gold-solve").glob("manifest-*.json")]
+    assert m["arm_config_hashes"]["gold-lib"] == get_arm("gold-lib").config_hash()
+
+
+def test_resumed_run_under_another_convention_is_refused(tmp_path):
+    out = tmp_path / "res"
+    first = _invoke("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--out", str(out),
+                    "--no-progress", "--limit", "6")
+    assert first.exit_code == 0, first.output
+    before = sorted(p.read_bytes() for p in out.glob("library/gold-lib/seed*.jsonl"))
+    second = _invoke("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--out", str(out),
+                     "--no-progress", "--limit", "6", "--convention", "exact")
+    assert second.exit_code != 0
+    assert "made under unit convention 'medcalc-v1.0'" in second.output
+    assert "cannot mix conventions" in second.output and "--convention medcalc-v1.0" in second.output
+    assert sorted(p.read_bytes() for p in out.glob("library/gold-lib/seed*.jsonl")) == before  # nothing written
+    # the explicit option matching the directory's convention resumes (nothing new to do)
+    again = _invoke("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--out", str(out),
+                    "--no-progress", "--limit", "6", "--convention", "medcalc-v1.0")
+    assert again.exit_code == 0 and "0 new, 6 resumed" in again.output
+
+
+def test_explicit_option_wins_and_changes_the_arm_config(tmp_path):
+    out = tmp_path / "res"
+    r = _invoke("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--out", str(out),
+                "--no-progress", "--convention", "exact", "--calculator", "44")
+    assert r.exit_code == 0, r.output
+    assert "unit convention: exact (--convention exact; the dataset's own would be medcalc-v1.0)" in r.output
+    (m,) = _manifests(out)
+    assert m["arms"]["gold-lib"]["convention"] == "exact"
+    assert m["arm_config_hashes"]["gold-lib"] != get_arm("gold-lib").config_hash()
+    # LDL row 44-513 has cholesterol in mmol/L: exact arithmetic misses v1.0's gold, as documented
+    rows = {x["case_id"]: x for x in _gold_rows(out)}
+    assert rows["44-513"]["correct"] is False
+    score = _invoke("score", "--results", str(out), "--convention", "medcalc-v1.0")
+    assert score.exit_code == 1 and "not --convention medcalc-v1.0" in score.output
+    assert _invoke("score", "--results", str(out), "--convention", "exact").exit_code == 0
+
+
+def test_unknown_file_gets_exact_and_the_cli_says_so(tmp_path):
+    text = SLICE.read_text(encoding="utf-8")
+    edited = tmp_path / "test_dev_v1.0.csv"     # a v1.0 file name, content the kit does not know
+    edited.write_text(text.replace("\n", "\r\n", 1), encoding="utf-8")
+    r = _invoke("formulas", "check", "--dataset", str(edited))
+    assert "unit convention: exact (dataset content sha256" in r.output
+    assert "is not a file the kit knows; exact arithmetic" in r.output
+    j = CliRunner().invoke(main, ["formulas", "check", "--dataset", str(edited), "--json",
+                                  "--convention", "medcalc-v1.0"])
+    (rep,) = json.loads(j.stdout)
+    assert rep["convention"]["name"] == "medcalc-v1.0" and rep["convention"]["source"] == "option"
+
+
+def test_every_solving_or_scoring_command_takes_the_option():
+    for args in (["run"], ["score"], ["formulas", "check"], ["verify"], ["serve", "reproduce"],
+                 ["serve", "plan"]):
+        r = CliRunner().invoke(main, [*args, "--help"])
+        assert r.exit_code == 0, (args, r.output)
+        assert "--convention [exact|medcalc-v1.0]" in r.output, args
