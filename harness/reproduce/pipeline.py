@@ -33,7 +33,7 @@ from typing import Callable
 from harness.analysis.report import write_outputs
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
 from harness.analysis.stats_payload import stats_payload
-from harness.analysis.tables import analyse
+from harness.analysis.analysis_step import analyse
 from harness.core.canonical_json import json_file_text
 from harness.arms.registry import ARMS, EXTENSION_ARMS, Arm
 from harness.run.session import CaseSelectionError, apply_convention, pick_cases, run_session
