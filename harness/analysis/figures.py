@@ -21,10 +21,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from harness.analysis.stats.labels import arm_label  # noqa: E402
+from harness.analysis.analysis_step import Analysis  # noqa: E402
+from harness.analysis.stats.labels import arm_label, model_label  # noqa: E402
 from harness.arms.registry import ladder  # noqa: E402
 from harness.analysis.stats.paired import accuracy  # noqa: E402
-from harness.analysis.router_report import MATCHED, curves, full_records, router_records  # noqa: E402
+from harness.analysis.router_report import MATCHED, curves, matched_records, router_records  # noqa: E402
 from harness.analysis.stats.risk_coverage import single_arm_point  # noqa: E402
 
 PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
@@ -42,10 +43,8 @@ def _save(fig, out_dir: Path, stem: str) -> list[Path]:
     return [png, pdf]
 
 
-def figure_coverage(an, out_dir: Path) -> list[Path]:
+def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
     """Figure 2: coverage bound against full-set accuracy for a library of k calculators."""
-    from harness.analysis.tables import model_label
-
     d = an.data
     n_calc = len(d.calculators)
     sizes = d.cluster_sizes
@@ -58,16 +57,14 @@ def figure_coverage(an, out_dir: Path) -> list[Path]:
             top = 100 * np.concatenate([[0], np.cumsum(np.sort(sizes)[::-1])]) / d.n_cases
             ax.plot(k, top, color="0.6", lw=0.8, ls="--", label="bound, largest calculators first")
         ax.fill_between(k, 0, mean_line, color="0.92", lw=0)
-        lib_k = None if an.library is None else int(np.sum(np.isin(d.calculators, sorted(an.library))))
+        lib_k = int(np.sum(np.isin(d.calculators, sorted(an.library))))
         for i, m in enumerate(d.models):
             color = COLORS[i % len(COLORS)]
             for arm, marker in (("gold-lib", "s"), ("extract-lib", "^")):
                 acc = accuracy(d, m, arm)
                 if acc is None:
                     continue
-                kk = lib_k if lib_k is not None else int(len(set(d.calculator_ids[
-                    np.any(d.outcome_block(m, arm) == 0, axis=0)].tolist())))
-                ax.plot([kk], [acc["mean"]], marker=marker, color=color, ls="none", ms=6,
+                ax.plot([lib_k], [acc["mean"]], marker=marker, color=color, ls="none", ms=6,
                         label=f"{arm_label(arm, short=True)} {model_label(m)}")
             acc = accuracy(d, m, "program-solve")
             if acc is not None:
@@ -83,10 +80,8 @@ def figure_coverage(an, out_dir: Path) -> list[Path]:
         return _save(fig, out_dir, "fig2-coverage")
 
 
-def figure_accuracy(an, out_dir: Path) -> list[Path]:
+def figure_accuracy(an: Analysis, out_dir: Path) -> list[Path]:
     """Figure 1b: full-set accuracy of the ladder arms by model; the blind arm drawn open."""
-    from harness.analysis.tables import model_label
-
     d = an.data
     arms = [a for a in ladder() if any(d.has(m, a) for m in d.models)]  # the bars are the ladder's arms
     with plt.rc_context(STYLE):
@@ -118,12 +113,10 @@ def figure_accuracy(an, out_dir: Path) -> list[Path]:
         return _save(fig, out_dir, "fig1b-accuracy")
 
 
-def figure_risk_coverage(an, out_dir: Path) -> list[Path]:
+def figure_risk_coverage(an: Analysis, out_dir: Path) -> list[Path]:
     """Accuracy on answered rows against coverage, with cluster bands, per model and router arm."""
     if not router_records(an):
         return []
-    from harness.analysis.tables import model_label
-
     crvs = curves(an)
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(5.2, 3.6))
@@ -141,7 +134,7 @@ def figure_risk_coverage(an, out_dir: Path) -> list[Path]:
                 if not np.isnan(y):
                     ax.annotate(p.label.replace("library only", "lib"), (x, y), fontsize=6, color=color,
                                 xytext=(3, 3), textcoords="offset points")
-            matched = [r for r in full_records(an) if r["model"] == c.model and r["arm"] == MATCHED[c.arm]]
+            matched = matched_records(an, c)
             if matched:
                 e = single_arm_point(matched, MATCHED[c.arm])
                 ax.plot([100 * e["coverage"]], [100 * e["accuracy"]], marker="x", color=color, ls="none", ms=6,
@@ -157,6 +150,6 @@ def figure_risk_coverage(an, out_dir: Path) -> list[Path]:
 
 
 
-def build_figures(an, out_dir) -> list[Path]:
+def build_figures(an: Analysis, out_dir) -> list[Path]:
     out_dir = Path(out_dir)
     return figure_coverage(an, out_dir) + figure_accuracy(an, out_dir) + figure_risk_coverage(an, out_dir)

@@ -14,7 +14,10 @@ from pathlib import Path
 
 from harness.analysis.figures import build_figures
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
-from harness.analysis.tables import Analysis, analyse, build_tables, model_label, write_tables
+from harness.analysis.analysis_step import Analysis, analyse
+from harness.analysis.stats.labels import model_label
+from harness.analysis.table_format import Table
+from harness.analysis.tables import build_tables, write_tables
 
 CSS = """
 body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222;font-size:14px}
@@ -82,7 +85,7 @@ def _about_html(root: Path) -> list[str]:
     return [f'<p class="about">{html.escape(text)}</p>']
 
 
-def render_report(an, tables, omitted: dict, figures: list[Path], results_dir) -> str:
+def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: list[Path], results_dir) -> str:
     """The report page as one HTML string."""
     root = Path(results_dir)
     d, r = an.data, an.resampler.describe()

@@ -20,38 +20,22 @@ tables and their index stay byte-identical.
 """
 from __future__ import annotations
 
-
-
+from harness.analysis.analysis_step import Analysis
 from harness.analysis.stats.families import Comparison
-from harness.analysis.stats.risk_coverage import ROUTER_ARMS, curve, level_rows
+from harness.analysis.stats.risk_coverage import ROUTER_ARMS, Curve, curve, level_rows
 
 MATCHED = {"routed-gold": "program-solve", "routed-blind": "blind"}
 GOLD_FIRST = "hybrid:gold-first+program-solve"
 
 
-def router_records(an) -> list[dict]:
+def router_records(an: Analysis) -> list[dict]:
     """Router records of the analysed dataset (full records: the route provenance is needed)."""
-    return [r for r in full_records(an) if r.get("arm") in ROUTER_ARMS]
+    return an.records(*ROUTER_ARMS)
 
 
-def full_records(an) -> list[dict]:
-    from harness.run.store import iter_located_records
-
-    if getattr(an, "results_dir", None) is None:
-        return []
-    cached = getattr(an, "_full_records", None)
-    if cached is None:
-        from harness.analysis.stats.arrays import _dataset_of
-
-        keep = set(an.data.case_ids)
-        by: dict[str, list[dict]] = {}
-        for _, _, r in iter_located_records(an.results_dir):
-            if r.get("case_id") in keep:
-                by.setdefault(_dataset_of(r), []).append(r)
-        # the analysed dataset: the one whose records cover the analysed cases most
-        cached = by[max(by, key=lambda k: (len(by[k]), k))] if by else []
-        an._full_records = cached
-    return cached
+def matched_records(an: Analysis, c: Curve) -> list[dict]:
+    """The full records of the single-program arm a router curve is compared with (its program-only end)."""
+    return [r for r in an.records(MATCHED[c.arm]) if r["model"] == c.model]
 
 
 def router_comparisons(arms) -> tuple[Comparison, ...]:
@@ -64,16 +48,16 @@ def router_comparisons(arms) -> tuple[Comparison, ...]:
     return tuple(out)
 
 
-def curves(an) -> list:
+def curves(an: Analysis) -> list[Curve]:
     rows = level_rows(router_records(an))
     return [curve(rows[key], resampler=None, draws=an.resampler.draws, seed=an.resampler.seed)
             for key in sorted(rows)]
 
 
-def default_m(an, c) -> int:
+def default_m(an: Analysis, c: Curve) -> int:
     ms = {int(r["detail"]["router"]["m"]) for r in router_records(an)
           if r["model"] == c.model and r["arm"] == c.arm}
     return ms.pop() if len(ms) == 1 else max(ms)
 
 
-__all__ = ["router_records", "full_records", "router_comparisons", "curves", "default_m", "MATCHED", "GOLD_FIRST"]
+__all__ = ["router_records", "matched_records", "router_comparisons", "curves", "default_m", "MATCHED", "GOLD_FIRST"]

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from harness.analysis.analysis_step import Analysis
 from harness.analysis.stats.paired import MCNEMAR_OUTCOME, accuracy
 
 
@@ -12,14 +15,14 @@ def _clean(value):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]
-    if hasattr(value, "item"):
+    if isinstance(value, (np.generic, np.ndarray)):
         value = value.item()
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
 
 
-def stats_payload(an) -> dict:
+def stats_payload(an: Analysis) -> dict:
     """Everything `harness stats` reports: accuracies, paired gaps, bootstrap settings, notes."""
     d = an.data
     acc = [{"model": m, "arm": a, **accuracy(d, m, a)} for m in d.models for a in d.arms if d.has(m, a)]

@@ -1,241 +1,46 @@
-"""The paper's tables, derived from per-case results only: Table 1, Table 2 and the supplementary
-tables s1-s6, s10-s13, s16, s18, s19 that the results determine.
+"""The paper's tables, formatted from one analysis (harness.analysis.analysis_step): Table 1, Table 2 and
+the supplementary tables s1-s6, s10-s13, s16, s18, s19 that the correctness arrays determine, plus the
+record-reading tables of harness.analysis.tables_supplementary and the router / formula-version tables.
 
-`analyse(results_dir)` loads the results once, adds the hybrids and computes every declared paired
-gap on one shared set of bootstrap draws (fixed seed). Each `table_*` builder turns that analysis
-into a `Table` or returns the reason it cannot (missing arms, seeds or catalogue); `build_all`
-writes every table as Markdown, LaTeX (booktabs) and CSV plus an `index.md` naming what was
-omitted and why. The same results and seed give byte-identical files (`make verify` relies on it).
+Each `table_*` builder turns the analysis into a `Table` (harness.analysis.table_format) or raises `Omit`
+with the reason it cannot (missing arms or seeds); `build_all` writes every table as Markdown, LaTeX
+(booktabs) and CSV plus an `index.md` naming what was omitted and why. The same results and seed give
+byte-identical files (`make verify` relies on it).
 """
 from __future__ import annotations
 
-import csv
-import io
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from harness.core.outcomes import RowOutcome
-from harness.arms.registry import ladder, program_table_arms
-from harness.analysis.stats.arrays import OUTCOME_CODE, CorrectnessArrays, load_arrays
-from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED, Resampler
-from harness.analysis.stats import catalog
+from harness.analysis import tables_supplementary as sup
+from harness.analysis.analysis_step import Analysis, analyse
+from harness.analysis.router_report import (GOLD_FIRST, MATCHED, curves, default_m, matched_records,
+                                            router_comparisons, router_records)
+from harness.analysis.stats.arrays import OUTCOME_CODE
+from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats.catalog import AUDIT_GROUPS, AUDIT_LABELS
-from harness.analysis.stats.families import (
-    BUDGET_VS_VARIABLES, HEADLINE, PRIMARY, SYNTAX, Comparison, arm_label, budget_comparisons,
-    declared_comparisons,
-)
-from harness.analysis.stats.hybrids import HYBRIDS, LIBRARIES, add_hybrids, hybrid_name, library_share
-from harness.analysis.stats.labels import model_label  # re-exported: harness.analysis.tables.model_label
+from harness.analysis.stats.families import BUDGET_VS_VARIABLES, HEADLINE, PRIMARY, SYNTAX, arm_label, budget_comparisons
+from harness.analysis.stats.hybrids import HYBRIDS, LIBRARIES, hybrid_name, library_share
+from harness.analysis.stats.labels import model_label
 from harness.analysis.stats.paired import accuracy, paired_gaps
-from harness.analysis.router_report import (GOLD_FIRST, MATCHED, curves, default_m, full_records, router_comparisons,
-                                            router_records)
 from harness.analysis.stats.risk_coverage import single_arm_point
-
-MINUS = "\u2212"
-SECTION = "__section__"
+from harness.analysis.stats.version_effects import case_rows, summarise
+from harness.analysis.table_format import (MINUS, SECTION, Omit, Table, fmt, fmt_ci, fmt_p, fmt_signed,
+                                           tex_escape)
+from harness.arms.registry import ladder, program_table_arms
+from harness.core.outcomes import RowOutcome
+from harness.data.dataset import load_dataset
+from harness.data.errors import DatasetError
 
 # Table 1 rows: arm -> (formula, variables, executes), as the paper states them.
 LEVER_ARMS = ("blind", "blind-vote", "blind-repair", "blind-repair-vote")
 AUDIT_ARMS = ("open-book", "program-solve", "blind")
 
-
-# ---- table object and renderers -------------------------------------------------------------------
-@dataclass
-class Table:
-    """A rendered-ready table: string cells; a row `[SECTION, text]` is a block heading.
-
-    Cells may carry a superscript as `text^{mark}` (rendered per format)."""
-
-    name: str
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    notes: list[str] = field(default_factory=list)
-    align: str = ""
-
-    def _align(self) -> str:
-        """Explicit alignment, else right for columns whose every cell is numeric-looking."""
-        if self.align:
-            return self.align
-        body = [r for r in self.rows if r[0] != SECTION]
-        numeric = re.compile(r"^([+\-<\[]?\d|n/a$|\u2013$)")
-        return "".join("r" if body and all(numeric.match(r[i]) for r in body) else "l"
-                       for i in range(len(self.columns)))
-
-    def to_markdown(self) -> str:
-        def cell(text: str) -> str:
-            return re.sub(r"\^\{([^}]*)\}", r"^\1", text).replace("|", "\\|")
-
-        spec = {"l": ":---", "r": "---:", "c": ":---:"}
-        out = [f"### {self.name}: {self.title}", "", "| " + " | ".join(cell(c) for c in self.columns) + " |",
-               "| " + " | ".join(spec[a] for a in self._align()) + " |"]
-        for row in self.rows:
-            if row[0] == SECTION:
-                out.append("| " + " | ".join([f"*{cell(row[1])}*"] + [""] * (len(self.columns) - 1)) + " |")
-            else:
-                out.append("| " + " | ".join(cell(c) for c in row) + " |")
-        if self.notes:
-            out += [""] + [f"- {n}" for n in self.notes]
-        return "\n".join(out) + "\n"
-
-    def to_latex(self) -> str:
-        def cell(text: str) -> str:
-            parts = re.split(r"(\^\{[^}]*\})", text)
-            out = []
-            for part in parts:
-                if part.startswith("^{"):
-                    out.append(f"$^{{{tex_escape(part[2:-1])}}}$")
-                else:
-                    out.append(tex_escape(part))
-            return "".join(out)
-
-        n = len(self.columns)
-        # The header's wording is part of the committed tables (byte-for-byte verification): it keeps the name the
-        # generator had when they were written.
-        lines = [f"% {self.name}: {tex_escape(self.title)} (generated by harness.tables; do not edit)",
-                 f"\\begin{{tabular}}{{{self._align()}}}", "\\toprule",
-                 " & ".join(f"\\textbf{{{cell(c)}}}" for c in self.columns) + " \\\\", "\\midrule"]
-        for row in self.rows:
-            if row[0] == SECTION:
-                lines.append(f"\\multicolumn{{{n}}}{{l}}{{\\emph{{{cell(row[1])}}}}} \\\\")
-            else:
-                lines.append(" & ".join(cell(c) for c in row) + " \\\\")
-        lines += ["\\bottomrule", "\\end{tabular}"]
-        lines += [f"% note: {tex_escape(n_)}" for n_ in self.notes]
-        return "\n".join(lines) + "\n"
-
-    def to_csv(self) -> str:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        plain = lambda t: re.sub(r"\^\{([^}]*)\}", r" (\1)", t)  # noqa: E731
-        w.writerow([plain(c) for c in self.columns])
-        for row in self.rows:
-            w.writerow([plain(row[1])] + [""] * (len(self.columns) - 1) if row[0] == SECTION else [plain(c) for c in row])
-        return buf.getvalue()
-
-    def to_html(self) -> str:
-        import html
-
-        def cell(text: str) -> str:
-            return re.sub(r"\^\{([^}]*)\}", r"<sup>\1</sup>", html.escape(text))
-
-        cls = {"l": "l", "r": "r", "c": "c"}
-        al = self._align()
-        out = [f'<div class="wrap"><table class="res" id="{self.name}"><caption><b>{html.escape(self.name)}</b>: '
-               f"{html.escape(self.title)}</caption>", "<thead><tr>"
-               + "".join(f'<th class="{cls[a]}">{cell(c)}</th>' for a, c in zip(al, self.columns)) + "</tr></thead>",
-               "<tbody>"]
-        for row in self.rows:
-            if row[0] == SECTION:
-                out.append(f'<tr class="sec"><td colspan="{len(self.columns)}"><i>{cell(row[1])}</i></td></tr>')
-            else:
-                out.append("<tr>" + "".join(f'<td class="{cls[a]}">{cell(c)}</td>' for a, c in zip(al, row)) + "</tr>")
-        out.append("</tbody></table></div>")
-        if self.notes:
-            out.append('<ul class="notes">' + "".join(f"<li>{html.escape(n)}</li>" for n in self.notes) + "</ul>")
-        return "\n".join(out)
-
-
-_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\u00b1": r"$\pm$",
-        MINUS: "$-$", "\u2212": "$-$"}
-
-
-def tex_escape(text: str) -> str:
-    text = "".join(_TEX.get(ch, ch) for ch in text)
-    return re.sub(r"(?<![\w$])-(?=\d)", "$-$", text)
-
-
-# ---- number formatting ----------------------------------------------------------------------------
-def fmt(x: float, digits: int = 2) -> str:
-    return "n/a" if x is None or np.isnan(x) else f"{x:.{digits}f}"
-
-
-def fmt_signed(x: float) -> str:
-    return "n/a" if np.isnan(x) else f"{x:+.2f}"
-
-
-def fmt_ci(lo: float, hi: float) -> str:
-    return f"[{fmt(lo)}, {fmt(hi)}]"
-
-
-def fmt_p(p: float) -> str:
-    if p is None or np.isnan(p):
-        return "n/a"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-
-
-# ---- the analysis every table reads ---------------------------------------------------------------
-@dataclass
-class Analysis:
-    data: CorrectnessArrays
-    resampler: Resampler
-    gaps: list[dict]
-    notes: list[str]
-    library: set[int] | None
-    audit: dict[int, str] | None
-    hybrids: list[str]
-    results_dir: Path | None = None  # the results root (manifests and records for s8, s14, s15)
-    _records_cache: list | None = None
-
-    def gap(self, model: str, solver: str, reference: str, subset: str = "all") -> dict | None:
-        for row in self.gaps:
-            if (row["model"], row["solver"], row["reference"], row["subset"]) == (model, solver, reference, subset):
-                return row
-        return None
-
-    def impl_mask(self) -> np.ndarray | None:
-        return None if self.library is None else self.data.case_mask(self.library)
-
-    def seeds_note(self) -> str:
-        parts = []
-        for m in self.data.models:
-            seeds = sorted({s for a in self.data.arms_of(m) for s in self.data.seeds_of(m, a)})
-            parts.append(f"{model_label(m)}: seeds {', '.join(map(str, seeds))}")
-        return "; ".join(parts)
-
-
-def audit_comparisons() -> tuple[Comparison, ...]:
-    return tuple(Comparison(c.solver, c.reference, f"audit-{s}", c.access, s)
-                 for s in ("not_replaced", "no_issue") for c in HEADLINE)
-
-
-def analyse(results_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, data: CorrectnessArrays | None = None,
-            dataset: str | None = None) -> Analysis:
-    """Load results (one dataset), add hybrids, compute every declared gap on one shared Resampler."""
-    data = data if data is not None else load_arrays(results_dir, dataset)
-    notes = list(data.notes)
-    hybrids = add_hybrids(data)
-    try:
-        library = catalog.library_calculators()
-    except LookupError as exc:
-        library = None
-        notes.append(f"library calculators unknown ({exc}): Impl. columns and covered-subset rows omitted")
-    try:
-        audit = catalog.audit_groups()
-    except LookupError as exc:
-        audit = None
-        notes.append(f"audit groups unknown ({exc}): tables s10 and s11 omitted")
-    comps = list(declared_comparisons(data.arms))
-    if audit is not None:
-        comps += audit_comparisons()
-    resampler = Resampler(data.cluster, draws=draws, seed=seed)
-    result = paired_gaps(data, comps, resampler)
-    notes += [n for n in result.notes if "has no results" not in n]
-    return Analysis(data, resampler, result.rows, notes, library, audit, hybrids,
-                    Path(results_dir) if results_dir is not None else None)
+__all__ = ["build_all", "build_tables", "write_tables", "extension_tables", "PAPER_TABLES", "BUILDERS"]
 
 
 # ---- builders -----------------------------------------------------------------------------------
-class Omit(Exception):
-    """A table the results cannot determine; the message says why."""
-
-
 def _acc_cell(an: Analysis, model: str, arm: str, cases=None, sd: bool = False) -> str:
     """Mean accuracy over seeds (optionally with seed SD); superscript: cases covered when fewer, 1 for one seed."""
     acc = accuracy(an.data, model, arm, cases)
@@ -269,32 +74,26 @@ def table1(an: Analysis) -> Table:
     cols = ["Arm", "Formula", "Variables", "Executes"]
     models = upper_block_models(an)
     for m in models:
-        if impl is not None:
-            cols.append(f"{model_label(m)} Impl. n={int(impl.sum())}")
+        cols.append(f"{model_label(m)} Impl. n={int(impl.sum())}")
         cols.append(f"{model_label(m)} Full n={d.n_cases}")
     rows = []
     for arm in arms:
         row = [arm_label(arm), *cells[arm]]
         for m in models:
-            if impl is not None:
-                row.append(_acc_cell(an, m, arm, impl))
+            row.append(_acc_cell(an, m, arm, impl))
             row.append(_acc_cell(an, m, arm))
         rows.append(row)
     notes = [f"Accuracy (%), mean over seeds ({an.seeds_note()}). Impl.: cases of the library's calculators; "
              "Full: every case in the results. A superscript gives the cases (or the single seed, 1) when an "
              "arm covers fewer.", *_omitted(an, cells)]
-    if impl is None:
-        notes.append("Impl. columns omitted: the library's calculator list is unavailable.")
     return Table("table1", "Accuracy ladder (Impl. and Full)", cols, rows, notes, "llll" + "r" * (len(cols) - 4))
 
 
 def upper_block_models(an: Analysis) -> list[str]:
     """Table 1's upper block: the paper's main checkpoints when the results hold one, else every model
     (the other checkpoints then go to the lower block, table1-other)."""
-    from harness.analysis.tables_supplementary import MAIN_CHECKPOINTS, other_checkpoints
-
-    if any(m in MAIN_CHECKPOINTS for m in an.data.models):
-        others = set(other_checkpoints(an))
+    if any(m in sup.MAIN_CHECKPOINTS for m in an.data.models):
+        others = set(sup.other_checkpoints(an))
         return [m for m in an.data.models if m not in others]
     return list(an.data.models)
 
@@ -346,8 +145,6 @@ def table_s2(an: Analysis) -> Table:
         raise Omit("fewer than two blind-lever arms ran")
     impl = an.impl_mask()
     notes = ["Accuracy (%), mean over seeds, seed SD in parentheses."]
-    if impl is None:
-        notes.append("Library calculators unknown: every case each arm ran is used, not the covered subset.")
     cols = ["Arm"] + [model_label(m) for m in d.models]
     rows = [[arm_label(a)] + [_acc_cell(an, m, a, impl, sd=True) for m in d.models] for a in arms]
     return Table("s2", "Blind Program-Solve levers on the covered subset", cols, rows, notes + _omitted(an, LEVER_ARMS))
@@ -444,8 +241,6 @@ def table_s6(an: Analysis) -> Table:
 
 
 def table_s10(an: Analysis) -> Table:
-    if an.audit is None:
-        raise Omit("audit groups unavailable from harness.formulas.CATALOGUE")
     d = an.data
     subsets = ("all", "not_replaced", "no_issue")
     sizes = {s: len([c for c in d.calculators if s == "all" or (
@@ -465,8 +260,6 @@ def table_s10(an: Analysis) -> Table:
 
 
 def table_s11(an: Analysis) -> Table:
-    if an.audit is None:
-        raise Omit("audit groups unavailable from harness.formulas.CATALOGUE")
     d = an.data
     masks = {g: d.case_mask([c for c, grp in an.audit.items() if grp == g]) for g in AUDIT_GROUPS}
     cols = ["Model", "Arm"] + [f"{AUDIT_LABELS[g]} ({len(set(d.calculator_ids[masks[g]].tolist()))} calc.)" for g in AUDIT_GROUPS]
@@ -503,20 +296,15 @@ def table_s12(an: Analysis) -> Table:
             oc, c = d.outcome_block(m, a), d.block(m, a)
             full = _breakdown(oc, c, np.ones(d.n_cases, bool))
             row = [model_label(m), arm_label(a)]
-            if impl is not None:
-                for mask in (impl, ~impl):
-                    b = _breakdown(oc, c, mask)
-                    row += [fmt(b.get(k, np.nan)) for k in ("right", "wrong", "none")]
+            for mask in (impl, ~impl):
+                b = _breakdown(oc, c, mask)
+                row += [fmt(b.get(k, np.nan)) for k in ("right", "wrong", "none")]
             row += [fmt(full[k]) for k in ("right", "wrong", "no_output", "exec", "unread")]
             rows.append(row)
-    cols = ["Model", "Arm"]
-    if impl is not None:
-        cols += ["Supp. right", "Supp. wrong", "Supp. none", "Unsupp. right", "Unsupp. wrong", "Unsupp. none"]
-    cols += ["Full right", "Full wrong", "No output", "Executor failure", "Unreadable"]
+    cols = ["Model", "Arm", "Supp. right", "Supp. wrong", "Supp. none", "Unsupp. right", "Unsupp. wrong",
+            "Unsupp. none", "Full right", "Full wrong", "No output", "Executor failure", "Unreadable"]
     notes = ["Percent of case-seed rows, seeds pooled. Supported: the library's calculators. No output: no program "
              "or abstained; executor failure: sandbox rejection, raised error or wrong return kind."]
-    if impl is None:
-        notes.append("Supported/unsupported blocks omitted: the library's calculator list is unavailable.")
     return Table("s12", "Outcome breakdown by library support", cols, rows, notes, "ll" + "r" * (len(cols) - 2))
 
 
@@ -607,15 +395,7 @@ def table_s19(an: Analysis) -> Table:
 
 
 # ---- beyond the paper: router arms and formula versions (harness.analysis.router_report) ------------
-def _fmt(x: float, digits: int = 2) -> str:
-    return fmt(x, digits)
-
-
-def _ci(lo: float, hi: float) -> str:
-    return fmt_ci(lo, hi)
-
-
-def table_s20_router(an, crvs) -> "Table | None":
+def table_s20_router(an: Analysis, crvs: list) -> Table | None:
     if not crvs:
         return None
     gaps = paired_gaps(an.data, router_comparisons(an.data.arms), an.resampler).rows
@@ -626,8 +406,8 @@ def table_s20_router(an, crvs) -> "Table | None":
         acc = accuracy(an.data, c.model, c.arm)
         total = sum(c.routes.values())
         shares = " / ".join(f"{100 * c.routes[r] / total:.1f}" for r in ("library", "programs", "abstain"))
-        rows.append([model_label(c.model), arm_label(c.arm), _fmt(100 * point.coverage), _fmt(100 * point.accuracy),
-                     _fmt(acc["mean"]) if acc else "\u2013", shares,
+        rows.append([model_label(c.model), arm_label(c.arm), fmt(100 * point.coverage), fmt(100 * point.accuracy),
+                     fmt(acc["mean"]) if acc else "\u2013", shares,
                      _gap_cell(gap.get((c.model, c.arm, MATCHED[c.arm]))),
                      _gap_cell(gap.get((c.model, c.arm, GOLD_FIRST)))])
     notes = ["Coverage: % of case-seed rows answered; Acc. answered: % correct among them; Full acc.: abstentions "
@@ -641,21 +421,21 @@ def table_s20_router(an, crvs) -> "Table | None":
                   "Gap vs Gold-first"], rows, notes, "ll" + "r" * 6)
 
 
-def table_s21_risk_coverage(an, crvs) -> "Table | None":
+def table_s21_risk_coverage(an: Analysis, crvs: list) -> Table | None:
     if not crvs:
         return None
     rows = []
     for c in crvs:
         rows.append([SECTION, f"{model_label(c.model)}, {arm_label(c.arm)}: k = {c.k}, {c.n_rows} rows, "
-                              f"{c.n_calculators} calculators; AURC {_fmt(c.aurc, 4)} {_ci(*c.aurc_ci)}"])
+                              f"{c.n_calculators} calculators; AURC {fmt(c.aurc, 4)} {fmt_ci(*c.aurc_ci)}"])
         for p in c.points:
-            rows.append([p.label, _fmt(100 * p.coverage), _ci(*(100 * np.array(p.coverage_ci))),
-                         _fmt(100 * p.accuracy), _ci(*(100 * np.array(p.accuracy_ci))), _fmt(100 * p.full_accuracy)])
-        matched = [r for r in full_records(an) if r["model"] == c.model and r["arm"] == MATCHED[c.arm]]
+            rows.append([p.label, fmt(100 * p.coverage), fmt_ci(*(100 * np.array(p.coverage_ci))),
+                         fmt(100 * p.accuracy), fmt_ci(*(100 * np.array(p.accuracy_ci))), fmt(100 * p.full_accuracy)])
+        matched = matched_records(an, c)
         if matched:
             e = single_arm_point(matched, MATCHED[c.arm])
-            rows.append([f"program only ({arm_label(MATCHED[c.arm], short=True)})", _fmt(100 * e["coverage"]),
-                         "\u2013", _fmt(100 * e["accuracy"]), "\u2013", _fmt(100 * e["full_accuracy"])])
+            rows.append([f"program only ({arm_label(MATCHED[c.arm], short=True)})", fmt(100 * e["coverage"]),
+                         "\u2013", fmt(100 * e["accuracy"]), "\u2013", fmt(100 * e["full_accuracy"])])
     notes = ["Computed from the stored k program outcomes of every router record, without new model calls. "
              "At threshold m the router answers a row from the library, or when at least m of its k programs "
              "agree; 'library only' answers library rows alone. Program only: the matched single-program arm.",
@@ -666,10 +446,8 @@ def table_s21_risk_coverage(an, crvs) -> "Table | None":
                  ["Point", "Coverage", "95% band", "Acc. answered", "95% band", "Full acc."], rows, notes, "lrrrrr")
 
 
-def table_s22_formula_versions(an) -> "Table | None":
-    from harness.data.dataset import load_dataset
-    from harness.analysis.stats.version_effects import case_rows, summarise
-    versioned = [r for r in full_records(an) if isinstance(r.get("reference"), dict)]
+def table_s22_formula_versions(an: Analysis) -> Table | None:
+    versioned = an.data.versioned
     if not versioned:
         return None
     rows = [[SECTION, "Rows run at a non-benchmark version: benchmark gold and library-derived reference, "
@@ -680,14 +458,14 @@ def table_s22_formula_versions(an) -> "Table | None":
     for (model, arm, cid, version), rs in sorted(groups.items()):
         ref_ok = [x["reference"]["correct"] for x in rs if x["reference"]["correct"] is not None]
         rows.append([model_label(model), arm_label(arm, short=True), str(cid), version, str(len(rs)),
-                     _fmt(100 * np.mean([bool(x["correct"]) for x in rs])),
-                     _fmt(100 * np.mean(ref_ok)) if ref_ok else "n/a",
+                     fmt(100 * np.mean([bool(x["correct"]) for x in rs])),
+                     fmt(100 * np.mean(ref_ok)) if ref_ok else "n/a",
                      str(sum(1 for x in rs if x["reference"]["value"] is None))])
     dataset_name = versioned[0].get("dataset")
     try:
         ds = load_dataset(dataset_name)
         summary = summarise(case_rows(ds))
-    except Exception as exc:  # noqa: BLE001 - a dataset that cannot be loaded only drops this block
+    except (DatasetError, OSError) as exc:  # a genuinely absent dataset (not on this machine) drops this block
         summary, note = [], f"Gold-Solve change counts omitted: dataset {dataset_name!r} not loadable ({exc})."
     else:
         note = ""
@@ -713,35 +491,18 @@ def table_s22_formula_versions(an) -> "Table | None":
                  rows, notes, "llllrrrr")
 
 
-def extension_tables(an) -> list:
+def extension_tables(an: Analysis) -> list[Table]:
     """The router and formula-version tables these results determine (possibly none)."""
     crvs = curves(an) if router_records(an) else []
     return [t for t in (table_s20_router(an, crvs), table_s21_risk_coverage(an, crvs), table_s22_formula_versions(an)) if t is not None]
 
 
 def _paper_order() -> dict:
-    from harness.analysis import tables_supplementary as sup
-
     own = {"table1": table1, "table2": table2, "s1": table_s1, "s2": table_s2, "s3": table_s3, "s4": table_s4,
            "s5": table_s5, "s6": table_s6, "s10": table_s10, "s11": table_s11, "s12": table_s12, "s13": table_s13,
            "s16": table_s16, "s18": table_s18, "s19": table_s19}
-    allb = {**own, **{name: _rendered(builder) for name, builder in sup.BUILDERS.items()}}
+    allb = {**own, **sup.BUILDERS}
     return {k: allb[k] for k in PAPER_TABLES}
-
-
-def _rendered(builder):
-    """A tables_supplementary builder as one of ours: its TableSpec as a Table, Undetermined as Omit."""
-    from harness.analysis import tables_supplementary as sup
-
-    def build(an: Analysis) -> Table:
-        try:
-            spec = builder(an)
-        except sup.Undetermined as exc:
-            raise Omit(str(exc)) from None
-        return Table(spec.name, spec.title, spec.columns, spec.rows, spec.notes, spec.align)
-
-    build.__name__ = builder.__name__
-    return build
 
 
 # Every table id of the paper, in its order (the index lists each: built, or omitted with the reason).
@@ -781,13 +542,11 @@ def write_tables(tables: list[Table], omitted: dict[str, str], out_dir, an: Anal
     if omitted:
         index += ["", "Omitted:"] + [f"- {k}: {v}" for k, v in omitted.items()]
     if an is not None and any(t.name == "s15" for t in tables):
-        from harness.analysis.tables_supplementary import ANNOTATION_FILE, SHEET_NAME, annotation_sheet
-
-        p = out / SHEET_NAME
-        p.write_text(annotation_sheet(an), encoding="utf-8")
+        p = out / sup.SHEET_NAME
+        p.write_text(sup.annotation_sheet(an), encoding="utf-8")
         paths.append(p)
-        index += ["", f"Failure-audit annotation sheet (s15, s15b): [{SHEET_NAME}]({SHEET_NAME}); fill it and save it "
-                  f"as <results>/{ANNOTATION_FILE.as_posix()}."]
+        index += ["", f"Failure-audit annotation sheet (s15, s15b): [{sup.SHEET_NAME}]({sup.SHEET_NAME}); fill it "
+                  f"and save it as <results>/{sup.ANNOTATION_FILE.as_posix()}."]
     p = out / "index.md"
     p.write_text("\n".join(index) + "\n", encoding="utf-8")
     paths.append(p)

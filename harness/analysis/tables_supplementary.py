@@ -10,8 +10,9 @@ Sources, as the paper's captions state them:
 * s15, s15b: record outcomes, plus a filled annotation sheet for the wrong values
   (<results>/annotations/s15-failure-audit.csv; `harness tables` writes the unfilled sheet,
   s15-annotation-sheet.csv, next to the tables).
-Each builder takes the `harness.analysis.tables.Analysis` and returns a `TableSpec` or raises
-`Undetermined` with why; harness.analysis.tables renders and lists them (this module does not import it).
+Each builder takes the `Analysis` (harness.analysis.analysis_step) and returns a `Table` or raises `Omit`
+with why (harness.analysis.table_format); harness.analysis.tables writes and lists them (this module does
+not import it).
 """
 from __future__ import annotations
 
@@ -25,7 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
+from executor import policy
+from harness.analysis.analysis_step import Analysis
 from harness.analysis.stats.labels import model_label
+from harness.analysis.table_format import SECTION, Omit, Table, fmt
+from harness.data.dataset import load_dataset
+from harness.formulas import CATALOGUE
 
 # The paper's two main checkpoints (Table 1, upper block). Every other model with both Program-Solve
 # and Open-book arithmetic goes to the lower block.
@@ -38,7 +44,6 @@ S15_PER_STRATUM = 20
 ANNOTATION_FILE = Path("annotations") / "s15-failure-audit.csv"
 SHEET_NAME = "s15-annotation-sheet.csv"
 NOT_ANNOTATED = "not yet annotated"
-SECTION = "__section__"  # the row marker harness.analysis.tables renders as a block heading
 # Outcome-decided categories of s15, in the order of the paper's taxonomy.
 OUTCOME_CATEGORIES = {
     "no_program": "No program written",
@@ -64,55 +69,32 @@ def _is_main(model: str) -> bool:
     return model in MAIN_CHECKPOINTS
 
 
-class Undetermined(Exception):
-    """A table these results cannot determine; the message says why (harness.analysis.tables lists it as omitted)."""
-
-
-@dataclass
-class TableSpec:
-    """What a builder returns; harness.analysis.tables renders it as its `Table` (a row [SECTION, text] is a
-    block heading)."""
-
-    name: str
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    notes: list[str] = field(default_factory=list)
-    align: str = ""
-
-
 _model_label = model_label
-_omit = Undetermined
-_table = TableSpec
-
-
-def _fmt(x) -> str:
-    return "n/a" if x is None or np.isnan(x) else f"{x:.2f}"
 
 
 # ---- Table 1, lower block ---------------------------------------------------------------------------
-def other_checkpoints(an) -> list[str]:
+def other_checkpoints(an: Analysis) -> list[str]:
     """Models of the lower block: not one of the paper's two main checkpoints, with both arms."""
     d = an.data
     return [m for m in d.models if not _is_main(m) and d.has(m, "program-solve") and d.has(m, "open-book")]
 
 
-def _full_acc(an, model: str, arm: str) -> float:
+def _full_acc(an: Analysis, model: str, arm: str) -> float:
     block = an.data.block(model, arm)
     per_seed = np.nanmean(block[an.data.seed_mask(model, arm)], axis=1)
     return 100.0 * float(np.mean(per_seed))
 
 
-def table1_other(an):
+def table1_other(an: Analysis) -> Table:
     models = other_checkpoints(an)
     if not models:
-        raise _omit("no model outside the paper's main checkpoints (Qwen2.5-7B, Qwen2.5-32B) ran both "
+        raise Omit("no model outside the paper's main checkpoints (Qwen2.5-7B, Qwen2.5-32B) ran both "
                     "Program-Solve and Open-book arithmetic")
     rows = []
     for m in models:
         code, arith = _full_acc(an, m, "program-solve"), _full_acc(an, m, "open-book")
-        rows.append([m.rsplit("/", 1)[-1], _fmt(code), _fmt(arith), f"{code - arith:+.2f}"])
-    return _table("table1-other", "Accuracy ladder, lower block: other checkpoints",
+        rows.append([m.rsplit("/", 1)[-1], fmt(code), fmt(arith), f"{code - arith:+.2f}"])
+    return Table("table1-other", "Accuracy ladder, lower block: other checkpoints",
                   ["Other checkpoints", "Code, full", "Arithmetic, full", "Gap (pp)"], rows,
                   ["Accuracy (%) on the cases each arm ran, mean over seeds. Code: Program-Solve; Arithmetic: "
                    "Open-book arithmetic; gap: code minus arithmetic. Lower block of Table 1: every model other "
@@ -120,7 +102,7 @@ def table1_other(an):
 
 
 # ---- s7: what recall loses ----------------------------------------------------------------------------
-def recall_losses(an, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> dict[str, list[dict]]:
+def recall_losses(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> dict[str, list[dict]]:
     """model -> calculators the blind arm loses on every seed: pairs (seed, case) with Program-Solve
     correct and Blind not, >= min_pairs pairs and >= 1 pair at every seed both arms ran; top by pairs."""
     d = an.data
@@ -148,18 +130,18 @@ def recall_losses(an, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> dict[
     return out
 
 
-def table_s7(an, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP):
+def table_s7(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> Table:
     losses = recall_losses(an, min_pairs, top)
     if not losses:
-        raise _omit("Program-Solve and Blind Program-Solve did not both run for any model")
+        raise Omit("Program-Solve and Blind Program-Solve did not both run for any model")
     rows = []
     for m, items in losses.items():
         if not items:
             rows.append([_model_label(m), f"(no calculator reaches {min_pairs} pairs lost at every seed)", "", "", ""])
         for r in items:
             rows.append([_model_label(m), f"{r['name']} ({r['calculator_id']})", str(r["pairs"]),
-                         _fmt(r["ps"]), _fmt(r["blind"])])
-    return _table("s7", "What recall loses: calculators the blind arm loses on every seed",
+                         fmt(r["ps"]), fmt(r["blind"])])
+    return Table("s7", "What recall loses: calculators the blind arm loses on every seed",
                   ["Model", "Calculator", "Pairs", "Prog. acc.", "Blind acc."], rows,
                   [f"Pairs: case-seed pairs where Program-Solve (formula and gold variables given) is correct and "
                    f"Blind Program-Solve is not; listed when at least {min_pairs} pairs and at least one at every "
@@ -168,30 +150,23 @@ def table_s7(an, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP):
 
 
 # ---- s8: one worked case ----------------------------------------------------------------------------
-def _root(an) -> Path:
-    if getattr(an, "results_dir", None) is None:
-        raise _omit("the analysis was not read from a results root (no records or manifests to read)")
-    return Path(an.results_dir)
+def _root(an: Analysis) -> Path:
+    if an.results_dir is None:
+        raise Omit("the analysis was not read from a results root (no records or manifests to read)")
+    return an.results_dir
 
 
-def _records(an) -> list[dict]:
-    """The stored records of the analysed cases (read once per analysis)."""
-    if getattr(an, "_records_cache", None) is None:
-        from harness.analysis.stats.arrays import _dataset_of
-        from harness.run.store import load_records
-
-        cases = set(an.data.case_ids)
-        chosen = [n.split(": ", 1)[1] for n in an.data.notes if n.startswith("dataset analysed: ")]
-        an._records_cache = [r for r in load_records(_root(an)) if r.get("case_id") in cases
-                             and (not chosen or _dataset_of(r) == chosen[0])]
-    return an._records_cache
+def _records(an: Analysis, *arms: str) -> list[dict]:
+    """The stored records of `arms` for the analysed cases (only those arms' files, read once per analysis)."""
+    _root(an)
+    return an.records(*arms)
 
 
-def worked_case(an) -> tuple[dict, dict, str] | None:
+def worked_case(an: Analysis) -> tuple[dict, dict, str] | None:
     """(program-solve record, blind record, rule used). Rule: Cockcroft-Gault, seed 42, Qwen2.5-7B;
     fallback: among (model, seed, case) with both programs written, prefer Program-Solve correct and
     Blind not, then Program-Solve correct, then any; first by model, seed, case id."""
-    recs = _records(an)
+    recs = _records(an, "program-solve", "blind")
     idx = {(r["model"], r["arm"], int(r["seed"]), r["case_id"]): r for r in recs
            if r.get("arm") in ("program-solve", "blind")}
     calc, seed, model = S8_RULE
@@ -219,10 +194,10 @@ def _answer_text(rec: dict) -> str:
     return "none" if ans is None else json.dumps(ans)
 
 
-def table_s8(an):
+def table_s8(an: Analysis) -> Table:
     found = worked_case(an)
     if found is None:
-        raise _omit("no case has both a Program-Solve and a Blind Program-Solve program")
+        raise Omit("no case has both a Program-Solve and a Blind Program-Solve program")
     ps, bl, rule = found
     a = (ps.get("program") or "").rstrip("\n").split("\n")
     b = (bl.get("program") or "").rstrip("\n").split("\n")
@@ -232,7 +207,7 @@ def table_s8(an):
     rows.append([f"returned {_answer_text(ps)}: {ps['outcome']}, {'correct' if ps['correct'] else 'wrong'}",
                  f"returned {_answer_text(bl)}: {bl['outcome']}, {'correct' if bl['correct'] else 'wrong'}"])
     gold = (ps.get("gold") or {}).get("answer", "?")
-    return _table("s8", f"One case, formula given against formula recalled: {ps.get('calculator_name', '')} "
+    return Table("s8", f"One case, formula given against formula recalled: {ps.get('calculator_name', '')} "
                   f"(case {ps['case_id']}), seed {ps['seed']}, {_model_label(ps['model'])}, gold {gold}",
                   ["Formula given (Program-Solve)", "Formula recalled (Blind Program-Solve)"], rows,
                   [f"Chosen by rule: {rule}.", "Both programs as the model wrote them (one line per row); the "
@@ -241,21 +216,14 @@ def table_s8(an):
 
 # ---- s9, s17, s17b: the formula catalogue -------------------------------------------------------------
 def _catalogue():
-    from harness.formulas import CATALOGUE
-
     return dict(CATALOGUE)
 
 
-def _categories(an) -> dict[int, str]:
-    """calculator id -> the benchmark's category (lab, physical, ...), from the results' dataset."""
-    from harness.data.dataset import load_dataset
-
+def _categories(an: Analysis) -> dict[int, str]:
+    """calculator id -> the benchmark's category (lab, physical, ...), from the bundled slice, which holds every
+    calculator (part of the kit: a missing or broken file raises)."""
     out: dict[int, str] = {}
-    try:  # the bundled slice holds every calculator, so its categories cover all 55
-        ds = load_dataset("bundled-test")
-    except (OSError, ValueError, LookupError):  # the catalogue tables still build; "use" shows as unknown
-        return out
-    for c in ds.cases:
+    for c in load_dataset("bundled-test").cases:
         out.setdefault(int(c.calculator_id), c.category)
     return out
 
@@ -269,7 +237,7 @@ def _provenance_note(entries, field: str) -> list[str]:
             "available source; counts match the paper). See harness/formulas/__init__.py."]
 
 
-def table_s9(an):
+def table_s9(an: Analysis) -> Table:
     cat = _catalogue()
     uses = _categories(an)
     concern = [e for e in cat.values() if e.audit_group != "no_issue"]
@@ -287,11 +255,11 @@ def table_s9(an):
     notes = ["Concern types: version, use, coefficient. Use: the benchmark's category of the calculator. "
              "Gold answers are the calculator's own output, so a replaced formula still scores correct.",
              *_provenance_note(concern + others, "audit_group")]
-    return _table("s9", f"Literature audit of the {len(cat)} calculators",
+    return Table("s9", f"Literature audit of the {len(cat)} calculators",
                   ["Formula", "Type and use", "Guideline body and date", "Concern", "Sources"], rows, notes, "lllll")
 
 
-def _completeness_table(name: str, title: str, status: str, an):
+def _completeness_table(name: str, title: str, status: str, an: Analysis):
     cat = _catalogue()
     chosen = [e for e in cat.values() if e.completeness == status]
     counts = Counter(e.completeness for e in cat.values())
@@ -299,15 +267,15 @@ def _completeness_table(name: str, title: str, status: str, an):
     notes = [f"Of {len(cat)} supplied formula texts: {counts.get('could_not_reproduce', 0)} could not reproduce the "
              f"benchmark's number, {counts.get('omitted', 0)} omitted a constant, unit, branch or convention, "
              f"{counts.get('complete', 0)} complete (unchanged).", *_provenance_note(chosen, "completeness")]
-    return _table(name, title, ["Calculator", "Repair"], rows, notes, "ll")
+    return Table(name, title, ["Calculator", "Repair"], rows, notes, "ll")
 
 
-def table_s17(an):
+def table_s17(an: Analysis) -> Table:
     return _completeness_table("s17", "Completeness audit, part one: texts that could not reproduce the benchmark's "
                                "number", "could_not_reproduce", an)
 
 
-def table_s17b(an):
+def table_s17b(an: Analysis) -> Table:
     return _completeness_table("s17b", "Completeness audit, part two: incomplete texts", "omitted", an)
 
 
@@ -320,7 +288,7 @@ def load_manifests(results_dir) -> list[dict]:
         try:
             man = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise _omit(f"{p}: unreadable run manifest ({exc})") from None
+            raise Omit(f"{p}: unreadable run manifest ({exc})") from None
         if isinstance(man, dict) and isinstance(man.get("arms"), dict):
             out.append(man)
     return out
@@ -346,12 +314,42 @@ def _model_manifests(manifests) -> list[dict]:
     return [m for m in manifests if _uses_model(m) and (m.get("model") or {}).get("id")]
 
 
-def table_s14(an):
+# s14's settings rows, in this order whatever order the manifests come in (a resumed or merged run has
+# more manifests than an uninterrupted one; the table must not show how the run was split).
+S14_FIELDS = ("Dataset", "Dataset sha256", "Seeds", "Scorer", "Executor image digest", "Model id and revision",
+              "Server", "Server flags", "Model file sha256", "Sampling fields sent / server defaults",
+              "Seed sent to server")
+# Server flags that say where the server listened, not what it computed: a shard's server gets a free port.
+TRANSPORT_FLAGS = ("--port",)
+
+
+def _server_flags(cmd: list) -> str:
+    """The server command's flags after the model path (all of it when there is no `-m`), transport flags
+    and their values left out."""
+    args = [str(a) for a in (cmd[cmd.index("-m") + 2:] if "-m" in cmd else cmd)]
+    kept, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if name in TRANSPORT_FLAGS:
+            skip = "=" not in a
+            continue
+        kept.append(a)
+    return " ".join(kept)
+
+
+def table_s14(an: Analysis) -> Table:
+    """The run settings as sets of values per model: the union of the seeds, one row per setting in a fixed
+    order; nothing counts or orders the manifests, so one run, the same run resumed after a kill and the
+    same run sharded and merged (`harness merge` carries the shards' manifests) give the same bytes."""
     manifests = load_manifests(_root(an))
     if not manifests:
-        raise _omit("no run manifests (manifest-*.json) in the results root")
+        raise Omit("no run manifests (manifest-*.json) in the results root")
     model_runs = _model_manifests(manifests)
     fields: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    seeds: dict[str, set[int]] = defaultdict(set)
     arm_settings: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for man in manifests:
         mid = (man.get("model") or {}).get("id") if _uses_model(man) else "library (no model)"
@@ -359,7 +357,7 @@ def table_s14(an):
         fields["Dataset"][mid].add(f"{ds.get('name')} ({ds.get('n_cases')} cases), revision "
                                    f"{ds.get('revision') or 'none (bundled file)'}")
         fields["Dataset sha256"][mid].add(str(ds.get("sha256")))
-        fields["Seeds"][mid].add(", ".join(map(str, man.get("seeds") or [])))
+        seeds[mid].update(int(s) for s in man.get("seeds") or [])
         fields["Scorer"][mid].add(str(man.get("scorer")))
         ex = man.get("executor") or {}
         if ex:
@@ -372,6 +370,8 @@ def table_s14(an):
             arm_settings[arm.get("title") or name][mid].add(
                 f"temperature {arm.get('temperature')}, max tokens {arm.get('max_tokens')}, note "
                 f"{'whole' if budget is None else f'{budget} words'}, samples {arm.get('samples', 1)}")
+    for mid, ss in seeds.items():
+        fields["Seeds"][mid].add(", ".join(map(str, sorted(ss))))
     for man in model_runs:
         mid = man["model"]["id"]
         fields["Model id and revision"][mid].add(f"{mid} @ {man['model'].get('revision') or 'revision not recorded'}")
@@ -379,9 +379,7 @@ def table_s14(an):
         client = man.get("client") or {}
         fields["Server"][mid].add(f"{server.get('server', client.get('profile', {}).get('name'))} "
                                   f"{server.get('server_version', '')}".strip())
-        cmd = server.get("command") or []
-        flags = " ".join(a for a in cmd[cmd.index("-m") + 2:]) if "-m" in cmd else " ".join(cmd)
-        fields["Server flags"][mid].add(flags or "not recorded")
+        fields["Server flags"][mid].add(_server_flags(server.get("command") or []) or "not recorded")
         model_info = server.get("model") or {}
         if model_info.get("gguf_sha256"):
             fields["Model file sha256"][mid].add(model_info["gguf_sha256"])
@@ -390,20 +388,20 @@ def table_s14(an):
         fields["Sampling fields sent / server defaults"][mid].add(
             ", ".join(f"{k}={v}" for k, v in sorted(applied.items())) or "none beyond temperature and max tokens")
         fields["Seed sent to server"][mid].add("yes" if profile.get("send_seed") else "no")
-    rows = [[k, _span(v)] for k, v in fields.items()]
+    rows = [[k, _span(fields[k])] for k in S14_FIELDS if k in fields]
     rows.append([SECTION, "Per arm: temperature, output-token cap, note budget, samples"])
     rows += [[arm, _span(v)] for arm, v in sorted(arm_settings.items())]
-    return _table("s14", "Reproducibility ledger, run settings", ["Setting", "Value"], rows,
-                  [f"From {len(manifests)} run manifests in the results root. One value spans the models unless the "
-                   "row lists them."], "ll")
+    return Table("s14", "Reproducibility ledger, run settings", ["Setting", "Value"], rows,
+                  ["From the run manifests in the results root (a resumed run's and every merged shard's "
+                   "included); seeds are their union. One value spans the models unless the row lists them; "
+                   "server flags leave out the port."], "ll")
 
 
-def table_s14b(an):
-    from executor import policy
+def table_s14b(an: Analysis) -> Table:
     manifests = load_manifests(_root(an))
     execs = [m["executor"] for m in manifests if m.get("executor")]
     if not execs:
-        raise _omit("no run in these results used the executor (no manifest records one)")
+        raise Omit("no run in these results used the executor (no manifest records one)")
     pol = policy.policy_dict()
     rows = [[SECTION, "Limits the runs used (manifests; executor/policy.py where it differs)"]]
     for name, value in pol["limits"].items():
@@ -434,7 +432,7 @@ def table_s14b(an):
         rows.append(["Container flags", " | ".join(flags)])
     disabled = sorted({d for e in execs for d in (e.get("disabled_layers") or [])})
     rows.append(["Disabled layers", ", ".join(disabled) or "none"])
-    return _table("s14b", "Reproducibility ledger, executor limits", ["Setting", "Value"], rows,
+    return Table("s14b", "Reproducibility ledger, executor limits", ["Setting", "Value"], rows,
                   ["Limits, policy hash, backend, runtime and container flags as the run manifests record them; the "
                    "layer rows from executor/policy.py (what `executor policy` prints), which the policy hash pins."],
                   "ll")
@@ -445,14 +443,14 @@ def stable_hash(model: str, case_id: str, seed: int) -> str:
     return hashlib.sha256(f"{model}\x1f{case_id}\x1f{int(seed)}".encode()).hexdigest()
 
 
-def _supported(an) -> set[int]:
-    return set(an.library or ())
+def _supported(an: Analysis) -> set[int]:
+    return set(an.library)
 
 
-def failure_rows(an) -> list[dict]:
+def failure_rows(an: Analysis) -> list[dict]:
     """Every Program-Solve record with its outcome category ('wrong_value' when answered and wrong)."""
     out = []
-    for r in _records(an):
+    for r in _records(an, S15_ARM):
         if r.get("arm") != S15_ARM:
             continue
         cat = "correct" if r["correct"] else ("wrong_value" if r["outcome"] == "answered" else r["outcome"])
@@ -460,7 +458,7 @@ def failure_rows(an) -> list[dict]:
     return out
 
 
-def draw_sample(an, per_stratum: int = S15_PER_STRATUM) -> list[dict]:
+def draw_sample(an: Analysis, per_stratum: int = S15_PER_STRATUM) -> list[dict]:
     """Hash-drawn stratified sample: strata (model, wrong value | raised error, supported | not); in each,
     the `per_stratum` rows with the smallest stable hash of (model, case, seed)."""
     supported = _supported(an)
@@ -481,7 +479,7 @@ SHEET_COLUMNS = ("model", "case_id", "seed", "hash", "stratum", "stratum_size", 
                  "error", "program", "category", "uncertain", "annotator_note")
 
 
-def annotation_sheet(an, per_stratum: int = S15_PER_STRATUM) -> str:
+def annotation_sheet(an: Analysis, per_stratum: int = S15_PER_STRATUM) -> str:
     buf = io.StringIO()
     buf.write(f"# s15 failure audit annotation sheet. Fill 'category' with one of: {' | '.join(READING_CATEGORIES)}; "
               "'uncertain' with yes or no. Save as <results>/" + ANNOTATION_FILE.as_posix() + "\n")
@@ -519,20 +517,20 @@ def read_annotations(path: Path, sample: list[dict]) -> dict[tuple, tuple[str, b
     return out
 
 
-def _annotations(an, sample):
+def _annotations(an: Analysis, sample):
     path = _root(an) / ANNOTATION_FILE
     if not path.is_file():
         return {}, None
     try:
         return read_annotations(path, sample), path
     except AnnotationError as exc:
-        raise _omit(str(exc)) from None
+        raise Omit(str(exc)) from None
 
 
-def table_s15(an):
+def table_s15(an: Analysis) -> Table:
     rows_all = failure_rows(an)
     if not rows_all:
-        raise _omit("Program-Solve did not run")
+        raise Omit("Program-Solve did not run")
     supported = _supported(an)
     sample = draw_sample(an)
     ann, path = _annotations(an, sample)
@@ -563,14 +561,14 @@ def table_s15(an):
     notes.append(f"Annotations: {path}." if path else
                  f"No filled sheet at <results>/{ANNOTATION_FILE.as_posix()}: wrong-value categories are not yet "
                  f"annotated (the sheet to fill is {SHEET_NAME} next to these tables).")
-    return _table("s15", "Why Program-Solve fails with formula and gold variables given", ["Category", "Full", "Supported"],
+    return Table("s15", "Why Program-Solve fails with formula and gold variables given", ["Category", "Full", "Supported"],
                   rows, notes, "lll")
 
 
-def table_s15b(an):
+def table_s15b(an: Analysis) -> Table:
     sample = draw_sample(an)
     if not sample:
-        raise _omit("no Program-Solve row with a wrong value or a raised error to sample")
+        raise Omit("no Program-Solve row with a wrong value or a raised error to sample")
     ann, path = _annotations(an, sample)
     cols = ["Model", "Stratum", "Rows", "Drawn", *READING_CATEGORIES]
     rows = []
@@ -586,7 +584,7 @@ def table_s15b(an):
                 u = sum(c == cat and unc for c, unc in got)
                 row.append(f"{k} ({u})" if u else str(k))
         rows.append(row)
-    return _table("s15b", "The annotated sample behind the failure audit", cols, rows,
+    return Table("s15b", "The annotated sample behind the failure audit", cols, rows,
                   [f"Hash-drawn stratified sample: in each stratum (model, wrong value or raised error, supported or "
                    f"not) the {S15_PER_STRATUM} rows with the smallest sha256 of (model, case, seed). One category "
                    "each; uncertain counts in parentheses. " + (f"Annotations: {path}." if path else

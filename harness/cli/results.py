@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 import click
 
+from harness.analysis.tables import build_all
 from harness.cli.convention import convention_option
-from harness.verify.checksums import RESULTS_MANIFEST, ROOT, ChecksumError, check_manifest, write_manifest
+from harness.model.synthetic import mixing_problem
 from harness.run.store import StoreError, export_results
+from harness.verify.checksums import RESULTS_MANIFEST, ROOT, ChecksumError, check_manifest, write_manifest
+from harness.verify.rescore import check_files, convention_problems, merged_conventions
 
 DEFAULT_RESULTS = ROOT / "results"
 
@@ -65,56 +69,34 @@ def result_sets(results_root: Path) -> list[Path]:
     return sets
 
 
-def verify_rescoring(result_set: Path) -> list[str]:
-    import warnings
-
-    from harness.verify.rescore import RescoreError, rescore_tree
-    from harness.run.store import StoreError, TornLineWarning
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TornLineWarning)
-        try:
-            rows, mismatches = rescore_tree(result_set)
-        except (RescoreError, StoreError) as exc:
-            return [f"RESCORE  {exc}"]
-    mismatches = [f"{w.message} (a committed file must end with a complete record)" for w in caught
-                  if issubclass(w.category, TornLineWarning)] + mismatches
-    click.echo(f"rescoring: {len(rows)} records in {result_set} reproduce their stored scores"
-               if not mismatches else f"rescoring: {len(mismatches)} mismatches in {result_set}")
-    return [f"RESCORE  {m}" for m in mismatches]
-
-
-def verify_conventions(result_set: Path, expected: str | None) -> list[str]:
-    """Say which unit convention each convention-dependent arm's records were made under; a set that mixes
-    conventions, or (with --convention) was made under another one, is a problem."""
-    from harness.run.store import StoreError
-    from harness.verify.rescore import convention_problems
-    try:
-        lines, problems = convention_problems(result_set, expected)
-    except StoreError as exc:
-        return [f"RESCORE  {exc}"]
+def verify_records(result_set: Path, convention: str | None = None) -> tuple[list[str], list[str], list[str]]:
+    """One read of each results file (the store's reader, files spread over worker processes): (mixing
+    problems, unit-convention problems, rescoring problems). Real and synthetic (rehearsal-server) records
+    mixed fail verify; each convention-dependent arm's convention is said, and a set that mixes conventions
+    (or, with --convention, was made under another one) fails; every stored reply or value is rescored
+    against its stored score."""
+    checks = check_files(result_set)
+    failed = next((c for c in checks if c.error is not None), None)
+    if failed is not None:
+        return [], [], [f"RESCORE  {failed.error}"]
+    lines, conv_problems = convention_problems(result_set, convention, merged_conventions(checks))
     for line in lines:
         click.echo(line)
-    return [f"CONVENTION {p}" for p in problems]
-
-
-def verify_not_mixed(result_set: Path) -> list[str]:
-    """A result set holding both real and synthetic (rehearsal-server) records fails verify."""
-    from harness.model.synthetic import mixing_problem
-    from harness.run.store import StoreError, iter_located_records
-    try:
-        problem = mixing_problem(iter_located_records(result_set))
-    except StoreError as exc:
-        return [f"RESCORE  {exc}"]
-    return [f"SYNTHETIC {result_set}: {problem}"] if problem else []
+    firsts: dict = {}
+    for c in checks:
+        for kind, item in c.firsts.items():
+            firsts.setdefault(kind, item)   # the first record of each kind, in file order, decides mixing
+    problem = mixing_problem(firsts.values())
+    mixing = [f"SYNTHETIC {result_set}: {problem}"] if problem else []
+    mismatches = [f"{c.path}: ignoring an incomplete last line (a committed file must end with a complete record)"
+                  for c in checks if c.torn] + [m for c in checks for m in c.mismatches]
+    click.echo(f"rescoring: {sum(c.records for c in checks)} records in {result_set} reproduce their stored scores"
+               if not mismatches else f"rescoring: {len(mismatches)} mismatches in {result_set}")
+    return mixing, [f"CONVENTION {p}" for p in conv_problems], [f"RESCORE  {m}" for m in mismatches]
 
 
 def verify_tables(result_set: Path) -> list[str]:
     """Recompute the tables of a result set and compare them byte for byte with the committed ones."""
-    import tempfile
-
-    from harness.analysis.tables import build_all
-
     committed = result_set / "tables"
     if not committed.is_dir():
         return []
@@ -147,9 +129,8 @@ def verify(results_root: Path, manifest: Path, skip_tables: bool, convention: st
     Every problem names the file (and line); exits non-zero on any."""
     problems = verify_checksums(results_root, manifest)
     for result_set in result_sets(results_root):
-        problems += verify_not_mixed(result_set)
-        problems += verify_conventions(result_set, convention)
-        problems += verify_rescoring(result_set)
+        mixing, conventions, rescoring = verify_records(result_set, convention)
+        problems += mixing + conventions + rescoring
         if not skip_tables:
             problems += verify_tables(result_set)
     for line in problems:

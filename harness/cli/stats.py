@@ -16,7 +16,10 @@ from harness.analysis.report import build_report
 from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats_payload import stats_payload
-from harness.analysis.tables import Analysis, analyse, build_all, fmt_ci, model_label
+from harness.analysis.analysis_step import Analysis, analyse
+from harness.analysis.stats.labels import model_label
+from harness.analysis.table_format import fmt_ci
+from harness.analysis.tables import build_all
 from harness.cli.errors import explain
 from harness.core.canonical_json import json_file_text
 

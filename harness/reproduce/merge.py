@@ -11,7 +11,8 @@ record key: each key is kept exactly once (the copy from the lowest shard index,
 directories are given in) and written in the runner's seeded case order, so the merged files, and
 the tables derived from them, do not depend on how the run was split or in which order shards ended.
 The merged directory gets `manifest-merge.json` (which shard gave how many records, the fields every
-shard agreed on, the duplicates dropped), a copy of each shard's `shard.json` under `shards/`, then
+shard agreed on, the duplicates dropped), a copy of each shard's `shard.json` under `shards/` and of each
+shard's run manifests as `manifest-shard<NNN>-<run id>.json` (what the ledger tables s14/s14b read), then
 statistics, tables, figures and the report, and last a fresh SHA256SUMS.
 """
 from __future__ import annotations
@@ -101,6 +102,21 @@ def check_compatible(shards: list[tuple[Path, dict]]) -> dict:
     return agreed
 
 
+def copy_run_manifests(shard: Path, out: Path, index: int) -> list[str]:
+    """Copy a shard's run manifests (`manifest-<run id>.json`, one per `harness run` block; not the shard's
+    pipeline manifest `manifest-reproduce-*`) into `out` as `manifest-shard<NNN>-<run id>.json`, so the
+    merged directory's ledger tables (s14/s14b) and report show the settings the shards ran with. The name
+    depends only on the shard index and the run id: merging again rewrites the same files."""
+    names = []
+    for p in sorted(Path(shard).glob("manifest-*.json")):
+        if p.name.startswith(("manifest-reproduce-", "manifest-merge", "manifest-shard")):
+            continue
+        name = f"manifest-shard{index:03d}-{p.name[len('manifest-'):]}"
+        (out / name).write_bytes(p.read_bytes())
+        names.append(name)
+    return names
+
+
 def _case_order_key(rec: dict) -> tuple:
     # the runner's order for one seed (harness.runner.case_order), then the key as a tie-break
     return hashlib.sha256(f"{rec['seed']}:{rec['case_id']}".encode()).hexdigest(), rec["key"]
@@ -187,14 +203,17 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None,
         total += len(records)
     copies = out / "shards"
     copies.mkdir(exist_ok=True)
+    run_manifests = []
     for d, m in loaded:
         (copies / f"shard-{int(m.get('index', 0)):03d}.json").write_bytes((d / SHARD_MANIFEST).read_bytes())
+        run_manifests += copy_run_manifests(d, out, int(m.get("index", 0)))
     manifest = {
         "kind": "merge",
         "merged_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "n_shards": len(loaded), "plan_n_shards": plan["n_shards"] if plan else None,
         "records": total, "results_files": len(merged), "duplicates_dropped": duplicates,
         "agreed": agreed, "synthetic": agreed["synthetic"], "shards": per_shard,
+        "run_manifests": run_manifests,
     }
     path = out / "manifest-merge.json"
     path.write_text(json_file_text(manifest, indent=1), encoding="utf-8")

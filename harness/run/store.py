@@ -198,9 +198,22 @@ def _kinds(records: Iterable[dict]) -> set:
     return {k for k in map(record_kind, records) if k is not None}
 
 
-def iter_result_files(results_root: str | os.PathLike) -> Iterator[Path]:
-    """Every results file under a root, in a stable order."""
-    yield from sorted(Path(results_root).glob("*/*/seed*.jsonl"))
+def iter_result_files(results_root: str | os.PathLike, arms: Iterable[str] | None = None) -> Iterator[Path]:
+    """Every results file under a root (only those of `arms` when given), in a stable order."""
+    files = sorted(Path(results_root).glob("*/*/seed*.jsonl"))
+    if arms is not None:
+        wanted = set(arms)
+        files = [p for p in files if p.parent.name in wanted]
+    yield from files
+
+
+def read_result_file(path: str | os.PathLike) -> list[dict]:
+    """The complete records of one results file (read-only: a torn last line is skipped with a
+    TornLineWarning, a bad line elsewhere raises StoreError naming file and line)."""
+    recs, _, torn = _scan(Path(path))
+    if torn is not None:
+        warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
+    return recs
 
 
 def load_records(results_root: str | os.PathLike) -> list[dict]:
@@ -208,20 +221,16 @@ def load_records(results_root: str | os.PathLike) -> list[dict]:
     the file is not modified)."""
     out: list[dict] = []
     for path in iter_result_files(results_root):
-        recs, _, torn = _scan(path)
-        if torn is not None:
-            warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
-        out.extend(recs)
+        out.extend(read_result_file(path))
     return out
 
 
-def iter_located_records(results_root: str | os.PathLike) -> Iterator[tuple[Path, int, dict]]:
-    """(file, 1-based line number, record) for every complete record under a root, for error messages."""
-    for path in iter_result_files(results_root):
-        recs, _, torn = _scan(path)
-        if torn is not None:
-            warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
-        for lineno, rec in enumerate(recs, 1):
+def iter_located_records(results_root: str | os.PathLike,
+                         arms: Iterable[str] | None = None) -> Iterator[tuple[Path, int, dict]]:
+    """(file, 1-based line number, record) for every complete record under a root (of `arms` when given),
+    for error messages."""
+    for path in iter_result_files(results_root, arms):
+        for lineno, rec in enumerate(read_result_file(path), 1):
             yield path, lineno, rec
 
 

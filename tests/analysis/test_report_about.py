@@ -6,7 +6,8 @@ import html
 import re
 
 from harness.analysis.report import render_report
-from harness.analysis.tables import analyse, build_tables
+from harness.analysis.analysis_step import analyse
+from harness.analysis.tables import build_tables
 from tests.conftest import ROOT
 
 DEMO = ROOT / "results" / "cpu-demo"

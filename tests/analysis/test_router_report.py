@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from harness.analysis.stats.risk_coverage import curve, level_rows
 from harness.analysis.stats.synthetic import synthetic_records, write_records
-from harness.analysis.tables import analyse, build_tables
+from harness.analysis.analysis_step import analyse
+from harness.analysis.tables import build_tables
 from tests.analysis.test_risk_coverage import DESIGN, design_records
 
 SEEDS = (42, 43)

@@ -11,7 +11,10 @@ from click.testing import CliRunner
 
 from harness.analysis.stats import catalog
 from harness.analysis.stats.families import arm_label
-from harness.analysis.tables import analyse, build_all, model_label, table1, tex_escape
+from harness.analysis.analysis_step import analyse
+from harness.analysis.stats.labels import model_label
+from harness.analysis.table_format import tex_escape
+from harness.analysis.tables import build_all, table1
 
 ARMS = ("note-only", "open-book", "program-solve", "program-solve-syntax", "gold-lib", "extract-lib", "blind",
         "blind-vote")
@@ -71,19 +74,18 @@ def test_table1_values_match_pandas(synthetic_results, fake_catalog):
     assert "Alpha-7B Impl. n=9" in cols
 
 
-def test_missing_catalogue_omits_impl_and_audit_tables(synthetic_results, monkeypatch, tmp_path):
+def test_a_broken_catalogue_contract_raises_not_omits(synthetic_results, monkeypatch, tmp_path):
+    """The library's calculator list and the catalogue's audit groups are part of the kit: when either breaks,
+    the analysis stops naming it instead of writing tables with those columns silently omitted."""
     root, _ = synthetic_results
 
-    def missing():
-        raise LookupError("harness.library is not available (synthetic test)")
+    def broken():
+        raise LookupError("harness.formulas.CATALOGUE[2] has audit_group 'x' (synthetic test)")
 
-    monkeypatch.setattr(catalog, "library_calculators", missing)
-    monkeypatch.setattr(catalog, "audit_groups", missing)
-    build_all(root, tmp_path / "t", draws=DRAWS)
-    t1 = (tmp_path / "t" / "table1.md").read_text()
-    assert "Impl." not in t1.splitlines()[2] and "Impl. columns omitted" in t1
-    index = (tmp_path / "t" / "index.md").read_text()
-    assert "s10: audit groups unavailable" in index and "s11: audit groups unavailable" in index
+    monkeypatch.setattr(catalog, "audit_groups", broken)
+    with pytest.raises(LookupError, match=r"CATALOGUE\[2\] has audit_group"):
+        build_all(root, tmp_path / "t", draws=DRAWS)
+    assert not (tmp_path / "t").exists()
 
 
 def test_single_seed_and_partial_arms(tmp_path, fake_catalog):
@@ -131,10 +133,15 @@ def test_cli_commands(synthetic_results, fake_catalog, tmp_path):
     assert (tmp_path / "figures" / "fig2-coverage.pdf").exists()
     bad = tmp_path / "bad" / "synthetic_m" / "blind" / "seed42.jsonl"
     bad.parent.mkdir(parents=True)
-    bad.write_text('{"model": "m", "arm": "blind", "seed": 42, "case_id": "1-1", "calculator_id": 1, '
-                   '"correct": 1, "outcome": "answered"}\n')
+    bad.write_text('{"key": "k", "scorer": "paper", "model": "m", "arm": "blind", "seed": 42, "case_id": "1-1", '
+                   '"calculator_id": 1, "correct": 1, "outcome": "answered"}\n')
     res = runner.invoke(main, ["tables", "--results", str(tmp_path / "bad"), "--out", str(tmp_path / "o")])
     assert res.exit_code != 0 and "seed42.jsonl:1" in res.output and "'correct'" in res.output
+    # the store's reader checks the record's required fields first (one reader, one rule for every stage)
+    bad.write_text('{"model": "m", "arm": "blind", "seed": 42, "case_id": "1-1", "calculator_id": 1, '
+                   '"correct": true, "outcome": "answered"}\n')
+    res = runner.invoke(main, ["tables", "--results", str(tmp_path / "bad"), "--out", str(tmp_path / "o")])
+    assert res.exit_code != 0 and "seed42.jsonl:1" in res.output and "lacks required field(s) key, scorer" in res.output
 
 
 def test_figures_are_byte_stable_without_timestamps(synthetic_results, fake_catalog, tmp_path):

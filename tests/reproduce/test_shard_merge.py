@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.reproduce.rehearsal.compare import ledger_free
 from click.testing import CliRunner
 
 from harness.arms.registry import get_arm
@@ -52,14 +51,7 @@ def sharded(tmp_path_factory):
 
 
 def _tree_bytes(d: Path) -> dict[str, bytes]:
-    return _without_ledger({str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()})
-
-
-
-def _without_ledger(files: dict[str, bytes]) -> dict[str, bytes]:
-    """The files as compared byte for byte: the manifest-built ledger tables s14/s14b left out (known gap)."""
-    kept = {name: ledger_free(name.rsplit("/", 1)[-1], data) for name, data in files.items()}
-    return {name: data for name, data in kept.items() if data is not None}
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
 
 
 def _content(path: Path) -> list[dict]:
@@ -115,7 +107,15 @@ def test_merged_tables_are_byte_identical_to_the_single_box_run(sharded, tmp_pat
                             echo=lambda _: None)
     assert manifest["records"] == sharded["plan"]["n_units"] and manifest["duplicates_dropped"] == 0
     single_tables = _tree_bytes(sharded["single"] / "tables")
+    assert "s14.md" in single_tables                          # the ledger is compared too
     assert single_tables and _tree_bytes(out / "tables") == single_tables
+    # every shard's run manifests are carried over, named by shard, so the merged ledger shows the settings
+    copied = sorted(p.name for p in out.glob("manifest-shard*.json"))
+    assert copied == manifest["run_manifests"] and len(copied) >= sharded["plan"]["n_shards"]
+    for d in sharded["dirs"]:
+        index = json.loads((d / SHARD_MANIFEST).read_text())["index"]
+        for p in d.glob("manifest-2*.json"):
+            assert (out / f"manifest-shard{index:03d}-{p.name[len('manifest-'):]}").read_bytes() == p.read_bytes()
     for seed in SEEDS:
         rel = Path("library") / "gold-lib" / f"seed{seed}.jsonl"
         assert _content(out / rel) == _content(sharded["single"] / rel)   # same records, same order

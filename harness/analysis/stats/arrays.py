@@ -9,6 +9,7 @@ and `as_5d()` returns the padded five-dimensional view.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import warnings
@@ -20,6 +21,10 @@ import numpy as np
 
 from harness.core.outcomes import ROW_OUTCOMES
 from harness.arms.registry import arm_sort_key
+from harness.core.hashing import file_sha256
+from harness.core.parallel import ordered_map
+from harness.core.paths import REPO_ROOT
+from harness.run.store import StoreError, TornLineWarning, iter_result_files, read_result_file
 
 OUTCOMES = ROW_OUTCOMES
 OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
@@ -34,7 +39,12 @@ MODEL_FREE_ARMS = ("gold-lib",)
 # The record fields statistics read; everything else (requests, replies, programs) is dropped on
 # reading so a full result set (hundreds of thousands of records) fits in memory.
 FIELDS = ("model", "arm", "seed", "case_id", "row_number", "calculator_id", "calculator_name", "output_type",
-          "outcome", "correct", "dataset", "dataset_sha256")
+          "outcome", "correct", "dataset", "dataset_sha256", "reference")
+# Where the analysis keeps these fields per results file, named by the file's sha256 (so a cached view is used
+# only for the very bytes it was read from): a full-size result set is about 1 GB of JSON, parsed once instead
+# of once per stage. HARNESS_ANALYSIS_CACHE=<dir> moves it, =off turns it off.
+CACHE_ENV = "HARNESS_ANALYSIS_CACHE"
+CACHE_VERSION = 1
 
 
 class ResultsError(ValueError):
@@ -50,31 +60,86 @@ class SourcedRecord:
     record: dict
 
 
-def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
-    """Yield every complete record under `<root>/<model>/<arm>/seed<seed>.jsonl` with its file and line.
+def cache_dir() -> Path | None:
+    """The analysis cache directory (None: off)."""
+    value = os.environ.get(CACHE_ENV, "")
+    if value.lower() in ("off", "0", "none"):
+        return None
+    return Path(value) if value else REPO_ROOT / ".cache" / "analysis"
 
-    This is the one place that reads result files; it follows harness.run.store's layout and torn-line
-    rule (an incomplete last line is skipped with a warning, a bad line elsewhere is an error)."""
+
+def _cache_path(directory: Path, file_digest: str) -> Path:
+    tag = hashlib.sha256(f"{CACHE_VERSION}|{'|'.join(FIELDS)}|{file_digest}".encode()).hexdigest()
+    return directory / tag[:2] / f"{tag}.json"
+
+
+def _parse_view(path: Path) -> tuple[list[dict], bool]:
+    """(the FIELDS of every complete record of one results file, whether its last line is torn), read by the
+    store's reader (a corrupt line raises StoreError)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TornLineWarning)
+        records = [{k: rec[k] for k in FIELDS if k in rec} for rec in read_result_file(path)]
+    return records, any(issubclass(w.category, TornLineWarning) for w in caught)
+
+
+def _load_cached(cached: Path, digest: str) -> tuple[list[dict], bool] | None:
+    try:
+        view = json.loads(cached.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # not cached yet (or an unreadable cache file): read the results file
+    if view.get("sha256") != digest or not isinstance(view.get("records"), list):
+        return None
+    return view["records"], bool(view.get("torn"))
+
+
+def _store_cached(cached: Path, digest: str, view: tuple[list[dict], bool]) -> None:
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"sha256": digest, "torn": view[1], "records": view[0]},
+                                  separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, cached)
+    except OSError:
+        pass  # a read-only cache directory only costs speed
+
+
+def read_views(files: list[Path]) -> list[tuple[list[dict], bool]]:
+    """(records' FIELDS, torn) of each file, in order: from the cache where it holds the file's bytes (by
+    sha256), the others parsed by the store's reader in worker processes (harness.core.parallel) and cached."""
+    directory = cache_dir()
+    if directory is None:
+        return ordered_map(_parse_view, files)
+    digests = ordered_map(file_sha256, files)
+    places = [_cache_path(directory, d) for d in digests]
+    views = [_load_cached(c, d) for c, d in zip(places, digests)]
+    missing = [i for i, v in enumerate(views) if v is None]
+    for i, view in zip(missing, ordered_map(_parse_view, [files[i] for i in missing])):
+        views[i] = view
+        _store_cached(places[i], digests[i], view)
+    return views
+
+
+def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
+    """Yield every complete record under `<root>/<model>/<arm>/seed<seed>.jsonl` with its file and line,
+    keeping only the fields statistics read (FIELDS).
+
+    The files are read by the store's reader (harness.run.store.read_result_file), so the analysis follows
+    the store's layout and its one torn-line rule: an incomplete last line is skipped with a TornLineWarning,
+    a bad line elsewhere is an error (raised here as ResultsError naming file and line). The fields read are
+    cached per file content (`cache_dir`), so later stages over the same bytes skip the JSON parsing."""
     root = Path(results_root)
     if not root.is_dir():
         raise ResultsError(f"results root {root} does not exist or is not a directory")
-    for path in sorted(root.glob("*/*/seed*.jsonl")):
-        data = path.read_bytes()
-        lines = data.split(b"\n")
-        for i, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
-            last = i == len(lines) or (i == len(lines) - 1 and lines[-1] == b"")
-            try:
-                rec = json.loads(raw)
-                if not isinstance(rec, dict):
-                    raise ValueError("not a JSON object")
-            except ValueError as exc:
-                if last:
-                    warnings.warn(f"{path}:{i}: ignoring an incomplete last line", stacklevel=2)
-                    continue
-                raise ResultsError(f"{path}:{i}: not a JSON record ({exc})") from None
-            yield SourcedRecord(path, i, {k: rec[k] for k in FIELDS if k in rec})
+    files = list(iter_result_files(root))
+    try:
+        views = read_views(files)
+    except StoreError as exc:
+        raise ResultsError(str(exc)) from None
+    for path, (records, torn) in zip(files, views):
+        if torn:
+            warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
+        for line, rec in enumerate(records, 1):
+            yield SourcedRecord(path, line, rec)
 
 
 @dataclass
@@ -93,6 +158,8 @@ class CorrectnessArrays:
     correct: np.ndarray  # [M, A, S, N] float64: 1, 0, NaN
     outcome: np.ndarray  # [M, A, S, N] int8: OUTCOMES index, -1 missing
     notes: list[str] = field(default_factory=list)
+    dataset: str | None = None  # the analysed dataset (`dataset_of`) when the records name one or several
+    versioned: list[dict] = field(default_factory=list)  # records run at a formula version (FIELDS; s22)
 
     # ---- shape helpers -------------------------------------------------------------------------
     @property
@@ -175,20 +242,21 @@ def _check_record(src: SourcedRecord) -> tuple:
     return str(rec["model"]), str(rec["arm"]), seed, str(rec["case_id"]), calc
 
 
-def _dataset_of(rec: dict) -> str:
+def dataset_of(rec: dict) -> str:
     """A record's dataset identity: its name plus the first 12 hex digits of its sha256 when stored."""
     name = str(rec.get("dataset") or "unnamed")
     sha = rec.get("dataset_sha256")
     return f"{name}@{str(sha)[:12]}" if sha else name
 
 
-def choose_dataset(sources: list[SourcedRecord], dataset: str | None) -> tuple[list[SourcedRecord], list[str]]:
+def choose_dataset(sources: list[SourcedRecord], dataset: str | None
+                   ) -> tuple[list[SourcedRecord], list[str], str | None]:
     """Keep the records of one dataset. With `dataset` None and several present, the dataset with the
     most model-arm-seed files wins and the others are excluded with a note (e.g. a Gold-Solve check
     on another split stored in the same root)."""
     by: dict[str, list[SourcedRecord]] = {}
     for src in sources:
-        by.setdefault(_dataset_of(src.record), []).append(src)
+        by.setdefault(dataset_of(src.record), []).append(src)
     if dataset is not None:
         picked = [k for k in by if k == dataset or k.split("@")[0] == dataset]
         if len(picked) != 1:
@@ -196,7 +264,7 @@ def choose_dataset(sources: list[SourcedRecord], dataset: str | None) -> tuple[l
                                f"present: {', '.join(sorted(by))}")
         keep = picked[0]
     elif len(by) <= 1:
-        return sources, []
+        return sources, [], next(iter(by), None)
     else:
         def weight(k):
             files = {(s.record.get("model"), s.record.get("arm"), s.record.get("seed")) for s in by[k]
@@ -205,7 +273,7 @@ def choose_dataset(sources: list[SourcedRecord], dataset: str | None) -> tuple[l
         keep = max(by, key=weight)
     notes = [f"dataset {k} excluded ({len(v)} records; choose it with --dataset)" for k, v in sorted(by.items())
              if k != keep]
-    return by[keep], [f"dataset analysed: {keep}"] + notes if notes else []
+    return by[keep], ([f"dataset analysed: {keep}"] + notes if notes else []), keep
 
 
 def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -> CorrectnessArrays:
@@ -213,7 +281,8 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
     rows = []
     case_info: dict[str, tuple[int, int, str, str, str]] = {}
     seen: dict[tuple, str] = {}
-    sources, notes = choose_dataset(list(records), dataset)
+    versioned: list[dict] = []
+    sources, notes, chosen = choose_dataset(list(records), dataset)
     for src in sources:
         model, arm, seed, case_id, calc = _check_record(src)
         rec, where = src.record, f"{src.path}:{src.line}"
@@ -231,6 +300,8 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
         elif old[0] != calc:
             raise ResultsError(f"{where}: case {case_id} has calculator {calc} here but {old[0]} at {old[4]}")
         rows.append((model, arm, seed, case_id, 1.0 if rec["correct"] else 0.0, OUTCOME_CODE[rec["outcome"]]))
+        if isinstance(rec.get("reference"), dict):
+            versioned.append(rec)
     if not rows:
         raise ResultsError("no result records found")
 
@@ -251,7 +322,8 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
     correct[idx] = [r[4] for r in rows]
     outcome[idx] = [r[5] for r in rows]
     data = CorrectnessArrays(models, arms, seeds, case_ids, calc_ids, cluster, calculators, names,
-                             [case_info[c][3] for c in case_ids], correct, outcome, list(notes))
+                             [case_info[c][3] for c in case_ids], correct, outcome, list(notes), chosen,
+                             versioned)
     _share_model_free_arms(data)
     return data
 

@@ -5,7 +5,8 @@
 * `audit_calculators(group)`: ids by the formula catalogue's audit flags
   (`harness.formulas.CATALOGUE[id].audit_group` in "replaced" | "other_concern" | "no_issue");
   "not_replaced" is every catalogued calculator outside "replaced".
-Both raise LookupError when an entry is malformed, so tables can omit the affected columns with that note.
+Both raise LookupError naming a malformed entry: the library and the catalogue are part of the kit, so the
+analysis stops rather than omitting the affected columns.
 """
 from __future__ import annotations
 
@@ -27,10 +28,8 @@ def library_calculators() -> set[int]:
 def audit_groups() -> dict[int, str]:
     """calculator id -> audit group from harness.formulas.CATALOGUE."""
     out = {}
-    for cid, entry in dict(CATALOGUE).items():
-        group = getattr(entry, "audit_group", None)
-        if group is None and isinstance(entry, dict):
-            group = entry.get("audit_group")
+    for cid, entry in CATALOGUE.items():
+        group = entry.audit_group
         if group not in AUDIT_GROUPS:
             raise LookupError(f"harness.formulas.CATALOGUE[{cid}] has audit_group {group!r}, "
                               f"expected one of {', '.join(AUDIT_GROUPS)}")

@@ -20,6 +20,7 @@ import numpy as np
 from harness.analysis.stats import icc as icc_mod
 from harness.analysis.stats.arrays import CorrectnessArrays
 from harness.analysis.stats.bootstrap import Resampler, percentile_interval, ratio
+from harness.analysis.stats import catalog
 from harness.analysis.stats.families import Comparison
 from harness.analysis.stats.tests import holm, mcnemar_exact, sign_flip_p
 
@@ -50,12 +51,8 @@ def subset_calculators(subset: str) -> set[int] | None:
     if subset == "all":
         return None
     if subset == "impl":
-        from harness.analysis.stats.catalog import library_calculators
-
-        return library_calculators()
-    from harness.analysis.stats.catalog import audit_calculators
-
-    return audit_calculators(subset)
+        return catalog.library_calculators()
+    return catalog.audit_calculators(subset)
 
 
 def make_pair(data: CorrectnessArrays, model: str, comp: Comparison,

@@ -38,6 +38,7 @@ from typing import Iterable
 import numpy as np
 
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED, Resampler, exact_matmul, percentile_interval
+from harness.scoring.scorers import score_value
 
 ROUTER_ARMS = ("routed-gold", "routed-blind")
 ROUTES = ("library", "programs", "abstain")
@@ -72,8 +73,6 @@ class LevelRows:
 
 def row_level(record: dict) -> tuple[int, int, bool]:
     """(k, level, correct-if-answered) of one router record (module docstring)."""
-    from harness.scoring.scorers import score_value
-
     detail = record.get("detail") or {}
     where = f"record {record.get('arm')}/{record.get('case_id')} seed {record.get('seed')}"
     router = detail.get("router")

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.analysis.stats.arrays import OUTCOMES, CorrectnessArrays
+from harness.run.store import model_slug
 
 
 def _probabilities(rng, n_arms, sizes, base):
@@ -80,8 +81,6 @@ def synthetic_records(models=("synthetic/model-a",), arms=("open-book", "program
 
 def write_records(root: str | Path, records: list[dict]) -> Path:
     """Write records to `<root>/<model_slug>/<arm>/seed<seed>.jsonl` (the store's layout)."""
-    from harness.run.store import model_slug
-
     root = Path(root)
     files: dict[Path, list[str]] = {}
     for rec in records:

@@ -19,13 +19,12 @@ from harness.data.conventions import resolve_convention
 from harness.library import LIBRARY, LibraryAbstain
 from harness.library.versions import coefficient_calculator, library_reference
 from harness.arms.solvers.router import agrees
+from harness.scoring.scorers import score_value
 
 
 def case_rows(dataset, convention=None) -> list[dict]:
     """One row per (case of a versioned calculator, non-benchmark version); ``convention``: a unit convention
     (name or ``Convention``), else the dataset's own by content (``harness.data.conventions``)."""
-    from harness.scoring.scorers import score_value
-
     conv = resolve_convention(dataset, convention).convention
     rows = []
     for case in dataset.cases:

@@ -37,7 +37,7 @@ from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.core.units import EXACT, Convention
 from harness.data.dataset import Case, Dataset
 from harness.model.client import ChatResult, derive_seed
-from harness.scoring.scorers import score_reply, score_value
+from harness.scoring.scorers import Gold, score_reply, score_value
 
 ANSWERED, ABSTAINED, NO_PROGRAM = RowOutcome.ANSWERED.value, RowOutcome.ABSTAINED.value, RowOutcome.NO_PROGRAM.value
 UNREADABLE_VALUE = RowOutcome.UNREADABLE_VALUE.value
@@ -141,7 +141,7 @@ class Scoring(enum.StrEnum):
     VALUE = "value"   # the stored answer and kind, with score_value
 
 
-def rescore_value(record: dict, case: Case, scorer: str) -> bool:
+def rescore_value(record: dict, case: Case | Gold, scorer: str) -> bool:
     """A value-scored record's verdict: its stored answer and kind under `scorer`; no answer scores wrong."""
     if record.get("answer") is not None:
         return bool(score_value(record["answer"], record["answer_kind"], case, scorer).correct)
@@ -171,8 +171,9 @@ class Solver(ABC):
         assumption: typical reply lengths of instruction models on these prompts), capped at the arm's cap."""
         return min(self.completion_assumption, arm.max_tokens or 10 ** 9)
 
-    def rescore(self, record: dict, case: Case, scorer: str) -> bool:
-        """A stored record's verdict under `scorer`, from what the record holds (the reply or the value)."""
+    def rescore(self, record: dict, case: Case | Gold, scorer: str) -> bool:
+        """A stored record's verdict under `scorer`, from what the record holds (the reply or the value); `case`
+        may be the case's parsed gold (harness.scoring.scorers.Gold), as `harness verify` passes it."""
         if self.scoring is Scoring.REPLY and record.get("replies"):
             return bool(score_reply(record["replies"][-1], case, scorer).correct)
         return rescore_value(record, case, scorer)

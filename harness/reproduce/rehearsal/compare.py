@@ -5,8 +5,9 @@ appended in completion order, and each carries wall-clock fields. The comparison
 every record (sorted keys, one line each, records sorted by `key`) after removing the fields that
 measure time or transport rather than results: VOLATILE_FIELDS of the record and EXECUTOR_VOLATILE of
 each executor result. Everything else (requests, replies, programs, executor outcomes and answers,
-scores, keys, counts) must match exactly. Tables are compared byte for byte. The content checksums
-(`content_checksums`) are sha256 of those canonical files plus the raw table files, so two directories
+scores, keys, counts) must match exactly. Tables are compared byte for byte, the ledger tables s14/s14b
+included (they depend on the run settings only, not on how many manifests a resumed run left). The content
+checksums (`content_checksums`) are sha256 of those canonical files plus the raw table files, so two directories
 are identical exactly when their content-checksum listings are byte-identical.
 """
 from __future__ import annotations
@@ -56,20 +57,6 @@ def canonical_file(path: Path) -> bytes:
     return b"".join(canonical_record(r).encode("utf-8") + b"\n" for r in recs)
 
 
-# s14/s14b (the reproducibility ledger) come from the run manifests, which a resumed run adds to: they and their
-# index lines are left out of the comparison (known gap); every other table file is compared byte for byte.
-LEDGER_TABLES = ("s14.", "s14b.")
-
-
-def ledger_free(name: str, data: bytes) -> bytes | None:
-    """A table file as compared: None for the ledger tables, index.md without its s14 lines, else unchanged."""
-    if name.startswith(LEDGER_TABLES):
-        return None
-    if name == "index.md":
-        return b"".join(line for line in data.splitlines(keepends=True) if b"s14" not in line)
-    return data
-
-
 def content_checksums(results_root: Path, tables_dir: Path | None = None) -> str:
     """`<sha256>  <path>` lines: canonical content of every results file, raw bytes of every table file."""
     lines = []
@@ -77,9 +64,7 @@ def content_checksums(results_root: Path, tables_dir: Path | None = None) -> str
         lines.append(f"{hashlib.sha256(canonical_file(path)).hexdigest()}  results/{path.relative_to(results_root).as_posix()}")
     if tables_dir is not None and tables_dir.is_dir():
         for path in sorted(p for p in tables_dir.rglob("*") if p.is_file()):
-            data = ledger_free(path.name, path.read_bytes())
-            if data is None:
-                continue
+            data = path.read_bytes()
             lines.append(f"{hashlib.sha256(data).hexdigest()}  tables/{path.relative_to(tables_dir).as_posix()}")
     return "\n".join(lines) + "\n"
 

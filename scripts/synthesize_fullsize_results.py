@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""SYNTHETIC: a full-size result set for timing the post-run stages, made by replicating a small rehearsal
+result set (`make rehearse SIZE=small`), never by running a model.
+
+    .venv/bin/python scripts/synthesize_fullsize_results.py /tmp/rehearsal-small /tmp/fullsize \
+        [--cases 1100] [--seeds 42-46]
+
+Reads SOURCE/results (the rehearsal's per-case files and run manifests) and SOURCE/rehearsal-cases.csv (its
+case set), and writes OUT/synthetic-fullsize-cases.csv and OUT/results:
+
+* cases: the source case set repeated until it holds at least --cases rows; each copy gets fresh row numbers
+  (row + replica x 100000), hence fresh case ids ("<calculator>-<row>"), with every other column unchanged,
+  so the gold answers (and the stored scores) stay valid;
+* seeds: --seeds new seeds, the i-th a copy of the source's (i mod n)-th seed;
+* records: every source record once per (case copy, new seed), with case id, row number, seed, dataset
+  (name, path, sha256) and key rewritten, marked `"synthetic": true` and `"synthetic_fullsize": {...}` (which
+  source record and copy it is); records of the rehearsal server stay synthetic (rehearsal model ids), so
+  `harness merge` and `verify` refuse to mix them with real results;
+* run manifests: the source's, with seeds and dataset rewritten and marked synthetic.
+
+OUT/SYNTHETIC-FULLSIZE.json says what the set is. Nothing in it is a result: it exists to time stats, tables,
+figures, report and verify at the paper's record count (scripts/bench_stages.py).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness.core.canonical_json import json_file_text, record_line  # noqa: E402
+from harness.core.hashing import file_sha256  # noqa: E402
+
+ROW_STRIDE = 100_000
+DATASET_NAME = "synthetic-fullsize-cases"
+
+
+def parse_seeds(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def replicate_cases(src_csv: Path, dst_csv: Path, n_cases: int) -> tuple[int, int]:
+    """Write the repeated case set; return (replicas, rows written)."""
+    with open(src_csv, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        fields, rows = reader.fieldnames, list(reader)
+    if not rows:
+        raise SystemExit(f"{src_csv}: no cases")
+    if max(int(r["Row Number"]) for r in rows) >= ROW_STRIDE:
+        raise SystemExit(f"{src_csv}: row numbers reach {ROW_STRIDE}; fresh row numbers would collide")
+    replicas = -(-n_cases // len(rows))
+    with open(dst_csv, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        for rep in range(replicas):
+            for r in rows:
+                w.writerow({**r, "Row Number": str(int(r["Row Number"]) + rep * ROW_STRIDE)})
+    return replicas, replicas * len(rows)
+
+
+def synthesize(source: Path, out: Path, n_cases: int, seeds: list[int]) -> dict:
+    src_results = source / "results"
+    files = sorted(src_results.glob("*/*/seed*.jsonl"))
+    if not files:
+        raise SystemExit(f"{src_results}: no per-case results")
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "results").mkdir(parents=True)
+    cases_csv = out / f"{DATASET_NAME}.csv"
+    replicas, rows = replicate_cases(source / "rehearsal-cases.csv", cases_csv, n_cases)
+    sha = file_sha256(cases_csv)
+    have = sorted({int(p.stem[4:]) for p in files})
+    source_of = {new: have[i % len(have)] for i, new in enumerate(seeds)}
+    written = 0
+    for path in files:
+        old_seed = int(path.stem[4:])
+        targets = [s for s in seeds if source_of[s] == old_seed]
+        if not targets:
+            continue
+        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        for new_seed in targets:
+            dst = out / "results" / path.parent.relative_to(src_results) / f"seed{new_seed}.jsonl"
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            with open(dst, "w", encoding="utf-8") as fh:
+                for rep in range(replicas):
+                    for rec in records:
+                        calc, _, row = str(rec["case_id"]).partition("-")
+                        new_row = int(row) + rep * ROW_STRIDE
+                        copy = {**rec, "case_id": f"{calc}-{new_row}", "row_number": new_row, "seed": new_seed,
+                                "dataset": DATASET_NAME, "dataset_path": str(cases_csv), "dataset_sha256": sha,
+                                "synthetic": True,
+                                "synthetic_fullsize": {"source_key": rec["key"], "replica": rep,
+                                                       "source_seed": old_seed},
+                                "key": hashlib.sha256(f"{rec['key']}:{rep}:{new_seed}".encode()).hexdigest()}
+                        fh.write(record_line(copy))
+                        written += 1
+    for p in sorted(src_results.glob("manifest-*.json")):
+        man = json.loads(p.read_text(encoding="utf-8"))
+        if isinstance(man.get("dataset"), dict):
+            man["dataset"] = {**man["dataset"], "name": DATASET_NAME, "path": str(cases_csv), "sha256": sha,
+                              "n_cases": rows}
+        if "seeds" in man:
+            man["seeds"] = seeds
+        man["synthetic"] = True
+        (out / "results" / p.name).write_text(json_file_text(man, indent=1), encoding="utf-8")
+    info = {"synthetic": True,
+            "what": "SYNTHETIC full-size copy of a rehearsal result set, for timing the post-run stages only; "
+                    "not a result (the rehearsal server is a scripted fake, and these are copies of its output)",
+            "source": str(source), "cases": rows, "case_replicas": replicas, "seeds": seeds,
+            "seed_sources": {str(k): v for k, v in source_of.items()}, "records": written,
+            "dataset": {"name": DATASET_NAME, "path": str(cases_csv), "sha256": sha},
+            "result_bytes": sum(p.stat().st_size for p in (out / "results").glob("*/*/seed*.jsonl"))}
+    (out / "SYNTHETIC-FULLSIZE.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    return info
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("source", type=Path, help="a rehearsal output directory (holds results/ and rehearsal-cases.csv)")
+    p.add_argument("out", type=Path)
+    p.add_argument("--cases", type=int, default=1100)
+    p.add_argument("--seeds", default="42-46")
+    a = p.parse_args(argv)
+    print(json.dumps(synthesize(a.source, a.out, a.cases, parse_seeds(a.seeds)), indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
