@@ -13,17 +13,8 @@
 # Env:   DEMO_CASES (8), DEMO_SEEDS (42), DEMO_PORT (8090), EXECUTOR_BACKEND (auto: the container
 #        executor where docker+runsc work, else the process backend; recorded in the manifest).
 # The server is stopped on exit, whatever happens. Rerunning resumes (done rows are skipped).
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-OUT="results/cpu-demo"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --out) OUT="$2"; shift 2 ;;
-    --out=*) OUT="${1#--out=}"; shift ;;
-    *) echo "usage: $0 [--out DIR]" >&2; exit 2 ;;
-  esac
-done
+source "$(dirname "${BASH_SOURCE[0]}")/lib/run-common.sh"
+parse_out_option "results/cpu-demo" "$@"
 CASES="${DEMO_CASES:-8}"
 SEEDS="${DEMO_SEEDS:-42}"
 export MODEL_SERVER_PORT="${DEMO_PORT:-8090}"
@@ -34,15 +25,7 @@ BASE_URL="http://127.0.0.1:$MODEL_SERVER_PORT/v1"
 start=$(date +%s)
 
 mkdir -p "$OUT"
-scripts/fetch-model.sh
-cleanup() {
-  scripts/model-server.sh stop >/dev/null 2>&1 || true
-  cp "$MODEL_SERVER_STATE/server-$MODEL_SERVER_PORT.log" "$OUT/model-server.log" 2>/dev/null || true
-  rm -rf "$MODEL_SERVER_STATE"
-}
-trap cleanup EXIT INT TERM
-scripts/model-server.sh start
-.venv/bin/python -m harness.model.serving describe --base-url "$BASE_URL" > "$OUT/server.json"
+start_model_server
 
 echo "== Gold-Solve library on the bundled slice (no model)"
 "$HARNESS" run --arm gold-lib --dataset bundled-test --seeds "$SEEDS" --out "$OUT" --no-progress
@@ -52,8 +35,7 @@ echo "== Open-book arithmetic, Program-Solve, Blind Program-Solve: $CASES cases 
   --seeds "$SEEDS" --base-url "$BASE_URL" --server-profile llama.cpp --executor-backend "$BACKEND" --out "$OUT" \
   --server-info "$OUT/server.json"
 
-cleanup
-trap - EXIT INT TERM
+stop_model_server
 wall=$(( $(date +%s) - start ))
 
 # One paragraph that says what these figures are and are not; summary.md and the report start with it.

@@ -18,17 +18,8 @@
 #
 # Usage: scripts/formula-versions-demo.sh [--out DIR]      (default runs/formula-versions)
 # Env:   CASES_PER_CALCULATOR (1), DEMO_PORT (8091), EXECUTOR_BACKEND (auto)
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-OUT="runs/formula-versions"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --out) OUT="$2"; shift 2 ;;
-    --out=*) OUT="${1#--out=}"; shift ;;
-    *) echo "usage: $0 [--out DIR]" >&2; exit 2 ;;
-  esac
-done
+source "$(dirname "${BASH_SOURCE[0]}")/lib/run-common.sh"
+parse_out_option "runs/formula-versions" "$@"
 PER_CALC="${CASES_PER_CALCULATOR:-1}"
 export MODEL_SERVER_PORT="${DEMO_PORT:-8091}"
 export MODEL_SERVER_STATE="$(mktemp -d)"
@@ -67,15 +58,7 @@ echo "== Gold-Solve library on every dev row of calculators ${CALCS[*]}: benchma
 "$HARNESS" run --arm gold-lib --dataset dev "${CALC_OPTS[@]}" --seeds 42 --out "$BENCH" --no-progress
 "$HARNESS" run --arm gold-lib --dataset dev "${CALC_OPTS[@]}" "${CURRENT[@]}" --seeds 42 --out "$GUIDE" --no-progress
 
-scripts/fetch-model.sh
-cleanup() {
-  scripts/model-server.sh stop >/dev/null 2>&1 || true
-  cp "$MODEL_SERVER_STATE/server-$MODEL_SERVER_PORT.log" "$OUT/model-server.log" 2>/dev/null || true
-  rm -rf "$MODEL_SERVER_STATE"
-}
-trap cleanup EXIT INT TERM
-scripts/model-server.sh start
-"$PY" -m harness.model.serving describe --base-url "$BASE_URL" > "$OUT/server.json"
+start_model_server
 
 echo "== Program-Solve on the CPU model, $(( ${#CASE_OPTS[@]} / 2 )) cases: benchmark formula text, then current guidelines"
 for root in "$BENCH" "$GUIDE"; do
@@ -83,8 +66,7 @@ for root in "$BENCH" "$GUIDE"; do
   "$HARNESS" run --arm program-solve --dataset dev "${CASE_OPTS[@]}" "${versions[@]}" --seeds 42 --base-url "$BASE_URL" \
     --server-profile llama.cpp --executor-backend "$BACKEND" --out "$root" --server-info "$OUT/server.json" --no-progress
 done
-cleanup
-trap - EXIT INT TERM
+stop_model_server
 
 for root in "$BENCH" "$GUIDE"; do "$HARNESS" tables --results "$root" --out "$root/tables"; done
 echo "formula-versions demo: $(( $(date +%s) - start )) s; table s22 in $GUIDE/tables/s22.md"

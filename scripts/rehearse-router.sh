@@ -10,17 +10,8 @@
 #
 # Usage: scripts/rehearse-router.sh [--out DIR]     (default runs/router-rehearsal)
 # Env:   SEEDS (42), PER_CALCULATOR (20), CONCURRENCY (64), EXECUTOR_BACKEND (container), DRAWS (2000)
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-OUT="runs/router-rehearsal"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --out) OUT="$2"; shift 2 ;;
-    --out=*) OUT="${1#--out=}"; shift ;;
-    *) echo "usage: $0 [--out DIR]" >&2; exit 2 ;;
-  esac
-done
+source "$(dirname "${BASH_SOURCE[0]}")/lib/run-common.sh"
+parse_out_option "runs/router-rehearsal" "$@"
 SEEDS="${SEEDS:-42}"
 PER_CALC="${PER_CALCULATOR:-20}"
 CONCURRENCY="${CONCURRENCY:-64}"

@@ -1,0 +1,35 @@
+# Sourced by the run scripts (demo.sh, formula-versions-demo.sh, rehearse-router.sh): strict mode, the
+# repository root as the working directory, and their one option, --out DIR.
+#   source scripts/lib/run-common.sh; parse_out_option DEFAULT "$@"    # sets ROOT and OUT
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+
+parse_out_option() {
+  OUT="$1"; shift
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --out) [ $# -ge 2 ] || { echo "usage: $0 [--out DIR]" >&2; exit 2; }; OUT="$2"; shift 2 ;;
+      --out=*) OUT="${1#--out=}"; shift ;;
+      *) echo "usage: $0 [--out DIR]" >&2; exit 2 ;;
+    esac
+  done
+}
+
+# The CPU model server (scripts/model-server.sh) for one script run, on $MODEL_SERVER_PORT with its state in
+# $MODEL_SERVER_STATE: fetched and verified, started, described into OUT/server.json, and stopped on exit
+# whatever happens (its log copied to OUT/model-server.log). stop_model_server stops it earlier.
+stop_model_server() {
+  scripts/model-server.sh stop >/dev/null 2>&1 || true
+  cp "$MODEL_SERVER_STATE/server-$MODEL_SERVER_PORT.log" "$OUT/model-server.log" 2>/dev/null || true
+  rm -rf "$MODEL_SERVER_STATE"
+  trap - EXIT INT TERM
+}
+
+start_model_server() {
+  scripts/fetch-model.sh
+  trap stop_model_server EXIT INT TERM
+  scripts/model-server.sh start
+  "$ROOT/.venv/bin/python" -m harness.model.serving describe --base-url "http://127.0.0.1:$MODEL_SERVER_PORT/v1" \
+    > "$OUT/server.json"
+}
