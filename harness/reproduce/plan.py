@@ -243,7 +243,9 @@ def format_plan(plan: dict) -> str:
         lines.append(f"  {a['arm']:<22} {cases:>6} {per:>9} {req:>15} {t['prompt']:>10.0f} {t['completion']:>10.0f}"
                      f"  {t['source']}")
     tot = plan["requests_per_model"]
-    lines += [f"  {'total':<22} {'':>6} {'':>9} {tot['min']:,}..{tot['max']:,}".rstrip(),
+    n_models = len(plan.get("models") or []) or 1
+    lines += [f"  {'total per model':<22} {'':>6} {'':>9} {tot['min']:,}..{tot['max']:,}".rstrip(),
+              f"  {f'all {n_models} model(s)':<22} {'':>6} {'':>9} {tot['min'] * n_models:,}..{tot['max'] * n_models:,}",
               "  (c: the library's covered cases only, as in the paper)", ""]
     est = plan["estimate_s"]
     lines.append(f"Estimated time, all models: {_hours(est['min'])} .. {_hours(est['max'])}")
