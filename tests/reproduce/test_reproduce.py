@@ -108,7 +108,7 @@ def test_request_counts_change_with_ARMS_and_SEEDS(tmp_path):
     def total(**kw) -> tuple[int, int]:
         r = _script(tmp_path, DRY_RUN=1, **kw)
         assert r.returncode == 0, r.stderr
-        lo, hi = re.search(r"^\s+total\s+([\d,]+)\.\.([\d,]+)", r.stdout, re.M).groups()
+        lo, hi = re.search(r"^\s+total per model\s+([\d,]+)\.\.([\d,]+)", r.stdout, re.M).groups()
         return _num(lo), _num(hi)
 
     v = _verified_shape()
@@ -118,6 +118,10 @@ def test_request_counts_change_with_ARMS_and_SEEDS(tmp_path):
     assert both == (blind[0] + v["covered"] * 5, blind[1] + v["covered"] * 2 * 5)
     assert total(ARMS="blind", SEEDS="42,43") == (v["rows"] * 2,) * 2
     assert total(ARMS="gold-lib") == (0, 0)
+    r = _script(tmp_path, DRY_RUN=1, ARMS="blind", MODELS="all")          # four models: four times one model's
+    assert r.returncode == 0, r.stderr
+    lo, hi = re.search(r"^\s+all 4 model\(s\)\s+([\d,]+)\.\.([\d,]+)", r.stdout, re.M).groups()
+    assert (_num(lo), _num(hi)) == (blind[0] * 4, blind[1] * 4)
 
 
 def test_plan_on_the_bundled_slice_counts_every_case(tmp_path):
