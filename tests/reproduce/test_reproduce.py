@@ -108,7 +108,7 @@ def test_request_counts_change_with_ARMS_and_SEEDS(tmp_path):
     def total(**kw) -> tuple[int, int]:
         r = _script(tmp_path, DRY_RUN=1, **kw)
         assert r.returncode == 0, r.stderr
-        lo, hi = re.search(r"^\s+total\s+([\d,]+)\.\.([\d,]+)", r.stdout, re.M).groups()
+        lo, hi = re.search(r"^\s+total per model\s+([\d,]+)\.\.([\d,]+)", r.stdout, re.M).groups()
         return _num(lo), _num(hi)
 
     v = _verified_shape()
