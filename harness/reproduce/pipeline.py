@@ -43,7 +43,7 @@ from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.manifest import write_run_manifest
 from harness.run.runner import RunSpec, make_key
 from harness.run.session import apply_convention, run_session
-from harness.run.store import results_path
+from harness.run.store import read_result_file, results_path
 from harness.verify.checksums import check_manifest, write_manifest
 
 
@@ -102,13 +102,7 @@ def pending_cases(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases
         sel = arm_cases(arm, cases, cfg.all_cases)
         for seed in cfg.seeds:
             path = results_path(cfg.out, model, arm.name, seed)
-            done = set()
-            if path.exists():
-                for line in path.read_text(encoding="utf-8").splitlines():
-                    try:
-                        done.add(json.loads(line)["key"])
-                    except (ValueError, KeyError, TypeError):
-                        continue
+            done = {rec.get("key") for rec in read_result_file(path)} if path.exists() else set()
             n += sum(make_key(arm, seed, c, dataset, spec) not in done for c in sel)
     return n
 

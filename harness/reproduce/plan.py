@@ -4,7 +4,6 @@ real prompts and the solvers' stated completion assumptions), the launcher's pin
 estimate from the launcher's throughput assumption."""
 from __future__ import annotations
 
-import json
 import shlex
 import statistics
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from harness.data.dataset import Case, DatasetError, load_dataset
 from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, arm_cases, resolve_arms,
                                       select_cases)
 from harness.reproduce.launchers import launcher_kind, make_launcher
+from harness.run.store import StoreError, read_result_file
 
 CHARS_PER_TOKEN = 4.0     # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
 WORDS_TO_TOKENS = 1.35    # fallback: note words to tokens
@@ -75,14 +75,10 @@ def measured_token_means(results_root: Path = ROOT / "results") -> dict[str, dic
         return {}
     for path in sorted(root.rglob("seed*.jsonl")):
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
+            records = read_result_file(path)
+        except (OSError, StoreError):
+            continue        # an unreadable file only costs the estimate its measurements
+        for rec in records:
             tok = rec.get("tokens") or {}
             n = len(rec.get("request") or [])
             if not n or tok.get("prompt") is None or tok.get("completion") is None:

@@ -39,7 +39,7 @@ from harness.reproduce.pipeline import sigterm_as_interrupt
 from harness.reproduce.plan import plan_population, request_bounds
 from harness.run.manifest import git_state
 from harness.run.session import run_session
-from harness.run.store import iter_result_files
+from harness.run.store import iter_result_files, read_result_file
 
 SHARD_MANIFEST = "shard.json"
 PLAN_KIND = "shard-plan"
@@ -314,11 +314,7 @@ def _finish(directory: Path, manifest: dict) -> dict:
     n = 0
     synthetic = bool(manifest.get("synthetic"))
     for path in iter_result_files(directory):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
+        for rec in read_result_file(path):
             n += 1
             synthetic = synthetic or bool(rec.get("synthetic"))
     policy = set()

@@ -149,9 +149,11 @@ def test_time_estimate_uses_measured_tokens_from_stored_results(tmp_path):
     root = tmp_path / "results"
     f = root / "some-model" / "program-solve" / "seed42.jsonl"
     f.parent.mkdir(parents=True)
-    recs = [{"arm": "program-solve", "model": "some-model", "request": [{}], "tokens": {"prompt": 900, "completion": 100}},
-            {"arm": "program-solve", "model": "some-model", "request": [{}, {}], "tokens": {"prompt": 2100, "completion": 500}}]
-    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    stored = {"model": "some-model", "arm": "program-solve", "seed": 42, "calculator_id": 2, "outcome": "answered",
+              "correct": True, "scorer": "paper"}                  # the store's required fields
+    recs = [{**stored, "key": "k1", "case_id": "2-1", "request": [{}], "tokens": {"prompt": 900, "completion": 100}},
+            {**stored, "key": "k2", "case_id": "2-2", "request": [{}, {}], "tokens": {"prompt": 2100, "completion": 500}}]
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs) + '{"torn": ')   # a torn last line is skipped
     cfg = ReproduceConfig(arms=["program-solve", "blind"], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"])
     plan = build_plan(cfg, results_root=root)
     tok = {a["arm"]: a["tokens_per_request"] for a in plan["arms"]}
