@@ -16,6 +16,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from harness.core.canonical_json import canonical_json
 from harness.model.rehearsal_server import clock_neutral
 
 VOLATILE_FIELDS = ("latency_ms", "started_at", "finished_at", "cached", "retries")
@@ -41,12 +42,12 @@ def canonical_record(record: dict) -> str:
     rec = {k: v for k, v in record.items() if k not in VOLATILE_FIELDS}
     if "executor" in rec:
         rec["executor"] = _strip_executor(rec["executor"])
-    text = json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = canonical_json(rec)
     neutral = clock_neutral(text)
     if neutral != text:
         rec = json.loads(neutral)
         rec.get("tokens", {}).pop("prompt", None)
-        text = json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        text = canonical_json(rec)
     return text
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.arms.registry import ARMS, EXTENSION_ARMS
+from harness.core.canonical_json import json_file_text
 from harness.data.dataset import load_dataset
 from harness.model.vllm import serving_config
 from harness.reproduce.config import ReproduceConfig
@@ -448,8 +449,8 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
     }
     report["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     bench.parent.mkdir(parents=True, exist_ok=True)
-    bench.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-    (out / "pipeline.json").write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    bench.write_text(json_file_text(report, indent=1))
+    (out / "pipeline.json").write_text(json_file_text(report, indent=1))
     _echo(f"wrote {bench}")
     return report
 

@@ -14,6 +14,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from harness.core.canonical_json import json_file_text, record_line
 from harness.reproduce.rehearsal.pipeline import loadavg, parse_seeds, post_run_stages
 
 
@@ -37,7 +38,7 @@ def scaled_copy(src: Path, dst: Path, seeds: list[int]) -> dict:
                     if new_seed != old_seed:
                         rec["key"] = hashlib.sha256(f"{rec['key']}:{new_seed}".encode()).hexdigest()
                         rec["seed"] = new_seed
-                    fout.write(json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str) + "\n")
+                    fout.write(record_line(rec))
                     records += 1
     for m in src.glob("manifest-*.json"):
         shutil.copy(m, dst / m.name)
@@ -62,7 +63,7 @@ def main(argv=None) -> int:
     report = {**info, "stages": stages, "post_run_wall_s": round(sum(stages[s]["wall_s"] for s in post), 2),
               "result_bytes": sum(p.stat().st_size for p in (a.out / "results").glob("*/*/seed*.jsonl")),
               "loadavg_start": load0, "loadavg_end": loadavg()}
-    text = json.dumps(report, indent=1, sort_keys=True) + "\n"
+    text = json_file_text(report, indent=1)
     (a.bench or a.out / "scaled-stages.json").write_text(text)
     print(text)
     return 0 if all(v.get("returncode", 0) == 0 for v in stages.values()) else 1
