@@ -15,6 +15,7 @@ import json
 import pytest
 
 from harness.arms.registry import ARMS, with_options
+from harness.data.conventions import resolve_convention
 from harness.data.dataset import load_dataset
 from harness.run.runner import RunSpec, run_arm_seed
 from harness.arms.solvers import TAXONOMY
@@ -41,7 +42,9 @@ def run(arm, env, model_server, out):
     async def go():
         async with ModelClient(model_server.base_url, model_server.model_id, profile="llama.cpp",
                                cache_dir=out / "cache") as client:
-            spec = RunSpec(model=model_server.model_id, server_profile="llama.cpp", out_dir=out, progress=False)
+            # the convention `harness run` resolves for this file by content (v1.0 rows: medcalc-v1.0)
+            spec = RunSpec(model=model_server.model_id, server_profile="llama.cpp", out_dir=out, progress=False,
+                           convention=resolve_convention(ds).convention)
             return await run_arm_seed(arm, 42, [by[c] for c in CASES], ds, spec, client=client, executor=ex)
     summary = asyncio.run(go())
     return [json.loads(line) for line in open(summary.path)]
