@@ -4,8 +4,9 @@
 #
 #   Gold-Solve library   every dev row of the five versioned calculators, benchmark version and
 #                        current-guideline version (no model)
-#   Program-Solve        the CASES_PER_CALCULATOR (default 1) shortest dev notes of each versioned
-#                        calculator, seed 42, once with the benchmark's formula text and once with the
+#   Program-Solve        the shortest dev note of each versioned calculator (`harness run --spread`, the
+#                        CPU demo's rule: harness/run/case_selection.py), seed 42, once with the
+#                        benchmark's formula text and once with the
 #                        current guideline's (the real CPU model, Qwen2.5-Coder-0.5B-Instruct GGUF)
 #
 # Versioned calculators and the versions chosen (harness/formulas/versions.toml; `harness formulas versions`):
@@ -17,10 +18,9 @@
 # kept in its own column of table s22, never mixed with benchmark gold.
 #
 # Usage: scripts/formula-versions-demo.sh [--out DIR]      (default runs/formula-versions)
-# Env:   CASES_PER_CALCULATOR (1), DEMO_PORT (8091), EXECUTOR_BACKEND (auto)
+# Env:   DEMO_PORT (8091), EXECUTOR_BACKEND (auto)
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run-common.sh"
 parse_out_option "runs/formula-versions" "$@"
-PER_CALC="${CASES_PER_CALCULATOR:-1}"
 export MODEL_SERVER_PORT="${DEMO_PORT:-8091}"
 export MODEL_SERVER_STATE="$(mktemp -d)"
 BACKEND="${EXECUTOR_BACKEND:-auto}"
@@ -36,21 +36,6 @@ BENCH="$OUT/benchmark-versions"
 GUIDE="$OUT/current-guidelines"
 mkdir -p "$BENCH" "$GUIDE"
 
-# The PER_CALC shortest dev notes of each versioned calculator, as --case options.
-mapfile -t CASE_OPTS < <("$PY" - "$PER_CALC" "${CALCS[@]}" <<'PYCASES'
-import sys
-from harness.data.dataset import load_dataset
-per, calcs = int(sys.argv[1]), {int(x) for x in sys.argv[2:]}
-by = {}
-for case in load_dataset("dev").cases:
-    if case.calculator_id in calcs:
-        by.setdefault(case.calculator_id, []).append(case)
-for calc in sorted(by):
-    for case in sorted(by[calc], key=lambda c: (len(c.note), c.case_id))[:per]:
-        print("--case")
-        print(case.case_id)
-PYCASES
-)
 CALC_OPTS=()
 for c in "${CALCS[@]}"; do CALC_OPTS+=(--calculator "$c"); done
 
@@ -60,10 +45,10 @@ echo "== Gold-Solve library on every dev row of calculators ${CALCS[*]}: benchma
 
 start_model_server
 
-echo "== Program-Solve on the CPU model, $(( ${#CASE_OPTS[@]} / 2 )) cases: benchmark formula text, then current guidelines"
+echo "== Program-Solve on the CPU model, the shortest dev note of each of the ${#CALCS[@]} calculators: benchmark formula text, then current guidelines"
 for root in "$BENCH" "$GUIDE"; do
   versions=(); [ "$root" = "$GUIDE" ] && versions=("${CURRENT[@]}")
-  "$HARNESS" run --arm program-solve --dataset dev "${CASE_OPTS[@]}" "${versions[@]}" --seeds 42 --base-url "$BASE_URL" \
+  "$HARNESS" run --arm program-solve --dataset dev "${CALC_OPTS[@]}" --spread "${versions[@]}" --seeds 42 --base-url "$BASE_URL" \
     --server-profile llama.cpp --executor-backend "$BACKEND" --out "$root" --server-info "$OUT/server.json" --no-progress
 done
 stop_model_server
