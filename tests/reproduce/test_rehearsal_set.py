@@ -1,10 +1,12 @@
 """The rehearsal case set from real dev rows: sizes, fresh ids, reuse recorded, schema errors named."""
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
 
+from harness.data.conventions import default_convention
 from harness.data.dataset import load_dataset
 from harness.reproduce.rehearsal.rehearsal_set import RehearsalSetError, build_rehearsal_set
 
@@ -30,6 +32,21 @@ def test_full_set_from_dev_rows(shared_data_dir, tmp_path):
         assert (case.note, case.question, case.gold_answer) == (src.note, src.question, src.gold_answer)
     on_disk = json.loads((tmp_path / "rehearsal-cases.csv.manifest.json").read_text())
     assert on_disk["synthetic"] is True and "reuse" in on_disk["note"]
+    # a new file, so not a known dataset by content; its rows keep the v1.0 source's unit convention
+    assert default_convention(ds).name == "exact" and m["convention"] == "medcalc-v1.0"
+
+
+def test_set_keeps_an_unknown_sources_convention(shared_data_dir, tmp_path):
+    with open(shared_data_dir / "test_dev_v1.0.csv", newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        fields, rows = reader.fieldnames, list(reader)
+    src = tmp_path / "edited.csv"
+    with open(src, "w", newline="", encoding="utf-8") as fh:                # one row fewer: a file nobody pinned
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows[1:])
+    m = build_rehearsal_set(src, tmp_path / "o.csv", 1)
+    assert m["convention"] == "exact" and "source" in m["convention_reason"]
 
 
 def test_bad_source_is_named(tmp_path):

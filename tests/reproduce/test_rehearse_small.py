@@ -39,6 +39,10 @@ def test_report_fields(small_rehearsal):
     assert r["config"]["cases"] == 110 and r["config"]["expected_records"] == run["records"]
     assert r["h100"]["plan_estimate_s"]["min_s"] > 0 and 0 < r["h100"]["pipeline_share_of_h100_time"]["of_max"]
     assert len(r["machine"]["loadavg_start"]) == 3
+    # the set is v1.0 dev rows under a new sha256: the run is told their convention instead of guessing by content
+    assert r["config"]["convention"] == "medcalc-v1.0" == r["config"]["rehearsal_set"]["convention"]
+    manifests = [json.loads(p.read_text()) for p in (small_rehearsal[0] / "results").glob("manifest-*.json")]
+    assert {m["convention"]["name"] for m in manifests} == {"medcalc-v1.0"}
 
 
 def test_nothing_lost_or_duplicated_and_faults_retried(small_rehearsal):
@@ -52,6 +56,7 @@ def test_kill_and_resume_is_identical(small_rehearsal):
     out, r = small_rehearsal
     res = r["resume"]
     assert res["harness_killed"] is True and res["server_kills"] == 1
+    assert res["scope"] == "first-model" and res["copied_from_reference"]["results_files"] > 30
     assert res["identical"] is True, res["comparison"]
     assert res["lost"] == 0 and res["duplicated"] == 0
     assert (out / "content-checksums.txt").read_bytes() == (out / "resume-check" / "content-checksums.txt").read_bytes()

@@ -9,7 +9,8 @@ Steps (every step's wall time, and the run's counters, go into the JSON report):
    the container executor, the concurrency `make reproduce` uses (the vLLM profile's max_num_seqs);
    harness CPU and peak RSS are sampled from /proc while it runs;
 4. stats, tables, figures, report, checksums, verify on the reference results, each timed;
-5. the kill-and-resume check: the same runs into a second directory, the harness SIGKILLed at a
+5. the kill-and-resume check: the first model's run into a second directory (the other model's files copied
+   from the reference; --resume-scope all-models reruns it too), the harness SIGKILLed at a
    seeded random point and the rehearsal server SIGKILLed once (and restarted) during the resumed run;
    its tables are built and its content checksums (compare.py) compared with the reference's;
 6. lost and duplicated records (expected keys against stored keys) in both directories, fault counts.
@@ -44,6 +45,7 @@ from harness.reproduce.plan import build_plan
 from harness.reproduce.rehearsal.compare import compare, content_checksums
 from harness.reproduce.rehearsal.rehearsal_set import build_rehearsal_set
 from harness.run.runner import NO_MODEL, RunSpec, covered_cases, make_key
+from harness.run.session import apply_convention
 
 ROOT = Path(__file__).resolve().parents[3]
 MODELS = ("rehearsal-alpha", "rehearsal-beta")
@@ -227,23 +229,25 @@ def run_harness(argv: list[str], log_path: Path, *, kill_after_s: float | None =
 
 
 def harness_argv(model: str, dataset: Path, seeds: str, base_url: str, results: Path, cache: Path,
-                 concurrency: int, backend: str, server_info: Path) -> list[str]:
+                 concurrency: int, backend: str, server_info: Path, convention: str) -> list[str]:
     return [str(ROOT / ".venv" / "bin" / "harness") if (ROOT / ".venv/bin/harness").exists() else "harness",
             "run", "--arm", "all", "--dataset", str(dataset), "--seeds", seeds, "--base-url", base_url,
             "--model", model, "--server-profile", "vllm", "--out", str(results), "--cache-dir", str(cache),
             "--executor-backend", backend, "--concurrency", str(concurrency), "--timeout", str(CLIENT_TIMEOUT_S),
-            "--no-progress", "--server-info", str(server_info)]
+            "--no-progress", "--server-info", str(server_info), "--convention", convention]
 
 
 # --- counting ------------------------------------------------------------------------------------------------
 
-def expected_keys(dataset_path: Path, seeds: list[int]) -> set[str]:
-    """Every record key a complete rehearsal must hold (both models, every arm and seed)."""
+def expected_keys(dataset_path: Path, seeds: list[int], convention: str) -> set[str]:
+    """Every record key a complete rehearsal must hold (both models, every arm and seed), with the arms
+    configured for `convention` as `harness run --convention` configures them."""
     ds = load_dataset(dataset_path)
+    arms, _ = apply_convention([a for name, a in ARMS.items() if name not in EXTENSION_ARMS], ds, convention)
     keys = set()
     for model in MODELS:
         spec = RunSpec(model=model, server_profile="vllm")
-        for arm in (a for name, a in ARMS.items() if name not in EXTENSION_ARMS):  # what `--arm all` runs
+        for arm in arms:  # what `--arm all` runs
             s = spec if arm.needs_model else dataclasses.replace(spec, model=NO_MODEL, server_profile=None)
             cases = covered_cases(ds.cases) if arm.covered_only else ds.cases
             keys.update(make_key(arm, seed, c, ds, s) for seed in seeds for c in cases)
@@ -327,7 +331,7 @@ def h100_estimate() -> dict:
 def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurrency: int | None = None,
              backend: str = "container", faults: dict | None = None, resume_check: bool = True,
              source: Path | None = None, port: int | None = None, per_calculator: int | None = None,
-             seeds: str | None = None) -> dict:
+             seeds: str | None = None, resume_scope: str = "first-model") -> dict:
     cfg = dict(SIZES[size])
     if per_calculator or seeds:      # a partial size: the report says so
         cfg.update({k: v for k, v in (("per_calculator", per_calculator), ("seeds", seeds)) if v})
@@ -350,12 +354,14 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
     n_cases = len(load_dataset(dataset).cases)
     report["config"]["cases"] = n_cases
     report["config"]["rehearsal_set"] = {k: set_manifest[k] for k in ("n_cases", "calculators", "reused_rows",
-                                                                       "source_sha256", "csv_sha256")}
+                                                                       "source_sha256", "csv_sha256", "convention")}
     report["size"] = size
     _echo(f"{size}: {n_cases} cases x {len(MODELS)} models x all arms x seeds {cfg['seeds']}, "
           f"concurrency {concurrency}, executor {backend}, out {out}")
     seeds = parse_seeds(cfg["seeds"])
-    expected = expected_keys(dataset, seeds)
+    convention = set_manifest["convention"]
+    report["config"]["convention"] = convention
+    expected = expected_keys(dataset, seeds, convention)
     report["config"]["expected_records"] = len(expected)
 
     server = ServerProcess(out, port or free_port(), seed, dataset, faults)
@@ -369,7 +375,7 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
         faults_before = len(server.faults_logged())
         for model in MODELS:
             argv = harness_argv(model, dataset, cfg["seeds"], server.base_url, ref, out / ".cache" / "reference",
-                                concurrency, backend, server_info)
+                                concurrency, backend, server_info, convention)
             _echo(f"reference run, {model}")
             r = run_harness(argv, out / "logs" / f"reference-{model}.log")
             runs.append(r)
@@ -428,7 +434,7 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
         # 5. kill and resume
         if resume_check:
             report["resume"] = kill_and_resume(out, dataset, cfg["seeds"], server, concurrency, backend, server_info,
-                                               runs, seed, expected, ref_sums)
+                                               runs, seed, expected, ref_sums, convention, resume_scope)
         else:
             report["resume"] = {"identical": None, "note": "skipped (--no-resume-check)"}
     finally:
@@ -484,22 +490,54 @@ def _dev_csv() -> Path:
     return path
 
 
+def copy_model_results(src: Path, dst: Path, models) -> dict:
+    """Copy `models`' per-case subtrees and run manifests from the reference `src` into `dst` (hard links where
+    the filesystem allows): the resume check's directory then holds the same set as the reference, so its
+    tables and checksums compare over the whole run."""
+    dst.mkdir(parents=True, exist_ok=True)
+    copied = {"results_files": 0, "manifests": 0}
+    for model in models:
+        for path in sorted((src / model).glob("*/seed*.jsonl")):
+            target = dst / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+            copied["results_files"] += 1
+    for path in sorted(src.glob("manifest-*.json")):
+        if (json.loads(path.read_text()).get("model") or {}).get("id") in models:
+            shutil.copy2(path, dst / path.name)
+            copied["manifests"] += 1
+    return copied
+
+
+RESUME_SCOPES = ("first-model", "all-models")
+
+
 def kill_and_resume(out: Path, dataset: Path, seeds: str, server: ServerProcess, concurrency: int, backend: str,
                     server_info: Path, ref_runs: list[HarnessRun], seed: int, expected: set[str],
-                    ref_sums: str) -> dict:
+                    ref_sums: str, convention: str, scope: str = "first-model") -> dict:
     """Rerun into out/resume-check: SIGKILL the harness at a seeded random point of the first model's run,
-    resume it, SIGKILL (and restart) the rehearsal server once during the resumed run, finish; compare."""
+    resume it, SIGKILL (and restart) the rehearsal server once during the resumed run, finish; compare.
+    `scope` "all-models" reruns the other model too (uninterrupted); "first-model" (the default: the kills
+    land in the first model's run) copies the other model's files from the reference instead, which halves
+    the check's cost at full size. Either way the whole directory's files and tables are compared."""
+    if scope not in RESUME_SCOPES:
+        raise ValueError(f"resume scope {scope!r}: expected one of {', '.join(RESUME_SCOPES)}")
     rng = random.Random(seed)
     res_dir = out / "resume-check" / "results"
     cache = out / ".cache" / "resume-check"
     first_wall = ref_runs[0].wall_s
     kill_at = round(rng.uniform(0.2, 0.6) * first_wall, 2)
     server_kill_at = round(rng.uniform(0.1, 0.4) * (first_wall - kill_at), 2)
-    info: dict = {"harness_killed_at_s": kill_at, "server_killed_at_s_into_resumed_run": server_kill_at,
-                  "attempts": []}
-    _echo(f"kill-and-resume: harness SIGKILL at {kill_at:.1f} s, server SIGKILL {server_kill_at:.1f} s into the resume")
+    info: dict = {"scope": scope, "harness_killed_at_s": kill_at,
+                  "server_killed_at_s_into_resumed_run": server_kill_at, "attempts": []}
+    if scope == "first-model":
+        info["copied_from_reference"] = {"models": list(MODELS[1:]),
+                                         **copy_model_results(out / "results", res_dir, MODELS[1:])}
+    _echo(f"kill-and-resume ({scope}): harness SIGKILL at {kill_at:.1f} s, server SIGKILL {server_kill_at:.1f} s "
+          "into the resume")
     log = out / "logs" / "resume-check.log"
-    argv = harness_argv(MODELS[0], dataset, seeds, server.base_url, res_dir, cache, concurrency, backend, server_info)
+    argv = harness_argv(MODELS[0], dataset, seeds, server.base_url, res_dir, cache, concurrency, backend, server_info,
+                        convention)
     r = run_harness(argv, log, kill_after_s=kill_at)
     info["attempts"].append({"returncode": r.returncode, "killed": r.killed, "wall_s": r.wall_s})
     before_server_kill = len(server.faults_logged())
@@ -511,10 +549,11 @@ def kill_and_resume(out: Path, dataset: Path, seeds: str, server: ServerProcess,
         tries += 1
         r = run_harness(argv, log)
         info["attempts"].append({"returncode": r.returncode, "wall_s": r.wall_s, "extra_resume": True})
-    for model in MODELS[1:]:
-        r = run_harness(harness_argv(model, dataset, seeds, server.base_url, res_dir, cache, concurrency, backend,
-                                     server_info), log)
-        info["attempts"].append({"model": model, "returncode": r.returncode, "wall_s": r.wall_s})
+    if scope == "all-models":
+        for model in MODELS[1:]:
+            r = run_harness(harness_argv(model, dataset, seeds, server.base_url, res_dir, cache, concurrency, backend,
+                                         server_info, convention), log)
+            info["attempts"].append({"model": model, "returncode": r.returncode, "wall_s": r.wall_s})
     h = str(ROOT / ".venv" / "bin" / "harness")
     info["tables"] = timed([h, "tables", "--results", str(res_dir), "--out", str(res_dir / "tables")], log)
     counts = count_records(res_dir, expected)
@@ -543,6 +582,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=None, help="default: the vLLM profile's max_num_seqs")
     p.add_argument("--executor-backend", default="container", choices=["container", "process", "auto"])
     p.add_argument("--no-resume-check", action="store_true")
+    p.add_argument("--resume-scope", choices=RESUME_SCOPES, default="first-model",
+                   help="first-model: rerun only the model the kills land in, the other's files copied from the "
+                        "reference (default); all-models: rerun both")
     p.add_argument("--port", type=int, default=None)
     p.add_argument("--per-calculator", type=int, default=None, help="override the size's cases per calculator")
     p.add_argument("--seeds", default=None, help="override the size's seeds, e.g. 42-43")
@@ -550,7 +592,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = rehearse(a.size, a.out, a.bench, seed=a.seed, concurrency=a.concurrency, backend=a.executor_backend,
                           resume_check=not a.no_resume_check, port=a.port, per_calculator=a.per_calculator,
-                          seeds=a.seeds)
+                          seeds=a.seeds, resume_scope=a.resume_scope)
     except (RuntimeError, FileNotFoundError) as exc:
         print(f"rehearse: {exc}", file=sys.stderr)
         return 1

@@ -4,6 +4,10 @@ Rows are taken per calculator in file order; a calculator with fewer than N dev 
 the same order (row k of the set is dev row k mod n). Every set row gets a fresh Row Number 1..55N, so case
 ids (f"{calculator_id}-{row_number}") never collide with the dev file's; the manifest written next to
 the CSV lists, for every new row number, the dev row it copies and whether it is a reuse.
+
+The set is a new file (a new sha256), so it is not a known dataset; its rows keep their source's unit
+convention, and the manifest says which (`convention`: the source's by content sha256, e.g. medcalc-v1.0 for
+the v1.0 dev rows). The rehearsal runs with that convention given explicitly (`--convention`).
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from harness.core.canonical_json import json_file_text
+from harness.data.conventions import default_convention
 from harness.data.dataset import COLUMNS
 
 
@@ -53,12 +58,15 @@ def build_rehearsal_set(source: str | os.PathLike, out_csv: str | os.PathLike, p
         w.writerows(out_rows)
     os.replace(tmp, out_csv)
     short = {c: len(v) for c, v in by_calc.items() if len(v) < per_calculator}
+    source_sha = hashlib.sha256(source.read_bytes()).hexdigest()
+    convention = default_convention(source_sha)
     manifest = {
         "kind": "rehearsal case set", "synthetic": True,
         "note": ("built from MedCalc-Bench dev rows for pipeline rehearsals only; rows are copied unchanged "
                  "except Row Number, which is fresh (so are the case ids); calculators with fewer dev rows "
                  "than per_calculator reuse their rows"),
-        "source": str(source), "source_sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
+        "source": str(source), "source_sha256": source_sha,
+        "convention": convention.name, "convention_reason": f"the source's: {convention.reason}",
         "csv": out_csv.name, "csv_sha256": hashlib.sha256(out_csv.read_bytes()).hexdigest(),
         "per_calculator": per_calculator, "calculators": len(by_calc), "n_cases": len(out_rows),
         "reused_rows": sum(p["reused"] for p in provenance),
