@@ -8,7 +8,8 @@
 # Variables (environment or make command line):
 #   MODELS             model keys of containers/vllm/models.lock.json, comma-separated, or "all"
 #                      [default: qwen2.5-7b,qwen2.5-32b-awq, the paper's two models]
-#   ARMS               arm names (harness/arms/registry.py), comma-separated, or "all" [default: all]
+#   ARMS               arm names (harness/arms/registry.py), comma-separated; "all": the paper's arms for each
+#                      model (Mistral/Phi-3.5: program-solve, open-book, extract-lib); "every": all arms, all models [all]
 #   SEEDS              42-46 or a list like 42,43 [default: 42-46]
 #   DATASET            verified (default), dev, bundled-test or a CSV/Parquet path
 #   CONVENTION         unit convention exact or medcalc-v1.0 [default: by the dataset's content sha256]

@@ -43,7 +43,10 @@ def _common(f):
         click.option("--base-url", default=None, help="external launcher: the server's OpenAI-compatible URL."),
         click.option("--server-profile", type=click.Choice(sorted(SERVER_PROFILES)), default=None,
                      help="external launcher: the client profile [plain]."),
-        click.option("--arms", default="all", show_default=True, help="Arm names, comma-separated, or 'all'."),
+        click.option("--arms", default="all", show_default=True,
+                     help="Arm names, comma-separated; 'all': the paper's arms for each model (Mistral-7B and "
+                          "Phi-3.5-mini: program-solve, open-book, extract-lib); 'every': every paper arm for every "
+                          "model."),
         click.option("--seeds", default="42-46", show_default=True, help="Seeds: 42-46, or 42,43."),
         click.option("--dataset", default="verified", show_default=True,
                      help="Pinned dataset name (verified, dev, bundled-test) or a CSV/Parquet path."),

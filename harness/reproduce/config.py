@@ -20,7 +20,8 @@ PAPER_SEEDS = [42, 43, 44, 45, 46]
 DEFAULT_OUT = ROOT / "results" / "reproduce"
 
 __all__ = ["ROOT", "PAPER_SEEDS", "PAPER_MODELS", "DEFAULT_OUT", "LAUNCHERS", "ReproduceError", "ReproduceConfig",
-           "split_names", "resolve_models", "resolve_arms", "select_cases", "arm_cases", "SERVER_SETTINGS",
+           "split_names", "resolve_models", "resolve_arms", "model_arm_names", "OTHER_CHECKPOINT_ARMS",
+           "PAPER_ARMS_BY_MODEL", "select_cases", "arm_cases", "SERVER_SETTINGS",
            "check_same_settings", "config_dict", "preflight"]
 
 
@@ -69,13 +70,42 @@ def resolve_models(launcher: str, names: list[str]) -> list[str]:
     return launcher_kind(launcher).resolve_models(list(names))
 
 
-def resolve_arms(names: list[str]) -> list[Arm]:
-    if not names or "all" in names:
-        return [a for a in ARMS.values() if a.name not in EXTENSION_ARMS]   # the paper's arms; routers by name
+# What ARMS=all runs for each model: the arms the paper reports for it. The paper's other checkpoints
+# (Mistral-7B-Instruct-v0.3, Phi-3.5-mini-instruct) appear only with formula-given code, open-book arithmetic
+# and the Extract-Solve library (its Table "ladder", "Other checkpoints", and section "Other families");
+# a model not listed here (the Qwen models, CPU and rehearsal models) gets every paper arm.
+OTHER_CHECKPOINT_ARMS = ("program-solve", "open-book", "extract-lib")
+PAPER_ARMS_BY_MODEL: dict[str, tuple[str, ...]] = {"mistral-7b": OTHER_CHECKPOINT_ARMS,
+                                                   "phi-3.5-mini": OTHER_CHECKPOINT_ARMS}
+
+
+def _paper_arms() -> list[Arm]:
+    return [a for a in ARMS.values() if a.name not in EXTENSION_ARMS]   # the paper's arms; routers by name
+
+
+def resolve_arms(names: list[str], model_key: str | None = None) -> list[Arm]:
+    """The arms `names` means, for `model_key` (None: for the run as a whole, the union over its models).
+
+    "all": the paper's arms for that model (PAPER_ARMS_BY_MODEL, else every paper arm); "every": every paper
+    arm for every model; otherwise the named arms, for every model."""
+    names = list(names or ["all"])
+    if "every" in names:
+        return _paper_arms()
+    if "all" in names:
+        subset = PAPER_ARMS_BY_MODEL.get(model_key) if model_key is not None else None
+        if subset is None:
+            return _paper_arms()
+        return [a for a in _paper_arms() if a.name in subset or not a.needs_model]
     unknown = [n for n in names if n not in ARMS]
     if unknown:
-        raise ReproduceError(f"unknown arm(s): {', '.join(unknown)}; known: {', '.join(ARMS)} (or 'all')")
+        raise ReproduceError(f"unknown arm(s): {', '.join(unknown)}; known: {', '.join(ARMS)} "
+                             "(or 'all': the paper's arms for each model; 'every': every paper arm for every model)")
     return [ARMS[n] for n in dict.fromkeys(names)]
+
+
+def model_arm_names(names: list[str], model_key: str) -> set[str]:
+    """The names of the arms `model_key` runs with a model under `names` (see resolve_arms)."""
+    return {a.name for a in resolve_arms(names, model_key) if a.needs_model}
 
 
 def select_cases(dataset: Dataset, limit: int | None, shortest: bool) -> list[Case]:

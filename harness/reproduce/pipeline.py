@@ -38,7 +38,7 @@ from harness.arms.registry import Arm
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
 from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases, check_same_settings, config_dict,
-                                      resolve_arms, select_cases)
+                                      model_arm_names, resolve_arms, select_cases)
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.manifest import write_run_manifest
 from harness.run.runner import RunSpec, make_key
@@ -127,6 +127,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     with_model = [a for a in arms if a.needs_model]
     manifest: dict = {"kind": "reproduce", "launcher": cfg.launcher, "config": config_dict(cfg),
                       "case_ids": [c.case_id for c in cases], "arms": [a.name for a in arms],
+                      "arms_by_model": {key: sorted(model_arm_names(cfg.arms, key)) for key in cfg.models},
                       "arm_config_hashes": {a.name: a.config_hash() for a in arms}, "blocks": [], "servers": [],
                       "convention": choice.to_dict(),
                       "status": "running"}
@@ -155,14 +156,16 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                                          dataset=cfg.dataset, base_url=cfg.base_url, server_profile=cfg.server_profile)
                 server: dict = {"model_key": key}
                 manifest["servers"].append(server)
-                todo = pending_cases(cfg, with_model, dataset, cases, model=launcher.model_id,
+                names = model_arm_names(cfg.arms, key)
+                model_arms = [a for a in with_model if a.name in names]
+                todo = pending_cases(cfg, model_arms, dataset, cases, model=launcher.model_id,
                                      revision=kind.revision(launcher), profile=launcher.server_profile)
                 if not todo:
                     echo(f"[{key}] every record is already in {cfg.out}: the server is not started")
                     server.update(launcher.describe())
                     server.update(skipped="all records present", revision=kind.revision(launcher))
                     continue
-                echo(f"[{key}] {todo} (arm, seed, case) record(s) to run")
+                echo(f"[{key}] {todo} (arm, seed, case) record(s) to run, arms {', '.join(a.name for a in model_arms)}")
                 try:
                     echo(f"[{key}] starting {cfg.launcher} server: {' '.join(launcher.command())}")
                     launcher.start()
@@ -176,7 +179,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                     if server.get("sampling_defaults_logged") is not None or kind.logs_sampling_defaults:
                         echo(f"[{key}] sampling defaults the server logged: {server.get('sampling_defaults_logged')}")
                     concurrency = cfg.concurrency or kind.concurrency(launcher)
-                    block = _run_block(cfg, with_model, dataset, cases, base_url=launcher.base_url,
+                    block = _run_block(cfg, model_arms, dataset, cases, base_url=launcher.base_url,
                                        model=launcher.model_id, revision=server["revision"],
                                        profile=launcher.server_profile, concurrency=concurrency, echo=echo)
                     manifest["blocks"].append({"model": launcher.model_id, "model_key": key, **block})

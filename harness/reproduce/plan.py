@@ -13,8 +13,8 @@ from harness.arms.registry import Arm
 from harness.arms.solvers import Context
 from harness.data import datahub
 from harness.data.dataset import Case, DatasetError, load_dataset
-from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, arm_cases, resolve_arms,
-                                      select_cases)
+from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, arm_cases, model_arm_names,
+                                      resolve_arms, select_cases)
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.store import StoreError, read_result_file
 
@@ -154,11 +154,17 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
         })
     total = {"min": sum(a["requests"]["min"] for a in plan["arms"]),
              "max": sum(a["requests"]["max"] for a in plan["arms"])}
-    plan["requests_per_model"] = total
+    plan["requests_per_model"] = total          # a model that runs every arm of the plan
+    all_models = {"min": 0, "max": 0}
     any_model = any(a.needs_model for a in arms)
     total_s = {"min": 0.0, "max": 0.0}
     for key in cfg.models:
-        entry: dict = {"key": key}
+        names = model_arm_names(cfg.arms, key)
+        rows = [a for a in plan["arms"] if a["needs_model"] and a["arm"] in names]
+        entry: dict = {"key": key, "arms": [a["arm"] for a in rows],
+                       "requests": {b: sum(a["requests"][b] for a in rows) for b in ("min", "max")}}
+        for b in ("min", "max"):
+            all_models[b] += entry["requests"][b]
         try:
             launcher = make_launcher(cfg.launcher, key, generation_config=cfg.generation_config,
                                      deterministic=cfg.deterministic, log_dir=cfg.out / "server-logs",
@@ -181,13 +187,20 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
             for bound in ("min", "max"):
                 secs = sum(a["requests"][bound] * (a["tokens_per_request"]["prompt"] / tp["prefill_tokens_per_s"]
                                                    + a["tokens_per_request"]["completion"] / tp["decode_tokens_per_s"])
-                           for a in plan["arms"]) * slow
+                           for a in rows) * slow
                 est[bound] = secs + (tp["startup_s"] if any_model else 0)
                 total_s[bound] += est[bound]
             entry["throughput_assumption"] = tp
             entry["estimate_s"] = est
         plan["models"].append(entry)
     plan["estimate_s"] = total_s
+    plan["requests_all_models"] = all_models
+    partial = [m for m in plan["models"] if len(m["arms"]) < sum(a["needs_model"] for a in plan["arms"])]
+    if partial:
+        plan["notes"].append(
+            "ARMS=all runs, for each model, the arms the paper reports for it: "
+            + "; ".join(f"{m['key']}: {', '.join(m['arms'])}" for m in partial)
+            + " (ARMS=every runs every paper arm on every model).")
     plan["notes"].append("Arms without a model (Gold-Solve) run without a server, once for all models; they send "
                          "no request.")
     details = sorted({a["tokens_per_request"]["detail"] for a in plan["arms"]
@@ -200,6 +213,11 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
 
 def _hours(s: float) -> str:
     return f"{s / 3600:.1f} h" if s >= 3600 else f"{s / 60:.0f} min"
+
+
+def _span(rq: dict) -> str:
+    """{"min": a, "max": b} -> "a" or "a..b", thousands separated."""
+    return f"{rq['min']:,}" if rq["min"] == rq["max"] else f"{rq['min']:,}..{rq['max']:,}"
 
 
 def format_plan(plan: dict) -> str:
@@ -233,15 +251,22 @@ def format_plan(plan: dict) -> str:
         rpc = a["requests_per_case"]
         rq = a["requests"]
         per = f"{rpc['min']}" if rpc["min"] == rpc["max"] else f"{rpc['min']}..{rpc['max']}"
-        req = f"{rq['min']:,}" if rq["min"] == rq["max"] else f"{rq['min']:,}..{rq['max']:,}"
+        req = _span(rq)
         t = a["tokens_per_request"]
         cases = f"{a['cases']}" + ("c" if a["covered_only"] else "")
         lines.append(f"  {a['arm']:<22} {cases:>6} {per:>9} {req:>15} {t['prompt']:>10.0f} {t['completion']:>10.0f}"
                      f"  {t['source']}")
     tot = plan["requests_per_model"]
-    n_models = len(plan.get("models") or []) or 1
-    lines += [f"  {'total per model':<22} {'':>6} {'':>9} {tot['min']:,}..{tot['max']:,}".rstrip(),
-              f"  {f'all {n_models} model(s)':<22} {'':>6} {'':>9} {tot['min'] * n_models:,}..{tot['max'] * n_models:,}",
+    models = plan.get("models") or []
+    lines.append(f"  {'total per model':<22} {'':>6} {'':>9} {tot['min']:,}..{tot['max']:,}".rstrip())
+    n_model_arms = sum(a["needs_model"] for a in plan["arms"])
+    for m in models:
+        if len(m["arms"]) < n_model_arms:
+            rq = m["requests"]
+            lines.append(f"  {m['key']:<22} {'':>6} {'':>9} {_span(rq):>15}  "
+                         f"({len(m['arms'])} arm(s): {', '.join(m['arms'])})")
+    every = plan["requests_all_models"] if models else tot
+    lines += [f"  {f'all {len(models) or 1} model(s)':<22} {'':>6} {'':>9} {every['min']:,}..{every['max']:,}",
               "  (c: the library's covered cases only, as in the paper)", ""]
     est = plan["estimate_s"]
     lines.append(f"Estimated time, all models: {_hours(est['min'])} .. {_hours(est['max'])}")

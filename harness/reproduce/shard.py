@@ -33,7 +33,7 @@ from harness.arms.registry import get_arm
 from harness.core.canonical_json import canonical_json, json_file_text
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model.serving import Launcher
-from harness.reproduce.config import ReproduceConfig, arm_cases, resolve_arms, select_cases
+from harness.reproduce.config import ReproduceConfig, arm_cases, model_arm_names, resolve_arms, select_cases
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.reproduce.pipeline import sigterm_as_interrupt
 from harness.reproduce.plan import plan_population, request_bounds
@@ -102,7 +102,8 @@ def build_shard_plan(cfg, n_shards: int, *, stand_in: bool = False) -> dict:
     if model_free:
         groups.append((MODEL_FREE_KEY, model_free))
     for key in (cfg.models if with_model else []):
-        groups.append((key, with_model))
+        names = model_arm_names(cfg.arms, key)        # ARMS=all: the paper's arms for this model
+        groups.append((key, [a for a in with_model if a.name in names]))
     units: list[tuple[str | None, str, int, str, int]] = []   # (model_key, arm, seed, case_id, weight)
     for key, group_arms in groups:
         for arm in group_arms:
