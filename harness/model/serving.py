@@ -11,6 +11,7 @@ stdout/stderr go to a log file; stop() terminates the process group (SIGTERM, th
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -174,9 +175,11 @@ def _stop_process_group(proc: subprocess.Popen | None) -> None:
 @dataclass
 class RehearsalLauncher(Launcher):
     """The rehearsal server (harness.model.rehearsal_server: a scripted FAKE, never a model) as a subprocess on
-    127.0.0.1, serving one synthetic model id; started and stopped like a model server, so `harness serve
-    reproduce --launcher rehearsal` and SLURM array tasks rehearse the whole pipeline. Its model ids start with
-    `rehearsal-`, so every record it feeds is labelled synthetic (harness.model.synthetic)."""
+    127.0.0.1, serving one synthetic model id (plus `extra_model_ids`); started and stopped like a model server,
+    so `harness serve reproduce --launcher rehearsal`, SLURM array tasks and `make rehearse` rehearse the whole
+    pipeline. Its model ids start with `rehearsal-`, so every record it feeds is labelled synthetic
+    (harness.model.synthetic). `faults` ({"5xx", "slow", "drop"}: shares of attempts) turns fault injection on;
+    `kill()` is a crash (SIGKILL), for the kill-and-resume check."""
 
     model_id: str = "rehearsal-alpha"
     port: int = 18461
@@ -185,36 +188,78 @@ class RehearsalLauncher(Launcher):
     log_path: Path = Path(tempfile.gettempdir()) / "mathsolver-rehearsal-server.log"
     server_profile: str = "vllm"        # the H100 path's client profile (per-request seeds sent), as `make rehearse`
     python: Path = Path(sys.executable)
+    extra_model_ids: tuple[str, ...] = ()
+    faults: dict[str, float] | None = None
+    slow_s: float = 30.0                # the delay of a "slow" fault: set it above the client's timeout
+    fault_log: Path | None = None       # one JSON line per injected fault
     _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def ready_file(self) -> Path:
+        """Where the server writes its ready line (its own description of what it serves)."""
+        return Path(self.log_path).with_suffix(".ready.json")
+
     def command(self) -> list[str]:
         cmd = [str(self.python), "-m", "harness.model.rehearsal_server", "--port", str(self.port), "--seed",
-               str(self.seed), "--model", self.model_id]
-        return cmd + (["--answer-key", str(self.answer_key)] if self.answer_key else [])
+               str(self.seed)]
+        for m in (self.model_id, *self.extra_model_ids):
+            cmd += ["--model", m]
+        cmd += ["--answer-key", str(self.answer_key)] if self.answer_key else []
+        if self.faults:
+            cmd += ["--fault-5xx", str(self.faults.get("5xx", 0.0)), "--fault-slow", str(self.faults.get("slow", 0.0)),
+                    "--fault-drop", str(self.faults.get("drop", 0.0)), "--slow-s", str(self.slow_s)]
+        cmd += ["--fault-log", str(self.fault_log)] if self.fault_log else []
+        return cmd + ["--ready-file", str(self.ready_file)]
 
     def start(self) -> None:
         Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
+        self.ready_file.unlink(missing_ok=True)
         log = open(self.log_path, "ab")
         self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       start_new_session=True, cwd=ROOT)
         log.close()
 
     def wait_ready(self, timeout: float = 300.0) -> None:
-        poll_models(self.base_url, self.model_id, timeout, proc=self._proc, log=Path(self.log_path), interval=0.1)
+        for m in (self.model_id, *self.extra_model_ids):
+            poll_models(self.base_url, m, timeout, proc=self._proc, log=Path(self.log_path), interval=0.1)
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
         _stop_process_group(proc)
 
+    def kill(self) -> None:
+        """SIGKILL the server (a crash: no clean shutdown), and reap it."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=15)
+
+    def served(self) -> dict | None:
+        """The running server's own ready line (models, seed, answer key, fault rates), or None before it."""
+        try:
+            return json.loads(self.ready_file.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def faults_logged(self) -> list[dict]:
+        """The faults the server injected so far (its --fault-log), oldest first."""
+        if self.fault_log is None or not Path(self.fault_log).exists():
+            return []
+        return [json.loads(x) for x in Path(self.fault_log).read_text().splitlines() if x.strip()]
+
     def describe(self) -> dict:
         return {"launcher": "rehearsal", "server": "rehearsal server (scripted fake, harness.model.rehearsal_server)",
-                "synthetic": True, "base_url": self.base_url, "model_id": self.model_id, "seed": self.seed,
+                "synthetic": True, "base_url": self.base_url, "model_id": self.model_id,
+                "extra_model_ids": list(self.extra_model_ids), "seed": self.seed,
                 "answer_key": str(self.answer_key) if self.answer_key else None, "command": self.command(),
-                "server_profile": self.server_profile, "log": str(self.log_path)}
+                "server_profile": self.server_profile, "log": str(self.log_path), "served": self.served()}
 
 
 @dataclass

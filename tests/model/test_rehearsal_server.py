@@ -254,3 +254,45 @@ def test_cli_entry_points_start_and_stop(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "harness.model.rehearsal_server", "--fault-5xx", "2"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "fault rate" in bad.stderr
+
+
+def test_launcher_serves_both_models_injects_faults_and_survives_a_crash(tmp_path):
+    """RehearsalLauncher as `make rehearse` uses it: two models in one process, faults on and logged, its own
+    ready line; kill() is a crash (SIGKILL, port freed) and a start on the same port serves again."""
+    import socket
+    from harness.model.client import ModelClient
+    from harness.model.serving import RehearsalLauncher
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    launcher = RehearsalLauncher(model_id="rehearsal-alpha", extra_model_ids=("rehearsal-beta",), port=port, seed=5,
+                                 log_path=tmp_path / "server.log", faults={"5xx": 0.3, "slow": 0.0, "drop": 0.0},
+                                 fault_log=tmp_path / "faults.jsonl")
+    launcher.start()
+    try:
+        launcher.wait_ready(60)
+        served = launcher.served()
+        assert served["models"] == ["rehearsal-alpha", "rehearsal-beta"] and served["faults"]["http_5xx"] == 0.3
+        assert launcher.describe()["served"] == served and launcher.describe()["synthetic"] is True
+
+        async def go(model):
+            async with ModelClient(launcher.base_url, model, profile="vllm", concurrency=8, timeout=10.0,
+                                   max_retries=20, backoff=0.01, backoff_cap=0.02) as client:
+                return await asyncio.gather(*[client.chat([{"role": "user", "content": f"q {i}"}], temperature=0,
+                                                          max_tokens=32) for i in range(40)])
+        replies = asyncio.run(go("rehearsal-beta"))
+        assert {r.server_model for r in replies} == {"rehearsal-beta"}
+        logged = launcher.faults_logged()
+        assert len(logged) == sum(r.retries for r in replies) > 0
+        pid = served["pid"]
+        launcher.kill()
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"{launcher.base_url}/models", timeout=2)
+        launcher.start()
+        launcher.wait_ready(60)
+        assert launcher.served()["pid"] != pid
+        assert len(asyncio.run(go("rehearsal-alpha"))) == 40
+    finally:
+        launcher.stop()

@@ -39,6 +39,7 @@ from pathlib import Path
 from harness.arms.registry import ARMS, EXTENSION_ARMS
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import load_dataset
+from harness.model.serving import LaunchError, RehearsalLauncher
 from harness.model.vllm import serving_config
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan
@@ -92,59 +93,26 @@ def loadavg() -> list[float]:
     return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
 
 
-# --- the rehearsal server as a subprocess -----------------------------------------------------------------
+# --- the rehearsal server as a subprocess: harness.model.serving.RehearsalLauncher ----------------------------
 
-class ServerProcess:
-    def __init__(self, out: Path, port: int, seed: int, answer_key: Path, faults: dict):
-        self.out, self.port, self.seed, self.answer_key, self.faults = out, port, seed, answer_key, faults
-        self.fault_log = out / "server" / "faults.jsonl"
-        self.ready = out / "server" / "ready.json"
-        self.proc: subprocess.Popen | None = None
-        self.kills = 0
+def rehearsal_server(out: Path, port: int, seed: int, answer_key: Path, faults: dict) -> RehearsalLauncher:
+    """The launcher `make rehearse` uses: both rehearsal models in one server process, faults on, every injected
+    fault logged (out/server/faults.jsonl), slow replies held past the client's timeout."""
+    return RehearsalLauncher(model_id=MODELS[0], extra_model_ids=MODELS[1:], port=port, seed=seed,
+                             answer_key=answer_key, log_path=out / "server" / "server.log",
+                             faults={"5xx": faults["fault_5xx"], "slow": faults["fault_slow"],
+                                     "drop": faults["fault_drop"]},
+                             slow_s=CLIENT_TIMEOUT_S + 5, fault_log=out / "server" / "faults.jsonl")
 
-    def start(self) -> dict:
-        self.ready.parent.mkdir(parents=True, exist_ok=True)
-        self.ready.unlink(missing_ok=True)
-        args = [sys.executable, "-m", "harness.model.rehearsal_server", "--port", str(self.port), "--seed",
-                str(self.seed), "--answer-key", str(self.answer_key), "--fault-log", str(self.fault_log),
-                "--ready-file", str(self.ready), "--slow-s", str(CLIENT_TIMEOUT_S + 5),
-                "--fault-5xx", str(self.faults["fault_5xx"]), "--fault-slow", str(self.faults["fault_slow"]),
-                "--fault-drop", str(self.faults["fault_drop"])]
-        for m in MODELS:
-            args += ["--model", m]
-        log = open(self.out / "server" / "server.log", "a")
-        self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-        deadline = time.time() + 60
-        while not self.ready.exists():
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError(f"the rehearsal server did not start; see {self.out / 'server' / 'server.log'}")
-            time.sleep(0.05)
-        return json.loads(self.ready.read_text())
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def kill_and_restart(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-        self.kills += 1
-        self.start()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def faults_logged(self) -> list[dict]:
-        if not self.fault_log.exists():
-            return []
-        return [json.loads(x) for x in self.fault_log.read_text().splitlines() if x.strip()]
+def start_server(server: RehearsalLauncher) -> dict:
+    """Start it and wait until it lists both models; its own ready line (what `--server-info` records)."""
+    server.start()
+    try:
+        server.wait_ready(60)
+    except LaunchError as exc:
+        raise RuntimeError(f"the rehearsal server did not start: {exc}") from None
+    return server.served() or server.describe()
 
 
 # --- one harness process, measured ---------------------------------------------------------------------------
@@ -364,8 +332,8 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
     expected = expected_keys(dataset, seeds, convention)
     report["config"]["expected_records"] = len(expected)
 
-    server = ServerProcess(out, port or free_port(), seed, dataset, faults)
-    info = server.start()
+    server = rehearsal_server(out, port or free_port(), seed, dataset, faults)
+    info = start_server(server)
     server_info = out / "server" / "server-info.json"
     server_info.write_text(json.dumps(info, indent=1) + "\n")
     try:
@@ -512,7 +480,7 @@ def copy_model_results(src: Path, dst: Path, models) -> dict:
 RESUME_SCOPES = ("first-model", "all-models")
 
 
-def kill_and_resume(out: Path, dataset: Path, seeds: str, server: ServerProcess, concurrency: int, backend: str,
+def kill_and_resume(out: Path, dataset: Path, seeds: str, server: RehearsalLauncher, concurrency: int, backend: str,
                     server_info: Path, ref_runs: list[HarnessRun], seed: int, expected: set[str],
                     ref_sums: str, convention: str, scope: str = "first-model") -> dict:
     """Rerun into out/resume-check: SIGKILL the harness at a seeded random point of the first model's run,
@@ -541,9 +509,16 @@ def kill_and_resume(out: Path, dataset: Path, seeds: str, server: ServerProcess,
     r = run_harness(argv, log, kill_after_s=kill_at)
     info["attempts"].append({"returncode": r.returncode, "killed": r.killed, "wall_s": r.wall_s})
     before_server_kill = len(server.faults_logged())
-    r = run_harness(argv, log, during=(server_kill_at, server.kill_and_restart))
+    server_kills = []
+
+    def crash_server():                     # SIGKILL, then start again on the same port
+        server.kill()
+        server_kills.append(time.time())
+        start_server(server)
+
+    r = run_harness(argv, log, during=(server_kill_at, crash_server))
     info["attempts"].append({"returncode": r.returncode, "killed": False, "wall_s": r.wall_s,
-                             "server_killed": server.kills > 0})
+                             "server_killed": bool(server_kills)})
     tries = 0
     while r.returncode != 0 and tries < 3:       # e.g. retries exhausted while the server was down
         tries += 1
@@ -562,7 +537,7 @@ def kill_and_resume(out: Path, dataset: Path, seeds: str, server: ServerProcess,
     cmp = compare(ref_sums, res_sums)
     info.update({"identical": cmp["identical"], "comparison": cmp, "lost": counts["lost"],
                  "duplicated": counts["duplicated"], "records": counts["records"],
-                 "server_kills": server.kills, "harness_killed": info["attempts"][0]["killed"],
+                 "server_kills": len(server_kills), "harness_killed": info["attempts"][0]["killed"],
                  "faults_injected_during_resume": len(server.faults_logged()) - before_server_kill,
                  "retries_in_resumed_records": _retries(res_dir),
                  "what_is_compared": "per-case files as canonical records (sorted by key, without latency_ms, "
