@@ -27,6 +27,7 @@ from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.core.units import EXACT, Convention
 from harness.arms.registry import Arm
 from harness.arms.solvers import ChatClient, Context, InfraError, ProgramExecutor, Solution
+from harness.data.conventions import default_convention
 from harness.data.dataset import Case, Dataset
 from harness.formulas.versions import benchmark_version
 from harness.library import LIBRARY
@@ -79,7 +80,9 @@ class RunSpec:
     out_dir: Path = Path("results")
     concurrency: int = 1
     progress: bool = True
-    convention: Convention = EXACT   # the unit convention in force (run_session resolves it)
+    # the unit convention in force: run_session resolves it (--convention, else the dataset's own by content);
+    # None (a library caller's RunSpec) means the dataset's own, resolved when the arm runs
+    convention: Convention | None = None
 
 
 @dataclass
@@ -195,6 +198,8 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
                        client: ChatClient | None = None, executor: ProgramExecutor | None = None,
                        one_shot: list[Case] | None = None, progress=None) -> ArmSeedSummary:
     """Run one arm at one seed over `cases` (already filtered), resuming from the results file."""
+    if spec.convention is None:         # the dataset's own convention, as `harness run` would choose it
+        spec = dataclasses.replace(spec, convention=default_convention(dataset).convention)
 
     path = results_path(spec.out_dir, spec.model, arm.name, seed)
     # fsync batched: a killed harness loses nothing it wrote; a machine crash at most the last second,
