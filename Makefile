@@ -94,9 +94,11 @@ reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLUR
 	bash scripts/reproduce.sh
 
 # The paper's workload shape end to end against the rehearsal server (a scripted fake; output is synthetic):
-# SIZE=full (1,100 cases x 2 models x 19 arms x 5 seeds, plus the kill-and-resume rerun) or SIZE=small (CI).
+# SIZE=full (1,100 cases x 2 models x 19 arms x 5 seeds, plus the kill-and-resume rerun of the first model;
+# RESUME_SCOPE=all-models reruns both) or SIZE=small (CI).
 rehearse: setup executor-image             ## SIZE=full|small OUT=runs/rehearsal -> bench/pipeline.json
-	$(PY) -m harness.reproduce.rehearsal --size $(or $(SIZE),full) --out $(or $(OUT),runs/rehearsal) --bench bench/pipeline.json
+	$(PY) -m harness.reproduce.rehearsal --size $(or $(SIZE),full) --out $(or $(OUT),runs/rehearsal) --bench bench/pipeline.json \
+	  $(if $(RESUME_SCOPE),--resume-scope $(RESUME_SCOPE),)
 
 pin-models: setup                          ## resolve model revisions on a networked machine (WRITE=1 rewrites the lock)
 	$(HARNESS) serve pin-models $(if $(WRITE),--write,)
