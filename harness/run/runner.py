@@ -96,7 +96,9 @@ class ArmSeedSummary:
     infra_failed: int = 0
     correct: int = 0
     outcomes: dict = field(default_factory=dict)
-    wall_s: float = 0.0
+    wall_s: float = 0.0             # from this unit's first case taking a slot to its last record
+    started_at: str | None = None   # when its first case took a slot (UTC); seeds of one arm overlap
+    finished_at: str | None = None
 
 
 def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec, key: str, sol: Solution, ctx: Context,
@@ -196,8 +198,10 @@ def make_key(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec) -
 
 async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset, spec: RunSpec, *,
                        client: ChatClient | None = None, executor: ProgramExecutor | None = None,
-                       one_shot: list[Case] | None = None, progress=None) -> ArmSeedSummary:
-    """Run one arm at one seed over `cases` (already filtered), resuming from the results file."""
+                       one_shot: list[Case] | None = None, progress=None,
+                       slots: asyncio.Semaphore | None = None) -> ArmSeedSummary:
+    """Run one arm at one seed over `cases` (already filtered), resuming from the results file. `slots` bounds
+    the cases in flight (shared by units that run together); default: spec.concurrency for this unit alone."""
     if spec.convention is None:         # the dataset's own convention, as `harness run` would choose it
         spec = dataclasses.replace(spec, convention=default_convention(dataset).convention)
 
@@ -219,11 +223,14 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
     solver = arm.solver_kind
     task_id = progress.add_task(f"{arm.name} seed {seed}", total=len(todo), completed=summary.skipped) \
         if progress is not None else None
-    started_run = time.perf_counter()
-    sem = asyncio.Semaphore(max(1, spec.concurrency))
+    sem = slots or asyncio.Semaphore(max(1, spec.concurrency))
+    first_slot: list[float] = []
 
     async def one(case, key):
         async with sem:
+            if not first_slot:
+                first_slot.append(time.perf_counter())
+                summary.started_at = _now()
             ctx = Context(case=case, arm=arm, seed=seed, client=client, executor=executor, one_shot=one_shot or [],
                           dataset=dataset, convention=spec.convention)
             started = _now()
@@ -254,7 +261,8 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
         if rec["key"] in {k for _, k in todo}:
             summary.outcomes[rec["outcome"]] = summary.outcomes.get(rec["outcome"], 0) + 1
             summary.correct += bool(rec["correct"])
-    summary.wall_s = round(time.perf_counter() - started_run, 2)
+    summary.wall_s = round(time.perf_counter() - first_slot[0], 2) if first_slot else 0.0
+    summary.finished_at = _now() if first_slot else None
     return summary
 
 
@@ -269,7 +277,12 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
                    client: ChatClient | None = None, executor: ProgramExecutor | None = None,
                    one_shot: list[Case] | None = None, cases: list[Case] | None = None, all_cases: bool = False
                    ) -> list[ArmSeedSummary]:
-    """Every arm at every seed. Vote/repair levers run on the covered cases unless `all_cases`."""
+    """Every arm at every seed. Vote/repair levers run on the covered cases unless `all_cases`.
+
+    Arms run one after another; the seeds of one arm run together, sharing `spec.concurrency` case slots in
+    seed order (the slots go first-come first-served, and seed 42's cases queue first), so the next seed's
+    cases fill the slots a seed's last, slow cases leave idle instead of the pool waiting for its tail. Each
+    seed still writes its own results file, and records do not depend on the order they finish in."""
     base = list(cases if cases is not None else dataset.cases)
     summaries = []
     progress = make_progress(spec.progress)
@@ -281,9 +294,16 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
             # model-free arms (Gold-Solve) are stored under the `library` model whatever server is given
             arm_spec = spec if arm.needs_model else dataclasses.replace(spec, model=NO_MODEL, model_revision=None,
                                                                          server_profile=None)
-            for seed in seeds:
-                summaries.append(await run_arm_seed(arm, seed, arm_cases, dataset, arm_spec, client=client,
-                                                    executor=executor, one_shot=one_shot, progress=progress))
+            slots = asyncio.Semaphore(max(1, spec.concurrency))
+            try:
+                async with asyncio.TaskGroup() as group:      # one unit failing cancels the others
+                    units = [group.create_task(run_arm_seed(arm, seed, arm_cases, dataset, arm_spec, client=client,
+                                                            executor=executor, one_shot=one_shot, progress=progress,
+                                                            slots=slots))
+                             for seed in seeds]
+            except BaseExceptionGroup as group_error:     # the unit's own error (ConfigMismatchError, ...)
+                raise group_error.exceptions[0] from None
+            summaries += [u.result() for u in units]
     finally:
         if progress is not None:
             progress.stop()

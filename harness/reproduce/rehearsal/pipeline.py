@@ -255,11 +255,20 @@ def count_records(results: Path, expected: set[str]) -> dict:
 
 
 def arm_walls(runs: list[HarnessRun]) -> dict[str, float]:
-    """Wall seconds per arm summed over seeds and runs, from the run manifests' summaries."""
+    """Wall seconds per arm, summed over the runs: in each run, from the arm's first unit taking a case slot
+    to its last unit's last record (the seeds of an arm overlap, so their unit walls are not added up)."""
     walls: dict[str, float] = {}
     for r in runs:
+        spans: dict[str, list[float]] = {}
         for s in r.manifest.get("summaries") or []:
-            walls[s["arm"]] = walls.get(s["arm"], 0.0) + float(s.get("wall_s") or 0.0)
+            if not s.get("started_at") or not s.get("finished_at"):
+                continue
+            start = _dt.datetime.fromisoformat(s["started_at"]).timestamp()
+            end = _dt.datetime.fromisoformat(s["finished_at"]).timestamp()
+            lo, hi = spans.get(s["arm"], [start, end])
+            spans[s["arm"]] = [min(lo, start), max(hi, end)]
+        for arm, (lo, hi) in spans.items():
+            walls[arm] = walls.get(arm, 0.0) + (hi - lo)
     return walls
 
 
