@@ -38,7 +38,7 @@ def test_report_fields(small_rehearsal):
         assert r["stages"][s].get("returncode", 0) == 0, s
     assert r["config"]["cases"] == 110 and r["config"]["expected_records"] == run["records"]
     assert r["h100"]["plan_estimate_s"]["min_s"] > 0 and 0 < r["h100"]["pipeline_share_of_h100_time"]["of_max"]
-    assert len(r["machine"]["loadavg_start"]) == 3
+    assert len(r["machine"]["loadavg_start"]) == 3 and len(r["kit"]["commit"]) == 40
     # the set is v1.0 dev rows under a new sha256: the run is told their convention instead of guessing by content
     assert r["config"]["convention"] == "medcalc-v1.0" == r["config"]["rehearsal_set"]["convention"]
     manifests = [json.loads(p.read_text()) for p in (small_rehearsal[0] / "results").glob("manifest-*.json")]

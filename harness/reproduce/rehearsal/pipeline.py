@@ -45,6 +45,7 @@ from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan
 from harness.reproduce.rehearsal.compare import compare, content_checksums
 from harness.reproduce.rehearsal.rehearsal_set import build_rehearsal_set
+from harness.run.manifest import git_state
 from harness.run.runner import NO_MODEL, RunSpec, covered_cases, make_key
 from harness.run.session import apply_convention
 
@@ -321,7 +322,7 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
     report: dict = {"synthetic": True, "what": "make rehearse: the kit end to end against the rehearsal server "
                     "(a scripted fake; nothing here is a model result)", "size": size,
                     "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                    "machine": {"cpus": os.cpu_count(), "loadavg_start": loadavg()},
+                    "machine": {"cpus": os.cpu_count(), "loadavg_start": loadavg()}, "kit": git_state(),
                     "config": {"models": list(MODELS), "seeds": cfg["seeds"], "per_calculator": cfg["per_calculator"],
                                "concurrency": concurrency, "executor_backend": backend, "rehearsal_seed": seed,
                                "faults": faults, "client_timeout_s": CLIENT_TIMEOUT_S}}
