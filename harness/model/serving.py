@@ -20,9 +20,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 from harness.core.paths import REPO_ROOT
+
+if TYPE_CHECKING:                     # the launcher reads its fields; importing the server costs start-up time
+    from harness.model.rehearsal_server import Faults
 
 ROOT = REPO_ROOT
 DEFAULT_GGUF = ROOT / "models" / "qwen2.5-coder-0.5b-instruct.gguf"
@@ -178,8 +182,8 @@ class RehearsalLauncher(Launcher):
     127.0.0.1, serving one synthetic model id (plus `extra_model_ids`); started and stopped like a model server,
     so `harness serve reproduce --launcher rehearsal`, SLURM array tasks and `make rehearse` rehearse the whole
     pipeline. Its model ids start with `rehearsal-`, so every record it feeds is labelled synthetic
-    (harness.model.synthetic). `faults` ({"5xx", "slow", "drop"}: shares of attempts) turns fault injection on;
-    `kill()` is a crash (SIGKILL), for the kill-and-resume check."""
+    (harness.model.synthetic). `faults` (the server's own `Faults`: shares of attempts, and the delay of a slow
+    reply) turns fault injection on; `kill()` is a crash (SIGKILL), for the kill-and-resume check."""
 
     model_id: str = "rehearsal-alpha"
     port: int = 18461
@@ -189,8 +193,7 @@ class RehearsalLauncher(Launcher):
     server_profile: str = "vllm"        # the H100 path's client profile (per-request seeds sent), as `make rehearse`
     python: Path = Path(sys.executable)
     extra_model_ids: tuple[str, ...] = ()
-    faults: dict[str, float] | None = None
-    slow_s: float = 30.0                # the delay of a "slow" fault: set it above the client's timeout
+    faults: Faults | None = None        # slow_s: set it above the client's timeout
     fault_log: Path | None = None       # one JSON line per injected fault
     _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
 
@@ -209,9 +212,10 @@ class RehearsalLauncher(Launcher):
         for m in (self.model_id, *self.extra_model_ids):
             cmd += ["--model", m]
         cmd += ["--answer-key", str(self.answer_key)] if self.answer_key else []
-        if self.faults:
-            cmd += ["--fault-5xx", str(self.faults.get("5xx", 0.0)), "--fault-slow", str(self.faults.get("slow", 0.0)),
-                    "--fault-drop", str(self.faults.get("drop", 0.0)), "--slow-s", str(self.slow_s)]
+        if self.faults is not None:
+            f = self.faults
+            cmd += ["--fault-5xx", str(f.rate_5xx), "--fault-slow", str(f.rate_slow), "--fault-drop", str(f.rate_drop),
+                    "--slow-s", str(f.slow_s)]
         cmd += ["--fault-log", str(self.fault_log)] if self.fault_log else []
         return cmd + ["--ready-file", str(self.ready_file)]
 

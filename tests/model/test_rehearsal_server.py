@@ -266,7 +266,7 @@ def test_launcher_serves_both_models_injects_faults_and_survives_a_crash(tmp_pat
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     launcher = RehearsalLauncher(model_id="rehearsal-alpha", extra_model_ids=("rehearsal-beta",), port=port, seed=5,
-                                 log_path=tmp_path / "server.log", faults={"5xx": 0.3, "slow": 0.0, "drop": 0.0},
+                                 log_path=tmp_path / "server.log", faults=Faults(rate_5xx=0.3),
                                  fault_log=tmp_path / "faults.jsonl")
     launcher.start()
     try:

@@ -39,6 +39,7 @@ from pathlib import Path
 from harness.arms.registry import ARMS, EXTENSION_ARMS
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import load_dataset
+from harness.model.rehearsal_server import Faults
 from harness.model.serving import LaunchError, RehearsalLauncher
 from harness.model.vllm import serving_config
 from harness.reproduce.config import ReproduceConfig
@@ -101,9 +102,9 @@ def rehearsal_server(out: Path, port: int, seed: int, answer_key: Path, faults: 
     fault logged (out/server/faults.jsonl), slow replies held past the client's timeout."""
     return RehearsalLauncher(model_id=MODELS[0], extra_model_ids=MODELS[1:], port=port, seed=seed,
                              answer_key=answer_key, log_path=out / "server" / "server.log",
-                             faults={"5xx": faults["fault_5xx"], "slow": faults["fault_slow"],
-                                     "drop": faults["fault_drop"]},
-                             slow_s=CLIENT_TIMEOUT_S + 5, fault_log=out / "server" / "faults.jsonl")
+                             faults=Faults(rate_5xx=faults["fault_5xx"], rate_slow=faults["fault_slow"],
+                                           rate_drop=faults["fault_drop"], slow_s=CLIENT_TIMEOUT_S + 5),
+                             fault_log=out / "server" / "faults.jsonl")
 
 
 def start_server(server: RehearsalLauncher) -> dict:
