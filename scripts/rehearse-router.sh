@@ -19,16 +19,7 @@ PER_CALC="${PER_CALCULATOR:-20}"
 PY="$ROOT/.venv/bin/python"
 mkdir -p "$OUT"
 CASES="$OUT/rehearsal-cases.csv"
-CONVENTION=$("$PY" - "$CASES" "$PER_CALC" <<'PYSET'
-import json, sys
-from harness.reproduce.rehearsal.pipeline import _dev_csv
-from harness.reproduce.rehearsal.rehearsal_set import build_rehearsal_set
-info = build_rehearsal_set(_dev_csv(), sys.argv[1], int(sys.argv[2]))
-print(json.dumps({k: info[k] for k in ("n_cases", "reused_rows", "source_sha256", "csv_sha256", "convention")}),
-      file=sys.stderr)
-print(info["convention"])
-PYSET
-)
+CONVENTION=$("$PY" -m harness.reproduce.rehearsal.rehearsal_set "$CASES" "$PER_CALC")
 
 t0=$(date +%s.%N)
 "$ROOT/.venv/bin/harness" serve reproduce --launcher rehearsal --models rehearsal-alpha \

@@ -54,3 +54,14 @@ def test_bad_source_is_named(tmp_path):
     bad.write_text("a,b\n1,2\n")
     with pytest.raises(RehearsalSetError, match="bad.csv.*missing column"):
         build_rehearsal_set(bad, tmp_path / "o.csv", 2)
+
+
+def test_entry_point_builds_from_the_dev_rows_and_prints_the_convention(shared_data_dir, tmp_path, monkeypatch, capsys):
+    from harness.reproduce.rehearsal.rehearsal_set import main
+    monkeypatch.setenv("MEDCALC_SHARED_DIR", str(shared_data_dir))
+    assert main([str(tmp_path / "set.csv"), "1"]) == 0
+    out = capsys.readouterr()
+    assert out.out.strip() == "medcalc-v1.0" and json.loads(out.err)["n_cases"] == 55
+    assert main([str(tmp_path / "set.csv")]) == 2 and "usage" in capsys.readouterr().err
+    monkeypatch.setenv("MEDCALC_SHARED_DIR", str(tmp_path / "nowhere"))
+    assert main([str(tmp_path / "other.csv"), "1"]) == 1 and "dev rows" in capsys.readouterr().err

@@ -8,18 +8,24 @@ the CSV lists, for every new row number, the dev row it copies and whether it is
 The set is a new file (a new sha256), so it is not a known dataset; its rows keep their source's unit
 convention, and the manifest says which (`convention`: the source's by content sha256, e.g. medcalc-v1.0 for
 the v1.0 dev rows). The rehearsal runs with that convention given explicitly (`--convention`).
+
+    python -m harness.reproduce.rehearsal.rehearsal_set OUT_CSV PER_CALCULATOR
+builds the set from the dev rows (the pinned name `dev`), prints the manifest's summary on stderr and the
+set's convention on stdout (for scripts: `--convention "$(...)"`).
 """
 from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import os
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 from harness.core.canonical_json import json_file_text
 from harness.data.conventions import default_convention
-from harness.data.dataset import COLUMNS
+from harness.data.dataset import COLUMNS, DatasetError, resolve
 
 
 class RehearsalSetError(ValueError):
@@ -76,3 +82,31 @@ def build_rehearsal_set(source: str | os.PathLike, out_csv: str | os.PathLike, p
     Path(str(out_csv) + ".manifest.json").write_text(json_file_text(manifest, indent=1, sort_keys=False),
                                                      encoding="utf-8")
     return manifest
+
+
+def dev_rows_csv() -> Path:
+    """The MedCalc-Bench v1.0 dev rows the set is built from (the pinned name `dev`, $MEDCALC_SHARED_DIR)."""
+    try:
+        return resolve("dev")[1]
+    except DatasetError as exc:
+        raise FileNotFoundError(f"the rehearsal set is built from the dev rows: {exc}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or not args[1].isdigit():
+        print("usage: python -m harness.reproduce.rehearsal.rehearsal_set OUT_CSV PER_CALCULATOR", file=sys.stderr)
+        return 2
+    try:
+        info = build_rehearsal_set(dev_rows_csv(), args[0], int(args[1]))
+    except (FileNotFoundError, RehearsalSetError) as exc:
+        print(f"rehearsal_set: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps({k: info[k] for k in ("n_cases", "reused_rows", "source_sha256", "csv_sha256", "convention")}),
+          file=sys.stderr)
+    print(info["convention"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
