@@ -18,6 +18,7 @@ from pathlib import Path
 
 from harness.core.canonical_json import canonical_json
 from harness.model.rehearsal_server import clock_neutral
+from harness.run.store import iter_result_files, read_result_file
 
 VOLATILE_FIELDS = ("latency_ms", "started_at", "finished_at", "cached", "retries")
 EXECUTOR_VOLATILE = ("wall_ms", "cpu_ms")
@@ -53,15 +54,14 @@ def canonical_record(record: dict) -> str:
 
 def canonical_file(path: Path) -> bytes:
     """A results file as canonical lines sorted by record key."""
-    recs = [json.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
-    recs.sort(key=lambda r: r["key"])
+    recs = sorted(read_result_file(path), key=lambda r: r["key"])
     return b"".join(canonical_record(r).encode("utf-8") + b"\n" for r in recs)
 
 
 def content_checksums(results_root: Path, tables_dir: Path | None = None) -> str:
     """`<sha256>  <path>` lines: canonical content of every results file, raw bytes of every table file."""
     lines = []
-    for path in sorted(results_root.glob("*/*/seed*.jsonl")):
+    for path in iter_result_files(results_root):
         lines.append(f"{hashlib.sha256(canonical_file(path)).hexdigest()}  results/{path.relative_to(results_root).as_posix()}")
     if tables_dir is not None and tables_dir.is_dir():
         for path in sorted(p for p in tables_dir.rglob("*") if p.is_file()):

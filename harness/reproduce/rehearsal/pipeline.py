@@ -33,6 +33,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,9 +46,10 @@ from harness.model.vllm import serving_config
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan
 from harness.reproduce.rehearsal.compare import compare, content_checksums
-from harness.reproduce.rehearsal.rehearsal_set import build_rehearsal_set
+from harness.reproduce.rehearsal.rehearsal_set import build_rehearsal_set, dev_rows_csv
 from harness.run.manifest import git_state
 from harness.run.runner import NO_MODEL, RunSpec, covered_cases, make_key
+from harness.run.store import iter_result_files, read_result_file
 from harness.run.session import apply_convention
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -224,46 +226,48 @@ def expected_keys(dataset_path: Path, seeds: list[int], convention: str) -> set[
     return keys
 
 
-def count_records(results: Path, expected: set[str]) -> dict:
-    """Records, unique keys, lost (expected but absent), duplicated, unexpected; requests and programs."""
+def count_records(results: Path, expected: set[str] | None = None) -> dict:
+    """Records, unique keys, lost (expected but absent), duplicated, unexpected (None without `expected`);
+    requests and programs, by kind and by arm; retries; bytes. Read through the store's reader."""
     seen: dict[str, int] = {}
     requests = {"program": 0, "other": 0}
-    programs = 0
-    records = 0
-    result_bytes = 0
+    programs = records = retries = result_bytes = 0
     by_arm: dict[str, dict] = {}
-    for path in sorted(results.glob("*/*/seed*.jsonl")):
+    for path in iter_result_files(results):
         result_bytes += path.stat().st_size
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                rec = json.loads(line)
-                records += 1
-                seen[rec["key"]] = seen.get(rec["key"], 0) + 1
-                arm = ARMS[rec["arm"]]
-                kind = "program" if arm.needs_executor else "other"
-                n_req = len(rec.get("request") or [])
-                requests[kind] += n_req
-                ex = rec.get("executor")
-                n_prog = len([e for e in ex if e]) if isinstance(ex, list) else (1 if ex else 0)
-                programs += n_prog
-                a = by_arm.setdefault(rec["arm"], {"records": 0, "requests": 0, "programs": 0, "correct": 0})
-                a["records"] += 1
-                a["requests"] += n_req
-                a["programs"] += n_prog
-                a["correct"] += bool(rec.get("correct"))
-    return {"records": records, "unique_keys": len(seen), "lost": len(expected - seen.keys()),
-            "duplicated": sum(n - 1 for n in seen.values() if n > 1), "unexpected": len(seen.keys() - expected),
-            "requests": requests, "programs": programs, "result_bytes": result_bytes, "by_arm": by_arm}
+        for rec in read_result_file(path):
+            records += 1
+            seen[rec["key"]] = seen.get(rec["key"], 0) + 1
+            kind = "program" if ARMS[rec["arm"]].needs_executor else "other"
+            n_req = len(rec.get("request") or [])
+            requests[kind] += n_req
+            ex = rec.get("executor")
+            n_prog = len([e for e in ex if e]) if isinstance(ex, list) else (1 if ex else 0)
+            programs += n_prog
+            retries += int(rec.get("retries") or 0)
+            a = by_arm.setdefault(rec["arm"], {"records": 0, "requests": 0, "programs": 0, "correct": 0})
+            a["records"] += 1
+            a["requests"] += n_req
+            a["programs"] += n_prog
+            a["correct"] += bool(rec.get("correct"))
+    return {"records": records, "unique_keys": len(seen),
+            "lost": None if expected is None else len(expected - seen.keys()),
+            "duplicated": sum(n - 1 for n in seen.values() if n > 1),
+            "unexpected": None if expected is None else len(seen.keys() - expected),
+            "requests": requests, "programs": programs, "retries": retries, "result_bytes": result_bytes,
+            "by_arm": by_arm}
 
 
-def arm_walls(runs: list[HarnessRun]) -> dict[str, float]:
-    """Wall seconds per arm, summed over the runs: in each run, from the arm's first unit taking a case slot
-    to its last unit's last record (the seeds of an arm overlap, so their unit walls are not added up)."""
+def arm_walls(manifests: Iterable[dict]) -> dict[str, float]:
+    """Wall seconds per arm, summed over the run manifests: in each, from the arm's first unit taking a case
+    slot to its last unit's last record (the seeds of an arm overlap, so their unit walls are not added up).
+    A unit summary without times (a kit before unit times, whose units ran one after another) adds its wall_s."""
     walls: dict[str, float] = {}
-    for r in runs:
+    for manifest in manifests:
         spans: dict[str, list[float]] = {}
-        for s in r.manifest.get("summaries") or []:
+        for s in manifest.get("summaries") or []:
             if not s.get("started_at") or not s.get("finished_at"):
+                walls[s["arm"]] = walls.get(s["arm"], 0.0) + float(s.get("wall_s") or 0.0)
                 continue
             start = _dt.datetime.fromisoformat(s["started_at"]).timestamp()
             end = _dt.datetime.fromisoformat(s["finished_at"]).timestamp()
@@ -272,6 +276,17 @@ def arm_walls(runs: list[HarnessRun]) -> dict[str, float]:
         for arm, (lo, hi) in spans.items():
             walls[arm] = walls.get(arm, 0.0) + (hi - lo)
     return walls
+
+
+def request_rates(counts: dict, walls: dict[str, float]) -> dict:
+    """Requests per second of the program-executing arms and of the other model arms (each over its arms'
+    walls), executor programs per second, and those walls."""
+    prog_wall = sum(w for a, w in walls.items() if ARMS[a].needs_executor)
+    other_wall = sum(w for a, w in walls.items() if ARMS[a].needs_model and not ARMS[a].needs_executor)
+    return {"program_requests_per_s": round(counts["requests"]["program"] / prog_wall, 1) if prog_wall else None,
+            "other_requests_per_s": round(counts["requests"]["other"] / other_wall, 1) if other_wall else None,
+            "executor_programs_per_s": round(counts["programs"] / prog_wall, 1) if prog_wall else None,
+            "program_arms_wall_s": round(prog_wall, 1), "other_arms_wall_s": round(other_wall, 1)}
 
 
 # --- the stages after the run ---------------------------------------------------------------------------------
@@ -327,7 +342,7 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
                     "config": {"models": list(MODELS), "seeds": cfg["seeds"], "per_calculator": cfg["per_calculator"],
                                "concurrency": concurrency, "executor_backend": backend, "rehearsal_seed": seed,
                                "faults": faults, "client_timeout_s": CLIENT_TIMEOUT_S}}
-    source = source or _dev_csv()
+    source = source or dev_rows_csv()
     dataset = out / "rehearsal-cases.csv"
     set_manifest = build_rehearsal_set(source, dataset, cfg["per_calculator"])
     n_cases = len(load_dataset(dataset).cases)
@@ -363,9 +378,7 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
             _echo(f"  {r.wall_s:.0f} s, harness CPU {r.cpu_s:.0f} s, peak RSS {r.peak_rss_bytes / 2**20:.0f} MiB")
         ref_faults = server.faults_logged()[faults_before:]
         counts = count_records(ref, expected)
-        walls = arm_walls(runs)
-        prog_wall = sum(w for a, w in walls.items() if ARMS[a].needs_executor)
-        other_wall = sum(w for a, w in walls.items() if ARMS[a].needs_model and not ARMS[a].needs_executor)
+        walls = arm_walls(r.manifest for r in runs)
         total_requests = counts["requests"]["program"] + counts["requests"]["other"]
         run_wall = sum(r.wall_s for r in runs)
         # attempts that were retries: network attempts minus the requests they completed (records' requests
@@ -376,10 +389,7 @@ def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurr
         report["run"] = {
             "requests": total_requests, "programs": counts["programs"], "records": counts["records"],
             "program_requests": counts["requests"]["program"], "other_requests": counts["requests"]["other"],
-            "program_requests_per_s": round(counts["requests"]["program"] / prog_wall, 1) if prog_wall else None,
-            "other_requests_per_s": round(counts["requests"]["other"] / other_wall, 1) if other_wall else None,
-            "executor_programs_per_s": round(counts["programs"] / prog_wall, 1) if prog_wall else None,
-            "program_arms_wall_s": round(prog_wall, 1), "other_arms_wall_s": round(other_wall, 1),
+            **request_rates(counts, walls),
             "network_attempts": attempts, "cache_hits": cache_hits,
             "harness_cpu_s": round(sum(r.cpu_s for r in runs), 1),
             "harness_cpu_s_with_children": round(sum(r.cpu_s_with_children for r in runs), 1),
@@ -449,24 +459,6 @@ def _by_kind(faults: list[dict]) -> dict:
     for f in faults:
         out[f["fault"]] = out.get(f["fault"], 0) + 1
     return out
-
-
-def _retries(results: Path) -> int:
-    n = 0
-    for path in results.glob("*/*/seed*.jsonl"):
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                n += int(json.loads(line).get("retries") or 0)
-    return n
-
-
-def _dev_csv() -> Path:
-    d = Path(os.environ.get("MEDCALC_SHARED_DIR", ROOT.parent / "shared" / "data" / "medcalc-bench"))
-    path = d / "test_dev_v1.0.csv"
-    if not path.exists():
-        raise FileNotFoundError(f"the MedCalc-Bench dev rows are needed for the rehearsal set: {path} not found "
-                                "(set MEDCALC_SHARED_DIR)")
-    return path
 
 
 def copy_model_results(src: Path, dst: Path, models) -> dict:
@@ -550,7 +542,7 @@ def kill_and_resume(out: Path, dataset: Path, seeds: str, server: RehearsalLaunc
                  "duplicated": counts["duplicated"], "records": counts["records"],
                  "server_kills": len(server_kills), "harness_killed": info["attempts"][0]["killed"],
                  "faults_injected_during_resume": len(server.faults_logged()) - before_server_kill,
-                 "retries_in_resumed_records": _retries(res_dir),
+                 "retries_in_resumed_records": counts["retries"],
                  "what_is_compared": "per-case files as canonical records (sorted by key, without latency_ms, "
                                      "started_at, finished_at, cached, retries and the executor's wall_ms/cpu_ms) "
                                      "and the tables byte for byte; see harness/reproduce/rehearsal/compare.py"})
