@@ -462,9 +462,9 @@ def _by_kind(faults: list[dict]) -> dict:
 
 
 def copy_model_results(src: Path, dst: Path, models) -> dict:
-    """Copy `models`' per-case subtrees and run manifests from the reference `src` into `dst` (hard links where
-    the filesystem allows): the resume check's directory then holds the same set as the reference, so its
-    tables and checksums compare over the whole run."""
+    """Copy `models`' per-case subtrees and run manifests from the reference `src` into `dst` (copies, not
+    links: nothing done in `dst` can touch the reference): the resume check's directory then holds the same set
+    as the reference, so its tables and checksums compare over the whole run."""
     dst.mkdir(parents=True, exist_ok=True)
     copied = {"results_files": 0, "manifests": 0}
     for model in models:
