@@ -23,9 +23,9 @@ import numpy as np  # noqa: E402
 
 from harness.analysis.analysis_step import Analysis  # noqa: E402
 from harness.analysis.stats.labels import arm_label, model_label  # noqa: E402
-from harness.arms.registry import ladder  # noqa: E402
+from harness.arms.registry import ladder, matched_arms  # noqa: E402
 from harness.analysis.stats.paired import accuracy  # noqa: E402
-from harness.analysis.router_report import MATCHED, curves, matched_records, router_records  # noqa: E402
+from harness.analysis.router_report import curves, matched_records, router_records  # noqa: E402
 from harness.analysis.stats.risk_coverage import single_arm_point  # noqa: E402
 
 PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
@@ -136,9 +136,9 @@ def figure_risk_coverage(an: Analysis, out_dir: Path) -> list[Path]:
                                 xytext=(3, 3), textcoords="offset points")
             matched = matched_records(an, c)
             if matched:
-                e = single_arm_point(matched, MATCHED[c.arm])
+                e = single_arm_point(matched, matched_arms()[c.arm])
                 ax.plot([100 * e["coverage"]], [100 * e["accuracy"]], marker="x", color=color, ls="none", ms=6,
-                        label=f"{arm_label(MATCHED[c.arm], short=True)} alone {model_label(c.model)}")
+                        label=f"{arm_label(matched_arms()[c.arm], short=True)} alone {model_label(c.model)}")
         ax.set_xlim(0, 100)
         ax.set_ylim(0, 100)
         ax.set_xlabel("coverage: rows answered (%)")

@@ -22,28 +22,28 @@ from __future__ import annotations
 
 from harness.analysis.analysis_step import Analysis
 from harness.analysis.stats.families import Comparison
-from harness.analysis.stats.risk_coverage import ROUTER_ARMS, Curve, curve, level_rows
+from harness.analysis.stats.risk_coverage import Curve, curve, level_rows
+from harness.arms.registry import matched_arms, router_arms
 
-MATCHED = {"routed-gold": "program-solve", "routed-blind": "blind"}
 GOLD_FIRST = "hybrid:gold-first+program-solve"
 
 
 def router_records(an: Analysis) -> list[dict]:
     """Router records of the analysed dataset (full records: the route provenance is needed)."""
-    return an.records(*ROUTER_ARMS)
+    return an.records(*router_arms())
 
 
 def matched_records(an: Analysis, c: Curve) -> list[dict]:
     """The full records of the single-program arm a router curve is compared with (its program-only end)."""
-    return [r for r in an.records(MATCHED[c.arm]) if r["model"] == c.model]
+    return [r for r in an.records(matched_arms()[c.arm]) if r["model"] == c.model]
 
 
 def router_comparisons(arms) -> tuple[Comparison, ...]:
     out = []
-    for arm in ROUTER_ARMS:
+    for arm in router_arms():
         if arm not in arms:
             continue
-        out.append(Comparison(arm, MATCHED[arm], "router", "same prompt family, single greedy program"))
+        out.append(Comparison(arm, matched_arms()[arm], "router", "same prompt family, single greedy program"))
         out.append(Comparison(arm, GOLD_FIRST, "router", "library first, then Program-Solve"))
     return tuple(out)
 
@@ -60,4 +60,4 @@ def default_m(an: Analysis, c: Curve) -> int:
     return ms.pop() if len(ms) == 1 else max(ms)
 
 
-__all__ = ["router_records", "matched_records", "router_comparisons", "curves", "default_m", "MATCHED", "GOLD_FIRST"]
+__all__ = ["router_records", "matched_records", "router_comparisons", "curves", "default_m", "GOLD_FIRST"]

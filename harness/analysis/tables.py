@@ -15,7 +15,7 @@ import numpy as np
 
 from harness.analysis import tables_supplementary as sup
 from harness.analysis.analysis_step import Analysis, analyse
-from harness.analysis.router_report import (GOLD_FIRST, MATCHED, curves, default_m, matched_records,
+from harness.analysis.router_report import (GOLD_FIRST, curves, default_m, matched_records,
                                             router_comparisons, router_records)
 from harness.analysis.stats.arrays import OUTCOME_CODE
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
@@ -28,7 +28,7 @@ from harness.analysis.stats.risk_coverage import single_arm_point
 from harness.analysis.stats.version_effects import case_rows, summarise
 from harness.analysis.table_format import (MINUS, SECTION, Omit, Table, fmt, fmt_ci, fmt_p, fmt_signed,
                                            tex_escape)
-from harness.arms.registry import ladder, program_table_arms
+from harness.arms.registry import ladder, matched_arms, model_free_arms, program_table_arms
 from harness.core.outcomes import RowOutcome
 from harness.data.dataset import load_dataset
 from harness.data.errors import DatasetError
@@ -379,7 +379,7 @@ def table_s19(an: Analysis) -> Table:
     rows = []
     for m in d.models:
         for a in d.arms:
-            if a.startswith("hybrid:") or a in ("gold-lib",):
+            if a.startswith("hybrid:") or a in model_free_arms():
                 continue
             if not d.has(m, a):
                 continue
@@ -408,7 +408,7 @@ def table_s20_router(an: Analysis, crvs: list) -> Table | None:
         shares = " / ".join(f"{100 * c.routes[r] / total:.1f}" for r in ("library", "programs", "abstain"))
         rows.append([model_label(c.model), arm_label(c.arm), fmt(100 * point.coverage), fmt(100 * point.accuracy),
                      fmt(acc["mean"]) if acc else "\u2013", shares,
-                     _gap_cell(gap.get((c.model, c.arm, MATCHED[c.arm]))),
+                     _gap_cell(gap.get((c.model, c.arm, matched_arms()[c.arm]))),
                      _gap_cell(gap.get((c.model, c.arm, GOLD_FIRST)))])
     notes = ["Coverage: % of case-seed rows answered; Acc. answered: % correct among them; Full acc.: abstentions "
              "count wrong (mean over seeds). Routes: % library / programs / abstain.",
@@ -433,8 +433,8 @@ def table_s21_risk_coverage(an: Analysis, crvs: list) -> Table | None:
                          fmt(100 * p.accuracy), fmt_ci(*(100 * np.array(p.accuracy_ci))), fmt(100 * p.full_accuracy)])
         matched = matched_records(an, c)
         if matched:
-            e = single_arm_point(matched, MATCHED[c.arm])
-            rows.append([f"program only ({arm_label(MATCHED[c.arm], short=True)})", fmt(100 * e["coverage"]),
+            e = single_arm_point(matched, matched_arms()[c.arm])
+            rows.append([f"program only ({arm_label(matched_arms()[c.arm], short=True)})", fmt(100 * e["coverage"]),
                          "\u2013", fmt(100 * e["accuracy"]), "\u2013", fmt(100 * e["full_accuracy"])])
     notes = ["Computed from the stored k program outcomes of every router record, without new model calls. "
              "At threshold m the router answers a row from the library, or when at least m of its k programs "

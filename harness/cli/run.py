@@ -14,7 +14,8 @@ from pathlib import Path
 
 import click
 
-from harness.arms.registry import ARMS, EXTENSION_ARMS, get_arm
+from harness.arms.options import ArmOptionError, apply_options
+from harness.arms.registry import ARMS, get_arm, paper_arms
 from harness.cli.errors import check_out_dir
 from harness.cli.convention import announce, convention_option
 from harness.data.dataset import dataset_option
@@ -92,12 +93,17 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
         concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, spread,
         all_cases, server_info, no_progress, formula_versions, router_k, router_m, router_temperature, convention):
     """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
-    names = [n for n in ARMS if n not in EXTENSION_ARMS] if "all" in arm_names else list(dict.fromkeys(arm_names))
+    names = list(paper_arms()) if "all" in arm_names else list(dict.fromkeys(arm_names))
     try:
         arms = [get_arm(n) for n in names]
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--arm") from None
-    arms = apply_arm_options(arms, formula_versions, router_k, router_m, router_temperature)
+    try:
+        arms, notes = apply_options(arms, formula_versions, router_k, router_m, router_temperature)
+    except ArmOptionError as exc:
+        raise click.BadParameter(str(exc), param_hint=exc.option) from None
+    for note in notes:
+        click.echo(note, err=True)
     seed_list = parse_seeds(seeds)
     try:
         cases = pick_cases(dataset, case_ids, calculators, limit, shortest, spread)
@@ -131,33 +137,6 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     if any(s.infra_failed for s in summaries):
         click.echo("some cases failed as executor infrastructure and were not recorded; rerun to retry them", err=True)
         sys.exit(3)
-
-
-def apply_arm_options(arms, formula_versions=(), k=None, m=None, temperature=None) -> list:
-    """Arms with --formula-version / --router-* applied (harness.arms.with_options); errors name the option."""
-    from harness.arms.registry import with_options
-    from harness.formulas.versions import FormulaVersionError, parse_formula_versions
-    try:
-        chosen = parse_formula_versions(formula_versions)
-    except FormulaVersionError as exc:
-        raise click.BadParameter(str(exc), param_hint="--formula-version") from None
-    if chosen:
-        using = [a.name for a in arms if a.uses_formulas]
-        if not using:
-            raise click.BadParameter(f"none of the arms {', '.join(a.name for a in arms)} supplies formula text "
-                                     "or calls the library", param_hint="--formula-version")
-        click.echo(f"formula versions {chosen} apply to: {', '.join(using)}", err=True)
-    routers = [a for a in arms if a.solver_kind.agreement_options]
-    if (k is not None or m is not None or temperature is not None) and not routers:
-        raise click.BadParameter("no router arm selected (routed-gold, routed-blind)", param_hint="--router-k/-m")
-    out = []
-    for a in arms:
-        try:
-            out.append(with_options(a, formula_versions=chosen,
-                                    **({"k": k, "m": m, "temperature": temperature} if a.solver_kind.agreement_options else {})))
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--router-k/--router-m/--router-temperature") from None
-    return out
 
 
 def _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,

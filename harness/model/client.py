@@ -36,6 +36,7 @@ from typing import Any
 import httpx
 
 from harness.core.canonical_json import canonical_json
+from harness.core.registry import Registry
 
 CACHE_FORMAT = 1
 
@@ -52,21 +53,31 @@ class ServerProfile:
         return {"name": self.name, "extra": dict(self.extra), "send_seed": self.send_seed}
 
 
-SERVER_PROFILES: dict[str, ServerProfile] = {
+SERVER_PROFILES: Registry[ServerProfile] = Registry("server profile", ServerProfile)
+for _profile in (
     # llama-cpp-python's server applies repeat_penalty 1.1 by default, even at temperature 0.
-    "llama.cpp": ServerProfile("llama.cpp", {"repeat_penalty": 1.0}),
+    ServerProfile("llama.cpp", {"repeat_penalty": 1.0}),
     # vLLM: sampling defaults come from the server's --generation-config (see serving.py); nothing extra.
-    "vllm": ServerProfile("vllm", {}),
+    ServerProfile("vllm", {}),
     # Any other OpenAI-compatible server, with nothing added at all.
-    "plain": ServerProfile("plain", {}, send_seed=False),
-}
+    ServerProfile("plain", {}, send_seed=False),
+):
+    SERVER_PROFILES.register(_profile)
+SERVER_PROFILES.freeze()
 
 
 def get_profile(name: str) -> ServerProfile:
-    try:
-        return SERVER_PROFILES[name]
-    except KeyError:
-        raise ValueError(f"unknown server profile {name!r}; known: {', '.join(sorted(SERVER_PROFILES))}") from None
+    return SERVER_PROFILES.lookup(name)
+
+
+# The request's prompt family and the reply form it asks for (harness.arms.spec.PromptFamily), sent as headers
+# with every chat request: the rehearsal server answers by the form; real servers ignore them.
+PROMPT_FAMILY_HEADER = "X-Harness-Prompt-Family"
+REPLY_FORM_HEADER = "X-Harness-Reply-Form"
+
+
+def family_headers(family: str, reply_form: str) -> dict[str, str]:
+    return {PROMPT_FAMILY_HEADER: family, REPLY_FORM_HEADER: reply_form}
 
 
 def derive_seed(run_seed: int, case_id: str, arm: str, sample_index: int) -> int:
@@ -234,9 +245,11 @@ class ModelClient:
         return hashlib.sha256(_canonical(ident).encode()).hexdigest()
 
     async def chat(self, messages: list[dict], *, temperature: float, max_tokens: int, sample_index: int = 0,
-                   seed: int | None = None, run_seed: int | None = None) -> ChatResult:
+                   seed: int | None = None, run_seed: int | None = None,
+                   headers: dict[str, str] | None = None) -> ChatResult:
         """One chat turn. `seed` (derived per request) is sent only for sampled calls; `run_seed` only
-        enters the cache key."""
+        enters the cache key; `headers` (family_headers) go with the request and enter neither the body nor
+        the cache key."""
         body = self.build_request(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
         sent_seed = body.get("seed")
         key = self.cache_key(body, sample_index=sample_index, run_seed=run_seed)
@@ -246,7 +259,7 @@ class ModelClient:
                 self.cache_hits += 1
                 return ChatResult(**{**hit["result"], "cached": True, "request": body, "seed": sent_seed})
         async with self._sem:
-            result = await self._post_with_retries(body)
+            result = await self._post_with_retries(body, headers)
         result.request = body
         result.seed = sent_seed
         if self.cache is not None:
@@ -255,14 +268,14 @@ class ModelClient:
             self.cache.put(key, {"key": key, "result": stored})
         return result
 
-    async def _post_with_retries(self, body: dict) -> ChatResult:
+    async def _post_with_retries(self, body: dict, headers: dict[str, str] | None = None) -> ChatResult:
         url = f"{self.base_url}/chat/completions"
         attempt = 0
         while True:
             started = time.perf_counter()
             self.sent += 1
             try:
-                resp = await self._http.post(url, json=body)
+                resp = await self._http.post(url, json=body, headers=headers)
             except (httpx.TimeoutException, httpx.TransportError) as exc:
                 failure = f"{type(exc).__name__}: {exc}"
             else:

@@ -7,7 +7,10 @@ at the paper's full size on one box without a GPU. Everything it emits is labell
 ids it lists start with `rehearsal-` (harness.model.synthetic.SYNTHETIC_PREFIX), every completion carries
 `system_fingerprint: "rehearsal-fake"`, and it refuses (404) any model id that is not its own.
 
-Reply shapes, by the request's prompt family (recognised from the kit's own templates, harness.prompts):
+Reply shapes, by the reply form the request asks for, which the kit's client sends with every request (header
+X-Harness-Reply-Form, harness.model.client.family_headers; the arms' prompt families say their form,
+harness.arms.families). The server never reads the prompt's text to guess it; a request without the header is
+refused (400). A new prompt family asking for one of these forms is served without changes here:
 - program prompts (Program-Solve, Blind, sampled votes) and repair turns: a program computing the
   answer ("correct"), a wrong program, one that raises, one the static policy rejects, one that hits
   the sandbox's memory rlimit, one that burns CPU until the executor's clock stops it (rare: each costs
@@ -18,7 +21,7 @@ Reply shapes, by the request's prompt family (recognised from the kit's own temp
   token limit, a reply with no final-answer line;
 - extraction prompts: a JSON object of the case's variables (its gold entities), a JSON object with a
   variable missing, prose without JSON, a truncated object;
-- Formulate-Solve prompts: a valid tree evaluating to the gold or a wrong value, a tree using a variable
+- tree prompts (Formulate-Solve): a valid tree evaluating to the gold or a wrong value, a tree using a variable
   listed as missing, an unknown operator, prose without JSON.
 "Correct" needs the gold value: with an answer key (`--answer-key`, a dataset CSV in the benchmark
 schema) the server finds the case by the note's first words and the question (or, for extraction, the
@@ -53,6 +56,7 @@ from typing import Any
 
 from harness.core.canonical_json import canonical_json
 from harness.data.dataset import load_dataset
+from harness.model.client import REPLY_FORM_HEADER
 from harness.model.synthetic import SYNTHETIC_FINGERPRINT, SYNTHETIC_PREFIX, is_synthetic_model
 
 DEFAULT_MODELS = ("rehearsal-alpha", "rehearsal-beta")
@@ -156,19 +160,9 @@ TREE_SHAPES = [("tree_correct", 0.55), ("tree_wrong", 0.15), ("tree_missing_var"
 MODEL_SKILL_SHIFT = {"rehearsal-alpha": 0.0, "rehearsal-beta": 0.12}
 
 
-def prompt_family(messages: list[dict]) -> str:
-    """program | repair | extract | formulate | reply, from the kit's templates."""
-    user = [m.get("content") or "" for m in messages if m.get("role") == "user"]
-    first, last = (user[0] if user else ""), (user[-1] if user else "")
-    if last.startswith("Running your program did not return a value"):
-        return "repair"
-    if first.startswith("Write a Python program"):
-        return "program"
-    if first.startswith("Extract from the patient note"):
-        return "extract"
-    if first.startswith("Work out how to calculate"):
-        return "formulate"
-    return "reply"
+# The reply forms served (harness.arms.spec.REPLY_FORMS) and their shape tables.
+SHAPES_BY_FORM = {"program": PROGRAM_SHAPES, "repair": REPAIR_SHAPES, "extract": EXTRACT_SHAPES, "tree": TREE_SHAPES,
+                  "reply": REPLY_SHAPES}
 
 
 def _shifted(table: list[tuple[str, float]], shift: float) -> list[tuple[str, float]]:
@@ -329,11 +323,14 @@ def clock_neutral(text: str) -> str:
     return CLOCK_LIMIT_MESSAGE.sub("<clock limit>", text)
 
 
-def make_reply(seed: int, body: dict, answer_key: AnswerKey) -> Reply:
-    """The reply to a chat-completion body: a pure function of (seed, body, answer key)."""
+def make_reply(seed: int, body: dict, answer_key: AnswerKey, reply_form: str) -> Reply:
+    """The reply to a chat-completion body asking for `reply_form`: a pure function of (seed, body, answer key,
+    form). ValueError for a form not served."""
+    if reply_form not in SHAPES_BY_FORM:
+        raise ValueError(f"reply form {reply_form!r} is not served; served forms: {', '.join(SHAPES_BY_FORM)}")
     messages = body.get("messages") or []
     model = str(body.get("model"))
-    family = prompt_family(messages)
+    family = reply_form
     first_user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
     case = answer_key.find(first_user) if len(answer_key) else None
     draw = Draw(seed, model, clock_neutral(canonical_json(body)) if family == "repair" else canonical_json(body))
@@ -345,7 +342,7 @@ def make_reply(seed: int, body: dict, answer_key: AnswerKey) -> Reply:
     elif family == "extract":
         shape = draw.pick(_shifted(EXTRACT_SHAPES, shift))
         text, finish = extract_reply(shape, case, draw, first_user)
-    elif family == "formulate":
+    elif family == "tree":
         shape = draw.pick(_shifted(TREE_SHAPES, shift))
         text, finish = tree_reply(shape, gold, draw)
     else:
@@ -468,7 +465,7 @@ class RehearsalServer:
                     return
                 body = await reader.readexactly(length) if length else b""
                 keep = headers.get("connection", "").lower() != "close" and version == "HTTP/1.1"
-                if not await self._dispatch(method, target.split("?", 1)[0], body, writer, keep):
+                if not await self._dispatch(method, target.split("?", 1)[0], body, writer, keep, headers):
                     return
                 if not keep:
                     return
@@ -490,7 +487,8 @@ class RehearsalServer:
         writer.write(head.encode("latin-1") + data)
         await writer.drain()
 
-    async def _dispatch(self, method: str, path: str, body: bytes, writer, keep: bool) -> bool:
+    async def _dispatch(self, method: str, path: str, body: bytes, writer, keep: bool,
+                        headers: dict[str, str]) -> bool:
         """Answer one request; False when the connection must be dropped."""
         self.stats.requests += 1
         path = path.rstrip("/")
@@ -506,7 +504,7 @@ class RehearsalServer:
             if method != "POST":
                 await self._send(writer, 405, {"error": {"message": "use POST"}}, close=not keep)
                 return True
-            return await self._completion(body, writer, keep)
+            return await self._completion(body, writer, keep, headers.get(REPLY_FORM_HEADER.lower()))
         await self._send(writer, 404, {"error": {"message": f"no route {method} {path}"}}, close=not keep)
         return True
 
@@ -537,7 +535,12 @@ class RehearsalServer:
             self._fault_fh.write(canonical_json({"fault": kind, "request": ident, "model": model,
                                              "at": round(time.time(), 3)}) + "\n")
 
-    async def _completion(self, raw: bytes, writer, keep: bool) -> bool:
+    async def _completion(self, raw: bytes, writer, keep: bool, reply_form: str | None) -> bool:
+        if reply_form not in SHAPES_BY_FORM:
+            await self._send(writer, 400, {"error": {"message": f"header {REPLY_FORM_HEADER} must name a reply form "
+                                                     f"({', '.join(SHAPES_BY_FORM)}), got {reply_form!r}"}},
+                             close=not keep)
+            return True
         try:
             body = json.loads(raw)
             if not isinstance(body, dict):
@@ -567,7 +570,7 @@ class RehearsalServer:
                 writer.transport.abort()
                 return False
             await asyncio.sleep(self.faults.slow_s)   # the client gives up first; then answer normally
-        reply = make_reply(self.seed, body, self.answer_key)
+        reply = make_reply(self.seed, body, self.answer_key, reply_form)
         text, finish = reply.text, reply.finish_reason
         prompt_chars = sum(len(m.get("content") or "") for m in messages if isinstance(m, dict))
         completion_tokens = max(1, len(text) // 4)

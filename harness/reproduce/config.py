@@ -6,13 +6,14 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.arms.registry import ARMS, EXTENSION_ARMS, Arm
+from harness.arms.registry import ARMS, paper_arms
+from harness.arms.spec import Arm
 from harness.core.paths import REPO_ROOT
 from harness.data.dataset import Case, Dataset
 from harness.model.vllm import Check
 from harness.reproduce.errors import ReproduceError
 from harness.reproduce.launchers import LAUNCHERS, PAPER_MODELS, launcher_kind
-from harness.run.runner import covered_cases
+from harness.arms.coverage import arm_cases
 from harness.run.session import CaseSelectionError, pick_cases
 
 ROOT = REPO_ROOT
@@ -80,7 +81,7 @@ PAPER_ARMS_BY_MODEL: dict[str, tuple[str, ...]] = {"mistral-7b": OTHER_CHECKPOIN
 
 
 def _paper_arms() -> list[Arm]:
-    return [a for a in ARMS.values() if a.name not in EXTENSION_ARMS]   # the paper's arms; routers by name
+    return [ARMS[n] for n in paper_arms()]   # the extensions (routers) run by name only
 
 
 def resolve_arms(names: list[str], model_key: str | None = None) -> list[Arm]:
@@ -114,12 +115,6 @@ def select_cases(dataset: Dataset, limit: int | None, shortest: bool) -> list[Ca
     except CaseSelectionError as exc:
         raise ReproduceError(str(exc)) from None
 
-
-def arm_cases(arm: Arm, cases: list[Case], all_cases: bool = False) -> list[Case]:
-    """The cases an arm runs on: vote/repair levers on the library's covered cases (as the runner does)."""
-    if arm.covered_only and not all_cases:
-        return covered_cases(cases)
-    return list(cases)
 
 
 # Settings that change what the server answers but are not part of a record's key (the key has the model,

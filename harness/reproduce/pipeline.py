@@ -34,7 +34,7 @@ from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
 from harness.analysis.stats_payload import stats_payload
 from harness.analysis.analysis_step import analyse
-from harness.arms.registry import Arm
+from harness.arms.spec import Arm
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
 from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases, check_same_settings, config_dict,

@@ -9,7 +9,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.arms.registry import Arm
+from harness.arms.spec import Arm
 from harness.arms.solvers import Context
 from harness.data import datahub
 from harness.data.dataset import Case, DatasetError, load_dataset
@@ -24,7 +24,7 @@ WORDS_TO_TOKENS = 1.35    # fallback: note words to tokens
 
 def request_bounds(arm: Arm, case: Case) -> tuple[int, int]:
     """(min, max) chat requests one case costs under an arm: its solver's `request_bounds`."""
-    return arm.solver_kind.request_bounds(arm, case)
+    return arm.solver.request_bounds(arm, case)
 
 
 @dataclass
@@ -96,14 +96,14 @@ def measured_token_means(results_root: Path = ROOT / "results") -> dict[str, dic
 def estimated_token_means(arm: Arm, cases: list) -> dict:
     """Mean prompt tokens per request from the arm's real prompts on `cases` (characters / 4), or
     from note lengths when the prompts cannot be built; completion tokens from the stated assumption."""
-    completion = arm.solver_kind.completion_tokens(arm)
+    completion = arm.solver.completion_tokens(arm)
     sizes, source = [], "prompts built on the cases, 4 characters per token"
     try:
         one_shot = load_dataset("one-shot").cases if arm.example else []
         for case in cases:
             if request_bounds(arm, case)[1] == 0:
                 continue
-            msgs = arm.build(Context(case=case, arm=arm, seed=PAPER_SEEDS[0], one_shot=one_shot))
+            msgs = Context(case=case, arm=arm, seed=PAPER_SEEDS[0], one_shot=one_shot).prompt().messages
             if msgs:
                 sizes.append(sum(len(m.get("content") or "") for m in msgs) / CHARS_PER_TOKEN)
     except Exception as exc:  # noqa: BLE001 - fall back to note lengths, and say so
@@ -144,9 +144,9 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
         else:
             tokens = {"prompt": 0.0, "completion": 0.0, "source": "-", "detail": "no model"}
         plan["arms"].append({
-            "arm": arm.name, "title": arm.title, "solver": arm.solver, "needs_model": arm.needs_model,
+            "arm": arm.name, "title": arm.title, "solver": arm.solver.name, "needs_model": arm.needs_model,
             "covered_only": arm.covered_only and not cfg.all_cases, "samples": arm.samples,
-            "repair_cap": arm.repair_cap if arm.repair else 0, "cases": len(sel),
+            "repair_cap": arm.solver.config().get("repair_cap", 0), "cases": len(sel),
             "requests_per_case": {"min": min(p[0] for p in per_case), "max": max(p[1] for p in per_case)},
             "requests_per_seed": {"min": lo, "max": hi},
             "requests": {"min": lo * len(cfg.seeds), "max": hi * len(cfg.seeds)},

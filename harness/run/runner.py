@@ -24,17 +24,15 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
-from harness.core.units import EXACT, Convention
-from harness.arms.registry import Arm
+from harness.core.units import Convention
+from harness.arms.coverage import arm_cases, formula_version_fields
+from harness.arms.spec import Arm
 from harness.arms.solvers import ChatClient, Context, InfraError, ProgramExecutor, Solution
 from harness.data.conventions import default_convention
 from harness.data.dataset import Case, Dataset
-from harness.formulas.versions import benchmark_version
-from harness.library import LIBRARY
-from harness.library.versions import library_reference
 from harness.model.synthetic import is_synthetic_model
 from harness.run.store import ResultStore, record_key, results_path
-from harness.scoring.scorers import SCORERS, Gold, score_reply, score_value
+from harness.scoring.scorers import SCORERS, score_reply, score_value
 
 NO_MODEL = "library"  # model field of rows written without a model (Gold-Solve library)
 STORE_SYNC_EVERY = 256        # records between fsyncs of a results file ...
@@ -48,11 +46,6 @@ class ConfigMismatchError(RuntimeError):
 def case_order(cases: Iterable, seed: int) -> list:
     """The seed's case order: ascending sha256("{seed}:{case_id}")."""
     return sorted(cases, key=lambda c: hashlib.sha256(f"{seed}:{c.case_id}".encode()).hexdigest())
-
-
-def covered_cases(cases: Iterable) -> list:
-    """Cases of the library's calculators (the paper's covered 440 on Verified)."""
-    return [c for c in cases if c.calculator_id in LIBRARY]
 
 
 def _now() -> str:
@@ -102,7 +95,7 @@ class ArmSeedSummary:
 
 
 def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec, key: str, sol: Solution, ctx: Context,
-               started: str, first_messages: list[dict]) -> dict:
+               started: str) -> dict:
     """Assemble and score one results record (fields: docs/ARCHITECTURE.md, plus a few extras)."""
     scores, parsed = {}, {}
     if sol.text is not None:
@@ -132,8 +125,7 @@ def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec,
         "dataset_sha256": dataset.sha256,
         "case_id": case.case_id, "row_number": case.row_number, "calculator_id": case.calculator_id,
         "calculator_name": case.calculator_name, "output_type": case.output_type,
-        "prompt_hash": hashlib.sha256(json.dumps(first_messages, sort_keys=True).encode()).hexdigest()
-        if first_messages and chats else None,
+        "prompt_hash": prompt_hash(arm, ctx),
         "request": [c.request for c in chats], "replies": [c.text for c in chats],
         "program": sol.program, "executor": sol.executor, "answer": answer, "answer_kind": kind,
         "outcome": outcome, "reason": sol.reason, "detail": sol.detail,
@@ -145,30 +137,18 @@ def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec,
         "truncated": [c.truncated for c in chats], "cached": [c.cached for c in chats],
         "server_model": next((c.server_model for c in chats if c.server_model), None),
         "started_at": started, "finished_at": _now(),
-        **formula_version_fields(arm, case, dataset, answer, kind, spec.scorer, spec.convention),
+        **formula_version_fields(arm, case, answer, kind, spec.scorer, spec.convention),
         **({"synthetic": True} if _synthetic(spec, chats) else {}),
     }
 
 
-def formula_version_fields(arm: Arm, case: Case, dataset: Dataset, answer: Any, kind: str | None, scorer: str,
-                           convention: Convention = EXACT) -> dict:
-    """`formula_version` for arms that use formulas or the library (the version in force for the case's
-    calculator, None when unversioned); and, when that is not the benchmark's version, `reference`: the
-    "library-derived reference" from the gold variables and the answer's verdict against it. Benchmark gold
-    and `correct` are untouched: the reference is never scored as gold."""
-    if not arm.uses_formulas:
-        return {}
-    version = arm.version_for(case.calculator_id)
-    out: dict = {"formula_version": version}
-    if version is None or version == benchmark_version(case.calculator_id):
-        return out
-    ref = library_reference(case, version, convention=convention)
-    verdict = None
-    if ref["value"] is not None and answer is not None:
-        gold = Gold(output_type=case.output_type, gold_answer=repr(float(ref["value"])), case_id=case.case_id)
-        verdict = bool(score_value(answer, kind, gold, scorer).correct)
-    out["reference"] = {**ref, "correct": verdict, "scorer": scorer}
-    return out
+def prompt_hash(arm: Arm, ctx: Context) -> str | None:
+    """sha256 of the arm's first request for the case (the prompt the solver built; built here only when the
+    solver answered without sending it, e.g. a router's library route); None when no request was sent."""
+    if not ctx.chats or arm.prompt is None:
+        return None
+    messages = ctx.prompt().messages
+    return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest() if messages else None
 
 
 def _synthetic(spec: RunSpec, chats) -> bool:
@@ -234,21 +214,20 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
             ctx = Context(case=case, arm=arm, seed=seed, client=client, executor=executor, one_shot=one_shot or [],
                           dataset=dataset, convention=spec.convention)
             started = _now()
-            first = arm.build(ctx) if arm.prompt else []
             try:
                 sol = await solver.solve(ctx)
             except InfraError as exc:
-                return case, key, None, ctx, started, first, exc
-            return case, key, sol, ctx, started, first, None
+                return case, key, None, ctx, started, exc
+            return case, key, sol, ctx, started, None
 
     tasks = [asyncio.ensure_future(one(c, k)) for c, k in pending]
     try:
         for fut in asyncio.as_completed(tasks):
-            case, key, sol, ctx, started, first, err = await fut
+            case, key, sol, ctx, started, err = await fut
             if err is not None:
                 summary.infra_failed += 1
             else:
-                rec = record_for(arm, seed, case, dataset, spec, key, sol, ctx, started, first)
+                rec = record_for(arm, seed, case, dataset, spec, key, sol, ctx, started)
                 store.append(rec)
                 summary.written += 1
             if progress is not None:
@@ -290,14 +269,14 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
         progress.start()
     try:
         for arm in arms:
-            arm_cases = covered_cases(base) if arm.covered_only and not all_cases else base
+            selected = arm_cases(arm, base, all_cases)
             # model-free arms (Gold-Solve) are stored under the `library` model whatever server is given
             arm_spec = spec if arm.needs_model else dataclasses.replace(spec, model=NO_MODEL, model_revision=None,
                                                                          server_profile=None)
             slots = asyncio.Semaphore(max(1, spec.concurrency))
             try:
                 async with asyncio.TaskGroup() as group:      # one unit failing cancels the others
-                    units = [group.create_task(run_arm_seed(arm, seed, arm_cases, dataset, arm_spec, client=client,
+                    units = [group.create_task(run_arm_seed(arm, seed, selected, dataset, arm_spec, client=client,
                                                             executor=executor, one_shot=one_shot, progress=progress,
                                                             slots=slots))
                              for seed in seeds]

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from executor.api import Executor
 from harness.arms.prompts import template_hashes
-from harness.arms.registry import ARMS, convention_field
+from harness.arms.options import convention_field
+from harness.arms.registry import ARMS
 from harness.arms.solvers import uses_convention
 from harness.data.conventions import ConventionChoice, default_convention, resolve_convention
 from harness.data.dataset import load_dataset
@@ -48,14 +49,14 @@ def _depends_on_convention(arms) -> bool:
     whose answer depends on the unit convention."""
     if isinstance(arms, dict):
         return any(isinstance(c, dict) and uses_convention(c.get("solver")) for c in arms.values())
-    return any(str(n) in ARMS and ARMS[str(n)].solver_kind.uses_convention for n in arms or ())
+    return any(str(n) in ARMS and ARMS[str(n)].solver.uses_convention for n in arms or ())
 
 
 def check_convention_consistent(out_dir, dataset, choice: ConventionChoice, arms) -> None:
     """Refuse to resume into ``out_dir`` under another unit convention than its earlier runs on the same dataset
     used (a manifest without a ``convention`` entry ran under the dataset's own, by content), when both runs
     hold arms whose answer depends on it. Raises RunSetupError naming the manifest and both conventions."""
-    if not any(a.solver_kind.uses_convention for a in arms):
+    if not any(a.solver.uses_convention for a in arms):
         return
     for path in sorted(Path(out_dir).glob("manifest-*.json")):
         try:

@@ -86,7 +86,7 @@ def rescore_record(record: dict, case: Gold, scorer: str) -> bool:
     arm = ARMS.get(record["arm"])
     if arm is None:
         return rescore_value(record, case, scorer)
-    return arm.solver_kind.rescore(record, case, scorer)
+    return arm.solver.rescore(record, case, scorer)
 
 
 def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,
@@ -216,7 +216,7 @@ def record_conventions(results_root: str | os.PathLike, *, located: Iterable[tup
     for _path, _line, rec in (iter_located_records(results_root) if located is None else located):
         arm = ARMS.get(rec.get("arm"))
         key = (rec.get("dataset_sha256"), rec.get("arm_config_hash"))
-        if key not in by_run and (arm is None or not arm.solver_kind.uses_convention):
+        if key not in by_run and (arm is None or not arm.solver.uses_convention):
             continue
         name = by_run.get(key) or default_convention(rec.get("dataset_sha256")).name
         counts = out.setdefault((str(rec.get("dataset")), str(rec.get("arm"))), {})

@@ -20,7 +20,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from harness.core.outcomes import ROW_OUTCOMES
-from harness.arms.registry import arm_sort_key
+from harness.arms.registry import arm_sort_key, model_free_arms
 from harness.core.hashing import file_sha256
 from harness.core.parallel import ordered_map
 from harness.core.paths import REPO_ROOT
@@ -31,9 +31,8 @@ OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 
 # The paper's arm order (Table 1 first, then the levers and ablations); unknown arms sort after these.
 
-# Arms that use no model: their results are the same for every model and seed, so a run stored
-# under one model directory (or one seed) stands for all of them.
-MODEL_FREE_ARMS = ("gold-lib",)
+# Arms that use no model (harness.arms.registry.model_free_arms): their results are the same for every model and
+# seed, so a run stored under one model directory (or one seed) stands for all of them.
 
 
 # The record fields statistics read; everything else (requests, replies, programs) is dropped on
@@ -268,7 +267,7 @@ def choose_dataset(sources: list[SourcedRecord], dataset: str | None
     else:
         def weight(k):
             files = {(s.record.get("model"), s.record.get("arm"), s.record.get("seed")) for s in by[k]
-                     if s.record.get("arm") not in MODEL_FREE_ARMS}
+                     if s.record.get("arm") not in model_free_arms()}
             return (len(files), len(by[k]), k)
         keep = max(by, key=weight)
     notes = [f"dataset {k} excluded ({len(v)} records; choose it with --dataset)" for k, v in sorted(by.items())
@@ -335,8 +334,8 @@ def _share_model_free_arms(data: CorrectnessArrays) -> None:
     its own run when it has one, else the first model's that does; a missing seed is filled from a
     seed that ran (the arm is deterministic). A model directory holding nothing but model-free arms
     is then dropped from the model list."""
-    free = [a for a in MODEL_FREE_ARMS if a in data.arms]
-    other = [data.a(a) for a in data.arms if a not in MODEL_FREE_ARMS]
+    free = [a for a in model_free_arms() if a in data.arms]
+    other = [data.a(a) for a in data.arms if a not in model_free_arms()]
     for arm in free:
         ai = data.a(arm)
         donors = [m for m in data.models if data.has(m, arm)]
@@ -361,7 +360,7 @@ def _share_model_free_arms(data: CorrectnessArrays) -> None:
             if filled and src == m:
                 data.notes.append(f"{arm} for {m}: seeds {', '.join(map(str, filled))} reuse seed "
                                   f"{data.seeds[int(np.argmax(have))]} (the arm is deterministic)")
-    keep = [m for m in data.models if set(data.arms_of(m)) - set(MODEL_FREE_ARMS)]
+    keep = [m for m in data.models if set(data.arms_of(m)) - set(model_free_arms())]
     if keep and len(keep) < len(data.models):
         dropped = [m for m in data.models if m not in keep]
         data.notes.append(f"model directories holding only model-free arms dropped: {', '.join(dropped)}")

@@ -40,7 +40,6 @@ import numpy as np
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED, Resampler, exact_matmul, percentile_interval
 from harness.scoring.scorers import score_value
 
-ROUTER_ARMS = ("routed-gold", "routed-blind")
 ROUTES = ("library", "programs", "abstain")
 
 
@@ -294,5 +293,5 @@ def single_arm_point(records: Iterable[dict], label: str) -> dict:
             "full_accuracy": correct / n, "n_rows": n}
 
 
-__all__ = ["ROUTER_ARMS", "ROUTES", "RiskCoverageError", "LevelRows", "row_level", "level_rows", "thresholds",
+__all__ = ["ROUTES", "RiskCoverageError", "LevelRows", "row_level", "level_rows", "thresholds",
            "aurc_from_groups", "CurvePoint", "Curve", "curve", "single_arm_point"]

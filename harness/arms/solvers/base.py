@@ -3,7 +3,9 @@
 A solver kind (in the spirit of inspect_ai's Solver) says, in one place, everything the harness needs to know
 about it:
 
-    name                      the `solver` string an arm names (stays in the arm's config and its hash)
+    name                      the solver kind's name (stays in the arm's config and its hash)
+    config()                  the instance's own parameters (router m, repair cap, ...), as stored in the arm's config
+    templates(arm)            template names its follow-up requests use (repair turn, extraction)
     async solve(ctx)          one (arm, seed, case) -> Solution; it never scores
     request_bounds(arm, case) (min, max) chat requests the case costs (the reproduce plan, shard sizes)
     completion_tokens(arm)    completion tokens per request assumed when no measured results exist
@@ -14,8 +16,9 @@ about it:
                               or a model's extraction through harness.core.units); reads_gold_variables(arm)
     agreement_options         whether --router-k/-m/-temperature apply (`option_changes`)
 
-The objects are registered by name in `harness.arms.solvers.SOLVERS`; an `Arm` reaches its solver through
-`Arm.solver_kind`. No code outside the solver modules switches on a solver name.
+An arm holds a configured instance (`Arm.solver`), as inspect_ai's `@solver def prompt_cot(template)` holds its
+template; the kinds are registered by name in `harness.arms.solvers.SOLVERS`. No code outside the solver modules
+switches on a solver name.
 
 Outcomes: harness.core.outcomes.RowOutcome. Reply-scored solvers leave `Solution.outcome` None: the runner
 sets answered / unreadable_value from the paper parser. An executor INFRA_ERROR (after the executor's own
@@ -29,15 +32,18 @@ import enum
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from executor.api import ExecResult
 from executor.outcomes import taxonomy
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.core.units import EXACT, Convention
 from harness.data.dataset import Case, Dataset
-from harness.model.client import ChatResult, derive_seed
+from harness.model.client import ChatResult, derive_seed, family_headers
 from harness.scoring.scorers import Gold, score_reply, score_value
+
+if TYPE_CHECKING:
+    from harness.arms.spec import Arm, Prompt
 
 ANSWERED, ABSTAINED, NO_PROGRAM = RowOutcome.ANSWERED.value, RowOutcome.ABSTAINED.value, RowOutcome.NO_PROGRAM.value
 UNREADABLE_VALUE = RowOutcome.UNREADABLE_VALUE.value
@@ -55,37 +61,14 @@ class ChatClient(Protocol):
     """What a solver needs of the model client (harness.model.client.ModelClient, or a test's client)."""
 
     async def chat(self, messages: list[dict], *, temperature: float, max_tokens: int, sample_index: int = 0,
-                   seed: int | None = None, run_seed: int | None = None) -> ChatResult: ...
+                   seed: int | None = None, run_seed: int | None = None,
+                   headers: dict[str, str] | None = None) -> ChatResult: ...
 
 
 class ProgramExecutor(Protocol):
     """What a solver needs of the executor (executor.api.Executor): run one program, never raise for its faults."""
 
     def run(self, source: str) -> ExecResult: ...
-
-
-class ArmSettings(Protocol):
-    """The arm fields solvers read (harness.arms.registry.Arm provides them; the registry imports the solvers,
-    so the solvers name the fields they use instead of importing the Arm class)."""
-
-    name: str
-    solver: str
-    temperature: float
-    max_tokens: int | None
-    samples: int
-    note_words: int | None
-    repair: bool
-    repair_cap: int
-    repair_temperature: float
-    extract_max_tokens: int
-    needs_model: bool
-    agree_min: int
-    router_library: str
-    formula_versions: tuple[tuple[int, str], ...]
-
-    def build(self, ctx: Context) -> list[dict]: ...
-
-    def version_for(self, calculator_id: int) -> str | None: ...
 
 
 @dataclass
@@ -105,7 +88,7 @@ class Context:
     """Everything a solver may use for one (arm, seed, case)."""
 
     case: Case
-    arm: ArmSettings
+    arm: Arm
     seed: int
     client: ChatClient | None = None
     executor: ProgramExecutor | None = None
@@ -113,14 +96,28 @@ class Context:
     dataset: Dataset | None = None
     chats: list[ChatResult] = field(default_factory=list)
     convention: Convention = EXACT   # the unit convention in force (harness.data.conventions.resolve_convention)
+    _prompt: Prompt | None = field(default=None, init=False, repr=False)
 
-    async def chat(self, messages: list[dict], *, temperature: float, max_tokens: int | None,
+    def prompt(self) -> Prompt:
+        """The arm's first request for this case, built once (the solver sends it; the record hashes it)."""
+        if self._prompt is None:
+            self._prompt = self.arm.build(self)
+        return self._prompt
+
+    @property
+    def built_prompt(self) -> Prompt | None:
+        """The first request if the solver built it, else None (a solver that sent nothing)."""
+        return self._prompt
+
+    async def chat(self, prompt: Prompt, *, temperature: float, max_tokens: int | None,
                    sample_index: int = 0) -> ChatResult:
+        """Send a prompt; its family and reply form go with it as headers (harness.model.client.family_headers)."""
         if self.client is None:
             raise RuntimeError(f"arm {self.arm.name} needs a model: give --base-url/--model")
         seed = derive_seed(self.seed, self.case.case_id, self.arm.name, sample_index) if temperature > 0 else None
-        result = await self.client.chat(messages, temperature=temperature, max_tokens=max_tokens,
-                                        sample_index=sample_index, seed=seed, run_seed=self.seed)
+        result = await self.client.chat(prompt.messages, temperature=temperature, max_tokens=max_tokens,
+                                        sample_index=sample_index, seed=seed, run_seed=self.seed,
+                                        headers=family_headers(prompt.family.name, prompt.family.reply_form))
         self.chats.append(result)
         return result
 
@@ -163,10 +160,10 @@ class Solver(ABC):
         """Solve one case; never score (the runner scores with every scorer)."""
 
     @abstractmethod
-    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+    def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         """(min, max) chat requests one case costs under `arm`, from the arm's definition and the case."""
 
-    def completion_tokens(self, arm: ArmSettings) -> int:
+    def completion_tokens(self, arm: Arm) -> int:
         """Completion tokens per request assumed for the plan when no measured results exist (a stated
         assumption: typical reply lengths of instruction models on these prompts), capped at the arm's cap."""
         return min(self.completion_assumption, arm.max_tokens or 10 ** 9)
@@ -178,11 +175,11 @@ class Solver(ABC):
             return bool(score_reply(record["replies"][-1], case, scorer).correct)
         return rescore_value(record, case, scorer)
 
-    def reads_gold_variables(self, arm: ArmSettings) -> bool:
+    def reads_gold_variables(self, arm: Arm) -> bool:
         """Whether the arm converts the benchmark's gold variables (then the dataset's own convention applies)."""
         return False
 
-    def option_changes(self, arm: ArmSettings, *, k: int | None = None, m: int | None = None,
+    def option_changes(self, arm: Arm, *, k: int | None = None, m: int | None = None,
                        temperature: float | None = None) -> dict:
         """The Arm fields --router-k/--router-m/--router-temperature change; ValueError for a solver they do not
         apply to (all but the router)."""
@@ -191,11 +188,26 @@ class Solver(ABC):
                              f"{arm.name}")
         return {}
 
+    def config(self) -> dict:
+        """This instance's parameters as stored in the arm's config (none by default)."""
+        return {}
+
+    def templates(self, arm: Arm) -> tuple[str, ...]:
+        """Template names of the follow-up requests this solver sends (none by default)."""
+        return ()
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.config() == self.config()
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(sorted(self.config().items()))))
+
     def __repr__(self) -> str:
-        return f"<solver {self.name}>"
+        params = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
+        return f"<solver {self.name}{'(' + params + ')' if params else ''}>"
 
 
-def samples_of(arm: ArmSettings) -> int:
+def samples_of(arm: Arm) -> int:
     return max(1, arm.samples)
 
 

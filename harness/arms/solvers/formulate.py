@@ -2,10 +2,15 @@
 exactly (harness.arms.solvers.tree); date cases abstain before any call."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.arms import prompts
-from harness.arms.solvers.base import ABSTAINED, ANSWERED, ArmSettings, Context, Solution, Solver
+from harness.arms.solvers.base import ABSTAINED, ANSWERED, Context, Solution, Solver
 from harness.arms.solvers.tree import TreeAbstain, solve_reply as evaluate_tree_reply
 from harness.data.dataset import Case
+
+if TYPE_CHECKING:
+    from harness.arms.spec import Arm
 
 DATE_OUTPUT_TYPES = frozenset({"date", "weeks_days"})
 
@@ -21,7 +26,7 @@ class TreeSolver(Solver):
         arm = ctx.arm
         if ctx.case.output_type in DATE_OUTPUT_TYPES:
             return Solution(outcome=ABSTAINED, reason="date case: Formulate-Solve abstains before any call")
-        r = await ctx.chat(arm.build(ctx), temperature=arm.temperature, max_tokens=arm.max_tokens)
+        r = await ctx.chat(ctx.prompt(), temperature=arm.temperature, max_tokens=arm.max_tokens)
         obj = prompts.extract_json_object(r.text)
         try:
             value, parsed = evaluate_tree_reply(obj)
@@ -30,5 +35,5 @@ class TreeSolver(Solver):
         return Solution(outcome=ANSWERED, answer=value, answer_kind="number",
                         detail={"calculation": parsed["calculation"], "formula": parsed["formula"]})
 
-    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+    def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         return (0, 0) if not arm.needs_model or case.output_type in DATE_OUTPUT_TYPES else (1, 1)

@@ -3,39 +3,31 @@ Extract-Solve library, recalled (`recalled`). They call the hand-written functio
 formula version applies to them."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.arms import prompts
-from harness.arms.solvers.base import (ABSTAINED, ANSWERED, UNREADABLE_VALUE, ArmSettings, Context, Scoring,
-                                       Solution, Solver, jsonable, majority, samples_of, to_json_value,
-                                       value_solution)
+from harness.arms.families import EXTRACT_T, extract_prompt
+from harness.arms.library_inputs import calculator_for, library_variables
+from harness.arms.solvers.base import (ABSTAINED, ANSWERED, UNREADABLE_VALUE, Context, Solution, Solver, jsonable,
+                                       majority, samples_of, to_json_value, value_solution)
 from harness.data.dataset import Case
 from harness.library import LIBRARY, Calculator, LibraryAbstain, solve_gold
-from harness.library.versions import solve_gold_versioned, versioned_calculator
+from harness.library.versions import solve_gold_versioned
 from harness.scoring.scorers import score_reply
 
+if TYPE_CHECKING:
+    from harness.arms.spec import Arm, Prompt
 
-def library_variables(calc: Calculator) -> list[tuple[str, str]]:
-    """(key, description) pairs of a library calculator's inputs: the description, with the unit when the
-    description does not already name it."""
-    out = []
-    for v in calc.variables:
-        desc = v.description or v.name
-        out.append((v.name, f"{desc} ({v.unit})" if v.unit and v.unit not in desc else desc))
-    return out
+EXTRACT_MAX_TOKENS = 512   # the library extraction call's output-token cap (the paper is silent)
 
 
-def calculator_for(arm: ArmSettings, calculator_id: int) -> Calculator | None:
-    """The library calculator an arm calls for a case (at the arm's formula version), None outside the library."""
-    calc = LIBRARY.get(calculator_id)
-    if calc is not None and arm.formula_versions:
-        calc, _ = versioned_calculator(calculator_id, arm.version_for(calculator_id))
-    return calc
-
-
-async def extract_and_compute(ctx: Context, calc: Calculator) -> Solution:
-    """One greedy extraction call, then the hand-written function; an invalid extraction or a raise abstains."""
-    arm = ctx.arm
-    messages = prompts.build_extract(ctx.case, library_variables(calc), note_words=arm.note_words)
-    r = await ctx.chat(messages, temperature=0.0, max_tokens=arm.extract_max_tokens)
+async def extract_and_compute(ctx: Context, calc: Calculator, *, max_tokens: int,
+                              prompt: Prompt | None = None) -> Solution:
+    """One greedy extraction call (`prompt`, else the extraction prompt for `calc`), then the hand-written
+    function; an invalid extraction or a raise abstains."""
+    if prompt is None:
+        prompt = extract_prompt(ctx.case, library_variables(calc), note_words=ctx.arm.note_words)
+    r = await ctx.chat(prompt, temperature=0.0, max_tokens=max_tokens)
     obj = prompts.extract_json_object(r.text)
     if obj is None:
         return Solution(outcome=ABSTAINED, reason="the extraction reply holds no JSON object")
@@ -58,17 +50,23 @@ class ExtractLibrarySolver(Solver):
     uses_convention = True
     completion_assumption = 120   # a JSON object of a few variables
 
+    def __init__(self, *, max_tokens: int = EXTRACT_MAX_TOKENS):
+        self.max_tokens = int(max_tokens)
+
+    def config(self) -> dict:
+        return {"extract_max_tokens": self.max_tokens}
+
     async def solve(self, ctx: Context) -> Solution:
         calc = calculator_for(ctx.arm, ctx.case.calculator_id)
         if calc is None:
             return Solution(outcome=ABSTAINED, reason="calculator not in the library")
-        return await extract_and_compute(ctx, calc)
+        return await extract_and_compute(ctx, calc, max_tokens=self.max_tokens, prompt=ctx.prompt())
 
-    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+    def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         return (1, 1) if arm.needs_model and case.calculator_id in LIBRARY else (0, 0)
 
-    def completion_tokens(self, arm: ArmSettings) -> int:
-        return min(super().completion_tokens(arm), arm.extract_max_tokens)
+    def completion_tokens(self, arm: Arm) -> int:
+        return min(super().completion_tokens(arm), self.max_tokens)
 
 
 class GoldLibrarySolver(Solver):
@@ -93,10 +91,10 @@ class GoldLibrarySolver(Solver):
         answer, kind = to_json_value(value)
         return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind, detail=detail)
 
-    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+    def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         return 0, 0
 
-    def reads_gold_variables(self, arm: ArmSettings) -> bool:
+    def reads_gold_variables(self, arm: Arm) -> bool:
         return True
 
 
@@ -112,12 +110,21 @@ class RecalledSolver(Solver):
     uses_convention = True        # its library route converts a model's extraction
     completion_assumption = 350
 
+    def __init__(self, *, extract_max_tokens: int = EXTRACT_MAX_TOKENS):
+        self.extract_max_tokens = int(extract_max_tokens)
+
+    def config(self) -> dict:
+        return {"extract_max_tokens": self.extract_max_tokens}
+
+    def templates(self, arm: Arm) -> tuple[str, ...]:
+        return EXTRACT_T
+
     async def solve(self, ctx: Context) -> Solution:
         arm = ctx.arm
-        messages = arm.build(ctx)
+        prompt = ctx.prompt()
         parsed = []
         for i in range(arm.samples):
-            r = await ctx.chat(messages, temperature=arm.temperature, max_tokens=arm.max_tokens, sample_index=i)
+            r = await ctx.chat(prompt, temperature=arm.temperature, max_tokens=arm.max_tokens, sample_index=i)
             parsed.append(score_reply(r.text, ctx.case, "paper").parsed)
         present = [p for p in parsed if p is not None]
         top = majority(present)
@@ -126,7 +133,7 @@ class RecalledSolver(Solver):
             return value_solution(top[0], {**detail, "route": "agreement"})
         calc = LIBRARY.get(ctx.case.calculator_id)
         if calc is not None:
-            sol = await extract_and_compute(ctx, calc)
+            sol = await extract_and_compute(ctx, calc, max_tokens=self.extract_max_tokens)
             sol.detail.update({**detail, "route": "library"})
             return sol
         if top and top[1] >= 2:
@@ -137,7 +144,7 @@ class RecalledSolver(Solver):
                             detail={**detail, "route": "first"})
         return value_solution(first, {**detail, "route": "first"})
 
-    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+    def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         """`samples`, plus one extraction when the samples disagree on a library calculator."""
         if not arm.needs_model:
             return 0, 0

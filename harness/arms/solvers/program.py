@@ -2,16 +2,22 @@
 Blind + vote and + repair + vote (`vote`). Programs run in the hardened executor."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.arms import prompts
-from harness.arms.solvers.base import (ABSTAINED, ANSWERED, NO_PROGRAM, ArmSettings, Context, Solution, Solver,
-                                       answer_of, exec_outcome, majority, samples_of, vote_key)
+from harness.arms.families import REPAIR_T, repair_prompt
+from harness.arms.solvers.base import (ABSTAINED, ANSWERED, NO_PROGRAM, Context, Solution, Solver, answer_of,
+                                       exec_outcome, majority, samples_of, vote_key)
 from harness.data.dataset import Case
 
+if TYPE_CHECKING:
+    from harness.arms.spec import Arm, Prompt
 
-async def program_attempt(ctx: Context, messages: list[dict], *, temperature: float, sample_index: int
+
+async def program_attempt(ctx: Context, prompt: Prompt, *, temperature: float, sample_index: int
                           ) -> tuple[str, str | None, dict | None, str]:
     """One program call: (reply, program or None, executor result or None, row outcome)."""
-    r = await ctx.chat(messages, temperature=temperature, max_tokens=ctx.arm.max_tokens, sample_index=sample_index)
+    r = await ctx.chat(prompt, temperature=temperature, max_tokens=ctx.arm.max_tokens, sample_index=sample_index)
     program = prompts.extract_program(r.text)
     if program is None:
         return r.text, None, None, NO_PROGRAM
@@ -26,54 +32,76 @@ class ProgramSolver(Solver):
 
     async def solve(self, ctx: Context) -> Solution:
         arm = ctx.arm
-        _reply, program, result, outcome = await program_attempt(ctx, arm.build(ctx), temperature=arm.temperature,
+        _reply, program, result, outcome = await program_attempt(ctx, ctx.prompt(), temperature=arm.temperature,
                                                                  sample_index=0)
         answer, kind = answer_of(result) if outcome == ANSWERED else (None, None)
         return Solution(outcome=outcome, answer=answer, answer_kind=kind, program=program, executor=result,
                         reason=(result or {}).get("error") if outcome != ANSWERED else None)
 
-    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+    def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         return (1, 1) if arm.needs_model else (0, 0)
 
 
 class RepairSolver(Solver):
     """Blind + repair: one greedy program; if it returns no value, one corrective turn showing the original
     prompt, the previous reply and the executor's own error string (for a reply without a program, the fixed
-    line prompts.NO_PROGRAM_ERROR). The second attempt's outcome is the row's."""
+    line prompts.NO_PROGRAM_ERROR) at `temperature`. The second attempt's outcome is the row's."""
 
     name = "repair"
 
+    def __init__(self, *, temperature: float = 0.0):
+        self.temperature = float(temperature)
+
+    def config(self) -> dict:
+        return {"repair": True, "repair_cap": 1, "repair_temperature": self.temperature}
+
+    def templates(self, arm: Arm) -> tuple[str, ...]:
+        return REPAIR_T
+
     async def solve(self, ctx: Context) -> Solution:
         arm = ctx.arm
-        original = arm.build(ctx)
+        original = ctx.prompt()
         reply, program, result, outcome = await program_attempt(ctx, original, temperature=arm.temperature,
                                                                 sample_index=0)
         programs, results = [program], [result]
         if outcome != ANSWERED:
             error = (result or {}).get("error") or prompts.NO_PROGRAM_ERROR
             reply, program, result, outcome = await program_attempt(
-                ctx, prompts.build_repair(original, reply, error), temperature=arm.repair_temperature, sample_index=1)
+                ctx, repair_prompt(original, reply, error), temperature=self.temperature, sample_index=1)
             programs.append(program)
             results.append(result)
         answer, kind = answer_of(result) if outcome == ANSWERED else (None, None)
         return Solution(outcome=outcome, answer=answer, answer_kind=kind, program=programs, executor=results,
                         detail={"repaired": len(programs) > 1})
 
-    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+    def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         return (1, 2) if arm.needs_model else (0, 0)
 
 
 class VoteSolver(Solver):
     """Blind + vote (and + repair + vote): `arm.samples` programs at the arm's temperature, each run; the value
     occurring at least twice (most frequent, ties to the value sampled first), else the first computed answer;
-    abstain if none runs. With `arm.repair`, a sample that returns no value gets one greedy corrective turn, for
-    at most `arm.repair_cap` samples in sample order (5 to 8 calls)."""
+    abstain if none runs. With `repair_cap` > 0, a sample that returns no value gets one corrective turn at
+    `repair_temperature`, for at most `repair_cap` samples in sample order (5 to 8 calls)."""
 
     name = "vote"
 
+    def __init__(self, *, repair_cap: int = 0, repair_temperature: float = 0.0):
+        if repair_cap < 0:
+            raise ValueError(f"vote: repair_cap must be >= 0, got {repair_cap}")
+        self.repair_cap = int(repair_cap)
+        self.repair_temperature = float(repair_temperature)
+
+    def config(self) -> dict:
+        return {"repair": self.repair_cap > 0, "repair_cap": self.repair_cap,
+                "repair_temperature": self.repair_temperature}
+
+    def templates(self, arm: Arm) -> tuple[str, ...]:
+        return REPAIR_T if self.repair_cap else ()
+
     async def solve(self, ctx: Context) -> Solution:
         arm = ctx.arm
-        original = arm.build(ctx)
+        original = ctx.prompt()
         programs, results, answers = [], [], []
         repairs = 0
         for i in range(arm.samples):
@@ -81,11 +109,11 @@ class VoteSolver(Solver):
                                                                     sample_index=i)
             programs.append(program)
             results.append(result)
-            if outcome != ANSWERED and arm.repair and repairs < arm.repair_cap:
+            if outcome != ANSWERED and repairs < self.repair_cap:
                 repairs += 1
                 error = (result or {}).get("error") or prompts.NO_PROGRAM_ERROR
                 _reply, program, result, outcome = await program_attempt(
-                    ctx, prompts.build_repair(original, reply, error), temperature=arm.repair_temperature,
+                    ctx, repair_prompt(original, reply, error), temperature=self.repair_temperature,
                     sample_index=100 + i)
                 programs.append(program)
                 results.append(result)
@@ -102,9 +130,9 @@ class VoteSolver(Solver):
         return Solution(outcome=ANSWERED, answer=chosen[0], answer_kind=chosen[1], program=programs,
                         executor=results, detail={"votes": count, "computed": len(answers), "repairs": repairs})
 
-    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+    def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         """`samples` programs plus at most `repair_cap` repair turns (one per sample at most)."""
         if not arm.needs_model:
             return 0, 0
         n = samples_of(arm)
-        return n, n + (min(arm.repair_cap, n) if arm.repair else 0)
+        return n, n + min(self.repair_cap, n)

@@ -19,17 +19,21 @@ with), sorted by size, ties to the cluster seen first. Nothing here reads gold.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.arms.solvers.base import (ABSTAINED, ANSWERED, ArmSettings, Context, Solution, Solver, answer_of,
-                                       samples_of, to_json_value)
-from harness.arms.solvers.library import extract_and_compute
+from harness.arms.families import EXTRACT_T
+from harness.arms.solvers.base import (ABSTAINED, ANSWERED, Context, Solution, Solver, answer_of, samples_of,
+                                       to_json_value)
+from harness.arms.solvers.library import EXTRACT_MAX_TOKENS, extract_and_compute
 from harness.arms.solvers.program import program_attempt
 from harness.data.dataset import Case
 from harness.library import LIBRARY, LibraryAbstain
 from harness.library.versions import versioned_calculator
 
+if TYPE_CHECKING:
+    from harness.arms.spec import Arm
 
 DECIMAL_TOLERANCE = 0.05   # the benchmark's own interval for decimal outputs: gold +-5%
 DEFAULT_K = 5
@@ -116,44 +120,44 @@ def check_k_m(k: int, m: int) -> None:
 
 # --- the solver -------------------------------------------------------------------------------------------
 
-async def _router_library(ctx: Context) -> tuple[Solution | None, dict]:
+async def _router_library(ctx: Context, solver: RouterSolver) -> tuple[Solution | None, dict]:
     """The library step: (an answering Solution or None to fall through, its provenance)."""
     cid = ctx.case.calculator_id
     try:
         calc, prov = versioned_calculator(cid, ctx.arm.version_for(cid))
     except LibraryAbstain as exc:
         return None, {"used": False, "reason": str(exc)}
-    info = {"used": True, **prov, "mode": ctx.arm.router_library}
-    if ctx.arm.router_library == "gold":
+    info = {"used": True, **prov, "mode": solver.library}
+    if solver.library == "gold":
         try:
             answer, kind = to_json_value(calc.compute(**calc.from_entities(ctx.case.entities,
                                                                            convention=ctx.convention)))
         except (LibraryAbstain, ValueError) as exc:
             return None, {**info, "answered": False, "reason": str(exc)}
         return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind), {**info, "answered": True}
-    sol = await extract_and_compute(ctx, calc)
+    sol = await extract_and_compute(ctx, calc, max_tokens=solver.extract_max_tokens)
     info["extraction"] = sol.detail.get("extraction")
     if sol.outcome != ANSWERED:
         return None, {**info, "answered": False, "reason": sol.reason}
     return sol, {**info, "answered": True}
 
 
-async def _solve_router(ctx: Context) -> Solution:
+async def _solve_router(ctx: Context, solver: RouterSolver) -> Solution:
     """Routed arms: the library where it implements the calculator (Gold-Solve or Extract-Solve; an
     abstaining library falls through), else `arm.samples` programs at the arm's temperature run by the
     executor and the value at least `arm.agree_min` of them agree on, else abstain with the reason.
     `detail["router"]` holds the route and its provenance (docs: README)."""
-    arm, k, m = ctx.arm, ctx.arm.samples, ctx.arm.agree_min
+    arm, k, m = ctx.arm, ctx.arm.samples, solver.m
     check_k_m(k, m)
-    router = {"k": k, "m": m, "temperature": arm.temperature, "library_mode": arm.router_library,
+    router = {"k": k, "m": m, "temperature": arm.temperature, "library_mode": solver.library,
               "formula_version": arm.version_for(ctx.case.calculator_id)}
-    sol, router["library"] = await _router_library(ctx)
+    sol, router["library"] = await _router_library(ctx, solver)
     if sol is not None:
         router.update(route=ROUTE_LIBRARY, agreeing=None, chosen_program=None, abstain_reason=None,
                       samples=[], clusters=[])
         sol.detail = {**sol.detail, "router": router}
         return sol
-    messages = arm.build(ctx)
+    messages = ctx.prompt()
     programs, results, samples, values = [], [], [], []
     for i in range(k):
         _reply, program, result, outcome = await program_attempt(ctx, messages, temperature=arm.temperature,
@@ -176,17 +180,32 @@ async def _solve_router(ctx: Context) -> Solution:
 
 
 class RouterSolver(Solver):
-    """Routed arms (module docstring): library, else m of k programs, else abstain."""
+    """Routed arms (module docstring): the library (`library`: "gold", Gold-Solve, or "extract", Extract-Solve),
+    else `m` of the arm's k = samples programs, else abstain."""
 
     name = "router"
     uses_library = True
     uses_convention = True
     agreement_options = True
+    LIBRARY_MODES = ("gold", "extract")
+
+    def __init__(self, *, m: int = DEFAULT_M, library: str, extract_max_tokens: int = EXTRACT_MAX_TOKENS):
+        if library not in self.LIBRARY_MODES:
+            raise ValueError(f"router library must be one of {', '.join(self.LIBRARY_MODES)}, got {library!r}")
+        self.m = int(m)
+        self.library = library
+        self.extract_max_tokens = int(extract_max_tokens)
+
+    def config(self) -> dict:
+        return {"agree_min": self.m, "router_library": self.library, "extract_max_tokens": self.extract_max_tokens}
+
+    def templates(self, arm: Arm) -> tuple[str, ...]:
+        return EXTRACT_T if self.library == "extract" else ()
 
     async def solve(self, ctx: Context) -> Solution:
-        return await _solve_router(ctx)
+        return await _solve_router(ctx, self)
 
-    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+    def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         """Library calculators: Gold-Solve needs no call, Extract-Solve one; either may fall through to the
         k programs. Other calculators: k programs."""
         if not arm.needs_model:
@@ -194,23 +213,25 @@ class RouterSolver(Solver):
         n = samples_of(arm)
         if case.calculator_id not in LIBRARY:
             return n, n
-        return (0, n) if arm.router_library == "gold" else (1, 1 + n)
+        return (0, n) if self.library == "gold" else (1, 1 + n)
 
-    def reads_gold_variables(self, arm: ArmSettings) -> bool:
-        return arm.router_library == "gold"
+    def reads_gold_variables(self, arm: Arm) -> bool:
+        return self.library == "gold"
 
-    def option_changes(self, arm: ArmSettings, *, k: int | None = None, m: int | None = None,
+    def option_changes(self, arm: Arm, *, k: int | None = None, m: int | None = None,
                        temperature: float | None = None) -> dict:
-        """k, m and the sampling temperature replaced (ValueError naming the problem)."""
+        """The arm's decoding (k = samples, temperature) and solver (m) with k, m and the sampling temperature
+        replaced (ValueError naming the problem)."""
         k2 = arm.samples if k is None else int(k)
-        m2 = arm.agree_min if m is None else int(m)
+        m2 = self.m if m is None else int(m)
         check_k_m(k2, m2)
-        changes: dict = {"samples": k2, "agree_min": m2}
+        decoding = dataclasses.replace(arm.decoding, samples=k2)
         if temperature is not None:
             if not temperature > 0:
                 raise ValueError(f"router temperature must be above 0 (sampled programs), got {temperature}")
-            changes["temperature"] = float(temperature)
-        return changes
+            decoding = dataclasses.replace(decoding, temperature=float(temperature))
+        return {"decoding": decoding,
+                "solver": RouterSolver(m=m2, library=self.library, extract_max_tokens=self.extract_max_tokens)}
 
 
 __all__ = ["DECIMAL_TOLERANCE", "DEFAULT_K", "DEFAULT_M", "DEFAULT_TEMPERATURE", "ROUTE_LIBRARY", "ROUTE_PROGRAMS",

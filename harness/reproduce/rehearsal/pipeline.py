@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.arms.registry import ARMS, EXTENSION_ARMS
+from harness.arms.registry import ARMS, paper_arms
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import load_dataset
 from harness.model.rehearsal_server import Faults
@@ -48,7 +48,8 @@ from harness.reproduce.plan import build_plan
 from harness.reproduce.rehearsal.compare import compare, content_checksums
 from harness.reproduce.rehearsal.rehearsal_set import build_rehearsal_set, dev_rows_csv
 from harness.run.manifest import git_state
-from harness.run.runner import NO_MODEL, RunSpec, covered_cases, make_key
+from harness.arms.coverage import arm_cases
+from harness.run.runner import NO_MODEL, RunSpec, make_key
 from harness.run.store import iter_result_files, read_result_file
 from harness.run.session import apply_convention
 
@@ -215,13 +216,13 @@ def expected_keys(dataset_path: Path, seeds: list[int], convention: str) -> set[
     """Every record key a complete rehearsal must hold (both models, every arm and seed), with the arms
     configured for `convention` as `harness run --convention` configures them."""
     ds = load_dataset(dataset_path)
-    arms, _ = apply_convention([a for name, a in ARMS.items() if name not in EXTENSION_ARMS], ds, convention)
+    arms, _ = apply_convention([ARMS[n] for n in paper_arms()], ds, convention)
     keys = set()
     for model in MODELS:
         spec = RunSpec(model=model, server_profile="vllm")
         for arm in arms:  # what `--arm all` runs
             s = spec if arm.needs_model else dataclasses.replace(spec, model=NO_MODEL, server_profile=None)
-            cases = covered_cases(ds.cases) if arm.covered_only else ds.cases
+            cases = arm_cases(arm, ds.cases)
             keys.update(make_key(arm, seed, c, ds, s) for seed in seeds for c in cases)
     return keys
 

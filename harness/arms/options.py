@@ -1,0 +1,79 @@
+"""Run options that change an arm, checked here (the CLI only reports the errors): formula versions, the router's
+k, m and temperature, and the unit convention an arm's config records.
+
+    apply_options(arms, formula_versions=("9=ckd-epi-2021",), k=7) -> (arms, notes)
+    ArmOptionError.option names the command-line option at fault.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from harness.arms.spec import Arm
+from harness.formulas.versions import FormulaVersionError, parse_formula_versions
+
+
+class ArmOptionError(ValueError):
+    """An option that does not apply to the chosen arms, or an invalid value; `option` names it."""
+
+    def __init__(self, message: str, option: str):
+        super().__init__(message)
+        self.option = option
+
+
+def reads_gold_variables(arm: Arm) -> bool:
+    """Whether the arm converts the benchmark's gold variables (Gold-Solve, the gold router route)."""
+    return arm.solver.reads_gold_variables(arm)
+
+
+def convention_field(arm: Arm, convention: str, dataset_default: str) -> str:
+    """The value of ``Arm.convention`` for a run under ``convention``: "" (left out of the config, so record
+    keys are the ones earlier runs made) when the arm does not depend on the convention or when the
+    convention is the one it always used (gold variables: the dataset's own by content, ``dataset_default``;
+    model extractions: "exact"); else the convention's name, so a different convention gives other keys."""
+    if not arm.solver.uses_convention:
+        return ""
+    assumed = dataset_default if reads_gold_variables(arm) else "exact"
+    return "" if convention == assumed else convention
+
+
+def with_options(arm: Arm, *, formula_versions: dict[int, str] | None = None, k: int | None = None,
+                 m: int | None = None, temperature: float | None = None) -> Arm:
+    """The arm with formula versions (arms that use formulas only) and, for the router arms, k, m and the
+    sampling temperature replaced (`Solver.option_changes`). Raises ValueError naming the problem."""
+    changes: dict = {}
+    if formula_versions and arm.uses_formulas:
+        changes["formula_versions"] = tuple(sorted((int(c), str(v)) for c, v in formula_versions.items()))
+    changes.update(arm.solver.option_changes(arm, k=k, m=m, temperature=temperature))
+    return arm.replace(**changes) if changes else arm
+
+
+def apply_options(arms: Sequence[Arm], formula_versions: Iterable[str] = (), k: int | None = None,
+                  m: int | None = None, temperature: float | None = None) -> tuple[list[Arm], list[str]]:
+    """The arms with --formula-version CALC_ID=VERSION and --router-k/-m/-temperature applied, and notes to show
+    the user. ArmOptionError (naming the option) for a bad value or an option none of the arms takes."""
+    notes: list[str] = []
+    try:
+        chosen = parse_formula_versions(tuple(formula_versions))
+    except FormulaVersionError as exc:
+        raise ArmOptionError(str(exc), "--formula-version") from None
+    if chosen:
+        using = [a.name for a in arms if a.uses_formulas]
+        if not using:
+            raise ArmOptionError(f"none of the arms {', '.join(a.name for a in arms)} supplies formula text "
+                                 "or calls the library", "--formula-version")
+        notes.append(f"formula versions {chosen} apply to: {', '.join(using)}")
+    routers = [a for a in arms if a.solver.agreement_options]
+    if (k is not None or m is not None or temperature is not None) and not routers:
+        from harness.arms.registry import router_arms
+        raise ArmOptionError(f"no router arm selected ({', '.join(router_arms())})", "--router-k/-m")
+    out = []
+    for a in arms:
+        agreement = {"k": k, "m": m, "temperature": temperature} if a.solver.agreement_options else {}
+        try:
+            out.append(with_options(a, formula_versions=chosen, **agreement))
+        except ValueError as exc:
+            raise ArmOptionError(str(exc), "--router-k/--router-m/--router-temperature") from None
+    return out, notes
+
+
+__all__ = ["ArmOptionError", "reads_gold_variables", "convention_field", "with_options", "apply_options"]

@@ -1,0 +1,208 @@
+"""What an arm is: a spec (its prompt family, decoding, prompt inputs, run policy, display) plus a solver instance.
+
+    Arm(name, title, solver=ProgramSolver(), prompt=PROGRAM, decoding=Decoding(max_tokens=2048), formula=True, ...)
+
+- `solver` is a configured solver object (harness.arms.solvers): its own parameters (router m and library, the
+  repair cap, the extraction token cap) live on it, as inspect_ai's `@solver def prompt_cot(template)` holds its
+  template;
+- `prompt` is a prompt family (harness.arms.families.PROMPT_FAMILIES): how the first request is built, the
+  templates it uses and the reply form it asks for; None for an arm that sends no prompt;
+- `decoding` is one value (as inspect_ai's GenerateConfig): temperature, output-token cap, samples.
+
+`config()` is the dict hashed into `arm_config_hash` and written to the run manifest. Its keys are the ones the
+committed results were made with (the decoding and solver parameters flattened, the solver by name), so the
+hashes, and with them the record keys of the committed result sets, are unchanged by this layout.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness.arms import prompts
+from harness.core.canonical_json import canonical_json
+from harness.formulas import CATALOGUE
+from harness.formulas.versions import version_of, version_text
+
+if TYPE_CHECKING:
+    from harness.arms.solvers.base import Context, Solver
+
+# The reply forms a prompt asks for; the client sends the form with each request (harness.model.client
+# REPLY_FORM_HEADER) and the rehearsal server answers in it.
+REPLY_FORMS = ("reply", "program", "repair", "extract", "tree")
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How the arm's main requests are sampled (inspect_ai's GenerateConfig): temperature, output-token cap, and
+    how many samples the solver draws (the router's k)."""
+
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    samples: int = 1
+
+
+@dataclass(frozen=True)
+class PromptFamily:
+    """One prompt family: `build(arm, ctx)` gives the first request's messages; `templates` are the template
+    names it uses (hashed into the arm's config); `reply_form` is the kind of reply it asks for (REPLY_FORMS)."""
+
+    name: str
+    reply_form: str
+    templates: tuple[str, ...]
+    build: Callable[[Arm, Context], list[dict]] = field(compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.reply_form not in REPLY_FORMS:
+            raise ValueError(f"prompt family {self.name!r}: reply form {self.reply_form!r} is not one of "
+                             f"{', '.join(REPLY_FORMS)}")
+        unknown = [t for t in self.templates if t not in prompts.TEMPLATES]
+        if unknown:
+            raise ValueError(f"prompt family {self.name!r}: unknown templates {unknown} (harness.arms.prompts)")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """Messages built by a prompt family: what Context.chat sends, with the family's name and reply form."""
+
+    family: PromptFamily
+    messages: list[dict]
+
+
+@dataclass(frozen=True)
+class Display:
+    """How tables and figures show an arm; none of it reaches the model, the record keys or the config hash.
+
+    `label` is the paper's table wording (None: derived, e.g. "<base label>, 250 words"), `short` the column
+    label of paired gaps, `order` the arm's place in the arrays and tables (None: after the ordered arms, by
+    name), `ladder` the (formula, variables, arithmetic) cells of Table 1's accuracy ladder (the ladder arms are
+    also Figure 1b's bars), `program_table` whether the arm's programs are counted in the program tables,
+    `matched` the single-program arm a router arm is compared with (same prompt family)."""
+
+    label: str | None = None
+    short: str | None = None
+    order: int | None = None
+    ladder: tuple[str, str, str] | None = None
+    program_table: bool = False
+    matched: str | None = None
+
+
+# Solver parameters every stored config holds (at these values when the arm's solver has no such parameter);
+# the others (router m and library) are written only by the solvers that have them.
+SOLVER_FIELDS_IN_EVERY_CONFIG: dict[str, Any] = {"repair": False, "repair_cap": 0, "repair_temperature": 0.0,
+                                                 "extract_max_tokens": 512}
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    title: str                      # the paper's name
+    solver: Solver                  # a configured solver instance (harness.arms.solvers)
+    prompt: PromptFamily | None     # the first request's prompt family; None: the arm sends no prompt
+    decoding: Decoding = Decoding()
+    note_words: int | None = None   # None: the whole note
+    gold_variables: bool = False
+    formula: bool = False
+    syntax: bool = False
+    example: str | None = None      # "seeded" | "fixed" | None
+    needs_model: bool = True
+    needs_executor: bool = False
+    covered_only: bool = False      # run on the library's calculators only (unless --all-cases)
+    extension: bool = False         # beyond the paper: run when named, never by `all` or reproduce's default
+    templates: tuple[str, ...] = ()  # templates beyond the prompt family's and the solver's own
+    notes: str = ""
+    display: Display = field(default=Display(), compare=False)
+    formula_versions: tuple[tuple[int, str], ...] = ()   # non-benchmark formula versions, (calculator id, version)
+    convention: str = ""   # unit convention, set only where it differs from the one the arm's keys always assumed
+                           # (harness.arms.options.convention_field)
+
+    # --- decoding, read by the solvers ---------------------------------------------------------------------
+    @property
+    def temperature(self) -> float:
+        return self.decoding.temperature
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self.decoding.max_tokens
+
+    @property
+    def samples(self) -> int:
+        return self.decoding.samples
+
+    @property
+    def solver_kind(self) -> Solver:
+        """The arm's solver object (kept as a name for callers that read it; it is `solver` itself)."""
+        return self.solver
+
+    def all_templates(self) -> tuple[str, ...]:
+        """Every template the arm's requests use: the system message, its family's, its solver's, its own."""
+        names = ["system", *(self.prompt.templates if self.prompt else ()), *self.solver.templates(self),
+                 *self.templates]
+        if self.syntax:
+            names.append("syntax_lines")
+        return tuple(dict.fromkeys(names))
+
+    def config(self) -> dict:
+        """The arm's configuration as stored in manifests and hashed (module docstring)."""
+        cfg: dict = {
+            "name": self.name, "title": self.title, "solver": self.solver.name,
+            "prompt": self.prompt.name if self.prompt else None,
+            **dataclasses.asdict(self.decoding),
+            "note_words": self.note_words, "gold_variables": self.gold_variables, "formula": self.formula,
+            "syntax": self.syntax, "example": self.example, "needs_model": self.needs_model,
+            "needs_executor": self.needs_executor, "covered_only": self.covered_only,
+            "templates": prompts.template_hashes(self.all_templates()), "notes": self.notes,
+            **SOLVER_FIELDS_IN_EVERY_CONFIG, **self.solver.config(),
+        }
+        if self.formula_versions:
+            cfg["formula_versions"] = {str(cid): v for cid, v in self.formula_versions}
+        if self.convention:
+            cfg["convention"] = self.convention
+        return cfg
+
+    def config_hash(self) -> str:
+        """sha256 of everything that determines the arm's output (the documentation fields `title` and
+        `notes` are left out, so rewording them does not invalidate stored results)."""
+        cfg = {k: v for k, v in self.config().items() if k not in {"title", "notes"}}
+        return hashlib.sha256(canonical_json(cfg).encode()).hexdigest()
+
+    @property
+    def uses_formulas(self) -> bool:
+        """Whether the arm supplies formula text or calls the library (so a formula version applies)."""
+        return self.formula or self.solver.uses_library
+
+    def version_for(self, calculator_id: int) -> str | None:
+        """The formula version in force for a calculator (None: an unversioned calculator)."""
+        return version_of(calculator_id, dict(self.formula_versions))
+
+    def formula_text(self, calculator_id: int) -> str:
+        """The formula text this arm shows for a calculator: the chosen version's, else the catalogue's."""
+        if self.formula_versions:
+            text = version_text(calculator_id, dict(self.formula_versions).get(int(calculator_id)))
+            if text is not None:
+                return text
+        return catalogue_formula_text(calculator_id)
+
+    def build(self, ctx: Context) -> Prompt:
+        """The first request's prompt for this arm and case (Context.prompt() builds it once per case)."""
+        if self.prompt is None:
+            raise ValueError(f"arm {self.name} builds no prompt")
+        return Prompt(self.prompt, self.prompt.build(self, ctx))
+
+    def replace(self, **changes: Any) -> Arm:
+        return dataclasses.replace(self, **changes)
+
+
+def catalogue_formula_text(calculator_id: int) -> str:
+    """The catalogue's formula text for a calculator (harness.formulas.CATALOGUE)."""
+    try:
+        entry = CATALOGUE[int(calculator_id)]
+    except KeyError:
+        raise KeyError(f"no formula text in the catalogue for calculator {calculator_id}") from None
+    return entry.text
+
+
+__all__ = ["REPLY_FORMS", "Decoding", "PromptFamily", "Prompt", "Display", "Arm", "SOLVER_FIELDS_IN_EVERY_CONFIG",
+           "catalogue_formula_text"]
