@@ -82,14 +82,20 @@ EXTRACT = PromptFamily("extract", "extract", EXTRACT_T, _extract)
 REPAIR = PromptFamily("repair", "repair", REPAIR_T, _not_first)
 
 PROMPT_FAMILIES: Registry[PromptFamily] = Registry("prompt family", PromptFamily, plural="prompt families")
-for _family in (NOTE_ONLY, PAGE, PROGRAM, BLIND, FORMULATE, EXTRACT, REPAIR):
-    PROMPT_FAMILIES.register(_family)
-PROMPT_FAMILIES.freeze()
 
 
 def register_family(family: PromptFamily) -> PromptFamily:
-    """Add a prompt family (its templates must be in harness.arms.prompts.TEMPLATES)."""
+    """Add a prompt family; ValueError if one of its templates is not in harness.arms.prompts.TEMPLATES (add
+    the template first) or its name is taken."""
+    unknown = [t for t in family.templates if t not in prompts.TEMPLATES]
+    if unknown:
+        raise ValueError(f"prompt family {family.name!r}: unknown templates {unknown} (harness.arms.prompts)")
     return PROMPT_FAMILIES.register(family)
+
+
+for _family in (NOTE_ONLY, PAGE, PROGRAM, BLIND, FORMULATE, EXTRACT, REPAIR):
+    register_family(_family)
+PROMPT_FAMILIES.freeze()
 
 
 def repair_prompt(original: Prompt, reply: str, error: str) -> Prompt:

@@ -200,7 +200,7 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
     summary = ArmSeedSummary(arm.name, seed, str(path), total=len(todo))
     pending = [(c, k) for c, k in todo if k not in store.done_keys]
     summary.skipped = len(todo) - len(pending)
-    solver = arm.solver_kind
+    solver = arm.solver
     task_id = progress.add_task(f"{arm.name} seed {seed}", total=len(todo), completed=summary.skipped) \
         if progress is not None else None
     sem = slots or asyncio.Semaphore(max(1, spec.concurrency))

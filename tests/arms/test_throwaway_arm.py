@@ -1,8 +1,10 @@
-"""Adding an arm is one registry entry plus, if it needs one, one solver: both are defined in this file alone,
-registered with `harness.arms.registry.registered`, and the arm then runs end to end against the rehearsal
-server (a scripted FAKE OpenAI-compatible server, harness.model.rehearsal_server), rescores under `harness
-verify`'s rescoring, is counted by the reproduce plan from its solver's request bounds, and shows in the
-statistics arrays and tables built from its records under its own label."""
+"""Adding an arm with a new prompt family is one spec entry, one solver and one prompt family (with its template):
+all defined in this file alone, registered with `harness.arms.registry.registered` and
+`harness.arms.families.register_family`, and the arm then runs end to end against the rehearsal server (a
+scripted FAKE OpenAI-compatible server, harness.model.rehearsal_server, which serves the new family from the
+reply form the client sends, without a change), rescores under `harness verify`'s rescoring, is counted by the
+reproduce plan from its solver's request bounds, and shows in the statistics arrays and tables built from its
+records under its own label."""
 from __future__ import annotations
 
 import json
@@ -14,9 +16,12 @@ from click.testing import CliRunner
 from harness.analysis.stats.arrays import load_arrays
 from harness.analysis.stats.labels import arm_label
 from harness.analysis.tables import build_all
-from harness.arms.registry import ARMS, NOTE_ONLY_T, Arm, Display, arm_order, ladder, registered
-from harness.arms.solvers import SOLVERS, ArmSettings, Context, Solution, Solver
+from harness.arms import prompts
+from harness.arms.families import PROMPT_FAMILIES, register_family
+from harness.arms.registry import ARMS, arm_order, ladder, registered
+from harness.arms.solvers import SOLVERS, Context, Solution, Solver
 from harness.arms.solvers.base import ABSTAINED, value_solution
+from harness.arms.spec import Arm, Decoding, Display, PromptFamily
 from harness.cli.results import verify_records
 from harness.cli.run import run as run_cmd, score as score_cmd
 from harness.data.dataset import Case, load_dataset
@@ -36,7 +41,7 @@ class AgreeTwiceSolver(Solver):
     completion_assumption = 77
 
     async def solve(self, ctx: Context) -> Solution:
-        messages = ctx.arm.build(ctx)
+        messages = ctx.prompt()
         parsed = []
         for i in range(2):
             r = await ctx.chat(messages, temperature=ctx.arm.temperature, max_tokens=ctx.arm.max_tokens,
@@ -46,27 +51,49 @@ class AgreeTwiceSolver(Solver):
             return Solution(outcome=ABSTAINED, reason="the two replies disagree", detail={"parsed": repr(parsed)})
         return value_solution(parsed[0], {"agreed": True})
 
-    def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
+    def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         return 2, 2
 
 
+# A new prompt family: a terse zero-shot request for a final-answer line (no example, no variables).
+TEMPLATE_NAME = "throwaway_terse"
+TEMPLATE = """\
+Answer the question about this patient without explanation.
+{answer_format}
+
+Patient note: {note}
+
+Question: {question}"""
+
+
+def build_terse(arm: Arm, ctx: Context) -> list[dict]:
+    return prompts.messages(TEMPLATE.format(answer_format=prompts.ANSWER_FORMAT, question=ctx.case.question,
+                                            note=prompts.first_words(ctx.case.note, arm.note_words)))
+
+
+FAMILY = PromptFamily("throwaway-terse", "reply", (TEMPLATE_NAME, "answer_format"), build_terse)
 SOLVER = AgreeTwiceSolver()
-THROWAWAY = Arm(NAME, "Throwaway agree-twice", SOLVER.name, "note_only", temperature=0.7, max_tokens=256,
-                samples=2, note_words=120, example="seeded", templates=NOTE_ONLY_T,
-                notes="defined in this test only",
+THROWAWAY = Arm(NAME, "Throwaway agree-twice", SOLVER, FAMILY, Decoding(temperature=0.7, max_tokens=256, samples=2),
+                note_words=120, notes="defined in this test only",
                 display=Display("Throwaway agree-twice", "Throwaway", 99, ("recalled", "extracted", "model")))
 
 
 @pytest.fixture
-def throwaway():
-    with registered(THROWAWAY, solvers=[SOLVER]):
-        yield THROWAWAY
+def throwaway(monkeypatch):
+    monkeypatch.setitem(prompts.TEMPLATES, TEMPLATE_NAME, TEMPLATE)
+    register_family(FAMILY)
+    try:
+        with registered(THROWAWAY, solvers=[AgreeTwiceSolver]):
+            yield THROWAWAY
+    finally:
+        PROMPT_FAMILIES.unregister(FAMILY.name)
 
 
 def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_server, tmp_path):
     assert arm_order()[-1] == NAME and NAME in ladder() and arm_label(NAME) == "Throwaway agree-twice"
-    assert ARMS[NAME].solver_kind is SOLVER
+    assert ARMS[NAME].solver is SOLVER and ARMS[NAME].prompt is PROMPT_FAMILIES[FAMILY.name]
     out = tmp_path / "results"
+    served_before = rehearsal_server.stats.families.get("reply", 0)
     r = CliRunner().invoke(run_cmd, ["--arm", NAME, "--dataset", "bundled-test", "--seeds", "42,43", "--out", str(out),
                                      "--base-url", rehearsal_server.base_url, "--model", "rehearsal-alpha",
                                      "--server-profile", "vllm", "--limit", str(N_CASES), "--no-progress",
@@ -79,6 +106,9 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     assert {row["arm_config_hash"] for row in rows} == {throwaway.config_hash()}
     assert all(row["synthetic"] is True for row in rows)        # the fake server's output is labelled as such
     assert all(len(row["request"]) == 2 for row in rows)        # what request_bounds promises the plan
+    assert all(row["request"][0]["messages"][1]["content"].startswith("Answer the question about") for row in rows)
+    # served by the reply form the client sent with each request (the server has no code for this family)
+    assert rehearsal_server.stats.families.get("reply", 0) - served_before == 2 * 2 * N_CASES
     assert {row["outcome"] for row in rows} <= {"answered", "abstained", "unreadable_value"}
     assert any(row["outcome"] == "answered" for row in rows) and any(row["outcome"] == "abstained" for row in rows)
 
@@ -121,11 +151,12 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
 
 def test_the_registry_is_unchanged_without_the_fixture():
     assert NAME not in ARMS and NAME not in arm_order() and SOLVER.name not in SOLVERS
+    assert FAMILY.name not in PROMPT_FAMILIES and TEMPLATE_NAME not in prompts.TEMPLATES
 
 
 def test_registration_is_undone_when_the_block_fails():
     with pytest.raises(RuntimeError, match="boom"):
-        with registered(THROWAWAY, solvers=[SOLVER]):
+        with registered(THROWAWAY, solvers=[AgreeTwiceSolver]):
             assert ARMS[NAME] is THROWAWAY
             raise RuntimeError("boom")
     assert NAME not in ARMS and SOLVER.name not in SOLVERS

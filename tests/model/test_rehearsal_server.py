@@ -143,7 +143,7 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
         family = prompt_family(r["request"][0]["messages"]) if r["request"] else None
         seen.update(f"{r['arm']}:{s}" for s in shapes)
         arm = ARMS[r["arm"]]
-        lo, hi = arm.solver_kind.request_bounds(arm, by_id[r["case_id"]])   # what the reproduce plan counts
+        lo, hi = arm.solver.request_bounds(arm, by_id[r["case_id"]])   # what the reproduce plan counts
         assert lo <= len(r["request"]) <= hi, (r["arm"], r["case_id"], len(r["request"]), (lo, hi))
         if arm.solver == "program":
             assert r["outcome"] == EXPECTED_PROGRAM[shapes[0]], (r["case_id"], shapes)

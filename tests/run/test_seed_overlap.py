@@ -29,7 +29,7 @@ class ScriptedSlowClient:
         self.peak = 0
         self.slow_note: str | None = None
 
-    async def chat(self, messages, *, temperature, max_tokens, sample_index=0, seed=None, run_seed=None):
+    async def chat(self, messages, *, temperature, max_tokens, sample_index=0, seed=None, run_seed=None, headers=None):
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         try:
