@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.model.rehearsal_server import (AnswerKey, Faults, make_reply, program_reply, prompt_family,
-                                            reply_reply)
+from harness.model.client import family_headers
+from harness.model.rehearsal_server import AnswerKey, Faults, make_reply, program_reply, reply_reply
 from harness.model.synthetic import SYNTHETIC_FINGERPRINT, mixing_problem
 from tests.fixtures_rehearsal import running_rehearsal_server
 
@@ -34,12 +34,17 @@ def test_models_routes_and_errors(rehearsal_server):
     with httpx.Client(timeout=10) as http:
         ids = [m["id"] for m in http.get(f"{base}/models").json()["data"]]
         assert ids == ["rehearsal-alpha", "rehearsal-beta"]
-        r = http.post(f"{base}/chat/completions", json=_body(model="Qwen/Qwen2.5-7B-Instruct"))
+        r = http.post(f"{base}/chat/completions", json=_body(model="Qwen/Qwen2.5-7B-Instruct"),
+                      headers=family_headers("program", "program"))
         assert r.status_code == 404 and "not served here" in r.text
-        assert http.post(f"{base}/chat/completions", content=b"{not json").status_code == 400
-        assert http.post(f"{base}/chat/completions", json={"model": "rehearsal-alpha"}).status_code == 400
+        assert http.post(f"{base}/chat/completions", content=b"{not json",
+                         headers=family_headers("program", "program")).status_code == 400
+        form = family_headers("program", "program")
+        assert http.post(f"{base}/chat/completions", json={"model": "rehearsal-alpha"}, headers=form).status_code == 400
+        no_form = http.post(f"{base}/chat/completions", json=_body())   # the form is never guessed from the text
+        assert no_form.status_code == 400 and "X-Harness-Reply-Form" in no_form.text
         assert http.get(f"{base}/nothing").status_code == 404
-        ok = http.post(f"{base}/chat/completions", json=_body()).json()
+        ok = http.post(f"{base}/chat/completions", json=_body(), headers=form).json()
     assert ok["system_fingerprint"] == SYNTHETIC_FINGERPRINT and ok["model"] == "rehearsal-alpha"
     assert ok["rehearsal"]["synthetic"] is True
     assert ok["choices"][0]["finish_reason"] in {"stop", "length"}
@@ -53,23 +58,27 @@ def test_non_rehearsal_model_ids_are_refused():
 
 def test_replies_are_deterministic_per_seed_and_request(rehearsal_server):
     bodies = [_body(content=f"Write a Python program number {i}.") for i in range(40)]
-    with httpx.Client(timeout=10) as http:
+    form = family_headers("program", "program")
+    with httpx.Client(timeout=10, headers=form) as http:
         url = f"{rehearsal_server.base_url}/chat/completions"
         first = [http.post(url, json=b).content for b in bodies]
         again = [http.post(url, json=b).content for b in bodies]
     assert first == again
-    with running_rehearsal_server(seed=8) as other, httpx.Client(timeout=10) as http:
+    with running_rehearsal_server(seed=8) as other, httpx.Client(timeout=10, headers=form) as http:
         url = f"{other.base_url}/chat/completions"
         other_seed = [http.post(url, json=b).content for b in bodies]
     assert other_seed != first          # the rehearsal seed changes the replies
     key = AnswerKey(None)
     assert [json.loads(c)["choices"][0]["message"]["content"] for c in first] == \
-        [make_reply(7, b, rehearsal_server.answer_key).text for b in bodies]
-    assert make_reply(7, bodies[0], key).family == "program"
+        [make_reply(7, b, rehearsal_server.answer_key, "program").text for b in bodies]
+    assert make_reply(7, bodies[0], key, "program").family == "program"
+    with pytest.raises(ValueError, match="reply form 'poem' is not served"):
+        make_reply(7, bodies[0], key, "poem")
 
 
 def test_keep_alive_serves_many_requests_on_one_connection(rehearsal_server):
-    with httpx.Client(timeout=10, limits=httpx.Limits(max_connections=1)) as http:
+    with httpx.Client(timeout=10, limits=httpx.Limits(max_connections=1),
+                      headers=family_headers("note_only", "reply")) as http:
         for i in range(200):
             assert http.post(f"{rehearsal_server.base_url}/chat/completions",
                              json=_body(content=f"q{i}")).status_code == 200
@@ -106,6 +115,17 @@ def test_every_program_shape_reaches_its_executor_outcome():
             assert got == expected, (shape, text)
 
 
+def reply_form_of(arm, body: dict) -> str:
+    """The reply form the client sent with a stored request body, from the request's structure: a second user
+    turn is a repair; a greedy request of a sampling arm that is not a repair is its library extraction; any
+    other is the arm's prompt family's form."""
+    if sum(m["role"] == "user" for m in body["messages"]) > 1:
+        return "repair"
+    if arm.temperature > 0 and body["temperature"] == 0:
+        return "extract"
+    return arm.prompt.reply_form
+
+
 def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     """All arms on 44 bundled cases through the real client, solvers, process executor, scorer and store;
     every record's outcome is the one its reply shapes (recomputed from the stored requests) imply."""
@@ -139,39 +159,40 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
             assert "synthetic" not in r
             continue
         assert r["synthetic"] is True and r["server_model"] == ("rehearsal-alpha" if r["request"] else None)
-        shapes = [make_reply(7, body, key).shape for body in r["request"]]
-        family = prompt_family(r["request"][0]["messages"]) if r["request"] else None
-        seen.update(f"{r['arm']}:{s}" for s in shapes)
         arm = ARMS[r["arm"]]
+        forms = [reply_form_of(arm, body) for body in r["request"]]
+        shapes = [make_reply(7, body, key, form).shape for body, form in zip(r["request"], forms)]
+        family = forms[0] if forms else None
+        seen.update(f"{r['arm']}:{s}" for s in shapes)
         lo, hi = arm.solver.request_bounds(arm, by_id[r["case_id"]])   # what the reproduce plan counts
         assert lo <= len(r["request"]) <= hi, (r["arm"], r["case_id"], len(r["request"]), (lo, hi))
-        if arm.solver == "program":
+        if arm.solver.name == "program":
             assert r["outcome"] == EXPECTED_PROGRAM[shapes[0]], (r["case_id"], shapes)
             if shapes[0] == "correct":
                 assert r["correct"]
             if shapes[0] == "wrong":
                 assert not r["correct"]
             assert r["finish_reasons"] == (["length"] if shapes[0] == "truncated" else ["stop"])
-        elif arm.solver == "repair":
+        elif arm.solver.name == "repair":
             assert len(shapes) == (1 if shapes[0] == "correct" or shapes[0] == "wrong" else 2)
             if len(shapes) == 2:
                 assert r["request"][1]["messages"][-1]["content"].startswith("Running your program")
-                assert prompt_family(r["request"][1]["messages"]) == "repair"
+                assert forms[1] == "repair"
             assert r["outcome"] == EXPECTED_PROGRAM[shapes[-1]]
-        elif arm.solver == "vote":
-            assert arm.samples <= len(shapes) <= arm.samples + arm.repair_cap
+        elif arm.solver.name == "vote":
+            assert arm.samples <= len(shapes) <= arm.samples + arm.solver.repair_cap
             sampled = [b for b in r["request"] if b["temperature"] > 0]
             assert len(sampled) == arm.samples and len({b["seed"] for b in sampled}) == arm.samples
-        elif arm.solver == "reply":
+        elif arm.solver.name == "reply":
             assert family == "reply"
             assert (r["outcome"], r["correct"]) == EXPECTED_REPLY[shapes[0]], (r["case_id"], shapes[0], r["replies"])
-        elif arm.solver == "extract_library" and r["request"]:
+        elif arm.solver.name == "extract_library" and r["request"]:
             assert family == "extract"
             expected = EXPECTED_EXTRACT[shapes[0]]
             assert r["outcome"] == expected or (shapes[0] == "extraction" and r["outcome"] == "abstained"
                                                 and "LibraryAbstain" in (r["reason"] or ""))
-        elif arm.solver == "tree" and r["request"]:
-            assert family == "formulate"
+        elif arm.solver.name == "tree" and r["request"]:
+            assert family == "tree"
             assert r["outcome"] == EXPECTED_TREE[shapes[0]], (r["case_id"], shapes[0], r["reason"])
             if shapes[0] == "tree_correct":
                 assert r["correct"]
@@ -196,7 +217,7 @@ def test_fault_injection_is_counted_and_retried(tmp_path):
                                    max_retries=8, backoff=0.01, backoff_cap=0.05) as client:
                 results = await asyncio.gather(*[
                     client.chat([{"role": "user", "content": f"Write a Python program {i}"}], temperature=0,
-                                max_tokens=64) for i in range(300)])
+                                max_tokens=64, headers=family_headers("program", "program")) for i in range(300)])
                 return client.sent, results
         sent, results = asyncio.run(go())
         injected = server.stats.faults
@@ -279,7 +300,8 @@ def test_launcher_serves_both_models_injects_faults_and_survives_a_crash(tmp_pat
             async with ModelClient(launcher.base_url, model, profile="vllm", concurrency=8, timeout=10.0,
                                    max_retries=20, backoff=0.01, backoff_cap=0.02) as client:
                 return await asyncio.gather(*[client.chat([{"role": "user", "content": f"q {i}"}], temperature=0,
-                                                          max_tokens=32) for i in range(40)])
+                                                          max_tokens=32, headers=family_headers("note_only", "reply"))
+                                              for i in range(40)])
         replies = asyncio.run(go("rehearsal-beta"))
         assert {r.server_model for r in replies} == {"rehearsal-beta"}
         logged = launcher.faults_logged()
