@@ -47,7 +47,7 @@ def test_paper_settings():
         assert a[capped].note_words == 250
     assert a["note-only-250-nogold"].gold_variables is False and a["note-only-gold"].gold_variables is True
     assert a["blind-vote"].samples == 5 and a["extract-lib-recalled"].samples == 3
-    assert a["blind-repair-vote"].repair_cap == 3 and a["blind-repair"].repair_cap == 1
+    assert a["blind-repair-vote"].solver.repair_cap == 3 and a["blind-repair"].solver.config()["repair_cap"] == 1
     assert not a["gold-lib"].needs_model
     assert a["note-only"].example == "seeded" and a["extract-lib-recalled"].example == "fixed"
 

@@ -99,7 +99,7 @@ def test_extract_lib_abstains_outside_library_without_call(env, model_server, tm
 
 
 def test_extract_lib_recalled_real_case(env, model_server, tmp_path):
-    arm = dataclasses.replace(ARMS["extract-lib-recalled"], max_tokens=SAMPLED_TEST_CAP)
+    arm = ARMS["extract-lib-recalled"].replace(decoding=dataclasses.replace(ARMS["extract-lib-recalled"].decoding, max_tokens=SAMPLED_TEST_CAP))
     (rec,) = run_arm(arm, COVERED, env, model_server, tmp_path)
     sampled = [q for q in rec["request"] if q["temperature"] == 0.7]
     assert len(sampled) == 3 and len({q["seed"] for q in sampled}) == 3
@@ -109,7 +109,7 @@ def test_extract_lib_recalled_real_case(env, model_server, tmp_path):
 
 @pytest.mark.parametrize("name, calls", [("blind-vote", (5, 5)), ("blind-repair-vote", (5, 8))])
 def test_vote_arms_real_case(name, calls, env, model_server, tmp_path):
-    arm = dataclasses.replace(ARMS[name], max_tokens=SAMPLED_TEST_CAP)
+    arm = ARMS[name].replace(decoding=dataclasses.replace(ARMS[name].decoding, max_tokens=SAMPLED_TEST_CAP))
     (rec,) = run_arm(arm, COVERED, env, model_server, tmp_path)
     assert calls[0] <= len(rec["request"]) <= calls[1]
     assert rec["outcome"] in {"answered", "abstained", "unreadable_value"}

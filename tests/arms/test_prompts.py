@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.arms import prompts
-from harness.arms.registry import ARMS, choose_example
+from harness.arms.families import choose_example
+from harness.arms.registry import ARMS
 from harness.data.dataset import load_dataset
 from harness.arms.solvers import Context
 
@@ -38,10 +39,10 @@ def render(messages: list[dict]) -> str:
 def snapshot_text(arm, cases, one_shot) -> str:
     parts = [f"# arm {arm.name} ({arm.title}); seed 42\n"]
     for case in cases:
-        msgs = arm.build(Context(case=case, arm=arm, seed=42, one_shot=one_shot)) if arm.prompt else []
+        msgs = Context(case=case, arm=arm, seed=42, one_shot=one_shot).prompt().messages if arm.prompt else []
         parts.append(f"\n======== case {case.case_id} ({case.calculator_name})\n{render(msgs)}")
-    if arm.repair:
-        first = arm.build(Context(case=cases[0], arm=arm, seed=42, one_shot=one_shot))
+    if arm.solver.config().get("repair"):
+        first = Context(case=cases[0], arm=arm, seed=42, one_shot=one_shot).prompt().messages
         turn = prompts.build_repair(first, "```python\nx = 1\n```", "the program did not assign a value to `answer`")
         parts.append(f"\n======== repair turn for case {cases[0].case_id}\n{render(turn[-2:])}")
     return "".join(parts)
@@ -68,7 +69,7 @@ def test_note_budgets_and_inputs_follow_the_paper(rows):
     assert len(long_case.note.split()) > 250
 
     def user(name):
-        return ARMS[name].build(Context(case=long_case, arm=ARMS[name], seed=42, one_shot=one_shot))[-1]["content"]
+        return ARMS[name].build(Context(case=long_case, arm=ARMS[name], seed=42, one_shot=one_shot)).messages[-1]["content"]
     first_120 = " ".join(long_case.note.split()[:120])
     first_121 = " ".join(long_case.note.split()[:121])
     assert first_120 in user("note-only") and first_121 not in user("note-only")
@@ -84,8 +85,8 @@ def test_note_budgets_and_inputs_follow_the_paper(rows):
     assert block in user("open-book") and block in user("program-solve") and block in user("page-no-formula")
     assert block in user("note-only-gold") and block not in user("note-only")
     assert block not in user("blind") and block not in user("formulate-tree")
-    from harness.arms.registry import formula_text
-    formula = formula_text(long_case.calculator_id)
+    from harness.arms.spec import catalogue_formula_text
+    formula = catalogue_formula_text(long_case.calculator_id)
     assert formula in user("open-book") and formula in user("program-solve")
     assert formula not in user("page-no-formula") and formula not in user("blind")
     assert long_case.calculator_name not in user("blind").split("Question:")[0]

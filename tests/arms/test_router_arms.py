@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.arms.registry import ARMS, EXTENSION_ARMS, with_options
+from harness.arms.options import with_options
+from harness.arms.registry import ARMS, extension_arms
 from harness.cli import main as cli
 from harness.data.dataset import load_dataset
 from harness.reproduce.config import resolve_arms
@@ -32,12 +33,13 @@ def test_existing_hashes_and_defaults_unchanged():
     from harness.formulas.versions import parse_formula_versions
     same = with_options(ARMS["program-solve"], formula_versions=parse_formula_versions(["9=mdrd-2006"]))
     assert same.config_hash() == ARMS["program-solve"].config_hash()
-    assert not set(EXTENSION_ARMS) & {a.name for a in resolve_arms([])}
+    assert not set(extension_arms()) & {a.name for a in resolve_arms([])}
 
 
 def test_router_config_covers_k_m_temperature_and_versions():
     base = ARMS["routed-gold"]
-    assert (base.samples, base.agree_min, base.temperature, base.router_library) == (5, 3, 0.7, "gold")
+    assert (base.samples, base.solver.m, base.temperature, base.solver.library) == (5, 3, 0.7, "gold")
+    assert (with_options(base, k=7, m=4).samples, with_options(base, k=7, m=4).solver.m) == (7, 4)
     hashes = {base.config_hash(), with_options(base, k=7).config_hash(), with_options(base, m=2).config_hash(),
               with_options(base, temperature=0.9).config_hash(),
               with_options(base, formula_versions={9: "ckd-epi-2021"}).config_hash()}
@@ -57,9 +59,9 @@ def test_versioned_prompt_text():
     ds = load_dataset("bundled-test")
     case = next(c for c in ds.cases if c.calculator_id == 9)
     from harness.arms.solvers import Context
-    default = ARMS["program-solve"].build(Context(case=case, arm=ARMS["program-solve"], seed=42))
+    default = ARMS["program-solve"].build(Context(case=case, arm=ARMS["program-solve"], seed=42)).messages
     versioned_arm = with_options(ARMS["program-solve"], formula_versions={9: "ckd-epi-2021"})
-    versioned = versioned_arm.build(Context(case=case, arm=versioned_arm, seed=42))
+    versioned = versioned_arm.build(Context(case=case, arm=versioned_arm, seed=42)).messages
     text_d, text_v = json.dumps(default), json.dumps(versioned)
     assert "175 * Scr^(-1.154)" in text_d and "175 * Scr" not in text_v and "142 * min(Scr/K, 1)^a" in text_v
 

@@ -14,7 +14,8 @@ import json
 
 import pytest
 
-from harness.arms.registry import ARMS, with_options
+from harness.arms.options import with_options
+from harness.arms.registry import ARMS
 from harness.data.conventions import resolve_convention
 from harness.data.dataset import load_dataset
 from harness.run.runner import RunSpec, run_arm_seed

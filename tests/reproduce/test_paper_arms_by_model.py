@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.arms.registry import ARMS, EXTENSION_ARMS
+from harness.arms.registry import ARMS, paper_arms
 from harness.reproduce.config import (OTHER_CHECKPOINT_ARMS, ReproduceConfig, ReproduceError, model_arm_names,
                                       resolve_arms)
 from harness.reproduce.plan import build_plan, format_plan
 from harness.reproduce.shard import build_shard_plan
 
-PAPER_MODEL_ARMS = {n for n, a in ARMS.items() if n not in EXTENSION_ARMS and a.needs_model}
+PAPER_MODEL_ARMS = {n for n in paper_arms() if ARMS[n].needs_model}
 
 
 def test_all_means_the_paper_arms_of_each_model():

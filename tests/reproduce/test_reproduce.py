@@ -91,7 +91,7 @@ def test_dry_run_prints_pinned_digest_revisions_commands_and_request_counts(tmp_
         "formulate-tree": (v["rows"] - v["dates"], v["rows"] - v["dates"]),
         "blind-vote": (v["covered"] * ARMS["blind-vote"].samples,) * 2,
         "blind-repair-vote": (v["covered"] * ARMS["blind-repair-vote"].samples,
-                              v["covered"] * (ARMS["blind-repair-vote"].samples + ARMS["blind-repair-vote"].repair_cap)),
+                              v["covered"] * (ARMS["blind-repair-vote"].samples + ARMS["blind-repair-vote"].solver.repair_cap)),
     }
     for arm, (lo, hi) in per_seed.items():
         cols = _arm_line(out, arm)

@@ -12,6 +12,7 @@ import json
 import pytest
 
 from harness.arms.registry import ARMS
+from harness.arms.spec import Decoding
 from harness.data.dataset import load_dataset
 from harness.model.client import ChatResult
 from harness.run.runner import ConfigMismatchError, RunSpec, case_order, run_arms
@@ -74,7 +75,7 @@ def test_a_units_own_error_is_raised_as_itself(tmp_path):
     spec = RunSpec(model="scripted-slow", server_profile="plain", out_dir=tmp_path, concurrency=2, progress=False)
     asyncio.run(run_arms([ARMS["note-only"]], ds, [42, 43], spec, client=ScriptedSlowClient(), cases=cases,
                          one_shot=ONE_SHOT))
-    changed = dataclasses.replace(ARMS["note-only"], max_tokens=7)            # another configuration, same file
+    changed = dataclasses.replace(ARMS["note-only"], decoding=Decoding(max_tokens=7))            # another configuration, same file
     with pytest.raises(ConfigMismatchError, match="another configuration"):
         asyncio.run(run_arms([changed], ds, [42, 43], spec, client=ScriptedSlowClient(), cases=cases,
                              one_shot=ONE_SHOT))
