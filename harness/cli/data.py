@@ -8,7 +8,8 @@ from typing import NoReturn
 import click
 
 from harness.data import datahub
-from harness.data.dataset import PINNED_NAMES, DatasetError, dataset_option, resolve
+from harness.cli.dataset_option import dataset_option
+from harness.data.dataset import PINNED_NAMES, DatasetError, resolve
 
 _pins_option = click.option(
     "--pins-file",

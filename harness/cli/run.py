@@ -18,7 +18,7 @@ from harness.arms.options import ArmOptionError, apply_options
 from harness.arms.registry import ARMS, get_arm, paper_arms
 from harness.cli.errors import check_out_dir
 from harness.cli.convention import announce, convention_option
-from harness.data.dataset import dataset_option
+from harness.cli.dataset_option import dataset_option
 from harness.model.client import ModelRequestError
 from harness.run.runner import ConfigMismatchError, summary_markdown
 from harness.run.session import CaseSelectionError, RunSetupError, pick_cases, run_session

@@ -25,12 +25,11 @@ import ast
 import math
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import click
 
 from harness.core.hashing import file_sha256 as sha256_file
 from harness.core.paths import REPO_ROOT
@@ -368,42 +367,3 @@ def load_dataset(name_or_path: str | os.PathLike, *, verify: bool = True) -> Dat
             )
     cases = parse_cases(read_table(path), file=path)
     return Dataset(name=name, path=path, sha256=digest, cases=cases)
-
-
-# ---------------------------------------------------------------- Click option
-
-
-class DatasetParam(click.ParamType):
-    """Click type: a pinned name or a CSV/Parquet path; loads the Dataset (or passes the string)."""
-
-    name = "dataset"
-
-    def __init__(self, load: bool = True) -> None:
-        self.load = load
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, Dataset):
-            return value
-        try:
-            if self.load:
-                return load_dataset(value)
-            resolve(value)
-            return str(value)
-        except DatasetError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-def dataset_option(
-    *param_decls: str, default: str = "bundled-test", load: bool = True, **kwargs: Any
-) -> Callable[[Callable], Callable]:
-    """Reusable `--dataset` option: a pinned name (bundled-test, one-shot, dev, verified) or a path.
-
-    The command receives a loaded `Dataset` (or the validated string when load=False).
-    """
-    decls = param_decls or ("--dataset", "dataset")
-    kwargs.setdefault(
-        "help",
-        "Cases to use: a pinned name (" + ", ".join(PINNED_NAMES) + ") or a CSV/Parquet file in the "
-        f"MedCalc-Bench schema. [default: {default}]",
-    )
-    return click.option(*decls, type=DatasetParam(load=load), default=default, show_default=False, **kwargs)

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.data.dataset import BUNDLED_DIR, REPO_ROOT, Dataset, DatasetError, dataset_option, load_dataset
+from harness.cli.dataset_option import dataset_option
+from harness.data.dataset import BUNDLED_DIR, REPO_ROOT, Dataset, DatasetError, load_dataset
 from tests.fixtures_data import read_rows
 
 
