@@ -159,3 +159,30 @@ def test_the_walker_sees_function_level_and_relative_imports(tmp_path):
     tree = ast.parse(src)
     found = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     assert found and _resolve(f"{found[0].module}.run") == "harness.cli.run"
+
+
+def _third_party(module: str) -> set[str]:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def test_only_the_cli_imports_click():
+    """Option parsing is the CLI's: the stages raise their own errors and the CLI turns them into click's."""
+    offenders = sorted(m for m in MODULES if _stage(m) != "cli" and "click" in _third_party(m))
+    assert offenders == []
+
+
+def test_the_arm_spec_and_the_registry_type_stand_below_the_solvers():
+    """Solvers import the Arm spec (harness.arms.spec) and the prompt families, never the arm registry; the spec
+    imports no solver; the generic registry (harness.core.registry) imports nothing of the harness."""
+    solvers = [m for m in MODULES if m.startswith("harness.arms.solvers")]
+    assert not [m for m in solvers if "harness.arms.registry" in GRAPH[m]]
+    assert not [t for t in GRAPH["harness.arms.spec"] if t.startswith("harness.arms.solvers")]
+    assert not [t for t in GRAPH["harness.arms.families"] if t.startswith("harness.arms.solvers")]
+    assert GRAPH["harness.core.registry"] == set()
