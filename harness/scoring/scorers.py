@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.core.registry import Registry
 from harness.scoring.gold import Gold, ScoringError, gold_of
 from harness.scoring.official import MedCalcScorer, line_answer_text, official_answer_text
 from harness.scoring.paper import PaperScorer
@@ -36,20 +37,22 @@ __all__ = ["Score", "Gold", "ScoringError", "SCORERS", "score_reply", "score_val
 
 # ----------------------------------------------------------------------------- public API
 
-SCORERS: dict[str, Any] = {s.name: s for s in (
+SCORERS: Registry[PaperScorer | MedCalcScorer] = Registry("scorer", (PaperScorer, MedCalcScorer))
+for _scorer_obj in (
     PaperScorer(),
     MedCalcScorer("medcalc", "official MedCalc-Bench extract_answer + check_correctness, quirks included",
                   official_answer_text),
     MedCalcScorer("medcalc_line", "official MedCalc-Bench per-type extraction and checks applied to the paper's "
                   "final-answer text instead of the JSON answer field", line_answer_text),
-)}
+):
+    SCORERS.register(_scorer_obj)
+SCORERS.freeze()
 
 
 def _scorer(name: str):
-    try:
-        return SCORERS[name]
-    except (KeyError, TypeError):
-        raise ScoringError(f"unknown scorer {name!r}; known: {sorted(SCORERS)}") from None
+    if not isinstance(name, str) or name not in SCORERS:
+        raise ScoringError(f"unknown scorer {name!r}; known: {sorted(SCORERS)}")
+    return SCORERS[name]
 
 
 def score_reply(reply_text: str | None, case: Any, scorer: str = "paper") -> Score:
