@@ -39,7 +39,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from harness.arms.families import BLIND, EXTRACT, FORMULATE, NOTE_ONLY, PAGE, PROGRAM
-from harness.arms.spec import Arm, Decoding, Display
+from harness.arms.spec import Arm, Decoding, Display, HybridRole
 from harness.arms.solvers import (SOLVERS, ExtractLibrarySolver, GoldLibrarySolver, ProgramSolver, RecalledSolver,
                                   RepairSolver, ReplySolver, RouterSolver, Solver, TreeSolver, VoteSolver,
                                   register_solver, unregister_solver)
@@ -59,13 +59,15 @@ def _arms() -> list[Arm]:
                display=Display("Page without formula", "Page w/o formula", 3, ("suppressed", "given", "model")))
     program = Arm("program-solve", "Program-Solve", ProgramSolver(), PROGRAM, Decoding(max_tokens=2048),
                   gold_variables=True, formula=True, needs_executor=True,
-                  display=Display("Program-Solve", "Prog.", 8, ("given", "given", "executor"), program_table=True))
+                  display=Display("Program-Solve", "Prog.", 8, ("given", "given", "executor"), program_table=True,
+                                  hybrid=HybridRole("fallback", 0)))
     blind = Arm("blind", "Blind Program-Solve", ProgramSolver(), BLIND, Decoding(max_tokens=1024), needs_executor=True,
                 notes="the question is kept (it is the task); no name, formula or variables",
                 display=Display("Blind Program-Solve", "Blind", 10, ("recalled", "extracted", "executor"), program_table=True))
     extract = Arm("extract-lib", "Extract-Solve library", ExtractLibrarySolver(), EXTRACT,
                   notes="abstains without a call outside the 22 library calculators",
-                  display=Display("Extract-Solve library", "Extract lib.", 5, ("hardcoded", "extracted", "function")))
+                  display=Display("Extract-Solve library", "Extract lib.", 5, ("hardcoded", "extracted", "function"),
+                                  hybrid=HybridRole("library", 1, "extract")))
     tree = Arm("formulate-tree", "Formulate-Solve tree", TreeSolver(), FORMULATE, Decoding(max_tokens=COT_TOKENS),
                notes="the question is kept (it is the task); no variables, calculator name or formula; exact rational "
                      "evaluation, '^' with a fractional exponent falls back to float; 'if' added to the operators",
@@ -79,11 +81,13 @@ def _arms() -> list[Arm]:
         page,
         page.replace(name="open-book", title="Open-book arithmetic", note_words=None, formula=True,
                      notes="whole note, formula text and gold variables",
-                     display=Display("Open-book arithmetic", "Arith.", 4, ("given", "given", "model"))),
+                     display=Display("Open-book arithmetic", "Arith.", 4, ("given", "given", "model"),
+                                     hybrid=HybridRole("fallback", 1))),
         extract,
         Arm("gold-lib", "Gold-Solve library", GoldLibrarySolver(), None, needs_model=False,
             notes="the hand-written functions on the gold variables; no model",
-            display=Display("Gold-Solve library", "Gold lib.", 6, ("hardcoded", "given", "function"))),
+            display=Display("Gold-Solve library", "Gold lib.", 6, ("hardcoded", "given", "function"),
+                            hybrid=HybridRole("library", 0, "gold"))),
         Arm("extract-lib-recalled", "Extract-Solve library, recalled", RecalledSolver(), NOTE_ONLY,
             Decoding(temperature=0.7, max_tokens=COT_TOKENS, samples=3), note_words=120, example="fixed",
             notes="3 samples at 0.7 from the Note-only prompt (fixed example: first one-shot row); "
@@ -226,6 +230,19 @@ def router_arms() -> tuple[str, ...]:
 def matched_arms() -> dict[str, str]:
     """{router arm: the single-program arm of the same prompt family it is compared with}."""
     return {n: a.display.matched for n, a in ARMS.items() if a.display.matched}
+
+
+def hybrid_libraries() -> dict[str, str]:
+    """{hybrid key: library arm} of the library-first hybrids, in their rank order (Display.hybrid)."""
+    roles = sorted((a.display.hybrid.rank, a.display.hybrid.key, n) for n, a in ARMS.items()
+                   if a.display.hybrid and a.display.hybrid.kind == "library")
+    return {key: name for _, key, name in roles}
+
+
+def hybrid_fallbacks() -> tuple[str, ...]:
+    """The fallback arms of the library-first hybrids, in their rank order (Display.hybrid)."""
+    return tuple(n for _, n in sorted((a.display.hybrid.rank, n) for n, a in ARMS.items()
+                                      if a.display.hybrid and a.display.hybrid.kind == "fallback"))
 
 
 def arm_order() -> tuple[str, ...]:

@@ -69,6 +69,17 @@ class Prompt:
 
 
 @dataclass(frozen=True)
+class HybridRole:
+    """An arm's part in the library-first hybrids the analysis builds from stored records (no model call): a
+    "library" (answering where it implements the calculator; `key` names it in the hybrid, e.g. "gold") or a
+    "fallback" (answering the rest); `rank` orders each kind."""
+
+    kind: str   # "library" | "fallback"
+    rank: int
+    key: str = ""
+
+
+@dataclass(frozen=True)
 class Display:
     """How tables and figures show an arm; none of it reaches the model, the record keys or the config hash.
 
@@ -76,7 +87,8 @@ class Display:
     label of paired gaps, `order` the arm's place in the arrays and tables (None: after the ordered arms, by
     name), `ladder` the (formula, variables, arithmetic) cells of Table 1's accuracy ladder (the ladder arms are
     also Figure 1b's bars), `program_table` whether the arm's programs are counted in the program tables,
-    `matched` the single-program arm a router arm is compared with (same prompt family)."""
+    `matched` the single-program arm a router arm is compared with (same prompt family), `hybrid` its part in the
+    library-first hybrids."""
 
     label: str | None = None
     short: str | None = None
@@ -84,6 +96,7 @@ class Display:
     ladder: tuple[str, str, str] | None = None
     program_table: bool = False
     matched: str | None = None
+    hybrid: HybridRole | None = None
 
 
 # Solver parameters every stored config holds (at these values when the arm's solver has no such parameter);
@@ -196,5 +209,5 @@ def catalogue_formula_text(calculator_id: int) -> str:
     return entry.text
 
 
-__all__ = ["REPLY_FORMS", "Decoding", "PromptFamily", "Prompt", "Display", "Arm", "SOLVER_FIELDS_IN_EVERY_CONFIG",
+__all__ = ["REPLY_FORMS", "Decoding", "PromptFamily", "Prompt", "HybridRole", "Display", "Arm", "SOLVER_FIELDS_IN_EVERY_CONFIG",
            "catalogue_formula_text"]

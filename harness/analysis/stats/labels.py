@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from harness.arms.registry import ARMS
+from harness.arms.registry import ARMS, hybrid_fallbacks, hybrid_libraries
 
 def _label(arm: str) -> str | None:
     entry = ARMS.get(arm)
@@ -30,8 +30,8 @@ def arm_label(arm: str, short: bool = False) -> str:
     return arm
 
 
-LIBRARIES = {"gold": "gold-lib", "extract": "extract-lib"}
-FALLBACKS = ("program-solve", "open-book")
+LIBRARIES = hybrid_libraries()    # {"gold": "gold-lib", "extract": "extract-lib"}, from the arms' Display.hybrid
+FALLBACKS = hybrid_fallbacks()    # ("program-solve", "open-book")
 
 
 def hybrid_name(library: str, fallback: str) -> str:
