@@ -17,10 +17,11 @@ import click
 from harness.arms.options import ArmOptionError, apply_options
 from harness.arms.registry import ARMS, get_arm, paper_arms
 from harness.cli.errors import check_out_dir
-from harness.cli.convention import announce, convention_option
+from harness.cli.convention import convention_option
 from harness.cli.dataset_option import dataset_option
 from harness.model.client import ModelRequestError
 from harness.run.runner import ConfigMismatchError, summary_markdown
+from harness.run.request import ModelTarget, RunRequest
 from harness.run.session import CaseSelectionError, RunSetupError, pick_cases, run_session
 from harness.run.store import iter_located_records
 from harness.scoring.scorers import SCORERS
@@ -116,11 +117,16 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
         raise click.UsageError(f"arm(s) {', '.join(a.name for a in arms if a.needs_model)} need a model: "
                                "give --base-url (and --model)")
     check_out_dir(out_dir)
-    choice = announce(dataset, convention)
+    cache = None if no_cache else Path(cache_dir or Path(out_dir) / ".cache" / "responses")
+    target = ModelTarget(base_url=base_url, model=model, revision=model_revision, server_profile=server_profile,
+                         timeout=timeout, cache_dir=cache,
+                         server_info=json.loads(Path(server_info).read_text()) if server_info else None)
+    request = RunRequest.build(arms, dataset, cases, seed_list, out_dir=out_dir, convention=convention, target=target,
+                               executor_backend=executor_backend, concurrency=concurrency, scorer=scorer,
+                               all_cases=all_cases, progress=not no_progress)
+    click.echo(f"{dataset.name}: {request.convention.describe()}")
     try:
-        summaries = _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
-                            executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases,
-                            no_progress, server_info, choice)
+        summaries = asyncio.run(run_session(request))
     except RunSetupError as exc:
         raise click.UsageError(str(exc)) from None
     except ModelRequestError as exc:
@@ -137,18 +143,6 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     if any(s.infra_failed for s in summaries):
         click.echo("some cases failed as executor infrastructure and were not recorded; rerun to retry them", err=True)
         sys.exit(3)
-
-
-def _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
-            executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases, no_progress, server_info,
-            convention=None):
-    cache = None if no_cache else (cache_dir or Path(out_dir) / ".cache" / "responses")
-    server = json.loads(Path(server_info).read_text()) if server_info else None
-    return asyncio.run(run_session(arms, dataset, cases, seed_list, base_url=base_url, model=model,
-                            model_revision=model_revision, server_profile=server_profile, out_dir=Path(out_dir),
-                            executor_backend=executor_backend, concurrency=concurrency, timeout=timeout,
-                            cache_dir=cache, scorer=scorer, all_cases=all_cases, progress=not no_progress,
-                            server=server, convention=convention))
 
 
 @click.command("score")

@@ -13,7 +13,6 @@ from harness.data.dataset import Case, Dataset
 from harness.model.vllm import Check
 from harness.reproduce.errors import ReproduceError
 from harness.reproduce.launchers import LAUNCHERS, PAPER_MODELS, launcher_kind
-from harness.arms.coverage import arm_cases
 from harness.run.session import CaseSelectionError, pick_cases
 
 ROOT = REPO_ROOT
@@ -22,7 +21,7 @@ DEFAULT_OUT = ROOT / "results" / "reproduce"
 
 __all__ = ["ROOT", "PAPER_SEEDS", "PAPER_MODELS", "DEFAULT_OUT", "LAUNCHERS", "ReproduceError", "ReproduceConfig",
            "split_names", "resolve_models", "resolve_arms", "model_arm_names", "OTHER_CHECKPOINT_ARMS",
-           "PAPER_ARMS_BY_MODEL", "select_cases", "arm_cases", "SERVER_SETTINGS",
+           "PAPER_ARMS_BY_MODEL", "select_cases", "SERVER_SETTINGS",
            "check_same_settings", "config_dict", "preflight"]
 
 

@@ -20,6 +20,7 @@ the statistics share across models.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -36,13 +37,13 @@ from harness.analysis.stats_payload import stats_payload
 from harness.analysis.analysis_step import analyse
 from harness.arms.spec import Arm
 from harness.core.canonical_json import json_file_text
-from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
-from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases, check_same_settings, config_dict,
-                                      model_arm_names, resolve_arms, select_cases)
+from harness.data.dataset import DatasetError, load_dataset
+from harness.reproduce.config import (ReproduceConfig, ReproduceError, check_same_settings, config_dict, model_arm_names,
+                                      resolve_arms, select_cases)
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.manifest import write_run_manifest
-from harness.run.runner import RunSpec, make_key
-from harness.run.session import apply_convention, run_session
+from harness.run.request import ModelTarget, RunRequest, planned_keys
+from harness.run.session import run_session
 from harness.run.store import read_result_file, results_path
 from harness.verify.checksums import check_manifest, write_manifest
 
@@ -68,17 +69,20 @@ def _new_manifests(out: Path, before: set[Path]) -> list[Path]:
                   if p not in before and not p.name.startswith("manifest-reproduce-"))
 
 
-def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: list[Case], *,
-               base_url: str | None = None, model: str | None = None, revision: str | None = None,
-               profile: str | None = None, concurrency: int = 1, echo: Callable[[str], None] = print) -> dict:
-    """One `harness run` over `arms` (its building blocks, called directly); the run manifest it wrote."""
+def _block_request(cfg: ReproduceConfig, request: RunRequest, arms: list[Arm], *, base_url: str | None = None,
+                   model: str | None = None, revision: str | None = None, profile: str | None = None,
+                   concurrency: int = 1) -> RunRequest:
+    """The reproduction's request narrowed to one block: `arms` against one server (or none)."""
+    target = ModelTarget(base_url=base_url, model=model, revision=revision, server_profile=profile or "plain",
+                         timeout=cfg.timeout, cache_dir=cfg.out / ".cache" / "responses")
+    return dataclasses.replace(request, arms=tuple(arms), target=target, concurrency=concurrency)
+
+
+def _run_block(cfg: ReproduceConfig, request: RunRequest, *, echo: Callable[[str], None] = print) -> dict:
+    """One `harness run` of a block's request (its building blocks, called directly); the run manifest it wrote."""
     before = set(cfg.out.glob("manifest-*.json"))
-    summaries = asyncio.run(run_session(arms, dataset, cases, cfg.seeds, base_url=base_url, model=model,
-                                 model_revision=revision, server_profile=profile or "plain", out_dir=cfg.out,
-                                 executor_backend=cfg.executor_backend, concurrency=concurrency,
-                                 timeout=cfg.timeout, cache_dir=cfg.out / ".cache" / "responses",
-                                 scorer=cfg.scorer, all_cases=cfg.all_cases, progress=cfg.progress,
-                                 convention=cfg.convention))
+    arms = request.arms
+    summaries = asyncio.run(run_session(request))
     for s in summaries:
         echo(f"{s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, {s.infra_failed} "
              f"infra-failed, {s.correct} correct, outcomes {s.outcomes} -> {s.path}")
@@ -93,18 +97,16 @@ def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: l
             "summaries": [asdict(s) for s in summaries]}
 
 
-def pending_cases(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: list[Case], *, model: str,
-                  revision: str | None, profile: str | None) -> int:
-    """How many (arm, seed, case) records are not in the store yet (keys as the runner makes them)."""
-    spec = RunSpec(model=model, model_revision=revision, server_profile=profile, out_dir=cfg.out)
-    n = 0
-    for arm in arms:
-        sel = arm_cases(arm, cases, cfg.all_cases)
-        for seed in cfg.seeds:
-            path = results_path(cfg.out, model, arm.name, seed)
-            done = {rec.get("key") for rec in read_result_file(path)} if path.exists() else set()
-            n += sum(make_key(arm, seed, c, dataset, spec) not in done for c in sel)
-    return n
+def pending_cases(request: RunRequest, *, model: str, revision: str | None, profile: str | None) -> int:
+    """How many (arm, seed, case) records of the request are not in the store yet (planned_keys: the keys the
+    runner makes)."""
+    done: set = set()
+    for arm in request.arms:
+        for seed in request.seeds:
+            path = results_path(request.out_dir, model, arm.name, seed)
+            if path.exists():
+                done |= {rec.get("key") for rec in read_result_file(path)}
+    return len(planned_keys(request, model=model, server_profile=profile, revision=revision) - done)
 
 
 def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -> dict:
@@ -116,9 +118,12 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
         raise ReproduceError(f"dataset {cfg.dataset!r} is not available: {exc}") from None
     cases = select_cases(dataset, cfg.limit, cfg.shortest)
     try:
-        arms, choice = apply_convention(arms, dataset, cfg.convention)
+        request = RunRequest.build(arms, dataset, cases, cfg.seeds, out_dir=cfg.out, convention=cfg.convention,
+                                   executor_backend=cfg.executor_backend, scorer=cfg.scorer,
+                                   all_cases=cfg.all_cases, progress=cfg.progress)
     except ValueError as exc:
         raise ReproduceError(str(exc)) from None
+    arms, choice = list(request.arms), request.convention
     echo(f"{dataset.name}: {choice.describe()}")
     check_same_settings(cfg)
     cfg.out.mkdir(parents=True, exist_ok=True)
@@ -147,7 +152,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
         try:
             if model_free:
                 echo(f"model-free arm(s) {', '.join(a.name for a in model_free)}: no server needed")
-                block = _run_block(cfg, model_free, dataset, cases, echo=echo)
+                block = _run_block(cfg, _block_request(cfg, request, model_free), echo=echo)
                 manifest["blocks"].append({"model": None, **block})
                 infra_failed += sum(s.get("infra_failed", 0) for s in block["summaries"])
             for key in (cfg.models if with_model else []):
@@ -158,7 +163,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                 manifest["servers"].append(server)
                 names = model_arm_names(cfg.arms, key)
                 model_arms = [a for a in with_model if a.name in names]
-                todo = pending_cases(cfg, model_arms, dataset, cases, model=launcher.model_id,
+                todo = pending_cases(dataclasses.replace(request, arms=tuple(model_arms)), model=launcher.model_id,
                                      revision=kind.revision(launcher), profile=launcher.server_profile)
                 if not todo:
                     echo(f"[{key}] every record is already in {cfg.out}: the server is not started")
@@ -179,9 +184,10 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                     if server.get("sampling_defaults_logged") is not None or kind.logs_sampling_defaults:
                         echo(f"[{key}] sampling defaults the server logged: {server.get('sampling_defaults_logged')}")
                     concurrency = cfg.concurrency or kind.concurrency(launcher)
-                    block = _run_block(cfg, model_arms, dataset, cases, base_url=launcher.base_url,
-                                       model=launcher.model_id, revision=server["revision"],
-                                       profile=launcher.server_profile, concurrency=concurrency, echo=echo)
+                    block = _run_block(cfg, _block_request(cfg, request, model_arms, base_url=launcher.base_url,
+                                                           model=launcher.model_id, revision=server["revision"],
+                                                           profile=launcher.server_profile, concurrency=concurrency),
+                                       echo=echo)
                     manifest["blocks"].append({"model": launcher.model_id, "model_key": key, **block})
                     infra_failed += sum(s.get("infra_failed", 0) for s in block["summaries"])
                 finally:

@@ -13,8 +13,9 @@ from harness.arms.spec import Arm
 from harness.arms.solvers import Context
 from harness.data import datahub
 from harness.data.dataset import Case, DatasetError, load_dataset
-from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, arm_cases, model_arm_names,
-                                      resolve_arms, select_cases)
+from harness.arms.coverage import arm_cases
+from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, model_arm_names, resolve_arms,
+                                      select_cases)
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.store import StoreError, read_result_file
 

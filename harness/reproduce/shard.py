@@ -33,11 +33,13 @@ from harness.arms.registry import get_arm
 from harness.core.canonical_json import canonical_json, json_file_text
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model.serving import Launcher
-from harness.reproduce.config import ReproduceConfig, arm_cases, model_arm_names, resolve_arms, select_cases
+from harness.arms.coverage import arm_cases
+from harness.reproduce.config import ReproduceConfig, model_arm_names, resolve_arms, select_cases
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.reproduce.pipeline import sigterm_as_interrupt
 from harness.reproduce.plan import plan_population, request_bounds
 from harness.run.manifest import git_state
+from harness.run.request import ModelTarget, RunRequest
 from harness.run.session import run_session
 from harness.run.store import iter_result_files, read_result_file
 
@@ -252,12 +254,13 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
         nonlocal slices_done, infra_failed
         for sl in slices:
             cases = [by_id[c] for c in sl["case_ids"]]
-            summaries = asyncio.run(run_session(
-                [get_arm(sl["arm"])], dataset, cases, [sl["seed"]], base_url=base_url, model=model,
-                model_revision=revision, server_profile=profile or "plain", out_dir=directory,
-                executor_backend=cfg.executor_backend, concurrency=concurrency, timeout=cfg.timeout,
-                cache_dir=directory / ".cache" / "responses", scorer=cfg.scorer, all_cases=True, progress=False,
-                convention=cfg.convention))
+            target = ModelTarget(base_url=base_url, model=model, revision=revision, server_profile=profile or "plain",
+                                 timeout=cfg.timeout, cache_dir=directory / ".cache" / "responses")
+            request = RunRequest.build([get_arm(sl["arm"])], dataset, cases, [sl["seed"]], out_dir=directory,
+                                       convention=cfg.convention, target=target,
+                                       executor_backend=cfg.executor_backend, concurrency=concurrency,
+                                       scorer=cfg.scorer, all_cases=True, progress=False)
+            summaries = asyncio.run(run_session(request))
             for s in summaries:
                 infra_failed += s.infra_failed
                 echo(f"shard {index}: {s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, "

@@ -176,10 +176,36 @@ def make_key(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec) -
                       dataset_sha256=dataset.sha256, case_id=case.case_id)
 
 
+def model_spec(arm: Arm, spec: RunSpec) -> RunSpec:
+    """The settings an arm's records are made under: model-free arms (Gold-Solve) are stored under the `library`
+    model whatever server is given."""
+    return spec if arm.needs_model else dataclasses.replace(spec, model=NO_MODEL, model_revision=None,
+                                                             server_profile=None)
+
+
+def unit_todo(arm: Arm, seed: int, cases: Iterable[Case], dataset: Dataset, spec: RunSpec) -> list[tuple[Case, str]]:
+    """One (arm, seed) unit's cases in the seed's order, each with its record key."""
+    return [(c, make_key(arm, seed, c, dataset, spec)) for c in case_order(cases, seed)]
+
+
+def planned_units(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: RunSpec, cases: list[Case] | None = None,
+                  all_cases: bool = False) -> list[tuple[Arm, int, RunSpec, list[tuple[Case, str]]]]:
+    """Every (arm, seed) unit a run makes: (arm, seed, the unit's settings, its (case, key) list). run_arms runs
+    these units; harness.run.request.planned_keys counts them."""
+    base = list(cases if cases is not None else dataset.cases)
+    out = []
+    for arm in arms:
+        unit_spec = model_spec(arm, spec)
+        selected = arm_cases(arm, base, all_cases)
+        out += [(arm, seed, unit_spec, unit_todo(arm, seed, selected, dataset, unit_spec)) for seed in seeds]
+    return out
+
+
 async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset, spec: RunSpec, *,
                        client: ChatClient | None = None, executor: ProgramExecutor | None = None,
                        one_shot: list[Case] | None = None, progress=None,
-                       slots: asyncio.Semaphore | None = None) -> ArmSeedSummary:
+                       slots: asyncio.Semaphore | None = None,
+                       todo: list[tuple[Case, str]] | None = None) -> ArmSeedSummary:
     """Run one arm at one seed over `cases` (already filtered), resuming from the results file. `slots` bounds
     the cases in flight (shared by units that run together); default: spec.concurrency for this unit alone."""
     if spec.convention is None:         # the dataset's own convention, as `harness run` would choose it
@@ -195,8 +221,8 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
             f"{path} holds rows of arm {arm.name} run with another configuration (arm_config_hash "
             f"{str(other[0])[:12]}..., this run {arm.config_hash()[:12]}...; e.g. other formula versions or router "
             f"k/m/temperature): one configuration per results file, use another --out")
-    ordered = case_order(cases, seed)
-    todo = [(c, make_key(arm, seed, c, dataset, spec)) for c in ordered]
+    if todo is None:
+        todo = unit_todo(arm, seed, cases, dataset, spec)
     summary = ArmSeedSummary(arm.name, seed, str(path), total=len(todo))
     pending = [(c, k) for c, k in todo if k not in store.done_keys]
     summary.skipped = len(todo) - len(pending)
@@ -262,24 +288,20 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
     seed order (the slots go first-come first-served, and seed 42's cases queue first), so the next seed's
     cases fill the slots a seed's last, slow cases leave idle instead of the pool waiting for its tail. Each
     seed still writes its own results file, and records do not depend on the order they finish in."""
-    base = list(cases if cases is not None else dataset.cases)
+    plan = planned_units(arms, dataset, seeds, spec, cases, all_cases)
     summaries = []
     progress = make_progress(spec.progress)
     if progress is not None:
         progress.start()
     try:
         for arm in arms:
-            selected = arm_cases(arm, base, all_cases)
-            # model-free arms (Gold-Solve) are stored under the `library` model whatever server is given
-            arm_spec = spec if arm.needs_model else dataclasses.replace(spec, model=NO_MODEL, model_revision=None,
-                                                                         server_profile=None)
             slots = asyncio.Semaphore(max(1, spec.concurrency))
             try:
                 async with asyncio.TaskGroup() as group:      # one unit failing cancels the others
-                    units = [group.create_task(run_arm_seed(arm, seed, selected, dataset, arm_spec, client=client,
-                                                            executor=executor, one_shot=one_shot, progress=progress,
-                                                            slots=slots))
-                             for seed in seeds]
+                    units = [group.create_task(run_arm_seed(arm, seed, [c for c, _ in todo], dataset, unit_spec,
+                                                            client=client, executor=executor, one_shot=one_shot,
+                                                            progress=progress, slots=slots, todo=todo))
+                             for a, seed, unit_spec, todo in plan if a is arm]
             except BaseExceptionGroup as group_error:     # the unit's own error (ConfigMismatchError, ...)
                 raise group_error.exceptions[0] from None
             summaries += [u.result() for u in units]

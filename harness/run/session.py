@@ -5,24 +5,23 @@ The library half of `harness run`, shared with the reproduce pipeline; the CLI t
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as _dt
 import json
 from pathlib import Path
 
 from executor.api import Executor
 from harness.arms.prompts import template_hashes
-from harness.arms.options import convention_field
 from harness.arms.registry import ARMS
 from harness.arms.solvers import uses_convention
-from harness.data.conventions import ConventionChoice, default_convention, resolve_convention
+from harness.data.conventions import ConventionChoice, default_convention
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
 from harness.model.preflight import check_model_server
 from harness.model.synthetic import is_synthetic_model
 from harness.run.manifest import write_run_manifest
 from harness.run.case_selection import spread_across_calculators
-from harness.run.runner import NO_MODEL, RunSpec, run_arms
+from harness.run.request import RunRequest
+from harness.run.runner import NO_MODEL, run_arms
 
 
 class CaseSelectionError(ValueError):
@@ -35,13 +34,6 @@ class CaseSelectionError(ValueError):
 
 class RunSetupError(RuntimeError):
     """A run cannot start (e.g. the model server lists no model)."""
-
-
-def apply_convention(arms, dataset, convention: ConventionChoice | str | None):
-    """(arms with their ``convention`` field set, the ConventionChoice in force) for a run on ``dataset``."""
-    choice = convention if isinstance(convention, ConventionChoice) else resolve_convention(dataset, convention)
-    default = default_convention(dataset).name
-    return [dataclasses.replace(a, convention=convention_field(a, choice.name, default)) for a in arms], choice
 
 
 def _depends_on_convention(arms) -> bool:
@@ -98,15 +90,16 @@ def pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...],
     return cases
 
 
-async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_revision, server_profile, out_dir,
-               executor_backend, concurrency, timeout, cache_dir, scorer, all_cases, progress, server=None,
-               convention: ConventionChoice | str | None = None):
-    """Run arms over `cases` at `seeds` (the building block of `harness run` and of the reproduce pipeline): builds the
-    model client and the executor, writes the run manifest before and after; `server` is the launcher's describe()
-    dict for the manifest. `convention`: the unit convention (a ConventionChoice, a name, or None for the dataset's
-    own by content); it is recorded in the manifest and in the config of the arms that depend on it, and a run
-    into a directory made under another convention is refused (RunSetupError)."""
-    arms, choice = apply_convention(arms, dataset, convention)
+async def run_session(request: RunRequest):
+    """Run a request's arms over its cases at its seeds (the building block of `harness run`, the reproduce pipeline
+    and the rehearsal): builds the model client and the executor, writes the run manifest before and after. The
+    unit convention was resolved when the request was built (RunRequest.build); it is recorded in the manifest, and
+    a run into a directory made under another convention is refused (RunSetupError)."""
+    arms, dataset, cases, seeds = list(request.arms), request.dataset, list(request.cases), list(request.seeds)
+    choice, out_dir, target = request.convention, request.out_dir, request.target
+    base_url, model, model_revision, server_profile = (target.base_url, target.model, target.revision,
+                                                       target.server_profile)
+    timeout, concurrency, scorer, server = target.timeout, request.concurrency, request.scorer, target.server_info
     check_convention_consistent(out_dir, dataset, choice, arms)
 
     client = None
@@ -117,7 +110,7 @@ async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_rev
         # Local preflight before the server's: the executor backend, then the model server; nothing is
         # written until both answer.
         if any(a.needs_executor for a in arms):
-            ex_cm = Executor(backend=executor_backend)
+            ex_cm = Executor(backend=request.executor_backend)
             executor = ex_cm.__enter__()
         if any(a.needs_model for a in arms):
             ids = await asyncio.to_thread(check_model_server, base_url, min(timeout, 60.0))
@@ -126,13 +119,12 @@ async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_rev
                     raise RunSetupError(f"{base_url}/models lists no model; give --model")
                 model_id = ids[0]
             client = ModelClient(base_url, model_id, profile=server_profile, model_revision=model_revision,
-                                 concurrency=concurrency, timeout=timeout, cache_dir=cache_dir)
+                                 concurrency=concurrency, timeout=timeout, cache_dir=target.cache_dir)
         one_shot = []
         if any(a.example for a in arms):
             one_shot = load_dataset("one-shot").cases
-        spec = RunSpec(model=model_id or NO_MODEL, model_revision=model_revision,
-                       server_profile=server_profile if client else None, scorer=scorer, out_dir=out_dir,
-                       concurrency=concurrency, progress=progress, convention=choice.convention)
+        spec = request.spec(model_id or NO_MODEL, server_profile=server_profile if client else None,
+                            revision=model_revision)
         run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         manifest_fields = dict(
             arms={a.name: a.config() for a in arms}, arm_config_hashes={a.name: a.config_hash() for a in arms},
@@ -147,7 +139,7 @@ async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_rev
             manifest_fields["synthetic"] = True   # rehearsal-server output: never a model result
         write_run_manifest(out_dir, run_id, dataset, **manifest_fields)
         summaries = await run_arms(arms, dataset, seeds, spec, client=client, executor=executor, one_shot=one_shot,
-                                   cases=cases, all_cases=all_cases)
+                                   cases=cases, all_cases=request.all_cases)
         write_run_manifest(out_dir, run_id, dataset, **manifest_fields,
                            summaries=[s.__dict__ for s in summaries],
                            requests_sent=client.sent if client else 0, cache_hits=client.cache_hits if client else 0)

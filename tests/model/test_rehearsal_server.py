@@ -133,24 +133,28 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     from harness.arms.registry import ARMS
     from harness.model.client import ModelClient
     from harness.data.dataset import load_dataset
-    from harness.run.runner import RunSpec, run_arms
+    from harness.run.request import RunRequest, planned_keys
+    from harness.run.runner import run_arms
     from harness.run.store import load_records
 
     ds = load_dataset("bundled-test")
     cases = ds.cases[:44]
     one_shot = load_dataset("one-shot").cases
-    spec = RunSpec(model="rehearsal-alpha", server_profile="vllm", out_dir=tmp_path, concurrency=16, progress=False)
+    request = RunRequest.build(list(ARMS.values()), ds, cases, [42], out_dir=tmp_path, concurrency=16, progress=False)
+    spec = request.spec("rehearsal-alpha", server_profile="vllm")
 
     async def go():
         async with ModelClient(rehearsal_server.base_url, "rehearsal-alpha", profile="vllm", concurrency=16,
                                cache_dir=tmp_path / "cache") as client:
             with Executor(backend="process") as ex:
-                return await run_arms(list(ARMS.values()), ds, [42], spec, client=client, executor=ex,
+                return await run_arms(list(request.arms), ds, [42], spec, client=client, executor=ex,
                                       one_shot=one_shot, cases=cases)
 
     summaries = asyncio.run(go())
     assert sum(s.infra_failed for s in summaries) == 0
     records = load_records(tmp_path)
+    # the keys the run wrote are exactly the ones planned_keys (the rehearsal's completeness count) expects
+    assert {r["key"] for r in records} == planned_keys(request, model="rehearsal-alpha", server_profile="vllm")
     seen = Counter()
     key = rehearsal_server.answer_key
     by_id = ds.by_case_id()

@@ -21,7 +21,6 @@ say `synthetic: true`; `harness verify` refuses a set that mixes them with real 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as _dt
 import json
 import os
@@ -48,10 +47,8 @@ from harness.reproduce.plan import build_plan
 from harness.reproduce.rehearsal.compare import compare, content_checksums
 from harness.reproduce.rehearsal.rehearsal_set import build_rehearsal_set, dev_rows_csv
 from harness.run.manifest import git_state
-from harness.arms.coverage import arm_cases
-from harness.run.runner import NO_MODEL, RunSpec, make_key
 from harness.run.store import iter_result_files, read_result_file
-from harness.run.session import apply_convention
+from harness.run.request import RunRequest, planned_keys
 
 ROOT = Path(__file__).resolve().parents[3]
 MODELS = ("rehearsal-alpha", "rehearsal-beta")
@@ -216,15 +213,9 @@ def expected_keys(dataset_path: Path, seeds: list[int], convention: str) -> set[
     """Every record key a complete rehearsal must hold (both models, every arm and seed), with the arms
     configured for `convention` as `harness run --convention` configures them."""
     ds = load_dataset(dataset_path)
-    arms, _ = apply_convention([ARMS[n] for n in paper_arms()], ds, convention)
-    keys = set()
-    for model in MODELS:
-        spec = RunSpec(model=model, server_profile="vllm")
-        for arm in arms:  # what `--arm all` runs
-            s = spec if arm.needs_model else dataclasses.replace(spec, model=NO_MODEL, server_profile=None)
-            cases = arm_cases(arm, ds.cases)
-            keys.update(make_key(arm, seed, c, ds, s) for seed in seeds for c in cases)
-    return keys
+    # what `harness run --arm all --convention ...` runs (its out_dir does not enter the keys)
+    request = RunRequest.build([ARMS[n] for n in paper_arms()], ds, ds.cases, seeds, out_dir=".", convention=convention)
+    return set().union(*(planned_keys(request, model=model, server_profile="vllm") for model in MODELS))
 
 
 def count_records(results: Path, expected: set[str] | None = None) -> dict:
