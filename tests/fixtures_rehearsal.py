@@ -1,4 +1,4 @@
-"""The rehearsal server (a scripted fake, harness.model.rehearsal_server) on a free port, in a thread."""
+"""The rehearsal server (a scripted fake, harness.model.rehearsal.server) on a free port, in a thread."""
 from __future__ import annotations
 
 import asyncio
@@ -11,7 +11,7 @@ import pytest
 @contextmanager
 def running_rehearsal_server(**kwargs):
     """Start a RehearsalServer on 127.0.0.1 (free port) in a background event loop; yield it."""
-    from harness.model.rehearsal_server import RehearsalServer
+    from harness.model.rehearsal.server import RehearsalServer
 
     server = RehearsalServer(port=0, **kwargs)
     loop = asyncio.new_event_loop()

@@ -9,7 +9,7 @@ import click
 
 from harness.analysis.tables import build_all
 from harness.cli.convention import convention_option
-from harness.model.synthetic import mixing_problem
+from harness.model.rehearsal.labels import mixing_problem
 from harness.run.store import StoreError, export_results
 from harness.verify.checksums import RESULTS_MANIFEST, ROOT, ChecksumError, check_manifest, write_manifest
 from harness.verify.rescore import check_files, convention_problems, merged_conventions

@@ -260,5 +260,5 @@ def rehearsal_cmd(args):
     """The rehearsal server: a scripted FAKE model server (synthetic output, never a model), for pipeline
     rehearsals. Options: --port --seed --model --answer-key --fault-5xx --fault-slow --fault-drop --slow-s
     --fault-log --ready-file (--help lists them)."""
-    from harness.model.rehearsal_server import main as rehearsal_main
+    from harness.model.rehearsal.server import main as rehearsal_main
     sys.exit(rehearsal_main(list(args)))

@@ -26,7 +26,7 @@ import httpx
 from harness.core.paths import REPO_ROOT
 
 if TYPE_CHECKING:                     # the launcher reads its fields; importing the server costs start-up time
-    from harness.model.rehearsal_server import Faults
+    from harness.model.rehearsal.server import Faults
 
 ROOT = REPO_ROOT
 DEFAULT_GGUF = ROOT / "models" / "qwen2.5-coder-0.5b-instruct.gguf"
@@ -178,11 +178,11 @@ def _stop_process_group(proc: subprocess.Popen | None) -> None:
 
 @dataclass
 class RehearsalLauncher(Launcher):
-    """The rehearsal server (harness.model.rehearsal_server: a scripted FAKE, never a model) as a subprocess on
+    """The rehearsal server (harness.model.rehearsal.server: a scripted FAKE, never a model) as a subprocess on
     127.0.0.1, serving one synthetic model id (plus `extra_model_ids`); started and stopped like a model server,
     so `harness serve reproduce --launcher rehearsal`, SLURM array tasks and `make rehearse` rehearse the whole
     pipeline. Its model ids start with `rehearsal-`, so every record it feeds is labelled synthetic
-    (harness.model.synthetic). `faults` (the server's own `Faults`: shares of attempts, and the delay of a slow
+    (harness.model.rehearsal.labels). `faults` (the server's own `Faults`: shares of attempts, and the delay of a slow
     reply) turns fault injection on; `kill()` is a crash (SIGKILL), for the kill-and-resume check."""
 
     model_id: str = "rehearsal-alpha"
@@ -207,7 +207,7 @@ class RehearsalLauncher(Launcher):
         return Path(self.log_path).with_suffix(".ready.json")
 
     def command(self) -> list[str]:
-        cmd = [str(self.python), "-m", "harness.model.rehearsal_server", "--port", str(self.port), "--seed",
+        cmd = [str(self.python), "-m", "harness.model.rehearsal.server", "--port", str(self.port), "--seed",
                str(self.seed)]
         for m in (self.model_id, *self.extra_model_ids):
             cmd += ["--model", m]
@@ -259,7 +259,7 @@ class RehearsalLauncher(Launcher):
         return [json.loads(x) for x in Path(self.fault_log).read_text().splitlines() if x.strip()]
 
     def describe(self) -> dict:
-        return {"launcher": "rehearsal", "server": "rehearsal server (scripted fake, harness.model.rehearsal_server)",
+        return {"launcher": "rehearsal", "server": "rehearsal server (scripted fake, harness.model.rehearsal.server)",
                 "synthetic": True, "base_url": self.base_url, "model_id": self.model_id,
                 "extra_model_ids": list(self.extra_model_ids), "seed": self.seed,
                 "answer_key": str(self.answer_key) if self.answer_key else None, "command": self.command(),

@@ -30,7 +30,7 @@ from harness.arms.spec import Arm
 from harness.arms.solvers import ChatClient, Context, InfraError, ProgramExecutor, Solution
 from harness.data.conventions import default_convention
 from harness.data.dataset import Case, Dataset
-from harness.model.synthetic import is_synthetic_model
+from harness.model.rehearsal.labels import is_synthetic_model
 from harness.run.store import ResultStore, record_key, results_path
 from harness.scoring.scorers import SCORERS, score_reply, score_value
 
@@ -152,7 +152,7 @@ def prompt_hash(arm: Arm, ctx: Context) -> str | None:
 
 
 def _synthetic(spec: RunSpec, chats) -> bool:
-    """Rows fed by the rehearsal server (harness.model.synthetic) are marked; real rows keep their fields."""
+    """Rows fed by the rehearsal server (harness.model.rehearsal.labels) are marked; real rows keep their fields."""
     return is_synthetic_model(spec.model) or any(is_synthetic_model(c.server_model) for c in chats)
 
 

@@ -17,7 +17,7 @@ from harness.data.conventions import ConventionChoice, default_convention
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
 from harness.model.preflight import check_model_server
-from harness.model.synthetic import is_synthetic_model
+from harness.model.rehearsal.labels import is_synthetic_model
 from harness.run.manifest import write_run_manifest
 from harness.run.case_selection import spread_across_calculators
 from harness.run.request import RunRequest

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from harness.core.canonical_json import canonical_json, record_line
-from harness.model.synthetic import record_kind
+from harness.model.rehearsal.labels import record_kind
 
 REQUIRED_FIELDS = ("key", "model", "arm", "seed", "case_id", "calculator_id", "outcome", "correct", "scorer")
 
@@ -133,7 +133,7 @@ class ResultStore:
         return key in self.done_keys
 
     def _refuse_mixing(self, record: dict) -> None:
-        """Real and synthetic (rehearsal) records never share a results file (harness.model.synthetic)."""
+        """Real and synthetic (rehearsal) records never share a results file (harness.model.rehearsal.labels)."""
         if self._kinds is None:
             self._kinds = _kinds(self.records)
         new = _kinds([record])

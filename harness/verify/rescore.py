@@ -20,7 +20,7 @@ from harness.data.conventions import default_convention
 from harness.data.dataset import DatasetError, load_dataset
 from harness.scoring.scorers import Gold, gold_of
 from harness.core.parallel import ordered_map
-from harness.model.synthetic import record_kind
+from harness.model.rehearsal.labels import record_kind
 from harness.run.store import StoreError, TornLineWarning, iter_located_records, iter_result_files, read_result_file
 
 

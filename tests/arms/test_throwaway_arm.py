@@ -1,7 +1,7 @@
 """Adding an arm with a new prompt family is one spec entry, one solver and one prompt family (with its template):
 all defined in this file alone, registered with `harness.arms.registry.registered` and
 `harness.arms.families.register_family`, and the arm then runs end to end against the rehearsal server (a
-scripted FAKE OpenAI-compatible server, harness.model.rehearsal_server, which serves the new family from the
+scripted FAKE OpenAI-compatible server, harness.model.rehearsal.server, which serves the new family from the
 reply form the client sends, without a change), rescores under `harness verify`'s rescoring, is counted by the
 reproduce plan from its solver's request bounds, and shows in the statistics arrays and tables built from its
 records under its own label."""

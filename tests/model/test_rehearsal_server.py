@@ -17,8 +17,9 @@ import httpx
 import pytest
 
 from harness.model.client import family_headers
-from harness.model.rehearsal_server import AnswerKey, Faults, make_reply, program_reply, reply_reply
-from harness.model.synthetic import SYNTHETIC_FINGERPRINT, mixing_problem
+from harness.model.rehearsal.replies import AnswerKey, make_reply, program_reply, reply_reply
+from harness.model.rehearsal.server import Faults
+from harness.model.rehearsal.labels import SYNTHETIC_FINGERPRINT, mixing_problem
 from tests.fixtures_rehearsal import running_rehearsal_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +52,7 @@ def test_models_routes_and_errors(rehearsal_server):
 
 
 def test_non_rehearsal_model_ids_are_refused():
-    from harness.model.rehearsal_server import RehearsalServer
+    from harness.model.rehearsal.server import RehearsalServer
     with pytest.raises(ValueError, match="must start with 'rehearsal-'"):
         RehearsalServer(models=("qwen2.5-7b",))
 
@@ -104,7 +105,7 @@ def test_every_program_shape_reaches_its_executor_outcome():
     backend): the taxonomy outcome the solvers record."""
     from executor.api import Executor
     from executor.outcomes import taxonomy
-    from harness.model.rehearsal_server import Draw
+    from harness.model.rehearsal.replies import Draw
     from harness.arms.prompts import extract_program
     with Executor(backend="process") as ex:
         for shape, expected in EXPECTED_PROGRAM.items():
@@ -254,10 +255,10 @@ def test_store_and_verify_refuse_mixing_real_and_synthetic(tmp_path):
 
 
 def test_cli_entry_points_start_and_stop(tmp_path):
-    """`harness serve rehearsal` and `python -m harness.model.rehearsal_server` listen, answer, stop on SIGTERM."""
+    """`harness serve rehearsal` and `python -m harness.model.rehearsal.server` listen, answer, stop on SIGTERM."""
     import socket
     for argv in ([str(ROOT / ".venv/bin/harness"), "serve", "rehearsal"],
-                 [sys.executable, "-m", "harness.model.rehearsal_server"]):
+                 [sys.executable, "-m", "harness.model.rehearsal.server"]):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -276,7 +277,7 @@ def test_cli_entry_points_start_and_stop(tmp_path):
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(20) == 0
-    bad = subprocess.run([sys.executable, "-m", "harness.model.rehearsal_server", "--fault-5xx", "2"],
+    bad = subprocess.run([sys.executable, "-m", "harness.model.rehearsal.server", "--fault-5xx", "2"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "fault rate" in bad.stderr
 

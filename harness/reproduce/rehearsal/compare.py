@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from harness.core.canonical_json import canonical_json
-from harness.model.rehearsal_server import clock_neutral
+from harness.model.rehearsal.replies import clock_neutral
 from harness.run.store import iter_result_files, read_result_file
 
 VOLATILE_FIELDS = ("latency_ms", "started_at", "finished_at", "cached", "retries")

@@ -4,7 +4,7 @@
 
 Steps (every step's wall time, and the run's counters, go into the JSON report):
 1. the rehearsal case set (rehearsal_set.py): 55 calculators x 20 dev rows (full) or x 2 (small);
-2. the rehearsal server (harness.model.rehearsal_server, a scripted fake) with fault injection on;
+2. the rehearsal server (harness.model.rehearsal.server, a scripted fake) with fault injection on;
 3. the reference run: `harness run --arm all` for each of two rehearsal models, 5 seeds (full) or 2 (small),
    the container executor, the concurrency `make reproduce` uses (the vLLM profile's max_num_seqs);
    harness CPU and peak RSS are sampled from /proc while it runs;
@@ -39,7 +39,7 @@ from pathlib import Path
 from harness.arms.registry import ARMS, paper_arms
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import load_dataset
-from harness.model.rehearsal_server import Faults
+from harness.model.rehearsal.server import Faults
 from harness.model.serving import LaunchError, RehearsalLauncher
 from harness.model.vllm import serving_config
 from harness.reproduce.config import ReproduceConfig

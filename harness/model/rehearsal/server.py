@@ -4,13 +4,14 @@ It is never a model. It answers `/v1/models` and `/v1/chat/completions` instantl
 from sha256(rehearsal seed, model id, canonical request body) with the reply shapes real models produce,
 so the whole pipeline (harness, executor, scorers, store, statistics, tables, report, verify) can be run
 at the paper's full size on one box without a GPU. Everything it emits is labelled synthetic: the model
-ids it lists start with `rehearsal-` (harness.model.synthetic.SYNTHETIC_PREFIX), every completion carries
+ids it lists start with `rehearsal-` (harness.model.rehearsal.labels.SYNTHETIC_PREFIX), every completion carries
 `system_fingerprint: "rehearsal-fake"`, and it refuses (404) any model id that is not its own.
 
-Reply shapes, by the reply form the request asks for, which the kit's client sends with every request (header
-X-Harness-Reply-Form, harness.model.client.family_headers; the arms' prompt families say their form,
-harness.arms.families). The server never reads the prompt's text to guess it; a request without the header is
-refused (400). A new prompt family asking for one of these forms is served without changes here:
+The reply is the reply script's (harness.model.rehearsal.replies), in the reply form the request asks for, which
+the kit's client sends with every request (header X-Harness-Reply-Form, harness.model.client.family_headers; the
+arms' prompt families say their form, harness.arms.families). The server never reads the prompt's text to guess
+it; a request without the header is refused (400). A new prompt family asking for one of these forms is served
+without changes here:
 - program prompts (Program-Solve, Blind, sampled votes) and repair turns: a program computing the
   answer ("correct"), a wrong program, one that raises, one the static policy rejects, one that hits
   the sandbox's memory rlimit, one that burns CPU until the executor's clock stops it (rare: each costs
@@ -35,320 +36,29 @@ counted at `GET /rehearsal/stats`.
 The HTTP layer is a small asyncio HTTP/1.1 keep-alive handler (no framework), one process, so it
 sustains thousands of requests per second on one core.
 
-    python -m harness.model.rehearsal_server --port 18461 --seed 7 --answer-key cases.csv \\
+    python -m harness.model.rehearsal.server --port 18461 --seed 7 --answer-key cases.csv \\
         --model rehearsal-alpha --model rehearsal-beta --fault-5xx 0.002 --fault-slow 0.0005 --fault-drop 0.001
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as _dt
 import hashlib
 import json
 import os
-import re
 import signal
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.core.canonical_json import canonical_json
-from harness.data.dataset import load_dataset
 from harness.model.client import REPLY_FORM_HEADER
-from harness.model.synthetic import SYNTHETIC_FINGERPRINT, SYNTHETIC_PREFIX, is_synthetic_model
+from harness.model.rehearsal.labels import SYNTHETIC_FINGERPRINT, SYNTHETIC_PREFIX, is_synthetic_model
+from harness.model.rehearsal.replies import SHAPES_BY_FORM, AnswerKey, Draw, make_reply
 
 DEFAULT_MODELS = ("rehearsal-alpha", "rehearsal-beta")
-NOTE_KEY_WORDS = 20
 MAX_BODY = 8 * 1024 * 1024
-
-
-# --- deterministic choice ------------------------------------------------------------------------------
-
-class Draw:
-    """A stream of uniform numbers in [0, 1) from sha256(seed, label, request identity, index)."""
-
-    def __init__(self, *parts: Any):
-        self._base = hashlib.sha256(canonical_json(list(parts)).encode()).digest()
-        self._i = 0
-
-    def u(self) -> float:
-        h = hashlib.sha256(self._base + self._i.to_bytes(4, "big")).digest()
-        self._i += 1
-        return int.from_bytes(h[:8], "big") / 2.0 ** 64
-
-    def pick(self, table: list[tuple[str, float]]) -> str:
-        """A label from [(label, weight), ...] (weights need not sum to 1)."""
-        total = sum(w for _, w in table)
-        x = self.u() * total
-        for label, w in table:
-            x -= w
-            if x < 0:
-                return label
-        return table[-1][0]
-
-
-# --- the answer key: find the case a prompt is about ------------------------------------------------------
-
-def _note_key(note: str) -> str:
-    return " ".join(note.split()[:NOTE_KEY_WORDS])
-
-
-_NOTE = re.compile(r"^Patient note: (.*)", re.M | re.S)
-_QUESTION = re.compile(r"^Question: (.*)$", re.M)
-_EXTRACT_NAME = re.compile(r"^Extract from the patient note the values needed to compute the (.*)\.$", re.M)
-
-
-@dataclass
-class CaseInfo:
-    calculator_id: int
-    calculator_name: str
-    output_type: str
-    gold_value: Any
-    entities: dict
-
-
-class AnswerKey:
-    """Cases of a dataset file indexed by (first note words, question) and (first note words, calculator)."""
-
-    def __init__(self, path: str | os.PathLike | None):
-        self.path = str(path) if path else None
-        self.by_question: dict[tuple[str, str], CaseInfo] = {}
-        self.by_calculator: dict[tuple[str, str], CaseInfo] = {}
-        if path:
-            for c in load_dataset(path).cases:
-                info = CaseInfo(c.calculator_id, c.calculator_name, c.output_type, c.gold_value, dict(c.entities))
-                nk = _note_key(c.note)
-                self.by_question.setdefault((nk, c.question.strip().splitlines()[0].strip()), info)
-                self.by_calculator.setdefault((nk, c.calculator_name.strip()), info)
-
-    def __len__(self) -> int:
-        return len(self.by_question)
-
-    def find(self, prompt: str) -> CaseInfo | None:
-        m = _NOTE.search(prompt)
-        if not m:
-            return None
-        words = m.group(1).split()[:NOTE_KEY_WORDS]
-        name = _EXTRACT_NAME.search(prompt)
-        q = None if name else _QUESTION.search(prompt, m.start())
-        if name is None and q is None:
-            return None
-        index, second = (self.by_calculator, name.group(1).strip()) if name else (self.by_question, q.group(1).strip())
-        # a note shorter than NOTE_KEY_WORDS is followed by the rest of the prompt: try shorter prefixes
-        for k in range(len(words), 0, -1):
-            hit = index.get((" ".join(words[:k]), second))
-            if hit is not None:
-                return hit
-        return None
-
-
-# --- reply shapes ------------------------------------------------------------------------------------------
-
-PROGRAM_SHAPES = [("correct", 0.58), ("wrong", 0.12), ("raises", 0.07), ("static_policy", 0.05),
-                  ("sandbox_memory", 0.03), ("wrong_kind", 0.04), ("no_code", 0.07), ("truncated", 0.03),
-                  ("no_answer_var", 0.008), ("cpu_loop", 0.001)]
-REPAIR_SHAPES = [("correct", 0.6), ("wrong", 0.12), ("raises", 0.1), ("no_code", 0.1), ("wrong_kind", 0.08)]
-REPLY_SHAPES = [("final_correct", 0.46), ("final_wrong", 0.2), ("final_unreadable", 0.07), ("json", 0.08),
-                ("boxed", 0.05), ("truncated", 0.06), ("no_final_line", 0.08)]
-EXTRACT_SHAPES = [("extraction", 0.7), ("extraction_missing", 0.1), ("no_json", 0.1), ("truncated", 0.1)]
-TREE_SHAPES = [("tree_correct", 0.55), ("tree_wrong", 0.15), ("tree_missing_var", 0.1), ("tree_bad_op", 0.07),
-               ("no_json", 0.08), ("truncated", 0.05)]
-# Per-model skill: the share moved from the first ("correct") shape to the second, so the two rehearsal
-# models differ the way two real models do.
-MODEL_SKILL_SHIFT = {"rehearsal-alpha": 0.0, "rehearsal-beta": 0.12}
-
-
-# The reply forms served (harness.arms.spec.REPLY_FORMS) and their shape tables.
-SHAPES_BY_FORM = {"program": PROGRAM_SHAPES, "repair": REPAIR_SHAPES, "extract": EXTRACT_SHAPES, "tree": TREE_SHAPES,
-                  "reply": REPLY_SHAPES}
-
-
-def _shifted(table: list[tuple[str, float]], shift: float) -> list[tuple[str, float]]:
-    if not shift:
-        return table
-    (l0, w0), (l1, w1), *rest = table
-    moved = min(w0, shift)
-    return [(l0, w0 - moved), (l1, w1 + moved), *rest]
-
-
-def _invented(draw: Draw) -> float:
-    return round(1 + draw.u() * 150, 2)
-
-
-def _wrong_number(gold: float, draw: Draw) -> float:
-    factor = 1.25 + draw.u()
-    return round(gold * factor + 1.0, 3)
-
-
-def _value_text(value: Any) -> str:
-    """A value as a model writes it on a final-answer line."""
-    if isinstance(value, _dt.date):
-        return value.strftime("%m/%d/%Y")
-    if isinstance(value, tuple):
-        return f"({value[0]} weeks, {value[1]} days)"
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _wrong_value(value: Any, draw: Draw) -> Any:
-    if isinstance(value, _dt.date):
-        return value + _dt.timedelta(days=1 + int(draw.u() * 30))
-    if isinstance(value, tuple):
-        return (value[0] + 1 + int(draw.u() * 3), value[1])
-    return _wrong_number(float(value), draw)
-
-
-def _program_for(value: Any) -> str:
-    if isinstance(value, _dt.date):
-        return ("import datetime\n\n# dates built from their parts\n"
-                f"answer = datetime.date({value.year}, {value.month}, {value.day})\n")
-    if isinstance(value, tuple):
-        return f"weeks = {value[0]}\ndays = {value[1]}\nanswer = (weeks, days)\n"
-    v = float(value)
-    return f"import math\n\nresult = {v!r}\nanswer = round(result, 4)\n"
-
-
-def _fence(code: str) -> str:
-    return f"Here is the program.\n\n```python\n{code}```\n"
-
-
-def program_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
-    """(text, finish_reason) for a program-family shape."""
-    if shape == "correct":
-        return _fence(_program_for(gold)), "stop"
-    if shape == "wrong":
-        return _fence(_program_for(_wrong_value(gold, draw))), "stop"
-    if shape == "raises":
-        if draw.u() < 0.5:
-            return _fence("total = 12\ncount = 0\nanswer = total / count\n"), "stop"
-        return _fence("answer = weight_kg * 2\n"), "stop"
-    if shape == "static_policy":
-        return _fence("import os\n\nanswer = float(os.environ.get('VALUE', '1'))\n"), "stop"
-    if shape == "sandbox_memory":
-        return _fence("table = bytearray(1 << 32)\nanswer = len(table)\n"), "stop"
-    if shape == "cpu_loop":
-        return _fence("answer = sum(range(10 ** 12))\n"), "stop"
-    if shape == "wrong_kind":
-        return _fence(f"answer = 'about {_value_text(gold)}'\n"), "stop"
-    if shape == "no_answer_var":
-        return _fence(f"result = {_value_text(gold)!r}\nprint(result)\n"), "stop"
-    if shape == "no_code":
-        return ("I cannot compute this reliably without more information about the patient; "
-                "please consult the relevant clinical guideline."), "stop"
-    if shape == "truncated":
-        return "Here is the program.\n\n```python\nimport math\n\nweight = 70\nheight = (", "length"
-    raise ValueError(shape)
-
-
-def reply_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
-    steps = "Step 1: read the values from the note.\nStep 2: apply the formula.\n"
-    if shape == "final_correct":
-        return f"{steps}Final answer: {_value_text(gold)}", "stop"
-    if shape == "final_wrong":
-        return f"{steps}Final answer: {_value_text(_wrong_value(gold, draw))}", "stop"
-    if shape == "final_unreadable":
-        return f"{steps}Final answer: cannot be determined from the note", "stop"
-    if shape == "json":
-        return canonical_json({"step_by_step_thinking": "applied the formula", "answer": _value_text(gold)}), "stop"
-    if shape == "boxed":
-        return f"{steps}So the result is \\boxed{{{_value_text(gold)}}}.", "stop"
-    if shape == "truncated":
-        return "First, read the values from the note. Then apply the formula. The patient's weight is", "length"
-    if shape == "no_final_line":
-        return "The note does not give enough information to calculate this.", "stop"
-    raise ValueError(shape)
-
-
-def _json_entities(entities: dict) -> dict:
-    return json.loads(json.dumps(entities, default=str))
-
-
-def extract_reply(shape: str, case: CaseInfo | None, draw: Draw, prompt: str) -> tuple[str, str]:
-    keys = re.findall(r'^"([^"]+)": ', prompt, re.M)
-    if case is not None and case.entities:
-        obj = _json_entities(case.entities)
-    else:
-        obj = {k: round(draw.u() * 100, 1) for k in keys}
-    if shape == "extraction":
-        return canonical_json(obj), "stop"
-    if shape == "extraction_missing":
-        return canonical_json({k: None for k in keys} or {"value": None}), "stop"
-    if shape == "no_json":
-        return "The note lists the patient's values in the history section.", "stop"
-    if shape == "truncated":
-        return canonical_json(obj)[:-1][: max(1, len(canonical_json(obj)) // 2)], "length"
-    raise ValueError(shape)
-
-
-def tree_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
-    value = float(gold) if isinstance(gold, (int, float)) else _invented(draw)
-    base = {"calculation": "rehearsal calculation", "formula": "result = a * b", "missing": []}
-    if shape == "tree_correct":
-        obj = {**base, "variables": {"a": value, "b": 1}, "tree": {"op": "*", "args": ["a", "b"]}}
-    elif shape == "tree_wrong":
-        obj = {**base, "variables": {"a": value, "b": 1.5}, "tree": {"op": "*", "args": ["a", "b"]}}
-    elif shape == "tree_missing_var":
-        obj = {**base, "variables": {"a": value}, "missing": ["b"], "tree": {"op": "*", "args": ["a", "b"]}}
-    elif shape == "tree_bad_op":
-        obj = {**base, "variables": {"a": value, "b": 2}, "tree": {"op": "log", "args": ["a", "b"]}}
-    elif shape == "no_json":
-        return "The calculation multiplies the two values from the note.", "stop"
-    elif shape == "truncated":
-        text = canonical_json({**base, "variables": {"a": value, "b": 1}, "tree": {"op": "*", "args": ["a", "b"]}})
-        return text[: len(text) // 2], "length"
-    else:
-        raise ValueError(shape)
-    return "```json\n" + json.dumps(obj, indent=1) + "\n```", "stop"
-
-
-@dataclass
-class Reply:
-    text: str
-    finish_reason: str
-    family: str
-    shape: str
-    case_found: bool
-
-
-# Which of the executor's two clocks stops a CPU-bound program (CPU_LIMIT at 4 s of CPU, TIMEOUT_WALL at
-# 5 s of wall time) depends on the machine's load, and a repair turn quotes that message. The reply is
-# drawn from the body with either message replaced by one token, so a repair after a clock limit gets the
-# same reply whichever clock fired (the kill-and-resume comparison, harness.reproduce.rehearsal.compare, does the same).
-CLOCK_LIMIT_MESSAGE = re.compile(r"the program (?:ran longer than [\d.]+ s \(wall clock\)|used more than [\d.]+ s "
-                                 r"of CPU time) and was stopped")
-
-
-def clock_neutral(text: str) -> str:
-    return CLOCK_LIMIT_MESSAGE.sub("<clock limit>", text)
-
-
-def make_reply(seed: int, body: dict, answer_key: AnswerKey, reply_form: str) -> Reply:
-    """The reply to a chat-completion body asking for `reply_form`: a pure function of (seed, body, answer key,
-    form). ValueError for a form not served."""
-    if reply_form not in SHAPES_BY_FORM:
-        raise ValueError(f"reply form {reply_form!r} is not served; served forms: {', '.join(SHAPES_BY_FORM)}")
-    messages = body.get("messages") or []
-    model = str(body.get("model"))
-    family = reply_form
-    first_user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
-    case = answer_key.find(first_user) if len(answer_key) else None
-    draw = Draw(seed, model, clock_neutral(canonical_json(body)) if family == "repair" else canonical_json(body))
-    gold = case.gold_value if case is not None else _invented(draw)
-    shift = MODEL_SKILL_SHIFT.get(model, 0.05)
-    if family in ("program", "repair"):
-        shape = draw.pick(_shifted(PROGRAM_SHAPES if family == "program" else REPAIR_SHAPES, shift))
-        text, finish = program_reply(shape, gold, draw)
-    elif family == "extract":
-        shape = draw.pick(_shifted(EXTRACT_SHAPES, shift))
-        text, finish = extract_reply(shape, case, draw, first_user)
-    elif family == "tree":
-        shape = draw.pick(_shifted(TREE_SHAPES, shift))
-        text, finish = tree_reply(shape, gold, draw)
-    else:
-        shape = draw.pick(_shifted(REPLY_SHAPES, shift))
-        text, finish = reply_reply(shape, gold, draw)
-    return Reply(text, finish, family, shape, case is not None)
 
 
 # --- the HTTP server -----------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Synthetic (rehearsal) output: how it is labelled and how mixing it with real results is refused.
 
-The rehearsal server (harness.model.rehearsal_server) is a scripted fake. Everything it feeds is marked:
+The rehearsal server (harness.model.rehearsal.server) is a scripted fake. Everything it feeds is marked:
 its model ids start with SYNTHETIC_PREFIX, its completions carry SYNTHETIC_FINGERPRINT, records written
 from it carry `"synthetic": true`, and the run manifest says `synthetic: true`. A result set is synthetic
 when any of its records is; records of model-free arms (Gold-Solve, model `library`) are neither, and may

@@ -1,0 +1,12 @@
+"""The rehearsal's model side: a scripted FAKE OpenAI-compatible server, never a model, and how its output is labelled.
+
+    replies.py   the reply script: (seed, request body, answer key, reply form) -> reply text, in the shapes real
+                 models produce; the answer key finds a prompt's case
+    server.py    the HTTP server (`python -m harness.model.rehearsal.server`): routes, fault injection, stats
+    labels.py    the synthetic labels (model-id prefix, fingerprint) and the refusal to mix real and synthetic results
+
+The contract with the kit: every chat request names its reply form in a header (harness.model.client
+REPLY_FORM_HEADER, from the arms' prompt families); the server answers in that form and labels everything it emits
+synthetic. The rehearsal's driver (the pipeline, the comparison, the set) is harness.reproduce.rehearsal; the
+launcher that starts this server is harness.model.serving.RehearsalLauncher.
+"""
