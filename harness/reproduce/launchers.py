@@ -5,7 +5,7 @@ launcher name.
 
     vllm       the pinned vLLM image in docker (harness.model.vllm.VllmLauncher): the paper's H100 runs
     llama-cpp  the CPU model server (harness.model.serving.LlamaCppLauncher): CI and the demo
-    rehearsal  the rehearsal server, a scripted FAKE (harness.model.serving.RehearsalLauncher); its model ids
+    rehearsal  the rehearsal server, a scripted FAKE (harness.model.rehearsal.launcher.RehearsalLauncher); its model ids
                start with `rehearsal-`, so every record it feeds is labelled synthetic
     external   an OpenAI-compatible server already running at --base-url (harness.model.serving.ExternalLauncher)
 """
@@ -19,11 +19,13 @@ from typing import ClassVar
 
 import httpx
 
+from harness.core.registry import Registry
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model import vllm
+from harness.model.rehearsal.launcher import RehearsalLauncher
 from harness.model.rehearsal.server import DEFAULT_MODELS as REHEARSAL_MODELS
 from harness.model.serving import (CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, ExternalLauncher,
-                                   Launcher, LlamaCppLauncher, RehearsalLauncher)
+                                   Launcher, LlamaCppLauncher)
 from harness.model.vllm import Check, dataset_check
 from harness.reproduce.errors import ReproduceError
 
@@ -319,15 +321,16 @@ class ExternalKind(LauncherKind):
                 dataset_check(dataset)]
 
 
-LAUNCHERS: dict[str, LauncherKind] = {k.name: k for k in (VllmKind(), LlamaCppKind(), RehearsalKind(),
-                                                            ExternalKind())}
+LAUNCHERS: Registry[LauncherKind] = Registry("launcher", LauncherKind)
+for _kind in (VllmKind(), LlamaCppKind(), RehearsalKind(), ExternalKind()):
+    LAUNCHERS.register(_kind)
+LAUNCHERS.freeze()
 
 
 def launcher_kind(name: str) -> LauncherKind:
-    try:
-        return LAUNCHERS[name]
-    except KeyError:
-        raise ReproduceError(f"unknown launcher {name!r}; choose one of {', '.join(LAUNCHERS)}") from None
+    if name not in LAUNCHERS:
+        raise ReproduceError(f"unknown launcher {name!r}; choose one of {', '.join(LAUNCHERS)}")
+    return LAUNCHERS[name]
 
 
 def make_launcher(kind: str, model_key: str, *, generation_config: str = "auto", deterministic: bool = False,

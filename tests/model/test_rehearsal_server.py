@@ -287,7 +287,7 @@ def test_launcher_serves_both_models_injects_faults_and_survives_a_crash(tmp_pat
     ready line; kill() is a crash (SIGKILL, port freed) and a start on the same port serves again."""
     import socket
     from harness.model.client import ModelClient
-    from harness.model.serving import RehearsalLauncher
+    from harness.model.rehearsal.launcher import RehearsalLauncher
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

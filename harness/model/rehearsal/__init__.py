@@ -4,9 +4,9 @@
                  models produce; the answer key finds a prompt's case
     server.py    the HTTP server (`python -m harness.model.rehearsal.server`): routes, fault injection, stats
     labels.py    the synthetic labels (model-id prefix, fingerprint) and the refusal to mix real and synthetic results
+    launcher.py  RehearsalLauncher: the server as a subprocess, started and stopped like a model server
 
 The contract with the kit: every chat request names its reply form in a header (harness.model.client
 REPLY_FORM_HEADER, from the arms' prompt families); the server answers in that form and labels everything it emits
-synthetic. The rehearsal's driver (the pipeline, the comparison, the set) is harness.reproduce.rehearsal; the
-launcher that starts this server is harness.model.serving.RehearsalLauncher.
+synthetic. The rehearsal's driver (the pipeline, the comparison, the set) is harness.reproduce.rehearsal.
 """

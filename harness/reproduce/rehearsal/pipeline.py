@@ -40,7 +40,8 @@ from harness.arms.registry import ARMS, paper_arms
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import load_dataset
 from harness.model.rehearsal.server import Faults
-from harness.model.serving import LaunchError, RehearsalLauncher
+from harness.model.rehearsal.launcher import RehearsalLauncher
+from harness.model.serving import LaunchError
 from harness.model.vllm import serving_config
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan
@@ -95,7 +96,7 @@ def loadavg() -> list[float]:
     return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
 
 
-# --- the rehearsal server as a subprocess: harness.model.serving.RehearsalLauncher ----------------------------
+# --- the rehearsal server as a subprocess: harness.model.rehearsal.launcher.RehearsalLauncher ----------------------------
 
 def rehearsal_server(out: Path, port: int, seed: int, answer_key: Path, faults: dict) -> RehearsalLauncher:
     """The launcher `make rehearse` uses: both rehearsal models in one server process, faults on, every injected

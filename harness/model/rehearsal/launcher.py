@@ -1,0 +1,110 @@
+"""The rehearsal server as a subprocess, started and stopped like a model server (harness.model.serving.Launcher)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.core.paths import REPO_ROOT
+from harness.model.serving import Launcher, _stop_process_group, poll_models
+
+if TYPE_CHECKING:                     # the launcher reads its fields; importing the server costs start-up time
+    from harness.model.rehearsal.server import Faults
+
+ROOT = REPO_ROOT
+
+
+@dataclass
+class RehearsalLauncher(Launcher):
+    """The rehearsal server (harness.model.rehearsal.server: a scripted FAKE, never a model) as a subprocess on
+    127.0.0.1, serving one synthetic model id (plus `extra_model_ids`); started and stopped like a model server,
+    so `harness serve reproduce --launcher rehearsal`, SLURM array tasks and `make rehearse` rehearse the whole
+    pipeline. Its model ids start with `rehearsal-`, so every record it feeds is labelled synthetic
+    (harness.model.rehearsal.labels). `faults` (the server's own `Faults`: shares of attempts, and the delay of a slow
+    reply) turns fault injection on; `kill()` is a crash (SIGKILL), for the kill-and-resume check."""
+
+    model_id: str = "rehearsal-alpha"
+    port: int = 18461
+    seed: int = 7
+    answer_key: Path | None = None      # the dataset whose gold the "correct" reply shapes use
+    log_path: Path = Path(tempfile.gettempdir()) / "mathsolver-rehearsal-server.log"
+    server_profile: str = "vllm"        # the H100 path's client profile (per-request seeds sent), as `make rehearse`
+    python: Path = Path(sys.executable)
+    extra_model_ids: tuple[str, ...] = ()
+    faults: Faults | None = None        # slow_s: set it above the client's timeout
+    fault_log: Path | None = None       # one JSON line per injected fault
+    _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def ready_file(self) -> Path:
+        """Where the server writes its ready line (its own description of what it serves)."""
+        return Path(self.log_path).with_suffix(".ready.json")
+
+    def command(self) -> list[str]:
+        cmd = [str(self.python), "-m", "harness.model.rehearsal.server", "--port", str(self.port), "--seed",
+               str(self.seed)]
+        for m in (self.model_id, *self.extra_model_ids):
+            cmd += ["--model", m]
+        cmd += ["--answer-key", str(self.answer_key)] if self.answer_key else []
+        if self.faults is not None:
+            f = self.faults
+            cmd += ["--fault-5xx", str(f.rate_5xx), "--fault-slow", str(f.rate_slow), "--fault-drop", str(f.rate_drop),
+                    "--slow-s", str(f.slow_s)]
+        cmd += ["--fault-log", str(self.fault_log)] if self.fault_log else []
+        return cmd + ["--ready-file", str(self.ready_file)]
+
+    def start(self) -> None:
+        Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
+        self.ready_file.unlink(missing_ok=True)
+        log = open(self.log_path, "ab")
+        self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      start_new_session=True, cwd=ROOT)
+        log.close()
+
+    def wait_ready(self, timeout: float = 300.0) -> None:
+        for m in (self.model_id, *self.extra_model_ids):
+            poll_models(self.base_url, m, timeout, proc=self._proc, log=Path(self.log_path), interval=0.1)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        _stop_process_group(proc)
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash: no clean shutdown), and reap it."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=15)
+
+    def served(self) -> dict | None:
+        """The running server's own ready line (models, seed, answer key, fault rates), or None before it."""
+        try:
+            return json.loads(self.ready_file.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def faults_logged(self) -> list[dict]:
+        """The faults the server injected so far (its --fault-log), oldest first."""
+        if self.fault_log is None or not Path(self.fault_log).exists():
+            return []
+        return [json.loads(x) for x in Path(self.fault_log).read_text().splitlines() if x.strip()]
+
+    def describe(self) -> dict:
+        return {"launcher": "rehearsal", "server": "rehearsal server (scripted fake, harness.model.rehearsal.server)",
+                "synthetic": True, "base_url": self.base_url, "model_id": self.model_id,
+                "extra_model_ids": list(self.extra_model_ids), "seed": self.seed,
+                "answer_key": str(self.answer_key) if self.answer_key else None, "command": self.command(),
+                "server_profile": self.server_profile, "log": str(self.log_path), "served": self.served()}
