@@ -186,3 +186,15 @@ def test_the_arm_spec_and_the_registry_type_stand_below_the_solvers():
     assert not [t for t in GRAPH["harness.arms.spec"] if t.startswith("harness.arms.solvers")]
     assert not [t for t in GRAPH["harness.arms.families"] if t.startswith("harness.arms.solvers")]
     assert GRAPH["harness.core.registry"] == set()
+
+
+def test_the_rehearsal_package_is_one_contract():
+    """The rehearsal's model side (harness.model.rehearsal) learns a request's reply form from its header, so it
+    imports no arm, prompt or template; the run and verify stages read only its labels, never its server or script."""
+    rehearsal = [m for m in MODULES if m.startswith("harness.model.rehearsal")]
+    assert {"harness.model.rehearsal.server", "harness.model.rehearsal.replies", "harness.model.rehearsal.labels",
+            "harness.model.rehearsal.launcher"} <= set(rehearsal)
+    assert not sorted(f"{m} -> {t}" for m in rehearsal for t in GRAPH[m] if _stage(t) == "arms")
+    readers = sorted(f"{m} -> {t}" for m, targets in GRAPH.items() if _stage(m) in ("run", "verify", "analysis")
+                     for t in targets if t.startswith("harness.model.rehearsal") and t != "harness.model.rehearsal.labels")
+    assert readers == []
