@@ -183,6 +183,13 @@ LIMITS: dict[str, int | float] = {
     "result_bytes": 262_144,                    # result channel cap read by the parent
 }
 
+# --- layer 3: what a child prepares before its filter is loaded ----------------------------
+# The C library's time zone. glibc's tzset() (called by time.mktime, time.strftime('%Z'), ...)
+# re-reads /etc/localtime on *every* call while TZ is unset, and the child filter kills that
+# stat/openat. With TZ set to the value already loaded, tzset() returns at once. A fixed UTC
+# (not the host's zone) also makes both backends compute the same local times.
+CHILD_TIMEZONE = "UTC0"
+
 # --- layer 3: the out-of-band result descriptor ---------------------------------------------
 RESULT_FD = 3
 
@@ -251,6 +258,7 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
         "max_source_chars": MAX_SOURCE_CHARS,
         "limits": effective,
         "result_fd": RESULT_FD,
+        "child_timezone": CHILD_TIMEZONE,
         "child_syscalls": sorted(CHILD_SYSCALLS),
         "supervisor_extra_syscalls": sorted(set(SUPERVISOR_EXTRA_SYSCALLS)),
     }
