@@ -465,7 +465,6 @@ def _stop_disk_imports() -> None:
     helper) then fails with ImportError, which the caller reports or handles, instead of an
     openat that the filter punishes as a SANDBOX_VIOLATION (policy.py, "Decisions")."""
     sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "PathFinder"]
-    sys.path_hooks[:] = []
     sys.path_importer_cache.clear()
 
 
@@ -516,7 +515,8 @@ def _run_program(run: _ChildRun, code) -> None:
         run.finish(Outcome.MEMORY_LIMIT, f"MemoryError: the program exceeded the "
                    f"{t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit")
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included: end of program
-        run.check_tracer(tracer)
+        # not OK whatever the tracer did: a RecursionError met inside the hook that ends the
+        # program (plain runaway recursion) stays the PROGRAM_ERROR a repair turn can act on
         sys.settrace(None)
         run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc, limit))
     run.check_tracer(tracer)

@@ -8,8 +8,12 @@
   failed, not the program: the zygote died, the child was killed from outside) retires the
   worker and is retried the same way. If the worker died on every attempt the result is
   ``CRASH`` (the program may be what kills it); if every attempt was an infrastructure failure
-  it is ``INFRA_ERROR``, which the harness retries later and never scores
-  (``outcomes.taxonomy`` refuses it).
+  the pool runs its own CONTROL_PROGRAM: when that answers correctly the program is what breaks
+  the sandbox and the result is the scored ``PERSISTENT_INFRA_ERROR`` (a program cannot take
+  itself out of the denominator); otherwise it is ``INFRA_ERROR``, which the harness retries
+  later and never scores (``outcomes.taxonomy`` refuses it).
+* a reply line the supervisor did not write for this request (no valid per-request MAC,
+  ``workers.ForgedReply``) makes the program a SANDBOX_VIOLATION and kills the worker.
 * a worker is recycled (stopped, replaced in the background) after ``recycle_after`` programs
   and after any result in ``recycle_on`` (sandbox violations, crashes, infra errors).
 * ``run_many`` spreads programs across the workers and keeps their order.
@@ -44,11 +48,14 @@ from executor.container_config import (  # noqa: F401  (re-exported: pool.X is t
 from executor.outcomes import Outcome
 from executor.result import FIELDS as RESULT_FIELDS  # noqa: F401
 from executor.result import make_result
-from executor.workers import (ContainerWorker, ExecutorUnavailable, ProcessWorker, WorkerFailure,
-                              remove_container)
+from executor.workers import (ContainerWorker, ExecutorUnavailable, ForgedReply, ProcessWorker,
+                              WorkerFailure, remove_container)
 
+# An honest program the pool runs after a program failed as infrastructure on every attempt.
+CONTROL_PROGRAM = "import math\nanswer = math.factorial(5) + 1\n"
+CONTROL_ANSWER = 121
 DEFAULT_RECYCLE_ON = frozenset({Outcome.SANDBOX_VIOLATION.value, Outcome.CRASH.value,
-                                Outcome.INFRA_ERROR.value})
+                                Outcome.INFRA_ERROR.value, Outcome.PERSISTENT_INFRA_ERROR.value})
 
 
 class WorkerPool:
@@ -167,6 +174,11 @@ class WorkerPool:
                 continue
             try:
                 result = w.request(source, self.request_timeout)
+            except ForgedReply as exc:  # the program wrote into the protocol: its own fault
+                self.stats["replaced"] += 1
+                self._replace_in_background(w, kill=True)
+                return make_result(Outcome.SANDBOX_VIOLATION, self.backend, error=(
+                    f"the program wrote into the executor's reply stream ({str(exc)[:200]})"))
             except WorkerFailure as exc:
                 tail = w.stderr_tail(300)
                 died.append(f"{exc}" + (f" [{tail}]" if tail else ""))
@@ -188,8 +200,29 @@ class WorkerPool:
         if died and not infra:
             return make_result(Outcome.CRASH, self.backend, error=(
                 f"the sandbox died while running this program ({len(died)} attempt(s)): {died[-1]}"))
+        if self._control_program_ok():  # the sandbox works for others: this program breaks it
+            return make_result(Outcome.PERSISTENT_INFRA_ERROR, self.backend, error=(
+                f"the program caused an infrastructure failure on all {self.max_attempts} attempt(s) "
+                f"while a control program ran fine: {(infra or died)[-1]}"))
         return make_result(Outcome.INFRA_ERROR, self.backend, error=(
             f"infrastructure failure on all {self.max_attempts} attempt(s): {(infra or died)[-1]}"))
+
+    def _control_program_ok(self) -> bool:
+        """Run the executor's own CONTROL_PROGRAM on the pool: True when it answers correctly
+        (the infrastructure works, so repeated failures are the program's doing)."""
+        try:
+            w = self._checkout()
+        except WorkerFailure:
+            return False
+        try:
+            result = w.request(CONTROL_PROGRAM, self.request_timeout)
+        except WorkerFailure:
+            self.stats["replaced"] += 1
+            self._replace_in_background(w, kill=True)
+            return False
+        w.programs += 1
+        self._idle.put(w)
+        return result.get("outcome") == Outcome.OK.value and result.get("answer") == CONTROL_ANSWER
 
     def run_many(self, sources) -> list[dict]:
         """Run programs in parallel across the workers; results in input order."""

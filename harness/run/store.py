@@ -155,7 +155,9 @@ class ResultStore:
             raise StoreError("a record serialised to more than one line")  # json.dumps escapes newlines
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        data = line.encode("utf-8")
+        # backslashreplace turns a lone surrogate (model or program text) into its JSON escape
+        # \udXXX, which reads back as the same string: lossless, and the line stays UTF-8
+        data = line.encode("utf-8", "backslashreplace")
         written = os.write(self._fd, data)
         while written < len(data):          # a short write: finish the line (a crash here leaves a torn line)
             written += os.write(self._fd, data[written:])
