@@ -23,7 +23,7 @@ LABEL_SRC = "org.mathsolver.executor-src-sha256"
 LABEL_ROOTFS = "org.mathsolver.rootfs-sha256"
 # Values for the run-flags.txt placeholders (besides seccomp_profile). pids: an idle runsc sandbox
 # already holds ~63 host tasks (Sentry threads, ptrace stubs) and ~90 while working; 64 kills it.
-DEFAULT_RUN_VALUES = {"runtime": "runsc", "memory": "512m", "pids_limit": 256, "tmpfs_size": "16m"}
+DEFAULT_RUN_VALUES = {"runtime": "runsc", "memory": "512m", "pids_limit": 256}
 
 
 class ContainerBackendUnavailable(RuntimeError):

@@ -164,6 +164,17 @@ FORBIDDEN_NAMES: tuple[str, ...] = (
     "memoryview", "exit", "quit", "id",
 )
 MAX_SOURCE_CHARS = 100_000
+# Deepest syntax tree a program may have (static_check counts nodes from the Module down). The
+# parser and compiler have limits of their own (200 nested brackets, C-stack guards), which end
+# as REJECTED_STATIC too; this bound makes the limit the policy's, the same on every CPython
+# build. Model programs measured in the kit's tests and stored results stay under 30.
+# Not a defence against the two C-stack crashers the reviewer found (hash() of a 400k-deep
+# nested tuple, next() on a 400k-deep map() chain): they build their depth at run time in a
+# loop of a few lines, which no bound on the *source* can see, and the line cap (1M lines)
+# admits 400k iterations. CPython 3.11 has no recursion guard in tuple hashing or map
+# iteration, so the child dies of SIGSEGV: a contained CRASH (a scored raised_error), the
+# supervisor and the next program unaffected (tests/executor/test_executor_issue22.py).
+MAX_AST_DEPTH = 100
 
 # --- layer 3: process limits -----------------------------------------------------------------
 LIMITS: dict[str, int | float] = {
@@ -256,6 +267,7 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
         "forbidden_attributes": list(FORBIDDEN_ATTRIBUTES),
         "forbidden_names": list(FORBIDDEN_NAMES),
         "max_source_chars": MAX_SOURCE_CHARS,
+        "max_ast_depth": MAX_AST_DEPTH,
         "limits": effective,
         "result_fd": RESULT_FD,
         "child_timezone": CHILD_TIMEZONE,

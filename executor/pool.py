@@ -291,7 +291,7 @@ class ContainerPool(WorkerPool):
     """Supervisors in gVisor containers: layers 1-5 (``backend="container"``).
 
     Options (keyword): ``memory`` ("512m", also the memory+swap cap), ``pids_limit`` (256, >= 128),
-    ``tmpfs_size`` ("16m"), ``recycle_after`` (programs per container, 500), ``recycle_on``
+    ``recycle_after`` (programs per container, 500), ``recycle_on``
     (outcomes that retire a container), ``max_attempts`` (3), ``limits`` (policy limit overrides,
     passed to the supervisor), ``disabled_layers`` (TESTS ONLY, passed to the supervisor),
     ``spares`` (children each supervisor keeps forked ahead), ``runtime`` ("runsc"), ``docker``
@@ -305,7 +305,6 @@ class ContainerPool(WorkerPool):
 
     def __init__(self, workers: int | None = None, image: str | None = None, *,
                  memory: str = DEFAULT_RUN_VALUES["memory"], pids_limit: int = DEFAULT_RUN_VALUES["pids_limit"],
-                 tmpfs_size: str = DEFAULT_RUN_VALUES["tmpfs_size"],
                  limits: dict | None = None, disabled_layers=(), spares: int | None = None,
                  runtime: str = DEFAULT_RUN_VALUES["runtime"],
                  docker: str = "docker", seccomp_profile: str | os.PathLike | None = None,
@@ -325,7 +324,7 @@ class ContainerPool(WorkerPool):
             raise ContainerBackendUnavailable(f"seccomp profile {self.seccomp_profile} missing "
                                               "(render it with `executor seccomp-profile`)")
         self.run_flags = read_run_flags(self.run_flags_file, runtime=runtime, memory=memory,
-                                        pids_limit=str(pids_limit), tmpfs_size=tmpfs_size,
+                                        pids_limit=str(pids_limit),
                                         seccomp_profile=str(self.seccomp_profile))
         self.command = [*SUPERVISOR_COMMAND, *supervisor.supervisor_args(
             limits=limits, disabled_layers=tuple(disabled_layers), backend_label="container", spares=spares)]

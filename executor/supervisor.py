@@ -279,6 +279,11 @@ class Supervisor:
             self._ask(kind, self.spares_target - len(self._ready[kind]) - self._asked[kind])
 
     def _take_spare(self, kind: bytes) -> tuple[int, int, int]:
+        # file what the zygote already reported (a spare stopped or killed by the previous
+        # program is dropped here, not handed the next one)
+        while self._poller.poll(0):
+            if self._pump(time.monotonic() + 1.0) is None:
+                break
         deadline = time.monotonic() + ZYGOTE_START_SECONDS
         while not self._ready[kind]:
             if self._asked[kind] <= 0:
@@ -520,7 +525,32 @@ def _write(obj: dict) -> None:
     sys.stdout.buffer.flush()
 
 
+KEPT_ENVIRONMENT = frozenset({"LC_CTYPE"})  # set by CPython itself (PEP 538 locale coercion)
+
+
+def reexec_with_empty_environment() -> None:
+    """Start again with an empty environment if this process was given one (docker gives the
+    container's HOSTNAME, PATH, HOME, LANG). Clearing ``os.environ`` does not erase the copy
+    the kernel keeps at the top of the stack, which /proc/<pid>/environ shows to any process
+    that may read it (a child with seccomp off: layer 3 must not rest on layer 4)."""
+    if set(os.environ) - KEPT_ENVIRONMENT:
+        os.execve(sys.executable, sys.orig_argv, {})
+
+
+def make_not_dumpable() -> None:
+    """prctl(PR_SET_DUMPABLE, 0) before the zygote is forked (children inherit it): the
+    /proc/<pid> entries of the supervisor, the zygote and every child (fd/, mem, environ) are
+    then owned by root and closed to a same-user process without CAP_SYS_PTRACE, so a program
+    cannot open the supervisor's protocol descriptors (/proc/1/fd/1 in the container) or a
+    sibling's pipes. ctypes is dropped from the zygote's module table again (zygote.py)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE = 4 (linux/prctl.h)
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
 def main(argv=None) -> int:
+    reexec_with_empty_environment()
     ap = argparse.ArgumentParser(prog="executor-supervisor", description=__doc__.split("\n")[0])
     ap.add_argument("--sys-path", action="append", default=[], help="directory to import the seccomp binding from")
     ap.add_argument("--limits", default=None, help="JSON object of policy limit overrides")
@@ -538,6 +568,7 @@ def main(argv=None) -> int:
         bad = [x for x in layers if x not in policy.LAYER_SWITCHES]
         if bad:
             raise ValueError(f"unknown layer(s) {bad}; known: {list(policy.LAYER_SWITCHES)}")
+        make_not_dumpable()
         sup = Supervisor(limits, layers, args.backend_label, spares=args.spares)
         from executor import selftest
         if {"seccomp", "rlimits"} & set(layers):  # canaries would really fork/exec/read files
