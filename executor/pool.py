@@ -417,6 +417,8 @@ class ContainerPool(WorkerPool):
             "seccomp_profile": str(self.seccomp_profile),
             "seccomp_profile_sha256": hashlib.sha256(self.seccomp_profile.read_bytes()).hexdigest(),
             "pin_cpus": self.pin_cpus,
+            "seccomp": self.ready_info.get("seccomp"),
+            "selftest": (self.ready_info.get("selftest") or {}).get("results"),
         }
 
     def close(self) -> None:

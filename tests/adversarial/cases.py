@@ -98,10 +98,13 @@ CASES: tuple[Adv, ...] = (
         "b = getattr(print, '__self__')\ngetattr(b, 'open')('/etc/passwd')\nanswer = 1\n", RS, SV),
     Adv("globals_builtins_dict", "introspection",
         "g = globals()\ng['__builtins__']['open']('/etc/passwd')\nanswer = 1\n", RS, SV),
+    Adv("dead_branch_getattr", "introspection",
+        "if 0:\n    getattr = None\nb = getattr(len, '__self__')\nanswer = len(b.open('/etc/passwd').read())\n",
+        RS, SV, why="a binding that never runs does not make the name the program's own (issue 22)"),
     Adv("forbidden_name_bound_later", "introspection",
-        "x = eval(\"__import__('os').getpid()\")\neval = 2\nanswer = x\n", PE, SV,
-        why="layer 1 lets a program use its own variable called eval; the read before the binding "
-            "finds no builtin eval (layer 2): NameError"),
+        "x = eval(\"__import__('os').getpid()\")\neval = 2\nanswer = x\n", RS, SV,
+        why="layer 1 lets a program read its own variable called eval only after a binding that "
+            "surely ran (static_check._Scopes): this read comes first"),
     Adv("exec_hidden_import", "introspection",
         "exec('imp' + 'ort os; os.system(\"touch MARKER\")')\nanswer = 1\n", RS, SV),
     Adv("import_os", "introspection", "import os\nanswer = os.getpid()\n", RS, SV),
@@ -171,6 +174,10 @@ CASES: tuple[Adv, ...] = (
     Adv("huge_bytearray", "resources", "b = bytearray(2**33)\nanswer = 1\n", ML, ML),
     Adv("huge_bytes_repeat", "resources", "b = b'y' * (2**32)\nanswer = 1\n", ML, ML),
     Adv("growing_list", "resources", "x = []\nwhile True:\n    x.append('y' * 10**6)\n", ML, ML),
+    Adv("tracer_killed_by_recursion", "resources",
+        "def f(n):\n    try:\n        return f(n + 1)\n    except RecursionError:\n        return n\n"
+        "depth = f(0)\ncount = 0\nfor i in range(1_500_000):\n    count += 1\nanswer = count\n", LC, LC,
+        why="the RecursionError meets the line-cap hook, CPython removes it: the child notices (issue 22)"),
     Adv("deep_recursion", "resources", "def f(n):\n    return f(n + 1)\nanswer = f(0)\n", PE, PE),
     Adv("recursion_limit_raised", "resources",
         "import sys\nsys.setrecursionlimit(10**7)\ndef f(n):\n    return f(n + 1)\nanswer = f(0)\n", RS, (SV, CPU, ML),
