@@ -72,9 +72,11 @@ def read_run_flags(path: Path = RUN_FLAGS_FILE, **values) -> list[str]:
     return flags
 
 
-def default_run_flags() -> list[str]:
-    """The flags a default ContainerPool uses (for reports, benchmarks and tests)."""
-    return read_run_flags(RUN_FLAGS_FILE, **DEFAULT_RUN_VALUES, seccomp_profile=str(SECCOMP_PROFILE.resolve()))
+def default_run_flags(runtime: str | None = None) -> list[str]:
+    """The flags a default ContainerPool uses (for reports, benchmarks and tests); ``runtime``
+    replaces the docker runtime name (DEFAULT_RUN_VALUES["runtime"])."""
+    values = dict(DEFAULT_RUN_VALUES, **({"runtime": runtime} if runtime else {}))
+    return read_run_flags(RUN_FLAGS_FILE, **values, seccomp_profile=str(SECCOMP_PROFILE.resolve()))
 
 
 def docker_cli(docker: str, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess:

@@ -160,7 +160,7 @@ CASES: tuple[Adv, ...] = (
     Adv("signal_handler", "process",
         "import signal\nsignal.signal(signal.SIGALRM, print)\nanswer = 1\n", RS, SV),
     Adv("ctypes_libc_system", "process",
-        "import ctypes\nctypes.CDLL(None).system(b'touch MARKER')\nanswer = 1\n", RS, SV),
+        "import ctypes\nctypes.CDLL(None).system(b'touch MARKER')\nanswer = 1\n", RS, (SV, PE)),
     Adv("mmap_exec_memory", "process",
         "import mmap\nm = mmap.mmap(-1, 4096, prot=7)\nanswer = 1\n", RS, SV),
     Adv("raise_rlimit", "process",

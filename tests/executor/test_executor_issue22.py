@@ -374,3 +374,41 @@ def test_c_stack_crashers_are_contained_crashes(backend_executor, source):
     # CPU_LIMIT where building the chain under gVisor outlasts the tests' 1 s of CPU
     assert r.outcome in {Outcome.CRASH.value, Outcome.CPU_LIMIT.value}, (r.outcome, r.error)
     _honest_still_works(ex, 1)
+
+
+# --- item 7 (self-test table) and item 8 (the runtime is a setting) ------------------------------
+
+@pytest.mark.parametrize("backend", ["process", "container"])
+def test_selftest_cli_shows_the_canary_table_and_runtime(backend, request):
+    """Before: `executor selftest --backend container` printed "seccomp": null, "selftest": null."""
+    from tests.fixtures_container import container_runtime
+    if backend == "container":
+        request.getfixturevalue("container_backend")
+    out = subprocess.run([EXECUTOR_BIN, "selftest", "--backend", backend, "--runtime", container_runtime()],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-500:]
+    info = json.loads(out.stdout)
+    assert info["backend"] == backend and info["seccomp"]["action"]
+    table = info["selftest"]
+    assert set(table) == {"all_layers", "os_layers_only"} and table["all_layers"]["read_etc_passwd"] == "REJECTED_STATIC"
+    if backend == "container":
+        assert info["runtime"]["name"] == container_runtime()
+
+
+def test_container_runtime_is_a_setting_recorded_in_the_manifest(request):
+    """The runtime name is passed, not fixed: an unknown one is refused by name, and the one used
+    is in describe() (what the run manifest records)."""
+    from executor.pool import ContainerBackendUnavailable
+    from tests.fixtures_container import container_runtime
+    backend = request.getfixturevalue("container_backend")
+    with pytest.raises(ContainerBackendUnavailable, match="no 'no-such-runtime' runtime"):
+        make_executor_with_runtime("no-such-runtime")
+    ex = request.getfixturevalue("container_executor")
+    d = ex.describe()
+    assert d["runtime"]["name"] == backend["runtime"] == container_runtime()
+    assert f"--runtime={container_runtime()}" in d["run_flags"]
+
+
+def make_executor_with_runtime(runtime: str):
+    from executor.api import Executor
+    return Executor(backend="container", workers=1, limits=dict(TEST_LIMITS), runtime=runtime)
