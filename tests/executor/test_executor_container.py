@@ -88,27 +88,31 @@ def test_runs_as_non_root_without_capabilities(container_backend):
 
 
 def test_root_filesystem_is_read_only_and_no_directory_is_writable(container_backend):
-    """Nothing in the container is writable, /tmp included (no tmpfs): programs of one container
-    share no directory (issue 22, item 4)."""
+    """Nothing in the container is writable, /tmp and /dev/shm included (a read-only tmpfs on
+    /tmp, where runsc would mount a writable one; no /dev/shm): programs of one container share
+    no directory (issue 22, item 4)."""
     script = """
         import json, os
         res = {}
         for path in ("/etc/evil", "/usr/lib/python3.11/evil.py", "/evil", "/tmp/evil", "/var/tmp/evil",
-                     "/dev/shm/evil"):
+                     "/dev/shm/evil", "/dev/evil"):
             try:
-                open(path, "w").write("x"); res[path] = "written"
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY)); res[path] = "created"
             except OSError as e:
                 res[path] = e.errno
-        res["mounts"] = [l for l in open("/proc/self/mounts").read().splitlines() if " /tmp " in l]
+        res["rw_mounts"] = sorted(l.split()[1] for l in open("/proc/self/mounts").read().splitlines()
+                                  if l.split()[3].startswith("rw"))
         print(json.dumps(res))
     """
     # as root (uid 0 in the container, owner of every directory) too: the refusal must come from
     # the read-only mount, not from file permissions (as `executor` gVisor checks EACCES first)
     for user, expected in ((None, {errno.EROFS, errno.EACCES, errno.ENOENT}), ("0:0", {errno.EROFS, errno.ENOENT})):
         out = last_json(run_py(container_backend, script, user=user))
-        for path in ("/etc/evil", "/usr/lib/python3.11/evil.py", "/evil", "/tmp/evil", "/var/tmp/evil", "/dev/shm/evil"):
+        for path in ("/etc/evil", "/usr/lib/python3.11/evil.py", "/evil", "/tmp/evil", "/var/tmp/evil"):
             assert out[path] in expected, (user, path, out[path])
-        assert out["mounts"] == [], "no tmpfs on /tmp"
+        if user is None:  # /dev is root's 0755 tmpfs (runsc), no /dev/shm mount: closed to the executor user
+            assert out["/dev/evil"] == errno.EACCES and out["/dev/shm/evil"] in (errno.EACCES, errno.ENOENT)
+        assert out["rw_mounts"] == ["/dev", "/dev/pts", "/proc"], out["rw_mounts"]
 
 
 NETWORK_SCRIPT = """

@@ -33,9 +33,10 @@ def test_run_flags_carry_every_hardening_flag():
     assert mem and mem == swap, "memory must equal memory+swap (no swap)"
     pids = [int(f.split("=", 1)[1]) for f in flags if f.startswith("--pids-limit=")]
     assert pids and pids[0] >= 128
-    assert not [f for f in flags if f.startswith(("--tmpfs", "--mount", "--volume", "-v"))], \
-        "no writable directory may be shared by the programs of one container (issue 22, item 4)"
-    assert "--hostname=executor" in flags
+    # no writable directory may be shared by the programs of one container (issue 22, item 4)
+    assert [f for f in flags if f.startswith(("--tmpfs", "--mount", "--volume", "-v"))] == [
+        "--tmpfs=/tmp:ro,nosuid,nodev,noexec"]
+    assert "--ipc=none" in flags and "--hostname=executor" in flags
 
 
 def test_run_flags_reject_unknown_placeholder(tmp_path):
