@@ -42,9 +42,15 @@ PAPER_SEEDS = (42, 43, 44, 45, 46)
 ONE_SHOT_SHA = next(k.sha256 for k in KNOWN_DATASETS if "one-shot" in k.label)
 MODEL_FREE_ARMS = ("gold-lib",)
 INSIDE, OUTSIDE, NOT_COMPARABLE, NO_RESULT = "inside", "outside", "not comparable", "no result"
-SYNTHETIC = "synthetic (rehearsal) records, never a model"
+SYNTHETIC = "synthetic (rehearsal records, never a model)"
 NOTHING_RAN = "none"
 GAP_DEFAULT_PP = 2.0  # a paired gap the paper prints without an interval
+
+TOLERANCES = ("Tolerances: the paper's 95% calculator-cluster interval where it prints one (Table 2, the text); for an "
+              "accuracy, the binomial 95% half-width at the paper's n plus half a unit of the printed digit (the .tex "
+              "prints no seed SD: s1's body is not in it); for the Gold-Solve library's values, which hold by "
+              "construction, half a unit of the printed digit; for a gap printed without an interval, "
+              f"\u00b1{GAP_DEFAULT_PP:g} pp (the kit's default); for a count, exact.")
 
 # Table 1 and 2 rows (paper wording) -> the kit's arms.
 ROW_ARMS = {
@@ -82,8 +88,7 @@ class DatasetKind:
         if self.kind == "one-shot" and model_free and self.balanced:
             return None
         if self.kind == "v1.0":
-            return (f"dev rows: {self.label}, not the Verified test split, scored under the v1.0 unit convention "
-                    "(a deviation the kit documents)")
+            return f"dev rows ({self.label}; v1.0 unit convention, a documented deviation)"
         return f"different dataset ({self.label})"
 
 
@@ -130,7 +135,7 @@ def comparability(an: Analysis, model: str, paper_model: str | None, arms: tuple
     if is_synthetic_model(model) and not model_free:  # model-free records are neither real nor synthetic
         reasons.append(SYNTHETIC)
     if not model_free and paper_model and not _same_model(model, paper_model):
-        reasons.append(f"different model ({model}; the paper's is {paper_model})")
+        reasons.append(f"different model ({model}, not {paper_model})")
     ds = kind.reason(n_cases, model_free)
     if ds:
         reasons.append(ds)
@@ -138,7 +143,7 @@ def comparability(an: Analysis, model: str, paper_model: str | None, arms: tuple
         seeds = sorted({s for a in arms if an.data.has(model, a)
                         for s, ok in zip(an.data.seeds, an.data.seed_mask(model, a)) if ok})
         if len(seeds) < len(PAPER_SEEDS):
-            reasons.append(f"fewer seeds ({len(seeds)} of the paper's 5)")
+            reasons.append(f"fewer seeds ({len(seeds)} of 5)")
     return reasons
 
 
@@ -173,19 +178,18 @@ def our_outcome_share(an: Analysis, model: str, arm: str, share: str) -> tuple[f
 # ---- one row per compared number -----------------------------------------------------------------------
 def _band(paper: float, how: str, n: int, digits: int, lo=None, hi=None) -> tuple[float, float, str]:
     if lo is not None:
-        return lo, hi, f"paper's 95% calculator-cluster interval [{lo:.2f}, {hi:.2f}]"
+        return lo, hi, f"paper's 95% cluster CI [{lo:.2f}, {hi:.2f}]"
     if how == "construction":
         h = 0.5 * 10 ** -digits
-        return paper - h, paper + h, f"\u00b1{h:g}: half a unit of the printed digit (holds by construction)"
+        return paper - h, paper + h, f"\u00b1{h:g} rounding (holds by construction)"
     if how == "count":
         return paper, paper, "exact (a count)"
     if how == "gap":
         return paper - GAP_DEFAULT_PP, paper + GAP_DEFAULT_PP, \
-            f"\u00b1{GAP_DEFAULT_PP:g} pp: kit default, the paper prints no interval for this gap"
+            f"\u00b1{GAP_DEFAULT_PP:g} pp kit default (no interval printed)"
     p = min(max(paper / 100.0, 0.0), 1.0)
     h = 100 * 1.96 * math.sqrt(p * (1 - p) / n) + 0.5 * 10 ** -digits
-    return paper - h, paper + h, (f"\u00b1{h:.2f}: binomial 95% half-width at the paper's n={n:,} plus rounding "
-                                  "(the .tex prints no seed SD: s1's body is not in it)")
+    return paper - h, paper + h, f"\u00b1{h:.2f} binomial 95% at n={n:,}"
 
 
 def _row(source, where, line, what, paper, digits, ours, n_ours, band, reasons, model, unit) -> dict:
@@ -457,7 +461,7 @@ def rows_markdown(rows: list[dict], ledger: list[dict], kind: DatasetKind) -> st
              "(the paper's own 95% calculator-cluster interval where it prints one). **not comparable** names why "
              "the setting differs (synthetic records, another model, another dataset, fewer cases or seeds); the "
              "arithmetic is shown, no verdict is drawn. **no result**: nothing in these results to compare "
-             "(listed in the CSV only).", "",
+             "(listed in the CSV only).", "", TOLERANCES, "",
              "| Source | Line | Row, column | Model | Paper | Ours | Ours \u2212 paper | Tolerance | Verdict |",
              "| :--- | ---: | :--- | :--- | ---: | ---: | ---: | :--- | :--- |"]
     for r in shown:
@@ -511,3 +515,43 @@ def write_comparison(an: Analysis, out_dir, manifests: list[dict]) -> Comparison
     lc.write_text(buf.getvalue(), encoding="utf-8")
     fig = comparison_figure(rows, out / "comparison.png")
     return ComparisonFiles(rows, ledger, kind, md, cs, lc, fig)
+
+
+def comparison_html(files: ComparisonFiles) -> list[str]:
+    """The report's section: verdict counts, how to read them, the figure, the compared rows and the ledger."""
+    import base64
+    import html
+
+    e = html.escape
+    counts = verdict_counts(files.rows)
+    shown = [r for r in files.rows if r["verdict"] != NO_RESULT]
+    parts = ["<h2>Did it reproduce? The paper's numbers beside these</h2>",
+             f'<p class="meta">Results: {e(files.kind.label)}. Verdicts: '
+             + e(", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+             + f". Files: {e(files.markdown.name)}, {e(files.csv.name)}, {e(files.ledger_csv.name)} in "
+             f"{e(str(files.markdown.parent))}.</p>",
+             "<p>Inside / outside: ours within / beyond the stated tolerance around the paper's value (its own 95% "
+             "calculator-cluster interval where it prints one). Not comparable: the setting differs and the reason "
+             "is named (synthetic records, another model, another dataset, fewer cases or seeds); the arithmetic is "
+             f"shown but no verdict drawn. {e(TOLERANCES)}</p>"]
+    if files.figure is not None:
+        data = base64.b64encode(files.figure.read_bytes()).decode("ascii")
+        parts.append(f'<figure><img alt="paper against ours" style="max-width:900px" src="data:image/png;base64,{data}">'
+                     "<figcaption>Paper against ours, one point per compared number; identity line; bars: the "
+                     "tolerance band at the paper's value.</figcaption></figure>")
+    head = ("Source", "Line", "Row, column", "Model", "Paper", "Ours", "Ours \u2212 paper", "Tolerance", "Verdict")
+    parts.append('<div class="wrap"><table class="res"><thead><tr>' + "".join(f"<th>{e(h)}</th>" for h in head)
+                 + "</tr></thead><tbody>")
+    for r in shown:
+        d = r["digits"]
+        cells = (r["source"], r["line"], r["where"], r["model"], _num(r["paper"], d), _num(r["ours"], d),
+                 f"{r['difference']:+.{d}f}", r["tolerance"], r["verdict"])
+        parts.append("<tr>" + "".join(f'<td style="white-space:normal">{e(str(c))}</td>' for c in cells) + "</tr>")
+    parts.append("</tbody></table></div>")
+    parts.append('<table class="res"><caption>Run settings against the paper\'s (s14 and the text)</caption><thead>'
+                 "<tr><th>Setting</th><th>Paper</th><th>Ours</th><th>Status</th></tr></thead><tbody>")
+    parts += [f'<tr><td>{e(r["setting"])}</td><td style="white-space:normal">{e(r["paper"])}</td>'
+              f'<td style="white-space:normal">{e(r["ours"])}</td><td style="white-space:normal">{e(r["status"])}'
+              "</td></tr>" for r in files.ledger]
+    parts.append("</tbody></table>")
+    return parts

@@ -23,8 +23,8 @@ def comparison_figure(rows: list[dict], png: Path) -> Path | None:
     pts = [r for r in rows if r["ours"] is not None and r["unit"] in ("%", "pp")]
     if not pts:
         return None
-    with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4.8), constrained_layout=True)
+    with plt.rc_context({**STYLE, "font.size": 10}):
+        fig, axes = plt.subplots(1, 2, figsize=(9, 4.6), constrained_layout=True)
         for ax, unit, title in ((axes[0], "%", "Accuracy and shares (%)"), (axes[1], "pp", "Paired gaps (pp)")):
             sel = [r for r in pts if r["unit"] == unit]
             lo = min([0.0] + [min(r["paper"], r["ours"], r["band_lo"]) for r in sel])
@@ -49,7 +49,7 @@ def comparison_figure(rows: list[dict], png: Path) -> Path | None:
             ax.set_ylabel(f"ours ({unit})")
             ax.set_title(f"{title}: {len(sel)} values" if sel else f"{title}: none here")
             ax.grid(True, color="#eee", lw=0.6)
-            ax.legend(loc="upper left", fontsize=8, frameon=False)
+            ax.legend(loc="upper left", fontsize=9, frameon=False)
         png.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(png, format="png", metadata=PNG_META)
         plt.close(fig)

@@ -136,7 +136,7 @@ def test_rehearsal_records_are_never_compared(tmp_path):
         assert r["verdict"].startswith(f"not comparable: {SYNTHETIC}"), r
         assert float(r["difference"]) == pytest.approx(float(r["ours"]) - float(r["paper"]), abs=0.011)
     gaps = [r for r in model_rows if r["source"] == "Table 2"]
-    assert gaps and all(r["tolerance"].startswith("paper's 95% calculator-cluster interval") for r in gaps)
+    assert gaps and all(r["tolerance"].startswith("paper's 95% cluster CI [") for r in gaps)
     assert not any(r["verdict"] in ("inside", "outside") for r in rows)
     assert "settings: " in text and "Models" in text
     ledger = {r["setting"]: r["status"] for r in csv.DictReader(open(out / "comparison-ledger.csv", encoding="utf-8"))}
