@@ -43,8 +43,10 @@ def compare(results_dir: Path, out_dir: Path | None, dataset: str | None, draws:
     counts = verdict_counts(files.rows)
     click.echo(f"results: {files.kind.label}")
     click.echo("verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    mism = [r["setting"] for r in files.ledger if r["status"] != "matches"]
-    click.echo(f"settings: {len(files.ledger) - len(mism)} match the paper, {len(mism)} differ"
+    mism = [r["setting"] for r in files.ledger if r["status"].startswith("MISMATCH")]
+    same = sum(r["status"] == "matches" for r in files.ledger)
+    click.echo(f"settings: {same} match the paper, {len(mism)} differ, {len(files.ledger) - same - len(mism)} "
+               "not applicable or not stated"
                + (f" ({', '.join(mism)})" if mism else ""))
     for p in (files.markdown, files.csv, files.ledger_csv, files.figure):
         if p is not None:
