@@ -74,6 +74,10 @@ def test_a_one_digit_change_in_the_tex_fails(tex, tmp_path, old, new):
     bad = tmp_path / tex.name
     bad.write_text(text.replace(old, new), encoding="utf-8")
     assert _extractor().main(["--tex", str(bad), "--out", str(VALUES), "--check"]) == 1
+    # not only the file's sha256: the value itself differs from the committed one
+    fresh, committed = _extractor().extract(bad), json.loads(VALUES.read_text(encoding="utf-8"))
+    del fresh["source"], committed["source"]
+    assert fresh != committed
 
 
 def test_a_shifted_line_fails(tex, tmp_path):
