@@ -173,3 +173,20 @@ def test_cpu_demo_small_model_is_not_compared(tmp_path):
     assert rows and all("different model (qwen2.5-coder-0.5b-instruct, not " in r["verdict"] for r in rows)
     assert all(r["verdict"].startswith("not comparable: ") and "fewer seeds (1 of 5)" in r["verdict"] for r in rows)
     assert "Models" in out.split("differ", 1)[1].split("\n", 1)[0]
+
+
+def test_verdict_uses_the_papers_interval_and_rounds_ours_to_the_printed_digits():
+    from harness.analysis.compare import _band, _row
+
+    band = _band(3.29, "gap", 1100, 2, -3.49, 10.38)
+    assert band[2] == "paper's 95% cluster CI [-3.49, 10.38]"
+    assert _row("t", "w", 1, "x", 3.29, 2, 10.384, 1100, band, [], "m", "pp")["verdict"] == "inside"
+    assert _row("t", "w", 1, "x", 3.29, 2, 10.386, 1100, band, [], "m", "pp")["verdict"] == "outside"
+    assert _row("t", "w", 1, "x", 3.29, 2, -4.0, 1100, band, [], "m", "pp")["verdict"] == "outside"
+    r = _row("t", "w", 1, "x", 3.29, 2, 50.0, 1100, band, ["fewer seeds (2 of 5)"], "m", "pp")
+    assert r["verdict"] == "not comparable: fewer seeds (2 of 5)" and r["difference"] == pytest.approx(46.71)
+    assert _row("t", "w", 1, "x", 3.29, 2, None, 0, band, [], "m", "pp")["verdict"] == "no result"
+    lo, hi, text = _band(40.0, "construction", 1100, 2)
+    assert (lo, hi) == pytest.approx((39.995, 40.005)) and text.startswith("\u00b10.005 rounding")
+    lo, hi, text = _band(75.31, "accuracy", 1100, 2)  # 1.96 * sqrt(p(1-p)/n) + 0.005
+    assert hi - 75.31 == pytest.approx(100 * 1.96 * (0.7531 * 0.2469 / 1100) ** 0.5 + 0.005)
