@@ -1,6 +1,7 @@
 """The comparison figure: paper (x) against ours (y), one point per compared number, the identity line and
 each point's tolerance band (a vertical bar from the band's low to high end at the paper's value), colour
-and marker by verdict. Two panels: accuracies and shares (%) and paired gaps (pp). Counts are not drawn."""
+and marker by verdict. One panel each for accuracies and shares (%) and for paired gaps (pp), when the results
+have such numbers. Counts are not drawn."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,8 +25,11 @@ def comparison_figure(rows: list[dict], png: Path) -> Path | None:
     if not pts:
         return None
     with plt.rc_context({**STYLE, "font.size": 10}):
-        fig, axes = plt.subplots(1, 2, figsize=(9, 4.6), constrained_layout=True)
-        for ax, unit, title in ((axes[0], "%", "Accuracy and shares (%)"), (axes[1], "pp", "Paired gaps (pp)")):
+        panels = [(u, t) for u, t in (("%", "Accuracy and shares (%)"), ("pp", "Paired gaps (pp)"))
+                  if any(r["unit"] == u for r in pts)]  # a panel only for a kind of number these results have
+        fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.6), constrained_layout=True,
+                                 squeeze=False)
+        for ax, (unit, title) in zip(axes[0], panels):
             sel = [r for r in pts if r["unit"] == unit]
             lo = min([0.0] + [min(r["paper"], r["ours"], r["band_lo"]) for r in sel])
             hi = max([100.0 if unit == "%" else 10.0] + [max(r["paper"], r["ours"], r["band_hi"]) for r in sel])
@@ -47,7 +51,7 @@ def comparison_figure(rows: list[dict], png: Path) -> Path | None:
             ax.set_aspect("equal")
             ax.set_xlabel(f"paper ({unit})")
             ax.set_ylabel(f"ours ({unit})")
-            ax.set_title(f"{title}: {len(sel)} values" if sel else f"{title}: none here")
+            ax.set_title(f"{title}: {len(sel)} values")
             ax.grid(True, color="#eee", lw=0.6)
             ax.legend(loc="upper left", fontsize=9, frameon=False)
         png.parent.mkdir(parents=True, exist_ok=True)
