@@ -190,3 +190,16 @@ def test_verdict_uses_the_papers_interval_and_rounds_ours_to_the_printed_digits(
     assert (lo, hi) == pytest.approx((39.995, 40.005)) and text.startswith("\u00b10.005 rounding")
     lo, hi, text = _band(75.31, "accuracy", 1100, 2)  # 1.96 * sqrt(p(1-p)/n) + 0.005
     assert hi - 75.31 == pytest.approx(100 * 1.96 * (0.7531 * 0.2469 / 1100) ** 0.5 + 0.005)
+
+
+def test_make_reproduce_outputs_write_the_comparison_with_the_report(tmp_path):
+    """`make reproduce` (serve reproduce -> pipeline.outputs) writes OUT/comparison/ and the report's section."""
+    from harness.reproduce.pipeline import outputs
+
+    root = tmp_path / "results"
+    shutil.copytree(ROOT / "results" / "gold-solve", root, ignore=shutil.ignore_patterns("tables"))
+    done = outputs(root, draws=200, echo=lambda s: None)
+    assert done["comparison"] == str(root / "comparison" / "comparison.md")
+    assert (root / "comparison" / "comparison.csv").is_file() and (root / "comparison" / "comparison.png").is_file()
+    page = (root / "report.html").read_text(encoding="utf-8")
+    assert "Did it reproduce?" in page and "not comparable: dev rows" in page
