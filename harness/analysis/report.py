@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.analysis.compare import ComparisonFiles, comparison_html, write_comparison
 from harness.analysis.figures import build_figures
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.analysis_step import Analysis, analyse
@@ -85,7 +86,8 @@ def _about_html(root: Path) -> list[str]:
     return [f'<p class="about">{html.escape(text)}</p>']
 
 
-def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: list[Path], results_dir) -> str:
+def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: list[Path], results_dir,
+                  comparison: ComparisonFiles | None = None) -> str:
     """The report page as one HTML string."""
     root = Path(results_dir)
     d, r = an.data, an.resampler.describe()
@@ -110,6 +112,7 @@ def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: lis
     if an.notes:
         parts.append('<h2>Analysis notes</h2><ul class="notes">'
                      + "".join(f"<li>{html.escape(n)}</li>" for n in an.notes) + "</ul>")
+    parts += comparison_html(comparison) if comparison is not None else []  # issue 24: paper against ours
     parts.append("<h2>Run manifests</h2>")
     parts.append(_manifest_html(find_manifests(root), root))
     parts.append("</body></html>")
@@ -125,6 +128,7 @@ class ReportFiles:
     table_paths: list[Path]
     figures: list[Path]
     page: Path
+    comparison: ComparisonFiles | None = None
 
 
 def write_outputs(an: Analysis, out_dir, results_dir) -> ReportFiles:
@@ -133,9 +137,20 @@ def write_outputs(an: Analysis, out_dir, results_dir) -> ReportFiles:
     tables, omitted = build_tables(an)
     table_paths = write_tables(tables, omitted, out / "tables", an)
     figures = build_figures(an, out / "figures")
+    comparison = write_comparison(an, out / "comparison", _manifests_or_none(results_dir))
     page = out / "report.html"
-    page.write_text(render_report(an, tables, omitted, figures, results_dir), encoding="utf-8")
-    return ReportFiles(tables, omitted, table_paths, figures, page)
+    page.write_text(render_report(an, tables, omitted, figures, results_dir, comparison), encoding="utf-8")
+    return ReportFiles(tables, omitted, table_paths, figures, page, comparison)
+
+
+def _manifests_or_none(results_dir) -> list[dict]:
+    """The run manifests for the comparison's ledger; none (every setting 'not recorded') when unreadable."""
+    from harness.analysis.table_format import Omit
+    from harness.analysis.tables_supplementary import load_manifests
+    try:
+        return load_manifests(results_dir) if results_dir is not None else []
+    except Omit:
+        return []
 
 
 def build_report(results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,

@@ -220,7 +220,8 @@ def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] 
     p.write_text(json_file_text(stats_payload(an), indent=1), encoding="utf-8")
     files = write_outputs(an, out, out)
     done = {"stats": str(p), "tables": [str(x) for x in files.table_paths], "tables_omitted": files.omitted,
-            "figures": [str(x) for x in files.figures], "report": str(files.page)}
+            "figures": [str(x) for x in files.figures], "report": str(files.page),
+            "comparison": str(files.comparison.markdown) if files.comparison else None}  # the paper against ours
     echo("outputs: " + "; ".join([str(p), f"{len(files.tables)} table(s) in {Path(out) / 'tables'}", str(files.page)]))
     return done
 
