@@ -16,6 +16,17 @@ Formats accepted (checked against every row of the v1.0 dev file and the Verifie
   "weeks_days" with gold_value (weeks, days); the file's own type is kept in `raw_output_type`.
 * Relevant Entities: a Python-literal dict, parsed with `ast.literal_eval` (never `eval`).
 
+Refused at load, so no scorer or arm meets them mid-run (one rule for every scorer):
+
+* a Calculator ID outside MedCalc-Bench's 55 (harness/data/calculator_ids.py): no arm has a formula or
+  prompt for it and the official check raises "Unknown calculator ID" on it;
+* a numeric row whose Lower Limit exceeds its Upper Limit. The official check is ``answer >= lower and
+  answer <= upper`` (ncbi-nlp/MedCalc-Bench evaluation/evaluate.py at 5523b77, line 44), so on such a row no
+  answer is ever correct, and the `paper` scorer has no interval to test. MedCalc-Bench's own files write
+  the lower bound first for negative golds too (e.g. v1.0 Row Number 467: gold -0.828, limits -0.8694,
+  -0.7866); copies that compute the limits as gold*0.95 and gold*1.05 swap them for every negative gold.
+  The kit does not reorder them silently: the error names the row, and swapping the two cells fixes it.
+
 Answers and limits are parsed by harness/data/values.py, the kit's one value parser, with its
 defaults (the file forms above).
 """
@@ -35,6 +46,7 @@ import click
 from harness.core.hashing import file_sha256 as sha256_file
 from harness.core.paths import REPO_ROOT
 from harness.data import pins
+from harness.data.calculator_ids import CALCULATOR_IDS
 from harness.data.errors import DatasetError
 from harness.data.locations import BUNDLED_DIR, bundled_dir, cache_dir, shared_dir
 from harness.data.values import looks_like_weeks_days, parse_date, parse_number, parse_weeks_days
@@ -253,6 +265,10 @@ def case_from_row(rec: dict[str, str], *, file: Path, row: int) -> Case:
         calculator_id = _parse_int(rec["Calculator ID"])
     except ValueError as exc:
         raise err("Calculator ID", str(exc)) from None
+    if calculator_id not in CALCULATOR_IDS:
+        raise err("Calculator ID", f"calculator id {calculator_id} is not one of MedCalc-Bench's 55 calculators "
+                                   f"({min(CALCULATOR_IDS)}..{max(CALCULATOR_IDS)}, listed in "
+                                   "harness/data/calculator_ids.py)")
 
     raw_type = rec["Output Type"].strip()
     if raw_type not in RAW_OUTPUT_TYPES:
@@ -270,6 +286,12 @@ def case_from_row(rec: dict[str, str], *, file: Path, row: int) -> Case:
             values[col] = parse_gold(rec[col], output_type)
         except ValueError as exc:
             raise err(col, f"{exc} (output type {output_type})") from None
+    lower, upper = values["Lower Limit"], values["Upper Limit"]
+    if output_type in ("decimal", "integer") and lower > upper:
+        raise err("Lower Limit", f"Lower Limit {rec['Lower Limit'].strip()} exceeds Upper Limit "
+                                 f"{rec['Upper Limit'].strip()} (gold {gold_text.strip()}): no answer could score "
+                                 "correct; swap the two cells (limits computed as gold*0.95 and gold*1.05 come out "
+                                 "swapped for a negative gold)")
 
     try:
         entities = parse_entities(rec["Relevant Entities"])
