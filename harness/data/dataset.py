@@ -48,6 +48,7 @@ from harness.core.paths import REPO_ROOT
 from harness.data import pins
 from harness.data.calculator_ids import CALCULATOR_IDS
 from harness.data.errors import DatasetError
+from harness.data.dev_split import dev_path, how_to_build
 from harness.data.locations import BUNDLED_DIR, bundled_dir, cache_dir, shared_dir
 from harness.data.values import looks_like_weeks_days, parse_date, parse_number, parse_weeks_days
 
@@ -84,8 +85,8 @@ REQUIRED_VALUES = (
 RAW_OUTPUT_TYPES = ("decimal", "integer", "date", "weeks_days")
 OUTPUT_TYPES = ("decimal", "integer", "date", "weeks_days")
 
-# name -> (where, file name). "bundled": harness/data; "shared": the MedCalc-Bench dev dir;
-# "cache": the download cache written by `harness data fetch`.
+# name -> (where, file name). "bundled": harness/data; "shared": the dev split, built by `harness data build-dev`
+# (harness/data/dev_split.py says where it is looked for); "cache": the download cache written by `harness data fetch`.
 PINNED_NAMES: dict[str, tuple[str, str]] = {
     "bundled-test": ("bundled", "test_slice.csv"),
     "one-shot": ("bundled", "one_shot_verified.csv"),
@@ -353,13 +354,10 @@ def resolve(name_or_path: str | os.PathLike) -> tuple[str, Path]:
                 raise DatasetError(f"bundled dataset {spec!r} is missing from the installed kit", file=path)
             return spec, path
         if where == "shared":
-            path = shared_dir() / filename
+            path = dev_path()
             if not path.exists():
-                raise DatasetError(
-                    f"dataset 'dev' not found: {path} does not exist; set MEDCALC_SHARED_DIR to the directory "
-                    "holding test_dev_v1.0.csv",
-                    file=path,
-                )
+                raise DatasetError(f"dataset 'dev' has not been built ({path} does not exist): {how_to_build()} "
+                                   "(or set MEDCALC_SHARED_DIR to a directory holding test_dev_v1.0.csv)", file=path)
             return spec, path
         return spec, pins.verified_path()  # the Verified split's location depends on its pin
     path = Path(spec).expanduser()
