@@ -14,7 +14,7 @@ from executor.api import Executor
 from harness.arms.prompts import template_hashes
 from harness.arms.registry import ARMS, convention_field
 from harness.arms.solvers import uses_convention
-from harness.data.conventions import ConventionChoice, default_convention, resolve_convention
+from harness.data.conventions import ConventionChoice, MixedConventionsError, default_convention, resolve_convention
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
 from harness.model.preflight import check_model_server
@@ -39,7 +39,10 @@ class RunSetupError(RuntimeError):
 def apply_convention(arms, dataset, convention: ConventionChoice | str | None):
     """(arms with their ``convention`` field set, the ConventionChoice in force) for a run on ``dataset``."""
     choice = convention if isinstance(convention, ConventionChoice) else resolve_convention(dataset, convention)
-    default = default_convention(dataset).name
+    try:
+        default = default_convention(dataset).name
+    except MixedConventionsError:  # rows of mixed conventions, run under --convention: no default of its own
+        default = ""
     return [dataclasses.replace(a, convention=convention_field(a, choice.name, default)) for a in arms], choice
 
 
