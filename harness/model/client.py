@@ -179,7 +179,7 @@ class ResponseCache:
 class ModelClient:
     """Async client for one served model.
 
-    >>> async with ModelClient("http://127.0.0.1:8088/v1", "qwen", profile="llama.cpp") as c:  # default: plain
+    >>> async with ModelClient("http://127.0.0.1:8088/v1", "qwen", profile="llama.cpp") as c:
     ...     r = await c.chat([{"role": "user", "content": "2+2?"}], temperature=0, max_tokens=16)
     """
 
@@ -188,7 +188,7 @@ class ModelClient:
         base_url: str,
         model: str,
         *,
-        profile: str | ServerProfile = "plain",
+        profile: str | ServerProfile = "llama.cpp",
         model_revision: str | None = None,
         concurrency: int = 4,
         timeout: float = 900.0,

@@ -198,14 +198,3 @@ def test_preflight_reports_401_as_a_missing_key_scripted_fake_server_with_key(mo
         assert "--base-url must be" not in str(info.value)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
         assert check_model_server(srv.url, 5.0) == ["scripted-model"]
-
-
-def test_default_profile_is_plain_no_repeat_penalty_scripted_fake_server():
-    async def go():
-        async with ModelClient(srv.url, "scripted-model") as c:
-            await c.chat(MSG, temperature=0.7, max_tokens=8, seed=5)
-            return c.profile.name
-
-    with FakeModelServer([]) as srv:
-        assert run(go()) == "plain"
-    assert set(srv.requests[0]) == {"model", "messages", "temperature", "max_tokens"}
