@@ -51,3 +51,13 @@ def test_default_profile_is_plain_fake_server(tmp_path, monkeypatch):
     with FakeModelServer([]) as srv:
         r = _run(srv.url, tmp_path / "res2", "--server-profile", "llama.cpp")
     assert r.exit_code == 0 and all(b["repeat_penalty"] == 1.0 for b in srv.requests)
+
+
+def test_readme_shows_the_profile_the_key_and_how_to_build_dev():
+    from harness.core.paths import REPO_ROOT
+
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    runs = [blk for blk in text.split("```") if "--base-url http://127.0.0.1:8000/v1" in blk]
+    assert runs and all("--server-profile vllm" in blk for blk in runs)     # the vLLM examples name their profile
+    assert "OPENAI_API_KEY" in text and "--api-key-env" in text
+    assert "harness data build-dev --source test_data.csv" in text and "../shared/data" not in text
