@@ -61,3 +61,18 @@ def test_readme_shows_the_profile_the_key_and_how_to_build_dev():
     assert runs and all("--server-profile vllm" in blk for blk in runs)     # the vLLM examples name their profile
     assert "OPENAI_API_KEY" in text and "--api-key-env" in text
     assert "harness data build-dev --source test_data.csv" in text and "../shared/data" not in text
+
+
+def test_external_launcher_preflight_sends_the_key_and_names_a_401_fake_server(monkeypatch):
+    from harness.reproduce.launchers import launcher_kind
+
+    kind = launcher_kind("external")
+    with FakeModelServer([], api_key="sk-ext") as srv:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        (server, _dataset) = kind.preflight(["scripted-model"], deterministic=False, dataset="bundled-test",
+                                            base_url=srv.url)
+        assert not server.ok and "401 Unauthorized: the server wants an API key" in server.detail
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-ext")
+        (server, _dataset) = kind.preflight(["scripted-model"], deterministic=False, dataset="bundled-test",
+                                            base_url=srv.url)
+        assert server.ok, server.detail
