@@ -49,7 +49,7 @@ from harness.data import pins
 from harness.data.calculator_ids import CALCULATOR_IDS
 from harness.data.errors import DatasetError
 from harness.data.dev_split import dev_path, how_to_build
-from harness.data.locations import BUNDLED_DIR, bundled_dir, cache_dir, shared_dir
+from harness.data.locations import BUNDLED_DIR, bundled_dir
 from harness.data.values import looks_like_weeks_days, parse_date, parse_number, parse_weeks_days
 
 

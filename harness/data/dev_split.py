@@ -22,9 +22,9 @@ import os
 import tempfile
 from pathlib import Path
 
-from harness.core.paths import BUNDLED_DATA_DIR, REPO_ROOT
+from harness.core.paths import BUNDLED_DATA_DIR
 from harness.data.errors import DatasetError
-from harness.data.locations import cache_dir
+from harness.data.locations import cache_dir, shared_dir
 
 __all__ = ["DEFINITION_FILE", "V1_TEST_DATA_SHA256", "V1_TEST_DATA_URL", "DEV_FILE_NAME", "definition", "dev_path",
            "build_target", "build_dev", "how_to_build"]
@@ -47,7 +47,7 @@ def dev_path() -> Path:
     if env:
         return Path(env) / DEV_FILE_NAME
     built = cache_dir() / DEV_FILE_NAME
-    checkout = REPO_ROOT.parent / "shared" / "data" / "medcalc-bench" / DEV_FILE_NAME
+    checkout = shared_dir() / DEV_FILE_NAME   # without the variable: the development checkout's ../shared
     return checkout if not built.exists() and checkout.exists() else built
 
 
