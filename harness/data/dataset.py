@@ -24,7 +24,9 @@ Refused at load, so no scorer or arm meets them mid-run (one rule for every scor
   answer <= upper`` (ncbi-nlp/MedCalc-Bench evaluation/evaluate.py at 5523b77, line 44), so on such a row no
   answer is ever correct, and the `paper` scorer has no interval to test. MedCalc-Bench's own files write
   the lower bound first for negative golds too (e.g. v1.0 Row Number 467: gold -0.828, limits -0.8694,
-  -0.7866); copies that compute the limits as gold*0.95 and gold*1.05 swap them for every negative gold.
+  -0.7866), and so does Verified's generator (nikhilk7153/MedCalc-Bench-Verified
+  calculator_implementations/generate_csv.py at 0eb5960, lines 141-156: gold*1.05 is the lower limit of a
+  negative gold); copies that compute the limits as gold*0.95 and gold*1.05 swap them for every negative gold.
   The kit does not reorder them silently: the error names the row, and swapping the two cells fixes it.
 
 Answers and limits are parsed by harness/data/values.py, the kit's one value parser, with its
