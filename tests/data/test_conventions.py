@@ -133,3 +133,30 @@ def test_shipped_fingerprints_cover_the_known_files_and_hold_no_text(shared_data
         ds = load_dataset(name)
         assert all(row_fingerprint(c) in sets[conv].fingerprints for c in ds), name
         assert not any(c.note[:40] in text or c.question in text for c in ds.cases[:20]), name
+
+
+def test_the_fetched_verified_split_adds_its_rows(tmp_path, pins_copy, monkeypatch):
+    """Once the Verified test split is pinned and downloaded, its rows are known `exact` rows too. The split is
+    not reachable here: a stand-in (v1.0 decimal rows with changed golds, as Verified corrected some) takes
+    its place in a copy of the pins file."""
+    import hashlib
+    import json as _json
+
+    rows = [r for r in read_rows(BUNDLED / "test_slice.csv") if r["Output Type"] == "decimal"][:6]
+    for r in rows:
+        r["Ground Truth Answer"] = str(float(r["Ground Truth Answer"]) + 1)
+        r["Lower Limit"] = r["Upper Limit"] = r["Ground Truth Answer"]
+    rev = "a" * 40
+    (tmp_path / "cache" / "verified" / rev).mkdir(parents=True)
+    stand_in = write_rows(tmp_path / "cache" / "verified" / rev / "test.csv", rows)
+    pins = _json.loads(pins_copy.read_text())
+    pins["datasets"]["verified"].update(revision=rev, filename="data/test.csv",
+                                        sha256=hashlib.sha256(stand_in.read_bytes()).hexdigest())
+    pins_copy.write_text(_json.dumps(pins))
+    mine = load_dataset(str(_resaved(rows[::-1], tmp_path / "mine.csv")))
+    assert default_convention(mine).source == "default"          # unknown rows before the split is fetched
+    monkeypatch.setenv("MATHSOLVER_PINS_FILE", str(pins_copy))
+    monkeypatch.setenv("MATHSOLVER_DATA_DIR", str(tmp_path / "cache"))
+    choice = default_convention(mine)
+    assert choice.convention is EXACT and choice.source == "dataset"
+    assert "6 of 6 rows are known rows of MedCalc-Bench Verified test split (pinned, fetched)" in choice.reason
