@@ -250,6 +250,23 @@ def _parse_int(text: str) -> int:
     return int(t)
 
 
+def _limits_swapped(output_type: str, lower: Any, upper: Any) -> bool:
+    """A numeric row whose Lower Limit exceeds its Upper Limit (module docstring)."""
+    return output_type in ("decimal", "integer") and lower > upper
+
+
+def _more_swapped_rows(records: list[dict[str, str]], after: int) -> int:
+    """How many rows after the 1-based row `after` also have numeric limits the wrong way round."""
+    n = 0
+    for rec in records[after:]:
+        try:
+            n += _limits_swapped(rec["Output Type"].strip(), parse_number(rec["Lower Limit"]),
+                                 parse_number(rec["Upper Limit"]))
+        except ValueError:
+            continue
+    return n
+
+
 def case_from_row(rec: dict[str, str], *, file: Path, row: int) -> Case:
     """Validate one row and build its Case; raises DatasetError naming file, row and column."""
     rn_text = rec["Row Number"].strip()
@@ -289,8 +306,7 @@ def case_from_row(rec: dict[str, str], *, file: Path, row: int) -> Case:
             values[col] = parse_gold(rec[col], output_type)
         except ValueError as exc:
             raise err(col, f"{exc} (output type {output_type})") from None
-    lower, upper = values["Lower Limit"], values["Upper Limit"]
-    if output_type in ("decimal", "integer") and lower > upper:
+    if _limits_swapped(output_type, values["Lower Limit"], values["Upper Limit"]):
         raise err("Lower Limit", f"Lower Limit {rec['Lower Limit'].strip()} exceeds Upper Limit "
                                  f"{rec['Upper Limit'].strip()} (gold {gold_text.strip()}): no answer could score "
                                  "correct; swap the two cells (limits computed as gold*0.95 and gold*1.05 come out "
@@ -326,7 +342,14 @@ def parse_cases(records: list[dict[str, str]], *, file: Path) -> list[Case]:
     cases: list[Case] = []
     seen: dict[int, int] = {}
     for i, rec in enumerate(records, start=1):
-        case = case_from_row(rec, file=file, row=i)
+        try:
+            case = case_from_row(rec, file=file, row=i)
+        except DatasetError as exc:
+            more = _more_swapped_rows(records, i) if exc.problem.startswith("Lower Limit ") else 0
+            if more:  # a copy with every negative gold's limits swapped: say how many rows need the fix
+                raise DatasetError(f"{exc.problem}; {more} later row{'s' * (more != 1)} too", file=file, row=i,
+                                   row_number=exc.row_number, column=exc.column) from None
+            raise
         if case.row_number in seen:
             raise DatasetError(
                 f"duplicate Row Number {case.row_number} (first seen on row {seen[case.row_number]})",

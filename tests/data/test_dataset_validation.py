@@ -199,7 +199,8 @@ def test_swapped_limits_are_refused_at_load(one_shot_rows, tmp_path):
         gold = float(rows[i]["Ground Truth Answer"])
         rows[i]["Lower Limit"], rows[i]["Upper Limit"] = repr(gold * 0.95), repr(gold * 1.05)
     p = write_rows(tmp_path / "third_party.csv", rows)
-    err = _expect(p, negative[0] + 1, "Lower Limit", r"Lower Limit -1\.99499+ exceeds Upper Limit -2\.205 \(gold -2\.1\).*swap")
+    err = _expect(p, negative[0] + 1, "Lower Limit",
+                  r"Lower Limit -1\.99499+ exceeds Upper Limit -2\.205 \(gold -2\.1\).*swap.*; 2 later rows too$")
     assert err.row_number == "32" and "(Row Number 32)" in str(err)
 
 
