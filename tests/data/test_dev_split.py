@@ -75,3 +75,17 @@ def test_dev_not_built_names_the_command(tmp_path, monkeypatch):
     monkeypatch.setenv("MEDCALC_SHARED_DIR", str(tmp_path))
     with pytest.raises(DatasetError, match=r"has not been built.*harness data build-dev --source test_data\.csv"):
         load_dataset("dev")
+
+
+@pytest.mark.skipif(not V1_SOURCE, reason="set MEDCALC_V1_TEST_DATA to a copy of MedCalc-Bench v1.0 test_data.csv")
+def test_shipped_row_fingerprints_regenerate_from_the_real_v1_file(tmp_path):
+    import subprocess
+    import sys
+
+    from harness.core.paths import REPO_ROOT
+    from harness.data.row_fingerprints import FINGERPRINTS_FILE
+
+    out = tmp_path / "fp.json"
+    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "make_row_fingerprints.py"), "--v1", V1_SOURCE,
+                    "--out", str(out)], check=True, capture_output=True)
+    assert out.read_bytes() == FINGERPRINTS_FILE.read_bytes()
