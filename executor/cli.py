@@ -21,15 +21,20 @@ from executor.container_config import DEFAULT_RUN_VALUES
 
 
 def _read_program(path: str) -> str:
+    """The program's text, from a file or "-" (stdin), read as bytes and decoded as UTF-8 the same way for both,
+    so the same bytes get the same message wherever they come from."""
     if path == "-":
-        return sys.stdin.read()
-    p = Path(path)
-    if not p.is_file():
-        raise SystemExit(f"executor run: no such program file: {path}")
+        data, name = sys.stdin.buffer.read(), "standard input"
+    else:
+        p = Path(path)
+        if not p.is_file():
+            raise SystemExit(f"executor run: no such program file: {path}")
+        data, name = p.read_bytes(), path
     try:
-        return p.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SystemExit(f"executor run: {path} is not UTF-8 text ({exc})")
+        raise SystemExit(f"executor run: {name} is not UTF-8 text ({exc})")
+    return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as a text-mode read gives
 
 
 def _cmd_run(args) -> int:

@@ -25,7 +25,7 @@ def main() -> None:
 
 
 SUBCOMMANDS = (
-    data,       # data fetch | pin | check | show
+    data,       # data fetch | pin | build-dev | check | list | show
     run,        # run one arm over a dataset
     score,      # rescore stored replies
     formulas,   # formula catalogue check

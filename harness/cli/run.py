@@ -1,7 +1,8 @@
 """`harness run` (any arm over a dataset, resumable) and `harness score` (rescore stored results, summary).
 
     harness run --arm program-solve --arm open-book --dataset bundled-test --seeds 42-46 \
-        --base-url http://127.0.0.1:8088/v1 [--model ID] [--server-profile llama.cpp] --out results
+        --base-url http://127.0.0.1:8088/v1 [--model ID] [--server-profile plain|vllm|llama.cpp] \
+        [--api-key-env OPENAI_API_KEY] --out results
     harness run --arm gold-lib --dataset dev            # no model needed
     harness score --results results [--scorer medcalc] [--markdown summary.md]
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from harness.arms.registry import ARMS, EXTENSION_ARMS, get_arm
 from harness.cli.errors import check_out_dir
 from harness.cli.convention import announce, convention_option
 from harness.data.dataset import dataset_option
-from harness.model.client import ModelRequestError
+from harness.model.client import DEFAULT_API_KEY_ENV, ModelRequestError
 from harness.run.runner import ConfigMismatchError, summary_markdown
 from harness.run.session import CaseSelectionError, RunSetupError, pick_cases, run_session
 from harness.run.store import iter_located_records
@@ -56,8 +58,13 @@ def parse_seeds(text: str) -> list[int]:
 @click.option("--base-url", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8088/v1.")
 @click.option("--model", default=None, help="Model id to request [default: the first id the server lists].")
 @click.option("--model-revision", default=None, help="Model revision recorded with every row and in keys.")
-@click.option("--server-profile", default="llama.cpp", show_default=True,
-              type=click.Choice(["llama.cpp", "vllm", "plain"]), help="Extra request fields for this server.")
+@click.option("--server-profile", default="plain", show_default=True,
+              type=click.Choice(["llama.cpp", "vllm", "plain"]),
+              help="Request fields for this server: plain (any OpenAI-compatible API: nothing added), vllm (per-request "
+                   "seeds on sampled calls), llama.cpp (also repeat_penalty 1.0, which strict servers reject).")
+@click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True, metavar="VAR",
+              help="Environment variable holding the model server's API key, sent as a Bearer token when set; "
+                   "the key is never recorded.")
 @click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False),
               help="Results root.")
 @click.option("--executor-backend", default="auto", show_default=True,
@@ -88,7 +95,8 @@ def parse_seeds(text: str) -> list[int]:
 @click.option("--router-m", default=None, type=click.IntRange(1), help="Router arms: programs that must agree [3].")
 @click.option("--router-temperature", default=None, type=float, help="Router arms: sampling temperature [0.7].")
 @convention_option
-def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, out_dir, executor_backend,
+def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, api_key_env, out_dir,
+        executor_backend,
         concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, spread,
         all_cases, server_info, no_progress, formula_versions, router_k, router_m, router_temperature, convention):
     """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
@@ -109,12 +117,15 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     if needs_model and not base_url:
         raise click.UsageError(f"arm(s) {', '.join(a.name for a in arms if a.needs_model)} need a model: "
                                "give --base-url (and --model)")
+    if needs_model and api_key_env != DEFAULT_API_KEY_ENV and not os.environ.get(api_key_env):
+        raise click.BadParameter(f"environment variable {api_key_env} is not set (or empty)",
+                                 param_hint="--api-key-env")
     check_out_dir(out_dir)
     choice = announce(dataset, convention)
     try:
         summaries = _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
                             executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases,
-                            no_progress, server_info, choice)
+                            no_progress, server_info, choice, api_key_env=api_key_env)
     except RunSetupError as exc:
         raise click.UsageError(str(exc)) from None
     except ModelRequestError as exc:
@@ -162,14 +173,14 @@ def apply_arm_options(arms, formula_versions=(), k=None, m=None, temperature=Non
 
 def _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
             executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases, no_progress, server_info,
-            convention=None):
+            convention=None, api_key_env=None):
     cache = None if no_cache else (cache_dir or Path(out_dir) / ".cache" / "responses")
     server = json.loads(Path(server_info).read_text()) if server_info else None
     return asyncio.run(run_session(arms, dataset, cases, seed_list, base_url=base_url, model=model,
                             model_revision=model_revision, server_profile=server_profile, out_dir=Path(out_dir),
                             executor_backend=executor_backend, concurrency=concurrency, timeout=timeout,
                             cache_dir=cache, scorer=scorer, all_cases=all_cases, progress=not no_progress,
-                            server=server, convention=convention))
+                            server=server, convention=convention, api_key_env=api_key_env))
 
 
 @click.command("score")

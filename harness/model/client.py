@@ -15,6 +15,11 @@ Retries. 5xx answers, timeouts and connection errors are retried with exponentia
 `max_retries` times); a 4xx answer is never retried and raises `ModelRequestError` naming status and
 body. A 200 whose body is not a chat completion also raises.
 
+API key. Sent as ``Authorization: Bearer <key>`` when there is one: the `api_key` argument, else the
+environment variable `api_key_env` names (default OPENAI_API_KEY, as OpenAI's own clients read it). The key
+is never recorded: not in the manifest (`describe`), the request dicts or the cache key. A 401 or 403 answer
+raises `ModelAuthError` saying whether a key was sent and from which variable.
+
 Cache. Each completed response is stored as one JSON file under `cache_dir`, keyed on the sha256 of
 the complete request identity: base URL, model id and revision, the full request body (messages and
 every sampling field), the sample index and the run seed. The run seed is part of the key so the five
@@ -77,6 +82,30 @@ def derive_seed(run_seed: int, case_id: str, arm: str, sample_index: int) -> int
 
 class ModelRequestError(RuntimeError):
     """A request that failed for good: a 4xx answer, a malformed body, or retries exhausted."""
+
+
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
+
+class ModelAuthError(ModelRequestError):
+    """The server refused the request as unauthenticated (401) or forbidden (403): every request would fail."""
+
+
+def api_key_from_env(api_key_env: str | None = None) -> str | None:
+    """The API key in the environment variable `api_key_env` (default OPENAI_API_KEY), None when unset or empty."""
+    return os.environ.get(api_key_env or DEFAULT_API_KEY_ENV) or None
+
+
+def auth_problem(status: int, what: str, key_sent: bool, api_key_env: str | None) -> str:
+    """The message for a 401/403 answer to `what` (e.g. "POST <url>"): what the status means and the fix."""
+    var = api_key_env or DEFAULT_API_KEY_ENV
+    meaning = "401 Unauthorized" if status == 401 else "403 Forbidden"
+    if key_sent:
+        fix = (f"the server did not accept the API key from ${var}" if status == 401 else
+               f"the API key from ${var} is not allowed to use this server or model")
+        return f"{what} answered {meaning}: {fix}; check the key (or name another variable with --api-key-env)"
+    return (f"{what} answered {meaning}: the server wants an API key and none was sent (${var} is not set); "
+            f"export {var}=<key>, or name another variable with --api-key-env")
 
 
 @dataclass
@@ -168,6 +197,7 @@ class ModelClient:
         backoff_cap: float = 30.0,
         cache_dir: str | os.PathLike | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ):
         if not base_url or not base_url.startswith(("http://", "https://")):
@@ -188,6 +218,8 @@ class ModelClient:
         self.backoff = backoff
         self.backoff_cap = backoff_cap
         self.cache = ResponseCache(cache_dir) if cache_dir else None
+        api_key = api_key or api_key_from_env(api_key_env)   # module docstring; never stored or recorded
+        self._api_key_env, self._key_sent = api_key_env, bool(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=10.0), headers=headers,
                                        transport=transport)
@@ -269,6 +301,9 @@ class ModelClient:
                 if resp.status_code < 400:
                     latency = (time.perf_counter() - started) * 1000.0
                     return _parse_completion(resp, latency, attempt)
+                if resp.status_code in (401, 403):
+                    raise ModelAuthError(auth_problem(resp.status_code, f"POST {url}", self._key_sent,
+                                                      self._api_key_env))
                 if resp.status_code < 500:
                     raise ModelRequestError(
                         f"POST {url} answered {resp.status_code} (client error, not retried): {resp.text[:500]}")

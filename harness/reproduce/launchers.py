@@ -21,6 +21,7 @@ import httpx
 
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model import vllm
+from harness.model.client import api_key_from_env, auth_problem
 from harness.model.rehearsal_server import DEFAULT_MODELS as REHEARSAL_MODELS
 from harness.model.serving import (CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, ExternalLauncher,
                                    Launcher, LlamaCppLauncher, RehearsalLauncher)
@@ -308,9 +309,13 @@ class ExternalKind(LauncherKind):
 
     def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
         try:
-            resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0)
+            key = api_key_from_env()   # $OPENAI_API_KEY, as the run's client sends it
+            resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0,
+                             headers={"Authorization": f"Bearer {key}"} if key else None)
             listed = [m.get("id") for m in resp.json().get("data", [])] if resp.status_code == 200 else []
-            seen = f"lists {listed}" if resp.status_code == 200 else f"HTTP {resp.status_code}"
+            seen = (f"lists {listed}" if resp.status_code == 200 else
+                    auth_problem(resp.status_code, "GET /models", bool(key), None)
+                    if resp.status_code in (401, 403) else f"HTTP {resp.status_code}")
         except (httpx.HTTPError, ValueError) as exc:
             listed, seen = [], f"no answer ({type(exc).__name__})"
         missing = [m for m in models if m not in listed]

@@ -14,7 +14,7 @@ from executor.api import Executor
 from harness.arms.prompts import template_hashes
 from harness.arms.registry import ARMS, convention_field
 from harness.arms.solvers import uses_convention
-from harness.data.conventions import ConventionChoice, default_convention, resolve_convention
+from harness.data.conventions import ConventionChoice, MixedConventionsError, default_convention, resolve_convention
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
 from harness.model.preflight import check_model_server
@@ -39,7 +39,10 @@ class RunSetupError(RuntimeError):
 def apply_convention(arms, dataset, convention: ConventionChoice | str | None):
     """(arms with their ``convention`` field set, the ConventionChoice in force) for a run on ``dataset``."""
     choice = convention if isinstance(convention, ConventionChoice) else resolve_convention(dataset, convention)
-    default = default_convention(dataset).name
+    try:
+        default = default_convention(dataset).name
+    except MixedConventionsError:  # rows of mixed conventions, run under --convention: no default of its own
+        default = ""
     return [dataclasses.replace(a, convention=convention_field(a, choice.name, default)) for a in arms], choice
 
 
@@ -99,12 +102,13 @@ def pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...],
 
 async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_revision, server_profile, out_dir,
                executor_backend, concurrency, timeout, cache_dir, scorer, all_cases, progress, server=None,
-               convention: ConventionChoice | str | None = None):
+               convention: ConventionChoice | str | None = None, api_key_env: str | None = None):
     """Run arms over `cases` at `seeds` (the building block of `harness run` and of the reproduce pipeline): builds the
     model client and the executor, writes the run manifest before and after; `server` is the launcher's describe()
     dict for the manifest. `convention`: the unit convention (a ConventionChoice, a name, or None for the dataset's
     own by content); it is recorded in the manifest and in the config of the arms that depend on it, and a run
-    into a directory made under another convention is refused (RunSetupError)."""
+    into a directory made under another convention is refused (RunSetupError). `api_key_env`: the environment
+    variable holding the model server's API key (default OPENAI_API_KEY; the key is never recorded)."""
     arms, choice = apply_convention(arms, dataset, convention)
     check_convention_consistent(out_dir, dataset, choice, arms)
 
@@ -119,13 +123,13 @@ async def run_session(arms, dataset, cases, seeds, *, base_url, model, model_rev
             ex_cm = Executor(backend=executor_backend)
             executor = ex_cm.__enter__()
         if any(a.needs_model for a in arms):
-            ids = await asyncio.to_thread(check_model_server, base_url, min(timeout, 60.0))
+            ids = await asyncio.to_thread(check_model_server, base_url, min(timeout, 60.0), api_key_env=api_key_env)
             if model_id is None:
                 if not ids:
                     raise RunSetupError(f"{base_url}/models lists no model; give --model")
                 model_id = ids[0]
             client = ModelClient(base_url, model_id, profile=server_profile, model_revision=model_revision,
-                                 concurrency=concurrency, timeout=timeout, cache_dir=cache_dir)
+                                 concurrency=concurrency, timeout=timeout, cache_dir=cache_dir, api_key_env=api_key_env)
         one_shot = []
         if any(a.example for a in arms):
             one_shot = load_dataset("one-shot").cases

@@ -153,18 +153,23 @@ class ResultStore:
         line = record_line(record)
         if "\n" in line[:-1]:
             raise StoreError("a record serialised to more than one line")  # json.dumps escapes newlines
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        # backslashreplace turns a lone surrogate (model or program text) into its JSON escape
-        # \udXXX, which reads back as the same string: lossless, and the line stays UTF-8
-        data = line.encode("utf-8", "backslashreplace")
-        written = os.write(self._fd, data)
-        while written < len(data):          # a short write: finish the line (a crash here leaves a torn line)
-            written += os.write(self._fd, data[written:])
-        self._unsynced += 1
-        if self._unsynced >= self.sync_every or (self.sync_interval_s is not None and
-                                                 time.monotonic() - self._last_sync >= self.sync_interval_s):
-            self.sync()
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            # backslashreplace turns a lone surrogate (model or program text) into its JSON escape
+            # \udXXX, which reads back as the same string: lossless, and the line stays UTF-8
+            data = line.encode("utf-8", "backslashreplace")
+            written = os.write(self._fd, data)
+            while written < len(data):          # a short write: finish the line (a crash here leaves a torn line)
+                written += os.write(self._fd, data[written:])
+            self._unsynced += 1
+            if self._unsynced >= self.sync_every or (self.sync_interval_s is not None and
+                                                     time.monotonic() - self._last_sync >= self.sync_interval_s):
+                self.sync()
+        except OSError as exc:  # e.g. a full disk: a write on a descriptor names no file, so name it
+            if exc.filename is None:
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
+            raise
         self.done_keys.add(record["key"])
         self.records.append(record)
         return True

@@ -51,6 +51,18 @@ class ResultsError(ValueError):
     """Result records that cannot be analysed; the message names the file and line."""
 
 
+class NoRecordsError(ResultsError):
+    """A results root without any result record; the message names the root and, when a folder below it holds
+    records (the usual slip: `make rehearse` writes them one level down, under results/), that folder."""
+
+
+def no_records_message(root: Path) -> str:
+    """'no result records found under ROOT', the layout looked for, and any subfolder that does hold records."""
+    below = sorted(d for d in root.iterdir() if d.is_dir() and any(d.glob("*/*/seed*.jsonl"))) if root.is_dir() else []
+    hint = f"; did you mean --results {below[0]}?" if below else ""
+    return (f"no result records found under {root} (looked for <model>/<arm>/seed<N>.jsonl files there){hint}")
+
+
 @dataclass
 class SourcedRecord:
     """One record with where it came from (for error messages)."""
@@ -303,7 +315,7 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
         if isinstance(rec.get("reference"), dict):
             versioned.append(rec)
     if not rows:
-        raise ResultsError("no result records found")
+        raise NoRecordsError("no result records found")
 
     case_ids = sorted(case_info, key=lambda c: (case_info[c][0], case_info[c][1], c))
     case_index = {c: i for i, c in enumerate(case_ids)}
@@ -373,4 +385,7 @@ def _share_model_free_arms(data: CorrectnessArrays) -> None:
 
 def load_arrays(results_root: str | os.PathLike, dataset: str | None = None) -> CorrectnessArrays:
     """Read every result file under `results_root` (one dataset: see `choose_dataset`) into `CorrectnessArrays`."""
-    return build_arrays(iter_records(results_root), dataset)
+    try:
+        return build_arrays(iter_records(results_root), dataset)
+    except NoRecordsError:
+        raise NoRecordsError(no_records_message(Path(results_root))) from None
