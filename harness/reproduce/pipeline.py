@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import json
-import os
 import signal
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -44,7 +43,8 @@ from harness.run.manifest import write_run_manifest
 from harness.run.runner import RunSpec, make_key
 from harness.run.session import apply_convention, run_session
 from harness.run.store import read_result_file, results_path
-from harness.verify.checksums import check_manifest, write_manifest
+from harness.verify.checksums import write_own_checksums
+from harness.verify.verification import Report, verify
 
 
 @contextmanager
@@ -200,8 +200,11 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     path = save(status)
     manifest["checksums"] = write_checksums(cfg.out)  # last: covers the manifest, results, logs, outputs
     echo(f"manifest: {path}")
+    checked = verify_run(cfg.out, tables=False)   # the verify stage on what was just written
+    for line in checked.notes + checked.problems:
+        echo(f"verify: {line}")
     echo(f"checksums: {manifest['checksums']['path']} ({manifest['checksums']['files']} files); verify with "
-         f"`cd {cfg.out} && sha256sum -c {Path(manifest['checksums']['path']).name}`")
+         f"`harness verify --results {cfg.out}` (or `cd {cfg.out} && sha256sum -c {Path(manifest['checksums']['path']).name}`)")
     manifest["manifest_path"] = str(path)
     return manifest
 
@@ -225,21 +228,12 @@ def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] 
     return done
 
 
-CHECKSUM_FILE = "SHA256SUMS"
-
-
 def write_checksums(out: Path) -> dict:
-    """sha256 of every file of the run's directory (hidden caches excluded), paths relative to it."""
-    target = Path(out) / CHECKSUM_FILE
-    if target.exists():
-        target.unlink()
-    tmp = Path(out) / f".{CHECKSUM_FILE}.tmp"
-    n = write_manifest(tmp, [Path(out)], root=Path(out))
-    os.replace(tmp, target)
-    return {"path": str(target), "files": n}
+    """sha256 of every file of the run's directory (hidden caches excluded), paths relative to it: the root's
+    own SHA256SUMS, which `harness verify --results OUT` checks (harness.verify.verification)."""
+    return write_own_checksums(Path(out))
 
 
-def verify_checksums(out: Path) -> list[str]:
-    """Problems (missing, changed, unlisted files) of a run directory against its SHA256SUMS."""
-    report = check_manifest(Path(out) / CHECKSUM_FILE, [Path(out)], root=Path(out))
-    return [ln for ln in report.lines() if not ln.endswith(CHECKSUM_FILE)]
+def verify_run(out: Path, *, tables: bool = True) -> Report:
+    """The verify stage's report on the run's directory (checksums against its SHA256SUMS, rescoring, tables)."""
+    return verify(Path(out), tables=tables)
