@@ -32,6 +32,8 @@ from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import SECTION, Omit, Table, fmt
 from harness.data.dataset import load_dataset
 from harness.formulas import CATALOGUE
+from harness.run.runner import NO_MODEL
+from harness.run.store import iter_result_files, model_slug
 
 # The paper's two main checkpoints (Table 1, upper block). Every other model with both Program-Solve
 # and Open-book arithmetic goes to the lower block.
@@ -340,6 +342,15 @@ def _server_flags(cmd: list) -> str:
     return " ".join(kept)
 
 
+def _stored_seeds(root: Path) -> dict[tuple[str, str], set[int]]:
+    """{(model directory, arm): seeds whose results file holds records} (the store's layout, no record read)."""
+    out: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for p in iter_result_files(root):
+        if p.stat().st_size and p.stem[4:].isdigit():
+            out[(p.parent.parent.name, p.parent.name)].add(int(p.stem[4:]))
+    return out
+
+
 def table_s14(an: Analysis) -> Table:
     """The run settings as sets of values per model: the union of the seeds, one row per setting in a fixed
     order; nothing counts or orders the manifests, so one run, the same run resumed after a kill and the
@@ -351,13 +362,16 @@ def table_s14(an: Analysis) -> Table:
     fields: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     seeds: dict[str, set[int]] = defaultdict(set)
     arm_settings: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    stored = _stored_seeds(_root(an))
     for man in manifests:
         mid = (man.get("model") or {}).get("id") if _uses_model(man) else "library (no model)"
+        slug = model_slug(mid) if _uses_model(man) else NO_MODEL
         ds = man.get("dataset") or {}
         fields["Dataset"][mid].add(f"{ds.get('name')} ({ds.get('n_cases')} cases), revision "
                                    f"{ds.get('revision') or 'none (bundled file)'}")
         fields["Dataset sha256"][mid].add(str(ds.get("sha256")))
-        seeds[mid].update(int(s) for s in man.get("seeds") or [])
+        for name in man.get("arms") or {}:     # the seeds records were stored for, not the seeds asked for
+            seeds[mid] |= stored.get((slug, str(name)), set())
         fields["Scorer"][mid].add(str(man.get("scorer")))
         ex = man.get("executor") or {}
         if ex:
@@ -371,7 +385,7 @@ def table_s14(an: Analysis) -> Table:
                 f"temperature {arm.get('temperature')}, max tokens {arm.get('max_tokens')}, note "
                 f"{'whole' if budget is None else f'{budget} words'}, samples {arm.get('samples', 1)}")
     for mid, ss in seeds.items():
-        fields["Seeds"][mid].add(", ".join(map(str, sorted(ss))))
+        fields["Seeds"][mid].add(", ".join(map(str, sorted(ss))) or "none stored")
     for man in model_runs:
         mid = man["model"]["id"]
         fields["Model id and revision"][mid].add(f"{mid} @ {man['model'].get('revision') or 'revision not recorded'}")

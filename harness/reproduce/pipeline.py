@@ -22,11 +22,9 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import json
-import signal
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from harness.analysis.report import write_outputs
 from harness.analysis.stats.arrays import ResultsError
@@ -41,26 +39,10 @@ from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.manifest import write_run_manifest
 from harness.run.runner import RunSpec, make_key
-from harness.run.session import apply_convention, run_session
+from harness.run.session import apply_convention, run_session, sigterm_as_interrupt
 from harness.run.store import read_result_file, results_path
 from harness.verify.checksums import write_own_checksums
 from harness.verify.verification import Report, verify
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM behaves like Ctrl-C inside the pipeline, so `finally` stops the server."""
-    def handler(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 def _new_manifests(out: Path, before: set[Path]) -> list[Path]:
@@ -143,7 +125,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     save("running")
     infra_failed = 0
     kind = launcher_kind(cfg.launcher)
-    with sigterm_as_interrupt():
+    with sigterm_as_interrupt() as signals:
         try:
             if model_free:
                 echo(f"model-free arm(s) {', '.join(a.name for a in model_free)}: no server needed")
@@ -190,7 +172,8 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                     server["stopped_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
                     kind.after_stop(launcher, server)
         except BaseException as exc:
-            manifest["error"] = f"{type(exc).__name__}: {exc}"
+            manifest["error"] = (f"{type(exc).__name__}: signal {signals[0]}" if signals
+                                 else f"{type(exc).__name__}: {exc}")
             save("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
             raise
     manifest["infra_failed"] = infra_failed
