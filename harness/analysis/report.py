@@ -15,11 +15,12 @@ from pathlib import Path
 from harness.analysis.figures import build_figures
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.analysis_step import Analysis, analyse
-from harness.analysis.stats.labels import model_label
+from harness.analysis.stats.labels import model_label, synthetic_notice
 from harness.analysis.table_format import Table
 from harness.analysis.tables import build_tables, write_tables
 
 CSS = """
+p.synthetic{background:#fde2e1;border:2px solid #b3261e;color:#7a1410;font-weight:bold;padding:8px}
 body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222;font-size:14px}
 h1{font-size:22px}h2{font-size:17px;border-bottom:1px solid #ccc;padding-bottom:3px;margin-top:28px}
 table.res{border-collapse:collapse;margin:14px 0 4px 0;font-size:12px}
@@ -93,6 +94,7 @@ def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: lis
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         "<title>Deterministic math solver: results report</title>", f"<style>{CSS}</style></head><body>",
         "<h1>Towards a Deterministic Math Solver for Clinical Language Models: results report</h1>",
+        *([f'<p class="synthetic">{html.escape(notice)}</p>'] if (notice := synthetic_notice(d.models)) else []),
         *_about_html(root),
         f'<p class="meta">Results root: {html.escape(str(root))}; {d.n_cases} cases, {len(d.calculators)} '
         f"calculators; models and seeds: {html.escape(an.seeds_note())}. Bootstrap: {r['draws']:,} draws, seed {r['seed']}, "

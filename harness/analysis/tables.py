@@ -9,6 +9,7 @@ byte-identical files (`make verify` relies on it).
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats.catalog import AUDIT_GROUPS, AUDIT_LABELS
 from harness.analysis.stats.families import BUDGET_VS_VARIABLES, HEADLINE, PRIMARY, SYNTAX, arm_label, budget_comparisons
 from harness.analysis.stats.hybrids import HYBRIDS, LIBRARIES, hybrid_name, library_share
-from harness.analysis.stats.labels import model_label
+from harness.analysis.stats.labels import model_label, synthetic_notice
 from harness.analysis.stats.paired import accuracy, paired_gaps
 from harness.analysis.stats.risk_coverage import single_arm_point
 from harness.analysis.stats.version_effects import case_rows, summarise
@@ -520,6 +521,9 @@ def build_tables(an: Analysis) -> tuple[list[Table], dict[str, str]]:
         except Omit as exc:
             omitted[name] = str(exc)
     tables += extension_tables(an)   # beyond the paper: only when the results hold router arms or versions
+    notice = synthetic_notice(an.data.models)
+    if notice:                       # said first, in every table: the title and the first note
+        tables = [dataclasses.replace(t, title=f"SYNTHETIC - {t.title}", notes=[notice, *t.notes]) for t in tables]
     return tables, omitted
 
 
@@ -533,6 +537,9 @@ def write_tables(tables: list[Table], omitted: dict[str, str], out_dir, an: Anal
             p.write_text(text, encoding="utf-8")
             paths.append(p)
     index = ["# Tables", ""]
+    notice = synthetic_notice(an.data.models) if an is not None else None
+    if notice:
+        index += [f"**{notice}**", ""]
     if an is not None:
         r = an.resampler.describe()
         index += [f"Derived from per-case results by `harness tables`: {an.data.n_cases} cases, "
