@@ -27,6 +27,8 @@ table.res{border-collapse:collapse;margin:14px 0 4px 0;font-size:12px}
 table.res caption{text-align:left;padding-bottom:4px}
 table.res th{border-top:2px solid #222;border-bottom:1px solid #222;padding:3px 7px;background:#f6f6f6}
 table.res td{padding:2px 7px;border-bottom:1px solid #eee;white-space:nowrap}
+table.res td.l{white-space:normal}table.res th{white-space:normal}
+table.res{max-width:100%}
 table.res tbody tr:last-child td{border-bottom:2px solid #222}
 td.r,th.r{text-align:right}td.l,th.l{text-align:left}tr.sec td{background:#fafafa}
 ul.notes{font-size:11px;color:#555;margin-top:2px}
@@ -65,7 +67,7 @@ def _figure_html(png: Path, caption: str) -> str:
 
 
 FIGURE_CAPTIONS = {
-    "fig1b-accuracy": "Figure 1b: full-set accuracy by arm, the blind arm drawn open.",
+    "fig1b-accuracy": "Figure 1b: accuracy by arm on the cases each arm ran (value and n cases over each bar), the blind arm drawn open.",
     "fig2-coverage": "Figure 2: coverage against full-set accuracy for a library of k calculators.",
     "fig-risk-coverage": ("Beyond the paper: accuracy on answered rows against coverage for the router arms as the "
                           "agreement threshold m goes from k to 1 (library only first), calculator-cluster 95% bands; "

@@ -201,8 +201,8 @@ def table_s8(an: Analysis) -> Table:
     if found is None:
         raise Omit("no case has both a Program-Solve and a Blind Program-Solve program")
     ps, bl, rule = found
-    a = (ps.get("program") or "").rstrip("\n").split("\n")
-    b = (bl.get("program") or "").rstrip("\n").split("\n")
+    a = _program_lines(ps.get("program") or "")
+    b = _program_lines(bl.get("program") or "")
     rows = [[x.replace("\t", "    "), y.replace("\t", "    ")]
             for x, y in zip(a + [""] * (len(b) - len(a)), b + [""] * (len(a) - len(b)))]
     rows.append([SECTION, "Outcome"])
@@ -212,8 +212,38 @@ def table_s8(an: Analysis) -> Table:
     return Table("s8", f"One case, formula given against formula recalled: {ps.get('calculator_name', '')} "
                   f"(case {ps['case_id']}), seed {ps['seed']}, {_model_label(ps['model'])}, gold {gold}",
                   ["Formula given (Program-Solve)", "Formula recalled (Blind Program-Solve)"], rows,
-                  [f"Chosen by rule: {rule}.", "Both programs as the model wrote them (one line per row); the "
-                   "outcome row gives the executor's return value and the scorer's verdict."], "ll")
+                  [f"Chosen by rule: {rule}.", "Both programs as the model wrote them (one line per row; a line "
+                   f"repeated over and over is shown once with its count, and a program longer than "
+                   f"{S8_MAX_LINES} lines is cut, as a small model's degenerate output can be: the record holds it "
+                   "whole); the outcome row gives the executor's return value and the scorer's verdict."], "ll")
+
+
+S8_MAX_LINES = 40   # a program shown in s8; a degenerate one (thousands of lines) would fill the report
+
+
+def _program_lines(program: str) -> list[str]:
+    """A program's lines for s8: runs of a repeated line (or of a repeated group of up to 4 lines) collapsed to
+    one copy and a count, at most S8_MAX_LINES lines, the cut said."""
+    lines = [x.replace("\t", "    ") for x in program.rstrip("\n").split("\n")]
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        for width in range(1, 5):
+            group = lines[i:i + width]
+            reps = 1
+            while lines[i + reps * width:i + (reps + 1) * width] == group:
+                reps += 1
+            if reps >= 3 and len(group) == width:
+                out += group + [f"[... the {'line' if width == 1 else f'{width} lines'} above repeated "
+                                f"{reps - 1} more times]"]
+                i += reps * width
+                break
+        else:
+            out.append(lines[i])
+            i += 1
+    if len(out) > S8_MAX_LINES:
+        out = out[:S8_MAX_LINES - 1] + [f"[... {len(out) - S8_MAX_LINES + 1} more lines not shown]"]
+    return out
 
 
 # ---- s9, s17, s17b: the formula catalogue -------------------------------------------------------------
