@@ -72,3 +72,26 @@ def test_s14_seeds_come_from_the_records_not_the_manifest(tmp_path):
     assert res.exit_code == 0, res.output
     s14 = (tmp_path / "tables" / "s14.md").read_text()
     assert "| Seeds | 42, 43 |" in s14
+
+
+def test_sigterm_to_make_reproduce_names_the_records_kept_and_the_resume_command(tmp_path):
+    """The reproduce pipeline against the rehearsal server (a scripted fake): SIGTERM stops the server, the
+    reproduction manifest says why, and the closing line names the records kept and the command that resumes."""
+    out = tmp_path / "rp"
+    args = ["serve", "reproduce", "--launcher", "rehearsal", "--models", "rehearsal-alpha", "--arms", "open-book",
+            "--seeds", "42-46", "--dataset", "bundled-test", "--out", str(out), "--executor-backend", "process",
+            "--draws", "100"]
+    proc = subprocess.Popen(HARNESS + args, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None and \
+            not any(p.stat().st_size for p in out.glob("rehearsal-alpha/open-book/seed*.jsonl")):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 130, stdout[-2000:] + stderr[-2000:]
+    last = stderr.strip().splitlines()[-1]
+    kept = sum(len(p.read_text().splitlines()) for p in out.glob("rehearsal-alpha/open-book/seed*.jsonl"))
+    assert last.startswith(f"interrupted: the server was stopped; {kept:,} record(s) kept in ")
+    assert f"resume with: harness {' '.join(args)}" in last
+    manifest = json.loads(next(out.glob("manifest-reproduce-*.json")).read_text())
+    assert manifest["status"] == "interrupted" and manifest["error"] == f"KeyboardInterrupt: signal {signal.SIGTERM:d}"
