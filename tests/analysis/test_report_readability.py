@@ -66,3 +66,24 @@ def test_table1_superscripts_say_what_they_count(demo_report):
     table1 = (demo_report.parent / "tables" / "table1.md").read_text()
     assert "0.00<sup>n=8</sup>" in table1 or "0.00^{n=8}" in table1 or "n=8" in table1
     assert not re.search(r"\d\.\d\d(<sup>|\^\{?)1\b", table1)
+
+
+def test_figure_1b_labels_every_bar_with_value_and_cases_and_figure_2_draws_edge_points_whole(tmp_path, monkeypatch):
+    """On the committed CPU demo (model arms on 8 cases, the library on 110, every model arm at 0 %)."""
+    from harness.analysis import figures
+    from harness.analysis.analysis_step import analyse
+
+    kept = {}
+
+    def keep(fig, out_dir, stem):
+        kept[stem] = fig
+        return []
+    monkeypatch.setattr(figures, "_save", keep)
+    an = analyse(DEMO, draws=200)
+    figures.figure_accuracy(an, tmp_path)
+    figures.figure_coverage(an, tmp_path)
+    labels = sorted(t.get_text() for t in kept["fig1b-accuracy"].axes[0].texts)
+    assert labels == ["0%\nn=8", "0%\nn=8", "0%\nn=8", "40%\nn=110"]
+    ax = kept["fig2-coverage"].axes[0]
+    prog = next(line for line in ax.lines if line.get_label().startswith("Prog."))
+    assert list(prog.get_ydata()) == [0.0] and not prog.get_clip_on()
