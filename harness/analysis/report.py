@@ -16,17 +16,20 @@ from harness.analysis.compare import ComparisonFiles, comparison_html, write_com
 from harness.analysis.figures import build_figures
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.analysis_step import Analysis, analyse
-from harness.analysis.stats.labels import model_label
+from harness.analysis.stats.labels import model_label, synthetic_notice
 from harness.analysis.table_format import Table
 from harness.analysis.tables import build_tables, write_tables
 
 CSS = """
+p.synthetic{background:#fde2e1;border:2px solid #b3261e;color:#7a1410;font-weight:bold;padding:8px}
 body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222;font-size:14px}
 h1{font-size:22px}h2{font-size:17px;border-bottom:1px solid #ccc;padding-bottom:3px;margin-top:28px}
 table.res{border-collapse:collapse;margin:14px 0 4px 0;font-size:12px}
 table.res caption{text-align:left;padding-bottom:4px}
 table.res th{border-top:2px solid #222;border-bottom:1px solid #222;padding:3px 7px;background:#f6f6f6}
 table.res td{padding:2px 7px;border-bottom:1px solid #eee;white-space:nowrap}
+table.res td.l{white-space:normal}table.res th{white-space:normal}
+table.res{max-width:100%}
 table.res tbody tr:last-child td{border-bottom:2px solid #222}
 td.r,th.r{text-align:right}td.l,th.l{text-align:left}tr.sec td{background:#fafafa}
 ul.notes{font-size:11px;color:#555;margin-top:2px}
@@ -65,7 +68,7 @@ def _figure_html(png: Path, caption: str) -> str:
 
 
 FIGURE_CAPTIONS = {
-    "fig1b-accuracy": "Figure 1b: full-set accuracy by arm, the blind arm drawn open.",
+    "fig1b-accuracy": "Figure 1b: accuracy by arm on the cases each arm ran (value and n cases over each bar), the blind arm drawn open.",
     "fig2-coverage": "Figure 2: coverage against full-set accuracy for a library of k calculators.",
     "fig-risk-coverage": ("Beyond the paper: accuracy on answered rows against coverage for the router arms as the "
                           "agreement threshold m goes from k to 1 (library only first), calculator-cluster 95% bands; "
@@ -95,6 +98,7 @@ def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: lis
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         "<title>Deterministic math solver: results report</title>", f"<style>{CSS}</style></head><body>",
         "<h1>Towards a Deterministic Math Solver for Clinical Language Models: results report</h1>",
+        *([f'<p class="synthetic">{html.escape(notice)}</p>'] if (notice := synthetic_notice(d.models)) else []),
         *_about_html(root),
         f'<p class="meta">Results root: {html.escape(str(root))}; {d.n_cases} cases, {len(d.calculators)} '
         f"calculators; models and seeds: {html.escape(an.seeds_note())}. Bootstrap: {r['draws']:,} draws, seed {r['seed']}, "

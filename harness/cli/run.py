@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -22,14 +23,18 @@ from harness.cli.convention import announce, convention_option
 from harness.data.dataset import dataset_option
 from harness.model.client import DEFAULT_API_KEY_ENV, ModelRequestError
 from harness.run.runner import ConfigMismatchError, summary_markdown
-from harness.run.session import CaseSelectionError, RunSetupError, pick_cases, run_session
+from harness.run.session import (CaseSelectionError, RunSetupError, interrupted_line, pick_cases, run_session,
+                                 sigterm_as_interrupt)
 from harness.run.store import iter_located_records
 from harness.scoring.scorers import SCORERS
 from harness.verify.rescore import CaseIndex, RescoreError, convention_problems, rescore_record
 
 
+MAX_SEEDS = 100   # the paper runs 5; a typo such as 42-1000000 would otherwise plan a million runs
+
+
 def parse_seeds(text: str) -> list[int]:
-    """"42-46", "42,43" or "42" -> sorted distinct seeds."""
+    """"42-46", "42,43" or "42" -> sorted distinct seeds, at most MAX_SEEDS of them."""
     seeds: set[int] = set()
     for part in str(text).split(","):
         part = part.strip()
@@ -40,11 +45,17 @@ def parse_seeds(text: str) -> list[int]:
                 lo, hi = (int(x) for x in part.split("-", 1))
                 if hi < lo:
                     raise ValueError
-                seeds.update(range(lo, hi + 1))
             else:
-                seeds.add(int(part))
+                lo = hi = int(part)
         except ValueError:
             raise click.BadParameter(f"{part!r} is not a seed or a range like 42-46", param_hint="--seeds") from None
+        if hi - lo + 1 > MAX_SEEDS:
+            raise click.BadParameter(f"{part!r} is {hi - lo + 1:,} seeds; at most {MAX_SEEDS} per run (the paper "
+                                     f"uses 5: 42-46)", param_hint="--seeds")
+        seeds.update(range(lo, hi + 1))
+        if len(seeds) > MAX_SEEDS:
+            raise click.BadParameter(f"{text!r} is more than {MAX_SEEDS} seeds; at most {MAX_SEEDS} per run",
+                                     param_hint="--seeds")
     if not seeds:
         raise click.BadParameter("no seeds given", param_hint="--seeds")
     return sorted(seeds)
@@ -122,10 +133,16 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
                                  param_hint="--api-key-env")
     check_out_dir(out_dir)
     choice = announce(dataset, convention)
+    signals: list[int] = []
     try:
-        summaries = _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile, out_dir,
-                            executor_backend, concurrency, timeout, cache_dir, no_cache, scorer, all_cases,
-                            no_progress, server_info, choice, api_key_env=api_key_env)
+        with sigterm_as_interrupt() as signals:
+            summaries = _invoke(arms, dataset, cases, seed_list, base_url, model, model_revision, server_profile,
+                                out_dir, executor_backend, concurrency, timeout, cache_dir, no_cache, scorer,
+                                all_cases, no_progress, server_info, choice, api_key_env=api_key_env)
+    except KeyboardInterrupt:
+        click.echo(interrupted_line(out_dir, [a.name for a in arms], seed_list, signals,
+                                    "harness " + shlex.join(sys.argv[1:])), err=True)
+        sys.exit(130)
     except RunSetupError as exc:
         raise click.UsageError(str(exc)) from None
     except ModelRequestError as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,9 @@ from harness.cli.run import parse_seeds
 from harness.model.client import SERVER_PROFILES
 from harness.model.serving import LaunchError
 from harness.model.vllm import PinError
-from harness.reproduce.config import DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, split_names
+from harness.reproduce.config import (DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, resolve_arms,
+                                      split_names)
+from harness.run.session import records_kept
 from harness.reproduce.pipeline import run_pipeline
 from harness.reproduce.plan import build_plan, format_plan
 
@@ -149,7 +152,9 @@ def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, 
     try:
         manifest = run_pipeline(cfg, echo=click.echo)
     except KeyboardInterrupt:
-        click.echo("interrupted: the server was stopped; run the same command again to resume", err=True)
+        n, files = records_kept(cfg.out, [a.name for a in resolve_arms(cfg.arms)], cfg.seeds)
+        click.echo(f"interrupted: the server was stopped; {n:,} record(s) kept in {files} results file(s) under "
+                   f"{cfg.out}; resume with: harness {shlex.join(sys.argv[1:])} (or the same make command)", err=True)
         sys.exit(130)
     except ReproduceError as exc:
         raise click.ClickException(str(exc)) from None

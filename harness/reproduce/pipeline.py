@@ -22,12 +22,9 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import json
-import os
-import signal
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from harness.analysis.report import write_outputs
 from harness.analysis.stats.arrays import ResultsError
@@ -42,25 +39,10 @@ from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.manifest import write_run_manifest
 from harness.run.runner import RunSpec, make_key
-from harness.run.session import apply_convention, run_session
+from harness.run.session import apply_convention, run_session, sigterm_as_interrupt
 from harness.run.store import read_result_file, results_path
-from harness.verify.checksums import check_manifest, write_manifest
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM behaves like Ctrl-C inside the pipeline, so `finally` stops the server."""
-    def handler(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
+from harness.verify.checksums import write_own_checksums
+from harness.verify.verification import Report, verify
 
 
 def _new_manifests(out: Path, before: set[Path]) -> list[Path]:
@@ -143,7 +125,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     save("running")
     infra_failed = 0
     kind = launcher_kind(cfg.launcher)
-    with sigterm_as_interrupt():
+    with sigterm_as_interrupt() as signals:
         try:
             if model_free:
                 echo(f"model-free arm(s) {', '.join(a.name for a in model_free)}: no server needed")
@@ -190,7 +172,8 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                     server["stopped_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
                     kind.after_stop(launcher, server)
         except BaseException as exc:
-            manifest["error"] = f"{type(exc).__name__}: {exc}"
+            manifest["error"] = (f"{type(exc).__name__}: signal {signals[0]}" if signals
+                                 else f"{type(exc).__name__}: {exc}")
             save("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
             raise
     manifest["infra_failed"] = infra_failed
@@ -200,8 +183,11 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     path = save(status)
     manifest["checksums"] = write_checksums(cfg.out)  # last: covers the manifest, results, logs, outputs
     echo(f"manifest: {path}")
+    checked = verify_run(cfg.out, tables=False)   # the verify stage on what was just written
+    for line in checked.notes + checked.problems:
+        echo(f"verify: {line}")
     echo(f"checksums: {manifest['checksums']['path']} ({manifest['checksums']['files']} files); verify with "
-         f"`cd {cfg.out} && sha256sum -c {Path(manifest['checksums']['path']).name}`")
+         f"`harness verify --results {cfg.out}` (or `cd {cfg.out} && sha256sum -c {Path(manifest['checksums']['path']).name}`)")
     manifest["manifest_path"] = str(path)
     return manifest
 
@@ -226,21 +212,12 @@ def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] 
     return done
 
 
-CHECKSUM_FILE = "SHA256SUMS"
-
-
 def write_checksums(out: Path) -> dict:
-    """sha256 of every file of the run's directory (hidden caches excluded), paths relative to it."""
-    target = Path(out) / CHECKSUM_FILE
-    if target.exists():
-        target.unlink()
-    tmp = Path(out) / f".{CHECKSUM_FILE}.tmp"
-    n = write_manifest(tmp, [Path(out)], root=Path(out))
-    os.replace(tmp, target)
-    return {"path": str(target), "files": n}
+    """sha256 of every file of the run's directory (hidden caches excluded), paths relative to it: the root's
+    own SHA256SUMS, which `harness verify --results OUT` checks (harness.verify.verification)."""
+    return write_own_checksums(Path(out))
 
 
-def verify_checksums(out: Path) -> list[str]:
-    """Problems (missing, changed, unlisted files) of a run directory against its SHA256SUMS."""
-    report = check_manifest(Path(out) / CHECKSUM_FILE, [Path(out)], root=Path(out))
-    return [ln for ln in report.lines() if not ln.endswith(CHECKSUM_FILE)]
+def verify_run(out: Path, *, tables: bool = True) -> Report:
+    """The verify stage's report on the run's directory (checksums against its SHA256SUMS, rescoring, tables)."""
+    return verify(Path(out), tables=tables)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
@@ -33,6 +34,7 @@ from harness.formulas.versions import benchmark_version
 from harness.library import LIBRARY
 from harness.library.versions import library_reference
 from harness.model.synthetic import is_synthetic_model
+from harness.run.progress import LineProgress
 from harness.run.store import ResultStore, record_key, results_path
 from harness.scoring.scorers import SCORERS, Gold, score_reply, score_value
 
@@ -267,8 +269,12 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
 
 
 def make_progress(enabled: bool):
+    """A rich progress bar on a terminal; periodic progress lines (harness.run.progress) when the output goes
+    to a file or a pipe, where a bar would show nothing until it stops."""
     if not enabled:
         return None
+    if not Console().is_terminal:
+        return LineProgress()
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     TimeRemainingColumn(), transient=False)
 

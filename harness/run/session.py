@@ -8,7 +8,11 @@ import asyncio
 import dataclasses
 import datetime as _dt
 import json
+import signal
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from executor.api import Executor
 from harness.arms.prompts import template_hashes
@@ -22,6 +26,60 @@ from harness.model.synthetic import is_synthetic_model
 from harness.run.manifest import write_run_manifest
 from harness.run.case_selection import spread_across_calculators
 from harness.run.runner import NO_MODEL, RunSpec, run_arms
+from harness.run.store import StoreError, TornLineWarning, iter_result_files, read_result_file
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[list[int]]:
+    """SIGTERM behaves like Ctrl-C inside the block (a `finally` runs, the caller says what was kept): it goes to
+    the Ctrl-C handler in force, so inside asyncio.run the main task is cancelled as on Ctrl-C rather than a
+    KeyboardInterrupt raised inside whichever task was running. Yields the list of signals received."""
+    received: list[int] = []
+
+    def handler(signum, frame):
+        received.append(signum)
+        on_ctrl_c = signal.getsignal(signal.SIGINT)
+        if callable(on_ctrl_c):
+            on_ctrl_c(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt(f"signal {signum}")
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield received
+        return
+    old_int = signal.getsignal(signal.SIGINT)
+    if not callable(old_int):   # Ctrl-C ignored (a background job of a script): asyncio then leaves SIGINT alone
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
+
+
+def records_kept(out_dir, arms: list[str], seeds: list[int]) -> tuple[int, int]:
+    """(records, results files) of these arms and seeds under ``out_dir``, read through the store's reader."""
+    wanted = {f"seed{s}" for s in seeds}
+    files = [p for p in iter_result_files(out_dir, arms) if p.stem in wanted]
+    n = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TornLineWarning)   # a line torn by the interrupt is redone on resume
+        for p in files:
+            try:
+                n += len(read_result_file(p))
+            except StoreError:
+                pass
+    return n, len(files)
+
+
+def interrupted_line(out_dir, arms: list[str], seeds: list[int], signals: list[int], resume_command: str) -> str:
+    """The closing line of an interrupted run: what stopped it (a signal, else Ctrl-C), the records kept, and the
+    command that resumes."""
+    why = f"signal {signals[0]}" if signals else "Ctrl-C"
+    n, files = records_kept(out_dir, arms, seeds)
+    return (f"interrupted ({why}): {n:,} record(s) kept in {files} results file(s) under {out_dir}; "
+            f"resume with: {resume_command}")
 
 
 class CaseSelectionError(ValueError):

@@ -241,6 +241,9 @@ def iter_located_records(results_root: str | os.PathLike,
             yield path, lineno, rec
 
 
+# The export's leading columns, in this order; every other field a record holds follows (synthetic,
+# model_revision, server_profile, formula_version, reference, detail, reason, truncated, ...), so an exported
+# file keeps what the records say, the synthetic label above all.
 FLAT_COLUMNS = (
     "key", "model", "arm", "arm_config_hash", "seed", "dataset", "dataset_sha256", "case_id", "row_number",
     "calculator_id", "calculator_name", "output_type", "prompt_hash", "outcome", "answer", "answer_kind",
@@ -249,21 +252,34 @@ FLAT_COLUMNS = (
 
 
 def records_frame(records: Iterable[dict]):
-    """Records as a flat pandas DataFrame: scalar fields as columns, nested fields as JSON strings."""
+    """Records as a flat pandas DataFrame: every field a column (FLAT_COLUMNS first, the rest in the order they
+    first appear), `tokens` split into prompt/completion columns, nested values and `answer` as JSON strings."""
     import pandas as pd  # only the export needs pandas (0.5 s to import): kept out of every CLI start
 
     rows = []
+    columns: dict[str, None] = dict.fromkeys(FLAT_COLUMNS)
     for rec in records:
-        row = {c: rec.get(c) for c in FLAT_COLUMNS}
-        row["answer"] = None if rec.get("answer") is None else canonical_json(rec["answer"])
-        tokens = rec.get("tokens") or {}
-        row["prompt_tokens"] = tokens.get("prompt")
-        row["completion_tokens"] = tokens.get("completion")
-        for nested in ("scores", "gold", "request", "replies", "program", "executor", "finish_reasons"):
-            value = rec.get(nested)
-            row[nested] = None if value is None else (value if isinstance(value, str) else canonical_json(value))
+        row: dict = {}
+        for name, value in rec.items():
+            if name == "tokens":
+                tokens = value or {}
+                row["prompt_tokens"] = tokens.get("prompt")
+                row["completion_tokens"] = tokens.get("completion")
+            elif name == "answer":
+                row[name] = None if value is None else canonical_json(value)
+            elif isinstance(value, (dict, list)):
+                row[name] = canonical_json(value)
+            else:
+                row[name] = value
+        columns.update(dict.fromkeys(row))
         rows.append(row)
-    return pd.DataFrame(rows)
+    for name in columns:        # a field whose values differ in type across records is exported as JSON text
+        kinds = {type(r[name]) for r in rows if r.get(name) is not None}
+        if len(kinds) > 1:
+            for r in rows:
+                if r.get(name) is not None and not isinstance(r[name], str):
+                    r[name] = canonical_json(r[name])
+    return pd.DataFrame(rows, columns=list(columns))
 
 
 def load_results(results_root: str | os.PathLike):

@@ -101,7 +101,7 @@ def test_single_seed_and_partial_arms(tmp_path, fake_catalog):
     assert "s19: no arm ran more than one seed" in index
     assert "Omitted, no results: Note only" in (tmp_path / "t" / "table1.md").read_text()
     s1 = (tmp_path / "t" / "s1.md").read_text()
-    assert "^3" in s1  # blind covers 3 of 9 cases: marked
+    assert "^n=3" in s1  # blind covers 3 of 9 cases: marked, saying what the mark counts
     assert any(p.name == "table2.md" for p in paths)
 
 

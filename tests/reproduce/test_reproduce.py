@@ -26,7 +26,7 @@ from harness.cli.serve import serve
 from harness.data.dataset import load_dataset
 from harness.library import LIBRARY
 from harness.reproduce.config import ReproduceConfig
-from harness.reproduce.pipeline import run_pipeline, verify_checksums
+from harness.reproduce.pipeline import run_pipeline, verify_run
 from harness.reproduce.plan import build_plan
 from tests.conftest import ROOT, require
 
@@ -281,7 +281,7 @@ def test_ci_pipeline_with_llama_cpp_launcher_writes_records_manifests_checksums_
     assert (out / "tables" / "index.md").is_file() and (out / "report.html").is_file() and (out / "stats.json").is_file()
     sums = (out / "SHA256SUMS").read_text()
     assert f"{CPU_MODEL_ID}/program-solve/seed42.jsonl" in sums and "tables/index.md" in sums
-    assert verify_checksums(out) == []
+    assert verify_run(out, tables=False).problems == []
     # the server was stopped: its port no longer answers
     port = re.search(r"--port (\d+)", r.stdout).group(1)
     with pytest.raises(httpx.HTTPError):
@@ -292,7 +292,7 @@ def test_ci_pipeline_with_llama_cpp_launcher_writes_records_manifests_checksums_
     assert f"[{CPU_MODEL_ID}] every record is already in {out}: the server is not started" in r2.stdout
     assert "gold-lib seed 42: 2 cases, 0 new, 2 resumed" in r2.stdout
     assert _lines(out / CPU_MODEL_ID / "program-solve" / "seed42.jsonl") == prog
-    assert verify_checksums(out) == []
+    assert verify_run(out, tables=False).problems == []
 
 
 @pytest.mark.model
@@ -342,4 +342,4 @@ def test_results_of_other_server_settings_are_never_resumed(tmp_path):
         run_pipeline(ReproduceConfig(**base, generation_config="vllm"), echo=lambda s: None)
     run_pipeline(ReproduceConfig(**base), echo=lambda s: None)  # same settings: resumes
     assert len(_lines(out / "library" / "gold-lib" / "seed42.jsonl")) == 2
-    assert verify_checksums(out) == []
+    assert verify_run(out, tables=False).problems == []
