@@ -8,11 +8,19 @@ stated H100 throughput assumptions of the dry run). `VllmLauncher` implements th
 interface of harness.model.serving, so the pipeline above it (harness.reproduce.pipeline, via the launcher kinds of harness.reproduce.launchers) never branches on which
 launcher runs.
 
-Generation config. vLLM fills every sampling field a request leaves unset from the model's
-`generation_config.json` unless started with `--generation-config vllm` (for Qwen2.5-7B-Instruct:
-top_p 0.8, top_k 20, repetition_penalty 1.05, so temperature 0 is not plain greedy). The paper ran
-vLLM's default (`auto`), so that is the default here; the defaults the server logs at start-up
-("Using default chat sampling params from model: {...}") are parsed and recorded in the manifest.
+Generation config. Unless started with `--generation-config vllm`, vLLM fills every sampling field a request
+leaves unset from the model's `generation_config.json` (Qwen2.5-7B-Instruct: top_p 0.8, top_k 20,
+repetition_penalty 1.05). At temperature 0 vLLM resets top_p/top_k/min_p for greedy sampling, so only
+repetition_penalty changes greedy output; at temperature 0.7 all of them apply. `auto` has been vLLM's default
+since 0.8; the paper names no vLLM version, so that it ran `auto` is an assumption (stated in the plan). The
+defaults the server logs at start-up ("Using default chat sampling params from model: {...}") are parsed and
+recorded in the manifest (and table s14).
+
+Deterministic mode. `VLLM_BATCH_INVARIANT=1` with `VLLM_ATTENTION_BACKEND=FLASH_ATTN` (vLLM 0.12.0 refuses to
+start a worker with any backend outside its batch-invariant list) and prefix caching off. A model whose pinned
+release path is not batch-invariant (serving.json `deterministic.refused`) is refused by name: a manifest never
+claims a determinism the release does not give. Every command is checked against the release's own contract
+(harness.model.vllm_contract; containers/vllm/contract-<version>.json).
 """
 from __future__ import annotations
 
@@ -38,6 +46,10 @@ FULL_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 class PinError(ValueError):
     """A model or image is not pinned to a full revision or digest; the message names the file and entry."""
+
+
+class DeterminismRefused(PinError):
+    """Deterministic mode asked for a model the pinned vLLM release cannot serve batch-invariantly."""
 
 
 def vllm_dir() -> Path:
@@ -110,9 +122,18 @@ def serving_config() -> dict:
     return load_json("serving.json")
 
 
+def deterministic_refusal(key: str) -> str | None:
+    """Why deterministic mode is refused for model `key` on the pinned release (None: it is not)."""
+    return (serving_config().get("deterministic", {}).get("refused") or {}).get(key)
+
+
 def serving_flags(key: str, *, generation_config: str = "auto", deterministic: bool = False) -> dict:
     """The resolved flag set for one model: defaults, then the model's own overrides, then the options."""
     serving = serving_config()
+    why = deterministic_refusal(key) if deterministic else None
+    if why:
+        raise DeterminismRefused(f"DETERMINISTIC=1 refused for {key}: {why}. Leave {key} out of MODELS or run "
+                                 "without DETERMINISTIC=1")
     if key not in serving.get("models", {}):
         raise PinError(f"{vllm_dir() / 'serving.json'}: no serving flags for model {key!r}")
     choices = serving.get("generation_config_choices", {})
@@ -132,6 +153,18 @@ def throughput_assumption(key: str) -> dict:
         raise PinError(f"{vllm_dir() / 'serving.json'}: no throughput assumption for model {key!r}")
     return {**table["models"][key], "deterministic_slowdown": table.get("deterministic_slowdown", 1.0),
             "source": table.get("source", "")}
+
+
+def contract() -> dict:
+    """The pinned release's serving contract (image.lock.json `contract`, extracted from the vLLM wheel)."""
+    from harness.model.vllm_contract import ContractError, load_contract
+    name = image_lock().get("contract")
+    if not name:
+        raise PinError(f"{vllm_dir() / 'image.lock.json'}: field 'contract' missing")
+    try:
+        return load_contract(vllm_dir() / name)
+    except ContractError as exc:
+        raise PinError(str(exc)) from None
 
 
 def _hf_home() -> Path:
@@ -177,6 +210,11 @@ class VllmLauncher(Launcher):
     def env(self) -> dict[str, str]:
         return dict(serving_config()["deterministic"]["env"]) if self.deterministic else {}
 
+    def contract_problems(self) -> list[str]:
+        """What the pinned release would refuse in this launcher's server command (empty: nothing)."""
+        from harness.model.vllm_contract import check_server_command
+        return check_server_command(contract(), self.server_args(), self.env())
+
     def server_args(self) -> list[str]:
         f = self.flags
         args = ["--model", self.lock["repo"], "--revision", self.lock["revision"],
@@ -212,6 +250,7 @@ class VllmLauncher(Launcher):
         if shutil.which("docker") is None:
             raise LaunchError("docker not found: the vLLM launcher needs docker with the NVIDIA runtime "
                               "(run `harness serve preflight`)")
+        self.check_contract()
         self.log_path = Path(self.log_path)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["docker", "rm", "-f", self.container_name], capture_output=True, text=True)
@@ -220,6 +259,12 @@ class VllmLauncher(Launcher):
             raise LaunchError(f"docker run failed ({proc.returncode}): {proc.stderr.strip()[-800:]}")
         self._started = True
         self._log_text = None
+
+    def check_contract(self) -> None:
+        problems = self.contract_problems()
+        if problems:
+            raise LaunchError(f"the server command for {self.model_key} does not pass vLLM "
+                              f"{contract()['vllm_version']}'s contract: " + "; ".join(problems))
 
     def logs(self) -> str:
         if not self._started and self._log_text is not None:
@@ -261,12 +306,24 @@ class VllmLauncher(Launcher):
             subprocess.run(["docker", "rm", "-f", self.container_name], capture_output=True)
             self._started = False
 
+    def determinism(self) -> dict:
+        """What the run may claim: batch-invariant serving only in deterministic mode (refused models never get here)."""
+        if not self.deterministic:
+            return {"batch_invariant": False, "note": "default vLLM kernels: outputs may depend on batching"}
+        return {"batch_invariant": True, "env": self.env(), "note": serving_config()["deterministic"]["note"]}
+
+    def contract_pin(self) -> dict:
+        c = contract()
+        return {"file": image_lock().get("contract"), "vllm_version": c["vllm_version"], "wheel": c.get("wheel"),
+                "wheel_sha256": c["wheel_sha256"]}
+
     def describe(self) -> dict:
         out = {"launcher": "vllm", "image": self.image, "image_lock": image_lock(), "model_key": self.model_key,
                "model_id": self.model_id, "repo": self.lock["repo"], "revision": self.lock["revision"],
                "flags": self.flags, "env": self.env(), "command": self.command(),
                "server_profile": self.server_profile, "base_url": self.base_url, "log": str(self.log_path),
-               "generation_config_meaning": serving_config()["generation_config_choices"][self.generation_config]}
+               "generation_config_meaning": serving_config()["generation_config_choices"][self.generation_config],
+               "determinism": self.determinism(), "contract": self.contract_pin()}
         if self._started or self._log_text is not None:
             text = self.logs()  # one `docker logs` call
             out["sampling_defaults_logged"] = logged_sampling_defaults(text)
