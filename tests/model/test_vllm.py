@@ -136,7 +136,8 @@ def test_deterministic_mode_sets_batch_invariance_and_turns_prefix_caching_off()
     assert _opt(la.server_args(), "--generation-config") == "vllm"
     d = la.describe()
     assert d["flags"]["deterministic"] is True and d["flags"]["enable_prefix_caching"] is False
-    assert d["env"] == {"VLLM_BATCH_INVARIANT": "1"} and "neutral" in d["generation_config_meaning"]
+    assert d["env"] == {"VLLM_BATCH_INVARIANT": "1", "VLLM_ATTENTION_BACKEND": "FLASH_ATTN"}
+    assert "neutral" in d["generation_config_meaning"] and d["determinism"]["batch_invariant"] is True
     assert d["image"] == vllm.image_reference() and d["revision"] == vllm.model_lock("qwen2.5-7b")["revision"]
 
 
