@@ -14,8 +14,11 @@
 #   DATASET            verified (default), dev, bundled-test or a CSV/Parquet path
 #   CONVENTION         unit convention exact or medcalc-v1.0 [default: by the dataset's content sha256]
 #   OUT                results directory [default: results/reproduce]
-#   GENERATION_CONFIG  auto (default: the paper's setting) or vllm (vLLM's neutral sampling defaults)
-#   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1 with prefix caching off
+#   GENERATION_CONFIG  auto (default: vLLM's default since 0.8, assumed to be the paper's) or vllm (vLLM's
+#                      neutral sampling defaults)
+#   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1, VLLM_ATTENTION_BACKEND=FLASH_ATTN, prefix caching off (refused for
+#                      qwen2.5-32b-awq: vLLM 0.12.0's AWQ-Marlin GEMM is not batch-invariant)
+#   SAMPLING_SEEDS=1   sampled requests carry a derived seed (reproducible sampling); off: the paper's requests
 #   LAUNCHER           vllm (default), llama-cpp (the CPU model server: what CI runs), rehearsal (the
 #                      scripted fake server: synthetic records, for rehearsals) or external (a server already
 #                      running at BASE_URL; MODELS names the served model ids)
@@ -48,6 +51,11 @@ args=(--launcher "${LAUNCHER:-vllm}" --arms "${ARMS:-all}" --seeds "${SEEDS:-42-
 [[ -n "${BASE_URL:-}" ]] && args+=(--base-url "$BASE_URL")
 [[ -n "${SERVER_PROFILE:-}" ]] && args+=(--server-profile "$SERVER_PROFILE")
 [[ -n "${CONVENTION:-}" ]] && args+=(--convention "$CONVENTION")
+case "${SAMPLING_SEEDS:-0}" in
+  1|true|yes) args+=(--sampling-seeds) ;;
+  0|false|no|"") ;;
+  *) echo "reproduce.sh: SAMPLING_SEEDS must be 1 or 0, not '$SAMPLING_SEEDS'" >&2; exit 2 ;;
+esac
 case "${DETERMINISTIC:-0}" in
   1|true|yes) args+=(--deterministic) ;;
   0|false|no|"") ;;

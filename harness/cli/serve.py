@@ -53,10 +53,18 @@ def _common(f):
         click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT,
                      show_default=True, help="Results directory of this reproduction."),
         click.option("--generation-config", type=click.Choice(["auto", "vllm"]), default="auto", show_default=True,
-                     help="auto: the paper's setting (vLLM takes unset sampling fields from the model's "
-                          "generation_config.json); vllm: vLLM's neutral defaults (plain greedy at temperature 0)."),
+                     help="auto: vLLM's default since 0.8, assumed to be the paper's (it names no version): unset "
+                          "sampling fields come from the model's generation_config.json (at temperature 0 only "
+                          "repetition_penalty still applies); vllm: vLLM's neutral defaults (plain greedy at "
+                          "temperature 0)."),
         click.option("--deterministic", is_flag=True,
-                     help="VLLM_BATCH_INVARIANT=1 with prefix caching off (recorded in the manifest)."),
+                     help="VLLM_BATCH_INVARIANT=1, VLLM_ATTENTION_BACKEND=FLASH_ATTN, prefix caching off (recorded in "
+                          "the manifest); refused for the 32B AWQ model, which vLLM 0.12.0 cannot serve "
+                          "batch-invariantly."),
+        click.option("--sampling-seeds", is_flag=True,
+                     help="vllm: sampled requests (temperature > 0) carry a seed derived from (run seed, case, arm, "
+                          "sample), for reproducible sampling; off by default, as the paper's requests (recorded in "
+                          "the manifest and table s14)."),
         click.option("--limit", type=click.IntRange(1), default=None, help="At most N cases (tiny slices, CI)."),
         click.option("--shortest", is_flag=True, help="With --limit: the cases with the shortest notes."),
         click.option("--all-cases", is_flag=True, help="Run the vote/repair levers on every case, not only the covered ones."),

@@ -185,11 +185,13 @@ class VllmLauncher(Launcher):
     container_name: str = "mathsolver-vllm"
     gpus: str = "all"          # docker --gpus value; a SLURM array task passes its own devices ("device=2")
     log_path: Path = ROOT / "results" / "vllm-server.log"
-    server_profile: str = "vllm"
+    sampling_seeds: bool = False   # the explicit reproducible-sampling option: sampled requests carry a seed
+    server_profile: str = "vllm"   # set from sampling_seeds: "vllm" (the paper's request) or "vllm-seeded"
     _started: bool = field(default=False, init=False, repr=False)
     _log_text: str | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.server_profile = "vllm-seeded" if self.sampling_seeds else "vllm"
         self.lock = model_lock(self.model_key)
         self.flags = serving_flags(self.model_key, generation_config=self.generation_config,
                                    deterministic=self.deterministic)
@@ -323,11 +325,14 @@ class VllmLauncher(Launcher):
                "flags": self.flags, "env": self.env(), "command": self.command(),
                "server_profile": self.server_profile, "base_url": self.base_url, "log": str(self.log_path),
                "generation_config_meaning": serving_config()["generation_config_choices"][self.generation_config],
-               "determinism": self.determinism(), "contract": self.contract_pin()}
+               "determinism": self.determinism(), "contract": self.contract_pin(),
+               "sampling_seeds": {"on": self.sampling_seeds, "note": serving_config()["sampling_seeds"]["note"]}}
         if self._started or self._log_text is not None:
             text = self.logs()  # one `docker logs` call
             out["sampling_defaults_logged"] = logged_sampling_defaults(text)
+            out["sampling_defaults"] = (out["sampling_defaults_logged"] or {}).get("chat") or {}
             out["vllm_version"] = logged_vllm_version(text)
+            out["server"], out["server_version"] = "vLLM", out["vllm_version"]
             out["gpu"] = gpu_names()
         return out
 

@@ -74,6 +74,9 @@ class LauncherKind(ABC):
 
     deterministic_refusal: ClassVar[str | None] = None   # why --deterministic does not apply (None: it does)
 
+    def check_models(self, models: list[str], *, deterministic: bool) -> None:
+        """ReproduceError for a model this kind cannot serve under these settings (named)."""
+
     def check_config(self, *, base_url: str | None, deterministic: bool) -> None:
         """ReproduceError for settings this kind does not take (before any preflight or plan)."""
         if base_url:
@@ -133,6 +136,10 @@ class LauncherKind(ABC):
     def gpus_per_task(self, models: list[str]) -> int:
         return 0
 
+    def run_manifest_server(self, launcher: Launcher, server: dict) -> dict | None:
+        """What each run manifest records of the started server (table s14 reads it); None: nothing."""
+        return None
+
 
 class VllmKind(LauncherKind):
     name = "vllm"
@@ -149,7 +156,16 @@ class VllmKind(LauncherKind):
     def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
              base_url=None, server_profile=None) -> Launcher:
         return vllm.VllmLauncher(model_key, generation_config=generation_config, deterministic=deterministic,
+                                 sampling_seeds=server_profile == "vllm-seeded",
                                  log_path=Path(log_dir) / f"{model_key}.log")
+
+    def check_models(self, models: list[str], *, deterministic: bool) -> None:
+        refused = {k: vllm.deterministic_refusal(k) for k in models} if deterministic else {}
+        refused = {k: why for k, why in refused.items() if why}
+        if refused:
+            keep = [k for k in models if k not in refused]
+            raise ReproduceError("DETERMINISTIC=1 refused for " + "; ".join(f"{k}: {why}" for k, why in refused.items())
+                                 + f". Run without DETERMINISTIC=1, or leave it out: MODELS={','.join(keep) or '...'}")
 
     def revision(self, launcher: vllm.VllmLauncher) -> str | None:
         return launcher.revision
@@ -217,6 +233,15 @@ class VllmKind(LauncherKind):
         flags = dict(launcher.flags)
         flags.pop("port", None)   # a per-task detail
         return {"image": launcher.image, "flags": flags or None, "server_profile": launcher.server_profile}
+
+    def run_manifest_server(self, launcher: vllm.VllmLauncher, server: dict) -> dict:
+        """The server as table s14 shows it: vLLM's own command (`vllm serve` + flags: no docker wrapping, port,
+        container name or devices, which differ between SLURM tasks), the version and sampling defaults it
+        logged, the deterministic and sampling-seed settings, the image and the contract it was checked against."""
+        keep = ("image", "flags", "env", "determinism", "sampling_seeds", "contract", "generation_config_meaning",
+                "sampling_defaults_logged", "sampling_defaults", "vllm_version", "server", "server_version")
+        return {**{k: server[k] for k in keep if k in server},
+                "command": [f"{k}={v}" for k, v in launcher.env().items()] + ["vllm", "serve", *launcher.server_args()]}
 
     def gpus_per_task(self, models: list[str]) -> int:
         """The largest tensor-parallel size among the models (Mistral-7B: 2), else 1."""

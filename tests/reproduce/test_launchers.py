@@ -57,7 +57,7 @@ def test_pipeline_starts_and_stops_the_rehearsal_server_and_labels_records_synth
     records = load_records(cfg.out)
     model_rows = [r for r in records if r["model"] != "library"]
     assert len(model_rows) == 2 * 4 and {r["model"] for r in model_rows} == {"rehearsal-alpha"}
-    assert all(r["synthetic"] is True and r["server_profile"] == "vllm" for r in model_rows)
+    assert all(r["synthetic"] is True and r["server_profile"] == "vllm-seeded" for r in model_rows)
     assert len([r for r in records if r["model"] == "library"]) == 4
     assert (cfg.out / "report.html").exists() and verify_checksums(cfg.out) == []
     assert json.loads((cfg.out / "stats.json").read_text())
