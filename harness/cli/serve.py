@@ -248,11 +248,17 @@ def pin_images_cmd(write):
     digest = found[0]
     if digest == lock.get("digest"):
         click.echo(f"{ref}: pinned {digest} = resolved")
+        if write and lock.get("digest_confidence") != "re-resolved":
+            lock["digest_confidence"] = "re-resolved"
+            lock["digest_resolved_on"] = _dt.date.today().isoformat()
+            (vllm_dir() / "image.lock.json").write_text(json.dumps(lock, indent=2) + "\n")
         return
     click.echo(f"{ref}: pinned {lock.get('digest')} != resolved {digest}")
     if write:
         lock["digest"] = digest
         lock["reference"] = f"{ref}@{digest}"
+        lock["digest_confidence"] = "re-resolved"
+        lock["digest_resolved_on"] = _dt.date.today().isoformat()
         lock["digest_source"] = (f"`harness serve pin-images` on {_dt.date.today().isoformat()}: docker pull {ref}, "
                                  "then docker inspect RepoDigests")
         path = vllm_dir() / "image.lock.json"

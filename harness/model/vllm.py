@@ -420,6 +420,9 @@ def preflight(model_keys: list[str], *, deterministic: bool = False, dataset: st
                         "; ".join(gpus) or ("nvidia-smi not found" if shutil.which("nvidia-smi") is None
                                             else "nvidia-smi lists no GPU"),
                         "install the NVIDIA driver (H100: driver >= 535) so `nvidia-smi` lists the GPU"))
+    if gpus:
+        checks.append(driver_check(gpus))
+        checks += gpu_memory_checks(model_keys, gpus)
     try:
         need_tp = max([serving_flags(k)["tensor_parallel_size"] for k in model_keys] or [1])
     except PinError:
@@ -463,14 +466,29 @@ def preflight(model_keys: list[str], *, deterministic: bool = False, dataset: st
         have = img is not None and img.returncode == 0
         checks.append(Check("executor image", have, f"{EXECUTOR_IMAGE} " + (img.stdout.strip()[:19] if have else "not built"),
                             "make executor-image (offline image for the runsc executor)"))
+    if docker_ok:
+        checks.append(runsc_check())
     hf_home = _hf_home()
     probe = next((p for p in (hf_home, *hf_home.parents) if p.exists()), Path("/"))
     free_gb = shutil.disk_usage(probe).free / 1e9
     need = weights_gb_free_needed if weights_gb_free_needed is not None else \
-        sum(WEIGHTS_GB.get(k, 20) for k in model_keys) + IMAGE_GB + 5
-    checks.append(Check("disk space for weights and the image", free_gb >= need,
+        sum(WEIGHTS_GB.get(k, 20) for k in model_keys) + 5
+    checks.append(Check("disk space for the weights at HF_HOME", free_gb >= need,
                         f"{free_gb:.0f} GB free at {probe}, {need:.0f} GB needed",
                         "free disk space or point HF_HOME at a larger disk"))
+    root = _run(["docker", "info", "--format", "{{.DockerRootDir}}"]) if docker_ok else None
+    if root is not None and root.returncode == 0 and root.stdout.strip():
+        droot = Path(root.stdout.strip())
+        dprobe = next((p for p in (droot, *droot.parents) if p.exists()), Path("/"))
+        dfree = shutil.disk_usage(dprobe).free / 1e9
+        checks.append(Check("disk space for the vLLM image at Docker's data root", dfree >= IMAGE_GB + 2,
+                            f"{dfree:.0f} GB free at {droot}, {IMAGE_GB + 2} GB needed",
+                            "free disk space or move Docker's data-root (daemon.json) to a larger disk"))
+    try:
+        port = int(serving_config()["defaults"]["port"])
+        checks.append(port_check(port))
+    except (PinError, KeyError, ValueError):
+        pass
     gated = []
     for key in model_keys:
         try:
@@ -485,11 +503,101 @@ def preflight(model_keys: list[str], *, deterministic: bool = False, dataset: st
                             f"gated: {', '.join(gated)}; HF_TOKEN {'set' if os.environ.get('HF_TOKEN') else 'not set'}",
                             "accept the licence on the model page, then export HF_TOKEN=hf_..."))
     try:
-        checks.append(Check("vLLM image pinned by digest", True, image_reference()))
+        ref = image_reference()
+        how = image_lock().get("digest_confidence", "public-record")
+        checks.append(Check("vLLM image pinned by digest", True,
+                            f"{ref} ({'re-resolved on a networked box by make pin-images' if how == 're-resolved' else 'pinned from a public record, never re-resolved: make pin-images checks it'})"))
+        contract()
     except PinError as exc:
         checks.append(Check("vLLM image pinned by digest", False, str(exc), "make pin-images (on a networked machine)"))
     checks.append(dataset_check(dataset))
     return checks
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+
+
+def driver_check(gpus: list[str]) -> Check:
+    """The driver against the pinned image's CUDA requirement (image.lock.json `cuda_requirement`)."""
+    req = image_lock().get("cuda_requirement") or {}
+    need = req.get("min_driver")
+    drivers = sorted({g.split(",")[2].strip() for g in gpus if g.count(",") >= 2})
+    if not need:
+        return Check("driver for the image's CUDA", False, "image.lock.json has no cuda_requirement",
+                     "record the image's CUDA runtime and minimum driver in containers/vllm/image.lock.json")
+    ok = bool(drivers) and all(_version_tuple(d) >= _version_tuple(need) for d in drivers)
+    return Check(f"driver for the image's CUDA {req.get('cuda_runtime')}", ok,
+                 f"driver {', '.join(drivers) or 'unknown'}, needs >= {need}",
+                 f"install NVIDIA driver >= {need}, or the CUDA forward-compatibility package (cuda-compat) on a "
+                 "data-center GPU")
+
+
+def gpu_memory_checks(model_keys: list[str], gpus: list[str]) -> list[Check]:
+    """Each model's weights (per GPU under tensor parallelism) plus 4 GB of KV cache within the memory vLLM may
+    take (--gpu-memory-utilization x the smallest GPU's memory)."""
+    mems = []
+    for g in gpus:
+        m = re.search(r"(\d+)\s*MiB", g)
+        if m:
+            mems.append(int(m.group(1)) / 1024)
+    if not mems:
+        return []
+    out = []
+    for key in model_keys:
+        try:
+            f = serving_flags(key)
+        except PinError:
+            continue
+        need = WEIGHTS_GB.get(key, 20) / int(f["tensor_parallel_size"]) + 4
+        have = min(mems) * float(f["gpu_memory_utilization"])
+        out.append(Check(f"GPU memory for {key}", have >= need,
+                         f"{have:.0f} GiB usable per GPU ({min(mems):.0f} GiB x {f['gpu_memory_utilization']}), "
+                         f"~{need:.0f} GiB needed (weights / tensor parallel {f['tensor_parallel_size']} + 4 GiB KV)",
+                         "use an 80 GB H100, or leave the model out with MODELS="))
+    return out
+
+
+def port_check(port: int) -> Check:
+    import socket
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            free = True
+        except OSError:
+            free = False
+    return Check(f"port {port} free for the vLLM server", free, f"127.0.0.1:{port} " + ("free" if free else "in use"),
+                 f"stop whatever listens on {port} (ss -ltnp 'sport = :{port}')")
+
+
+RUNSC_RECORD = Path("/etc/docker/mathsolver-runsc.json")   # written by scripts/install-host.sh
+
+
+def runsc_record() -> dict:
+    try:
+        return json.loads(RUNSC_RECORD.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def runsc_check() -> Check:
+    """The runsc runtime's release and platform, as docker runs it (daemon's runtimeArgs) and install-host chose it."""
+    info = _run(["docker", "info", "--format", "{{json .Runtimes.runsc}}"])
+    rt = {}
+    if info is not None and info.returncode == 0:
+        try:
+            rt = json.loads(info.stdout or "{}") or {}
+        except json.JSONDecodeError:
+            rt = {}
+    args = rt.get("runtimeArgs") or rt.get("args") or []
+    platform = next((a.split("=", 1)[1] for a in args if str(a).startswith("--platform=")), None)
+    path = rt.get("path") or "runsc"
+    ver = _run([path, "--version"])
+    version = ver.stdout.splitlines()[0].strip() if ver is not None and ver.returncode == 0 and ver.stdout else None
+    rec = runsc_record()
+    detail = (f"{version or 'runsc version unknown'}; platform {platform or 'runsc default'}"
+              + (f" ({rec.get('chosen_by')}, self-test {rec.get('self_test_s')})" if rec else ""))
+    return Check("runsc release and platform", bool(version), detail, "run scripts/install-host.sh")
 
 
 def dataset_check(name: str = "verified") -> Check:

@@ -352,3 +352,23 @@ def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(t
     assert man["status"] == "failed" and "LaunchError" in man["error"]
     server = man["servers"][0]
     assert server["sampling_defaults_logged"]["chat"]["top_p"] == 0.8 and server["vllm_version"] == "0.12.0"
+
+
+def test_preflight_checks_driver_gpu_memory_port_and_says_how_sure_the_pins_are(monkeypatch, tmp_path):
+    """A FAKE nvidia-smi on PATH (one 80 GB H100 on driver 550, below CUDA 12.9's 575) and no docker."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    smi = bindir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15, 9.0'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bindir))
+    checks = {c.name: c for c in vllm.preflight(["qwen2.5-7b", "qwen2.5-32b-awq"], dataset="bundled-test")}
+    drv = checks["driver for the image's CUDA 12.9"]
+    assert not drv.ok and "needs >= 575.51.03" in drv.detail and "forward-compatibility" in drv.fix
+    assert checks["GPU memory for qwen2.5-7b"].ok and checks["GPU memory for qwen2.5-32b-awq"].ok
+    assert "port 8000 free for the vLLM server" in checks
+    assert "pinned from a public record, never re-resolved" in checks["vLLM image pinned by digest"].detail
+    smi.write_text("#!/bin/sh\necho 'NVIDIA L4, 23034 MiB, 580.65.06, 8.9'\n")
+    checks = {c.name: c for c in vllm.preflight(["qwen2.5-32b-awq"], dataset="bundled-test")}
+    assert checks["driver for the image's CUDA 12.9"].ok
+    assert not checks["GPU memory for qwen2.5-32b-awq"].ok
