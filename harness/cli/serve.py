@@ -169,6 +169,22 @@ def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, 
         sys.exit(3)
 
 
+@serve.command("smoke")
+@_common
+@click.option("--ready-timeout", type=float, default=None,
+              help="Seconds to wait for the server [default: the launcher's own, 1800 for vllm].")
+def smoke_cmd(ready_timeout, **kw):
+    """Start each model's server, send one request per prompt family, check the replies parse, stop."""
+    from harness.reproduce.smoke import SmokeError, smoke
+    cfg = _config(**kw, ready_timeout=ready_timeout)
+    for key in cfg.models:
+        try:
+            smoke(cfg, key, echo=click.echo)
+        except (SmokeError, ReproduceError) as exc:
+            raise click.ClickException(str(exc)) from None
+    click.echo(f"smoke: ok for {', '.join(cfg.models)}")
+
+
 @serve.command("pin-models")
 @click.option("--write", is_flag=True, help="Rewrite models.lock.json with the resolved revisions.")
 @click.option("--endpoint", default=None, help="Hugging Face endpoint [default: huggingface_hub's].")
