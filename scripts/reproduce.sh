@@ -25,7 +25,10 @@
 #   BASE_URL           LAUNCHER=external: the server's OpenAI-compatible URL, e.g. http://host:8000/v1
 #   SERVER_PROFILE     LAUNCHER=external: the client profile (plain, vllm, llama.cpp) [default: plain]
 #   LIMIT              at most N cases (a tiny slice)
-#   DRY_RUN=1          print the plan (commands, images, revisions, request counts, time) and exit
+#   DRY_RUN=1          print the plan (commands, images, revisions, gVisor platform, driver requirement, the
+#                      smoke step, request counts, time) and exit
+#   SMOKE=0            skip the smoke step (`harness serve smoke`: each model's server started, one request per
+#                      prompt family, replies parsed, stopped) that runs before the reproduction [1]
 #   SLURM=1            spread the run over a SLURM cluster: one sbatch array task per shard plus a merge
 #                      job after it (afterok); with DRY_RUN=1 print the shard plan and both scripts.
 #                      Again after a failed task: only the shards that are not complete are resubmitted.
@@ -80,6 +83,14 @@ esac
 
 case "${DRY_RUN:-0}" in
   1|true|yes) exec "$HARNESS" serve plan "${args[@]}" ;;
-  0|false|no|"") exec "$HARNESS" serve reproduce "${args[@]}" ;;
+  0|false|no|"")
+    # First, per model: start the server, one request per prompt family, check the replies parse, stop
+    # (fails in minutes, naming the cause). SMOKE=0 skips it.
+    case "${SMOKE:-1}" in
+      1|true|yes) "$HARNESS" serve smoke "${args[@]}" ;;
+      0|false|no) ;;
+      *) echo "reproduce.sh: SMOKE must be 1 or 0, not '$SMOKE'" >&2; exit 2 ;;
+    esac
+    exec "$HARNESS" serve reproduce "${args[@]}" ;;
   *) echo "reproduce.sh: DRY_RUN must be 1 or 0, not '$DRY_RUN'" >&2; exit 2 ;;
 esac

@@ -184,6 +184,9 @@ class VllmKind(LauncherKind):
         plan["generation_config_meaning"] = serving["generation_config_choices"].get(generation_config)
         plan["deterministic_meaning"] = serving["deterministic"]["note"] if deterministic else \
             "as in the paper: default kernels, prefix caching on"
+        for key, why in (serving.get("deviations") or {}).items():
+            if key in plan.get("model_keys", []):
+                plan["notes"].append(f"deviation, {key}: {why}")
         try:
             plan["image"] = vllm.image_reference()
             lock = vllm.image_lock()
@@ -193,8 +196,23 @@ class VllmKind(LauncherKind):
             plan["problems"].append(str(exc))
 
     def model_plan_fields(self, launcher: vllm.VllmLauncher) -> dict:
+        req = vllm.image_lock().get("cuda_requirement") or {}
+        rec = vllm.runsc_record()
+        gvisor = (f"runsc release {rec.get('release')}, platform {rec.get('platform')} ({rec.get('chosen_by')})"
+                  if rec else "no /etc/docker/mathsolver-runsc.json on this box: `make host` picks the platform by "
+                              "a measured self-test (systrap, kvm, ptrace)")
+        problems = launcher.contract_problems()
+        lines = [f"gVisor:  {gvisor}",
+                 f"driver:  >= {req.get('min_driver', '?')} for the image's CUDA {req.get('cuda_runtime', '?')} "
+                 "(or CUDA forward compatibility)",
+                 f"contract: vLLM {vllm.contract()['vllm_version']} " + ("accepts this command" if not problems
+                                                                         else "REFUSES it: " + "; ".join(problems)),
+                 f"requests: model, messages, temperature, max_tokens"
+                 + (" + a derived seed on sampled calls (SAMPLING_SEEDS=1)" if launcher.sampling_seeds else
+                    " only (the paper's request)")]
         return dict(flags=launcher.flags, env=launcher.env(), gated=bool(launcher.lock.get("gated")),
-                    license=launcher.lock.get("license"), revision_source=launcher.lock.get("revision_source"))
+                    license=launcher.lock.get("license"), revision_source=launcher.lock.get("revision_source"),
+                    plan_lines=lines, contract_problems=problems)
 
     def model_fields_on_error(self, model_key: str) -> dict:
         try:

@@ -363,3 +363,17 @@ def test_results_of_other_server_settings_are_never_resumed(tmp_path):
     run_pipeline(ReproduceConfig(**base), echo=lambda s: None)  # same settings: resumes
     assert len(_lines(out / "library" / "gold-lib" / "seed42.jsonl")) == 2
     assert verify_checksums(out) == []
+
+
+def test_dry_run_prints_per_model_gvisor_driver_contract_and_the_smoke_step(tmp_path):
+    r = _script(tmp_path, DRY_RUN=1, ARMS="blind", MODELS="qwen2.5-7b,phi-3.5-mini")
+    assert r.returncode == 0, r.stderr
+    for key in ("qwen2.5-7b", "phi-3.5-mini"):
+        block = r.stdout.split(f"model {key}:", 1)[1].split("\nmodel ", 1)[0]
+        assert "  gVisor:  " in block and "platform" in block
+        assert "  driver:  >= 575.51.03 for the image's CUDA 12.9" in block
+        assert "  contract: vLLM 0.12.0 accepts this command" in block
+        assert "  requests: model, messages, temperature, max_tokens only" in block
+        assert "  smoke:   first, `harness serve smoke`" in block
+    assert "deviation, phi-3.5-mini: served at --max-model-len 8192" in r.stdout
+    assert "PROBLEM" not in r.stdout
