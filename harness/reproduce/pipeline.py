@@ -39,6 +39,7 @@ from harness.core.canonical_json import json_file_text
 from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
 from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases, check_same_settings, config_dict,
                                       model_arm_names, resolve_arms, select_cases)
+from harness.model.vllm import runsc_record
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.manifest import write_run_manifest
 from harness.run.runner import RunSpec, make_key
@@ -131,6 +132,8 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                       "arms_by_model": {key: sorted(model_arm_names(cfg.arms, key)) for key in cfg.models},
                       "arm_config_hashes": {a.name: a.config_hash() for a in arms}, "blocks": [], "servers": [],
                       "convention": choice.to_dict(),
+                      "gvisor": runsc_record() or {"note": "no /etc/docker/mathsolver-runsc.json: runsc was not "
+                                                           "installed by this kit's scripts/install-host.sh"},
                       "status": "running"}
     existing = sum(1 for _ in cfg.out.glob("*/*/seed*.jsonl"))
     echo(f"reproduce: {len(arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(cases)} case(s) of {dataset.name}, "
