@@ -117,4 +117,6 @@ def test_deterministic_is_refused_for_launchers_without_it_before_anything_runs(
         with pytest.raises(ReproduceError, match="--deterministic is a vLLM"):
             _cfg(tmp_path, launcher=kind, deterministic=True, base_url="http://127.0.0.1:1/v1" if kind == "external"
                  else None, models=["m"] if kind == "external" else [])
-    assert _cfg(tmp_path, launcher="vllm", deterministic=True).deterministic
+    assert _cfg(tmp_path, launcher="vllm", deterministic=True, models=["qwen2.5-7b"]).deterministic
+    with pytest.raises(ReproduceError, match="DETERMINISTIC=1 refused for qwen2.5-32b-awq"):
+        _cfg(tmp_path, launcher="vllm", deterministic=True)           # the paper's two models: the AWQ one refused
