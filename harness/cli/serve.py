@@ -218,12 +218,18 @@ def pin_models_cmd(write, endpoint, models):
             continue
         if sha == entry.get("revision"):
             click.echo(f"{key}: {entry['repo']}: pinned {sha} = main")
+            if write and entry.get("revision_confidence") != "re-resolved":
+                entry["revision_confidence"] = "re-resolved"
+                entry["revision_resolved_on"] = today
+                changed += 1
             continue
         changed += 1
         click.echo(f"{key}: {entry['repo']}: pinned {entry.get('revision')} != main {sha}")
         if write:
             entry["revision"] = sha
             entry["revision_source"] = f"`harness serve pin-models`: main resolved with HfApi().model_info on {today}"
+            entry["revision_confidence"] = "re-resolved"
+            entry["revision_resolved_on"] = today
     path = vllm_dir() / "models.lock.json"
     if write and changed:
         path.write_text(json.dumps(lock, indent=2) + "\n")

@@ -27,10 +27,12 @@ from __future__ import annotations
 import ast
 import json
 import os
+import platform
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -414,6 +416,10 @@ def preflight(model_keys: list[str], *, deterministic: bool = False, dataset: st
               weights_gb_free_needed: float | None = None) -> list[Check]:
     """Every prerequisite of `make reproduce` on the vLLM path, each with how to fix it when missing."""
     checks: list[Check] = []
+    checks.append(Check("Python for the kit's hash locks", sys.version_info >= (3, 11),
+                        f"{platform.python_version()} ({sys.executable})",
+                        "the locks need Python >= 3.11: on Ubuntu 22.04 apt-get install python3.11 python3.11-venv, "
+                        "then make setup PYTHON=python3.11"))
     smi = _run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version,compute_cap", "--format=csv,noheader"])
     gpus = [ln.strip() for ln in (smi.stdout.splitlines() if smi and smi.returncode == 0 else []) if ln.strip()]
     checks.append(Check("NVIDIA GPU and driver", bool(gpus),
@@ -493,7 +499,10 @@ def preflight(model_keys: list[str], *, deterministic: bool = False, dataset: st
     for key in model_keys:
         try:
             entry = model_lock(key)
-            checks.append(Check(f"model pinned: {key}", True, f"{entry['repo']}@{entry['revision']}"))
+            how = ("re-resolved on a networked box by make pin-models"
+                   if entry.get("revision_confidence") == "re-resolved"
+                   else "pinned from a public record, never re-resolved: make pin-models checks it")
+            checks.append(Check(f"model pinned: {key}", True, f"{entry['repo']}@{entry['revision']} ({how})"))
             if entry.get("gated"):
                 gated.append(entry["repo"])
         except PinError as exc:

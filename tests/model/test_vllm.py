@@ -269,7 +269,9 @@ def test_pin_models_against_fake_hub_reports_differences_and_writes_only_with_wr
     assert r.exit_code == 0, r.output
     after = json.loads((lock_copy / "models.lock.json").read_text())["models"]
     assert after["qwen2.5-7b"]["revision"] == new_sha and "pin-models" in after["qwen2.5-7b"]["revision_source"]
-    assert after["mistral-7b"] == models["mistral-7b"]
+    confirmed = dict(after["mistral-7b"])       # an unchanged pin is marked as re-resolved, nothing else changes
+    assert confirmed.pop("revision_confidence") == "re-resolved" and confirmed.pop("revision_resolved_on")
+    assert confirmed == models["mistral-7b"]
 
 
 def test_pin_models_fails_naming_the_repo_the_fake_hub_does_not_know(lock_copy, fake_model_hub):
