@@ -27,6 +27,8 @@
 #   LIMIT              at most N cases (a tiny slice)
 #   DRY_RUN=1          print the plan (commands, images, revisions, gVisor platform, driver requirement, the
 #                      smoke step, request counts, time) and exit
+#   KEEP_PINS=1        run with the recorded image digest and model revisions without re-resolving them first
+#                      (by default the vllm launcher re-resolves them once and refuses on a mismatch)
 #   SMOKE=0            skip the smoke step (`harness serve smoke`: each model's server started, one request per
 #                      prompt family, replies parsed, stopped) that runs before the reproduction [1]
 #   SLURM=1            spread the run over a SLURM cluster: one sbatch array task per shard plus a merge
@@ -84,6 +86,20 @@ esac
 case "${DRY_RUN:-0}" in
   1|true|yes) exec "$HARNESS" serve plan "${args[@]}" ;;
   0|false|no|"")
+    # On the vLLM path, the pins taken from public records are re-resolved once (the hub and Docker Hub are
+    # reachable on a box that downloads weights and pulls the image); a mismatch refuses unless KEEP_PINS=1.
+    if [[ "${LAUNCHER:-vllm}" == vllm && "${KEEP_PINS:-0}" != 1 ]]; then
+      pin_models=(--models "${MODELS:-qwen2.5-7b,qwen2.5-32b-awq}")
+      [[ "${MODELS:-}" == all ]] && pin_models=()
+      rc=0; "$HARNESS" serve pin-models --check "${pin_models[@]}" || rc=$?
+      [[ "$rc" == 0 ]] && { "$HARNESS" serve pin-images --check || rc=$?; }
+      if [[ "$rc" != 0 ]]; then
+        echo "reproduce.sh: the recorded pins could not be confirmed (exit $rc: 3 = a pin differs from what the" \
+             "registry resolves now). Update them (make pin-models pin-images, i.e. harness serve pin-models/pin-images" \
+             "--write) or run with the recorded pins: KEEP_PINS=1" >&2
+        exit 2
+      fi
+    fi
     # First, per model: start the server, one request per prompt family, check the replies parse, stop
     # (fails in minutes, naming the cause). SMOKE=0 skips it.
     case "${SMOKE:-1}" in

@@ -189,7 +189,8 @@ def smoke_cmd(ready_timeout, **kw):
 @click.option("--write", is_flag=True, help="Rewrite models.lock.json with the resolved revisions.")
 @click.option("--endpoint", default=None, help="Hugging Face endpoint [default: huggingface_hub's].")
 @click.option("--models", default="", help="Only these model keys.")
-def pin_models_cmd(write, endpoint, models):
+@click.option("--check", is_flag=True, help="Exit 3 when a pin differs from what the hub resolves (make reproduce).")
+def pin_models_cmd(write, endpoint, models, check):
     """Resolve `main` of each locked repository to its full commit; report differences (rewrite with --write)."""
     from harness.model.vllm import PinError, load_json, vllm_dir
     try:
@@ -202,7 +203,7 @@ def pin_models_cmd(write, endpoint, models):
     if unknown:
         raise click.UsageError(f"unknown model key(s): {', '.join(unknown)}; known: {', '.join(lock['models'])}")
     api = HfApi(endpoint=endpoint)
-    errors = changed = 0
+    errors = changed = confirmed = 0
     today = _dt.date.today().isoformat()
     for key in keys:
         entry = lock["models"][key]
@@ -221,7 +222,7 @@ def pin_models_cmd(write, endpoint, models):
             if write and entry.get("revision_confidence") != "re-resolved":
                 entry["revision_confidence"] = "re-resolved"
                 entry["revision_resolved_on"] = today
-                changed += 1
+                confirmed += 1
             continue
         changed += 1
         click.echo(f"{key}: {entry['repo']}: pinned {entry.get('revision')} != main {sha}")
@@ -231,14 +232,16 @@ def pin_models_cmd(write, endpoint, models):
             entry["revision_confidence"] = "re-resolved"
             entry["revision_resolved_on"] = today
     path = vllm_dir() / "models.lock.json"
-    if write and changed:
+    if write and (changed or confirmed):
         path.write_text(json.dumps(lock, indent=2) + "\n")
-        click.echo(f"wrote {path} ({changed} revision(s) changed)")
+        click.echo(f"wrote {path} ({changed} revision(s) changed, {confirmed} confirmed)")
     elif changed:
         click.echo(f"{changed} difference(s); rerun with --write to update {path} (results of a different "
                    "revision are not comparable with the paper's)")
     if errors:
         sys.exit(1)
+    if check and changed and not write:
+        sys.exit(3)
 
 
 def _docker(args: list[str], timeout: float = 3600) -> subprocess.CompletedProcess:
@@ -247,7 +250,8 @@ def _docker(args: list[str], timeout: float = 3600) -> subprocess.CompletedProce
 
 @serve.command("pin-images")
 @click.option("--write", is_flag=True, help="Rewrite image.lock.json with the resolved digest.")
-def pin_images_cmd(write):
+@click.option("--check", is_flag=True, help="Exit 3 when the pin differs from the resolved digest (make reproduce).")
+def pin_images_cmd(write, check):
     """`docker pull` the locked image tag and read its repository digest (`docker inspect` RepoDigests)."""
     from harness.model.vllm import load_json, vllm_dir
     if shutil.which("docker") is None:
@@ -288,6 +292,8 @@ def pin_images_cmd(write):
         click.echo(f"wrote {path}")
     else:
         click.echo("rerun with --write to update the lock")
+        if check:
+            sys.exit(3)
 
 
 @serve.command("rehearsal", context_settings={"ignore_unknown_options": True, "help_option_names": []})

@@ -265,6 +265,10 @@ def test_pin_models_against_fake_hub_reports_differences_and_writes_only_with_wr
     assert f"qwen2.5-32b-awq: Qwen/Qwen2.5-32B-Instruct-AWQ: pinned {models['qwen2.5-32b-awq']['revision']} = main" in r.output
     assert (lock_copy / "models.lock.json").read_text() == before  # no --write: nothing changes
     assert len(hub.requests) == len(models)
+    r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--check"])   # what make reproduce runs
+    assert r.exit_code == 3 and (lock_copy / "models.lock.json").read_text() == before
+    r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--check", "--models", "qwen2.5-32b-awq"])
+    assert r.exit_code == 0, r.output
     r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--write"])
     assert r.exit_code == 0, r.output
     after = json.loads((lock_copy / "models.lock.json").read_text())["models"]
