@@ -177,6 +177,12 @@ def smoke_cmd(ready_timeout, **kw):
     """Start each model's server, send one request per prompt family, check the replies parse, stop."""
     from harness.reproduce.smoke import SmokeError, smoke
     cfg = _config(**kw, ready_timeout=ready_timeout)
+    failed = [c for c in preflight(cfg) if not c.ok]
+    if failed:
+        for c in failed:
+            click.echo(c.line())
+        click.echo(f"smoke: not started, preflight failed ({', '.join(c.name for c in failed)})", err=True)
+        sys.exit(2)
     for key in cfg.models:
         try:
             smoke(cfg, key, echo=click.echo)
