@@ -3,17 +3,19 @@
 Job: send one chat request per model turn and return what came back with everything a results
 record needs (text, finish reason, truncation flag, tokens, latency, the server's model id, retries).
 
-Request body. Only `temperature` and `max_tokens` are set by the arm (as the paper's requests), plus
-the fields of a *server profile* (for llama.cpp `repeat_penalty: 1.0`, so temperature 0 is plain
-greedy decoding); the profile is recorded in the manifest and every request dict is stored with the
-record. Sampled calls (temperature > 0) additionally carry a per-request `seed` derived from
-(run seed, case id, arm, sample index) when the profile says `send_seed` (default), so a sampled
-candidate is reproducible where the server honours seeds; greedy calls never carry a seed (the paper:
-"the seed never reaches the request").
+Request body. Only `temperature` and `max_tokens` are set by the arm (as the paper's requests: "one chat
+request per turn with only temperature and the output-token limit set"), plus the fields of a *server
+profile* (for llama.cpp `repeat_penalty: 1.0`, so temperature 0 is plain greedy decoding); the profile is
+recorded in the manifest and every request dict is stored with the record. Only under a profile that says
+`send_seed` (`llama.cpp`, `vllm-seeded`: the explicit reproducible-sampling option) do sampled calls
+(temperature > 0) carry a per-request `seed` derived from (run seed, case id, arm, sample index); the `vllm`
+profile sends none, as the paper ("the seed never reaches the request"); greedy calls never carry one.
 
 Retries. 5xx answers, timeouts and connection errors are retried with exponential backoff (at most
-`max_retries` times); a 4xx answer is never retried and raises `ModelRequestError` naming status and
-body. A 200 whose body is not a chat completion also raises.
+`max_retries` times); a 4xx answer is never retried and raises `ModelRejectedRequest` (a `ModelRequestError`)
+naming status and body: the server refused this one request (e.g. prompt + max_tokens over the context), which
+the runner records as that case's failure outcome instead of ending the run. A 200 whose body is not a chat
+completion also raises.
 
 API key. Sent as ``Authorization: Bearer <key>`` when there is one: the `api_key` argument, else the
 environment variable `api_key_env` names (default OPENAI_API_KEY, as OpenAI's own clients read it). The key
@@ -60,8 +62,11 @@ class ServerProfile:
 SERVER_PROFILES: dict[str, ServerProfile] = {
     # llama-cpp-python's server applies repeat_penalty 1.1 by default, even at temperature 0.
     "llama.cpp": ServerProfile("llama.cpp", {"repeat_penalty": 1.0}),
-    # vLLM: sampling defaults come from the server's --generation-config (see serving.py); nothing extra.
-    "vllm": ServerProfile("vllm", {}),
+    # vLLM: sampling defaults come from the server's --generation-config (harness.model.vllm); nothing extra,
+    # and no seed: the paper's request. `vllm-seeded` is the explicit reproducible-sampling option
+    # (SAMPLING_SEEDS=1): sampled requests carry a derived seed.
+    "vllm": ServerProfile("vllm", {}, send_seed=False),
+    "vllm-seeded": ServerProfile("vllm-seeded", {}, send_seed=True),
     # Any other OpenAI-compatible server, with nothing added at all.
     "plain": ServerProfile("plain", {}, send_seed=False),
 }
@@ -106,6 +111,14 @@ def auth_problem(status: int, what: str, key_sent: bool, api_key_env: str | None
         return f"{what} answered {meaning}: {fix}; check the key (or name another variable with --api-key-env)"
     return (f"{what} answered {meaning}: the server wants an API key and none was sent (${var} is not set); "
             f"export {var}=<key>, or name another variable with --api-key-env")
+
+
+class ModelRejectedRequest(ModelRequestError):
+    """The server answered 4xx: it refused this request (not a fault of the server or the network)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass
@@ -305,8 +318,9 @@ class ModelClient:
                     raise ModelAuthError(auth_problem(resp.status_code, f"POST {url}", self._key_sent,
                                                       self._api_key_env))
                 if resp.status_code < 500:
-                    raise ModelRequestError(
-                        f"POST {url} answered {resp.status_code} (client error, not retried): {resp.text[:500]}")
+                    raise ModelRejectedRequest(
+                        f"POST {url} answered {resp.status_code} (client error, not retried): {resp.text[:500]}",
+                        resp.status_code)
                 failure = f"HTTP {resp.status_code}: {resp.text[:200]}"
             if attempt >= self.max_retries:
                 raise ModelRequestError(f"POST {url} failed after {attempt + 1} attempts; last: {failure}")

@@ -75,6 +75,9 @@ class LauncherKind(ABC):
 
     deterministic_refusal: ClassVar[str | None] = None   # why --deterministic does not apply (None: it does)
 
+    def check_models(self, models: list[str], *, deterministic: bool) -> None:
+        """ReproduceError for a model this kind cannot serve under these settings (named)."""
+
     def check_config(self, *, base_url: str | None, deterministic: bool) -> None:
         """ReproduceError for settings this kind does not take (before any preflight or plan)."""
         if base_url:
@@ -134,6 +137,10 @@ class LauncherKind(ABC):
     def gpus_per_task(self, models: list[str]) -> int:
         return 0
 
+    def run_manifest_server(self, launcher: Launcher, server: dict) -> dict | None:
+        """What each run manifest records of the started server (table s14 reads it); None: nothing."""
+        return None
+
 
 class VllmKind(LauncherKind):
     name = "vllm"
@@ -150,7 +157,16 @@ class VllmKind(LauncherKind):
     def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
              base_url=None, server_profile=None) -> Launcher:
         return vllm.VllmLauncher(model_key, generation_config=generation_config, deterministic=deterministic,
+                                 sampling_seeds=server_profile == "vllm-seeded",
                                  log_path=Path(log_dir) / f"{model_key}.log")
+
+    def check_models(self, models: list[str], *, deterministic: bool) -> None:
+        refused = {k: vllm.deterministic_refusal(k) for k in models} if deterministic else {}
+        refused = {k: why for k, why in refused.items() if why}
+        if refused:
+            keep = [k for k in models if k not in refused]
+            raise ReproduceError("DETERMINISTIC=1 refused for " + "; ".join(f"{k}: {why}" for k, why in refused.items())
+                                 + f". Run without DETERMINISTIC=1, or leave it out: MODELS={','.join(keep) or '...'}")
 
     def revision(self, launcher: vllm.VllmLauncher) -> str | None:
         return launcher.revision
@@ -169,6 +185,9 @@ class VllmKind(LauncherKind):
         plan["generation_config_meaning"] = serving["generation_config_choices"].get(generation_config)
         plan["deterministic_meaning"] = serving["deterministic"]["note"] if deterministic else \
             "as in the paper: default kernels, prefix caching on"
+        for key, why in (serving.get("deviations") or {}).items():
+            if key in plan.get("model_keys", []):
+                plan["notes"].append(f"deviation, {key}: {why}")
         try:
             plan["image"] = vllm.image_reference()
             lock = vllm.image_lock()
@@ -178,8 +197,23 @@ class VllmKind(LauncherKind):
             plan["problems"].append(str(exc))
 
     def model_plan_fields(self, launcher: vllm.VllmLauncher) -> dict:
+        req = vllm.image_lock().get("cuda_requirement") or {}
+        rec = vllm.runsc_record()
+        gvisor = (f"runsc release {rec.get('release')}, platform {rec.get('platform')} ({rec.get('chosen_by')})"
+                  if rec else "no /etc/docker/mathsolver-runsc.json on this box: `make host` picks the platform by "
+                              "a measured self-test (systrap, kvm, ptrace)")
+        problems = launcher.contract_problems()
+        lines = [f"gVisor:  {gvisor}",
+                 f"driver:  >= {req.get('min_driver', '?')} for the image's CUDA {req.get('cuda_runtime', '?')} "
+                 "(or CUDA forward compatibility)",
+                 f"contract: vLLM {vllm.contract()['vllm_version']} " + ("accepts this command" if not problems
+                                                                         else "REFUSES it: " + "; ".join(problems)),
+                 f"requests: model, messages, temperature, max_tokens"
+                 + (" + a derived seed on sampled calls (SAMPLING_SEEDS=1)" if launcher.sampling_seeds else
+                    " only (the paper's request)")]
         return dict(flags=launcher.flags, env=launcher.env(), gated=bool(launcher.lock.get("gated")),
-                    license=launcher.lock.get("license"), revision_source=launcher.lock.get("revision_source"))
+                    license=launcher.lock.get("license"), revision_source=launcher.lock.get("revision_source"),
+                    plan_lines=lines, contract_problems=problems)
 
     def model_fields_on_error(self, model_key: str) -> dict:
         try:
@@ -218,6 +252,15 @@ class VllmKind(LauncherKind):
         flags = dict(launcher.flags)
         flags.pop("port", None)   # a per-task detail
         return {"image": launcher.image, "flags": flags or None, "server_profile": launcher.server_profile}
+
+    def run_manifest_server(self, launcher: vllm.VllmLauncher, server: dict) -> dict:
+        """The server as table s14 shows it: vLLM's own command (`vllm serve` + flags: no docker wrapping, port,
+        container name or devices, which differ between SLURM tasks), the version and sampling defaults it
+        logged, the deterministic and sampling-seed settings, the image and the contract it was checked against."""
+        keep = ("image", "flags", "env", "determinism", "sampling_seeds", "contract", "generation_config_meaning",
+                "sampling_defaults_logged", "sampling_defaults", "vllm_version", "server", "server_version")
+        return {**{k: server[k] for k in keep if k in server},
+                "command": [f"{k}={v}" for k, v in launcher.env().items()] + ["vllm", "serve", *launcher.server_args()]}
 
     def gpus_per_task(self, models: list[str]) -> int:
         """The largest tensor-parallel size among the models (Mistral-7B: 2), else 1."""

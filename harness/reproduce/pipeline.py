@@ -36,6 +36,7 @@ from harness.core.canonical_json import json_file_text
 from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
 from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases, check_same_settings, config_dict,
                                       model_arm_names, resolve_arms, select_cases)
+from harness.model.vllm import runsc_record
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.manifest import write_run_manifest
 from harness.run.runner import RunSpec, make_key
@@ -52,7 +53,8 @@ def _new_manifests(out: Path, before: set[Path]) -> list[Path]:
 
 def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: list[Case], *,
                base_url: str | None = None, model: str | None = None, revision: str | None = None,
-               profile: str | None = None, concurrency: int = 1, echo: Callable[[str], None] = print) -> dict:
+               profile: str | None = None, concurrency: int = 1, echo: Callable[[str], None] = print,
+               server: dict | None = None) -> dict:
     """One `harness run` over `arms` (its building blocks, called directly); the run manifest it wrote."""
     before = set(cfg.out.glob("manifest-*.json"))
     summaries = asyncio.run(run_session(arms, dataset, cases, cfg.seeds, base_url=base_url, model=model,
@@ -60,7 +62,7 @@ def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: l
                                  executor_backend=cfg.executor_backend, concurrency=concurrency,
                                  timeout=cfg.timeout, cache_dir=cfg.out / ".cache" / "responses",
                                  scorer=cfg.scorer, all_cases=cfg.all_cases, progress=cfg.progress,
-                                 convention=cfg.convention))
+                                 convention=cfg.convention, server=server))
     for s in summaries:
         echo(f"{s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, {s.infra_failed} "
              f"infra-failed, {s.correct} correct, outcomes {s.outcomes} -> {s.path}")
@@ -112,6 +114,8 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                       "arms_by_model": {key: sorted(model_arm_names(cfg.arms, key)) for key in cfg.models},
                       "arm_config_hashes": {a.name: a.config_hash() for a in arms}, "blocks": [], "servers": [],
                       "convention": choice.to_dict(),
+                      "gvisor": runsc_record() or {"note": "no /etc/docker/mathsolver-runsc.json: runsc was not "
+                                                           "installed by this kit's scripts/install-host.sh"},
                       "status": "running"}
     existing = sum(1 for _ in cfg.out.glob("*/*/seed*.jsonl"))
     echo(f"reproduce: {len(arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(cases)} case(s) of {dataset.name}, "
@@ -163,7 +167,8 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                     concurrency = cfg.concurrency or kind.concurrency(launcher)
                     block = _run_block(cfg, model_arms, dataset, cases, base_url=launcher.base_url,
                                        model=launcher.model_id, revision=server["revision"],
-                                       profile=launcher.server_profile, concurrency=concurrency, echo=echo)
+                                       profile=launcher.server_profile, concurrency=concurrency, echo=echo,
+                                       server=kind.run_manifest_server(launcher, server))
                     manifest["blocks"].append({"model": launcher.model_id, "model_key": key, **block})
                     infra_failed += sum(s.get("infra_failed", 0) for s in block["summaries"])
                 finally:

@@ -17,6 +17,7 @@ from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, Reprod
                                       resolve_arms, select_cases)
 from harness.model.serving import CPU_MODEL
 from harness.reproduce.launchers import launcher_kind, make_launcher
+from harness.reproduce.smoke import SMOKE_DESCRIPTION
 from harness.run.store import StoreError, read_result_file
 
 CHARS_PER_TOKEN = 4.0     # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
@@ -137,7 +138,7 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
     plan: dict = {"launcher": cfg.launcher, "models": [], "seeds": cfg.seeds, "dataset": pop.description,
                   "dataset_stand_in": pop.stand_in, "n_cases": len(pop.cases), "out": str(cfg.out),
                   "generation_config": cfg.generation_config, "deterministic": cfg.deterministic,
-                  "arms": [], "problems": [], "notes": []}
+                  "arms": [], "problems": [], "notes": [], "model_keys": list(cfg.models)}
     kind = launcher_kind(cfg.launcher)
     kind.plan_fields(plan, cfg.generation_config, cfg.deterministic)
     for arm in arms:
@@ -191,6 +192,8 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
             entry.update(model_id=launcher.model_id, revision=kind.revision(launcher),
                          command=launcher.command(), server_profile=launcher.server_profile)
             entry.update(kind.model_plan_fields(launcher))
+            for p in entry.get("contract_problems") or []:
+                plan["problems"].append(f"{key}: vLLM contract: {p}")
         except Exception as exc:  # noqa: BLE001 - an unpinned model is reported, the plan continues
             entry["error"] = str(exc)
             plan["problems"].append(f"{key}: {exc}")
@@ -322,6 +325,9 @@ def format_plan(plan: dict) -> str:
         if m.get("estimate_s", 0) is None:
             lines.append("  time:    unknown (no throughput assumption for this launcher: time a few requests on "
                          "your server)")
+        lines += [f"  {ln}" for ln in m.get("plan_lines", [])]
+        if m.get("command"):
+            lines.append(f"  smoke:   first, `harness serve smoke`: {SMOKE_DESCRIPTION}")
         if m.get("estimate_s"):
             tp = m["throughput_assumption"]
             lines.append(f"  time:    {_hours(m['estimate_s']['min'])} .. {_hours(m['estimate_s']['max'])} "

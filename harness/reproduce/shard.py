@@ -248,7 +248,7 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
     slices_done = 0
     infra_failed = 0
 
-    def run_slices(slices, *, base_url=None, model=None, revision=None, profile=None, concurrency=1):
+    def run_slices(slices, *, base_url=None, model=None, revision=None, profile=None, concurrency=1, server=None):
         nonlocal slices_done, infra_failed
         for sl in slices:
             cases = [by_id[c] for c in sl["case_ids"]]
@@ -257,7 +257,7 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
                 model_revision=revision, server_profile=profile or "plain", out_dir=directory,
                 executor_backend=cfg.executor_backend, concurrency=concurrency, timeout=cfg.timeout,
                 cache_dir=directory / ".cache" / "responses", scorer=cfg.scorer, all_cases=True, progress=False,
-                convention=cfg.convention))
+                convention=cfg.convention, server=server))
             for s in summaries:
                 infra_failed += s.infra_failed
                 echo(f"shard {index}: {s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, "
@@ -300,7 +300,8 @@ def _run_groups(groups: dict, run_slices, cfg, directory: Path, index: int, mani
                 _write_manifest(directory, manifest)
                 concurrency = cfg.concurrency or kind.concurrency(launcher)
                 run_slices(slices, base_url=launcher.base_url, model=launcher.model_id, revision=server["revision"],
-                           profile=launcher.server_profile, concurrency=concurrency)
+                           profile=launcher.server_profile, concurrency=concurrency,
+                           server=kind.run_manifest_server(launcher, server))
             finally:
                 echo(f"shard {index}: stopping the {key} server")
                 launcher.stop()

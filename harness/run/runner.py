@@ -14,6 +14,7 @@ import datetime as _dt
 import functools
 import hashlib
 import json
+import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from harness.data.dataset import Case, Dataset
 from harness.formulas.versions import benchmark_version
 from harness.library import LIBRARY
 from harness.library.versions import library_reference
+from harness.model.client import ModelRejectedRequest
 from harness.model.synthetic import is_synthetic_model
 from harness.run.progress import LineProgress
 from harness.run.store import ResultStore, record_key, results_path
@@ -241,6 +243,12 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
                 sol = await solver.solve(ctx)
             except InfraError as exc:
                 return case, key, None, ctx, started, first, exc
+            except ModelRejectedRequest as exc:   # the server refused this case's request: its outcome, not an abort
+                print(f"{arm.name} seed {seed} case {case.case_id}: request rejected by the model server "
+                      f"(HTTP {exc.status}), recorded as {RowOutcome.REQUEST_REJECTED.value}: {str(exc)[:300]}",
+                      file=sys.stderr)
+                sol = Solution(outcome=RowOutcome.REQUEST_REJECTED.value, reason=str(exc)[:1000],
+                               detail={"rejected_status": exc.status, "requests_answered_before": len(ctx.chats)})
             return case, key, sol, ctx, started, first, None
 
     tasks = [asyncio.ensure_future(one(c, k)) for c, k in pending]

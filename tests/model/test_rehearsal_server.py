@@ -119,10 +119,12 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     ds = load_dataset("bundled-test")
     cases = ds.cases[:44]
     one_shot = load_dataset("one-shot").cases
-    spec = RunSpec(model="rehearsal-alpha", server_profile="vllm", out_dir=tmp_path, concurrency=16, progress=False)
+    # vllm-seeded: the rehearsal's profile (sampled votes carry seeds; the fake answers by the request body)
+    spec = RunSpec(model="rehearsal-alpha", server_profile="vllm-seeded", out_dir=tmp_path, concurrency=16,
+                   progress=False)
 
     async def go():
-        async with ModelClient(rehearsal_server.base_url, "rehearsal-alpha", profile="vllm", concurrency=16,
+        async with ModelClient(rehearsal_server.base_url, "rehearsal-alpha", profile="vllm-seeded", concurrency=16,
                                cache_dir=tmp_path / "cache") as client:
             with Executor(backend="process") as ex:
                 return await run_arms(list(ARMS.values()), ds, [42], spec, client=client, executor=ex,

@@ -57,7 +57,7 @@ def test_pipeline_starts_and_stops_the_rehearsal_server_and_labels_records_synth
     records = load_records(cfg.out)
     model_rows = [r for r in records if r["model"] != "library"]
     assert len(model_rows) == 2 * 4 and {r["model"] for r in model_rows} == {"rehearsal-alpha"}
-    assert all(r["synthetic"] is True and r["server_profile"] == "vllm" for r in model_rows)
+    assert all(r["synthetic"] is True and r["server_profile"] == "vllm-seeded" for r in model_rows)
     assert len([r for r in records if r["model"] == "library"]) == 4
     assert (cfg.out / "report.html").exists() and verify_run(cfg.out, tables=False).problems == []
     assert json.loads((cfg.out / "stats.json").read_text())
@@ -117,4 +117,6 @@ def test_deterministic_is_refused_for_launchers_without_it_before_anything_runs(
         with pytest.raises(ReproduceError, match="--deterministic is a vLLM"):
             _cfg(tmp_path, launcher=kind, deterministic=True, base_url="http://127.0.0.1:1/v1" if kind == "external"
                  else None, models=["m"] if kind == "external" else [])
-    assert _cfg(tmp_path, launcher="vllm", deterministic=True).deterministic
+    assert _cfg(tmp_path, launcher="vllm", deterministic=True, models=["qwen2.5-7b"]).deterministic
+    with pytest.raises(ReproduceError, match="DETERMINISTIC=1 refused for qwen2.5-32b-awq"):
+        _cfg(tmp_path, launcher="vllm", deterministic=True)           # the paper's two models: the AWQ one refused

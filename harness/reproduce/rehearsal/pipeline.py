@@ -204,7 +204,7 @@ def harness_argv(model: str, dataset: Path, seeds: str, base_url: str, results: 
                  concurrency: int, backend: str, server_info: Path, convention: str) -> list[str]:
     return [str(ROOT / ".venv" / "bin" / "harness") if (ROOT / ".venv/bin/harness").exists() else "harness",
             "run", "--arm", "all", "--dataset", str(dataset), "--seeds", seeds, "--base-url", base_url,
-            "--model", model, "--server-profile", "vllm", "--out", str(results), "--cache-dir", str(cache),
+            "--model", model, "--server-profile", "vllm-seeded", "--out", str(results), "--cache-dir", str(cache),
             "--executor-backend", backend, "--concurrency", str(concurrency), "--timeout", str(CLIENT_TIMEOUT_S),
             "--no-progress", "--server-info", str(server_info), "--convention", convention]
 
@@ -218,7 +218,7 @@ def expected_keys(dataset_path: Path, seeds: list[int], convention: str) -> set[
     arms, _ = apply_convention([a for name, a in ARMS.items() if name not in EXTENSION_ARMS], ds, convention)
     keys = set()
     for model in MODELS:
-        spec = RunSpec(model=model, server_profile="vllm")
+        spec = RunSpec(model=model, server_profile="vllm-seeded")
         for arm in arms:  # what `--arm all` runs
             s = spec if arm.needs_model else dataclasses.replace(spec, model=NO_MODEL, server_profile=None)
             cases = covered_cases(ds.cases) if arm.covered_only else ds.cases
