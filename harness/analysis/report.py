@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.analysis.figures import build_figures
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
-from harness.analysis.analysis_step import Analysis, analyse
+from harness.analysis.results_analysis import Analysis, analyse
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import Table
 from harness.analysis.tables import build_tables, write_tables

@@ -10,7 +10,7 @@ Sources, as the paper's captions state them:
 * s15, s15b: record outcomes, plus a filled annotation sheet for the wrong values
   (<results>/annotations/s15-failure-audit.csv; `harness tables` writes the unfilled sheet,
   s15-annotation-sheet.csv, next to the tables).
-Each builder takes the `Analysis` (harness.analysis.analysis_step) and returns a `Table` or raises `Omit`
+Each builder takes the `Analysis` (harness.analysis.results_analysis) and returns a `Table` or raises `Omit`
 with why (harness.analysis.table_format); harness.analysis.tables writes and lists them (this module does
 not import it).
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from executor import policy
-from harness.analysis.analysis_step import Analysis
+from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import SECTION, Omit, Table, fmt
 from harness.data.dataset import load_dataset

@@ -22,30 +22,17 @@ from harness.model.client import ModelRequestError
 from harness.run.runner import ConfigMismatchError, summary_markdown
 from harness.run.session import CaseSelectionError, RunSetupError, pick_cases, run_session
 from harness.run.store import iter_located_records
+from harness.core import seeds as core_seeds
 from harness.scoring.scorers import SCORERS
 from harness.verify.rescore import CaseIndex, RescoreError, convention_problems, rescore_record
 
 
 def parse_seeds(text: str) -> list[int]:
-    """"42-46", "42,43" or "42" -> sorted distinct seeds."""
-    seeds: set[int] = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            if "-" in part:
-                lo, hi = (int(x) for x in part.split("-", 1))
-                if hi < lo:
-                    raise ValueError
-                seeds.update(range(lo, hi + 1))
-            else:
-                seeds.add(int(part))
-        except ValueError:
-            raise click.BadParameter(f"{part!r} is not a seed or a range like 42-46", param_hint="--seeds") from None
-    if not seeds:
-        raise click.BadParameter("no seeds given", param_hint="--seeds")
-    return sorted(seeds)
+    """The --seeds option: harness.core.seeds.parse_seeds with the problem reported as a bad --seeds value."""
+    try:
+        return core_seeds.parse_seeds(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--seeds") from None
 
 
 @click.command("run")

@@ -27,7 +27,7 @@ from harness.model.client import SERVER_PROFILES
 from harness.model.serving import LaunchError
 from harness.model.vllm import PinError
 from harness.reproduce.config import DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, split_names
-from harness.reproduce.pipeline import run_pipeline
+from harness.reproduce.reproduction import run_pipeline
 from harness.reproduce.plan import build_plan, format_plan
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.core.canonical_json import json_file_text, record_line
-from harness.reproduce.pipeline import outputs as derive_outputs, write_checksums
+from harness.reproduce.reproduction import outputs as derive_outputs, write_checksums
 from harness.reproduce.shard import SHARD_MANIFEST, ShardError, read_shard_manifest
 from harness.run.store import StoreError, _scan, iter_result_files
 
@@ -118,7 +118,7 @@ def copy_run_manifests(shard: Path, out: Path, index: int) -> list[str]:
 
 
 def _case_order_key(rec: dict) -> tuple:
-    # the runner's order for one seed (harness.runner.case_order), then the key as a tie-break
+    # the runner's order for one seed (harness.run.runner.case_order), then the key as a tie-break
     return hashlib.sha256(f"{rec['seed']}:{rec['case_id']}".encode()).hexdigest(), rec["key"]
 
 

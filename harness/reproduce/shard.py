@@ -35,7 +35,7 @@ from harness.data.dataset import DatasetError, load_dataset
 from harness.model.serving import Launcher
 from harness.reproduce.config import ReproduceConfig, arm_cases, model_arm_names, resolve_arms, select_cases
 from harness.reproduce.launchers import launcher_kind, make_launcher
-from harness.reproduce.pipeline import sigterm_as_interrupt
+from harness.reproduce.reproduction import sigterm_as_interrupt
 from harness.reproduce.plan import plan_population, request_bounds
 from harness.run.manifest import git_state
 from harness.run.session import run_session

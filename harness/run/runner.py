@@ -207,7 +207,7 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
 
     path = results_path(spec.out_dir, spec.model, arm.name, seed)
     # fsync batched: a killed harness loses nothing it wrote; a machine crash at most the last second,
-    # which a resumed run redoes (harness.store)
+    # which a resumed run redoes (harness.run.store)
     store = ResultStore(path, sync_every=STORE_SYNC_EVERY, sync_interval_s=STORE_SYNC_INTERVAL_S)
     other = sorted({r.get("arm_config_hash") for r in store.records if r.get("arm") == arm.name} - {arm.config_hash()})
     if other:

@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from harness.analysis import tables_supplementary as sup
-from harness.analysis.analysis_step import analyse
+from harness.analysis.results_analysis import analyse
 from harness.analysis.tables import PAPER_TABLES, build_all, build_tables
 from tests.conftest import ROOT
 

@@ -26,7 +26,7 @@ from harness.cli.serve import serve
 from harness.data.dataset import load_dataset
 from harness.library import LIBRARY
 from harness.reproduce.config import ReproduceConfig
-from harness.reproduce.pipeline import run_pipeline, verify_checksums
+from harness.reproduce.reproduction import run_pipeline, verify_checksums
 from harness.reproduce.plan import build_plan
 from tests.conftest import ROOT, require
 

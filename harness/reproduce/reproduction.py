@@ -33,7 +33,7 @@ from harness.analysis.report import write_outputs
 from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
 from harness.analysis.stats_payload import stats_payload
-from harness.analysis.analysis_step import analyse
+from harness.analysis.results_analysis import analyse
 from harness.arms.registry import Arm
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
