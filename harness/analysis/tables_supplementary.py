@@ -31,6 +31,7 @@ from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import SECTION, Omit, Table, fmt
 from harness.data.dataset import load_dataset
+from harness.run.manifest import ManifestError, read_manifests
 from harness.formulas import CATALOGUE
 
 # The paper's two main checkpoints (Table 1, upper block). Every other model with both Program-Solve
@@ -283,15 +284,10 @@ def table_s17b(an: Analysis) -> Table:
 def load_manifests(results_dir) -> list[dict]:
     """The run manifests (one per `harness run`: arms as a name -> config mapping) in a results root; the
     reproduce pipeline's own manifest, which lists its runs' manifests, is not one."""
-    out = []
-    for p in sorted(Path(results_dir).glob("manifest-*.json")):
-        try:
-            man = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise Omit(f"{p}: unreadable run manifest ({exc})") from None
-        if isinstance(man, dict) and isinstance(man.get("arms"), dict):
-            out.append(man)
-    return out
+    try:
+        return [m.data for m in read_manifests(results_dir) if m.is_run]
+    except ManifestError as exc:
+        raise Omit(str(exc)) from None
 
 
 def _span(per_model: dict[str, set[str]]) -> str:

@@ -10,7 +10,7 @@ import click
 from harness.analysis.tables import build_all
 from harness.cli.convention import convention_option
 from harness.model.synthetic import mixing_problem
-from harness.run.store import StoreError, export_results
+from harness.run.store import StoreError, export_results, result_sets
 from harness.verify.checksums import RESULTS_MANIFEST, ROOT, ChecksumError, check_manifest, write_manifest
 from harness.verify.rescore import check_files, convention_problems, merged_conventions
 
@@ -60,13 +60,6 @@ def verify_checksums(results_root: Path, manifest: Path) -> list[str]:
         return [str(exc)]
     click.echo(f"checksums: {len(report.ok)} files match {manifest}")
     return report.lines()
-
-
-def result_sets(results_root: Path) -> list[Path]:
-    """Directories under the results root that hold per-case files (<set>/<model>/<arm>/seed<N>.jsonl);
-    the root itself counts when it holds them directly."""
-    sets = sorted({p.parents[2] for p in results_root.glob("**/seed*.jsonl") if len(p.relative_to(results_root).parts) >= 3})
-    return sets
 
 
 def verify_records(result_set: Path, convention: str | None = None) -> tuple[list[str], list[str], list[str]]:

@@ -16,7 +16,7 @@ from harness.data.dataset import Case, DatasetError, load_dataset
 from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, arm_cases, model_arm_names,
                                       resolve_arms, select_cases)
 from harness.reproduce.launchers import launcher_kind, make_launcher
-from harness.run.store import StoreError, read_result_file
+from harness.run.store import StoreError, iter_result_files, read_result_file, result_sets
 
 CHARS_PER_TOKEN = 4.0     # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
 WORDS_TO_TOKENS = 1.35    # fallback: note words to tokens
@@ -73,7 +73,7 @@ def measured_token_means(results_root: Path = ROOT / "results") -> dict[str, dic
     root = Path(results_root)
     if not root.is_dir():
         return {}
-    for path in sorted(root.rglob("seed*.jsonl")):
+    for path in (p for result_set in result_sets(root) for p in iter_result_files(result_set)):
         try:
             records = read_result_file(path)
         except (OSError, StoreError):

@@ -40,10 +40,10 @@ from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
 from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases, check_same_settings, config_dict,
                                       model_arm_names, resolve_arms, select_cases)
 from harness.reproduce.launchers import launcher_kind, make_launcher
-from harness.run.manifest import write_run_manifest
+from harness.run.manifest import manifest_paths, write_run_manifest
 from harness.run.runner import RunSpec, make_key
 from harness.run.session import apply_convention, run_session
-from harness.run.store import read_result_file, results_path
+from harness.run.store import iter_result_files, read_result_file, results_path
 from harness.verify.checksums import check_manifest, write_manifest
 
 
@@ -64,15 +64,14 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 
 def _new_manifests(out: Path, before: set[Path]) -> list[Path]:
-    return sorted(p for p in out.glob("manifest-*.json")
-                  if p not in before and not p.name.startswith("manifest-reproduce-"))
+    return [p for p in manifest_paths(out) if p not in before and not p.name.startswith("manifest-reproduce-")]
 
 
 def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: list[Case], *,
                base_url: str | None = None, model: str | None = None, revision: str | None = None,
                profile: str | None = None, concurrency: int = 1, echo: Callable[[str], None] = print) -> dict:
     """One `harness run` over `arms` (its building blocks, called directly); the run manifest it wrote."""
-    before = set(cfg.out.glob("manifest-*.json"))
+    before = set(manifest_paths(cfg.out))
     summaries = asyncio.run(run_session(arms, dataset, cases, cfg.seeds, base_url=base_url, model=model,
                                  model_revision=revision, server_profile=profile or "plain", out_dir=cfg.out,
                                  executor_backend=cfg.executor_backend, concurrency=concurrency,
@@ -131,7 +130,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                       "arm_config_hashes": {a.name: a.config_hash() for a in arms}, "blocks": [], "servers": [],
                       "convention": choice.to_dict(),
                       "status": "running"}
-    existing = sum(1 for _ in cfg.out.glob("*/*/seed*.jsonl"))
+    existing = sum(1 for _ in iter_result_files(cfg.out))
     echo(f"reproduce: {len(arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(cases)} case(s) of {dataset.name}, "
          f"models {', '.join(cfg.models) if with_model else '(none needed)'}, launcher {cfg.launcher}, "
          f"results in {cfg.out}" + (f" (resuming: {existing} results file(s) already there)" if existing else ""))
