@@ -24,8 +24,8 @@ from typing import Any, Iterable, Iterator
 
 from harness.core.canonical_json import canonical_json, record_line
 from harness.model.synthetic import record_kind
+from harness.run.record import REQUIRED_FIELDS
 
-REQUIRED_FIELDS = ("key", "model", "arm", "seed", "case_id", "calculator_id", "outcome", "correct", "scorer")
 
 
 class StoreError(Exception):
