@@ -4,7 +4,7 @@ checkpoints), s7, s8, s9, s14/s14b, s15/s15b (with the failure-audit annotation 
 Sources, as the paper's captions state them:
 * table1-other, s7: per-case correctness (the analysis arrays).
 * s8: the stored records (the programs as the model wrote them).
-* s9, s17, s17b: the formula catalogue's audit fields (harness.formulas.CATALOGUE); the benchmark's
+* s9, s17, s17b: the formula catalogue's audit fields (harness.calculators.catalogue.CATALOGUE); the benchmark's
   category of each calculator (the results' dataset) gives "use".
 * s14, s14b: the run manifests (manifest-*.json in the results root) and executor.policy.
 * s15, s15b: record outcomes, plus a filled annotation sheet for the wrong values
@@ -32,7 +32,7 @@ from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import SECTION, Omit, Table, fmt
 from harness.data.dataset import load_dataset
 from harness.run.manifest import ManifestError, read_manifests
-from harness.formulas import CATALOGUE
+from harness.calculators.catalogue import CATALOGUE
 
 # The paper's two main checkpoints (Table 1, upper block). Every other model with both Program-Solve
 # and Open-book arithmetic goes to the lower block.
@@ -235,7 +235,7 @@ def _provenance_note(entries, field: str) -> list[str]:
         return []
     return [f"Reconstruction, not the paper's: the {field.replace('_', ' ')} of calculators "
             f"{', '.join(map(str, recon))} is the kit's own reading (the paper's table body is elided in the "
-            "available source; counts match the paper). See harness/formulas/__init__.py."]
+            "available source; counts match the paper). See harness/calculators/catalogue.py."]
 
 
 def table_s9(an: Analysis) -> Table:

@@ -123,7 +123,7 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
 def apply_arm_options(arms, formula_versions=(), k=None, m=None, temperature=None) -> list:
     """Arms with --formula-version / --router-* applied (harness.arms.with_options); errors name the option."""
     from harness.arms.registry import with_options
-    from harness.formulas.versions import FormulaVersionError, parse_formula_versions
+    from harness.calculators.versions import FormulaVersionError, parse_formula_versions
     try:
         chosen = parse_formula_versions(formula_versions)
     except FormulaVersionError as exc:

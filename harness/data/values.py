@@ -3,7 +3,7 @@ benchmark files (gold answers, limits, Relevant Entities) and the kit's stores w
 
 Every reader of such strings uses these functions: the dataset loader (harness/data/dataset.py), the
 scorers' gold model (harness/scoring/gold.py), the library's date variables
-(harness/library/base.py) and the formula catalogue's entities (harness/formulas/entities.py). Where
+(harness/calculators/base.py) and the formula catalogue's entities (harness/calculators/entities.py). Where
 the callers accept different forms, the difference is an explicit keyword argument, never a second
 parser. Reading values out of free model replies is another job (harness/scoring/answer_parsing.py).
 

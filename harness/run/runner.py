@@ -30,9 +30,9 @@ from harness.arms.registry import Arm
 from harness.arms.solvers import ChatClient, Context, InfraError, ProgramExecutor, Solution
 from harness.data.conventions import default_convention
 from harness.data.dataset import Case, Dataset
-from harness.formulas.versions import benchmark_version
-from harness.library import LIBRARY
-from harness.library.versions import library_reference
+from harness.calculators.versions import benchmark_version
+from harness.calculators import LIBRARY
+from harness.calculators.versions import library_reference
 from harness.model.synthetic import is_synthetic_model
 from harness.run.record import Record
 from harness.run.store import ResultStore, record_key, results_path

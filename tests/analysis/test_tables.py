@@ -80,7 +80,7 @@ def test_a_broken_catalogue_contract_raises_not_omits(synthetic_results, monkeyp
     root, _ = synthetic_results
 
     def broken():
-        raise LookupError("harness.formulas.CATALOGUE[2] has audit_group 'x' (synthetic test)")
+        raise LookupError("harness.calculators.catalogue.CATALOGUE[2] has audit_group 'x' (synthetic test)")
 
     monkeypatch.setattr(catalog, "audit_groups", broken)
     with pytest.raises(LookupError, match=r"CATALOGUE\[2\] has audit_group"):

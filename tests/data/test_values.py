@@ -9,8 +9,8 @@ import pytest
 from harness.data import values
 from harness.data.dataset import parse_gold
 from harness.data.values import looks_like_weeks_days, parse_date, parse_number, parse_weeks_days
-from harness.formulas.entities import parse_us_date
-from harness.library.base import parse_date as library_parse_date
+from harness.calculators.entities import parse_us_date
+from harness.calculators.base import parse_date as library_parse_date
 from harness.scoring.gold import Gold
 
 D = dt.date(2006, 3, 31)

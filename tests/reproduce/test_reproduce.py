@@ -24,7 +24,7 @@ from harness.model import vllm
 from harness.arms.registry import ARMS
 from harness.cli.serve import serve
 from harness.data.dataset import load_dataset
-from harness.library import LIBRARY
+from harness.calculators import LIBRARY
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.reproduction import run_pipeline, verify_checksums
 from harness.reproduce.plan import build_plan

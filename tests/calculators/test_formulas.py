@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.formulas import formulas
-from harness.formulas import CATALOGUE, FormulaEntry, literal_compute
+from harness.calculators.catalogue import CATALOGUE, FormulaEntry, literal_compute
 from harness.data.conventions import default_convention
 from harness.data.dataset import load_dataset
-from harness.formulas.check import V1_ERRATA, agrees, check_cases, load_cases
-from harness.formulas.docs import committed_block, markdown_table
+from harness.calculators.check import V1_ERRATA, agrees, check_cases, load_cases
+from harness.calculators.docs import committed_block, markdown_table
 
 SCORE_IDS = {4, 8, 15, 16, 17, 18, 20, 21, 25, 27, 28, 29, 32, 33, 36, 43, 45, 48, 51}
 
@@ -144,4 +144,4 @@ def test_cli_show():
 
 
 def test_docs_table_is_current():
-    assert committed_block() == markdown_table().strip(), "run: python -m harness.formulas.docs"
+    assert committed_block() == markdown_table().strip(), "run: python -m harness.calculators.docs"
