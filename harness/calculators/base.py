@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from harness.core.units import EXACT, Convention, UnitError, get_convention
 from harness.data import values as value_parsing
+from harness.data.values import parse_number
 
 __all__ = ["LibraryAbstain", "Variable", "Calculator", "parse_date", "parse_sex"]
 
@@ -55,18 +56,13 @@ def parse_sex(value: Any) -> str:
 _NUMBER_WITH_UNIT = re.compile(r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s].*)?")
 
 
+def entity_number(x: Any) -> float:
+    """A gold entity's number (harness.data.values.parse_number, thousands separators allowed)."""
+    return parse_number(x, thousands=True)
+
+
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _to_number(x: Any) -> float:
-    if _is_number(x):
-        return float(x)
-    if isinstance(x, str):
-        s = x.strip().replace(",", "")
-        if re.fullmatch(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?", s):
-            return float(s)
-    raise ValueError(f"not a number: {x!r}")
 
 
 @dataclass(frozen=True)
@@ -99,7 +95,7 @@ class Variable:
                         and all(isinstance(u, str) for u in raw[1::2])):
                     # compound value, e.g. [5, 'ft', 10, 'in']: sum of the converted parts
                     assert self.convert is not None
-                    return sum(self.convert(_to_number(v), u, convention) for v, u in zip(raw[::2], raw[1::2]))
+                    return sum(self.convert(entity_number(v), u, convention) for v, u in zip(raw[::2], raw[1::2]))
                 if isinstance(raw, str):
                     m = _NUMBER_WITH_UNIT.fullmatch(raw.strip())
                     if m and m.group(2):
@@ -112,7 +108,7 @@ class Variable:
                     value, unit = raw, self.unit
                 else:
                     raise ValueError(f"expected [value, unit], got {raw!r}")
-                value = _to_number(value)
+                value = entity_number(value)
                 assert self.convert is not None
                 return self.convert(value, str(unit), convention)
             if self.kind == "number":
@@ -120,7 +116,7 @@ class Variable:
                     raw = raw.get("value")
                 if isinstance(raw, (list, tuple)) and len(raw) == 2:
                     raw = raw[0]
-                return _to_number(raw)
+                return entity_number(raw)
             if self.kind == "sex":
                 return parse_sex(raw)
             if self.kind == "bool":

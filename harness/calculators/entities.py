@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.core import units
 from harness.core.units import EXACT, Convention, UnitError, get_convention
+from harness.calculators.base import entity_number
 from harness.data.values import parse_date
 
 __all__ = ["Entities", "normalize_key", "parse_us_date", "UnitError"]
@@ -64,14 +65,12 @@ class Entities:
             return None, ""
         if isinstance(v, (list, tuple)):
             if len(v) >= 2 and isinstance(v[-1], str) and not isinstance(v[0], str):
-                return float(v[0]), v[-1].strip()
-            return float(v[0]), ""
+                return entity_number(v[0]), v[-1].strip()
+            return entity_number(v[0]), ""
         if isinstance(v, bool):
             return float(v), ""
-        if isinstance(v, (int, float)):
-            return float(v), ""
         try:
-            return float(str(v).strip()), ""
+            return entity_number(v), ""
         except ValueError:
             return None, ""
 

@@ -107,3 +107,20 @@ def test_callers_use_their_stated_options():
     with pytest.raises(ValueError):
         parse_us_date("03/31/06")   # was read as the year 6 before the one parser
     assert values.MONTHS["sept"] == 9
+
+
+def test_parse_number_is_the_one_number_parser():
+    """Gold answers (strict) and the calculators' gold entities (thousands=True) read numbers with one rule."""
+    assert parse_number(" 1e3 ") == 1000.0 and parse_number(".5") == 0.5 and parse_number(7) == 7.0
+    assert parse_number("1,234.5", thousands=True) == 1234.5
+    for bad in ("1,234.5", "1_000", "0x10", True, "", "12 mg"):
+        with pytest.raises(ValueError, match="expected a number"):
+            parse_number(bad)
+    for bad in ("nan", "-inf", float("inf")):
+        with pytest.raises(ValueError, match="expected a finite number"):
+            parse_number(bad)
+    from harness.calculators.base import entity_number
+    from harness.calculators.entities import Entities
+    assert entity_number("2,000") == 2000.0
+    assert Entities({"Platelet count": "2,000"}).pair("platelet count") == (2000.0, "")
+    assert Entities({"Platelet count": "1_000"}).pair("platelet count") == (None, "")
