@@ -56,6 +56,17 @@ def parse_sex(value: Any) -> str:
 _NUMBER_WITH_UNIT = re.compile(r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s].*)?")
 
 
+_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+
+
+def normalize_key(key: str) -> str:
+    """Case-, subscript-, space- and punctuation-insensitive form of an entity name: the one rule by which the
+    library's variables and the catalogue's Entities find a gold entity."""
+    k = str(key).translate(_SUBSCRIPTS).lower().replace("≤", "<=").replace("≥", ">=")
+    k = re.sub(r"[^a-z0-9<>=#%]+", " ", k)
+    return " ".join(k.split())
+
+
 def entity_number(x: Any) -> float:
     """A gold entity's number (harness.data.values.parse_number, thousands separators allowed)."""
     return parse_number(x, thousands=True)
@@ -185,18 +196,18 @@ class Calculator:
         return result
 
     def _find(self, entities: dict, var: Variable) -> tuple[bool, Any]:
-        folded = {str(k).strip().lower(): v for k, v in entities.items()}
+        folded = {normalize_key(k): v for k, v in entities.items()}
         for key in (var.name, *var.entity_keys):
-            if key.lower() in folded:
-                return True, folded[key.lower()]
+            if normalize_key(key) in folded:
+                return True, folded[normalize_key(key)]
         return False, None
 
     def _find_unit(self, obj: dict, var: Variable) -> tuple[bool, Any]:
-        folded = {str(k).strip().lower(): v for k, v in obj.items()}
+        folded = {normalize_key(k): v for k, v in obj.items()}
         for key in (var.name, *var.entity_keys):
             for suffix in ("_unit", " unit", "_units"):
-                if (key + suffix).lower() in folded:
-                    return True, folded[(key + suffix).lower()]
+                if normalize_key(key + suffix) in folded:
+                    return True, folded[normalize_key(key + suffix)]
         return False, None
 
     def from_entities(self, entities: dict, *, convention: Convention | str = EXACT) -> dict:

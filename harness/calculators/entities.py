@@ -11,25 +11,14 @@ be in the unit the formula text states.
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from typing import Any
 
 from harness.core import units
 from harness.core.units import EXACT, Convention, UnitError, get_convention
-from harness.calculators.base import entity_number
+from harness.calculators.base import entity_number, normalize_key
 from harness.data.values import parse_date
 
 __all__ = ["Entities", "normalize_key", "parse_us_date", "UnitError"]
-
-_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
-
-
-def normalize_key(key: str) -> str:
-    """Case-, subscript-, space- and punctuation-insensitive form of an entity name."""
-    k = key.translate(_SUBSCRIPTS).lower().replace("≤", "<=").replace("≥", ">=")
-    k = re.sub(r"[^a-z0-9<>=#%]+", " ", k)
-    return " ".join(k.split())
-
 
 def parse_us_date(text: str) -> _dt.date:
     """Parse the benchmark's month/day/year date strings ("02/24/2000", "02-24-2000"; four-digit

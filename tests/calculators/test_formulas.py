@@ -145,3 +145,18 @@ def test_cli_show():
 
 def test_docs_table_is_current():
     assert committed_block() == markdown_table().strip(), "run: python -m harness.calculators.docs"
+
+
+def test_library_and_catalogue_find_gold_entities_by_one_key_rule():
+    """One key rule (harness.calculators.base.normalize_key) for the library's variables and the catalogue's
+    Entities: case, spacing, punctuation and subscripts do not matter to either."""
+    from harness.calculators import IMPLEMENTED
+    from harness.calculators.base import normalize_key
+    from harness.calculators.entities import Entities
+    assert normalize_key("  Creatinine_Clearance ") == normalize_key("creatinine clearance")
+    assert normalize_key("HCO₃") == "hco3"
+    calc, var, key = next((c, v, k) for c in IMPLEMENTED.values() for v in c.variables for k in v.entity_keys
+                          if " " in k)
+    odd = "  " + key.upper().replace(" ", "_") + " "   # e.g. "  SERUM_CREATININE ": found by both readers
+    assert calc._find({odd: 1}, var) == (True, 1)
+    assert Entities({odd: 1}).lookup(key) == 1
