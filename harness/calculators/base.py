@@ -67,6 +67,31 @@ def normalize_key(key: str) -> str:
     return " ".join(k.split())
 
 
+_TRUE_WORDS = frozenset({"true", "yes", "1"})
+_FALSE_WORDS = frozenset({"false", "no", "0"})
+# The benchmark files' spellings of a criterion that is not present (its own typo "not mentinoed" included).
+_ABSENT_WORDS = frozenset({"", "false", "no", "none", "absent", "not mentioned", "not mentinoed"})
+
+
+def entity_flag(raw: Any, *, strict: bool) -> bool:
+    """A gold entity's yes/no, the one reader of both rules. ``strict`` (the library's bool variables): a bool, or
+    true/yes/1 and false/no/0 in any case, else ValueError. Not strict (the catalogue's score criteria, where
+    the benchmark's explanations count anything written as present): a string is true unless it is one of the
+    benchmark's spellings of absent, any other value by its truth."""
+    if isinstance(raw, bool):
+        return raw
+    if strict:
+        s = str(raw).strip().lower()
+        if s in _TRUE_WORDS:
+            return True
+        if s in _FALSE_WORDS:
+            return False
+        raise ValueError(f"expected true/false, got {raw!r}")
+    if isinstance(raw, str):
+        return raw.strip().lower() not in _ABSENT_WORDS
+    return bool(raw)
+
+
 def entity_number(x: Any) -> float:
     """A gold entity's number (harness.data.values.parse_number, thousands separators allowed)."""
     return parse_number(x, thousands=True)
@@ -131,14 +156,7 @@ class Variable:
             if self.kind == "sex":
                 return parse_sex(raw)
             if self.kind == "bool":
-                if isinstance(raw, bool):
-                    return raw
-                s = str(raw).strip().lower()
-                if s in {"true", "yes", "1"}:
-                    return True
-                if s in {"false", "no", "0"}:
-                    return False
-                raise ValueError(f"expected true/false, got {raw!r}")
+                return entity_flag(raw, strict=True)
             if self.kind == "date":
                 return parse_date(raw)
             if self.kind == "race":

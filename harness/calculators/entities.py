@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.core import units
 from harness.core.units import EXACT, Convention, UnitError, get_convention
-from harness.calculators.base import entity_number, normalize_key
+from harness.calculators.base import entity_flag, entity_number, normalize_key
 from harness.data.values import parse_date
 
 __all__ = ["Entities", "normalize_key", "parse_us_date", "UnitError"]
@@ -66,14 +66,7 @@ class Entities:
     def flag(self, *names: str) -> bool:
         """True when any alias is present and truthy (absent criteria count as absent, as the
         benchmark's explanations assume)."""
-        for n in names:
-            v = self._norm.get(normalize_key(n))
-            if isinstance(v, str):
-                if v.strip().lower() not in {"", "false", "no", "none", "absent", "not mentioned", "not mentinoed"}:
-                    return True
-            elif v:
-                return True
-        return False
+        return any(entity_flag(self._norm.get(normalize_key(n)), strict=False) for n in names)
 
     def text(self, *names: str) -> str:
         """A categorical entity as a lowercase string ('' when absent)."""

@@ -160,3 +160,15 @@ def test_library_and_catalogue_find_gold_entities_by_one_key_rule():
     odd = "  " + key.upper().replace(" ", "_") + " "   # e.g. "  SERUM_CREATININE ": found by both readers
     assert calc._find({odd: 1}, var) == (True, 1)
     assert Entities({odd: 1}).lookup(key) == 1
+
+
+def test_one_flag_reader_with_the_library_strict_and_the_catalogue_lenient():
+    from harness.calculators.base import entity_flag
+    from harness.calculators.entities import Entities
+    assert entity_flag("Yes", strict=True) is True and entity_flag(" 0 ", strict=True) is False
+    with pytest.raises(ValueError, match="expected true/false"):
+        entity_flag("not mentioned", strict=True)
+    assert entity_flag("not mentinoed", strict=False) is False   # the benchmark's own typo counts as absent
+    assert entity_flag("present since 2010", strict=False) is True and entity_flag(0, strict=False) is False
+    assert Entities({"History of stroke": "Not mentioned", "Hypertension": "yes"}).flag("history of stroke") is False
+    assert Entities({"History of stroke": "Not mentioned", "Hypertension": "yes"}).flag("stroke", "hypertension")
