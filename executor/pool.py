@@ -270,8 +270,8 @@ class ProcessPool(WorkerPool):
     backend = "process"
 
     def __init__(self, workers: int | None = None, limits: dict | None = None, disabled_layers=(),
-                 python: str | None = None, max_retries: int = 2, spares: int | None = None, **opts):
-        super().__init__(workers, limits=limits, max_attempts=max_retries + 1, **opts)
+                 python: str | None = None, max_attempts: int = 3, spares: int | None = None, **opts):
+        super().__init__(workers, limits=limits, max_attempts=max_attempts, **opts)
         self.disabled_layers = list(disabled_layers)
         self.command = supervisor.supervisor_command(python, limits=limits, spares=spares,
                                                      disabled_layers=self.disabled_layers)

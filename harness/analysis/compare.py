@@ -1,7 +1,7 @@
 """Did it reproduce? Each of the paper's numbers beside ours, with a verdict.
 
 The paper's values come from `paper_values.json` (extracted from the .tex by scripts/extract_paper_values.py,
-with table, row, column and line). For one analysis (harness.analysis.analysis_step) every value that maps
+with table, row, column and line). For one analysis (harness.analysis.results_analysis) every value that maps
 onto something the kit computes gets: paper value, ours, difference, the tolerance used and a verdict:
 
 * **inside** / **outside**: ours lies in / out of the tolerance band. The band is the paper's own
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.analysis.analysis_step import Analysis
+from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.arrays import OUTCOME_CODE
 from harness.analysis.stats.paired import accuracy
 from harness.data.conventions import KNOWN_DATASETS

@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from harness.analysis.analysis_step import Analysis  # noqa: E402
+from harness.analysis.results_analysis import Analysis  # noqa: E402
 from harness.analysis.stats.labels import arm_label, model_label  # noqa: E402
 from harness.arms.registry import ladder  # noqa: E402
 from harness.analysis.stats.paired import accuracy  # noqa: E402

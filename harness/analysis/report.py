@@ -15,9 +15,10 @@ from pathlib import Path
 from harness.analysis.compare import ComparisonFiles, comparison_html, write_comparison
 from harness.analysis.figures import build_figures
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
-from harness.analysis.analysis_step import Analysis, analyse
+from harness.analysis.results_analysis import Analysis, analyse
 from harness.analysis.stats.labels import model_label, synthetic_notice
 from harness.analysis.table_format import Table
+from harness.run.manifest import ManifestFile, read_manifests
 from harness.analysis.tables import build_tables, write_tables
 
 CSS = """
@@ -41,22 +42,13 @@ div.wrap{overflow-x:auto;max-width:100%}
 """
 
 
-def find_manifests(results_dir) -> list[Path]:
-    """Run manifests under a results root (`manifest-*.json` at the root or one level down)."""
-    root = Path(results_dir)
-    return sorted(set(root.glob("manifest-*.json")) | set(root.glob("*/manifest-*.json")))
-
-
-def _manifest_html(paths: list[Path], root: Path) -> str:
-    if not paths:
+def _manifest_html(manifests: list[ManifestFile], root: Path) -> str:
+    if not manifests:
         return '<p class="meta">No run manifests (manifest-*.json) were found under the results root.</p>'
     out = []
-    for p in paths:
-        try:
-            text = json.dumps(json.loads(p.read_text(encoding="utf-8")), indent=2, sort_keys=True)
-        except (OSError, ValueError) as exc:
-            text = f"unreadable manifest: {exc}"
-        out.append(f"<details><summary>{html.escape(str(p.relative_to(root)))}</summary>"
+    for m in manifests:
+        text = json.dumps(m.data, indent=2, sort_keys=True)
+        out.append(f"<details><summary>{html.escape(str(m.path.relative_to(root)))}</summary>"
                    f"<pre>{html.escape(text)}</pre></details>")
     return "\n".join(out)
 
@@ -118,7 +110,7 @@ def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: lis
                      + "".join(f"<li>{html.escape(n)}</li>" for n in an.notes) + "</ul>")
     parts += comparison_html(comparison) if comparison is not None else []  # issue 24: paper against ours
     parts.append("<h2>Run manifests</h2>")
-    parts.append(_manifest_html(find_manifests(root), root))
+    parts.append(_manifest_html(read_manifests(root), root))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 

@@ -1,4 +1,4 @@
-"""The paper's tables, formatted from one analysis (harness.analysis.analysis_step): Table 1, Table 2 and
+"""The paper's tables, formatted from one analysis (harness.analysis.results_analysis): Table 1, Table 2 and
 the supplementary tables s1-s6, s10-s13, s16, s18, s19 that the correctness arrays determine, plus the
 record-reading tables of harness.analysis.tables_supplementary and the router / formula-version tables.
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.analysis import tables_supplementary as sup
-from harness.analysis.analysis_step import Analysis, analyse
+from harness.analysis.results_analysis import Analysis, analyse
 from harness.analysis.router_report import (GOLD_FIRST, MATCHED, curves, default_m, matched_records,
                                             router_comparisons, router_records)
 from harness.analysis.stats.arrays import OUTCOME_CODE

@@ -4,13 +4,13 @@ checkpoints), s7, s8, s9, s14/s14b, s15/s15b (with the failure-audit annotation 
 Sources, as the paper's captions state them:
 * table1-other, s7: per-case correctness (the analysis arrays).
 * s8: the stored records (the programs as the model wrote them).
-* s9, s17, s17b: the formula catalogue's audit fields (harness.formulas.CATALOGUE); the benchmark's
+* s9, s17, s17b: the formula catalogue's audit fields (harness.calculators.catalogue.CATALOGUE); the benchmark's
   category of each calculator (the results' dataset) gives "use".
 * s14, s14b: the run manifests (manifest-*.json in the results root) and executor.policy.
 * s15, s15b: record outcomes, plus a filled annotation sheet for the wrong values
   (<results>/annotations/s15-failure-audit.csv; `harness tables` writes the unfilled sheet,
   s15-annotation-sheet.csv, next to the tables).
-Each builder takes the `Analysis` (harness.analysis.analysis_step) and returns a `Table` or raises `Omit`
+Each builder takes the `Analysis` (harness.analysis.results_analysis) and returns a `Table` or raises `Omit`
 with why (harness.analysis.table_format); harness.analysis.tables writes and lists them (this module does
 not import it).
 """
@@ -27,11 +27,12 @@ from pathlib import Path
 import numpy as np
 
 from executor import policy
-from harness.analysis.analysis_step import Analysis
+from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import SECTION, Omit, Table, fmt
 from harness.data.dataset import load_dataset
-from harness.formulas import CATALOGUE
+from harness.calculators.catalogue import CATALOGUE
+from harness.run.manifest import ManifestError, read_manifests
 from harness.run.runner import NO_MODEL
 from harness.run.store import iter_result_files, model_slug
 
@@ -266,7 +267,7 @@ def _provenance_note(entries, field: str) -> list[str]:
         return []
     return [f"Reconstruction, not the paper's: the {field.replace('_', ' ')} of calculators "
             f"{', '.join(map(str, recon))} is the kit's own reading (the paper's table body is elided in the "
-            "available source; counts match the paper). See harness/formulas/__init__.py."]
+            "available source; counts match the paper). See harness/calculators/catalogue.py."]
 
 
 def table_s9(an: Analysis) -> Table:
@@ -315,15 +316,10 @@ def table_s17b(an: Analysis) -> Table:
 def load_manifests(results_dir) -> list[dict]:
     """The run manifests (one per `harness run`: arms as a name -> config mapping) in a results root; the
     reproduce pipeline's own manifest, which lists its runs' manifests, is not one."""
-    out = []
-    for p in sorted(Path(results_dir).glob("manifest-*.json")):
-        try:
-            man = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise Omit(f"{p}: unreadable run manifest ({exc})") from None
-        if isinstance(man, dict) and isinstance(man.get("arms"), dict):
-            out.append(man)
-    return out
+    try:
+        return [m.data for m in read_manifests(results_dir) if m.is_run]
+    except ManifestError as exc:
+        raise Omit(str(exc)) from None
 
 
 def _span(per_model: dict[str, set[str]]) -> str:

@@ -44,8 +44,8 @@ from harness.arms import prompts
 from harness.arms.solvers import (SOLVERS, Solver, calculator_for, get_solver, library_variables, register_solver,
                                   unregister_solver)
 from harness.core.canonical_json import canonical_json
-from harness.formulas import CATALOGUE
-from harness.formulas.versions import version_of, version_text
+from harness.calculators.catalogue import CATALOGUE
+from harness.calculators.versions import version_of, version_text
 
 COT_TOKENS = 1024
 
@@ -207,7 +207,7 @@ def choose_example(arm: Arm, seed: int, case, one_shot: list) -> prompts.Example
 
 
 def formula_text(calculator_id: int) -> str:
-    """The catalogue's formula text for a calculator (harness.formulas.CATALOGUE)."""
+    """The catalogue's formula text for a calculator (harness.calculators.catalogue.CATALOGUE)."""
     try:
         entry = CATALOGUE[int(calculator_id)]
     except KeyError:

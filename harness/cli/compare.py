@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from harness.analysis.analysis_step import analyse
+from harness.analysis.results_analysis import analyse
 from harness.analysis.compare import verdict_counts, write_comparison
 from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED

@@ -30,7 +30,7 @@ from harness.model.vllm import PinError
 from harness.reproduce.config import (DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, resolve_arms,
                                       split_names)
 from harness.run.session import records_kept
-from harness.reproduce.pipeline import run_pipeline
+from harness.reproduce.reproduction import run_pipeline
 from harness.reproduce.plan import build_plan, format_plan
 
 

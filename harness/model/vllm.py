@@ -5,7 +5,7 @@ Everything a person with one H100 box needs is read from three committed files i
 `image.lock.json` (the official image by digest), `models.lock.json` (Hugging Face repos at full
 40-character commit revisions) and `serving.json` (flags per model, the deterministic option and the
 stated H100 throughput assumptions of the dry run). `VllmLauncher` implements the `Launcher`
-interface of harness.model.serving, so the pipeline above it (harness.reproduce.pipeline, via the launcher kinds of harness.reproduce.launchers) never branches on which
+interface of harness.model.serving, so the pipeline above it (harness.reproduce.reproduction, via the launcher kinds of harness.reproduce.launchers) never branches on which
 launcher runs.
 
 Generation config. Unless started with `--generation-config vllm`, vLLM fills every sampling field a request

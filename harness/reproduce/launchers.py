@@ -12,13 +12,13 @@ launcher name.
 from __future__ import annotations
 
 import os
-import socket
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
 import httpx
 
+from harness.core.ports import free_port
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model import vllm
 from harness.model.client import api_key_from_env, auth_problem
@@ -39,12 +39,6 @@ REHEARSAL_THROUGHPUT = {"prefill_tokens_per_s": 1_000_000, "decode_tokens_per_s"
                         "source": "the rehearsal server is a scripted fake that answers at once (no generation)"}
 PAPER_MODELS = ["qwen2.5-7b", "qwen2.5-32b-awq"]  # the paper's two models (vllm); MODELS=all adds Mistral and Phi
 REHEARSAL_SEED = 7   # the rehearsal server's seed (with the request body, it decides every reply)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class LauncherKind(ABC):

@@ -18,7 +18,7 @@ from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, Reprod
 from harness.model.serving import CPU_MODEL
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.reproduce.smoke import SMOKE_DESCRIPTION
-from harness.run.store import StoreError, read_result_file
+from harness.run.store import StoreError, iter_result_files, read_result_file, result_sets
 
 CHARS_PER_TOKEN = 4.0     # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
 WORDS_TO_TOKENS = 1.35    # fallback: note words to tokens
@@ -76,7 +76,7 @@ def measured_token_means(results_root: Path = ROOT / "results") -> dict[str, dic
     root = Path(results_root)
     if not root.is_dir():
         return {}
-    for path in sorted(root.rglob("seed*.jsonl")):
+    for path in (p for result_set in result_sets(root) for p in iter_result_files(result_set)):
         try:
             records = read_result_file(path)
         except (OSError, StoreError):

@@ -35,9 +35,9 @@ from harness.data.dataset import DatasetError, load_dataset
 from harness.model.serving import Launcher
 from harness.reproduce.config import ReproduceConfig, arm_cases, model_arm_names, resolve_arms, select_cases
 from harness.reproduce.launchers import launcher_kind, make_launcher
-from harness.reproduce.pipeline import sigterm_as_interrupt
+from harness.reproduce.reproduction import sigterm_as_interrupt
 from harness.reproduce.plan import plan_population, request_bounds
-from harness.run.manifest import git_state
+from harness.run.manifest import git_state, read_manifests
 from harness.run.session import run_session
 from harness.run.store import iter_result_files, read_result_file
 
@@ -320,11 +320,7 @@ def _finish(directory: Path, manifest: dict) -> dict:
             n += 1
             synthetic = synthetic or bool(rec.get("synthetic"))
     policy = set()
-    for p in sorted(Path(directory).glob("manifest-*.json")):
-        try:
-            m = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+    for m in (mf.data for mf in read_manifests(directory)):
         synthetic = synthetic or bool(m.get("synthetic"))
         ph = (m.get("executor") or {}).get("policy_hash")
         if ph:

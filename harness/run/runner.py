@@ -25,17 +25,19 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
+from executor.result import ExecResult
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.core.units import EXACT, Convention
 from harness.arms.registry import Arm
 from harness.arms.solvers import ChatClient, Context, InfraError, ProgramExecutor, Solution
 from harness.data.conventions import default_convention
 from harness.data.dataset import Case, Dataset
-from harness.formulas.versions import benchmark_version
-from harness.library import LIBRARY
-from harness.library.versions import library_reference
+from harness.calculators.versions import benchmark_version
+from harness.calculators import LIBRARY
+from harness.calculators.versions import library_reference
 from harness.model.client import ModelRejectedRequest
 from harness.model.synthetic import is_synthetic_model
+from harness.run.record import Record
 from harness.run.progress import LineProgress
 from harness.run.store import ResultStore, record_key, results_path
 from harness.scoring.scorers import SCORERS, Gold, score_reply, score_value
@@ -107,7 +109,7 @@ class ArmSeedSummary:
 
 def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec, key: str, sol: Solution, ctx: Context,
                started: str, first_messages: list[dict]) -> dict:
-    """Assemble and score one results record (fields: docs/ARCHITECTURE.md, plus a few extras)."""
+    """Assemble and score one results record (harness.run.record.Record), in its JSON form."""
     scores, parsed = {}, {}
     if sol.text is not None:
         for s in sorted(SCORERS):
@@ -129,29 +131,29 @@ def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec,
     chats = ctx.chats
     prompt_tokens = sum(c.prompt_tokens or 0 for c in chats) if chats else None
     completion_tokens = sum(c.completion_tokens or 0 for c in chats) if chats else None
-    return {
-        "key": key, "model": spec.model, "model_revision": spec.model_revision,
-        "server_profile": spec.server_profile, "arm": arm.name, "arm_config_hash": _config_hash(arm),
-        "seed": seed, "dataset": dataset.name, "dataset_path": str(dataset.path),
-        "dataset_sha256": dataset.sha256,
-        "case_id": case.case_id, "row_number": case.row_number, "calculator_id": case.calculator_id,
-        "calculator_name": case.calculator_name, "output_type": case.output_type,
-        "prompt_hash": hashlib.sha256(json.dumps(first_messages, sort_keys=True).encode()).hexdigest()
+    return Record(
+        key=key, model=spec.model, model_revision=spec.model_revision,
+        server_profile=spec.server_profile, arm=arm.name, arm_config_hash=_config_hash(arm),
+        seed=seed, dataset=dataset.name, dataset_path=str(dataset.path),
+        dataset_sha256=dataset.sha256,
+        case_id=case.case_id, row_number=case.row_number, calculator_id=case.calculator_id,
+        calculator_name=case.calculator_name, output_type=case.output_type,
+        prompt_hash=hashlib.sha256(json.dumps(first_messages, sort_keys=True).encode()).hexdigest()
         if first_messages and chats else None,
-        "request": [c.request for c in chats], "replies": [c.text for c in chats],
-        "program": sol.program, "executor": sol.executor, "answer": answer, "answer_kind": kind,
-        "outcome": outcome, "reason": sol.reason, "detail": sol.detail,
-        "correct": scores.get(spec.scorer, False), "scorer": spec.scorer, "scores": scores,
-        "gold": {"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit},
-        "latency_ms": round(sum(c.latency_ms for c in chats), 1) if chats else None,
-        "tokens": {"prompt": prompt_tokens, "completion": completion_tokens},
-        "retries": sum(c.retries for c in chats), "finish_reasons": [c.finish_reason for c in chats],
-        "truncated": [c.truncated for c in chats], "cached": [c.cached for c in chats],
-        "server_model": next((c.server_model for c in chats if c.server_model), None),
-        "started_at": started, "finished_at": _now(),
+        request=[c.request for c in chats], replies=[c.text for c in chats],
+        program=sol.program, executor=_executor_json(sol.executor), answer=answer, answer_kind=kind,
+        outcome=outcome, reason=sol.reason, detail=sol.detail,
+        correct=scores.get(spec.scorer, False), scorer=spec.scorer, scores=scores,
+        gold={"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit},
+        latency_ms=round(sum(c.latency_ms for c in chats), 1) if chats else None,
+        tokens={"prompt": prompt_tokens, "completion": completion_tokens},
+        retries=sum(c.retries for c in chats), finish_reasons=[c.finish_reason for c in chats],
+        truncated=[c.truncated for c in chats], cached=[c.cached for c in chats],
+        server_model=next((c.server_model for c in chats if c.server_model), None),
+        started_at=started, finished_at=_now(),
         **formula_version_fields(arm, case, dataset, answer, kind, spec.scorer, spec.convention),
-        **({"synthetic": True} if _synthetic(spec, chats) else {}),
-    }
+        synthetic=_synthetic(spec, chats),
+    ).to_dict()
 
 
 def formula_version_fields(arm: Arm, case: Case, dataset: Dataset, answer: Any, kind: str | None, scorer: str,
@@ -178,6 +180,13 @@ def formula_version_fields(arm: Arm, case: Case, dataset: Dataset, answer: Any, 
 def _synthetic(spec: RunSpec, chats) -> bool:
     """Rows fed by the rehearsal server (harness.model.synthetic) are marked; real rows keep their fields."""
     return is_synthetic_model(spec.model) or any(is_synthetic_model(c.server_model) for c in chats)
+
+
+def _executor_json(executor: ExecResult | list[ExecResult | None] | None) -> dict | list[dict | None] | None:
+    """A solution's executor result(s) in the record's JSON form."""
+    if isinstance(executor, list):
+        return [None if r is None else r.to_dict() for r in executor]
+    return None if executor is None else executor.to_dict()
 
 
 def _kind_of(value: Any) -> str:
@@ -211,7 +220,7 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
 
     path = results_path(spec.out_dir, spec.model, arm.name, seed)
     # fsync batched: a killed harness loses nothing it wrote; a machine crash at most the last second,
-    # which a resumed run redoes (harness.store)
+    # which a resumed run redoes (harness.run.store)
     store = ResultStore(path, sync_every=STORE_SYNC_EVERY, sync_interval_s=STORE_SYNC_INTERVAL_S)
     other = sorted({r.get("arm_config_hash") for r in store.records if r.get("arm") == arm.name} - {arm.config_hash()})
     if other:

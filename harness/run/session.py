@@ -23,7 +23,7 @@ from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
 from harness.model.preflight import check_model_server
 from harness.model.synthetic import is_synthetic_model
-from harness.run.manifest import write_run_manifest
+from harness.run.manifest import read_manifests, write_run_manifest
 from harness.run.case_selection import spread_across_calculators
 from harness.run.runner import NO_MODEL, RunSpec, run_arms
 from harness.run.store import StoreError, TornLineWarning, iter_result_files, read_result_file
@@ -118,11 +118,8 @@ def check_convention_consistent(out_dir, dataset, choice: ConventionChoice, arms
     hold arms whose answer depends on it. Raises RunSetupError naming the manifest and both conventions."""
     if not any(a.solver_kind.uses_convention for a in arms):
         return
-    for path in sorted(Path(out_dir).glob("manifest-*.json")):
-        try:
-            m = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # an unreadable manifest is the manifest checks' business, not this one's
+    for manifest in read_manifests(out_dir):
+        path, m = manifest.path, manifest.data
         sha = (m.get("dataset") or {}).get("sha256")
         if sha != dataset.sha256 or not _depends_on_convention(m.get("arms") or {}):
             continue

@@ -24,8 +24,8 @@ from typing import Any, Iterable, Iterator
 
 from harness.core.canonical_json import canonical_json, record_line
 from harness.model.synthetic import record_kind
+from harness.run.record import REQUIRED_FIELDS
 
-REQUIRED_FIELDS = ("key", "model", "arm", "seed", "case_id", "calculator_id", "outcome", "correct", "scorer")
 
 
 class StoreError(Exception):
@@ -60,8 +60,8 @@ def results_path(out_dir: str | os.PathLike, model: str, arm: str, seed: int) ->
     return Path(out_dir) / model_slug(model) / arm / f"seed{int(seed)}.jsonl"
 
 
-def _scan(path: Path) -> tuple[list[dict], int, str | None]:
-    """Read complete records; return (records, byte length of the good prefix, torn-line text or None).
+def scan_result_file(path: Path) -> tuple[list[dict], int, str | None]:
+    """One results file's complete records; return (records, byte length of the good prefix, torn-line text or None).
 
     Only the LAST line may be torn; a bad line anywhere else is corruption and raises StoreError."""
     data = path.read_bytes()
@@ -111,7 +111,7 @@ class ResultStore:
         self.records: list[dict] = []
         self.dropped_torn_line = False
         if self.path.exists():
-            self.records, good_end, torn = _scan(self.path)
+            self.records, good_end, torn = scan_result_file(self.path)
             if torn is not None:
                 warnings.warn(
                     f"{self.path}: dropped an incomplete last line ({len(torn)} chars) left by an interrupted "
@@ -205,9 +205,19 @@ def _kinds(records: Iterable[dict]) -> set:
     return {k for k in map(record_kind, records) if k is not None}
 
 
+RESULT_FILE_GLOB = "seed*.jsonl"   # results_path's file name; a result set holds <model>/<arm>/seed<N>.jsonl
+
+
+def result_sets(results_root: str | os.PathLike) -> list[Path]:
+    """The result sets under a root: every directory holding <model>/<arm>/seed<N>.jsonl files (the root
+    itself counts when it holds them directly), sorted."""
+    root = Path(results_root)
+    return sorted({p.parents[2] for p in root.glob(f"**/{RESULT_FILE_GLOB}") if len(p.relative_to(root).parts) >= 3})
+
+
 def iter_result_files(results_root: str | os.PathLike, arms: Iterable[str] | None = None) -> Iterator[Path]:
-    """Every results file under a root (only those of `arms` when given), in a stable order."""
-    files = sorted(Path(results_root).glob("*/*/seed*.jsonl"))
+    """Every results file of a result set (only those of `arms` when given), in a stable order."""
+    files = sorted(Path(results_root).glob(f"*/*/{RESULT_FILE_GLOB}"))
     if arms is not None:
         wanted = set(arms)
         files = [p for p in files if p.parent.name in wanted]
@@ -217,7 +227,7 @@ def iter_result_files(results_root: str | os.PathLike, arms: Iterable[str] | Non
 def read_result_file(path: str | os.PathLike) -> list[dict]:
     """The complete records of one results file (read-only: a torn last line is skipped with a
     TornLineWarning, a bad line elsewhere raises StoreError naming file and line)."""
-    recs, _, torn = _scan(Path(path))
+    recs, _, torn = scan_result_file(Path(path))
     if torn is not None:
         warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
     return recs

@@ -1,5 +1,5 @@
 """`verify(root) -> Report`: every check of a results root, as data. `harness verify` prints the report;
-`make reproduce` (harness.reproduce.pipeline) and the rehearsal call it.
+`make reproduce` (harness.reproduce.reproduction) and the rehearsal call it.
 
 What a root is checked against:
 - checksums, per result set (a directory holding <model>/<arm>/seed<N>.jsonl): the nearest SHA256SUMS
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from harness.analysis.tables import build_all
 from harness.model.synthetic import mixing_problem
+from harness.run.store import result_sets
 from harness.verify.checksums import (CHECKSUM_FILE, RESULTS_MANIFEST, ROOT, ChecksumError, CheckReport,
                                       check_entries, check_manifest, read_manifest)
 from harness.verify.rescore import check_files, convention_problems, merged_conventions
@@ -49,13 +50,6 @@ def root_for(results_root: Path) -> Path:
     outside it."""
     results_root = results_root.resolve()
     return ROOT if results_root.is_relative_to(ROOT) else results_root.parent
-
-
-def result_sets(results_root: Path) -> list[Path]:
-    """Directories under the results root that hold per-case files (<set>/<model>/<arm>/seed<N>.jsonl);
-    the root itself counts when it holds them directly."""
-    return sorted({p.parents[2] for p in results_root.glob("**/seed*.jsonl")
-                   if len(p.relative_to(results_root).parts) >= 3})
 
 
 def _shown(path: Path) -> str:

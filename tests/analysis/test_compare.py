@@ -194,7 +194,7 @@ def test_verdict_uses_the_papers_interval_and_rounds_ours_to_the_printed_digits(
 
 def test_make_reproduce_outputs_write_the_comparison_with_the_report(tmp_path):
     """`make reproduce` (serve reproduce -> pipeline.outputs) writes OUT/comparison/ and the report's section."""
-    from harness.reproduce.pipeline import outputs
+    from harness.reproduce.reproduction import outputs
 
     root = tmp_path / "results"
     shutil.copytree(ROOT / "results" / "gold-solve", root, ignore=shutil.ignore_patterns("tables"))

@@ -11,10 +11,10 @@ import shutil
 from pathlib import Path
 
 from harness.analysis import tables_supplementary as sup
-from harness.analysis.analysis_step import analyse
+from harness.analysis.results_analysis import analyse
 from harness.analysis.tables import build_all
 from harness.reproduce.config import ReproduceConfig
-from harness.reproduce.pipeline import run_pipeline
+from harness.reproduce.reproduction import run_pipeline
 from tests.conftest import ROOT
 
 DRAWS = 200

@@ -18,7 +18,7 @@ from harness.analysis.stats import catalog
 @pytest.fixture
 def synthetic_report(tmp_path, monkeypatch):
     from harness.analysis.report import build_report
-    from harness.analysis.stats.synthetic import synthetic_records, write_records
+    from harness.analysis.stats.synthetic_records import synthetic_records, write_records
 
     monkeypatch.setattr(catalog, "library_calculators", lambda: {1})
     monkeypatch.setattr(catalog, "audit_groups", lambda: {1: "no_issue", 2: "replaced", 3: "other_concern"})

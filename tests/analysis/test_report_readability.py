@@ -71,7 +71,7 @@ def test_table1_superscripts_say_what_they_count(demo_report):
 def test_figure_1b_labels_every_bar_with_value_and_cases_and_figure_2_draws_edge_points_whole(tmp_path, monkeypatch):
     """On the committed CPU demo (model arms on 8 cases, the library on 110, every model arm at 0 %)."""
     from harness.analysis import figures
-    from harness.analysis.analysis_step import analyse
+    from harness.analysis.results_analysis import analyse
 
     kept = {}
 

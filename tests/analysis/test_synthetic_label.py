@@ -7,7 +7,7 @@ from harness.analysis.stats import catalog
 
 def test_a_rehearsal_runs_report_and_tables_say_synthetic_first(tmp_path, monkeypatch):
     from harness.analysis.report import build_report
-    from harness.analysis.stats.synthetic import synthetic_records, write_records
+    from harness.analysis.stats.synthetic_records import synthetic_records, write_records
 
     monkeypatch.setattr(catalog, "library_calculators", lambda: {1})
     monkeypatch.setattr(catalog, "audit_groups", lambda: {1: "no_issue", 2: "replaced", 3: "other_concern"})
@@ -25,7 +25,7 @@ def test_a_rehearsal_runs_report_and_tables_say_synthetic_first(tmp_path, monkey
 
 
 def test_a_real_models_tables_carry_no_synthetic_label(tmp_path, monkeypatch):
-    from harness.analysis.stats.synthetic import synthetic_records, write_records
+    from harness.analysis.stats.synthetic_records import synthetic_records, write_records
     from harness.analysis.tables import build_all
 
     monkeypatch.setattr(catalog, "library_calculators", lambda: {1})

@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from harness.analysis import tables_supplementary as sup
-from harness.analysis.analysis_step import analyse
+from harness.analysis.results_analysis import analyse
 from harness.analysis.tables import PAPER_TABLES, build_all, build_tables
 from tests.conftest import ROOT
 
@@ -105,7 +105,7 @@ def test_s8_follows_its_fallback_rule(an):
 def catalogue_toml() -> list[dict]:
     out = []
     for name in ("catalogue_physical.toml", "catalogue_scores.toml"):
-        with open(ROOT / "harness" / "formulas" / name, "rb") as fh:
+        with open(ROOT / "harness" / "calculators" / name, "rb") as fh:
             out += tomllib.load(fh)["calculator"]
     return out
 
@@ -177,7 +177,7 @@ def test_s14b_limits_are_the_executor_policy(an):
 
 
 def _expected_s15(recs):
-    lib = {int(k) for k in __import__("harness.library", fromlist=["LIBRARY"]).LIBRARY}
+    lib = {int(k) for k in __import__("harness.calculators", fromlist=["LIBRARY"]).LIBRARY}
     full, supp = Counter(), Counter()
     for r in recs:
         if r["arm"] != "program-solve":
@@ -204,7 +204,7 @@ def test_s15_unfilled_sheet_counts_and_not_yet_annotated(an):
 
 
 def test_s15_sample_is_the_hash_drawn_stratified_sample(an):
-    lib = {int(k) for k in __import__("harness.library", fromlist=["LIBRARY"]).LIBRARY}
+    lib = {int(k) for k in __import__("harness.calculators", fromlist=["LIBRARY"]).LIBRARY}
     strata = defaultdict(list)
     for r in raw_records():
         if r["arm"] == "program-solve" and not r["correct"] and r["outcome"] in ("answered", "raised_error"):

@@ -99,7 +99,7 @@ def test_gold_lib_end_to_end_cli_resume_and_score(tmp_path):
     path = tmp_path / "library" / "gold-lib" / "seed42.jsonl"
     recs = [json.loads(line) for line in path.read_text().splitlines()]
     ds = load_dataset("bundled-test")
-    from harness.library import LIBRARY
+    from harness.calculators import LIBRARY
     covered = [c for c in ds.cases if c.calculator_id in LIBRARY]
     assert len(recs) == len(ds.cases)
     answered = [r for r in recs if r["outcome"] == "answered"]

@@ -339,7 +339,7 @@ exit 0
 
 def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(tmp_path, monkeypatch):
     from harness.reproduce.config import ReproduceConfig
-    from harness.reproduce.pipeline import run_pipeline
+    from harness.reproduce.reproduction import run_pipeline
     from harness.model.serving import LaunchError
     calls = tmp_path / "calls.txt"
     _recording_fake_docker(tmp_path / "bin", calls, QWEN_LOG + "RuntimeError: CUDA out of memory\n")

@@ -11,7 +11,7 @@ import pytest
 from harness.reproduce.config import ReproduceConfig, ReproduceError, preflight
 from harness.reproduce.launchers import LAUNCHERS, launcher_kind
 from harness.reproduce.merge import merge_shards
-from harness.reproduce.pipeline import run_pipeline, verify_run
+from harness.reproduce.reproduction import run_pipeline, verify_run
 from harness.reproduce.plan import build_plan, format_plan
 from harness.reproduce.shard import build_shard_plan, run_shard, shard_dir
 from harness.run.store import load_records

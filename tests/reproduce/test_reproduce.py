@@ -24,9 +24,9 @@ from harness.model import vllm
 from harness.arms.registry import ARMS
 from harness.cli.serve import serve
 from harness.data.dataset import load_dataset
-from harness.library import LIBRARY
+from harness.calculators import LIBRARY
 from harness.reproduce.config import ReproduceConfig, ReproduceError
-from harness.reproduce.pipeline import run_pipeline, verify_run
+from harness.reproduce.reproduction import run_pipeline, verify_run
 from harness.reproduce.plan import build_plan
 from tests.conftest import ROOT, require
 

@@ -22,7 +22,7 @@ from harness.cli.shard import shard as shard_cmd
 from harness.data.dataset import load_dataset
 from harness.reproduce.merge import MergeError, merge_shards
 from harness.reproduce.config import ReproduceConfig, arm_cases, select_cases
-from harness.reproduce.pipeline import run_pipeline
+from harness.reproduce.reproduction import run_pipeline
 from harness.reproduce.shard import SHARD_MANIFEST, ShardError, build_shard_plan, load_plan, run_shard, shard_dir, write_plan
 
 DRAWS = 200

@@ -24,6 +24,7 @@ from harness.arms.registry import arm_sort_key
 from harness.core.hashing import file_sha256
 from harness.core.parallel import ordered_map
 from harness.core.paths import REPO_ROOT
+from harness.run.record import RECORD_FIELDS
 from harness.run.store import StoreError, TornLineWarning, iter_result_files, read_result_file
 
 OUTCOMES = ROW_OUTCOMES
@@ -40,6 +41,7 @@ MODEL_FREE_ARMS = ("gold-lib",)
 # reading so a full result set (hundreds of thousands of records) fits in memory.
 FIELDS = ("model", "arm", "seed", "case_id", "row_number", "calculator_id", "calculator_name", "output_type",
           "outcome", "correct", "dataset", "dataset_sha256", "reference")
+assert set(FIELDS) <= set(RECORD_FIELDS), "arrays.FIELDS names a field harness.run.record.Record does not have"
 # Where the analysis keeps these fields per results file, named by the file's sha256 (so a cached view is used
 # only for the very bytes it was read from): a full-size result set is about 1 GB of JSON, parsed once instead
 # of once per stage. HARNESS_ANALYSIS_CACHE=<dir> moves it, =off turns it off.

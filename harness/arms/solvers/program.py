@@ -2,14 +2,15 @@
 Blind + vote and + repair + vote (`vote`). Programs run in the hardened executor."""
 from __future__ import annotations
 
+from executor.result import ExecResult
 from harness.arms import prompts
 from harness.arms.solvers.base import (ABSTAINED, ANSWERED, NO_PROGRAM, ArmSettings, Context, Solution, Solver,
-                                       answer_of, exec_outcome, majority, samples_of, vote_key)
+                                       answer_of, error_of, exec_outcome, majority, samples_of, vote_key)
 from harness.data.dataset import Case
 
 
 async def program_attempt(ctx: Context, messages: list[dict], *, temperature: float, sample_index: int
-                          ) -> tuple[str, str | None, dict | None, str]:
+                          ) -> tuple[str, str | None, ExecResult | None, str]:
     """One program call: (reply, program or None, executor result or None, row outcome)."""
     r = await ctx.chat(messages, temperature=temperature, max_tokens=ctx.arm.max_tokens, sample_index=sample_index)
     program = prompts.extract_program(r.text)
@@ -30,7 +31,7 @@ class ProgramSolver(Solver):
                                                                  sample_index=0)
         answer, kind = answer_of(result) if outcome == ANSWERED else (None, None)
         return Solution(outcome=outcome, answer=answer, answer_kind=kind, program=program, executor=result,
-                        reason=(result or {}).get("error") if outcome != ANSWERED else None)
+                        reason=error_of(result) if outcome != ANSWERED else None)
 
     def request_bounds(self, arm: ArmSettings, case: Case) -> tuple[int, int]:
         return (1, 1) if arm.needs_model else (0, 0)
@@ -50,7 +51,7 @@ class RepairSolver(Solver):
                                                                 sample_index=0)
         programs, results = [program], [result]
         if outcome != ANSWERED:
-            error = (result or {}).get("error") or prompts.NO_PROGRAM_ERROR
+            error = error_of(result) or prompts.NO_PROGRAM_ERROR
             reply, program, result, outcome = await program_attempt(
                 ctx, prompts.build_repair(original, reply, error), temperature=arm.repair_temperature, sample_index=1)
             programs.append(program)
@@ -83,7 +84,7 @@ class VoteSolver(Solver):
             results.append(result)
             if outcome != ANSWERED and arm.repair and repairs < arm.repair_cap:
                 repairs += 1
-                error = (result or {}).get("error") or prompts.NO_PROGRAM_ERROR
+                error = error_of(result) or prompts.NO_PROGRAM_ERROR
                 _reply, program, result, outcome = await program_attempt(
                     ctx, prompts.build_repair(original, reply, error), temperature=arm.repair_temperature,
                     sample_index=100 + i)

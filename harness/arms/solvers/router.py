@@ -27,8 +27,8 @@ from harness.arms.solvers.base import (ABSTAINED, ANSWERED, ArmSettings, Context
 from harness.arms.solvers.library import extract_and_compute
 from harness.arms.solvers.program import program_attempt
 from harness.data.dataset import Case
-from harness.library import LIBRARY, LibraryAbstain
-from harness.library.versions import versioned_calculator
+from harness.calculators import LIBRARY, LibraryAbstain
+from harness.calculators.versions import versioned_calculator
 
 
 DECIMAL_TOLERANCE = 0.05   # the benchmark's own interval for decimal outputs: gold +-5%

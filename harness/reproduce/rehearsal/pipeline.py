@@ -28,7 +28,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -38,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.arms.registry import ARMS, EXTENSION_ARMS
+from harness.core.ports import free_port
+from harness.core.seeds import parse_seeds
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import load_dataset
 from harness.model.rehearsal_server import Faults
@@ -68,29 +69,6 @@ def _echo(msg: str) -> None:
 def reproduce_concurrency() -> int:
     """The concurrency `make reproduce` uses: the vLLM serving defaults' max_num_seqs (64)."""
     return int(serving_config()["defaults"]["max_num_seqs"])
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def parse_seeds(text: str) -> list[int]:
-    """"42-46" or "42,43" -> sorted distinct seeds (the CLI's own parser lives in harness.cli, above this layer)."""
-    seeds: set[int] = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        if "-" in part:
-            lo, hi = (int(x) for x in part.split("-", 1))
-            if hi < lo:
-                raise ValueError(f"seed range {part!r} runs backwards")
-            seeds.update(range(lo, hi + 1))
-        elif part:
-            seeds.add(int(part))
-    if not seeds:
-        raise ValueError(f"no seeds in {text!r}")
-    return sorted(seeds)
 
 
 def loadavg() -> list[float]:

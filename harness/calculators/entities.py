@@ -11,24 +11,14 @@ be in the unit the formula text states.
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from typing import Any
 
 from harness.core import units
 from harness.core.units import EXACT, Convention, UnitError, get_convention
+from harness.calculators.base import entity_flag, entity_number, normalize_key
 from harness.data.values import parse_date
 
 __all__ = ["Entities", "normalize_key", "parse_us_date", "UnitError"]
-
-_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
-
-
-def normalize_key(key: str) -> str:
-    """Case-, subscript-, space- and punctuation-insensitive form of an entity name."""
-    k = key.translate(_SUBSCRIPTS).lower().replace("≤", "<=").replace("≥", ">=")
-    k = re.sub(r"[^a-z0-9<>=#%]+", " ", k)
-    return " ".join(k.split())
-
 
 def parse_us_date(text: str) -> _dt.date:
     """Parse the benchmark's month/day/year date strings ("02/24/2000", "02-24-2000"; four-digit
@@ -64,28 +54,19 @@ class Entities:
             return None, ""
         if isinstance(v, (list, tuple)):
             if len(v) >= 2 and isinstance(v[-1], str) and not isinstance(v[0], str):
-                return float(v[0]), v[-1].strip()
-            return float(v[0]), ""
+                return entity_number(v[0]), v[-1].strip()
+            return entity_number(v[0]), ""
         if isinstance(v, bool):
             return float(v), ""
-        if isinstance(v, (int, float)):
-            return float(v), ""
         try:
-            return float(str(v).strip()), ""
+            return entity_number(v), ""
         except ValueError:
             return None, ""
 
     def flag(self, *names: str) -> bool:
         """True when any alias is present and truthy (absent criteria count as absent, as the
         benchmark's explanations assume)."""
-        for n in names:
-            v = self._norm.get(normalize_key(n))
-            if isinstance(v, str):
-                if v.strip().lower() not in {"", "false", "no", "none", "absent", "not mentioned", "not mentinoed"}:
-                    return True
-            elif v:
-                return True
-        return False
+        return any(entity_flag(self._norm.get(normalize_key(n)), strict=False) for n in names)
 
     def text(self, *names: str) -> str:
         """A categorical entity as a lowercase string ('' when absent)."""

@@ -19,7 +19,7 @@ from collections import Counter
 import pytest
 
 from harness.data.dataset import load_dataset
-from harness.library import IMPLEMENTED, LIBRARY
+from harness.calculators import IMPLEMENTED, LIBRARY
 
 medcalc = pytest.importorskip("medcalc", reason="medcalc-bench (the oracle) is not installed")
 

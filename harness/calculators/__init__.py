@@ -5,7 +5,7 @@ calculator makes those arms abstain. ``IMPLEMENTED`` holds every hand-written ca
 the other ten non-score lab/physical/date calculators, written and tested the same way but kept out
 of the arms so coverage matches the paper's 22 x 20 = 440 cases). Which 22 and why: docs/LIBRARY.md.
 
-    from harness.library import LIBRARY, Calculator, LibraryAbstain, solve_gold
+    from harness.calculators import LIBRARY, Calculator, LibraryAbstain, solve_gold
     calc = LIBRARY[2]
     calc.compute(**calc.from_entities(case.entities))   # == solve_gold(case)
 """

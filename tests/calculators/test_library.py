@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from harness.data.dataset import DatasetError, load_dataset
-from harness.library import (IMPLEMENTED, LIBRARY, LIBRARY_IDS, Calculator, LibraryAbstain,
+from harness.calculators import (IMPLEMENTED, LIBRARY, LIBRARY_IDS, Calculator, LibraryAbstain,
                              solve_gold, units)
 from harness.core import units as core_units
 from harness.data.conventions import default_convention
@@ -209,8 +209,8 @@ def test_formulas_on_plain_values():
 
 
 def test_cockcroft_gault_weight_bands_follow_the_benchmark():
-    from harness.library.lab import cockcroft_gault_weight
-    from harness.library.physical import adjusted_body_weight, ideal_body_weight
+    from harness.calculators.lab import cockcroft_gault_weight
+    from harness.calculators.physical import adjusted_body_weight, ideal_body_weight
     assert cockcroft_gault_weight("male", 48.0, 163.0) == 48.0                      # BMI 18.1: actual
     assert cockcroft_gault_weight("male", 60.0, 170.0) == min(60.0, ideal_body_weight("male", 170.0))
     assert cockcroft_gault_weight("male", 87.0, 175.0) == pytest.approx(

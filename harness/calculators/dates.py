@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ._vars import LMP
+from .variables import LMP
 from harness.core.units import Convention
 
 from .base import Calculator, Variable

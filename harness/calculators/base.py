@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from harness.core.units import EXACT, Convention, UnitError, get_convention
 from harness.data import values as value_parsing
+from harness.data.values import parse_number
 
 __all__ = ["LibraryAbstain", "Variable", "Calculator", "parse_date", "parse_sex"]
 
@@ -55,18 +56,49 @@ def parse_sex(value: Any) -> str:
 _NUMBER_WITH_UNIT = re.compile(r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\d\s].*)?")
 
 
+_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+
+
+def normalize_key(key: str) -> str:
+    """Case-, subscript-, space- and punctuation-insensitive form of an entity name: the one rule by which the
+    library's variables and the catalogue's Entities find a gold entity."""
+    k = str(key).translate(_SUBSCRIPTS).lower().replace("≤", "<=").replace("≥", ">=")
+    k = re.sub(r"[^a-z0-9<>=#%]+", " ", k)
+    return " ".join(k.split())
+
+
+_TRUE_WORDS = frozenset({"true", "yes", "1"})
+_FALSE_WORDS = frozenset({"false", "no", "0"})
+# The benchmark files' spellings of a criterion that is not present (its own typo "not mentinoed" included).
+_ABSENT_WORDS = frozenset({"", "false", "no", "none", "absent", "not mentioned", "not mentinoed"})
+
+
+def entity_flag(raw: Any, *, strict: bool) -> bool:
+    """A gold entity's yes/no, the one reader of both rules. ``strict`` (the library's bool variables): a bool, or
+    true/yes/1 and false/no/0 in any case, else ValueError. Not strict (the catalogue's score criteria, where
+    the benchmark's explanations count anything written as present): a string is true unless it is one of the
+    benchmark's spellings of absent, any other value by its truth."""
+    if isinstance(raw, bool):
+        return raw
+    if strict:
+        s = str(raw).strip().lower()
+        if s in _TRUE_WORDS:
+            return True
+        if s in _FALSE_WORDS:
+            return False
+        raise ValueError(f"expected true/false, got {raw!r}")
+    if isinstance(raw, str):
+        return raw.strip().lower() not in _ABSENT_WORDS
+    return bool(raw)
+
+
+def entity_number(x: Any) -> float:
+    """A gold entity's number (harness.data.values.parse_number, thousands separators allowed)."""
+    return parse_number(x, thousands=True)
+
+
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _to_number(x: Any) -> float:
-    if _is_number(x):
-        return float(x)
-    if isinstance(x, str):
-        s = x.strip().replace(",", "")
-        if re.fullmatch(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?", s):
-            return float(s)
-    raise ValueError(f"not a number: {x!r}")
 
 
 @dataclass(frozen=True)
@@ -99,7 +131,7 @@ class Variable:
                         and all(isinstance(u, str) for u in raw[1::2])):
                     # compound value, e.g. [5, 'ft', 10, 'in']: sum of the converted parts
                     assert self.convert is not None
-                    return sum(self.convert(_to_number(v), u, convention) for v, u in zip(raw[::2], raw[1::2]))
+                    return sum(self.convert(entity_number(v), u, convention) for v, u in zip(raw[::2], raw[1::2]))
                 if isinstance(raw, str):
                     m = _NUMBER_WITH_UNIT.fullmatch(raw.strip())
                     if m and m.group(2):
@@ -112,7 +144,7 @@ class Variable:
                     value, unit = raw, self.unit
                 else:
                     raise ValueError(f"expected [value, unit], got {raw!r}")
-                value = _to_number(value)
+                value = entity_number(value)
                 assert self.convert is not None
                 return self.convert(value, str(unit), convention)
             if self.kind == "number":
@@ -120,18 +152,11 @@ class Variable:
                     raw = raw.get("value")
                 if isinstance(raw, (list, tuple)) and len(raw) == 2:
                     raw = raw[0]
-                return _to_number(raw)
+                return entity_number(raw)
             if self.kind == "sex":
                 return parse_sex(raw)
             if self.kind == "bool":
-                if isinstance(raw, bool):
-                    return raw
-                s = str(raw).strip().lower()
-                if s in {"true", "yes", "1"}:
-                    return True
-                if s in {"false", "no", "0"}:
-                    return False
-                raise ValueError(f"expected true/false, got {raw!r}")
+                return entity_flag(raw, strict=True)
             if self.kind == "date":
                 return parse_date(raw)
             if self.kind == "race":
@@ -189,18 +214,18 @@ class Calculator:
         return result
 
     def _find(self, entities: dict, var: Variable) -> tuple[bool, Any]:
-        folded = {str(k).strip().lower(): v for k, v in entities.items()}
+        folded = {normalize_key(k): v for k, v in entities.items()}
         for key in (var.name, *var.entity_keys):
-            if key.lower() in folded:
-                return True, folded[key.lower()]
+            if normalize_key(key) in folded:
+                return True, folded[normalize_key(key)]
         return False, None
 
     def _find_unit(self, obj: dict, var: Variable) -> tuple[bool, Any]:
-        folded = {str(k).strip().lower(): v for k, v in obj.items()}
+        folded = {normalize_key(k): v for k, v in obj.items()}
         for key in (var.name, *var.entity_keys):
             for suffix in ("_unit", " unit", "_units"):
-                if (key + suffix).lower() in folded:
-                    return True, folded[(key + suffix).lower()]
+                if normalize_key(key + suffix) in folded:
+                    return True, folded[normalize_key(key + suffix)]
         return False, None
 
     def from_entities(self, entities: dict, *, convention: Convention | str = EXACT) -> dict:

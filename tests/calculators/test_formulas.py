@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.formulas import formulas
-from harness.formulas import CATALOGUE, FormulaEntry, literal_compute
+from harness.calculators.catalogue import CATALOGUE, FormulaEntry, literal_compute
 from harness.data.conventions import default_convention
 from harness.data.dataset import load_dataset
-from harness.formulas.check import V1_ERRATA, agrees, check_cases, load_cases
-from harness.formulas.docs import committed_block, markdown_table
+from harness.calculators.check import V1_ERRATA, agrees, check_cases, load_cases
+from harness.calculators.docs import committed_block, markdown_table
 
 SCORE_IDS = {4, 8, 15, 16, 17, 18, 20, 21, 25, 27, 28, 29, 32, 33, 36, 43, 45, 48, 51}
 
@@ -144,4 +144,31 @@ def test_cli_show():
 
 
 def test_docs_table_is_current():
-    assert committed_block() == markdown_table().strip(), "run: python -m harness.formulas.docs"
+    assert committed_block() == markdown_table().strip(), "run: python -m harness.calculators.docs"
+
+
+def test_library_and_catalogue_find_gold_entities_by_one_key_rule():
+    """One key rule (harness.calculators.base.normalize_key) for the library's variables and the catalogue's
+    Entities: case, spacing, punctuation and subscripts do not matter to either."""
+    from harness.calculators import IMPLEMENTED
+    from harness.calculators.base import normalize_key
+    from harness.calculators.entities import Entities
+    assert normalize_key("  Creatinine_Clearance ") == normalize_key("creatinine clearance")
+    assert normalize_key("HCO₃") == "hco3"
+    calc, var, key = next((c, v, k) for c in IMPLEMENTED.values() for v in c.variables for k in v.entity_keys
+                          if " " in k)
+    odd = "  " + key.upper().replace(" ", "_") + " "   # e.g. "  SERUM_CREATININE ": found by both readers
+    assert calc._find({odd: 1}, var) == (True, 1)
+    assert Entities({odd: 1}).lookup(key) == 1
+
+
+def test_one_flag_reader_with_the_library_strict_and_the_catalogue_lenient():
+    from harness.calculators.base import entity_flag
+    from harness.calculators.entities import Entities
+    assert entity_flag("Yes", strict=True) is True and entity_flag(" 0 ", strict=True) is False
+    with pytest.raises(ValueError, match="expected true/false"):
+        entity_flag("not mentioned", strict=True)
+    assert entity_flag("not mentinoed", strict=False) is False   # the benchmark's own typo counts as absent
+    assert entity_flag("present since 2010", strict=False) is True and entity_flag(0, strict=False) is False
+    assert Entities({"History of stroke": "Not mentioned", "Hypertension": "yes"}).flag("history of stroke") is False
+    assert Entities({"History of stroke": "Not mentioned", "Hypertension": "yes"}).flag("stroke", "hypertension")

@@ -1,6 +1,6 @@
 """Literal implementations of the catalogue's formula texts, one function per calculator.
 
-Each function reads one case's gold entities (through :class:`~harness.formulas.entities.Entities`,
+Each function reads one case's gold entities (through :class:`~harness.calculators.entities.Entities`,
 which converts units to the ones the text states) and applies the text of its catalogue entry
 exactly, branch for branch: thresholds, constants and the defaults for absent criteria are the
 text's. They exist to check that every text is complete (``harness formulas check``): if a literal

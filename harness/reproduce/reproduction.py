@@ -30,7 +30,7 @@ from harness.analysis.report import write_outputs
 from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
 from harness.analysis.stats_payload import stats_payload
-from harness.analysis.analysis_step import analyse
+from harness.analysis.results_analysis import analyse
 from harness.arms.registry import Arm
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
@@ -38,17 +38,16 @@ from harness.reproduce.config import (ReproduceConfig, ReproduceError, arm_cases
                                       model_arm_names, resolve_arms, select_cases)
 from harness.model.vllm import runsc_record
 from harness.reproduce.launchers import launcher_kind, make_launcher
-from harness.run.manifest import write_run_manifest
+from harness.run.manifest import manifest_paths, write_run_manifest
 from harness.run.runner import RunSpec, make_key
 from harness.run.session import apply_convention, run_session, sigterm_as_interrupt
-from harness.run.store import read_result_file, results_path
+from harness.run.store import iter_result_files, read_result_file, results_path
 from harness.verify.checksums import write_own_checksums
 from harness.verify.verification import Report, verify
 
 
 def _new_manifests(out: Path, before: set[Path]) -> list[Path]:
-    return sorted(p for p in out.glob("manifest-*.json")
-                  if p not in before and not p.name.startswith("manifest-reproduce-"))
+    return [p for p in manifest_paths(out) if p not in before and not p.name.startswith("manifest-reproduce-")]
 
 
 def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: list[Case], *,
@@ -56,7 +55,7 @@ def _run_block(cfg: ReproduceConfig, arms: list[Arm], dataset: Dataset, cases: l
                profile: str | None = None, concurrency: int = 1, echo: Callable[[str], None] = print,
                server: dict | None = None) -> dict:
     """One `harness run` over `arms` (its building blocks, called directly); the run manifest it wrote."""
-    before = set(cfg.out.glob("manifest-*.json"))
+    before = set(manifest_paths(cfg.out))
     summaries = asyncio.run(run_session(arms, dataset, cases, cfg.seeds, base_url=base_url, model=model,
                                  model_revision=revision, server_profile=profile or "plain", out_dir=cfg.out,
                                  executor_backend=cfg.executor_backend, concurrency=concurrency,
@@ -117,7 +116,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                       "gvisor": runsc_record() or {"note": "no /etc/docker/mathsolver-runsc.json: runsc was not "
                                                            "installed by this kit's scripts/install-host.sh"},
                       "status": "running"}
-    existing = sum(1 for _ in cfg.out.glob("*/*/seed*.jsonl"))
+    existing = sum(1 for _ in iter_result_files(cfg.out))
     echo(f"reproduce: {len(arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(cases)} case(s) of {dataset.name}, "
          f"models {', '.join(cfg.models) if with_model else '(none needed)'}, launcher {cfg.launcher}, "
          f"results in {cfg.out}" + (f" (resuming: {existing} results file(s) already there)" if existing else ""))

@@ -12,7 +12,7 @@ import math
 from harness.core import units
 from harness.core.units import Convention
 
-from ._vars import (plain, AGE, ALBUMIN, BICARBONATE, CHLORIDE, CREATININE, GLUCOSE, HEIGHT, SEX, SODIUM,
+from .variables import (plain, AGE, ALBUMIN, BICARBONATE, CHLORIDE, CREATININE, GLUCOSE, HEIGHT, SEX, SODIUM,
                     WEIGHT, conc)
 from .base import Calculator, Variable
 from .physical import adjusted_body_weight, bmi, ideal_body_weight

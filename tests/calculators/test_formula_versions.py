@@ -8,12 +8,12 @@ import textwrap
 import pytest
 
 from harness.data.dataset import load_dataset
-from harness.formulas import CATALOGUE, literal_compute
-from harness.formulas.versions import (REFERENCE_LABEL, VERSIONS, FormulaVersionError, benchmark_version,
+from harness.calculators.catalogue import CATALOGUE, literal_compute
+from harness.calculators.versions import (REFERENCE_LABEL, VERSIONS, FormulaVersionError, benchmark_version,
                                        get_version, load_versions, parse_formula_versions, version_text)
 from harness.data.conventions import default_convention
-from harness.library import LIBRARY, LibraryAbstain, solve_gold
-from harness.library.versions import (ckd_epi, coefficient_calculator, framingham_atp3, implemented_versions,
+from harness.calculators import LIBRARY, LibraryAbstain, solve_gold
+from harness.calculators.versions import (ckd_epi, coefficient_calculator, framingham_atp3, implemented_versions,
                                       ldl_friedewald, ldl_sampson, library_reference, mdrd, meld_3, meld_na,
                                       prevent_ascvd, solve_gold_versioned, versioned_calculator)
 
@@ -177,8 +177,8 @@ def test_versioned_gold_solve_and_provenance():
     conv = default_convention(ds).convention
     v0, p0 = solve_gold_versioned(case, {}, convention=conv)
     v1, p1 = solve_gold_versioned(case, {9: "ckd-epi-2021"}, convention=conv)
-    assert p0 == {"function": "harness.library.lab.mdrd", "formula_id": 9, "version": "mdrd-2006"}
-    assert p1 == {"function": "harness.library.versions.ckd_epi", "formula_id": 9, "version": "ckd-epi-2021"}
+    assert p0 == {"function": "harness.calculators.lab.mdrd", "formula_id": 9, "version": "mdrd-2006"}
+    assert p1 == {"function": "harness.calculators.versions.ckd_epi", "formula_id": 9, "version": "ckd-epi-2021"}
     assert v0 == solve_gold(case, convention=conv) and v1 != v0
     ent = coefficient_calculator(9, "ckd-epi-2021").from_entities(case.entities, convention=conv)
     assert v1 == ckd_epi(coeffs(9, "ckd-epi-2021"), ent["sex"], ent["age"], ent["creatinine"])

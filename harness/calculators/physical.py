@@ -9,7 +9,7 @@ import math
 
 from harness.core import units
 
-from ._vars import plain, HEART_RATE, HEIGHT, QT, SEX, WEIGHT
+from .variables import plain, HEART_RATE, HEIGHT, QT, SEX, WEIGHT
 from .base import Calculator, Variable
 
 CM_PER_IN = 2.54

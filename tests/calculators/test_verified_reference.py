@@ -22,8 +22,8 @@ import pytest
 
 from harness.core.units import EXACT
 from harness.data.dataset import load_dataset
-from harness.formulas import CATALOGUE, literal_compute
-from harness.library import IMPLEMENTED, LibraryAbstain, solve_gold
+from harness.calculators.catalogue import CATALOGUE, literal_compute
+from harness.calculators import IMPLEMENTED, LibraryAbstain, solve_gold
 from tests.oracles.verified_reference import NotApplicable, reference
 
 
