@@ -12,7 +12,7 @@ Backends:
 
 Both are the one retrying pool of ``pool.py`` (layer 6): ``run`` never raises for program faults;
 a dead or hung supervisor and an INFRA_ERROR result are retried on a fresh supervisor, up to
-``max_retries`` times. The result schema is ``result.py``. Test-only layer switch: see
+``max_attempts`` attempts in all. The result schema is ``result.py``. Test-only layer switch: see
 ``supervisor.disabled_layers_from_env``.
 """
 from __future__ import annotations
@@ -22,21 +22,23 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from executor import policy, supervisor
+from executor import pool as pool_module
 from executor.pool import ProcessPool
-from executor.result import ExecResult, infra_result
+from executor.result import BACKENDS as RESULT_BACKENDS, ExecResult, infra_result
 from executor.workers import ExecutorUnavailable
 
-__all__ = ["BACKENDS", "ExecResult", "Executor", "ExecutorUnavailable"]
-BACKENDS = ("auto", "process", "container")
+__all__ = ["REQUESTABLE_BACKENDS", "ExecResult", "Executor", "ExecutorUnavailable"]
+# What a caller may ask for: "auto" or one of the backends a result can name (result.BACKENDS).
+REQUESTABLE_BACKENDS = ("auto", *RESULT_BACKENDS)
 
 
 class Executor:
     """Facade: ``run``, ``run_many``, ``describe``; a context manager."""
 
     def __init__(self, backend: str = "auto", workers: int | None = None, *, limits: dict | None = None,
-                 image: str | None = None, max_retries: int = 2, python: str | None = None, **container_opts):
-        if backend not in BACKENDS:
-            raise ValueError(f"unknown executor backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+                 image: str | None = None, max_attempts: int = 3, python: str | None = None, **container_opts):
+        if backend not in REQUESTABLE_BACKENDS:
+            raise ValueError(f"unknown executor backend {backend!r}; choose one of {', '.join(REQUESTABLE_BACKENDS)}")
         if workers is not None and (not isinstance(workers, int) or workers < 1):
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
         self.workers = workers or os.cpu_count() or 1
@@ -44,7 +46,7 @@ class Executor:
         self.limits = limits
         self.policy_hash = policy.policy_hash(limits)
         self.disabled_layers = supervisor.disabled_layers_from_env()
-        self.max_retries = max_retries
+        self.max_attempts = max_attempts
         self.backend_reason = "requested"
         self._impl = None
         if backend in ("auto", "container"):
@@ -58,20 +60,14 @@ class Executor:
                     raise
                 self.backend_reason = f"auto: container backend unavailable ({exc})"
         if self._impl is None:
-            self._impl = ProcessPool(self.workers, limits, self.disabled_layers, python, max_retries,
+            self._impl = ProcessPool(self.workers, limits, self.disabled_layers, python, max_attempts,
                                      spares=container_opts.get("spares"))
             self.backend = "process"
 
     def _start_container(self, image: str | None, opts: dict):
-        try:
-            from executor import pool as pool_module
-        except ImportError as exc:
-            raise ExecutorUnavailable(f"container backend unavailable: executor.pool cannot be imported ({exc})") from None
-        image = image or getattr(pool_module, "DEFAULT_IMAGE", None)
-        if not image:
-            raise ExecutorUnavailable("container backend unavailable: no image given and executor.pool has no DEFAULT_IMAGE")
+        image = image or pool_module.DEFAULT_IMAGE
         extra = dict(opts)
-        extra.setdefault("max_attempts", self.max_retries + 1)
+        extra.setdefault("max_attempts", self.max_attempts)
         if self.limits:
             extra["limits"] = self.limits
         if self.disabled_layers:

@@ -154,12 +154,46 @@ class ChildTemplate:
     safe_builtins: dict = field(default_factory=dict)
 
 
+def prepare_time_zone() -> None:
+    """Fix the C library's time zone to policy.CHILD_TIMEZONE (see the policy for why): after
+    this, glibc's tzset() (called by mktime, strftime('%Z'), ...) finds TZ unchanged and
+    returns without touching the file system. Each child sets TZ again after clearing its
+    environment (run_child), so the value glibc remembers still matches."""
+    import time
+    os.environ["TZ"] = policy.CHILD_TIMEZONE
+    time.tzset()
+
+
+def preload_codecs() -> None:
+    """Import every codec module of the ``encodings`` package and register it in the codec
+    cache, so that str.encode / bytes.decode with any codec name never imports from disk in a
+    child (policy.py, "Decisions"). Codecs whose module cannot load here (Windows-only ones, the
+    CJK extension modules the image strips) stay unknown: a LookupError, not a kill."""
+    import codecs
+    import encodings
+    for directory in encodings.__path__:
+        for entry in sorted(os.listdir(directory)):
+            name, dot, ext = entry.partition(".")
+            if ext != "py" or name.startswith("_") or name == "aliases":
+                continue
+            try:
+                codecs.lookup(name)
+            except (LookupError, ImportError):
+                pass
+    for alias in sorted(set(encodings.aliases.aliases)):
+        try:
+            codecs.lookup(alias)
+        except (LookupError, ImportError):
+            pass
+
+
 def import_and_warm_modules() -> dict[str, types.ModuleType]:
     """Import the allowed modules and exercise the lazily imported parts (strptime, locale
     tables, the warnings machinery) so that no child ever needs to open a file."""
     import calendar
     import time
     import warnings  # noqa: F401  (shows SyntaxWarnings without opening files)
+    prepare_time_zone()
     import linecache  # noqa: F401
     datetime.datetime.strptime("2020-01-31", "%Y-%m-%d")
     time.strptime("2020-01-31", "%Y-%m-%d")
@@ -173,6 +207,7 @@ def import_and_warm_modules() -> dict[str, types.ModuleType]:
     # a non-ASCII identifier makes the parser import unicodedata (for NFKC normalisation)
     static_check.parse_program("\uff58 = 1\n")
     import unicodedata  # noqa: F401
+    preload_codecs()
     return {name: sys.modules[name] for name in policy.ALLOWED_MODULES}
 
 
@@ -279,6 +314,17 @@ class _ChildRun:
     def flood(self):
         self.finish(Outcome.OUTPUT_LIMIT, f"the program wrote more than "
                     f"{self.t.limits['output_flood_chars']} characters of output")
+
+    def check_tracer(self, tracer) -> None:
+        """End with LINE_CAP when the line-cap tracer is no longer installed. CPython removes a
+        trace function that raises (a RecursionError or MemoryError met *inside* the hook, e.g.
+        a program that recurses to the limit and catches the error), and with layers 1-2 off a
+        program can call sys.settrace itself: either way the lines counted since are unknown,
+        so the cap cannot be vouched for and the program must not end OK."""
+        if tracer is not None and sys.gettrace() is not tracer:
+            sys.settrace(None)
+            self.finish(Outcome.LINE_CAP, "the line-cap tracer stopped while the program ran "
+                        f"(after {self.lines} counted lines); the line cap cannot be enforced")
 
     def make_tracer(self):
         cap = int(self.t.limits["line_cap"])
@@ -387,6 +433,8 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
     try:
         _setup_descriptors(result_w, request_r, devnull)
         os.environ.clear()
+        os.putenv("TZ", policy.CHILD_TIMEZONE)  # C environ only (os.environ stays empty): the value
+        # the zygote loaded, so tzset() does not touch the file system
         for signum in (signal.SIGINT, signal.SIGTERM):  # no Python-level handler may run
             signal.signal(signum, signal.SIG_DFL)
         if "rlimits" not in off:
@@ -402,12 +450,22 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
     run = _ChildRun(template, nonce)
     sys.stdout, sys.stderr = run.stdout, run.stderr
     code = _check_and_compile(run, source)
+    _stop_disk_imports()
     try:
         if template.seccomp_filter is not None:
             template.seccomp_filter.load()
     except BaseException as exc:
         run.finish(Outcome.INFRA_ERROR, f"seccomp load failed: {type(exc).__name__}: {exc}")
     _run_program(run, code)
+
+
+def _stop_disk_imports() -> None:
+    """Take the file-system finder out of the import system before the filter is loaded: an
+    import of a module that is not already in memory (an unknown codec name, a lazily imported
+    helper) then fails with ImportError, which the caller reports or handles, instead of an
+    openat that the filter punishes as a SANDBOX_VIOLATION (policy.py, "Decisions")."""
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__name__", "") != "PathFinder"]
+    sys.path_importer_cache.clear()
 
 
 def _check_and_compile(run: _ChildRun, source: str):
@@ -446,8 +504,10 @@ def _run_program(run: _ChildRun, code) -> None:
         program_builtins = dict(t.safe_builtins)
         program_builtins["print"] = make_print(run.stdout)
     namespace = {"__builtins__": program_builtins, "__name__": "__program__"}
+    tracer = None
     if "linecap" not in off:
-        sys.settrace(run.make_tracer())
+        tracer = run.make_tracer()
+        sys.settrace(tracer)
     try:
         exec(code, namespace)
     except MemoryError:
@@ -455,8 +515,11 @@ def _run_program(run: _ChildRun, code) -> None:
         run.finish(Outcome.MEMORY_LIMIT, f"MemoryError: the program exceeded the "
                    f"{t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit")
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included: end of program
+        # not OK whatever the tracer did: a RecursionError met inside the hook that ends the
+        # program (plain runaway recursion) stays the PROGRAM_ERROR a repair turn can act on
         sys.settrace(None)
         run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc, limit))
+    run.check_tracer(tracer)
     sys.settrace(None)
     raw = namespace.get("answer", _MISSING)
     if raw is _MISSING:  # "no value": a raised error in the paper's taxonomy, with its own message

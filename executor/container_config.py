@@ -23,7 +23,7 @@ LABEL_SRC = "org.mathsolver.executor-src-sha256"
 LABEL_ROOTFS = "org.mathsolver.rootfs-sha256"
 # Values for the run-flags.txt placeholders (besides seccomp_profile). pids: an idle runsc sandbox
 # already holds ~63 host tasks (Sentry threads, ptrace stubs) and ~90 while working; 64 kills it.
-DEFAULT_RUN_VALUES = {"runtime": "runsc", "memory": "512m", "pids_limit": 256, "tmpfs_size": "16m"}
+DEFAULT_RUN_VALUES = {"runtime": "runsc", "memory": "512m", "pids_limit": 256}
 
 
 class ContainerBackendUnavailable(RuntimeError):
@@ -72,9 +72,11 @@ def read_run_flags(path: Path = RUN_FLAGS_FILE, **values) -> list[str]:
     return flags
 
 
-def default_run_flags() -> list[str]:
-    """The flags a default ContainerPool uses (for reports, benchmarks and tests)."""
-    return read_run_flags(RUN_FLAGS_FILE, **DEFAULT_RUN_VALUES, seccomp_profile=str(SECCOMP_PROFILE.resolve()))
+def default_run_flags(runtime: str | None = None) -> list[str]:
+    """The flags a default ContainerPool uses (for reports, benchmarks and tests); ``runtime``
+    replaces the docker runtime name (DEFAULT_RUN_VALUES["runtime"])."""
+    values = dict(DEFAULT_RUN_VALUES, **({"runtime": runtime} if runtime else {}))
+    return read_run_flags(RUN_FLAGS_FILE, **values, seccomp_profile=str(SECCOMP_PROFILE.resolve()))
 
 
 def docker_cli(docker: str, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess:

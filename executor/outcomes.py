@@ -4,6 +4,10 @@ Precedence (when more than one thing went wrong, the earliest in this list wins)
 
 1. INFRA_ERROR       the executor itself failed (supervisor died, bad request, a child killed by
                      SIGKILL from outside); retried by the API, never scored.
+   PERSISTENT_INFRA_ERROR  decided by the pool, not the child: every attempt at this program
+                     ended as an infrastructure failure while a control program right after ran
+                     fine on the same pool, so the program is what breaks the sandbox. Scored (a
+                     sandbox rejection), so a program cannot take itself out of the denominator.
 2. REJECTED_STATIC   the AST policy refused the program; it never ran.
 3. SANDBOX_VIOLATION the child was killed by seccomp (a forbidden system call) or tried to
                      forge the result channel.
@@ -41,6 +45,7 @@ class Outcome(str, enum.Enum):
     BAD_RETURN_KIND = "BAD_RETURN_KIND"
     CRASH = "CRASH"
     INFRA_ERROR = "INFRA_ERROR"
+    PERSISTENT_INFRA_ERROR = "PERSISTENT_INFRA_ERROR"
 
     def __str__(self) -> str:  # json and f-strings show the plain value
         return self.value
@@ -48,6 +53,7 @@ class Outcome(str, enum.Enum):
 
 PRECEDENCE: tuple[Outcome, ...] = (
     Outcome.INFRA_ERROR,
+    Outcome.PERSISTENT_INFRA_ERROR,
     Outcome.REJECTED_STATIC,
     Outcome.SANDBOX_VIOLATION,
     Outcome.TIMEOUT_WALL,
@@ -68,6 +74,7 @@ TAXONOMY: dict[Outcome, str] = {
     Outcome.OK: "answered",
     Outcome.REJECTED_STATIC: "sandbox_rejection",
     Outcome.SANDBOX_VIOLATION: "sandbox_rejection",
+    Outcome.PERSISTENT_INFRA_ERROR: "sandbox_rejection",
     Outcome.PROGRAM_ERROR: "raised_error",
     Outcome.TIMEOUT_WALL: "raised_error",
     Outcome.CPU_LIMIT: "raised_error",

@@ -26,16 +26,22 @@ must hold on its own (tests prove each):
    ``sys``: ``datetime.sys`` and ``calendar.sys`` exist in CPython 3.11) and a ``print`` that
    writes to the captured stdout and does not expose the builtins module.
 3. child process (``zygote.py`` / ``child.py`` / ``supervisor.py``): a fresh forked process per program, empty
-   environment, rlimits with soft = hard, stdin/stdout/stderr on /dev/null (output is captured in
-   memory with caps), executed-line cap, wall clock enforced by the parent with SIGKILL, the
-   result returned over a dedicated descriptor (RESULT_FD) with a per-run nonce.
+   environment (the supervisor re-executes itself with none, so /proc/<pid>/environ is empty
+   too), rlimits with soft = hard, stdin/stdout/stderr on /dev/null (output is captured in
+   memory with caps, and made storable: ``result.make_storable``), executed-line cap (a program
+   whose tracer stopped is LINE_CAP, never OK), wall clock enforced by the parent with SIGKILL,
+   the result returned over a dedicated descriptor (RESULT_FD) with a per-run nonce and checked
+   field by field by the supervisor, whose own replies carry an HMAC under a one-time key per
+   request; supervisor, zygote and children are not dumpable; a stopped spare is killed.
 4. seccomp (``seccomp_filter.py``): default-deny filter, built once in the supervisor and loaded
    in each child after imports and after the program was parsed and compiled (CPython's parser
    tries to open the program "file" to quote a SyntaxError line), before any of its code runs.
    Allowed: CHILD_SYSCALLS only.
 5. container (``containers/executor``): gVisor, no network, read-only root, dropped
    capabilities, and a docker seccomp profile from ``seccomp_profile_json()``.
-6. the retrying pool (``pool.py``): recycling, replacement of dead supervisors, retry.
+6. the retrying pool (``pool.py``): recycling, replacement of dead supervisors, retry; a program
+   that fails as infrastructure on every attempt while a control program answers is the scored
+   PERSISTENT_INFRA_ERROR; a reply without its MAC is the program's SANDBOX_VIOLATION.
 7. the start-up self-test (``selftest.py``): canaries that every layer above holds.
 
 Decisions worth a reviewer's eye
@@ -48,6 +54,17 @@ Decisions worth a reviewer's eye
   ``locals``, ``id``, ``open``, ``input``, ``eval``, ``exec``, ``compile``, ``memoryview``,
   ``breakpoint``, ``help``, ``exit``/``quit`` are absent: each is either an introspection
   primitive or an I/O primitive that no calculation needs.
+* Time zone and codecs (issue 22): a child runs with TZ = CHILD_TIMEZONE (UTC on both backends)
+  and every ``encodings`` codec preloaded, and it cannot import from disk once its program may
+  run (no file-system finder: an ImportError). So ``time.mktime``, ``time.strftime('%Z')`` and
+  ``str.encode('cp1252')``, documented behaviour of admitted modules, never reach the filter.
+* Children of one zygote share the address layout and the ``str`` hash secret (fork). Both only
+  help a memory-corruption exploit, a program can read both from its own process anyway, and
+  re-randomising needs an exec per program; a crash or violation retires the supervisor, so
+  an exploit gets one try per layout. Accepted, tested (test_executor_issue22.py).
+* The forbidden-name rule is scope-aware (static_check._Scopes): a program's own ``type`` counts
+  only where CPython resolves the read to it (function-local, or a top-level binding that surely
+  ran before), so a binding in a dead branch does not lift the rule.
 * An unset ``answer`` is a PROGRAM_ERROR with its own message (the paper counts "no value" as a
   raised error, and the repair turn shows that message).
 * Generator *expressions* are rejected too ("generator constructs", as the paper); a list
@@ -62,6 +79,8 @@ Residual risks (documented, tested in tests/executor/test_adversarial.py)
   nonce from the harness frame and write its own verdict (it gains nothing beyond choosing its
   answer, and escapes nothing), and it can print in-memory facts such as stdlib module paths.
 * The parser and compiler see the source before seccomp is loaded (rlimits already apply).
+* Runtime-built nesting (hash() of a 400k-deep tuple, a 400k-deep map() chain) overflows the C
+  stack: a contained CRASH (see MAX_AST_DEPTH for why no static bound reaches it).
 """
 from __future__ import annotations
 
@@ -164,6 +183,17 @@ FORBIDDEN_NAMES: tuple[str, ...] = (
     "memoryview", "exit", "quit", "id",
 )
 MAX_SOURCE_CHARS = 100_000
+# Deepest syntax tree a program may have (static_check counts nodes from the Module down). The
+# parser and compiler have limits of their own (200 nested brackets, C-stack guards), which end
+# as REJECTED_STATIC too; this bound makes the limit the policy's, the same on every CPython
+# build. Model programs measured in the kit's tests and stored results stay under 30.
+# Not a defence against the two C-stack crashers the reviewer found (hash() of a 400k-deep
+# nested tuple, next() on a 400k-deep map() chain): they build their depth at run time in a
+# loop of a few lines, which no bound on the *source* can see, and the line cap (1M lines)
+# admits 400k iterations. CPython 3.11 has no recursion guard in tuple hashing or map
+# iteration, so the child dies of SIGSEGV: a contained CRASH (a scored raised_error), the
+# supervisor and the next program unaffected (tests/executor/test_executor_issue22.py).
+MAX_AST_DEPTH = 100
 
 # --- layer 3: process limits -----------------------------------------------------------------
 LIMITS: dict[str, int | float] = {
@@ -182,6 +212,13 @@ LIMITS: dict[str, int | float] = {
     "error_chars": 500,                         # length of the error message shown to a model
     "result_bytes": 262_144,                    # result channel cap read by the parent
 }
+
+# --- layer 3: what a child prepares before its filter is loaded ----------------------------
+# The C library's time zone. glibc's tzset() (called by time.mktime, time.strftime('%Z'), ...)
+# re-reads /etc/localtime on *every* call while TZ is unset, and the child filter kills that
+# stat/openat. With TZ set to the value already loaded, tzset() returns at once. A fixed UTC
+# (not the host's zone) also makes both backends compute the same local times.
+CHILD_TIMEZONE = "UTC0"
 
 # --- layer 3: the out-of-band result descriptor ---------------------------------------------
 RESULT_FD = 3
@@ -249,8 +286,10 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
         "forbidden_attributes": list(FORBIDDEN_ATTRIBUTES),
         "forbidden_names": list(FORBIDDEN_NAMES),
         "max_source_chars": MAX_SOURCE_CHARS,
+        "max_ast_depth": MAX_AST_DEPTH,
         "limits": effective,
         "result_fd": RESULT_FD,
+        "child_timezone": CHILD_TIMEZONE,
         "child_syscalls": sorted(CHILD_SYSCALLS),
         "supervisor_extra_syscalls": sorted(set(SUPERVISOR_EXTRA_SYSCALLS)),
     }

@@ -8,8 +8,12 @@
   failed, not the program: the zygote died, the child was killed from outside) retires the
   worker and is retried the same way. If the worker died on every attempt the result is
   ``CRASH`` (the program may be what kills it); if every attempt was an infrastructure failure
-  it is ``INFRA_ERROR``, which the harness retries later and never scores
-  (``outcomes.taxonomy`` refuses it).
+  the pool runs its own CONTROL_PROGRAM: when that answers correctly the program is what breaks
+  the sandbox and the result is the scored ``PERSISTENT_INFRA_ERROR`` (a program cannot take
+  itself out of the denominator); otherwise it is ``INFRA_ERROR``, which the harness retries
+  later and never scores (``outcomes.taxonomy`` refuses it).
+* a reply line the supervisor did not write for this request (no valid per-request MAC,
+  ``workers.ForgedReply``) makes the program a SANDBOX_VIOLATION and kills the worker.
 * a worker is recycled (stopped, replaced in the background) after ``recycle_after`` programs
   and after any result in ``recycle_on`` (sandbox violations, crashes, infra errors).
 * ``run_many`` spreads programs across the workers and keeps their order.
@@ -44,11 +48,14 @@ from executor.container_config import (  # noqa: F401  (re-exported: pool.X is t
 from executor.outcomes import Outcome
 from executor.result import FIELDS as RESULT_FIELDS  # noqa: F401
 from executor.result import make_result
-from executor.workers import (ContainerWorker, ExecutorUnavailable, ProcessWorker, WorkerFailure,
-                              remove_container)
+from executor.workers import (ContainerWorker, ExecutorUnavailable, ForgedReply, ProcessWorker,
+                              WorkerFailure, remove_container)
 
+# An honest program the pool runs after a program failed as infrastructure on every attempt.
+CONTROL_PROGRAM = "import math\nanswer = math.factorial(5) + 1\n"
+CONTROL_ANSWER = 121
 DEFAULT_RECYCLE_ON = frozenset({Outcome.SANDBOX_VIOLATION.value, Outcome.CRASH.value,
-                                Outcome.INFRA_ERROR.value})
+                                Outcome.INFRA_ERROR.value, Outcome.PERSISTENT_INFRA_ERROR.value})
 
 
 class WorkerPool:
@@ -167,6 +174,11 @@ class WorkerPool:
                 continue
             try:
                 result = w.request(source, self.request_timeout)
+            except ForgedReply as exc:  # the program wrote into the protocol: its own fault
+                self.stats["replaced"] += 1
+                self._replace_in_background(w, kill=True)
+                return make_result(Outcome.SANDBOX_VIOLATION, self.backend, error=(
+                    f"the program wrote into the executor's reply stream ({str(exc)[:200]})"))
             except WorkerFailure as exc:
                 tail = w.stderr_tail(300)
                 died.append(f"{exc}" + (f" [{tail}]" if tail else ""))
@@ -188,8 +200,29 @@ class WorkerPool:
         if died and not infra:
             return make_result(Outcome.CRASH, self.backend, error=(
                 f"the sandbox died while running this program ({len(died)} attempt(s)): {died[-1]}"))
+        if self._control_program_ok():  # the sandbox works for others: this program breaks it
+            return make_result(Outcome.PERSISTENT_INFRA_ERROR, self.backend, error=(
+                f"the program caused an infrastructure failure on all {self.max_attempts} attempt(s) "
+                f"while a control program ran fine: {(infra or died)[-1]}"))
         return make_result(Outcome.INFRA_ERROR, self.backend, error=(
             f"infrastructure failure on all {self.max_attempts} attempt(s): {(infra or died)[-1]}"))
+
+    def _control_program_ok(self) -> bool:
+        """Run the executor's own CONTROL_PROGRAM on the pool: True when it answers correctly
+        (the infrastructure works, so repeated failures are the program's doing)."""
+        try:
+            w = self._checkout()
+        except WorkerFailure:
+            return False
+        try:
+            result = w.request(CONTROL_PROGRAM, self.request_timeout)
+        except WorkerFailure:
+            self.stats["replaced"] += 1
+            self._replace_in_background(w, kill=True)
+            return False
+        w.programs += 1
+        self._idle.put(w)
+        return result.get("outcome") == Outcome.OK.value and result.get("answer") == CONTROL_ANSWER
 
     def run_many(self, sources) -> list[dict]:
         """Run programs in parallel across the workers; results in input order."""
@@ -237,8 +270,8 @@ class ProcessPool(WorkerPool):
     backend = "process"
 
     def __init__(self, workers: int | None = None, limits: dict | None = None, disabled_layers=(),
-                 python: str | None = None, max_retries: int = 2, spares: int | None = None, **opts):
-        super().__init__(workers, limits=limits, max_attempts=max_retries + 1, **opts)
+                 python: str | None = None, max_attempts: int = 3, spares: int | None = None, **opts):
+        super().__init__(workers, limits=limits, max_attempts=max_attempts, **opts)
         self.disabled_layers = list(disabled_layers)
         self.command = supervisor.supervisor_command(python, limits=limits, spares=spares,
                                                      disabled_layers=self.disabled_layers)
@@ -258,7 +291,7 @@ class ContainerPool(WorkerPool):
     """Supervisors in gVisor containers: layers 1-5 (``backend="container"``).
 
     Options (keyword): ``memory`` ("512m", also the memory+swap cap), ``pids_limit`` (256, >= 128),
-    ``tmpfs_size`` ("16m"), ``recycle_after`` (programs per container, 500), ``recycle_on``
+    ``recycle_after`` (programs per container, 500), ``recycle_on``
     (outcomes that retire a container), ``max_attempts`` (3), ``limits`` (policy limit overrides,
     passed to the supervisor), ``disabled_layers`` (TESTS ONLY, passed to the supervisor),
     ``spares`` (children each supervisor keeps forked ahead), ``runtime`` ("runsc"), ``docker``
@@ -272,7 +305,6 @@ class ContainerPool(WorkerPool):
 
     def __init__(self, workers: int | None = None, image: str | None = None, *,
                  memory: str = DEFAULT_RUN_VALUES["memory"], pids_limit: int = DEFAULT_RUN_VALUES["pids_limit"],
-                 tmpfs_size: str = DEFAULT_RUN_VALUES["tmpfs_size"],
                  limits: dict | None = None, disabled_layers=(), spares: int | None = None,
                  runtime: str = DEFAULT_RUN_VALUES["runtime"],
                  docker: str = "docker", seccomp_profile: str | os.PathLike | None = None,
@@ -292,7 +324,7 @@ class ContainerPool(WorkerPool):
             raise ContainerBackendUnavailable(f"seccomp profile {self.seccomp_profile} missing "
                                               "(render it with `executor seccomp-profile`)")
         self.run_flags = read_run_flags(self.run_flags_file, runtime=runtime, memory=memory,
-                                        pids_limit=str(pids_limit), tmpfs_size=tmpfs_size,
+                                        pids_limit=str(pids_limit),
                                         seccomp_profile=str(self.seccomp_profile))
         self.command = [*SUPERVISOR_COMMAND, *supervisor.supervisor_args(
             limits=limits, disabled_layers=tuple(disabled_layers), backend_label="container", spares=spares)]
@@ -385,6 +417,8 @@ class ContainerPool(WorkerPool):
             "seccomp_profile": str(self.seccomp_profile),
             "seccomp_profile_sha256": hashlib.sha256(self.seccomp_profile.read_bytes()).hexdigest(),
             "pin_cpus": self.pin_cpus,
+            "seccomp": self.ready_info.get("seccomp"),
+            "selftest": (self.ready_info.get("selftest") or {}).get("results"),
         }
 
     def close(self) -> None:

@@ -8,6 +8,9 @@ the typed form the harness receives.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 from dataclasses import asdict, dataclass, fields
 
 from executor.outcomes import Outcome, parse_outcome
@@ -32,6 +35,7 @@ class ExecResult:
     signal: int | None = None
     error: str | None = None
     backend: str | None = None
+    text_escaped: bool = False
 
     @classmethod
     def from_dict(cls, data: dict) -> "ExecResult":
@@ -43,7 +47,7 @@ class ExecResult:
         if "outcome" not in data:
             raise ValueError("executor result has no 'outcome'")
         parse_outcome(data["outcome"])
-        return cls(**data)
+        return cls(**make_storable(dict(data)))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -56,16 +60,56 @@ class ExecResult:
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ExecResult))
 
 
+TEXT_FIELDS: tuple[str, ...] = ("stdout", "stderr", "error")
+
+
+def storable_text(value: str) -> tuple[str, bool]:
+    """``value`` as text that encodes to UTF-8 (what the CLI prints and the results store
+    writes): code points UTF-8 cannot hold (lone surrogates such as U+D800) become the escape
+    ``\\udXXX``. Returns (text, whether anything was escaped)."""
+    try:
+        value.encode("utf-8")
+        return value, False
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8"), True
+
+
+def make_storable(res: dict) -> dict:
+    """Escape the text fields of a result dict in place (``storable_text``); ``text_escaped``
+    says whether any was changed. A text field that is not a string is turned into its repr
+    (escaped too): only a forged result can carry one, and the caller rejects those."""
+    escaped = bool(res.get("text_escaped"))
+    for name in TEXT_FIELDS:
+        value = res.get(name)
+        if value is None and name == "error":
+            continue
+        if not isinstance(value, str):
+            value = "" if value is None else repr(value)
+        res[name], changed = storable_text(value)
+        escaped = escaped or changed
+    res["text_escaped"] = escaped
+    return res
+
+
 def make_result(outcome: Outcome, backend: str | None, **values) -> dict:
-    """A complete result dict: every field of ``FIELDS``, defaults for those not given."""
+    """A complete result dict: every field of ``FIELDS``, defaults for those not given; its
+    text is storable (``make_storable``)."""
     unknown = set(values) - set(FIELDS)
     if unknown:
         raise ValueError(f"unknown executor result field(s): {sorted(unknown)}")
     res = ExecResult(outcome=Outcome(outcome).value, backend=backend).to_dict()
     res.update(values)
-    return res
+    return make_storable(res)
 
 
 def infra_result(error: str, backend: str | None) -> dict:
     """INFRA_ERROR: the sandbox failed, not the program (retried by the pool, never scored)."""
     return make_result(Outcome.INFRA_ERROR, backend, error=error)
+
+
+def reply_mac(key: str, rid: str, result: dict) -> str:
+    """HMAC-SHA256 under the request's one-time key over the id and the canonical result JSON.
+    The key is made by the pool for each request and sent only to the supervisor, after the
+    previous program ended: no program ever holds the key of a reply it could forge."""
+    body = rid.encode() + b"\n" + json.dumps(result, sort_keys=True, separators=(",", ":")).encode()
+    return hmac.new(bytes.fromhex(key), body, hashlib.sha256).hexdigest()

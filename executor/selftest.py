@@ -29,7 +29,9 @@ _STOPPED = frozenset({O.REJECTED_STATIC, O.SANDBOX_VIOLATION, O.PROGRAM_ERROR})
 
 CANARIES: tuple[Canary, ...] = (
     Canary("read_etc_passwd", "answer = len(open('/etc/passwd').read())\n", _STOPPED),
-    Canary("open_socket", "import socket\ns = socket.socket()\nanswer = 1\n", _STOPPED),
+    # the child has no disk finder (child._stop_disk_imports); put back, it must meet seccomp
+    Canary("open_socket", "import sys\nsys.meta_path.append(sys.modules['_frozen_importlib_external'].PathFinder)\n"
+           "import socket\ns = socket.socket()\nanswer = 1\n", _STOPPED),
     Canary("fork", "import os\nanswer = os.fork()\n", _STOPPED),
     Canary("exec", "import os\nos.execv('/bin/sh', ['sh', '-c', 'true'])\nanswer = 1\n", _STOPPED),
     Canary("read_environment", "import os\nanswer = len(os.environ)\n",

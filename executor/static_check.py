@@ -43,36 +43,149 @@ def _bad_identifier(name: str) -> str | None:
     return None
 
 
-def _bad_read(name: str, bound: frozenset[str]) -> str | None:
-    """Why reading a name is not allowed: the '_' rule, or a forbidden builtin (eval, getattr,
-    type, ...) that the program does not define itself. A program's own variable called
-    ``type`` or ``input`` is its own value, so binding and then reading it is fine."""
-    problem = _bad_identifier(name)
-    if problem is None and name in _FORBIDDEN_NAMES and name not in bound:
-        problem = f"name {name!r} is not allowed"
-    return problem
+_FUNCTION_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
-def bound_names(tree: ast.AST) -> frozenset[str]:
-    """Every name the program binds anywhere (assignment targets, parameters, def, import
-    aliases, except and match captures, del)."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            names.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.add(node.rest)
-    return frozenset(names)
+class _Scopes:
+    """Where each forbidden builtin name (policy.FORBIDDEN_NAMES) that a program reads is
+    resolved, decided the way CPython's compiler decides it.
+
+    A read may use the program's own variable called ``type`` or ``getattr`` only where it
+    can never fall back to the builtin:
+
+    * in a function, lambda or comprehension that binds the name anywhere (the name is local:
+      unassigned, it raises UnboundLocalError), or in a scope nested in such a function (a
+      free variable: NameError when unassigned). ``global``/``nonlocal`` are forbidden, so
+      nothing else changes this.
+    * at module level (and in functions reading a module-level name), a read looks in the
+      globals and then in the builtins, so a binding counts only if it *surely ran before*:
+      an unconditional top-level statement (assignment, def, import) earlier in the module
+      than the top-level statement holding the read, and no ``del`` of the name anywhere.
+      ``if 0: getattr = None`` therefore does not make ``getattr`` the program's own.
+    """
+
+    def __init__(self, tree: ast.Module):
+        self.parent: dict[ast.AST, ast.AST] = {}
+        self.bound: dict[ast.AST, set[str]] = {tree: set()}
+        self.reads: list[tuple[ast.Name, ast.AST, int]] = []
+        self.deleted: set[str] = set()
+        self.module = tree
+        for index, stmt in enumerate(tree.body):
+            self._visit(stmt, tree, index)
+        self.first_binding: dict[str, int] = {}
+        for index, stmt in enumerate(tree.body):
+            for name in _unconditional_bindings(stmt):
+                self.first_binding.setdefault(name, index)
+
+    def _bind(self, scope: ast.AST, name: str) -> None:
+        self.bound.setdefault(scope, set()).add(name)
+
+    def _new_scope(self, node: ast.AST, scope: ast.AST) -> ast.AST:
+        self.parent[node] = scope
+        self.bound.setdefault(node, set())
+        return node
+
+    def _visit(self, node: ast.AST, scope: ast.AST, top: int) -> None:
+        # explicit stack: deep programs must not exhaust the checker's own recursion
+        stack = [(node, scope)]
+        while stack:
+            node, scope = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._bind(scope, node.name)
+                outer = [*node.decorator_list, *node.args.defaults,
+                         *[d for d in node.args.kw_defaults if d is not None]]
+                if node.returns is not None:
+                    outer.append(node.returns)
+                inner = self._new_scope(node, scope)
+                for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                          *([node.args.vararg] if node.args.vararg else []),
+                          *([node.args.kwarg] if node.args.kwarg else [])):
+                    self._bind(inner, a.arg)
+                    if a.annotation is not None:
+                        outer.append(a.annotation)
+                stack.extend((n, scope) for n in outer)
+                stack.extend((n, inner) for n in node.body)
+            elif isinstance(node, ast.Lambda):
+                stack.extend((n, scope) for n in (*node.args.defaults,
+                                                  *[d for d in node.args.kw_defaults if d is not None]))
+                inner = self._new_scope(node, scope)
+                for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                          *([node.args.vararg] if node.args.vararg else []),
+                          *([node.args.kwarg] if node.args.kwarg else [])):
+                    self._bind(inner, a.arg)
+                stack.append((node.body, inner))
+            elif isinstance(node, _COMPREHENSIONS):
+                inner = self._new_scope(node, scope)
+                for i, gen in enumerate(node.generators):
+                    # the first iterable is evaluated in the enclosing scope
+                    stack.append((gen.iter, scope if i == 0 else inner))
+                    stack.append((gen.target, inner))
+                    stack.extend((n, inner) for n in gen.ifs)
+                parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+                stack.extend((n, inner) for n in parts)
+            elif isinstance(node, ast.NamedExpr):
+                target_scope = scope
+                while isinstance(target_scope, _COMPREHENSIONS):  # := binds outside comprehensions
+                    target_scope = self.parent[target_scope]
+                self._bind(target_scope, node.target.id)
+                stack.append((node.value, scope))
+            elif isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    self.reads.append((node, scope, top))
+                else:
+                    self._bind(scope, node.id)
+                    if isinstance(node.ctx, ast.Del):
+                        self.deleted.add(node.id)
+            else:
+                if isinstance(node, ast.alias):
+                    self._bind(scope, (node.asname or node.name).split(".")[0])
+                elif isinstance(node, ast.ExceptHandler) and node.name:
+                    self._bind(scope, node.name)
+                elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                    self._bind(scope, node.name)
+                elif isinstance(node, ast.MatchMapping) and node.rest:
+                    self._bind(scope, node.rest)
+                stack.extend((child, scope) for child in ast.iter_child_nodes(node))
+
+    def program_owns(self, read: ast.Name, scope: ast.AST, top: int) -> bool:
+        """True when this read of a name can only ever see the program's own binding."""
+        name = read.id
+        while scope is not self.module:
+            if name in self.bound.get(scope, ()):
+                return True
+            scope = self.parent[scope]
+        first = self.first_binding.get(name)
+        return first is not None and first < top and name not in self.deleted
+
+    def forbidden_reads(self) -> list[ast.Name]:
+        """Reads of forbidden builtin names that may reach the builtin."""
+        return [read for read, scope, top in self.reads
+                if read.id in _FORBIDDEN_NAMES and not self.program_owns(read, scope, top)]
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _target_names(elt)]
+    return []
+
+
+def _unconditional_bindings(stmt: ast.stmt) -> list[str]:
+    """Names a top-level statement binds whenever it completes (an exception there ends the
+    program). Loops, conditionals, try, with, match and := are not counted."""
+    if isinstance(stmt, ast.Assign):
+        return [n for t in stmt.targets for n in _target_names(t)]
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        return _target_names(stmt.target)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [stmt.name]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"]
+    return []
 
 
 def _bad_attribute(attr: str) -> str | None:
@@ -100,13 +213,13 @@ def _bad_format_literal(text: str) -> str | None:
     return None
 
 
-def _node_problems(node: ast.AST, bound: frozenset[str]) -> list[str]:
+def _node_problems(node: ast.AST) -> list[str]:
     kind = type(node).__name__
     problems: list[str] = []
     if kind in policy.FORBIDDEN_NODES:
         problems.append(policy.FORBIDDEN_NODES[kind])
     if isinstance(node, ast.Name):
-        p = _bad_read(node.id, bound) if isinstance(node.ctx, ast.Load) else _bad_identifier(node.id)
+        p = _bad_identifier(node.id)
         if p:
             problems.append(p)
     elif isinstance(node, ast.Attribute):
@@ -183,12 +296,28 @@ def _node_problems(node: ast.AST, bound: frozenset[str]) -> list[str]:
 def check_tree(tree: ast.AST) -> list[Violation]:
     """All policy violations in a parsed program, in source order."""
     found: list[Violation] = []
-    bound = bound_names(tree)
+    depth = _nesting_depth(tree)
+    if depth > policy.MAX_AST_DEPTH:
+        return [Violation(0, f"the program is nested more than {policy.MAX_AST_DEPTH} levels "
+                             "deep (policy.MAX_AST_DEPTH)")]
     for node in ast.walk(tree):
-        for message in _node_problems(node, bound):
+        for message in _node_problems(node):
             found.append(Violation(getattr(node, "lineno", 0) or 0, message))
+    for read in _Scopes(tree).forbidden_reads():
+        found.append(Violation(read.lineno, f"name {read.id!r} is not allowed"))
     found.sort(key=lambda v: v.line)
     return found
+
+
+def _nesting_depth(tree: ast.AST) -> int:
+    """Depth of the syntax tree (iterative: the checker itself never recurses)."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth <= policy.MAX_AST_DEPTH:  # no need to look deeper than the bound
+            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def parse_program(source: str) -> ast.Module:

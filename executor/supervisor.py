@@ -52,7 +52,7 @@ import time
 
 from executor import policy, zygote
 from executor.outcomes import Outcome
-from executor.result import make_result
+from executor.result import make_result, reply_mac
 
 LAYER_SWITCH_ENV = "EXECUTOR_UNSAFE_DISABLE_LAYERS"
 TESTING_ENV = "EXECUTOR_TESTING"
@@ -119,6 +119,59 @@ def supervisor_command(python: str | None = None, **kwargs) -> list[str]:
     sys_paths = kwargs.pop("sys_paths", None) or ([binding] if binding else [])
     return [python or sys.executable, "-I", "-S", "-B", supervisor_script(),
             *supervisor_args(sys_paths=sys_paths, **kwargs)]
+
+
+CHILD_MESSAGE_KEYS = frozenset({"nonce", "outcome", "answer", "kind", "stdout", "stderr",
+                                "stdout_truncated", "stderr_truncated", "error"})
+
+
+def _answer_problem(kind, answer) -> str | None:
+    """Why ``answer`` is not a valid JSON answer of ``kind`` (child.check_answer's output)."""
+    import datetime
+    import math
+    if kind == "number":
+        if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+            return "number answer is not a number"
+        if isinstance(answer, float) and not math.isfinite(answer):
+            return "number answer is not finite"
+        if isinstance(answer, int) and abs(answer) > 10 ** 400:
+            return "number answer is out of range"
+        return None
+    if kind == "date":
+        if not isinstance(answer, str) or len(answer) != 10:
+            return "date answer is not YYYY-MM-DD"
+        try:
+            datetime.date.fromisoformat(answer)
+        except ValueError:
+            return "date answer is not YYYY-MM-DD"
+        return None
+    if kind == "weeks_days":
+        if (not isinstance(answer, list) or len(answer) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) and abs(v) <= 10 ** 9 for v in answer)):
+            return "weeks_days answer is not two ints"
+        return None
+    return f"unknown answer kind {kind!r}"
+
+
+def message_problem(msg: dict) -> str | None:
+    """Why a result line is not one the child writes (None when it is well formed)."""
+    if set(msg) != CHILD_MESSAGE_KEYS:
+        return "wrong keys"
+    if msg["outcome"] not in {o.value for o in CHILD_OUTCOMES}:
+        return "unknown outcome"
+    for name in ("stdout", "stderr"):
+        if not isinstance(msg[name], str):
+            return f"{name} is not a string"
+    for name in ("stdout_truncated", "stderr_truncated"):
+        if not isinstance(msg[name], bool):
+            return f"{name} is not a boolean"
+    if msg["error"] is not None and not isinstance(msg["error"], str):
+        return "error is not a string"
+    if msg["outcome"] == Outcome.OK.value:
+        return _answer_problem(msg["kind"], msg["answer"])
+    if msg["answer"] is not None or msg["kind"] is not None:
+        return "an answer on a non-OK outcome"
+    return None
 
 
 class ZygoteFailure(RuntimeError):
@@ -226,6 +279,11 @@ class Supervisor:
             self._ask(kind, self.spares_target - len(self._ready[kind]) - self._asked[kind])
 
     def _take_spare(self, kind: bytes) -> tuple[int, int, int]:
+        # file what the zygote already reported (a spare stopped or killed by the previous
+        # program is dropped here, not handed the next one)
+        while self._poller.poll(0):
+            if self._pump(time.monotonic() + 1.0) is None:
+                break
         deadline = time.monotonic() + ZYGOTE_START_SECONDS
         while not self._ready[kind]:
             if self._asked[kind] <= 0:
@@ -353,6 +411,10 @@ class Supervisor:
         message, forged = self._parse_message(data, nonce)
         keep = {k: message[k] for k in ("stdout", "stderr", "stdout_truncated", "stderr_truncated")
                 if message and k in message}
+        for name, limit in (("stdout", "stdout_chars"), ("stderr", "stderr_chars")):
+            if len(keep.get(name, "")) > int(self.limits[limit]):  # only a forged line is longer
+                keep[name] = keep[name][:int(self.limits[limit])]
+                keep[f"{name}_truncated"] = True
         cpu_limit_ms = float(self.limits["cpu_seconds"]) * 1000.0
         if sig is not None and sig in self.violation_signals:
             return self._result(Outcome.SANDBOX_VIOLATION, error="the program made a forbidden system "
@@ -380,12 +442,16 @@ class Supervisor:
                                 f"(exit code {exit_code})", **common)
         outcome = Outcome(message["outcome"])
         return self._result(outcome, answer=message.get("answer"), kind=message.get("kind"),
-                            error=message.get("error"), **common, **keep)
+                            error=(message.get("error") or "")[:4 * int(self.limits["error_chars"])] or None,
+                            **common, **keep)
 
     @staticmethod
     def _parse_message(data: bytes, nonce: str):
         """(message, forged): the one line carrying our nonce; anything else on the channel is
-        a forgery attempt."""
+        a forgery attempt. The line is checked field by field at this boundary (a program with
+        layers 1-2 off can write any bytes here): exactly the child's keys, each of its type, an
+        answer that matches its kind. Nothing a line holds (a 100k-deep nesting included) can
+        raise out of here."""
         lines = [ln for ln in data.split(b"\n") if ln.strip()]
         if not lines:
             return None, False
@@ -393,18 +459,14 @@ class Supervisor:
         for ln in lines:
             try:
                 msg = json.loads(ln)
-            except ValueError:
+            except Exception:  # ValueError, RecursionError (deep nesting), MemoryError ...
                 return None, True
-            if (not isinstance(msg, dict) or msg.get("nonce") != nonce
-                    or msg.get("outcome") not in {o.value for o in CHILD_OUTCOMES}):
+            if not isinstance(msg, dict) or msg.get("nonce") != nonce or message_problem(msg):
                 return None, True
             good.append(msg)
         if len(good) != 1:
             return None, True
-        msg = good[0]
-        if msg["outcome"] == Outcome.OK.value and msg.get("kind") not in ("number", "date", "weeks_days"):
-            return None, True
-        return msg, False
+        return good[0], False
 
     def _result(self, outcome: Outcome, **fields) -> dict:
         return make_result(outcome, self.backend_label, **fields)
@@ -448,10 +510,14 @@ def handle_line(sup: Supervisor, line: bytes) -> dict:
     source = req.get("source")
     if not isinstance(source, str):
         return {"id": rid, "result": sup._result(Outcome.INFRA_ERROR, error="bad request: 'source' must be a string")}
+    key = req.get("key")
+    if not (isinstance(key, str) and len(key) == 64 and all(c in "0123456789abcdef" for c in key)):
+        return {"id": rid, "result": sup._result(Outcome.INFRA_ERROR, error="bad request: 'key' must be 64 hex digits")}
     try:
-        return {"id": rid, "result": sup.run(source)}
+        result = sup.run(source)
     except Exception as exc:  # infrastructure, not the program
-        return {"id": rid, "result": sup._result(Outcome.INFRA_ERROR, error=f"supervisor error: {type(exc).__name__}: {exc}")}
+        result = sup._result(Outcome.INFRA_ERROR, error=f"supervisor error: {type(exc).__name__}: {exc}")
+    return {"id": rid, "result": result, "mac": reply_mac(key, rid, result)}
 
 
 def _write(obj: dict) -> None:
@@ -459,7 +525,32 @@ def _write(obj: dict) -> None:
     sys.stdout.buffer.flush()
 
 
+KEPT_ENVIRONMENT = frozenset({"LC_CTYPE"})  # set by CPython itself (PEP 538 locale coercion)
+
+
+def reexec_with_empty_environment() -> None:
+    """Start again with an empty environment if this process was given one (docker gives the
+    container's HOSTNAME, PATH, HOME, LANG). Clearing ``os.environ`` does not erase the copy
+    the kernel keeps at the top of the stack, which /proc/<pid>/environ shows to any process
+    that may read it (a child with seccomp off: layer 3 must not rest on layer 4)."""
+    if set(os.environ) - KEPT_ENVIRONMENT:
+        os.execve(sys.executable, sys.orig_argv, {})
+
+
+def make_not_dumpable() -> None:
+    """prctl(PR_SET_DUMPABLE, 0) before the zygote is forked (children inherit it): the
+    /proc/<pid> entries of the supervisor, the zygote and every child (fd/, mem, environ) are
+    then owned by root and closed to a same-user process without CAP_SYS_PTRACE, so a program
+    cannot open the supervisor's protocol descriptors (/proc/1/fd/1 in the container) or a
+    sibling's pipes. ctypes is dropped from the zygote's module table again (zygote.py)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE = 4 (linux/prctl.h)
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
 def main(argv=None) -> int:
+    reexec_with_empty_environment()
     ap = argparse.ArgumentParser(prog="executor-supervisor", description=__doc__.split("\n")[0])
     ap.add_argument("--sys-path", action="append", default=[], help="directory to import the seccomp binding from")
     ap.add_argument("--limits", default=None, help="JSON object of policy limit overrides")
@@ -477,6 +568,7 @@ def main(argv=None) -> int:
         bad = [x for x in layers if x not in policy.LAYER_SWITCHES]
         if bad:
             raise ValueError(f"unknown layer(s) {bad}; known: {list(policy.LAYER_SWITCHES)}")
+        make_not_dumpable()
         sup = Supervisor(limits, layers, args.backend_label, spares=args.spares)
         from executor import selftest
         if {"seccomp", "rlimits"} & set(layers):  # canaries would really fork/exec/read files

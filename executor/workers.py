@@ -11,6 +11,7 @@ protocol raises ``WorkerFailure``; the pool (``pool.WorkerPool``) then replaces 
 """
 from __future__ import annotations
 
+import hmac
 import json
 import os
 import select
@@ -19,6 +20,8 @@ import tempfile
 import time
 import uuid
 
+from executor.result import reply_mac
+
 
 class ExecutorUnavailable(RuntimeError):
     """The requested backend cannot run here (the message says why)."""
@@ -26,6 +29,15 @@ class ExecutorUnavailable(RuntimeError):
 
 class WorkerFailure(Exception):
     """A worker died, hung, refused to start or broke the protocol (the program may be retried)."""
+
+
+class ForgedReply(WorkerFailure):
+    """A line on the supervisor's reply stream that the supervisor did not write for this
+    request (bad JSON, another id, a missing or wrong MAC): the running program wrote into the
+    protocol (e.g. through /proc/<supervisor>/fd/1). The program is a SANDBOX_VIOLATION and the
+    worker, whose stream is no longer trustworthy, is killed."""
+
+
 
 
 def _wait_fd(fd: int, events: int, timeout_s: float) -> bool:
@@ -95,16 +107,19 @@ class SupervisorWorker:
         """Send one program; the supervisor's result dict, or WorkerFailure."""
         self._ids += 1
         rid = str(self._ids)
-        line = json.dumps({"id": rid, "source": source}).encode() + b"\n"
+        key = os.urandom(32).hex()
+        line = json.dumps({"id": rid, "source": source, "key": key}).encode() + b"\n"
         deadline = time.monotonic() + timeout
         self._write_all(line, deadline)
         raw = self._readline(deadline)
         try:
             msg = json.loads(raw)
-        except ValueError:
-            raise WorkerFailure(f"supervisor sent a non-JSON line: {raw[:200]!r}") from None
-        if not isinstance(msg, dict) or msg.get("id") != rid or not isinstance(msg.get("result"), dict):
-            raise WorkerFailure(f"supervisor answer does not match request {rid}: {raw[:200]!r}")
+        except Exception:  # ValueError, RecursionError of a deeply nested line
+            raise ForgedReply(f"a non-JSON line on the reply stream: {raw[:200]!r}") from None
+        if (not isinstance(msg, dict) or msg.get("id") != rid or not isinstance(msg.get("result"), dict)
+                or not isinstance(msg.get("mac"), str)
+                or not hmac.compare_digest(msg["mac"], reply_mac(key, rid, msg["result"]))):
+            raise ForgedReply(f"a reply to request {rid} without its MAC: {raw[:200]!r}")
         return msg["result"]
 
     def _write_all(self, data: bytes, deadline: float) -> None:

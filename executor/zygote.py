@@ -99,12 +99,20 @@ class Zygote:
         """Report every child that has ended (non-blocking)."""
         while self.children:
             try:
-                pid, status, usage = os.wait4(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG | os.WUNTRACED)
             except ChildProcessError:
                 self.children.clear()
                 return
             if pid == 0:
                 return
+            if os.WIFSTOPPED(status):
+                # stopped by a signal from outside (another program sent SIGSTOP to a waiting
+                # spare): it could only time out its next program, so it is killed and replaced
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                continue
             self.children.discard(pid)
             _send(self.sock, {"exit": pid, "status": status,
                               "cpu_ms": round((usage.ru_utime + usage.ru_stime) * 1000.0, 3)})
@@ -161,7 +169,8 @@ def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
         # The zygote's own plumbing stays out of its children's module table: a child that
         # wants ``socket`` (possible only with layers 1-2 off) must import it from the file
         # system, which its seccomp filter stops (tests/executor/test_adversarial.py, importlib_socket).
-        for name in ("socket", "_socket"):
+        for name in [n for n in sys.modules if n in ("socket", "_socket", "_ctypes")
+                     or n == "ctypes" or n.startswith("ctypes.")]:  # ctypes: supervisor.make_not_dumpable
             sys.modules.pop(name, None)
         z.serve()
     except BaseException as exc:  # report and die: the loop refuses to start or fails requests

@@ -230,7 +230,7 @@ def bench_throughput(ex: Executor, n: int) -> dict:
 def bench_backend(backend: str, args, image: str | None) -> dict:
     print(f"bench: {backend} backend", file=sys.stderr)
     t = time.perf_counter()
-    opts = {"image": image} if backend == "container" else {}
+    opts = {"image": image, "runtime": args.runtime} if backend == "container" else {}
     if args.spares is not None:
         opts["spares"] = args.spares
     with Executor(backend=backend, workers=args.workers, **opts) as ex:
@@ -244,9 +244,9 @@ def bench_backend(backend: str, args, image: str | None) -> dict:
     return out
 
 
-def bench_docker_run(n: int, image: str) -> dict:
+def bench_docker_run(n: int, image: str, runtime: str | None = None) -> dict:
     docker = shutil.which("docker")
-    flags = pool_mod.default_run_flags()
+    flags = pool_mod.default_run_flags(runtime)
 
     def run(src):
         r = subprocess.run([docker, "run", "--rm", *flags, image, "python3", "-I", "-S", "-c",
@@ -268,12 +268,12 @@ FORK_FLOOR_SOURCE = (
 )
 
 
-def bench_fork_floor(n: int, image: str, python: str) -> dict:
+def bench_fork_floor(n: int, image: str, python: str, runtime: str | None = None) -> dict:
     """Wall ms of fork + _exit + waitpid of a bare ``python3 -I -S``: host and inside runsc."""
     src = FORK_FLOOR_SOURCE.format(n=n)
     host = subprocess.run([python, "-I", "-S", "-c", src], capture_output=True, text=True, check=True)
     docker = shutil.which("docker")
-    inside = subprocess.run([docker, "run", "--rm", *pool_mod.default_run_flags(), image, "python3", "-I", "-S",
+    inside = subprocess.run([docker, "run", "--rm", *pool_mod.default_run_flags(runtime), image, "python3", "-I", "-S",
                              "-c", src], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=True)
     return {"n": n, "host_ms": round(float(host.stdout), 3), "runsc_ms": round(float(inside.stdout), 3)}
 
@@ -349,6 +349,8 @@ def main(argv=None) -> int:
     ap.add_argument("--python", default="/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable,
                     help="interpreter for the bare-subprocess baseline")
     ap.add_argument("--image", default=None)
+    ap.add_argument("--runtime", default=pool_mod.DEFAULT_RUN_VALUES["runtime"],
+                    help="docker runtime of the container backend (recorded under executor.runtime)")
     ap.add_argument("--harness-dataset", default="dev", help="dataset of the harness end-to-end run ('' to skip)")
     ap.add_argument("--harness-concurrency", type=int, default=32)
     ap.add_argument("--fake-server-port", type=int, default=18431, help="port of the fake scripted server (0: any)")
@@ -370,8 +372,8 @@ def main(argv=None) -> int:
     # the bare baseline again after the backends, so that a change of load shows in the ratio
     res["bare_python_after"] = measured(lambda: bench_bare(seq, args.python))
     print(f"bench: docker run per program ({args.n_docker}), fork floor", file=sys.stderr)
-    res["docker_run"] = measured(lambda: bench_docker_run(args.n_docker, image))
-    res["fork_floor"] = measured(lambda: bench_fork_floor(200, image, args.python))
+    res["docker_run"] = measured(lambda: bench_docker_run(args.n_docker, image, args.runtime))
+    res["fork_floor"] = measured(lambda: bench_fork_floor(200, image, args.python, args.runtime))
     if args.harness_dataset:
         print(f"bench: harness end to end ({args.harness_dataset}, concurrency {args.harness_concurrency})",
               file=sys.stderr)

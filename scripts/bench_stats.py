@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED  # noqa: E402
 from harness.analysis.stats.icc import summarize  # noqa: E402
 from harness.analysis.stats.paired import collect_pairs  # noqa: E402
-from harness.analysis.stats.synthetic import synthetic_arrays  # noqa: E402
-from harness.analysis.stats.tests import holm, mcnemar_exact  # noqa: E402
-from harness.analysis.analysis_step import analyse, audit_comparisons  # noqa: E402
+from harness.analysis.stats.synthetic_records import synthetic_arrays  # noqa: E402
+from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact  # noqa: E402
+from harness.analysis.results_analysis import analyse, audit_comparisons  # noqa: E402
 from harness.analysis.tables import table_s5  # noqa: E402
 from harness.analysis.stats.families import declared_comparisons  # noqa: E402
 

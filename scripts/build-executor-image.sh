@@ -42,6 +42,10 @@ die() { log "ERROR: $*"; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (mmdebstrap root mode, chroot)"
 command -v mmdebstrap >/dev/null || die "mmdebstrap missing: run scripts/install-host.sh first"
+# Debian's archive keys, named explicitly: on an Ubuntu host apt's own keyring has only Ubuntu's (the rootfs
+# keeps no apt state, so the bytes are the same either way).
+DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+[ -f "$DEBIAN_KEYRING" ] || die "$DEBIAN_KEYRING missing: apt-get install debian-archive-keyring (scripts/install-host.sh does)"
 command -v docker >/dev/null || die "docker CLI missing: run scripts/install-host.sh first"
 docker info >/dev/null 2>&1 || die "dockerd not answering 'docker info': run scripts/install-host.sh first"
 if [ -z "${PYTHON:-}" ]; then
@@ -80,7 +84,7 @@ printf '%s\n' "$pin_block" > "$BUILD_DIR/pyseccomp.req"
 include=$(grep -v -e '^#' -e '^[[:space:]]*$' "$HERE/packages.txt" | paste -sd, -)
 IFS='|' read -r -a mirrors <<< "$DEBIAN_MIRRORS"
 log "mmdebstrap bookworm (extract: $include)"
-mmdebstrap --quiet --mode=root --variant=extract --format=directory \
+mmdebstrap --quiet --mode=root --variant=extract --format=directory --keyring="$DEBIAN_KEYRING" \
     --include="$include" \
     --extract-hook="sh '$HERE/customize.sh' \"\$1\" '$REPO' '$BUILD_DIR/wheels'" \
     bookworm "$BUILD_DIR/rootfs" "${mirrors[@]}"

@@ -9,7 +9,7 @@
 #                        benchmark's formula text and once with the
 #                        current guideline's (the real CPU model, Qwen2.5-Coder-0.5B-Instruct GGUF)
 #
-# Versioned calculators and the versions chosen (harness/formulas/versions.toml; `harness formulas versions`):
+# Versioned calculators and the versions chosen (harness/calculators/versions.toml; `harness formulas versions`):
 #   3  CKD-EPI 2021 -> CKD-EPI 2009 (the benchmark is already the current one; this is the older option)
 #   9  MDRD -> CKD-EPI 2021      23 MELD Na -> MELD 3.0      44 Friedewald -> Sampson
 #   46 ATP III Framingham -> PREVENT

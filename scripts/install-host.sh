@@ -1,102 +1,248 @@
 #!/usr/bin/env bash
-# Prepare a Debian bookworm host for the container executor backend (layers 5-6).
+# Prepare a host for the container executor backend (layers 5-6): Debian 12, Ubuntu 22.04 or Ubuntu 24.04,
+# bare or with docker-ce / the NVIDIA container toolkit already installed (a rented GPU box).
 #
-# Idempotent. Run as root (CI: `bash scripts/install-host.sh`). It:
-#   1. apt-get installs docker.io, runsc (gVisor), mmdebstrap and libseccomp2 if any is missing;
-#   2. writes /etc/docker/daemon.json declaring a runtime named `runsc` whose runtimeArgs are
-#      `--network=none` (no network stack at all inside the sandbox) and `--oci-seccomp` (without it
-#      runsc silently ignores `docker run --security-opt seccomp=...`);
-#   3. starts dockerd in the background (there is no systemd here) with logs in
-#      $DOCKERD_LOG (default /var/log/dockerd.log), restarting it when daemon.json changed, and waits
-#      until `docker info` answers and lists the runsc runtime.
+#   bash scripts/install-host.sh            # do it (root)
+#   bash scripts/install-host.sh --plan     # print what it would do on this host, change nothing
+#   OS_RELEASE=tests/.../ubuntu-22.04 bash scripts/install-host.sh --plan   # ... on another distribution
+#
+# Idempotent. It:
+#   1. Docker: an existing Docker (docker-ce, docker.io, moby) is kept as it is, never replaced (Debian's docker.io
+#      conflicts with docker-ce: installing it would remove docker-ce). Only a host without Docker gets docker.io.
+#   2. gVisor, pinned release RUNSC_RELEASE (20240729): an installed runsc of that release or newer is kept;
+#      else Debian's package where the archive has a recent enough one (Debian 12: bookworm-backports'
+#      0.0~20240729), else gVisor's official release binaries of the pinned release, checked against the
+#      sha512 published next to them (RUNSC_SHA512 pins the value; the verified value is printed).
+#      mmdebstrap and debian-archive-keyring (the executor image is Debian bookworm, also on Ubuntu) and
+#      libseccomp2 from the distribution.
+#   3. /etc/docker/daemon.json: adds (or updates) only the `runsc` runtime, runtimeArgs `--network=none`
+#      (no network stack in the sandbox), `--oci-seccomp` (without it runsc ignores docker's seccomp profile) and
+#      `--platform=P`; every other runtime (`nvidia`) and `default-runtime` stay as they were.
+#   4. The gVisor platform P: RUNSC_PLATFORM if set (checked against the installed runsc: the 20221219 release
+#      has no systrap), else a measured self-test (`runsc do` of a small syscall + fork workload on systrap, kvm
+#      where /dev/kvm opens, ptrace; the fastest that works). Recorded in daemon.json and in
+#      /etc/docker/mathsolver-runsc.json, which every run manifest copies.
+#   5. dockerd: restarted once when daemon.json changed, through systemd where systemd runs, else started in the
+#      background (logs in $DOCKERD_LOG); waits until `docker info` lists the runsc runtime.
 #
 # Environment:
-#   RUNSC_PLATFORM   optional gVisor platform (ptrace | kvm | systrap); default: runsc's own default
-#                    (ptrace in the 20221219 Debian release). Recorded in daemon.json.
-#   DOCKERD_LOG      dockerd log file (default /var/log/dockerd.log)
-#   DOCKER_WAIT_S    seconds to wait for dockerd (default 60)
+#   RUNSC_PLATFORM   ptrace | kvm | systrap: skip the self-test
+#   RUNSC_UPGRADE    0: keep an installed runsc older than the pinned release (with a warning) [1]
+#   OS_RELEASE       the os-release file read [/etc/os-release]   DAEMON_JSON [/etc/docker/daemon.json]
+#   DOCKERD_LOG      dockerd log file [/var/log/dockerd.log]        DOCKER_WAIT_S [60]
+#   PLAN_DOCKER, PLAN_RUNSC  --plan only: the installed Docker ("docker-ce 5:27.3.1", "none") and runsc release
+#                    ("20221219", "none") to plan for instead of this host's (tests/reproduce/test_install_host.py)
 set -euo pipefail
 
-DAEMON_JSON=/etc/docker/daemon.json
+RUNSC_RELEASE=${RUNSC_RELEASE:-20240729}
+RUNSC_URL_BASE=https://storage.googleapis.com/gvisor/releases/release
+RUNSC_SHA512=${RUNSC_SHA512:-}
+OS_RELEASE=${OS_RELEASE:-/etc/os-release}
+DAEMON_JSON=${DAEMON_JSON:-/etc/docker/daemon.json}
+RUNSC_RECORD=${RUNSC_RECORD:-$(dirname "$DAEMON_JSON")/mathsolver-runsc.json}
 DOCKERD_LOG=${DOCKERD_LOG:-/var/log/dockerd.log}
 DOCKER_WAIT_S=${DOCKER_WAIT_S:-60}
 PIDFILE=/var/run/docker.pid
+SYSTEMD_DIR=${SYSTEMD_DIR:-/run/systemd/system}   # present when systemd runs the host
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 LOG_NAME=install-host
 # shellcheck source=scripts/lib/install-common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib/install-common.sh"
+. "$HERE/lib/install-common.sh"
 
-require_root "installs packages, writes $DAEMON_JSON, starts dockerd"
+PLAN=0
+case "${1:-}" in
+    --plan) PLAN=1 ;;
+    "") ;;
+    *) die "usage: install-host.sh [--plan]" ;;
+esac
 
-# --- 1. packages -----------------------------------------------------------------------------
-install_missing docker.io runsc mmdebstrap libseccomp2
+# --- what host is this -----------------------------------------------------------------------
+[ -r "$OS_RELEASE" ] || die "$OS_RELEASE not readable: cannot tell the distribution"
+os_field() { sed -n "s/^$1=//p" "$OS_RELEASE" | head -n1 | tr -d '"'; }
+OS_ID=$(os_field ID)
+OS_VERSION=$(os_field VERSION_ID)
+OS_CODENAME=$(os_field VERSION_CODENAME)
+case "$OS_ID:$OS_VERSION" in
+    debian:12|ubuntu:22.04|ubuntu:24.04) ;;
+    *) die "unsupported distribution $OS_ID $OS_VERSION ($OS_RELEASE): supported are Debian 12, Ubuntu 22.04 and 24.04" ;;
+esac
+# The Python the kit's hash locks install on (requirements*.lock pin numpy 2.x: Python >= 3.11).
+case "$OS_ID:$OS_VERSION" in
+    ubuntu:22.04) PYTHON_NOTE="python3 is 3.10, below the locks' 3.11: apt-get install python3.11 python3.11-venv, then make setup PYTHON=python3.11" ;;
+    ubuntu:24.04) PYTHON_NOTE="python3 is 3.12: make setup" ;;
+    debian:12) PYTHON_NOTE="python3 is 3.11: make setup" ;;
+esac
+
+installed_version() {  # installed_version PACKAGE -> its dpkg version, or nothing
+    dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null | sed -n 's/^install ok installed //p'
+}
+# runsc release date (YYYYMMDD) of a runsc binary or a Debian version string such as 0.0~20240729.0-1
+release_of() { grep -o '20[0-9]\{6\}' <<<"$1" | head -n1; }
+
+# --- 1. Docker -----------------------------------------------------------------------------------
+docker_pkg=""
+if [ "$PLAN" -eq 1 ] && [ -n "${PLAN_DOCKER:-}" ]; then
+    docker_pkg=$PLAN_DOCKER                      # the plan's test hook: "docker-ce 27.3.1" or "none"
+    [ "$docker_pkg" = none ] && docker_pkg=""
+else
+    for p in docker-ce docker.io moby-engine; do
+        v=$(installed_version "$p")
+        if [ -n "$v" ]; then docker_pkg="$p $v"; break; fi
+    done
+    if [ -z "$docker_pkg" ] && command -v dockerd >/dev/null; then docker_pkg="dockerd $(dockerd --version 2>/dev/null | head -n1)"; fi
+fi
+if [ -n "$docker_pkg" ]; then
+    docker_action="keep the installed Docker ($docker_pkg): never replaced; only the runsc runtime is added"
+    apt_packages=()
+else
+    docker_action="apt-get install docker.io (no Docker on this host)"
+    apt_packages=(docker.io)
+fi
+apt_packages+=(mmdebstrap debian-archive-keyring libseccomp2)
+
+# --- 2. gVisor ----------------------------------------------------------------------------------
+current_runsc=""
+if [ "$PLAN" -eq 1 ] && [ -n "${PLAN_RUNSC:-}" ]; then
+    current_runsc=$PLAN_RUNSC; [ "$current_runsc" = none ] && current_runsc=""
+elif command -v runsc >/dev/null; then
+    current_runsc=$(release_of "$(runsc --version 2>/dev/null | head -n1)")
+fi
+runsc_source=""
+if [ -n "$current_runsc" ] && [ "$current_runsc" -ge "$RUNSC_RELEASE" ]; then
+    runsc_action="keep the installed runsc (release $current_runsc >= pinned $RUNSC_RELEASE)"
+elif [ -n "$current_runsc" ] && [ "${RUNSC_UPGRADE:-1}" = 0 ]; then
+    runsc_action="keep the installed runsc (release $current_runsc, older than the pinned $RUNSC_RELEASE: RUNSC_UPGRADE=0)"
+elif [ "$OS_ID:$OS_VERSION" = debian:12 ]; then
+    runsc_source=backports
+    runsc_action="apt-get install -t bookworm-backports runsc (0.0~${RUNSC_RELEASE}; bookworm's own 0.0~20221219 has no systrap), adding bookworm-backports to the apt sources if absent"
+else
+    runsc_source=release
+    runsc_action="gVisor release $RUNSC_RELEASE.0 binaries (runsc, containerd-shim-runsc-v1) from $RUNSC_URL_BASE/$RUNSC_RELEASE.0/$(uname -m)/, each checked against its published .sha512, into /usr/local/bin (the $OS_ID $OS_VERSION archive has no recent runsc)"
+fi
+
+if [ -n "${RUNSC_PLATFORM:-}" ]; then
+    case "$RUNSC_PLATFORM" in ptrace|kvm|systrap) ;; *) die "RUNSC_PLATFORM must be ptrace, kvm or systrap, got '$RUNSC_PLATFORM'";; esac
+    platform_action="RUNSC_PLATFORM=$RUNSC_PLATFORM (checked against the installed runsc)"
+else
+    platform_action="measured self-test: runsc do of a syscall + fork workload on systrap, kvm (if /dev/kvm opens) and ptrace; the fastest that works"
+fi
+if command -v systemctl >/dev/null && [ -d "$SYSTEMD_DIR" ]; then restart_how="systemctl restart docker"; else restart_how="restart dockerd in the background"; fi
+
+if [ "$PLAN" -eq 1 ]; then
+    cat <<EOF
+install-host plan for $OS_ID $OS_VERSION ($OS_CODENAME), from $OS_RELEASE:
+  docker:    $docker_action
+  packages:  apt-get install (when missing) ${apt_packages[*]}
+  gvisor:    $runsc_action
+  platform:  $platform_action
+  daemon:    add the runsc runtime (--network=none --oci-seccomp --platform=P) to $DAEMON_JSON, keeping every other runtime and default-runtime
+  restart:   $restart_how, once, only if $DAEMON_JSON changed
+  record:    $RUNSC_RECORD (runsc release, platform, self-test timings), copied into run manifests
+  python:    $PYTHON_NOTE
+EOF
+    exit 0
+fi
+
+require_root "installs packages, writes $DAEMON_JSON, restarts dockerd"
+
+if [ "$runsc_source" = backports ]; then
+    if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        log "adding bookworm-backports to /etc/apt/sources.list.d/bookworm-backports.list"
+        echo "deb http://deb.debian.org/debian bookworm-backports main" > /etc/apt/sources.list.d/bookworm-backports.list
+        apt-get update -q
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -t bookworm-backports runsc \
+        || die "apt-get install -t bookworm-backports runsc failed"
+fi
+install_missing "${apt_packages[@]}"
+if [ "$runsc_source" = release ]; then
+    arch=$(uname -m)
+    tmp=$(mktemp -d)
+    for f in runsc containerd-shim-runsc-v1; do
+        curl -fsSL -o "$tmp/$f" "$RUNSC_URL_BASE/$RUNSC_RELEASE.0/$arch/$f" || die "download of $f failed"
+        curl -fsSL -o "$tmp/$f.sha512" "$RUNSC_URL_BASE/$RUNSC_RELEASE.0/$arch/$f.sha512" || die "download of $f.sha512 failed"
+        (cd "$tmp" && sha512sum -c "$f.sha512" >/dev/null) || die "$f does not match its published sha512"
+        if [ "$f" = runsc ] && [ -n "$RUNSC_SHA512" ] && [ "$(cut -d' ' -f1 "$tmp/$f.sha512")" != "$RUNSC_SHA512" ]; then
+            die "runsc's published sha512 differs from the pinned RUNSC_SHA512"
+        fi
+        log "$f sha512 $(cut -d' ' -f1 "$tmp/$f.sha512")"
+        install -m 755 "$tmp/$f" /usr/local/bin/"$f"
+    done
+    rm -rf "$tmp"
+fi
 RUNSC=$(command -v runsc) || die "runsc not on PATH after install"
 command -v dockerd >/dev/null || die "dockerd not on PATH after install"
 command -v docker >/dev/null || die "docker CLI not on PATH after install"
+release=$(release_of "$("$RUNSC" --version | head -n1)")
 
-# --- 2. daemon.json --------------------------------------------------------------------------
-RUNTIME_ARGS='"--network=none", "--oci-seccomp"'
-if [ -n "${RUNSC_PLATFORM:-}" ]; then
-    case "$RUNSC_PLATFORM" in ptrace|kvm|systrap) ;; *) die "RUNSC_PLATFORM must be ptrace, kvm or systrap, got '$RUNSC_PLATFORM'";; esac
-    RUNTIME_ARGS="$RUNTIME_ARGS, \"--platform=$RUNSC_PLATFORM\""
-fi
-desired=$(cat <<EOF
-{
-  "runtimes": {
-    "runsc": {
-      "path": "$RUNSC",
-      "runtimeArgs": [$RUNTIME_ARGS]
-    }
-  }
+# --- 4. the platform --------------------------------------------------------------------------
+BENCH="import os; [os.stat('/') for _ in range(20000)]; [os.waitpid(q, 0) for q in [os.fork() or os._exit(0) for _ in range(20)]]"
+measure() {  # measure PLATFORM -> seconds of the workload under runsc, or nothing when it fails
+    local s e
+    s=$(date +%s.%N)
+    timeout 30 "$RUNSC" --network=none --platform="$1" do python3 -c "$BENCH" >/dev/null 2>&1 || return 1
+    e=$(date +%s.%N)
+    python3 -c "print(round($e - $s, 3))"
 }
-EOF
-)
-mkdir -p /etc/docker
-changed=0
-if [ -f "$DAEMON_JSON" ]; then
-    if [ "$(cat "$DAEMON_JSON")" != "$desired" ]; then
-        # Keep whatever else an operator configured: merge our runtime into the existing file.
-        merged=$(python3 - "$DAEMON_JSON" "$RUNSC" "${RUNSC_PLATFORM:-}" <<'PY'
-import json, sys
-path, runsc, platform = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    cfg = json.load(open(path))
-except ValueError as e:
-    sys.exit(f"{path} is not valid JSON: {e}")
-args = ["--network=none", "--oci-seccomp"] + ([f"--platform={platform}"] if platform else [])
-cfg.setdefault("runtimes", {})["runsc"] = {"path": runsc, "runtimeArgs": args}
-print(json.dumps(cfg, indent=2))
-PY
-)
-        if [ "$merged" != "$(cat "$DAEMON_JSON")" ]; then
-            printf '%s\n' "$merged" > "$DAEMON_JSON.tmp" && mv "$DAEMON_JSON.tmp" "$DAEMON_JSON"
-            changed=1
-            log "updated runsc runtime in $DAEMON_JSON"
+timings="{}"
+if [ -n "${RUNSC_PLATFORM:-}" ]; then
+    if [ "$RUNSC_PLATFORM" = systrap ] && [ "$release" -lt 20230417 ]; then
+        die "RUNSC_PLATFORM=systrap: runsc release $release has no systrap platform (added in 2023); use ptrace or kvm, or install the pinned release $RUNSC_RELEASE"
+    fi
+    measure "$RUNSC_PLATFORM" >/dev/null || die "runsc --platform=$RUNSC_PLATFORM does not run here (runsc do failed)"
+    platform=$RUNSC_PLATFORM
+    chosen_by="RUNSC_PLATFORM"
+else
+    best="" best_s=""
+    timings=""
+    for p in systrap kvm ptrace; do
+        if [ "$p" = kvm ] && ! { [ -c /dev/kvm ] && : 2>/dev/null </dev/kvm; }; then continue; fi
+        if t=$(measure "$p"); then
+            log "self-test: $p ${t} s"
+            timings="$timings\"$p\": $t, "
+            if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $t < $best_s else 1)"; then best=$p best_s=$t; fi
+        else
+            log "self-test: $p does not work here"
+            timings="$timings\"$p\": null, "
         fi
+    done
+    [ -n "$best" ] || die "no gVisor platform passed the self-test (runsc $release)"
+    timings="{${timings%, }}"
+    platform=$best
+    chosen_by="self-test"
+fi
+log "gVisor platform: $platform ($chosen_by)"
+
+# --- 3. daemon.json: only the runsc runtime changes ------------------------------------------
+mkdir -p "$(dirname "$DAEMON_JSON")"
+if python3 "$HERE/lib/daemon_json.py" "$DAEMON_JSON" "$RUNSC" "$platform"; then changed=0; else
+    rc=$?; [ "$rc" -eq 10 ] || die "could not update $DAEMON_JSON"
+    changed=1
+    log "added/updated the runsc runtime in $DAEMON_JSON (other runtimes and default-runtime kept)"
+fi
+printf '{"runsc": "%s", "release": "%s", "platform": "%s", "chosen_by": "%s", "self_test_s": %s, "os": "%s %s"}\n' \
+    "$RUNSC" "$release" "$platform" "$chosen_by" "$timings" "$OS_ID" "$OS_VERSION" > "$RUNSC_RECORD"
+
+# --- 5. dockerd ------------------------------------------------------------------------------
+dockerd_pid() { daemon_pid dockerd "$PIDFILE"; }
+if command -v systemctl >/dev/null && [ -d "$SYSTEMD_DIR" ]; then
+    if [ "$changed" -eq 1 ] || ! systemctl is-active --quiet docker; then
+        log "systemctl restart docker"
+        systemctl restart docker
     fi
 else
-    printf '%s\n' "$desired" > "$DAEMON_JSON.tmp" && mv "$DAEMON_JSON.tmp" "$DAEMON_JSON"
-    changed=1
-    log "wrote $DAEMON_JSON"
-fi
-
-# --- 3. dockerd ------------------------------------------------------------------------------
-dockerd_pid() { daemon_pid dockerd "$PIDFILE"; }
-
-if pid=$(dockerd_pid); then
-    if [ "$changed" -eq 1 ]; then
-        log "daemon.json changed: restarting dockerd (pid $pid)"
-        kill "$pid"
-        for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
-        kill -0 "$pid" 2>/dev/null && die "dockerd (pid $pid) did not stop within 30 s"
-    else
-        log "dockerd already running (pid $pid)"
+    if pid=$(dockerd_pid); then
+        if [ "$changed" -eq 1 ]; then
+            log "daemon.json changed: restarting dockerd (pid $pid)"
+            kill "$pid"
+            for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+            kill -0 "$pid" 2>/dev/null && die "dockerd (pid $pid) did not stop within 30 s"
+        else
+            log "dockerd already running (pid $pid)"
+        fi
     fi
-fi
-if ! dockerd_pid >/dev/null; then
-    if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
-        systemctl restart docker
-    else
+    if ! dockerd_pid >/dev/null; then
         log "starting dockerd (log: $DOCKERD_LOG)"
         mkdir -p "$(dirname "$DOCKERD_LOG")"
         setsid nohup dockerd >>"$DOCKERD_LOG" 2>&1 </dev/null &
@@ -113,4 +259,4 @@ until docker info >/dev/null 2>&1; do
 done
 docker info --format '{{json .Runtimes}}' | grep -q '"runsc"' \
     || die "dockerd is running but has no 'runsc' runtime; check $DAEMON_JSON and $DOCKERD_LOG"
-log "ready: dockerd $(docker version --format '{{.Server.Version}}'), $("$RUNSC" --version | head -n1)"
+log "ready: dockerd $(docker version --format '{{.Server.Version}}'), runsc release $release, platform $platform; $PYTHON_NOTE"

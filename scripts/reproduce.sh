@@ -14,15 +14,23 @@
 #   DATASET            verified (default), dev, bundled-test or a CSV/Parquet path
 #   CONVENTION         unit convention exact or medcalc-v1.0 [default: by the dataset's content sha256]
 #   OUT                results directory [default: results/reproduce]
-#   GENERATION_CONFIG  auto (default: the paper's setting) or vllm (vLLM's neutral sampling defaults)
-#   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1 with prefix caching off
+#   GENERATION_CONFIG  auto (default: vLLM's default since 0.8, assumed to be the paper's) or vllm (vLLM's
+#                      neutral sampling defaults)
+#   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1, VLLM_ATTENTION_BACKEND=FLASH_ATTN, prefix caching off (refused for
+#                      qwen2.5-32b-awq: vLLM 0.12.0's AWQ-Marlin GEMM is not batch-invariant)
+#   SAMPLING_SEEDS=1   sampled requests carry a derived seed (reproducible sampling); off: the paper's requests
 #   LAUNCHER           vllm (default), llama-cpp (the CPU model server: what CI runs), rehearsal (the
 #                      scripted fake server: synthetic records, for rehearsals) or external (a server already
 #                      running at BASE_URL; MODELS names the served model ids)
 #   BASE_URL           LAUNCHER=external: the server's OpenAI-compatible URL, e.g. http://host:8000/v1
 #   SERVER_PROFILE     LAUNCHER=external: the client profile (plain, vllm, llama.cpp) [default: plain]
 #   LIMIT              at most N cases (a tiny slice)
-#   DRY_RUN=1          print the plan (commands, images, revisions, request counts, time) and exit
+#   DRY_RUN=1          print the plan (commands, images, revisions, gVisor platform, driver requirement, the
+#                      smoke step, request counts, time) and exit
+#   KEEP_PINS=1        run with the recorded image digest and model revisions without re-resolving them first
+#                      (by default the vllm launcher re-resolves them once and refuses on a mismatch)
+#   SMOKE=0            skip the smoke step (`harness serve smoke`: each model's server started, one request per
+#                      prompt family, replies parsed, stopped) that runs before the reproduction [1]
 #   SLURM=1            spread the run over a SLURM cluster: one sbatch array task per shard plus a merge
 #                      job after it (afterok); with DRY_RUN=1 print the shard plan and both scripts.
 #                      Again after a failed task: only the shards that are not complete are resubmitted.
@@ -48,6 +56,11 @@ args=(--launcher "${LAUNCHER:-vllm}" --arms "${ARMS:-all}" --seeds "${SEEDS:-42-
 [[ -n "${BASE_URL:-}" ]] && args+=(--base-url "$BASE_URL")
 [[ -n "${SERVER_PROFILE:-}" ]] && args+=(--server-profile "$SERVER_PROFILE")
 [[ -n "${CONVENTION:-}" ]] && args+=(--convention "$CONVENTION")
+case "${SAMPLING_SEEDS:-0}" in
+  1|true|yes) args+=(--sampling-seeds) ;;
+  0|false|no|"") ;;
+  *) echo "reproduce.sh: SAMPLING_SEEDS must be 1 or 0, not '$SAMPLING_SEEDS'" >&2; exit 2 ;;
+esac
 case "${DETERMINISTIC:-0}" in
   1|true|yes) args+=(--deterministic) ;;
   0|false|no|"") ;;
@@ -72,6 +85,28 @@ esac
 
 case "${DRY_RUN:-0}" in
   1|true|yes) exec "$HARNESS" serve plan "${args[@]}" ;;
-  0|false|no|"") exec "$HARNESS" serve reproduce "${args[@]}" ;;
+  0|false|no|"")
+    # On the vLLM path, the pins taken from public records are re-resolved once (the hub and Docker Hub are
+    # reachable on a box that downloads weights and pulls the image); a mismatch refuses unless KEEP_PINS=1.
+    if [[ "${LAUNCHER:-vllm}" == vllm && "${KEEP_PINS:-0}" != 1 ]]; then
+      pin_models=(--models "${MODELS:-qwen2.5-7b,qwen2.5-32b-awq}")
+      [[ "${MODELS:-}" == all ]] && pin_models=()
+      rc=0; "$HARNESS" serve pin-models --check "${pin_models[@]}" || rc=$?
+      [[ "$rc" == 0 ]] && { "$HARNESS" serve pin-images --check || rc=$?; }
+      if [[ "$rc" != 0 ]]; then
+        echo "reproduce.sh: the recorded pins could not be confirmed (exit $rc: 3 = a pin differs from what the" \
+             "registry resolves now). Update them (make pin-models pin-images, i.e. harness serve pin-models/pin-images" \
+             "--write) or run with the recorded pins: KEEP_PINS=1" >&2
+        exit 2
+      fi
+    fi
+    # First, per model: start the server, one request per prompt family, check the replies parse, stop
+    # (fails in minutes, naming the cause). SMOKE=0 skips it.
+    case "${SMOKE:-1}" in
+      1|true|yes) "$HARNESS" serve smoke "${args[@]}" ;;
+      0|false|no) ;;
+      *) echo "reproduce.sh: SMOKE must be 1 or 0, not '$SMOKE'" >&2; exit 2 ;;
+    esac
+    exec "$HARNESS" serve reproduce "${args[@]}" ;;
   *) echo "reproduce.sh: DRY_RUN must be 1 or 0, not '$DRY_RUN'" >&2; exit 2 ;;
 esac

@@ -36,17 +36,10 @@ sys.path.insert(0, str(ROOT))
 
 from harness.core.canonical_json import json_file_text, record_line  # noqa: E402
 from harness.core.hashing import file_sha256  # noqa: E402
+from harness.core.seeds import parse_seeds  # noqa: E402
 
 ROW_STRIDE = 100_000
 DATASET_NAME = "synthetic-fullsize-cases"
-
-
-def parse_seeds(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def replicate_cases(src_csv: Path, dst_csv: Path, n_cases: int) -> tuple[int, int]:

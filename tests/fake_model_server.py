@@ -8,6 +8,10 @@ by scripts/bench_executor.py (a stand-in model whose replies are benchmark input
 POST /v1/chat/completions pops the next (status, body, delay_s) of the script (body: a dict sent as
 JSON, or bytes sent as they are); when the script is empty it answers 200 with `reply(raw_request_body)`
 (default: `completion()`). GET answers the model list. Connections are kept alive (HTTP/1.1).
+
+With `api_key`, the fake demands it as an OpenAI server does: a request without `Authorization: Bearer
+<api_key>` gets 401 (OpenAI's error body), and one carrying a key in `forbidden_keys` gets 403. `auth` lists
+the Authorization header of every request (None when absent).
 """
 from __future__ import annotations
 
@@ -34,8 +38,11 @@ class FakeModelServer:
     """The scripted fake server (module docstring). `requests` lists the JSON bodies received, in order."""
 
     def __init__(self, script: Iterable[tuple[int, Any, float]] = (), *,
-                 reply: Callable[[bytes], dict] | None = None, model: str = FAKE_MODEL, port: int = 0):
+                 reply: Callable[[bytes], dict] | None = None, model: str = FAKE_MODEL, port: int = 0,
+                 api_key: str | None = None, forbidden_keys: Iterable[str] = ()):
         self.script = list(script)
+        self.auth: list[str | None] = []
+        forbidden = {f"Bearer {k}" for k in forbidden_keys}
         self.requests: list[dict] = []
         self.model = model
         outer = self
@@ -58,8 +65,24 @@ class FakeModelServer:
                 except OSError:  # the client gave up (a timeout test): nothing to answer
                     pass
 
+            def _refused(self) -> bool:
+                got = self.headers.get("Authorization")
+                outer.auth.append(got)
+                if api_key is None:
+                    return False
+                if got in forbidden:
+                    self._send(403, {"error": {"message": "forbidden", "type": "permission_error"}})
+                    return True
+                if got != f"Bearer {api_key}":
+                    self._send(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                               "code": "invalid_api_key"}})
+                    return True
+                return False
+
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self._refused():
+                    return
                 outer.requests.append(json.loads(raw))
                 status, payload, delay = outer.script.pop(0) if outer.script else (200, answer(raw), 0)
                 if delay:
@@ -67,6 +90,8 @@ class FakeModelServer:
                 self._send(status, payload)
 
             def do_GET(self):
+                if self._refused():
+                    return
                 self._send(200, {"object": "list", "data": [{"id": outer.model, "object": "model"}]})
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)

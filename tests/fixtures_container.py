@@ -9,12 +9,22 @@ executor image are there; otherwise the test is skipped locally and FAILS in CI 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 
 import pytest
 
 from tests.conftest import require
+
+# The docker runtime the container tests use: a setting (EXECUTOR_CONTAINER_RUNTIME, default
+# the executor's "runsc") passed explicitly to every Executor and to the availability check.
+CONTAINER_RUNTIME_ENV = "EXECUTOR_CONTAINER_RUNTIME"
+
+
+def container_runtime() -> str:
+    from executor.container_config import DEFAULT_RUN_VALUES
+    return os.environ.get(CONTAINER_RUNTIME_ENV) or DEFAULT_RUN_VALUES["runtime"]
 
 
 def container_backend_problem(image: str | None = None) -> str | None:
@@ -32,8 +42,8 @@ def container_backend_problem(image: str | None = None) -> str | None:
         return "dockerd did not answer within 30 s"
     if info.returncode != 0:
         return f"dockerd not reachable (run scripts/install-host.sh): {info.stderr.strip()[:200]}"
-    if "runsc" not in json.loads(info.stdout or "{}"):
-        return "dockerd has no runsc runtime (run scripts/install-host.sh)"
+    if container_runtime() not in json.loads(info.stdout or "{}"):
+        return f"dockerd has no {container_runtime()} runtime (run scripts/install-host.sh)"
     res = subprocess.run([docker, "image", "inspect", "--format", "{{json .Config.Labels}}", image],
                          capture_output=True, text=True, timeout=30)
     if res.returncode != 0:
@@ -51,7 +61,7 @@ def container_backend() -> dict:
 
     problem = container_backend_problem()
     require(problem is None, f"container backend unavailable: {problem}")
-    return {"docker": shutil.which("docker"), "image": pool.default_image()}
+    return {"docker": shutil.which("docker"), "image": pool.default_image(), "runtime": container_runtime()}
 
 
 @pytest.fixture(scope="session")

@@ -54,8 +54,12 @@ def layer_switch(layers):
 
 
 def make_executor(backend: str = "process", disabled_layers=(), limits=None, workers: int = 1) -> Executor:
+    """An Executor with the test limits; the container backend gets the tests' runtime setting
+    (tests/fixtures_container.py, container_runtime)."""
+    from tests.fixtures_container import container_runtime
+    opts = {"runtime": container_runtime()} if backend != "process" else {}
     with layer_switch(disabled_layers):
-        return Executor(backend=backend, workers=workers, limits=dict(TEST_LIMITS if limits is None else limits))
+        return Executor(backend=backend, workers=workers, limits=dict(TEST_LIMITS if limits is None else limits), **opts)
 
 
 @pytest.fixture(scope="session", autouse=False)

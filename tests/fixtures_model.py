@@ -8,7 +8,6 @@ it at the end of the session. Missing pieces (.venv-server, the GGUF) skip local
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.core.ports import free_port
 from tests.conftest import ROOT, in_ci, require
 
 
@@ -34,12 +34,6 @@ def _listing(base_url: str) -> list[str]:
         return []
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def model_server(tmp_path_factory):
     from harness.model.serving import CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, LlamaCppLauncher
@@ -52,7 +46,7 @@ def model_server(tmp_path_factory):
     if not DEFAULT_GGUF.exists() and in_ci():
         subprocess.run([str(ROOT / "scripts" / "fetch-model.sh")], check=True)
     require(DEFAULT_GGUF.exists(), f"model GGUF missing ({DEFAULT_GGUF}); run scripts/fetch-model.sh")
-    launcher = LlamaCppLauncher(port=_free_port(), log_path=Path(tmp_path_factory.mktemp("server")) / "server.log")
+    launcher = LlamaCppLauncher(port=free_port(), log_path=Path(tmp_path_factory.mktemp("server")) / "server.log")
     launcher.start()
     try:
         launcher.wait_ready(timeout=300)

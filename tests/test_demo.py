@@ -9,16 +9,11 @@ import subprocess
 
 import pytest
 
+from harness.core.ports import free_port
 from tests.conftest import ROOT, require
 
 GGUF = ROOT / "models" / "qwen2.5-coder-0.5b-instruct.gguf"
 SERVER_PY = ROOT / ".venv-server" / "bin" / "python"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _listening(port: int) -> bool:
@@ -67,7 +62,7 @@ def test_fetch_model_refuses_hash_mismatch(tmp_path):
 def test_demo_script_one_case(tmp_path):
     require(SERVER_PY.exists(), f"{SERVER_PY} missing; run make setup")
     require(GGUF.exists(), f"{GGUF} missing; run scripts/fetch-model.sh")
-    port = _free_port()
+    port = free_port()
     out_dir = tmp_path / "demo"
     env = {**os.environ, "DEMO_CASES": "1", "DEMO_PORT": str(port), "EXECUTOR_BACKEND": "process"}
     proc = subprocess.run([str(ROOT / "scripts" / "demo.sh"), "--out", str(out_dir)], capture_output=True, text=True,

@@ -19,7 +19,7 @@ LAYERS = (
     ("analysis",),
     ("run",),
     ("arms", "model", "scoring"),
-    ("formulas", "library"),
+    ("calculators",),
     ("data",),
     ("core",),
 )

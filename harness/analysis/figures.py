@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from harness.analysis.analysis_step import Analysis  # noqa: E402
+from harness.analysis.results_analysis import Analysis  # noqa: E402
 from harness.analysis.stats.labels import arm_label, model_label  # noqa: E402
 from harness.arms.registry import ladder, matched_arms  # noqa: E402
 from harness.analysis.stats.paired import accuracy  # noqa: E402
@@ -64,13 +64,13 @@ def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
                 acc = accuracy(d, m, arm)
                 if acc is None:
                     continue
-                ax.plot([lib_k], [acc["mean"]], marker=marker, color=color, ls="none", ms=6,
-                        label=f"{arm_label(arm, short=True)} {model_label(m)}")
+                ax.plot([lib_k], [acc["mean"]], marker=marker, color=color, ls="none", ms=6, clip_on=False,
+                        zorder=5, label=f"{arm_label(arm, short=True)} {model_label(m)}")
             acc = accuracy(d, m, "program-solve")
             if acc is not None:
-                ax.plot([n_calc], [acc["mean"]], marker="o", color=color, ls="none", ms=6,
-                        label=f"Prog. {model_label(m)}")
-        ax.set_xlim(0, n_calc + 1)
+                ax.plot([n_calc], [acc["mean"]], marker="o", color=color, ls="none", ms=6, clip_on=False,
+                        zorder=5, label=f"Prog. {model_label(m)}")
+        ax.set_xlim(0, n_calc + 2)    # markers at k = all and at 0 % are drawn whole (clip_on=False)
         ax.set_ylim(0, 100)
         ax.set_xlabel(f"calculators implemented, k (of {n_calc})")
         ax.set_ylabel("full-set accuracy (%)")
@@ -95,15 +95,21 @@ def figure_accuracy(an: Analysis, out_dir: Path) -> list[Path]:
                 if acc is None:
                     continue
                 blind = arm == "blind"
-                ax.bar(x[j] + (i - (len(d.models) - 1) / 2) * width, acc["mean"], width * 0.92,
+                xpos = x[j] + (i - (len(d.models) - 1) / 2) * width
+                ax.bar(xpos, acc["mean"], width * 0.92,
                        color="white" if blind else color, edgecolor=color, linewidth=1.2,
                        hatch="//" if blind else None, label=model_label(m) if j == 0 or (
                            j == min(jj for jj, a in enumerate(arms) if d.has(m, a))) else None)
+                # the value and the cases under each bar: a 0 % bar has no height, and arms cover different cases
+                ax.plot([xpos - width * 0.46, xpos + width * 0.46], [0, 0], color=color, lw=2.5,
+                        solid_capstyle="butt", clip_on=False)
+                ax.annotate(f"{acc['mean']:.0f}%\nn={acc['cases']}", (xpos, acc["mean"]), xytext=(0, 2),
+                            textcoords="offset points", ha="center", va="bottom", fontsize=6, color="0.2")
         ax.set_xticks(x)
         ax.set_xticklabels([arm_label(a, short=True) for a in arms], rotation=30, ha="right")
-        ax.set_ylim(0, 100)
-        ax.set_ylabel("full-set accuracy (%)")
-        ax.set_title("Accuracy by arm (blind arm open)", fontsize=9)
+        ax.set_ylim(0, 112)              # room for the labels over a 100 % bar
+        ax.set_ylabel("accuracy on the cases each arm ran (%)")
+        ax.set_title("Accuracy by arm (blind arm open; n = cases the arm ran)", fontsize=9)
         handles, labels = ax.get_legend_handles_labels()
         seen = {}
         for h, lab in zip(handles, labels):

@@ -12,20 +12,25 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.analysis.compare import ComparisonFiles, comparison_html, write_comparison
 from harness.analysis.figures import build_figures
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
-from harness.analysis.analysis_step import Analysis, analyse
-from harness.analysis.stats.labels import model_label
+from harness.analysis.results_analysis import Analysis, analyse
+from harness.analysis.stats.labels import model_label, synthetic_notice
 from harness.analysis.table_format import Table
+from harness.run.manifest import ManifestFile, read_manifests
 from harness.analysis.tables import build_tables, write_tables
 
 CSS = """
+p.synthetic{background:#fde2e1;border:2px solid #b3261e;color:#7a1410;font-weight:bold;padding:8px}
 body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1200px;color:#222;font-size:14px}
 h1{font-size:22px}h2{font-size:17px;border-bottom:1px solid #ccc;padding-bottom:3px;margin-top:28px}
 table.res{border-collapse:collapse;margin:14px 0 4px 0;font-size:12px}
 table.res caption{text-align:left;padding-bottom:4px}
 table.res th{border-top:2px solid #222;border-bottom:1px solid #222;padding:3px 7px;background:#f6f6f6}
 table.res td{padding:2px 7px;border-bottom:1px solid #eee;white-space:nowrap}
+table.res td.l{white-space:normal}table.res th{white-space:normal}
+table.res{max-width:100%}
 table.res tbody tr:last-child td{border-bottom:2px solid #222}
 td.r,th.r{text-align:right}td.l,th.l{text-align:left}tr.sec td{background:#fafafa}
 ul.notes{font-size:11px;color:#555;margin-top:2px}
@@ -37,22 +42,13 @@ div.wrap{overflow-x:auto;max-width:100%}
 """
 
 
-def find_manifests(results_dir) -> list[Path]:
-    """Run manifests under a results root (`manifest-*.json` at the root or one level down)."""
-    root = Path(results_dir)
-    return sorted(set(root.glob("manifest-*.json")) | set(root.glob("*/manifest-*.json")))
-
-
-def _manifest_html(paths: list[Path], root: Path) -> str:
-    if not paths:
+def _manifest_html(manifests: list[ManifestFile], root: Path) -> str:
+    if not manifests:
         return '<p class="meta">No run manifests (manifest-*.json) were found under the results root.</p>'
     out = []
-    for p in paths:
-        try:
-            text = json.dumps(json.loads(p.read_text(encoding="utf-8")), indent=2, sort_keys=True)
-        except (OSError, ValueError) as exc:
-            text = f"unreadable manifest: {exc}"
-        out.append(f"<details><summary>{html.escape(str(p.relative_to(root)))}</summary>"
+    for m in manifests:
+        text = json.dumps(m.data, indent=2, sort_keys=True)
+        out.append(f"<details><summary>{html.escape(str(m.path.relative_to(root)))}</summary>"
                    f"<pre>{html.escape(text)}</pre></details>")
     return "\n".join(out)
 
@@ -64,7 +60,7 @@ def _figure_html(png: Path, caption: str) -> str:
 
 
 FIGURE_CAPTIONS = {
-    "fig1b-accuracy": "Figure 1b: full-set accuracy by arm, the blind arm drawn open.",
+    "fig1b-accuracy": "Figure 1b: accuracy by arm on the cases each arm ran (value and n cases over each bar), the blind arm drawn open.",
     "fig2-coverage": "Figure 2: coverage against full-set accuracy for a library of k calculators.",
     "fig-risk-coverage": ("Beyond the paper: accuracy on answered rows against coverage for the router arms as the "
                           "agreement threshold m goes from k to 1 (library only first), calculator-cluster 95% bands; "
@@ -85,7 +81,8 @@ def _about_html(root: Path) -> list[str]:
     return [f'<p class="about">{html.escape(text)}</p>']
 
 
-def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: list[Path], results_dir) -> str:
+def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: list[Path], results_dir,
+                  comparison: ComparisonFiles | None = None) -> str:
     """The report page as one HTML string."""
     root = Path(results_dir)
     d, r = an.data, an.resampler.describe()
@@ -93,6 +90,7 @@ def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: lis
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         "<title>Deterministic math solver: results report</title>", f"<style>{CSS}</style></head><body>",
         "<h1>Towards a Deterministic Math Solver for Clinical Language Models: results report</h1>",
+        *([f'<p class="synthetic">{html.escape(notice)}</p>'] if (notice := synthetic_notice(d.models)) else []),
         *_about_html(root),
         f'<p class="meta">Results root: {html.escape(str(root))}; {d.n_cases} cases, {len(d.calculators)} '
         f"calculators; models and seeds: {html.escape(an.seeds_note())}. Bootstrap: {r['draws']:,} draws, seed {r['seed']}, "
@@ -110,8 +108,9 @@ def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: lis
     if an.notes:
         parts.append('<h2>Analysis notes</h2><ul class="notes">'
                      + "".join(f"<li>{html.escape(n)}</li>" for n in an.notes) + "</ul>")
+    parts += comparison_html(comparison) if comparison is not None else []  # issue 24: paper against ours
     parts.append("<h2>Run manifests</h2>")
-    parts.append(_manifest_html(find_manifests(root), root))
+    parts.append(_manifest_html(read_manifests(root), root))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -125,6 +124,7 @@ class ReportFiles:
     table_paths: list[Path]
     figures: list[Path]
     page: Path
+    comparison: ComparisonFiles | None = None
 
 
 def write_outputs(an: Analysis, out_dir, results_dir) -> ReportFiles:
@@ -133,9 +133,20 @@ def write_outputs(an: Analysis, out_dir, results_dir) -> ReportFiles:
     tables, omitted = build_tables(an)
     table_paths = write_tables(tables, omitted, out / "tables", an)
     figures = build_figures(an, out / "figures")
+    comparison = write_comparison(an, out / "comparison", _manifests_or_none(results_dir))
     page = out / "report.html"
-    page.write_text(render_report(an, tables, omitted, figures, results_dir), encoding="utf-8")
-    return ReportFiles(tables, omitted, table_paths, figures, page)
+    page.write_text(render_report(an, tables, omitted, figures, results_dir, comparison), encoding="utf-8")
+    return ReportFiles(tables, omitted, table_paths, figures, page, comparison)
+
+
+def _manifests_or_none(results_dir) -> list[dict]:
+    """The run manifests for the comparison's ledger; none (every setting 'not recorded') when unreadable."""
+    from harness.analysis.table_format import Omit
+    from harness.analysis.tables_supplementary import load_manifests
+    try:
+        return load_manifests(results_dir) if results_dir is not None else []
+    except Omit:
+        return []
 
 
 def build_report(results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,

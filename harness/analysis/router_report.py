@@ -8,10 +8,10 @@
   analysis's shared bootstrap draws.
 * s21 (risk-coverage): every point of the curve (library only, then m = k .. 1) with cluster
   bands, the program-only end (the matched single-program arm) and the AURC with its interval
-  (harness.stats.risk_coverage).
+  (harness.analysis.stats.risk_coverage).
 * s22 (formula versions): for rows run at a non-benchmark formula version, accuracy against the
   benchmark gold and, in its own column, agreement with the "library-derived reference"; plus the
-  Gold-Solve library's own change counts on the same dataset (harness.stats.version_effects).
+  Gold-Solve library's own change counts on the same dataset (harness.analysis.stats.version_effects).
 * fig-risk-coverage: accuracy on answered rows against coverage, with bands, per model and arm.
 
 These exist only when the results hold router arms (s20, s21, the figure) or non-benchmark
@@ -20,7 +20,7 @@ tables and their index stay byte-identical.
 """
 from __future__ import annotations
 
-from harness.analysis.analysis_step import Analysis
+from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.families import Comparison
 from harness.analysis.stats.risk_coverage import Curve, curve, level_rows
 from harness.arms.registry import matched_arms, router_arms

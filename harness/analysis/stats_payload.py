@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from harness.analysis.analysis_step import Analysis
+from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.paired import MCNEMAR_OUTCOME, accuracy
 
 

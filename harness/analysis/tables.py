@@ -1,4 +1,4 @@
-"""The paper's tables, formatted from one analysis (harness.analysis.analysis_step): Table 1, Table 2 and
+"""The paper's tables, formatted from one analysis (harness.analysis.results_analysis): Table 1, Table 2 and
 the supplementary tables s1-s6, s10-s13, s16, s18, s19 that the correctness arrays determine, plus the
 record-reading tables of harness.analysis.tables_supplementary and the router / formula-version tables.
 
@@ -9,12 +9,13 @@ byte-identical files (`make verify` relies on it).
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 
 from harness.analysis import tables_supplementary as sup
-from harness.analysis.analysis_step import Analysis, analyse
+from harness.analysis.results_analysis import Analysis, analyse
 from harness.analysis.router_report import (GOLD_FIRST, curves, default_m, matched_records,
                                             router_comparisons, router_records)
 from harness.analysis.stats.arrays import OUTCOME_CODE
@@ -22,7 +23,7 @@ from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats.catalog import AUDIT_GROUPS, AUDIT_LABELS
 from harness.analysis.stats.families import BUDGET_VS_VARIABLES, HEADLINE, PRIMARY, SYNTAX, arm_label, budget_comparisons
 from harness.analysis.stats.hybrids import HYBRIDS, LIBRARIES, hybrid_name, library_share
-from harness.analysis.stats.labels import model_label
+from harness.analysis.stats.labels import model_label, synthetic_notice
 from harness.analysis.stats.paired import accuracy, paired_gaps
 from harness.analysis.stats.risk_coverage import single_arm_point
 from harness.analysis.stats.version_effects import case_rows, summarise
@@ -42,7 +43,8 @@ __all__ = ["build_all", "build_tables", "write_tables", "extension_tables", "PAP
 
 # ---- builders -----------------------------------------------------------------------------------
 def _acc_cell(an: Analysis, model: str, arm: str, cases=None, sd: bool = False) -> str:
-    """Mean accuracy over seeds (optionally with seed SD); superscript: cases covered when fewer, 1 for one seed."""
+    """Mean accuracy over seeds (optionally with seed SD); superscript: `n=N` cases covered when fewer, `1 seed`
+    when the arm ran at one seed of several (each says what it counts: a bare "1" read as one case or one seed)."""
     acc = accuracy(an.data, model, arm, cases)
     if acc is None:
         return "\u2013"
@@ -52,10 +54,10 @@ def _acc_cell(an: Analysis, model: str, arm: str, cases=None, sd: bool = False) 
     full = int(np.sum(cases)) if cases is not None else an.data.n_cases
     marks = []
     if acc["cases"] != full:
-        marks.append(str(acc["cases"]))
+        marks.append(f"n={acc['cases']}")
     if acc["seeds"] == 1 and len(an.data.seeds) > 1:
-        marks.append("1")
-    return text + (f"^{{{','.join(marks)}}}" if marks else "")
+        marks.append("1 seed")
+    return text + (f"^{{{'; '.join(marks)}}}" if marks else "")
 
 
 def _gap_cell(row: dict | None) -> str:
@@ -84,8 +86,8 @@ def table1(an: Analysis) -> Table:
             row.append(_acc_cell(an, m, arm))
         rows.append(row)
     notes = [f"Accuracy (%), mean over seeds ({an.seeds_note()}). Impl.: cases of the library's calculators; "
-             "Full: every case in the results. A superscript gives the cases (or the single seed, 1) when an "
-             "arm covers fewer.", *_omitted(an, cells)]
+             "Full: every case in the results. Superscript n=N: the arm covers only N cases of the column; "
+             "1 seed: it ran at one seed of several.", *_omitted(an, cells)]
     return Table("table1", "Accuracy ladder (Impl. and Full)", cols, rows, notes, "llll" + "r" * (len(cols) - 4))
 
 
@@ -134,8 +136,8 @@ def table_s1(an: Analysis) -> Table:
     cols = ["Arm"] + [model_label(m) for m in d.models]
     rows = [[arm_label(a)] + [_acc_cell(an, m, a, sd=True) for m in d.models] for a in arms]
     return Table("s1", "Full ladders, every arm that ran", cols, rows,
-                 [f"Accuracy (%), mean over seeds, seed SD in parentheses; superscripts: cases when fewer than "
-                  f"all {d.n_cases}, 1 for a single seed. {an.seeds_note()}."])
+                 [f"Accuracy (%), mean over seeds, seed SD in parentheses; superscripts: n=N when the arm covers "
+                  f"N cases of all {d.n_cases}, 1 seed when it ran at one seed of several. {an.seeds_note()}."])
 
 
 def table_s2(an: Analysis) -> Table:
@@ -520,6 +522,9 @@ def build_tables(an: Analysis) -> tuple[list[Table], dict[str, str]]:
         except Omit as exc:
             omitted[name] = str(exc)
     tables += extension_tables(an)   # beyond the paper: only when the results hold router arms or versions
+    notice = synthetic_notice(an.data.models)
+    if notice:                       # said first, in every table: the title and the first note
+        tables = [dataclasses.replace(t, title=f"SYNTHETIC - {t.title}", notes=[notice, *t.notes]) for t in tables]
     return tables, omitted
 
 
@@ -533,6 +538,9 @@ def write_tables(tables: list[Table], omitted: dict[str, str], out_dir, an: Anal
             p.write_text(text, encoding="utf-8")
             paths.append(p)
     index = ["# Tables", ""]
+    notice = synthetic_notice(an.data.models) if an is not None else None
+    if notice:
+        index += [f"**{notice}**", ""]
     if an is not None:
         r = an.resampler.describe()
         index += [f"Derived from per-case results by `harness tables`: {an.data.n_cases} cases, "

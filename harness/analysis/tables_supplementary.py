@@ -4,13 +4,13 @@ checkpoints), s7, s8, s9, s14/s14b, s15/s15b (with the failure-audit annotation 
 Sources, as the paper's captions state them:
 * table1-other, s7: per-case correctness (the analysis arrays).
 * s8: the stored records (the programs as the model wrote them).
-* s9, s17, s17b: the formula catalogue's audit fields (harness.formulas.CATALOGUE); the benchmark's
+* s9, s17, s17b: the formula catalogue's audit fields (harness.calculators.catalogue.CATALOGUE); the benchmark's
   category of each calculator (the results' dataset) gives "use".
 * s14, s14b: the run manifests (manifest-*.json in the results root) and executor.policy.
 * s15, s15b: record outcomes, plus a filled annotation sheet for the wrong values
   (<results>/annotations/s15-failure-audit.csv; `harness tables` writes the unfilled sheet,
   s15-annotation-sheet.csv, next to the tables).
-Each builder takes the `Analysis` (harness.analysis.analysis_step) and returns a `Table` or raises `Omit`
+Each builder takes the `Analysis` (harness.analysis.results_analysis) and returns a `Table` or raises `Omit`
 with why (harness.analysis.table_format); harness.analysis.tables writes and lists them (this module does
 not import it).
 """
@@ -27,11 +27,14 @@ from pathlib import Path
 import numpy as np
 
 from executor import policy
-from harness.analysis.analysis_step import Analysis
+from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import SECTION, Omit, Table, fmt
 from harness.data.dataset import load_dataset
-from harness.formulas import CATALOGUE
+from harness.calculators.catalogue import CATALOGUE
+from harness.run.manifest import ManifestError, read_manifests
+from harness.run.runner import NO_MODEL
+from harness.run.store import iter_result_files, model_slug
 
 # The paper's two main checkpoints (Table 1, upper block). Every other model with both Program-Solve
 # and Open-book arithmetic goes to the lower block.
@@ -199,8 +202,8 @@ def table_s8(an: Analysis) -> Table:
     if found is None:
         raise Omit("no case has both a Program-Solve and a Blind Program-Solve program")
     ps, bl, rule = found
-    a = (ps.get("program") or "").rstrip("\n").split("\n")
-    b = (bl.get("program") or "").rstrip("\n").split("\n")
+    a = _program_lines(ps.get("program") or "")
+    b = _program_lines(bl.get("program") or "")
     rows = [[x.replace("\t", "    "), y.replace("\t", "    ")]
             for x, y in zip(a + [""] * (len(b) - len(a)), b + [""] * (len(a) - len(b)))]
     rows.append([SECTION, "Outcome"])
@@ -210,8 +213,38 @@ def table_s8(an: Analysis) -> Table:
     return Table("s8", f"One case, formula given against formula recalled: {ps.get('calculator_name', '')} "
                   f"(case {ps['case_id']}), seed {ps['seed']}, {_model_label(ps['model'])}, gold {gold}",
                   ["Formula given (Program-Solve)", "Formula recalled (Blind Program-Solve)"], rows,
-                  [f"Chosen by rule: {rule}.", "Both programs as the model wrote them (one line per row); the "
-                   "outcome row gives the executor's return value and the scorer's verdict."], "ll")
+                  [f"Chosen by rule: {rule}.", "Both programs as the model wrote them (one line per row; a line "
+                   f"repeated over and over is shown once with its count, and a program longer than "
+                   f"{S8_MAX_LINES} lines is cut, as a small model's degenerate output can be: the record holds it "
+                   "whole); the outcome row gives the executor's return value and the scorer's verdict."], "ll")
+
+
+S8_MAX_LINES = 40   # a program shown in s8; a degenerate one (thousands of lines) would fill the report
+
+
+def _program_lines(program: str) -> list[str]:
+    """A program's lines for s8: runs of a repeated line (or of a repeated group of up to 4 lines) collapsed to
+    one copy and a count, at most S8_MAX_LINES lines, the cut said."""
+    lines = [x.replace("\t", "    ") for x in program.rstrip("\n").split("\n")]
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        for width in range(1, 5):
+            group = lines[i:i + width]
+            reps = 1
+            while lines[i + reps * width:i + (reps + 1) * width] == group:
+                reps += 1
+            if reps >= 3 and len(group) == width:
+                out += group + [f"[... the {'line' if width == 1 else f'{width} lines'} above repeated "
+                                f"{reps - 1} more times]"]
+                i += reps * width
+                break
+        else:
+            out.append(lines[i])
+            i += 1
+    if len(out) > S8_MAX_LINES:
+        out = out[:S8_MAX_LINES - 1] + [f"[... {len(out) - S8_MAX_LINES + 1} more lines not shown]"]
+    return out
 
 
 # ---- s9, s17, s17b: the formula catalogue -------------------------------------------------------------
@@ -234,7 +267,7 @@ def _provenance_note(entries, field: str) -> list[str]:
         return []
     return [f"Reconstruction, not the paper's: the {field.replace('_', ' ')} of calculators "
             f"{', '.join(map(str, recon))} is the kit's own reading (the paper's table body is elided in the "
-            "available source; counts match the paper). See harness/formulas/__init__.py."]
+            "available source; counts match the paper). See harness/calculators/catalogue.py."]
 
 
 def table_s9(an: Analysis) -> Table:
@@ -283,15 +316,10 @@ def table_s17b(an: Analysis) -> Table:
 def load_manifests(results_dir) -> list[dict]:
     """The run manifests (one per `harness run`: arms as a name -> config mapping) in a results root; the
     reproduce pipeline's own manifest, which lists its runs' manifests, is not one."""
-    out = []
-    for p in sorted(Path(results_dir).glob("manifest-*.json")):
-        try:
-            man = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise Omit(f"{p}: unreadable run manifest ({exc})") from None
-        if isinstance(man, dict) and isinstance(man.get("arms"), dict):
-            out.append(man)
-    return out
+    try:
+        return [m.data for m in read_manifests(results_dir) if m.is_run]
+    except ManifestError as exc:
+        raise Omit(str(exc)) from None
 
 
 def _span(per_model: dict[str, set[str]]) -> str:
@@ -340,6 +368,15 @@ def _server_flags(cmd: list) -> str:
     return " ".join(kept)
 
 
+def _stored_seeds(root: Path) -> dict[tuple[str, str], set[int]]:
+    """{(model directory, arm): seeds whose results file holds records} (the store's layout, no record read)."""
+    out: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for p in iter_result_files(root):
+        if p.stat().st_size and p.stem[4:].isdigit():
+            out[(p.parent.parent.name, p.parent.name)].add(int(p.stem[4:]))
+    return out
+
+
 def table_s14(an: Analysis) -> Table:
     """The run settings as sets of values per model: the union of the seeds, one row per setting in a fixed
     order; nothing counts or orders the manifests, so one run, the same run resumed after a kill and the
@@ -351,13 +388,16 @@ def table_s14(an: Analysis) -> Table:
     fields: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     seeds: dict[str, set[int]] = defaultdict(set)
     arm_settings: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    stored = _stored_seeds(_root(an))
     for man in manifests:
         mid = (man.get("model") or {}).get("id") if _uses_model(man) else "library (no model)"
+        slug = model_slug(mid) if _uses_model(man) else NO_MODEL
         ds = man.get("dataset") or {}
         fields["Dataset"][mid].add(f"{ds.get('name')} ({ds.get('n_cases')} cases), revision "
                                    f"{ds.get('revision') or 'none (bundled file)'}")
         fields["Dataset sha256"][mid].add(str(ds.get("sha256")))
-        seeds[mid].update(int(s) for s in man.get("seeds") or [])
+        for name in man.get("arms") or {}:     # the seeds records were stored for, not the seeds asked for
+            seeds[mid] |= stored.get((slug, str(name)), set())
         fields["Scorer"][mid].add(str(man.get("scorer")))
         ex = man.get("executor") or {}
         if ex:
@@ -371,7 +411,7 @@ def table_s14(an: Analysis) -> Table:
                 f"temperature {arm.get('temperature')}, max tokens {arm.get('max_tokens')}, note "
                 f"{'whole' if budget is None else f'{budget} words'}, samples {arm.get('samples', 1)}")
     for mid, ss in seeds.items():
-        fields["Seeds"][mid].add(", ".join(map(str, sorted(ss))))
+        fields["Seeds"][mid].add(", ".join(map(str, sorted(ss))) or "none stored")
     for man in model_runs:
         mid = man["model"]["id"]
         fields["Model id and revision"][mid].add(f"{mid} @ {man['model'].get('revision') or 'revision not recorded'}")

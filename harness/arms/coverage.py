@@ -14,9 +14,9 @@ from typing import Any
 from harness.arms.spec import Arm
 from harness.core.units import EXACT, Convention
 from harness.data.dataset import Case
-from harness.formulas.versions import benchmark_version
-from harness.library import LIBRARY
-from harness.library.versions import library_reference
+from harness.calculators.versions import benchmark_version
+from harness.calculators import LIBRARY
+from harness.calculators.versions import library_reference
 from harness.scoring.scorers import Gold, score_value
 
 

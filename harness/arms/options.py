@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from harness.arms.spec import Arm
-from harness.formulas.versions import FormulaVersionError, parse_formula_versions
+from harness.calculators.versions import FormulaVersionError, parse_formula_versions
 
 
 class ArmOptionError(ValueError):

@@ -5,7 +5,7 @@ list) into the chat messages of one request, exactly and reproducibly. Templates
 constants; `TEMPLATES` maps a name to its text and `template_hashes()` gives the sha256 of each for
 the run manifest. Snapshot tests (tests/snapshots/) pin the built prompts on real rows.
 
-Choices where the paper is silent (written down here, referred to from arms.py):
+Choices where the paper is silent (written down here, referred to from harness.arms.registry):
 - Every request has the same short system message; the case goes in one user message.
 - A note budget of N words keeps the first N whitespace-separated words, joined by single spaces;
   "whole note" is the note text unchanged.

@@ -23,8 +23,8 @@ from typing import Any
 
 from harness.arms import prompts
 from harness.core.canonical_json import canonical_json
-from harness.formulas import CATALOGUE
-from harness.formulas.versions import version_of, version_text
+from harness.calculators.catalogue import CATALOGUE
+from harness.calculators.versions import version_of, version_text
 
 # `Solver` and `Context` (harness.arms.solvers.base) appear in annotations only: the solvers import this module,
 # so it does not import them back (the import graph stays acyclic).
@@ -201,7 +201,7 @@ class Arm:
 
 
 def catalogue_formula_text(calculator_id: int) -> str:
-    """The catalogue's formula text for a calculator (harness.formulas.CATALOGUE)."""
+    """The catalogue's formula text for a calculator (harness.calculators.catalogue.CATALOGUE)."""
     try:
         entry = CATALOGUE[int(calculator_id)]
     except KeyError:

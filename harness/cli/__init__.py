@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import click
 
+from harness.cli.compare import compare
 from harness.cli.data import data
 from harness.cli.errors import FriendlyGroup
 from harness.cli.formulas import formulas
@@ -24,7 +25,7 @@ def main() -> None:
 
 
 SUBCOMMANDS = (
-    data,       # data fetch | pin | check | show
+    data,       # data fetch | pin | build-dev | check | list | show
     run,        # run one arm over a dataset
     score,      # rescore stored replies
     formulas,   # formula catalogue check
@@ -35,6 +36,7 @@ SUBCOMMANDS = (
     tables,
     figures,
     report,
+    compare,    # the paper's numbers beside ours, a verdict per number
     serve,      # model server launchers, preflight, reproduce plan
     shard,      # shard plan | run | submit (SLURM array)
     merge,      # shard directories -> one result set

@@ -4,10 +4,12 @@ from __future__ import annotations
 import click
 
 from harness.data.conventions import ConventionChoice, convention_names, resolve_convention
+from harness.data.errors import DatasetError
 
 HELP = ("Unit convention for gold variables, extractions and library references: exact (plain arithmetic, "
-        "MedCalc-Bench Verified) or medcalc-v1.0 (v1.0's stepwise-rounded conversions). Default: by the dataset's "
-        "content sha256 (a known v1.0 file -> medcalc-v1.0), else exact; never by file name.")
+        "MedCalc-Bench Verified) or medcalc-v1.0 (v1.0's stepwise-rounded conversions). Default: by content, the "
+        "file's sha256 or its rows (known v1.0 rows -> medcalc-v1.0; a file mixing conventions is refused), else "
+        "exact; never by file name.")
 
 
 def convention_option(fn):
@@ -19,7 +21,10 @@ def convention_option(fn):
 def announce(dataset, option: str | None, *, quiet: bool = False) -> ConventionChoice:
     """Resolve the convention for ``dataset`` and say on stdout which applies and why (``quiet``: the caller
     reports it itself, e.g. in its JSON)."""
-    choice = resolve_convention(dataset, option)
+    try:
+        choice = resolve_convention(dataset, option)
+    except DatasetError as exc:  # rows of mixed conventions, with the counts
+        raise click.ClickException(str(exc)) from None
     if not quiet:
         click.echo(f"{getattr(dataset, 'name', dataset)}: {choice.describe()}")
     return choice

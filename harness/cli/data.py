@@ -1,4 +1,4 @@
-"""`harness data ...`: fetch, pin, check, list and show the MedCalc-Bench datasets the kit knows."""
+"""`harness data ...`: fetch, pin, build, check, list and show the MedCalc-Bench datasets the kit knows."""
 from __future__ import annotations
 
 from collections import Counter
@@ -7,8 +7,8 @@ from typing import NoReturn
 
 import click
 
-from harness.data import datahub
 from harness.cli.dataset_option import dataset_option
+from harness.data import datahub, dev_split
 from harness.data.dataset import PINNED_NAMES, DatasetError, resolve
 
 _pins_option = click.option(
@@ -54,6 +54,23 @@ def fetch_cmd(revision: str | None, out: Path | None, endpoint: str | None, pins
     except (datahub.DatahubError, DatasetError) as exc:
         _fail(exc)
     click.echo(f"verified split ok: {path}")
+
+
+@data.command("build-dev")
+@click.option("--source", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="MedCalc-Bench v1.0 dataset/test_data.csv (sha256 c2d23097...; download it on a networked machine "
+                   f"from {dev_split.V1_TEST_DATA_URL}).")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="File or directory to write test_dev_v1.0.csv to (default: where --dataset dev looks: "
+                   "$MEDCALC_SHARED_DIR, else $MATHSOLVER_DATA_DIR or ~/.cache/mathsolver-kit).")
+def build_dev_cmd(source: Path, out: Path | None) -> None:
+    """Build the 'dev' split (625 rows of MedCalc-Bench v1.0) from the pinned v1.0 test_data.csv."""
+    try:
+        path = dev_split.build_dev(source, out)
+    except DatasetError as exc:
+        _fail(exc)
+    click.echo(f"dev split ok: {path} ({dev_split.definition()['rows']} rows, sha256 "
+               f"{dev_split.definition()['sha256'][:12]}...); use it with --dataset dev")
 
 
 @data.command("pin")

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import errno
 import os
+import warnings
 from pathlib import Path
 
 import click
 
-from harness.analysis.stats.arrays import ResultsError
+from harness.analysis.stats.arrays import NoRecordsError, ResultsError
 from harness.model.client import CacheEntryError, ModelRequestError
 from harness.model.preflight import ModelServerError
-from harness.run.store import StoreError
+from harness.run.store import StoreError, TornLineWarning
 from harness.verify.rescore import RescoreError
 
 
@@ -37,8 +38,14 @@ def check_out_dir(out_dir: str | os.PathLike) -> Path:
     return out
 
 
-def explain(exc: BaseException) -> str | None:
-    """One or two lines for a known user-facing failure, else None."""
+# Commands that write result records: after a failed write, the rows they finished are still there.
+WRITES_RESULTS = frozenset({"run", "serve", "shard", "merge"})
+
+
+def explain(exc: BaseException, command: str | None = None) -> str | None:
+    """One or two lines for a known user-facing failure of `harness <command>`, else None."""
+    if isinstance(exc, NoRecordsError):
+        return str(exc)
     if isinstance(exc, (ModelServerError, CacheEntryError)):
         return str(exc)
     if isinstance(exc, ModelRequestError):
@@ -51,21 +58,38 @@ def explain(exc: BaseException) -> str | None:
                 "move the named file out (or fix it) and rerun; other result files are untouched.")
     if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EROFS, errno.ENOTDIR, errno.ENOSPC,
                                                   errno.EPERM):
+        kept = ("finished rows are kept" if command is None or command in WRITES_RESULTS
+                else "nothing under --results was changed")
         return (f"cannot write {exc.filename or 'a results file'} ({exc.strerror}); choose a writable --out or "
-                "free space; finished rows are kept.")
+                f"free space; {kept}.")
     return None
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """The kit's own data warnings as one line, `warning: <message>` (the message names the file); Python's
+    default display would add the warning's source file and echo a line of the kit's code."""
+    if issubclass(category, TornLineWarning):
+        click.echo(f"warning: {message}", err=True)
+        return
+    _DEFAULT_SHOWWARNING(message, category, filename, lineno, file, line)
+
+
+_DEFAULT_SHOWWARNING = warnings.showwarning
+
+
 class FriendlyGroup(click.Group):
-    """A Click group that turns the failures `explain` knows into `Error: ...` lines and exit 1."""
+    """A Click group that turns the failures `explain` knows into `Error: ...` lines and exit 1, and shows the
+    kit's data warnings as one line each."""
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:  # noqa: BLE001 - re-raised unless explain() knows it
-            message = explain(exc)
+            message = explain(exc, ctx.invoked_subcommand)
             if message is None:
                 raise
             raise click.ClickException(message) from None

@@ -12,8 +12,8 @@ import json
 import click
 
 from harness.cli.convention import announce, convention_option
-from harness.formulas import CATALOGUE
-from harness.formulas.check import V1_ERRATA, check_cases
+from harness.calculators.catalogue import CATALOGUE
+from harness.calculators.check import V1_ERRATA, check_cases
 
 
 @click.group("formulas")
@@ -131,7 +131,7 @@ def show(calculator_id: int, as_json: bool) -> None:
 @formulas.command("table")
 def table() -> None:
     """Print the markdown table of all 55 entries (source, version, flags, completeness)."""
-    from harness.formulas.docs import markdown_table
+    from harness.calculators.docs import markdown_table
 
     click.echo(markdown_table())
 
@@ -140,7 +140,7 @@ def table() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print every version entry as JSON.")
 def versions(as_json: bool) -> None:
     """The versioned formula entries (`--formula-version CALC_ID=VERSION` choices) with source and date."""
-    from harness.formulas.versions import VERSIONS
+    from harness.calculators.versions import VERSIONS
     if as_json:
         click.echo(json.dumps({str(c): {v: fv.to_dict() for v, fv in vs.items()} for c, vs in VERSIONS.items()},
                               indent=2, ensure_ascii=False))

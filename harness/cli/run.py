@@ -1,7 +1,8 @@
 """`harness run` (any arm over a dataset, resumable) and `harness score` (rescore stored results, summary).
 
     harness run --arm program-solve --arm open-book --dataset bundled-test --seeds 42-46 \
-        --base-url http://127.0.0.1:8088/v1 [--model ID] [--server-profile llama.cpp] --out results
+        --base-url http://127.0.0.1:8088/v1 [--model ID] [--server-profile plain|vllm|llama.cpp] \
+        [--api-key-env OPENAI_API_KEY] --out results
     harness run --arm gold-lib --dataset dev            # no model needed
     harness score --results results [--scorer medcalc] [--markdown summary.md]
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -17,37 +20,28 @@ import click
 from harness.arms.options import ArmOptionError, apply_options
 from harness.arms.registry import ARMS, get_arm, paper_arms
 from harness.cli.errors import check_out_dir
-from harness.cli.convention import convention_option
+from harness.cli.convention import announce, convention_option
 from harness.cli.dataset_option import dataset_option
-from harness.model.client import ModelRequestError
+from harness.model.client import DEFAULT_API_KEY_ENV, SERVER_PROFILES, ModelRequestError
 from harness.run.runner import ConfigMismatchError, summary_markdown
 from harness.run.request import ModelTarget, RunRequest
-from harness.run.session import CaseSelectionError, RunSetupError, pick_cases, run_session
+from harness.run.session import (CaseSelectionError, RunSetupError, interrupted_line, pick_cases, run_session,
+                                 sigterm_as_interrupt)
 from harness.run.store import iter_located_records
+from harness.core import seeds as core_seeds
 from harness.scoring.scorers import SCORERS
 from harness.verify.rescore import CaseIndex, RescoreError, convention_problems, rescore_record
 
 
+from harness.core.seeds import MAX_SEEDS  # noqa: F401  (re-exported for the CLI tests)
+
+
 def parse_seeds(text: str) -> list[int]:
-    """"42-46", "42,43" or "42" -> sorted distinct seeds."""
-    seeds: set[int] = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            if "-" in part:
-                lo, hi = (int(x) for x in part.split("-", 1))
-                if hi < lo:
-                    raise ValueError
-                seeds.update(range(lo, hi + 1))
-            else:
-                seeds.add(int(part))
-        except ValueError:
-            raise click.BadParameter(f"{part!r} is not a seed or a range like 42-46", param_hint="--seeds") from None
-    if not seeds:
-        raise click.BadParameter("no seeds given", param_hint="--seeds")
-    return sorted(seeds)
+    """The --seeds option: harness.core.seeds.parse_seeds with the problem reported as a bad --seeds value."""
+    try:
+        return core_seeds.parse_seeds(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--seeds") from None
 
 
 @click.command("run")
@@ -58,8 +52,14 @@ def parse_seeds(text: str) -> list[int]:
 @click.option("--base-url", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8088/v1.")
 @click.option("--model", default=None, help="Model id to request [default: the first id the server lists].")
 @click.option("--model-revision", default=None, help="Model revision recorded with every row and in keys.")
-@click.option("--server-profile", default="llama.cpp", show_default=True,
-              type=click.Choice(["llama.cpp", "vllm", "plain"]), help="Extra request fields for this server.")
+@click.option("--server-profile", default="plain", show_default=True,
+              type=click.Choice(sorted(SERVER_PROFILES)),
+              help="Request fields for this server: plain (any OpenAI-compatible API: nothing added), vllm (nothing "
+                   "added, no seed: the paper's request), vllm-seeded (per-request seeds on sampled calls), llama.cpp "
+                   "(seeds, and repeat_penalty 1.0, which strict servers reject).")
+@click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True, metavar="VAR",
+              help="Environment variable holding the model server's API key, sent as a Bearer token when set; "
+                   "the key is never recorded.")
 @click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False),
               help="Results root.")
 @click.option("--executor-backend", default="auto", show_default=True,
@@ -90,7 +90,8 @@ def parse_seeds(text: str) -> list[int]:
 @click.option("--router-m", default=None, type=click.IntRange(1), help="Router arms: programs that must agree [3].")
 @click.option("--router-temperature", default=None, type=float, help="Router arms: sampling temperature [0.7].")
 @convention_option
-def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, out_dir, executor_backend,
+def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, api_key_env, out_dir,
+        executor_backend,
         concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, spread,
         all_cases, server_info, no_progress, formula_versions, router_k, router_m, router_temperature, convention):
     """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
@@ -116,17 +117,26 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     if needs_model and not base_url:
         raise click.UsageError(f"arm(s) {', '.join(a.name for a in arms if a.needs_model)} need a model: "
                                "give --base-url (and --model)")
+    if needs_model and api_key_env != DEFAULT_API_KEY_ENV and not os.environ.get(api_key_env):
+        raise click.BadParameter(f"environment variable {api_key_env} is not set (or empty)",
+                                 param_hint="--api-key-env")
     check_out_dir(out_dir)
+    choice = announce(dataset, convention)
     cache = None if no_cache else Path(cache_dir or Path(out_dir) / ".cache" / "responses")
     target = ModelTarget(base_url=base_url, model=model, revision=model_revision, server_profile=server_profile,
-                         timeout=timeout, cache_dir=cache,
+                         timeout=timeout, cache_dir=cache, api_key_env=api_key_env,
                          server_info=json.loads(Path(server_info).read_text()) if server_info else None)
-    request = RunRequest.build(arms, dataset, cases, seed_list, out_dir=out_dir, convention=convention, target=target,
+    request = RunRequest.build(arms, dataset, cases, seed_list, out_dir=out_dir, convention=choice, target=target,
                                executor_backend=executor_backend, concurrency=concurrency, scorer=scorer,
                                all_cases=all_cases, progress=not no_progress)
-    click.echo(f"{dataset.name}: {request.convention.describe()}")
+    signals: list[int] = []
     try:
-        summaries = asyncio.run(run_session(request))
+        with sigterm_as_interrupt() as signals:
+            summaries = asyncio.run(run_session(request))
+    except KeyboardInterrupt:
+        click.echo(interrupted_line(out_dir, [a.name for a in arms], seed_list, signals,
+                                    "harness " + shlex.join(sys.argv[1:])), err=True)
+        sys.exit(130)
     except RunSetupError as exc:
         raise click.UsageError(str(exc)) from None
     except ModelRequestError as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -26,8 +27,10 @@ from harness.cli.run import parse_seeds
 from harness.model.client import SERVER_PROFILES
 from harness.model.serving import LaunchError
 from harness.model.vllm import PinError
-from harness.reproduce.config import DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, split_names
-from harness.reproduce.pipeline import run_pipeline
+from harness.reproduce.config import (DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, resolve_arms,
+                                      split_names)
+from harness.run.session import records_kept
+from harness.reproduce.reproduction import run_pipeline
 from harness.reproduce.plan import build_plan, format_plan
 
 
@@ -53,10 +56,18 @@ def _common(f):
         click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT,
                      show_default=True, help="Results directory of this reproduction."),
         click.option("--generation-config", type=click.Choice(["auto", "vllm"]), default="auto", show_default=True,
-                     help="auto: the paper's setting (vLLM takes unset sampling fields from the model's "
-                          "generation_config.json); vllm: vLLM's neutral defaults (plain greedy at temperature 0)."),
+                     help="auto: vLLM's default since 0.8, assumed to be the paper's (it names no version): unset "
+                          "sampling fields come from the model's generation_config.json (at temperature 0 only "
+                          "repetition_penalty still applies); vllm: vLLM's neutral defaults (plain greedy at "
+                          "temperature 0)."),
         click.option("--deterministic", is_flag=True,
-                     help="VLLM_BATCH_INVARIANT=1 with prefix caching off (recorded in the manifest)."),
+                     help="VLLM_BATCH_INVARIANT=1, VLLM_ATTENTION_BACKEND=FLASH_ATTN, prefix caching off (recorded in "
+                          "the manifest); refused for the 32B AWQ model, which vLLM 0.12.0 cannot serve "
+                          "batch-invariantly."),
+        click.option("--sampling-seeds", is_flag=True,
+                     help="vllm: sampled requests (temperature > 0) carry a seed derived from (run seed, case, arm, "
+                          "sample), for reproducible sampling; off by default, as the paper's requests (recorded in "
+                          "the manifest and table s14)."),
         click.option("--limit", type=click.IntRange(1), default=None, help="At most N cases (tiny slices, CI)."),
         click.option("--shortest", is_flag=True, help="With --limit: the cases with the shortest notes."),
         click.option("--all-cases", is_flag=True, help="Run the vote/repair levers on every case, not only the covered ones."),
@@ -149,7 +160,9 @@ def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, 
     try:
         manifest = run_pipeline(cfg, echo=click.echo)
     except KeyboardInterrupt:
-        click.echo("interrupted: the server was stopped; run the same command again to resume", err=True)
+        n, files = records_kept(cfg.out, [a.name for a in resolve_arms(cfg.arms)], cfg.seeds)
+        click.echo(f"interrupted: the server was stopped; {n:,} record(s) kept in {files} results file(s) under "
+                   f"{cfg.out}; resume with: harness {shlex.join(sys.argv[1:])} (or the same make command)", err=True)
         sys.exit(130)
     except ReproduceError as exc:
         raise click.ClickException(str(exc)) from None
@@ -161,11 +174,34 @@ def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, 
         sys.exit(3)
 
 
+@serve.command("smoke")
+@_common
+@click.option("--ready-timeout", type=float, default=None,
+              help="Seconds to wait for the server [default: the launcher's own, 1800 for vllm].")
+def smoke_cmd(ready_timeout, **kw):
+    """Start each model's server, send one request per prompt family, check the replies parse, stop."""
+    from harness.reproduce.smoke import SmokeError, smoke
+    cfg = _config(**kw, ready_timeout=ready_timeout)
+    failed = [c for c in preflight(cfg) if not c.ok]
+    if failed:
+        for c in failed:
+            click.echo(c.line())
+        click.echo(f"smoke: not started, preflight failed ({', '.join(c.name for c in failed)})", err=True)
+        sys.exit(2)
+    for key in cfg.models:
+        try:
+            smoke(cfg, key, echo=click.echo)
+        except (SmokeError, ReproduceError) as exc:
+            raise click.ClickException(str(exc)) from None
+    click.echo(f"smoke: ok for {', '.join(cfg.models)}")
+
+
 @serve.command("pin-models")
 @click.option("--write", is_flag=True, help="Rewrite models.lock.json with the resolved revisions.")
 @click.option("--endpoint", default=None, help="Hugging Face endpoint [default: huggingface_hub's].")
 @click.option("--models", default="", help="Only these model keys.")
-def pin_models_cmd(write, endpoint, models):
+@click.option("--check", is_flag=True, help="Exit 3 when a pin differs from what the hub resolves (make reproduce).")
+def pin_models_cmd(write, endpoint, models, check):
     """Resolve `main` of each locked repository to its full commit; report differences (rewrite with --write)."""
     from harness.model.vllm import PinError, load_json, vllm_dir
     try:
@@ -178,7 +214,7 @@ def pin_models_cmd(write, endpoint, models):
     if unknown:
         raise click.UsageError(f"unknown model key(s): {', '.join(unknown)}; known: {', '.join(lock['models'])}")
     api = HfApi(endpoint=endpoint)
-    errors = changed = 0
+    errors = changed = confirmed = 0
     today = _dt.date.today().isoformat()
     for key in keys:
         entry = lock["models"][key]
@@ -194,21 +230,29 @@ def pin_models_cmd(write, endpoint, models):
             continue
         if sha == entry.get("revision"):
             click.echo(f"{key}: {entry['repo']}: pinned {sha} = main")
+            if write and entry.get("revision_confidence") != "re-resolved":
+                entry["revision_confidence"] = "re-resolved"
+                entry["revision_resolved_on"] = today
+                confirmed += 1
             continue
         changed += 1
         click.echo(f"{key}: {entry['repo']}: pinned {entry.get('revision')} != main {sha}")
         if write:
             entry["revision"] = sha
             entry["revision_source"] = f"`harness serve pin-models`: main resolved with HfApi().model_info on {today}"
+            entry["revision_confidence"] = "re-resolved"
+            entry["revision_resolved_on"] = today
     path = vllm_dir() / "models.lock.json"
-    if write and changed:
+    if write and (changed or confirmed):
         path.write_text(json.dumps(lock, indent=2) + "\n")
-        click.echo(f"wrote {path} ({changed} revision(s) changed)")
+        click.echo(f"wrote {path} ({changed} revision(s) changed, {confirmed} confirmed)")
     elif changed:
         click.echo(f"{changed} difference(s); rerun with --write to update {path} (results of a different "
                    "revision are not comparable with the paper's)")
     if errors:
         sys.exit(1)
+    if check and changed and not write:
+        sys.exit(3)
 
 
 def _docker(args: list[str], timeout: float = 3600) -> subprocess.CompletedProcess:
@@ -217,7 +261,8 @@ def _docker(args: list[str], timeout: float = 3600) -> subprocess.CompletedProce
 
 @serve.command("pin-images")
 @click.option("--write", is_flag=True, help="Rewrite image.lock.json with the resolved digest.")
-def pin_images_cmd(write):
+@click.option("--check", is_flag=True, help="Exit 3 when the pin differs from the resolved digest (make reproduce).")
+def pin_images_cmd(write, check):
     """`docker pull` the locked image tag and read its repository digest (`docker inspect` RepoDigests)."""
     from harness.model.vllm import load_json, vllm_dir
     if shutil.which("docker") is None:
@@ -240,11 +285,17 @@ def pin_images_cmd(write):
     digest = found[0]
     if digest == lock.get("digest"):
         click.echo(f"{ref}: pinned {digest} = resolved")
+        if write and lock.get("digest_confidence") != "re-resolved":
+            lock["digest_confidence"] = "re-resolved"
+            lock["digest_resolved_on"] = _dt.date.today().isoformat()
+            (vllm_dir() / "image.lock.json").write_text(json.dumps(lock, indent=2) + "\n")
         return
     click.echo(f"{ref}: pinned {lock.get('digest')} != resolved {digest}")
     if write:
         lock["digest"] = digest
         lock["reference"] = f"{ref}@{digest}"
+        lock["digest_confidence"] = "re-resolved"
+        lock["digest_resolved_on"] = _dt.date.today().isoformat()
         lock["digest_source"] = (f"`harness serve pin-images` on {_dt.date.today().isoformat()}: docker pull {ref}, "
                                  "then docker inspect RepoDigests")
         path = vllm_dir() / "image.lock.json"
@@ -252,6 +303,8 @@ def pin_images_cmd(write):
         click.echo(f"wrote {path}")
     else:
         click.echo("rerun with --write to update the lock")
+        if check:
+            sys.exit(3)
 
 
 @serve.command("rehearsal", context_settings={"ignore_unknown_options": True, "help_option_names": []})

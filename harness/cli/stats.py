@@ -16,7 +16,7 @@ from harness.analysis.report import build_report
 from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats_payload import stats_payload
-from harness.analysis.analysis_step import Analysis, analyse
+from harness.analysis.results_analysis import Analysis, analyse
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import fmt_ci
 from harness.analysis.tables import build_all

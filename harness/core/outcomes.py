@@ -11,6 +11,8 @@ below is the order of the outcome columns in summaries and the code of each outc
     raised_error       the program raised
     wrong_return_kind  the program's `answer` is not a number, date or (weeks, days)
     unreadable_value   a reply's value could not be read as the calculator's output type
+    request_rejected   the model server refused one of the case's requests with a 4xx answer (e.g. prompt +
+                       max_tokens over the served context): recorded, counted and named in the log, never retried
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ class RowOutcome(enum.StrEnum):
     RAISED_ERROR = "raised_error"
     WRONG_RETURN_KIND = "wrong_return_kind"
     UNREADABLE_VALUE = "unreadable_value"
+    REQUEST_REJECTED = "request_rejected"
 
 
 # The values as plain strings, in column/code order (dict keys and JSON use these).

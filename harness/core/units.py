@@ -1,5 +1,5 @@
-"""The one unit-conversion module: every conversion the calculator library (``harness.library``) and the
-formula catalogue (``harness.formulas``) make goes through here.
+"""The one unit-conversion module: every conversion the calculator library (``harness.calculators``) and the
+formula catalogue (``harness.calculators.catalogue``) make goes through here.
 
 The conversion convention is an explicit, frozen :class:`Convention` (its name, its constants and its
 rounding rule) passed as an argument to every function that depends on it; nothing reads a global or a
@@ -98,7 +98,7 @@ class Convention:
     # Whose reference code the library's calculators reproduce where a benchmark's code departs from its own
     # text or from the clinical rule (docs/LIBRARY.md, "Reference behaviour"): "verified" (MedCalc-Bench
     # Verified's calculator_implementations/) or "medcalc-v1.0" (v1.0's gold answers). Used by calculators
-    # through ``harness.library.base.Calculator.convention_args``; not a unit conversion.
+    # through ``harness.calculators.base.Calculator.convention_args``; not a unit conversion.
     reference: str = "verified"
 
     def __post_init__(self) -> None:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.data.dataset import PINNED_NAMES, DatasetError, bundled_dir, load_dataset, sha256_file, shared_dir
+from harness.data.dataset import PINNED_NAMES, DatasetError, bundled_dir, load_dataset, sha256_file
+from harness.data.dev_split import dev_path
 from harness.data.pins import (
     DEFAULT_PINS_FILE,
     DEFAULT_VERIFIED_FILENAME,
@@ -243,7 +244,7 @@ def known_file(
     if where == "bundled":
         return (Path(bundled) if bundled else bundled_dir()) / e["file"]
     if where == "shared":
-        return (Path(shared) if shared else shared_dir()) / e["file"]
+        return Path(shared) / e["file"] if shared else dev_path()
     if where == "cache":
         return verified_file(e, data_dir) if is_pinned(e) else None
     raise DatahubError(f"dataset {name!r}: unknown location {where!r}")

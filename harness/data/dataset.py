@@ -16,6 +16,19 @@ Formats accepted (checked against every row of the v1.0 dev file and the Verifie
   "weeks_days" with gold_value (weeks, days); the file's own type is kept in `raw_output_type`.
 * Relevant Entities: a Python-literal dict, parsed with `ast.literal_eval` (never `eval`).
 
+Refused at load, so no scorer or arm meets them mid-run (one rule for every scorer):
+
+* a Calculator ID outside MedCalc-Bench's 55 (harness/data/calculator_ids.py): no arm has a formula or
+  prompt for it and the official check raises "Unknown calculator ID" on it;
+* a numeric row whose Lower Limit exceeds its Upper Limit. The official check is ``answer >= lower and
+  answer <= upper`` (ncbi-nlp/MedCalc-Bench evaluation/evaluate.py at 5523b77, line 44), so on such a row no
+  answer is ever correct, and the `paper` scorer has no interval to test. MedCalc-Bench's own files write
+  the lower bound first for negative golds too (e.g. v1.0 Row Number 467: gold -0.828, limits -0.8694,
+  -0.7866), and so does Verified's generator (nikhilk7153/MedCalc-Bench-Verified
+  calculator_implementations/generate_csv.py at 0eb5960, lines 141-156: gold*1.05 is the lower limit of a
+  negative gold); copies that compute the limits as gold*0.95 and gold*1.05 swap them for every negative gold.
+  The kit does not reorder them silently: the error names the row, and swapping the two cells fixes it.
+
 Answers and limits are parsed by harness/data/values.py, the kit's one value parser, with its
 defaults (the file forms above).
 """
@@ -34,8 +47,10 @@ from typing import Any
 from harness.core.hashing import file_sha256 as sha256_file
 from harness.core.paths import REPO_ROOT
 from harness.data import pins
+from harness.data.calculator_ids import CALCULATOR_IDS
 from harness.data.errors import DatasetError
-from harness.data.locations import BUNDLED_DIR, bundled_dir, cache_dir, shared_dir
+from harness.data.dev_split import dev_path, how_to_build
+from harness.data.locations import BUNDLED_DIR, bundled_dir
 from harness.data.values import looks_like_weeks_days, parse_date, parse_number, parse_weeks_days
 
 
@@ -71,8 +86,8 @@ REQUIRED_VALUES = (
 RAW_OUTPUT_TYPES = ("decimal", "integer", "date", "weeks_days")
 OUTPUT_TYPES = ("decimal", "integer", "date", "weeks_days")
 
-# name -> (where, file name). "bundled": harness/data; "shared": the MedCalc-Bench dev dir;
-# "cache": the download cache written by `harness data fetch`.
+# name -> (where, file name). "bundled": harness/data; "shared": the dev split, built by `harness data build-dev`
+# (harness/data/dev_split.py says where it is looked for); "cache": the download cache written by `harness data fetch`.
 PINNED_NAMES: dict[str, tuple[str, str]] = {
     "bundled-test": ("bundled", "test_slice.csv"),
     "one-shot": ("bundled", "one_shot_verified.csv"),
@@ -234,6 +249,23 @@ def _parse_int(text: str) -> int:
     return int(t)
 
 
+def _limits_swapped(output_type: str, lower: Any, upper: Any) -> bool:
+    """A numeric row whose Lower Limit exceeds its Upper Limit (module docstring)."""
+    return output_type in ("decimal", "integer") and lower > upper
+
+
+def _more_swapped_rows(records: list[dict[str, str]], after: int) -> int:
+    """How many rows after the 1-based row `after` also have numeric limits the wrong way round."""
+    n = 0
+    for rec in records[after:]:
+        try:
+            n += _limits_swapped(rec["Output Type"].strip(), parse_number(rec["Lower Limit"]),
+                                 parse_number(rec["Upper Limit"]))
+        except ValueError:
+            continue
+    return n
+
+
 def case_from_row(rec: dict[str, str], *, file: Path, row: int) -> Case:
     """Validate one row and build its Case; raises DatasetError naming file, row and column."""
     rn_text = rec["Row Number"].strip()
@@ -252,6 +284,10 @@ def case_from_row(rec: dict[str, str], *, file: Path, row: int) -> Case:
         calculator_id = _parse_int(rec["Calculator ID"])
     except ValueError as exc:
         raise err("Calculator ID", str(exc)) from None
+    if calculator_id not in CALCULATOR_IDS:
+        raise err("Calculator ID", f"calculator id {calculator_id} is not one of MedCalc-Bench's 55 calculators "
+                                   f"({min(CALCULATOR_IDS)}..{max(CALCULATOR_IDS)}, listed in "
+                                   "harness/data/calculator_ids.py)")
 
     raw_type = rec["Output Type"].strip()
     if raw_type not in RAW_OUTPUT_TYPES:
@@ -269,6 +305,11 @@ def case_from_row(rec: dict[str, str], *, file: Path, row: int) -> Case:
             values[col] = parse_gold(rec[col], output_type)
         except ValueError as exc:
             raise err(col, f"{exc} (output type {output_type})") from None
+    if _limits_swapped(output_type, values["Lower Limit"], values["Upper Limit"]):
+        raise err("Lower Limit", f"Lower Limit {rec['Lower Limit'].strip()} exceeds Upper Limit "
+                                 f"{rec['Upper Limit'].strip()} (gold {gold_text.strip()}): no answer could score "
+                                 "correct; swap the two cells (limits computed as gold*0.95 and gold*1.05 come out "
+                                 "swapped for a negative gold)")
 
     try:
         entities = parse_entities(rec["Relevant Entities"])
@@ -300,7 +341,14 @@ def parse_cases(records: list[dict[str, str]], *, file: Path) -> list[Case]:
     cases: list[Case] = []
     seen: dict[int, int] = {}
     for i, rec in enumerate(records, start=1):
-        case = case_from_row(rec, file=file, row=i)
+        try:
+            case = case_from_row(rec, file=file, row=i)
+        except DatasetError as exc:
+            more = _more_swapped_rows(records, i) if exc.problem.startswith("Lower Limit ") else 0
+            if more:  # a copy with every negative gold's limits swapped: say how many rows need the fix
+                raise DatasetError(f"{exc.problem}; {more} later row{'s' * (more != 1)} too", file=file, row=i,
+                                   row_number=exc.row_number, column=exc.column) from None
+            raise
         if case.row_number in seen:
             raise DatasetError(
                 f"duplicate Row Number {case.row_number} (first seen on row {seen[case.row_number]})",
@@ -330,13 +378,10 @@ def resolve(name_or_path: str | os.PathLike) -> tuple[str, Path]:
                 raise DatasetError(f"bundled dataset {spec!r} is missing from the installed kit", file=path)
             return spec, path
         if where == "shared":
-            path = shared_dir() / filename
+            path = dev_path()
             if not path.exists():
-                raise DatasetError(
-                    f"dataset 'dev' not found: {path} does not exist; set MEDCALC_SHARED_DIR to the directory "
-                    "holding test_dev_v1.0.csv",
-                    file=path,
-                )
+                raise DatasetError(f"dataset 'dev' has not been built ({path} does not exist): {how_to_build()} "
+                                   "(or set MEDCALC_SHARED_DIR to a directory holding test_dev_v1.0.csv)", file=path)
             return spec, path
         return spec, pins.verified_path()  # the Verified split's location depends on its pin
     path = Path(spec).expanduser()

@@ -13,7 +13,8 @@ BUNDLED_DIR = BUNDLED_DATA_DIR
 
 
 def shared_dir() -> Path:
-    """The shared MedCalc-Bench dev directory: $MEDCALC_SHARED_DIR or ../shared/data/medcalc-bench."""
+    """$MEDCALC_SHARED_DIR, or the development checkout's ../shared/data/medcalc-bench (harness/data/dev_split.py
+    says where the dev split is looked for: there only after the data cache)."""
     env = os.environ.get("MEDCALC_SHARED_DIR")
     return Path(env) if env else REPO_ROOT.parent / "shared" / "data" / "medcalc-bench"
 

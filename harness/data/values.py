@@ -3,14 +3,15 @@ benchmark files (gold answers, limits, Relevant Entities) and the kit's stores w
 
 Every reader of such strings uses these functions: the dataset loader (harness/data/dataset.py), the
 scorers' gold model (harness/scoring/gold.py), the library's date variables
-(harness/library/base.py) and the formula catalogue's entities (harness/formulas/entities.py). Where
+(harness/calculators/base.py) and the formula catalogue's entities (harness/calculators/entities.py). Where
 the callers accept different forms, the difference is an explicit keyword argument, never a second
 parser. Reading values out of free model replies is another job (harness/scoring/answer_parsing.py).
 
 Forms (each raises ValueError naming the text when it does not fit):
 
-* `parse_number`: a plain decimal number as Python's float() reads it ("25.238", "-1", "4", "1e3"),
-  surrounding whitespace allowed; NaN and infinities are refused.
+* `parse_number`: a plain decimal number ("25.238", "-1", "4", "1e3", ".5", "+2."), surrounding
+  whitespace allowed, or an int or float given as one (never a bool); NaN and infinities are refused.
+  Option: ``thousands``: also "1,234.5" (commas dropped; the calculators' gold entities; default off).
 * `parse_date`: always month/day/year with slashes, one- or two-digit month and day and a four-digit
   year ("01/09/2007", "1/9/2007"; the benchmark's form); whitespace around the whole allowed; an
   impossible day ("02/30/2021") is an error. Options, all off by default:
@@ -39,12 +40,23 @@ __all__ = ["parse_number", "parse_date", "parse_weeks_days", "looks_like_weeks_d
 # ----------------------------------------------------------------------------- numbers
 
 
-def parse_number(text: Any) -> float:
-    """A plain decimal number -> float; ValueError for non-numbers, NaN and infinities."""
-    try:
-        value = float(str(text).strip())
-    except ValueError:
-        raise ValueError(f"expected a number, got {text!r}") from None
+_DECIMAL = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
+
+
+def parse_number(text: Any, *, thousands: bool = False) -> float:
+    """A plain decimal number (or an int/float, never a bool) -> float; ValueError for non-numbers, NaN and
+    infinities. ``thousands``: commas are dropped first ("1,234" -> 1234.0)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        s = str(text).strip()
+        if thousands:
+            s = s.replace(",", "")
+        if s.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+            raise ValueError(f"expected a finite number, got {text!r}")
+        if not _DECIMAL.fullmatch(s):
+            raise ValueError(f"expected a number, got {text!r}")
+        value = float(s)
     if not math.isfinite(value):
         raise ValueError(f"expected a finite number, got {text!r}")
     return value

@@ -3,17 +3,24 @@
 Job: send one chat request per model turn and return what came back with everything a results
 record needs (text, finish reason, truncation flag, tokens, latency, the server's model id, retries).
 
-Request body. Only `temperature` and `max_tokens` are set by the arm (as the paper's requests), plus
-the fields of a *server profile* (for llama.cpp `repeat_penalty: 1.0`, so temperature 0 is plain
-greedy decoding); the profile is recorded in the manifest and every request dict is stored with the
-record. Sampled calls (temperature > 0) additionally carry a per-request `seed` derived from
-(run seed, case id, arm, sample index) when the profile says `send_seed` (default), so a sampled
-candidate is reproducible where the server honours seeds; greedy calls never carry a seed (the paper:
-"the seed never reaches the request").
+Request body. Only `temperature` and `max_tokens` are set by the arm (as the paper's requests: "one chat
+request per turn with only temperature and the output-token limit set"), plus the fields of a *server
+profile* (for llama.cpp `repeat_penalty: 1.0`, so temperature 0 is plain greedy decoding); the profile is
+recorded in the manifest and every request dict is stored with the record. Only under a profile that says
+`send_seed` (`llama.cpp`, `vllm-seeded`: the explicit reproducible-sampling option) do sampled calls
+(temperature > 0) carry a per-request `seed` derived from (run seed, case id, arm, sample index); the `vllm`
+profile sends none, as the paper ("the seed never reaches the request"); greedy calls never carry one.
 
 Retries. 5xx answers, timeouts and connection errors are retried with exponential backoff (at most
-`max_retries` times); a 4xx answer is never retried and raises `ModelRequestError` naming status and
-body. A 200 whose body is not a chat completion also raises.
+`max_retries` times); a 4xx answer is never retried and raises `ModelRejectedRequest` (a `ModelRequestError`)
+naming status and body: the server refused this one request (e.g. prompt + max_tokens over the context), which
+the runner records as that case's failure outcome instead of ending the run. A 200 whose body is not a chat
+completion also raises.
+
+API key. Sent as ``Authorization: Bearer <key>`` when there is one: the `api_key` argument, else the
+environment variable `api_key_env` names (default OPENAI_API_KEY, as OpenAI's own clients read it). The key
+is never recorded: not in the manifest (`describe`), the request dicts or the cache key. A 401 or 403 answer
+raises `ModelAuthError` saying whether a key was sent and from which variable.
 
 Cache. Each completed response is stored as one JSON file under `cache_dir`, keyed on the sha256 of
 the complete request identity: base URL, model id and revision, the full request body (messages and
@@ -57,8 +64,11 @@ SERVER_PROFILES: Registry[ServerProfile] = Registry("server profile", ServerProf
 for _profile in (
     # llama-cpp-python's server applies repeat_penalty 1.1 by default, even at temperature 0.
     ServerProfile("llama.cpp", {"repeat_penalty": 1.0}),
-    # vLLM: sampling defaults come from the server's --generation-config (see serving.py); nothing extra.
-    ServerProfile("vllm", {}),
+    # vLLM: sampling defaults come from the server's --generation-config (harness.model.vllm); nothing extra,
+    # and no seed: the paper's request. `vllm-seeded` is the explicit reproducible-sampling option
+    # (SAMPLING_SEEDS=1): sampled requests carry a derived seed.
+    ServerProfile("vllm", {}, send_seed=False),
+    ServerProfile("vllm-seeded", {}, send_seed=True),
     # Any other OpenAI-compatible server, with nothing added at all.
     ServerProfile("plain", {}, send_seed=False),
 ):
@@ -88,6 +98,38 @@ def derive_seed(run_seed: int, case_id: str, arm: str, sample_index: int) -> int
 
 class ModelRequestError(RuntimeError):
     """A request that failed for good: a 4xx answer, a malformed body, or retries exhausted."""
+
+
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
+
+class ModelAuthError(ModelRequestError):
+    """The server refused the request as unauthenticated (401) or forbidden (403): every request would fail."""
+
+
+def api_key_from_env(api_key_env: str | None = None) -> str | None:
+    """The API key in the environment variable `api_key_env` (default OPENAI_API_KEY), None when unset or empty."""
+    return os.environ.get(api_key_env or DEFAULT_API_KEY_ENV) or None
+
+
+def auth_problem(status: int, what: str, key_sent: bool, api_key_env: str | None) -> str:
+    """The message for a 401/403 answer to `what` (e.g. "POST <url>"): what the status means and the fix."""
+    var = api_key_env or DEFAULT_API_KEY_ENV
+    meaning = "401 Unauthorized" if status == 401 else "403 Forbidden"
+    if key_sent:
+        fix = (f"the server did not accept the API key from ${var}" if status == 401 else
+               f"the API key from ${var} is not allowed to use this server or model")
+        return f"{what} answered {meaning}: {fix}; check the key (or name another variable with --api-key-env)"
+    return (f"{what} answered {meaning}: the server wants an API key and none was sent (${var} is not set); "
+            f"export {var}=<key>, or name another variable with --api-key-env")
+
+
+class ModelRejectedRequest(ModelRequestError):
+    """The server answered 4xx: it refused this request (not a fault of the server or the network)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass
@@ -179,6 +221,7 @@ class ModelClient:
         backoff_cap: float = 30.0,
         cache_dir: str | os.PathLike | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ):
         if not base_url or not base_url.startswith(("http://", "https://")):
@@ -199,6 +242,8 @@ class ModelClient:
         self.backoff = backoff
         self.backoff_cap = backoff_cap
         self.cache = ResponseCache(cache_dir) if cache_dir else None
+        api_key = api_key or api_key_from_env(api_key_env)   # module docstring; never stored or recorded
+        self._api_key_env, self._key_sent = api_key_env, bool(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=10.0), headers=headers,
                                        transport=transport)
@@ -282,9 +327,13 @@ class ModelClient:
                 if resp.status_code < 400:
                     latency = (time.perf_counter() - started) * 1000.0
                     return _parse_completion(resp, latency, attempt)
+                if resp.status_code in (401, 403):
+                    raise ModelAuthError(auth_problem(resp.status_code, f"POST {url}", self._key_sent,
+                                                      self._api_key_env))
                 if resp.status_code < 500:
-                    raise ModelRequestError(
-                        f"POST {url} answered {resp.status_code} (client error, not retried): {resp.text[:500]}")
+                    raise ModelRejectedRequest(
+                        f"POST {url} answered {resp.status_code} (client error, not retried): {resp.text[:500]}",
+                        resp.status_code)
                 failure = f"HTTP {resp.status_code}: {resp.text[:200]}"
             if attempt >= self.max_retries:
                 raise ModelRequestError(f"POST {url} failed after {attempt + 1} attempts; last: {failure}")

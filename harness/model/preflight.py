@@ -9,24 +9,31 @@ import json
 
 import httpx
 
+from harness.model.client import api_key_from_env, auth_problem
+
 
 class ModelServerError(RuntimeError):
     """The model server cannot be used: the message names the URL, the problem and the fix."""
 
 
-def check_model_server(base_url: str, timeout: float = 30.0) -> list[str]:
-    """GET <base_url>/models and return the model ids, or raise ModelServerError saying what is wrong."""
+def check_model_server(base_url: str, timeout: float = 30.0, *, api_key_env: str | None = None) -> list[str]:
+    """GET <base_url>/models and return the model ids, or raise ModelServerError saying what is wrong. The API
+    key in $`api_key_env` (default OPENAI_API_KEY) is sent when set, as the client sends it."""
     url = f"{base_url.rstrip('/')}/models"
     start_hint = ("start it (scripts/model-server.sh start, or harness serve ...) or pass the right --base-url, "
                   "e.g. http://127.0.0.1:8088/v1")
     try:
-        resp = httpx.get(url, timeout=timeout)
+        key = api_key_from_env(api_key_env)
+        resp = httpx.get(url, timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else None)
     except httpx.TimeoutException:
         raise ModelServerError(f"the model server at {base_url} did not answer GET /models within {timeout:.0f} s; "
                                f"check it is up and not overloaded, or {start_hint}") from None
     except httpx.TransportError as exc:
         raise ModelServerError(f"cannot reach a model server at {base_url} ({type(exc).__name__}: {exc}); "
                                f"{start_hint}") from None
+    if resp.status_code in (401, 403):
+        raise ModelServerError(auth_problem(resp.status_code, f"the model server at {base_url}: GET /models",
+                                            key is not None, api_key_env))
     if resp.status_code >= 400:
         raise ModelServerError(f"the model server at {base_url} answered GET /models with HTTP {resp.status_code}; "
                                "--base-url must be an OpenAI-compatible API root ending in /v1") from None

@@ -5,24 +5,34 @@ Everything a person with one H100 box needs is read from three committed files i
 `image.lock.json` (the official image by digest), `models.lock.json` (Hugging Face repos at full
 40-character commit revisions) and `serving.json` (flags per model, the deterministic option and the
 stated H100 throughput assumptions of the dry run). `VllmLauncher` implements the `Launcher`
-interface of harness.model.serving, so the pipeline above it (harness.reproduce.pipeline, via the launcher kinds of harness.reproduce.launchers) never branches on which
+interface of harness.model.serving, so the pipeline above it (harness.reproduce.reproduction, via the launcher kinds of harness.reproduce.launchers) never branches on which
 launcher runs.
 
-Generation config. vLLM fills every sampling field a request leaves unset from the model's
-`generation_config.json` unless started with `--generation-config vllm` (for Qwen2.5-7B-Instruct:
-top_p 0.8, top_k 20, repetition_penalty 1.05, so temperature 0 is not plain greedy). The paper ran
-vLLM's default (`auto`), so that is the default here; the defaults the server logs at start-up
-("Using default chat sampling params from model: {...}") are parsed and recorded in the manifest.
+Generation config. Unless started with `--generation-config vllm`, vLLM fills every sampling field a request
+leaves unset from the model's `generation_config.json` (Qwen2.5-7B-Instruct: top_p 0.8, top_k 20,
+repetition_penalty 1.05). At temperature 0 vLLM resets top_p/top_k/min_p for greedy sampling, so only
+repetition_penalty changes greedy output; at temperature 0.7 all of them apply. `auto` has been vLLM's default
+since 0.8; the paper names no vLLM version, so that it ran `auto` is an assumption (stated in the plan). The
+defaults the server logs at start-up ("Using default chat sampling params from model: {...}") are parsed and
+recorded in the manifest (and table s14).
+
+Deterministic mode. `VLLM_BATCH_INVARIANT=1` with `VLLM_ATTENTION_BACKEND=FLASH_ATTN` (vLLM 0.12.0 refuses to
+start a worker with any backend outside its batch-invariant list) and prefix caching off. A model whose pinned
+release path is not batch-invariant (serving.json `deterministic.refused`) is refused by name: a manifest never
+claims a determinism the release does not give. Every command is checked against the release's own contract
+(harness.model.vllm_contract; containers/vllm/contract-<version>.json).
 """
 from __future__ import annotations
 
 import ast
 import json
 import os
+import platform
 import re
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +48,10 @@ FULL_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 class PinError(ValueError):
     """A model or image is not pinned to a full revision or digest; the message names the file and entry."""
+
+
+class DeterminismRefused(PinError):
+    """Deterministic mode asked for a model the pinned vLLM release cannot serve batch-invariantly."""
 
 
 def vllm_dir() -> Path:
@@ -110,9 +124,18 @@ def serving_config() -> dict:
     return load_json("serving.json")
 
 
+def deterministic_refusal(key: str) -> str | None:
+    """Why deterministic mode is refused for model `key` on the pinned release (None: it is not)."""
+    return (serving_config().get("deterministic", {}).get("refused") or {}).get(key)
+
+
 def serving_flags(key: str, *, generation_config: str = "auto", deterministic: bool = False) -> dict:
     """The resolved flag set for one model: defaults, then the model's own overrides, then the options."""
     serving = serving_config()
+    why = deterministic_refusal(key) if deterministic else None
+    if why:
+        raise DeterminismRefused(f"DETERMINISTIC=1 refused for {key}: {why}. Leave {key} out of MODELS or run "
+                                 "without DETERMINISTIC=1")
     if key not in serving.get("models", {}):
         raise PinError(f"{vllm_dir() / 'serving.json'}: no serving flags for model {key!r}")
     choices = serving.get("generation_config_choices", {})
@@ -134,6 +157,18 @@ def throughput_assumption(key: str) -> dict:
             "source": table.get("source", "")}
 
 
+def contract() -> dict:
+    """The pinned release's serving contract (image.lock.json `contract`, extracted from the vLLM wheel)."""
+    from harness.model.vllm_contract import ContractError, load_contract
+    name = image_lock().get("contract")
+    if not name:
+        raise PinError(f"{vllm_dir() / 'image.lock.json'}: field 'contract' missing")
+    try:
+        return load_contract(vllm_dir() / name)
+    except ContractError as exc:
+        raise PinError(str(exc)) from None
+
+
 def _hf_home() -> Path:
     return Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
 
@@ -152,11 +187,13 @@ class VllmLauncher(Launcher):
     container_name: str = "mathsolver-vllm"
     gpus: str = "all"          # docker --gpus value; a SLURM array task passes its own devices ("device=2")
     log_path: Path = ROOT / "results" / "vllm-server.log"
-    server_profile: str = "vllm"
+    sampling_seeds: bool = False   # the explicit reproducible-sampling option: sampled requests carry a seed
+    server_profile: str = "vllm"   # set from sampling_seeds: "vllm" (the paper's request) or "vllm-seeded"
     _started: bool = field(default=False, init=False, repr=False)
     _log_text: str | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.server_profile = "vllm-seeded" if self.sampling_seeds else "vllm"
         self.lock = model_lock(self.model_key)
         self.flags = serving_flags(self.model_key, generation_config=self.generation_config,
                                    deterministic=self.deterministic)
@@ -176,6 +213,11 @@ class VllmLauncher(Launcher):
 
     def env(self) -> dict[str, str]:
         return dict(serving_config()["deterministic"]["env"]) if self.deterministic else {}
+
+    def contract_problems(self) -> list[str]:
+        """What the pinned release would refuse in this launcher's server command (empty: nothing)."""
+        from harness.model.vllm_contract import check_server_command
+        return check_server_command(contract(), self.server_args(), self.env())
 
     def server_args(self) -> list[str]:
         f = self.flags
@@ -212,6 +254,7 @@ class VllmLauncher(Launcher):
         if shutil.which("docker") is None:
             raise LaunchError("docker not found: the vLLM launcher needs docker with the NVIDIA runtime "
                               "(run `harness serve preflight`)")
+        self.check_contract()
         self.log_path = Path(self.log_path)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["docker", "rm", "-f", self.container_name], capture_output=True, text=True)
@@ -220,6 +263,12 @@ class VllmLauncher(Launcher):
             raise LaunchError(f"docker run failed ({proc.returncode}): {proc.stderr.strip()[-800:]}")
         self._started = True
         self._log_text = None
+
+    def check_contract(self) -> None:
+        problems = self.contract_problems()
+        if problems:
+            raise LaunchError(f"the server command for {self.model_key} does not pass vLLM "
+                              f"{contract()['vllm_version']}'s contract: " + "; ".join(problems))
 
     def logs(self) -> str:
         if not self._started and self._log_text is not None:
@@ -261,16 +310,31 @@ class VllmLauncher(Launcher):
             subprocess.run(["docker", "rm", "-f", self.container_name], capture_output=True)
             self._started = False
 
+    def determinism(self) -> dict:
+        """What the run may claim: batch-invariant serving only in deterministic mode (refused models never get here)."""
+        if not self.deterministic:
+            return {"batch_invariant": False, "note": "default vLLM kernels: outputs may depend on batching"}
+        return {"batch_invariant": True, "env": self.env(), "note": serving_config()["deterministic"]["note"]}
+
+    def contract_pin(self) -> dict:
+        c = contract()
+        return {"file": image_lock().get("contract"), "vllm_version": c["vllm_version"], "wheel": c.get("wheel"),
+                "wheel_sha256": c["wheel_sha256"]}
+
     def describe(self) -> dict:
         out = {"launcher": "vllm", "image": self.image, "image_lock": image_lock(), "model_key": self.model_key,
                "model_id": self.model_id, "repo": self.lock["repo"], "revision": self.lock["revision"],
                "flags": self.flags, "env": self.env(), "command": self.command(),
                "server_profile": self.server_profile, "base_url": self.base_url, "log": str(self.log_path),
-               "generation_config_meaning": serving_config()["generation_config_choices"][self.generation_config]}
+               "generation_config_meaning": serving_config()["generation_config_choices"][self.generation_config],
+               "determinism": self.determinism(), "contract": self.contract_pin(),
+               "sampling_seeds": {"on": self.sampling_seeds, "note": serving_config()["sampling_seeds"]["note"]}}
         if self._started or self._log_text is not None:
             text = self.logs()  # one `docker logs` call
             out["sampling_defaults_logged"] = logged_sampling_defaults(text)
+            out["sampling_defaults"] = (out["sampling_defaults_logged"] or {}).get("chat") or {}
             out["vllm_version"] = logged_vllm_version(text)
+            out["server"], out["server_version"] = "vLLM", out["vllm_version"]
             out["gpu"] = gpu_names()
         return out
 
@@ -352,12 +416,19 @@ def preflight(model_keys: list[str], *, deterministic: bool = False, dataset: st
               weights_gb_free_needed: float | None = None) -> list[Check]:
     """Every prerequisite of `make reproduce` on the vLLM path, each with how to fix it when missing."""
     checks: list[Check] = []
+    checks.append(Check("Python for the kit's hash locks", sys.version_info >= (3, 11),
+                        f"{platform.python_version()} ({sys.executable})",
+                        "the locks need Python >= 3.11: on Ubuntu 22.04 apt-get install python3.11 python3.11-venv, "
+                        "then make setup PYTHON=python3.11"))
     smi = _run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version,compute_cap", "--format=csv,noheader"])
     gpus = [ln.strip() for ln in (smi.stdout.splitlines() if smi and smi.returncode == 0 else []) if ln.strip()]
     checks.append(Check("NVIDIA GPU and driver", bool(gpus),
                         "; ".join(gpus) or ("nvidia-smi not found" if shutil.which("nvidia-smi") is None
                                             else "nvidia-smi lists no GPU"),
                         "install the NVIDIA driver (H100: driver >= 535) so `nvidia-smi` lists the GPU"))
+    if gpus:
+        checks.append(driver_check(gpus))
+        checks += gpu_memory_checks(model_keys, gpus)
     try:
         need_tp = max([serving_flags(k)["tensor_parallel_size"] for k in model_keys] or [1])
     except PinError:
@@ -401,19 +472,37 @@ def preflight(model_keys: list[str], *, deterministic: bool = False, dataset: st
         have = img is not None and img.returncode == 0
         checks.append(Check("executor image", have, f"{EXECUTOR_IMAGE} " + (img.stdout.strip()[:19] if have else "not built"),
                             "make executor-image (offline image for the runsc executor)"))
+    if docker_ok:
+        checks.append(runsc_check())
     hf_home = _hf_home()
     probe = next((p for p in (hf_home, *hf_home.parents) if p.exists()), Path("/"))
     free_gb = shutil.disk_usage(probe).free / 1e9
     need = weights_gb_free_needed if weights_gb_free_needed is not None else \
-        sum(WEIGHTS_GB.get(k, 20) for k in model_keys) + IMAGE_GB + 5
-    checks.append(Check("disk space for weights and the image", free_gb >= need,
+        sum(WEIGHTS_GB.get(k, 20) for k in model_keys) + 5
+    checks.append(Check("disk space for the weights at HF_HOME", free_gb >= need,
                         f"{free_gb:.0f} GB free at {probe}, {need:.0f} GB needed",
                         "free disk space or point HF_HOME at a larger disk"))
+    root = _run(["docker", "info", "--format", "{{.DockerRootDir}}"]) if docker_ok else None
+    if root is not None and root.returncode == 0 and root.stdout.strip():
+        droot = Path(root.stdout.strip())
+        dprobe = next((p for p in (droot, *droot.parents) if p.exists()), Path("/"))
+        dfree = shutil.disk_usage(dprobe).free / 1e9
+        checks.append(Check("disk space for the vLLM image at Docker's data root", dfree >= IMAGE_GB + 2,
+                            f"{dfree:.0f} GB free at {droot}, {IMAGE_GB + 2} GB needed",
+                            "free disk space or move Docker's data-root (daemon.json) to a larger disk"))
+    try:
+        port = int(serving_config()["defaults"]["port"])
+        checks.append(port_check(port))
+    except (PinError, KeyError, ValueError):
+        pass
     gated = []
     for key in model_keys:
         try:
             entry = model_lock(key)
-            checks.append(Check(f"model pinned: {key}", True, f"{entry['repo']}@{entry['revision']}"))
+            how = ("re-resolved on a networked box by make pin-models"
+                   if entry.get("revision_confidence") == "re-resolved"
+                   else "pinned from a public record, never re-resolved: make pin-models checks it")
+            checks.append(Check(f"model pinned: {key}", True, f"{entry['repo']}@{entry['revision']} ({how})"))
             if entry.get("gated"):
                 gated.append(entry["repo"])
         except PinError as exc:
@@ -423,11 +512,101 @@ def preflight(model_keys: list[str], *, deterministic: bool = False, dataset: st
                             f"gated: {', '.join(gated)}; HF_TOKEN {'set' if os.environ.get('HF_TOKEN') else 'not set'}",
                             "accept the licence on the model page, then export HF_TOKEN=hf_..."))
     try:
-        checks.append(Check("vLLM image pinned by digest", True, image_reference()))
+        ref = image_reference()
+        how = image_lock().get("digest_confidence", "public-record")
+        checks.append(Check("vLLM image pinned by digest", True,
+                            f"{ref} ({'re-resolved on a networked box by make pin-images' if how == 're-resolved' else 'pinned from a public record, never re-resolved: make pin-images checks it'})"))
+        contract()
     except PinError as exc:
         checks.append(Check("vLLM image pinned by digest", False, str(exc), "make pin-images (on a networked machine)"))
     checks.append(dataset_check(dataset))
     return checks
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+
+
+def driver_check(gpus: list[str]) -> Check:
+    """The driver against the pinned image's CUDA requirement (image.lock.json `cuda_requirement`)."""
+    req = image_lock().get("cuda_requirement") or {}
+    need = req.get("min_driver")
+    drivers = sorted({g.split(",")[2].strip() for g in gpus if g.count(",") >= 2})
+    if not need:
+        return Check("driver for the image's CUDA", False, "image.lock.json has no cuda_requirement",
+                     "record the image's CUDA runtime and minimum driver in containers/vllm/image.lock.json")
+    ok = bool(drivers) and all(_version_tuple(d) >= _version_tuple(need) for d in drivers)
+    return Check(f"driver for the image's CUDA {req.get('cuda_runtime')}", ok,
+                 f"driver {', '.join(drivers) or 'unknown'}, needs >= {need}",
+                 f"install NVIDIA driver >= {need}, or the CUDA forward-compatibility package (cuda-compat) on a "
+                 "data-center GPU")
+
+
+def gpu_memory_checks(model_keys: list[str], gpus: list[str]) -> list[Check]:
+    """Each model's weights (per GPU under tensor parallelism) plus 4 GB of KV cache within the memory vLLM may
+    take (--gpu-memory-utilization x the smallest GPU's memory)."""
+    mems = []
+    for g in gpus:
+        m = re.search(r"(\d+)\s*MiB", g)
+        if m:
+            mems.append(int(m.group(1)) / 1024)
+    if not mems:
+        return []
+    out = []
+    for key in model_keys:
+        try:
+            f = serving_flags(key)
+        except PinError:
+            continue
+        need = WEIGHTS_GB.get(key, 20) / int(f["tensor_parallel_size"]) + 4
+        have = min(mems) * float(f["gpu_memory_utilization"])
+        out.append(Check(f"GPU memory for {key}", have >= need,
+                         f"{have:.0f} GiB usable per GPU ({min(mems):.0f} GiB x {f['gpu_memory_utilization']}), "
+                         f"~{need:.0f} GiB needed (weights / tensor parallel {f['tensor_parallel_size']} + 4 GiB KV)",
+                         "use an 80 GB H100, or leave the model out with MODELS="))
+    return out
+
+
+def port_check(port: int) -> Check:
+    import socket
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            free = True
+        except OSError:
+            free = False
+    return Check(f"port {port} free for the vLLM server", free, f"127.0.0.1:{port} " + ("free" if free else "in use"),
+                 f"stop whatever listens on {port} (ss -ltnp 'sport = :{port}')")
+
+
+RUNSC_RECORD = Path("/etc/docker/mathsolver-runsc.json")   # written by scripts/install-host.sh
+
+
+def runsc_record() -> dict:
+    try:
+        return json.loads(RUNSC_RECORD.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def runsc_check() -> Check:
+    """The runsc runtime's release and platform, as docker runs it (daemon's runtimeArgs) and install-host chose it."""
+    info = _run(["docker", "info", "--format", "{{json .Runtimes.runsc}}"])
+    rt = {}
+    if info is not None and info.returncode == 0:
+        try:
+            rt = json.loads(info.stdout or "{}") or {}
+        except json.JSONDecodeError:
+            rt = {}
+    args = rt.get("runtimeArgs") or rt.get("args") or []
+    platform = next((a.split("=", 1)[1] for a in args if str(a).startswith("--platform=")), None)
+    path = rt.get("path") or "runsc"
+    ver = _run([path, "--version"])
+    version = ver.stdout.splitlines()[0].strip() if ver is not None and ver.returncode == 0 and ver.stdout else None
+    rec = runsc_record()
+    detail = (f"{version or 'runsc version unknown'}; platform {platform or 'runsc default'}"
+              + (f" ({rec.get('chosen_by')}, self-test {rec.get('self_test_s')})" if rec else ""))
+    return Check("runsc release and platform", bool(version), detail, "run scripts/install-host.sh")
 
 
 def dataset_check(name: str = "verified") -> Check:

@@ -48,6 +48,7 @@ class ReproduceConfig:
     convention: str | None = None   # unit convention; None: the dataset's own by content (harness.data.conventions)
     base_url: str | None = None           # the external launcher's server
     server_profile: str | None = None     # the external launcher's client profile [plain]
+    sampling_seeds: bool = False          # vllm: sampled requests carry a derived seed (profile vllm-seeded)
 
     def __post_init__(self) -> None:
         kind = launcher_kind(self.launcher)
@@ -58,6 +59,12 @@ class ReproduceConfig:
             raise ReproduceError(f"--limit must be at least 1, not {self.limit}")
         self.out = Path(self.out)
         self.models = resolve_models(self.launcher, self.models)
+        if self.sampling_seeds:
+            if self.launcher != "vllm":
+                raise ReproduceError("--sampling-seeds (SAMPLING_SEEDS=1) is a vllm launcher option; the external "
+                                     "launcher takes --server-profile vllm-seeded")
+            self.server_profile = "vllm-seeded"
+        kind.check_models(self.models, deterministic=self.deterministic)
         resolve_arms(self.arms)  # unknown names fail here, before anything runs
 
 

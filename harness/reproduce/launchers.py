@@ -12,16 +12,17 @@ launcher name.
 from __future__ import annotations
 
 import os
-import socket
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
 import httpx
 
+from harness.core.ports import free_port
 from harness.core.registry import Registry
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model import vllm
+from harness.model.client import api_key_from_env, auth_problem
 from harness.model.rehearsal.launcher import RehearsalLauncher
 from harness.model.rehearsal.server import DEFAULT_MODELS as REHEARSAL_MODELS
 from harness.model.serving import (CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, ExternalLauncher,
@@ -40,12 +41,6 @@ REHEARSAL_THROUGHPUT = {"prefill_tokens_per_s": 1_000_000, "decode_tokens_per_s"
                         "source": "the rehearsal server is a scripted fake that answers at once (no generation)"}
 PAPER_MODELS = ["qwen2.5-7b", "qwen2.5-32b-awq"]  # the paper's two models (vllm); MODELS=all adds Mistral and Phi
 REHEARSAL_SEED = 7   # the rehearsal server's seed (with the request body, it decides every reply)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class LauncherKind(ABC):
@@ -75,6 +70,9 @@ class LauncherKind(ABC):
         return list(dict.fromkeys(names))
 
     deterministic_refusal: ClassVar[str | None] = None   # why --deterministic does not apply (None: it does)
+
+    def check_models(self, models: list[str], *, deterministic: bool) -> None:
+        """ReproduceError for a model this kind cannot serve under these settings (named)."""
 
     def check_config(self, *, base_url: str | None, deterministic: bool) -> None:
         """ReproduceError for settings this kind does not take (before any preflight or plan)."""
@@ -135,6 +133,10 @@ class LauncherKind(ABC):
     def gpus_per_task(self, models: list[str]) -> int:
         return 0
 
+    def run_manifest_server(self, launcher: Launcher, server: dict) -> dict | None:
+        """What each run manifest records of the started server (table s14 reads it); None: nothing."""
+        return None
+
 
 class VllmKind(LauncherKind):
     name = "vllm"
@@ -151,7 +153,16 @@ class VllmKind(LauncherKind):
     def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
              base_url=None, server_profile=None) -> Launcher:
         return vllm.VllmLauncher(model_key, generation_config=generation_config, deterministic=deterministic,
+                                 sampling_seeds=server_profile == "vllm-seeded",
                                  log_path=Path(log_dir) / f"{model_key}.log")
+
+    def check_models(self, models: list[str], *, deterministic: bool) -> None:
+        refused = {k: vllm.deterministic_refusal(k) for k in models} if deterministic else {}
+        refused = {k: why for k, why in refused.items() if why}
+        if refused:
+            keep = [k for k in models if k not in refused]
+            raise ReproduceError("DETERMINISTIC=1 refused for " + "; ".join(f"{k}: {why}" for k, why in refused.items())
+                                 + f". Run without DETERMINISTIC=1, or leave it out: MODELS={','.join(keep) or '...'}")
 
     def revision(self, launcher: vllm.VllmLauncher) -> str | None:
         return launcher.revision
@@ -170,6 +181,9 @@ class VllmKind(LauncherKind):
         plan["generation_config_meaning"] = serving["generation_config_choices"].get(generation_config)
         plan["deterministic_meaning"] = serving["deterministic"]["note"] if deterministic else \
             "as in the paper: default kernels, prefix caching on"
+        for key, why in (serving.get("deviations") or {}).items():
+            if key in plan.get("model_keys", []):
+                plan["notes"].append(f"deviation, {key}: {why}")
         try:
             plan["image"] = vllm.image_reference()
             lock = vllm.image_lock()
@@ -179,8 +193,23 @@ class VllmKind(LauncherKind):
             plan["problems"].append(str(exc))
 
     def model_plan_fields(self, launcher: vllm.VllmLauncher) -> dict:
+        req = vllm.image_lock().get("cuda_requirement") or {}
+        rec = vllm.runsc_record()
+        gvisor = (f"runsc release {rec.get('release')}, platform {rec.get('platform')} ({rec.get('chosen_by')})"
+                  if rec else "no /etc/docker/mathsolver-runsc.json on this box: `make host` picks the platform by "
+                              "a measured self-test (systrap, kvm, ptrace)")
+        problems = launcher.contract_problems()
+        lines = [f"gVisor:  {gvisor}",
+                 f"driver:  >= {req.get('min_driver', '?')} for the image's CUDA {req.get('cuda_runtime', '?')} "
+                 "(or CUDA forward compatibility)",
+                 f"contract: vLLM {vllm.contract()['vllm_version']} " + ("accepts this command" if not problems
+                                                                         else "REFUSES it: " + "; ".join(problems)),
+                 f"requests: model, messages, temperature, max_tokens"
+                 + (" + a derived seed on sampled calls (SAMPLING_SEEDS=1)" if launcher.sampling_seeds else
+                    " only (the paper's request)")]
         return dict(flags=launcher.flags, env=launcher.env(), gated=bool(launcher.lock.get("gated")),
-                    license=launcher.lock.get("license"), revision_source=launcher.lock.get("revision_source"))
+                    license=launcher.lock.get("license"), revision_source=launcher.lock.get("revision_source"),
+                    plan_lines=lines, contract_problems=problems)
 
     def model_fields_on_error(self, model_key: str) -> dict:
         try:
@@ -219,6 +248,15 @@ class VllmKind(LauncherKind):
         flags = dict(launcher.flags)
         flags.pop("port", None)   # a per-task detail
         return {"image": launcher.image, "flags": flags or None, "server_profile": launcher.server_profile}
+
+    def run_manifest_server(self, launcher: vllm.VllmLauncher, server: dict) -> dict:
+        """The server as table s14 shows it: vLLM's own command (`vllm serve` + flags: no docker wrapping, port,
+        container name or devices, which differ between SLURM tasks), the version and sampling defaults it
+        logged, the deterministic and sampling-seed settings, the image and the contract it was checked against."""
+        keep = ("image", "flags", "env", "determinism", "sampling_seeds", "contract", "generation_config_meaning",
+                "sampling_defaults_logged", "sampling_defaults", "vllm_version", "server", "server_version")
+        return {**{k: server[k] for k in keep if k in server},
+                "command": [f"{k}={v}" for k, v in launcher.env().items()] + ["vllm", "serve", *launcher.server_args()]}
 
     def gpus_per_task(self, models: list[str]) -> int:
         """The largest tensor-parallel size among the models (Mistral-7B: 2), else 1."""
@@ -310,9 +348,13 @@ class ExternalKind(LauncherKind):
 
     def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
         try:
-            resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0)
+            key = api_key_from_env()   # $OPENAI_API_KEY, as the run's client sends it
+            resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0,
+                             headers={"Authorization": f"Bearer {key}"} if key else None)
             listed = [m.get("id") for m in resp.json().get("data", [])] if resp.status_code == 200 else []
-            seen = f"lists {listed}" if resp.status_code == 200 else f"HTTP {resp.status_code}"
+            seen = (f"lists {listed}" if resp.status_code == 200 else
+                    auth_problem(resp.status_code, "GET /models", bool(key), None)
+                    if resp.status_code in (401, 403) else f"HTTP {resp.status_code}")
         except (httpx.HTTPError, ValueError) as exc:
             listed, seen = [], f"no answer ({type(exc).__name__})"
         missing = [m for m in models if m not in listed]

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Callable
 
 from harness.core.canonical_json import json_file_text, record_line
-from harness.reproduce.pipeline import outputs as derive_outputs, write_checksums
+from harness.reproduce.reproduction import outputs as derive_outputs, write_checksums
 from harness.reproduce.shard import SHARD_MANIFEST, ShardError, read_shard_manifest
-from harness.run.store import StoreError, _scan, iter_result_files
+from harness.run.manifest import manifest_paths
+from harness.run.store import StoreError, iter_result_files, scan_result_file
 
 # (field in shard.json, how an error names it); each must be equal across the merged shards.
 COMPARED = (
@@ -108,7 +109,7 @@ def copy_run_manifests(shard: Path, out: Path, index: int) -> list[str]:
     merged directory's ledger tables (s14/s14b) and report show the settings the shards ran with. The name
     depends only on the shard index and the run id: merging again rewrites the same files."""
     names = []
-    for p in sorted(Path(shard).glob("manifest-*.json")):
+    for p in manifest_paths(shard):
         if p.name.startswith(("manifest-reproduce-", "manifest-merge", "manifest-shard")):
             continue
         name = f"manifest-shard{index:03d}-{p.name[len('manifest-'):]}"
@@ -118,7 +119,7 @@ def copy_run_manifests(shard: Path, out: Path, index: int) -> list[str]:
 
 
 def _case_order_key(rec: dict) -> tuple:
-    # the runner's order for one seed (harness.runner.case_order), then the key as a tie-break
+    # the runner's order for one seed (harness.run.runner.case_order), then the key as a tie-break
     return hashlib.sha256(f"{rec['seed']}:{rec['case_id']}".encode()).hexdigest(), rec["key"]
 
 
@@ -160,7 +161,7 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None,
         n = 0
         for path in iter_result_files(d):
             try:
-                records, _, torn = _scan(path)
+                records, _, torn = scan_result_file(path)
             except StoreError as exc:
                 raise MergeError(f"shard {m.get('index')}: {exc}") from None
             if torn is not None:

@@ -14,10 +14,12 @@ from harness.arms.solvers import Context
 from harness.data import datahub
 from harness.data.dataset import Case, DatasetError, load_dataset
 from harness.arms.coverage import arm_cases
+from harness.model.serving import CPU_MODEL
 from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, model_arm_names, resolve_arms,
                                       select_cases)
 from harness.reproduce.launchers import launcher_kind, make_launcher
-from harness.run.store import StoreError, read_result_file
+from harness.reproduce.smoke import SMOKE_DESCRIPTION
+from harness.run.store import StoreError, iter_result_files, read_result_file, result_sets
 
 CHARS_PER_TOKEN = 4.0     # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
 WORDS_TO_TOKENS = 1.35    # fallback: note words to tokens
@@ -71,14 +73,20 @@ def plan_population(dataset: str, limit: int | None, shortest: bool) -> Populati
 def measured_token_means(results_root: Path = ROOT / "results") -> dict[str, dict]:
     """arm -> {prompt, completion, requests, models} mean tokens per request, from stored results."""
     acc: dict[str, dict] = {}
+    sizes: dict[str, dict] = {}
     root = Path(results_root)
     if not root.is_dir():
         return {}
-    for path in sorted(root.rglob("seed*.jsonl")):
+    for path in (p for result_set in result_sets(root) for p in iter_result_files(result_set)):
         try:
             records = read_result_file(path)
         except (OSError, StoreError):
             continue        # an unreadable file only costs the estimate its measurements
+        if records:
+            size = sizes.setdefault(records[0].get("arm"), {"bytes": 0, "records": 0, "models": set()})
+            size["bytes"] += path.stat().st_size
+            size["records"] += len(records)
+            size["models"].add(str(records[0].get("model")))
         for rec in records:
             tok = rec.get("tokens") or {}
             n = len(rec.get("request") or [])
@@ -89,9 +97,14 @@ def measured_token_means(results_root: Path = ROOT / "results") -> dict[str, dic
             a["completion"] += tok["completion"]
             a["requests"] += n
             a["models"].add(rec.get("model"))
-    return {arm: {"prompt": a["prompt"] / a["requests"], "completion": a["completion"] / a["requests"],
-                  "requests": a["requests"], "models": sorted(map(str, a["models"]))}
-            for arm, a in acc.items() if a["requests"]}
+    means = {arm: {"prompt": a["prompt"] / a["requests"], "completion": a["completion"] / a["requests"],
+                   "requests": a["requests"], "models": sorted(map(str, a["models"]))}
+             for arm, a in acc.items() if a["requests"]}
+    for arm, size in sizes.items():
+        means.setdefault(arm, {"requests": 0, "models": sorted(size["models"])})
+        means[arm]["record_bytes"] = size["bytes"] / size["records"]
+        means[arm]["size_models"] = sorted(size["models"])
+    return means
 
 
 def estimated_token_means(arm: Arm, cases: list) -> dict:
@@ -126,7 +139,7 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
     plan: dict = {"launcher": cfg.launcher, "models": [], "seeds": cfg.seeds, "dataset": pop.description,
                   "dataset_stand_in": pop.stand_in, "n_cases": len(pop.cases), "out": str(cfg.out),
                   "generation_config": cfg.generation_config, "deterministic": cfg.deterministic,
-                  "arms": [], "problems": [], "notes": []}
+                  "arms": [], "problems": [], "notes": [], "model_keys": list(cfg.models)}
     kind = launcher_kind(cfg.launcher)
     kind.plan_fields(plan, cfg.generation_config, cfg.deterministic)
     for arm in arms:
@@ -136,10 +149,12 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
             a, b = request_bounds(arm, c)
             lo, hi = lo + a, hi + b
         per_case = sorted({request_bounds(arm, c) for c in sel}) if sel else [(0, 0)]
-        if arm.name in measured:
-            m = measured[arm.name]
-            tokens = {"prompt": m["prompt"], "completion": m["completion"], "source": "measured",
-                      "detail": f"means of {m['requests']} stored requests ({', '.join(m['models'])})"}
+        m = measured.get(arm.name) or {}
+        if m.get("requests"):
+            tokens = {"prompt": m["prompt"], "completion": m["completion"],
+                      "source": "measured", "measured_on": m["models"],
+                      "detail": f"means of {m['requests']} stored requests of {', '.join(m['models'])} (assumed to "
+                                f"hold for the planned models: replies of another model, size or server differ)"}
         elif arm.needs_model:
             tokens = estimated_token_means(arm, [c for c in pop.token_cases if arm_cases(arm, [c], cfg.all_cases)])
         else:
@@ -152,6 +167,10 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
             "requests_per_seed": {"min": lo, "max": hi},
             "requests": {"min": lo * len(cfg.seeds), "max": hi * len(cfg.seeds)},
             "tokens_per_request": tokens,
+            "results_bytes": (round(m["record_bytes"] * len(sel) * len(cfg.seeds)) if m.get("record_bytes")
+                              else round(estimated_record_bytes(tokens, hi / max(1, len(sel))) * len(sel)
+                                         * len(cfg.seeds))),
+            "results_bytes_source": "measured" if m.get("record_bytes") else "estimated",
         })
     total = {"min": sum(a["requests"]["min"] for a in plan["arms"]),
              "max": sum(a["requests"]["max"] for a in plan["arms"])}
@@ -159,6 +178,7 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
     all_models = {"min": 0, "max": 0}
     any_model = any(a.needs_model for a in arms)
     total_s = {"min": 0.0, "max": 0.0}
+    unknown_time: list[str] = []
     for key in cfg.models:
         names = model_arm_names(cfg.arms, key)
         rows = [a for a in plan["arms"] if a["needs_model"] and a["arm"] in names]
@@ -173,6 +193,8 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
             entry.update(model_id=launcher.model_id, revision=kind.revision(launcher),
                          command=launcher.command(), server_profile=launcher.server_profile)
             entry.update(kind.model_plan_fields(launcher))
+            for p in entry.get("contract_problems") or []:
+                plan["problems"].append(f"{key}: vLLM contract: {p}")
         except Exception as exc:  # noqa: BLE001 - an unpinned model is reported, the plan continues
             entry["error"] = str(exc)
             plan["problems"].append(f"{key}: {exc}")
@@ -182,6 +204,9 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
         except Exception as exc:  # noqa: BLE001 - an unpinned model has no throughput entry: reported, plan goes on
             plan["problems"].append(str(exc))
             tp = None
+        if tp is None and rows:
+            entry["estimate_s"] = None     # unknown: no throughput to assume (an external server is the user's)
+            unknown_time.append(key)
         if tp is not None:
             slow = tp.get("deterministic_slowdown", 1.0) if cfg.deterministic else 1.0
             est = {}
@@ -194,7 +219,10 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
             entry["throughput_assumption"] = tp
             entry["estimate_s"] = est
         plan["models"].append(entry)
-    plan["estimate_s"] = total_s
+    plan["estimate_s"] = None if unknown_time else total_s
+    plan["estimate_unknown_for"] = unknown_time
+    plan["disk"] = disk_estimate(plan, measured)
+    plan["downloads"] = download_estimate(cfg, plan)
     plan["requests_all_models"] = all_models
     partial = [m for m in plan["models"] if len(m["arms"]) < sum(a["needs_model"] for a in plan["arms"])]
     if partial:
@@ -208,8 +236,62 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
                       if a["tokens_per_request"]["source"] != "-"})
     plan["notes"] += [f"tokens per request: {d}" for d in details]
     plan["notes"].append("Time = sum over arms of requests x (prompt tokens / prefill rate + completion tokens / "
-                         "decode rate), plus server start-up; weight downloads are not included.")
+                         "decode rate), plus server start-up; weight downloads are not included. Each rate is an "
+                         "assumption (its source is printed with the model), not a measurement of your hardware.")
     return plan
+
+
+RECORD_FIELDS_BYTES = 2000   # a record's fields besides the request and replies (keys, scores, program, executor)
+
+
+def estimated_record_bytes(tokens: dict, requests_per_case: float) -> float:
+    """A record's size without stored results to measure: its fields plus the request and replies text of each
+    request, CHARS_PER_TOKEN characters per token."""
+    return RECORD_FIELDS_BYTES + requests_per_case * CHARS_PER_TOKEN * (tokens["prompt"] + tokens["completion"])
+
+
+def disk_estimate(plan: dict, measured: dict) -> dict:
+    """Bytes the run's results files will take: records x each arm's mean record size, measured on the stored
+    results (whose replies come from another model) where there are some, else estimated from the tokens."""
+    n_models = max(1, len(plan["models"]))
+    total = sum(a["results_bytes"] * (n_models if a["needs_model"] else 1) for a in plan["arms"])
+    sources = sorted({m for a in plan["arms"] if a["results_bytes_source"] == "measured"
+                      for m in measured[a["arm"]].get("size_models", [])})
+    estimated = [a["arm"] for a in plan["arms"] if a["results_bytes_source"] == "estimated"]
+    assumption = (f"record sizes measured on stored results of {', '.join(sources)} (another model's replies "
+                  f"differ in length)" if sources else "")
+    if estimated:
+        assumption += ("; " if assumption else "") + (
+            f"{len(estimated)} arm(s) without stored results estimated at {RECORD_FIELDS_BYTES} bytes of fields "
+            f"+ {CHARS_PER_TOKEN:.0f} characters per prompt and completion token of each request")
+    return {"results_bytes": total, "assumption": assumption, "estimated_arms": estimated}
+
+
+def download_estimate(cfg: ReproduceConfig, plan: dict) -> dict:
+    """What the run downloads before it starts: model weights (bytes where the pins record them) and, for vLLM,
+    the server image; None for a size this kit does not record."""
+    weights: dict[str, int | None] = {}
+    for m in plan["models"]:
+        if cfg.launcher == "llama-cpp":
+            weights[m["key"]] = CPU_MODEL["gguf_bytes"]
+        elif cfg.launcher in ("external", "rehearsal"):
+            weights[m["key"]] = 0
+        else:
+            weights[m["key"]] = m.get("weights_bytes")
+    image = None if cfg.launcher == "vllm" else 0
+    sizes = list(weights.values()) + [image]
+    return {"weights_bytes": weights, "image_bytes": image,
+            "total_bytes": None if any(v is None for v in sizes) else sum(sizes),
+            "known_bytes": sum(v for v in sizes if v)}
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "unknown"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
 
 
 def _hours(s: float) -> str:
@@ -241,11 +323,17 @@ def format_plan(plan: dict) -> str:
             lines.append(f"  command: {shlex.join(m['command'])}")
         if m.get("flags"):
             lines.append("  flags:   " + ", ".join(f"{k}={v}" for k, v in m["flags"].items()))
+        if m.get("estimate_s", 0) is None:
+            lines.append("  time:    unknown (no throughput assumption for this launcher: time a few requests on "
+                         "your server)")
+        lines += [f"  {ln}" for ln in m.get("plan_lines", [])]
+        if m.get("command"):
+            lines.append(f"  smoke:   first, `harness serve smoke`: {SMOKE_DESCRIPTION}")
         if m.get("estimate_s"):
             tp = m["throughput_assumption"]
             lines.append(f"  time:    {_hours(m['estimate_s']['min'])} .. {_hours(m['estimate_s']['max'])} "
                          f"(assumed {tp['prefill_tokens_per_s']} prompt tok/s, {tp['decode_tokens_per_s']} "
-                         f"completion tok/s, start-up {tp['startup_s']} s)")
+                         f"completion tok/s, start-up {tp['startup_s']} s; assumption: {tp.get('source') or 'not stated'})")
     lines += ["", f"Requests per arm, per model, {len(seeds)} seed(s):",
               f"  {'arm':<22} {'cases':>6} {'req/case':>9} {'requests':>15} {'prompt tok':>10} {'compl. tok':>10}  source"]
     for a in plan["arms"]:
@@ -256,7 +344,7 @@ def format_plan(plan: dict) -> str:
         t = a["tokens_per_request"]
         cases = f"{a['cases']}" + ("c" if a["covered_only"] else "")
         lines.append(f"  {a['arm']:<22} {cases:>6} {per:>9} {req:>15} {t['prompt']:>10.0f} {t['completion']:>10.0f}"
-                     f"  {t['source']}")
+                     f"  {t['source']}" + (f" on {', '.join(t['measured_on'])}" if t.get("measured_on") else ""))
     tot = plan["requests_per_model"]
     models = plan.get("models") or []
     lines.append(f"  {'total per model':<22} {'':>6} {'':>9} {tot['min']:,}..{tot['max']:,}".rstrip())
@@ -270,7 +358,19 @@ def format_plan(plan: dict) -> str:
     lines += [f"  {f'all {len(models) or 1} model(s)':<22} {'':>6} {'':>9} {every['min']:,}..{every['max']:,}",
               "  (c: the library's covered cases only, as in the paper)", ""]
     est = plan["estimate_s"]
-    lines.append(f"Estimated time, all models: {_hours(est['min'])} .. {_hours(est['max'])}")
+    if est is None:
+        lines.append(f"Estimated time, all models: unknown (no throughput assumption for "
+                     f"{', '.join(plan['estimate_unknown_for'])} under launcher {plan['launcher']})")
+    else:
+        lines.append(f"Estimated time, all models: {_hours(est['min'])} .. {_hours(est['max'])}")
+    disk, dl = plan["disk"], plan["downloads"]
+    lines.append(f"Disk for results: about {_size(disk['results_bytes'])} (assumption: {disk['assumption']})")
+    lines.append(f"Downloads: {_size(dl['total_bytes'])}"
+                 + (f" (at least {_size(dl['known_bytes'])})" if dl["total_bytes"] is None and dl["known_bytes"] else "")
+                 + " - weights: " + ", ".join(f"{k} {_size(v)}" for k, v in dl["weights_bytes"].items())
+                 + (f"; server image {_size(dl['image_bytes'])}" if dl["image_bytes"] != 0 else "")
+                 + ("; unknown: the pins record no size (see the model's and the image's registry pages)"
+                    if dl["total_bytes"] is None else ""))
     for n in plan["notes"]:
         lines.append(f"note: {n}")
     for p in plan["problems"]:

@@ -36,9 +36,9 @@ from harness.model.serving import Launcher
 from harness.arms.coverage import arm_cases
 from harness.reproduce.config import ReproduceConfig, model_arm_names, resolve_arms, select_cases
 from harness.reproduce.launchers import launcher_kind, make_launcher
-from harness.reproduce.pipeline import sigterm_as_interrupt
+from harness.reproduce.reproduction import sigterm_as_interrupt
 from harness.reproduce.plan import plan_population, request_bounds
-from harness.run.manifest import git_state
+from harness.run.manifest import git_state, read_manifests
 from harness.run.request import ModelTarget, RunRequest
 from harness.run.session import run_session
 from harness.run.store import iter_result_files, read_result_file
@@ -250,12 +250,12 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
     slices_done = 0
     infra_failed = 0
 
-    def run_slices(slices, *, base_url=None, model=None, revision=None, profile=None, concurrency=1):
+    def run_slices(slices, *, base_url=None, model=None, revision=None, profile=None, concurrency=1, server=None):
         nonlocal slices_done, infra_failed
         for sl in slices:
             cases = [by_id[c] for c in sl["case_ids"]]
             target = ModelTarget(base_url=base_url, model=model, revision=revision, server_profile=profile or "plain",
-                                 timeout=cfg.timeout, cache_dir=directory / ".cache" / "responses")
+                                 timeout=cfg.timeout, cache_dir=directory / ".cache" / "responses", server_info=server)
             request = RunRequest.build([get_arm(sl["arm"])], dataset, cases, [sl["seed"]], out_dir=directory,
                                        convention=cfg.convention, target=target,
                                        executor_backend=cfg.executor_backend, concurrency=concurrency,
@@ -303,7 +303,8 @@ def _run_groups(groups: dict, run_slices, cfg, directory: Path, index: int, mani
                 _write_manifest(directory, manifest)
                 concurrency = cfg.concurrency or kind.concurrency(launcher)
                 run_slices(slices, base_url=launcher.base_url, model=launcher.model_id, revision=server["revision"],
-                           profile=launcher.server_profile, concurrency=concurrency)
+                           profile=launcher.server_profile, concurrency=concurrency,
+                           server=kind.run_manifest_server(launcher, server))
             finally:
                 echo(f"shard {index}: stopping the {key} server")
                 launcher.stop()
@@ -322,11 +323,7 @@ def _finish(directory: Path, manifest: dict) -> dict:
             n += 1
             synthetic = synthetic or bool(rec.get("synthetic"))
     policy = set()
-    for p in sorted(Path(directory).glob("manifest-*.json")):
-        try:
-            m = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+    for m in (mf.data for mf in read_manifests(directory)):
         synthetic = synthetic or bool(m.get("synthetic"))
         ph = (m.get("executor") or {}).get("policy_hash")
         if ph:

@@ -4,6 +4,12 @@ Fields every manifest carries: run id, creation time, command line, git commit a
 locked package versions (from requirements.lock) and the installed ones, Python and platform, dataset
 name/path/revision/sha256. Callers add arm configs, prompt template hashes, model, server and executor
 fields as keyword arguments.
+
+Reading: ``read_manifests(result_set)`` is the one reader. A result set's manifests are the
+``manifest-*.json`` files directly in its directory (``manifest_paths``; never deeper: a directory of result
+sets is not a result set); a file that cannot be read or is not a JSON object raises ``ManifestError`` naming
+it. ``ManifestFile.is_run`` tells the run manifests (one per `harness run`, arms as a name -> config mapping)
+from the reproduce pipeline's and the merge's own.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import platform
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -24,6 +31,45 @@ from harness.data.dataset import Dataset
 ROOT = REPO_ROOT
 LOCK_FILE = ROOT / "requirements.lock"
 _PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s\\;]+)")
+MANIFEST_GLOB = "manifest-*.json"
+
+
+class ManifestError(ValueError):
+    """A manifest file that cannot be read or is not a JSON object (the message names the file)."""
+
+
+@dataclass(frozen=True)
+class ManifestFile:
+    """One manifest as read from disk: where it is and what it says."""
+
+    path: Path
+    data: dict
+
+    @property
+    def is_run(self) -> bool:
+        """A run manifest (written by `harness run`: its arms as a name -> config mapping), not the reproduce
+        pipeline's or the merge's own manifest."""
+        return isinstance(self.data.get("arms"), dict)
+
+
+def manifest_paths(result_set: str | os.PathLike) -> list[Path]:
+    """The manifest files of a result set, sorted: ``manifest-*.json`` directly in its directory."""
+    return sorted(Path(result_set).glob(MANIFEST_GLOB))
+
+
+def read_manifests(result_set: str | os.PathLike) -> list[ManifestFile]:
+    """Every manifest of a result set (``manifest_paths`` order); ManifestError naming the first file that cannot
+    be read or is not a JSON object."""
+    out = []
+    for path in manifest_paths(result_set):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ManifestError(f"{path}: unreadable manifest ({exc})") from None
+        if not isinstance(data, dict):
+            raise ManifestError(f"{path}: unreadable manifest (not a JSON object)")
+        out.append(ManifestFile(path, data))
+    return out
 
 
 def git_state(root: Path = ROOT) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.arms.options import convention_field
 from harness.arms.spec import Arm
-from harness.data.conventions import ConventionChoice, default_convention, resolve_convention
+from harness.data.conventions import ConventionChoice, MixedConventionsError, default_convention, resolve_convention
 from harness.data.dataset import Case, Dataset
 from harness.run.runner import RunSpec, planned_units
 
@@ -23,7 +23,10 @@ def apply_convention(arms: Iterable[Arm], dataset: Dataset, convention: Conventi
                      ) -> tuple[list[Arm], ConventionChoice]:
     """(arms with their ``convention`` field set, the ConventionChoice in force) for a run on ``dataset``."""
     choice = convention if isinstance(convention, ConventionChoice) else resolve_convention(dataset, convention)
-    default = default_convention(dataset).name
+    try:
+        default = default_convention(dataset).name
+    except MixedConventionsError:  # rows of mixed conventions, run under --convention: no default of its own
+        default = ""
     return [a.replace(convention=convention_field(a, choice.name, default)) for a in arms], choice
 
 
@@ -34,8 +37,9 @@ class ModelTarget:
     base_url: str | None = None
     model: str | None = None              # None: the first id the server lists
     revision: str | None = None
-    server_profile: str = "llama.cpp"
+    server_profile: str = "plain"
     timeout: float = 900.0
+    api_key_env: str | None = None        # environment variable holding the API key (never recorded)
     cache_dir: Path | None = None         # None: no response cache
     server_info: dict | None = None       # the launcher's describe(), copied into the run manifest
 

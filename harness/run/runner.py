@@ -14,15 +14,18 @@ import datetime as _dt
 import functools
 import hashlib
 import json
+import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
+from executor.result import ExecResult
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.core.units import Convention
 from harness.arms.coverage import arm_cases, formula_version_fields
@@ -30,7 +33,10 @@ from harness.arms.spec import Arm
 from harness.arms.solvers import ChatClient, Context, InfraError, ProgramExecutor, Solution
 from harness.data.conventions import default_convention
 from harness.data.dataset import Case, Dataset
+from harness.model.client import ModelRejectedRequest
 from harness.model.rehearsal.labels import is_synthetic_model
+from harness.run.record import Record
+from harness.run.progress import LineProgress
 from harness.run.store import ResultStore, record_key, results_path
 from harness.scoring.scorers import SCORERS, score_reply, score_value
 
@@ -96,7 +102,7 @@ class ArmSeedSummary:
 
 def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec, key: str, sol: Solution, ctx: Context,
                started: str) -> dict:
-    """Assemble and score one results record (fields: docs/ARCHITECTURE.md, plus a few extras)."""
+    """Assemble and score one results record (harness.run.record.Record), in its JSON form."""
     scores, parsed = {}, {}
     if sol.text is not None:
         for s in sorted(SCORERS):
@@ -118,28 +124,28 @@ def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec,
     chats = ctx.chats
     prompt_tokens = sum(c.prompt_tokens or 0 for c in chats) if chats else None
     completion_tokens = sum(c.completion_tokens or 0 for c in chats) if chats else None
-    return {
-        "key": key, "model": spec.model, "model_revision": spec.model_revision,
-        "server_profile": spec.server_profile, "arm": arm.name, "arm_config_hash": _config_hash(arm),
-        "seed": seed, "dataset": dataset.name, "dataset_path": str(dataset.path),
-        "dataset_sha256": dataset.sha256,
-        "case_id": case.case_id, "row_number": case.row_number, "calculator_id": case.calculator_id,
-        "calculator_name": case.calculator_name, "output_type": case.output_type,
-        "prompt_hash": prompt_hash(arm, ctx),
-        "request": [c.request for c in chats], "replies": [c.text for c in chats],
-        "program": sol.program, "executor": sol.executor, "answer": answer, "answer_kind": kind,
-        "outcome": outcome, "reason": sol.reason, "detail": sol.detail,
-        "correct": scores.get(spec.scorer, False), "scorer": spec.scorer, "scores": scores,
-        "gold": {"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit},
-        "latency_ms": round(sum(c.latency_ms for c in chats), 1) if chats else None,
-        "tokens": {"prompt": prompt_tokens, "completion": completion_tokens},
-        "retries": sum(c.retries for c in chats), "finish_reasons": [c.finish_reason for c in chats],
-        "truncated": [c.truncated for c in chats], "cached": [c.cached for c in chats],
-        "server_model": next((c.server_model for c in chats if c.server_model), None),
-        "started_at": started, "finished_at": _now(),
+    return Record(
+        key=key, model=spec.model, model_revision=spec.model_revision,
+        server_profile=spec.server_profile, arm=arm.name, arm_config_hash=_config_hash(arm),
+        seed=seed, dataset=dataset.name, dataset_path=str(dataset.path),
+        dataset_sha256=dataset.sha256,
+        case_id=case.case_id, row_number=case.row_number, calculator_id=case.calculator_id,
+        calculator_name=case.calculator_name, output_type=case.output_type,
+        prompt_hash=prompt_hash(arm, ctx),
+        request=[c.request for c in chats], replies=[c.text for c in chats],
+        program=sol.program, executor=_executor_json(sol.executor), answer=answer, answer_kind=kind,
+        outcome=outcome, reason=sol.reason, detail=sol.detail,
+        correct=scores.get(spec.scorer, False), scorer=spec.scorer, scores=scores,
+        gold={"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit},
+        latency_ms=round(sum(c.latency_ms for c in chats), 1) if chats else None,
+        tokens={"prompt": prompt_tokens, "completion": completion_tokens},
+        retries=sum(c.retries for c in chats), finish_reasons=[c.finish_reason for c in chats],
+        truncated=[c.truncated for c in chats], cached=[c.cached for c in chats],
+        server_model=next((c.server_model for c in chats if c.server_model), None),
+        started_at=started, finished_at=_now(),
         **formula_version_fields(arm, case, answer, kind, spec.scorer, spec.convention),
-        **({"synthetic": True} if _synthetic(spec, chats) else {}),
-    }
+        synthetic=_synthetic(spec, chats),
+    ).to_dict()
 
 
 def prompt_hash(arm: Arm, ctx: Context) -> str | None:
@@ -154,6 +160,13 @@ def prompt_hash(arm: Arm, ctx: Context) -> str | None:
 def _synthetic(spec: RunSpec, chats) -> bool:
     """Rows fed by the rehearsal server (harness.model.rehearsal.labels) are marked; real rows keep their fields."""
     return is_synthetic_model(spec.model) or any(is_synthetic_model(c.server_model) for c in chats)
+
+
+def _executor_json(executor: ExecResult | list[ExecResult | None] | None) -> dict | list[dict | None] | None:
+    """A solution's executor result(s) in the record's JSON form."""
+    if isinstance(executor, list):
+        return [None if r is None else r.to_dict() for r in executor]
+    return None if executor is None else executor.to_dict()
 
 
 def _kind_of(value: Any) -> str:
@@ -213,7 +226,7 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
 
     path = results_path(spec.out_dir, spec.model, arm.name, seed)
     # fsync batched: a killed harness loses nothing it wrote; a machine crash at most the last second,
-    # which a resumed run redoes (harness.store)
+    # which a resumed run redoes (harness.run.store)
     store = ResultStore(path, sync_every=STORE_SYNC_EVERY, sync_interval_s=STORE_SYNC_INTERVAL_S)
     other = sorted({r.get("arm_config_hash") for r in store.records if r.get("arm") == arm.name} - {arm.config_hash()})
     if other:
@@ -244,6 +257,12 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
                 sol = await solver.solve(ctx)
             except InfraError as exc:
                 return case, key, None, ctx, started, exc
+            except ModelRejectedRequest as exc:   # the server refused this case's request: its outcome, not an abort
+                print(f"{arm.name} seed {seed} case {case.case_id}: request rejected by the model server "
+                      f"(HTTP {exc.status}), recorded as {RowOutcome.REQUEST_REJECTED.value}: {str(exc)[:300]}",
+                      file=sys.stderr)
+                sol = Solution(outcome=RowOutcome.REQUEST_REJECTED.value, reason=str(exc)[:1000],
+                               detail={"rejected_status": exc.status, "requests_answered_before": len(ctx.chats)})
             return case, key, sol, ctx, started, None
 
     tasks = [asyncio.ensure_future(one(c, k)) for c, k in pending]
@@ -272,8 +291,12 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
 
 
 def make_progress(enabled: bool):
+    """A rich progress bar on a terminal; periodic progress lines (harness.run.progress) when the output goes
+    to a file or a pipe, where a bar would show nothing until it stops."""
     if not enabled:
         return None
+    if not Console().is_terminal:
+        return LineProgress()
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     TimeRemainingColumn(), transient=False)
 

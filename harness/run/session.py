@@ -7,7 +7,11 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import json
+import signal
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from executor.api import Executor
 from harness.arms.prompts import template_hashes
@@ -18,10 +22,64 @@ from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
 from harness.model.preflight import check_model_server
 from harness.model.rehearsal.labels import is_synthetic_model
-from harness.run.manifest import write_run_manifest
+from harness.run.manifest import read_manifests, write_run_manifest
 from harness.run.case_selection import spread_across_calculators
 from harness.run.request import RunRequest
 from harness.run.runner import NO_MODEL, run_arms
+from harness.run.store import StoreError, TornLineWarning, iter_result_files, read_result_file
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[list[int]]:
+    """SIGTERM behaves like Ctrl-C inside the block (a `finally` runs, the caller says what was kept): it goes to
+    the Ctrl-C handler in force, so inside asyncio.run the main task is cancelled as on Ctrl-C rather than a
+    KeyboardInterrupt raised inside whichever task was running. Yields the list of signals received."""
+    received: list[int] = []
+
+    def handler(signum, frame):
+        received.append(signum)
+        on_ctrl_c = signal.getsignal(signal.SIGINT)
+        if callable(on_ctrl_c):
+            on_ctrl_c(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt(f"signal {signum}")
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield received
+        return
+    old_int = signal.getsignal(signal.SIGINT)
+    if not callable(old_int):   # Ctrl-C ignored (a background job of a script): asyncio then leaves SIGINT alone
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
+
+
+def records_kept(out_dir, arms: list[str], seeds: list[int]) -> tuple[int, int]:
+    """(records, results files) of these arms and seeds under ``out_dir``, read through the store's reader."""
+    wanted = {f"seed{s}" for s in seeds}
+    files = [p for p in iter_result_files(out_dir, arms) if p.stem in wanted]
+    n = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TornLineWarning)   # a line torn by the interrupt is redone on resume
+        for p in files:
+            try:
+                n += len(read_result_file(p))
+            except StoreError:
+                pass
+    return n, len(files)
+
+
+def interrupted_line(out_dir, arms: list[str], seeds: list[int], signals: list[int], resume_command: str) -> str:
+    """The closing line of an interrupted run: what stopped it (a signal, else Ctrl-C), the records kept, and the
+    command that resumes."""
+    why = f"signal {signals[0]}" if signals else "Ctrl-C"
+    n, files = records_kept(out_dir, arms, seeds)
+    return (f"interrupted ({why}): {n:,} record(s) kept in {files} results file(s) under {out_dir}; "
+            f"resume with: {resume_command}")
 
 
 class CaseSelectionError(ValueError):
@@ -50,11 +108,8 @@ def check_convention_consistent(out_dir, dataset, choice: ConventionChoice, arms
     hold arms whose answer depends on it. Raises RunSetupError naming the manifest and both conventions."""
     if not any(a.solver.uses_convention for a in arms):
         return
-    for path in sorted(Path(out_dir).glob("manifest-*.json")):
-        try:
-            m = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # an unreadable manifest is the manifest checks' business, not this one's
+    for manifest in read_manifests(out_dir):
+        path, m = manifest.path, manifest.data
         sha = (m.get("dataset") or {}).get("sha256")
         if sha != dataset.sha256 or not _depends_on_convention(m.get("arms") or {}):
             continue
@@ -100,6 +155,7 @@ async def run_session(request: RunRequest):
     base_url, model, model_revision, server_profile = (target.base_url, target.model, target.revision,
                                                        target.server_profile)
     timeout, concurrency, scorer, server = target.timeout, request.concurrency, request.scorer, target.server_info
+    api_key_env = target.api_key_env
     check_convention_consistent(out_dir, dataset, choice, arms)
 
     client = None
@@ -113,13 +169,14 @@ async def run_session(request: RunRequest):
             ex_cm = Executor(backend=request.executor_backend)
             executor = ex_cm.__enter__()
         if any(a.needs_model for a in arms):
-            ids = await asyncio.to_thread(check_model_server, base_url, min(timeout, 60.0))
+            ids = await asyncio.to_thread(check_model_server, base_url, min(timeout, 60.0), api_key_env=api_key_env)
             if model_id is None:
                 if not ids:
                     raise RunSetupError(f"{base_url}/models lists no model; give --model")
                 model_id = ids[0]
             client = ModelClient(base_url, model_id, profile=server_profile, model_revision=model_revision,
-                                 concurrency=concurrency, timeout=timeout, cache_dir=target.cache_dir)
+                                 concurrency=concurrency, timeout=timeout, cache_dir=target.cache_dir,
+                                 api_key_env=api_key_env)
         one_shot = []
         if any(a.example for a in arms):
             one_shot = load_dataset("one-shot").cases

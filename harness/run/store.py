@@ -24,8 +24,8 @@ from typing import Any, Iterable, Iterator
 
 from harness.core.canonical_json import canonical_json, record_line
 from harness.model.rehearsal.labels import record_kind
+from harness.run.record import REQUIRED_FIELDS
 
-REQUIRED_FIELDS = ("key", "model", "arm", "seed", "case_id", "calculator_id", "outcome", "correct", "scorer")
 
 
 class StoreError(Exception):
@@ -60,8 +60,8 @@ def results_path(out_dir: str | os.PathLike, model: str, arm: str, seed: int) ->
     return Path(out_dir) / model_slug(model) / arm / f"seed{int(seed)}.jsonl"
 
 
-def _scan(path: Path) -> tuple[list[dict], int, str | None]:
-    """Read complete records; return (records, byte length of the good prefix, torn-line text or None).
+def scan_result_file(path: Path) -> tuple[list[dict], int, str | None]:
+    """One results file's complete records; return (records, byte length of the good prefix, torn-line text or None).
 
     Only the LAST line may be torn; a bad line anywhere else is corruption and raises StoreError."""
     data = path.read_bytes()
@@ -111,7 +111,7 @@ class ResultStore:
         self.records: list[dict] = []
         self.dropped_torn_line = False
         if self.path.exists():
-            self.records, good_end, torn = _scan(self.path)
+            self.records, good_end, torn = scan_result_file(self.path)
             if torn is not None:
                 warnings.warn(
                     f"{self.path}: dropped an incomplete last line ({len(torn)} chars) left by an interrupted "
@@ -153,16 +153,23 @@ class ResultStore:
         line = record_line(record)
         if "\n" in line[:-1]:
             raise StoreError("a record serialised to more than one line")  # json.dumps escapes newlines
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        data = line.encode("utf-8")
-        written = os.write(self._fd, data)
-        while written < len(data):          # a short write: finish the line (a crash here leaves a torn line)
-            written += os.write(self._fd, data[written:])
-        self._unsynced += 1
-        if self._unsynced >= self.sync_every or (self.sync_interval_s is not None and
-                                                 time.monotonic() - self._last_sync >= self.sync_interval_s):
-            self.sync()
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            # backslashreplace turns a lone surrogate (model or program text) into its JSON escape
+            # \udXXX, which reads back as the same string: lossless, and the line stays UTF-8
+            data = line.encode("utf-8", "backslashreplace")
+            written = os.write(self._fd, data)
+            while written < len(data):          # a short write: finish the line (a crash here leaves a torn line)
+                written += os.write(self._fd, data[written:])
+            self._unsynced += 1
+            if self._unsynced >= self.sync_every or (self.sync_interval_s is not None and
+                                                     time.monotonic() - self._last_sync >= self.sync_interval_s):
+                self.sync()
+        except OSError as exc:  # e.g. a full disk: a write on a descriptor names no file, so name it
+            if exc.filename is None:
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
+            raise
         self.done_keys.add(record["key"])
         self.records.append(record)
         return True
@@ -198,9 +205,19 @@ def _kinds(records: Iterable[dict]) -> set:
     return {k for k in map(record_kind, records) if k is not None}
 
 
+RESULT_FILE_GLOB = "seed*.jsonl"   # results_path's file name; a result set holds <model>/<arm>/seed<N>.jsonl
+
+
+def result_sets(results_root: str | os.PathLike) -> list[Path]:
+    """The result sets under a root: every directory holding <model>/<arm>/seed<N>.jsonl files (the root
+    itself counts when it holds them directly), sorted."""
+    root = Path(results_root)
+    return sorted({p.parents[2] for p in root.glob(f"**/{RESULT_FILE_GLOB}") if len(p.relative_to(root).parts) >= 3})
+
+
 def iter_result_files(results_root: str | os.PathLike, arms: Iterable[str] | None = None) -> Iterator[Path]:
-    """Every results file under a root (only those of `arms` when given), in a stable order."""
-    files = sorted(Path(results_root).glob("*/*/seed*.jsonl"))
+    """Every results file of a result set (only those of `arms` when given), in a stable order."""
+    files = sorted(Path(results_root).glob(f"*/*/{RESULT_FILE_GLOB}"))
     if arms is not None:
         wanted = set(arms)
         files = [p for p in files if p.parent.name in wanted]
@@ -210,7 +227,7 @@ def iter_result_files(results_root: str | os.PathLike, arms: Iterable[str] | Non
 def read_result_file(path: str | os.PathLike) -> list[dict]:
     """The complete records of one results file (read-only: a torn last line is skipped with a
     TornLineWarning, a bad line elsewhere raises StoreError naming file and line)."""
-    recs, _, torn = _scan(Path(path))
+    recs, _, torn = scan_result_file(Path(path))
     if torn is not None:
         warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
     return recs
@@ -234,6 +251,9 @@ def iter_located_records(results_root: str | os.PathLike,
             yield path, lineno, rec
 
 
+# The export's leading columns, in this order; every other field a record holds follows (synthetic,
+# model_revision, server_profile, formula_version, reference, detail, reason, truncated, ...), so an exported
+# file keeps what the records say, the synthetic label above all.
 FLAT_COLUMNS = (
     "key", "model", "arm", "arm_config_hash", "seed", "dataset", "dataset_sha256", "case_id", "row_number",
     "calculator_id", "calculator_name", "output_type", "prompt_hash", "outcome", "answer", "answer_kind",
@@ -242,21 +262,34 @@ FLAT_COLUMNS = (
 
 
 def records_frame(records: Iterable[dict]):
-    """Records as a flat pandas DataFrame: scalar fields as columns, nested fields as JSON strings."""
+    """Records as a flat pandas DataFrame: every field a column (FLAT_COLUMNS first, the rest in the order they
+    first appear), `tokens` split into prompt/completion columns, nested values and `answer` as JSON strings."""
     import pandas as pd  # only the export needs pandas (0.5 s to import): kept out of every CLI start
 
     rows = []
+    columns: dict[str, None] = dict.fromkeys(FLAT_COLUMNS)
     for rec in records:
-        row = {c: rec.get(c) for c in FLAT_COLUMNS}
-        row["answer"] = None if rec.get("answer") is None else canonical_json(rec["answer"])
-        tokens = rec.get("tokens") or {}
-        row["prompt_tokens"] = tokens.get("prompt")
-        row["completion_tokens"] = tokens.get("completion")
-        for nested in ("scores", "gold", "request", "replies", "program", "executor", "finish_reasons"):
-            value = rec.get(nested)
-            row[nested] = None if value is None else (value if isinstance(value, str) else canonical_json(value))
+        row: dict = {}
+        for name, value in rec.items():
+            if name == "tokens":
+                tokens = value or {}
+                row["prompt_tokens"] = tokens.get("prompt")
+                row["completion_tokens"] = tokens.get("completion")
+            elif name == "answer":
+                row[name] = None if value is None else canonical_json(value)
+            elif isinstance(value, (dict, list)):
+                row[name] = canonical_json(value)
+            else:
+                row[name] = value
+        columns.update(dict.fromkeys(row))
         rows.append(row)
-    return pd.DataFrame(rows)
+    for name in columns:        # a field whose values differ in type across records is exported as JSON text
+        kinds = {type(r[name]) for r in rows if r.get(name) is not None}
+        if len(kinds) > 1:
+            for r in rows:
+                if r.get(name) is not None and not isinstance(r[name], str):
+                    r[name] = canonical_json(r[name])
+    return pd.DataFrame(rows, columns=list(columns))
 
 
 def load_results(results_root: str | os.PathLike):

@@ -7,8 +7,11 @@ scope: min/pow/round/abs/int/float, every public math function and constant, and
 functions computed BY numpy (so numpy's rules hold: np.power of an integer to a negative integer
 raises). Supported forms: literals, arithmetic (on numbers and numpy arrays; + and * of sequences),
 comparisons, and/or/not, if-else, tuples and lists, subscripts and slices, list comprehensions and
-generator expressions, lambdas (positional parameters with defaults), calls without * or **, and the
-.real/.imag of numbers.
+generator expressions, lambdas (positional parameters with defaults), calls without * or **, the
+.real/.imag of numbers, and assignment expressions (``(x := v)``: the name is bound where Python binds it,
+the eval's own scope, or a lambda's; from inside a comprehension, the scope that holds the comprehension).
+The expression is first compiled (never run) so the errors Python raises at compile time, not at parse
+time (a walrus rebinding a comprehension's iteration variable), give "N/A" as in the official eval.
 
 Left out, each raising `Unsupported` (the official scorer then reads "N/A" where the official code
 might compute a value; deviations documented in harness/scoring/official.py): any other attribute
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import math
+from collections import ChainMap
 import numbers
 import operator
 from typing import Any, Callable
@@ -116,13 +120,20 @@ def _comprehension(node: ast.AST, env: dict[str, Any]) -> list:
         if gen.is_async:
             raise Unsupported("async")
         for item in _eval_node(gen.iter, scope):
-            inner = dict(scope)
+            # The comprehension's own names in front of the scope that holds it (which an assignment
+            # expression inside the comprehension writes to: _assignment_scope).
+            inner = scope.new_child() if isinstance(scope, ChainMap) else ChainMap({}, scope)
             _bind(gen.target, item, inner)
             if all(_eval_node(c, inner) for c in gen.ifs):
                 walk(i + 1, inner)
 
     walk(0, env)
     return out
+
+
+def _assignment_scope(env: dict[str, Any] | ChainMap) -> dict[str, Any]:
+    """Where `(name := value)` binds: the innermost scope that is not a comprehension's."""
+    return env.maps[-1] if isinstance(env, ChainMap) else env
 
 
 def _lambda(node: ast.Lambda, env: dict[str, Any]) -> Callable:
@@ -137,7 +148,7 @@ def _lambda(node: ast.Lambda, env: dict[str, Any]) -> Callable:
             raise TypeError("lambda called with the wrong number of arguments")
         missing = len(names) - len(args)
         full = list(args) + (defaults[len(defaults) - missing:] if missing else [])
-        return _eval_node(node.body, {**env, **dict(zip(names, full))})
+        return _eval_node(node.body, {**env, **dict(zip(names, full))})  # the lambda's own scope: a new dict
 
     return call
 
@@ -212,6 +223,10 @@ def _eval_node(node: ast.AST, env: dict[str, Any]) -> Any:
             if isinstance(node.op, ast.Or) and value:
                 return value
         return value
+    if isinstance(node, ast.NamedExpr):
+        value = _eval_node(node.value, env)
+        _assignment_scope(env)[node.target.id] = value  # the target of := is always a plain name
+        return value
     if isinstance(node, ast.IfExp):
         return _eval_node(node.body, env) if _eval_node(node.test, env) else _eval_node(node.orelse, env)
     if isinstance(node, ast.Call) and not any(isinstance(a, ast.Starred) for a in node.args):
@@ -230,5 +245,7 @@ def _eval_node(node: ast.AST, env: dict[str, Any]) -> Any:
 def evaluate(expr: str) -> Any:
     """The value of a Python expression under the official eval scope (module docstring). Raises on
     any failure."""
+    tree = ast.parse(expr, mode="eval")
+    compile(tree, "<answer>", "eval", dont_inherit=True)  # compile-time errors only; the code object is never run
     with np.errstate(all="ignore"):
-        return _eval_node(ast.parse(expr, mode="eval").body, {})
+        return _eval_node(tree.body, {})

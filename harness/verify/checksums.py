@@ -1,10 +1,15 @@
-"""sha256 manifests of committed files (per-case results, their manifests and derived tables).
+"""sha256 manifests of result files (per-case results, their manifests and derived tables).
 
-A manifest is a text file in `sha256sum` format, one `<sha256>  <path>` line per file, paths relative
-to the repository root and sorted. `check_manifest` names every missing, changed and unlisted file.
+A manifest is a text file in `sha256sum` format, one `<sha256>  <path>` line per file, sorted by path.
+The committed result sets are listed in `checksums/results.sha256`, paths relative to the repository
+root; a user's results root (a `make reproduce` output, or any root after `harness checksums update
+--results ROOT`) holds its own `SHA256SUMS`, paths relative to that root, so it verifies wherever it is
+copied (`cd ROOT && sha256sum -c SHA256SUMS` checks it too). `check_manifest` names every missing,
+changed and unlisted file.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from harness.core.hashing import file_sha256
@@ -12,6 +17,7 @@ from harness.core.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
 RESULTS_MANIFEST = ROOT / "checksums" / "results.sha256"
+CHECKSUM_FILE = "SHA256SUMS"          # a results root's own checksums, paths relative to that root
 
 
 class ChecksumError(Exception):
@@ -19,9 +25,9 @@ class ChecksumError(Exception):
 
 
 def covered_files(tree: Path) -> list[Path]:
-    """Every regular file under a committed tree (hidden files and caches excluded)."""
-    return sorted(p for p in tree.rglob("*") if p.is_file() and not any(part.startswith(".") or part == "__pycache__"
-                                                                          for part in p.relative_to(tree).parts))
+    """Every regular file under a results tree (hidden files, caches and the tree's own SHA256SUMS excluded)."""
+    return sorted(p for p in tree.rglob("*") if p.is_file() and p != tree / CHECKSUM_FILE
+                  and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(tree).parts))
 
 
 def read_manifest(manifest: Path) -> dict[str, str]:
@@ -43,6 +49,8 @@ def read_manifest(manifest: Path) -> dict[str, str]:
 
 def write_manifest(manifest: Path, trees: list[Path], root: Path = ROOT) -> int:
     lines = []
+    trees = [t.resolve() for t in trees]
+    root = root.resolve()
     for tree in trees:
         for path in covered_files(tree):
             lines.append(f"{file_sha256(path)}  {path.relative_to(root).as_posix()}")
@@ -70,8 +78,23 @@ class CheckReport:
         return out
 
 
+def write_own_checksums(results_root: Path) -> dict:
+    """A results root's own SHA256SUMS: every file under it, paths relative to it (written atomically)."""
+    target = Path(results_root) / CHECKSUM_FILE
+    tmp = Path(results_root) / f".{CHECKSUM_FILE}.tmp"
+    n = write_manifest(tmp, [Path(results_root)], root=Path(results_root))
+    os.replace(tmp, target)
+    return {"path": str(target), "files": n}
+
+
 def check_manifest(manifest: Path, trees: list[Path], root: Path = ROOT) -> CheckReport:
-    entries = read_manifest(manifest)
+    return check_entries(read_manifest(manifest), trees, root)
+
+
+def check_entries(entries: dict[str, str], trees: list[Path], root: Path) -> CheckReport:
+    """Each listed file (path relative to `root`) against its sha256; every file under `trees` not listed."""
+    root = root.resolve()
+    trees = [t.resolve() for t in trees]
     report = CheckReport()
     for rel, digest in sorted(entries.items()):
         path = root / rel

@@ -7,7 +7,6 @@ a record with neither scores wrong. Cases come from the record's dataset, which 
 """
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from harness.data.dataset import DatasetError, load_dataset
 from harness.scoring.scorers import Gold, gold_of
 from harness.core.parallel import ordered_map
 from harness.model.rehearsal.labels import record_kind
+from harness.run.manifest import read_manifests
 from harness.run.store import StoreError, TornLineWarning, iter_located_records, iter_result_files, read_result_file
 
 
@@ -187,11 +187,7 @@ def _manifest_conventions(results_root: Path) -> dict[tuple[str, str], str]:
     """(dataset sha256, arm_config_hash) -> the convention its run used, for the convention-dependent arms of
     every run manifest under ``results_root`` (a manifest without a ``convention`` entry: the dataset's own)."""
     out: dict[tuple[str, str], str] = {}
-    for path in sorted(Path(results_root).glob("**/manifest-*.json")):
-        try:
-            m = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+    for m in (mf.data for mf in read_manifests(results_root)):
         sha = (m.get("dataset") or {}).get("sha256")
         if not sha:
             continue

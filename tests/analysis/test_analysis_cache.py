@@ -11,8 +11,8 @@ import warnings
 import numpy as np
 import pytest
 
-from harness.analysis import analysis_step as step
-from harness.analysis.analysis_step import analyse
+from harness.analysis import results_analysis as step
+from harness.analysis.results_analysis import analyse
 from harness.analysis.stats import arrays
 from harness.analysis.stats.arrays import CACHE_ENV, cache_dir, load_arrays
 from harness.core.parallel import WORKERS_ENV

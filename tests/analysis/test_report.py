@@ -18,7 +18,7 @@ from harness.analysis.stats import catalog
 @pytest.fixture
 def synthetic_report(tmp_path, monkeypatch):
     from harness.analysis.report import build_report
-    from harness.analysis.stats.synthetic import synthetic_records, write_records
+    from harness.analysis.stats.synthetic_records import synthetic_records, write_records
 
     monkeypatch.setattr(catalog, "library_calculators", lambda: {1})
     monkeypatch.setattr(catalog, "audit_groups", lambda: {1: "no_issue", 2: "replaced", 3: "other_concern"})
@@ -35,7 +35,8 @@ def test_report_is_self_contained(synthetic_report):
     assert text.startswith("<!DOCTYPE html>")
     assert not re.search(r"""(src|href)=["']?(https?:|//|file:)""", text)  # nothing fetched
     imgs = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
-    assert len(imgs) == 2 and all(base64.b64decode(i)[:4] == b"\x89PNG" for i in imgs)
+    # figures 1b and 2, and the comparison with the paper (harness.analysis.compare)
+    assert len(imgs) == 3 and all(base64.b64decode(i)[:4] == b"\x89PNG" for i in imgs)
     for name in ("table1", "table2", "s5", "s6", "s12"):
         assert f'id="{name}"' in text
     assert "manifest-synthetic-run.json" in text and "&lt;b&gt;&amp;" in text  # manifest shown, escaped

@@ -6,7 +6,7 @@ import html
 import re
 
 from harness.analysis.report import render_report
-from harness.analysis.analysis_step import analyse
+from harness.analysis.results_analysis import analyse
 from harness.analysis.tables import build_tables
 from tests.conftest import ROOT
 

@@ -5,8 +5,8 @@ is a result set whose curve is known, not a result."""
 from __future__ import annotations
 
 from harness.analysis.stats.risk_coverage import curve, level_rows
-from harness.analysis.stats.synthetic import synthetic_records, write_records
-from harness.analysis.analysis_step import analyse
+from harness.analysis.stats.synthetic_records import synthetic_records, write_records
+from harness.analysis.results_analysis import analyse
 from harness.analysis.tables import build_tables
 from tests.analysis.test_risk_coverage import DESIGN, design_records
 

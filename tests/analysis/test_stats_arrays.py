@@ -15,7 +15,7 @@ from harness.analysis.stats.bootstrap import Resampler
 from harness.analysis.stats.families import PRIMARY, SYNTAX, Comparison
 from harness.analysis.stats.hybrids import add_hybrids, hybrid_name, library_share
 from harness.analysis.stats.paired import paired_gaps
-from harness.analysis.stats.synthetic import synthetic_records, write_records
+from harness.analysis.stats.synthetic_records import synthetic_records, write_records
 
 ARMS = ("open-book", "program-solve", "program-solve-syntax", "gold-lib", "extract-lib", "blind")
 

@@ -12,7 +12,7 @@ from statsmodels.stats.multitest import multipletests
 
 from harness.analysis.stats.bootstrap import Resampler, percentile_interval, ratio
 from harness.analysis.stats.icc import design_effect, effective_sample_size, icc1, summarize
-from harness.analysis.stats.tests import holm, mcnemar_exact, sign_flip_p
+from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact, sign_flip_p
 
 
 # ---- McNemar --------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from harness.analysis.stats import catalog
 from harness.analysis.stats.families import arm_label
-from harness.analysis.analysis_step import analyse
+from harness.analysis.results_analysis import analyse
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import tex_escape
 from harness.analysis.tables import build_all, table1
@@ -31,7 +31,7 @@ def fake_catalog(monkeypatch):
 
 @pytest.fixture
 def synthetic_results(tmp_path):
-    from harness.analysis.stats.synthetic import synthetic_records, write_records
+    from harness.analysis.stats.synthetic_records import synthetic_records, write_records
 
     recs = synthetic_records(models=("synthetic/Alpha-7B-Instruct", "synthetic/Beta-32B-Instruct"), arms=ARMS,
                              seeds=(42, 43, 44), sizes=(5, 4, 6, 3, 5), library=LIB, date_calcs={3}, seed=11)
@@ -80,7 +80,7 @@ def test_a_broken_catalogue_contract_raises_not_omits(synthetic_results, monkeyp
     root, _ = synthetic_results
 
     def broken():
-        raise LookupError("harness.formulas.CATALOGUE[2] has audit_group 'x' (synthetic test)")
+        raise LookupError("harness.calculators.catalogue.CATALOGUE[2] has audit_group 'x' (synthetic test)")
 
     monkeypatch.setattr(catalog, "audit_groups", broken)
     with pytest.raises(LookupError, match=r"CATALOGUE\[2\] has audit_group"):
@@ -89,7 +89,7 @@ def test_a_broken_catalogue_contract_raises_not_omits(synthetic_results, monkeyp
 
 
 def test_single_seed_and_partial_arms(tmp_path, fake_catalog):
-    from harness.analysis.stats.synthetic import synthetic_records, write_records
+    from harness.analysis.stats.synthetic_records import synthetic_records, write_records
 
     recs = synthetic_records(models=("synthetic/demo",), arms=("open-book", "program-solve"), seeds=(42,),
                              sizes=(3, 3, 3), seed=1)
@@ -101,7 +101,7 @@ def test_single_seed_and_partial_arms(tmp_path, fake_catalog):
     assert "s19: no arm ran more than one seed" in index
     assert "Omitted, no results: Note only" in (tmp_path / "t" / "table1.md").read_text()
     s1 = (tmp_path / "t" / "s1.md").read_text()
-    assert "^3" in s1  # blind covers 3 of 9 cases: marked
+    assert "^n=3" in s1  # blind covers 3 of 9 cases: marked, saying what the mark counts
     assert any(p.name == "table2.md" for p in paths)
 
 

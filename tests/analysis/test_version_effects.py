@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from harness.data.dataset import load_dataset
 from harness.data.conventions import default_convention
-from harness.library import LIBRARY, solve_gold
+from harness.calculators import LIBRARY, solve_gold
 from harness.analysis.stats.version_effects import case_rows, summarise
 
 

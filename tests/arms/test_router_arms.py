@@ -30,7 +30,7 @@ def test_existing_hashes_and_defaults_unchanged():
     for name in seen:
         assert "formula_versions" not in ARMS[name].config() and "agree_min" not in ARMS[name].config()
     # an explicit benchmark version is the default
-    from harness.formulas.versions import parse_formula_versions
+    from harness.calculators.versions import parse_formula_versions
     same = with_options(ARMS["program-solve"], formula_versions=parse_formula_versions(["9=mdrd-2006"]))
     assert same.config_hash() == ARMS["program-solve"].config_hash()
     assert not set(extension_arms()) & {a.name for a in resolve_arms([])}
@@ -89,8 +89,8 @@ def test_gold_lib_at_a_version_records_reference(tmp_path):
         ref = r["reference"]
         assert ref["label"] == "library-derived reference" and ref["value"] == r["answer"] and ref["correct"] is True
         assert r["gold"]["answer"] != str(ref["value"])          # benchmark gold kept as it is
-        assert r["detail"]["library"]["function"] == "harness.library.versions.ckd_epi"
-    assert all(r["formula_version"] is None and "reference" not in r for r in recs if r["calculator_id"] == 24)
+        assert r["detail"]["library"]["function"] == "harness.calculators.versions.ckd_epi"
+    assert all(r["formula_version"] is None and r["reference"] is None for r in recs if r["calculator_id"] == 24)
     # same root, other configuration: refused, nothing written
     before = (out / "library" / "gold-lib" / "seed42.jsonl").read_bytes()
     res = CliRunner().invoke(cli, ["run", "--arm", "gold-lib", "--dataset", "bundled-test", "--calculator", "9",

@@ -62,7 +62,7 @@ def test_router_arm_end_to_end(name, env, model_server, tmp_path):
         assert router["route"] in {"library", "programs", "abstain"}
         if router["route"] == "library":
             assert r["outcome"] == "answered" and router["library"]["formula_id"] == 13
-            assert router["library"]["function"].startswith("harness.library.")
+            assert router["library"]["function"].startswith("harness.calculators.")
         else:
             assert len(router["samples"]) == 2 and len(r["program"]) == 2
             assert sum(c["count"] for c in router["clusters"]) == sum(

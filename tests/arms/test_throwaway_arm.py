@@ -22,7 +22,7 @@ from harness.arms.registry import ARMS, arm_order, ladder, registered
 from harness.arms.solvers import SOLVERS, Context, Solution, Solver
 from harness.arms.solvers.base import ABSTAINED, value_solution
 from harness.arms.spec import Arm, Decoding, Display, PromptFamily
-from harness.cli.results import verify_records
+from harness.verify.verification import verify
 from harness.cli.run import run as run_cmd, score as score_cmd
 from harness.data.dataset import Case, load_dataset
 from harness.reproduce.config import ReproduceConfig
@@ -113,7 +113,7 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     assert any(row["outcome"] == "answered" for row in rows) and any(row["outcome"] == "abstained" for row in rows)
 
     # rescoring: `harness verify`'s and `harness score`'s, which ask the arm's solver how to rescore a row
-    assert verify_records(out) == ([], [], [])          # no mixing, no convention problem, no rescoring mismatch
+    assert verify(out, tables=False).problems == []     # no mixing, no convention problem, no rescoring mismatch
     scored = CliRunner().invoke(score_cmd, ["--results", str(out), "--arm", NAME])
     assert scored.exit_code == 0, scored.output
     assert NAME in scored.output
@@ -123,7 +123,7 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     flip = next(i for i, row in enumerate(bad) if row["outcome"] == "answered")
     bad[flip]["correct"] = not bad[flip]["correct"]
     (tampered / "rehearsal-alpha" / NAME / "seed42.jsonl").write_text("".join(json.dumps(b) + "\n" for b in bad))
-    _mixing, _conventions, problems = verify_records(tampered)
+    problems = verify(tampered, tables=False).problems
     assert len(problems) == 1 and bad[flip]["case_id"] in problems[0]
 
     # the reproduce plan: request counts from the solver's bounds, tokens measured from the stored rows

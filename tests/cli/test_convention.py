@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from harness.arms.registry import get_arm
 from harness.cli import main
 from harness.core.paths import REPO_ROOT
+from tests.fixtures_data import read_rows, write_rows
 
 SLICE = REPO_ROOT / "harness" / "data" / "test_slice.csv"
 
@@ -91,16 +92,41 @@ def test_explicit_option_wins_and_changes_the_arm_config(tmp_path):
 
 
 def test_unknown_file_gets_exact_and_the_cli_says_so(tmp_path):
-    text = SLICE.read_text(encoding="utf-8")
-    edited = tmp_path / "test_dev_v1.0.csv"     # a v1.0 file name, content the kit does not know
-    edited.write_text(text.replace("\n", "\r\n", 1), encoding="utf-8")
+    rows = read_rows(SLICE)
+    for row in rows:                            # content the kit does not know: every note edited
+        row["Patient Note"] += " (edited)"
+    edited = write_rows(tmp_path / "test_dev_v1.0.csv", rows)     # a v1.0 file name
     r = _invoke("formulas", "check", "--dataset", str(edited))
     assert "unit convention: exact (dataset content sha256" in r.output
-    assert "is not a file the kit knows; exact arithmetic" in r.output
+    assert "is not a file the kit knows and no row is a known row; exact arithmetic" in r.output
     j = CliRunner().invoke(main, ["formulas", "check", "--dataset", str(edited), "--json",
                                   "--convention", "medcalc-v1.0"])
     (rep,) = json.loads(j.stdout)
     assert rep["convention"]["name"] == "medcalc-v1.0" and rep["convention"]["source"] == "option"
+
+
+def test_users_own_csv_of_v1_rows_gets_the_known_files_gold_solve(tmp_path, shared_data_dir):
+    """The issue's reproduction: 374 v1.0 rows saved as the user's own CSV (reordered, re-saved by pandas).
+    Gold-Solve on them must score every row as on the known dev file; under exact arithmetic (what a
+    whole-file sha256 gave such a file) three rows come out wrong."""
+    import pandas as pd
+
+    dev = shared_data_dir / "test_dev_v1.0.csv"
+    df = pd.read_csv(dev, dtype=str, keep_default_na=False).iloc[:374][::-1]
+    mine = tmp_path / "my_rows.csv"
+    df.to_csv(mine, index=False)
+    runs = {}
+    for name, data, extra in (("mine", mine, ()), ("known", dev, ()), ("exact", mine, ("--convention", "exact"))):
+        out = tmp_path / name
+        r = _invoke("run", "--arm", "gold-lib", "--dataset", str(data), "--seeds", "42", "--out", str(out),
+                    "--no-progress", *extra)
+        assert r.exit_code == 0, r.output
+        runs[name] = {x["case_id"]: x["correct"] for x in _gold_rows(out)}
+        if name == "mine":
+            assert "unit convention: medcalc-v1.0 (374 of 374 rows are known rows of MedCalc-Bench v1.0" in r.output
+    assert len(runs["mine"]) == 374
+    assert runs["mine"] == {k: runs["known"][k] for k in runs["mine"]}
+    assert sum(runs["mine"].values()) == 202 and sum(runs["exact"].values()) == 199
 
 
 def test_every_solving_or_scoring_command_takes_the_option():
@@ -109,3 +135,20 @@ def test_every_solving_or_scoring_command_takes_the_option():
         r = CliRunner().invoke(main, [*args, "--help"])
         assert r.exit_code == 0, (args, r.output)
         assert "--convention [exact|medcalc-v1.0]" in r.output, args
+
+
+def test_run_on_a_file_mixing_conventions_is_refused_before_anything_is_written(tmp_path):
+    rows = read_rows(SLICE)[:6] + read_rows(REPO_ROOT / "harness" / "data" / "one_shot_verified.csv")[:4]
+    for i, row in enumerate(rows):
+        row["Row Number"] = str(i + 1)
+    mixed = write_rows(tmp_path / "mixed.csv", rows)
+    out = tmp_path / "res"
+    r = CliRunner().invoke(main, ["run", "--arm", "gold-lib", "--dataset", str(mixed), "--seeds", "42",
+                                  "--out", str(out), "--no-progress"])
+    assert r.exit_code == 1
+    assert (f"Error: {mixed}: the rows mix unit conventions: 4 known exact rows, 6 known medcalc-v1.0 rows (of 10;"
+            in r.output), r.output
+    assert not list(out.glob("**/*.jsonl"))
+    ok = _invoke("run", "--arm", "gold-lib", "--dataset", str(mixed), "--seeds", "42", "--out", str(out),
+                 "--no-progress", "--convention", "exact")
+    assert ok.exit_code == 0 and "the dataset's rows mix conventions (4 known exact rows" in ok.output

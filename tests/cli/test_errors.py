@@ -7,13 +7,13 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
+from harness.core.ports import free_port
 from tests.conftest import ROOT
 
 HARNESS = str(ROOT / ".venv" / "bin" / "harness")
@@ -47,15 +47,9 @@ def assert_short_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
     return err
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_model_server_unreachable(tmp_path):
     root, before = seeded_root(tmp_path)
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     proc = harness("run", "--arm", "open-book", "--dataset", "bundled-test", "--limit", "1",
                    "--base-url", f"http://127.0.0.1:{port}/v1", "--out", str(root), "--no-progress")
     assert_short_error(proc, f"cannot reach a model server at http://127.0.0.1:{port}/v1",
@@ -100,7 +94,7 @@ def test_container_backend_missing_docker(tmp_path):
         if found:
             (bare / tool).symlink_to(found)
     proc = harness("run", "--arm", "program-solve", "--dataset", "bundled-test", "--limit", "1",
-                   "--executor-backend", "container", "--base-url", f"http://127.0.0.1:{_free_port()}/v1",
+                   "--executor-backend", "container", "--base-url", f"http://127.0.0.1:{free_port()}/v1",
                    "--out", str(root), "--no-progress", env={"PATH": f"{ROOT / '.venv' / 'bin'}:{bare}"})
     assert_short_error(proc, "container executor backend is unavailable", "docker",
                        "--executor-backend process")

@@ -9,8 +9,8 @@ import pytest
 
 from harness.core import units
 from harness.core.units import EXACT, MEDCALC_V1, Convention, UnitError
-from harness.formulas.entities import Entities
-from harness.library import LIBRARY, LibraryAbstain
+from harness.calculators.entities import Entities
+from harness.calculators import LIBRARY, LibraryAbstain
 
 
 @pytest.mark.parametrize("value,unit,kg", [(70, "kg", 70), (2180, "g", 2.18), (142, "lbs", 64.410064),

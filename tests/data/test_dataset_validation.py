@@ -186,3 +186,42 @@ def test_null_cell_in_parquet_is_an_empty_value(one_shot_rows, tmp_path):
     p = tmp_path / "null.parquet"
     df.to_parquet(p, index=False)
     _expect(p, 2, "Upper Limit", r"empty value")
+
+
+def test_swapped_limits_are_refused_at_load(one_shot_rows, tmp_path):
+    # Real Verified rows with negative golds (Row Numbers 32, 49, 53), their limits recomputed as third-party
+    # copies do (gold*0.95, gold*1.05), which puts the larger bound first. Before this check the file loaded
+    # and the paper scorer raised ScoringError mid-run.
+    rows = copy.deepcopy(one_shot_rows)
+    negative = [i for i, r in enumerate(rows) if r["Output Type"] == "decimal" and float(r["Ground Truth Answer"]) < 0]
+    assert [rows[i]["Row Number"] for i in negative] == ["32", "49", "53"]
+    for i in negative:
+        gold = float(rows[i]["Ground Truth Answer"])
+        rows[i]["Lower Limit"], rows[i]["Upper Limit"] = repr(gold * 0.95), repr(gold * 1.05)
+    p = write_rows(tmp_path / "third_party.csv", rows)
+    err = _expect(p, negative[0] + 1, "Lower Limit",
+                  r"Lower Limit -1\.99499+ exceeds Upper Limit -2\.205 \(gold -2\.1\).*swap.*; 2 later rows too$")
+    assert err.row_number == "32" and "(Row Number 32)" in str(err)
+
+
+def test_ordered_limits_of_negative_golds_load(one_shot_rows, tmp_path):
+    rows = copy.deepcopy(one_shot_rows)
+    p = write_rows(tmp_path / "official.csv", rows)
+    cases = {c.row_number: c for c in load_dataset(p)}
+    assert cases[32].lower_value < cases[32].upper_value < 0
+
+
+def test_calculator_id_outside_the_55_is_refused_at_load(one_shot_rows, tmp_path):
+    rows = _rows(one_shot_rows)
+    rows[3]["Calculator ID"] = "999"
+    p = write_rows(tmp_path / "calc999.csv", rows)
+    err = _expect(p, 4, "Calculator ID", r"calculator id 999 is not one of MedCalc-Bench's 55 calculators")
+    assert err.row_number == rows[3]["Row Number"]
+
+
+def test_the_55_calculator_ids_are_the_official_lists_and_the_one_shot_split():
+    from harness.data.calculator_ids import CALCULATOR_IDS
+    from harness.scoring import official
+
+    assert CALCULATOR_IDS == official._DATE_IDS | official._WEEKS_IDS | official._INTEGER_IDS | official._DECIMAL_IDS
+    assert set(load_dataset("one-shot").calculator_ids()) == CALCULATOR_IDS

@@ -9,8 +9,8 @@ import pytest
 from harness.data import values
 from harness.data.dataset import parse_gold
 from harness.data.values import looks_like_weeks_days, parse_date, parse_number, parse_weeks_days
-from harness.formulas.entities import parse_us_date
-from harness.library.base import parse_date as library_parse_date
+from harness.calculators.entities import parse_us_date
+from harness.calculators.base import parse_date as library_parse_date
 from harness.scoring.gold import Gold
 
 D = dt.date(2006, 3, 31)
@@ -107,3 +107,20 @@ def test_callers_use_their_stated_options():
     with pytest.raises(ValueError):
         parse_us_date("03/31/06")   # was read as the year 6 before the one parser
     assert values.MONTHS["sept"] == 9
+
+
+def test_parse_number_is_the_one_number_parser():
+    """Gold answers (strict) and the calculators' gold entities (thousands=True) read numbers with one rule."""
+    assert parse_number(" 1e3 ") == 1000.0 and parse_number(".5") == 0.5 and parse_number(7) == 7.0
+    assert parse_number("1,234.5", thousands=True) == 1234.5
+    for bad in ("1,234.5", "1_000", "0x10", True, "", "12 mg"):
+        with pytest.raises(ValueError, match="expected a number"):
+            parse_number(bad)
+    for bad in ("nan", "-inf", float("inf")):
+        with pytest.raises(ValueError, match="expected a finite number"):
+            parse_number(bad)
+    from harness.calculators.base import entity_number
+    from harness.calculators.entities import Entities
+    assert entity_number("2,000") == 2000.0
+    assert Entities({"Platelet count": "2,000"}).pair("platelet count") == (2000.0, "")
+    assert Entities({"Platelet count": "1_000"}).pair("platelet count") == (None, "")

@@ -53,6 +53,28 @@ def _assert_case_specifics(ex, result, case: Adv) -> None:
         assert ex.run("answer = 2").answer == 2
 
 
+def _honest_probe(ex, case: Adv) -> None:
+    """Cross-program effects: the next program on the same executor still gets its answer."""
+    probe = ex.run("import math\nanswer = math.factorial(6) + 0.5\n")
+    assert (probe.outcome, probe.answer) == ("OK", 720.5), f"after {case.name}: {probe.outcome} ({probe.error})"
+
+
+def test_how_many_cases_stop_at_the_static_check():
+    """Issue 22, item 7: how many of the suite never reach layers 2-7 (the reviewer's hidden set:
+    44 of 56). Every case whose outcome with all layers on is REJECTED_STATIC is refused by
+    static_check alone, and no other case is; SECURITY.md quotes the figure."""
+    from executor.static_check import check_source
+
+    def stopped(src: str) -> bool:
+        try:
+            return bool(check_source(src))
+        except SyntaxError:
+            return False
+    at_static = [c.name for c in CASES if stopped(c.source)]
+    assert at_static == [c.name for c in CASES if c.on == Outcome.REJECTED_STATIC.value]
+    assert (len(at_static), len(CASES)) == (79, 100)
+
+
 def test_suite_is_large_and_unique():
     assert len(CASES) >= 60
     assert len({c.name for c in CASES}) == len(CASES)
@@ -70,6 +92,7 @@ def test_adversarial_all_layers(case, backend_executor):
     assert result.outcome == case.on, f"{case.name}: {result.outcome} ({result.error})"
     _assert_nothing_escaped(result, case, marker)
     _assert_case_specifics(ex, result, case)
+    _honest_probe(ex, case)
     if case.name == "module_repr_paths":
         assert "namespace(" in result.stdout and "/" not in result.stdout
 
@@ -82,6 +105,7 @@ def test_adversarial_os_layers_alone(case, backend_executor_os_layers):
     assert result.outcome in allowed, f"{case.name}: {result.outcome} ({result.error})"
     _assert_nothing_escaped(result, case, marker)
     _assert_case_specifics(ex, result, case)
+    _honest_probe(ex, case)
 
 
 def test_residual_nonce_theft_needs_layers_1_2_off_and_only_forges_own_answer(

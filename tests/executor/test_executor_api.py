@@ -14,10 +14,11 @@ import pytest
 from executor import policy, supervisor
 from executor.api import ExecResult, Executor, ExecutorUnavailable
 from executor.outcomes import Outcome
+from executor.result import reply_mac
 from tests.fixtures_executor import TEST_LIMITS, host_children, layer_switch, make_executor
 
 RESULT_KEYS = {"outcome", "answer", "kind", "stdout", "stderr", "stdout_truncated", "stderr_truncated",
-               "wall_ms", "cpu_ms", "exit_code", "signal", "error", "backend"}
+               "wall_ms", "cpu_ms", "exit_code", "signal", "error", "backend", "text_escaped"}
 EXECUTOR_BIN = os.path.join(os.path.dirname(sys.executable), "executor")
 
 
@@ -101,7 +102,7 @@ def test_hung_supervisor_times_out_and_is_replaced_stopped_supervisor_fault():
 def test_supervisor_protocol_answers_every_line_even_bad_ones():
     cmd = supervisor.supervisor_command(limits=TEST_LIMITS)
     lines = ["not json", "[1]", json.dumps({"id": 5, "source": "answer = 1"}),
-             json.dumps({"id": "b", "source": 3}), "", json.dumps({"id": "c", "source": "answer = 3"})]
+             json.dumps({"id": "b", "source": 3}), "", json.dumps({"id": "c", "source": "answer = 3", "key": "ab" * 32})]
     out = subprocess.run(cmd, input=("\n".join(lines) + "\n").encode(), capture_output=True, env={}, timeout=60)
     replies = [json.loads(x) for x in out.stdout.splitlines()]
     assert replies[0]["ready"] is True and replies[0]["policy_hash"] == policy.policy_hash(TEST_LIMITS)
@@ -111,6 +112,7 @@ def test_supervisor_protocol_answers_every_line_even_bad_ones():
     assert [b["result"]["outcome"] for b in body[:4]] == ["INFRA_ERROR"] * 4
     assert "not JSON" in body[0]["result"]["error"] and "'id' must be a string" in body[2]["result"]["error"]
     assert body[4]["result"]["answer"] == 3 and set(body[4]["result"]) == RESULT_KEYS
+    assert body[4]["mac"] == reply_mac("ab" * 32, "c", body[4]["result"])  # authenticated reply
 
 
 def test_cli_run_file_and_stdin(tmp_path):

@@ -33,8 +33,10 @@ def test_run_flags_carry_every_hardening_flag():
     assert mem and mem == swap, "memory must equal memory+swap (no swap)"
     pids = [int(f.split("=", 1)[1]) for f in flags if f.startswith("--pids-limit=")]
     assert pids and pids[0] >= 128
-    tmpfs = [f for f in flags if f.startswith("--tmpfs=/tmp:")]
-    assert tmpfs and "noexec" in tmpfs[0] and "size=16m" in tmpfs[0]
+    # no writable directory may be shared by the programs of one container (issue 22, item 4)
+    assert [f for f in flags if f.startswith(("--tmpfs", "--mount", "--volume", "-v"))] == [
+        "--tmpfs=/tmp:ro,nosuid,nodev,noexec"]
+    assert "--ipc=none" in flags and "--hostname=executor" in flags
 
 
 def test_run_flags_reject_unknown_placeholder(tmp_path):

@@ -130,11 +130,11 @@ def test_supervisor_runs_under_debian_system_python():
     from tests.conftest import require
     require(os.path.exists("/usr/bin/python3"), "Debian system python3 not installed")
     cmd = supervisor.supervisor_command("/usr/bin/python3")
-    req = json.dumps({"id": "a", "source": "import math\nanswer = math.floor(7.9)\n"}) + "\n"
+    req = json.dumps({"id": "a", "source": "import math\nanswer = math.floor(7.9)\n", "key": "0" * 64}) + "\n"
     out = subprocess.run(cmd, input=req.encode(), capture_output=True, env={}, timeout=60)
     lines = [json.loads(x) for x in out.stdout.splitlines()]
     assert lines[0]["ready"] is True and lines[0]["python"].startswith("3.11"), out.stderr[-500:]
-    assert lines[1] == {"id": "a", "result": {**lines[1]["result"], "outcome": "OK", "answer": 7}}
+    assert lines[1] == {"id": "a", "mac": lines[1]["mac"], "result": {**lines[1]["result"], "outcome": "OK", "answer": 7}}
 
 
 def test_closing_the_result_channel_does_not_end_the_wait():

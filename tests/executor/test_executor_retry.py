@@ -49,8 +49,7 @@ def _pool(backend: str, request, **opts):
     if backend == "container":
         image = request.getfixturevalue("container_backend")["image"]
         return pool.ContainerPool(1, image, limits=TEST_LIMITS, **opts)
-    return pool.ProcessPool(1, limits=TEST_LIMITS, **({"max_retries": opts.pop("max_attempts") - 1}
-                                                      if "max_attempts" in opts else {}), **opts)
+    return pool.ProcessPool(1, limits=TEST_LIMITS, **opts)
 
 
 @pytest.mark.parametrize("backend", ["process", pytest.param("container", marks=pytest.mark.docker)])
@@ -88,7 +87,7 @@ def test_infra_failure_on_every_attempt_is_infra_error_and_never_scored(backend,
         image = request.getfixturevalue("container_backend")["image"]
         p = _ZygoteKillingContainerPool(1, image, limits=TEST_LIMITS, max_attempts=2)
     else:
-        p = _ZygoteKillingProcessPool(1, limits=TEST_LIMITS, max_retries=1)
+        p = _ZygoteKillingProcessPool(1, limits=TEST_LIMITS, max_attempts=2)
     with p:
         time.sleep(0.2)
         r = p.run("answer = 1")

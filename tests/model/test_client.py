@@ -11,7 +11,7 @@ import socket
 
 import pytest
 
-from harness.model.client import ModelClient, ModelRequestError, derive_seed, get_profile
+from harness.model.client import ModelAuthError, ModelClient, ModelRequestError, derive_seed, get_profile
 from tests.fake_model_server import FakeModelServer, completion
 
 MSG = [{"role": "system", "content": "s"}, {"role": "user", "content": "What is 2+2?"}]
@@ -136,3 +136,65 @@ def test_client_real_server_greedy_call_and_cache(model_server, tmp_path):
     assert a.server_model == model_server.model_id and a.completion_tokens and a.prompt_tokens
     assert a.finish_reason in {"stop", "length"} and "answer" in a.text
     assert b.cached and b.text == a.text and sent == 1
+
+
+# --------------------------------------------------------------------------- API key (scripted fake server
+# that demands a key, tests/fake_model_server.py)
+
+def test_api_key_read_from_openai_api_key_by_default_scripted_fake_server_with_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    with FakeModelServer([], api_key="sk-test-123") as srv:
+        r, _ = run(_chat(srv.url, temperature=0, max_tokens=8))
+    assert r.text == "Final answer: 4" and srv.auth == ["Bearer sk-test-123"]
+
+
+def test_api_key_from_another_variable_never_recorded_scripted_fake_server_with_key(monkeypatch, tmp_path):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("MY_SERVER_KEY", "sk-other-456")
+
+    async def go():
+        async with ModelClient(srv.url, "scripted-model", api_key_env="MY_SERVER_KEY", cache_dir=tmp_path) as c:
+            r = await c.chat(MSG, temperature=0, max_tokens=8)
+            return r, c.describe()
+
+    with FakeModelServer([], api_key="sk-other-456") as srv:
+        r, described = run(go())
+    assert srv.auth == ["Bearer sk-other-456"]
+    stored = "".join(p.read_text() for p in tmp_path.rglob("*.json"))
+    assert "sk-other-456" not in repr(described) + repr(r.to_dict()) + stored
+
+
+def test_401_without_a_key_says_so_scripted_fake_server_with_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeModelServer([], api_key="sk-test-123") as srv:
+        with pytest.raises(ModelAuthError) as info:
+            run(_chat(srv.url, temperature=0, max_tokens=8))
+    msg = str(info.value)
+    assert "answered 401 Unauthorized: the server wants an API key and none was sent ($OPENAI_API_KEY is not set)" in msg
+    assert "--api-key-env" in msg and len(srv.requests) == 0   # not retried; refused before the body was read
+
+
+def test_401_and_403_with_a_key_say_what_they_are_scripted_fake_server_with_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    with FakeModelServer([], api_key="sk-right", forbidden_keys=["sk-wrong"]) as srv:
+        with pytest.raises(ModelAuthError, match=r"403 Forbidden: the API key from \$OPENAI_API_KEY is not allowed"):
+            run(_chat(srv.url, temperature=0, max_tokens=8))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-stale")
+    with FakeModelServer([], api_key="sk-right") as srv:
+        with pytest.raises(ModelAuthError, match=r"401 Unauthorized: the server did not accept the API key from "
+                                                 r"\$OPENAI_API_KEY") as info:
+            run(_chat(srv.url, temperature=0, max_tokens=8))
+    assert "sk-stale" not in str(info.value)
+
+
+def test_preflight_reports_401_as_a_missing_key_scripted_fake_server_with_key(monkeypatch):
+    from harness.model.preflight import ModelServerError, check_model_server
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeModelServer([], api_key="sk-test-123") as srv:
+        with pytest.raises(ModelServerError) as info:
+            check_model_server(srv.url, 5.0)
+        assert "GET /models answered 401 Unauthorized: the server wants an API key" in str(info.value)
+        assert "--base-url must be" not in str(info.value)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+        assert check_model_server(srv.url, 5.0) == ["scripted-model"]

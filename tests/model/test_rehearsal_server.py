@@ -142,10 +142,11 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     cases = ds.cases[:44]
     one_shot = load_dataset("one-shot").cases
     request = RunRequest.build(list(ARMS.values()), ds, cases, [42], out_dir=tmp_path, concurrency=16, progress=False)
-    spec = request.spec("rehearsal-alpha", server_profile="vllm")
+    # vllm-seeded: the rehearsal's profile (sampled votes carry seeds; the fake answers by the request body)
+    spec = request.spec("rehearsal-alpha", server_profile="vllm-seeded")
 
     async def go():
-        async with ModelClient(rehearsal_server.base_url, "rehearsal-alpha", profile="vllm", concurrency=16,
+        async with ModelClient(rehearsal_server.base_url, "rehearsal-alpha", profile="vllm-seeded", concurrency=16,
                                cache_dir=tmp_path / "cache") as client:
             with Executor(backend="process") as ex:
                 return await run_arms(list(request.arms), ds, [42], spec, client=client, executor=ex,
@@ -155,13 +156,13 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     assert sum(s.infra_failed for s in summaries) == 0
     records = load_records(tmp_path)
     # the keys the run wrote are exactly the ones planned_keys (the rehearsal's completeness count) expects
-    assert {r["key"] for r in records} == planned_keys(request, model="rehearsal-alpha", server_profile="vllm")
+    assert {r["key"] for r in records} == planned_keys(request, model="rehearsal-alpha", server_profile="vllm-seeded")
     seen = Counter()
     key = rehearsal_server.answer_key
     by_id = ds.by_case_id()
     for r in records:
         if r["model"] == "library":
-            assert "synthetic" not in r
+            assert r["synthetic"] is False
             continue
         assert r["synthetic"] is True and r["server_model"] == ("rehearsal-alpha" if r["request"] else None)
         arm = ARMS[r["arm"]]

@@ -136,7 +136,8 @@ def test_deterministic_mode_sets_batch_invariance_and_turns_prefix_caching_off()
     assert _opt(la.server_args(), "--generation-config") == "vllm"
     d = la.describe()
     assert d["flags"]["deterministic"] is True and d["flags"]["enable_prefix_caching"] is False
-    assert d["env"] == {"VLLM_BATCH_INVARIANT": "1"} and "neutral" in d["generation_config_meaning"]
+    assert d["env"] == {"VLLM_BATCH_INVARIANT": "1", "VLLM_ATTENTION_BACKEND": "FLASH_ATTN"}
+    assert "neutral" in d["generation_config_meaning"] and d["determinism"]["batch_invariant"] is True
     assert d["image"] == vllm.image_reference() and d["revision"] == vllm.model_lock("qwen2.5-7b")["revision"]
 
 
@@ -264,11 +265,17 @@ def test_pin_models_against_fake_hub_reports_differences_and_writes_only_with_wr
     assert f"qwen2.5-32b-awq: Qwen/Qwen2.5-32B-Instruct-AWQ: pinned {models['qwen2.5-32b-awq']['revision']} = main" in r.output
     assert (lock_copy / "models.lock.json").read_text() == before  # no --write: nothing changes
     assert len(hub.requests) == len(models)
+    r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--check"])   # what make reproduce runs
+    assert r.exit_code == 3 and (lock_copy / "models.lock.json").read_text() == before
+    r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--check", "--models", "qwen2.5-32b-awq"])
+    assert r.exit_code == 0, r.output
     r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--write"])
     assert r.exit_code == 0, r.output
     after = json.loads((lock_copy / "models.lock.json").read_text())["models"]
     assert after["qwen2.5-7b"]["revision"] == new_sha and "pin-models" in after["qwen2.5-7b"]["revision_source"]
-    assert after["mistral-7b"] == models["mistral-7b"]
+    confirmed = dict(after["mistral-7b"])       # an unchanged pin is marked as re-resolved, nothing else changes
+    assert confirmed.pop("revision_confidence") == "re-resolved" and confirmed.pop("revision_resolved_on")
+    assert confirmed == models["mistral-7b"]
 
 
 def test_pin_models_fails_naming_the_repo_the_fake_hub_does_not_know(lock_copy, fake_model_hub):
@@ -332,7 +339,7 @@ exit 0
 
 def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(tmp_path, monkeypatch):
     from harness.reproduce.config import ReproduceConfig
-    from harness.reproduce.pipeline import run_pipeline
+    from harness.reproduce.reproduction import run_pipeline
     from harness.model.serving import LaunchError
     calls = tmp_path / "calls.txt"
     _recording_fake_docker(tmp_path / "bin", calls, QWEN_LOG + "RuntimeError: CUDA out of memory\n")
@@ -351,3 +358,23 @@ def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(t
     assert man["status"] == "failed" and "LaunchError" in man["error"]
     server = man["servers"][0]
     assert server["sampling_defaults_logged"]["chat"]["top_p"] == 0.8 and server["vllm_version"] == "0.12.0"
+
+
+def test_preflight_checks_driver_gpu_memory_port_and_says_how_sure_the_pins_are(monkeypatch, tmp_path):
+    """A FAKE nvidia-smi on PATH (one 80 GB H100 on driver 550, below CUDA 12.9's 575) and no docker."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    smi = bindir / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15, 9.0'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bindir))
+    checks = {c.name: c for c in vllm.preflight(["qwen2.5-7b", "qwen2.5-32b-awq"], dataset="bundled-test")}
+    drv = checks["driver for the image's CUDA 12.9"]
+    assert not drv.ok and "needs >= 575.51.03" in drv.detail and "forward-compatibility" in drv.fix
+    assert checks["GPU memory for qwen2.5-7b"].ok and checks["GPU memory for qwen2.5-32b-awq"].ok
+    assert "port 8000 free for the vLLM server" in checks
+    assert "pinned from a public record, never re-resolved" in checks["vLLM image pinned by digest"].detail
+    smi.write_text("#!/bin/sh\necho 'NVIDIA L4, 23034 MiB, 580.65.06, 8.9'\n")
+    checks = {c.name: c for c in vllm.preflight(["qwen2.5-32b-awq"], dataset="bundled-test")}
+    assert checks["driver for the image's CUDA 12.9"].ok
+    assert not checks["GPU memory for qwen2.5-32b-awq"].ok

@@ -11,7 +11,7 @@ import pytest
 from harness.reproduce.config import ReproduceConfig, ReproduceError, preflight
 from harness.reproduce.launchers import LAUNCHERS, launcher_kind
 from harness.reproduce.merge import merge_shards
-from harness.reproduce.pipeline import run_pipeline, verify_checksums
+from harness.reproduce.reproduction import run_pipeline, verify_run
 from harness.reproduce.plan import build_plan, format_plan
 from harness.reproduce.shard import build_shard_plan, run_shard, shard_dir
 from harness.run.store import load_records
@@ -57,9 +57,9 @@ def test_pipeline_starts_and_stops_the_rehearsal_server_and_labels_records_synth
     records = load_records(cfg.out)
     model_rows = [r for r in records if r["model"] != "library"]
     assert len(model_rows) == 2 * 4 and {r["model"] for r in model_rows} == {"rehearsal-alpha"}
-    assert all(r["synthetic"] is True and r["server_profile"] == "vllm" for r in model_rows)
+    assert all(r["synthetic"] is True and r["server_profile"] == "vllm-seeded" for r in model_rows)
     assert len([r for r in records if r["model"] == "library"]) == 4
-    assert (cfg.out / "report.html").exists() and verify_checksums(cfg.out) == []
+    assert (cfg.out / "report.html").exists() and verify_run(cfg.out, tables=False).problems == []
     assert json.loads((cfg.out / "stats.json").read_text())
 
 
@@ -73,7 +73,7 @@ def test_external_launcher_adopts_a_running_server_and_never_stops_it(rehearsal_
     assert not missing[0].ok and "missing ['not-served']" in missing[0].line()
     cfg = _cfg(tmp_path, launcher="external", base_url=url, models=["rehearsal-alpha"], arms=["note-only"])
     assert all(c.ok for c in preflight(cfg))
-    assert build_plan(cfg, results_root=tmp_path / "none")["estimate_s"] == {"min": 0.0, "max": 0.0}
+    assert build_plan(cfg, results_root=tmp_path / "none")["estimate_s"] is None    # unknown, not "0 min"
     manifest = run_pipeline(cfg, echo=lambda _line: None)
     assert manifest["status"] == "complete" and manifest["servers"][0]["launcher"] == "external"
     rows = load_records(cfg.out)
@@ -117,4 +117,6 @@ def test_deterministic_is_refused_for_launchers_without_it_before_anything_runs(
         with pytest.raises(ReproduceError, match="--deterministic is a vLLM"):
             _cfg(tmp_path, launcher=kind, deterministic=True, base_url="http://127.0.0.1:1/v1" if kind == "external"
                  else None, models=["m"] if kind == "external" else [])
-    assert _cfg(tmp_path, launcher="vllm", deterministic=True).deterministic
+    assert _cfg(tmp_path, launcher="vllm", deterministic=True, models=["qwen2.5-7b"]).deterministic
+    with pytest.raises(ReproduceError, match="DETERMINISTIC=1 refused for qwen2.5-32b-awq"):
+        _cfg(tmp_path, launcher="vllm", deterministic=True)           # the paper's two models: the AWQ one refused

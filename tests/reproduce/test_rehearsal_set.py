@@ -32,8 +32,8 @@ def test_full_set_from_dev_rows(shared_data_dir, tmp_path):
         assert (case.note, case.question, case.gold_answer) == (src.note, src.question, src.gold_answer)
     on_disk = json.loads((tmp_path / "rehearsal-cases.csv.manifest.json").read_text())
     assert on_disk["synthetic"] is True and "reuse" in on_disk["note"]
-    # a new file, so not a known dataset by content; its rows keep the v1.0 source's unit convention
-    assert default_convention(ds).name == "exact" and m["convention"] == "medcalc-v1.0"
+    # a new file, not a known one by its sha256, but its rows are known v1.0 rows (harness/data/row_fingerprints.py)
+    assert default_convention(ds).name == "medcalc-v1.0" and m["convention"] == "medcalc-v1.0"
 
 
 def test_set_keeps_an_unknown_sources_convention(shared_data_dir, tmp_path):

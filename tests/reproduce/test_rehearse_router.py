@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.library import LIBRARY
+from harness.calculators import LIBRARY
 from harness.run.store import read_result_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,9 +24,9 @@ from harness.model import vllm
 from harness.arms.registry import ARMS
 from harness.cli.serve import serve
 from harness.data.dataset import load_dataset
-from harness.library import LIBRARY
-from harness.reproduce.config import ReproduceConfig
-from harness.reproduce.pipeline import run_pipeline, verify_checksums
+from harness.calculators import LIBRARY
+from harness.reproduce.config import ReproduceConfig, ReproduceError
+from harness.reproduce.reproduction import run_pipeline, verify_run
 from harness.reproduce.plan import build_plan
 from tests.conftest import ROOT, require
 
@@ -177,10 +177,30 @@ def test_dry_run_passes_deterministic_and_generation_config_through(tmp_path):
     assert r.returncode == 0, r.stderr
     cmd = next(ln for ln in r.stdout.splitlines() if "command: docker run" in ln)
     assert "-e VLLM_BATCH_INVARIANT=1" in cmd and "--no-enable-prefix-caching" in cmd
+    assert "-e VLLM_ATTENTION_BACKEND=FLASH_ATTN" in cmd       # vLLM 0.12.0's worker raises without it
     assert "--generation-config vllm" in cmd and "deterministic:     on" in r.stdout
     default = _script(tmp_path, DRY_RUN=1, ARMS="blind", MODELS="qwen2.5-7b")
     assert "--generation-config auto" in default.stdout and "VLLM_BATCH_INVARIANT" not in default.stdout
-    assert "the paper's setting" in default.stdout
+    assert "is an assumption" in default.stdout and "only repetition_penalty" in default.stdout
+
+
+def test_deterministic_mode_is_refused_by_name_for_the_awq_model(tmp_path):
+    r = _script(tmp_path, DRY_RUN=1, ARMS="blind", DETERMINISTIC=1)        # default MODELS: both Qwen models
+    assert r.returncode == 2, r.stdout
+    assert "DETERMINISTIC=1 refused for qwen2.5-32b-awq" in r.stderr and "MODELS=qwen2.5-7b" in r.stderr
+    assert "qwen2.5-7b:" not in r.stderr.split("refused for", 1)[1].split(".")[0]
+
+
+def test_sampling_seeds_is_an_explicit_option_recorded_in_the_plan(tmp_path):
+    cfg = ReproduceConfig(arms=["program-solve"], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"])
+    assert cfg.server_profile is None
+    plan = build_plan(cfg)
+    assert plan["models"][0]["server_profile"] == "vllm"
+    seeded = ReproduceConfig(arms=["program-solve"], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"],
+                             sampling_seeds=True)
+    assert build_plan(seeded)["models"][0]["server_profile"] == "vllm-seeded"
+    with pytest.raises(ReproduceError, match="vllm launcher option"):
+        ReproduceConfig(launcher="rehearsal", sampling_seeds=True)
 
 
 def test_bad_selectors_are_named(tmp_path):
@@ -281,7 +301,7 @@ def test_ci_pipeline_with_llama_cpp_launcher_writes_records_manifests_checksums_
     assert (out / "tables" / "index.md").is_file() and (out / "report.html").is_file() and (out / "stats.json").is_file()
     sums = (out / "SHA256SUMS").read_text()
     assert f"{CPU_MODEL_ID}/program-solve/seed42.jsonl" in sums and "tables/index.md" in sums
-    assert verify_checksums(out) == []
+    assert verify_run(out, tables=False).problems == []
     # the server was stopped: its port no longer answers
     port = re.search(r"--port (\d+)", r.stdout).group(1)
     with pytest.raises(httpx.HTTPError):
@@ -292,7 +312,7 @@ def test_ci_pipeline_with_llama_cpp_launcher_writes_records_manifests_checksums_
     assert f"[{CPU_MODEL_ID}] every record is already in {out}: the server is not started" in r2.stdout
     assert "gold-lib seed 42: 2 cases, 0 new, 2 resumed" in r2.stdout
     assert _lines(out / CPU_MODEL_ID / "program-solve" / "seed42.jsonl") == prog
-    assert verify_checksums(out) == []
+    assert verify_run(out, tables=False).problems == []
 
 
 @pytest.mark.model
@@ -342,4 +362,18 @@ def test_results_of_other_server_settings_are_never_resumed(tmp_path):
         run_pipeline(ReproduceConfig(**base, generation_config="vllm"), echo=lambda s: None)
     run_pipeline(ReproduceConfig(**base), echo=lambda s: None)  # same settings: resumes
     assert len(_lines(out / "library" / "gold-lib" / "seed42.jsonl")) == 2
-    assert verify_checksums(out) == []
+    assert verify_run(out, tables=False).problems == []
+
+
+def test_dry_run_prints_per_model_gvisor_driver_contract_and_the_smoke_step(tmp_path):
+    r = _script(tmp_path, DRY_RUN=1, ARMS="blind", MODELS="qwen2.5-7b,phi-3.5-mini")
+    assert r.returncode == 0, r.stderr
+    for key in ("qwen2.5-7b", "phi-3.5-mini"):
+        block = r.stdout.split(f"model {key}:", 1)[1].split("\nmodel ", 1)[0]
+        assert "  gVisor:  " in block and "platform" in block
+        assert "  driver:  >= 575.51.03 for the image's CUDA 12.9" in block
+        assert "  contract: vLLM 0.12.0 accepts this command" in block
+        assert "  requests: model, messages, temperature, max_tokens only" in block
+        assert "  smoke:   first, `harness serve smoke`" in block
+    assert "deviation, phi-3.5-mini: served at --max-model-len 8192" in r.stdout
+    assert "PROBLEM" not in r.stdout

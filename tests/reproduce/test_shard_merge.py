@@ -23,7 +23,7 @@ from harness.data.dataset import load_dataset
 from harness.reproduce.merge import MergeError, merge_shards
 from harness.arms.coverage import arm_cases
 from harness.reproduce.config import ReproduceConfig, select_cases
-from harness.reproduce.pipeline import run_pipeline
+from harness.reproduce.reproduction import run_pipeline
 from harness.reproduce.shard import SHARD_MANIFEST, ShardError, build_shard_plan, load_plan, run_shard, shard_dir, write_plan
 
 DRAWS = 200

@@ -132,6 +132,9 @@ EXPRESSIONS = [
     "np.sum([x * 2 for x in [1, 2, 3]])", "np.mean([x for x in (1, 2, 3, 4) if x > 1])",
     "int(7.9) + float('2.5')", "pow(2, 10) / 3", "np.max([1, 5, 3]) - np.min([2, 4])", "np.array([1, 2])[1]",
     "1 if 2 > 1 else 0", "math.comb(5, 2) * 0.5", "np.abs(-3.5)", "np.exp(1) - math.e",
+    # assignment expressions: bound in the eval's scope (also from inside a comprehension), a lambda's own scope
+    "(x := 24.2)", "(x := 2.5) * x + 1", "[(y := v) for v in [1, 2]][0] + y", "(lambda: (z := 3.5))()",
+    "(round := 4) + 1", "[(v := 1) for v in [1, 2]]", "x := 5",
 ]
 
 
@@ -142,6 +145,16 @@ def test_expression_evaluator_agrees_with_official_eval(expr):
         assert got == "N/A", (expr, got)
     else:
         assert str(got) == str(want), (expr, got, want)
+
+
+def test_walrus_reply_scores_as_the_official_code_does():
+    # str((x := v)): the official eval binds x and returns v; a walrus rebinding a comprehension variable is a
+    # compile-time SyntaxError there ("N/A").
+    gold = Gold("decimal", "24.2", "22.99", "25.41", 6, "6-x")
+    assert _official("(x := 24.2)") == 24.2
+    assert score_reply('{"answer": "str((x := 24.2))"}', gold, "medcalc").correct is True
+    assert score_reply('{"answer": "str((x := 12.1) * 2)"}', gold, "medcalc").correct is True
+    assert score_reply('{"answer": "str([(v := 24.2) for v in [1]][0])"}', gold, "medcalc").correct is False
 
 
 def test_np_power_of_an_integer_to_a_negative_integer_follows_numpy():

@@ -107,3 +107,47 @@ def test_the_committed_result_sets_verify_and_a_one_byte_change_in_a_copy_is_nam
     bad = run("verify", "--results", copy, "--manifest", manifest, "--skip-tables")
     assert bad.exit_code == 1
     assert "CHANGED  results/cpu-demo/qwen2.5-coder-0.5b-instruct/program-solve/seed42.jsonl" in bad.output
+
+
+def test_a_users_roots_beside_the_committed_sets_verify_against_their_own_checksums(tmp_path):
+    """`make verify` after a normal run: `make reproduce`'s default OUT=results/reproduce (which writes its own
+    SHA256SUMS) and the README's `harness run --out results/my-run` (no checksums yet) sit beside the committed
+    sets; the committed sets are checked against the committed manifest, the user's root against its own
+    SHA256SUMS, and a root without checksums is said, not failed. Before, every user file was UNLISTED."""
+    from harness.verify.checksums import ROOT
+    from harness.verify.verification import verify
+
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results" / "gold-solve", results / "gold-solve", ignore=shutil.ignore_patterns(".*"))
+    for name in ("reproduce", "my-run"):
+        res = run("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--limit", "5",
+                  "--out", results / name, "--no-progress")
+        assert res.exit_code == 0, res.output
+    assert run("checksums", "update", "--results", results / "reproduce").exit_code == 0
+    assert (results / "reproduce" / "SHA256SUMS").is_file()
+
+    ok = run("verify", "--results", results, "--skip-tables")
+    assert ok.exit_code == 0, ok.output
+    assert f"checksums: 28 files of {results / 'gold-solve'} match checksums/results.sha256" in ok.output
+    assert f"files match {results / 'reproduce' / 'SHA256SUMS'}" in ok.output
+    assert f"checksums: none for {results / 'my-run'} (record them with `harness checksums update" in ok.output
+
+    # a copy of the user's root anywhere verifies against its own checksums, and a changed byte is named
+    copy = tmp_path / "elsewhere" / "copied-run"
+    shutil.copytree(results / "reproduce", copy)
+    assert verify(copy, tables=False).passed
+    target = copy / "library" / "gold-lib" / "seed42.jsonl"
+    target.write_text(target.read_text().replace('"case_id"', '"case_id" ', 1))
+    (copy / "stray.txt").write_text("x\n")
+    report = verify(copy, tables=False)
+    assert f"CHANGED  {target}" in report.problems and f"UNLISTED {copy / 'stray.txt'}" in report.problems
+
+
+def test_a_committed_set_that_is_gone_is_named(tmp_path):
+    """Verifying the repository's results/ still names every file of a committed set that is missing."""
+    from harness.verify import verification
+
+    manifest = tmp_path / "results.sha256"
+    manifest.write_text(f"{'0' * 64}  results/no-such-committed-set/library/gold-lib/seed42.jsonl\n")
+    notes, problems = verification.check_checksums(verification.REPO_RESULTS, committed_manifest=manifest)
+    assert problems == ["MISSING  results/no-such-committed-set/library/gold-lib/seed42.jsonl"]

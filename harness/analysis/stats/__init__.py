@@ -12,7 +12,7 @@ from harness.analysis.stats.families import Comparison, declared_comparisons
 from harness.analysis.stats.hybrids import add_hybrids
 from harness.analysis.stats.icc import design_effect, effective_sample_size, icc1
 from harness.analysis.stats.paired import accuracy, paired_gaps
-from harness.analysis.stats.tests import holm, mcnemar_exact, sign_flip_p
+from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact, sign_flip_p
 
 __all__ = [
     "CorrectnessArrays", "ResultsError", "build_arrays", "iter_records", "load_arrays",

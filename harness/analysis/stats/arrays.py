@@ -24,6 +24,7 @@ from harness.arms.registry import arm_sort_key, model_free_arms
 from harness.core.hashing import file_sha256
 from harness.core.parallel import ordered_map
 from harness.core.paths import REPO_ROOT
+from harness.run.record import RECORD_FIELDS
 from harness.run.store import StoreError, TornLineWarning, iter_result_files, read_result_file
 
 OUTCOMES = ROW_OUTCOMES
@@ -39,6 +40,7 @@ OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 # reading so a full result set (hundreds of thousands of records) fits in memory.
 FIELDS = ("model", "arm", "seed", "case_id", "row_number", "calculator_id", "calculator_name", "output_type",
           "outcome", "correct", "dataset", "dataset_sha256", "reference")
+assert set(FIELDS) <= set(RECORD_FIELDS), "arrays.FIELDS names a field harness.run.record.Record does not have"
 # Where the analysis keeps these fields per results file, named by the file's sha256 (so a cached view is used
 # only for the very bytes it was read from): a full-size result set is about 1 GB of JSON, parsed once instead
 # of once per stage. HARNESS_ANALYSIS_CACHE=<dir> moves it, =off turns it off.
@@ -48,6 +50,18 @@ CACHE_VERSION = 1
 
 class ResultsError(ValueError):
     """Result records that cannot be analysed; the message names the file and line."""
+
+
+class NoRecordsError(ResultsError):
+    """A results root without any result record; the message names the root and, when a folder below it holds
+    records (the usual slip: `make rehearse` writes them one level down, under results/), that folder."""
+
+
+def no_records_message(root: Path) -> str:
+    """'no result records found under ROOT', the layout looked for, and any subfolder that does hold records."""
+    below = sorted(d for d in root.iterdir() if d.is_dir() and any(d.glob("*/*/seed*.jsonl"))) if root.is_dir() else []
+    hint = f"; did you mean --results {below[0]}?" if below else ""
+    return (f"no result records found under {root} (looked for <model>/<arm>/seed<N>.jsonl files there){hint}")
 
 
 @dataclass
@@ -302,7 +316,7 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
         if isinstance(rec.get("reference"), dict):
             versioned.append(rec)
     if not rows:
-        raise ResultsError("no result records found")
+        raise NoRecordsError("no result records found")
 
     case_ids = sorted(case_info, key=lambda c: (case_info[c][0], case_info[c][1], c))
     case_index = {c: i for i, c in enumerate(case_ids)}
@@ -372,4 +386,7 @@ def _share_model_free_arms(data: CorrectnessArrays) -> None:
 
 def load_arrays(results_root: str | os.PathLike, dataset: str | None = None) -> CorrectnessArrays:
     """Read every result file under `results_root` (one dataset: see `choose_dataset`) into `CorrectnessArrays`."""
-    return build_arrays(iter_records(results_root), dataset)
+    try:
+        return build_arrays(iter_records(results_root), dataset)
+    except NoRecordsError:
+        raise NoRecordsError(no_records_message(Path(results_root))) from None

@@ -2,7 +2,7 @@
 
 A `Resampler` draws, once, from one `numpy.random.SeedSequence(seed)` (independent child streams):
   * a uniform matrix `U[b, j]` for the cluster bootstrap and one `V[b, j]` for the case bootstrap;
-  * the sign matrices of the permutation tests (see `harness.analysis.stats.tests`).
+  * the sign matrices of the permutation tests (see `harness.analysis.stats.hypothesis_tests`).
 A statistic on a set of units S (the calculators, or the cases, a pair actually has) resamples |S|
 units from S with replacement in every draw: draw b picks unit `S[floor(U[b, j] * |S|)]` for
 j < |S|. Every arm and gap uses these same uniforms, so all intervals share one resample matrix;

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from harness.arms.registry import ARMS, hybrid_fallbacks, hybrid_libraries
+from harness.model.rehearsal.labels import is_synthetic_model
 
 def _label(arm: str) -> str | None:
     entry = ARMS.get(arm)
@@ -47,6 +48,17 @@ def hybrid_label(name: str) -> str:
 
 
 def model_label(model: str) -> str:
-    """Short display name: 'Qwen/Qwen2.5-7B-Instruct' -> 'Qwen2.5-7B'."""
+    """Short display name: 'Qwen/Qwen2.5-7B-Instruct' -> 'Qwen2.5-7B'; a rehearsal-server model says it is
+    synthetic wherever its name is shown: 'rehearsal-alpha (synthetic)'."""
     name = model.rsplit("/", 1)[-1]
-    return re.sub(r"-instruct.*$", "", name, flags=re.IGNORECASE) or model
+    label = re.sub(r"-instruct.*$", "", name, flags=re.IGNORECASE) or model
+    return f"{label} (synthetic)" if is_synthetic_model(model) else label
+
+
+def synthetic_notice(models) -> str | None:
+    """The sentence every artefact built from synthetic records leads with; None when none is synthetic."""
+    names = [m for m in models if is_synthetic_model(m)]
+    if not names:
+        return None
+    return (f"SYNTHETIC: {', '.join(names)} {'is' if len(names) == 1 else 'are'} the rehearsal server's scripted "
+            f"replies (a fake for testing the pipeline), not a model's results; do not cite these numbers.")

@@ -22,7 +22,7 @@ from harness.analysis.stats.arrays import CorrectnessArrays
 from harness.analysis.stats.bootstrap import Resampler, percentile_interval, ratio
 from harness.analysis.stats import catalog
 from harness.analysis.stats.families import Comparison
-from harness.analysis.stats.tests import holm, mcnemar_exact, sign_flip_p
+from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact, sign_flip_p
 
 MCNEMAR_OUTCOME = "correct on a strict majority of the paired seeds"
 

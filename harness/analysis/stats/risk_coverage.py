@@ -26,7 +26,7 @@ preceded by N rows with E errors, the sum is (E - N p)(H(N + n) - H(N)) + n p wi
 the harmonic numbers, which is what `aurc` computes. Lower is better; a router whose every answer
 is right has AURC 0.
 
-Intervals: calculator-cluster bootstrap on the kit's shared `Resampler` (harness.stats.bootstrap):
+Intervals: calculator-cluster bootstrap on the kit's shared `Resampler` (harness.analysis.stats.bootstrap):
 every statistic of one curve is computed on the same draws of the arm's calculators (a calculator
 brings all its cases and seeds), percentile 95%.
 """

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.formulas.versions import REFERENCE_LABEL, VERSIONS, benchmark_version
+from harness.calculators.versions import REFERENCE_LABEL, VERSIONS, benchmark_version
 from harness.data.conventions import resolve_convention
-from harness.library import LIBRARY, LibraryAbstain
-from harness.library.versions import coefficient_calculator, library_reference
+from harness.calculators import LIBRARY, LibraryAbstain
+from harness.calculators.versions import coefficient_calculator, library_reference
 from harness.arms.solvers.router import agrees
 from harness.scoring.scorers import score_value
 

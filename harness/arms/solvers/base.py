@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from executor.api import ExecResult
-from executor.outcomes import taxonomy
+from executor.outcomes import Outcome, taxonomy
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.core.units import EXACT, Convention
 from harness.data.dataset import Case, Dataset
@@ -78,7 +78,7 @@ class Solution:
     answer: Answer | None = None                      # JSON value: number, "YYYY-MM-DD", [weeks, days]
     answer_kind: str | None = None                    # "number" | "date" | "weeks_days"
     program: str | list[str | None] | None = None     # a list for multi-program arms
-    executor: dict | list[dict | None] | None = None  # ExecResult dict, or a list
+    executor: ExecResult | list[ExecResult | None] | None = None  # a list for multi-program arms
     reason: str | None = None                         # why it abstained / failed, for reading
     detail: dict = field(default_factory=dict)
 
@@ -121,14 +121,14 @@ class Context:
         self.chats.append(result)
         return result
 
-    async def execute(self, program: str) -> dict:
+    async def execute(self, program: str) -> ExecResult:
+        """The executor's result for one program; InfraError when the sandbox itself failed (never scored)."""
         if self.executor is None:
             raise RuntimeError(f"arm {self.arm.name} needs the executor")
         result: ExecResult = await asyncio.to_thread(self.executor.run, program)
-        d = result.to_dict()
-        if str(d.get("outcome")) == "INFRA_ERROR":
-            raise InfraError(f"executor infrastructure failure on case {self.case.case_id}: {d.get('error')}")
-        return d
+        if result.outcome == Outcome.INFRA_ERROR:
+            raise InfraError(f"executor infrastructure failure on case {self.case.case_id}: {result.error}")
+        return result
 
 
 class Scoring(enum.StrEnum):
@@ -252,13 +252,18 @@ def majority(values: list[Any]) -> tuple[Any, int] | None:
     return first[best], counts[best]
 
 
-def exec_outcome(result: dict) -> str:
+def exec_outcome(result: ExecResult) -> str:
     """The row outcome of an executor result (executor.outcomes.taxonomy)."""
-    return taxonomy(result["outcome"])
+    return taxonomy(result.outcome)
 
 
-def answer_of(result: dict | None) -> tuple[Any, str | None]:
-    return (result.get("answer"), result.get("kind")) if result else (None, None)
+def answer_of(result: ExecResult | None) -> tuple[Any, str | None]:
+    return (result.answer, result.kind) if result is not None else (None, None)
+
+
+def error_of(result: ExecResult | None) -> str | None:
+    """The executor's error message of a result (None without a result: no program ran)."""
+    return result.error if result is not None else None
 
 
 def jsonable(v: Any) -> Any:

@@ -1,5 +1,5 @@
 """The library solvers: Extract-Solve library (`extract_library`), Gold-Solve library (`gold_library`) and
-Extract-Solve library, recalled (`recalled`). They call the hand-written functions (harness.library), so a
+Extract-Solve library, recalled (`recalled`). They call the hand-written functions (harness.calculators), so a
 formula version applies to them."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from harness.arms.library_inputs import calculator_for, library_variables
 from harness.arms.solvers.base import (ABSTAINED, ANSWERED, UNREADABLE_VALUE, Context, Solution, Solver, jsonable,
                                        majority, samples_of, to_json_value, value_solution)
 from harness.data.dataset import Case
-from harness.library import LIBRARY, Calculator, LibraryAbstain, solve_gold
-from harness.library.versions import solve_gold_versioned
+from harness.calculators import LIBRARY, Calculator, LibraryAbstain, solve_gold
+from harness.calculators.versions import solve_gold_versioned
 from harness.scoring.scorers import score_reply
 
 if TYPE_CHECKING:

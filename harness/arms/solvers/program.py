@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from executor.result import ExecResult
 from harness.arms import prompts
 from harness.arms.families import REPAIR_T, repair_prompt
 from harness.arms.solvers.base import (ABSTAINED, ANSWERED, NO_PROGRAM, Context, Solution, Solver, answer_of,
-                                       exec_outcome, majority, samples_of, vote_key)
+                                       error_of, exec_outcome, majority, samples_of, vote_key)
 from harness.data.dataset import Case
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 
 async def program_attempt(ctx: Context, prompt: Prompt, *, temperature: float, sample_index: int
-                          ) -> tuple[str, str | None, dict | None, str]:
+                          ) -> tuple[str, str | None, ExecResult | None, str]:
     """One program call: (reply, program or None, executor result or None, row outcome)."""
     r = await ctx.chat(prompt, temperature=temperature, max_tokens=ctx.arm.max_tokens, sample_index=sample_index)
     program = prompts.extract_program(r.text)
@@ -36,7 +37,7 @@ class ProgramSolver(Solver):
                                                                  sample_index=0)
         answer, kind = answer_of(result) if outcome == ANSWERED else (None, None)
         return Solution(outcome=outcome, answer=answer, answer_kind=kind, program=program, executor=result,
-                        reason=(result or {}).get("error") if outcome != ANSWERED else None)
+                        reason=error_of(result) if outcome != ANSWERED else None)
 
     def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:
         return (1, 1) if arm.needs_model else (0, 0)
@@ -65,7 +66,7 @@ class RepairSolver(Solver):
                                                                 sample_index=0)
         programs, results = [program], [result]
         if outcome != ANSWERED:
-            error = (result or {}).get("error") or prompts.NO_PROGRAM_ERROR
+            error = error_of(result) or prompts.NO_PROGRAM_ERROR
             reply, program, result, outcome = await program_attempt(
                 ctx, repair_prompt(original, reply, error), temperature=self.temperature, sample_index=1)
             programs.append(program)
@@ -111,7 +112,7 @@ class VoteSolver(Solver):
             results.append(result)
             if outcome != ANSWERED and repairs < self.repair_cap:
                 repairs += 1
-                error = (result or {}).get("error") or prompts.NO_PROGRAM_ERROR
+                error = error_of(result) or prompts.NO_PROGRAM_ERROR
                 _reply, program, result, outcome = await program_attempt(
                     ctx, repair_prompt(original, reply, error), temperature=self.repair_temperature,
                     sample_index=100 + i)

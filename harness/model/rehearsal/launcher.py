@@ -34,7 +34,9 @@ class RehearsalLauncher(Launcher):
     seed: int = 7
     answer_key: Path | None = None      # the dataset whose gold the "correct" reply shapes use
     log_path: Path = Path(tempfile.gettempdir()) / "mathsolver-rehearsal-server.log"
-    server_profile: str = "vllm"        # the H100 path's client profile (per-request seeds sent), as `make rehearse`
+    # the H100 path's client profile with the reproducible-sampling option on (per-request seeds sent): the
+    # rehearsal server answers by the request body, so without a seed a case's sampled votes would be copies
+    server_profile: str = "vllm-seeded"
     python: Path = Path(sys.executable)
     extra_model_ids: tuple[str, ...] = ()
     faults: Faults | None = None        # slow_s: set it above the client's timeout

@@ -27,7 +27,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -37,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.arms.registry import ARMS, paper_arms
+from harness.core.ports import free_port
+from harness.core.seeds import parse_seeds
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import load_dataset
 from harness.model.rehearsal.server import Faults
@@ -67,29 +68,6 @@ def _echo(msg: str) -> None:
 def reproduce_concurrency() -> int:
     """The concurrency `make reproduce` uses: the vLLM serving defaults' max_num_seqs (64)."""
     return int(serving_config()["defaults"]["max_num_seqs"])
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def parse_seeds(text: str) -> list[int]:
-    """"42-46" or "42,43" -> sorted distinct seeds (the CLI's own parser lives in harness.cli, above this layer)."""
-    seeds: set[int] = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        if "-" in part:
-            lo, hi = (int(x) for x in part.split("-", 1))
-            if hi < lo:
-                raise ValueError(f"seed range {part!r} runs backwards")
-            seeds.update(range(lo, hi + 1))
-        elif part:
-            seeds.add(int(part))
-    if not seeds:
-        raise ValueError(f"no seeds in {text!r}")
-    return sorted(seeds)
 
 
 def loadavg() -> list[float]:
@@ -203,7 +181,7 @@ def harness_argv(model: str, dataset: Path, seeds: str, base_url: str, results: 
                  concurrency: int, backend: str, server_info: Path, convention: str) -> list[str]:
     return [str(ROOT / ".venv" / "bin" / "harness") if (ROOT / ".venv/bin/harness").exists() else "harness",
             "run", "--arm", "all", "--dataset", str(dataset), "--seeds", seeds, "--base-url", base_url,
-            "--model", model, "--server-profile", "vllm", "--out", str(results), "--cache-dir", str(cache),
+            "--model", model, "--server-profile", "vllm-seeded", "--out", str(results), "--cache-dir", str(cache),
             "--executor-backend", backend, "--concurrency", str(concurrency), "--timeout", str(CLIENT_TIMEOUT_S),
             "--no-progress", "--server-info", str(server_info), "--convention", convention]
 
@@ -214,9 +192,10 @@ def expected_keys(dataset_path: Path, seeds: list[int], convention: str) -> set[
     """Every record key a complete rehearsal must hold (both models, every arm and seed), with the arms
     configured for `convention` as `harness run --convention` configures them."""
     ds = load_dataset(dataset_path)
-    # what `harness run --arm all --convention ...` runs (its out_dir does not enter the keys)
+    # what `harness run --arm all --convention ...` runs (its out_dir does not enter the keys), under the rehearsal
+    # launcher's client profile (per-request seeds on sampled calls)
     request = RunRequest.build([ARMS[n] for n in paper_arms()], ds, ds.cases, seeds, out_dir=".", convention=convention)
-    return set().union(*(planned_keys(request, model=model, server_profile="vllm") for model in MODELS))
+    return set().union(*(planned_keys(request, model=model, server_profile="vllm-seeded") for model in MODELS))
 
 
 def count_records(results: Path, expected: set[str] | None = None) -> dict:

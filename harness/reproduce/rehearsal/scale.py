@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 from harness.core.canonical_json import json_file_text, record_line
-from harness.reproduce.rehearsal.pipeline import loadavg, parse_seeds, post_run_stages
+from harness.core.seeds import parse_seeds
+from harness.reproduce.rehearsal.pipeline import loadavg, post_run_stages
 
 
 def scaled_copy(src: Path, dst: Path, seeds: list[int]) -> dict:

@@ -1,0 +1,62 @@
+"""The hand-written calculator library used by the Extract-Solve and Gold-Solve arms.
+
+``LIBRARY`` maps MedCalc-Bench Calculator IDs to the 22 calculators the arms may call; every other
+calculator makes those arms abstain. ``IMPLEMENTED`` holds every hand-written calculator (the 22 plus
+the other ten non-score lab/physical/date calculators, written and tested the same way but kept out
+of the arms so coverage matches the paper's 22 x 20 = 440 cases). Which 22 and why: docs/LIBRARY.md.
+
+    from harness.calculators import LIBRARY, Calculator, LibraryAbstain, solve_gold
+    calc = LIBRARY[2]
+    calc.compute(**calc.from_entities(case.entities))   # == solve_gold(case)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from harness.core import units
+from harness.core.units import EXACT, Convention
+
+from . import dates, lab, physical
+from .base import Calculator, LibraryAbstain, Variable, parse_date, parse_sex
+
+__all__ = ["LIBRARY", "LIBRARY_IDS", "IMPLEMENTED", "units", "Calculator", "Variable", "LibraryAbstain",
+           "solve_gold", "get_calculator", "parse_date", "parse_sex"]
+
+IMPLEMENTED: dict[int, Calculator] = {
+    c.calculator_id: c
+    for c in sorted((*lab.CALCULATORS, *physical.CALCULATORS, *dates.CALCULATORS),
+                    key=lambda c: c.calculator_id)
+}
+
+# The first 22 Calculator IDs among MedCalc-Bench's lab/physical/date calculators that are not
+# scores (MELD Na, ID 23, and the Framingham Risk Score, ID 46, are left out). See docs/LIBRARY.md.
+LIBRARY_IDS: tuple[int, ...] = (2, 3, 5, 6, 7, 9, 10, 11, 13, 19, 22, 26, 30, 31, 38, 39, 40, 44, 56, 57,
+                                58, 59)
+
+LIBRARY: dict[int, Calculator] = {i: IMPLEMENTED[i] for i in LIBRARY_IDS}
+
+assert len(LIBRARY) == 22
+
+
+def get_calculator(calculator_id: int, *, library: dict[int, Calculator] | None = None) -> Calculator:
+    """The library's calculator for an ID, or ``LibraryAbstain`` when it is not one of the library's."""
+    lib = LIBRARY if library is None else library
+    try:
+        return lib[int(calculator_id)]
+    except (KeyError, TypeError, ValueError):
+        raise LibraryAbstain(f"calculator {calculator_id} is not in the library "
+                             f"({len(lib)} calculators: {sorted(lib)})",
+                             calculator_id=calculator_id) from None
+
+
+def solve_gold(case: Any, *, convention: Convention | str = EXACT,
+               library: dict[int, Calculator] | None = None) -> Any:
+    """Gold-Solve: the library function on the case's gold variables.
+
+    ``case`` needs ``calculator_id`` and ``entities`` (a dict, as ``harness.data.dataset.Case`` has).
+    ``convention``: a ``harness.core.units.Convention`` or its name, "exact" (Verified) or "medcalc-v1.0" (v1.0
+    files); ``harness.data.conventions.resolve_convention`` says which applies to a dataset.
+    Returns a float, a ``datetime.date`` or a ``(weeks, days)`` tuple; raises ``LibraryAbstain`` for
+    calculators outside the library or when a gold variable is missing or unconvertible."""
+    calc = get_calculator(case.calculator_id, library=library)
+    return calc.compute(**calc.from_entities(case.entities, convention=convention))

@@ -1,0 +1,109 @@
+"""`harness serve smoke`: start one model's server, wait until it serves, send one real chat request per prompt
+family (a program prompt, a reply prompt, a library extraction prompt) on one case, check each reply parses, record
+what the server logged (vLLM version, sampling defaults), stop. `make reproduce` runs it first for every model, so
+a server that cannot start, a request the server refuses or replies no parser reads fail within minutes, named,
+before the multi-hour run."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from harness.arms import prompts
+from harness.arms.registry import ARMS
+from harness.arms.solvers import Context
+from harness.arms.solvers.library import calculator_for, library_variables
+from harness.data.dataset import load_dataset
+from harness.model.client import ModelClient, ModelRequestError
+from harness.model.serving import LaunchError
+from harness.reproduce.config import ReproduceConfig
+from harness.reproduce.errors import ReproduceError
+from harness.reproduce.launchers import launcher_kind, make_launcher
+from harness.scoring.scorers import score_reply
+
+# One arm per prompt family, and how its reply must parse.
+FAMILIES = (("program", "program-solve"), ("reply", "note-only"), ("extraction", "extract-lib"))
+SMOKE_DESCRIPTION = ("start the server, wait until it lists the model, send one chat request per prompt family "
+                     "(program: program-solve, reply: note-only, extraction: extract-lib) on one covered case with "
+                     "the arms' own temperature and token cap, check each reply parses (a program, a final answer, "
+                     "a JSON object), record the logged vLLM version and sampling defaults, stop")
+
+
+class SmokeError(ReproduceError):
+    """The smoke test failed; the message names the model and the cause."""
+
+
+@dataclass
+class FamilyResult:
+    family: str
+    arm: str
+    parsed: bool
+    finish_reason: str | None
+    detail: str
+
+
+def _parses(family: str, text: str, case) -> tuple[bool, str]:
+    if family == "program":
+        ok = prompts.extract_program(text) is not None
+        return ok, "a program" if ok else "no program in the reply"
+    if family == "reply":
+        parsed = score_reply(text, case, "paper").parsed
+        return parsed is not None, f"answer {parsed!r}" if parsed is not None else "no final answer read"
+    obj = prompts.extract_json_object(text)
+    return obj is not None, "a JSON object" if obj is not None else "no JSON object in the reply"
+
+
+async def _requests(launcher, case, one_shot) -> list[FamilyResult]:
+    out = []
+    async with ModelClient(launcher.base_url, launcher.model_id, profile=launcher.server_profile, timeout=300.0,
+                           max_retries=2) as client:
+        for family, arm_name in FAMILIES:
+            arm = ARMS[arm_name]
+            ctx = Context(case=case, arm=arm, seed=42, client=client, one_shot=one_shot)
+            if family == "extraction":
+                calc = calculator_for(arm, case.calculator_id)
+                messages = prompts.build_extract(case, library_variables(calc), note_words=arm.note_words)
+                r = await ctx.chat(messages, temperature=0.0, max_tokens=arm.extract_max_tokens)
+            else:
+                r = await ctx.chat(arm.build(ctx), temperature=arm.temperature, max_tokens=arm.max_tokens)
+            ok, detail = _parses(family, r.text, case)
+            out.append(FamilyResult(family, arm_name, ok, r.finish_reason, detail))
+    return out
+
+
+def smoke(cfg: ReproduceConfig, model_key: str, *, echo: Callable[[str], None] = print,
+          log_dir: Path | None = None) -> dict:
+    """Smoke-test one model's server; returns what it found, raises SmokeError naming the cause."""
+    kind = launcher_kind(cfg.launcher)
+    ds = load_dataset(cfg.dataset)
+    case = next((c for c in ds.cases if calculator_for(ARMS["extract-lib"], c.calculator_id) is not None), None)
+    if case is None:
+        raise SmokeError(f"smoke {model_key}: no case of {ds.name} is covered by the library (the extraction prompt)")
+    launcher = make_launcher(cfg.launcher, model_key, generation_config=cfg.generation_config,
+                             deterministic=cfg.deterministic, log_dir=log_dir or cfg.out / "server-logs" / "smoke",
+                             dataset=cfg.dataset, base_url=cfg.base_url, server_profile=cfg.server_profile)
+    echo(f"[smoke {model_key}] starting {cfg.launcher} server: {' '.join(launcher.command())}")
+    found: dict = {"model_key": model_key, "case_id": case.case_id}
+    try:
+        launcher.start()
+        launcher.wait_ready(cfg.ready_timeout or kind.ready_timeout)
+        results = asyncio.run(_requests(launcher, case, load_dataset("one-shot").cases))
+        server = launcher.describe()
+    except (LaunchError, ModelRequestError) as exc:
+        raise SmokeError(f"smoke {model_key}: {exc}") from None
+    finally:
+        launcher.stop()
+    found["families"] = [r.__dict__ for r in results]
+    found["vllm_version"] = server.get("vllm_version")
+    found["sampling_defaults_logged"] = server.get("sampling_defaults_logged")
+    for r in results:
+        echo(f"[smoke {model_key}] {r.family} ({r.arm}): {'ok' if r.parsed else 'FAIL'}, {r.detail}, "
+             f"finish {r.finish_reason}")
+    if kind.logs_sampling_defaults:
+        echo(f"[smoke {model_key}] server version {found['vllm_version']}, sampling defaults logged: "
+             f"{found['sampling_defaults_logged']}")
+    bad = [r for r in results if not r.parsed]
+    if bad:
+        raise SmokeError(f"smoke {model_key}: " + "; ".join(f"{r.family} reply: {r.detail}" for r in bad))
+    return found

@@ -1,0 +1,160 @@
+"""`verify(root) -> Report`: every check of a results root, as data. `harness verify` prints the report;
+`make reproduce` (harness.reproduce.reproduction) and the rehearsal call it.
+
+What a root is checked against:
+- checksums, per result set (a directory holding <model>/<arm>/seed<N>.jsonl): the nearest SHA256SUMS
+  at or above the set inside the root (a user's own root: `make reproduce` writes one, `harness checksums
+  update --results ROOT` writes one for any root); else, for a set named like a committed one
+  (`results/cpu-demo`, `results/gold-solve`), the committed manifest's entries for it; else none, which
+  is said, not failed. Verifying the repository's `results/` also names a committed set that is gone.
+  With an explicit manifest, the whole root is checked against it (paths relative to the repository
+  root, or to the root's parent outside it), as before;
+- records: real and synthetic records mixed, the unit convention of each convention-dependent arm, every
+  stored reply or value rescored against its stored score;
+- tables: a set's `tables/` re-derived byte for byte.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.analysis.tables import build_all
+from harness.model.rehearsal.labels import mixing_problem
+from harness.run.store import result_sets
+from harness.verify.checksums import (CHECKSUM_FILE, RESULTS_MANIFEST, ROOT, ChecksumError, CheckReport,
+                                      check_entries, check_manifest, read_manifest)
+from harness.verify.rescore import check_files, convention_problems, merged_conventions
+
+REPO_RESULTS = ROOT / "results"
+
+
+@dataclass
+class Report:
+    """What verify found: `notes` say what was checked and passed, `problems` each name a file (and line)."""
+    root: Path
+    notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    def add(self, notes: list[str], problems: list[str]) -> None:
+        self.notes += notes
+        self.problems += problems
+
+
+def root_for(results_root: Path) -> Path:
+    """An explicit manifest's paths are relative to the repository root, or to the results root's parent
+    outside it."""
+    results_root = results_root.resolve()
+    return ROOT if results_root.is_relative_to(ROOT) else results_root.parent
+
+
+def _shown(path: Path) -> str:
+    path = path.resolve()
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
+def _lines(report: CheckReport, base: Path) -> list[str]:
+    return ([f"MISSING  {_shown(base / p)}" for p in report.missing] + [f"CHANGED  {_shown(base / p)}" for p in report.changed]
+            + [f"UNLISTED {_shown(base / p)}" for p in report.unlisted])
+
+
+def check_checksums(results_root: Path, manifest: Path | None = None,
+                    committed_manifest: Path = RESULTS_MANIFEST) -> tuple[list[str], list[str]]:
+    """(notes, problems) of the checksums of every result set under the root (see the module's docstring)."""
+    root = results_root.resolve()
+    if manifest is not None:
+        try:
+            report = check_manifest(manifest, [root], root=root_for(root))
+        except ChecksumError as exc:
+            return [], [str(exc)]
+        return [f"checksums: {len(report.ok)} files match {manifest}"], report.lines()
+    committed: dict[str, str] = read_manifest(committed_manifest) if committed_manifest.is_file() else {}
+    committed_sets = sorted({"/".join(rel.split("/")[:2]) for rel in committed if rel.count("/") >= 2})
+    sets = result_sets(root)
+    if root == REPO_RESULTS.resolve():            # a committed set that is gone is named, not skipped
+        sets = sorted(set(sets) | {ROOT / s for s in committed_sets})
+    notes: list[str] = []
+    problems: list[str] = []
+    own_done: set[Path] = set()
+    for result_set in sets:
+        own = next((d for d in [result_set, *result_set.parents]
+                    if d.is_relative_to(root) and (d / CHECKSUM_FILE).is_file()), None)
+        if own is not None:
+            if own in own_done:
+                continue
+            own_done.add(own)
+            try:
+                report = check_entries(read_manifest(own / CHECKSUM_FILE), [own], root=own)
+            except ChecksumError as exc:
+                problems.append(str(exc))
+                continue
+            notes.append(f"checksums: {len(report.ok)} files match {_shown(own / CHECKSUM_FILE)}")
+            problems += _lines(report, own)
+            continue
+        prefix = f"results/{result_set.name}/"
+        entries = {rel[len(prefix):]: digest for rel, digest in committed.items() if rel.startswith(prefix)}
+        if entries:
+            report = check_entries(entries, [result_set], root=result_set)
+            notes.append(f"checksums: {len(report.ok)} files of {_shown(result_set)} match {_shown(committed_manifest)}")
+            problems += _lines(report, result_set)
+        else:
+            notes.append(f"checksums: none for {_shown(result_set)} (record them with `harness checksums update "
+                         f"--results {_shown(result_set)}`; rescoring still checks every record)")
+    return notes, problems
+
+
+def check_records(result_set: Path, convention: str | None = None) -> tuple[list[str], list[str]]:
+    """(notes, problems) from one read of each results file (the store's reader, files spread over worker
+    processes): real and synthetic (rehearsal-server) records mixed fail; each convention-dependent arm's
+    convention is said, and a set that mixes conventions (or, with `convention`, was made under another
+    one) fails; every stored reply or value is rescored against its stored score."""
+    checks = check_files(result_set)
+    failed = next((c for c in checks if c.error is not None), None)
+    if failed is not None:
+        return [], [f"RESCORE  {failed.error}"]
+    notes, conv_problems = convention_problems(result_set, convention, merged_conventions(checks))
+    firsts: dict = {}
+    for c in checks:
+        for kind, item in c.firsts.items():
+            firsts.setdefault(kind, item)   # the first record of each kind, in file order, decides mixing
+    problem = mixing_problem(firsts.values())
+    mixing = [f"SYNTHETIC {result_set}: {problem}"] if problem else []
+    mismatches = [f"{c.path}: ignoring an incomplete last line (a committed file must end with a complete record)"
+                  for c in checks if c.torn] + [m for c in checks for m in c.mismatches]
+    notes = list(notes) + [f"rescoring: {sum(c.records for c in checks)} records in {result_set} reproduce their "
+                           f"stored scores" if not mismatches else f"rescoring: {len(mismatches)} mismatches in {result_set}"]
+    return notes, mixing + [f"CONVENTION {p}" for p in conv_problems] + [f"RESCORE  {m}" for m in mismatches]
+
+
+def check_tables(result_set: Path) -> tuple[list[str], list[str]]:
+    """Recompute the tables of a result set and compare them byte for byte with the ones it holds."""
+    committed = result_set / "tables"
+    if not committed.is_dir():
+        return [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        build_all(result_set, Path(tmp))
+        fresh = {p.relative_to(tmp).as_posix(): p.read_bytes() for p in Path(tmp).rglob("*") if p.is_file()}
+        old = {p.relative_to(committed).as_posix(): p.read_bytes() for p in committed.rglob("*") if p.is_file()}
+    problems = [f"TABLE    {committed / name}: differs from the recomputed table" for name in sorted(old)
+                if name in fresh and fresh[name] != old[name]]
+    problems += [f"TABLE    {committed / name}: committed but not produced by the current code" for name in sorted(old)
+                 if name not in fresh]
+    problems += [f"TABLE    {committed / name}: produced by the current code but not committed" for name in sorted(fresh)
+                 if name not in old]
+    return ([] if problems else [f"tables: {len(old)} files in {committed} re-derive byte for byte"]), problems
+
+
+def verify(results_root: Path, *, manifest: Path | None = None, convention: str | None = None,
+           tables: bool = True, committed_manifest: Path = RESULTS_MANIFEST) -> Report:
+    """Every check of a results root: checksums, records (mixing, convention, rescoring), tables."""
+    report = Report(Path(results_root))
+    report.add(*check_checksums(Path(results_root), manifest, committed_manifest))
+    for result_set in result_sets(Path(results_root)):
+        report.add(*check_records(result_set, convention))
+        if tables:
+            report.add(*check_tables(result_set))
+    return report
