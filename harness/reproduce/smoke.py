@@ -13,7 +13,7 @@ from typing import Callable
 from harness.arms import prompts
 from harness.arms.registry import ARMS
 from harness.arms.solvers import Context
-from harness.arms.solvers.library import calculator_for, library_variables
+from harness.arms.library_inputs import calculator_for
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient, ModelRequestError
 from harness.model.serving import LaunchError
@@ -61,12 +61,11 @@ async def _requests(launcher, case, one_shot) -> list[FamilyResult]:
         for family, arm_name in FAMILIES:
             arm = ARMS[arm_name]
             ctx = Context(case=case, arm=arm, seed=42, client=client, one_shot=one_shot)
+            # the arm's own first request (extract-lib's is its extraction prompt, greedy, the solver's token cap)
             if family == "extraction":
-                calc = calculator_for(arm, case.calculator_id)
-                messages = prompts.build_extract(case, library_variables(calc), note_words=arm.note_words)
-                r = await ctx.chat(messages, temperature=0.0, max_tokens=arm.extract_max_tokens)
+                r = await ctx.chat(ctx.prompt(), temperature=0.0, max_tokens=arm.solver.max_tokens)
             else:
-                r = await ctx.chat(arm.build(ctx), temperature=arm.temperature, max_tokens=arm.max_tokens)
+                r = await ctx.chat(ctx.prompt(), temperature=arm.temperature, max_tokens=arm.max_tokens)
             ok, detail = _parses(family, r.text, case)
             out.append(FamilyResult(family, arm_name, ok, r.finish_reason, detail))
     return out
