@@ -53,7 +53,8 @@ def run(arm, env, model_server, out):
 
 @pytest.mark.parametrize("name", ["routed-gold", "routed-blind"])
 def test_router_arm_end_to_end(name, env, model_server, tmp_path):
-    arm = dataclasses.replace(with_options(ARMS[name], k=2, m=2), max_tokens=256)
+    arm = with_options(ARMS[name], k=2, m=2)
+    arm = dataclasses.replace(arm, decoding=dataclasses.replace(arm.decoding, max_tokens=256))
     recs = {r["case_id"]: r for r in run(arm, env, model_server, tmp_path)}
     assert set(recs) == set(CASES)
     for cid, r in recs.items():
