@@ -100,8 +100,15 @@ def test_root_filesystem_is_read_only_and_no_directory_is_writable(container_bac
                 os.close(os.open(path, os.O_CREAT | os.O_WRONLY)); res[path] = "created"
             except OSError as e:
                 res[path] = e.errno
-        res["rw_mounts"] = sorted(l.split()[1] for l in open("/proc/self/mounts").read().splitlines()
-                                  if l.split()[3].startswith("rw"))
+        mounts = [l.split() for l in open("/proc/self/mounts").read().splitlines()]
+        res["rw_mounts"] = sorted(m[1] for m in mounts if m[3].startswith("rw") and m[2] != "cgroup")
+        res["rw_cgroup_mkdir"] = {}
+        for m in mounts:
+            if m[3].startswith("rw") and m[2] == "cgroup":
+                try:
+                    os.mkdir(m[1] + "/evil"); os.rmdir(m[1] + "/evil"); res["rw_cgroup_mkdir"][m[1]] = "created"
+                except OSError as e:
+                    res["rw_cgroup_mkdir"][m[1]] = e.errno
         print(json.dumps(res))
     """
     # as root (uid 0 in the container, owner of every directory) too: the refusal must come from
@@ -113,6 +120,10 @@ def test_root_filesystem_is_read_only_and_no_directory_is_writable(container_bac
         if user is None:  # /dev is root's 0755 tmpfs (runsc), no /dev/shm mount: closed to the executor user
             assert out["/dev/evil"] == errno.EACCES and out["/dev/shm/evil"] in (errno.EACCES, errno.ENOENT)
         assert out["rw_mounts"] == ["/dev", "/dev/pts", "/proc"], out["rw_mounts"]
+        if user is None:
+            # gVisor 20240729 (not 20221219) mounts its own, sandbox-internal cgroupfs hierarchies read-write
+            # under /sys/fs/cgroup: the executor user can create nothing there either
+            assert all(e in (errno.EACCES, errno.EPERM, errno.EROFS) for e in out["rw_cgroup_mkdir"].values()), out["rw_cgroup_mkdir"]
 
 
 NETWORK_SCRIPT = """
