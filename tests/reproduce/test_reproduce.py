@@ -344,7 +344,7 @@ def test_interrupted_pipeline_stops_the_server_and_records_the_interruption(tmp_
     proc.send_signal(signal.SIGTERM)
     rest, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, rest
-    assert "stopping the server" in rest and "run the same command again to resume" in rest
+    assert "stopping the server" in rest and "record(s) kept in" in rest and "resume with:" in rest, rest
     man = json.loads(next(out.glob("manifest-reproduce-*.json")).read_text())
     assert man["status"] == "interrupted"
     with pytest.raises(httpx.HTTPError):
