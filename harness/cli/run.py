@@ -33,9 +33,6 @@ from harness.scoring.scorers import SCORERS
 from harness.verify.rescore import CaseIndex, RescoreError, convention_problems, rescore_record
 
 
-from harness.core.seeds import MAX_SEEDS  # noqa: F401  (re-exported for the CLI tests)
-
-
 def parse_seeds(text: str) -> list[int]:
     """The --seeds option: harness.core.seeds.parse_seeds with the problem reported as a bad --seeds value."""
     try:
