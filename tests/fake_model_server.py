@@ -7,7 +7,7 @@ by scripts/bench_executor.py (a stand-in model whose replies are benchmark input
 
 POST /v1/chat/completions pops the next (status, body, delay_s) of the script (body: a dict sent as
 JSON, or bytes sent as they are); when the script is empty it answers 200 with `reply(raw_request_body)`
-(default: `completion()`). GET answers the model list. Connections are kept alive (HTTP/1.1).
+(default: `completion()`), or with the status of a `(status, body)` pair `reply` returns. GET answers the model list. Connections are kept alive (HTTP/1.1).
 
 With `api_key`, the fake demands it as an OpenAI server does: a request without `Authorization: Bearer
 <api_key>` gets 401 (OpenAI's error body), and one carrying a key in `forbidden_keys` gets 403. `auth` lists
@@ -84,7 +84,11 @@ class FakeModelServer:
                 if self._refused():
                     return
                 outer.requests.append(json.loads(raw))
-                status, payload, delay = outer.script.pop(0) if outer.script else (200, answer(raw), 0)
+                if outer.script:
+                    status, payload, delay = outer.script.pop(0)
+                else:
+                    payload, delay = answer(raw), 0
+                    status, payload = payload if isinstance(payload, tuple) else (200, payload)
                 if delay:
                     time.sleep(delay)
                 self._send(status, payload)

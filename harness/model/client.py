@@ -27,6 +27,12 @@ the complete request identity: base URL, model id and revision, the full request
 every sampling field), the sample index and the run seed. The run seed is part of the key so the five
 seeds of a greedy arm remain five real repeated runs (the paper measures their agreement) instead of
 copies; within one seed, a resumed run sends nothing twice.
+
+HTTP. One ``aiohttp.ClientSession`` per event loop (created on first use, so a client built outside a loop
+works), keep-alive connections up to the concurrency. Against the rehearsal server it costs about a tenth of
+the client CPU per request that httpx did (``make bench-client``, issue 25); the synchronous probes in
+``serving.py`` and ``preflight.py`` still use httpx. Timeouts: connecting 10 s, then ``timeout`` for each read
+(a reply slower than that is a timeout and retried).
 """
 from __future__ import annotations
 
@@ -40,7 +46,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+import aiohttp
 
 from harness.core.canonical_json import canonical_json
 from harness.core.registry import Registry
@@ -222,7 +228,6 @@ class ModelClient:
         cache_dir: str | os.PathLike | None = None,
         api_key: str | None = None,
         api_key_env: str | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
     ):
         if not base_url or not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base URL must start with http:// or https://, got {base_url!r}")
@@ -244,9 +249,9 @@ class ModelClient:
         self.cache = ResponseCache(cache_dir) if cache_dir else None
         api_key = api_key or api_key_from_env(api_key_env)   # module docstring; never stored or recorded
         self._api_key_env, self._key_sent = api_key_env, bool(api_key)
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=10.0), headers=headers,
-                                       transport=transport)
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
         self._sem = asyncio.Semaphore(concurrency)
         self.sent = 0          # requests that reached the network (attempts)
         self.cache_hits = 0
@@ -258,7 +263,20 @@ class ModelClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._session is not None and self._session_loop is asyncio.get_running_loop():
+            await self._session.close()
+        self._session = self._session_loop = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        """This event loop's session (a client used under a second ``asyncio.run`` gets a new one)."""
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session_loop is not loop or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                headers=self._headers, raise_for_status=False,
+                timeout=aiohttp.ClientTimeout(total=None, connect=10.0, sock_read=self.timeout),
+                connector=aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300))
+            self._session_loop = loop
+        return self._session
 
     def describe(self) -> dict:
         """Client settings for the run manifest."""
@@ -320,21 +338,22 @@ class ModelClient:
             started = time.perf_counter()
             self.sent += 1
             try:
-                resp = await self._http.post(url, json=body, headers=headers)
-            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                async with self._http().post(url, data=json.dumps(body).encode(), headers={
+                        "Content-Type": "application/json", **(headers or {})}) as resp:
+                    status, raw = resp.status, await resp.read()
+            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
                 failure = f"{type(exc).__name__}: {exc}"
             else:
-                if resp.status_code < 400:
+                if status < 400:
                     latency = (time.perf_counter() - started) * 1000.0
-                    return _parse_completion(resp, latency, attempt)
-                if resp.status_code in (401, 403):
-                    raise ModelAuthError(auth_problem(resp.status_code, f"POST {url}", self._key_sent,
-                                                      self._api_key_env))
-                if resp.status_code < 500:
+                    return _parse_completion(status, raw, latency, attempt)
+                text = raw.decode("utf-8", "replace")
+                if status in (401, 403):
+                    raise ModelAuthError(auth_problem(status, f"POST {url}", self._key_sent, self._api_key_env))
+                if status < 500:
                     raise ModelRejectedRequest(
-                        f"POST {url} answered {resp.status_code} (client error, not retried): {resp.text[:500]}",
-                        resp.status_code)
-                failure = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                        f"POST {url} answered {status} (client error, not retried): {text[:500]}", status)
+                failure = f"HTTP {status}: {text[:200]}"
             if attempt >= self.max_retries:
                 raise ModelRequestError(f"POST {url} failed after {attempt + 1} attempts; last: {failure}")
             delay = min(self.backoff_cap, self.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
@@ -343,9 +362,10 @@ class ModelClient:
 
     async def server_models(self) -> list[str]:
         """Model ids the server lists at /v1/models."""
-        resp = await self._http.get(f"{self.base_url}/models")
-        resp.raise_for_status()
-        return [m["id"] for m in resp.json().get("data", [])]
+        async with self._http().get(f"{self.base_url}/models") as resp:
+            resp.raise_for_status()
+            data = json.loads(await resp.read())
+        return [m["id"] for m in data.get("data", [])]
 
 
 def _check_messages(messages: list[dict]) -> None:
@@ -357,14 +377,14 @@ def _check_messages(messages: list[dict]) -> None:
             raise ValueError(f"message {i} is not a {{role: system|user|assistant, content: str}} dict: {m!r}")
 
 
-def _parse_completion(resp: httpx.Response, latency_ms: float, retries: int) -> ChatResult:
+def _parse_completion(status: int, raw: bytes, latency_ms: float, retries: int) -> ChatResult:
     try:
-        data = resp.json()
+        data = json.loads(raw)
         choice = data["choices"][0]
         text = choice["message"].get("content") or ""
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise ModelRequestError(f"server answered {resp.status_code} with a body that is not a chat completion "
-                                f"({type(exc).__name__}: {exc}): {resp.text[:300]}") from None
+        raise ModelRequestError(f"server answered {status} with a body that is not a chat completion "
+                                f"({type(exc).__name__}: {exc}): {raw[:300].decode('utf-8', 'replace')}") from None
     finish = choice.get("finish_reason")
     usage = data.get("usage") or {}
     return ChatResult(

@@ -198,3 +198,42 @@ def test_preflight_reports_401_as_a_missing_key_scripted_fake_server_with_key(mo
         assert "--base-url must be" not in str(info.value)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
         assert check_model_server(srv.url, 5.0) == ["scripted-model"]
+
+
+def _rehearsal_burst(url: str, n: int, concurrency: int) -> int:
+    from harness.model.client import family_headers
+
+    async def go():
+        async with ModelClient(url, "rehearsal-alpha", profile="plain", concurrency=concurrency, max_retries=0) as c:
+            msgs = [[{"role": "user", "content": f"case {i}: what is the answer?"}] for i in range(n)]
+            results = await asyncio.gather(*(c.chat(m, temperature=0.0, max_tokens=64,
+                                                    headers=family_headers("t", "reply")) for m in msgs))
+            return len(results)
+    return run(go())
+
+
+def test_connections_are_reused_up_to_the_concurrency_rehearsal_fake_server():
+    """Issue 25: the client keeps at most `concurrency` connections and reuses them (httpx, the client before,
+    opened 51-123 connections for 600 requests at concurrency 32 against this server: make bench-client)."""
+    from tests.fixtures_rehearsal import running_rehearsal_server
+
+    with running_rehearsal_server(seed=7, models=("rehearsal-alpha",)) as server:
+        assert _rehearsal_burst(server.base_url, 640, 32) == 640
+        stats = server.stats_dict()
+    assert stats["completions"] == 640
+    assert stats["connections"] <= 32, stats["connections"]
+
+
+def test_one_client_serves_two_event_loops_scripted_fake_server():
+    """A client built outside a loop and used under two asyncio.run calls (a resume in the same process)."""
+    with FakeModelServer() as srv:
+        client = ModelClient(srv.url, "scripted-model", profile="llama.cpp", backoff=0.01)
+
+        async def once():
+            r = await client.chat(MSG, temperature=0.0, max_tokens=8)
+            return r.text
+
+        assert run(once()) == "Final answer: 4"
+        assert run(once()) == "Final answer: 4"
+        run(client.aclose())
+    assert len(srv.requests) == 2

@@ -81,6 +81,7 @@ class Faults:
 
 @dataclass
 class Stats:
+    connections: int = 0    # TCP connections accepted (a client that reuses its connections opens few)
     requests: int = 0
     completions: int = 0
     faults: dict = field(default_factory=lambda: {"http_5xx": 0, "slow": 0, "drop": 0})
@@ -149,6 +150,7 @@ class RehearsalServer:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self._handlers.add(task)
+        self.stats.connections += 1
         try:
             while True:
                 try:
@@ -220,7 +222,7 @@ class RehearsalServer:
 
     def stats_dict(self) -> dict:
         s = self.stats
-        return {"synthetic": True, "requests": s.requests, "completions": s.completions, "faults": dict(s.faults),
+        return {"synthetic": True, "connections": s.connections, "requests": s.requests, "completions": s.completions, "faults": dict(s.faults),
                 "families": dict(s.families), "shapes": dict(s.shapes), "case_found": s.case_found,
                 "uptime_s": round(time.time() - s.started_at, 3), **self.describe()}
 
