@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring \
+.PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -81,6 +81,9 @@ executor-image-report: executor-image      ## what a security reviewer needs abo
 
 bench-executor: executor-image
 	$(PY) scripts/bench_executor.py --out bench/executor.json
+
+bench-client: setup                        ## model-client A/B against the rehearsal server (a fake) -> bench/client.json
+	$(PY) scripts/bench_client.py --out bench/client.json
 
 bench-stats: setup
 	$(PY) scripts/bench_stats.py --out bench/stats.json

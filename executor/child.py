@@ -8,17 +8,24 @@ module proxies, restricted builtins, the seccomp filter object) and forks a chil
    ``REQUEST_FD``, /dev/null on 0/1/2, every other descriptor closed (the child cannot write
    into the supervisor's protocol stream);
 2. empty environment (``os.environ`` and the C ``environ`` cleared);
-3. rlimits, soft = hard; a fixed warm-up program of the executor's own (``_warm_spare``); then
-   the child waits (it is a *spare* forked ahead by the zygote, so the fork is off the request
-   path) until it receives its nonce and program, and closes the request pipe;
+3. rlimits, soft = hard; a fixed warm-up program of the executor's own (``_warm_spare``); the
+   file-system finder taken out of the import system; the seccomp call path exercised once
+   (``BpfFilter.prepare``: no_new_privs, set once in the zygote and inherited, is checked).
+   Then the child waits (it is a *spare* forked ahead by the zygote, so all of this is off the
+   request path) until it receives its nonce and program, and closes the request pipe;
 4. stdout/stderr replaced by in-memory captures with caps;
 5. the program is checked by the AST policy and compiled (no program code runs yet; see
    ``_check_and_compile`` for why this precedes seccomp);
-6. seccomp filter loaded (default deny; only ``write`` to RESULT_FD, memory, clock, exit);
-   the program runs under the executed-line cap with the restricted builtins;
+6. seccomp filter loaded (default deny; only ``write`` to RESULT_FD, memory, clock, exit):
+   one ``prctl(PR_SET_SECCOMP)``; the program runs under the executed-line cap with the
+   restricted builtins;
 7. one JSON line ``{"nonce": ..., "outcome": ..., ...}`` is written to RESULT_FD and the child
    ``_exit``s. The line cap and the output-flood limit end the child the same way from inside
    the tracer / capture, so a bare ``except:`` in the program cannot swallow them.
+
+Every layer is still per program: each child loads its own filter and sets its own limits
+after its fork, and nothing a program does outlives its process (SECURITY.md, "Where each
+layer happens").
 
 Nothing here returns to the supervisor: every path ends in ``os._exit``.
 """
@@ -285,9 +292,10 @@ def describe_exception(exc: BaseException, limit: int) -> str:
 class _ChildRun:
     """State of one child: captures, result writing, early exits."""
 
-    def __init__(self, template: ChildTemplate, nonce: str):
+    def __init__(self, template: ChildTemplate, nonce: str, mark=None):
         self.t = template
         self.nonce = nonce
+        self.mark = mark
         lim = template.limits
         self.stdout = OutputCapture(int(lim["stdout_chars"]), int(lim["output_flood_chars"]), self.flood)
         self.stderr = OutputCapture(int(lim["stderr_chars"]), int(lim["output_flood_chars"]), self.flood)
@@ -296,6 +304,8 @@ class _ChildRun:
     def finish(self, outcome: Outcome, error: str | None = None, kind=None, answer=None):
         """Write the one result line and end the child. Never returns."""
         sys.settrace(None)
+        if self.mark is not None:
+            self.mark("program")
         try:
             payload = json.dumps({
                 "nonce": self.nonce, "outcome": outcome.value, "answer": answer, "kind": kind,
@@ -425,10 +435,18 @@ def _warm_spare(template: ChildTemplate) -> None:
         pass
 
 
-def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: int) -> None:
+def _no_mark(_phase: str) -> None:
+    return None
+
+
+def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: int, mark=_no_mark) -> None:
     """The child's whole life (see module docstring). Forked ahead of time as a *spare*: it
     prepares everything that does not depend on the program, then blocks until the supervisor
-    writes "<nonce>\n<source>" and closes the request pipe. Never returns."""
+    writes "<nonce>\n<source>" and closes the request pipe. Never returns.
+
+    ``mark(phase)`` is called at the end of every phase (``PHASES``); the executor passes
+    nothing, the benchmark's phase probe (scripts/executor_phase_probe.py) a clock stamp that
+    makes no system call, so it measures this very code path."""
     off = template.disabled_layers
     try:
         _setup_descriptors(result_w, request_r, devnull)
@@ -437,26 +455,41 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
         # the zygote loaded, so tzset() does not touch the file system
         for signum in (signal.SIGINT, signal.SIGTERM):  # no Python-level handler may run
             signal.signal(signum, signal.SIG_DFL)
+        mark("descriptors")
         if "rlimits" not in off:
             _set_rlimits(template.limits)
         sys.setrecursionlimit(int(template.limits["recursion_limit"]))
+        mark("rlimits")
         _warm_spare(template)
+        # ahead of demand since issue 25 (both were on the request path): the disk finder goes
+        # (the static check and compile import nothing: the warm-up walked them), and the
+        # seccomp call path is exercised once so that loading the filter is one system call
+        _stop_disk_imports()
+        if template.seccomp_filter is not None:
+            template.seccomp_filter.prepare()
+        mark("warm")
         request = _receive_request()
+        mark("request")
     except BaseException:
         os._exit(_EXIT_RESULT_WRITE_FAILED)
     if request is None:  # the supervisor is shutting down
         os._exit(0)
     nonce, source = request
-    run = _ChildRun(template, nonce)
+    run = _ChildRun(template, nonce, mark)
     sys.stdout, sys.stderr = run.stdout, run.stderr
     code = _check_and_compile(run, source)
-    _stop_disk_imports()
+    mark("check_compile")
     try:
         if template.seccomp_filter is not None:
             template.seccomp_filter.load()
     except BaseException as exc:
         run.finish(Outcome.INFRA_ERROR, f"seccomp load failed: {type(exc).__name__}: {exc}")
+    mark("seccomp")
     _run_program(run, code)
+
+
+# The phases run_child marks, in order (the probe adds "fork" before and "result", "reap" after).
+PHASES = ("descriptors", "rlimits", "warm", "request", "check_compile", "seccomp", "program")
 
 
 def _stop_disk_imports() -> None:

@@ -7,9 +7,13 @@ Two calls carry argument rules: ``write`` only to ``policy.RESULT_FD`` and ``mma
 
 Where the work happens: pyseccomp (ctypes over libseccomp2) compiles the rules to a classic BPF
 program *in the loop process* (``compile_child_filter``); the zygote and every child only hold
-the BPF bytes (``BpfFilter``), and each child installs them with ``prctl(PR_SET_NO_NEW_PRIVS)``
-and ``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER)`` through ctypes after its imports, limits and
-the compile step, before the program's code runs. (pyseccomp finds libseccomp by running
+the BPF bytes (``BpfFilter``). The zygote sets ``prctl(PR_SET_NO_NEW_PRIVS)`` once on itself
+(``set_no_new_privs``; irreversible, inherited by every child, and harmless to a process that
+never execs). A spare, ahead of demand, reads it back (``prepare``: the child refuses to run if
+it is not set, and the call faults in the ctypes call path, which under gVisor's ptrace platform
+cost 3-4 ms per child when it happened on the request path: issue 25). Each child then installs
+its own filter with one ``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER)`` after the compile step,
+before the program's code runs. (pyseccomp finds libseccomp by running
 ``ldconfig -p``, which imports ``subprocess``; a zygote in that state made each child's
 fork/exit/wait under gVisor 13 ms instead of 6 ms, so pyseccomp stays out of the zygote.)
 
@@ -34,6 +38,7 @@ from executor import policy
 
 KILL_ACTIONS: tuple[str, ...] = ("KILL_PROCESS", "KILL_THREAD")
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_GET_NO_NEW_PRIVS = 39
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
 _BPF_INSN_BYTES = 8
@@ -66,12 +71,27 @@ class BpfFilter:
         self._prog = _SockFprog(len(self.bpf) // _BPF_INSN_BYTES, ctypes.addressof(self._buffer))
         self._prctl = ctypes.CDLL(None, use_errno=True).prctl
         self._prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong)
+        self._prepared = False
 
-    def load(self) -> None:
-        """Install the filter in this process (irreversible). OSError on failure."""
+    def set_no_new_privs(self) -> None:
+        """Set no_new_privs on this process (the zygote, once). OSError on failure."""
         if self._prctl(_PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
+
+    def prepare(self) -> None:
+        """Ahead of ``load``, in the same process: no_new_privs must already be set (inherited
+        from the zygote); RuntimeError if not. Leaves ``load`` one system call."""
+        state = self._prctl(_PR_GET_NO_NEW_PRIVS, 0, None, 0, 0)
+        if state != 1:
+            raise RuntimeError(f"no_new_privs is not set in the child (prctl returned {state})")
+        self._prepared = True
+
+    def load(self) -> None:
+        """Install the filter in this process (irreversible). OSError on failure. Sets
+        no_new_privs first unless ``prepare`` found it set."""
+        if not self._prepared:
+            self.set_no_new_privs()
         if self._prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(self._prog), 0, 0) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"prctl(PR_SET_SECCOMP): {os.strerror(err)}")

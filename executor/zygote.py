@@ -67,6 +67,8 @@ class Zygote:
         if config.get("seccomp_bpf"):
             from executor.seccomp_filter import BpfFilter
             flt = BpfFilter(bytes.fromhex(config["seccomp_bpf"]), config["action"])
+        if flt is not None:  # once, inherited by every child (seccomp_filter.BpfFilter.prepare)
+            flt.set_no_new_privs()
         self.templates = {SPARE: child.build_template(limits, disabled_layers, flt)}
         self.templates[TEST_SPARE] = child.build_template(
             limits, frozenset(disabled_layers) | SELFTEST_LAYERS_OFF, flt)
