@@ -123,6 +123,25 @@ def test_every_stage_package_is_known():
     assert loose == [], f"modules at harness/ root (place them in a stage package): {loose}"
 
 
+# The packages and modules issue 21 made (typed record and manifest reader, run request, arm spec and solvers,
+# one calculators package, one rehearsal package, the generic registry): the walker must see each, with its
+# edges, or the checks below would pass over them.
+ISSUE_21_MODULES = ("harness.run.record", "harness.run.manifest", "harness.run.request", "harness.arms.spec",
+                    "harness.arms.families", "harness.arms.options", "harness.arms.solvers",
+                    "harness.arms.solvers.base", "harness.calculators", "harness.calculators.versions",
+                    "harness.calculators.entities", "harness.model.rehearsal", "harness.model.rehearsal.server",
+                    "harness.core.registry", "harness.verify.verification")
+
+
+def test_the_new_packages_are_in_the_graph():
+    missing = [m for m in ISSUE_21_MODULES if m not in MODULES]
+    assert missing == [], f"not in the walked tree: {missing}"
+    # their places in the layers: the calculators below the arms, the record below the analysis and verify
+    assert "harness.calculators.versions" in GRAPH["harness.calculators.lab"]
+    assert "harness.run.record" in GRAPH["harness.run.store"]
+    assert "harness.arms.spec" in GRAPH["harness.arms.solvers.base"]
+
+
 def test_every_harness_import_names_a_module_of_this_tree():
     """A stale path (a module that moved) must not resolve to some other installed copy of the package."""
     assert UNRESOLVED == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.calculators import LIBRARY, Calculator
-from harness.calculators.versions import versioned_calculator
+from harness.calculators import versioned_calculator
 
 if TYPE_CHECKING:
     from harness.arms.spec import Arm

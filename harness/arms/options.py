@@ -25,15 +25,10 @@ def reads_gold_variables(arm: Arm) -> bool:
     return arm.solver.reads_gold_variables(arm)
 
 
-def convention_field(arm: Arm, convention: str, dataset_default: str) -> str:
-    """The value of ``Arm.convention`` for a run under ``convention``: "" (left out of the config, so record
-    keys are the ones earlier runs made) when the arm does not depend on the convention or when the
-    convention is the one it always used (gold variables: the dataset's own by content, ``dataset_default``;
-    model extractions: "exact"); else the convention's name, so a different convention gives other keys."""
-    if not arm.solver.uses_convention:
-        return ""
-    assumed = dataset_default if reads_gold_variables(arm) else "exact"
-    return "" if convention == assumed else convention
+def with_convention(arm: Arm, convention: str) -> Arm:
+    """The arm configured for a run under unit convention ``convention`` (its name): recorded in the arm's config
+    when the arm's answer depends on it (`Solver.uses_convention`), None otherwise."""
+    return arm.replace(convention=convention if arm.solver.uses_convention else None)
 
 
 def with_options(arm: Arm, *, formula_versions: dict[int, str] | None = None, k: int | None = None,
@@ -76,4 +71,4 @@ def apply_options(arms: Sequence[Arm], formula_versions: Iterable[str] = (), k: 
     return out, notes
 
 
-__all__ = ["ArmOptionError", "reads_gold_variables", "convention_field", "with_options", "apply_options"]
+__all__ = ["ArmOptionError", "reads_gold_variables", "with_convention", "with_options", "apply_options"]

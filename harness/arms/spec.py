@@ -9,9 +9,9 @@
   templates it uses and the reply form it asks for; None for an arm that sends no prompt;
 - `decoding` is one value (as inspect_ai's GenerateConfig): temperature, output-token cap, samples.
 
-`config()` is the dict hashed into `arm_config_hash` and written to the run manifest. Its keys are the ones the
-committed results were made with (the decoding and solver parameters flattened, the solver by name), so the
-hashes, and with them the record keys of the committed result sets, are unchanged by this layout.
+`config()` is the dict hashed into `arm_config_hash` and written to the run manifest: every field that decides
+the arm's output, recorded plainly (the decoding flattened, the solver by name with its own parameters under
+`solver_options`, the formula versions and the unit convention always present, empty or null when not set).
 """
 from __future__ import annotations
 
@@ -99,12 +99,6 @@ class Display:
     hybrid: HybridRole | None = None
 
 
-# Solver parameters every stored config holds (at these values when the arm's solver has no such parameter);
-# the others (router m and library) are written only by the solvers that have them.
-SOLVER_FIELDS_IN_EVERY_CONFIG: dict[str, Any] = {"repair": False, "repair_cap": 0, "repair_temperature": 0.0,
-                                                 "extract_max_tokens": 512}
-
-
 @dataclass(frozen=True)
 class Arm:
     name: str
@@ -125,8 +119,8 @@ class Arm:
     notes: str = ""
     display: Display = field(default=Display(), compare=False)
     formula_versions: tuple[tuple[int, str], ...] = ()   # non-benchmark formula versions, (calculator id, version)
-    convention: str = ""   # unit convention, set only where it differs from the one the arm's keys always assumed
-                           # (harness.arms.options.convention_field)
+    convention: str | None = None   # the unit convention the answers are computed under: set by the run request
+                                    # (harness.run.request.apply_convention) on arms whose solver depends on it
 
     # --- decoding, read by the solvers ---------------------------------------------------------------------
     @property
@@ -159,12 +153,10 @@ class Arm:
             "syntax": self.syntax, "example": self.example, "needs_model": self.needs_model,
             "needs_executor": self.needs_executor, "covered_only": self.covered_only,
             "templates": prompts.template_hashes(self.all_templates()), "notes": self.notes,
-            **SOLVER_FIELDS_IN_EVERY_CONFIG, **self.solver.config(),
+            "solver_options": self.solver.config(),
+            "formula_versions": {str(cid): v for cid, v in self.formula_versions},
+            "convention": self.convention,
         }
-        if self.formula_versions:
-            cfg["formula_versions"] = {str(cid): v for cid, v in self.formula_versions}
-        if self.convention:
-            cfg["convention"] = self.convention
         return cfg
 
     def config_hash(self) -> str:
@@ -209,5 +201,4 @@ def catalogue_formula_text(calculator_id: int) -> str:
     return entry.text
 
 
-__all__ = ["REPLY_FORMS", "Decoding", "PromptFamily", "Prompt", "HybridRole", "Display", "Arm", "SOLVER_FIELDS_IN_EVERY_CONFIG",
-           "catalogue_formula_text"]
+__all__ = ["REPLY_FORMS", "Decoding", "PromptFamily", "Prompt", "HybridRole", "Display", "Arm", "catalogue_formula_text"]

@@ -11,6 +11,7 @@ of the arms so coverage matches the paper's 22 x 20 = 440 cases). Which 22 and w
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from harness.core import units
@@ -18,9 +19,10 @@ from harness.core.units import EXACT, Convention
 
 from . import dates, lab, physical
 from .base import Calculator, LibraryAbstain, Variable, parse_date, parse_sex
+from .versions import coefficient_calculator, provenance, version_of
 
 __all__ = ["LIBRARY", "LIBRARY_IDS", "IMPLEMENTED", "units", "Calculator", "Variable", "LibraryAbstain",
-           "solve_gold", "get_calculator", "parse_date", "parse_sex"]
+           "solve_gold", "get_calculator", "parse_date", "parse_sex", "versioned_calculator", "solve_gold_versioned"]
 
 IMPLEMENTED: dict[int, Calculator] = {
     c.calculator_id: c
@@ -60,3 +62,27 @@ def solve_gold(case: Any, *, convention: Convention | str = EXACT,
     calculators outside the library or when a gold variable is missing or unconvertible."""
     calc = get_calculator(case.calculator_id, library=library)
     return calc.compute(**calc.from_entities(case.entities, convention=convention))
+
+
+def versioned_calculator(calculator_id: int, version: str | None, *,
+                         library: Mapping[int, Calculator] | None = None) -> tuple[Calculator, dict]:
+    """(Calculator, provenance) for a library calculator at a version. The benchmark version (or None)
+    of a library calculator is the library's own calculator, unchanged. Raises LibraryAbstain for a
+    calculator outside ``library`` (default: the arms' 22)."""
+    lib = LIBRARY if library is None else library
+    cid = int(calculator_id)
+    if cid not in lib:
+        raise LibraryAbstain(f"calculator {cid} is not in the library ({len(lib)} calculators)", calculator_id=cid)
+    bench = version_of(cid, None)
+    if version is None or version == bench:
+        return lib[cid], provenance(lib[cid], cid, bench)
+    calc = coefficient_calculator(cid, version)
+    return calc, provenance(calc, cid, version)
+
+
+def solve_gold_versioned(case: Any, versions: Mapping[int, str] | None = None, *, convention: str = "exact",
+                         library: Mapping[int, Calculator] | None = None) -> tuple[Any, dict]:
+    """Gold-Solve at the chosen versions: (value, provenance). Same abstentions as ``solve_gold``."""
+    cid = int(case.calculator_id)
+    calc, prov = versioned_calculator(cid, version_of(cid, versions), library=library)
+    return calc.compute(**calc.from_entities(case.entities, convention=convention)), prov

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from harness.core.units import EXACT, Convention
+from harness.data.values import parse_number
 
 from .literal import literal_compute
 
@@ -83,10 +84,6 @@ def load_cases(path_or_name: str | Path) -> tuple[str, list[Any]]:
 
 # ----- comparison -------------------------------------------------------------------------------
 
-def _as_float(x: Any) -> float:
-    return float(str(x).strip())
-
-
 def agrees(value: Any, case: Any) -> bool:
     """Does a computed value match the case's gold answer under the benchmark's own rule?"""
     otype = case.output_type
@@ -97,7 +94,7 @@ def agrees(value: Any, case: Any) -> bool:
         return tuple(int(v) for v in value) == tuple(gold)
     # decimal and integer: the benchmark's own [Lower, Upper] interval (equal to the gold answer for
     # integer rows; Verified types a few decimal calculators "integer" with a ±5% interval).
-    lo, hi = _as_float(case.lower_limit), _as_float(case.upper_limit)
+    lo, hi = parse_number(case.lower_limit), parse_number(case.upper_limit)
     lo, hi = min(lo, hi), max(lo, hi)
     return lo - 1e-9 <= float(value) <= hi + 1e-9
 

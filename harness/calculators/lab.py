@@ -4,6 +4,10 @@ Functions take plain numbers in the units their ``Variable`` lists state (creati
 electrolytes mmol/L, glucose and BUN mg/dL, albumin g/dL ...) and return the unrounded result.
 Where MedCalc-Bench applies a convention of its own (Cockcroft-Gault weight choice, total-body-water
 fractions, MDRD race default), the function follows the benchmark; docs/LIBRARY.md lists each.
+
+CKD-EPI 2021 (ID 3), MDRD (ID 9) and Friedewald LDL (ID 44) are the versioned functions of
+``harness.calculators.versions`` at the benchmark version's coefficients (``versions.toml`` is the one place
+those numbers are written).
 """
 from __future__ import annotations
 
@@ -12,14 +16,20 @@ import math
 from harness.core import units
 from harness.core.units import Convention
 
-from .variables import (plain, AGE, ALBUMIN, BICARBONATE, CHLORIDE, CREATININE, GLUCOSE, HEIGHT, SEX, SODIUM,
-                    WEIGHT, conc)
+from . import versions
+from .variables import (plain, AGE, ALBUMIN, BICARBONATE, CHLORIDE, CREATININE, GLUCOSE, HDL, HEIGHT, RACE, SEX,
+                        SODIUM, TOTAL_CHOL, TRIGLYCERIDES, WEIGHT, conc)
 from .base import Calculator, Variable
 from .physical import adjusted_body_weight, bmi, ideal_body_weight
 
 NORMAL_ANION_GAP = 12.0      # mEq/L, the benchmark's reference anion gap
 NORMAL_BICARBONATE = 24.0    # mEq/L
 NORMAL_ALBUMIN = 4.0         # g/dL
+
+# The benchmark versions' coefficients (versions.toml)
+CKD_EPI_2021 = versions.benchmark_coefficients(3)
+MDRD = versions.benchmark_coefficients(9)
+FRIEDEWALD = versions.benchmark_coefficients(44)
 
 
 def cockcroft_gault_weight(sex: str, weight: float, height: float) -> float:
@@ -47,14 +57,7 @@ def ckd_epi_2021(sex: str, age: float, creatinine: float, male_low_kappa: float 
     Verified's own explanation text); MedCalc-Bench Verified's code divides by 0.7 there
     (calculator_implementations/ckd-epi_2021_creatinine.py, the male <= 0.9 branch sets a = 0.7), 7.3% lower,
     and its gold answers follow the code: the "exact" (Verified) convention passes 0.7."""
-    if sex == "female":
-        kappa, alpha, factor = 0.7, -0.241, 1.012
-    else:
-        kappa, alpha, factor = 0.9, -0.302, 1.0
-        if creatinine <= 0.9:
-            return 142.0 * (creatinine / male_low_kappa) ** alpha * 0.9938 ** age
-    r = creatinine / kappa
-    return 142.0 * min(r, 1.0) ** alpha * max(r, 1.0) ** -1.200 * 0.9938 ** age * factor
+    return versions.ckd_epi(CKD_EPI_2021, sex, age, creatinine, male_low_kappa=male_low_kappa)
 
 
 def _ckd_epi_args(convention: Convention) -> dict:
@@ -63,12 +66,7 @@ def _ckd_epi_args(convention: Convention) -> dict:
 
 def mdrd(sex: str, age: float, creatinine: float, race: str) -> float:
     """IDMS-traceable 4-variable MDRD eGFR = 175 x SCr^-1.154 x age^-0.203 x 0.742 (female) x 1.212 (Black)."""
-    g = 175.0 * creatinine ** -1.154 * age ** -0.203
-    if sex == "female":
-        g *= 0.742
-    if race == "black":
-        g *= 1.212
-    return g
+    return versions.mdrd(MDRD, sex, age, creatinine, race)
 
 
 def calcium_correction(calcium: float, albumin: float) -> float:
@@ -123,7 +121,7 @@ def fena(sodium: float, creatinine: float, urine_sodium: float, urine_creatinine
 
 def ldl_friedewald(total_cholesterol: float, hdl: float, triglycerides: float) -> float:
     """Friedewald LDL (mg/dL) = TC - HDL - TG/5."""
-    return total_cholesterol - hdl - triglycerides / 5.0
+    return versions.ldl_friedewald(FRIEDEWALD, total_cholesterol, hdl, triglycerides)
 
 
 def delta_gap(sodium: float, chloride: float, bicarbonate: float) -> float:
@@ -154,15 +152,9 @@ def albumin_corrected_delta_ratio(sodium: float, chloride: float, bicarbonate: f
 
 CALCIUM = conc("calcium", "calcium", "mg/dL", "total serum calcium in mg/dL", "Calcium")
 BUN = conc("bun", "bun", "mg/dL", "blood urea nitrogen (BUN) in mg/dL", "Blood Urea Nitrogen (BUN)", "BUN")
-TOTAL_CHOL = conc("total_cholesterol", "cholesterol", "mg/dL", "total cholesterol in mg/dL", "Total cholesterol")
-HDL = conc("hdl", "cholesterol", "mg/dL", "HDL cholesterol in mg/dL", "high-density lipoprotein cholesterol",
-           "HDL cholesterol")
-TRIGLYCERIDES = conc("triglycerides", "triglycerides", "mg/dL", "triglycerides in mg/dL", "Triglycerides")
 URINE_SODIUM = conc("urine_sodium", "sodium", "mmol/L", "urine sodium in mmol/L (= mEq/L)", "Urine sodium")
 URINE_CREATININE = conc("urine_creatinine", "creatinine", "mg/dL", "urine creatinine in mg/dL",
                         "Urine creatinine")
-RACE = Variable("race", "black|other", "patient's race: black or other (not stated: other)", "race",
-                ("Race",), default="other")
 AST = Variable("ast", "U/L", "aspartate aminotransferase (AST) in U/L", "quantity",
                ("Aspartate aminotransferase", "AST"), plain(units.enzyme_u_per_l))
 ALT = Variable("alt", "U/L", "alanine aminotransferase (ALT) in U/L", "quantity",

@@ -8,6 +8,9 @@ reading of the text reproduces the benchmark's gold answers, the text gives a mo
 needs. Written from the cited clinical sources and the catalogue texts, not from any other
 implementation.
 
+CKD-EPI 2021 (3), MDRD (9) and Friedewald (44) call the versioned functions of
+``harness.calculators.versions`` at the benchmark coefficients (the texts state the same numbers).
+
 Return types: decimal and integer calculators return a number, the two date calculators a
 ``datetime.date``, gestational age a ``(weeks, days)`` tuple.
 """
@@ -19,6 +22,7 @@ from typing import Any, Callable
 
 from harness.core.units import EXACT, Convention, UnitError
 
+from . import versions
 from .entities import Entities
 
 __all__ = ["LITERAL", "literal_compute"]
@@ -48,6 +52,10 @@ def literal_compute(calculator_id: int, entities: dict | Entities, convention: C
 
 def _is_female(e: Entities) -> bool:
     return e.text("sex", "gender").startswith("f")
+
+
+def _sex(e: Entities) -> str:
+    return "female" if _is_female(e) else "male"
 
 
 def _bmi(e: Entities) -> float:
@@ -113,12 +121,7 @@ def creatinine_clearance(e: Entities) -> float:
 
 @_calc(3)
 def ckd_epi_2021(e: Entities) -> float:
-    scr = _creatinine(e)
-    female = _is_female(e)
-    k = 0.7 if female else 0.9
-    a = -0.241 if female else -0.302
-    b = a if scr <= k else -1.2
-    return 142.0 * (scr / k) ** b * 0.9938 ** e.age_years() * (1.012 if female else 1.0)
+    return versions.ckd_epi(versions.benchmark_coefficients(3), _sex(e), e.age_years(), _creatinine(e))
 
 
 @_calc(5)
@@ -138,9 +141,8 @@ def calcium_correction(e: Entities) -> float:
 
 @_calc(9)
 def mdrd(e: Entities) -> float:
-    race = 1.212 if "black" in e.text("Race") else 1.0
-    sex = 0.742 if _is_female(e) else 1.0
-    return 175.0 * _creatinine(e) ** -1.154 * e.age_years() ** -0.203 * race * sex
+    race = "black" if "black" in e.text("Race") else "other"
+    return versions.mdrd(versions.benchmark_coefficients(9), _sex(e), e.age_years(), _creatinine(e), race)
 
 
 @_calc(10)
@@ -281,7 +283,7 @@ def ldl_friedewald(e: Entities) -> float:
     tc = e.mg_dl("cholesterol", "Total cholesterol")
     hdl = e.mg_dl("cholesterol", "high-density lipoprotein cholesterol")
     tg = e.mg_dl("triglycerides", "Triglycerides")
-    return tc - hdl - tg / 5.0
+    return versions.ldl_friedewald(versions.benchmark_coefficients(44), tc, hdl, tg)
 
 
 @_calc(60)

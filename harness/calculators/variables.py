@@ -50,3 +50,9 @@ LMP = Variable("last_menstrual_date", "MM/DD/YYYY", "first day of the last menst
 
 __all__ = ["conc", "plain", "SEX", "AGE", "WEIGHT", "HEIGHT", "CREATININE", "SODIUM", "CHLORIDE", "BICARBONATE",
            "ALBUMIN", "GLUCOSE", "HEART_RATE", "QT", "LMP"]
+TOTAL_CHOL = conc("total_cholesterol", "cholesterol", "mg/dL", "total cholesterol in mg/dL", "Total cholesterol")
+HDL = conc("hdl", "cholesterol", "mg/dL", "HDL cholesterol in mg/dL", "high-density lipoprotein cholesterol",
+           "HDL cholesterol")
+TRIGLYCERIDES = conc("triglycerides", "triglycerides", "mg/dL", "triglycerides in mg/dL", "Triglycerides")
+RACE = Variable("race", "black|other", "patient's race: black or other (not stated: other)", "race",
+                ("Race",), default="other")

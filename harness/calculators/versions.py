@@ -16,14 +16,15 @@ A gold answer exists only for the benchmark version; for another version the kit
 benchmark gold.
 
 Library implementations of every version: each is a ``Calculator`` whose function reads its numbers from
-the version's ``coefficients`` (``versions.toml`` is the one place they are written). The benchmark's versions of the
-22-calculator library (CKD-EPI 2021 for ID 3, MDRD for ID 9, Friedewald for ID 44) keep using the
-library's own calculators, so Gold-Solve and Extract-Solve are unchanged by default; tests check that
-the coefficient-driven implementation of those versions equals the library's on every dataset row.
+the version's ``coefficients`` (``versions.toml`` is the one place they are written). The library's own
+calculators of the benchmark versions (CKD-EPI 2021 for ID 3, MDRD for ID 9, Friedewald for ID 44, in
+harness.calculators.lab) are these functions at the benchmark coefficients (``benchmark_coefficients``);
+tests/calculators/test_answers_unchanged.py checks every dataset row answers as before.
 MELD Na (23) and the Framingham hard-CHD risk (46) are outside the 22, so the arms still abstain on
 them; their versions are implemented here for the library-derived reference.
 
-    from harness.calculators.versions import versioned_calculator, solve_gold_versioned, library_reference
+    from harness.calculators import versioned_calculator, solve_gold_versioned   # the library at a version
+    from harness.calculators.versions import library_reference
     calc, provenance = versioned_calculator(9, "ckd-epi-2021")
     value, provenance = solve_gold_versioned(case, {9: "ckd-epi-2021"}, convention="exact")
 
@@ -43,11 +44,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from harness.calculators import IMPLEMENTED, LIBRARY, LibraryAbstain
-from harness.calculators.base import Calculator, Variable
-from harness.calculators.lab import HDL, RACE, TOTAL_CHOL, TRIGLYCERIDES
+from harness.calculators.base import Calculator, LibraryAbstain, Variable
 from harness.calculators.physical import SBP
-from harness.calculators.variables import AGE, ALBUMIN, CREATININE, SEX, SODIUM, conc
+from harness.calculators.variables import (AGE, ALBUMIN, CREATININE, HDL, RACE, SEX, SODIUM, TOTAL_CHOL,
+                                           TRIGLYCERIDES, conc)
 from harness.core import units
 
 VERSIONS_FILE = Path(__file__).with_name("versions.toml")
@@ -138,6 +138,11 @@ def benchmark_version(calculator_id: int) -> str | None:
     return next(v.version for v in versions.values() if v.benchmark)
 
 
+def benchmark_coefficients(calculator_id: int) -> Mapping[str, Any]:
+    """The coefficients of a calculator's benchmark version (what the library's own calculator computes with)."""
+    return get_version(calculator_id, benchmark_version(calculator_id)).coefficients
+
+
 def get_version(calculator_id: int, version: str) -> FormulaVersion:
     versions = VERSIONS.get(int(calculator_id))
     if not versions:
@@ -215,13 +220,21 @@ EGFR = Variable("egfr", "mL/min/1.73 m²", "estimated GFR in mL/min/1.73 m²", "
 
 # ---- the functions (plain numbers in the variables' units; coefficients first) -----------------------
 
-def ckd_epi(c: Mapping, sex: str, age: float, creatinine: float, race: str = "other") -> float:
-    """CKD-EPI creatinine eGFR = A x min(SCr/k,1)^a x max(SCr/k,1)^u x B^age x F (female) x R (Black)."""
+def ckd_epi(c: Mapping, sex: str, age: float, creatinine: float, race: str = "other",
+            male_low_kappa: float | None = None) -> float:
+    """CKD-EPI creatinine eGFR = A x min(SCr/k,1)^a x max(SCr/k,1)^u x B^age x F (female) x R (Black).
+
+    ``male_low_kappa`` (the library's convention argument, harness.calculators.lab.ckd_epi_2021): for a man with
+    SCr <= k, eGFR = A x (SCr/male_low_kappa)^a x B^age, as MedCalc-Bench Verified's code computes it with 0.7;
+    None: the published equation."""
     female = sex == "female"
     kappa = c["kappa_female"] if female else c["kappa_male"]
     alpha = c["alpha_female"] if female else c["alpha_male"]
-    r = creatinine / kappa
-    g = c["intercept"] * min(r, 1.0) ** alpha * max(r, 1.0) ** c["upper_exponent"] * c["age_base"] ** age
+    if not female and male_low_kappa is not None and creatinine <= kappa:
+        g = c["intercept"] * (creatinine / male_low_kappa) ** alpha * c["age_base"] ** age
+    else:
+        r = creatinine / kappa
+        g = c["intercept"] * min(r, 1.0) ** alpha * max(r, 1.0) ** c["upper_exponent"] * c["age_base"] ** age
     if female:
         g *= c["female_factor"]
     if race == "black":
@@ -366,30 +379,6 @@ def provenance(calc: Calculator, calculator_id: int, version: str | None) -> dic
     return {"function": f"{fn.__module__}.{fn.__name__}", "formula_id": int(calculator_id), "version": version}
 
 
-def versioned_calculator(calculator_id: int, version: str | None, *,
-                         library: Mapping[int, Calculator] | None = None) -> tuple[Calculator, dict]:
-    """(Calculator, provenance) for a library calculator at a version. The benchmark version (or None)
-    of a library calculator is the library's own calculator, unchanged. Raises LibraryAbstain for a
-    calculator outside ``library`` (default: the arms' 22)."""
-    lib = LIBRARY if library is None else library
-    cid = int(calculator_id)
-    if cid not in lib:
-        raise LibraryAbstain(f"calculator {cid} is not in the library ({len(lib)} calculators)", calculator_id=cid)
-    bench = version_of(cid, None)
-    if version is None or version == bench:
-        return lib[cid], provenance(lib[cid], cid, bench)
-    calc = coefficient_calculator(cid, version)
-    return calc, provenance(calc, cid, version)
-
-
-def solve_gold_versioned(case: Any, versions: Mapping[int, str] | None = None, *, convention: str = "exact",
-                         library: Mapping[int, Calculator] | None = None) -> tuple[Any, dict]:
-    """Gold-Solve at the chosen versions: (value, provenance). Same abstentions as ``solve_gold``."""
-    cid = int(case.calculator_id)
-    calc, prov = versioned_calculator(cid, version_of(cid, versions), library=library)
-    return calc.compute(**calc.from_entities(case.entities, convention=convention)), prov
-
-
 def library_reference(case: Any, version: str, *, convention: str = "exact") -> dict:
     """The "library-derived reference" of a case at a version: the version's library function on the
     case's gold variables. Never a benchmark gold answer; returned with its label, value (or None)
@@ -416,4 +405,4 @@ def benchmark_round(value: Any) -> Any:
     return units.benchmark_round(value) if isinstance(value, float) else value
 
 
-__all__ = ["VERSIONS", "VERSIONS_FILE", "REFERENCE_LABEL", "FormulaVersion", "FormulaVersionError", "load_versions", "benchmark_version", "get_version", "parse_formula_versions", "version_text", "version_of", "ckd_epi", "mdrd", "meld_na", "meld_3", "ldl_friedewald", "ldl_sampson", "framingham_atp3", "prevent_ascvd", "implemented_versions", "coefficient_calculator", "versioned_calculator", "solve_gold_versioned", "library_reference", "provenance", "IMPLEMENTED"]
+__all__ = ["VERSIONS", "VERSIONS_FILE", "REFERENCE_LABEL", "FormulaVersion", "FormulaVersionError", "load_versions", "benchmark_version", "get_version", "parse_formula_versions", "version_text", "version_of", "ckd_epi", "mdrd", "meld_na", "meld_3", "ldl_friedewald", "ldl_sampson", "framingham_atp3", "prevent_ascvd", "implemented_versions", "coefficient_calculator", "library_reference", "provenance", "benchmark_coefficients"]

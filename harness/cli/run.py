@@ -33,7 +33,7 @@ from harness.scoring.scorers import SCORERS
 from harness.verify.rescore import CaseIndex, RescoreError, convention_problems, rescore_record
 
 
-def parse_seeds(text: str) -> list[int]:
+def seeds_option(text: str) -> list[int]:
     """The --seeds option: harness.core.seeds.parse_seeds with the problem reported as a bad --seeds value."""
     try:
         return core_seeds.parse_seeds(text)
@@ -103,7 +103,7 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
         raise click.BadParameter(str(exc), param_hint=exc.option) from None
     for note in notes:
         click.echo(note, err=True)
-    seed_list = parse_seeds(seeds)
+    seed_list = seeds_option(seeds)
     try:
         cases = pick_cases(dataset, case_ids, calculators, limit, shortest, spread)
     except CaseSelectionError as exc:

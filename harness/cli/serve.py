@@ -23,7 +23,7 @@ from pathlib import Path
 import click
 
 from harness.cli.convention import convention_option
-from harness.cli.run import parse_seeds
+from harness.cli.run import seeds_option
 from harness.model.client import SERVER_PROFILES
 from harness.model.serving import LaunchError
 from harness.model.vllm import PinError
@@ -82,7 +82,7 @@ def _config(launcher, models, arms, seeds, dataset, out, generation_config, dete
             all_cases, convention=None, **extra) -> ReproduceConfig:
     try:
         return ReproduceConfig(launcher=launcher, models=split_names(models), arms=split_names(arms) or ["all"],
-                               seeds=parse_seeds(seeds), dataset=dataset, out=out,
+                               seeds=seeds_option(seeds), dataset=dataset, out=out,
                                generation_config=generation_config, deterministic=deterministic, limit=limit,
                                shortest=shortest, all_cases=all_cases, convention=convention, **extra)
     except (ReproduceError, ValueError) as exc:

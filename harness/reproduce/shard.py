@@ -39,7 +39,7 @@ from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.reproduce.reproduction import sigterm_as_interrupt
 from harness.reproduce.plan import plan_population, request_bounds
 from harness.run.manifest import git_state, read_manifests
-from harness.run.request import ModelTarget, RunRequest
+from harness.run.request import ModelTarget, RunRequest, apply_convention
 from harness.run.session import run_session
 from harness.run.store import iter_result_files, read_result_file
 
@@ -224,7 +224,10 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
         raise ShardError(f"dataset {cfg.dataset!r} has sha256 {dataset.sha256} here but the plan was made with "
                          f"{plan['dataset']['sha256']}: every node must see the same dataset file")
     by_id = dataset.by_case_id()
-    arms = resolve_arms(cfg.arms)
+    try:   # the arms as the shard's runs configure them (the convention recorded in their config)
+        arms, _choice = apply_convention(resolve_arms(cfg.arms), dataset, cfg.convention)
+    except ValueError as exc:
+        raise ShardError(str(exc)) from None
     manifest: dict = {
         "kind": "shard", "index": index, "n_shards": plan["n_shards"], "plan_sha256": plan["plan_sha256"],
         "status": "running", "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -12,7 +12,8 @@ removed or changes meaning; the committed result sets are regenerated rather tha
 Schema 2 (this one): every record carries every field (``formula_version`` and ``reference`` are None for
 arms that use no formulas; ``synthetic`` is False for real rows), and the schema number itself.
 
-``Record.from_dict`` is the one reader of the record shape (the store checks every line through it);
+``Record.from_dict`` is the one reader of the record shape (the store checks every line it reads or appends
+through it: required fields and their types, no unknown field, this schema);
 ``Record.to_dict`` the one writer (field order is the dataclass order).
 """
 from __future__ import annotations
@@ -101,9 +102,15 @@ class Record:
         unknown = sorted(set(data) - set(RECORD_FIELDS))
         if unknown:
             raise RecordError(f"unknown record field(s) {', '.join(unknown)}")
+        wrong = [f"{name} ({type(data[name]).__name__}, not {kind.__name__})"
+                 for name, kind in REQUIRED_TYPES.items() if type(data[name]) is not kind]
+        if wrong:
+            raise RecordError(f"record field(s) of the wrong type: {', '.join(wrong)}")
         return cls(**data)
 
 
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record))
 # The fields without a default: a line without one of them is not a record (the store refuses it).
 REQUIRED_FIELDS: tuple[str, ...] = RECORD_FIELDS[:9]
+REQUIRED_TYPES: dict[str, type] = {"key": str, "model": str, "arm": str, "seed": int, "case_id": str,
+                                   "calculator_id": int, "outcome": str, "correct": bool, "scorer": str}

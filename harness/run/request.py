@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.arms.options import convention_field
+from harness.arms.options import with_convention
 from harness.arms.spec import Arm
-from harness.data.conventions import ConventionChoice, MixedConventionsError, default_convention, resolve_convention
+from harness.data.conventions import ConventionChoice, resolve_convention
 from harness.data.dataset import Case, Dataset
 from harness.run.runner import RunSpec, planned_units
 
@@ -23,11 +23,7 @@ def apply_convention(arms: Iterable[Arm], dataset: Dataset, convention: Conventi
                      ) -> tuple[list[Arm], ConventionChoice]:
     """(arms with their ``convention`` field set, the ConventionChoice in force) for a run on ``dataset``."""
     choice = convention if isinstance(convention, ConventionChoice) else resolve_convention(dataset, convention)
-    try:
-        default = default_convention(dataset).name
-    except MixedConventionsError:  # rows of mixed conventions, run under --convention: no default of its own
-        default = ""
-    return [a.replace(convention=convention_field(a, choice.name, default)) for a in arms], choice
+    return [with_convention(a, choice.name) for a in arms], choice
 
 
 @dataclass(frozen=True)

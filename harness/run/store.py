@@ -10,6 +10,10 @@ absent). A torn last line (no trailing newline, or not valid JSON) is
 detected when the file is opened again, reported with a warning and cut off; complete records are
 never rewritten. A record's `key` hashes everything that determines its output, so resuming skips
 done keys and running the same command twice never duplicates a row.
+
+The store enforces the record type: every line it reads is checked through `Record.from_dict` (required fields
+and their types, no unknown field, this record schema), and a line that is not a record of this schema is a
+StoreError naming the file and line. Readers get the record's dict form (`Record.to_dict`: every field).
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from typing import Any, Iterable, Iterator
 
 from harness.core.canonical_json import canonical_json, record_line
 from harness.model.rehearsal.labels import record_kind
-from harness.run.record import REQUIRED_FIELDS
+from harness.run.record import RECORD_FIELDS, Record, RecordError
 
 
 
@@ -60,6 +64,13 @@ def results_path(out_dir: str | os.PathLike, model: str, arm: str, seed: int) ->
     return Path(out_dir) / model_slug(model) / arm / f"seed{int(seed)}.jsonl"
 
 
+def checked_record(data: dict) -> dict:
+    """`data` as a record of this schema (Record.from_dict checks it; RecordError says what is wrong), in its
+    dict form: the line's own dict when it already holds every field, else Record.to_dict()."""
+    rec = Record.from_dict(data)
+    return data if len(data) == len(RECORD_FIELDS) else rec.to_dict()
+
+
 def scan_result_file(path: Path) -> tuple[list[dict], int, str | None]:
     """One results file's complete records; return (records, byte length of the good prefix, torn-line text or None).
 
@@ -83,10 +94,10 @@ def scan_result_file(path: Path) -> tuple[list[dict], int, str | None]:
             if nl + 1 >= len(data):  # last line, newline written but content bad: still torn
                 return records, good_end, raw.decode("utf-8", "replace")
             raise StoreError(f"{path}:{lineno}: corrupt record in the middle of the file ({exc})") from None
-        missing = [f for f in REQUIRED_FIELDS if f not in rec]
-        if missing:
-            raise StoreError(f"{path}:{lineno}: record lacks required field(s) {', '.join(missing)}")
-        records.append(rec)
+        try:
+            records.append(checked_record(rec))
+        except RecordError as exc:
+            raise StoreError(f"{path}:{lineno}: {exc}") from None
         pos = nl + 1
         good_end = pos
     return records, good_end, None
@@ -144,9 +155,10 @@ class ResultStore:
 
     def append(self, record: dict) -> bool:
         """Write one complete record durably. Returns False (and writes nothing) if its key is done."""
-        missing = [f for f in REQUIRED_FIELDS if f not in record]
-        if missing:
-            raise StoreError(f"refusing to write a record without {', '.join(missing)} to {self.path}")
+        try:
+            record = checked_record(record)
+        except RecordError as exc:
+            raise StoreError(f"refusing to write to {self.path}: {exc}") from None
         if record["key"] in self.done_keys:
             return False
         self._refuse_mixing(record)

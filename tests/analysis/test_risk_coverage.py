@@ -14,6 +14,7 @@ import pytest
 from harness.analysis.stats.bootstrap import Resampler, percentile_interval
 from harness.analysis.stats.risk_coverage import (RiskCoverageError, aurc_from_groups, curve, level_rows, row_level,
                                          single_arm_point, thresholds)
+from tests.records import record
 
 GOLD = 10
 WRONG = 99
@@ -37,14 +38,14 @@ def synthetic_router_record(calc: int, row: int, seed: int, *, route: str, k: in
         route = "programs"
     else:
         answer, correct, outcome, route = None, False, "abstained", "abstain"
-    return {
-        "model": "synthetic/router", "arm": arm, "seed": seed, "dataset": "synthetic", "synthetic": True,
-        "case_id": f"{calc}-{row}", "calculator_id": calc, "output_type": "integer", "scorer": "paper",
-        "gold": {"answer": str(GOLD), "lower": str(GOLD), "upper": str(GOLD)},
-        "answer": answer, "answer_kind": "number" if answer is not None else None, "outcome": outcome,
-        "correct": correct,
-        "detail": {"router": {"route": route, "k": k, "m": m, "clusters": clusters}},
-    }
+    return record(
+        key=f"{arm}|{seed}|{calc}-{row}", model="synthetic/router", arm=arm, seed=seed, dataset="synthetic",
+        synthetic=True, case_id=f"{calc}-{row}", calculator_id=calc, output_type="integer", scorer="paper",
+        gold={"answer": str(GOLD), "lower": str(GOLD), "upper": str(GOLD)},
+        answer=answer, answer_kind="number" if answer is not None else None, outcome=outcome,
+        correct=correct,
+        detail={"router": {"route": route, "k": k, "m": m, "clusters": clusters}},
+    )
 
 
 # calculator -> list of (route, top, top_right, library_right) per row; one seed

@@ -16,6 +16,7 @@ from harness.analysis.stats.families import PRIMARY, SYNTAX, Comparison
 from harness.analysis.stats.hybrids import add_hybrids, hybrid_name, library_share
 from harness.analysis.stats.paired import paired_gaps
 from harness.analysis.stats.synthetic_records import synthetic_records, write_records
+from tests.records import record
 
 ARMS = ("open-book", "program-solve", "program-solve-syntax", "gold-lib", "extract-lib", "blind")
 
@@ -60,17 +61,14 @@ def _write(path, rows):
 
 
 def _rec(**kw):
-    base = {"key": "k", "model": "synthetic/m", "arm": "open-book", "seed": 42, "case_id": "1-1",
-            "calculator_id": 1, "outcome": "answered", "correct": True, "scorer": "paper"}
-    base.update(kw)
-    return base
+    return {**record(model="synthetic/m", arm="open-book", case_id="1-1", calculator_id=1), **kw}
 
 
 @pytest.mark.parametrize("bad,message", [
-    ({"correct": "yes"}, "field 'correct' must be true or false"),
+    ({"correct": "yes"}, r"wrong type: correct \(str, not bool\)"),    # the store's Record check
     ({"outcome": "exploded"}, "unknown outcome 'exploded'"),
     ({"outcome": "abstained", "correct": True}, "marked correct but its outcome is 'abstained'"),
-    ({"calculator_id": "x"}, "must be integers"),
+    ({"calculator_id": "x"}, r"wrong type: calculator_id \(str, not int\)"),
 ])
 def test_bad_records_name_file_and_line(tmp_path, bad, message):
     path = tmp_path / "r" / "synthetic_m" / "open-book" / "seed42.jsonl"

@@ -134,9 +134,9 @@ def test_cli_commands(synthetic_results, fake_catalog, tmp_path):
     bad = tmp_path / "bad" / "synthetic_m" / "blind" / "seed42.jsonl"
     bad.parent.mkdir(parents=True)
     bad.write_text('{"key": "k", "scorer": "paper", "model": "m", "arm": "blind", "seed": 42, "case_id": "1-1", '
-                   '"calculator_id": 1, "correct": 1, "outcome": "answered"}\n')
+                   '"calculator_id": 1, "correct": 1, "outcome": "answered", "record_schema": 2}\n')
     res = runner.invoke(main, ["tables", "--results", str(tmp_path / "bad"), "--out", str(tmp_path / "o")])
-    assert res.exit_code != 0 and "seed42.jsonl:1" in res.output and "'correct'" in res.output
+    assert res.exit_code != 0 and "seed42.jsonl:1" in res.output and "correct (int, not bool)" in res.output
     # the store's reader checks the record's required fields first (one reader, one rule for every stage)
     bad.write_text('{"model": "m", "arm": "blind", "seed": 42, "case_id": "1-1", "calculator_id": 1, '
                    '"correct": true, "outcome": "answered"}\n')

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.arms.registry import ARMS, get_arm
-from harness.cli.run import parse_seeds, run as run_cmd, score as score_cmd
+from harness.cli.run import run as run_cmd, score as score_cmd, seeds_option
 from harness.data.dataset import load_dataset
 from harness.run.runner import RunSpec, case_order, run_arm_seed
 from harness.arms.solvers import majority, to_json_value, vote_key
@@ -64,11 +64,11 @@ def test_case_order_is_fixed_by_seed():
     assert a == case_order(list(reversed(cases)), 42) and a != b and sorted(map(id, a)) == sorted(map(id, b))
 
 
-def test_parse_seeds():
-    assert parse_seeds("42-46") == [42, 43, 44, 45, 46] and parse_seeds("43,42,43") == [42, 43]
+def test_seeds_option():
+    assert seeds_option("42-46") == [42, 43, 44, 45, 46] and seeds_option("43,42,43") == [42, 43]
     import click
     with pytest.raises(click.BadParameter, match="not a seed"):
-        parse_seeds("4x")
+        seeds_option("4x")
 
 
 def test_vote_majority_ties_to_first_sampled():

@@ -8,27 +8,34 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.arms.options import with_options
+from harness.arms.options import with_convention, with_options
 from harness.arms.registry import ARMS, extension_arms
 from harness.cli import main as cli
 from harness.data.dataset import load_dataset
 from harness.reproduce.config import resolve_arms
 from harness.reproduce.plan import request_bounds
+from harness.run.manifest import read_manifests
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_existing_hashes_and_defaults_unchanged():
-    # every committed record under results/ still carries its arm's current arm_config_hash
+    # every committed record under results/ carries its arm's current arm_config_hash, configured for the
+    # convention its result set's manifests record
     seen = {}
-    for path in sorted((ROOT / "results").glob("*/*/*/seed*.jsonl")):
-        for line in path.read_text().splitlines():
-            rec = json.loads(line)
-            seen[rec["arm"]] = rec["arm_config_hash"]
-            assert rec["arm_config_hash"] == ARMS[rec["arm"]].config_hash(), path
+    for result_set in sorted(p for p in (ROOT / "results").iterdir() if p.is_dir()):
+        (convention,) = {m.data["convention"]["name"] for m in read_manifests(result_set)}
+        for path in sorted(result_set.glob("*/*/seed*.jsonl")):
+            for line in path.read_text().splitlines():
+                rec = json.loads(line)
+                seen[rec["arm"]] = rec["arm_config_hash"]
+                arm = with_convention(ARMS[rec["arm"]], convention)
+                assert rec["arm_config_hash"] == arm.config_hash(), path
+                assert arm.config()["convention"] == (convention if arm.solver.uses_convention else None)
     assert {"gold-lib", "program-solve", "blind", "open-book"} <= set(seen)
-    for name in seen:
-        assert "formula_versions" not in ARMS[name].config() and "agree_min" not in ARMS[name].config()
+    for name in seen:   # the config records every field plainly, empty where unset
+        cfg = ARMS[name].config()
+        assert cfg["formula_versions"] == {} and "agree_min" not in cfg["solver_options"]
     # an explicit benchmark version is the default
     from harness.calculators.versions import parse_formula_versions
     same = with_options(ARMS["program-solve"], formula_versions=parse_formula_versions(["9=mdrd-2006"]))

@@ -8,6 +8,7 @@ records under its own label."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from harness.arms.spec import Arm, Decoding, Display, PromptFamily
 from harness.verify.verification import verify
 from harness.cli.run import run as run_cmd, score as score_cmd
 from harness.data.dataset import Case, load_dataset
+from harness.model import rehearsal as rehearsal_package
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan
 from harness.scoring.scorers import score_reply
@@ -109,6 +111,8 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     assert all(row["request"][0]["messages"][1]["content"].startswith("Answer the question about") for row in rows)
     # served by the reply form the client sent with each request (the server has no code for this family)
     assert rehearsal_server.stats.families.get("reply", 0) - served_before == 2 * 2 * N_CASES
+    rehearsal_sources = Path(rehearsal_package.__file__).parent.glob("*.py")
+    assert not [p.name for p in rehearsal_sources if FAMILY.name in p.read_text() or TEMPLATE_NAME in p.read_text()]
     assert {row["outcome"] for row in rows} <= {"answered", "abstained", "unreadable_value"}
     assert any(row["outcome"] == "answered" for row in rows) and any(row["outcome"] == "abstained" for row in rows)
 

@@ -13,9 +13,10 @@ from harness.calculators.versions import (REFERENCE_LABEL, VERSIONS, FormulaVers
                                        get_version, load_versions, parse_formula_versions, version_text)
 from harness.data.conventions import default_convention
 from harness.calculators import LIBRARY, LibraryAbstain, solve_gold
+from harness.calculators import solve_gold_versioned, versioned_calculator
 from harness.calculators.versions import (ckd_epi, coefficient_calculator, framingham_atp3, implemented_versions,
                                       ldl_friedewald, ldl_sampson, library_reference, mdrd, meld_3, meld_na,
-                                      prevent_ascvd, solve_gold_versioned, versioned_calculator)
+                                      prevent_ascvd)
 
 
 def coeffs(cid, version):

@@ -8,6 +8,7 @@ import shutil
 
 from click.testing import CliRunner
 
+from harness.arms.options import with_convention
 from harness.arms.registry import get_arm
 from harness.cli import main
 from harness.core.paths import REPO_ROOT
@@ -45,15 +46,21 @@ def test_run_under_a_neutral_name_uses_v1_by_content_and_records_it(tmp_path):
     assert len(answered) == 44 and all(x["correct"] for x in answered)
     (m,) = _manifests(out)
     assert m["convention"]["name"] == "medcalc-v1.0" and m["convention"]["source"] == "dataset"
-    # the dataset's own convention leaves the arm config (and so every record key) as it always was
-    assert "convention" not in m["arms"]["gold-lib"]
-    assert m["arm_config_hashes"]["gold-lib"] == get_arm("gold-lib").config_hash()
+    # the arm config records the convention its answers were computed under, plainly
+    assert m["arms"]["gold-lib"]["convention"] == "medcalc-v1.0"
+    assert m["arm_config_hashes"]["gold-lib"] == with_convention(get_arm("gold-lib"), "medcalc-v1.0").config_hash()
 
 
-def test_committed_gold_solve_keys_stay_valid():
-    """results/gold-solve was made before the option existed: its arm config hash is today's default one."""
-    (m,) = [json.loads(p.read_text()) for p in (REPO_ROOT / "results" / "gold-solve").glob("manifest-*.json")]
-    assert m["arm_config_hashes"]["gold-lib"] == get_arm("gold-lib").config_hash()
+def test_committed_gold_solve_keys_are_todays():
+    """results/gold-solve (the bundled v1.0 slice, its own convention): its arm config hash is today's for gold-lib
+    under medcalc-v1.0, and every record carries it."""
+    root = REPO_ROOT / "results" / "gold-solve"
+    (m,) = [json.loads(p.read_text()) for p in root.glob("manifest-*.json")]
+    today = with_convention(get_arm("gold-lib"), "medcalc-v1.0").config_hash()
+    assert m["arm_config_hashes"]["gold-lib"] == today != get_arm("gold-lib").config_hash()
+    keys = {json.loads(line)["arm_config_hash"] for p in root.glob("library/gold-lib/seed*.jsonl")
+            for line in p.read_text().splitlines()}
+    assert keys == {today}
 
 
 def test_resumed_run_under_another_convention_is_refused(tmp_path):
@@ -82,7 +89,8 @@ def test_explicit_option_wins_and_changes_the_arm_config(tmp_path):
     assert "unit convention: exact (--convention exact; the dataset's own would be medcalc-v1.0)" in r.output
     (m,) = _manifests(out)
     assert m["arms"]["gold-lib"]["convention"] == "exact"
-    assert m["arm_config_hashes"]["gold-lib"] != get_arm("gold-lib").config_hash()
+    assert m["arm_config_hashes"]["gold-lib"] == with_convention(get_arm("gold-lib"), "exact").config_hash() \
+        != with_convention(get_arm("gold-lib"), "medcalc-v1.0").config_hash()
     # LDL row 44-513 has cholesterol in mmol/L: exact arithmetic misses v1.0's gold, as documented
     rows = {x["case_id"]: x for x in _gold_rows(out)}
     assert rows["44-513"]["correct"] is False

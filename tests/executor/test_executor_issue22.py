@@ -22,6 +22,7 @@ from executor import outcomes, static_check
 from executor.outcomes import Outcome
 from harness.run.store import ResultStore, read_result_file
 from tests.fixtures_executor import HOST_SECRET, TEST_LIMITS, make_executor
+from tests.records import record
 
 EXECUTOR_BIN = os.path.join(os.path.dirname(sys.executable), "executor")
 NO_PROGRAM_LAYERS = ("static", "builtins", "seccomp")  # only rlimits, line cap, wall clock (+ gVisor)
@@ -121,13 +122,12 @@ def _assert_storable(res: dict, tmp_path, name: str, executor_result: bool = Tru
     if executor_result:  # what the CLI prints: must encode as it is
         json.dumps(res, ensure_ascii=False).encode("utf-8")
     store = ResultStore(tmp_path / f"{name}.jsonl")
-    record = {"key": name, "model": "m", "arm": "program-solve", "seed": 1, "case_id": "1-1",
-              "calculator_id": 1, "outcome": "answered", "correct": False, "scorer": "paper",
-              "executor": res, "program": "print('\\ud800')"}
-    assert store.append(record)
+    rec = record(key=name, model="m", arm="program-solve", seed=1, case_id="1-1", calculator_id=1,
+                 outcome="answered", correct=False, scorer="paper", executor=res, program="print('\\ud800')")
+    assert store.append(rec)
     # what JSON itself keeps: lossless, except that an adjacent high+low surrogate pair reads
     # back as its astral character (as any JSON reader of \\ud83d\\ude00 does)
-    assert read_result_file(store.path) == [json.loads(json.dumps(record))]
+    assert read_result_file(store.path) == [json.loads(json.dumps(rec))]
 
 
 def test_arbitrary_output_is_classified_and_storable_through_the_pool(backend_executor, tmp_path):

@@ -21,6 +21,7 @@ from harness.model.rehearsal.replies import AnswerKey, make_reply, program_reply
 from harness.model.rehearsal.server import Faults
 from harness.model.rehearsal.labels import SYNTHETIC_FINGERPRINT, mixing_problem
 from tests.fixtures_rehearsal import running_rehearsal_server
+from tests.records import record
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -245,10 +246,10 @@ def test_store_and_verify_refuse_mixing_real_and_synthetic(tmp_path):
     base = {"arm": "open-book", "seed": 42, "case_id": "2-1", "calculator_id": 2, "outcome": "answered",
             "correct": True, "scorer": "paper"}
     store = ResultStore(tmp_path / "f.jsonl")
-    assert store.append({**base, "key": "a", "model": "Qwen/Qwen2.5-7B-Instruct"})
+    assert store.append(record(**base, key="a", model="Qwen/Qwen2.5-7B-Instruct"))
     with pytest.raises(StoreError, match="never mixed"):
-        store.append({**base, "key": "b", "model": "rehearsal-alpha", "synthetic": True})
-    assert store.append({**base, "key": "c", "model": "library"})      # model-free rows belong to neither
+        store.append(record(**base, key="b", model="rehearsal-alpha", synthetic=True))
+    assert store.append(record(**base, key="c", model="library"))      # model-free rows belong to neither
     recs = [("x.jsonl", 1, {**base, "model": "Qwen/Qwen2.5-7B-Instruct"}),
             ("y.jsonl", 3, {**base, "model": "rehearsal-beta", "synthetic": True})]
     msg = mixing_problem(recs)

@@ -7,6 +7,7 @@ import json
 from harness.model.serving import CPU_MODEL
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan, format_plan
+from tests.records import record
 
 
 def _plan(tmp_path, results_root, **kw):
@@ -28,9 +29,9 @@ def test_measured_token_means_name_the_model_they_were_measured_on(tmp_path):
     root = tmp_path / "stored"
     f = root / "qwen2.5-coder-0.5b-instruct" / "open-book" / "seed42.jsonl"
     f.parent.mkdir(parents=True)
-    rec = {"model": "qwen2.5-coder-0.5b-instruct", "arm": "open-book", "seed": 42, "calculator_id": 2, "key": "k",
-           "case_id": "2-1", "outcome": "answered", "correct": True, "scorer": "paper", "request": [{}],
-           "tokens": {"prompt": 600, "completion": 13}}
+    rec = record(model="qwen2.5-coder-0.5b-instruct", arm="open-book", seed=42, calculator_id=2, key="k",
+                 case_id="2-1", outcome="answered", correct=True, scorer="paper", request=[{}],
+                 tokens={"prompt": 600, "completion": 13})
     f.write_text(json.dumps(rec) + "\n")
     plan = _plan(tmp_path, root, arms=["open-book", "blind"], models=["qwen2.5-7b"])
     tok = {a["arm"]: a["tokens_per_request"] for a in plan["arms"]}

@@ -29,6 +29,7 @@ from harness.reproduce.config import ReproduceConfig, ReproduceError
 from harness.reproduce.reproduction import run_pipeline, verify_run
 from harness.reproduce.plan import build_plan
 from tests.conftest import ROOT, require
+from tests.records import record
 
 SCRIPT = ROOT / "scripts" / "reproduce.sh"
 HARNESS = ROOT / ".venv" / "bin" / "harness"
@@ -151,8 +152,8 @@ def test_time_estimate_uses_measured_tokens_from_stored_results(tmp_path):
     f.parent.mkdir(parents=True)
     stored = {"model": "some-model", "arm": "program-solve", "seed": 42, "calculator_id": 2, "outcome": "answered",
               "correct": True, "scorer": "paper"}                  # the store's required fields
-    recs = [{**stored, "key": "k1", "case_id": "2-1", "request": [{}], "tokens": {"prompt": 900, "completion": 100}},
-            {**stored, "key": "k2", "case_id": "2-2", "request": [{}, {}], "tokens": {"prompt": 2100, "completion": 500}}]
+    recs = [record(**stored, key="k1", case_id="2-1", request=[{}], tokens={"prompt": 900, "completion": 100}),
+            record(**stored, key="k2", case_id="2-2", request=[{}, {}], tokens={"prompt": 2100, "completion": 500})]
     f.write_text("".join(json.dumps(r) + "\n" for r in recs) + '{"torn": ')   # a torn last line is skipped
     cfg = ReproduceConfig(arms=["program-solve", "blind"], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"])
     plan = build_plan(cfg, results_root=root)

@@ -14,6 +14,7 @@ from harness.arms.registry import get_arm
 from harness.arms.solvers.base import Context, InfraError
 from harness.data.dataset import load_dataset
 from harness.run.record import RECORD_FIELDS, RECORD_SCHEMA, REQUIRED_FIELDS, Record, RecordError
+from harness.run.manifest import read_manifests
 from harness.run.store import iter_result_files, read_result_file
 from tests.conftest import ROOT
 
@@ -34,13 +35,17 @@ def test_from_dict_round_trips_and_names_what_is_wrong():
                                "scorer")
 
 
-@pytest.mark.parametrize("result_set", ["results/gold-solve"])
+@pytest.mark.parametrize("result_set", ["results/gold-solve", "results/cpu-demo"])
 def test_committed_records_are_of_this_schema(result_set):
     files = list(iter_result_files(ROOT / result_set))
     assert files
     for path in files:
         for rec in read_result_file(path):
             assert Record.from_dict(rec).record_schema == RECORD_SCHEMA
+    # the arm configs of its manifests record every field plainly (no key left out at a default value)
+    for manifest in read_manifests(ROOT / result_set):
+        for cfg in manifest.data["arms"].values():
+            assert {"convention", "formula_versions", "solver_options"} <= set(cfg), manifest.path
 
 
 class _Fixed:

@@ -13,8 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.run.store import (ResultStore, StoreError, TornLineWarning, export_results, load_records, record_key,
-                           results_path)
+from harness.run.record import RECORD_FIELDS, REQUIRED_FIELDS
+from harness.run.store import (ResultStore, StoreError, TornLineWarning, export_results, iter_located_records,
+                           load_records, read_result_file, record_key, results_path)
+from tests.records import record
 
 WRITER = r'''
 import sys, time
@@ -26,16 +28,14 @@ for i in range(n):
     if key in store.done_keys:
         continue
     store.append({"key": key, "model": "m", "arm": "a", "seed": 42, "case_id": f"c{i}", "calculator_id": i % 7,
-                  "outcome": "answered", "correct": i % 2 == 0, "scorer": "paper", "replies": ["x" * 2000]})
+                  "outcome": "answered", "correct": i % 2 == 0, "scorer": "paper", "replies": ["x" * 2000],
+                  "record_schema": 2})
     time.sleep(delay)
 '''
 
 
 def make_record(i: int, **extra) -> dict:
-    rec = {"key": record_key(case_id=f"c{i}", seed=42), "model": "m", "arm": "a", "seed": 42, "case_id": f"c{i}",
-           "calculator_id": 2, "outcome": "answered", "correct": True, "scorer": "paper"}
-    rec.update(extra)
-    return rec
+    return record(**{"key": record_key(case_id=f"c{i}", seed=42), "case_id": f"c{i}", **extra})
 
 
 def test_append_is_durable_and_resume_skips_done_keys(tmp_path):
@@ -100,7 +100,37 @@ def test_record_without_required_fields_is_refused(tmp_path):
     store = ResultStore(tmp_path / "seed1.jsonl")
     with pytest.raises(StoreError, match="correct"):
         store.append({k: v for k, v in make_record(0).items() if k != "correct"})
+    with pytest.raises(StoreError, match=r"wrong type: seed \(str, not int\)"):
+        store.append(make_record(0) | {"seed": "42"})
+    with pytest.raises(StoreError, match="unknown record field"):
+        store.append(make_record(0) | {"note": "x"})
     assert not (tmp_path / "seed1.jsonl").exists() or (tmp_path / "seed1.jsonl").read_text() == ""
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"record_schema": 1}, "record schema 1, this kit reads schema 2"),
+    ({"note": "x"}, "unknown record field"),
+    ({"calculator_id": "2"}, r"record field\(s\) of the wrong type: calculator_id \(str, not int\)"),
+])
+def test_every_line_read_is_a_record_of_this_schema(tmp_path, change, message):
+    """The store checks every line through Record.from_dict: a bad line is one error naming file and line,
+    whoever reads it (resume, verify, analysis)."""
+    path = results_path(tmp_path, "m", "a", 42)
+    path.parent.mkdir(parents=True)
+    lines = [make_record(0), make_record(1) | change, make_record(2)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    for read in (ResultStore, read_result_file, lambda p: list(iter_located_records(tmp_path))):
+        with pytest.raises(StoreError, match=rf"seed42.jsonl:2: {message}") as err:
+            read(path)
+        assert "\n" not in str(err.value)
+
+
+def test_a_line_without_optional_fields_reads_as_a_whole_record(tmp_path):
+    path = tmp_path / "seed42.jsonl"
+    minimal = {k: v for k, v in make_record(0).items() if k in REQUIRED_FIELDS or k == "record_schema"}
+    path.write_text(json.dumps(minimal) + "\n")
+    (rec,) = read_result_file(path)
+    assert tuple(rec) == RECORD_FIELDS and rec["request"] == [] and rec["synthetic"] is False
 
 
 def test_record_key_depends_on_every_part():

@@ -16,7 +16,8 @@ from harness.run.store import ResultStore, TornLineWarning
 
 def _rec(i: int) -> dict:
     return {"key": f"k{i}", "model": "m", "arm": "a", "seed": 1, "case_id": f"2-{i}", "calculator_id": 2,
-            "outcome": "answered", "correct": True, "scorer": "paper", "note": "x" * (i % 50)}
+            "outcome": "answered", "correct": True, "scorer": "paper", "reason": "x" * (i % 50),
+            "record_schema": 2}
 
 
 def test_sigkilled_writer_loses_no_appended_record(tmp_path):

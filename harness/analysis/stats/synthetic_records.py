@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.analysis.stats.arrays import OUTCOMES, CorrectnessArrays
+from harness.run.record import Record
 from harness.run.store import model_slug
 
 
@@ -51,7 +52,7 @@ def synthetic_arrays(n_models=4, arms=None, seeds=(42, 43, 44, 45, 46), cases_pe
 
 def synthetic_records(models=("synthetic/model-a",), arms=("open-book", "program-solve"), seeds=(42,),
                       sizes=(3, 2, 4), accuracy=None, seed=0, library=(), date_calcs=()) -> list[dict]:
-    """Per-case records in the results-store format. `library` calculators get Gold-Solve answers;
+    """Per-case records in the results-store format (harness.run.record.Record, dict form). `library` calculators get Gold-Solve answers;
     Gold-Solve abstains on the others; `date_calcs` get output_type 'date'."""
     rng = np.random.default_rng(seed)
     accuracy = accuracy or {}
@@ -69,13 +70,13 @@ def synthetic_records(models=("synthetic/model-a",), arms=("open-book", "program
                         else:
                             ok = bool(rng.random() < accuracy.get(arm, 0.6))
                             outcome = "answered" if ok else str(rng.choice(OUTCOMES))
-                        out.append({
-                            "key": f"{model}|{arm}|{s}|{c}-{row}", "model": model, "arm": arm, "seed": s,
-                            "dataset": "synthetic", "case_id": f"{c}-{row}", "row_number": 100 * c + row,
-                            "calculator_id": c, "calculator_name": f"Synthetic calculator {c}",
-                            "output_type": "date" if c in date_calcs else "decimal",
-                            "outcome": outcome, "correct": ok, "scorer": "paper", "synthetic": True,
-                        })
+                        out.append(Record(
+                            key=f"{model}|{arm}|{s}|{c}-{row}", model=model, arm=arm, seed=int(s),
+                            dataset="synthetic", case_id=f"{c}-{row}", row_number=100 * c + row,
+                            calculator_id=c, calculator_name=f"Synthetic calculator {c}",
+                            output_type="date" if c in date_calcs else "decimal",
+                            outcome=outcome, correct=ok, scorer="paper", synthetic=True,
+                        ).to_dict())
     return out
 
 

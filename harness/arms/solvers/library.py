@@ -12,7 +12,7 @@ from harness.arms.solvers.base import (ABSTAINED, ANSWERED, UNREADABLE_VALUE, Co
                                        majority, samples_of, to_json_value, value_solution)
 from harness.data.dataset import Case
 from harness.calculators import LIBRARY, Calculator, LibraryAbstain, solve_gold
-from harness.calculators.versions import solve_gold_versioned
+from harness.calculators import solve_gold_versioned
 from harness.scoring.scorers import score_reply
 
 if TYPE_CHECKING:

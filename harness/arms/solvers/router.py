@@ -30,7 +30,7 @@ from harness.arms.solvers.library import EXTRACT_MAX_TOKENS, extract_and_compute
 from harness.arms.solvers.program import program_attempt
 from harness.data.dataset import Case
 from harness.calculators import LIBRARY, LibraryAbstain
-from harness.calculators.versions import versioned_calculator
+from harness.calculators import versioned_calculator
 
 if TYPE_CHECKING:
     from harness.arms.spec import Arm
