@@ -7,16 +7,15 @@ requests (reply form ``reply``, distinct bodies, so nothing is cached) at a fixe
 
 Clients:
 
-* ``kit``: ``harness.model.client.ModelClient`` as the runner builds it (httpx with its default
-  connection limits: 100 connections, 20 kept alive);
-* ``kit_pool_at_concurrency``: the same client on an httpx transport whose pool holds exactly as
-  many connections, all kept alive, as requests in flight (tried in issue 25: it opened more
-  connections, not fewer, and was slower, so the kit keeps httpx's defaults);
-* ``httpx_bare``: one ``httpx.AsyncClient`` posting the same bodies and parsing the JSON, with
-  none of the kit's code around it (what the HTTP library itself costs);
-* ``aiohttp_bare`` (only when ``aiohttp`` is importable; it is not a dependency of the kit):
-  one ``aiohttp.ClientSession`` posting the same bodies and parsing the JSON, with none of the
-  kit's retry, timeout, cache or validation code: an upper bound on what a client switch buys.
+* ``kit``: ``harness.model.client.ModelClient`` as the runner builds it (aiohttp since issue 25);
+* ``httpx_bare``: one ``httpx.AsyncClient`` (the kit's HTTP library before issue 25, with its default
+  connection limits) posting the same bodies and parsing the JSON, with none of the kit's code around it;
+* ``aiohttp_bare``: the same with one ``aiohttp.ClientSession``: what the HTTP library itself costs under
+  the kit's client.
+
+The issue-25 measurement that decided the switch (the kit's client on httpx against ``httpx_bare`` and
+``aiohttp_bare``, and the whole small rehearsal before and after) is in SECURITY.md's cost section and
+docs/bench-rehearse-small-*.json.
 
 For each: requests per second (wall) and the client process's CPU milliseconds per request
 (``time.process_time``: the figure the load of other jobs disturbs least). The machine's load
@@ -49,20 +48,14 @@ MODEL = "rehearsal-alpha"
 HEADERS = family_headers("bench", "reply")
 
 
-def pool_at_concurrency(concurrency: int) -> httpx.AsyncHTTPTransport:
-    return httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=concurrency,
-                                                        max_keepalive_connections=concurrency))
-
-
 def _messages(i: int, tag: str) -> list[dict]:
     return [{"role": "system", "content": "You are a careful clinical calculator."},
             {"role": "user", "content": f"Case {tag}-{i}: a 63-year-old with creatinine 1.1 mg/dL. "
                                         "What is the eGFR? Give the final answer."}]
 
 
-async def _run_kit(base_url: str, n: int, concurrency: int, tag: str, transport=None) -> int:
-    async with ModelClient(base_url, MODEL, profile="plain", concurrency=concurrency, max_retries=0,
-                           transport=transport) as client:
+async def _run_kit(base_url: str, n: int, concurrency: int, tag: str) -> int:
+    async with ModelClient(base_url, MODEL, profile="plain", concurrency=concurrency, max_retries=0) as client:
         async def one(i):
             r = await client.chat(_messages(i, tag), temperature=0.0, max_tokens=256, headers=HEADERS)
             return len(r.text or "")
@@ -84,7 +77,7 @@ async def _run_httpx(base_url: str, n: int, concurrency: int, tag: str) -> int:
 
 
 async def _run_aiohttp(base_url: str, n: int, concurrency: int, tag: str) -> int:
-    import aiohttp  # not a kit dependency: only measured when importable
+    import aiohttp
     sem = asyncio.Semaphore(concurrency)
     url = base_url.rstrip("/") + "/chat/completions"
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
@@ -139,15 +132,9 @@ def main(argv=None) -> int:
             base_url = f"http://127.0.0.1:{port}/v1"
             clients = {
                 "kit": lambda tag: _run_kit(base_url, args.n, args.concurrency, tag),
-                "kit_pool_at_concurrency": lambda tag: _run_kit(base_url, args.n, args.concurrency, tag,
-                                                                pool_at_concurrency(args.concurrency)),
             }
             clients["httpx_bare"] = lambda tag: _run_httpx(base_url, args.n, args.concurrency, tag)
-            try:
-                import aiohttp  # noqa: F401
-                clients["aiohttp_bare"] = lambda tag: _run_aiohttp(base_url, args.n, args.concurrency, tag)
-            except ImportError:
-                pass
+            clients["aiohttp_bare"] = lambda tag: _run_aiohttp(base_url, args.n, args.concurrency, tag)
             load_start = os.getloadavg()
             rounds: dict[str, list[dict]] = {name: [] for name in clients}
             for r in range(args.rounds):

@@ -23,8 +23,15 @@ For each backend (``process``: layers 1-4; ``container``: layers 1-6), through
 ``harness_end_to_end``: ``harness run --arm program-solve --dataset dev --concurrency 32``
 against ``FakeModelServer`` (tests/fake_model_server.py, a scripted stand-in for a model server: here every
 reply is a fixed program, ``fake_reply``; nothing it produces is a model result) with the container and with
-the process backend. The verdict against the issue's targets, and the size of every miss, is
-written under ``targets``.
+the process backend.
+
+``phases``: where one program's time goes (scripts/executor_phase_probe.py: the executor's own
+``child.run_child`` with clock marks, on the host and inside runsc with the pool's flags, plus
+system calls per phase from ``strace -f -ff`` of the host probe); ``holding_phase`` names the
+largest phase and the work per program ahead of demand and on the request path.
+
+The verdict against issue 25's targets (relative to the fork floor of the same run) and issue
+14's remaining ratios, and the size of every miss, is written under ``targets``.
 """
 from __future__ import annotations
 
