@@ -56,17 +56,10 @@ from executor import pool as pool_mod  # noqa: E402
 from executor.api import Executor  # noqa: E402
 from tests.fake_model_server import FakeModelServer, completion  # noqa: E402
 
-PROGRAMS = [
-    "weight_kg = 72.5\nheight_m = 1.78\nanswer = round(weight_kg / height_m ** 2, 2)\n",
-    "import math\nscr, age = 1.1, 63\nk, a = 0.9, -0.302\n"
-    "answer = round(142 * min(scr / k, 1) ** a * max(scr / k, 1) ** -1.2 * 0.9938 ** age, 1)\n",
-    "import datetime\nlmp = datetime.date(2024, 3, 11)\nanswer = lmp + datetime.timedelta(days=280)\n",
-    "import datetime\nlmp = datetime.date(2024, 1, 2)\ntoday = datetime.date(2024, 6, 20)\n"
-    "days = (today - lmp).days\nanswer = (days // 7, days % 7)\n",
-    "points = 0\nfor v, cut in ((38.5, 38), (112, 90), (24, 20)):\n    if v > cut:\n        points += 1\n"
-    "answer = points\n",
-    "na, glucose, bun = 138, 180, 20\nanswer = round(2 * na + glucose / 18 + bun / 2.8, 1)\n",
-]
+sys.path.insert(0, str(ROOT / "scripts"))
+from executor_phase_probe import PROGRAMS as probe_programs  # noqa: E402  (the probe runs standalone in runsc)
+
+PROGRAMS = probe_programs  # the calculator-like mix, one list for the benchmark and its phase probe
 # one of each limit, in turn, for the mixed pattern (expected outcomes in brackets)
 LIMIT_PROGRAMS = [
     ("answer = sum(range(10 ** 11))\n", {"CPU_LIMIT", "TIMEOUT_WALL"}),

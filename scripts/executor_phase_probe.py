@@ -43,7 +43,7 @@ import select
 import sys
 import time
 
-PROGRAMS = [  # the benchmark's calculator-like mix (scripts/bench_executor.py PROGRAMS)
+PROGRAMS = [  # the calculator-like mix of both benchmarks (scripts/bench_executor.py imports it)
     "weight_kg = 72.5\nheight_m = 1.78\nanswer = round(weight_kg / height_m ** 2, 2)\n",
     "import math\nscr, age = 1.1, 63\nk, a = 0.9, -0.302\n"
     "answer = round(142 * min(scr / k, 1) ** a * max(scr / k, 1) ** -1.2 * 0.9938 ** age, 1)\n",
