@@ -289,10 +289,14 @@ def describe_exception(exc: BaseException, limit: int) -> str:
 
 # --- the child itself -------------------------------------------------------------------------
 
+def _no_mark(_phase: str) -> None:
+    return None
+
+
 class _ChildRun:
     """State of one child: captures, result writing, early exits."""
 
-    def __init__(self, template: ChildTemplate, nonce: str, mark=None):
+    def __init__(self, template: ChildTemplate, nonce: str, mark=_no_mark):
         self.t = template
         self.nonce = nonce
         self.mark = mark
@@ -304,8 +308,7 @@ class _ChildRun:
     def finish(self, outcome: Outcome, error: str | None = None, kind=None, answer=None):
         """Write the one result line and end the child. Never returns."""
         sys.settrace(None)
-        if self.mark is not None:
-            self.mark("program")
+        self.mark("program")
         try:
             payload = json.dumps({
                 "nonce": self.nonce, "outcome": outcome.value, "answer": answer, "kind": kind,
@@ -435,16 +438,13 @@ def _warm_spare(template: ChildTemplate) -> None:
         pass
 
 
-def _no_mark(_phase: str) -> None:
-    return None
-
-
 def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: int, mark=_no_mark) -> None:
     """The child's whole life (see module docstring). Forked ahead of time as a *spare*: it
     prepares everything that does not depend on the program, then blocks until the supervisor
     writes "<nonce>\n<source>" and closes the request pipe. Never returns.
 
-    ``mark(phase)`` is called at the end of every phase (``PHASES``); the executor passes
+    ``mark(phase)`` is called at the end of every phase (descriptors, rlimits, warm, request,
+    check_compile, seccomp, and program from ``_ChildRun.finish``); the executor passes
     nothing, the benchmark's phase probe (scripts/executor_phase_probe.py) a clock stamp that
     makes no system call, so it measures this very code path."""
     off = template.disabled_layers
@@ -486,10 +486,6 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
         run.finish(Outcome.INFRA_ERROR, f"seccomp load failed: {type(exc).__name__}: {exc}")
     mark("seccomp")
     _run_program(run, code)
-
-
-# The phases run_child marks, in order (the probe adds "fork" before and "result", "reap" after).
-PHASES = ("descriptors", "rlimits", "warm", "request", "check_compile", "seccomp", "program")
 
 
 def _stop_disk_imports() -> None:

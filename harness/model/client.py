@@ -338,8 +338,7 @@ class ModelClient:
             started = time.perf_counter()
             self.sent += 1
             try:
-                async with self._http().post(url, data=json.dumps(body).encode(), headers={
-                        "Content-Type": "application/json", **(headers or {})}) as resp:
+                async with self._http().post(url, json=body, headers=headers) as resp:
                     status, raw = resp.status, await resp.read()
             except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
                 failure = f"{type(exc).__name__}: {exc}"
