@@ -75,8 +75,8 @@ case "$OS_ID:$OS_VERSION" in
     debian:12) PYTHON_NOTE="python3 is 3.11: make setup" ;;
 esac
 
-installed_version() {  # installed_version PACKAGE -> its dpkg version, or nothing
-    dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null | sed -n 's/^install ok installed //p'
+installed_version() {  # installed_version PACKAGE -> its dpkg version, or nothing (dpkg-query exits 1 for a package it never heard of)
+    { dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null || true; } | sed -n 's/^install ok installed //p'
 }
 # runsc release date (YYYYMMDD) of a runsc binary or a Debian version string such as 0.0~20240729.0-1
 release_of() { grep -o '20[0-9]\{6\}' <<<"$1" | head -n1; }
