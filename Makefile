@@ -4,6 +4,9 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 PYTHON ?= python3
+# scripts/check-python.sh checks it before any pip runs (the locks need >= 3.11); a PYTHON given on the command
+# line or in the environment is used or refused, the default python3 may be swapped for a newer python3.1x on PATH
+PYTHON_EXPLICIT := $(if $(filter command line environment environment override,$(origin PYTHON)),--explicit,)
 VENV := .venv
 PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
@@ -22,7 +25,7 @@ help:
 	@echo "make rehearse [SIZE=full|small] [OUT=runs/rehearsal]  the whole pipeline against the rehearsal server (a fake) -> bench/pipeline.json"
 
 $(VENV)/.locked: requirements.lock requirements-test.lock requirements-build.lock pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	py=$$(bash scripts/check-python.sh $(PYTHON_EXPLICIT) "$(PYTHON)") && "$$py" -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements-build.lock
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements.lock
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements-test.lock
@@ -45,7 +48,7 @@ executor-image: setup host                 ## offline executor image: mmdebstrap
 # never reused.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 .venv-server/.locked: requirements-demo.lock
-	$(PYTHON) -m venv .venv-server
+	py=$$(bash scripts/check-python.sh $(PYTHON_EXPLICIT) "$(PYTHON)") && "$$py" -m venv .venv-server
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" .venv-server/bin/pip install --quiet --no-cache-dir --require-hashes -r requirements-demo.lock
 	touch $@
 

@@ -6,7 +6,8 @@
 # and whether the two sides' records are identical by content (harness/reproduce/rehearsal/compare.py).
 #
 # Usage: scripts/bench_run_ab.sh CHECKOUT_A CHECKOUT_B OUT      (each checkout with its own .venv: make setup)
-set -euo pipefail
+# shellcheck source=scripts/lib/errexit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 [ $# -eq 3 ] || { echo "usage: $0 CHECKOUT_A CHECKOUT_B OUT" >&2; exit 2; }
 A=$(cd "$1" && pwd); B=$(cd "$2" && pwd); mkdir -p "$3"; OUT=$(cd "$3" && pwd)
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

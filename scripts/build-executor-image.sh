@@ -20,7 +20,8 @@
 #   BUILD_DIR            scratch directory (default /var/tmp/mathsolver-executor-build)
 #   KEEP_OLD_IMAGES=1    keep the tags of earlier builds (default: remove those not in use)
 #   TAG_LATEST=0         do not move the :latest tag (for builds from a work tree on a shared host)
-set -euo pipefail
+# shellcheck source=scripts/lib/errexit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HERE=$REPO/containers/executor

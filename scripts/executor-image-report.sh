@@ -4,7 +4,8 @@
 # Writes bench/executor-image-report.json and prints it, and the CycloneDX SBOM of the image to
 # bench/executor-sbom.cdx.json (scripts/executor_sbom.py; schema-validated). Extra arguments go to
 # the report script (e.g. --files for the full file list, --image TAG).
-set -euo pipefail
+# shellcheck source=scripts/lib/errexit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 [ -x "$PY" ] || PY=python3

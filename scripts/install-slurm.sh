@@ -17,7 +17,8 @@
 #   SLURM_CPUS       CPUs declared for the node (default 2)
 #   SLURM_PARTITION  partition name (default debug)
 #   SLURM_WAIT_S     seconds to wait for the node to become idle (default 60)
-set -euo pipefail
+# shellcheck source=scripts/lib/errexit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 
 SLURM_CPUS=${SLURM_CPUS:-2}
 SLURM_PARTITION=${SLURM_PARTITION:-debug}

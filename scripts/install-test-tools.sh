@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Debian packages the test suite uses besides docker/runsc: headless Chromium renders the HTML report;
 # strace counts the executor child's system calls per phase (make bench-executor, tests/executor/test_executor_phases.py).
-set -euo pipefail
+# shellcheck source=scripts/lib/errexit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v strace >/dev/null 2>&1 || missing+=(strace)

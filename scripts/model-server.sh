@@ -9,7 +9,8 @@
 # Env: MODEL_SERVER_PORT (8088), MODEL_SERVER_CTX (8192), MODEL_SERVER_THREADS (cores),
 #      MODEL_GGUF (models/qwen2.5-coder-0.5b-instruct.gguf), MODEL_ID (qwen2.5-coder-0.5b-instruct),
 #      MODEL_SERVER_STATE (dir for pid and log; default /tmp/mathsolver-model-server-$UID).
-set -euo pipefail
+# shellcheck source=scripts/lib/errexit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PORT="${MODEL_SERVER_PORT:-8088}"
 CTX="${MODEL_SERVER_CTX:-8192}"

@@ -40,7 +40,8 @@
 #   CPUS_PER_TASK, TIME  sbatch --cpus-per-task and --time per array task
 #   DRAWS              bootstrap draws of the merged statistics (SLURM=1) [default: 10,000]
 # Without DRY_RUN, preflight runs first and the pipeline refuses to start if anything is missing.
-set -euo pipefail
+# shellcheck source=scripts/lib/errexit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 cd "$(dirname "$0")/.."
 HARNESS=${HARNESS:-.venv/bin/harness}
 if [[ ! -x "$HARNESS" ]]; then

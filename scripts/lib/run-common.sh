@@ -1,7 +1,8 @@
 # Sourced by the run scripts (demo.sh, formula-versions-demo.sh, rehearse-router.sh): strict mode, the
 # repository root as the working directory, and their one option, --out DIR.
 #   source scripts/lib/run-common.sh; parse_out_option DEFAULT "$@"    # sets ROOT and OUT
-set -euo pipefail
+# shellcheck source=scripts/lib/errexit.sh
+. "$(dirname "${BASH_SOURCE[0]}")/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 
