@@ -70,12 +70,10 @@ while IFS= read -r kv; do passenv+=("$kv"); done < <(env | grep -E '^(PIP_[A-Z_]
     for kv in "${passenv[@]}"; do printf 'export %q\n' "$kv"; done
     printf 'exec'; printf ' %q' "$@"; printf '\n'
 } > "$root/.fresh-root-command"
-set +e
+rc=0
 unshare --mount --propagation private bash -c "
     mount -t proc proc '$root/proc' && mount --rbind /sys '$root/sys' && mount --make-rslave '$root/sys' &&
     mount --rbind /dev '$root/dev' && mount --make-rslave '$root/dev' &&
     exec chroot '$root' /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        bash /.fresh-root-command"
-rc=$?
-set -e
+        bash /.fresh-root-command" || rc=$?
 exit $rc
