@@ -57,7 +57,7 @@ case "${1:-}" in
     rm -f "$PIDFILE"
     ;;
   status)
-    "$PY" -m harness.model.serving wait --base-url "$BASE_URL" --model "$MODEL_ID" --timeout 2 >/dev/null
+    "$PY" -m harness.model.serving wait --base-url "$BASE_URL" --model "$MODEL_ID" --timeout 2 >/dev/null || exit 1
     ;;
   restart) "$0" stop; "$0" start ;;
   *) echo "usage: $0 start|stop|status|restart" >&2; exit 2 ;;
