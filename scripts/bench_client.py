@@ -121,7 +121,7 @@ def main(argv=None) -> int:
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="bench-client-") as tmp:
         ready = Path(tmp) / "ready"
-        server = subprocess.Popen([sys.executable, "-m", "harness.model.rehearsal.server", "--port", str(port),
+        server = subprocess.Popen([sys.executable, "-m", "harness.cli", "serve", "rehearsal", "--port", str(port),
                                    "--model", MODEL, "--ready-file", str(ready)], cwd=ROOT)
         try:
             deadline = time.monotonic() + 30

@@ -21,7 +21,7 @@ For each backend (``process``: layers 1-4; ``container``: layers 1-6), through
 * ``throughput``: 1,100 programs through ``run_many`` (as many in flight as the pool takes).
 
 ``harness_end_to_end``: ``harness run --arm program-solve --dataset dev --concurrency 32``
-against ``FakeModelServer`` (tests/fake_model_server.py, a scripted stand-in for a model server: here every
+against ``ScriptedServer`` (harness.model.rehearsal.server, the fake server with a scripted stand-in for a model server: here every
 reply is a fixed program, ``fake_reply``; nothing it produces is a model result) with the container and with
 the process backend.
 
@@ -54,7 +54,8 @@ sys.path.insert(0, str(ROOT))
 
 from executor import pool as pool_mod  # noqa: E402
 from executor.api import Executor  # noqa: E402
-from tests.fake_model_server import FakeModelServer, completion  # noqa: E402
+from harness.model.rehearsal.server import ScriptedServer  # noqa: E402
+from harness.model.rehearsal.sources import chat_completion  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from executor_phase_probe import PROGRAMS as probe_programs  # noqa: E402  (the probe runs standalone in runsc)
@@ -390,14 +391,14 @@ FAKE_REPLY = "```python\nimport math\nx = {n}\nanswer = round(math.sqrt(x) * 1.5
 
 
 def fake_reply(raw: bytes) -> dict:
-    return completion(FAKE_REPLY.format(n=len(raw) % 997 + 1), model=FAKE_SERVER_MODEL,
-                      prompt_tokens=len(raw) // 4, completion_tokens=30)
+    return chat_completion(FAKE_REPLY.format(n=len(raw) % 997 + 1), model=FAKE_SERVER_MODEL,
+                           prompt_tokens=len(raw) // 4, completion_tokens=30)
 
 
 def bench_harness(backend: str, port: int, dataset: str, concurrency: int) -> dict:
     harness = Path(sys.executable).parent / "harness"
     with tempfile.TemporaryDirectory(prefix="bench-harness-") as out, \
-            FakeModelServer(reply=fake_reply, model=FAKE_SERVER_MODEL, port=port) as server:
+            ScriptedServer(reply=fake_reply, model=FAKE_SERVER_MODEL, port=port) as server:
         cmd = [str(harness), "run", "--arm", "program-solve", "--dataset", dataset, "--seeds", "42",
                "--base-url", f"http://127.0.0.1:{server.port}/v1", "--model", FAKE_SERVER_MODEL,
                "--executor-backend", backend, "--concurrency", str(concurrency), "--no-cache",

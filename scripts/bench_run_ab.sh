@@ -20,7 +20,7 @@ for side in a b; do
     --answer-key "$OUT/cases.csv" --fault-5xx 0.002 --fault-slow 0.0003 --fault-drop 0.001 --slow-s 15 \
     --fault-log "$OUT/faults-$side.jsonl" > "$OUT/server-$side.log" 2>&1 &
   SERVER=$!
-  "$PY" -m harness.model.serving wait --base-url "http://127.0.0.1:$PORT/v1" --model rehearsal-alpha --timeout 60
+  "$ROOT/.venv/bin/harness" serve wait --base-url "http://127.0.0.1:$PORT/v1" --model rehearsal-alpha --timeout 60
   start=$(date +%s.%N)
   "$checkout/.venv/bin/harness" run --arm note-only --arm open-book --arm extract-lib-recalled --arm program-solve \
     --arm blind --dataset "$OUT/cases.csv" --seeds 42-46 --base-url "http://127.0.0.1:$PORT/v1" \

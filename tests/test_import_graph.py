@@ -211,8 +211,8 @@ def test_the_rehearsal_package_is_one_contract():
     """The rehearsal's model side (harness.model.rehearsal) learns a request's reply form from its header, so it
     imports no arm, prompt or template; the run and verify stages read only its labels, never its server or script."""
     rehearsal = [m for m in MODULES if m.startswith("harness.model.rehearsal")]
-    assert {"harness.model.rehearsal.server", "harness.model.rehearsal.replies", "harness.model.rehearsal.labels",
-            "harness.model.rehearsal.launcher"} <= set(rehearsal)
+    assert {"harness.model.rehearsal.server", "harness.model.rehearsal.sources", "harness.model.rehearsal.replies",
+            "harness.model.rehearsal.labels", "harness.model.rehearsal.launcher"} <= set(rehearsal)
     assert not sorted(f"{m} -> {t}" for m in rehearsal for t in GRAPH[m] if _stage(t) == "arms")
     readers = sorted(f"{m} -> {t}" for m, targets in GRAPH.items() if _stage(m) in ("run", "verify", "analysis")
                      for t in targets if t.startswith("harness.model.rehearsal") and t != "harness.model.rehearsal.labels")

@@ -2,7 +2,10 @@
 
     replies.py   the reply script: (seed, request body, answer key, reply form) -> reply text, in the shapes real
                  models produce; the answer key finds a prompt's case
-    server.py    the HTTP server (`python -m harness.model.rehearsal.server`): routes, fault injection, stats
+    server.py    THE fake OpenAI-compatible server of the kit, on aiohttp.web (`harness serve rehearsal`): routes,
+                 API-key check, fault injection as middleware, counters; RehearsalServer, ScriptedServer
+    sources.py   its reply sources: the rehearsal's script (RehearsalReplies) and a test's script (ScriptedReplies),
+                 and the one chat.completion body both build
     labels.py    the synthetic labels (model-id prefix, fingerprint) and the refusal to mix real and synthetic results
     launcher.py  RehearsalLauncher: the server as a subprocess, started and stopped like a model server
 
