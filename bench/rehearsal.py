@@ -1,26 +1,31 @@
-"""`make rehearse`: the paper's workload shape through the whole kit against the rehearsal server.
+"""`make rehearse`: the paper's workload shape through the whole kit against the rehearsal server, a scripted FAKE.
 
-    python -m harness.reproduce.rehearsal [--size full|small] [--out runs/rehearsal] [--bench bench/pipeline.json]
+    python -m bench rehearse [--size full|small] [--out runs/rehearsal] [--bench runs/bench/pipeline.json]
 
 Steps (every step's wall time, and the run's counters, go into the JSON report):
-1. the rehearsal case set (rehearsal_set.py): 55 calculators x 20 dev rows (full) or x 2 (small);
-2. the rehearsal server (harness.model.rehearsal.server, a scripted fake) with fault injection on;
-3. the reference run: `harness run --arm all` for each of two rehearsal models, 5 seeds (full) or 2 (small),
-   the container executor, the concurrency `make reproduce` uses (the vLLM profile's max_num_seqs);
-   harness CPU and peak RSS are sampled from /proc while it runs;
-4. stats, tables, figures, report, checksums, verify on the reference results, each timed;
-5. the kill-and-resume check: the first model's run into a second directory (the other model's files copied
-   from the reference; --resume-scope all-models reruns it too), the harness SIGKILLed at a
-   seeded random point and the rehearsal server SIGKILLed once (and restarted) during the resumed run;
-   its tables are built and its content checksums (compare.py) compared with the reference's;
+1. the rehearsal case set (harness.data.rehearsal_set): 55 calculators x 20 dev rows (full) or x 2 (small);
+2. the rehearsal server (`harness serve rehearsal` through the kit's RehearsalLauncher) serving both rehearsal models
+   in one process, fault injection on, every injected fault logged;
+3. the reference run: `harness serve reproduce --launcher external` against that server, i.e. the same
+   reproduction.run_pipeline a user's `make reproduce` runs (preflight, the model-free arms, then every paper arm x
+   5 seeds (full) or 2 (small) for each model, the container executor, the concurrency `make reproduce` uses (the
+   vLLM profile's max_num_seqs), then its statistics, tables, figures, report, checksums and verify); the pipeline
+   process's CPU and peak RSS are sampled from /proc while it runs and read at the end of its last run block (the
+   figures of the run itself, without the outputs after it);
+4. the post-run stages on the reference results, the commands a user runs (bench.stages), each timed;
+5. the kill-and-resume check: the first model's pipeline into a second directory (the other model's files copied from
+   the reference; --resume-scope all-models reruns it too), SIGKILLed at a seeded random point, resumed, the
+   rehearsal server SIGKILLed once (and restarted) during the resumed run; its tables are built and its content
+   checksums (bench.compare) compared with the reference's;
 6. lost and duplicated records (expected keys against stored keys) in both directories, fault counts.
 
-Everything written is synthetic: model ids `rehearsal-alpha`/`rehearsal-beta`, records and manifests
-say `synthetic: true`; `harness verify` refuses a set that mixes them with real records.
+Everything written is synthetic: model ids `rehearsal-alpha`/`rehearsal-beta`, records and manifests say
+`synthetic: true`; `harness verify` refuses a set that mixes them with real records. The rehearsal owns its server
+(so that it can crash it) and the pipeline adopts it as an external server; `make reproduce LAUNCHER=rehearsal`
+starts one itself.
 """
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import json
 import os
@@ -31,34 +36,79 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench import stages as post_run
+from bench.compare import compare, content_checksums
+from bench.machine import Machine, loadavg
+from bench.targets import Target
 from harness.arms.registry import ARMS, paper_arms
+from harness.core.canonical_json import json_file_text
+from harness.core.paths import REPO_ROOT
 from harness.core.ports import free_port
 from harness.core.seeds import parse_seeds
-from harness.core.canonical_json import json_file_text
 from harness.data.dataset import load_dataset
-from harness.model.rehearsal.server import Faults
+from harness.data.rehearsal_set import build_rehearsal_set, dev_rows_csv
 from harness.model.rehearsal.launcher import RehearsalLauncher
+from harness.model.rehearsal.server import Faults
+from harness.model.rehearsal.sources import DEFAULT_MODELS
 from harness.model.serving import LaunchError
 from harness.model.vllm import serving_config
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan
-from harness.reproduce.rehearsal.compare import compare, content_checksums
-from harness.reproduce.rehearsal.rehearsal_set import build_rehearsal_set, dev_rows_csv
-from harness.run.manifest import git_state
-from harness.run.store import iter_result_files, read_result_file
+from harness.run.manifest import git_state, read_manifests
 from harness.run.request import RunRequest, planned_keys
+from harness.run.store import iter_result_files, model_slug, read_result_file, results_location
 
-ROOT = Path(__file__).resolve().parents[3]
-MODELS = ("rehearsal-alpha", "rehearsal-beta")
+ROOT = REPO_ROOT
+MODELS = DEFAULT_MODELS
 SIZES = {"full": {"per_calculator": 20, "seeds": "42-46"}, "small": {"per_calculator": 2, "seeds": "42-43"}}
 DEFAULT_FAULTS = {"fault_5xx": 0.002, "fault_slow": 0.0003, "fault_drop": 0.001}
 CLIENT_TIMEOUT_S = 10.0
-PAGE = os.sysconf("SC_PAGE_SIZE")
+# the H100 path's client profile with the reproducible-sampling option on (per-request seeds sent): the rehearsal
+# server answers by the request body, so without a seed a case's sampled votes would be copies
+SERVER_PROFILE = "vllm-seeded"
+RESUME_SCOPES = ("first-model", "all-models")
+TARGETS = (Target("program_requests_per_s", ">=", 100, label="program_requests_per_s>=100"),
+           Target("other_requests_per_s", ">=", 500, label="other_requests_per_s>=500"),
+           Target("harness_peak_rss_bytes", "<=", 2 ** 30, label="harness_peak_rss<=1GiB"),
+           post_run.POST_RUN_TARGET)
 TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class RehearsalSettings:
+    """Everything a rehearsal is run with."""
+
+    size: str = "full"
+    out: Path = ROOT / "runs" / "rehearsal"
+    bench: Path = ROOT / "runs" / "bench" / "pipeline.json"   # the JSON report (also written to out/pipeline.json)
+    seed: int = 20261123                    # the rehearsal seed: server replies, fault draws, kill points
+    concurrency: int | None = None          # None: the concurrency `make reproduce` uses
+    executor_backend: str = "container"
+    faults: dict = field(default_factory=lambda: dict(DEFAULT_FAULTS))   # shares of attempts
+    resume_check: bool = True
+    resume_scope: str = "first-model"       # first-model: rerun the model the kills land in; all-models: both
+    source: Path | None = None              # the dev rows the set is built from [the pinned name `dev`]
+    port: int | None = None                 # the rehearsal server's [a free one]
+    per_calculator: int | None = None       # override the size's cases per calculator
+    seeds: str | None = None                # override the size's seeds, e.g. 42-43
+
+    def __post_init__(self) -> None:
+        if self.size not in SIZES:
+            raise ValueError(f"size {self.size!r}: expected one of {', '.join(SIZES)}")
+        if self.resume_scope not in RESUME_SCOPES:
+            raise ValueError(f"resume scope {self.resume_scope!r}: expected one of {', '.join(RESUME_SCOPES)}")
+
+    def workload(self) -> tuple[str, int, str]:
+        """(size label, cases per calculator, seeds); a partial size says so in its label."""
+        cfg = dict(SIZES[self.size])
+        if not (self.per_calculator or self.seeds):
+            return self.size, cfg["per_calculator"], cfg["seeds"]
+        per_calculator, seeds = self.per_calculator or cfg["per_calculator"], self.seeds or cfg["seeds"]
+        return f"custom ({per_calculator} per calculator, seeds {seeds})", per_calculator, seeds
 
 
 def _echo(msg: str) -> None:
@@ -70,15 +120,11 @@ def reproduce_concurrency() -> int:
     return int(serving_config()["defaults"]["max_num_seqs"])
 
 
-def loadavg() -> list[float]:
-    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
-
-
-# --- the rehearsal server as a subprocess: harness.model.rehearsal.launcher.RehearsalLauncher ----------------------------
+# --- the rehearsal server ----------------------------------------------------------------------------------
 
 def rehearsal_server(out: Path, port: int, seed: int, answer_key: Path, faults: dict) -> RehearsalLauncher:
-    """The launcher `make rehearse` uses: both rehearsal models in one server process, faults on, every injected
-    fault logged (out/server/faults.jsonl), slow replies held past the client's timeout."""
+    """Both rehearsal models in one server process, faults on, every injected fault logged
+    (out/server/faults.jsonl), slow replies held past the client's timeout."""
     return RehearsalLauncher(model_id=MODELS[0], extra_model_ids=MODELS[1:], port=port, seed=seed,
                              answer_key=answer_key, log_path=out / "server" / "server.log",
                              faults=Faults(rate_5xx=faults["fault_5xx"], rate_slow=faults["fault_slow"],
@@ -87,7 +133,7 @@ def rehearsal_server(out: Path, port: int, seed: int, answer_key: Path, faults: 
 
 
 def start_server(server: RehearsalLauncher) -> dict:
-    """Start it and wait until it lists both models; its own ready line (what `--server-info` records)."""
+    """Start it and wait until it lists both models; its own ready line."""
     server.start()
     try:
         server.wait_ready(60)
@@ -96,19 +142,35 @@ def start_server(server: RehearsalLauncher) -> dict:
     return server.served() or server.describe()
 
 
-# --- one harness process, measured ---------------------------------------------------------------------------
+# --- one pipeline process, measured -------------------------------------------------------------------------
+
+def pipeline_argv(models: Iterable[str], dataset: Path, seeds: str, base_url: str, results: Path, concurrency: int,
+                  backend: str, convention: str) -> list[str]:
+    """`harness serve reproduce` against the running rehearsal server (the external launcher adopts it)."""
+    return [sys.executable, "-m", "harness.cli", "serve", "reproduce", "--launcher", "external",
+            "--base-url", base_url, "--server-profile", SERVER_PROFILE, "--models", ",".join(models),
+            "--arms", "all", "--seeds", seeds, "--dataset", str(dataset), "--out", str(results),
+            "--executor-backend", backend, "--concurrency", str(concurrency), "--timeout", str(CLIENT_TIMEOUT_S),
+            "--no-progress", "--convention", convention]
+
 
 @dataclass
-class HarnessRun:
+class Measured:
+    """One process run: exit status, wall time, and its CPU seconds and peak RSS sampled from /proc."""
+
     argv: list[str]
+    started: float = 0.0                    # epoch seconds
     returncode: int | None = None
     killed: bool = False
     wall_s: float = 0.0
-    cpu_s: float = 0.0              # the harness process itself (sampled from /proc, last sample before exit)
-    cpu_s_with_children: float = 0.0  # from wait4: includes the docker CLI processes of the container pool
-    peak_rss_bytes: int = 0
-    log: str = ""
-    manifest: dict = field(default_factory=dict)
+    cpu_s_with_children: float = 0.0        # from wait4: includes the docker CLI processes of the container pool
+    samples: list[tuple[float, float, int]] = field(default_factory=list)   # (epoch, CPU s, VmHWM bytes)
+
+    def at(self, when: float | None = None) -> tuple[float, int]:
+        """(CPU seconds, peak RSS bytes) of the process itself at `when` (the last sample before it; None: the
+        last sample of all)."""
+        before = [s for s in self.samples if when is None or s[0] <= when] or self.samples[:1]
+        return (before[-1][1], before[-1][2]) if before else (0.0, 0)
 
 
 def _proc_sample(pid: int) -> tuple[float, int] | None:
@@ -123,25 +185,25 @@ def _proc_sample(pid: int) -> tuple[float, int] | None:
     return cpu, hwm
 
 
-def run_harness(argv: list[str], log_path: Path, *, kill_after_s: float | None = None,
-                during: tuple[float, callable] | None = None) -> HarnessRun:
-    """Run `harness run ...`, sampling its CPU and peak RSS; SIGKILL it after `kill_after_s` if given;
-    call during[1]() once after during[0] seconds if it is still running."""
-    res = HarnessRun(argv)
+def run_measured(argv: list[str], log_path: Path, *, kill_after_s: float | None = None,
+                 during: tuple[float, Callable[[], None]] | None = None) -> Measured:
+    """Run `argv`, sampling its CPU and peak RSS every 0.25 s; SIGKILL it after `kill_after_s` if given; call
+    during[1]() once after during[0] seconds if it is still running."""
+    res = Measured(argv)
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    before = set(Path(argv[argv.index("--out") + 1]).glob("manifest-*.json"))
+    res.started = time.time()
     started = time.perf_counter()
     with open(log_path, "a") as log:
+        log.write(f"$ {' '.join(argv)}\n")
+        log.flush()
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
         stop = threading.Event()
-        peak = [0, 0.0]
 
         def sample():
             while not stop.is_set():
                 s = _proc_sample(proc.pid)
                 if s is not None:
-                    peak[1] = max(peak[1], s[0])
-                    peak[0] = max(peak[0], s[1])
+                    res.samples.append((time.time(), *s))
                 stop.wait(0.25)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -165,37 +227,63 @@ def run_harness(argv: list[str], log_path: Path, *, kill_after_s: float | None =
         sampler.join()
     res.returncode = proc.returncode
     res.wall_s = round(time.perf_counter() - started, 3)
-    res.cpu_s = round(peak[1], 2)
     res.cpu_s_with_children = round(ru.ru_utime + ru.ru_stime, 2)
-    res.peak_rss_bytes = max(peak[0], 0)
-    new = sorted(p for p in Path(argv[argv.index("--out") + 1]).glob("manifest-*.json") if p not in before)
-    if new:
-        try:
-            res.manifest = json.loads(new[-1].read_text())
-        except ValueError:
-            res.manifest = {}
     return res
 
 
-def harness_argv(model: str, dataset: Path, seeds: str, base_url: str, results: Path, cache: Path,
-                 concurrency: int, backend: str, server_info: Path, convention: str) -> list[str]:
-    return [str(ROOT / ".venv" / "bin" / "harness") if (ROOT / ".venv/bin/harness").exists() else "harness",
-            "run", "--arm", "all", "--dataset", str(dataset), "--seeds", seeds, "--base-url", base_url,
-            "--model", model, "--server-profile", "vllm-seeded", "--out", str(results), "--cache-dir", str(cache),
-            "--executor-backend", backend, "--concurrency", str(concurrency), "--timeout", str(CLIENT_TIMEOUT_S),
-            "--no-progress", "--server-info", str(server_info), "--convention", convention]
+@dataclass
+class PipelineRun:
+    """What one pipeline process left in its results directory: its reproduce manifest and the run manifests of
+    its blocks (model-free arms, then one per model)."""
+
+    reproduce: dict
+    blocks: list[dict]          # the run manifests, in block order
+
+    def block(self, model: str) -> dict | None:
+        return next((m for m in self.blocks if (m.get("model") or {}).get("id") == model), None)
+
+    @property
+    def run_end(self) -> float | None:
+        """When the last unit of the last block finished (epoch seconds)."""
+        ends = [_epoch(s["finished_at"]) for m in self.blocks for s in m.get("summaries") or [] if s.get("finished_at")]
+        return max(ends) if ends else None
+
+
+def _epoch(iso: str) -> float:
+    return _dt.datetime.fromisoformat(iso).timestamp()
+
+
+def pipeline_run(results: Path, before: set[Path]) -> PipelineRun:
+    """The reproduce manifest a pipeline run wrote into `results` (the one not in `before`) and its blocks' run
+    manifests."""
+    found = read_manifests(results)
+    by_name = {m.path.name: m.data for m in found}
+    new = [m.data for m in found if m.path not in before and m.data.get("kind") == "reproduce"]
+    if len(new) != 1:
+        raise RuntimeError(f"{results}: expected one new reproduce manifest, found {len(new)}")
+    names = [n for b in new[0].get("blocks") or [] for n in b.get("run_manifests") or []]
+    return PipelineRun(new[0], [by_name[n] for n in names if n in by_name])
+
+
+def _manifest_paths(results: Path) -> set[Path]:
+    return {m.path for m in read_manifests(results)} if results.is_dir() else set()
+
+
+def block_span_s(manifest: dict) -> float:
+    """A run manifest's wall time: from its first unit taking a case slot to its last unit's last record."""
+    spans = [(_epoch(s["started_at"]), _epoch(s["finished_at"])) for s in manifest.get("summaries") or []
+             if s.get("started_at") and s.get("finished_at")]
+    return max(e for _, e in spans) - min(b for b, _ in spans) if spans else 0.0
 
 
 # --- counting ------------------------------------------------------------------------------------------------
 
 def expected_keys(dataset_path: Path, seeds: list[int], convention: str) -> set[str]:
-    """Every record key a complete rehearsal must hold (both models, every arm and seed), with the arms
-    configured for `convention` as `harness run --convention` configures them."""
+    """Every record key a complete rehearsal must hold (both models, every paper arm and seed), with the arms
+    configured for `convention`, under the rehearsal's client profile."""
     ds = load_dataset(dataset_path)
-    # what `harness run --arm all --convention ...` runs (its out_dir does not enter the keys), under the rehearsal
-    # launcher's client profile (per-request seeds on sampled calls)
     request = RunRequest.build([ARMS[n] for n in paper_arms()], ds, ds.cases, seeds, out_dir=".", convention=convention)
-    return set().union(*(planned_keys(request, model=model, server_profile="vllm-seeded") for model in MODELS))
+    return set().union(*(planned_keys(request, model=model, server_profile=SERVER_PROFILE) for model in MODELS))
 
 
 def count_records(results: Path, expected: set[str] | None = None) -> dict:
@@ -241,8 +329,7 @@ def arm_walls(manifests: Iterable[dict]) -> dict[str, float]:
             if not s.get("started_at") or not s.get("finished_at"):
                 walls[s["arm"]] = walls.get(s["arm"], 0.0) + float(s.get("wall_s") or 0.0)
                 continue
-            start = _dt.datetime.fromisoformat(s["started_at"]).timestamp()
-            end = _dt.datetime.fromisoformat(s["finished_at"]).timestamp()
+            start, end = _epoch(s["started_at"]), _epoch(s["finished_at"])
             lo, hi = spans.get(s["arm"], [start, end])
             spans[s["arm"]] = [min(lo, start), max(hi, end)]
         for arm, (lo, hi) in spans.items():
@@ -261,28 +348,11 @@ def request_rates(counts: dict, walls: dict[str, float]) -> dict:
             "program_arms_wall_s": round(prog_wall, 1), "other_arms_wall_s": round(other_wall, 1)}
 
 
-# --- the stages after the run ---------------------------------------------------------------------------------
-
-def timed(argv: list[str], log: Path) -> dict:
-    started = time.perf_counter()
-    with open(log, "a") as fh:
-        fh.write(f"$ {' '.join(argv)}\n")
-        fh.flush()
-        rc = subprocess.run(argv, stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT).returncode
-    return {"wall_s": round(time.perf_counter() - started, 3), "returncode": rc}
-
-
-def post_run_stages(results: Path, out: Path, log: Path) -> dict:
-    h = str(ROOT / ".venv" / "bin" / "harness")
-    stages = {}
-    stages["stats"] = timed([h, "stats", "--results", str(results), "--out", str(results / "stats")], log)
-    stages["tables"] = timed([h, "tables", "--results", str(results), "--out", str(results / "tables")], log)
-    stages["figures"] = timed([h, "figures", "--results", str(results), "--out", str(results / "figures")], log)
-    stages["report"] = timed([h, "report", "--results", str(results), "--out", str(results / "report")], log)
-    manifest = out / "checksums.txt"
-    stages["checksums"] = timed([h, "checksums", "update", "--results", str(results), "--manifest", str(manifest)], log)
-    stages["verify"] = timed([h, "verify", "--results", str(results), "--manifest", str(manifest)], log)
-    return stages
+def _by_kind(faults: list[dict]) -> dict:
+    out: dict[str, int] = {}
+    for f in faults:
+        out[f["fault"]] = out.get(f["fault"], 0) + 1
+    return out
 
 
 def h100_estimate() -> dict:
@@ -294,181 +364,181 @@ def h100_estimate() -> dict:
 
 # --- the whole rehearsal --------------------------------------------------------------------------------------
 
-def rehearse(size: str, out: Path, bench: Path, *, seed: int = 20261123, concurrency: int | None = None,
-             backend: str = "container", faults: dict | None = None, resume_check: bool = True,
-             source: Path | None = None, port: int | None = None, per_calculator: int | None = None,
-             seeds: str | None = None, resume_scope: str = "first-model") -> dict:
-    cfg = dict(SIZES[size])
-    if per_calculator or seeds:      # a partial size: the report says so
-        cfg.update({k: v for k, v in (("per_calculator", per_calculator), ("seeds", seeds)) if v})
-        size = f"custom ({cfg['per_calculator']} per calculator, seeds {cfg['seeds']})"
-    faults = dict(DEFAULT_FAULTS if faults is None else faults)
-    concurrency = concurrency or reproduce_concurrency()
+@dataclass
+class _Context:
+    """What the steps share: the settings, the case set, the server and the pipeline's arguments."""
+
+    settings: RehearsalSettings
+    out: Path
+    dataset: Path
+    seeds: str
+    convention: str
+    concurrency: int
+    expected: set[str]
+    server: RehearsalLauncher
+
+    def argv(self, models: Iterable[str], results: Path) -> list[str]:
+        return pipeline_argv(models, self.dataset, self.seeds, self.server.base_url, results, self.concurrency,
+                             self.settings.executor_backend, self.convention)
+
+
+def rehearse(settings: RehearsalSettings) -> dict:
+    size, per_calculator, seeds = settings.workload()
+    concurrency = settings.concurrency or reproduce_concurrency()
+    out, backend = settings.out, settings.executor_backend
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    machine = Machine()
     report: dict = {"synthetic": True, "what": "make rehearse: the kit end to end against the rehearsal server "
                     "(a scripted fake; nothing here is a model result)", "size": size,
                     "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                    "machine": {"cpus": os.cpu_count(), "loadavg_start": loadavg()}, "kit": git_state(),
-                    "config": {"models": list(MODELS), "seeds": cfg["seeds"], "per_calculator": cfg["per_calculator"],
-                               "concurrency": concurrency, "executor_backend": backend, "rehearsal_seed": seed,
-                               "faults": faults, "client_timeout_s": CLIENT_TIMEOUT_S}}
-    source = source or dev_rows_csv()
+                    "machine": {"cpus": machine.cores, "loadavg_start": machine.loadavg_start}, "kit": git_state(),
+                    "config": {"models": list(MODELS), "seeds": seeds, "per_calculator": per_calculator,
+                               "concurrency": concurrency, "executor_backend": backend,
+                               "rehearsal_seed": settings.seed, "faults": dict(settings.faults),
+                               "client_timeout_s": CLIENT_TIMEOUT_S}}
+    # 1. the case set
     dataset = out / "rehearsal-cases.csv"
-    set_manifest = build_rehearsal_set(source, dataset, cfg["per_calculator"])
+    set_manifest = build_rehearsal_set(settings.source or dev_rows_csv(), dataset, per_calculator)
     n_cases = len(load_dataset(dataset).cases)
     report["config"]["cases"] = n_cases
     report["config"]["rehearsal_set"] = {k: set_manifest[k] for k in ("n_cases", "calculators", "reused_rows",
                                                                        "source_sha256", "csv_sha256", "convention")}
-    report["size"] = size
-    _echo(f"{size}: {n_cases} cases x {len(MODELS)} models x all arms x seeds {cfg['seeds']}, "
+    _echo(f"{size}: {n_cases} cases x {len(MODELS)} models x all arms x seeds {seeds}, "
           f"concurrency {concurrency}, executor {backend}, out {out}")
-    seeds = parse_seeds(cfg["seeds"])
     convention = set_manifest["convention"]
     report["config"]["convention"] = convention
-    expected = expected_keys(dataset, seeds, convention)
+    expected = expected_keys(dataset, parse_seeds(seeds), convention)
     report["config"]["expected_records"] = len(expected)
-
-    server = rehearsal_server(out, port or free_port(), seed, dataset, faults)
+    # 2. the server
+    server = rehearsal_server(out, settings.port or free_port(), settings.seed, dataset, settings.faults)
     info = start_server(server)
-    server_info = out / "server" / "server-info.json"
-    server_info.write_text(json.dumps(info, indent=1) + "\n")
+    (out / "server" / "server-info.json").write_text(json.dumps(info, indent=1) + "\n")
+    ctx = _Context(settings, out, dataset, seeds, convention, concurrency, expected, server)
     try:
-        # 3. the reference run, uninterrupted, faults on
-        ref = out / "results"
-        runs = []
-        faults_before = len(server.faults_logged())
-        for model in MODELS:
-            argv = harness_argv(model, dataset, cfg["seeds"], server.base_url, ref, out / ".cache" / "reference",
-                                concurrency, backend, server_info, convention)
-            _echo(f"reference run, {model}")
-            r = run_harness(argv, out / "logs" / f"reference-{model}.log")
-            runs.append(r)
-            if r.returncode != 0:
-                raise RuntimeError(f"reference run of {model} failed ({r.returncode}); see {out / 'logs'}")
-            _echo(f"  {r.wall_s:.0f} s, harness CPU {r.cpu_s:.0f} s, peak RSS {r.peak_rss_bytes / 2**20:.0f} MiB")
-        ref_faults = server.faults_logged()[faults_before:]
-        counts = count_records(ref, expected)
-        walls = arm_walls(r.manifest for r in runs)
-        total_requests = counts["requests"]["program"] + counts["requests"]["other"]
-        run_wall = sum(r.wall_s for r in runs)
-        # attempts that were retries: network attempts minus the requests they completed (records' requests
-        # less the cache hits: identical prompts across arms are answered from the response cache)
-        attempts = sum(int(r.manifest.get("requests_sent") or 0) for r in runs)
-        cache_hits = sum(int(r.manifest.get("cache_hits") or 0) for r in runs)
-        retried = attempts - (total_requests - cache_hits)
-        report["run"] = {
-            "requests": total_requests, "programs": counts["programs"], "records": counts["records"],
-            "program_requests": counts["requests"]["program"], "other_requests": counts["requests"]["other"],
-            **request_rates(counts, walls),
-            "network_attempts": attempts, "cache_hits": cache_hits,
-            "harness_cpu_s": round(sum(r.cpu_s for r in runs), 1),
-            "harness_cpu_s_with_children": round(sum(r.cpu_s_with_children for r in runs), 1),
-            "harness_cpu_s_per_request": round(sum(r.cpu_s for r in runs) / total_requests, 5) if total_requests else None,
-            "harness_peak_rss_bytes": max(r.peak_rss_bytes for r in runs),
-            "result_bytes": counts["result_bytes"], "wall_s": round(run_wall, 1),
-            "loadavg_end": loadavg(), "per_arm": {a: {**v, "wall_s": round(walls.get(a, 0.0), 2)}
-                                                  for a, v in sorted(counts["by_arm"].items())},
-        }
-        report["faults"] = {"injected": len(ref_faults), "retried": retried,
-                            "by_kind": _by_kind(ref_faults), "lost": counts["lost"],
-                            "duplicated": counts["duplicated"], "unexpected": counts["unexpected"],
-                            "note": "reference run: every injected fault (5xx, slow past the client timeout, "
-                                    "dropped connection) costs one retried attempt; lost/duplicated compare the "
-                                    "expected record keys with the stored ones"}
-        _echo(f"reference: {counts['records']} records, {total_requests} requests, {counts['programs']} programs, "
-              f"faults injected {len(ref_faults)}, retried {retried}, lost {counts['lost']}, "
-              f"duplicated {counts['duplicated']}")
+        ref, measured = reference_run(ctx, report)
         # 4. the stages after the run
-        stages = {"run": {"wall_s": round(run_wall, 3)}}
-        stages.update(post_run_stages(ref, out, out / "logs" / "stages.log"))
+        timed = post_run.run_stages(out / "results", out / "checksums.txt", out / "logs" / "stages.log")
+        stages = {"run": {"wall_s": report["run"]["wall_s"]},
+                  **{name: {"wall_s": s.wall_s, "returncode": s.returncode} for name, s in timed.items()}}
         report["stages"] = stages
-        post = ("stats", "tables", "figures", "report", "verify")
-        report["post_run_wall_s"] = round(sum(stages[s]["wall_s"] for s in post), 2)
+        report["post_run_wall_s"] = post_run.post_run_wall_s(timed)
         failed = [s for s, v in stages.items() if v.get("returncode") not in (None, 0)]
         report["stages_failed"] = failed
         _echo("stages: " + ", ".join(f"{s} {v['wall_s']:.1f} s" for s, v in stages.items()) +
               (f"; FAILED: {failed}" if failed else ""))
-        ref_sums = content_checksums(ref, ref / "tables")
+        ref_sums = content_checksums(out / "results", out / "results" / "tables")
         (out / "content-checksums.txt").write_text(ref_sums)
         # 5. kill and resume
-        if resume_check:
-            report["resume"] = kill_and_resume(out, dataset, cfg["seeds"], server, concurrency, backend, server_info,
-                                               runs, seed, expected, ref_sums, convention, resume_scope)
+        if settings.resume_check:
+            report["resume"] = kill_and_resume(ctx, ref, measured, ref_sums)
         else:
             report["resume"] = {"identical": None, "note": "skipped (--no-resume-check)"}
     finally:
         server.stop()
     est = h100_estimate()
-    total = report["run"]["wall_s"] + report["post_run_wall_s"]
+    total = measured.wall_s
     report["h100"] = {"plan_estimate_s": est, "pipeline_wall_s": round(total, 1),
                       "pipeline_share_of_h100_time": {"of_min": round(total / est["min_s"], 4),
                                                       "of_max": round(total / est["max_s"], 4)},
-                      "note": "the plan's estimate is for the paper's run (two Qwen models, all arms, 5 seeds, "
-                              "1,100 cases); below SIZE=full the pipeline does a fraction of that work"}
-    report["machine"]["loadavg_end"] = loadavg()
-    report["targets"] = {
-        "program_requests_per_s>=100": _ge(report["run"]["program_requests_per_s"], 100),
-        "other_requests_per_s>=500": _ge(report["run"]["other_requests_per_s"], 500),
-        "harness_peak_rss<=1GiB": report["run"]["harness_peak_rss_bytes"] <= 2 ** 30,
-        "post_run_stages<=60s": report["post_run_wall_s"] <= 60,
-    }
+                      "note": "the reference `harness serve reproduce` process from start to exit (its runs, then its "
+                              "statistics, tables, figures, report, checksums and verify) against the plan's estimate "
+                              "for the paper's run (two Qwen models, all arms, 5 seeds, 1,100 cases); below SIZE=full "
+                              "the pipeline does a fraction of that work"}
+    report["machine"]["loadavg_end"] = machine.finish().loadavg_end
+    measured_values = {"program_requests_per_s": report["run"]["program_requests_per_s"],
+                       "other_requests_per_s": report["run"]["other_requests_per_s"],
+                       "harness_peak_rss_bytes": report["run"]["harness_peak_rss_bytes"],
+                       "post_run_wall_s": report["post_run_wall_s"]}
+    report["targets"] = {t.key: t.met(measured_values[t.name]) for t in TARGETS}
     report["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    bench.parent.mkdir(parents=True, exist_ok=True)
-    bench.write_text(json_file_text(report, indent=1))
+    settings.bench.parent.mkdir(parents=True, exist_ok=True)
+    settings.bench.write_text(json_file_text(report, indent=1))
     (out / "pipeline.json").write_text(json_file_text(report, indent=1))
-    _echo(f"wrote {bench}")
+    _echo(f"wrote {settings.bench}")
     return report
 
 
-def _ge(value, target) -> bool | None:
-    return None if value is None else value >= target
-
-
-def _by_kind(faults: list[dict]) -> dict:
-    out: dict[str, int] = {}
-    for f in faults:
-        out[f["fault"]] = out.get(f["fault"], 0) + 1
-    return out
+def reference_run(ctx: _Context, report: dict) -> tuple[PipelineRun, Measured]:
+    """3. The reference pipeline, uninterrupted, faults on: report["run"] and report["faults"]."""
+    results = ctx.out / "results"
+    faults_before = len(ctx.server.faults_logged())
+    _echo(f"reference run: harness serve reproduce, models {', '.join(MODELS)}")
+    measured = run_measured(ctx.argv(MODELS, results), ctx.out / "logs" / "reference.log")
+    if measured.returncode != 0:
+        raise RuntimeError(f"the reference pipeline failed ({measured.returncode}); see {ctx.out / 'logs'}")
+    ref = pipeline_run(results, set())
+    cpu_s, peak_rss = measured.at(ref.run_end)
+    _echo(f"  {measured.wall_s:.0f} s, harness CPU {cpu_s:.0f} s in the run, peak RSS {peak_rss / 2**20:.0f} MiB")
+    ref_faults = ctx.server.faults_logged()[faults_before:]
+    counts = count_records(results, ctx.expected)
+    walls = arm_walls(ref.blocks)
+    total_requests = counts["requests"]["program"] + counts["requests"]["other"]
+    run_wall = sum(block_span_s(m) for m in ref.blocks)
+    # attempts that were retries: network attempts minus the requests they completed (records' requests less the
+    # cache hits: identical prompts across arms are answered from the response cache)
+    attempts = sum(int(m.get("requests_sent") or 0) for m in ref.blocks)
+    cache_hits = sum(int(m.get("cache_hits") or 0) for m in ref.blocks)
+    retried = attempts - (total_requests - cache_hits)
+    report["run"] = {
+        "requests": total_requests, "programs": counts["programs"], "records": counts["records"],
+        "program_requests": counts["requests"]["program"], "other_requests": counts["requests"]["other"],
+        **request_rates(counts, walls),
+        "network_attempts": attempts, "cache_hits": cache_hits,
+        "harness_cpu_s": round(cpu_s, 1),
+        "harness_cpu_s_with_children": round(measured.cpu_s_with_children, 1),
+        "harness_cpu_s_per_request": round(cpu_s / total_requests, 5) if total_requests else None,
+        "harness_peak_rss_bytes": peak_rss,
+        "result_bytes": counts["result_bytes"], "wall_s": round(run_wall, 1),
+        "loadavg_end": loadavg(), "per_arm": {a: {**v, "wall_s": round(walls.get(a, 0.0), 2)}
+                                              for a, v in sorted(counts["by_arm"].items())},
+    }
+    report["faults"] = {"injected": len(ref_faults), "retried": retried,
+                        "by_kind": _by_kind(ref_faults), "lost": counts["lost"],
+                        "duplicated": counts["duplicated"], "unexpected": counts["unexpected"],
+                        "note": "reference run: every injected fault (5xx, slow past the client timeout, "
+                                "dropped connection) costs one retried attempt; lost/duplicated compare the "
+                                "expected record keys with the stored ones"}
+    _echo(f"reference: {counts['records']} records, {total_requests} requests, {counts['programs']} programs, "
+          f"faults injected {len(ref_faults)}, retried {retried}, lost {counts['lost']}, "
+          f"duplicated {counts['duplicated']}")
+    return ref, measured
 
 
 def copy_model_results(src: Path, dst: Path, models) -> dict:
-    """Copy `models`' per-case subtrees and run manifests from the reference `src` into `dst` (copies, not
-    links: nothing done in `dst` can touch the reference): the resume check's directory then holds the same set
-    as the reference, so its tables and checksums compare over the whole run."""
+    """Copy `models`' per-case files and run manifests from the reference `src` into `dst` (copies, not links:
+    nothing done in `dst` can touch the reference): the resume check's directory then holds the same set as the
+    reference, so its tables and checksums compare over the whole run."""
     dst.mkdir(parents=True, exist_ok=True)
     copied = {"results_files": 0, "manifests": 0}
-    for model in models:
-        for path in sorted((src / model).glob("*/seed*.jsonl")):
+    dirs = {model_slug(m) for m in models}
+    for path in iter_result_files(src):
+        if results_location(path).model_dir in dirs:
             target = dst / path.relative_to(src)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
             copied["results_files"] += 1
-    for path in sorted(src.glob("manifest-*.json")):
-        if (json.loads(path.read_text()).get("model") or {}).get("id") in models:
-            shutil.copy2(path, dst / path.name)
+    for found in read_manifests(src):
+        if (found.data.get("model") or {}).get("id") in models:
+            shutil.copy2(found.path, dst / found.path.name)
             copied["manifests"] += 1
     return copied
 
 
-RESUME_SCOPES = ("first-model", "all-models")
-
-
-def kill_and_resume(out: Path, dataset: Path, seeds: str, server: RehearsalLauncher, concurrency: int, backend: str,
-                    server_info: Path, ref_runs: list[HarnessRun], seed: int, expected: set[str],
-                    ref_sums: str, convention: str, scope: str = "first-model") -> dict:
-    """Rerun into out/resume-check: SIGKILL the harness at a seeded random point of the first model's run,
-    resume it, SIGKILL (and restart) the rehearsal server once during the resumed run, finish; compare.
-    `scope` "all-models" reruns the other model too (uninterrupted); "first-model" (the default: the kills
-    land in the first model's run) copies the other model's files from the reference instead, which halves
-    the check's cost at full size. Either way the whole directory's files and tables are compared."""
-    if scope not in RESUME_SCOPES:
-        raise ValueError(f"resume scope {scope!r}: expected one of {', '.join(RESUME_SCOPES)}")
-    rng = random.Random(seed)
+def kill_and_resume(ctx: _Context, ref: PipelineRun, ref_measured: Measured, ref_sums: str) -> dict:
+    """Rerun into out/resume-check: SIGKILL the pipeline at a seeded random point of the first model's run, resume
+    it, SIGKILL (and restart) the rehearsal server once during the resumed run, finish; compare. Scope
+    "all-models" reruns the other model too (uninterrupted); "first-model" (the default: the kills land in the first
+    model's run) copies the other model's files from the reference instead, which halves the check's cost at full
+    size. Either way the whole directory's files and tables are compared."""
+    scope, out, server = ctx.settings.resume_scope, ctx.out, ctx.server
+    rng = random.Random(ctx.settings.seed)
     res_dir = out / "resume-check" / "results"
-    cache = out / ".cache" / "resume-check"
-    first_wall = ref_runs[0].wall_s
+    first = ref.block(MODELS[0])
+    first_end = max(_epoch(s["finished_at"]) for s in first["summaries"]) if first and first.get("summaries") \
+        else ref_measured.started + ref_measured.wall_s
+    first_wall = first_end - ref_measured.started          # the reference pipeline up to its first model's end
     kill_at = round(rng.uniform(0.2, 0.6) * first_wall, 2)
     server_kill_at = round(rng.uniform(0.1, 0.4) * (first_wall - kill_at), 2)
     info: dict = {"scope": scope, "harness_killed_at_s": kill_at,
@@ -476,12 +546,11 @@ def kill_and_resume(out: Path, dataset: Path, seeds: str, server: RehearsalLaunc
     if scope == "first-model":
         info["copied_from_reference"] = {"models": list(MODELS[1:]),
                                          **copy_model_results(out / "results", res_dir, MODELS[1:])}
-    _echo(f"kill-and-resume ({scope}): harness SIGKILL at {kill_at:.1f} s, server SIGKILL {server_kill_at:.1f} s "
+    _echo(f"kill-and-resume ({scope}): pipeline SIGKILL at {kill_at:.1f} s, server SIGKILL {server_kill_at:.1f} s "
           "into the resume")
     log = out / "logs" / "resume-check.log"
-    argv = harness_argv(MODELS[0], dataset, seeds, server.base_url, res_dir, cache, concurrency, backend, server_info,
-                        convention)
-    r = run_harness(argv, log, kill_after_s=kill_at)
+    argv = ctx.argv(MODELS[:1], res_dir)
+    r = run_measured(argv, log, kill_after_s=kill_at)
     info["attempts"].append({"returncode": r.returncode, "killed": r.killed, "wall_s": r.wall_s})
     before_server_kill = len(server.faults_logged())
     server_kills = []
@@ -491,22 +560,22 @@ def kill_and_resume(out: Path, dataset: Path, seeds: str, server: RehearsalLaunc
         server_kills.append(time.time())
         start_server(server)
 
-    r = run_harness(argv, log, during=(server_kill_at, crash_server))
+    r = run_measured(argv, log, during=(server_kill_at, crash_server))
     info["attempts"].append({"returncode": r.returncode, "killed": False, "wall_s": r.wall_s,
                              "server_killed": bool(server_kills)})
     tries = 0
     while r.returncode != 0 and tries < 3:       # e.g. retries exhausted while the server was down
         tries += 1
-        r = run_harness(argv, log)
+        r = run_measured(argv, log)
         info["attempts"].append({"returncode": r.returncode, "wall_s": r.wall_s, "extra_resume": True})
     if scope == "all-models":
         for model in MODELS[1:]:
-            r = run_harness(harness_argv(model, dataset, seeds, server.base_url, res_dir, cache, concurrency, backend,
-                                         server_info, convention), log)
+            r = run_measured(ctx.argv([model], res_dir), log)
             info["attempts"].append({"model": model, "returncode": r.returncode, "wall_s": r.wall_s})
-    h = str(ROOT / ".venv" / "bin" / "harness")
-    info["tables"] = timed([h, "tables", "--results", str(res_dir), "--out", str(res_dir / "tables")], log)
-    counts = count_records(res_dir, expected)
+    with open(log, "a", encoding="utf-8") as fh:
+        t = post_run.run_stage(post_run.stage_args(res_dir, out / "resume-check" / "checksums.txt")["tables"], fh)
+    info["tables"] = {"wall_s": t.wall_s, "returncode": t.returncode}
+    counts = count_records(res_dir, ctx.expected)
     res_sums = content_checksums(res_dir, res_dir / "tables")
     (out / "resume-check" / "content-checksums.txt").write_text(res_sums)
     cmp = compare(ref_sums, res_sums)
@@ -517,39 +586,18 @@ def kill_and_resume(out: Path, dataset: Path, seeds: str, server: RehearsalLaunc
                  "retries_in_resumed_records": counts["retries"],
                  "what_is_compared": "per-case files as canonical records (sorted by key, without latency_ms, "
                                      "started_at, finished_at, cached, retries and the executor's wall_ms/cpu_ms) "
-                                     "and the tables byte for byte; see harness/reproduce/rehearsal/compare.py"})
+                                     "and the tables byte for byte; see bench/compare.py"})
     _echo(f"kill-and-resume: identical={cmp['identical']} lost={counts['lost']} duplicated={counts['duplicated']} "
           f"differing={cmp['differing'][:5]}")
     return info
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="rehearse", description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", choices=sorted(SIZES), default="full")
-    p.add_argument("--out", type=Path, default=ROOT / "runs" / "rehearsal")
-    p.add_argument("--bench", type=Path, default=ROOT / "bench" / "pipeline.json")
-    p.add_argument("--seed", type=int, default=20261123, help="rehearsal seed (server replies, kill points)")
-    p.add_argument("--concurrency", type=int, default=None, help="default: the vLLM profile's max_num_seqs")
-    p.add_argument("--executor-backend", default="container", choices=["container", "process", "auto"])
-    p.add_argument("--no-resume-check", action="store_true")
-    p.add_argument("--resume-scope", choices=RESUME_SCOPES, default="first-model",
-                   help="first-model: rerun only the model the kills land in, the other's files copied from the "
-                        "reference (default); all-models: rerun both")
-    p.add_argument("--port", type=int, default=None)
-    p.add_argument("--per-calculator", type=int, default=None, help="override the size's cases per calculator")
-    p.add_argument("--seeds", default=None, help="override the size's seeds, e.g. 42-43")
-    a = p.parse_args(argv)
+def main(settings: RehearsalSettings) -> int:
     try:
-        report = rehearse(a.size, a.out, a.bench, seed=a.seed, concurrency=a.concurrency, backend=a.executor_backend,
-                          resume_check=not a.no_resume_check, port=a.port, per_calculator=a.per_calculator,
-                          seeds=a.seeds, resume_scope=a.resume_scope)
+        report = rehearse(settings)
     except (RuntimeError, FileNotFoundError) as exc:
         print(f"rehearse: {exc}", file=sys.stderr)
         return 1
     bad = report["stages_failed"] or report["faults"]["lost"] or report["faults"]["duplicated"] \
-        or (a.no_resume_check is False and not report["resume"]["identical"])
+        or (settings.resume_check and not report["resume"]["identical"])
     return 1 if bad else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,5 +11,7 @@
 
 The contract with the kit: every chat request names its reply form in a header (harness.model.client
 REPLY_FORM_HEADER, from the arms' prompt families); the server answers in that form and labels everything it emits
-synthetic. The rehearsal's driver (the pipeline, the comparison, the set) is harness.reproduce.rehearsal.
+synthetic. The rehearsal's case set is harness.data.rehearsal_set; its driver (`make rehearse`: the reference run
+through the reproduce pipeline, the stages, kill-and-resume, the record comparison) is the bench package
+(bench/rehearsal.py, bench/compare.py).
 """
