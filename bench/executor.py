@@ -276,6 +276,9 @@ def bench_fork_floor(n: int, image: str, python: str, runtime: str | None = None
 # --- where one program's time goes (bench/phase_probe.py) -------------------------------------------
 
 PROBE = ROOT / "bench" / "phase_probe.py"
+# on the host the probe runs as a module from the repository root (as a script, bench/ would come first on sys.path
+# and bench/executor.py would stand in for the executor package); in runsc its file is fed to python3 -I -S -
+PROBE_MODULE = ["-m", "bench.phase_probe"]
 
 
 def _phase_summary(report: dict) -> dict:
@@ -335,7 +338,7 @@ def strace_probe(n: int, directory: Path) -> dict[int, str]:
     """Run the probe with markers under ``strace -f -ff``: {pid: its trace}."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     prefix = directory / "trace"
-    subprocess.run([shutil.which("strace"), "-f", "-ff", "-qq", "-o", str(prefix), sys.executable, str(PROBE),
+    subprocess.run([shutil.which("strace"), "-f", "-ff", "-qq", "-o", str(prefix), sys.executable, *PROBE_MODULE,
                     str(n), "--markers"], capture_output=True, env=env, check=True)
     return {int(p.name.rsplit(".", 1)[1]): p.read_text(errors="replace") for p in directory.glob("trace.*")}
 
@@ -347,7 +350,8 @@ def bench_phases(n: int, image: str, runtime: str | None = None) -> dict:
     print(f"bench: per-phase breakdown ({n} children, host and runsc)", file=sys.stderr)
     out = {"probe": "bench/phase_probe.py"}
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    host = subprocess.run([sys.executable, str(PROBE), str(n)], capture_output=True, text=True, env=env, check=True)
+    host = subprocess.run([sys.executable, *PROBE_MODULE, str(n)], capture_output=True, text=True, env=env, check=True,
+                          cwd=ROOT)
     out["host"] = _phase_summary(json.loads(host.stdout))
     docker = shutil.which("docker")
     with open(PROBE, "rb") as src:

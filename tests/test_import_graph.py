@@ -271,3 +271,12 @@ def test_bench_imports_no_tests_and_only_modules_that_exist():
     paths = sorted(m for m, p in BENCH.items()
                    if re.search(r"sys\.path\.(insert|append)", p.read_text(encoding="utf-8")))
     assert paths == []
+
+
+def test_one_cli_no_other_entry_point_in_harness():
+    """Every stage runs through the Click CLI: no module of harness/ parses its own arguments or has a `__main__`
+    block (harness/cli/__main__.py is the CLI itself, for `python -m harness.cli`)."""
+    argparse_users = sorted(m for m in MODULES if "argparse" in _third_party(m))
+    mains = sorted(m for m, p in MODULES.items() if m != "harness.cli.__main__"
+                   and re.search(r"^if __name__ == .__main__.:", p.read_text(encoding="utf-8"), re.M))
+    assert argparse_users == [] and mains == []

@@ -18,7 +18,6 @@ import pytest
 from executor import seccomp_filter
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = ROOT / "bench" / "phase_probe.py"
 
 
 def _bench_module():
@@ -28,7 +27,8 @@ def _bench_module():
 
 def _probe(*args: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, str(PROBE), *args], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "bench.phase_probe", *args], capture_output=True, text=True, env=env,
+                         timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout)
 
