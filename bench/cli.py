@@ -31,7 +31,8 @@ def main() -> None:
 @click.option("--n-docker", type=int, default=20, show_default=True, help="Programs for docker run per program.")
 @click.option("--workers", type=int, default=None, help="Workers per backend [the cores].")
 @click.option("--spares", type=int, default=None, help="Spare children per supervisor [the executor's].")
-@click.option("--python", "python", default=None, help="Interpreter of the bare-subprocess baseline [/usr/bin/python3].")
+@click.option("--python", "python", default=None,
+              help="Interpreter of the bare-subprocess baseline [/usr/bin/python3].")
 @click.option("--image", default=None, help="Executor image [the built one].")
 @click.option("--runtime", default=None, help="Docker runtime of the container backend [runsc].")
 @click.option("--n-phases", type=int, default=100, show_default=True, help="Children of the phase breakdown (0: skip).")
@@ -112,7 +113,8 @@ def stages_cmd(results, label, out, code):
               show_default=True, help="first-model: rerun only the model the kills land in, the other's files copied "
                                       "from the reference; all-models: rerun both.")
 @click.option("--port", type=int, default=None, help="The rehearsal server's port [a free one].")
-@click.option("--per-calculator", type=click.IntRange(1), default=None, help="Override the size's cases per calculator.")
+@click.option("--per-calculator", type=click.IntRange(1), default=None,
+              help="Override the size's cases per calculator.")
 @click.option("--seeds", default=None, help="Override the size's seeds, e.g. 42-43.")
 def rehearse_cmd(size, out, bench, seed, concurrency, executor_backend, no_resume_check, resume_scope, port,
                  per_calculator, seeds):

@@ -20,9 +20,9 @@ For each backend (``process``: layers 1-4; ``container``: layers 1-6), through
 * ``throughput``: 1,100 programs through ``run_many`` (as many in flight as the pool takes).
 
 ``harness_end_to_end``: ``harness run --arm program-solve --dataset dev --concurrency 32``
-against ``ScriptedServer`` (harness.model.rehearsal.server, the fake server with a scripted stand-in for a model server: here every
-reply is a fixed program, ``fake_reply``; nothing it produces is a model result) with the container and with
-the process backend.
+against ``ScriptedServer`` (harness.model.rehearsal.server: the fake server with a script standing in for a
+model server; here every reply is a fixed program, ``fake_reply``, and nothing it produces is a model result)
+with the container and with the process backend.
 
 ``phases``: where one program's time goes (bench/phase_probe.py: the executor's own
 ``child.run_child`` with clock marks, on the host and inside runsc with the pool's flags, plus

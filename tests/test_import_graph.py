@@ -241,7 +241,8 @@ def _absolute_imports(path: Path, package: str) -> set[str]:
 
 
 BENCH = {("bench." + p.stem if p.stem != "__init__" else "bench"): p for p in (REPO / "bench").glob("*.py")}
-EXECUTOR = {p.stem: p for p in (REPO / "executor").rglob("*.py")}
+EXECUTOR = {".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in (REPO / "executor").rglob("*.py")}
 BENCH_MODULES = ("bench.machine", "bench.targets", "bench.stages", "bench.rehearsal", "bench.compare",
                  "bench.fullsize", "bench.executor", "bench.phase_probe", "bench.client", "bench.stats",
                  "bench.scoring", "bench.cli")
@@ -256,7 +257,8 @@ def test_the_bench_package_is_walked():
 
 def test_nothing_in_harness_or_executor_imports_bench():
     offenders = sorted(f"{m} -> {n}" for m, p in [*MODULES.items(), *EXECUTOR.items()]
-                       for n in _absolute_imports(p, m.rpartition(".")[0] or m) if n == "bench" or n.startswith("bench."))
+                       for n in _absolute_imports(p, m if p.name == "__init__.py" else m.rpartition(".")[0])
+                       if n == "bench" or n.startswith("bench."))
     assert offenders == []
 
 

@@ -16,8 +16,8 @@ after the request is read; each one counted and appended as one JSON line to `fa
 of the server). Connections accepted are counted at the socket (`stats.connections`: a client that keeps its
 connections alive opens few).
 
-Run it in a background thread (`with server:` / `server.running()`, for tests and benchmarks) or as its own
-process (`harness serve rehearsal`, `serve_until_stopped`), which prints and writes its ready line.
+Run it in a background thread (`with server:`, for tests and benchmarks) or as its own process (`harness serve
+rehearsal`, `serve_until_stopped`), which prints and writes its ready line.
 """
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ class FakeServer:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    url = base_url
+    url = base_url   # the scripted tests' name for it
 
     # -- life cycle --
 
@@ -184,6 +184,9 @@ class FakeServer:
         self._thread = threading.Thread(target=run, daemon=True, name="fake-server")
         self._thread.start()
         if not started.wait(30) or failed:
+            if failed:
+                self._thread.join(5)
+                loop.close()
             raise RuntimeError(f"the fake server did not start: {failed[0] if failed else 'timeout'}")
         return self
 
@@ -193,8 +196,6 @@ class FakeServer:
         loop.call_soon_threadsafe(loop.stop)
         self._thread.join(15)
         loop.close()
-
-    running = __enter__
 
     async def _close_all(self) -> None:
         await self.close()
