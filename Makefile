@@ -19,10 +19,10 @@ help:
 	@echo "make demo     install everything, then run the CPU demo on the bundled slice"
 	@echo "make test     install everything, then run the whole test suite"
 	@echo "make verify   check dataset and result checksums, rescore stored replies, re-derive tables"
-	@echo "make bench    executor and statistics benchmarks (JSON under bench/)"
+	@echo "make bench    executor and statistics benchmarks (JSON under runs/bench/)"
 	@echo "make reproduce [MODELS=...] [ARMS=...] [DRY_RUN=1]   the paper's runs on one H100"
 	@echo "make reproduce SLURM=1 [SHARDS=N] [PARTITION=...] [GPUS_PER_TASK=...] [DRY_RUN=1]   the same over a SLURM cluster"
-	@echo "make rehearse [SIZE=full|small] [OUT=runs/rehearsal]  the whole pipeline against the rehearsal server (a fake) -> bench/pipeline.json"
+	@echo "make rehearse [SIZE=full|small] [OUT=runs/rehearsal]  the whole pipeline against the rehearsal server (a fake) -> runs/bench/pipeline.json"
 
 $(VENV)/.locked: requirements.lock requirements-test.lock requirements-build.lock pyproject.toml
 	py=$$(bash scripts/check-python.sh $(PYTHON_EXPLICIT) "$(PYTHON)") && "$$py" -m venv $(VENV)
@@ -82,17 +82,19 @@ seccomp-profile: setup                     ## regenerate containers/executor/sec
 executor-image-report: executor-image      ## what a security reviewer needs about the image
 	bash scripts/executor-image-report.sh
 
-bench-executor: executor-image
-	$(PY) scripts/bench_executor.py --out bench/executor.json
+# The benchmarks are the bench/ package (python -m bench --help); their JSON reports go to $(BENCH_OUT).
+BENCH_OUT := runs/bench
+bench-executor: executor-image             ## executor latency, 1,100 programs, phases -> runs/bench/executor.json
+	$(PY) -m bench executor --out $(BENCH_OUT)/executor.json
 
-bench-client: setup                        ## model-client A/B against the rehearsal server (a fake) -> bench/client.json
-	$(PY) scripts/bench_client.py --out bench/client.json
+bench-client: setup                        ## model-client A/B against the rehearsal server (a fake) -> runs/bench/client.json
+	$(PY) -m bench client --out $(BENCH_OUT)/client.json
 
-bench-stats: setup
-	$(PY) scripts/bench_stats.py --out bench/stats.json
+bench-stats: setup                         ## the s5 table on synthetic arrays against a per-draw loop -> runs/bench/stats.json
+	$(PY) -m bench stats --out $(BENCH_OUT)/stats.json
 
-bench-scoring: setup                       ## every scorer on 100 kB adversarial replies -> bench/scoring.json
-	$(PY) scripts/bench_scoring.py --out bench/scoring.json
+bench-scoring: setup                       ## every scorer on 100 kB adversarial replies -> runs/bench/scoring.json
+	$(PY) -m bench scoring --out $(BENCH_OUT)/scoring.json
 
 bench: bench-executor bench-stats bench-scoring
 
@@ -102,8 +104,8 @@ reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLUR
 # The paper's workload shape end to end against the rehearsal server (a scripted fake; output is synthetic):
 # SIZE=full (1,100 cases x 2 models x 19 arms x 5 seeds, plus the kill-and-resume rerun of the first model;
 # RESUME_SCOPE=all-models reruns both) or SIZE=small (CI).
-rehearse: setup executor-image             ## SIZE=full|small OUT=runs/rehearsal -> bench/pipeline.json
-	$(PY) -m harness.reproduce.rehearsal --size $(or $(SIZE),full) --out $(or $(OUT),runs/rehearsal) --bench bench/pipeline.json \
+rehearse: setup executor-image             ## SIZE=full|small OUT=runs/rehearsal -> runs/bench/pipeline.json
+	$(PY) -m bench rehearse --size $(or $(SIZE),full) --out $(or $(OUT),runs/rehearsal) --bench $(BENCH_OUT)/pipeline.json \
 	  $(if $(RESUME_SCOPE),--resume-scope $(RESUME_SCOPE),)
 
 pin-models: setup                          ## resolve model revisions on a networked machine (WRITE=1 rewrites the lock)
@@ -113,4 +115,4 @@ pin-images: setup                          ## re-resolve the vLLM image digest o
 	$(HARNESS) serve pin-images $(if $(WRITE),--write,)
 
 clean:
-	rm -rf $(VENV) .venv-server build bench .pytest_cache
+	rm -rf $(VENV) .venv-server build $(BENCH_OUT) .pytest_cache

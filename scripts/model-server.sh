@@ -21,7 +21,6 @@ STATE="${MODEL_SERVER_STATE:-${TMPDIR:-/tmp}/mathsolver-model-server-$(id -u)}"
 PIDFILE="$STATE/server-$PORT.pid"
 LOG="$STATE/server-$PORT.log"
 SERVER_PY="$ROOT/.venv-server/bin/python"
-PY="$ROOT/.venv/bin/python"
 BASE_URL="http://127.0.0.1:$PORT/v1"
 
 running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
@@ -37,7 +36,7 @@ case "${1:-}" in
       --host 127.0.0.1 --port "$PORT" --n_ctx "$CTX" --n_threads "$THREADS" \
       >>"$LOG" 2>&1 </dev/null &
     echo $! > "$PIDFILE"
-    if ! "$PY" -m harness.model.serving wait --base-url "$BASE_URL" --model "$MODEL_ID" --timeout "${MODEL_SERVER_TIMEOUT:-300}"; then
+    if ! "$ROOT/.venv/bin/harness" serve wait --base-url "$BASE_URL" --model "$MODEL_ID" --timeout "${MODEL_SERVER_TIMEOUT:-300}"; then
       echo "model-server: not ready; last log lines:" >&2; tail -20 "$LOG" >&2
       "$0" stop || true
       exit 1
@@ -57,7 +56,7 @@ case "${1:-}" in
     rm -f "$PIDFILE"
     ;;
   status)
-    "$PY" -m harness.model.serving wait --base-url "$BASE_URL" --model "$MODEL_ID" --timeout 2 >/dev/null || exit 1
+    "$ROOT/.venv/bin/harness" serve wait --base-url "$BASE_URL" --model "$MODEL_ID" --timeout 2 >/dev/null || exit 1
     ;;
   restart) "$0" stop; "$0" start ;;
   *) echo "usage: $0 start|stop|status|restart" >&2; exit 2 ;;

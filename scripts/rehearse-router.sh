@@ -3,7 +3,7 @@
 # record it feeds is synthetic and `harness verify` / `harness merge` refuse to mix it with real ones).
 #
 #   cases   the 1,100-case rehearsal set (55 calculators x 20 dev rows, rows reused with fresh case ids
-#           where a calculator has fewer than 20; harness/reproduce/rehearsal/rehearsal_set.py), under the
+#           where a calculator has fewer than 20; harness/data/rehearsal_set.py), under the
 #           unit convention of the rows it copies (medcalc-v1.0 for the v1.0 dev rows; its manifest says so)
 #   arms    routed-gold, routed-blind and what table s20 compares them with: program-solve, blind, gold-lib
 #   run     `harness serve reproduce --launcher rehearsal`: the kit's launcher starts the rehearsal server for
@@ -19,7 +19,7 @@ PER_CALC="${PER_CALCULATOR:-20}"
 PY="$ROOT/.venv/bin/python"
 mkdir -p "$OUT"
 CASES="$OUT/rehearsal-cases.csv"
-CONVENTION=$("$PY" -m harness.reproduce.rehearsal.rehearsal_set "$CASES" "$PER_CALC")
+CONVENTION=$("$ROOT/.venv/bin/harness" data rehearsal-set "$CASES" --per-calculator "$PER_CALC")
 
 t0=$(date +%s.%N)
 "$ROOT/.venv/bin/harness" serve reproduce --launcher rehearsal --models rehearsal-alpha \

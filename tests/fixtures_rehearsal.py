@@ -1,8 +1,7 @@
-"""The rehearsal server (a scripted fake, harness.model.rehearsal.server) on a free port, in a thread."""
+"""The rehearsal server (a scripted fake, harness.model.rehearsal.server.RehearsalServer) on a free port, in a
+background thread."""
 from __future__ import annotations
 
-import asyncio
-import threading
 from contextlib import contextmanager
 
 import pytest
@@ -10,28 +9,11 @@ import pytest
 
 @contextmanager
 def running_rehearsal_server(**kwargs):
-    """Start a RehearsalServer on 127.0.0.1 (free port) in a background event loop; yield it."""
+    """A RehearsalServer on 127.0.0.1 (free port) serving from a background event loop; yield it."""
     from harness.model.rehearsal.server import RehearsalServer
 
-    server = RehearsalServer(port=0, **kwargs)
-    loop = asyncio.new_event_loop()
-    started = threading.Event()
-
-    def run():
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
-        started.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert started.wait(30), "rehearsal server did not start"
-    try:
+    with RehearsalServer(port=0, **kwargs) as server:
         yield server
-    finally:
-        asyncio.run_coroutine_threadsafe(server.close(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
 
 
 @pytest.fixture

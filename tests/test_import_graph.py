@@ -4,6 +4,7 @@ calculators -> data -> core). Every import counts, function-level ones included:
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import harness
@@ -211,9 +212,73 @@ def test_the_rehearsal_package_is_one_contract():
     """The rehearsal's model side (harness.model.rehearsal) learns a request's reply form from its header, so it
     imports no arm, prompt or template; the run and verify stages read only its labels, never its server or script."""
     rehearsal = [m for m in MODULES if m.startswith("harness.model.rehearsal")]
-    assert {"harness.model.rehearsal.server", "harness.model.rehearsal.replies", "harness.model.rehearsal.labels",
-            "harness.model.rehearsal.launcher"} <= set(rehearsal)
+    assert {"harness.model.rehearsal.server", "harness.model.rehearsal.sources", "harness.model.rehearsal.replies",
+            "harness.model.rehearsal.labels", "harness.model.rehearsal.launcher"} <= set(rehearsal)
     assert not sorted(f"{m} -> {t}" for m in rehearsal for t in GRAPH[m] if _stage(t) == "arms")
     readers = sorted(f"{m} -> {t}" for m, targets in GRAPH.items() if _stage(m) in ("run", "verify", "analysis")
                      for t in targets if t.startswith("harness.model.rehearsal") and t != "harness.model.rehearsal.labels")
     assert readers == []
+
+
+# --- the benchmarks (bench/) and the executor: bench stands above the kit, nothing of the kit imports it ----------
+
+REPO = PACKAGE.parent
+
+
+def _absolute_imports(path: Path, package: str) -> set[str]:
+    """Every module name a file imports (relative imports resolved against `package`), function-level included."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            out |= {base} | {f"{base}.{a.name}" for a in node.names}
+    return out
+
+
+BENCH = {("bench." + p.stem if p.stem != "__init__" else "bench"): p for p in (REPO / "bench").glob("*.py")}
+EXECUTOR = {".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): p
+            for p in (REPO / "executor").rglob("*.py")}
+BENCH_MODULES = ("bench.machine", "bench.targets", "bench.stages", "bench.rehearsal", "bench.compare",
+                 "bench.fullsize", "bench.executor", "bench.phase_probe", "bench.client", "bench.stats",
+                 "bench.scoring", "bench.cli")
+
+
+def test_the_bench_package_is_walked():
+    assert set(BENCH_MODULES) <= set(BENCH), sorted(set(BENCH_MODULES) - set(BENCH))
+    assert {"harness.data.rehearsal_set", "harness.model.rehearsal.sources", "harness.cli.__main__"} <= set(MODULES)
+    assert not (PACKAGE / "reproduce" / "rehearsal").exists(), "the rehearsal driver lives in bench/ now"
+    assert "harness.run.store" in _absolute_imports(BENCH["bench.rehearsal"], "bench")
+
+
+def test_nothing_in_harness_or_executor_imports_bench():
+    offenders = sorted(f"{m} -> {n}" for m, p in [*MODULES.items(), *EXECUTOR.items()]
+                       for n in _absolute_imports(p, m if p.name == "__init__.py" else m.rpartition(".")[0])
+                       if n == "bench" or n.startswith("bench."))
+    assert offenders == []
+
+
+def test_bench_imports_no_tests_and_only_modules_that_exist():
+    """No more sys.path games: bench reaches harness and executor as packages, never tests/ or scripts/."""
+    tests = sorted(f"{m} -> {n}" for m, p in BENCH.items() for n in _absolute_imports(p, "bench")
+                   if n.split(".")[0] in ("tests", "scripts"))
+    assert tests == []
+    stale = sorted(f"{m} -> {n}" for m, p in BENCH.items() for n in _absolute_imports(p, "bench")
+                   if n.startswith("harness.") and _resolve(n) in (None, "harness"))
+    assert stale == []
+    paths = sorted(m for m, p in BENCH.items()
+                   if re.search(r"sys\.path\.(insert|append)", p.read_text(encoding="utf-8")))
+    assert paths == []
+
+
+def test_one_cli_no_other_entry_point_in_harness():
+    """Every stage runs through the Click CLI: no module of harness/ parses its own arguments or has a `__main__`
+    block (harness/cli/__main__.py is the CLI itself, for `python -m harness.cli`)."""
+    argparse_users = sorted(m for m in MODULES if "argparse" in _third_party(m))
+    mains = sorted(m for m, p in MODULES.items() if m != "harness.cli.__main__"
+                   and re.search(r"^if __name__ == .__main__.:", p.read_text(encoding="utf-8"), re.M))
+    assert argparse_users == [] and mains == []

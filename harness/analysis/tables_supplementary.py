@@ -34,7 +34,7 @@ from harness.data.dataset import load_dataset
 from harness.calculators.catalogue import CATALOGUE
 from harness.run.manifest import ManifestError, read_manifests
 from harness.run.runner import NO_MODEL
-from harness.run.store import iter_result_files, model_slug
+from harness.run.store import iter_result_files, model_slug, results_location
 
 # The paper's two main checkpoints (Table 1, upper block). Every other model with both Program-Solve
 # and Open-book arithmetic goes to the lower block.
@@ -372,8 +372,9 @@ def _stored_seeds(root: Path) -> dict[tuple[str, str], set[int]]:
     """{(model directory, arm): seeds whose results file holds records} (the store's layout, no record read)."""
     out: dict[tuple[str, str], set[int]] = defaultdict(set)
     for p in iter_result_files(root):
-        if p.stat().st_size and p.stem[4:].isdigit():
-            out[(p.parent.parent.name, p.parent.name)].add(int(p.stem[4:]))
+        if p.stat().st_size:
+            where = results_location(p)
+            out[(where.model_dir, where.arm)].add(where.seed)
     return out
 
 

@@ -73,6 +73,25 @@ def build_dev_cmd(source: Path, out: Path | None) -> None:
                f"{dev_split.definition()['sha256'][:12]}...); use it with --dataset dev")
 
 
+@data.command("rehearsal-set")
+@click.argument("out_csv", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--per-calculator", type=click.IntRange(1), required=True, help="Cases per calculator.")
+@click.option("--source", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Benchmark-schema CSV the rows are taken from [the dev rows: --dataset dev].")
+def rehearsal_set_cmd(out_csv: Path, per_calculator: int, source: Path | None) -> None:
+    """Build a rehearsal case set (N dev rows per calculator, fresh row numbers) and its manifest; print the set's
+    unit convention on stdout (for `--convention "$(...)"`), the summary on stderr."""
+    import json
+    from harness.data.rehearsal_set import RehearsalSetError, build_rehearsal_set, dev_rows_csv
+    try:
+        info = build_rehearsal_set(source or dev_rows_csv(), out_csv, per_calculator)
+    except (FileNotFoundError, RehearsalSetError) as exc:
+        _fail(exc)
+    click.echo(json.dumps({k: info[k] for k in ("n_cases", "reused_rows", "source_sha256", "csv_sha256",
+                                                "convention")}), err=True)
+    click.echo(info["convention"])
+
+
 @data.command("pin")
 @click.option("--prefix", default=None, help="Commit prefix to resolve (default: the recorded revision_prefix).")
 @click.option("--filename", default=None, help="File of the test split in the hub repo (default: found in its tree).")

@@ -129,10 +129,18 @@ def show(calculator_id: int, as_json: bool) -> None:
 
 
 @formulas.command("table")
-def table() -> None:
+@click.option("--write", is_flag=True, help="Rewrite the generated block of docs/FORMULAS.md instead of printing.")
+def table(write: bool) -> None:
     """Print the markdown table of all 55 entries (source, version, flags, completeness)."""
-    from harness.calculators.docs import markdown_table
+    from harness.calculators.docs import DOC_PATH, markdown_table, rewrite_doc
 
+    if write:
+        try:
+            rewrite_doc()
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(f"wrote the catalogue table into {DOC_PATH}")
+        return
     click.echo(markdown_table())
 
 

@@ -7,6 +7,9 @@
                             [--deterministic] [--limit N] [--base-url URL --server-profile plain]
     harness serve pin-models [--write]     # networked machine: resolve `main` of each repo
     harness serve pin-images [--write]     # networked machine: docker pull + RepoDigests
+    harness serve rehearsal [--port P --seed S --model rehearsal-... --answer-key CSV --fault-5xx R ...]
+    harness serve wait      [--base-url URL --model ID --timeout S]   # until /models lists the model
+    harness serve describe  [--base-url URL --model ID --n-ctx N]     # the CPU server as a manifest records it
 
 `reproduce` runs the launcher's preflight first and refuses to start if anything is missing.
 """
@@ -25,7 +28,9 @@ import click
 from harness.cli.convention import convention_option
 from harness.cli.run import seeds_option
 from harness.model.client import SERVER_PROFILES
-from harness.model.serving import LaunchError
+from harness.model.rehearsal.labels import SYNTHETIC_PREFIX
+from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
+from harness.model.serving import CPU_MODEL_ID, LaunchError, LlamaCppLauncher, poll_models
 from harness.model.vllm import PinError
 from harness.reproduce.config import (DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, resolve_arms,
                                       split_names)
@@ -307,11 +312,62 @@ def pin_images_cmd(write, check):
             sys.exit(3)
 
 
-@serve.command("rehearsal", context_settings={"ignore_unknown_options": True, "help_option_names": []})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def rehearsal_cmd(args):
-    """The rehearsal server: a scripted FAKE model server (synthetic output, never a model), for pipeline
-    rehearsals. Options: --port --seed --model --answer-key --fault-5xx --fault-slow --fault-drop --slow-s
-    --fault-log --ready-file (--help lists them)."""
-    from harness.model.rehearsal.server import main as rehearsal_main
-    sys.exit(rehearsal_main(list(args)))
+@serve.command("rehearsal")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=18461, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Rehearsal seed: with the request, decides every reply.")
+@click.option("--model", "models", multiple=True,
+              help=f"Model id to serve (repeatable; must start with {SYNTHETIC_PREFIX!r}) "
+                   f"[default: {', '.join(REHEARSAL_MODELS)}].")
+@click.option("--answer-key", default=None, help="Dataset CSV whose gold values the 'correct' shapes use.")
+@click.option("--fault-5xx", type=float, default=0.0, show_default=True, help="Share of attempts answered HTTP 503.")
+@click.option("--fault-slow", type=float, default=0.0, show_default=True, help="Share of attempts delayed by --slow-s.")
+@click.option("--fault-drop", type=float, default=0.0, show_default=True,
+              help="Share of attempts whose connection is dropped.")
+@click.option("--slow-s", type=float, default=30.0, show_default=True,
+              help="Delay of a slow reply (above the client timeout).")
+@click.option("--fault-log", default=None, help="Append one JSON line per injected fault here.")
+@click.option("--ready-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the ready line (JSON) here once listening.")
+def rehearsal_cmd(host, port, seed, models, answer_key, fault_5xx, fault_slow, fault_drop, slow_s, fault_log,
+                  ready_file):
+    """The rehearsal server: a scripted FAKE OpenAI-compatible model server (synthetic output, never a model),
+    for pipeline rehearsals; serves until SIGTERM."""
+    import asyncio
+    from harness.model.rehearsal.server import Faults, RehearsalServer, serve_until_stopped
+    try:
+        server = RehearsalServer(host=host, port=port, seed=seed, models=tuple(models or REHEARSAL_MODELS),
+                                 answer_key=answer_key, faults=Faults(fault_5xx, fault_slow, fault_drop, slow_s),
+                                 fault_log=fault_log)
+    except (ValueError, OSError) as exc:   # bad rates, model ids or answer-key file
+        raise click.UsageError(str(exc)) from None
+    try:
+        asyncio.run(serve_until_stopped(server, ready_file))
+    except OSError as exc:
+        raise click.UsageError(f"cannot listen on {host}:{port}: {exc}") from None
+
+
+@serve.command("wait")
+@click.option("--base-url", default="http://127.0.0.1:8088/v1", show_default=True)
+@click.option("--model", default=CPU_MODEL_ID, show_default=True, help="The model id /models must list.")
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait.")
+def wait_cmd(base_url, model, timeout):
+    """Wait until the server at --base-url lists --model (exit 1 if it does not in time)."""
+    try:
+        ids = poll_models(base_url, model, timeout)
+    except LaunchError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(1)
+    click.echo(f"ready: {base_url} lists {ids}")
+
+
+@serve.command("describe")
+@click.option("--base-url", default="http://127.0.0.1:8088/v1", show_default=True)
+@click.option("--model", default=CPU_MODEL_ID, show_default=True)
+@click.option("--n-ctx", type=int, default=8192, show_default=True)
+def describe_cmd(base_url, model, n_ctx):
+    """The CPU (llama.cpp) server at --base-url as a run manifest records it (JSON; `harness run --server-info`)."""
+    from urllib.parse import urlparse
+    port = urlparse(base_url).port or 8088
+    click.echo(json.dumps(LlamaCppLauncher(port=port, model_id=model, n_ctx=n_ctx).describe(), indent=2))

@@ -12,11 +12,9 @@ stdout/stderr go to a log file; stop() terminates the process group (SIGTERM, th
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -199,31 +197,3 @@ class ExternalLauncher(Launcher):
                 "server_profile": self.server_profile,
                 "note": "started and stopped outside the kit; its weights' revision is not known to it"}
 
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m harness.model.serving wait|describe`, used by scripts/model-server.sh and scripts/demo.sh."""
-    import argparse
-    p = argparse.ArgumentParser(prog="python -m harness.model.serving")
-    p.add_argument("action", choices=["wait", "describe"])
-    p.add_argument("--base-url", default="http://127.0.0.1:8088/v1")
-    p.add_argument("--model", default=CPU_MODEL_ID)
-    p.add_argument("--timeout", type=float, default=300.0)
-    p.add_argument("--n-ctx", type=int, default=8192)
-    a = p.parse_args(argv)
-    if a.action == "describe":
-        import json
-        from urllib.parse import urlparse
-        port = urlparse(a.base_url).port or 8088
-        print(json.dumps(LlamaCppLauncher(port=port, model_id=a.model, n_ctx=a.n_ctx).describe(), indent=2))
-        return 0
-    try:
-        ids = poll_models(a.base_url, a.model, a.timeout)
-    except LaunchError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    print(f"ready: {a.base_url} lists {ids}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -24,7 +24,7 @@ from harness.data.dataset import DatasetError, load_dataset
 from harness.model import vllm
 from harness.model.client import api_key_from_env, auth_problem
 from harness.model.rehearsal.launcher import RehearsalLauncher
-from harness.model.rehearsal.server import DEFAULT_MODELS as REHEARSAL_MODELS
+from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
 from harness.model.serving import (CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, ExternalLauncher,
                                    Launcher, LlamaCppLauncher)
 from harness.model.vllm import Check, dataset_check
@@ -310,7 +310,7 @@ class RehearsalKind(LauncherKind):
 
     def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
         return [Check("rehearsal server (a scripted fake: synthetic output, never a model)", True,
-                      "python -m harness.model.rehearsal.server", ""),
+                      "harness serve rehearsal", ""),
                 dataset_check(dataset)]
 
     def throughput(self, model_key: str) -> dict:

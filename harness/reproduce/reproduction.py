@@ -35,6 +35,7 @@ from harness.analysis.results_analysis import analyse
 from harness.arms.spec import Arm
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import DatasetError, load_dataset
+from harness.model.rehearsal.labels import is_synthetic_model
 from harness.model.vllm import runsc_record
 from harness.reproduce.config import (ReproduceConfig, ReproduceError, check_same_settings, config_dict, model_arm_names,
                                       resolve_arms, select_cases)
@@ -146,6 +147,8 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                                          dataset=cfg.dataset, base_url=cfg.base_url, server_profile=cfg.server_profile)
                 server: dict = {"model_key": key}
                 manifest["servers"].append(server)
+                if is_synthetic_model(launcher.model_id):
+                    manifest["synthetic"] = True   # a rehearsal server's model: its records are synthetic
                 names = model_arm_names(cfg.arms, key)
                 model_arms = [a for a in with_model if a.name in names]
                 todo = pending_cases(dataclasses.replace(request, arms=tuple(model_arms)), model=launcher.model_id,

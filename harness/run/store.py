@@ -23,6 +23,7 @@ import os
 import re
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -62,6 +63,29 @@ def model_slug(model: str) -> str:
 
 def results_path(out_dir: str | os.PathLike, model: str, arm: str, seed: int) -> Path:
     return Path(out_dir) / model_slug(model) / arm / f"seed{int(seed)}.jsonl"
+
+
+_RESULT_FILE_NAME = re.compile(r"seed(\d+)\.jsonl")
+
+
+@dataclass(frozen=True)
+class ResultsLocation:
+    """What a results file's place in the layout says: `<root>/<model_dir>/<arm>/seed<seed>.jsonl`."""
+
+    root: Path
+    model_dir: str      # the model's path name (model_slug of the model id)
+    arm: str
+    seed: int
+
+
+def results_location(path: str | os.PathLike) -> ResultsLocation:
+    """results_path's inverse: the root, model directory, arm and seed a results file's path says; StoreError
+    naming the file for a path results_path does not make."""
+    path = Path(path)
+    m = _RESULT_FILE_NAME.fullmatch(path.name)
+    if m is None or len(path.parts) < 3:
+        raise StoreError(f"{path}: not a results file name (<model>/<arm>/seed<N>.jsonl)")
+    return ResultsLocation(path.parent.parent.parent, path.parent.parent.name, path.parent.name, int(m.group(1)))
 
 
 def checked_record(data: dict) -> dict:

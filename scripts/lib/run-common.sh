@@ -31,6 +31,6 @@ start_model_server() {
   scripts/fetch-model.sh
   trap stop_model_server EXIT INT TERM
   scripts/model-server.sh start
-  "$ROOT/.venv/bin/python" -m harness.model.serving describe --base-url "http://127.0.0.1:$MODEL_SERVER_PORT/v1" \
+  "$ROOT/.venv/bin/harness" serve describe --base-url "http://127.0.0.1:$MODEL_SERVER_PORT/v1" \
     > "$OUT/server.json"
 }

@@ -16,7 +16,8 @@ from harness.cli.run import run as run_cmd, score as score_cmd, seeds_option
 from harness.data.dataset import load_dataset
 from harness.run.runner import RunSpec, case_order, run_arm_seed
 from harness.arms.solvers import majority, to_json_value, vote_key
-from tests.fake_model_server import FakeModelServer, completion
+from harness.model.rehearsal.server import ScriptedServer
+from harness.model.rehearsal.sources import chat_completion as completion
 
 PAPER_ARMS = {
     "note-only", "note-only-gold", "page-no-formula", "open-book", "extract-lib", "gold-lib", "extract-lib-recalled",
@@ -161,7 +162,7 @@ def _run(arm_name, replies, cases, tmp_path, executor, seed=42):
             summary = await run_arm_seed(ARMS[arm_name], seed, cases, ds, spec, client=client, executor=executor,
                                          one_shot=load_dataset("one-shot").cases)
             return summary
-    with FakeModelServer(script) as srv:
+    with ScriptedServer(script) as srv:
         summary = asyncio.run(go(srv.url))
         requests = srv.requests
     recs = [json.loads(line) for line in open(summary.path)]
@@ -242,7 +243,7 @@ def test_formulate_tree_scripted_fake_server(tmp_path, process_executor):
 
 def test_cli_4xx_is_the_cases_request_rejected_outcome_scripted_fake_server(tmp_path):
     """A 4xx no longer ends the run: the case is recorded as request_rejected, named on stderr (issue 20)."""
-    with FakeModelServer([(400, {"error": "prompt too long"}, 0)]) as srv:
+    with ScriptedServer([(400, {"error": "prompt too long"}, 0)]) as srv:
         res = CliRunner().invoke(run_cmd, [
             "--arm", "gold-lib", "--arm", "blind", "--case", "61-968", "--base-url", srv.url, "--model",
             "scripted-model", "--out", str(tmp_path), "--executor-backend", "process", "--no-progress"])

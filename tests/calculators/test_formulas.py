@@ -144,7 +144,7 @@ def test_cli_show():
 
 
 def test_docs_table_is_current():
-    assert committed_block() == markdown_table().strip(), "run: python -m harness.calculators.docs"
+    assert committed_block() == markdown_table().strip(), "run: harness formulas table --write"
 
 
 def test_library_and_catalogue_find_gold_entities_by_one_key_rule():

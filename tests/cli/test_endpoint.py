@@ -1,13 +1,13 @@
 """A new user's endpoint: `harness run` sends the API key from OPENAI_API_KEY (or the variable --api-key-env
 names) and never records it, says 401/403 for what they are, and defaults to the plain server profile (no
 repeat_penalty, which strict OpenAI-compatible servers reject). Against the scripted FAKE model server of
-tests/fake_model_server.py, demanding a key as an OpenAI server does."""
+harness.model.rehearsal.server.ScriptedServer, demanding a key as an OpenAI server does."""
 from __future__ import annotations
 
 from click.testing import CliRunner
 
 from harness.cli import main
-from tests.fake_model_server import FakeModelServer
+from harness.model.rehearsal.server import ScriptedServer
 
 
 def _run(url, out, *extra, env=None):
@@ -18,7 +18,7 @@ def _run(url, out, *extra, env=None):
 
 def test_key_from_a_named_variable_is_sent_and_never_recorded_fake_server(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with FakeModelServer([], api_key="sk-user-789") as srv:
+    with ScriptedServer([], api_key="sk-user-789") as srv:
         r = _run(srv.url, tmp_path / "res", "--api-key-env", "MY_ENDPOINT_KEY", env={"MY_ENDPOINT_KEY": "sk-user-789"})
     assert r.exit_code == 0, r.output
     assert srv.auth and set(srv.auth) == {"Bearer sk-user-789"}
@@ -28,7 +28,7 @@ def test_key_from_a_named_variable_is_sent_and_never_recorded_fake_server(tmp_pa
 
 def test_missing_key_is_reported_as_401_not_as_a_wrong_url_fake_server(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with FakeModelServer([], api_key="sk-user-789") as srv:
+    with ScriptedServer([], api_key="sk-user-789") as srv:
         r = _run(srv.url, tmp_path / "res")
     assert r.exit_code == 1
     assert "GET /models answered 401 Unauthorized: the server wants an API key and none was sent" in r.output
@@ -44,11 +44,11 @@ def test_named_variable_unset_is_a_usage_error(tmp_path, monkeypatch):
 
 def test_default_profile_is_plain_fake_server(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with FakeModelServer([]) as srv:
+    with ScriptedServer([]) as srv:
         r = _run(srv.url, tmp_path / "res")
     assert r.exit_code == 0, r.output
     assert srv.requests and all("repeat_penalty" not in b for b in srv.requests)
-    with FakeModelServer([]) as srv:
+    with ScriptedServer([]) as srv:
         r = _run(srv.url, tmp_path / "res2", "--server-profile", "llama.cpp")
     assert r.exit_code == 0 and all(b["repeat_penalty"] == 1.0 for b in srv.requests)
 
@@ -67,7 +67,7 @@ def test_external_launcher_preflight_sends_the_key_and_names_a_401_fake_server(m
     from harness.reproduce.launchers import launcher_kind
 
     kind = launcher_kind("external")
-    with FakeModelServer([], api_key="sk-ext") as srv:
+    with ScriptedServer([], api_key="sk-ext") as srv:
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         (server, _dataset) = kind.preflight(["scripted-model"], deterministic=False, dataset="bundled-test",
                                             base_url=srv.url)

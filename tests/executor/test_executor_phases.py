@@ -1,12 +1,11 @@
 """Issue 25: where a program's time goes, and the per-program work moved ahead of demand.
 
-The phase probe (scripts/executor_phase_probe.py) runs the executor's own ``child.run_child`` in
+The phase probe (bench/phase_probe.py) runs the executor's own ``child.run_child`` in
 forked children of a zygote-like process; these tests run it for real on the host (the process
 backend's conditions) and read its system calls with strace.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -19,19 +18,17 @@ import pytest
 from executor import seccomp_filter
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = ROOT / "scripts" / "executor_phase_probe.py"
 
 
 def _bench_module():
-    spec = importlib.util.spec_from_file_location("bench_executor", ROOT / "scripts" / "bench_executor.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    import bench.executor
+    return bench.executor
 
 
 def _probe(*args: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, str(PROBE), *args], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "bench.phase_probe", *args], capture_output=True, text=True, env=env,
+                         timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout)
 

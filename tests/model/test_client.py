@@ -1,9 +1,8 @@
 """Model client: request body, seeds, cache, retries and fault paths.
 
-Fault paths (5xx, timeouts, connection errors, 4xx, malformed bodies) use a scripted fake server
-(tests/fake_model_server.py: a real HTTP server on 127.0.0.1 that answers from a script), named so in each
-test. The real CPU model server
-is exercised in test_client_real_server_* (marker `model`)."""
+Fault paths (5xx, timeouts, connection errors, 4xx, malformed bodies) use the scripted fake server
+(harness.model.rehearsal.server.ScriptedServer: a real HTTP server on 127.0.0.1 that answers from a script), named
+so in each test. The real CPU model server is exercised in test_client_real_server_* (marker `model`)."""
 from __future__ import annotations
 
 import asyncio
@@ -12,7 +11,8 @@ import socket
 import pytest
 
 from harness.model.client import ModelAuthError, ModelClient, ModelRequestError, derive_seed, get_profile
-from tests.fake_model_server import FakeModelServer, completion
+from harness.model.rehearsal.server import ScriptedServer
+from harness.model.rehearsal.sources import chat_completion as completion
 
 MSG = [{"role": "system", "content": "s"}, {"role": "user", "content": "What is 2+2?"}]
 
@@ -29,7 +29,7 @@ async def _chat(url, *, cache_dir=None, timeout=5.0, max_retries=3, **kw):
 
 
 def test_request_body_sets_only_temperature_max_tokens_and_profile_scripted_fake_server():
-    with FakeModelServer([]) as srv:
+    with ScriptedServer([]) as srv:
         r, _ = run(_chat(srv.url, temperature=0, max_tokens=64))
     body = srv.requests[0]
     assert set(body) == {"model", "messages", "temperature", "max_tokens", "repeat_penalty"}
@@ -41,7 +41,7 @@ def test_request_body_sets_only_temperature_max_tokens_and_profile_scripted_fake
 
 def test_sampled_call_carries_derived_seed_greedy_does_not_scripted_fake_server():
     seed = derive_seed(42, "2-1", "blind-vote", 3)
-    with FakeModelServer([]) as srv:
+    with ScriptedServer([]) as srv:
         run(_chat(srv.url, temperature=0.7, max_tokens=8, sample_index=3, seed=seed, run_seed=42))
         run(_chat(srv.url, temperature=0, max_tokens=8, seed=seed, run_seed=42))
     assert srv.requests[0]["seed"] == seed and "seed" not in srv.requests[1]
@@ -50,33 +50,33 @@ def test_sampled_call_carries_derived_seed_greedy_does_not_scripted_fake_server(
 
 
 def test_truncated_reply_marked_scripted_fake_server():
-    with FakeModelServer([(200, completion("```python\nanswer = (", finish="length"), 0)]) as srv:
+    with ScriptedServer([(200, completion("```python\nanswer = (", finish="length"), 0)]) as srv:
         r, _ = run(_chat(srv.url, temperature=0, max_tokens=8))
     assert r.truncated and r.finish_reason == "length"
 
 
 def test_retry_on_503_then_success_scripted_fake_server():
-    with FakeModelServer([(503, {"error": "busy"}, 0), (500, {"error": "oops"}, 0)]) as srv:
+    with ScriptedServer([(503, {"error": "busy"}, 0), (500, {"error": "oops"}, 0)]) as srv:
         r, sent = run(_chat(srv.url, temperature=0, max_tokens=8))
     assert r.retries == 2 and sent == 3 and len(srv.requests) == 3 and r.text == "Final answer: 4"
 
 
 def test_no_retry_on_4xx_scripted_fake_server():
-    with FakeModelServer([(400, {"error": "context length exceeded"}, 0)]) as srv:
+    with ScriptedServer([(400, {"error": "context length exceeded"}, 0)]) as srv:
         with pytest.raises(ModelRequestError, match="400.*not retried.*context length"):
             run(_chat(srv.url, temperature=0, max_tokens=8))
     assert len(srv.requests) == 1
 
 
 def test_retries_exhausted_on_5xx_scripted_fake_server():
-    with FakeModelServer([(502, b"bad gateway", 0)] * 5) as srv:
+    with ScriptedServer([(502, b"bad gateway", 0)] * 5) as srv:
         with pytest.raises(ModelRequestError, match="after 3 attempts.*HTTP 502"):
             run(_chat(srv.url, temperature=0, max_tokens=8, max_retries=2))
     assert len(srv.requests) == 3
 
 
 def test_retry_on_timeout_scripted_fake_server():
-    with FakeModelServer([(200, completion("late"), 1.5)]) as srv:
+    with ScriptedServer([(200, completion("late"), 1.5)]) as srv:
         r, sent = run(_chat(srv.url, temperature=0, max_tokens=8, timeout=0.5))
     assert r.retries == 1 and r.text == "Final answer: 4" and sent == 2
 
@@ -90,13 +90,13 @@ def test_retry_on_connection_error_no_server_listening():
 
 
 def test_malformed_body_is_an_error_scripted_fake_server():
-    with FakeModelServer([(200, {"choices": []}, 0)]) as srv:
+    with ScriptedServer([(200, {"choices": []}, 0)]) as srv:
         with pytest.raises(ModelRequestError, match="not a chat completion"):
             run(_chat(srv.url, temperature=0, max_tokens=8))
 
 
 def test_cache_resumed_run_sends_nothing_twice_scripted_fake_server(tmp_path):
-    with FakeModelServer([(200, completion("first"), 0), (200, completion("second"), 0),
+    with ScriptedServer([(200, completion("first"), 0), (200, completion("second"), 0),
                          (200, completion("third"), 0)]) as srv:
         r1, sent1 = run(_chat(srv.url, cache_dir=tmp_path, temperature=0, max_tokens=8, run_seed=42))
         r2, sent2 = run(_chat(srv.url, cache_dir=tmp_path, temperature=0, max_tokens=8, run_seed=42))
@@ -139,11 +139,11 @@ def test_client_real_server_greedy_call_and_cache(model_server, tmp_path):
 
 
 # --------------------------------------------------------------------------- API key (scripted fake server
-# that demands a key, tests/fake_model_server.py)
+# that demands a key, harness.model.rehearsal.server.ScriptedServer)
 
 def test_api_key_read_from_openai_api_key_by_default_scripted_fake_server_with_key(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
-    with FakeModelServer([], api_key="sk-test-123") as srv:
+    with ScriptedServer([], api_key="sk-test-123") as srv:
         r, _ = run(_chat(srv.url, temperature=0, max_tokens=8))
     assert r.text == "Final answer: 4" and srv.auth == ["Bearer sk-test-123"]
 
@@ -157,7 +157,7 @@ def test_api_key_from_another_variable_never_recorded_scripted_fake_server_with_
             r = await c.chat(MSG, temperature=0, max_tokens=8)
             return r, c.describe()
 
-    with FakeModelServer([], api_key="sk-other-456") as srv:
+    with ScriptedServer([], api_key="sk-other-456") as srv:
         r, described = run(go())
     assert srv.auth == ["Bearer sk-other-456"]
     stored = "".join(p.read_text() for p in tmp_path.rglob("*.json"))
@@ -166,7 +166,7 @@ def test_api_key_from_another_variable_never_recorded_scripted_fake_server_with_
 
 def test_401_without_a_key_says_so_scripted_fake_server_with_key(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with FakeModelServer([], api_key="sk-test-123") as srv:
+    with ScriptedServer([], api_key="sk-test-123") as srv:
         with pytest.raises(ModelAuthError) as info:
             run(_chat(srv.url, temperature=0, max_tokens=8))
     msg = str(info.value)
@@ -176,11 +176,11 @@ def test_401_without_a_key_says_so_scripted_fake_server_with_key(monkeypatch):
 
 def test_401_and_403_with_a_key_say_what_they_are_scripted_fake_server_with_key(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
-    with FakeModelServer([], api_key="sk-right", forbidden_keys=["sk-wrong"]) as srv:
+    with ScriptedServer([], api_key="sk-right", forbidden_keys=["sk-wrong"]) as srv:
         with pytest.raises(ModelAuthError, match=r"403 Forbidden: the API key from \$OPENAI_API_KEY is not allowed"):
             run(_chat(srv.url, temperature=0, max_tokens=8))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-stale")
-    with FakeModelServer([], api_key="sk-right") as srv:
+    with ScriptedServer([], api_key="sk-right") as srv:
         with pytest.raises(ModelAuthError, match=r"401 Unauthorized: the server did not accept the API key from "
                                                  r"\$OPENAI_API_KEY") as info:
             run(_chat(srv.url, temperature=0, max_tokens=8))
@@ -191,7 +191,7 @@ def test_preflight_reports_401_as_a_missing_key_scripted_fake_server_with_key(mo
     from harness.model.preflight import ModelServerError, check_model_server
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with FakeModelServer([], api_key="sk-test-123") as srv:
+    with ScriptedServer([], api_key="sk-test-123") as srv:
         with pytest.raises(ModelServerError) as info:
             check_model_server(srv.url, 5.0)
         assert "GET /models answered 401 Unauthorized: the server wants an API key" in str(info.value)
@@ -226,7 +226,7 @@ def test_connections_are_reused_up_to_the_concurrency_rehearsal_fake_server():
 
 def test_one_client_serves_two_event_loops_scripted_fake_server():
     """A client built outside a loop and used under two asyncio.run calls (a resume in the same process)."""
-    with FakeModelServer() as srv:
+    with ScriptedServer() as srv:
         client = ModelClient(srv.url, "scripted-model", profile="llama.cpp", backoff=0.01)
 
         async def once():

@@ -52,6 +52,28 @@ def test_models_routes_and_errors(rehearsal_server):
     assert ok["choices"][0]["finish_reason"] in {"stop", "length"}
 
 
+def test_malformed_http_is_answered_400_and_the_server_keeps_serving(rehearsal_server):
+    """aiohttp parses the HTTP: a Content-Length that is not a number, a bad request line, a body over the limit
+    get an answer (400, 400, 413) on the socket instead of a dropped connection, and the server goes on."""
+    import socket
+
+    def exchange(data: bytes) -> bytes:
+        with socket.create_connection(("127.0.0.1", rehearsal_server.port), timeout=10) as s:
+            s.sendall(data)
+            return s.recv(65536)
+
+    assert exchange(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}") \
+        .startswith(b"HTTP/1.0 400 ")
+    assert exchange(b"NOT A REQUEST LINE\r\n\r\n").startswith(b"HTTP/1.0 400 ")
+    big = exchange(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 9000000\r\n"
+                   b"X-Harness-Reply-Form: reply\r\n\r\n")
+    assert big.startswith(b"HTTP/1.1 413 ") and b"body too large" in big
+    with httpx.Client(timeout=10) as http:
+        assert http.get(f"{rehearsal_server.base_url}/models").status_code == 200
+        assert http.post(f"{rehearsal_server.base_url}/chat/completions", json=_body(),
+                         headers=family_headers("program", "program")).status_code == 200
+
+
 def test_non_rehearsal_model_ids_are_refused():
     from harness.model.rehearsal.server import RehearsalServer
     with pytest.raises(ValueError, match="must start with 'rehearsal-'"):
@@ -257,10 +279,11 @@ def test_store_and_verify_refuse_mixing_real_and_synthetic(tmp_path):
 
 
 def test_cli_entry_points_start_and_stop(tmp_path):
-    """`harness serve rehearsal` and `python -m harness.model.rehearsal.server` listen, answer, stop on SIGTERM."""
+    """`harness serve rehearsal` (the script, and `python -m harness.cli` as the launcher starts it) listens,
+    answers, stops on SIGTERM."""
     import socket
     for argv in ([str(ROOT / ".venv/bin/harness"), "serve", "rehearsal"],
-                 [sys.executable, "-m", "harness.model.rehearsal.server"]):
+                 [sys.executable, "-m", "harness.cli", "serve", "rehearsal"]):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -279,7 +302,7 @@ def test_cli_entry_points_start_and_stop(tmp_path):
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(20) == 0
-    bad = subprocess.run([sys.executable, "-m", "harness.model.rehearsal.server", "--fault-5xx", "2"],
+    bad = subprocess.run([sys.executable, "-m", "harness.cli", "serve", "rehearsal", "--fault-5xx", "2"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "fault rate" in bad.stderr
 

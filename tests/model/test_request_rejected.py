@@ -1,8 +1,8 @@
 """A 4xx from the model server (vLLM's "'max_tokens' ... is too large", vllm/entrypoints/openai/serving_engine.py:1000
 in 0.12.0, sent as a 400 ErrorResponse) becomes that case's `request_rejected` outcome: recorded, counted and named
 in the log, not retried, and the run goes on; a 5xx stays retried. The server here is the scripted fake server
-(tests/fake_model_server.py, a real HTTP server on 127.0.0.1) playing a FAKE vLLM (ScriptedVllm), with the real
-ModelClient and runner above it."""
+(harness.model.rehearsal.server.ScriptedServer, a real HTTP server on 127.0.0.1) playing a FAKE vLLM (ScriptedVllm),
+with the real ModelClient and runner above it."""
 from __future__ import annotations
 
 import asyncio
@@ -13,7 +13,7 @@ from harness.core.outcomes import ROW_OUTCOMES
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
 from harness.run.runner import RunSpec, run_arms
-from tests.fake_model_server import FakeModelServer
+from harness.model.rehearsal.server import ScriptedServer
 
 ONE_SHOT = load_dataset("one-shot").cases
 
@@ -51,7 +51,7 @@ def test_a_4xx_is_the_cases_outcome_and_the_run_goes_on(tmp_path, capsys):
     cases = ds.cases[:6]
     rejected, flaky = cases[2], cases[4]
     transport = ScriptedVllm(rejected.note[:120], flaky.note[:120])
-    with FakeModelServer(reply=transport, model="fake-model") as server:
+    with ScriptedServer(reply=transport, model="fake-model") as server:
         client = ModelClient(server.url, "fake-model", profile="vllm", backoff=0.01, max_retries=2)
         spec = RunSpec(model="fake-model", server_profile="vllm", out_dir=tmp_path, concurrency=2, progress=False)
         (summary,) = asyncio.run(run_arms([ARMS["note-only"]], ds, [42], spec, client=client, cases=cases,

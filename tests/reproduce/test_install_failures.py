@@ -89,7 +89,7 @@ def test_handled_failures_stay_quiet(tmp_path):
 
 
 def test_every_kit_shell_script_starts_with_the_trap():
-    scripts = sorted(SCRIPTS.glob("*.sh")) + [REPO_ROOT / ".ci" / "run", REPO_ROOT / ".ci" / "fresh-root-stage"]
+    scripts = sorted(SCRIPTS.glob("*.sh")) + sorted((REPO_ROOT / "bench").glob("*.sh")) + [REPO_ROOT / ".ci" / "run", REPO_ROOT / ".ci" / "fresh-root-stage"]
     missing = []
     for p in scripts:
         text = p.read_text()

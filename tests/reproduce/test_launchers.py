@@ -37,7 +37,7 @@ def test_rehearsal_launcher_plan_names_the_fake_and_its_synthetic_models(tmp_pat
     plan = build_plan(cfg, results_root=tmp_path / "none")
     assert plan["problems"] == []
     text = format_plan(plan)
-    assert "launcher:   rehearsal" in text and "-m harness.model.rehearsal.server" in text
+    assert "launcher:   rehearsal" in text and "-m harness.cli serve rehearsal" in text
     assert [m["model_id"] for m in plan["models"]] == ["rehearsal-alpha", "rehearsal-beta"]
     with pytest.raises(ReproduceError, match="--base-url is for the external launcher"):
         _cfg(tmp_path, launcher="rehearsal", base_url="http://127.0.0.1:1/v1")

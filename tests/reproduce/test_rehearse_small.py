@@ -1,6 +1,7 @@
 """`make rehearse SIZE=small` end to end (what CI runs): 110 cases x 2 rehearsal models x 19 arms x 2 seeds
-through the container executor, stats/tables/figures/report/checksums/verify, the kill-and-resume rerun
-and fault injection; the report's fields, and that a real result set refuses the synthetic records."""
+through `harness serve reproduce` (the pipeline `make reproduce` runs) and the container executor,
+stats/tables/figures/report/checksums/verify, the kill-and-resume rerun and fault injection; the report's fields and
+keys (those of the committed small report), and that a real result set refuses the synthetic records."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.run.manifest import read_manifests
+
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -20,7 +23,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 def small_rehearsal(tmp_path_factory, container_backend, shared_data_dir):
     out = tmp_path_factory.mktemp("rehearsal")
     bench = out / "pipeline.json"
-    proc = subprocess.run([sys.executable, "-m", "harness.reproduce.rehearsal", "--size", "small", "--out", str(out / "run"),
+    proc = subprocess.run([sys.executable, "-m", "bench", "rehearse", "--size", "small", "--out", str(out / "run"),
                            "--bench", str(bench)], cwd=ROOT, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return out / "run", json.loads(bench.read_text())
@@ -41,8 +44,20 @@ def test_report_fields(small_rehearsal):
     assert len(r["machine"]["loadavg_start"]) == 3 and len(r["kit"]["commit"]) == 40
     # the set is v1.0 dev rows under a new sha256: the run is told their convention instead of guessing by content
     assert r["config"]["convention"] == "medcalc-v1.0" == r["config"]["rehearsal_set"]["convention"]
-    manifests = [json.loads(p.read_text()) for p in (small_rehearsal[0] / "results").glob("manifest-*.json")]
+    manifests = [m.data for m in read_manifests(small_rehearsal[0] / "results")]
     assert {m["convention"]["name"] for m in manifests} == {"medcalc-v1.0"}
+
+
+def test_report_keys_are_the_committed_reports(small_rehearsal):
+    """`make rehearse` writes the keys it always wrote (docs/bench-rehearse-small-aiohttp.json, written before the
+    rehearsal moved into bench/ and onto the reproduce pipeline)."""
+    from tests.bench.test_report_keys import key_paths
+    _, r = small_rehearsal
+    old = json.loads((ROOT / "docs" / "bench-rehearse-small-aiohttp.json").read_text())
+    skip = ("run.per_arm", "faults.by_kind", "resume.comparison", "resume.attempts", "config.rehearsal_set")
+    assert key_paths(r, 3, skip) == key_paths(old, 3, skip)
+    assert set(r["run"]["per_arm"]) == set(old["run"]["per_arm"])
+    assert set(r["resume"]["comparison"]) == set(old["resume"]["comparison"])
 
 
 def test_nothing_lost_or_duplicated_and_faults_retried(small_rehearsal):
@@ -65,8 +80,12 @@ def test_kill_and_resume_is_identical(small_rehearsal):
 
 def test_rehearsal_output_is_labelled_and_never_mixes_with_real_results(small_rehearsal, tmp_path):
     out, _ = small_rehearsal
-    manifests = [json.loads(p.read_text()) for p in (out / "results").glob("manifest-*.json")]
-    assert manifests and all(m.get("synthetic") is True for m in manifests)
+    manifests = read_manifests(out / "results")
+    model_free = [m for m in manifests if (m.data.get("model") or {}).get("id") == "library"]
+    # the reproduce manifest and each model's run manifest say synthetic; the model-free block's (Gold-Solve, no
+    # model) belongs to neither kind (harness.model.rehearsal.labels)
+    assert len(model_free) == 1 and len(manifests) == 4
+    assert all(m.data.get("synthetic") is True for m in manifests if m not in model_free)
     first = json.loads((out / "results" / "rehearsal-alpha" / "blind" / "seed42.jsonl").read_text().splitlines()[0])
     assert first["synthetic"] is True and first["server_model"] == "rehearsal-alpha"
     mixed = tmp_path / "mixed"

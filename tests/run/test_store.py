@@ -157,3 +157,13 @@ def test_export_parquet_and_csv_round_trip(tmp_path):
     assert a["answer"].iloc[0] == "[4,2]" and int(a["prompt_tokens"].iloc[0]) == 10
     with pytest.raises(StoreError, match="parquet or .csv"):
         export_results(root, tmp_path / "all.xlsx")
+
+
+def test_results_location_is_results_path_read_back(tmp_path):
+    """The layout is built in one place (results_path) and read back in one place (results_location)."""
+    from harness.run.store import ResultsLocation, results_location, results_path
+    path = results_path(tmp_path, "Qwen/Qwen2.5-7B-Instruct", "open-book", 46)
+    assert results_location(path) == ResultsLocation(tmp_path, "Qwen_Qwen2.5-7B-Instruct", "open-book", 46)
+    for bad in ("seed.jsonl", "seedx.jsonl", "seed4.json", "seed-1.jsonl"):
+        with pytest.raises(StoreError, match="not a results file name"):
+            results_location(tmp_path / "m" / "a" / bad)

@@ -13,7 +13,7 @@ import pytest
 from harness.scoring import answer_parsing, official
 from harness.scoring.official import OFFICIAL_SUBSTITUTIONS, official_expression
 from harness.scoring.scorers import SCORERS, Gold, Score, score_reply
-from tests.scoring.adversarial_replies import adversarial_replies
+from bench.adversarial_replies import adversarial_replies
 
 GOLDS = [
     Gold("decimal", "25.238", "23.9761", "26.4999", 2, "2-1"),
@@ -47,7 +47,7 @@ def _replies(rng: random.Random) -> list[str]:
 
 
 # 100 kB replies, for every output type; these took minutes before the readers were made linear
-# (scripts/bench_scoring.py times them: make bench-scoring). Junk, so every verdict is "wrong".
+# (bench/scoring.py times them: make bench-scoring). Junk, so every verdict is "wrong".
 HUGE = ["7 " * 25_000 + '{"answer": "' + "ab8 " * 12_500 + '"}', "Final answer: " + "x9. " * 25_000,
         *adversarial_replies().values()]
 

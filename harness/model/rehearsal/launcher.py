@@ -22,10 +22,10 @@ ROOT = REPO_ROOT
 
 @dataclass
 class RehearsalLauncher(Launcher):
-    """The rehearsal server (harness.model.rehearsal.server: a scripted FAKE, never a model) as a subprocess on
-    127.0.0.1, serving one synthetic model id (plus `extra_model_ids`); started and stopped like a model server,
-    so `harness serve reproduce --launcher rehearsal`, SLURM array tasks and `make rehearse` rehearse the whole
-    pipeline. Its model ids start with `rehearsal-`, so every record it feeds is labelled synthetic
+    """The rehearsal server (`harness serve rehearsal`, harness.model.rehearsal.server: a scripted FAKE, never a
+    model) as a subprocess on 127.0.0.1, serving one synthetic model id (plus `extra_model_ids`); started and stopped
+    like a model server, so `harness serve reproduce --launcher rehearsal`, SLURM array tasks and `make rehearse`
+    rehearse the whole pipeline. Its model ids start with `rehearsal-`, so every record it feeds is labelled synthetic
     (harness.model.rehearsal.labels). `faults` (the server's own `Faults`: shares of attempts, and the delay of a slow
     reply) turns fault injection on; `kill()` is a crash (SIGKILL), for the kill-and-resume check."""
 
@@ -53,7 +53,7 @@ class RehearsalLauncher(Launcher):
         return Path(self.log_path).with_suffix(".ready.json")
 
     def command(self) -> list[str]:
-        cmd = [str(self.python), "-m", "harness.model.rehearsal.server", "--port", str(self.port), "--seed",
+        cmd = [str(self.python), "-m", "harness.cli", "serve", "rehearsal", "--port", str(self.port), "--seed",
                str(self.seed)]
         for m in (self.model_id, *self.extra_model_ids):
             cmd += ["--model", m]

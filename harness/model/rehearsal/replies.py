@@ -283,7 +283,7 @@ class Reply:
 # Which of the executor's two clocks stops a CPU-bound program (CPU_LIMIT at 4 s of CPU, TIMEOUT_WALL at
 # 5 s of wall time) depends on the machine's load, and a repair turn quotes that message. The reply is
 # drawn from the body with either message replaced by one token, so a repair after a clock limit gets the
-# same reply whichever clock fired (the kill-and-resume comparison, harness.reproduce.rehearsal.compare, does the same).
+# same reply whichever clock fired (the kill-and-resume comparison, bench/compare.py, does the same).
 CLOCK_LIMIT_MESSAGE = re.compile(r"the program (?:ran longer than [\d.]+ s \(wall clock\)|used more than [\d.]+ s "
                                  r"of CPU time) and was stopped")
 

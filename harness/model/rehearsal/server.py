@@ -1,70 +1,55 @@
-"""The rehearsal server: a scripted FAKE OpenAI-compatible model server, for pipeline rehearsals only.
+"""The fake server: THE one scripted FAKE OpenAI-compatible model server of the kit, never a model.
 
-It is never a model. It answers `/v1/models` and `/v1/chat/completions` instantly and deterministically
-from sha256(rehearsal seed, model id, canonical request body) with the reply shapes real models produce,
-so the whole pipeline (harness, executor, scorers, store, statistics, tables, report, verify) can be run
-at the paper's full size on one box without a GPU. Everything it emits is labelled synthetic: the model
-ids it lists start with `rehearsal-` (harness.model.rehearsal.labels.SYNTHETIC_PREFIX), every completion carries
-`system_fingerprint: "rehearsal-fake"`, and it refuses (404) any model id that is not its own.
+It answers `GET /v1/models` and `POST /v1/chat/completions` (also without the `/v1` prefix) from the reply source
+plugged into it (harness.model.rehearsal.sources): the rehearsal's reply script for `make rehearse`, the rehearsal
+launcher and the arm tests (`RehearsalServer`), or a test's script (`ScriptedReplies`) for the client, CLI and arm
+tests and `make bench-executor`. `GET /health` and `GET /rehearsal/stats` report its counters. The HTTP is
+aiohttp.web's (a malformed request line, header or Content-Length is answered 400, a body over MAX_BODY 413); the
+routes, the counters and the fault injection are this module's.
 
-The reply is the reply script's (harness.model.rehearsal.replies), in the reply form the request asks for, which
-the kit's client sends with every request (header X-Harness-Reply-Form, harness.model.client.family_headers; the
-arms' prompt families say their form, harness.arms.families). The server never reads the prompt's text to guess
-it; a request without the header is refused (400). A new prompt family asking for one of these forms is served
-without changes here:
-- program prompts (Program-Solve, Blind, sampled votes) and repair turns: a program computing the
-  answer ("correct"), a wrong program, one that raises, one the static policy rejects, one that hits
-  the sandbox's memory rlimit, one that burns CPU until the executor's clock stops it (rare: each costs
-  ~4-5 s of executor time), one returning the wrong kind, a reply without code, a reply cut at the
-  token limit inside its code block (finish_reason "length");
-- reply prompts (Note only, Page, Open-book, recalled samples): `Final answer:` with the gold or a wrong
-  value, `Final answer:` without a readable value, a JSON reply, a `\\boxed{}` reply, a reply cut at the
-  token limit, a reply with no final-answer line;
-- extraction prompts: a JSON object of the case's variables (its gold entities), a JSON object with a
-  variable missing, prose without JSON, a truncated object;
-- tree prompts (Formulate-Solve): a valid tree evaluating to the gold or a wrong value, a tree using a variable
-  listed as missing, an unknown operator, prose without JSON.
-"Correct" needs the gold value: with an answer key (`--answer-key`, a dataset CSV in the benchmark
-schema) the server finds the case by the note's first words and the question (or, for extraction, the
-calculator name) in the prompt; without one, or when the case is not found, it invents a number.
+Middleware, in order: count the request; check the API key when one is demanded (401 without `Authorization:
+Bearer <key>`, 403 for a forbidden key, as an OpenAI server answers; every request's Authorization header is kept
+in `auth`); read the chat request and let the source accept or refuse it (`accept`: 400/404 with an OpenAI error
+body); inject a fault (`Faults`, decided per attempt from sha256(seed, "fault", request identity, attempt), so a
+retried request is a new attempt: HTTP 503, a reply delayed past the client's timeout, or the connection dropped
+after the request is read; each one counted and appended as one JSON line to `fault_log`, which survives a SIGKILL
+of the server). Connections accepted are counted at the socket (`stats.connections`: a client that keeps its
+connections alive opens few).
 
-Fault injection, decided per attempt (a retried request is a new attempt, so retries succeed): HTTP 503,
-a reply delayed past the client timeout (`--slow-s`), a connection dropped after the request is read.
-Every injected fault is appended as one JSON line to `--fault-log` (survives a SIGKILL of the server) and
-counted at `GET /rehearsal/stats`.
-
-The HTTP layer is a small asyncio HTTP/1.1 keep-alive handler (no framework), one process, so it
-sustains thousands of requests per second on one core.
-
-    python -m harness.model.rehearsal.server --port 18461 --seed 7 --answer-key cases.csv \\
-        --model rehearsal-alpha --model rehearsal-beta --fault-5xx 0.002 --fault-slow 0.0005 --fault-drop 0.001
+Run it in a background thread (`with server:`, for tests and benchmarks) or as its own process (`harness serve
+rehearsal`, `serve_until_stopped`), which prints and writes its ready line.
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
-import hashlib
 import json
 import os
 import signal
-import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
+
+from aiohttp import web
 
 from harness.core.canonical_json import canonical_json
-from harness.model.client import REPLY_FORM_HEADER
-from harness.model.rehearsal.labels import SYNTHETIC_FINGERPRINT, SYNTHETIC_PREFIX, is_synthetic_model
-from harness.model.rehearsal.replies import SHAPES_BY_FORM, AnswerKey, Draw, make_reply
+from harness.model.rehearsal.replies import Draw
+from harness.model.rehearsal.sources import (DEFAULT_MODELS, SCRIPTED_MODEL, Answer, Chat, RehearsalReplies,
+                                             ReplySource, ScriptedReplies, error)
 
-DEFAULT_MODELS = ("rehearsal-alpha", "rehearsal-beta")
 MAX_BODY = 8 * 1024 * 1024
+MODEL_PATHS = ("/v1/models", "/models")
+STATS_PATHS = ("/health", "/rehearsal/stats")
+COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
+SHUTDOWN_S = 0.5    # open keep-alive connections and slow replies are cut this long after close()
+CHAT = web.RequestKey("chat", Chat)   # the accepted chat request, set by the _read_chat middleware
 
-
-# --- the HTTP server -----------------------------------------------------------------------------------------
 
 @dataclass
 class Faults:
+    """Shares of chat-completion attempts answered 503, delayed by `slow_s`, or dropped."""
+
     rate_5xx: float = 0.0
     rate_slow: float = 0.0
     rate_drop: float = 0.0
@@ -77,6 +62,13 @@ class Faults:
                 raise ValueError(f"fault rate {name} must be in [0, 1), got {v}")
         if self.rate_5xx + self.rate_slow + self.rate_drop >= 1.0:
             raise ValueError("the fault rates together must stay below 1")
+
+    @property
+    def on(self) -> bool:
+        return bool(self.rate_5xx or self.rate_slow or self.rate_drop)
+
+    def describe(self) -> dict:
+        return {"http_5xx": self.rate_5xx, "slow": self.rate_slow, "drop": self.rate_drop, "slow_s": self.slow_s}
 
 
 @dataclass
@@ -91,145 +83,180 @@ class Stats:
     started_at: float = field(default_factory=time.time)
 
 
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 413: "Payload Too Large",
-           503: "Service Unavailable"}
+def _json(status: int, payload: dict | bytes) -> web.Response:
+    """A JSON response (bytes are sent as they are: a script may send a body that is not JSON)."""
+    body = payload if isinstance(payload, bytes) else \
+        json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    return web.Response(status=status, body=body, content_type="application/json")
 
 
-class RehearsalServer:
-    """The fake server. `await start()` then `await serve_forever()`, or use `run()`."""
+class FakeServer:
+    """The fake server (module docstring) around one reply source. `await start()` / `await close()` in a running
+    loop, or `with server:` in a background thread; `base_url` ends in /v1."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, seed: int = 0,
-                 models: tuple[str, ...] = DEFAULT_MODELS, answer_key: str | os.PathLike | None = None,
-                 faults: Faults | None = None, fault_log: str | os.PathLike | None = None):
-        bad = [m for m in models if not is_synthetic_model(m)]
-        if bad or not models:
-            raise ValueError(f"rehearsal model ids must start with {SYNTHETIC_PREFIX!r}: {bad or 'none given'}")
+    def __init__(self, source: ReplySource, *, host: str = "127.0.0.1", port: int = 0, seed: int = 0,
+                 faults: Faults | None = None, fault_log: str | os.PathLike | None = None,
+                 api_key: str | None = None, forbidden_keys: Iterable[str] = ()):
+        self.source = source
         self.host, self.port, self.seed = host, port, int(seed)
-        self.models = tuple(dict.fromkeys(models))
-        self.answer_key = AnswerKey(answer_key)
         self.faults = faults or Faults()
         self.faults.validate()
         self.fault_log = Path(fault_log) if fault_log else None
-        self._fault_fh = None
+        self.api_key = api_key
+        self._forbidden = {f"Bearer {k}" for k in forbidden_keys}
+        self.auth: list[str | None] = []       # every request's Authorization header (None when absent)
         self.stats = Stats()
         self._attempts: dict[str, int] = {}
-        self._handlers: set[asyncio.Task] = set()
-        self._server: asyncio.base_events.Server | None = None
-        self._created = 1700000000  # fixed: completions are a pure function of the request
+        self._fault_fh = None
+        self._runner: web.AppRunner | None = None
+        self._listener: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- what it serves --
 
     def describe(self) -> dict:
-        return {"kind": "rehearsal", "synthetic": True, "system_fingerprint": SYNTHETIC_FINGERPRINT,
-                "models": list(self.models), "seed": self.seed, "answer_key": self.answer_key.path,
-                "faults": {"http_5xx": self.faults.rate_5xx, "slow": self.faults.rate_slow,
-                           "drop": self.faults.rate_drop, "slow_s": self.faults.slow_s}}
+        return {**self.source.describe(), "faults": self.faults.describe()}
 
-    async def start(self) -> None:
-        if self.fault_log is not None:
-            self.fault_log.parent.mkdir(parents=True, exist_ok=True)
-            self._fault_fh = open(self.fault_log, "a", buffering=1, encoding="utf-8")
-        self._server = await asyncio.start_server(self._handle, self.host, self.port, backlog=1024,
-                                                  limit=MAX_BODY)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            for task in list(self._handlers):      # open keep-alive connections and slow replies
-                task.cancel()
-            await asyncio.gather(*self._handlers, return_exceptions=True)
-            await self._server.wait_closed()
-        if self._fault_fh is not None:
-            self._fault_fh.close()
+    def stats_dict(self) -> dict:
+        s = self.stats
+        return {"synthetic": True, "connections": s.connections, "requests": s.requests, "completions": s.completions,
+                "faults": dict(s.faults), "families": dict(s.families), "shapes": dict(s.shapes),
+                "case_found": s.case_found, "uptime_s": round(time.time() - s.started_at, 3), **self.describe()}
 
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    # -- protocol --
+    url = base_url   # the scripted tests' name for it
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        self._handlers.add(task)
+    # -- life cycle --
+
+    async def start(self) -> None:
+        if self.fault_log is not None:
+            self.fault_log.parent.mkdir(parents=True, exist_ok=True)
+            self._fault_fh = open(self.fault_log, "a", buffering=1, encoding="utf-8")
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._count, self._authorize, self._read_chat,
+                                                                     self._inject_fault])
+        app.router.add_route("*", "/{path:.*}", self._route)
+        # handler_cancellation: a reply whose client went away (a slow one past its timeout) is cancelled
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_S, handler_cancellation=True)
+        await self._runner.setup()
+        loop = asyncio.get_running_loop()
+        self._listener = await loop.create_server(self._accept, self.host, self.port, backlog=1024)
+        self.port = self._listener.sockets[0].getsockname()[1]
+
+    def _accept(self):
+        """The protocol for one accepted connection (aiohttp's request handler), counted."""
         self.stats.connections += 1
-        try:
-            while True:
-                try:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                except (asyncio.IncompleteReadError, ConnectionError):
-                    return
-                except asyncio.LimitOverrunError:
-                    await self._send(writer, 413, {"error": {"message": "request head too large"}}, close=True)
-                    return
-                lines = head.decode("latin-1").split("\r\n")
-                try:
-                    method, target, version = lines[0].split(" ", 2)
-                except ValueError:
-                    await self._send(writer, 400, {"error": {"message": "bad request line"}}, close=True)
-                    return
-                headers = {}
-                for ln in lines[1:]:
-                    if ":" in ln:
-                        k, v = ln.split(":", 1)
-                        headers[k.strip().lower()] = v.strip()
-                length = int(headers.get("content-length") or 0)
-                if length > MAX_BODY:
-                    await self._send(writer, 413, {"error": {"message": "body too large"}}, close=True)
-                    return
-                body = await reader.readexactly(length) if length else b""
-                keep = headers.get("connection", "").lower() != "close" and version == "HTTP/1.1"
-                if not await self._dispatch(method, target.split("?", 1)[0], body, writer, keep, headers):
-                    return
-                if not keep:
-                    return
-        except (ConnectionError, asyncio.IncompleteReadError):
-            return
-        except asyncio.CancelledError:   # close(): open keep-alive connections and slow replies end here
-            return
-        finally:
-            self._handlers.discard(task)
+        return self._runner.server()
+
+    async def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            await self._listener.wait_closed()
+            self._listener = None
+        if self._runner is not None:
+            await self._runner.cleanup()     # open keep-alive connections and slow replies end here
+            self._runner = None
+        if self._fault_fh is not None:
+            self._fault_fh.close()
+            self._fault_fh = None
+
+    def __enter__(self) -> "FakeServer":
+        """Serve from a background thread with its own event loop (tests, benchmarks)."""
+        loop = asyncio.new_event_loop()
+        started = threading.Event()
+        failed: list[BaseException] = []
+
+        def run():
+            asyncio.set_event_loop(loop)
             try:
-                writer.close()
-            except Exception:  # noqa: BLE001 - the socket is already gone
-                pass
+                loop.run_until_complete(self.start())
+            except BaseException as exc:  # noqa: BLE001 - reported to the caller below
+                failed.append(exc)
+                started.set()
+                return
+            started.set()
+            loop.run_forever()
 
-    async def _send(self, writer, status: int, payload: dict, *, close: bool = False) -> None:
-        data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
-        head = (f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(data)}\r\nConnection: {'close' if close else 'keep-alive'}\r\n\r\n")
-        writer.write(head.encode("latin-1") + data)
-        await writer.drain()
+        self._loop = loop
+        self._thread = threading.Thread(target=run, daemon=True, name="fake-server")
+        self._thread.start()
+        if not started.wait(30) or failed:
+            if failed:
+                self._thread.join(5)
+                loop.close()
+            raise RuntimeError(f"the fake server did not start: {failed[0] if failed else 'timeout'}")
+        return self
 
-    async def _dispatch(self, method: str, path: str, body: bytes, writer, keep: bool,
-                        headers: dict[str, str]) -> bool:
-        """Answer one request; False when the connection must be dropped."""
+    def __exit__(self, *exc) -> None:
+        loop, self._loop = self._loop, None
+        asyncio.run_coroutine_threadsafe(self._close_all(), loop).result(15)
+        loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(15)
+        loop.close()
+
+    async def _close_all(self) -> None:
+        await self.close()
+        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in rest:
+            task.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
+
+    # -- middleware --
+
+    @web.middleware
+    async def _count(self, request: web.Request, handler):
         self.stats.requests += 1
-        path = path.rstrip("/")
-        if path in ("/v1/models", "/models") and method == "GET":
-            await self._send(writer, 200, {"object": "list", "data": [
-                {"id": m, "object": "model", "created": self._created, "owned_by": "rehearsal-fake"}
-                for m in self.models]}, close=not keep)
-            return True
-        if path in ("/health", "/rehearsal/stats") and method == "GET":
-            await self._send(writer, 200, self.stats_dict(), close=not keep)
-            return True
-        if path in ("/v1/chat/completions", "/chat/completions"):
-            if method != "POST":
-                await self._send(writer, 405, {"error": {"message": "use POST"}}, close=not keep)
-                return True
-            return await self._completion(body, writer, keep, headers.get(REPLY_FORM_HEADER.lower()))
-        await self._send(writer, 404, {"error": {"message": f"no route {method} {path}"}}, close=not keep)
-        return True
+        return await handler(request)
 
-    def stats_dict(self) -> dict:
-        s = self.stats
-        return {"synthetic": True, "connections": s.connections, "requests": s.requests, "completions": s.completions, "faults": dict(s.faults),
-                "families": dict(s.families), "shapes": dict(s.shapes), "case_found": s.case_found,
-                "uptime_s": round(time.time() - s.started_at, 3), **self.describe()}
+    @web.middleware
+    async def _authorize(self, request: web.Request, handler):
+        got = request.headers.get("Authorization")
+        self.auth.append(got)
+        if self.api_key is not None:
+            if got in self._forbidden:
+                return _json(403, error("forbidden", type="permission_error"))
+            if got != f"Bearer {self.api_key}":
+                return _json(401, error("Incorrect API key provided", type="invalid_request_error",
+                                        code="invalid_api_key"))
+        return await handler(request)
+
+    @web.middleware
+    async def _read_chat(self, request: web.Request, handler):
+        """A POST to a completion route: the body read and accepted (request[CHAT]) or refused by the source."""
+        if request.method != "POST" or request.path.rstrip("/") not in COMPLETION_PATHS:
+            return await handler(request)
+        if (request.content_length or 0) > MAX_BODY:
+            return _json(413, error("body too large"))
+        try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _json(413, error("body too large"))
+        got = self.source.accept(raw, {k.lower(): v for k, v in request.headers.items()})
+        if isinstance(got, Answer):
+            return _json(got.status, got.payload)
+        request[CHAT] = got
+        return await handler(request)
+
+    @web.middleware
+    async def _inject_fault(self, request: web.Request, handler):
+        chat: Chat | None = request.get(CHAT)
+        fault = self._fault_for(chat.ident) if chat is not None and self.faults.on else None
+        if fault is None:
+            return await handler(request)
+        self._log_fault(fault, chat.ident, chat.model)
+        if fault == "http_5xx":
+            return _json(503, error("rehearsal: injected server error"))
+        if fault == "drop":
+            request.transport.abort()          # the request was read; the client sees the connection reset
+            return web.Response(status=500)    # never sent: the transport is gone
+        await asyncio.sleep(self.faults.slow_s)   # "slow": the client gives up first; then answer normally
+        return await handler(request)
 
     def _fault_for(self, ident: str) -> str | None:
         f = self.faults
-        if not (f.rate_5xx or f.rate_slow or f.rate_drop):
-            return None
         attempt = self._attempts.get(ident, 0)
         self._attempts[ident] = attempt + 1
         u = Draw(self.seed, "fault", ident, attempt).u()
@@ -241,75 +268,82 @@ class RehearsalServer:
             return "drop"
         return None
 
-    def _log_fault(self, kind: str, ident: str, model: str) -> None:
+    def _log_fault(self, kind: str, ident: str, model: str | None) -> None:
         self.stats.faults[kind] += 1
         if self._fault_fh is not None:
             self._fault_fh.write(canonical_json({"fault": kind, "request": ident, "model": model,
-                                             "at": round(time.time(), 3)}) + "\n")
+                                                 "at": round(time.time(), 3)}) + "\n")
 
-    async def _completion(self, raw: bytes, writer, keep: bool, reply_form: str | None) -> bool:
-        if reply_form not in SHAPES_BY_FORM:
-            await self._send(writer, 400, {"error": {"message": f"header {REPLY_FORM_HEADER} must name a reply form "
-                                                     f"({', '.join(SHAPES_BY_FORM)}), got {reply_form!r}"}},
-                             close=not keep)
-            return True
-        try:
-            body = json.loads(raw)
-            if not isinstance(body, dict):
-                raise ValueError("not an object")
-            messages = body["messages"]
-            if not isinstance(messages, list) or not messages:
-                raise ValueError("messages must be a non-empty list")
-            max_tokens = int(body.get("max_tokens") or 1024)
-        except (ValueError, KeyError, TypeError) as exc:
-            await self._send(writer, 400, {"error": {"message": f"bad chat-completion body: {exc}"}}, close=not keep)
-            return True
-        model = body.get("model")
-        if model not in self.models:
-            await self._send(writer, 404, {"error": {"message": f"model {model!r} is not served here; this "
-                                                     f"rehearsal server serves {list(self.models)}"}},
-                             close=not keep)
-            return True
-        ident = hashlib.sha256(canonical_json(body).encode()).hexdigest()
-        fault = self._fault_for(ident)
-        if fault is not None:
-            self._log_fault(fault, ident, model)
-            if fault == "http_5xx":
-                await self._send(writer, 503, {"error": {"message": "rehearsal: injected server error"}},
-                                 close=not keep)
-                return True
-            if fault == "drop":
-                writer.transport.abort()
-                return False
-            await asyncio.sleep(self.faults.slow_s)   # the client gives up first; then answer normally
-        reply = make_reply(self.seed, body, self.answer_key, reply_form)
-        text, finish = reply.text, reply.finish_reason
-        prompt_chars = sum(len(m.get("content") or "") for m in messages if isinstance(m, dict))
-        completion_tokens = max(1, len(text) // 4)
-        if finish == "length":
-            completion_tokens = max_tokens
-        elif completion_tokens >= max_tokens:
-            text, finish, completion_tokens = text[: 4 * max_tokens], "length", max_tokens
-        s = self.stats
-        s.completions += 1
-        s.families[reply.family] = s.families.get(reply.family, 0) + 1
-        key = f"{reply.family}:{reply.shape}"
-        s.shapes[key] = s.shapes.get(key, 0) + 1
-        s.case_found += reply.case_found
-        payload = {
-            "id": "rehearsal-" + ident[:24], "object": "chat.completion", "created": self._created, "model": model,
-            "system_fingerprint": SYNTHETIC_FINGERPRINT,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
-                         "logprobs": None}],
-            "usage": {"prompt_tokens": max(1, prompt_chars // 4), "completion_tokens": completion_tokens,
-                      "total_tokens": max(1, prompt_chars // 4) + completion_tokens},
-            "rehearsal": {"synthetic": True, "family": reply.family, "shape": reply.shape},
-        }
-        await self._send(writer, 200, payload, close=not keep)
-        return True
+    # -- routes --
+
+    async def _route(self, request: web.Request) -> web.Response:
+        path, method = request.path.rstrip("/"), request.method
+        if path in MODEL_PATHS and method == "GET":
+            return _json(200, self.source.model_list())
+        if path in STATS_PATHS and method == "GET":
+            return _json(200, self.stats_dict())
+        if path in COMPLETION_PATHS:
+            if method != "POST":
+                return _json(405, error("use POST"))
+            return await self._completion(request[CHAT])
+        return _json(404, error(f"no route {method} {path}"))
+
+    async def _completion(self, chat: Chat) -> web.Response:
+        answer = self.source.answer(chat)
+        if answer.delay_s:
+            await asyncio.sleep(answer.delay_s)
+        if answer.status == 200:
+            s = self.stats
+            s.completions += 1
+            if answer.family is not None:
+                s.families[answer.family] = s.families.get(answer.family, 0) + 1
+                key = f"{answer.family}:{answer.shape}"
+                s.shapes[key] = s.shapes.get(key, 0) + 1
+            s.case_found += answer.case_found
+        return _json(answer.status, answer.payload)
 
 
-async def _serve(server: RehearsalServer, ready_file: Path | None) -> None:
+class RehearsalServer(FakeServer):
+    """The fake server with the rehearsal's reply script (sources.RehearsalReplies): `make rehearse`, the rehearsal
+    launcher, the arm and client tests. Model ids must start with `rehearsal-`."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, seed: int = 0,
+                 models: tuple[str, ...] = DEFAULT_MODELS, answer_key: str | os.PathLike | None = None,
+                 faults: Faults | None = None, fault_log: str | os.PathLike | None = None):
+        super().__init__(RehearsalReplies(seed=seed, models=models, answer_key=answer_key), host=host, port=port,
+                         seed=seed, faults=faults, fault_log=fault_log)
+
+    @property
+    def answer_key(self):
+        return self.source.answer_key
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return self.source.models
+
+
+class ScriptedServer(FakeServer):
+    """The fake server with a test's script (sources.ScriptedReplies), optionally demanding an API key (401 without
+    it, 403 for one of `forbidden_keys`): the client, CLI and arm tests, `make bench-executor`. `requests` lists the
+    JSON bodies received, `auth` every request's Authorization header.
+
+        with ScriptedServer([(503, {"error": "busy"}, 0), (200, chat_completion("Final answer: 4"), 0)]) as srv:
+            ...   # srv.url is "http://127.0.0.1:<port>/v1"
+    """
+
+    def __init__(self, script: Iterable[tuple] = (), *, reply=None, model: str = SCRIPTED_MODEL, port: int = 0,
+                 api_key: str | None = None, forbidden_keys: Iterable[str] = ()):
+        super().__init__(ScriptedReplies(list(script), reply, model), port=port, api_key=api_key,
+                         forbidden_keys=forbidden_keys)
+
+    @property
+    def requests(self) -> list:
+        return self.source.requests
+
+
+async def serve_until_stopped(server: FakeServer, ready_file: Path | None = None) -> None:
+    """Serve until SIGTERM or SIGINT: print the ready line (JSON: ready, base_url, pid and what it serves) and
+    write it to `ready_file` (atomically) once listening."""
     await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -323,44 +357,3 @@ async def _serve(server: RehearsalServer, ready_file: Path | None) -> None:
         os.replace(tmp, ready_file)
     await stop.wait()
     await server.close()
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rehearsal-server", description="The rehearsal server: a scripted fake "
-                                "OpenAI-compatible model server (synthetic output, never a model).")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=18461)
-    p.add_argument("--seed", type=int, default=0, help="rehearsal seed: with the request, decides every reply")
-    p.add_argument("--model", action="append", default=None,
-                   help=f"model id to serve (repeatable; must start with {SYNTHETIC_PREFIX!r}) "
-                        f"[default: {', '.join(DEFAULT_MODELS)}]")
-    p.add_argument("--answer-key", default=None, help="dataset CSV whose gold values the 'correct' shapes use")
-    p.add_argument("--fault-5xx", type=float, default=0.0, help="share of attempts answered HTTP 503")
-    p.add_argument("--fault-slow", type=float, default=0.0, help="share of attempts delayed by --slow-s")
-    p.add_argument("--fault-drop", type=float, default=0.0, help="share of attempts whose connection is dropped")
-    p.add_argument("--slow-s", type=float, default=30.0, help="delay of a slow reply (above the client timeout)")
-    p.add_argument("--fault-log", default=None, help="append one JSON line per injected fault here")
-    p.add_argument("--ready-file", default=None, help="write the ready line (JSON) here once listening")
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        server = RehearsalServer(host=args.host, port=args.port, seed=args.seed,
-                                 models=tuple(args.model or DEFAULT_MODELS), answer_key=args.answer_key,
-                                 faults=Faults(args.fault_5xx, args.fault_slow, args.fault_drop, args.slow_s),
-                                 fault_log=args.fault_log)
-    except Exception as exc:  # noqa: BLE001 - bad rates, model ids or answer-key file: one line, exit 2
-        print(f"rehearsal-server: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    try:
-        asyncio.run(_serve(server, Path(args.ready_file) if args.ready_file else None))
-    except OSError as exc:
-        print(f"rehearsal-server: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -28,7 +28,7 @@ ahead of demand but still take a core. The fork floor (a bare interpreter's fork
 wait, before the executor is imported) and the zygote's own fork + ``_exit`` + wait are measured
 in the same run. With ``--markers`` the child also makes one empty ``write`` to the result
 descriptor at every boundary, so an ``strace -f`` of the probe splits each child's system calls
-by phase (``bench_executor.py`` counts them). On the host, each child's minor page faults (its
+by phase (``bench/executor.py`` counts them). On the host, each child's minor page faults (its
 copy-on-write faults after the fork, from ``wait4``) are reported too: under gVisor each one is
 a round trip to the Sentry.
 
@@ -43,7 +43,7 @@ import select
 import sys
 import time
 
-PROGRAMS = [  # the calculator-like mix of both benchmarks (scripts/bench_executor.py imports it)
+PROGRAMS = [  # the calculator-like mix of both benchmarks (bench/executor.py imports it)
     "weight_kg = 72.5\nheight_m = 1.78\nanswer = round(weight_kg / height_m ** 2, 2)\n",
     "import math\nscr, age = 1.1, 63\nk, a = 0.9, -0.302\n"
     "answer = round(142 * min(scr / k, 1) ** a * max(scr / k, 1) ** -1.2 * 0.9938 ** age, 1)\n",

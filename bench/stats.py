@@ -4,31 +4,30 @@ sign-flip permutation at case and calculator level, Holm, ICC) for 4 models x 12
 same run.
 
 The loop is timed on a subset of the draws (every gap, `--loop-draws` draws) and extrapolated
-linearly to the full draw count; the report says so. Writes JSON (default bench/stats.json).
+linearly to the full draw count; the report says so. Writes JSON (`make bench-stats`: runs/bench/stats.json).
 Targets: array version <= 10 s and >= 50x faster than the loop.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import platform
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.machine import Machine
+from bench.targets import Target
+from harness.analysis.results_analysis import analyse, audit_comparisons
+from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
+from harness.analysis.stats.families import declared_comparisons
+from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact
+from harness.analysis.stats.icc import summarize
+from harness.analysis.stats.paired import collect_pairs
+from harness.analysis.stats.synthetic_records import synthetic_arrays
+from harness.analysis.tables import table_s5
 
-from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED  # noqa: E402
-from harness.analysis.stats.icc import summarize  # noqa: E402
-from harness.analysis.stats.paired import collect_pairs  # noqa: E402
-from harness.analysis.stats.synthetic_records import synthetic_arrays  # noqa: E402
-from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact  # noqa: E402
-from harness.analysis.results_analysis import analyse, audit_comparisons  # noqa: E402
-from harness.analysis.tables import table_s5  # noqa: E402
-from harness.analysis.stats.families import declared_comparisons  # noqa: E402
+TARGETS = (Target("array_version_seconds", "<=", 10, label="array_seconds_max"),
+           Target("speedup", ">=", 50, label="speedup_min"))
 
 
 def loop_s5(pairs, cluster, draws: int, seed: int) -> list[dict]:
@@ -71,20 +70,14 @@ def loop_s5(pairs, cluster, draws: int, seed: int) -> list[dict]:
     return rows
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", default="bench/stats.json")
-    ap.add_argument("--draws", type=int, default=DEFAULT_DRAWS)
-    ap.add_argument("--loop-draws", type=int, default=200, help="draws the per-draw loop is timed on")
-    ap.add_argument("--repeats", type=int, default=3, help="timed repeats of the array version (median kept)")
-    args = ap.parse_args()
-
+def main(out: Path, draws: int = DEFAULT_DRAWS, loop_draws: int = 200, repeats: int = 3) -> int:
+    machine = Machine()
     shape = dict(n_models=4, seeds=(42, 43, 44, 45, 46), cases_per_calc=20, n_calculators=55)
     times = []
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         data = synthetic_arrays(**shape, seed=1)
         t0 = time.perf_counter()
-        an = analyse(None, draws=args.draws, seed=DEFAULT_SEED, data=data)
+        an = analyse(None, draws=draws, seed=DEFAULT_SEED, data=data)
         table = table_s5(an)
         _ = table.to_markdown() + table.to_latex() + table.to_csv()
         times.append(time.perf_counter() - t0)
@@ -99,43 +92,40 @@ def main() -> int:
     # Time the loop at two draw counts and fit time = fixed + per_draw * draws, so the per-gap work
     # done once (McNemar, ICC, Holm) is not multiplied by the extrapolation.
     timed = {}
-    for n_draws in (args.loop_draws // 2, args.loop_draws):
+    for n_draws in (loop_draws // 2, loop_draws):
         t0 = time.perf_counter()
         loop_rows = loop_s5(pairs, data.cluster, n_draws, seed=DEFAULT_SEED)
         timed[n_draws] = time.perf_counter() - t0
     (d1, t1), (d2, t2) = sorted(timed.items())
     per_draw = max((t2 - t1) / (d2 - d1), 0.0)
     fixed = max(t2 - per_draw * d2, 0.0)
-    loop_full = fixed + per_draw * args.draws
+    loop_full = fixed + per_draw * draws
     loop_measured = t2
     gap_diff = max(abs(r["gap"] - g["gap"]) for r, g in zip(loop_rows, an2.gaps))
     speedup = loop_full / fast
+    measured = {"array_version_seconds": fast, "speedup": speedup}
     report = {
         "benchmark": "full s5 table (every declared paired gap) on synthetic correctness data",
         "data": {"models": 4, "arms": 12, "seeds": 5, "cases": 1100, "calculators": 55, "synthetic": True,
                  "derived_hybrid_arms": len(an.hybrids), "paired_gaps": n_gaps},
-        "draws": args.draws,
+        "draws": draws,
         "array_version_seconds": round(fast, 3),
         "array_version_repeats": [round(t, 3) for t in times],
-        "loop_draws_measured": args.loop_draws,
+        "loop_draws_measured": loop_draws,
         "loop_seconds_measured": round(loop_measured, 3),
         "loop_seconds_extrapolated": round(loop_full, 1),
         "loop_seconds_at": {str(k): round(v, 3) for k, v in timed.items()},
-        "loop_note": f"EXTRAPOLATED: the per-draw loop was timed on {d1} and {d2} of {args.draws} draws for every "
+        "loop_note": f"EXTRAPOLATED: the per-draw loop was timed on {d1} and {d2} of {draws} draws for every "
                      "gap; time = fixed + per_draw * draws fitted to the two runs and evaluated at the full count",
         "loop_vs_array_max_point_gap_difference_pp": gap_diff,
         "speedup": round(speedup, 1),
-        "targets": {"array_seconds_max": 10, "speedup_min": 50},
-        "meets_targets": bool(fast <= 10 and speedup >= 50),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "numpy": np.__version__,
-                    "platform": platform.platform()},
+        "targets": {t.key: t.bound for t in TARGETS},
+        "meets_targets": all(t.met(measured[t.name]) for t in TARGETS),
+        "machine": {"cpus": machine.cores, "python": machine.python, "numpy": np.__version__,
+                    "platform": machine.platform},
     }
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     return 0 if report["meets_targets"] else 1
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,9 +1,7 @@
-#!/usr/bin/env python3
 """SYNTHETIC: a full-size result set for timing the post-run stages, made by replicating a small rehearsal
 result set (`make rehearse SIZE=small`), never by running a model.
 
-    .venv/bin/python scripts/synthesize_fullsize_results.py /tmp/rehearsal-small /tmp/fullsize \
-        [--cases 1100] [--seeds 42-46]
+    .venv/bin/python -m bench synthesize-fullsize /tmp/rehearsal-small /tmp/fullsize [--cases 1100] [--seeds 42-46]
 
 Reads SOURCE/results (the rehearsal's per-case files and run manifests) and SOURCE/rehearsal-cases.csv (its
 case set), and writes OUT/synthetic-fullsize-cases.csv and OUT/results:
@@ -19,26 +17,27 @@ case set), and writes OUT/synthetic-fullsize-cases.csv and OUT/results:
 * run manifests: the source's, with seeds and dataset rewritten and marked synthetic.
 
 OUT/SYNTHETIC-FULLSIZE.json says what the set is. Nothing in it is a result: it exists to time stats, tables,
-figures, report and verify at the paper's record count (scripts/bench_stages.py).
+figures, report and verify at the paper's record count (`python -m bench stages`, bench/stages.py).
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import json
 import shutil
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from harness.core.canonical_json import json_file_text, record_line  # noqa: E402
-from harness.core.hashing import file_sha256  # noqa: E402
-from harness.core.seeds import parse_seeds  # noqa: E402
+from harness.core.canonical_json import json_file_text, record_line
+from harness.core.hashing import file_sha256
+from harness.run.manifest import read_manifests
+from harness.run.store import iter_result_files, results_location
 
 ROW_STRIDE = 100_000
+
+
+class FullsizeError(ValueError):
+    """The source cannot give the synthetic set (the message names the file)."""
+
 DATASET_NAME = "synthetic-fullsize-cases"
 
 
@@ -48,9 +47,9 @@ def replicate_cases(src_csv: Path, dst_csv: Path, n_cases: int) -> tuple[int, in
         reader = csv.DictReader(fh)
         fields, rows = reader.fieldnames, list(reader)
     if not rows:
-        raise SystemExit(f"{src_csv}: no cases")
+        raise FullsizeError(f"{src_csv}: no cases")
     if max(int(r["Row Number"]) for r in rows) >= ROW_STRIDE:
-        raise SystemExit(f"{src_csv}: row numbers reach {ROW_STRIDE}; fresh row numbers would collide")
+        raise FullsizeError(f"{src_csv}: row numbers reach {ROW_STRIDE}; fresh row numbers would collide")
     replicas = -(-n_cases // len(rows))
     with open(dst_csv, "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
@@ -63,20 +62,20 @@ def replicate_cases(src_csv: Path, dst_csv: Path, n_cases: int) -> tuple[int, in
 
 def synthesize(source: Path, out: Path, n_cases: int, seeds: list[int]) -> dict:
     src_results = source / "results"
-    files = sorted(src_results.glob("*/*/seed*.jsonl"))
+    files = list(iter_result_files(src_results))
     if not files:
-        raise SystemExit(f"{src_results}: no per-case results")
+        raise FullsizeError(f"{src_results}: no per-case results")
     if out.exists():
         shutil.rmtree(out)
     (out / "results").mkdir(parents=True)
     cases_csv = out / f"{DATASET_NAME}.csv"
     replicas, rows = replicate_cases(source / "rehearsal-cases.csv", cases_csv, n_cases)
     sha = file_sha256(cases_csv)
-    have = sorted({int(p.stem[4:]) for p in files})
+    have = sorted({results_location(p).seed for p in files})
     source_of = {new: have[i % len(have)] for i, new in enumerate(seeds)}
     written = 0
     for path in files:
-        old_seed = int(path.stem[4:])
+        old_seed = results_location(path).seed
         targets = [s for s in seeds if source_of[s] == old_seed]
         if not targets:
             continue
@@ -97,8 +96,8 @@ def synthesize(source: Path, out: Path, n_cases: int, seeds: list[int]) -> dict:
                                 "key": hashlib.sha256(f"{rec['key']}:{rep}:{new_seed}".encode()).hexdigest()}
                         fh.write(record_line(copy))
                         written += 1
-    for p in sorted(src_results.glob("manifest-*.json")):
-        man = json.loads(p.read_text(encoding="utf-8"))
+    for found in read_manifests(src_results):
+        p, man = found.path, dict(found.data)
         if isinstance(man.get("dataset"), dict):
             man["dataset"] = {**man["dataset"], "name": DATASET_NAME, "path": str(cases_csv), "sha256": sha,
                               "n_cases": rows}
@@ -112,21 +111,7 @@ def synthesize(source: Path, out: Path, n_cases: int, seeds: list[int]) -> dict:
             "source": str(source), "cases": rows, "case_replicas": replicas, "seeds": seeds,
             "seed_sources": {str(k): v for k, v in source_of.items()}, "records": written,
             "dataset": {"name": DATASET_NAME, "path": str(cases_csv), "sha256": sha},
-            "result_bytes": sum(p.stat().st_size for p in (out / "results").glob("*/*/seed*.jsonl"))}
+            "result_bytes": sum(p.stat().st_size for p in iter_result_files(out / "results"))}
     (out / "SYNTHETIC-FULLSIZE.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     return info
 
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("source", type=Path, help="a rehearsal output directory (holds results/ and rehearsal-cases.csv)")
-    p.add_argument("out", type=Path)
-    p.add_argument("--cases", type=int, default=1100)
-    p.add_argument("--seeds", default="42-46")
-    a = p.parse_args(argv)
-    print(json.dumps(synthesize(a.source, a.out, a.cases, parse_seeds(a.seeds)), indent=1, sort_keys=True))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""Executor benchmark (``make bench-executor``): writes bench/executor.json.
+"""Executor benchmark (``make bench-executor``): writes runs/bench/executor.json.
 
 Everything is measured in one run, on the same calculator-like program mix, with every layer on
 and the shipped policy limits, so that ratios compare figures taken under the same load. The
@@ -21,11 +20,11 @@ For each backend (``process``: layers 1-4; ``container``: layers 1-6), through
 * ``throughput``: 1,100 programs through ``run_many`` (as many in flight as the pool takes).
 
 ``harness_end_to_end``: ``harness run --arm program-solve --dataset dev --concurrency 32``
-against ``FakeModelServer`` (tests/fake_model_server.py, a scripted stand-in for a model server: here every
-reply is a fixed program, ``fake_reply``; nothing it produces is a model result) with the container and with
-the process backend.
+against ``ScriptedServer`` (harness.model.rehearsal.server: the fake server with a script standing in for a
+model server; here every reply is a fixed program, ``fake_reply``, and nothing it produces is a model result)
+with the container and with the process backend.
 
-``phases``: where one program's time goes (scripts/executor_phase_probe.py: the executor's own
+``phases``: where one program's time goes (bench/phase_probe.py: the executor's own
 ``child.run_child`` with clock marks, on the host and inside runsc with the pool's flags, plus
 system calls per phase from ``strace -f -ff`` of the host probe); ``holding_phase`` names the
 largest phase and the work per program ahead of demand and on the request path.
@@ -35,11 +34,9 @@ The verdict against issue 25's targets (relative to the fork floor of the same r
 """
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -47,19 +44,19 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.machine import Machine, loadavg
+from bench.phase_probe import PROGRAMS  # the calculator-like mix, one list for the benchmark and its probe
+from bench.targets import Target
+from executor import pool as pool_mod
+from executor.api import Executor
+from harness.core.paths import REPO_ROOT
+from harness.model.rehearsal.server import ScriptedServer
+from harness.model.rehearsal.sources import chat_completion
 
-from executor import pool as pool_mod  # noqa: E402
-from executor.api import Executor  # noqa: E402
-from tests.fake_model_server import FakeModelServer, completion  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "scripts"))
-from executor_phase_probe import PROGRAMS as probe_programs  # noqa: E402  (the probe runs standalone in runsc)
-
-PROGRAMS = probe_programs  # the calculator-like mix, one list for the benchmark and its phase probe
+ROOT = REPO_ROOT
 # one of each limit, in turn, for the mixed pattern (expected outcomes in brackets)
 LIMIT_PROGRAMS = [
     ("answer = sum(range(10 ** 11))\n", {"CPU_LIMIT", "TIMEOUT_WALL"}),
@@ -67,14 +64,14 @@ LIMIT_PROGRAMS = [
     ("n = 0\nwhile True:\n    n += 1\n", {"LINE_CAP", "CPU_LIMIT", "TIMEOUT_WALL"}),
     ("import os\nanswer = os.getuid()\n", {"REJECTED_STATIC"}),
 ]
-TARGETS = {  # issue 25 (relative to the fork floor of the same run) and issue 14; "min": higher is better
-    "container_back_to_back_median_over_fork_floor": ("max", 1.5),
-    "container_back_to_back_p95_over_fork_floor": ("max", 2.5),
-    "pool_seconds_for_1100": ("max", 8.0),
-    "container_spaced_median_over_bare_python": ("max", 1.0),
-    "speedup_vs_docker_run": ("min", 25.0),
-    "harness_container_over_process": ("max", 1.5),
-}
+TARGETS = {t.name: t for t in (  # issue 25 (relative to the fork floor of the same run) and issue 14
+    Target("container_back_to_back_median_over_fork_floor", "<=", 1.5),
+    Target("container_back_to_back_p95_over_fork_floor", "<=", 2.5),
+    Target("pool_seconds_for_1100", "<=", 8.0),
+    Target("container_spaced_median_over_bare_python", "<=", 1.0),
+    Target("speedup_vs_docker_run", ">=", 25.0),
+    Target("harness_container_over_process", "<=", 1.5),
+)}
 FAKE_SERVER_MODEL = "fake-scripted-bench-server"
 
 
@@ -83,7 +80,7 @@ def programs(n: int) -> list[str]:
 
 
 def load() -> float:
-    return round(os.getloadavg()[0], 2)
+    return loadavg()[0]
 
 
 def summary(latencies_s: list[float], wall_s: float) -> dict:
@@ -276,9 +273,12 @@ def bench_fork_floor(n: int, image: str, python: str, runtime: str | None = None
     return {"n": n, "host_ms": round(float(host.stdout), 3), "runsc_ms": round(float(inside.stdout), 3)}
 
 
-# --- where one program's time goes (scripts/executor_phase_probe.py) --------------------------------
+# --- where one program's time goes (bench/phase_probe.py) -------------------------------------------
 
-PROBE = ROOT / "scripts" / "executor_phase_probe.py"
+PROBE = ROOT / "bench" / "phase_probe.py"
+# on the host the probe runs as a module from the repository root (as a script, bench/ would come first on sys.path
+# and bench/executor.py would stand in for the executor package); in runsc its file is fed to python3 -I -S -
+PROBE_MODULE = ["-m", "bench.phase_probe"]
 
 
 def _phase_summary(report: dict) -> dict:
@@ -338,7 +338,7 @@ def strace_probe(n: int, directory: Path) -> dict[int, str]:
     """Run the probe with markers under ``strace -f -ff``: {pid: its trace}."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     prefix = directory / "trace"
-    subprocess.run([shutil.which("strace"), "-f", "-ff", "-qq", "-o", str(prefix), sys.executable, str(PROBE),
+    subprocess.run([shutil.which("strace"), "-f", "-ff", "-qq", "-o", str(prefix), sys.executable, *PROBE_MODULE,
                     str(n), "--markers"], capture_output=True, env=env, check=True)
     return {int(p.name.rsplit(".", 1)[1]): p.read_text(errors="replace") for p in directory.glob("trace.*")}
 
@@ -348,9 +348,10 @@ def bench_phases(n: int, image: str, runtime: str | None = None) -> dict:
     inside runsc with the pool's flags (the container backend's), and system calls per phase
     counted by strace on the host."""
     print(f"bench: per-phase breakdown ({n} children, host and runsc)", file=sys.stderr)
-    out = {"probe": "scripts/executor_phase_probe.py"}
+    out = {"probe": "bench/phase_probe.py"}
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    host = subprocess.run([sys.executable, str(PROBE), str(n)], capture_output=True, text=True, env=env, check=True)
+    host = subprocess.run([sys.executable, *PROBE_MODULE, str(n)], capture_output=True, text=True, env=env, check=True,
+                          cwd=ROOT)
     out["host"] = _phase_summary(json.loads(host.stdout))
     docker = shutil.which("docker")
     with open(PROBE, "rb") as src:
@@ -390,14 +391,14 @@ FAKE_REPLY = "```python\nimport math\nx = {n}\nanswer = round(math.sqrt(x) * 1.5
 
 
 def fake_reply(raw: bytes) -> dict:
-    return completion(FAKE_REPLY.format(n=len(raw) % 997 + 1), model=FAKE_SERVER_MODEL,
-                      prompt_tokens=len(raw) // 4, completion_tokens=30)
+    return chat_completion(FAKE_REPLY.format(n=len(raw) % 997 + 1), model=FAKE_SERVER_MODEL,
+                           prompt_tokens=len(raw) // 4, completion_tokens=30)
 
 
 def bench_harness(backend: str, port: int, dataset: str, concurrency: int) -> dict:
     harness = Path(sys.executable).parent / "harness"
     with tempfile.TemporaryDirectory(prefix="bench-harness-") as out, \
-            FakeModelServer(reply=fake_reply, model=FAKE_SERVER_MODEL, port=port) as server:
+            ScriptedServer(reply=fake_reply, model=FAKE_SERVER_MODEL, port=port) as server:
         cmd = [str(harness), "run", "--arm", "program-solve", "--dataset", dataset, "--seeds", "42",
                "--base-url", f"http://127.0.0.1:{server.port}/v1", "--model", FAKE_SERVER_MODEL,
                "--executor-backend", backend, "--concurrency", str(concurrency), "--no-cache",
@@ -427,43 +428,40 @@ def compare(res: dict) -> dict:
     if "harness_end_to_end" in res:
         h = res["harness_end_to_end"]
         measured_values["harness_container_over_process"] = round(h["container"]["wall_s"] / h["process"]["wall_s"], 3)
-    verdict = {}
-    for key, value in measured_values.items():
-        direction, target = TARGETS[key]
-        met = value >= target if direction == "min" else value <= target
-        verdict[key] = {"target": ("\u2265 " if direction == "min" else "\u2264 ") + str(target),
-                        "measured": value, "met": met,
-                        "off_by": None if met else round(value / target if direction == "max" else target / value, 2)}
-    return verdict
+    return {key: TARGETS[key].verdict(value) for key, value in measured_values.items()}
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=str(ROOT / "bench" / "executor.json"))
-    ap.add_argument("--n-seq", type=int, default=200, help="back-to-back programs per mode")
-    ap.add_argument("--n-spaced", type=int, default=100, help="programs sent one at a time, 50 ms apart")
-    ap.add_argument("--bursts", type=int, default=8, help="bursts of 32 programs")
-    ap.add_argument("--burst-gap", type=float, default=0.5, help="seconds between bursts")
-    ap.add_argument("--n-mixed", type=int, default=200, help="programs of the mixed pattern (1 in 20 hits a limit)")
-    ap.add_argument("--n-pool", type=int, default=1100, help="programs through run_many")
-    ap.add_argument("--n-docker", type=int, default=20, help="programs for docker run per program")
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--spares", type=int, default=None, help="spare children per supervisor (default: the executor's)")
-    ap.add_argument("--python", default="/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable,
-                    help="interpreter for the bare-subprocess baseline")
-    ap.add_argument("--image", default=None)
-    ap.add_argument("--runtime", default=pool_mod.DEFAULT_RUN_VALUES["runtime"],
-                    help="docker runtime of the container backend (recorded under executor.runtime)")
-    ap.add_argument("--n-phases", type=int, default=100, help="children of the per-phase breakdown (0: skip)")
-    ap.add_argument("--harness-dataset", default="dev", help="dataset of the harness end-to-end run ('' to skip)")
-    ap.add_argument("--harness-concurrency", type=int, default=32)
-    ap.add_argument("--fake-server-port", type=int, default=18431, help="port of the fake scripted server (0: any)")
-    args = ap.parse_args(argv)
-    for name in ("n_seq", "n_spaced", "bursts", "n_mixed", "n_pool", "n_docker", "workers"):
-        if getattr(args, name) < 1:
-            ap.error(f"--{name.replace('_', '-')} must be >= 1")
+@dataclass(frozen=True)
+class Options:
+    """`python -m bench executor`'s options (bench/cli.py lists their help)."""
+
+    out: Path = ROOT / "runs" / "bench" / "executor.json"
+    n_seq: int = 200            # back-to-back programs per mode
+    n_spaced: int = 100         # programs sent one at a time, 50 ms apart
+    bursts: int = 8             # bursts of 32 programs
+    burst_gap: float = 0.5      # seconds between bursts
+    n_mixed: int = 200          # programs of the mixed pattern (1 in 20 hits a limit)
+    n_pool: int = 1100          # programs through run_many
+    n_docker: int = 20          # programs for docker run per program
+    workers: int = os.cpu_count() or 1
+    spares: int | None = None   # spare children per supervisor (None: the executor's)
+    python: str = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable  # bare baseline
+    image: str | None = None
+    runtime: str = pool_mod.DEFAULT_RUN_VALUES["runtime"]
+    n_phases: int = 100         # children of the per-phase breakdown (0: skip)
+    harness_dataset: str = "dev"  # dataset of the harness end-to-end run ("": skip)
+    harness_concurrency: int = 32
+    fake_server_port: int = 18431  # port of the scripted fake server (0: any)
+
+    def __post_init__(self) -> None:
+        for name in ("n_seq", "n_spaced", "bursts", "n_mixed", "n_pool", "n_docker", "workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1")
+
+
+def main(args: Options) -> int:
+    machine = Machine()
     image = args.image or pool_mod.default_image()
-    load_start = os.getloadavg()
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     res: dict = {}
     seq = programs(args.n_seq)
@@ -493,25 +491,25 @@ def main(argv=None) -> int:
             print(f"bench: harness end to end failed: {exc}", file=sys.stderr)
     report = {
         "started_at": started,
-        "machine": {"cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "loadavg_start": [round(x, 2) for x in load_start],
-                    "loadavg_end": [round(x, 2) for x in os.getloadavg()]},
+        "machine": {"cores": machine.cores, "platform": machine.platform, "python": machine.python,
+                    "loadavg_start": machine.loadavg_start, "loadavg_end": machine.finish().loadavg_end},
         "results": res,
         "targets": compare(res),
     }
     floor = res["fork_floor"]["runsc_ms"]
     report["floor"] = {
         "fork_exit_wait_in_runsc_ms": floor,
-        "seconds_for_1100_from_fork_alone": round(floor * 1100 / 1000 / (os.cpu_count() or 1), 2),
+        "seconds_for_1100_from_fork_alone": round(floor * 1100 / 1000 / machine.cores, 2),
         "note": "a fresh process per program costs at least one fork + exit + wait inside gVisor; "
                 "divided over the cores, this bounds the 1,100-program time from below before any Python runs",
     }
     if "phases" in res:
-        report["holding_phase"] = holding_phase(res["phases"], os.cpu_count() or 1)
-    missed = [f"{k}: {v['measured']} vs {v['target']} ({v['off_by']}x)" for k, v in report["targets"].items() if not v["met"]]
+        report["holding_phase"] = holding_phase(res["phases"], machine.cores)
+    missed = [f"{k}: {v['measured']} vs {v['target']} ({v['off_by']}x)" for k, v in report["targets"].items()
+              if not v["met"]]
     report["note"] = ("all targets met" if not missed else "missed: " + "; ".join(missed)) + (
         f". Load average {report['machine']['loadavg_start'][0]}->{report['machine']['loadavg_end'][0]} "
-        f"on {os.cpu_count()} cores.")
+        f"on {machine.cores} cores.")
     if "holding_phase" in report:
         h = report["holding_phase"]
         report["note"] += (f" Inside runsc a program is {h['ahead_of_demand_ms']} ms of work ahead of demand and "
@@ -526,6 +524,3 @@ def main(argv=None) -> int:
     print(f"bench: wrote {out}", file=sys.stderr)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

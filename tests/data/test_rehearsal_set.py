@@ -8,7 +8,7 @@ import pytest
 
 from harness.data.conventions import default_convention
 from harness.data.dataset import load_dataset
-from harness.reproduce.rehearsal.rehearsal_set import RehearsalSetError, build_rehearsal_set
+from harness.data.rehearsal_set import RehearsalSetError, build_rehearsal_set
 
 
 def test_full_set_from_dev_rows(shared_data_dir, tmp_path):
@@ -56,12 +56,18 @@ def test_bad_source_is_named(tmp_path):
         build_rehearsal_set(bad, tmp_path / "o.csv", 2)
 
 
-def test_entry_point_builds_from_the_dev_rows_and_prints_the_convention(shared_data_dir, tmp_path, monkeypatch, capsys):
-    from harness.reproduce.rehearsal.rehearsal_set import main
+def test_command_builds_from_the_dev_rows_and_prints_the_convention(shared_data_dir, tmp_path, monkeypatch):
+    """`harness data rehearsal-set OUT --per-calculator N`: the convention on stdout (scripts read it), the summary
+    on stderr; a missing count is a usage error, missing dev rows one line naming them."""
+    from click.testing import CliRunner
+    from harness.cli import main
     monkeypatch.setenv("MEDCALC_SHARED_DIR", str(shared_data_dir))
-    assert main([str(tmp_path / "set.csv"), "1"]) == 0
-    out = capsys.readouterr()
-    assert out.out.strip() == "medcalc-v1.0" and json.loads(out.err)["n_cases"] == 55
-    assert main([str(tmp_path / "set.csv")]) == 2 and "usage" in capsys.readouterr().err
+    runner = CliRunner()
+    r = runner.invoke(main, ["data", "rehearsal-set", str(tmp_path / "set.csv"), "--per-calculator", "1"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == "medcalc-v1.0" and json.loads(r.stderr)["n_cases"] == 55
+    r = runner.invoke(main, ["data", "rehearsal-set", str(tmp_path / "set.csv")])
+    assert r.exit_code == 2 and "--per-calculator" in r.output
     monkeypatch.setenv("MEDCALC_SHARED_DIR", str(tmp_path / "nowhere"))
-    assert main([str(tmp_path / "other.csv"), "1"]) == 1 and "dev rows" in capsys.readouterr().err
+    r = runner.invoke(main, ["data", "rehearsal-set", str(tmp_path / "other.csv"), "--per-calculator", "1"])
+    assert r.exit_code == 1 and "dev rows" in r.stderr

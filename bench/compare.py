@@ -1,4 +1,5 @@
-"""Compare two result directories by content: what the kill-and-resume check calls "identical".
+"""Compare two result directories by content: what the kill-and-resume check calls "identical", and what two
+rehearsals (before and after a change) are compared by (`python -m bench compare-records A B`).
 
 Per-case files cannot be byte-identical between an interrupted and an uninterrupted run: records are
 appended in completion order, and each carries wall-clock fields. The comparison therefore canonicalises
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from harness.core.canonical_json import canonical_json
 from harness.model.rehearsal.replies import clock_neutral
-from harness.run.store import iter_result_files, read_result_file
+from harness.run.store import iter_located_records, iter_result_files, read_result_file
 
 VOLATILE_FIELDS = ("latency_ms", "started_at", "finished_at", "cached", "retries")
 EXECUTOR_VOLATILE = ("wall_ms", "cpu_ms")
@@ -81,3 +82,22 @@ def compare(a_lines: str, b_lines: str) -> dict:
             "only_resumed": only_b,
             "results_files": sum(p.startswith("results/") for p in a),
             "table_files": sum(p.startswith("tables/") for p in a)}
+
+
+def canonical_records(results_root: Path, *, ignore: tuple[str, ...] = ()) -> dict[str, str]:
+    """{key: canonical record} of every record under a results root, without the fields in `ignore`."""
+    out = {}
+    for _, _, rec in iter_located_records(results_root):
+        out[rec["key"]] = canonical_record({k: v for k, v in rec.items() if k not in ignore})
+    return out
+
+
+def compare_records(a_root: Path, b_root: Path) -> dict:
+    """Two rehearsals' reference records by content: the canonical records (canonical_record) less `dataset_path`
+    (each rehearsal writes its case set under its own --out)."""
+    a = canonical_records(a_root, ignore=("dataset_path",))
+    b = canonical_records(b_root, ignore=("dataset_path",))
+    same = sum(1 for k in a if k in b and a[k] == b[k])
+    differing = sorted(k for k in a if k in b and a[k] != b[k])
+    return {"records_a": len(a), "records_b": len(b), "identical": same, "differing": differing,
+            "one_side_only": len(a.keys() ^ b.keys()), "same": not differing and a.keys() == b.keys()}

@@ -9,7 +9,7 @@ The set is a new file (a new sha256), so it is not a known dataset; its rows kee
 convention, and the manifest says which (`convention`: the source's by content sha256, e.g. medcalc-v1.0 for
 the v1.0 dev rows). The rehearsal runs with that convention given explicitly (`--convention`).
 
-    python -m harness.reproduce.rehearsal.rehearsal_set OUT_CSV PER_CALCULATOR
+    harness data rehearsal-set OUT_CSV --per-calculator N
 builds the set from the dev rows (the pinned name `dev`), prints the manifest's summary on stderr and the
 set's convention on stdout (for scripts: `--convention "$(...)"`).
 """
@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import os
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -91,22 +89,3 @@ def dev_rows_csv() -> Path:
     except DatasetError as exc:
         raise FileNotFoundError(f"the rehearsal set is built from the dev rows: {exc}") from None
 
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2 or not args[1].isdigit():
-        print("usage: python -m harness.reproduce.rehearsal.rehearsal_set OUT_CSV PER_CALCULATOR", file=sys.stderr)
-        return 2
-    try:
-        info = build_rehearsal_set(dev_rows_csv(), args[0], int(args[1]))
-    except (FileNotFoundError, RehearsalSetError) as exc:
-        print(f"rehearsal_set: {exc}", file=sys.stderr)
-        return 1
-    print(json.dumps({k: info[k] for k in ("n_cases", "reused_rows", "source_sha256", "csv_sha256", "convention")}),
-          file=sys.stderr)
-    print(info["convention"])
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
-#!/usr/bin/env python3
-"""Model-client A/B (``make bench-client``): writes bench/client.json.
+"""Model-client A/B (``make bench-client``): writes runs/bench/client.json.
 
 The same workload, interleaved round by round in one run, against the rehearsal server (a scripted
-FAKE model server, ``harness.model.rehearsal.server``, no faults) in its own process: N chat
+FAKE model server, ``harness serve rehearsal`` started by the kit's RehearsalLauncher, no faults) in its own
+process: N chat
 requests (reply form ``reply``, distinct bodies, so nothing is cached) at a fixed concurrency.
 
 Clients:
@@ -23,26 +23,21 @@ average is recorded before and after.
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import datetime as _dt
 import json
-import os
-import platform
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import httpx
 
-import httpx  # noqa: E402
-
-from harness.model.client import ModelClient, family_headers  # noqa: E402
+from bench.machine import Machine, loadavg
+from harness.core.ports import free_port
+from harness.model.client import ModelClient, family_headers
+from harness.model.rehearsal.launcher import RehearsalLauncher
 
 MODEL = "rehearsal-alpha"
 HEADERS = family_headers("bench", "reply")
@@ -103,74 +98,49 @@ def _measure(fn, base_url: str) -> dict:
     return {"wall_s": wall, "cpu_s": cpu, "chars": chars, "connections_opened": _connections(base_url) - before - 1}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=str(ROOT / "bench" / "client.json"))
-    ap.add_argument("--n", type=int, default=2200, help="requests per client per round")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--concurrency", type=int, default=32)
-    args = ap.parse_args(argv)
-    if args.n < 1 or args.rounds < 1 or args.concurrency < 1:
-        ap.error("--n, --rounds and --concurrency must be >= 1")
-    port = _free_port()
+def main(out: Path, n: int = 2200, rounds: int = 3, concurrency: int = 32) -> int:
+    if n < 1 or rounds < 1 or concurrency < 1:
+        raise ValueError("--n, --rounds and --concurrency must be >= 1")
     with tempfile.TemporaryDirectory(prefix="bench-client-") as tmp:
-        ready = Path(tmp) / "ready"
-        server = subprocess.Popen([sys.executable, "-m", "harness.model.rehearsal.server", "--port", str(port),
-                                   "--model", MODEL, "--ready-file", str(ready)], cwd=ROOT)
+        server = RehearsalLauncher(model_id=MODEL, port=free_port(), seed=0, log_path=Path(tmp) / "server.log")
+        server.start()
         try:
-            deadline = time.monotonic() + 30
-            while not ready.exists():
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("bench-client: the rehearsal server did not start")
-                time.sleep(0.05)
-            base_url = f"http://127.0.0.1:{port}/v1"
+            server.wait_ready(60)
+            base_url = server.base_url
             clients = {
-                "kit": lambda tag: _run_kit(base_url, args.n, args.concurrency, tag),
+                "kit": lambda tag: _run_kit(base_url, n, concurrency, tag),
+                "httpx_bare": lambda tag: _run_httpx(base_url, n, concurrency, tag),
+                "aiohttp_bare": lambda tag: _run_aiohttp(base_url, n, concurrency, tag),
             }
-            clients["httpx_bare"] = lambda tag: _run_httpx(base_url, args.n, args.concurrency, tag)
-            clients["aiohttp_bare"] = lambda tag: _run_aiohttp(base_url, args.n, args.concurrency, tag)
-            load_start = os.getloadavg()
-            rounds: dict[str, list[dict]] = {name: [] for name in clients}
-            for r in range(args.rounds):
+            machine = Machine()
+            runs: dict[str, list[dict]] = {name: [] for name in clients}
+            for r in range(rounds):
                 for name, fn in clients.items():  # interleaved: every round runs every client once
                     m = _measure(lambda: fn(f"{name}-{r}"), base_url)
-                    m["loadavg_1m"] = round(os.getloadavg()[0], 2)
-                    rounds[name].append(m)
-                    print(f"bench-client: round {r + 1} {name}: {args.n / m['wall_s']:.0f} req/s, "
-                          f"{m['cpu_s'] * 1000 / args.n:.3f} ms CPU/request, {m['connections_opened']} connections",
+                    m["loadavg_1m"] = loadavg()[0]
+                    runs[name].append(m)
+                    print(f"bench-client: round {r + 1} {name}: {n / m['wall_s']:.0f} req/s, "
+                          f"{m['cpu_s'] * 1000 / n:.3f} ms CPU/request, {m['connections_opened']} connections",
                           file=sys.stderr)
-            load_end = os.getloadavg()
+            machine.finish()
         finally:
-            server.terminate()
-            server.wait(timeout=10)
-    summary = {name: {"requests_per_s_median": round(statistics.median(args.n / m["wall_s"] for m in ms), 1),
-                      "client_cpu_ms_per_request_median": round(statistics.median(m["cpu_s"] * 1000 / args.n
+            server.stop()
+    summary = {name: {"requests_per_s_median": round(statistics.median(n / m["wall_s"] for m in ms), 1),
+                      "client_cpu_ms_per_request_median": round(statistics.median(m["cpu_s"] * 1000 / n
                                                                                   for m in ms), 4),
                       "rounds": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()} for m in ms]}
-               for name, ms in rounds.items()}
+               for name, ms in runs.items()}
     base = summary["kit"]["client_cpu_ms_per_request_median"]
     for name, s in summary.items():
         s["cpu_ratio_to_kit"] = round(s["client_cpu_ms_per_request_median"] / base, 3)
     report = {"started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "machine": {"cores": os.cpu_count(), "platform": platform.platform(),
-                          "python": platform.python_version(), "httpx": httpx.__version__,
-                          "loadavg_start": [round(x, 2) for x in load_start],
-                          "loadavg_end": [round(x, 2) for x in load_end]},
-              "workload": {"n": args.n, "rounds": args.rounds, "concurrency": args.concurrency,
-                           "server": "harness.model.rehearsal.server (a scripted fake), no faults"},
+              "machine": {"cores": machine.cores, "platform": machine.platform, "python": machine.python,
+                          "httpx": httpx.__version__, "loadavg_start": machine.loadavg_start,
+                          "loadavg_end": machine.loadavg_end},
+              "workload": {"n": n, "rounds": rounds, "concurrency": concurrency,
+                           "server": "harness serve rehearsal (the fake server, a scripted fake), no faults"},
               "clients": summary}
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"bench-client: wrote {out}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

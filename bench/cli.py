@@ -1,0 +1,157 @@
+"""`python -m bench ...`: the benchmarks' one command line (`make bench-*`, `make rehearse` call it). Thin commands:
+each builds its module's options and calls it; the exit status is the module's (1: a target missed or a check
+failed)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from harness.core.paths import REPO_ROOT
+
+OUT = REPO_ROOT / "runs" / "bench"
+_path = click.Path(path_type=Path)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """The kit's benchmarks and probes (JSON reports under runs/bench/)."""
+
+
+@main.command("executor")
+@click.option("--out", type=_path, default=OUT / "executor.json", show_default=True)
+@click.option("--n-seq", type=int, default=200, show_default=True, help="Back-to-back programs per mode.")
+@click.option("--n-spaced", type=int, default=100, show_default=True, help="Programs sent one at a time, 50 ms apart.")
+@click.option("--bursts", type=int, default=8, show_default=True, help="Bursts of 32 programs.")
+@click.option("--burst-gap", type=float, default=0.5, show_default=True, help="Seconds between bursts.")
+@click.option("--n-mixed", type=int, default=200, show_default=True,
+              help="Programs of the mixed pattern (1 in 20 hits a limit).")
+@click.option("--n-pool", type=int, default=1100, show_default=True, help="Programs through run_many.")
+@click.option("--n-docker", type=int, default=20, show_default=True, help="Programs for docker run per program.")
+@click.option("--workers", type=int, default=None, help="Workers per backend [the cores].")
+@click.option("--spares", type=int, default=None, help="Spare children per supervisor [the executor's].")
+@click.option("--python", "python", default=None,
+              help="Interpreter of the bare-subprocess baseline [/usr/bin/python3].")
+@click.option("--image", default=None, help="Executor image [the built one].")
+@click.option("--runtime", default=None, help="Docker runtime of the container backend [runsc].")
+@click.option("--n-phases", type=int, default=100, show_default=True, help="Children of the phase breakdown (0: skip).")
+@click.option("--harness-dataset", default="dev", show_default=True,
+              help="Dataset of the harness end-to-end run ('' to skip).")
+@click.option("--harness-concurrency", type=int, default=32, show_default=True)
+@click.option("--fake-server-port", type=int, default=18431, show_default=True,
+              help="Port of the scripted fake server (0: any).")
+def executor_cmd(**kw):
+    """Executor latency patterns, 1,100 programs, baselines, the phase breakdown, the harness end to end."""
+    from bench import executor
+    kw = {k: v for k, v in kw.items() if v is not None}
+    try:
+        opts = executor.Options(**kw)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    sys.exit(executor.main(opts))
+
+
+@main.command("client")
+@click.option("--out", type=_path, default=OUT / "client.json", show_default=True)
+@click.option("--n", type=click.IntRange(1), default=2200, show_default=True, help="Requests per client per round.")
+@click.option("--rounds", type=click.IntRange(1), default=3, show_default=True)
+@click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True)
+def client_cmd(out, n, rounds, concurrency):
+    """The kit's model client against bare httpx and aiohttp, on the rehearsal server (a fake)."""
+    from bench import client
+    sys.exit(client.main(out, n, rounds, concurrency))
+
+
+@main.command("stats")
+@click.option("--out", type=_path, default=OUT / "stats.json", show_default=True)
+@click.option("--draws", type=click.IntRange(100), default=None, help="Bootstrap draws [the kit's 10,000].")
+@click.option("--loop-draws", type=click.IntRange(2), default=200, show_default=True,
+              help="Draws the per-draw loop is timed on.")
+@click.option("--repeats", type=click.IntRange(1), default=3, show_default=True,
+              help="Timed repeats of the array version (median kept).")
+def stats_cmd(out, draws, loop_draws, repeats):
+    """The full s5 table on synthetic correctness data against a per-draw loop."""
+    from bench import stats
+    from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
+    sys.exit(stats.main(out, draws or DEFAULT_DRAWS, loop_draws, repeats))
+
+
+@main.command("scoring")
+@click.option("--out", type=_path, default=OUT / "scoring.json", show_default=True)
+@click.option("--size", type=click.IntRange(1), default=None, help="Reply length in characters [100,000].")
+def scoring_cmd(out, size):
+    """Every scorer on ~100 kB adversarial replies (each call < 1 s)."""
+    from bench import scoring
+    sys.exit(scoring.main(out, size or scoring.SIZE))
+
+
+@main.command("stages")
+@click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--label", default="run", show_default=True)
+@click.option("--out", type=_path, default=OUT / "stages.json", show_default=True)
+@click.option("--code", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Checkout whose harness package runs the stages.")
+def stages_cmd(results, label, out, code):
+    """Wall and CPU time of each post-run stage over one result set."""
+    from bench import stages
+    sys.exit(stages.main(results, label, out, code))
+
+
+@main.command("rehearse")
+@click.option("--size", type=click.Choice(["full", "small"]), default="full", show_default=True)
+@click.option("--out", type=_path, default=REPO_ROOT / "runs" / "rehearsal", show_default=True)
+@click.option("--bench", type=_path, default=OUT / "pipeline.json", show_default=True)
+@click.option("--seed", type=int, default=20261123, show_default=True,
+              help="Rehearsal seed (server replies, fault draws, kill points).")
+@click.option("--concurrency", type=click.IntRange(1), default=None,
+              help="[the vLLM profile's max_num_seqs, as make reproduce]")
+@click.option("--executor-backend", type=click.Choice(["container", "process", "auto"]), default="container",
+              show_default=True)
+@click.option("--no-resume-check", is_flag=True)
+@click.option("--resume-scope", type=click.Choice(["first-model", "all-models"]), default="first-model",
+              show_default=True, help="first-model: rerun only the model the kills land in, the other's files copied "
+                                      "from the reference; all-models: rerun both.")
+@click.option("--port", type=int, default=None, help="The rehearsal server's port [a free one].")
+@click.option("--per-calculator", type=click.IntRange(1), default=None,
+              help="Override the size's cases per calculator.")
+@click.option("--seeds", default=None, help="Override the size's seeds, e.g. 42-43.")
+def rehearse_cmd(size, out, bench, seed, concurrency, executor_backend, no_resume_check, resume_scope, port,
+                 per_calculator, seeds):
+    """The whole pipeline at the paper's workload shape against the rehearsal server (a scripted fake)."""
+    from bench import rehearsal
+    settings = rehearsal.RehearsalSettings(size=size, out=out, bench=bench, seed=seed, concurrency=concurrency,
+                                           executor_backend=executor_backend, resume_check=not no_resume_check,
+                                           resume_scope=resume_scope, port=port, per_calculator=per_calculator,
+                                           seeds=seeds)
+    sys.exit(rehearsal.main(settings))
+
+
+@main.command("synthesize-fullsize")
+@click.argument("source", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("out", type=_path)
+@click.option("--cases", type=click.IntRange(1), default=1100, show_default=True)
+@click.option("--seeds", default="42-46", show_default=True)
+def synthesize_cmd(source, out, cases, seeds):
+    """A SYNTHETIC full-size result set replicated from a rehearsal's (SOURCE: a `make rehearse` --out)."""
+    import json
+    from bench.fullsize import FullsizeError, synthesize
+    from harness.core.seeds import parse_seeds
+    try:
+        info = synthesize(source, out, cases, parse_seeds(seeds))
+    except FullsizeError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(json.dumps(info, indent=1, sort_keys=True))
+
+
+@main.command("compare-records")
+@click.argument("a", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def compare_records_cmd(a, b):
+    """Two rehearsals' reference records (A/results, B/results: `make rehearse OUT=...`) by content, without the
+    fields that measure time or transport and `dataset_path`; exit 1 when they differ."""
+    from bench.compare import compare_records
+    c = compare_records(a / "results", b / "results")
+    click.echo(f"{c['records_a']} vs {c['records_b']} records; identical by content: {c['identical']}; differing: "
+               f"{len(c['differing'])}; only one side: {c['one_side_only']}")
+    sys.exit(0 if c["same"] else 1)

@@ -1,5 +1,0 @@
-import sys
-
-from harness.reproduce.rehearsal.pipeline import main
-
-sys.exit(main())
