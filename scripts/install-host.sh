@@ -61,7 +61,7 @@ esac
 
 # --- what host is this -----------------------------------------------------------------------
 [ -r "$OS_RELEASE" ] || die "$OS_RELEASE not readable: cannot tell the distribution"
-os_field() { sed -n "s/^$1=//p" "$OS_RELEASE" | head -n1 | tr -d '"'; }
+os_field() { sed -n "s/^$1=//p" "$OS_RELEASE" | sed -n 1p | tr -d '"'; }
 OS_ID=$(os_field ID)
 OS_VERSION=$(os_field VERSION_ID)
 OS_CODENAME=$(os_field VERSION_CODENAME)
@@ -80,7 +80,7 @@ installed_version() {  # installed_version PACKAGE -> its dpkg version, or nothi
     { dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null || true; } | sed -n 's/^install ok installed //p'
 }
 # runsc release date (YYYYMMDD) of a runsc binary or a Debian version string such as 0.0~20240729.0-1
-release_of() { grep -o '20[0-9]\{6\}' <<<"$1" | head -n1; }
+release_of() { grep -o '20[0-9]\{6\}' <<<"$1" | sed -n 1p; }
 
 # --- 1. Docker -----------------------------------------------------------------------------------
 docker_pkg=""
@@ -93,7 +93,7 @@ else
         if [ -n "$v" ]; then docker_pkg="$p $v"; break; fi
     done
     if [ -z "$docker_pkg" ] && command -v dockerd >/dev/null; then
-        docker_pkg="dockerd $({ dockerd --version 2>/dev/null || echo "(its --version failed)"; } | head -n1)"
+        docker_pkg="dockerd $({ dockerd --version 2>/dev/null || echo "(its --version failed)"; } | sed -n 1p)"
     fi
 fi
 if [ -n "$docker_pkg" ]; then
@@ -110,7 +110,7 @@ current_runsc=""
 if [ "$PLAN" -eq 1 ] && [ -n "${PLAN_RUNSC:-}" ]; then
     current_runsc=$PLAN_RUNSC; [ "$current_runsc" = none ] && current_runsc=""
 elif command -v runsc >/dev/null; then
-    current_runsc=$(release_of "$(runsc --version 2>/dev/null | head -n1)")
+    current_runsc=$(release_of "$(runsc --version 2>/dev/null | sed -n 1p)")
 fi
 runsc_source=""
 if [ -n "$current_runsc" ] && [ "$current_runsc" -ge "$RUNSC_RELEASE" ]; then
@@ -178,7 +178,7 @@ fi
 RUNSC=$(command -v runsc) || die "runsc not on PATH after install"
 command -v dockerd >/dev/null || die "dockerd not on PATH after install"
 command -v docker >/dev/null || die "docker CLI not on PATH after install"
-release=$(release_of "$("$RUNSC" --version | head -n1)")
+release=$(release_of "$("$RUNSC" --version | sed -n 1p)")
 
 # --- 4. the platform --------------------------------------------------------------------------
 BENCH="import os; [os.stat('/') for _ in range(20000)]; [os.waitpid(q, 0) for q in [os.fork() or os._exit(0) for _ in range(20)]]"

@@ -73,7 +73,7 @@ if ! munge_ok; then
     for _ in $(seq 1 20); do munge_ok && break; sleep 0.5; done
     munge_ok || die "munged started but 'munge -n | unmunge' fails (log: /var/log/munge/munged.log)"
 fi
-log "munge ok (munged pid $(pgrep -u munge -x munged | head -n1))"
+log "munge ok (munged pid $(pgrep -u munge -x munged | sed -n 1p))"
 
 # --- 3. slurm.conf ---------------------------------------------------------------------------
 NODE=$(hostname -s)
@@ -150,7 +150,7 @@ if ! daemon_pid slurmd "$SLURMD_PID" >/dev/null; then
     slurmd || { tail -n 20 "$LOG_DIR/slurmd.log" >&2 || true; die "slurmd failed to start"; }
 fi
 
-node_state() { sinfo -h -N -n "$NODE" -o '%T' 2>/dev/null | head -n1; }
+node_state() { sinfo -h -N -n "$NODE" -o '%T' 2>/dev/null | sed -n 1p; }
 deadline=$((SECONDS + SLURM_WAIT_S))
 resumed=0
 while :; do

@@ -17,4 +17,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 command -v chromium >/dev/null && chromium --version
-command -v strace >/dev/null && strace -V | head -1
+command -v strace >/dev/null && strace -V | sed -n 1p

@@ -6,6 +6,8 @@
 # is named, then each enclosing line of another shell process (a `v=$(f)` that failed because f did). Within one
 # process only the first report is printed (a failing function also fails its call). Deliberate stops go through
 # the scripts' own `die` (a message of their own, no trap). LOG_NAME, when the script sets it, prefixes the line.
+# With pipefail, `producer | head -n1` fails at random when head exits before the producer has written everything
+# (SIGPIPE, status 141): the scripts take a first line with `sed -n 1p`, which reads its whole input.
 set -Eeuo pipefail
 errexit_report() {  # errexit_report STATUS LINE COMMAND PIPESTATUS...
     local status=$1 line=$2 command=$3 file=${BASH_SOURCE[1]:-?}
