@@ -106,10 +106,10 @@ def test_gold_lib_at_a_version_records_reference(tmp_path):
     assert (out / "library" / "gold-lib" / "seed42.jsonl").read_bytes() == before
 
 
-def test_cli_option_errors():
-    r = CliRunner().invoke(cli, ["run", "--arm", "gold-lib", "--formula-version", "9=nope", "--out", "/tmp/x"])
+def test_cli_option_errors(tmp_path):
+    r = CliRunner().invoke(cli, ["run", "--arm", "gold-lib", "--formula-version", "9=nope", "--out", str(tmp_path / "out")])
     assert r.exit_code == 2 and "no version 'nope'" in r.output
-    r = CliRunner().invoke(cli, ["run", "--arm", "blind", "--formula-version", "9=ckd-epi-2021", "--out", "/tmp/x"])
+    r = CliRunner().invoke(cli, ["run", "--arm", "blind", "--formula-version", "9=ckd-epi-2021", "--out", str(tmp_path / "out")])
     assert r.exit_code == 2 and "supplies formula text" in r.output
-    r = CliRunner().invoke(cli, ["run", "--arm", "gold-lib", "--router-k", "3", "--out", "/tmp/x"])
+    r = CliRunner().invoke(cli, ["run", "--arm", "gold-lib", "--router-k", "3", "--out", str(tmp_path / "out")])
     assert r.exit_code == 2 and "no router arm" in r.output
