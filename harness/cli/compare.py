@@ -58,7 +58,7 @@ def compare(results_dir: Path, out_dir: Path | None, dataset: str | None, paper_
     click.echo("claims: " + ", ".join(f"{k} {v}" for k, v in sorted(counts(files.claims).items())))
     if files.cases is not None:
         click.echo("per case: " + ", ".join(f"{k} {v}" for k, v in sorted(counts(files.cases).items())))
-    differ = [r["setting"] for r in files.ledger if r["status"] != "matches"]
+    differ = [r["setting"] for r in files.ledger if not r["status"].startswith("matches")]
     click.echo(f"settings: {len(files.ledger) - len(differ)} match the paper's, {len(differ)} differ or are not "
                "recorded" + (f" ({', '.join(differ)})" if differ else ""))
     for p in files.paths:

@@ -164,6 +164,11 @@ def _compare(root: Path, out: Path, *extra) -> tuple[list[dict], list[dict], str
     return nums, claims, (out / "comparison.md").read_text(encoding="utf-8")
 
 
+def _lead(md: str) -> str:
+    """comparison.md's opening: one sentence per model, before the 'Paper:' line."""
+    return md.split("\n\nPaper: ")[0]
+
+
 def _num(rows, source, where_start, model) -> dict:
     got = [r for r in rows if r["source"] == source and r["where"].startswith(where_start) and r["model"] == model]
     assert len(got) == 1, (source, where_start, model, got)
@@ -205,7 +210,7 @@ def test_a_faithful_rerun_reproduces_and_its_claims_hold(faithful):
         "claim:library-exact", "claim:fallback-interval-32b", "claim:gold-first-above-all-7b", "claim:icc-library",
         "claim:ess-arithmetic", "claim:seed-agreement-greedy", "claim:audit-robust-32b",
         "claim:open-book-always-answers-7b", "claim:truncation-never-correct"}
-    lead = md.split("\n\n")[1]
+    lead = _lead(md)
     assert "**Qwen/Qwen2.5-32B-Instruct-AWQ**: Held: At 32B, Program-Solve is more accurate" in lead
     assert "Numbers: 19 reproduced of 19 comparable" in lead and "Did not hold" not in lead
     assert "The stronger per-case check was not possible" in md
@@ -229,7 +234,7 @@ def test_a_32b_gap_whose_interval_crosses_zero_is_a_discrepancy_wherever_the_pap
     assert {r["verdict"] for r in rows} == {"discrepancy"}
     assert all("claim did not hold" in r["why"] for r in rows)
     assert float(_num(nums, T2, _ps_ob(Q32), Q32)["ours"]) == pytest.approx(0.60, abs=0.01)
-    lead = md.split("\n\n")[1]
+    lead = _lead(md)
     assert "Did not hold: At 32B, Program-Solve is more accurate than Open-book arithmetic" in lead
     assert _claim(claims, "matched-7b")["verdict"] == "held"      # the 7B side is untouched
 
@@ -249,7 +254,7 @@ def test_a_sign_reversed_7b_gap_is_a_discrepancy_though_its_interval_still_cross
     # what the paper claims at 7B (not reliably better) still holds, and the sentence says both
     assert _claim(claims, "matched-7b")["verdict"] == "held"
     assert "Program-Solve minus Open-book" not in _claim(claims, "matched-7b")["why"]
-    lead = [s for s in md.split("\n\n")[1].split("\n") if s.startswith("**Qwen/Qwen2.5-7B")][0]
+    lead = [s for s in _lead(md).split("\n") if s.startswith("**Qwen/Qwen2.5-7B")][0]
     assert "not reproduced: " in lead and "discrepancy" in lead
 
 

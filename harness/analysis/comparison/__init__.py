@@ -26,11 +26,12 @@ from pathlib import Path
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.comparison import render
 from harness.analysis.comparison.claims import claim_rows
-from harness.analysis.comparison.context import Context, DatasetKind
+from harness.analysis.comparison.context import Context, DatasetKind, same_model
 from harness.analysis.comparison.numbers import number_rows
 from harness.analysis.comparison.per_case import PaperCasesError, per_case_rows, read_paper_cases
-from harness.analysis.comparison.settings import RunSettings, ledger_rows
-from harness.analysis.comparison.values import paper_values
+from harness.analysis.comparison.settings import RunSettings, identity_rows, ledger_rows
+from harness.analysis.comparison.values import paper_checkpoints, paper_values
+from harness.model.rehearsal.labels import MODEL_FREE
 
 __all__ = ["ComparisonFiles", "PaperCasesError", "compare", "comparison_html", "write_comparison", "Comparison"]
 
@@ -56,7 +57,10 @@ def compare(an: Analysis, manifests: list[dict], paper_cases=None) -> Comparison
     claims = claim_rows(ctx)
     numbers = number_rows(ctx, claims)
     cases = per_case_rows(ctx, read_paper_cases(paper_cases)) if paper_cases is not None else None
-    ledger = ledger_rows(ctx.settings, sorted(ctx.looked_at, key=str))
+    models = [m for m in an.data.models if m != MODEL_FREE]
+    ledger = identity_rows([(m, any(same_model(m, p) for p in paper_checkpoints())) for m in models],
+                           ctx.kind.label, ctx.kind.kind == "verified" and ctx.kind.reason(False) is None,
+                           ctx.draws) + ledger_rows(ctx.settings, sorted(ctx.looked_at, key=str))
     readers: dict[str, list[str]] = {}
     for c in paper_values()["claims"]:
         for ref in (c["check"].get("evidence") or {}).values():

@@ -42,12 +42,11 @@ SHORT = {"Qwen2.5-7B-Instruct": "7B", "Qwen2.5-32B-Instruct-AWQ": "32B", "Mistra
 
 
 def _sd(ctx: Context, paper_model, st: stats.Stat | None, arms: int) -> float:
-    """The larger rerun SD (pp) of a statistic: the paper's rerun agreement, the user's seed spread."""
+    """The rerun SD (pp) of a statistic: the larger of the paper's rerun agreement and the user's seed spread."""
     if st is None:
         return 0.0
-    d, _ = tol.paper_disagreement(paper_model)
-    cands = [tol.flip_sd(d, st.rows, arms) if st.rows else 0.0, tol.seed_spread_sd(st.per_seed) or 0.0]
-    return max(cands)
+    t = tol.for_stat(paper_model, st, 2, arms)
+    return max(t.sd_paper or 0.0, t.sd_seeds or 0.0)
 
 
 class ClaimRows:
@@ -97,6 +96,15 @@ class ClaimRows:
         names = ", ".join(SHORT.get(pm, pm) for pm in paper_models)
         return [(paper_models[0] if len(paper_models) == 1 else f"one of {names}", m) for m in users
                 if not any(same_model(m, p) for p in paper_checkpoints())]
+
+    def _truncations(self, paper_models: list[str]):
+        """(paper checkpoint, model, truncation counts, formula arms it ran, reasons) for the truncation claims."""
+        an, arms = self.ctx.an, stats.formula_arms()
+        for pm, m in self._pairs(paper_models, lambda x: any(an.data.has(x, a) for a in arms)):
+            tr = stats.truncation(an, m, arms)
+            if tr is not None:
+                ran = tuple(a for a in arms if an.data.has(m, a))
+                yield pm, m, tr, ran, self.ctx.reasons(m, pm, ran, _records_stat(an, tr), "full")
 
     # ---- kinds -----------------------------------------------------------------------------------------------
     def interval(self, claim):
@@ -178,13 +186,14 @@ class ClaimRows:
                 if full is None or part is None:
                     continue
                 reasons += self.ctx.reasons(m, c["model"], (solver, reference), full, "all")
+                reasons += self.ctx.reasons(m, c["model"], (solver, reference), part, c["subset"])
                 margin = min(part.value - full.lo, full.hi - part.value)
                 t = tol.Z95 * tol.interval_end_sd(full.lo, full.hi, self.ctx.draws)
                 worst = margin + t if worst is None else min(worst, margin + t)
                 parts.append(f"{solver} \u2212 {reference}: {part.value:+.2f} in [{full.lo:.2f}, {full.hi:.2f}]")
             if not parts:
                 continue
-            self._decide(claim, m, worst, None, 0.0, "no headline gap moves outside its interval (s10)",
+            self._decide(claim, m, worst, None, 0.0, "no headline gap leaves its interval (s10)",
                          "; ".join(parts), list(dict.fromkeys(reasons)), c["model"],
                          said="every gap without the replaced calculators lies in your full-set interval"
                          if worst >= 0 else "a gap without the replaced calculators leaves your full-set interval")
@@ -202,14 +211,7 @@ class ClaimRows:
                              f"{st.extra['count']} of {st.rows:,} rows", reasons, c["model"],
                              said=f"{st.extra['count']} unanswered rows")
             return
-        arms = stats.formula_arms()
-        an = self.ctx.an
-        for pm, m in self._pairs(c["models"], lambda x: any(an.data.has(x, a) for a in arms)):
-            tr = stats.truncation(an, m, arms)
-            if tr is None:
-                continue
-            ran = tuple(a for a in arms if an.data.has(m, a))
-            reasons = self.ctx.reasons(m, pm, ran, _records_stat(an, tr), "full")
+        for pm, m, tr, ran, reasons in self._truncations(c["models"]):
             self._decide(claim, m, -float(tr["correct"]), None, 0.0, "none",
                          f"{tr['correct']} truncated rows scored correct ({tr['truncated']} of {tr['calls']:,} calls "
                          f"cut; arms {', '.join(ran)})", reasons, pm, said=f"{tr['correct']} such rows")
@@ -252,7 +254,7 @@ class ClaimRows:
             if st is None:
                 continue
             reasons = self.ctx.reasons(m, c["model"], (c["arm"],), st, c["subset"])
-            allow = 100 * tol.Z95 * math.sqrt(max(st.value / 100 * (1 - st.value / 100), 1e-12) / max(st.rows, 1))
+            allow = tol.binomial_allowance(st.value, st.rows)
             if c["relation"] == "about":
                 margin = ABOUT + allow - abs(st.value - want)
                 paper_text = f"about {want:g}% (read as {want - ABOUT:g} to {want + ABOUT:g})"
@@ -267,16 +269,8 @@ class ClaimRows:
     def at_most(self, claim):
         c = claim["check"]
         want = number(c["evidence"]["value"])
-        arms = stats.formula_arms()
-        an = self.ctx.an
-        for pm, m in self._pairs(c["models"], lambda x: any(an.data.has(x, a) for a in arms)):
-            tr = stats.truncation(an, m, arms)
-            if tr is None:
-                continue
-            ran = tuple(a for a in arms if an.data.has(m, a))
-            reasons = self.ctx.reasons(m, pm, ran, _records_stat(an, tr), "full")
-            p = tr["share"] / 100
-            allow = 100 * tol.Z95 * math.sqrt(max(p * (1 - p), 1e-12) / max(tr["calls"], 1))
+        for pm, m, tr, ran, reasons in self._truncations(c["models"]):
+            allow = tol.binomial_allowance(tr["share"], tr["calls"])
             bound = want["value"] + 0.5 * 10 ** -want["digits"] + allow
             self._decide(claim, m, bound - tr["share"], None, 0.0, f"at most {want['value']:g}%",
                          f"{tr['share']:.2f}% ({tr['truncated']} of {tr['calls']:,} calls, arms {', '.join(ran)}; "
@@ -313,15 +307,15 @@ class ClaimRows:
         who = ", ".join(sorted({label.split(" ")[0] for label, _, _ in members}))
         if reasons:
             return self.add(claim, who, NOT_COMPARABLE, "; ".join(dict.fromkeys(reasons)), paper_text, ours)
-        outside = [(label, v, t) for label, v, t in members
+        beyond = [(label, v, t) for label, v, t in members
                    if v < lo_n["value"] - rounding - t or v > hi_n["value"] + rounding + t]
-        if outside:
-            return self.add(claim, who, NOT_HELD, "outside the range (with its tolerance): " + "; ".join(
-                f"{label} {v:.2f} (\u00b1{t:.2f})" for label, v, t in outside), paper_text, ours)
+        if beyond:
+            return self.add(claim, who, NOT_HELD, "beyond the range (with its tolerance): " + "; ".join(
+                f"{label} {v:.2f} (\u00b1{t:.2f})" for label, v, t in beyond), paper_text, ours)
         if c["ends"]:
             if missing:
                 return self.add(claim, who, NOT_COMPARABLE, f"the range is over {len(c['models'])} checkpoints; "
-                                f"these results lack {', '.join(missing)} (each member present lies inside)",
+                                f"these results lack {', '.join(missing)} (each member present lies in the range)",
                                 paper_text, ours)
             (lo_l, lo_v, lo_t), (hi_l, hi_v, hi_t) = min(members, key=lambda x: x[1]), max(members, key=lambda x: x[1])
             off = [f"low end {lo_v:.2f} ({lo_l}) against {lo_n['value']:g}"
@@ -329,9 +323,9 @@ class ClaimRows:
                   [f"high end {hi_v:.2f} ({hi_l}) against {hi_n['value']:g}"
                    for _ in [0] if abs(hi_v - hi_n["value"]) > hi_t + rounding]
             if off:
-                return self.add(claim, who, NOT_HELD, "every member inside, but the range's ends moved beyond rerun "
+                return self.add(claim, who, NOT_HELD, "every member in the range, but its ends moved beyond rerun "
                                 "noise: " + "; ".join(off), paper_text, ours)
-            return self.add(claim, who, HELD, "every member inside and both ends within rerun noise", paper_text, ours)
+            return self.add(claim, who, HELD, "every member in the range and both ends within rerun noise", paper_text, ours)
         note = f" (these results lack {', '.join(missing)})" if missing else ""
         return self.add(claim, who, HELD, "every member of yours lies in the range (with its tolerance); which "
                         "members the paper's range spans is the kit's reading, so its ends are not compared" + note,
@@ -362,9 +356,7 @@ class ClaimRows:
                 st = stats.Stat(s["agree"], n_cases=s["cases"],
                                 seeds=tuple(an.data.seeds_of(m, arm)))
                 reasons += self.ctx.reasons(m, pm, (arm,), st, "full")
-                p = s["agree"] / 100
-                out.append((f"{short} {arm}", s["agree"],
-                            100 * tol.Z95 * math.sqrt(max(p * (1 - p), 1e-12) / max(s["cases"], 1))))
+                out.append((f"{short} {arm}", s["agree"], tol.binomial_allowance(s["agree"], s["cases"])))
         return out
 
 

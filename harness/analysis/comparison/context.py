@@ -115,9 +115,10 @@ class Context:
         """Every reason the user's number for (model, arms) on `subset` is not the paper's setting; [] when it is.
         `construction`: a value that holds by construction (the library's 100% on its cases, 40% of a balanced
         set), which any balanced split of the Verified benchmark shows as well as the 1,100 cases do."""
-        if self.synthetic:
-            return [SYNTHETIC]
         model_free = all(a in MODEL_FREE_ARMS for a in arms)
+        if self.synthetic:   # compared nowhere; its settings still go to the settings table
+            self.looked_at.update((model, arm, None) for arm in arms)
+            return [SYNTHETIC]
         out = []
         if not model_free and paper_model and not same_model(model, paper_model):
             out.append(f"different model ({model}, not {paper_model})")

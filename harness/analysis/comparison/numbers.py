@@ -85,18 +85,18 @@ def judge(paper: float, digits: int, value: float | None, tolerance: tol.Toleran
     if failed_claims:
         return DISCREPANCY, f"the paper's claim did not hold ({'; '.join(failed_claims)}); {beyond}"
     if paper_ci is not None:
-        inside = paper_ci[0] - 1e-9 <= shown <= paper_ci[1] + 1e-9
+        within = paper_ci[0] - 1e-9 <= shown <= paper_ci[1] + 1e-9
         where = f"the paper's 95% interval [{paper_ci[0]:.{digits}f}, {paper_ci[1]:.{digits}f}]"
     elif our_ci is not None and our_ci[0] is not None:
-        inside = our_ci[0] - 1e-9 <= paper <= our_ci[1] + 1e-9
+        within = our_ci[0] - 1e-9 <= paper <= our_ci[1] + 1e-9
         where = (f"your 95% cluster interval [{our_ci[0]:.{digits}f}, {our_ci[1]:.{digits}f}] "
-                 f"{'holds' if inside else 'excludes'} the paper's value (the paper prints no interval for it)")
+                 f"{'holds' if within else 'excludes'} the paper's value (the paper prints no interval for it)")
     else:
         return DISCREPANCY, f"{beyond}; no sampling interval to judge it by"
-    if inside:
+    if within:
         return CONSISTENT, f"{beyond}: something in the setting differs; within {where}" \
             if paper_ci is not None else f"{beyond}: something in the setting differs; {where}"
-    return DISCREPANCY, f"{beyond} and outside {where}" if paper_ci is not None else f"{beyond}; {where}"
+    return DISCREPANCY, f"{beyond} and beyond {where}" if paper_ci is not None else f"{beyond}; {where}"
 
 
 class NumberRows:
@@ -119,7 +119,8 @@ class NumberRows:
             "unit": unit, "paper": paper, "paper_lo": paper_ci[0] if paper_ci else None,
             "paper_hi": paper_ci[1] if paper_ci else None, "digits": digits, "ours": value,
             "ours_lo": ci[0] if ci else None, "ours_hi": ci[1] if ci else None,
-            "n": "" if stat is None else stat.n_text, "difference": None if value is None else value - paper,
+            "n": "" if stat is None else stat.n_text,
+            "difference": None if value is None else round(round(value, digits) - paper, digits) + 0.0,
             "tolerance": tolerance.half_width, "tolerance_source": tolerance.source, "verdict": verdict, "why": why,
             "key": "|".join([model or "", key[0], key[1], "+".join(key[2])])})
 
@@ -191,12 +192,7 @@ class NumberRows:
                  key=("covered", "full", ("gold-lib",)))
 
     def _rerun(self, paper_model, st, digits, arms) -> tol.Tolerance:
-        if st is None:
-            return tol.construction(digits)
-        d, source = tol.paper_disagreement(paper_model)
-        sd_paper = tol.flip_sd(d, st.rows, arms) if st.rows else None
-        return tol.rerun(digits, sd_paper, tol.seed_spread_sd(st.per_seed), f"the paper's {source}",
-                         len(st.seeds))
+        return tol.construction(digits) if st is None else tol.for_stat(paper_model, st, digits, arms)
 
 
 def number_rows(ctx: Context, claims: list[dict]) -> list[dict]:

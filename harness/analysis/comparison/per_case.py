@@ -20,7 +20,6 @@ binomial allowance for the number of pairs. At or above it: reproduced; below: d
 from __future__ import annotations
 
 import csv
-import math
 from pathlib import Path
 
 import numpy as np
@@ -116,7 +115,7 @@ def per_case_rows(ctx: Context, paper_cases: dict) -> list[dict]:
         if own is not None:
             cands.append((own.value, f"your seeds' pairwise agreement {own.value:.2f}%"))
         yard, yard_source = min(cands, key=lambda c: c[0])
-        allow = 100 * tol.Z95 * math.sqrt(max(yard / 100 * (1 - yard / 100), 1e-12) / max(matched, 1))
+        allow = tol.binomial_allowance(yard, matched)
         reasons = ctx.reasons(m, pm_name, (arm,))
         if matched < len(cells):
             reasons.append(f"{len(cells) - matched:,} of the paper's {len(cells):,} case-seed pairs are not in "

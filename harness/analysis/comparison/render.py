@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import re
 
 from harness.analysis.comparison import tolerance as tol
 from harness.analysis.comparison.claims import HELD, NOT_COMPARABLE, NOT_HELD
@@ -16,6 +17,7 @@ from harness.analysis.comparison.values import paper_values, source_line
 from harness.analysis.stats.labels import model_label
 from harness.model.rehearsal.labels import MODEL_FREE
 
+_DIFFERENT = re.compile(r"different model \(([^,]+), not [^)]+\)")
 VOCABULARY = [
     ("reproduced", "your number lies within the rerun tolerance of the paper's: a same-case rerun of the paper's "
      "setting moves it about this much."),
@@ -72,7 +74,8 @@ def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
         if failed:
             parts.append("did not hold: " + "; ".join(failed))
         if nc:
-            reasons = list(dict.fromkeys(r for c in nc for r in c["why"].split("; ")))
+            reasons = list(dict.fromkeys(_DIFFERENT.sub(r"\1 is none of the paper's checkpoints", r)
+                                         for c in nc for r in c["why"].split("; ")))
             parts.append(f"not comparable: {len(nc)} headline claim{'s' if len(nc) != 1 else ''} "
                          f"({'; '.join(reasons[:4])}{'; ...' if len(reasons) > 4 else ''})")
         if not parts:
@@ -167,8 +170,9 @@ def markdown(files) -> str:
     shown = [r for r in files.numbers if r["verdict"] != "no result"]
     claims = [c for c in files.claims if c["verdict"] != "no result"]
     lines = ["# Did it reproduce? The paper beside these results", ""]
-    lines += [f"**{s.split(':', 1)[0]}**:{s.split(':', 1)[1]}" for s in files.sentences]
-    lines += ["", f"Paper: {source_line()}. Results: {files.kind.label}.", "",
+    for s in files.sentences:
+        lines += [f"**{s.split(':', 1)[0]}**:{s.split(':', 1)[1]}", ""]
+    lines += [f"Paper: {source_line()}. Results: {files.kind.label}.", "",
               f"Numbers: {_counts_text(files.numbers, VERDICTS)}. Claims: "
               f"{_counts_text(files.claims, (HELD, NOT_HELD, NOT_COMPARABLE, 'no result'))}.", "",
               "## How to read the verdicts", ""]

@@ -23,6 +23,9 @@ settings table.
 """
 from __future__ import annotations
 
+import dataclasses
+import re
+from collections import Counter
 from dataclasses import dataclass
 
 from executor import policy as executor_policy
@@ -31,9 +34,11 @@ from harness.data.conventions import known_dataset
 from harness.data.pins import DatahubError, entry as pin_entry
 from harness.model import vllm
 from harness.model.rehearsal.labels import MODEL_FREE
-from harness.analysis.comparison.values import setting
-from harness.analysis.stats.labels import HYBRIDS
+from harness.analysis.comparison.values import number, paper_cases, paper_checkpoints, setting
+from harness.calculators.catalogue import CATALOGUE
+from harness.analysis.stats.labels import HYBRIDS, model_label
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 PAPER_SCORER = "paper"   # harness/scoring/paper.py: the paper's Scoring paragraph
 ARM_FIELDS = {  # arm config field -> (what it is, the paper's .tex setting that states it, if any)
     "temperature": ("temperature", "temperatures"), "max_tokens": ("output-token cap", "token-caps"),
@@ -56,6 +61,7 @@ class Check:
     source: str
     ours: str
     ok: bool | None
+    subject: str = ""   # the stored (model, arm) it is about, for the settings table
 
     def reason(self) -> str:
         if self.ok is None:
@@ -85,8 +91,9 @@ def _text(value) -> str:
     if value is None:
         return "none"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {v}" for k, v in sorted(value.items())) + "}" if value else "none"
-    return str(value)
+        return "{" + ", ".join(f"{k}: {_text(v)}" for k, v in sorted(value.items())) + "}" if value else "none"
+    text = str(value)
+    return text[:12] if _SHA256.fullmatch(text) else text   # a template hash: its first 12 hex digits
 
 
 class RunSettings:
@@ -108,12 +115,13 @@ class RunSettings:
         for part in components(arm):
             who = MODEL_FREE if ARMS.get(part) is not None and not ARMS[part].needs_model else model
             found = self.covering(who, part)
+            subject = f"{model_label(who)} {part}"
             if not found:
                 out.append(Check(f"{part}: run manifest", "a manifest-*.json naming this arm", "harness run writes one",
-                                 "none", None))
+                                 "none", None, subject))
                 continue
             for m in found:
-                out += self._manifest_checks(m, part, paper_model)
+                out += [dataclasses.replace(c, subject=subject) for c in self._manifest_checks(m, part, paper_model)]
         return _dedupe(out)
 
     def reasons(self, model: str, arm: str, paper_model: str | None) -> list[str]:
@@ -140,6 +148,8 @@ class RunSettings:
             got = cfg.get("convention") or (m.get("convention") or {}).get("name")
             out.append(Check("unit convention", _text(want), "the dataset's own (harness/data/conventions.py)",
                              _text(got), (got == want) if got and want else None))
+        if spec.formula:
+            out.append(catalogue_check())
         if cfg.get("needs_model", spec.needs_model):
             out += _server_checks(m, paper_model)
         if cfg.get("needs_executor", spec.needs_executor):
@@ -208,37 +218,88 @@ def _executor_checks(m: dict) -> list[Check]:
     return out
 
 
+def _counts(ref: str, names: tuple[str, ...]) -> list[int]:
+    return [int(number(f"{ref}#{n}")["value"]) for n in names]
+
+
+def catalogue_check() -> Check:
+    """The formula texts the formula-reading arms show: the kit's catalogue's completeness audit against the paper's
+    (10 could not reproduce the benchmark's number, 28 wrong or incomplete, 27 complete)."""
+    got = Counter(e.completeness for e in CATALOGUE.values())
+    unable, incomplete = _counts("text:limitations:formula-audit", ("unable", "incomplete"))
+    (complete,) = _counts("text:caption:s17b-counts", ("complete",))
+    want = (unable, incomplete, complete)
+    ours = (got["could_not_reproduce"], got["could_not_reproduce"] + got["omitted"], got["complete"])
+    return Check("formula texts (completeness audit)", "{} could not reproduce, {} wrong or incomplete, {} complete"
+                 .format(*want), "the paper, .tex lines {}, {}".format(number("text:limitations:formula-audit#unable")[
+                     "line"], number("text:caption:s17b-counts#complete")["line"]),
+                 "{} could not reproduce, {} wrong or incomplete, {} complete".format(*ours), ours == want)
+
+
+def identity_rows(model_rows: list[tuple[str, bool]], dataset: str, dataset_ok: bool, draws: int) -> list[dict]:
+    """The settings table's first rows: the models, the dataset, the calculator audit, the bootstrap draws."""
+    flagged, replaced = _counts("text:limitations:audit-flags", ("flagged", "replaced"))
+    (clean,) = _counts("text:results:audit-clean-count", ("no_issue",))
+    groups = Counter(e.audit_group for e in CATALOGUE.values())
+    ours = (groups["replaced"] + groups["other_concern"], groups["replaced"], groups["no_issue"])
+    others = [m for m, ok in model_rows if not ok]
+    want_draws = int(setting("bootstrap-draws")["values"]["draws"])
+    return [
+        {"setting": "models", "paper": ", ".join(paper_checkpoints()) + " (the paper's checkpoints)",
+         "ours": ", ".join(m for m, _ in model_rows) or "none (library only)",
+         "status": f"differs: {', '.join(others)} is none of the paper's checkpoints: its numbers are shown, never "
+                   "judged" if others else "matches"},
+        {"setting": "dataset", "paper": f"MedCalc-Bench Verified test split, {paper_cases():,} cases, revision "
+                                        f"{setting('dataset-revision')['values']['revision']} (.tex lines "
+                                        f"{setting('dataset')['line']}, {setting('dataset-revision')['line']})",
+         "ours": dataset, "status": "matches" if dataset_ok else "differs: no number is judged"},
+        {"setting": "calculator audit (s9)", "paper": f"{flagged} flagged, {replaced} replaced by a guideline, {clean} "
+                                                       "with no issue (.tex lines 293-294, 217)",
+         "ours": "{} flagged, {} replaced, {} with no issue (the kit's catalogue; beyond the four replaced, which "
+                 "calculators is its own reading)".format(*ours),
+         "status": "matches (counts)" if ours == (flagged, replaced, clean) else
+                   "differs: the replaced calculators' numbers are not the paper's"},
+        {"setting": "bootstrap draws", "paper": f"{want_draws:,} (.tex line {setting('bootstrap-draws')['line']})",
+         "ours": f"{draws:,}", "status": "matches" if draws == want_draws else
+         "differs: interval ends carry more Monte Carlo error; the claims' tolerance includes it"},
+    ]
+
+
 def _dedupe(checks: list[Check]) -> list[Check]:
     seen, out = set(), []
     for c in checks:
-        if (c.field, c.ours, c.ok) not in seen:
-            seen.add((c.field, c.ours, c.ok))
+        if (c.field, c.ours, c.ok, c.subject) not in seen:
+            seen.add((c.field, c.ours, c.ok, c.subject))
             out.append(c)
     return out
 
 
 # ---- the settings table -----------------------------------------------------------------------------------
 def ledger_rows(settings: RunSettings, pairs: list[tuple[str, str, str | None]]) -> list[dict]:
-    """One row per setting over every (model, arm, paper model) the comparison looked at: expected (and where
-    from), what the manifests record, and whether it matches; a difference names the model and arm it makes
-    not comparable."""
-    rows: dict[str, dict] = {}
+    """One row per setting and expectation over every (model, arm, paper model) the comparison looked at: expected
+    (and where from), what the manifests record, and whether it matches; a difference names the model and arm it
+    makes not comparable. Settings whose expectation differs by arm or model (a token cap, a dtype) get a row each."""
+    rows: dict[tuple, dict] = {}
     for model, arm, paper_model in pairs:
         for c in settings.checks(model, arm, paper_model):
             field = c.field.split(": ", 1)[-1]
-            r = rows.setdefault(field, {"setting": field, "expected": c.expected, "source": c.source, "ours": set(),
-                                        "differs": [], "unrecorded": []})
+            r = rows.setdefault((field, c.expected, c.source), {"setting": field, "expected": c.expected,
+                                                                "source": c.source, "ours": set(), "who": set(),
+                                                                "differs": [], "unrecorded": []})
             r["ours"].add(c.ours)
+            r["who"].add(c.subject)
             if c.ok is False:
-                r["differs"].append(f"{model}/{arm}")
+                r["differs"].append(c.subject)
             elif c.ok is None:
-                r["unrecorded"].append(f"{model}/{arm}")
+                r["unrecorded"].append(c.subject)
+    split = {field for field, *_ in rows if sum(k[0] == field for k in rows) > 1}
     out = []
-    for r in rows.values():
+    for (field, _, _), r in rows.items():
         status = ("differs for " + ", ".join(sorted(set(r["differs"]))) + ": not comparable" if r["differs"] else
                   "not recorded for " + ", ".join(sorted(set(r["unrecorded"]))) + ": not comparable"
                   if r["unrecorded"] else "matches")
-        out.append({"setting": r["setting"], "paper": f"{r['expected']} ({r['source']})",
+        name = field + (f" ({', '.join(sorted(r['who']))})" if field in split else "")
+        out.append({"setting": name, "paper": f"{r['expected']} ({r['source']})",
                     "ours": ", ".join(sorted(r["ours"])), "status": status})
     return out
 

@@ -11,7 +11,7 @@ larger is used.
    at least 99.8% (32B) of case-seed pairs. A per-case-seed disagreement rate d between two runs flips d*n of
    the n = cases x seeds correctness values; flips being as likely either way, the accuracy of two runs differs
    with standard deviation sqrt(d/n) (a gap of two arms: sqrt(2d/n)). At d = 5% and n = 2,200 that is 0.48 pp
-   (95%: +-0.93), at d = 0.2%, 0.095 pp (+-0.19); the paper's two observed moves, 0.14 and 0.04, lie inside both
+   (95%: +-0.93), at d = 0.2%, 0.095 pp (+-0.19); the paper's two observed moves, 0.14 and 0.04, lie within both
    (`paper_rerun_check` recomputes this from the values file). The 32B rate stands for the 32B, the 7B rate for
    every other checkpoint (the paper gives none for Mistral and Phi; 5% is the larger).
 2. The user's own run. Its seeds are repeated runs, so their spread is rerun noise measured on this very setting:
@@ -109,9 +109,24 @@ def rerun(digits: int, sd_paper: float | None, sd_seeds: float | None, paper_sou
     if not cands:
         return Tolerance(rounding, sd_paper, sd_seeds, rounding, "rounding only: no rerun estimate")
     sd, why = max(cands, key=lambda c: c[0])
-    other = [f"{s}: {Z95 * x:.2f}" for x, s in cands if s != why]
+    parts = [f"{s} \u00b1{Z95 * x:.2f}" + (" (used)" if s == why and len(cands) > 1 else "") for x, s in cands]
     return Tolerance(Z95 * sd + rounding, sd_paper, sd_seeds, rounding,
-                     f"rerun noise, {why}" + (f"; {'; '.join(other)}" if other else "") + f"; +{rounding:g} rounding")
+                     "rerun noise: " + "; ".join(parts) + f"; + {rounding:g} rounding")
+
+
+def binomial_allowance(pct: float, n: int) -> float:
+    """1.96 binomial SDs (pp) of a share `pct` (%) over n units: how far a rerun's share of n can move (an upper
+    bound when the units differ in how likely they are)."""
+    p = pct / 100
+    return 100 * Z95 * math.sqrt(max(p * (1 - p), 1e-12) / max(n, 1))
+
+
+def for_stat(paper_model: str | None, stat, digits: int, arms: int = 1) -> Tolerance:
+    """The rerun tolerance of one of the user's statistics (harness.analysis.comparison.ours.Stat: its case-seed
+    rows, per-seed values and seeds) for a number the paper prints to `digits`; `arms`: 2 for a paired gap."""
+    d, source = paper_disagreement(paper_model)
+    return rerun(digits, flip_sd(d, stat.rows, arms) if stat.rows else None, seed_spread_sd(stat.per_seed),
+                 f"the paper's {source}", len(stat.seeds))
 
 
 def construction(digits: int) -> Tolerance:
