@@ -34,7 +34,7 @@ def comparison_figure(rows: list[dict], sentences: list[str], png: Path) -> Path
     panels = [(u, t) for u, t in (("%", "Accuracies and shares (%)"), ("pp", "Paired gaps (pp)"))
               if any(r["unit"] == u for r in pts)]
     n = max(min(sum(r["unit"] == u for r in pts), MAX_ROWS) for u, _ in panels)
-    head = "\n".join(textwrap.fill(s, 150) for s in sentences)
+    head = "\n".join(textwrap.fill(s, 85 * len(panels)) for s in sentences)
     head_lines = head.count("\n") + 1
     width, height = PANEL_W * len(panels), 1.3 + 0.26 * n + 0.16 * head_lines
     with plt.rc_context({**STYLE, "font.size": 9}):
@@ -50,7 +50,7 @@ def comparison_figure(rows: list[dict], sentences: list[str], png: Path) -> Path
                 y = len(sel) - 1 - i
                 if r["paper_lo"] is not None:
                     ax.plot([r["paper_lo"], r["paper_hi"]], [y + 0.17] * 2, color="#222", lw=1.4)
-                else:
+                elif r["verdict"] != "not comparable":   # a tolerance for a number of another setting means nothing
                     ax.plot([r["paper"] - r["tolerance"], r["paper"] + r["tolerance"]], [y + 0.17] * 2,
                             color="#aaa", lw=3, solid_capstyle="butt")
                 ax.plot(r["paper"], y + 0.17, marker="D", color="#222", ms=4)
@@ -67,16 +67,16 @@ def comparison_figure(rows: list[dict], sentences: list[str], png: Path) -> Path
             ax.set_xlabel(unit)
             ax.set_title(title + (f" (first {MAX_ROWS}; {left} more in comparison.md)" if left > 0 else ""))
             ax.grid(True, axis="x", color="#eee", lw=0.6)
-            handles = [plt.Line2D([], [], color="#222", marker="D", lw=1.4, ms=4, label="paper, 95% interval"),
-                       plt.Line2D([], [], color="#aaa", lw=3, label="paper, rerun tolerance (no interval printed)")]
-            for verdict, colour in COLOUR.items():
-                k = sum(r["verdict"] == verdict for r in sel)
-                if k:
-                    handles.append(plt.Line2D([], [], color=colour, marker="o", lw=1.4, ms=4.5,
-                                              mfc=colour if verdict != "not comparable" else "none",
-                                              label=f"yours, 95% cluster interval: {verdict} ({k})"))
-            ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.6 / height * 2.2), ncol=2,
-                      fontsize=7, frameon=False)
+        handles = [plt.Line2D([], [], color="#222", marker="D", lw=1.4, ms=4, label="paper, its 95% interval"),
+                   plt.Line2D([], [], color="#aaa", lw=3, label="paper, rerun tolerance (no interval printed)")]
+        for verdict, colour in COLOUR.items():
+            k = sum(r["verdict"] == verdict for r in pts)
+            if k:
+                handles.append(plt.Line2D([], [], color=colour, marker="o", lw=1.4, ms=4.5,
+                                          mfc=colour if verdict != "not comparable" else "none",
+                                          label=f"yours, your 95% cluster interval: {verdict} ({k})"))
+        fig.legend(handles=handles, loc="upper right", bbox_to_anchor=(0.995, 1 - 0.05 / height), fontsize=7,
+                   frameon=False)
         fig.text(0.01, 1 - 0.1 / height, head, ha="left", va="top", fontsize=8.5)
         png.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(png, format="png", metadata=PNG_META)
