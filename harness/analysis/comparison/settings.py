@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from executor import policy as executor_policy
 from harness.arms.registry import ARMS
-from harness.data.conventions import known_dataset
+from harness.core.units import EXACT
 from harness.data.pins import DatahubError, entry as pin_entry
 from harness.model import vllm
 from harness.model.rehearsal.labels import MODEL_FREE
@@ -103,7 +103,9 @@ class RunSettings:
         self.manifests = [m for m in manifests if isinstance(m.get("arms"), dict)]
 
     def covering(self, model: str, arm: str) -> list[dict]:
-        return [m for m in self.manifests if (m.get("model") or {}).get("id") == model and arm in m["arms"]]
+        """The run manifests that ran `arm` for `model` (a model-free arm: any run of it, whatever model it named)."""
+        free = ARMS.get(arm) is not None and not ARMS[arm].needs_model
+        return [m for m in self.manifests if arm in m["arms"] and (free or (m.get("model") or {}).get("id") == model)]
 
     def synthetic(self) -> bool:
         return any(m.get("synthetic") for m in self.manifests)
@@ -144,10 +146,9 @@ class RunSettings:
                          "formulas", _text(cfg.get("formula_versions")) if cfg.get("formula_versions") else
                          "the benchmark's", not cfg.get("formula_versions")))
         if spec.solver.uses_convention:
-            want = (known_dataset((m.get("dataset") or {}).get("sha256")) or _NoDataset).convention
             got = cfg.get("convention") or (m.get("convention") or {}).get("name")
-            out.append(Check("unit convention", _text(want), "the dataset's own (harness/data/conventions.py)",
-                             _text(got), (got == want) if got and want else None))
+            out.append(Check("unit convention", EXACT.name, "the Verified split's own: plain arithmetic "
+                             "(harness/data/conventions.py)", _text(got), got == EXACT.name if got else None))
         if spec.formula:
             out.append(catalogue_check())
         if cfg.get("needs_model", spec.needs_model):
@@ -155,10 +156,6 @@ class RunSettings:
         if cfg.get("needs_executor", spec.needs_executor):
             out += _executor_checks(m)
         return out
-
-
-class _NoDataset:
-    convention = None
 
 
 def _server_checks(m: dict, paper_model: str | None) -> list[Check]:
@@ -247,8 +244,8 @@ def identity_rows(model_rows: list[tuple[str, bool]], dataset: str, dataset_ok: 
     return [
         {"setting": "models", "paper": ", ".join(paper_checkpoints()) + " (the paper's checkpoints)",
          "ours": ", ".join(m for m, _ in model_rows) or "none (library only)",
-         "status": f"differs: {', '.join(others)} is none of the paper's checkpoints: its numbers are shown, never "
-                   "judged" if others else "matches"},
+         "status": f"differs: {', '.join(others)} {'is' if len(others) == 1 else 'are'} none of the paper's "
+                   "checkpoints: shown, never judged" if others else "matches"},
         {"setting": "dataset", "paper": f"MedCalc-Bench Verified test split, {paper_cases():,} cases, revision "
                                         f"{setting('dataset-revision')['values']['revision']} (.tex lines "
                                         f"{setting('dataset')['line']}, {setting('dataset-revision')['line']})",
