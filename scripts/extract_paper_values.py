@@ -507,7 +507,7 @@ def _interval_claims_from_numbers(cells: list[dict], text_numbers: list[dict], e
             for c in explicit if c["check"]["kind"] == "interval"}
     out = []
 
-    def add(ident, line, raw, table, model, solver, reference, subset, value, lo, hi, evidence, label):
+    def add(ident, line, raw, table, model, solver, reference, subset, value, lo, hi, evidence, label, digits=2):
         if (model, solver, reference, subset) in seen:
             return
         seen.add((model, solver, reference, subset))
@@ -515,7 +515,8 @@ def _interval_claims_from_numbers(cells: list[dict], text_numbers: list[dict], e
         words = {"above zero": "clears zero (above)", "below zero": "clears zero (below)",
                  "crosses zero": "crosses zero"}[expect]
         out.append({"id": f"claim:interval:{ident}", "table": table, "line": line, "raw": raw,
-                    "says": f"{label}: the paired gap's 95% interval [{lo:g}, {hi:g}] {words}", "headline": False,
+                    "says": f"{label}: the paired gap's 95% interval [{lo:.{digits}f}, {hi:.{digits}f}] {words}",
+                    "headline": False,
                     "check": _interval(solver, reference, model, expect, evidence, subset)})
 
     for c in cells:
@@ -526,7 +527,7 @@ def _interval_claims_from_numbers(cells: list[dict], text_numbers: list[dict], e
                              "Program-Solve + syntax \u2212 Open-book arithmetic": ("program-solve-syntax", "open-book"),
                              "Program-Solve + syntax \u2212 Gold-Solve library": ("program-solve-syntax", "gold-lib")}[c["row"]]
         add(c["id"], c["line"], c["raw"], c["table"], c["model"], solver, reference, "all", c["value"], c["lo"], c["hi"],
-            _cell_ci(c["id"]), f"{c['row']}, {c['column']}")
+            _cell_ci(c["id"]), f"{c['row']}, {c['column']}", c["digits"])
     for t in text_numbers:
         names = [n["name"] for n in t["numbers"]]
         for spec in t["compare"] or []:
@@ -542,7 +543,7 @@ def _interval_claims_from_numbers(cells: list[dict], text_numbers: list[dict], e
                 spec["reference"], spec["subset"], gap["value"], val[lo]["value"], val[hi]["value"],
                 {"value": f"{t['id']}#{gap['name']}", "lo": f"{t['id']}#{lo}", "hi": f"{t['id']}#{hi}"},
                 f"{ARM_WORDS[spec['solver']]} \u2212 {ARM_WORDS[spec['reference']]}, {COL[spec['model']]}"
-                + ("" if spec["subset"] == "all" else f", {SUBSET_WORDS[spec['subset']]}"))
+                + ("" if spec["subset"] == "all" else f", {SUBSET_WORDS[spec['subset']]}"), gap["digits"])
     return out
 
 
