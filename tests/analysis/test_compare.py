@@ -123,7 +123,7 @@ def test_the_kits_arm_specs_and_serving_pins_are_the_papers_settings():
 
 
 # ---- the tolerance -------------------------------------------------------------------------------------------
-def test_the_papers_own_rerun_lies_inside_the_tolerance_derived_from_its_agreement():
+def test_the_papers_own_rerun_lies_within_the_tolerance_derived_from_its_agreement():
     rows = {r["model"]: r for r in tol.paper_rerun_check()}
     assert rows["7B"]["moved"] == pytest.approx(0.14) and rows["32B"]["moved"] == pytest.approx(0.04)
     assert rows["7B"]["half_width"] == pytest.approx(1.96 * 100 * (0.05 / 2200) ** 0.5, rel=1e-3)   # 0.93
