@@ -129,7 +129,7 @@ def test_the_papers_own_rerun_lies_within_the_tolerance_derived_from_its_agreeme
     assert rows["7B"]["half_width"] == pytest.approx(1.96 * 100 * (0.05 / 2200) ** 0.5, rel=1e-3)   # 0.93
     assert rows["32B"]["half_width"] == pytest.approx(1.96 * 100 * (0.002 / 2200) ** 0.5, rel=1e-3)  # 0.19
     assert all(r["moved"] < r["half_width"] for r in rows.values())
-    # a 2.3-point move at n = 1,100 x 5 is about 4x the 7B half-width (0.59), far outside it (issue 32)
+    # a 2.3-point move at n = 1,100 x 5 is about 4x the 7B half-width (0.59), far beyond it (issue 32)
     assert 2.3 / (1.96 * tol.flip_sd(0.05, 5500)) > 3.5
 
 
