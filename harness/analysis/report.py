@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.analysis.compare import ComparisonFiles, comparison_html, write_comparison
+from harness.analysis.comparison import ComparisonFiles, comparison_html, write_comparison
 from harness.analysis.figures import build_figures
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.results_analysis import Analysis, analyse
@@ -108,7 +108,7 @@ def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: lis
     if an.notes:
         parts.append('<h2>Analysis notes</h2><ul class="notes">'
                      + "".join(f"<li>{html.escape(n)}</li>" for n in an.notes) + "</ul>")
-    parts += comparison_html(comparison) if comparison is not None else []  # issue 24: paper against ours
+    parts += comparison_html(comparison) if comparison is not None else []  # the paper beside these results
     parts.append("<h2>Run manifests</h2>")
     parts.append(_manifest_html(read_manifests(root), root))
     parts.append("</body></html>")

@@ -253,8 +253,9 @@ class VllmKind(LauncherKind):
         """The server as table s14 shows it: vLLM's own command (`vllm serve` + flags: no docker wrapping, port,
         container name or devices, which differ between SLURM tasks), the version and sampling defaults it
         logged, the deterministic and sampling-seed settings, the image and the contract it was checked against."""
-        keep = ("image", "flags", "env", "determinism", "sampling_seeds", "contract", "generation_config_meaning",
-                "sampling_defaults_logged", "sampling_defaults", "vllm_version", "server", "server_version")
+        keep = ("launcher", "image", "flags", "env", "determinism", "sampling_seeds", "contract",
+                "generation_config_meaning", "sampling_defaults_logged", "sampling_defaults", "vllm_version", "server",
+                "server_version")
         return {**{k: server[k] for k in keep if k in server},
                 "command": [f"{k}={v}" for k, v in launcher.env().items()] + ["vllm", "serve", *launcher.server_args()]}
 

@@ -35,7 +35,7 @@ def test_report_is_self_contained(synthetic_report):
     assert text.startswith("<!DOCTYPE html>")
     assert not re.search(r"""(src|href)=["']?(https?:|//|file:)""", text)  # nothing fetched
     imgs = re.findall(r'src="data:image/png;base64,([^"]+)"', text)
-    # figures 1b and 2, and the comparison with the paper (harness.analysis.compare)
+    # figures 1b and 2, and the comparison with the paper (harness.analysis.comparison)
     assert len(imgs) == 3 and all(base64.b64decode(i)[:4] == b"\x89PNG" for i in imgs)
     for name in ("table1", "table2", "s5", "s6", "s12"):
         assert f'id="{name}"' in text

@@ -1,0 +1,244 @@
+"""Each of the paper's numbers beside the user's, with one verdict.
+
+The numbers are Table 1's and Table 2's cells and the numbers the text states with a computation
+(`text_numbers[].compare`). For each, the user's statistic (harness.analysis.comparison.ours) on the number's own
+cases and seeds, its 95% cluster interval, the rerun tolerance (harness.analysis.comparison.tolerance) and:
+
+* **reproduced**: ours (rounded as the paper prints it) lies within the rerun tolerance of the paper's value;
+* **consistent**: beyond rerun noise (so something in the setting differs), but within the sampling uncertainty:
+  the paper's printed 95% interval, or where it prints none the user's own interval holds the paper's value;
+  a gap keeps its sign and the paper's claims about it hold;
+* **discrepancy**: beyond rerun noise and beyond the sampling uncertainty, a gap whose sign reversed, or a number
+  whose claim did not hold (a 32B gap whose interval now crosses zero): the reason is named;
+* **not comparable: reasons**: the setting differs (harness.analysis.comparison.context names each reason); the
+  arithmetic is shown, no verdict drawn;
+* **no result**: the results have nothing for it (listed in the CSV only).
+
+One quantity gets one verdict wherever the paper prints it: a gap printed without an interval (the conclusion's
+rounded +7.1) is judged against the interval the paper prints for the same comparison elsewhere (Table 2).
+"""
+from __future__ import annotations
+
+from harness.analysis.comparison import ours as stats
+from harness.analysis.comparison import tolerance as tol
+from harness.analysis.comparison.context import MODEL_FREE_ARMS, Context
+from harness.analysis.comparison.values import paper_values
+from harness.model.rehearsal.labels import MODEL_FREE
+
+REPRODUCED, CONSISTENT, DISCREPANCY, NOT_COMPARABLE, NO_RESULT = (
+    "reproduced", "consistent", "discrepancy", "not comparable", "no result")
+VERDICTS = (REPRODUCED, CONSISTENT, DISCREPANCY, NOT_COMPARABLE, NO_RESULT)
+
+# Table 1 and 2 rows (paper wording) -> the kit's arms.
+ROW_ARMS = {
+    "Note only": "note-only", "Page without formula": "page-no-formula", "Open-book arithmetic": "open-book",
+    "Extract-Solve library": "extract-lib", "Gold-Solve library": "gold-lib", "Program-Solve": "program-solve",
+    "+ syntax (exploratory)": "program-solve-syntax", "Blind Program-Solve": "blind",
+}
+GAP_ROWS = {
+    "Program-Solve \u2212 Open-book arithmetic": ("program-solve", "open-book"),
+    "Program-Solve \u2212 Gold-Solve library": ("program-solve", "gold-lib"),
+    "Blind Program-Solve \u2212 Extract-Solve library": ("blind", "extract-lib"),
+    "Program-Solve + syntax \u2212 Open-book arithmetic": ("program-solve-syntax", "open-book"),
+    "Program-Solve + syntax \u2212 Gold-Solve library": ("program-solve-syntax", "gold-lib"),
+}
+
+
+def _subset(s: str) -> str:
+    return "all" if s in ("full", "all") else s
+
+
+def printed_interval(paper_model: str | None, solver: str, reference: str, subset: str) -> tuple | None:
+    """(lo, hi, line) of the 95% interval the paper prints for this comparison anywhere, or None."""
+    for c in paper_values()["cells"]:
+        if c["kind"] == "gap" and "lo" in c and c["model"] == paper_model and \
+                GAP_ROWS.get(c["row"]) == (solver, reference) and _subset(subset) == "all":
+            return c["lo"], c["hi"], c["line"]
+    for t in paper_values()["text_numbers"]:
+        names = {n["name"]: n for n in t["numbers"]}
+        for spec in t["compare"] or []:
+            if spec["kind"] != "gap" or (spec["model"], spec["solver"], spec["reference"]) != \
+                    (paper_model, solver, reference) or _subset(spec["subset"]) != _subset(subset):
+                continue
+            suffix = {"Qwen2.5-7B-Instruct": "_7b", "Qwen2.5-32B-Instruct-AWQ": "_32b"}.get(paper_model, "")
+            for lo, hi in ((f"lo{suffix}", f"hi{suffix}"), ("lo", "hi")):
+                if lo in names and hi in names:
+                    return names[lo]["value"], names[hi]["value"], names[lo]["line"]
+    return None
+
+
+def judge(paper: float, digits: int, value: float | None, tolerance: tol.Tolerance, reasons: list[str],
+          paper_ci: tuple | None = None, our_ci: tuple | None = None, signed: bool = False,
+          failed_claims: list[str] = ()) -> tuple[str, str]:
+    """(verdict, why) of one number; module docstring."""
+    if value is None:
+        return NO_RESULT, "nothing in these results"
+    if reasons:
+        return NOT_COMPARABLE, "; ".join(reasons)
+    shown = round(value, digits)
+    diff = shown - paper
+    if abs(diff) <= tolerance.half_width + 1e-9:
+        return REPRODUCED, f"{diff:+.{digits}f}, within rerun noise {tolerance.text()}"
+    beyond = f"{diff:+.{digits}f} is beyond rerun noise {tolerance.text()}"
+    if signed and paper != 0 and shown * paper < 0 and abs(paper) > tolerance.rounding:
+        return DISCREPANCY, f"sign reversed (the paper's {paper:+.{digits}f}, yours {shown:+.{digits}f}); {beyond}"
+    if failed_claims:
+        return DISCREPANCY, f"the paper's claim did not hold ({'; '.join(failed_claims)}); {beyond}"
+    if paper_ci is not None:
+        within = paper_ci[0] - 1e-9 <= shown <= paper_ci[1] + 1e-9
+        where = f"the paper's 95% interval [{paper_ci[0]:.{digits}f}, {paper_ci[1]:.{digits}f}]"
+    elif our_ci is not None and our_ci[0] is not None:
+        within = our_ci[0] - 1e-9 <= paper <= our_ci[1] + 1e-9
+        where = (f"your 95% cluster interval [{our_ci[0]:.{digits}f}, {our_ci[1]:.{digits}f}] "
+                 f"{'holds' if within else 'excludes'} the paper's value (the paper prints no interval for it)")
+    else:
+        return DISCREPANCY, f"{beyond}; no sampling interval to judge it by"
+    if within:
+        return CONSISTENT, f"{beyond}: something in the setting differs; within {where}" \
+            if paper_ci is not None else f"{beyond}: something in the setting differs; {where}"
+    return DISCREPANCY, f"{beyond} and beyond {where}" if paper_ci is not None else f"{beyond}; {where}"
+
+
+class NumberRows:
+    """Builds the number rows of one comparison; `claims` are the claim rows (for a gap's attached claims)."""
+
+    def __init__(self, ctx: Context, claims: list[dict]):
+        self.ctx, self.claims = ctx, claims
+        self.rows: list[dict] = []
+
+    # ---- one row ------------------------------------------------------------------------------------------
+    def add(self, *, source, where, line, what, paper_model, model, unit, paper, digits, stat, tolerance, reasons,
+            key, paper_ci=None, signed=False, failed=(), scale=1.0, sign=1):
+        value = None if stat is None else sign * stat.value * scale
+        ci = None if stat is None or stat.lo is None else tuple(sorted((sign * stat.lo * scale, sign * stat.hi * scale)))
+        verdict, why = judge(paper, digits, value, tolerance, reasons, paper_ci, ci, signed, list(failed))
+        model_free = model is not None and all(a in MODEL_FREE_ARMS for a in key[2])
+        self.rows.append({
+            "source": source, "where": where, "line": line, "what": what,
+            "model": (MODEL_FREE + " (no model)") if model_free else (model or ""), "paper_model": paper_model or "",
+            "unit": unit, "paper": paper, "paper_lo": paper_ci[0] if paper_ci else None,
+            "paper_hi": paper_ci[1] if paper_ci else None, "digits": digits, "ours": value,
+            "ours_lo": ci[0] if ci else None, "ours_hi": ci[1] if ci else None,
+            "n": "" if stat is None else stat.n_text,
+            "difference": None if value is None else round(round(value, digits) - paper, digits) + 0.0,
+            "tolerance": tolerance.half_width, "tolerance_source": tolerance.source, "verdict": verdict, "why": why,
+            "key": "|".join([model or "", key[0], key[1], "+".join(key[2])])})
+
+    # ---- kinds ---------------------------------------------------------------------------------------------
+    def accuracy(self, source, where, line, what, arm, paper_model, subset, paper, digits, construction=False):
+        an = self.ctx.an
+        for m in self.ctx.models_for(paper_model, (arm,)) or [None]:
+            st = stats.accuracy(an, m, arm, subset) if m else None
+            reasons = self.ctx.reasons(m, paper_model, (arm,), st, subset, construction) if m and st else []
+            if construction or arm in MODEL_FREE_ARMS:
+                t = tol.construction(digits)
+            else:
+                t = self._rerun(paper_model, st, digits, 1)
+            self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m, unit="%",
+                     paper=paper, digits=digits, stat=st, tolerance=t, reasons=reasons,
+                     key=("accuracy", subset, (arm,)))
+
+    def gap(self, source, where, line, what, solver, reference, paper_model, subset, paper, digits, sign=1):
+        an = self.ctx.an
+        ci = printed_interval(paper_model, solver, reference, subset)
+        paper_ci = None if ci is None else (ci[0], ci[1])
+        if paper_ci is not None and sign < 0:
+            paper_ci = (-paper_ci[1], -paper_ci[0])
+        for m in self.ctx.models_for(paper_model, (solver, reference)) or [None]:
+            st = stats.gap(an, m, solver, reference, subset) if m else None
+            reasons = self.ctx.reasons(m, paper_model, (solver, reference), st, subset) if m and st else []
+            t = tol.construction(digits) if {solver, reference} <= set(MODEL_FREE_ARMS) else \
+                self._rerun(paper_model, st, digits, 2)
+            failed = [c["says"] + f": {c['why']}" for c in self.claims
+                      if c["model"] == m and c["verdict"] == "did not hold" and c.get("gap") ==
+                      (paper_model, solver, reference, _subset(subset))]
+            self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m, unit="pp",
+                     paper=paper, digits=digits, stat=st, tolerance=t, reasons=reasons, paper_ci=paper_ci,
+                     signed=True, failed=failed, sign=sign, key=("gap", _subset(subset), (solver, reference)))
+
+    def share(self, source, where, line, what, arm, paper_model, kind, paper, digits, count=False):
+        an = self.ctx.an
+        for m in self.ctx.models_for(paper_model, (arm,)) or [None]:
+            st = stats.share(an, m, arm, kind) if m else None
+            reasons = self.ctx.reasons(m, paper_model, (arm,), st, "full") if m and st else []
+            t = self._rerun(paper_model, st, digits if not count else 2, 1)
+            scale = 1.0
+            if count and st is not None:
+                scale = st.rows / 100.0      # the share as a count of rows, its tolerance likewise
+                t = tol.Tolerance(t.half_width * scale + 0.5, t.sd_paper, t.sd_seeds, 0.5,
+                                  t.source + f"; as rows: \u00d7 {st.rows:,} rows / 100")
+            self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m,
+                     unit="rows" if count else "%", paper=paper, digits=digits, stat=st, tolerance=t,
+                     reasons=reasons, scale=scale, key=("count" if count else "share", kind, (arm,)))
+
+    def route(self, source, where, line, what, arm, paper_model, route, paper, digits):
+        an = self.ctx.an
+        for m in self.ctx.models_for(paper_model, (arm,)) or [None]:
+            st = stats.route_share(an, m, arm, route) if m else None
+            reasons = self.ctx.reasons(m, paper_model, (arm,), st, "full") if m and st else []
+            self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m, unit="%",
+                     paper=paper, digits=digits, stat=st, tolerance=self._rerun(paper_model, st, digits, 1),
+                     reasons=reasons, key=("route", route, (arm,)))
+
+    def covered(self, source, where, line, paper, digits):
+        """The library's covered cases (a count: exact), on the results' cases."""
+        an, ctx = self.ctx.an, self.ctx
+        ms = ctx.models_for(None, ("gold-lib",))
+        m = ms[0] if ms else None
+        st = stats.Stat(float(an.impl_mask().sum()), n_cases=an.data.n_cases) if m else None
+        reasons = ctx.reasons(m, None, ("gold-lib",), st, "full") if m else []
+        self.add(source=source, where=where, line=line, what="cases the library covers", paper_model=None, model=m,
+                 unit="cases", paper=paper, digits=digits, stat=st, tolerance=tol.exact(), reasons=reasons,
+                 key=("covered", "full", ("gold-lib",)))
+
+    def _rerun(self, paper_model, st, digits, arms) -> tol.Tolerance:
+        return tol.construction(digits) if st is None else tol.for_stat(paper_model, st, digits, arms)
+
+
+def number_rows(ctx: Context, claims: list[dict]) -> list[dict]:
+    """Every paper number with a computation, beside the user's (module docstring)."""
+    b = NumberRows(ctx, claims)
+    for c in paper_values()["cells"]:
+        source = "Table 1" if c["table"] == "tab:ladder" else "Table 2"
+        where = f"{c['row']} | {c['column']}"
+        if c["kind"] == "accuracy":
+            arm = ROW_ARMS.get(c["row"]) or c.get("arm")
+            what = c["row"] if c["block"] == "upper" else f"{c['row']} {c['column']}"
+            b.accuracy(source, where, c["line"], what, arm, c["model"], c["subset"], c["value"], c["digits"],
+                       construction=arm in MODEL_FREE_ARMS)
+        else:
+            solver, reference = GAP_ROWS.get(c["row"], ("program-solve", "open-book"))
+            b.gap(source, where, c["line"], c["row"], solver, reference, c["model"], c["subset"], c["value"],
+                  c["digits"])
+    for t in paper_values()["text_numbers"]:
+        source = f"text ({t['id'].removeprefix('text:')})"
+        nums = [n for n in t["numbers"] if not n["name"].startswith(("lo", "hi"))]
+        for spec, n in zip(t["compare"] or [], nums):
+            where = f"{t['what']} [{n['name']}]"
+            k = spec["kind"]
+            if k == "gap":
+                label = f"{spec['solver']} \u2212 {spec['reference']}" + (
+                    "" if _subset(spec["subset"]) == "all" else f" ({spec['subset']})")
+                b.gap(source, where, n["line"], label, spec["solver"], spec["reference"], spec["model"],
+                      spec["subset"], n["value"], n["digits"], sign=spec.get("sign", 1))
+            elif k == "accuracy":
+                b.accuracy(source, where, n["line"], f"{spec['arm']} ({spec['subset']})", spec["arm"], spec["model"],
+                           spec["subset"], n["value"], n["digits"])
+            elif k == "outcome_share":
+                b.share(source, where, n["line"], f"{spec['arm']} {spec['share']} share of case-seed rows",
+                        spec["arm"], spec["model"], spec["share"], n["value"], n["digits"])
+            elif k == "outcome_count":
+                b.share(source, where, n["line"], f"{spec['arm']} rows with no valid answer", spec["arm"],
+                        spec["model"], spec["share"], n["value"], n["digits"], count=True)
+            elif k == "route_share":
+                b.route(source, where, n["line"], f"{spec['arm']} rows routed to the {spec['route']}", spec["arm"],
+                        spec["model"], spec["route"], n["value"], n["digits"])
+            elif k == "covered_cases":
+                b.covered(source, where, n["line"], n["value"], n["digits"])
+    return b.rows
+
+
+def unmapped_numbers() -> list[dict]:
+    """The text's numbers with no computation of their own (each read by a claim, the ledger or nothing)."""
+    return [{"id": t["id"], "line": t["line"], "what": t["what"], "values": ", ".join(n["raw"] for n in t["numbers"])}
+            for t in paper_values()["text_numbers"] if not t["compare"]]

@@ -1,0 +1,286 @@
+"""The comparison as text: one plain sentence per model first, then the claims, the numbers (each with the user's
+n as cases x seeds, their interval beside the paper's, the tolerance and its source), the per-case check, the
+settings and what was not compared. Markdown (comparison.md), CSV and the HTML report's section; nothing here
+computes a verdict."""
+from __future__ import annotations
+
+import csv
+import html
+import io
+import re
+
+from harness.analysis.comparison import tolerance as tol
+from harness.analysis.comparison.claims import HELD, NOT_COMPARABLE, NOT_HELD
+from harness.analysis.comparison.numbers import VERDICTS, unmapped_numbers
+from harness.analysis.comparison.per_case import not_possible_text
+from harness.analysis.comparison.values import paper_values, source_line
+from harness.analysis.stats.labels import model_label
+from harness.model.rehearsal.labels import MODEL_FREE
+
+_DIFFERENT = re.compile(r"different model \(([^,]+), not [^)]+\)")
+VOCABULARY = [
+    ("reproduced", "your number lies within the rerun tolerance of the paper's: a same-case rerun of the paper's "
+     "setting moves it about this much."),
+    ("consistent", "beyond rerun noise, so something in your setting differs, but within the sampling uncertainty "
+     "(the paper's printed 95% interval, or, where it prints none, your own 95% calculator-cluster interval holds "
+     "the paper's value), with the gap's sign and the paper's claims about it intact. Not a reproduction."),
+    ("discrepancy", "beyond rerun noise and beyond the sampling uncertainty, a gap whose sign reversed, or a number "
+     "whose claim did not hold; the reason is named."),
+    ("not comparable: reasons", "the setting behind the number is not the paper's (synthetic records, another "
+     "model, dataset or revision, a setting the manifests record otherwise or not at all, missing cases or seeds); "
+     "the arithmetic is shown, no verdict is drawn."),
+    ("held / did not hold", "for a claim: your own statistic (your interval, your sign, your ordering) says, or "
+     "does not say, what the paper says."),
+]
+DERIVATION = (
+    "A reproduction runs the paper's own 1,100 cases at its five seeds, so case sampling does not move its numbers; "
+    "run-to-run noise does (server batching: the seed never reaches the request; sampling; the note-only arms' "
+    "worked example). The tolerance is 1.96 times the larger of two estimates of it, plus half a unit of the digit "
+    "the paper prints. (1) The paper's own rerun (.tex lines 405-409): per-case agreement of two runs about 95% "
+    "(7B) and at least 99.8% (32B) of case-seed pairs; a disagreement rate d over n case-seed values moves a mean by "
+    "SD sqrt(d/n) (a gap: sqrt(2d/n)). (2) Your own seeds, which are repeated runs: the SD s of their per-seed "
+    "values gives SD s*sqrt(2/S) for the difference of two S-seed means (a jackknife over seeds for an ICC or an "
+    "effective sample size). Claims are decided by a margin (an interval end's distance from zero, one accuracy "
+    "over another) with the same noise plus the bootstrap's Monte Carlo error; a claim the paper itself makes by a "
+    "margin within that tolerance is fragile and also holds when your margin is within the tolerance of the "
+    "paper's. Derivation in full: harness/analysis/comparison/tolerance.py.")
+
+
+def _model_name(model: str) -> str:
+    if not model:
+        return "(no model)"
+    if model.startswith(MODEL_FREE):
+        return "Gold-Solve library (no model)"
+    return model
+
+
+def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
+    """One plain sentence per model: which headline claims held, which did not, which were not comparable."""
+    by: dict[str, list[dict]] = {}
+    for c in claims:
+        if c["headline"] and c["model"]:
+            for m in c["model"].split(", "):
+                by.setdefault(m, []).append(c)
+    models = list(dict.fromkeys([r["model"] for r in numbers if r["ours"] is not None and r["model"]]))
+    out = []
+    for m in sorted(set(by) | {x for x in models if not x.startswith(MODEL_FREE)}, key=lambda x: (x == MODEL_FREE, x)):
+        rows = by.get(m, [])
+        held = [c["says"] for c in rows if c["verdict"] == HELD]
+        failed = [f"{c['says']} ({c['why']})" for c in rows if c["verdict"] == NOT_HELD]
+        nc = [c for c in rows if c["verdict"] == NOT_COMPARABLE]
+        parts = []
+        if held:
+            parts.append("held: " + "; ".join(held))
+        if failed:
+            parts.append("did not hold: " + "; ".join(failed))
+        if nc:
+            reasons = list(dict.fromkeys(_DIFFERENT.sub(r"\1 is none of the paper's checkpoints", r)
+                                         for c in nc for r in c["why"].split("; ")))
+            parts.append(f"not comparable: {len(nc)} headline claim{'s' if len(nc) != 1 else ''} "
+                         f"({'; '.join(reasons[:4])}{'; ...' if len(reasons) > 4 else ''})")
+        if not parts:
+            parts.append("none of the paper's headline claims is about what this model ran here")
+        mine = [r for r in numbers if r["model"] == m or (m == MODEL_FREE and r["model"].startswith(MODEL_FREE))]
+        judged = [r for r in mine if r["verdict"] in ("reproduced", "consistent", "discrepancy")]
+        if judged:
+            bad = [f"{r['what']} ({r['source']}, line {r['line']})" for r in judged if r["verdict"] != "reproduced"]
+            tally = ", ".join(f"{sum(r['verdict'] == v for r in judged)} {v}" for v in
+                              ("reproduced", "consistent", "discrepancy") if any(r["verdict"] == v for r in judged))
+            parts.append(f"numbers: {tally} of {len(judged)} comparable" +
+                         (f" (not reproduced: {'; '.join(bad[:4])}{'; ...' if len(bad) > 4 else ''})" if bad else ""))
+        out.append(f"{_model_name(m)}: " + ". ".join(p[0].upper() + p[1:] for p in parts) + ".")
+    if not out:
+        out.append("Nothing in these results bears on the paper's headline claims.")
+    return out
+
+
+def counts(rows: list[dict]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rows:
+        out[r["verdict"]] = out.get(r["verdict"], 0) + 1
+    return out
+
+
+def _counts_text(rows: list[dict], order) -> str:
+    c = counts(rows)
+    return ", ".join(f"{k} {c[k]}" for k in order if c.get(k)) or "none"
+
+
+def _num(v, digits=2) -> str:
+    return "" if v is None else f"{v:.{digits}f}"
+
+
+def _ci(lo, hi, digits) -> str:
+    return "" if lo is None else f" [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _md(s) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def _number_cells(r: dict) -> list[str]:
+    d = r["digits"]
+    return [r["source"], str(r["line"]), r["where"], r["model"], r["n"],
+            f"{_num(r['paper'], d)}{_ci(r['paper_lo'], r['paper_hi'], d)}",
+            f"{_num(r['ours'], d)}{_ci(r['ours_lo'], r['ours_hi'], d)}",
+            "" if r["difference"] is None else f"{r['difference']:+.{d}f}",
+            f"\u00b1{r['tolerance']:.{max(d, 2)}f} ({r['tolerance_source']})",
+            r["verdict"] + (f": {r['why']}" if r["verdict"] != "reproduced" else "")]
+
+
+NUMBER_HEAD = ("Source", "Line", "Row, column", "Model", "Your n (cases \u00d7 seeds)", "Paper [95% CI]",
+               "Yours [95% cluster CI]", "Yours \u2212 paper", "Tolerance (source)", "Verdict")
+CLAIM_HEAD = ("Line", "The paper says", "Model", "Paper", "Yours", "Verdict")
+CASE_HEAD = ("Paper model", "Arm", "Your model", "Paper pairs", "Matched", "Agreement", "Yardstick", "Verdict")
+LEDGER_HEAD = ("Setting", "Expected (source)", "Yours", "Status")
+
+
+def _claim_cells(c: dict) -> list[str]:
+    return [str(c["line"]), c["says"], c["model"], c["paper"], c["ours"],
+            c["verdict"] + (f": {c['why']}" if c["why"] else "")]
+
+
+def _case_cells(r: dict) -> list[str]:
+    return [r["paper_model"], r["arm"], r["model"], f"{r['paper_pairs']:,}", f"{r['matched']:,}",
+            "" if r["agree"] is None else f"{r['agree']:.2f}%",
+            "" if r.get("yardstick") is None else f"{r['yardstick']:.2f}% ({r['yardstick_source']})",
+            f"{r['verdict']}: {r['why']}"]
+
+
+def _ledger_cells(r: dict) -> list[str]:
+    return [r["setting"], r["paper"], r["ours"], r["status"]]
+
+
+def _table(head, rows) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "| " + " | ".join(":---" for _ in head) + " |"]
+    out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def rerun_check_lines() -> list[str]:
+    out = []
+    for r in tol.paper_rerun_check():
+        out.append(f"- {r['model']}: Blind Program-Solve on the covered 440 read {r['first']:.2f} and {r['second']:.2f} "
+                   f"in two runs (moved {r['moved']:.2f}); the rerun tolerance from the {r['source']} is "
+                   f"\u00b1{r['half_width']:.2f} (lines {r['lines']}).")
+    return out
+
+
+def markdown(files) -> str:
+    shown = [r for r in files.numbers if r["verdict"] != "no result"]
+    claims = [c for c in files.claims if c["verdict"] != "no result"]
+    lines = ["# Did it reproduce? The paper beside these results", ""]
+    for s in files.sentences:
+        lines += [f"**{s.split(':', 1)[0]}**:{s.split(':', 1)[1]}", ""]
+    lines += [f"Paper: {source_line()}. Results: {files.kind.label}.", "",
+              f"Numbers: {_counts_text(files.numbers, VERDICTS)}. Claims: "
+              f"{_counts_text(files.claims, (HELD, NOT_HELD, NOT_COMPARABLE, 'no result'))}.", "",
+              "## How to read the verdicts", ""]
+    lines += [f"- **{k}**: {v}" for k, v in VOCABULARY]
+    lines += ["", "## Tolerances: how they are derived", "", DERIVATION, "",
+              "The paper's own rerun against this tolerance:", *rerun_check_lines(), "",
+              f"## The paper's claims ({len(claims)} checked here of {len(files.claims)})", ""]
+    lines += _table(CLAIM_HEAD, [_claim_cells(c) for c in claims]) if claims else \
+        ["Nothing in these results can check a claim of the paper."]
+    lines += ["", f"## The paper's numbers ({len(shown)} with a result here)", ""]
+    lines += _table(NUMBER_HEAD, [_number_cells(r) for r in shown]) if shown else \
+        ["Nothing in these results maps onto a number of the paper."]
+    lines += ["", f"{len(files.numbers) - len(shown)} paper numbers have no result here (listed in comparison.csv).",
+              "", "## Per-case check against the paper's per-case files", ""]
+    lines += _table(CASE_HEAD, [_case_cells(r) for r in files.cases]) if files.cases is not None else \
+        [not_possible_text()]
+    lines += ["", "## Run settings against the paper's", "",
+              "Each setting is read from the run manifests and set against what the paper states or, where it "
+              "states nothing, what the kit pins for a reproduction; a difference, or a setting not recorded, makes "
+              "the numbers of that model and arm not comparable (named in their verdicts).", ""]
+    lines += _table(LEDGER_HEAD, [_ledger_cells(r) for r in files.ledger])
+    left = paper_values()["left_out"]
+    lines += ["", "## Not compared", "",
+              f"- {len(left)} supplementary tables ({', '.join(x['table'].removeprefix('tab:') for x in left)}): "
+              "their bodies are not in the available .tex, so no cell could be extracted.",
+              *[f"- text line {c['line']} ({c['id'].removeprefix('text:')}): {c['what']} ({c['values']}): "
+                + (f"read by the claim(s) {', '.join(files.readers[c['id']])}" if files.readers.get(c["id"])
+                   else "no computation of the kit's matches it")
+                for c in unmapped_numbers()], ""]
+    return "\n".join(lines)
+
+
+def _csv(head: tuple, rows: list[list]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(head)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+NUMBER_FIELDS = ("source", "where", "line", "what", "model", "paper_model", "unit", "n", "paper", "paper_lo",
+                 "paper_hi", "ours", "ours_lo", "ours_hi", "difference", "tolerance", "tolerance_source", "verdict",
+                 "why", "key")
+CLAIM_FIELDS = ("id", "line", "says", "headline", "kind", "paper_model", "model", "paper", "ours", "verdict", "why")
+CASE_FIELDS = ("paper_model", "arm", "model", "paper_pairs", "matched", "agree", "yardstick", "verdict", "why")
+
+
+def numbers_csv(rows: list[dict]) -> str:
+    def cell(r, f):
+        v = r[f]
+        if f in ("paper", "paper_lo", "paper_hi", "ours", "ours_lo", "ours_hi", "difference") and v is not None:
+            return f"{v:.{r['digits']}f}"
+        if f == "tolerance":
+            return f"{v:.{max(r['digits'], 2)}f}"
+        return "" if v is None else v
+    return _csv(NUMBER_FIELDS, [[cell(r, f) for f in NUMBER_FIELDS] for r in rows])
+
+
+def claims_csv(rows: list[dict]) -> str:
+    return _csv(CLAIM_FIELDS, [[r[f] for f in CLAIM_FIELDS] for r in rows])
+
+
+def cases_csv(rows: list[dict]) -> str:
+    return _csv(CASE_FIELDS, [["" if r.get(f) is None else r.get(f) for f in CASE_FIELDS] for r in rows])
+
+
+def ledger_csv(rows: list[dict]) -> str:
+    return _csv(("setting", "paper", "ours", "status"), [_ledger_cells(r) for r in rows])
+
+
+def section_html(files) -> list[str]:
+    """The report's section: the sentences, the figure, the claims, the numbers, the per-case check, the ledger."""
+    import base64
+
+    e = html.escape
+    parts = ["<h2>Did it reproduce? The paper beside these results</h2>"]
+    parts += [f"<p><b>{e(s.split(':', 1)[0])}</b>:{e(s.split(':', 1)[1])}</p>" for s in files.sentences]
+    parts.append(f'<p class="meta">Results: {e(files.kind.label)}. Numbers: {e(_counts_text(files.numbers, VERDICTS))}. '
+                 f"Claims: {e(_counts_text(files.claims, (HELD, NOT_HELD, NOT_COMPARABLE, 'no result')))}. Files: "
+                 f"{e(', '.join(p.name for p in files.paths))} in {e(str(files.markdown.parent))}.</p>")
+    parts.append("<ul>" + "".join(f"<li><b>{e(k)}</b>: {e(v)}</li>" for k, v in VOCABULARY) + "</ul>")
+    parts.append(f"<p>{e(DERIVATION)}</p>")
+    if files.figure is not None:
+        data = base64.b64encode(files.figure.read_bytes()).decode("ascii")
+        parts.append(f'<figure><img alt="the paper beside these results" style="max-width:1000px" '
+                     f'src="data:image/png;base64,{data}"><figcaption>Each compared number: the paper\'s value and its '
+                     "printed 95% interval (black; grey: the rerun tolerance where it prints none) beside yours and "
+                     "your 95% calculator-cluster interval (coloured by verdict).</figcaption></figure>")
+
+    def table(caption, head, rows):
+        out = [f'<div class="wrap"><table class="res"><caption>{e(caption)}</caption><thead><tr>'
+               + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+        out += ["<tr>" + "".join(f'<td style="white-space:normal">{e(str(c))}</td>' for c in row) + "</tr>"
+                for row in rows]
+        return out + ["</tbody></table></div>"]
+
+    claims = [c for c in files.claims if c["verdict"] != "no result"]
+    parts += table("The paper's claims, checked with your statistics", CLAIM_HEAD, [_claim_cells(c) for c in claims])
+    shown = [r for r in files.numbers if r["verdict"] != "no result"]
+    parts += table("The paper's numbers beside yours", NUMBER_HEAD, [_number_cells(r) for r in shown])
+    if files.cases is not None:
+        parts += table("Per-case agreement with the paper's per-case files", CASE_HEAD,
+                       [_case_cells(r) for r in files.cases])
+    else:
+        parts.append(f"<p>{e(not_possible_text())}</p>")
+    parts += table("Run settings against the paper's", LEDGER_HEAD, [_ledger_cells(r) for r in files.ledger])
+    return parts
+
+
+def short_model(model: str) -> str:
+    return "library" if model.startswith(MODEL_FREE) else model_label(model)
