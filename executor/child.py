@@ -72,6 +72,9 @@ def make_module_proxy(module: types.ModuleType, replaced: dict | None = None) ->
     return types.SimpleNamespace(**{n: replaced.get(n, getattr(module, n)) for n in exposed_names(module)})
 
 
+_EXECUTOR_CODE = "<executor-"  # file name prefix of the code _isolated compiles
+
+
 def _isolated(source: str, filename: str, module_name: str, **names) -> dict:
     """Run executor-written ``source`` in a namespace of its own holding only ``names``: the
     functions it defines have no path to this module's globals (``f.__globals__`` is that
@@ -484,6 +487,10 @@ class _ChildRun:
             return local_trace
 
         def global_trace(frame, event, arg):
+            # the executor's own helpers (hash, the frozen clock: "<executor-...>") are not the
+            # program's lines; the C code they call is not counted either
+            if frame.f_code.co_filename.startswith(_EXECUTOR_CODE):
+                return None
             return local_trace
 
         return global_trace
