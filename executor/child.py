@@ -91,7 +91,7 @@ _CLOCK_SOURCE = (
     + "".join(f"def {name}():\n    return {0 if name.endswith('_ns') else 0.0!r}\n"
               for name in policy.FROZEN_CLOCK["time.interval"])
     + "def current(args):\n"
-      "    if not args or (len(args) == 1 and args[0] is None):\n"
+      "    if not args or (args[0] is None and not args[1:]):\n"
       "        return (INSTANT,)\n"
       "    return args\n"
       "def gmtime(*args):\n    return real_gmtime(*current(args))\n"
