@@ -221,6 +221,10 @@ class Supervisor:
                     raise RuntimeError(f"seccomp unusable: {self.seccomp_probe}")
             self.sock.send(json.dumps({"seccomp_bpf": bpf.bpf.hex() if bpf else None,
                                        "action": bpf.action if bpf else None}).encode())
+        except OSError as exc:  # the zygote died before it read its configuration: say why
+            said = self._zygote_last_words()
+            self.close()
+            raise ZygoteFailure(f"the zygote ended at start-up ({exc}){': ' + said if said else ''}") from None
         except BaseException:
             self.close()
             raise
@@ -240,6 +244,15 @@ class Supervisor:
         gc.freeze()
 
     # -- the zygote ------------------------------------------------------------------------------
+    def _zygote_last_words(self) -> str:
+        """The error the zygote sent before it ended, if any (start-up failures)."""
+        try:
+            self.sock.settimeout(1.0)
+            msg = json.loads(self.sock.recv(zygote.MAX_MESSAGE) or b"{}")
+            return str(msg.get("error", "")) if isinstance(msg, dict) else ""
+        except (OSError, ValueError):
+            return ""
+
     def _ask(self, kind: bytes, n: int = 1) -> None:
         if n > 0:
             self.sock.send(kind * n)

@@ -268,7 +268,9 @@ def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
 def exec_main() -> None:
     """``python3 -P -s -S -B -c <zygote_command's code> FD LIMITS LAYERS``: the zygote's start."""
     fd, limits, layers = int(sys.argv[1]), json.loads(sys.argv[2]), [x for x in sys.argv[3].split(",") if x]
-    zygote_main(socket.socket(fileno=fd), limits, layers)
+    # family, type and protocol given: the socket module would otherwise ask the kernel with
+    # getsockname/getsockopt, which the container profile does not allow
+    zygote_main(socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fileno=fd), limits, layers)
 
 
 def zygote_command(fd: int, limits: dict, disabled_layers) -> list[str]:
@@ -277,8 +279,17 @@ def zygote_command(fd: int, limits: dict, disabled_layers) -> list[str]:
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = (f"import sys; sys.path.insert(0, {package_parent!r}); "
             "from executor import zygote; zygote.exec_main()")
-    return [sys.executable, *ZYGOTE_FLAGS, "-c", code, str(fd), json.dumps(limits),
+    return [_interpreter(), *ZYGOTE_FLAGS, "-c", code, str(fd), json.dumps(limits),
             ",".join(sorted(disabled_layers))]
+
+
+def _interpreter() -> str:
+    """This interpreter's path. ``sys.executable`` is empty in the container's supervisor,
+    which re-executed itself as ``python3`` with an empty environment (no PATH to resolve
+    the name by); /proc/self/exe always names the running binary."""
+    if sys.executable and os.path.isabs(sys.executable) and os.access(sys.executable, os.X_OK):
+        return sys.executable
+    return os.readlink("/proc/self/exe")
 
 
 def start_zygote(limits: dict, disabled_layers) -> tuple[int, socket.socket]:
