@@ -49,6 +49,23 @@ def plain_cpython(sources: list[str]) -> list[list]:
     return json.loads(out.stdout)
 
 
+ISSUE_EXAMPLES = {
+    "time.strptime": ("import time\nanswer = time.strptime('2023-03-14', '%Y-%m-%d').tm_yday\n", 73),
+    "underscore local name": ("import datetime\n_now = datetime.date(2023, 3, 14)\n_lmp = datetime.date(2023, 1, 1)\n"
+                              "answer = (_now - _lmp).days\n", 72),
+}
+
+
+@pytest.mark.parametrize("example", sorted(ISSUE_EXAMPLES))
+def test_issue_examples_answer_on_both_backends(example, backend_executor):
+    """Issue 33, item 2, as the issue wrote them: both were refused before (PROGRAM_ERROR
+    "import of '_strptime' is not allowed", REJECTED_STATIC "name starts with '_'")."""
+    _backend, ex = backend_executor
+    source, answer = ISSUE_EXAMPLES[example]
+    r = ex.run(source)
+    assert (r.outcome, r.answer) == (Outcome.OK.value, answer), (r.outcome, r.error)
+
+
 def test_corpus_is_large_and_covers_the_constructs():
     assert len(CORPUS) >= 100 and len({h.name for h in CORPUS}) == len(CORPUS)
     text = "\n".join(h.source for h in CORPUS)
