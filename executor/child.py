@@ -1,14 +1,16 @@
 """What runs in the fresh child (layers 1-4 inside one forked process).
 
-The supervisor builds one ``ChildTemplate`` at start-up (allowed modules imported and warmed,
-module proxies, restricted builtins, the seccomp filter object) and forks a child per program.
+The zygote builds one ``ChildTemplate`` at start-up (allowed modules imported and warmed,
+module proxies holding the frozen clock, restricted builtins with the identity-refusing
+``hash``, the seccomp filter object) and forks a child per program.
 ``run_child`` is the whole life of that child, in this order:
 
 1. descriptors: the result pipe moved to ``policy.RESULT_FD``, the request pipe to
    ``REQUEST_FD``, /dev/null on 0/1/2, every other descriptor closed (the child cannot write
    into the supervisor's protocol stream);
 2. empty environment (``os.environ`` and the C ``environ`` cleared);
-3. rlimits, soft = hard; a fixed warm-up program of the executor's own (``_warm_spare``); the
+3. rlimits, soft = hard; the real ``time.time`` replaced by the frozen clock's (policy.py,
+   "Determinism"); a fixed warm-up program of the executor's own (``_warm_spare``); the
    file-system finder taken out of the import system; the seccomp call path exercised once
    (``BpfFilter.prepare``: no_new_privs, set once in the zygote and inherited, is checked).
    Then the child waits (it is a *spare* forked ahead by the zygote, so all of this is off the
@@ -20,7 +22,7 @@ module proxies, restricted builtins, the seccomp filter object) and forks a chil
    one ``prctl(PR_SET_SECCOMP)``; the program runs under the executed-line cap with the
    restricted builtins;
 7. one JSON line ``{"nonce": ..., "outcome": ..., ...}`` is written to RESULT_FD and the child
-   ``_exit``s. The line cap and the output-flood limit end the child the same way from inside
+   ``_exit``s; memory addresses in the text it reports are masked (``mask_addresses``). The line cap and the output-flood limit end the child the same way from inside
    the tracer / capture, so a bare ``except:`` in the program cannot swallow them.
 
 Every layer is still per program: each child loads its own filter and sets its own limits

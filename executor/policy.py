@@ -23,8 +23,11 @@ must hold on its own (tests prove each):
    Each rule and what it protects: "Static rules and their reasons" below.
 2. builtins allow-list (``child.py``): a fresh builtins dict holding only ALLOWED_BUILTINS, a
    restricted ``__import__`` that hands out attribute-copy proxies of ALLOWED_MODULES (without
-   ``sys``: ``datetime.sys`` and ``calendar.sys`` exist in CPython 3.11) and a ``print`` that
-   writes to the captured stdout and does not expose the builtins module.
+   ``sys``: ``datetime.sys`` and ``calendar.sys`` exist in CPython 3.11; the clock functions
+   frozen, "Determinism"), a ``print`` that writes to the captured stdout and does not expose
+   the builtins module, and a ``hash`` that refuses objects hashed by identity. The executor's
+   own helpers are compiled in namespaces of their own (no path to the executor's globals) and
+   are not counted by the line cap.
 3. child process (``zygote.py`` / ``child.py`` / ``supervisor.py``): a fresh forked process per program, empty
    environment (the supervisor re-executes itself with none, and the zygote is executed with
    nothing but the policy's ``PYTHONHASHSEED``, so /proc/<pid>/environ holds nothing of the

@@ -22,7 +22,8 @@ or ``{"ready": false, "error"}`` followed by exit status 1; then for each reques
 End of input ends the supervisor. One program runs at a time; a pool runs N supervisors.
 
 Processes (SECURITY.md, "Process lifecycle"): this loop, and the zygote (``zygote.py``) forked
-from it at start-up, before the loop imports pyseccomp. The zygote forks every program's child
+from it and executed at start-up (with the policy's hash secret and, where honoured, a fixed
+address layout), before the loop imports pyseccomp. The zygote forks every program's child
 ahead of demand (``--spares`` of them wait, already set up and warmed), passes the loop the
 child's request and result pipes, and reaps it. Per program the loop takes a ready spare, sends
 it a fresh nonce and the source, reads the result descriptor until EOF or the wall-clock
