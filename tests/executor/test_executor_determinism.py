@@ -4,12 +4,11 @@ The programs below are the kit's own, each written so that its answer or output 
 source of nondeterminism the issue names: the str/bytes hash secret, set iteration order, object
 addresses (``id``, default reprs, identity hashes) and the clock. Each is run
 
-* on the process backend: a fresh pool with one worker, every program three times through the
-  same zygote with other programs (a crash included) in between; a second fresh pool with two
-  workers that restart after every three programs (``recycle_after``); and the CLI
-  (``executor run``), whose every call starts a fresh pool;
-* on the container backend: a fresh pool, and a second one that restarts its container after
-  every three programs;
+* on each backend: a fresh pool with one worker, every program three times through that one
+  supervisor's zygote with a varying number of other programs in between; a second fresh pool
+  with two workers, each replaced after three programs (``recycle_after``) and after a crashing
+  program run every fifth;
+* on the process backend, the CLI (``executor run``), whose every call starts a fresh pool;
 
 and the ``result.DETERMINISTIC_FIELDS`` of every run must be byte-identical (as canonical JSON),
 across backends too. Left out of the comparison, because they are timing and provenance, not
@@ -102,7 +101,8 @@ ADDRESS_VALUE: dict[str, str] = {
 FILLER = ("import math\nanswer = math.factorial(12) / 7\n",
           "x = [str(i) * 20 for i in range(5000)]\nanswer = len(x)\n",
           "answer = 1 / 0\n",
-          "t = ()\nfor i in range(400_000):\n    t = (t,)\nanswer = hash(t)\n")  # CRASH: retires the supervisor
+          "import os\n")
+CRASH = "t = ()\nfor i in range(400_000):\n    t = (t,)\nanswer = hash(t)\n"  # retires its supervisor
 
 
 def _key(result) -> str:
@@ -112,12 +112,15 @@ def _key(result) -> str:
 
 
 def _through_one_zygote(ex, programs: dict[str, str], rounds: int = 3) -> dict[str, list]:
-    """Every program ``rounds`` times, one after another in one pool, filler (a crash among it) between."""
+    """Every program ``rounds`` times through one supervisor (so one zygote), a different number
+    of other programs before each, so that the zygote's history differs every time."""
     runs: dict[str, list] = {name: [] for name in programs}
+    k = 0
     for rnd in range(rounds):
         for i, (name, source) in enumerate(programs.items()):
-            if (i + rnd) % 4 == 0:
-                ex.run(FILLER[(i + rnd) % len(FILLER)])
+            for _ in range((i + rnd) % 3):
+                ex.run(FILLER[k % len(FILLER)])
+                k += 1
             runs[name].append(ex.run(source))
     return runs
 
@@ -139,10 +142,15 @@ def _run_set(backend: str, request) -> dict[str, dict[str, list]]:
     out: dict[str, dict[str, list]] = {}
     with make_executor(backend, workers=1) as ex:
         out["fresh pool, one zygote, 3 rounds"] = _through_one_zygote(ex, programs)
+        assert ex._impl.stats["started"] == 1, ex._impl.stats  # one supervisor served them all
     with _restarting_pool(backend, request) as p:
-        results = [ExecResult.from_dict(d) for d in p.run_many(list(programs.values()))]
-        out["fresh pool, 2 workers restarting every 3 programs"] = {n: [r] for n, r in zip(programs, results)}
-        assert p.stats["recycled"] >= 4, p.stats
+        results = {}
+        for i, (name, source) in enumerate(programs.items()):
+            if i % 5 == 2:
+                assert p.run(CRASH)["outcome"] in ("CRASH", "CPU_LIMIT")  # retires its supervisor
+            results[name] = ExecResult.from_dict(p.run(source))
+        out["fresh pool, 2 workers restarting every 3 programs and after crashes"] = {n: [r] for n, r in results.items()}
+        assert p.stats["recycled"] >= 8, p.stats
     return out
 
 
