@@ -41,6 +41,11 @@ def main() -> None:
 @click.option("--harness-concurrency", type=int, default=32, show_default=True)
 @click.option("--fake-server-port", type=int, default=18431, show_default=True,
               help="Port of the scripted fake server (0: any).")
+@click.option("--baseline-ref", default="", help="Git ref of an A/B baseline executor, e.g. cc9e450 (before issue 33) [no A/B].")
+@click.option("--baseline-image", default=None, help="Executor image built from --baseline-ref [mathsolver-executor:latest].")
+@click.option("--ab-rounds", type=click.IntRange(1), default=3, show_default=True, help="Interleaved rounds of the A/B.")
+@click.option("--ab-n", type=click.IntRange(1), default=100, show_default=True, help="Programs per mix and round in the A/B.")
+@click.option("--only-ab", is_flag=True, help="Measure the A/B section alone.")
 def executor_cmd(**kw):
     """Executor latency patterns, 1,100 programs, baselines, the phase breakdown, the harness end to end."""
     from bench import executor
@@ -50,6 +55,23 @@ def executor_cmd(**kw):
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     sys.exit(executor.main(opts))
+
+
+@main.command("honest-corpus")
+@click.option("--backend", type=click.Choice(["process", "container"]), default="process", show_default=True)
+@click.option("--executor-src", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Directory holding the executor package to measure, e.g. an earlier commit's (git archive REF "
+                   "executor | tar -x -C DIR) [this checkout's].")
+@click.option("--image", default=None, help="Executor image for the container backend [the built one].")
+@click.option("--workers", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--out", type=_path, default=None, help="Write the JSON here [stdout].")
+def honest_corpus_cmd(backend, executor_src, image, workers, out):
+    """How many honest programs (bench/honest_programs.py and the CPU demo's) an executor refuses."""
+    from bench import honest_corpus
+    try:
+        sys.exit(honest_corpus.main(backend, executor_src, image, workers, out))
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @main.command("client")

@@ -29,6 +29,14 @@ with the container and with the process backend.
 system calls per phase from ``strace -f -ff`` of the host probe); ``holding_phase`` names the
 largest phase and the work per program ahead of demand and on the request path.
 
+``ab`` (issue 33, what determinism costs): this checkout's executor against a baseline
+(``--baseline-ref``, e.g. cc9e450, the last commit before issue 33, with ``--baseline-image`` built from it), each side in its own subprocess
+(``bench/ab_driver.py``, run with ``python -P`` so that
+the side's own ``executor`` package is the one imported), rounds interleaved, one worker per side: supervisor start-up
+(the zygote is now executed, not only forked) and back-to-back latency on the benchmark's mix
+and on programs that take the new paths (the frozen clock, ``hash()``, reprs whose addresses are
+masked), with the ratio this/baseline of the medians over rounds.
+
 The verdict against issue 25's targets (relative to the fork floor of the same run) and issue
 14's remaining ratios, and the size of every miss, is written under ``targets``.
 """
@@ -73,6 +81,14 @@ TARGETS = {t.name: t for t in (  # issue 25 (relative to the fork floor of the s
     Target("harness_container_over_process", "<=", 1.5),
 )}
 FAKE_SERVER_MODEL = "fake-scripted-bench-server"
+# issue 33: programs through the new paths (frozen clock, hash(), masked reprs) that also run OK
+# on an executor without them, for the A/B
+DETERMINISM_PATH_PROGRAMS = [
+    "import datetime, time\nd = datetime.datetime.now()\nt = time.time()\nanswer = d.year - 2000 + t * 0\n",
+    "import datetime\nanswer = (datetime.date.today() - datetime.date(2000, 1, 1)).days\n",
+    "f = lambda x: x * 2\nprint(f, [].append, iter([1]))\nanswer = f(hash('creatinine') % 97)\n",
+    "import time\nanswer = time.localtime().tm_year + time.monotonic() * 0 + time.strftime('%Y').count('2')\n",
+]
 
 
 def programs(n: int) -> list[str]:
@@ -415,6 +431,54 @@ def bench_harness(backend: str, port: int, dataset: str, concurrency: int) -> di
 
 # --- verdict -------------------------------------------------------------------------------------
 
+def baseline_checkout(ref: str, directory: Path) -> Path:
+    """The executor package (and its container files) of git ref ``ref``, extracted into ``directory``."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "executor", "containers/executor"],
+                             capture_output=True, check=True, timeout=120).stdout
+    subprocess.run(["tar", "-x", "-C", str(directory)], input=archive, check=True, timeout=120)
+    return directory
+
+
+def bench_ab(args, image: str) -> dict:
+    """This checkout against ``--baseline-ref`` (see the module docstring, ``ab``)."""
+    mixes = {"bench_mix": PROGRAMS, "determinism_paths": DETERMINISM_PATH_PROGRAMS}
+    with tempfile.TemporaryDirectory(prefix="bench-ab-") as tmp:
+        sides = {"this_checkout": (str(ROOT), image),
+                 "baseline": (str(baseline_checkout(args.baseline_ref, Path(tmp))), args.baseline_image)}
+        runs = {b: {side: [] for side in sides} for b in ("process", "container")}
+        for rnd in range(args.ab_rounds):
+            for backend in runs:
+                for side in (list(sides) if rnd % 2 == 0 else list(reversed(sides))):
+                    src, img = sides[side]
+                    cmd = [sys.executable, "-P", str(ROOT / "bench" / "ab_driver.py"), "--src", src,
+                           "--backend", backend, "--n", str(args.ab_n), "--programs", json.dumps(mixes)]
+                    if backend == "container":
+                        cmd += ["--image", img, "--runtime", args.runtime]
+                    before = load()
+                    out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800,
+                                         env={**os.environ, "PYTHONPATH": src})
+                    run = json.loads(out.stdout) if out.returncode == 0 else {"error": out.stderr[-800:]}
+                    run["loadavg_1m"] = [before, load()]
+                    runs[backend][side].append(run)
+    summary_ = {"baseline_ref": args.baseline_ref, "baseline_image": args.baseline_image,
+                "this_image": image, "rounds": args.ab_rounds, "n_per_mix": args.ab_n, "runs": runs}
+    for backend, by_side in runs.items():
+        medians: dict = {}
+        for side, side_runs in by_side.items():
+            good = [r for r in side_runs if "error" not in r]
+            if not good:
+                medians[side] = None
+                continue
+            medians[side] = {"startup_ms": statistics.median(r["startup_ms"] for r in good)}
+            for mix in mixes:
+                medians[side][f"{mix}_median_ms"] = statistics.median(r["mixes"][mix]["median_ms"] for r in good)
+        summary_[backend] = medians
+        if all(medians.values()):
+            summary_[backend]["this_over_baseline"] = {
+                k: round(medians["this_checkout"][k] / medians["baseline"][k], 3) for k in medians["baseline"]}
+    return summary_
+
+
 def compare(res: dict) -> dict:
     c = res["container"]
     floor = res["fork_floor"]["runsc_ms"]
@@ -452,6 +516,11 @@ class Options:
     harness_dataset: str = "dev"  # dataset of the harness end-to-end run ("": skip)
     harness_concurrency: int = 32
     fake_server_port: int = 18431  # port of the scripted fake server (0: any)
+    baseline_ref: str = ""       # git ref of an A/B baseline executor, e.g. cc9e450 (before issue 33); "": no A/B
+    baseline_image: str = f"{pool_mod.IMAGE_NAME}:latest"  # executor image built from baseline_ref
+    ab_rounds: int = 3           # interleaved rounds of the A/B
+    ab_n: int = 100              # programs per mix and round in the A/B
+    only_ab: bool = False        # measure the A/B section alone
 
     def __post_init__(self) -> None:
         for name in ("n_seq", "n_spaced", "bursts", "n_mixed", "n_pool", "n_docker", "workers"):
@@ -464,6 +533,17 @@ def main(args: Options) -> int:
     image = args.image or pool_mod.default_image()
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     res: dict = {}
+    if args.baseline_ref:
+        print(f"bench: A/B against {args.baseline_ref} ({args.ab_rounds} rounds)", file=sys.stderr)
+        res["ab"] = bench_ab(args, image)
+    if args.only_ab:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"started_at": started, "machine": {
+            "cores": machine.cores, "loadavg_start": machine.loadavg_start,
+            "loadavg_end": machine.finish().loadavg_end}, "results": res}, indent=2) + "\n")
+        print(f"bench: wrote {out}", file=sys.stderr)
+        return 0
     seq = programs(args.n_seq)
     print(f"bench: in-process, bare python ({args.n_seq} each)", file=sys.stderr)
     res["in_process"] = measured(lambda: bench_in_process(seq))

@@ -1,14 +1,16 @@
 """What runs in the fresh child (layers 1-4 inside one forked process).
 
-The supervisor builds one ``ChildTemplate`` at start-up (allowed modules imported and warmed,
-module proxies, restricted builtins, the seccomp filter object) and forks a child per program.
+The zygote builds one ``ChildTemplate`` at start-up (allowed modules imported and warmed,
+module proxies holding the frozen clock, restricted builtins with the identity-refusing
+``hash``, the seccomp filter object) and forks a child per program.
 ``run_child`` is the whole life of that child, in this order:
 
 1. descriptors: the result pipe moved to ``policy.RESULT_FD``, the request pipe to
    ``REQUEST_FD``, /dev/null on 0/1/2, every other descriptor closed (the child cannot write
    into the supervisor's protocol stream);
 2. empty environment (``os.environ`` and the C ``environ`` cleared);
-3. rlimits, soft = hard; a fixed warm-up program of the executor's own (``_warm_spare``); the
+3. rlimits, soft = hard; the real ``time.time`` replaced by the frozen clock's (policy.py,
+   "Determinism"); a fixed warm-up program of the executor's own (``_warm_spare``); the
    file-system finder taken out of the import system; the seccomp call path exercised once
    (``BpfFilter.prepare``: no_new_privs, set once in the zygote and inherited, is checked).
    Then the child waits (it is a *spare* forked ahead by the zygote, so all of this is off the
@@ -20,7 +22,7 @@ module proxies, restricted builtins, the seccomp filter object) and forks a chil
    one ``prctl(PR_SET_SECCOMP)``; the program runs under the executed-line cap with the
    restricted builtins;
 7. one JSON line ``{"nonce": ..., "outcome": ..., ...}`` is written to RESULT_FD and the child
-   ``_exit``s. The line cap and the output-flood limit end the child the same way from inside
+   ``_exit``s; memory addresses in the text it reports are masked (``mask_addresses``). The line cap and the output-flood limit end the child the same way from inside
    the tracer / capture, so a bare ``except:`` in the program cannot swallow them.
 
 Every layer is still per program: each child loads its own filter and sets its own limits
@@ -37,6 +39,7 @@ import fcntl
 import json
 import math
 import os
+import re
 import resource
 import signal
 import sys
@@ -63,10 +66,89 @@ def exposed_names(module: types.ModuleType) -> list[str]:
             and not isinstance(getattr(module, n), types.ModuleType)]
 
 
-def make_module_proxy(module: types.ModuleType) -> types.SimpleNamespace:
+def make_module_proxy(module: types.ModuleType, replaced: dict | None = None) -> types.SimpleNamespace:
     """A namespace holding copies of the module's exposed attributes and no reference to the
-    module itself (so neither ``.sys`` nor ``AttributeError.obj`` reaches it)."""
-    return types.SimpleNamespace(**{n: getattr(module, n) for n in exposed_names(module)})
+    module itself (so neither ``.sys`` nor ``AttributeError.obj`` reaches it). ``replaced``
+    maps exposed names to the executor's own versions (the frozen clock)."""
+    replaced = replaced or {}
+    return types.SimpleNamespace(**{n: replaced.get(n, getattr(module, n)) for n in exposed_names(module)})
+
+
+_EXECUTOR_CODE = "<executor-"  # file name prefix of the code _isolated compiles
+
+
+def _isolated(source: str, filename: str, module_name: str, **names) -> dict:
+    """Run executor-written ``source`` in a namespace of its own holding only ``names``: the
+    functions it defines have no path to this module's globals (``f.__globals__`` is that
+    namespace), as for ``print``."""
+    namespace: dict = {"__builtins__": {}, "__name__": module_name, **names}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
+# --- the frozen clock (policy.CLOCK_INSTANT; policy.py, "Determinism") -------------------------
+_CLOCK_SOURCE = (
+    "def time():\n    return INSTANT\n"
+    "def time_ns():\n    return INSTANT_NS\n"
+    + "".join(f"def {name}():\n    return {0 if name.endswith('_ns') else 0.0!r}\n"
+              for name in policy.FROZEN_CLOCK["time.interval"])
+    + "def current(args):\n"
+      "    if not args or (args[0] is None and not args[1:]):\n"
+      "        return (INSTANT,)\n"
+      "    return args\n"
+      "def gmtime(*args):\n    return real_gmtime(*current(args))\n"
+      "def localtime(*args):\n    return real_localtime(*current(args))\n"
+      "def ctime(*args):\n    return real_ctime(*current(args))\n"
+      "def asctime(*args):\n    return real_asctime(*(args or (real_localtime(INSTANT),)))\n"
+      "def strftime(format, *args):\n    return real_strftime(format, *(args or (real_localtime(INSTANT),)))\n"
+)
+_DATETIME_CLOCK_SOURCE = (
+    "def now(cls, tz=None):\n    return cls.fromtimestamp(INSTANT, tz)\n"
+    "def utcnow(cls):\n    return cls.utcfromtimestamp(INSTANT)\n"
+    "def today(cls):\n    return cls.fromtimestamp(INSTANT)\n"
+)
+
+
+def clock_instant() -> float:
+    """policy.CLOCK_INSTANT in seconds since the epoch."""
+    return datetime.datetime.fromisoformat(policy.CLOCK_INSTANT).timestamp()
+
+
+def make_frozen_clock(time_module: types.ModuleType) -> dict[str, dict]:
+    """The frozen replacements: {"time": {name: function}, "datetime": {"datetime": subclass}}.
+
+    ``datetime.datetime`` becomes a subclass whose ``now``/``utcnow``/``today`` read the
+    instant; its C type name stays ``datetime.datetime`` (the name given to ``type``), so
+    reprs and error messages read as before, and arithmetic keeps the subclass (3.8+)."""
+    instant = clock_instant()
+    clock = _isolated(_CLOCK_SOURCE, "<executor-clock>", "time", INSTANT=instant,
+                      INSTANT_NS=int(instant) * 1_000_000_000,
+                      real_gmtime=time_module.gmtime, real_localtime=time_module.localtime,
+                      real_ctime=time_module.ctime, real_asctime=time_module.asctime,
+                      real_strftime=time_module.strftime)
+    names = [n for key in ("time.instant", "time.interval", "time.default") for n in policy.FROZEN_CLOCK[key]]
+    methods = _isolated(_DATETIME_CLOCK_SOURCE, "<executor-clock>", "datetime", INSTANT=instant)
+    base = datetime.datetime
+    frozen_datetime = type("datetime.datetime", (base,), {
+        "__slots__": (), "__module__": "datetime", "__qualname__": "datetime", "__doc__": base.__doc__,
+        **{name: classmethod(methods[name]) for name in policy.FROZEN_CLOCK["datetime.datetime"]}})
+    return {"time": {n: clock[n] for n in names}, "datetime": {"datetime": frozen_datetime}}
+
+
+def freeze_real_time(clock: dict[str, dict]) -> None:
+    """Replace ``time.time`` in the real module: the C code of ``date.today()`` calls it
+    (through the interpreter's module table, not the program's proxy). Only in a child."""
+    import time
+    time.time = clock["time"]["time"]
+
+
+_ADDRESS = re.compile(policy.ADDRESS_PATTERN)
+
+
+def mask_addresses(text: str) -> tuple[str, int]:
+    """``text`` with every memory address of a default repr replaced by policy.ADDRESS_MASK,
+    and how many were replaced (policy.py, "Determinism")."""
+    return _ADDRESS.subn(policy.ADDRESS_MASK, text)
 
 
 class OutputCapture:
@@ -78,6 +160,7 @@ class OutputCapture:
         self.kept = 0
         self.total = 0
         self.truncated = False
+        self.masked = 0  # memory addresses replaced (mask_addresses)
         self._keep = keep
         self._flood = flood
         self._on_flood = on_flood
@@ -86,9 +169,11 @@ class OutputCapture:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         n = len(text)
-        self.total += n
+        text, masked = mask_addresses(text)  # before the caps: what is kept is deterministic
+        self.masked += masked
+        self.total += len(text)
         room = self._keep - self.kept
-        if n > room:
+        if len(text) > room:
             self.truncated = True
             text = text[:max(room, 0)]
         if text:
@@ -130,21 +215,58 @@ def make_print(capture: OutputCapture):
 
 
 def make_importer(proxies: dict[str, types.SimpleNamespace]):
-    """``__import__`` for the restricted builtins: allowed modules only, served as proxies."""
+    """``__import__`` for the restricted builtins: allowed modules only, served as proxies. The
+    names in policy.C_LEVEL_IMPORTS (imported by C code of an allowed module, which then takes
+    the real module from the interpreter's module table) get an empty namespace."""
+    internal = types.SimpleNamespace()
 
     def restricted_import(name, globals=None, locals=None, fromlist=(), level=0):
-        if level != 0 or name not in proxies:
-            raise ImportError(f"import of {name!r} is not allowed "
-                              f"(allowed: {', '.join(policy.ALLOWED_MODULES)})")
-        return proxies[name]
+        if level == 0 and name in proxies:
+            return proxies[name]
+        if level == 0 and name in policy.C_LEVEL_IMPORTS:
+            return internal
+        raise ImportError(f"import of {name!r} is not allowed "
+                          f"(allowed: {', '.join(policy.ALLOWED_MODULES)})")
 
     return restricted_import
+
+
+# hash() for programs (policy.VALUE_HASHED_TYPES): an object hashed by identity would hand the
+# program its memory address as a number, which differs between runs (policy.py, "Determinism").
+_HASH_SOURCE = (
+    "def hash(obj):\n"
+    "    pending = [obj]\n"
+    "    while pending:\n"
+    "        item = pending.pop()\n"
+    "        if isinstance(item, CONTAINERS):\n"
+    "            pending.extend(item)\n"
+    "        elif not isinstance(item, VALUE_TYPES) or item != item:\n"
+    "            what = 'NaN' if isinstance(item, VALUE_TYPES) else repr(type(item).__name__) + ' objects'\n"
+    "            raise TypeError('hash() of ' + what + ' is derived from a memory address, which '\n"
+    "                            'differs between runs; the executor does not compute it')\n"
+    "    return real_hash(obj)\n"
+)
+
+
+def _value_hashed_types() -> tuple[type, ...]:
+    found = []
+    for dotted in policy.VALUE_HASHED_TYPES:
+        module, _, name = dotted.rpartition(".")
+        found.append(getattr(datetime if module == "datetime" else builtins, name))
+    return tuple(found)
+
+
+def make_hash():
+    return _isolated(_HASH_SOURCE, "<executor-hash>", "builtins", real_hash=builtins.hash,
+                     isinstance=isinstance, type=type, repr=repr, TypeError=TypeError,
+                     CONTAINERS=(tuple, frozenset), VALUE_TYPES=_value_hashed_types())["hash"]
 
 
 def make_safe_builtins(proxies: dict[str, types.SimpleNamespace]) -> dict:
     """The builtins dict a program sees (print is added per child, bound to its capture)."""
     safe = {name: getattr(builtins, name) for name in policy.ALLOWED_BUILTINS}
     safe["__import__"] = make_importer(proxies)
+    safe["hash"] = make_hash()
     return safe
 
 
@@ -159,6 +281,7 @@ class ChildTemplate:
     seccomp_filter: object | None
     proxies: dict[str, types.SimpleNamespace] = field(default_factory=dict)
     safe_builtins: dict = field(default_factory=dict)
+    clock: dict = field(default_factory=dict)  # make_frozen_clock's replacements
 
 
 def prepare_time_zone() -> None:
@@ -222,16 +345,27 @@ def build_template(limits: dict, disabled_layers=frozenset(), seccomp_filter=Non
     """The template a zygote forks children from. ``seccomp_filter`` is a compiled
     ``seccomp_filter.BpfFilter`` (required unless the seccomp layer is off)."""
     modules = import_and_warm_modules()
-    proxies = {name: make_module_proxy(mod) for name, mod in modules.items()}
+    clock = make_frozen_clock(modules["time"])
+    proxies = {name: make_module_proxy(mod, clock.get(name)) for name, mod in modules.items()}
     off = frozenset(disabled_layers)
     if "seccomp" not in off and seccomp_filter is None:
         raise ValueError("the seccomp layer is on but no compiled filter was given")
     return ChildTemplate(limits=dict(limits), disabled_layers=off,
                          seccomp_filter=None if "seccomp" in off else seccomp_filter,
-                         proxies=proxies, safe_builtins=make_safe_builtins(proxies))
+                         proxies=proxies, safe_builtins=make_safe_builtins(proxies), clock=clock)
 
 
 # --- answer checking ----------------------------------------------------------------------------
+
+def weeks_days_problem(weeks: int, days: int) -> str | None:
+    """Why (weeks, days) is not a gestational-age reading (policy.WEEKS_DAYS_RANGE), or None."""
+    most_weeks, most_days = policy.WEEKS_DAYS_RANGE
+    if not 0 <= days <= most_days:
+        return f"days must be 0 to {most_days}"
+    if not 0 <= weeks <= most_weeks:
+        return f"weeks must be 0 to {most_weeks}"
+    return None
+
 
 def check_answer(value) -> tuple[str | None, object, str | None]:
     """(kind, JSON value, error) for a program's ``answer``; kind None means a wrong kind."""
@@ -252,8 +386,9 @@ def check_answer(value) -> tuple[str | None, object, str | None]:
         return "date", day.isoformat(), None
     if (isinstance(value, tuple) and len(value) == 2
             and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
-        if any(abs(v) > 10**9 for v in value):
-            return None, None, "(weeks, days) values are out of range"
+        problem = weeks_days_problem(int(value[0]), int(value[1]))
+        if problem:
+            return None, None, f"answer {value!r} is not a (weeks, days) gestational age: {problem}"
         return "weeks_days", [int(value[0]), int(value[1])], None
     return None, None, (f"answer has type {type(value).__name__}, expected a number, a date "
                         "or a (weeks, days) tuple of ints")
@@ -310,11 +445,15 @@ class _ChildRun:
         sys.settrace(None)
         self.mark("program")
         try:
+            masked = self.stdout.masked + self.stderr.masked
+            if error is not None:
+                error, in_error = mask_addresses(error)
+                masked += in_error
             payload = json.dumps({
                 "nonce": self.nonce, "outcome": outcome.value, "answer": answer, "kind": kind,
                 "stdout": self.stdout.text(), "stderr": self.stderr.text(),
                 "stdout_truncated": self.stdout.truncated, "stderr_truncated": self.stderr.truncated,
-                "error": error,
+                "error": error, "addresses_masked": masked,
             }) + "\n"
             data = payload.encode("utf-8", "backslashreplace")
             view = 0
@@ -350,6 +489,10 @@ class _ChildRun:
             return local_trace
 
         def global_trace(frame, event, arg):
+            # the executor's own helpers (hash, the frozen clock: "<executor-...>") are not the
+            # program's lines; the C code they call is not counted either
+            if frame.f_code.co_filename.startswith(_EXECUTOR_CODE):
+                return None
             return local_trace
 
         return global_trace
@@ -433,7 +576,7 @@ def _warm_spare(template: ChildTemplate) -> None:
             sys.settrace(None)
         json.dumps({"nonce": "0" * 32, "outcome": Outcome.OK.value, "answer": 1.5, "kind": "number",
                     "stdout": capture.text(), "stderr": "", "stdout_truncated": False,
-                    "stderr_truncated": False, "error": None})
+                    "stderr_truncated": False, "error": None, "addresses_masked": capture.masked})
     except Exception:
         pass
 
@@ -459,6 +602,8 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
         if "rlimits" not in off:
             _set_rlimits(template.limits)
         sys.setrecursionlimit(int(template.limits["recursion_limit"]))
+        if template.clock:
+            freeze_real_time(template.clock)
         mark("rlimits")
         _warm_spare(template)
         # ahead of demand since issue 25 (both were on the request path): the disk finder goes
@@ -532,7 +677,7 @@ def _run_program(run: _ChildRun, code) -> None:
     else:
         program_builtins = dict(t.safe_builtins)
         program_builtins["print"] = make_print(run.stdout)
-    namespace = {"__builtins__": program_builtins, "__name__": "__program__"}
+    namespace = {"__builtins__": program_builtins, "__name__": policy.PROGRAM_NAME}
     tracer = None
     if "linecap" not in off:
         tracer = run.make_tracer()

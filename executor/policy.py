@@ -13,21 +13,25 @@ the network, start processes or threads, learn anything about the host (environm
 users), exhaust the machine, or forge the verdict the executor reports. Layers, each of which
 must hold on its own (tests prove each):
 
-1. static AST policy (``static_check.py``): no imports outside ALLOWED_MODULES, no names or
-   attributes beginning with ``_`` (closes ``__class__``/``__subclasses__``/``__globals__``/
-   ``__self__``/``__traceback__`` ...), no frame/generator/code introspection attributes, no
-   async or generator constructs (as the paper), no class definitions (they exist to hook dunder
-   methods such as ``__del__``/``__format__``, which the ``_`` rule forbids anyway, and they pull
-   in ``__build_class__`` and metaclasses), no ``global``/``nonlocal`` (they exist to reach the
-   executor's own names), no ``str.format`` on anything but a literal with plain fields (format
-   fields read attributes by string: ``"{0.__class__}".format(x)``).
+1. static AST policy (``static_check.py``): no imports outside ALLOWED_MODULES, no dunder names
+   or attributes (``__x__``: closes ``__class__``/``__subclasses__``/``__globals__``/``__self__``/
+   ``__traceback__``/``__builtins__`` ...; reading ``__name__`` is the one exception), no
+   frame/generator/code introspection attributes, no async or generator constructs (as the
+   paper), no class definitions, no ``str.format`` on anything but a literal whose fields reach
+   no dunder or forbidden attribute (format fields read attributes by string:
+   ``"{0.__class__}".format(x)``), no read of a forbidden builtin name that can reach the builtin.
+   Each rule and what it protects: "Static rules and their reasons" below.
 2. builtins allow-list (``child.py``): a fresh builtins dict holding only ALLOWED_BUILTINS, a
    restricted ``__import__`` that hands out attribute-copy proxies of ALLOWED_MODULES (without
-   ``sys``: ``datetime.sys`` and ``calendar.sys`` exist in CPython 3.11) and a ``print`` that
-   writes to the captured stdout and does not expose the builtins module.
+   ``sys``: ``datetime.sys`` and ``calendar.sys`` exist in CPython 3.11; the clock functions
+   frozen, "Determinism"), a ``print`` that writes to the captured stdout and does not expose
+   the builtins module, and a ``hash`` that refuses objects hashed by identity. The executor's
+   own helpers are compiled in namespaces of their own (no path to the executor's globals) and
+   are not counted by the line cap.
 3. child process (``zygote.py`` / ``child.py`` / ``supervisor.py``): a fresh forked process per program, empty
-   environment (the supervisor re-executes itself with none, so /proc/<pid>/environ is empty
-   too), rlimits with soft = hard, stdin/stdout/stderr on /dev/null (output is captured in
+   environment (the supervisor re-executes itself with none, and the zygote is executed with
+   nothing but the policy's ``PYTHONHASHSEED``, so /proc/<pid>/environ holds nothing of the
+   host), rlimits with soft = hard, stdin/stdout/stderr on /dev/null (output is captured in
    memory with caps, and made storable: ``result.make_storable``), executed-line cap (a program
    whose tracer stopped is LINE_CAP, never OK), wall clock enforced by the parent with SIGKILL,
    the result returned over a dedicated descriptor (RESULT_FD) with a per-run nonce and checked
@@ -58,20 +62,111 @@ Decisions worth a reviewer's eye
   and every ``encodings`` codec preloaded, and it cannot import from disk once its program may
   run (no file-system finder: an ImportError). So ``time.mktime``, ``time.strftime('%Z')`` and
   ``str.encode('cp1252')``, documented behaviour of admitted modules, never reach the filter.
-* Children of one zygote share the address layout and the ``str`` hash secret (fork). Both only
-  help a memory-corruption exploit, a program can read both from its own process anyway, and
-  re-randomising needs an exec per program; a crash or violation retires the supervisor, so
-  an exploit gets one try per layout. Accepted, tested (test_executor_issue22.py).
+* Determinism (issue 33): a program's result is a function of its text and of this policy;
+  what cannot be made so is named in "Determinism" below and recorded on the result.
 * The forbidden-name rule is scope-aware (static_check._Scopes): a program's own ``type`` counts
   only where CPython resolves the read to it (function-local, or a top-level binding that surely
   ran before), so a binding in a dead branch does not lift the rule.
 * An unset ``answer`` is a PROGRAM_ERROR with its own message (the paper counts "no value" as a
   raised error, and the repair turn shows that message).
 * Generator *expressions* are rejected too ("generator constructs", as the paper); a list
-  comprehension does the same job. The bare name ``_`` is allowed (throwaway loop variable).
-* Every C builtin's ``__self__`` is the builtins module; only layer 1 (the ``_`` rule) stops that
+  comprehension does the same job.
+* Every C builtin's ``__self__`` is the builtins module; only layer 1 (the dunder rule) stops that
   path and ``().__class__.__base__.__subclasses__()``. Layer 2 alone does not stop dunder
   introspection; layers 3-5 are what hold when 1-2 are bypassed (tests prove it).
+
+Static rules and their reasons (layer 1; issue 33 narrowed them to what they protect)
+-------------------------------------------------------------------------------------
+Layer 1 must hold when layer 2 is off (tests run it alone), so each rule closes a path to the
+interpreter's internals that a program could take with the full builtins; nothing else is
+refused, because every refusal of an honest program moves the measured rates away from the
+paper's (whose executor refused only async and generator constructs statically).
+
+* Dunder names and attributes (``__x__``, ``static_check._is_dunder``). Every known escape from
+  Python-level restrictions walks dunders: ``().__class__.__base__.__subclasses__()``,
+  ``f.__globals__``, ``len.__self__`` (the builtins module), ``e.__traceback__``,
+  ``__builtins__``, ``__import__``, ``__build_class__``. The rule covers every identifier a
+  program writes (names, attributes, function and argument names, keywords, aliases, match
+  captures). Plain single-underscore names (``_now``, ``_helper``, ``import math as _m``) carry
+  no capability (no builtin, proxy or reachable object holds anything under such a name that
+  leads further than the public names) and are allowed since issue 33; the paper's executor
+  allowed them too. ``__name__`` may be read (``if __name__ == "__main__":``, which model
+  programs write): it is the string PROGRAM_NAME in the program's own namespace.
+* FORBIDDEN_ATTRIBUTES: the non-dunder attributes that lead to frames, code, tracebacks, globals,
+  the method resolution order, the object an AttributeError was raised on, or a module handle.
+* FORBIDDEN_NAMES: builtins that read attributes by string (``getattr``), reach namespaces
+  (``globals``, ``vars``), compile or run text (``eval``), open files or the console (``open``,
+  ``input``), or build types (``type``, ``object``, ``super``). Layer 2 does not have them
+  either; this rule is what stops them when layer 2 is off. A program's own variable of that
+  name counts where CPython resolves the read to it (``_Scopes``).
+* ``str.format`` / ``format_map`` on a non-literal template: a template read at run time can
+  name ``{0.__class__}``, which no static check sees. A literal template is checked field by
+  field like any other attribute read (``"{0.real:.2f}"`` is fine, ``"{0.__class__}"`` is not).
+* Async, generator and ``except*`` constructs: as the paper's executor (generators and
+  coroutines carry frames: ``gi_frame``/``cr_frame``).
+* Class definitions: a class body hooks the executor's own code paths (``__str__`` inside
+  ``print``, ``__float__``/``__eq__`` inside the answer check, ``__del__`` at exit) and pulls in
+  ``__build_class__`` and metaclasses; defining those hooks needs dunder function names anyway.
+  A program that defines a class is refused (REJECTED_STATIC).
+* ``global`` / ``nonlocal`` are allowed since issue 33: they only reach the program's own
+  namespace (``global __builtins__`` is still a dunder); ``_Scopes`` follows them.
+* MAX_AST_DEPTH, MAX_SOURCE_CHARS: bounds on what the checker and compiler are given.
+
+Layer 2 and the C code of the allowed modules: ``time.strptime`` imports ``_strptime`` on every
+call, through the ``__import__`` of the running frame's builtins, and then takes the module from
+the interpreter's module table, not from what ``__import__`` returned. The restricted importer
+therefore answers the names in C_LEVEL_IMPORTS with an empty namespace: the C caller gets the
+real module, a program that imports the name gets nothing.
+
+Determinism (issue 33)
+----------------------
+The paper's premise is a deterministic solver: the same program gives the same result on every
+worker, backend and day. A result (``result.DETERMINISTIC_FIELDS``: everything but the timing
+and provenance fields) is a function of the program text and of this policy, except where named.
+
+* ``str``/``bytes`` hash secret: fixed, HASH_SEED (PYTHONHASHSEED) for the zygote and every
+  child on both backends; the zygote refuses to start unless ``sys.hash_info`` is
+  HASH_ALGORITHM (a 64-bit SipHash-1-3: the same hash values on every worker). Set iteration
+  order of strings, bytes, dates and tuples of them, and ``hash("...")``, are therefore fixed.
+  The supervisor's loop keeps a random secret: it is the process that parses bytes a program
+  wrote (result lines), and a known secret is worth nothing to a program there.
+* Clock: frozen at CLOCK_INSTANT in every child. The paper's executor read the real clock, so
+  a program that used ``date.today()`` answered differently each day; MedCalc-Bench's notes
+  carry every date a calculation needs, so a clock read is a bug whose value should at least
+  not depend on the day of the run. ``time.time()``, ``time_ns()``, ``datetime.now()``,
+  ``utcnow()``, ``today()``, ``date.today()`` and the current-time defaults of ``localtime``,
+  ``gmtime``, ``ctime``, ``asctime`` and ``strftime`` read CLOCK_INSTANT (in the fixed time zone
+  CHILD_TIMEZONE); the interval clocks (``monotonic``, ``perf_counter``, ``process_time``) read
+  0 and never advance (FROZEN_CLOCK lists each). The module proxies hold the frozen functions;
+  ``datetime.datetime`` is a subclass whose ``now``/``utcnow``/``today`` read the instant (its
+  C type name is ``datetime.datetime``, so reprs and error messages are unchanged); the real
+  ``time.time``, which the C code of ``date.today()`` calls, is replaced in each child. The
+  instant is part of the policy and so of its hash, which every run manifest records.
+* Memory addresses: the zygote (and so every child) is executed with
+  ``personality(ADDR_NO_RANDOMIZE)`` where the kernel honours it. On Linux it does, and a child's
+  layout is then the same on every start and after any history of the zygote (measured: one
+  address for a program's lambda across 80 runs through 2 restarts x 2 workers with other
+  programs in between; tests/executor/test_executor_determinism.py). gVisor refuses the bit
+  (20221219 measured: EINVAL; its sys_personality.go allows only PER_LINUX, PER_BSD,
+  SHORT_INODE and WHOLE_SECONDS), and two interpreter builds (the host's, the image's) lay out
+  memory differently in any case. So addresses are made unobservable where the executor can:
+  ``hash()`` refuses objects hashed by identity (a TypeError: functions, methods, None, NaN,
+  ...; VALUE_HASHED_TYPES lists what it hashes), ``id`` is a forbidden name, and every memory
+  address in a default repr (`` at 0x...``, ADDRESS_PATTERN) in the stdout, stderr and error a
+  result reports is replaced by ADDRESS_MASK, counted in ``addresses_masked``. What remains:
+  a value a program computes from an address inside itself (the digits of ``repr(f)``, the
+  iteration order of a set of functions). Each result records ``address_layout`` ("fixed" or
+  "randomised"): with "fixed" such a value is the same on every run of that backend and build.
+  ASLR weighed: a program can read its own layout anyway (``repr`` of any function, and in
+  3.11 ``hash(None)`` is None's address), so randomising the zygote and children hides nothing
+  from the program. ASLR protects a process from an attacker who cannot read its memory; the
+  loop, which parses the bytes programs write, is not executed with the personality and keeps
+  it. The zygote reads only the loop's commands.
+* Not made deterministic, recorded on the result: whether a program near a limit (CPU_LIMIT,
+  TIMEOUT_WALL, MEMORY_LIMIT) finishes first depends on machine speed and load (``cpu_ms``,
+  ``wall_ms``); a crash of the C stack (CRASH, or CPU_LIMIT where gVisor is slower); and
+  differences between two CPython builds (the host venv and the image's Debian python3 are
+  both 3.11 on glibc 2.36, recorded as ``host_python``/``python`` in the manifest).
 
 Residual risks (documented, tested in tests/executor/test_adversarial.py)
 ----------------------------------------------------------------
@@ -87,7 +182,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-POLICY_VERSION = "1"
+POLICY_VERSION = "2"
 
 # --- the layers, numbered as in SECURITY.md ------------------------------------------------------
 # Every module, test and document refers to a layer by this number. SWITCHES are the test-only
@@ -143,11 +238,14 @@ ALLOWED_BUILTINS: tuple[str, ...] = (
     "True", "False", "None", "NotImplemented", "Ellipsis",
 )
 # "print" is provided by the executor (a wrapper writing to the captured stdout) and
-# "__import__" by the restricted importer; both are added on top of ALLOWED_BUILTINS.
-WRAPPED_BUILTINS: tuple[str, ...] = ("print", "__import__")
+# "__import__" by the restricted importer; both are added on top of ALLOWED_BUILTINS. "hash" is
+# allowed but is a wrapper that refuses objects hashed by identity (VALUE_HASHED_TYPES).
+WRAPPED_BUILTINS: tuple[str, ...] = ("print", "__import__", "hash")
 
-# --- layer 1: AST rules ----------------------------------------------------------------------
-# ast node class names rejected wherever they appear.
+# --- layer 1: AST rules (each rule's reason: module docstring, "Static rules and their reasons")
+# ast node class names rejected wherever they appear: async and generator constructs (as the
+# paper's executor), except* (exception groups), class definitions (hooks into the executor's
+# own code paths). global/nonlocal are allowed since issue 33 (static_check._Scopes follows them).
 FORBIDDEN_NODES: dict[str, str] = {
     "AsyncFunctionDef": "async functions are not allowed",
     "AsyncFor": "async for is not allowed",
@@ -157,11 +255,12 @@ FORBIDDEN_NODES: dict[str, str] = {
     "YieldFrom": "generators (yield from) are not allowed",
     "GeneratorExp": "generator expressions are not allowed; use a list comprehension",
     "ClassDef": "class definitions are not allowed",
-    "Global": "global statements are not allowed",
-    "Nonlocal": "nonlocal statements are not allowed",
     "TryStar": "except* is not allowed",
 }
-# Attribute names rejected even though they do not begin with "_": frame, generator, coroutine,
+# Dunder names (``__x__``) are rejected everywhere a program writes an identifier; these are the
+# dunders it may read all the same (a name in the program's own namespace, PROGRAM_NAME).
+READABLE_DUNDER_NAMES: tuple[str, ...] = ("__name__",)
+# Attribute names rejected although they are not dunders: frame, generator, coroutine,
 # traceback and code introspection, the method resolution order, AttributeError.obj and the
 # string-driven formatting entry points (str.format is allowed only on a checked literal).
 FORBIDDEN_ATTRIBUTES: tuple[str, ...] = (
@@ -213,12 +312,62 @@ LIMITS: dict[str, int | float] = {
     "result_bytes": 262_144,                    # result channel cap read by the parent
 }
 
+# --- answer kinds (child.check_answer) -------------------------------------------------------
+# A (weeks, days) answer is a gestational-age reading only with 0 <= days <= 6 and
+# 0 <= weeks <= the first value (issue 33): (39, 10) or (-3, 2) is the wrong return kind, like a
+# bool or a string. Days 0-6 because the benchmark's gold readings are (weeks, days) with days
+# 0-6 (the paper's scorer reduces "4 weeks 9 days" only when it reads a reply's *text*; a typed
+# value that needs reducing is not a reading) and the scorer refuses negative parts
+# (harness/scoring/verdict.py typed_value). No clinical upper bound on weeks: neither the paper
+# nor the scorer sets one (a 60-week answer is scored wrong, not mis-typed); 10**9 is the range
+# the result channel carries.
+WEEKS_DAYS_RANGE: tuple[int, int] = (10**9, 6)
+
 # --- layer 3: what a child prepares before its filter is loaded ----------------------------
 # The C library's time zone. glibc's tzset() (called by time.mktime, time.strftime('%Z'), ...)
 # re-reads /etc/localtime on *every* call while TZ is unset, and the child filter kills that
 # stat/openat. With TZ set to the value already loaded, tzset() returns at once. A fixed UTC
 # (not the host's zone) also makes both backends compute the same local times.
 CHILD_TIMEZONE = "UTC0"
+
+# --- determinism (issue 33; the reasoning is in the module docstring, "Determinism") ---------
+# PYTHONHASHSEED of the zygote and every child: 0 = the str/bytes hash secret is all zeros.
+HASH_SEED = 0
+# sys.hash_info.algorithm a zygote must have (64-bit): the same hash values on every worker.
+HASH_ALGORITHM = "siphash13"
+# What every clock read in a child returns (UTC, ISO 8601), and the clock functions that read it.
+CLOCK_INSTANT = "2025-01-01T00:00:00+00:00"
+FROZEN_CLOCK: dict[str, tuple[str, ...]] = {
+    # time proxy: these read CLOCK_INSTANT ...
+    "time.instant": ("time", "time_ns"),
+    # ... these read 0 and never advance ...
+    "time.interval": ("monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns",
+                      "process_time", "process_time_ns"),
+    # ... and these default to CLOCK_INSTANT when called without a time
+    "time.default": ("gmtime", "localtime", "ctime", "asctime", "strftime"),
+    # datetime proxy: classmethods of the datetime.datetime subclass (and date.today, which
+    # the C code answers through the real time.time, replaced in each child)
+    "datetime.datetime": ("now", "utcnow", "today"),
+}
+# personality(ADDR_NO_RANDOMIZE) for the zygote (and so every child) where the kernel honours it.
+FIXED_ADDRESS_LAYOUT = True
+# A memory address in a default repr ("<function f at 0x7f...>"), and what replaces it in the
+# stdout, stderr and error a result reports.
+ADDRESS_PATTERN = r" at 0x[0-9a-f]+"
+ADDRESS_MASK = " at 0x?"
+# The types hash() accepts (their hash is computed from their value; tuples and frozensets of
+# them too). Everything else is hashed by identity (its address) and hash() refuses it, as it
+# refuses NaN (hashed by identity since Python 3.10).
+VALUE_HASHED_TYPES: tuple[str, ...] = ("int", "float", "complex", "bool", "str", "bytes", "range",
+                                       "datetime.date", "datetime.time", "datetime.timedelta",
+                                       "datetime.timezone")
+# Modules the C code of an allowed module imports at run time through the program's
+# __import__ (see "Static rules and their reasons"): answered with an empty namespace.
+C_LEVEL_IMPORTS: dict[str, str] = {
+    "_strptime": "time.strptime (Modules/timemodule.c time_strptime) imports it on every call",
+}
+# __name__ in the program's namespace: a program runs as a script does.
+PROGRAM_NAME = "__main__"
 
 # --- layer 3: the out-of-band result descriptor ---------------------------------------------
 RESULT_FD = 3
@@ -285,11 +434,23 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
         "forbidden_nodes": dict(FORBIDDEN_NODES),
         "forbidden_attributes": list(FORBIDDEN_ATTRIBUTES),
         "forbidden_names": list(FORBIDDEN_NAMES),
+        "readable_dunder_names": list(READABLE_DUNDER_NAMES),
         "max_source_chars": MAX_SOURCE_CHARS,
         "max_ast_depth": MAX_AST_DEPTH,
         "limits": effective,
         "result_fd": RESULT_FD,
         "child_timezone": CHILD_TIMEZONE,
+        "hash_seed": HASH_SEED,
+        "hash_algorithm": HASH_ALGORITHM,
+        "clock_instant": CLOCK_INSTANT,
+        "frozen_clock": {k: list(v) for k, v in FROZEN_CLOCK.items()},
+        "fixed_address_layout": FIXED_ADDRESS_LAYOUT,
+        "address_pattern": ADDRESS_PATTERN,
+        "address_mask": ADDRESS_MASK,
+        "value_hashed_types": list(VALUE_HASHED_TYPES),
+        "c_level_imports": sorted(C_LEVEL_IMPORTS),
+        "program_name": PROGRAM_NAME,
+        "weeks_days_range": list(WEEKS_DAYS_RANGE),
         "child_syscalls": sorted(CHILD_SYSCALLS),
         "supervisor_extra_syscalls": sorted(set(SUPERVISOR_EXTRA_SYSCALLS)),
     }

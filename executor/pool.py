@@ -239,8 +239,10 @@ class WorkerPool:
         return {"backend": self.backend, "workers": self.workers, "recycle_after": self.recycle_after,
                 "recycle_on": sorted(self.recycle_on), "max_attempts": self.max_attempts,
                 "stats": dict(self.stats),
+                "address_layout": self.ready_info.get("address_layout"),
                 "supervisor": {k: self.ready_info.get(k) for k in ("policy_hash", "seccomp", "python",
-                                                                 "limits", "disabled_layers", "spares")}}
+                                                                 "limits", "disabled_layers", "spares",
+                                                                 "address_layout")}}
 
     def close(self) -> None:
         """Stop every worker (idempotent)."""

@@ -2,7 +2,10 @@
 
 A result is one JSON object with exactly ``FIELDS`` (docs/ARCHITECTURE.md): the outcome (the
 closed enum of ``outcomes.py``), the answer checked by kind, the captured output with truncation
-flags, timings, how the child ended and the message a repair turn may show the model.
+flags, timings, how the child ended, the message a repair turn may show the model, and what the
+result may depend on beyond the program text and the policy (``address_layout``; policy.py,
+"Determinism"). ``DETERMINISTIC_FIELDS`` are the fields that are a function of the program text
+and the policy: the same on every worker, backend and day.
 ``make_result`` builds the dict form (what crosses the supervisor protocol), ``ExecResult`` is
 the typed form the harness receives.
 """
@@ -36,6 +39,11 @@ class ExecResult:
     error: str | None = None
     backend: str | None = None
     text_escaped: bool = False
+    # memory addresses of default reprs replaced by policy.ADDRESS_MASK in stdout/stderr/error
+    addresses_masked: int = 0
+    # "fixed" when the child ran with a fixed address layout (ADDR_NO_RANDOMIZE honoured), else
+    # "randomised": a value a program computed from an address can then differ between runs
+    address_layout: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> "ExecResult":
@@ -58,6 +66,11 @@ class ExecResult:
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ExecResult))
+# Timing (load and machine speed) and provenance (which backend, which layout): recorded, not
+# part of what a program computes. Every other field is a function of the program and the policy.
+TIMING_FIELDS: tuple[str, ...] = ("wall_ms", "cpu_ms")
+PROVENANCE_FIELDS: tuple[str, ...] = ("backend", "address_layout")
+DETERMINISTIC_FIELDS: tuple[str, ...] = tuple(f for f in FIELDS if f not in TIMING_FIELDS + PROVENANCE_FIELDS)
 
 
 TEXT_FIELDS: tuple[str, ...] = ("stdout", "stderr", "error")

@@ -11,6 +11,7 @@ report as a program error, exactly as running the program would.
 """
 from __future__ import annotations
 
+import _string
 import ast
 import string
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from executor import policy
 _FORBIDDEN_NAMES = frozenset(policy.FORBIDDEN_NAMES)
 _FORBIDDEN_ATTRS = frozenset(policy.FORBIDDEN_ATTRIBUTES)
 _ALLOWED_MODULES = frozenset(policy.ALLOWED_MODULES)
+_READABLE_DUNDERS = frozenset(policy.READABLE_DUNDER_NAMES)
 _FORMATTER = string.Formatter()
 
 
@@ -34,12 +36,16 @@ class Violation:
         return f"{self.message} (line {self.line})" if self.line else self.message
 
 
+def _is_dunder(name: str) -> bool:
+    """``__x__``: the interpreter's own names (policy.py, "Static rules and their reasons")."""
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
 def _bad_identifier(name: str) -> str | None:
-    """Why a name may not appear at all (bound or read), or None."""
-    if name == "_":  # the conventional throwaway variable carries no capability
-        return None
-    if name.startswith("_"):
-        return f"name {name!r} starts with '_'"
+    """Why a name may not appear at all (bound or read), or None. Single-underscore names
+    (``_now``) are the program's own and carry no capability."""
+    if _is_dunder(name):
+        return f"name {name!r} is a dunder name"
     return None
 
 
@@ -56,8 +62,9 @@ class _Scopes:
 
     * in a function, lambda or comprehension that binds the name anywhere (the name is local:
       unassigned, it raises UnboundLocalError), or in a scope nested in such a function (a
-      free variable: NameError when unassigned). ``global``/``nonlocal`` are forbidden, so
-      nothing else changes this.
+      free variable: NameError when unassigned). A name a function declares ``global`` or
+      ``nonlocal`` is not bound there: its reads resolve in the module (by the rule below) or
+      in the enclosing function that binds it.
     * at module level (and in functions reading a module-level name), a read looks in the
       globals and then in the builtins, so a binding counts only if it *surely ran before*:
       an unconditional top-level statement (assignment, def, import) earlier in the module
@@ -68,6 +75,7 @@ class _Scopes:
     def __init__(self, tree: ast.Module):
         self.parent: dict[ast.AST, ast.AST] = {}
         self.bound: dict[ast.AST, set[str]] = {tree: set()}
+        self.declared: dict[ast.AST, set[str]] = {}  # global/nonlocal names of each function
         self.reads: list[tuple[ast.Name, ast.AST, int]] = []
         self.deleted: set[str] = set()
         self.module = tree
@@ -79,11 +87,14 @@ class _Scopes:
                 self.first_binding.setdefault(name, index)
 
     def _bind(self, scope: ast.AST, name: str) -> None:
-        self.bound.setdefault(scope, set()).add(name)
+        if name not in self.declared.get(scope, ()):
+            self.bound.setdefault(scope, set()).add(name)
 
     def _new_scope(self, node: ast.AST, scope: ast.AST) -> ast.AST:
         self.parent[node] = scope
         self.bound.setdefault(node, set())
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.declared[node] = _global_and_nonlocal_names(node.body)
         return node
 
     def _visit(self, node: ast.AST, scope: ast.AST, top: int) -> None:
@@ -164,6 +175,19 @@ class _Scopes:
                 if read.id in _FORBIDDEN_NAMES and not self.program_owns(read, scope, top)]
 
 
+def _global_and_nonlocal_names(body: list[ast.stmt]) -> set[str]:
+    """Names a function body declares ``global`` or ``nonlocal`` (not those of nested scopes)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif not isinstance(node, (*_FUNCTION_SCOPES, ast.ClassDef, *_COMPREHENSIONS)):
+            stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
 def _target_names(target: ast.AST) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
@@ -189,27 +213,32 @@ def _unconditional_bindings(stmt: ast.stmt) -> list[str]:
 
 
 def _bad_attribute(attr: str) -> str | None:
-    if attr.startswith("_"):
-        return f"attribute {attr!r} starts with '_'"
+    if _is_dunder(attr):
+        return f"attribute {attr!r} is a dunder attribute"
     if attr in _FORBIDDEN_ATTRS:
         return f"attribute {attr!r} is not allowed"
     return None
 
 
 def _bad_format_literal(text: str) -> str | None:
-    """A str.format template is safe when every replacement field is a bare index or name
-    (no '.attribute' or '[item]' lookups), recursively through nested format specs."""
+    """A str.format template is checked like the code it stands for: each replacement field's
+    attribute lookups (``{0.real}``) follow the attribute rule, item lookups (``{0[1]}``) are
+    plain indexing; recursively through nested format specs."""
     try:
         parts = list(_FORMATTER.parse(text))
+        for _literal, field, spec, _conversion in parts:
+            if field is not None:
+                _first, rest = _string.formatter_field_name_split(field)
+                for is_attribute, key in rest:
+                    problem = _bad_attribute(key) if is_attribute else None
+                    if problem:
+                        return f"format field {field!r}: {problem}"
+            if spec:
+                problem = _bad_format_literal(spec)
+                if problem:
+                    return problem
     except ValueError as exc:
         return f"invalid format string: {exc}"
-    for _literal, field, spec, _conversion in parts:
-        if field is not None and ("." in field or "[" in field):
-            return f"format field {field!r} looks up attributes or items"
-        if spec:
-            problem = _bad_format_literal(spec)
-            if problem:
-                return problem
     return None
 
 
@@ -220,8 +249,13 @@ def _node_problems(node: ast.AST) -> list[str]:
         problems.append(policy.FORBIDDEN_NODES[kind])
     if isinstance(node, ast.Name):
         p = _bad_identifier(node.id)
-        if p:
+        if p and not (node.id in _READABLE_DUNDERS and isinstance(node.ctx, ast.Load)):
             problems.append(p)
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        for name in node.names:
+            p = _bad_identifier(name)
+            if p:
+                problems.append(p)
     elif isinstance(node, ast.Attribute):
         p = _bad_attribute(node.attr)
         if p:

@@ -22,7 +22,8 @@ or ``{"ready": false, "error"}`` followed by exit status 1; then for each reques
 End of input ends the supervisor. One program runs at a time; a pool runs N supervisors.
 
 Processes (SECURITY.md, "Process lifecycle"): this loop, and the zygote (``zygote.py``) forked
-from it at start-up, before the loop imports pyseccomp. The zygote forks every program's child
+from it and executed at start-up (with the policy's hash secret and, where honoured, a fixed
+address layout), before the loop imports pyseccomp. The zygote forks every program's child
 ahead of demand (``--spares`` of them wait, already set up and warmed), passes the loop the
 child's request and result pipes, and reaps it. Per program the loop takes a ready spare, sends
 it a fresh nonce and the source, reads the result descriptor until EOF or the wall-clock
@@ -51,6 +52,7 @@ import socket
 import time
 
 from executor import policy, zygote
+from executor.child import weeks_days_problem
 from executor.outcomes import Outcome
 from executor.result import make_result, reply_mac
 
@@ -122,7 +124,7 @@ def supervisor_command(python: str | None = None, **kwargs) -> list[str]:
 
 
 CHILD_MESSAGE_KEYS = frozenset({"nonce", "outcome", "answer", "kind", "stdout", "stderr",
-                                "stdout_truncated", "stderr_truncated", "error"})
+                                "stdout_truncated", "stderr_truncated", "error", "addresses_masked"})
 
 
 def _answer_problem(kind, answer) -> str | None:
@@ -147,8 +149,10 @@ def _answer_problem(kind, answer) -> str | None:
         return None
     if kind == "weeks_days":
         if (not isinstance(answer, list) or len(answer) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) and abs(v) <= 10 ** 9 for v in answer)):
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in answer)):
             return "weeks_days answer is not two ints"
+        if weeks_days_problem(*answer):
+            return "weeks_days answer is not a (weeks, days) reading"
         return None
     return f"unknown answer kind {kind!r}"
 
@@ -167,6 +171,9 @@ def message_problem(msg: dict) -> str | None:
             return f"{name} is not a boolean"
     if msg["error"] is not None and not isinstance(msg["error"], str):
         return "error is not a string"
+    masked = msg["addresses_masked"]
+    if isinstance(masked, bool) or not isinstance(masked, int) or masked < 0:
+        return "addresses_masked is not a count"
     if msg["outcome"] == Outcome.OK.value:
         return _answer_problem(msg["kind"], msg["answer"])
     if msg["answer"] is not None or msg["kind"] is not None:
@@ -196,6 +203,7 @@ class Supervisor:
             raise ValueError(f"spares must be a positive integer, got {spares!r}")
         self.spares_target = spares
         self.broken: str | None = None
+        self.address_layout: str | None = None  # "fixed" | "randomised", from the zygote's hello
         self._ready: dict[bytes, collections.deque] = {zygote.SPARE: collections.deque(),
                                                        zygote.TEST_SPARE: collections.deque()}
         self._asked = {zygote.SPARE: 0, zygote.TEST_SPARE: 0}
@@ -214,6 +222,10 @@ class Supervisor:
                     raise RuntimeError(f"seccomp unusable: {self.seccomp_probe}")
             self.sock.send(json.dumps({"seccomp_bpf": bpf.bpf.hex() if bpf else None,
                                        "action": bpf.action if bpf else None}).encode())
+        except OSError as exc:  # the zygote died before it read its configuration: say why
+            said = self._zygote_last_words()
+            self.close()
+            raise ZygoteFailure(f"the zygote ended at start-up ({exc}){': ' + said if said else ''}") from None
         except BaseException:
             self.close()
             raise
@@ -226,12 +238,22 @@ class Supervisor:
             if msg is None:
                 raise ZygoteFailure(f"the zygote did not start within {ZYGOTE_START_SECONDS:.0f} s")
             hello = msg.get("hello")
+        self.address_layout = hello["address_layout"]
         self.violation_signals = {signal.SIGSYS}
         if self.seccomp_probe.get("signal"):
             self.violation_signals.add(self.seccomp_probe["signal"])
         gc.freeze()
 
     # -- the zygote ------------------------------------------------------------------------------
+    def _zygote_last_words(self) -> str:
+        """The error the zygote sent before it ended, if any (start-up failures)."""
+        try:
+            self.sock.settimeout(1.0)
+            msg = json.loads(self.sock.recv(zygote.MAX_MESSAGE) or b"{}")
+            return str(msg.get("error", "")) if isinstance(msg, dict) else ""
+        except (OSError, ValueError):
+            return ""
+
     def _ask(self, kind: bytes, n: int = 1) -> None:
         if n > 0:
             self.sock.send(kind * n)
@@ -409,8 +431,8 @@ class Supervisor:
         common = {"wall_ms": round(wall_ms, 3), "cpu_ms": None if cpu_ms is None else round(cpu_ms, 3),
                   "exit_code": exit_code, "signal": sig}
         message, forged = self._parse_message(data, nonce)
-        keep = {k: message[k] for k in ("stdout", "stderr", "stdout_truncated", "stderr_truncated")
-                if message and k in message}
+        keep = {k: message[k] for k in ("stdout", "stderr", "stdout_truncated", "stderr_truncated",
+                                        "addresses_masked") if message and k in message}
         for name, limit in (("stdout", "stdout_chars"), ("stderr", "stderr_chars")):
             if len(keep.get(name, "")) > int(self.limits[limit]):  # only a forged line is longer
                 keep[name] = keep[name][:int(self.limits[limit])]
@@ -469,12 +491,13 @@ class Supervisor:
         return good[0], False
 
     def _result(self, outcome: Outcome, **fields) -> dict:
-        return make_result(outcome, self.backend_label, **fields)
+        return make_result(outcome, self.backend_label, address_layout=self.address_layout, **fields)
 
     def ready_info(self, selftest: dict) -> dict:
         return {"ready": True, "policy_hash": self.policy_hash, "selftest": selftest,
                 "limits": self.limits, "disabled_layers": sorted(self.disabled_layers),
                 "seccomp": self.seccomp_probe, "python": sys.version.split()[0],
+                "address_layout": self.address_layout,
                 "backend": self.backend_label, "spares": self.spares_target}
 
 
@@ -537,18 +560,6 @@ def reexec_with_empty_environment() -> None:
         os.execve(sys.executable, sys.orig_argv, {})
 
 
-def make_not_dumpable() -> None:
-    """prctl(PR_SET_DUMPABLE, 0) before the zygote is forked (children inherit it): the
-    /proc/<pid> entries of the supervisor, the zygote and every child (fd/, mem, environ) are
-    then owned by root and closed to a same-user process without CAP_SYS_PTRACE, so a program
-    cannot open the supervisor's protocol descriptors (/proc/1/fd/1 in the container) or a
-    sibling's pipes. ctypes is dropped from the zygote's module table again (zygote.py)."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE = 4 (linux/prctl.h)
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
-
-
 def main(argv=None) -> int:
     reexec_with_empty_environment()
     ap = argparse.ArgumentParser(prog="executor-supervisor", description=__doc__.split("\n")[0])
@@ -568,7 +579,7 @@ def main(argv=None) -> int:
         bad = [x for x in layers if x not in policy.LAYER_SWITCHES]
         if bad:
             raise ValueError(f"unknown layer(s) {bad}; known: {list(policy.LAYER_SWITCHES)}")
-        make_not_dumpable()
+        zygote.make_not_dumpable()
         sup = Supervisor(limits, layers, args.backend_label, spares=args.spares)
         from executor import selftest
         if {"seccomp", "rlimits"} & set(layers):  # canaries would really fork/exec/read files

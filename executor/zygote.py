@@ -27,6 +27,14 @@ Protocol on the unix SEQPACKET socket shared with the loop (one datagram per mes
 End of file on the socket (the loop is gone) makes the zygote kill and reap its children and
 exit. The zygote keeps no descriptor of any child pipe after handing it over, so the loop sees
 end of file on a result pipe exactly when the child's copy closes.
+
+Start (issue 33): the loop forks and *executes* a fresh interpreter as the zygote
+(``start_zygote``), with ``PYTHONHASHSEED`` = policy.HASH_SEED as its whole environment and,
+where the kernel honours it, ``personality(ADDR_NO_RANDOMIZE)``: every child then has the
+policy's hash secret and, on Linux, the same address layout on every start. The loop itself
+keeps a random secret and ASLR (policy.py, "Determinism"). The zygote checks the hash settings,
+makes itself not dumpable (execve resets that flag) and reports ``address_layout`` ("fixed" or
+"randomised") in its hello.
 """
 from __future__ import annotations
 
@@ -37,7 +45,7 @@ import signal
 import socket
 import sys
 
-from executor import child
+from executor import child, policy
 
 SPARE = b"S"
 TEST_SPARE = b"T"
@@ -73,6 +81,7 @@ class Zygote:
         self.templates[TEST_SPARE] = child.build_template(
             limits, frozenset(disabled_layers) | SELFTEST_LAYERS_OFF, flt)
         self.children: set[int] = set()
+        self.address_layout = "randomised"
 
     def fork_spare(self, kind: bytes) -> None:
         template = self.templates.get(kind)
@@ -128,7 +137,7 @@ class Zygote:
         poller = select.poll()
         poller.register(self.sock.fileno(), 1)   # POLLIN
         poller.register(wake_r, 1)
-        _send(self.sock, {"hello": {"pid": os.getpid()}})
+        _send(self.sock, {"hello": {"pid": os.getpid(), "address_layout": self.address_layout}})
         try:
             while True:
                 self.reap()
@@ -163,16 +172,88 @@ class Zygote:
                 self.children.discard(pid)
 
 
+_PR_SET_DUMPABLE = 4  # linux/prctl.h
+_ADDR_NO_RANDOMIZE = 0x0040000  # linux/personality.h
+_PERSONALITY_QUERY = 0xFFFFFFFF
+# -I without -E: PYTHONHASHSEED must be read; the environment is exactly ZYGOTE_ENVIRONMENT.
+ZYGOTE_FLAGS = ("-P", "-s", "-S", "-B")
+ZYGOTE_ENVIRONMENT = {"PYTHONHASHSEED": str(policy.HASH_SEED)}
+
+
+def _libc():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.personality.argtypes = (ctypes.c_ulong,)
+    return ctypes, libc
+
+
+def make_not_dumpable() -> None:
+    """prctl(PR_SET_DUMPABLE, 0): the /proc/<pid> entries of this process and of the children it
+    forks (fd/, mem, environ) are then owned by root and closed to a same-user process without
+    CAP_SYS_PTRACE, so a program cannot open the supervisor's protocol descriptors or a sibling's
+    pipes. The loop calls it before it starts the zygote, the zygote again after its execve
+    (which resets the flag). ctypes is dropped from the zygote's module table afterwards."""
+    ctypes, libc = _libc()
+    if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
+def request_fixed_address_layout() -> None:
+    """personality(ADDR_NO_RANDOMIZE) for the next execve, best effort: Linux honours it, gVisor
+    refuses the bit (EINVAL) and the container profile does not allow the call. Whether it took
+    effect is what ``address_layout`` reports."""
+    try:
+        _ctypes, libc = _libc()
+        current = libc.personality(_PERSONALITY_QUERY)
+        if current != -1:
+            libc.personality(current | _ADDR_NO_RANDOMIZE)
+    except (OSError, AttributeError):
+        pass
+
+
+def address_layout() -> str:
+    """"fixed" when this process runs with ADDR_NO_RANDOMIZE (or the kernel randomises
+    nothing), else "randomised"."""
+    try:
+        _ctypes, libc = _libc()
+        current = libc.personality(_PERSONALITY_QUERY)
+        if current != -1 and current & _ADDR_NO_RANDOMIZE:
+            return "fixed"
+    except (OSError, AttributeError):
+        pass
+    try:
+        with open("/proc/sys/kernel/randomize_va_space") as fh:
+            if fh.read().strip() == "0":
+                return "fixed"
+    except OSError:
+        pass
+    return "randomised"
+
+
+def check_hash_settings() -> None:
+    """Refuse to serve unless this interpreter hashes str/bytes as the policy says."""
+    info = sys.hash_info
+    if sys.flags.hash_randomization != (policy.HASH_SEED != 0) or info.algorithm != policy.HASH_ALGORITHM \
+            or info.width != 64:
+        raise RuntimeError(f"the zygote's str hash is not the policy's (PYTHONHASHSEED={policy.HASH_SEED}, "
+                           f"{policy.HASH_ALGORITHM}, 64 bits): hash_randomization="
+                           f"{sys.flags.hash_randomization}, algorithm={info.algorithm}, width={info.width}")
+
+
 def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
-    """Entry point in the freshly forked zygote. Never returns."""
+    """Entry point in the freshly executed zygote. Never returns."""
     code = 0
     try:
+        check_hash_settings()
+        make_not_dumpable()
+        layout = address_layout()
         z = Zygote(sock, limits, frozenset(disabled_layers))
+        z.address_layout = layout
         # The zygote's own plumbing stays out of its children's module table: a child that
         # wants ``socket`` (possible only with layers 1-2 off) must import it from the file
         # system, which its seccomp filter stops (tests/executor/test_adversarial.py, importlib_socket).
         for name in [n for n in sys.modules if n in ("socket", "_socket", "_ctypes")
-                     or n == "ctypes" or n.startswith("ctypes.")]:  # ctypes: supervisor.make_not_dumpable
+                     or n == "ctypes" or n.startswith("ctypes.")]:  # ctypes: make_not_dumpable
             sys.modules.pop(name, None)
         z.serve()
     except BaseException as exc:  # report and die: the loop refuses to start or fails requests
@@ -184,13 +265,48 @@ def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
     os._exit(code)
 
 
+def exec_main() -> None:
+    """``python3 -P -s -S -B -c <zygote_command's code> FD LIMITS LAYERS``: the zygote's start."""
+    fd, limits, layers = int(sys.argv[1]), json.loads(sys.argv[2]), [x for x in sys.argv[3].split(",") if x]
+    # family, type and protocol given: the socket module would otherwise ask the kernel with
+    # getsockname/getsockopt, which the container profile does not allow
+    zygote_main(socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fileno=fd), limits, layers)
+
+
+def zygote_command(fd: int, limits: dict, disabled_layers) -> list[str]:
+    """The zygote's command line: this interpreter, the executor package importable (its parent
+    directory first on sys.path: the repository on the host, the stdlib directory in the image)."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = (f"import sys; sys.path.insert(0, {package_parent!r}); "
+            "from executor import zygote; zygote.exec_main()")
+    return [_interpreter(), *ZYGOTE_FLAGS, "-c", code, str(fd), json.dumps(limits),
+            ",".join(sorted(disabled_layers))]
+
+
+def _interpreter() -> str:
+    """This interpreter's path. ``sys.executable`` is empty in the container's supervisor,
+    which re-executed itself as ``python3`` with an empty environment (no PATH to resolve
+    the name by); /proc/self/exe always names the running binary."""
+    if sys.executable and os.path.isabs(sys.executable) and os.access(sys.executable, os.X_OK):
+        return sys.executable
+    return os.readlink("/proc/self/exe")
+
+
 def start_zygote(limits: dict, disabled_layers) -> tuple[int, socket.socket]:
-    """Fork the zygote from the calling process: (pid, the loop's end of the socket)."""
+    """Fork and execute the zygote: (pid, the loop's end of the socket). ``os.execve`` failing
+    ends the forked process with status 127 and the loop sees the socket close."""
     loop_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    argv = zygote_command(zygote_end.fileno(), limits, disabled_layers)
     pid = os.fork()
     if pid == 0:
-        loop_end.close()
-        zygote_main(zygote_end, limits, disabled_layers)
+        try:
+            loop_end.close()
+            os.set_inheritable(zygote_end.fileno(), True)
+            if policy.FIXED_ADDRESS_LAYOUT:
+                request_fixed_address_layout()
+            os.execve(argv[0], argv, ZYGOTE_ENVIRONMENT)
+        finally:
+            os._exit(127)
     zygote_end.close()
     return pid, loop_end
 

@@ -461,6 +461,10 @@ def table_s14b(an: Analysis) -> Table:
                  "result over a dedicated descriptor"])
     rows.append(["4 seccomp", f"child allow-list of {len(pol['child_syscalls'])} system calls: "
                  f"{', '.join(pol['child_syscalls'])}"])
+    layouts = sorted({str(e.get("address_layout")) for e in execs if e.get("address_layout")})
+    rows.append(["Determinism", f"str hash seed {pol['hash_seed']} ({pol['hash_algorithm']}); clock frozen at "
+                 f"{pol['clock_instant']}; address layout "
+                 f"{', '.join(layouts) if layouts else 'not recorded'} (SECURITY.md, Determinism)"])
     used = sorted({str(e.get("policy_hash")) for e in execs})
     now = policy.policy_hash()
     rows.append(["Policy hash", ", ".join(used) + ("" if used == [now] else

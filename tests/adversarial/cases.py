@@ -113,8 +113,23 @@ CASES: tuple[Adv, ...] = (
     Adv("importlib_socket", "introspection",
         "import importlib\nm = importlib.import_module('socket')\nanswer = 1\n", RS, (SV, PE),
         why="layers 1-2 off: the module is not in memory and children cannot import from disk (ImportError); seccomp where it is"),
+    Adv("clock_helper_globals", "introspection",
+        "import time\ng = time.time.__globals__\nb = g['__builtins__']\n"
+        "imp = b.get('__import__') if isinstance(b, dict) else None\n"
+        "answer = 0 if imp is None else imp('os').getpid()\n", RS, OK,
+        why="the frozen clock's functions are compiled in a namespace of their own (issue 33): "
+            "with layers 1-2 off their globals hold an empty builtins dict and the real time functions"),
+    Adv("format_field_attribute_chain", "introspection",
+        "answer = '{0.real.__class__.__base__}'.format(1)\n", RS, BRK,
+        why="format fields are checked attribute by attribute (issue 33)"),
+    Adv("global_builtins_rebind", "introspection",
+        "def f():\n    global __builtins__\n    __builtins__ = {'open': 1}\nf()\nanswer = 1\n", RS, OK,
+        why="global is allowed since issue 33, a dunder in it is not; rebinding only affects the program"),
     Adv("relative_import", "introspection", "from . import secrets\nanswer = 1\n", RS, PE),
-    Adv("underscore_alias", "introspection", "import math as _m\nanswer = _m.floor(2.5)\n", RS, OK),
+    Adv("underscore_alias", "introspection", "import math as _m\nanswer = _m.floor(2.5)\n", OK, OK,
+        why="a single-underscore name carries no capability (issue 33: honest, answers like any alias)"),
+    Adv("dunder_alias", "introspection", "import math as __builtins__\nanswer = __builtins__.floor(2.5)\n", RS, OK,
+        why="the dunder rule covers aliases; with layers 1-2 off the alias only shadows a name"),
     Adv("breakpoint_call", "introspection", "breakpoint()\nanswer = 1\n", RS, (SV, OK), why="layers 1-2 off: pdb cannot be imported, so the hook warns and does nothing"),
     Adv("input_call", "introspection", "answer = float(input())\n", RS, SV),
     # --- file system -----------------------------------------------------------------------

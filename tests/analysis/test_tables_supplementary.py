@@ -174,6 +174,11 @@ def test_s14b_limits_are_the_executor_policy(an):
         assert ("now:" in rows[name]) == (recorded != [json.dumps(value)]), name
     assert rows["Policy hash"].startswith(used[0]["policy_hash"])
     assert "container" in rows["Backend"] and "runsc" in rows["Backend"]
+    policy = json.loads(out.stdout)["policy"]
+    assert rows["Determinism"].startswith(f"str hash seed {policy['hash_seed']} ({policy['hash_algorithm']}); "
+                                          f"clock frozen at {policy['clock_instant']}; address layout ")
+    layouts = sorted({e["address_layout"] for e in used if e.get("address_layout")})
+    assert (", ".join(layouts) if layouts else "not recorded") in rows["Determinism"]  # the demo predates issue 33
 
 
 def _expected_s15(recs):

@@ -47,7 +47,7 @@ def _assert_case_specifics(ex, result, case: Adv) -> None:
         assert result.answer == 1 and '"answer": 99' in result.stdout
     if case.name in {"print_flood", "single_huge_print"}:
         assert result.stdout_truncated and 0 < len(result.stdout) <= 16384
-    if case.name in {"environment_size"} and result.outcome == Outcome.OK.value:
+    if case.name in {"environment_size", "clock_helper_globals"} and result.outcome == Outcome.OK.value:
         assert result.answer == 0
     if case.name == "kill_supervisor":  # the supervisor must still serve
         assert ex.run("answer = 2").answer == 2
@@ -72,7 +72,7 @@ def test_how_many_cases_stop_at_the_static_check():
             return False
     at_static = [c.name for c in CASES if stopped(c.source)]
     assert at_static == [c.name for c in CASES if c.on == Outcome.REJECTED_STATIC.value]
-    assert (len(at_static), len(CASES)) == (79, 100)
+    assert (len(at_static), len(CASES)) == (82, 104)
 
 
 def test_suite_is_large_and_unique():

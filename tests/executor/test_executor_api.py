@@ -18,7 +18,8 @@ from executor.result import reply_mac
 from tests.fixtures_executor import TEST_LIMITS, host_children, layer_switch, make_executor
 
 RESULT_KEYS = {"outcome", "answer", "kind", "stdout", "stderr", "stdout_truncated", "stderr_truncated",
-               "wall_ms", "cpu_ms", "exit_code", "signal", "error", "backend", "text_escaped"}
+               "wall_ms", "cpu_ms", "exit_code", "signal", "error", "backend", "text_escaped",
+               "addresses_masked", "address_layout"}
 EXECUTOR_BIN = os.path.join(os.path.dirname(sys.executable), "executor")
 
 

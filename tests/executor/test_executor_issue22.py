@@ -18,7 +18,7 @@ import os
 
 import pytest
 
-from executor import outcomes, static_check
+from executor import outcomes, policy, static_check
 from executor.outcomes import Outcome
 from harness.run.store import ResultStore, read_result_file
 from tests.fixtures_executor import HOST_SECRET, TEST_LIMITS, make_executor
@@ -269,12 +269,15 @@ def test_stopped_spares_do_not_time_out_the_next_program(no_seccomp):
 
 def test_environment_is_empty_even_in_proc(no_seccomp):
     """Before: /proc/self/environ showed the container's HOSTNAME after environ.clear(). The
-    supervisor now re-executes itself with an empty environment; the container's host name is
-    fixed (--hostname=executor)."""
+    supervisor now re-executes itself with an empty environment, and the zygote is executed with
+    nothing but the policy's PYTHONHASHSEED (issue 33); the container's host name is fixed
+    (--hostname=executor)."""
     backend, ex = no_seccomp
     r = ex.run("import os\nraw = open('/proc/self/environ', 'rb').read()\n"
-               "print(repr(raw), os.uname().nodename)\nanswer = len(raw)\n")
-    assert (r.outcome, r.answer) == ("OK", 0), (r.outcome, r.stdout, r.error)
+               "print(repr(raw), len(os.environ), os.uname().nodename)\nanswer = len(raw)\n")
+    only = f"PYTHONHASHSEED={policy.HASH_SEED}\0".encode()
+    assert (r.outcome, r.answer) == ("OK", len(only)), (r.outcome, r.stdout, r.error)
+    assert r.stdout.split()[:2] == [repr(only), "0"]  # os.environ itself is empty
     assert "HOSTNAME" not in r.stdout and HOST_SECRET not in r.stdout
     if backend == "container":
         assert r.stdout.split()[-1] == "executor"
@@ -295,18 +298,23 @@ def test_no_directory_is_shared_between_programs_in_the_container(request):
         ex.close()
 
 
-def test_hash_secret_and_layout_are_shared_only_within_one_supervisor(request):
-    """The decision (policy.py): children of one zygote share the str hash secret and the heap
-    layout; a program that crashes retires its supervisor, so what it learnt dies with it."""
+def test_hash_secret_and_layout_survive_a_crash_and_a_new_supervisor(request):
+    """Issue 22 decided that children of one zygote share the str hash secret and the heap layout
+    and that a new supervisor draws new ones. Issue 33 reversed the second half: every zygote has
+    the policy's hash secret (and, on Linux, a fixed layout), so a program that crashes retires
+    its supervisor and the next one hashes, and lays out memory, the same (policy.py,
+    "Determinism"; tests/executor/test_executor_determinism.py for the full set)."""
     ex = _executor(request, "process", workers=1)
     try:
-        probe = "print(hash('issue-22'), repr(len).split()[-1])\nanswer = 1\n"
+        probe = "f = lambda: 0\nprint(hash('issue-22'), f)\nanswer = int(repr(f).split()[-1][:-1], 16) % 9973\n"
         first, second = ex.run(probe), ex.run(probe)
-        assert first.stdout == second.stdout  # one supervisor: shared, as documented
+        assert first.stdout == second.stdout and first.answer == second.answer
         crash = ex.run("t = ()\nfor i in range(400_000):\n    t = (t,)\nanswer = hash(t)\n")
         assert crash.outcome == Outcome.CRASH.value, (crash.outcome, crash.error)
         after = ex.run(probe)
-        assert after.outcome == "OK" and after.stdout.split()[0] != first.stdout.split()[0]
+        assert after.outcome == "OK" and after.stdout == first.stdout
+        assert after.address_layout == first.address_layout == "fixed"  # Linux honours ADDR_NO_RANDOMIZE
+        assert after.answer == first.answer
     finally:
         ex.close()
 

@@ -41,6 +41,15 @@ def test_builtins_layer_alone_blocks_open_and_module_sys(marker):
         assert r.outcome == Outcome.PROGRAM_ERROR.value and "'sys'" in r.error
         r = ex.run("m = __import__('os')\nanswer = 1\n")
         assert r.outcome == Outcome.PROGRAM_ERROR.value and "ImportError" in r.error
+        # issue 33: the name time.strptime's C code imports is answered with an empty namespace
+        r = ex.run("import _strptime\nx = _strptime.locale\nanswer = 1\n")
+        assert r.outcome == Outcome.PROGRAM_ERROR.value and "AttributeError" in r.error, r.error
+        # the executor's own helpers do not lead to its module globals
+        r = ex.run("import time\ng = time.localtime.__globals__\nanswer = len([k for k in g if k not in "
+                   "('__builtins__', '__name__') and not callable(g[k])])\n")
+        assert (r.outcome, r.answer) == (Outcome.OK.value, 2), (r.outcome, r.answer, r.error)  # INSTANT, INSTANT_NS
+        r = ex.run("g = hash.__globals__\nanswer = 1 if 'os' in g or 'sys' in g or g['__builtins__'] else 0\n")
+        assert (r.outcome, r.answer) == (Outcome.OK.value, 0), (r.outcome, r.answer, r.error)
 
 
 def test_seccomp_layer_alone_blocks_file_and_exec_memory(marker):

@@ -123,6 +123,14 @@ KIND_CASES = [
     ("import datetime\nanswer = datetime.timedelta(days=3)", "BAD_RETURN_KIND", None, None),
     ("x = 1", "PROGRAM_ERROR", None, None),
     ("answer = None", "BAD_RETURN_KIND", None, None),
+    # issue 33, item 4: a (weeks, days) answer must be a reading: days 0-6, weeks not negative
+    ("answer = (0, 0)", "OK", "weeks_days", [0, 0]),
+    ("answer = (39, 6)", "OK", "weeks_days", [39, 6]),
+    ("answer = (39, 10)", "BAD_RETURN_KIND", None, None),
+    ("answer = (39, 7)", "BAD_RETURN_KIND", None, None),
+    ("answer = (-3, 2)", "BAD_RETURN_KIND", None, None),
+    ("answer = (3, -1)", "BAD_RETURN_KIND", None, None),
+    ("answer = (10**9 + 1, 0)", "BAD_RETURN_KIND", None, None),
 ]
 
 
@@ -130,6 +138,25 @@ KIND_CASES = [
 def test_answer_kind_checking(source, outcome, kind, answer, process_executor):
     r = process_executor.run(source)
     assert (r.outcome, r.kind, r.answer) == (outcome, kind, answer), r.error
+
+
+@pytest.mark.parametrize("value", [(39, 10), (-3, 2)], ids=["days_over_6", "negative_weeks"])
+def test_weeks_days_outside_a_reading_is_the_wrong_return_kind_on_both_backends(value, backend_executor):
+    """Issue 33, item 4: like a bool or a string, with a message saying which part is out."""
+    _backend, ex = backend_executor
+    r = ex.run(f"weeks, days = {value}\nanswer = (weeks, days)\n")
+    assert (r.outcome, r.kind, r.answer) == (Outcome.BAD_RETURN_KIND.value, None, None), r
+    assert r.error.startswith(f"answer {value!r} is not a (weeks, days) gestational age: ")
+
+
+def test_a_forged_line_with_an_out_of_range_reading_is_a_forgery():
+    """The supervisor checks a child's line with the same rule (child.weeks_days_problem)."""
+    from executor.supervisor import message_problem
+    line = {"nonce": "n", "outcome": "OK", "answer": [39, 10], "kind": "weeks_days", "stdout": "", "stderr": "",
+            "stdout_truncated": False, "stderr_truncated": False, "error": None, "addresses_masked": 0}
+    assert message_problem(line) == "weeks_days answer is not a (weeks, days) reading"
+    assert message_problem({**line, "answer": [39, 6]}) is None
+    assert message_problem({**line, "answer": [39, 6], "addresses_masked": -1}) == "addresses_masked is not a count"
 
 
 def test_unset_answer_has_its_own_message(process_executor):
