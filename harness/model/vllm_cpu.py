@@ -136,8 +136,9 @@ class VllmCpuLauncher(Launcher):
         return Path(self.log_path).with_suffix(".server.json")
 
     def _identity(self, command: list[str]) -> list[str]:
-        """The command without its port: what an attached launcher must share with the running server."""
-        out = list(command)
+        """The command without its port and request logging (neither changes an answer): what an attached launcher
+        must share with the running server."""
+        out = [a for a in command if a != "--enable-log-requests"]
         if "--port" in out:
             i = out.index("--port")
             del out[i:i + 2]

