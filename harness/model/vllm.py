@@ -297,11 +297,11 @@ class VllmLauncher(Launcher):
         if shutil.which("docker") is None:
             raise LaunchError("docker not found: the vLLM launcher needs docker with the NVIDIA runtime "
                               "(run `harness serve preflight`)")
+        self.check_contract()
         try:
             self.image = image_reference()
         except PinError as exc:
             raise LaunchError(str(exc)) from None
-        self.check_contract()
         self.log_path = Path(self.log_path)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["docker", "rm", "-f", self.container_name], capture_output=True, text=True)
