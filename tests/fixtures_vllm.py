@@ -52,3 +52,24 @@ def vllm_cpu_server(tmp_path_factory, request):
         launcher.stop()
         if say:
             say.write_line(f"vLLM CPU twin stopped (log {log})")
+
+
+STAND_IN_DIGEST = "sha256:" + "d" * 64   # a well-formed digest no registry has: the fake-docker tests' image pin
+
+
+@pytest.fixture
+def stand_in_image_pin(tmp_path, monkeypatch) -> Path:
+    """A copy of containers/vllm whose image.lock.json carries STAND_IN_DIGEST (the committed lock has none yet:
+    no registry is reachable here), selected with $MATHSOLVER_VLLM_DIR, for tests that run the vLLM launcher
+    against a fake docker."""
+    import json
+    import shutil
+
+    from harness.model.vllm import DEFAULT_VLLM_DIR
+    d = tmp_path / "vllm-pins"
+    shutil.copytree(DEFAULT_VLLM_DIR, d)
+    lock = json.loads((d / "image.lock.json").read_text())
+    lock.update(digest=STAND_IN_DIGEST, digest_confidence="stand-in for tests")
+    (d / "image.lock.json").write_text(json.dumps(lock))
+    monkeypatch.setenv("MATHSOLVER_VLLM_DIR", str(d))
+    return d

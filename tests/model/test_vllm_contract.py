@@ -86,7 +86,8 @@ def test_no_model_is_refused_and_the_rules_would_catch_a_path_that_is_not_batch_
 
 def test_the_launcher_refuses_to_start_a_command_the_release_would_refuse(monkeypatch, tmp_path):
     launcher = VllmLauncher("qwen2.5-7b", deterministic=True, log_path=tmp_path / "log")
-    monkeypatch.setattr(VllmLauncher, "env", lambda self: {"VLLM_BATCH_INVARIANT": "1"})
+    monkeypatch.setattr(VllmLauncher, "env", lambda self: {"VLLM_BATCH_INVARIANT": "1",
+                                                           "VLLM_ATTENTION_BACKEND": "FLASH_ATTN"})   # 0.12.0's way
     monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/docker")
-    with pytest.raises(vllm.LaunchError, match="contract"):
+    with pytest.raises(vllm.LaunchError, match="contract.*VLLM_ATTENTION_BACKEND is not read by vLLM 0.32.0"):
         launcher.start()
