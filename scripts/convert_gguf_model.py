@@ -67,7 +67,8 @@ def cached(out: Path, sha: str, dtype: str) -> dict | None:
 
 
 def convert(gguf: Path, out: Path, dtype: str, sha: str) -> dict:
-    import gguf as gguf_pkg
+    from importlib.metadata import version
+
     import torch
     import transformers
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
@@ -90,7 +91,6 @@ def convert(gguf: Path, out: Path, dtype: str, sha: str) -> dict:
         raise SystemExit(f"{gguf}: weights do not fit the config's model (missing {missing[:5]}, "
                          f"unexpected {unexpected[:5]})")
     del state
-    plain.config.torch_dtype = torch_dtype
     plain.save_pretrained(tmp, safe_serialization=True)
     del plain
     AutoTokenizer.from_pretrained(src_dir, gguf_file=name).save_pretrained(tmp)
@@ -99,7 +99,7 @@ def convert(gguf: Path, out: Path, dtype: str, sha: str) -> dict:
     record = {"format": FORMAT, "gguf": str(gguf), "gguf_sha256": sha, "dtype": dtype, "files": files,
               "bytes": sum((tmp / f).stat().st_size for f in files),
               "generation_config": "Qwen2.5-7B-Instruct's sampling fields (scripts/convert_gguf_model.py)",
-              "versions": {"transformers": transformers.__version__, "gguf": getattr(gguf_pkg, "__version__", None),
+              "versions": {"transformers": transformers.__version__, "gguf": version("gguf"),
                            "torch": torch.__version__, "python": sys.version.split()[0]},
               "wall_s": round(time.monotonic() - started, 1),
               "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}

@@ -5,9 +5,12 @@ started once per session by the kit's own launcher (harness.model.vllm_cpu.VllmC
 It runs with `--enable-log-requests`, so the server logs the SamplingParams each request became (the
 request-fidelity test reads them). CLI runs in the tests attach to it through the record its launcher writes
 (`MATHSOLVER_VLLM_CPU_SERVER`), so the session starts one server. Missing pieces (.venv-vllm, the converted model)
-skip locally and fail in CI (`require`; .ci/run installs them with `make vllm-cpu-model`)."""
+skip locally and fail in CI (`require`; .ci/run installs them with `make vllm-cpu-model`). With
+MATHSOLVER_VLLM_CPU_SERVER set (a server started with `python -m harness.model.vllm_cpu serve --log-requests`), the
+session attaches to that one instead of starting its own."""
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +33,7 @@ class VllmCpuServer:
 
 @pytest.fixture(scope="session")
 def vllm_cpu_server(tmp_path_factory, request):
-    from harness.model.vllm_cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
+    from harness.model.vllm_cpu import ATTACH_ENV, VENV_PYTHON, VllmCpuLauncher, model_dir
 
     require(VENV_PYTHON.exists(), f"vLLM CPU virtualenv missing ({VENV_PYTHON}); run make vllm-cpu")
     require((model_dir() / "config.json").is_file(),
@@ -47,7 +50,8 @@ def vllm_cpu_server(tmp_path_factory, request):
             say.write_line(f"\nvLLM CPU twin: vLLM {launcher.describe()['vllm_version']} started by the kit's "
                            f"launcher (VllmCpuLauncher), ready in {ready:.0f} s at {launcher.base_url}: "
                            f"{launcher.command_line()}")
-        yield VllmCpuServer(launcher, launcher.base_url, launcher.model_id, launcher.record_path(), log, ready)
+        record = Path(os.environ.get(ATTACH_ENV) or launcher.record_path())
+        yield VllmCpuServer(launcher, launcher.base_url, launcher.model_id, record, Path(launcher.log_path), ready)
     finally:
         launcher.stop()
         if say:

@@ -243,8 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("action", choices=["command", "serve"])
     p.add_argument("--port", type=int, default=8090)
     p.add_argument("--generation-config", default="auto")
+    p.add_argument("--log-requests", action="store_true", help="--enable-log-requests: log each request's SamplingParams")
     a = p.parse_args(argv)
-    launcher = VllmCpuLauncher(port=a.port, generation_config=a.generation_config)
+    launcher = VllmCpuLauncher(port=a.port, generation_config=a.generation_config, log_requests=a.log_requests)
     if a.action == "command":
         print(launcher.command_line())
         return 0

@@ -155,30 +155,35 @@ def test_start_without_docker_is_a_clear_launch_error(monkeypatch):
 
 # --------------------------------------------------------------------------- server log parsing
 
+# Lines of the vLLM 0.32.0 CPU twin's own start-up log (this kit's Qwen2.5-Coder-0.5B with a Qwen2.5-7B-style
+# generation_config.json beside it; the H100 image is the same release): the version inside the start-up logo and
+# the one warning that names the sampling defaults taken from generation_config.json.
 QWEN_LOG = """\
-(APIServer pid=71) INFO 11-22 10:00:01 [api_server.py:1839] vLLM API server version 0.12.0
-(APIServer pid=71) INFO 11-22 10:00:01 [utils.py:253] non-default args: {'model': 'Qwen/Qwen2.5-7B-Instruct'}
-(APIServer pid=71) WARNING 11-22 10:02:10 [model.py:1602] Default sampling parameters have been overridden by the model's Hugging Face generation config recommended from the model creator. If this is not intended, please relaunch vLLM instance with `--generation-config vllm`.
-(APIServer pid=71) INFO 11-22 10:02:10 [serving_responses.py:148] Using default chat sampling params from model: {'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}
-(APIServer pid=71) INFO 11-22 10:02:10 [serving_chat.py:130] Using default chat sampling params from model: {'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}
-(APIServer pid=71) INFO 11-22 10:02:10 [serving_completion.py:68] Using default completion sampling params from model: {'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}
-(APIServer pid=71) INFO 11-22 10:02:10 [api_server.py:1912] Starting vLLM API server 0 on http://0.0.0.0:8000
+(APIServer pid=15717) INFO 11-26 22:54:08 [api_utils.py:347]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.32.0
+(APIServer pid=15717) INFO 11-26 22:54:08 [api_utils.py:286] non-default args: {'host': '127.0.0.1', 'port': 8091, 'dtype': 'float32', 'max_model_len': 8192, 'enforce_eager': True, 'served_model_name': ['qwen2.5-coder-0.5b-instruct'], 'max_num_seqs': 4}
+(APIServer pid=15717) WARNING 11-26 22:56:43 [model.py:1893] Default vLLM sampling parameters have been overridden by the model's `generation_config.json`: `{'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}`. If this is not intended, please relaunch vLLM instance with `--generation-config vllm`.
+(APIServer pid=15717) INFO 11-26 22:56:44 [entry.py:140] Starting vLLM server on http://127.0.0.1:8091
 """
 
 
 def test_logged_sampling_defaults_are_parsed_from_the_server_log():
     got = vllm.logged_sampling_defaults(QWEN_LOG)
     assert got["chat"] == {"repetition_penalty": 1.05, "temperature": 0.7, "top_k": 20, "top_p": 0.8}
-    assert got["completion"] == got["chat"] and got["source"] == "model" and got["override_warning"] is True
-    assert vllm.logged_vllm_version(QWEN_LOG) == "0.12.0"
+    assert got["completion"] == got["chat"] and got["override_warning"] is True
+    assert got["source"] == "the model's `generation_config.json`"
+    assert vllm.logged_vllm_version(QWEN_LOG) == "0.32.0"
+    # without the start-up logo (VLLM_DISABLE_LOG_LOGO, no formatter) the version line is plain
+    assert vllm.logged_vllm_version("INFO [api_utils.py:333] vLLM server version 0.32.0, serving model m") == "0.32.0"
 
 
 def test_no_logged_defaults_means_vllms_neutral_defaults():
     neutral = "\n".join(ln for ln in QWEN_LOG.splitlines() if "sampling" not in ln)
     assert vllm.logged_sampling_defaults(neutral) is None
-    other = "INFO 04-05 05:55:42 [serving_chat.py:115] Using default chat sampling params from model: {'temperature': 0.6, 'top_p': 0.9}"
-    assert vllm.logged_sampling_defaults(other) == {"chat": {"temperature": 0.6, "top_p": 0.9}, "source": "model",
-                                                    "override_warning": False}
+    path = ("WARNING 11-26 22:56:43 [model.py:1893] Default vLLM sampling parameters have been overridden by "
+            "/models/gen: `{'temperature': 0.6, 'top_p': 0.9}`. If this is not intended, please relaunch")
+    assert vllm.logged_sampling_defaults(path) == {"source": "/models/gen", "chat": {"temperature": 0.6, "top_p": 0.9},
+                                                   "completion": {"temperature": 0.6, "top_p": 0.9},
+                                                   "override_warning": True}
     assert vllm.logged_vllm_version("no version here") is None
 
 
