@@ -106,11 +106,15 @@ def test_the_server_receives_the_kits_request_as_sent(vllm_cpu_server):
     assert 1 <= sampled.completion_tokens <= 8 and 1 <= greedy.completion_tokens <= 6
 
 
-def _run_note_only(server, case, out: Path) -> dict:
+# Open-book arithmetic sends the whole note (note-only cuts it to 120 words): the prompt grows with the note
+ARM = "open-book"
+
+
+def _run_arm(server, case, out: Path) -> dict:
     client = ModelClient(server.base_url, server.model_id, profile="vllm", timeout=900, max_retries=0)
     spec = RunSpec(model=server.model_id, server_profile="vllm", out_dir=out, concurrency=1, progress=False)
     ds = load_dataset("bundled-test")
-    (summary,) = asyncio.run(run_arms([ARMS["note-only"]], ds, [42], spec, client=client, cases=[case],
+    (summary,) = asyncio.run(run_arms([ARMS[ARM]], ds, [42], spec, client=client, cases=[case],
                                       one_shot=ONE_SHOT))
     (record,) = [json.loads(ln) for ln in open(summary.path)]
     return record
@@ -122,13 +126,13 @@ def test_an_over_long_prompt_is_the_cases_outcome_with_the_servers_own_error(vll
     server = vllm_cpu_server
     case = load_dataset("bundled-test").cases[0]
     long = dataclasses.replace(case, note=case.note + " and" * 9000)
-    messages = Context(case=long, arm=ARMS["note-only"], seed=42, client=None, one_shot=ONE_SHOT).prompt().messages
+    messages = Context(case=long, arm=ARMS[ARM], seed=42, client=None, one_shot=ONE_SHOT).prompt().messages
     limit = int(server.launcher.flags["max_model_len"])
     assert _token_count(server, messages) > limit
     raw = httpx.post(f"{server.base_url}/chat/completions", timeout=120,
                      json={"model": server.model_id, "messages": messages, "temperature": 0, "max_tokens": 4})
     assert raw.status_code == 400 and raw.json()["error"]["type"] == "BadRequestError"
-    record = _run_note_only(server, long, tmp_path)
+    record = _run_arm(server, long, tmp_path)
     assert record["outcome"] == "request_rejected" and record["correct"] is False
     assert record["detail"]["rejected_status"] == 400
     assert f"This model's maximum context length is {limit} tokens" in record["reason"]
@@ -140,7 +144,7 @@ def test_a_completion_cut_by_the_context_limit_is_recorded_truncated(vllm_cpu_se
     server = vllm_cpu_server
     limit = int(server.launcher.flags["max_model_len"])
     case = min(load_dataset("bundled-test").cases, key=lambda c: len(c.note))
-    arm = ARMS["note-only"]
+    arm = ARMS[ARM]
 
     def messages(n: int):
         filled = dataclasses.replace(case, note=case.note + " and" * n)
@@ -156,7 +160,7 @@ def test_a_completion_cut_by_the_context_limit_is_recorded_truncated(vllm_cpu_se
         n += (limit - 4) - count
     assert limit - 6 <= count <= limit - 2, count
     assert count + arm.max_tokens > limit
-    record = _run_note_only(server, filled, tmp_path)
+    record = _run_arm(server, filled, tmp_path)
     assert record["finish_reasons"] == ["length"] and record["truncated"] == [True]
     assert record["outcome"] != "request_rejected"
 
