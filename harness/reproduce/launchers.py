@@ -50,6 +50,7 @@ class LauncherKind(ABC):
 
     name: ClassVar[str]
     ready_timeout: ClassVar[float] = 300.0     # seconds to wait for /v1/models to list the model
+    smoke_request_timeout: ClassVar[float] = 300.0   # seconds one smoke request may take (the arm's own token cap)
     logs_sampling_defaults: ClassVar[bool] = False   # the server logs the sampling defaults it applies
 
     def known_models(self, cfg_models: list[str]) -> list[str]:
@@ -286,6 +287,7 @@ VLLM_CPU_THROUGHPUT = {"prefill_tokens_per_s": 60, "decode_tokens_per_s": 5, "st
 class VllmCpuKind(LauncherKind):
     name = "vllm-cpu"
     ready_timeout = 900.0
+    smoke_request_timeout = 1800.0   # program-solve's 2048-token cap at about 4 tokens/s on 2 cores
     logs_sampling_defaults = True
     deterministic_refusal = None     # the launcher names the contract's CPU rule itself (check_config)
 
