@@ -7,7 +7,8 @@ Black-box over HTTP: each server is reached only through its URL (plain httpx re
 so the test holds whatever the fakes are built on. What a fake does not claim to model is not asked of it: the
 rehearsal server answers only its own `rehearsal-*` models and needs the kit's reply-form header (which vLLM
 ignores); fake_model_server answers from its script, so only its default answers (the model list, a completion)
-are compared."""
+are compared. The one field a fake may add is its own synthetic label (the rehearsal server's `rehearsal`
+object)."""
 from __future__ import annotations
 
 import pytest
