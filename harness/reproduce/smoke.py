@@ -54,9 +54,9 @@ def _parses(family: str, text: str, case) -> tuple[bool, str]:
     return obj is not None, "a JSON object" if obj is not None else "no JSON object in the reply"
 
 
-async def _requests(launcher, case, one_shot) -> list[FamilyResult]:
+async def _requests(launcher, case, one_shot, timeout: float) -> list[FamilyResult]:
     out = []
-    async with ModelClient(launcher.base_url, launcher.model_id, profile=launcher.server_profile, timeout=300.0,
+    async with ModelClient(launcher.base_url, launcher.model_id, profile=launcher.server_profile, timeout=timeout,
                            max_retries=2) as client:
         for family, arm_name in FAMILIES:
             arm = ARMS[arm_name]
@@ -87,7 +87,7 @@ def smoke(cfg: ReproduceConfig, model_key: str, *, echo: Callable[[str], None] =
     try:
         launcher.start()
         launcher.wait_ready(cfg.ready_timeout or kind.ready_timeout)
-        results = asyncio.run(_requests(launcher, case, load_dataset("one-shot").cases))
+        results = asyncio.run(_requests(launcher, case, load_dataset("one-shot").cases, kind.smoke_request_timeout))
         server = launcher.describe()
     except (LaunchError, ModelRequestError) as exc:
         raise SmokeError(f"smoke {model_key}: {exc}") from None

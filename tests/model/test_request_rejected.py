@@ -1,5 +1,6 @@
-"""A 4xx from the model server (vLLM's "'max_tokens' ... is too large", vllm/entrypoints/openai/serving_engine.py:1000
-in 0.12.0, sent as a 400 ErrorResponse) becomes that case's `request_rejected` outcome: recorded, counted and named
+"""A 4xx from the model server (vLLM 0.32.0's over-long prompt, vllm/renderers/params.py `_token_len_check`, sent as
+a 400 BadRequestError; the body below is the real CPU twin's, and tests/model/test_vllm_cpu_server.py sends the real
+server such a prompt) becomes that case's `request_rejected` outcome: recorded, counted and named
 in the log, not retried, and the run goes on; a 5xx stays retried. The server here is the scripted fake server
 (harness.model.rehearsal.server.ScriptedServer, a real HTTP server on 127.0.0.1) playing a FAKE vLLM (ScriptedVllm),
 with the real ModelClient and runner above it."""
@@ -18,10 +19,11 @@ from harness.model.rehearsal.server import ScriptedServer
 ONE_SHOT = load_dataset("one-shot").cases
 
 
-def _too_large(max_tokens: int, prompt: int) -> dict:
-    msg = (f"'max_tokens' or 'max_completion_tokens' is too large: {max_tokens}. This model's maximum context "
-           f"length is 4096 tokens and your request has {prompt} input tokens ({max_tokens} > 4096 - {prompt}).")
-    return {"error": {"message": msg, "type": "BadRequestError", "param": None, "code": 400}}
+def _too_long(prompt: int) -> dict:
+    msg = (f"This model's maximum context length is 8192 tokens. However, your prompt contains at least {prompt} "
+           "input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the "
+           f"input prompt. (parameter=input_tokens, value={prompt})")
+    return {"error": {"message": msg, "type": "BadRequestError", "param": "input_tokens", "code": 400}}
 
 
 class ScriptedVllm:
@@ -37,7 +39,7 @@ class ScriptedVllm:
         text = body["messages"][-1]["content"]
         self.calls.append(text[:40])
         if self.reject in text:
-            return 400, _too_large(body["max_tokens"], 4000)
+            return 400, _too_long(8193)
         if self.flaky in text and self.flaky_seen == 0:
             self.flaky_seen += 1
             return 503, b"Service Unavailable"
@@ -60,7 +62,7 @@ def test_a_4xx_is_the_cases_outcome_and_the_run_goes_on(tmp_path, capsys):
         assert len(recs) == 6 and summary.infra_failed == 0
         bad = recs[rejected.case_id]
         assert bad["outcome"] == "request_rejected" and bad["correct"] is False
-        assert "'max_tokens' or 'max_completion_tokens' is too large" in bad["reason"]
+        assert "This model's maximum context length is 8192 tokens" in bad["reason"]
         assert bad["detail"]["rejected_status"] == 400
         assert "request_rejected" in ROW_OUTCOMES and summary.outcomes["request_rejected"] == 1
         assert recs[flaky.case_id]["outcome"] == "answered" and recs[flaky.case_id]["retries"] == 1   # 5xx retried

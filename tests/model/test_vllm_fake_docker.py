@@ -1,7 +1,8 @@
 """VllmLauncher.start / wait_ready / describe / stop and `harness serve smoke` against a FAKE `docker`
 (tests/model/fake_docker/docker, first on PATH): it asserts nothing itself but logs every argv, and plays vLLM
-0.12.0's start-up lines (version, sampling defaults) with a stub OpenAI server, or the worker's batch-invariance
-RuntimeError. No GPU, no image, no container."""
+0.32.0's start-up lines (version, sampling defaults) with a stub OpenAI server, or the platform's ValueError for an
+attention backend without batch invariance. No GPU, no image, no container; the image pin is a stand-in digest
+(the committed one is not resolved yet)."""
 from __future__ import annotations
 
 import json
@@ -22,7 +23,7 @@ FAKE_BIN = Path(__file__).parent / "fake_docker"
 
 
 @pytest.fixture
-def fake_docker(tmp_path, monkeypatch):
+def fake_docker(tmp_path, monkeypatch, stand_in_image_pin):
     calls = tmp_path / "calls.jsonl"
     monkeypatch.setenv("PATH", f"{FAKE_BIN}:{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_DOCKER_CALLS", str(calls))
@@ -49,13 +50,13 @@ def test_start_runs_the_exact_docker_command_and_reads_the_servers_log(fake_dock
         assert calls[1][calls[1].index("--runtime") + 1] == "nvidia" and vllm.image_reference() in calls[1]
         assert "-e" not in calls[1]                               # not deterministic: no environment
         d = la.describe()
-        assert d["vllm_version"] == "0.12.0"
+        assert d["vllm_version"] == "0.32.0"                      # GET /version
         assert d["sampling_defaults"] == {"repetition_penalty": 1.05, "temperature": 0.7, "top_k": 20, "top_p": 0.8}
         assert d["sampling_defaults_logged"]["override_warning"] is True
     finally:
         la.stop()
     assert ["stop", "-t", "30", "mathsolver-vllm"] in fake_docker()
-    assert "vLLM API server version 0.12.0" in (tmp_path / "server.log").read_text()
+    assert "vLLM server version 0.32.0" in (tmp_path / "server.log").read_text()
 
 
 def test_deterministic_start_passes_the_batch_invariance_environment(fake_docker, tmp_path):
@@ -65,27 +66,31 @@ def test_deterministic_start_passes_the_batch_invariance_environment(fake_docker
     la.stop()
     run = next(c for c in fake_docker() if c[0] == "run")
     envs = [run[i + 1] for i, a in enumerate(run) if a == "-e"]
-    assert envs == ["VLLM_BATCH_INVARIANT=1", "VLLM_ATTENTION_BACKEND=FLASH_ATTN"]
-    assert "--no-enable-prefix-caching" in run
+    assert envs == ["VLLM_BATCH_INVARIANT=1"]
+    assert "--no-enable-prefix-caching" in run and run[run.index("--attention-backend") + 1] == "FLASH_ATTN"
 
 
-def test_the_batch_invariance_runtime_error_is_named_when_the_container_exits(fake_docker, tmp_path, monkeypatch):
-    """What 0.12.0 does to the kit's old deterministic command (VLLM_BATCH_INVARIANT=1 alone): the worker raises.
-    The contract check would stop it before docker run; it is bypassed here to see the failure reported."""
+def test_the_batch_invariance_start_failure_is_named_when_the_container_exits(fake_docker, tmp_path, monkeypatch):
+    """What 0.32.0 does with a selected attention backend that does not support batch invariance (FLASHINFER): the
+    platform raises ValueError at start. The contract check would stop it before docker run; it is bypassed here
+    to see the failure reported."""
     monkeypatch.setenv("FAKE_VLLM_MODE", "batch-invariance-error")
     la = VllmLauncher("qwen2.5-7b", deterministic=True, log_path=tmp_path / "server.log")
-    monkeypatch.setattr(VllmLauncher, "env", lambda self: {"VLLM_BATCH_INVARIANT": "1"})
+    args = la.server_args()
+    monkeypatch.setattr(VllmLauncher, "server_args",
+                        lambda self: [("FLASHINFER" if a == "FLASH_ATTN" else a) for a in args])
     monkeypatch.setattr(VllmLauncher, "check_contract", lambda self: None)
     la.flags = {**la.flags, "port": free_port()}
     la.start()
-    with pytest.raises(LaunchError, match="RuntimeError: VLLM batch_invariant mode requires an attention backend"):
+    with pytest.raises(LaunchError, match=r"Selected backend AttentionBackendEnum.FLASHINFER is not valid .*batch "
+                                          r"invariance not supported"):
         la.wait_ready(timeout=2)
     la.stop()
 
 
 def test_smoke_through_the_vllm_launcher_sends_the_papers_requests(fake_docker, tmp_path, monkeypatch):
     d = tmp_path / "vllm"
-    shutil.copytree(vllm.DEFAULT_VLLM_DIR, d)
+    shutil.copytree(vllm.vllm_dir(), d)          # the stand-in image pin
     serving = json.loads((d / "serving.json").read_text())
     serving["defaults"]["port"] = free_port()
     (d / "serving.json").write_text(json.dumps(serving))
@@ -95,7 +100,7 @@ def test_smoke_through_the_vllm_launcher_sends_the_papers_requests(fake_docker, 
     lines: list[str] = []
     found = smoke(cfg, "qwen2.5-7b", echo=lines.append)
     assert [f["family"] for f in found["families"]] == ["program", "reply", "extraction"]
-    assert all(f["parsed"] for f in found["families"]) and found["vllm_version"] == "0.12.0"
+    assert all(f["parsed"] for f in found["families"]) and found["vllm_version"] == "0.32.0"
     sent = [json.loads(x) for x in (tmp_path / "state" / "requests.jsonl").read_text().splitlines()]
     assert sent == [["max_tokens", "messages", "model", "temperature"]] * 3   # no seed, nothing else
     assert any("sampling defaults logged" in ln for ln in lines)

@@ -26,8 +26,8 @@ def _cfg(tmp_path, **kw) -> ReproduceConfig:
 
 
 def test_every_launcher_kind_is_registered_by_name():
-    assert list(LAUNCHERS) == ["vllm", "llama-cpp", "rehearsal", "external"]
-    with pytest.raises(ReproduceError, match="unknown launcher 'tgi'; choose one of vllm, llama-cpp, rehearsal"):
+    assert list(LAUNCHERS) == ["vllm", "vllm-cpu", "llama-cpp", "rehearsal", "external"]
+    with pytest.raises(ReproduceError, match="unknown launcher 'tgi'; choose one of vllm, vllm-cpu, llama-cpp"):
         ReproduceConfig(launcher="tgi")
 
 
@@ -117,6 +117,7 @@ def test_deterministic_is_refused_for_launchers_without_it_before_anything_runs(
         with pytest.raises(ReproduceError, match="--deterministic is a vLLM"):
             _cfg(tmp_path, launcher=kind, deterministic=True, base_url="http://127.0.0.1:1/v1" if kind == "external"
                  else None, models=["m"] if kind == "external" else [])
-    assert _cfg(tmp_path, launcher="vllm", deterministic=True, models=["qwen2.5-7b"]).deterministic
-    with pytest.raises(ReproduceError, match="DETERMINISTIC=1 refused for qwen2.5-32b-awq"):
-        _cfg(tmp_path, launcher="vllm", deterministic=True)           # the paper's two models: the AWQ one refused
+    # vLLM 0.32.0 serves all four models batch-invariantly (serving.json deterministic.paths)
+    assert _cfg(tmp_path, launcher="vllm", deterministic=True, models=["all"]).deterministic
+    with pytest.raises(ReproduceError, match="vllm-cpu launcher refuses batch invariance before anything starts"):
+        _cfg(tmp_path, launcher="vllm-cpu", deterministic=True)

@@ -77,7 +77,8 @@ def test_dry_run_prints_pinned_digest_revisions_commands_and_request_counts(tmp_
     assert r.returncode == 0, r.stderr + r.stdout
     out = r.stdout
     image = json.loads((vllm.DEFAULT_VLLM_DIR / "image.lock.json").read_text())
-    assert f"image: vllm/vllm-openai:{image['tag']}@{image['digest']}" in out
+    # the committed pin's digest is not resolved yet: the plan shows the placeholder and says what resolves it
+    assert f"image: vllm/vllm-openai:{image['tag']}@{image['digest'] or vllm.UNRESOLVED_DIGEST}" in out
     for key, e in json.loads((vllm.DEFAULT_VLLM_DIR / "models.lock.json").read_text())["models"].items():
         assert f"model {key}: {e['repo']} @ {e['revision']}" in out
         assert f"--model {e['repo']} --revision {e['revision']}" in out   # the exact docker run line
@@ -178,18 +179,27 @@ def test_dry_run_passes_deterministic_and_generation_config_through(tmp_path):
     assert r.returncode == 0, r.stderr
     cmd = next(ln for ln in r.stdout.splitlines() if "command: docker run" in ln)
     assert "-e VLLM_BATCH_INVARIANT=1" in cmd and "--no-enable-prefix-caching" in cmd
-    assert "-e VLLM_ATTENTION_BACKEND=FLASH_ATTN" in cmd       # vLLM 0.12.0's worker raises without it
+    assert "--attention-backend FLASH_ATTN" in cmd and "VLLM_ATTENTION_BACKEND" not in cmd   # a flag on 0.32.0
     assert "--generation-config vllm" in cmd and "deterministic:     on" in r.stdout
     default = _script(tmp_path, DRY_RUN=1, ARMS="blind", MODELS="qwen2.5-7b")
     assert "--generation-config auto" in default.stdout and "VLLM_BATCH_INVARIANT" not in default.stdout
     assert "is an assumption" in default.stdout and "only repetition_penalty" in default.stdout
 
 
-def test_deterministic_mode_is_refused_by_name_for_the_awq_model(tmp_path):
-    r = _script(tmp_path, DRY_RUN=1, ARMS="blind", DETERMINISTIC=1)        # default MODELS: both Qwen models
-    assert r.returncode == 2, r.stdout
-    assert "DETERMINISTIC=1 refused for qwen2.5-32b-awq" in r.stderr and "MODELS=qwen2.5-7b" in r.stderr
-    assert "qwen2.5-7b:" not in r.stderr.split("refused for", 1)[1].split(".")[0]
+def test_deterministic_dry_run_plans_all_four_models_each_with_its_batch_invariant_path(tmp_path):
+    """`make reproduce DRY_RUN=1 DETERMINISTIC=1 MODELS=all`: on vLLM 0.32.0 no model is refused; each block says the
+    release accepts the deterministic command and names its batch-invariant path in vLLM's source."""
+    r = _script(tmp_path, DRY_RUN=1, DETERMINISTIC=1, MODELS="all")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "refused" not in r.stdout + r.stderr and "PROBLEM" not in r.stdout
+    for key in ("qwen2.5-7b", "qwen2.5-32b-awq", "mistral-7b", "phi-3.5-mini"):
+        block = r.stdout.split(f"model {key}:", 1)[1].split("\nmodel ", 1)[0]
+        assert "-e VLLM_BATCH_INVARIANT=1" in block and "--attention-backend FLASH_ATTN" in block
+        assert "  contract: vLLM 0.32.0 accepts this command" in block
+        assert "  batch-invariant path (read from vLLM 0.32.0's source, not measured): " in block
+    awq = r.stdout.split("model qwen2.5-32b-awq:", 1)[1].split("\nmodel ", 1)[0]
+    assert "auto_awq.py:311-333" in awq and "PR #38670" in awq
+    assert "has no resolved digest yet: run `make pin-images WRITE=1`" in r.stdout
 
 
 def test_sampling_seeds_is_an_explicit_option_recorded_in_the_plan(tmp_path):
@@ -372,8 +382,8 @@ def test_dry_run_prints_per_model_gvisor_driver_contract_and_the_smoke_step(tmp_
     for key in ("qwen2.5-7b", "phi-3.5-mini"):
         block = r.stdout.split(f"model {key}:", 1)[1].split("\nmodel ", 1)[0]
         assert "  gVisor:  " in block and "platform" in block
-        assert "  driver:  >= 575.51.03 for the image's CUDA 12.9" in block
-        assert "  contract: vLLM 0.12.0 accepts this command" in block
+        assert "  driver:  >= 580.65.06 for the image's CUDA 13.0" in block
+        assert "  contract: vLLM 0.32.0 accepts this command" in block
         assert "  requests: model, messages, temperature, max_tokens only" in block
         assert "  smoke:   first, `harness serve smoke`" in block
     assert "deviation, phi-3.5-mini: served at --max-model-len 8192" in r.stdout

@@ -21,6 +21,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        if self.path == "/version":
+            self._send({"version": "0.32.0"})
+            return
         self._send({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
 
     def do_POST(self):

