@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client \
+.PHONY: setup host slurm executor-image model test-model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -22,6 +22,7 @@ help:
 	@echo "make rehearse [SIZE=full|small] [OUT=runs/rehearsal]  the whole pipeline against the rehearsal server (a fake) -> bench/pipeline.json"
 
 $(VENV)/.locked: requirements.lock requirements-test.lock requirements-build.lock pyproject.toml
+	@echo "== make setup: the project virtualenv from hash-locked requirements (about 100 MB), about 2 minutes"
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements-build.lock
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements.lock
@@ -40,24 +41,31 @@ slurm:                                     ## one-node SLURM cluster on localhos
 executor-image: setup host                 ## offline executor image: mmdebstrap rootfs -> docker import
 	bash scripts/build-executor-image.sh
 
-# llama.cpp is built for AVX2 without AMX: some VMs advertise AMX but fault on `ldtilecfg` (a general-protection
-# fault in libggml-cpu on the first chat request). --no-cache-dir so a wheel built earlier with other flags is
-# never reused.
-LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+# The CPU model server: llama.cpp's own server as a prebuilt wheel (xllamacpp, requirements-demo.lock: CPU build for
+# AVX2/FMA/F16C/BMI2, no AVX-512/AMX; some VMs advertise AMX but fault on `ldtilecfg`), never a source build
+# (--only-binary=:all:): llama-cpp-python's sdist took about 45 minutes to compile on 2 cores.
 .venv-server/.locked: requirements-demo.lock
+	@echo "== server venv: llama.cpp's server, a prebuilt 34 MB wheel (no compiler), about 30 s"
 	$(PYTHON) -m venv .venv-server
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" .venv-server/bin/pip install --quiet --no-cache-dir --require-hashes -r requirements-demo.lock
+	.venv-server/bin/pip install --quiet --only-binary=:all: --require-hashes -r requirements-demo.lock
 	touch $@
 
-server-venv: .venv-server/.locked          ## llama-cpp-python[server] (builds from source, ~3 min)
+server-venv: .venv-server/.locked          ## llama.cpp's server (xllamacpp prebuilt wheel, about 30 s)
 
-model: server-venv                         ## Qwen2.5-Coder-0.5B-Instruct GGUF, sha256-verified
-	bash scripts/fetch-model.sh
+# Which CPU model: harness/model/cpu_models.json names one per job. The demo's (role demo: Qwen2.5-Coder-1.5B,
+# 1.1 GB) can follow the program contract; the tests and CI use role test (Qwen2.5-Coder-0.5B, 480 MB) for speed.
+# DEMO_MODEL=<id> picks another catalogued model for the demo.
+DEMO_MODEL ?=
+model: server-venv                         ## the demo's GGUF (DEMO_MODEL, else role demo), sha256- and identity-checked
+	bash scripts/fetch-model.sh $(if $(DEMO_MODEL),--model $(DEMO_MODEL),--role demo)
+
+test-model: server-venv                    ## the tests' GGUF (role test: the 0.5B), sha256- and identity-checked
+	bash scripts/fetch-model.sh --role test
 
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh
 
-test: setup executor-image model test-tools slurm  ## the README's test command
+test: setup executor-image test-model test-tools slurm  ## the README's test command
 	$(PYTEST) -q --durations=30 tests
 
 test-fast: setup                           ## unit tests only (no docker, no model server)
@@ -65,7 +73,7 @@ test-fast: setup                           ## unit tests only (no docker, no mod
 
 DEMO_OUT ?= runs/cpu-demo
 demo: setup executor-image model           ## the README's main job: CPU demo on the bundled slice
-	bash scripts/demo.sh --out $(DEMO_OUT)
+	$(if $(DEMO_MODEL),DEMO_MODEL=$(DEMO_MODEL) ,)bash scripts/demo.sh --out $(DEMO_OUT)
 	$(HARNESS) report --results $(DEMO_OUT) --out $(DEMO_OUT)/report
 	@echo "demo: per-case results, manifests and summary.md in $(DEMO_OUT); report: $(DEMO_OUT)/report/report.html"
 
