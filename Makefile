@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model test-model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client \
+.PHONY: setup host slurm executor-image model test-model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-fresh-install \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -98,6 +98,15 @@ bench-stats: setup
 
 bench-scoring: setup                       ## every scorer on 100 kB adversarial replies -> bench/scoring.json
 	$(PY) scripts/bench_scoring.py --out bench/scoring.json
+
+# Each install step of `make demo` on a bare Debian 12 root (../shared/tools/fresh-root copies the COMMITTED tree),
+# timed one by one with the load beside it; the docker steps (dockerd, executor image) are timed on the machine itself.
+FRESH_ROOT ?= $(firstword $(wildcard ../shared/tools/fresh-root ../../shared/tools/fresh-root))
+bench-fresh-install:                       ## -> bench/fresh-install.json (needs root, mmdebstrap; commit first)
+	@[ -n "$(FRESH_ROOT)" ] || { echo "fresh-root tool not found (../shared/tools/fresh-root); give FRESH_ROOT=" >&2; exit 2; }
+	mkdir -p bench
+	$(FRESH_ROOT) -- bash scripts/bench_fresh_install.sh > bench/fresh-install.json
+	cat bench/fresh-install.json
 
 bench: bench-executor bench-stats bench-scoring
 
