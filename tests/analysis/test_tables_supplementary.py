@@ -153,7 +153,7 @@ def test_s14_values_come_from_the_manifests(an):
         for arm in man["arms"].values():
             assert f"temperature {arm['temperature']}, max tokens {arm['max_tokens']}" in table[arm["title"]]
         assert man["server"]["model"]["gguf_sha256"] in table["Model file sha256"]
-        assert "--n_ctx" in table["Server flags"]
+        assert "--ctx" in table["Server flags"]
     images = {m["executor"]["image_id"] for m in mans if (m.get("executor") or {}).get("image_id")}
     for image in images:
         assert image in table["Executor image digest"]
