@@ -537,7 +537,7 @@ def comparison_html(files: ComparisonFiles) -> list[str]:
              f"shown but no verdict drawn. {e(TOLERANCES)}</p>"]
     if files.figure is not None:
         data = base64.b64encode(files.figure.read_bytes()).decode("ascii")
-        parts.append(f'<figure><img alt="paper against ours" style="max-width:900px" src="data:image/png;base64,{data}">'
+        parts.append(f'<figure><img alt="paper against ours" src="data:image/png;base64,{data}">'
                      "<figcaption>Paper against ours, one point per compared number; identity line; bars: the "
                      "tolerance band at the paper's value.</figcaption></figure>")
     head = ("Source", "Line", "Row, column", "Model", "Paper", "Ours", "Ours \u2212 paper", "Tolerance", "Verdict")
@@ -549,10 +549,10 @@ def comparison_html(files: ComparisonFiles) -> list[str]:
                  f"{r['difference']:+.{d}f}", r["tolerance"], r["verdict"])
         parts.append("<tr>" + "".join(f'<td style="white-space:normal">{e(str(c))}</td>' for c in cells) + "</tr>")
     parts.append("</tbody></table></div>")
-    parts.append('<table class="res"><caption>Run settings against the paper\'s (s14 and the text)</caption><thead>'
+    parts.append('<div class="wrap"><table class="res"><caption>Run settings against the paper\'s (s14 and the text)</caption><thead>'
                  "<tr><th>Setting</th><th>Paper</th><th>Ours</th><th>Status</th></tr></thead><tbody>")
     parts += [f'<tr><td>{e(r["setting"])}</td><td style="white-space:normal">{e(r["paper"])}</td>'
               f'<td style="white-space:normal">{e(r["ours"])}</td><td style="white-space:normal">{e(r["status"])}'
               "</td></tr>" for r in files.ledger]
-    parts.append("</tbody></table>")
+    parts.append("</tbody></table></div>")
     return parts
