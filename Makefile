@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model test-model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-fresh-install bench-demo-models \
+.PHONY: setup host slurm executor-image model test-model server-venv test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-fresh-install bench-demo-models regenerate-demo \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -76,6 +76,16 @@ demo: setup executor-image model           ## the README's main job: CPU demo on
 	$(if $(DEMO_MODEL),DEMO_MODEL=$(DEMO_MODEL) ,)bash scripts/demo.sh --out $(DEMO_OUT)
 	$(HARNESS) report --results $(DEMO_OUT) --out $(DEMO_OUT)/report
 	@echo "demo: per-case results, manifests and summary.md in $(DEMO_OUT); report: $(DEMO_OUT)/report/report.html"
+
+# The committed demo result, regenerated in one command: the demo into results/cpu-demo (its response cache,
+# results/cpu-demo/.cache, is kept: with it the model's replies are replayed and only the programs run again),
+# the tables verify re-derives, the checksums, then verify.
+regenerate-demo: setup executor-image model   ## results/cpu-demo from make demo, tables, checksums, verify
+	find results/cpu-demo -mindepth 1 -maxdepth 1 ! -name .cache -exec rm -rf {} + 2>/dev/null || true
+	$(MAKE) demo DEMO_OUT=results/cpu-demo
+	$(HARNESS) tables --results results/cpu-demo --out results/cpu-demo/tables
+	$(HARNESS) checksums update
+	$(HARNESS) verify
 
 verify: setup                              ## checksums + rescoring + table re-derivation
 	$(HARNESS) data check
