@@ -65,6 +65,7 @@ class LineProgress:
         self.clock = clock
         self.activity = activity
         self.total = 0
+        self.planned = 0          # the whole run's records, when the runner says so up front (plan())
         self.resumed = 0
         self.new = 0
         self.started: float | None = None
@@ -72,6 +73,11 @@ class LineProgress:
         self._lock = threading.RLock()
         self._stopped = threading.Event()
         self._timer: threading.Thread | None = None
+
+    def plan(self, records: int) -> None:
+        """The run's total records over every arm, known before the first arm starts (arms add their tasks as
+        they start), so `done/total` and the ETA cover the whole run from the first line."""
+        self.planned = records
 
     def add_task(self, description: str, total: int, completed: int = 0) -> int:
         self.total += total
@@ -116,17 +122,18 @@ class LineProgress:
 
     def line(self, now: float) -> str:
         done = self.resumed + self.new
+        total = max(self.total, self.planned)
         elapsed = now - (self.started if self.started is not None else now)
-        pct = f"{100.0 * done / self.total:.1f}%" if self.total else "-"
+        pct = f"{100.0 * done / total:.1f}%" if total else "-"
         resumed = f"; {self.resumed:,} resumed" if self.resumed else ""
         if self.new and elapsed > 0:
             rate = self.new / elapsed
-            left = max(0, self.total - done)
+            left = max(0, total - done)
             pace = f"{rate:.2f} records/s, ETA {duration(left / rate) if left else 'done'}"
         else:
             pace = "rate unknown yet, ETA unknown"
         model = activity_text(self.activity() if self.activity is not None else None)
-        return f"progress: {done:,}/{self.total:,} records ({pct}{resumed}), {pace}, elapsed {duration(elapsed)}{model}"
+        return f"progress: {done:,}/{total:,} records ({pct}{resumed}), {pace}, elapsed {duration(elapsed)}{model}"
 
     def emit(self, now: float) -> None:
         with self._lock:

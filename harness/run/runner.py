@@ -344,6 +344,8 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
     plan = planned_units(arms, dataset, seeds, spec, cases, all_cases)
     summaries = []
     progress = make_progress(spec.progress, spec.progress_interval_s, getattr(client, "activity", None))
+    if isinstance(progress, LineProgress):
+        progress.plan(sum(len(todo) for *_, todo in plan))
     if progress is not None:
         progress.start()
     try:

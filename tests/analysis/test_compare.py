@@ -169,8 +169,8 @@ def test_ledger_names_each_mismatch():
 
 def test_cpu_demo_small_model_is_not_compared(tmp_path):
     out = _run(["compare", "--results", str(ROOT / "results" / "cpu-demo"), "--out", str(tmp_path), "--draws", "200"])
-    rows = [r for r in _rows(tmp_path) if r["ours"] and r["model"] == "qwen2.5-coder-0.5b-instruct"]
-    assert rows and all("different model (qwen2.5-coder-0.5b-instruct, not " in r["verdict"] for r in rows)
+    rows = [r for r in _rows(tmp_path) if r["ours"] and r["model"] == "qwen2.5-coder-1.5b-instruct"]
+    assert rows and all("different model (qwen2.5-coder-1.5b-instruct, not " in r["verdict"] for r in rows)
     assert all(r["verdict"].startswith("not comparable: ") and "fewer seeds (1 of 5)" in r["verdict"] for r in rows)
     assert "Models" in out.split("differ", 1)[1].split("\n", 1)[0]
 

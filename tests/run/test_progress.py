@@ -138,3 +138,15 @@ def test_piped_run_keeps_talking_while_a_slow_reply_is_awaited_slow_fake_server(
     assert text[end].endswith("(answered 2)") or "answered 2" in text[end]
     times = [s for s, t in stamped[start:end + 1]]
     assert max(b - a for a, b in zip(times, times[1:])) < 2.0, stamped
+
+
+def test_the_whole_runs_total_is_known_from_the_first_line():
+    """Arms add their tasks as they start; the runner's plan() makes the first line say the whole run's total."""
+    clock, out = Clock(), io.StringIO()
+    p = LineProgress(interval_s=60, stream=out, clock=clock)
+    p.plan(24)
+    p.start(timer=False)
+    p.add_task("open-book seed 42", total=8)
+    clock.t += 60
+    p.tick()
+    assert out.getvalue().startswith("progress: 0/24 records (0.0%)")
