@@ -22,7 +22,7 @@ help:
 	@echo "make rehearse [SIZE=full|small] [OUT=runs/rehearsal]  the whole pipeline against the rehearsal server (a fake) -> bench/pipeline.json"
 
 $(VENV)/.locked: requirements.lock requirements-test.lock requirements-build.lock pyproject.toml
-	@echo "== make setup: the project virtualenv from hash-locked requirements (about 100 MB), about 2 minutes"
+	@echo "== make setup: the project virtualenv from hash-locked requirements (about 100 MB): 2-6 minutes (5.7 measured on a shared 2-core machine)"
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements-build.lock
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements.lock
@@ -33,12 +33,14 @@ $(VENV)/.locked: requirements.lock requirements-test.lock requirements-build.loc
 setup: $(VENV)/.locked                     ## project virtualenv from the hash-locked requirements
 
 host:                                      ## docker.io + runsc (gVisor) + mmdebstrap, runsc runtime, dockerd
+	@echo "== host: Debian's docker.io, runsc and mmdebstrap (when missing), the runsc runtime, dockerd: about 1 minute on a bare machine"
 	bash scripts/install-host.sh
 
 slurm:                                     ## one-node SLURM cluster on localhost (slurm-wlm, munge) for the SLURM tests
 	bash scripts/install-slurm.sh
 
 executor-image: setup host                 ## offline executor image: mmdebstrap rootfs -> docker import
+	@echo "== executor image: a minimal Debian rootfs (mmdebstrap) imported into docker: about 1 minute, skipped when up to date"
 	bash scripts/build-executor-image.sh
 
 # The CPU model server: llama.cpp's own server as a prebuilt wheel (xllamacpp, requirements-demo.lock: CPU build for
