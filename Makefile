@@ -76,6 +76,7 @@ test-fast: setup                           ## unit tests only (no docker, no mod
 DEMO_OUT ?= runs/cpu-demo
 demo: setup executor-image model           ## the README's main job: CPU demo on the bundled slice
 	$(if $(DEMO_MODEL),DEMO_MODEL=$(DEMO_MODEL) ,)bash scripts/demo.sh --out $(DEMO_OUT)
+	@echo "== report: tables, figures and report.html (10,000 bootstrap draws), about a minute"
 	$(HARNESS) report --results $(DEMO_OUT) --out $(DEMO_OUT)/report
 	@echo "demo: per-case results, manifests and summary.md in $(DEMO_OUT); report: $(DEMO_OUT)/report/report.html"
 
