@@ -68,7 +68,8 @@ class ServerProfile:
 
 SERVER_PROFILES: Registry[ServerProfile] = Registry("server profile", ServerProfile)
 for _profile in (
-    # llama-cpp-python's server applies repeat_penalty 1.1 by default, even at temperature 0.
+    # llama-cpp-python's server applied repeat_penalty 1.1 by default, even at temperature 0; llama.cpp's own server
+    # defaults to 1.0 (sent anyway: the request says what it asks for).
     ServerProfile("llama.cpp", {"repeat_penalty": 1.0}),
     # vLLM: sampling defaults come from the server's --generation-config (harness.model.vllm); nothing extra,
     # and no seed: the paper's request. `vllm-seeded` is the explicit reproducible-sampling option
