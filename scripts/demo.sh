@@ -47,8 +47,7 @@ wall=$(( $(date +%s) - start ))
 
 # The opening paragraph (what was run, what these figures show and what they do not), from this run's records;
 # summary.md and the report start with it.
-"$ROOT/.venv/bin/python" -m harness.analysis.demo_summary --results "$OUT" --wall-s "$wall" --cores "$(nproc)" \
-  > "$OUT/about.md"
+"$ROOT/.venv/bin/python" -m harness.analysis.demo_summary --results "$OUT" > "$OUT/about.md"
 "$HARNESS" score --results "$OUT" --markdown "$OUT/summary.body.md" >/dev/null
 { cat "$OUT/about.md"; echo; cat "$OUT/summary.body.md"; } > "$OUT/summary.md"
 rm -f "$OUT/summary.body.md"

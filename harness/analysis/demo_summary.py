@@ -4,7 +4,9 @@ calculators, categories, seed, arms), what these figures show (each arm's correc
 and the cases a program got right where the model's own arithmetic did not), and what they do not (the paper's
 results: its models, cases and seeds).
 
-    python -m harness.analysis.demo_summary --results OUT [--server OUT/server.json] [--wall-s N] > OUT/about.md
+    python -m harness.analysis.demo_summary --results OUT [--server OUT/server.json] > OUT/about.md
+
+The wall time and the machine's load are not part of it (summary.md's closing lines say them).
 """
 from __future__ import annotations
 
@@ -48,8 +50,7 @@ def _wrong_words(rows: list[dict]) -> str:
     return ", ".join(f"{n} {OUTCOME_WORDS.get(o, o)}" for o, n in counts.most_common())
 
 
-def about_text(records: list[dict], server: dict | None = None, wall_s: float | None = None,
-               cores: int | None = None) -> str:
+def about_text(records: list[dict], server: dict | None = None) -> str:
     """The paragraph (module docstring) from the demo's records."""
     by_arm: dict[str, list[dict]] = {}
     for r in records:
@@ -66,12 +67,11 @@ def about_text(records: list[dict], server: dict | None = None, wall_s: float | 
     lib = by_arm.get(LIBRARY_ARM, [])
     lib_text = (f" The {_label(LIBRARY_ARM)} (no model) answered all {len(lib)} rows of the slice: "
                 f"{sum(r['correct'] for r in lib)} correct, the rest outside the library it has." if lib else "")
-    timing = f" Wall time {wall_s / 60:.0f} min on {cores or '?'} cores." if wall_s else ""
     what = (f"What was run: the kit's real pipeline on a CPU. {_model_words(server, model_id)}, served by llama.cpp "
             f"with greedy decoding, answered {len(cases)} cases of the bundled 110-row slice, one from each of "
             f"{len(calcs)} calculators spread over the benchmark's categories (the shortest note of each; rule in "
             f"harness/run/case_selection.py), at seed{'s' if len(seeds) > 1 else ''} "
-            f"{', '.join(map(str, seeds))}, through {ran}; the prompts are the paper's.{lib_text}{timing}")
+            f"{', '.join(map(str, seeds))}, through {ran}; the prompts are the paper's.{lib_text}")
 
     counts = {a: (sum(r["correct"] for r in by_arm[a]), len(by_arm[a])) for a in arms_run}
     each = []
@@ -104,9 +104,10 @@ def about_text(records: list[dict], server: dict | None = None, wall_s: float | 
                       f"({b_ok} vs {p_ok}).")
     size = ((server or {}).get("gguf_metadata") or {}).get("size_label") or "small"
     n = len(cases)
+    seed_words = "one seed" if len(seeds) == 1 else f"{len(seeds)} seeds"
     not_shows = (f"What they do not show: the paper's results. The paper runs Qwen2.5-7B/32B (and Mistral-7B, "
                  f"Phi-3.5-mini) on all 1,100 test cases at five seeds on an H100 (make reproduce); {n} cases at "
-                 f"{len(seeds)} seed(s) with a {size} model say that the pipeline works end to end and show the "
+                 f"{seed_words} with a {size} model say that the pipeline works end to end and show the "
                  f"method on a few cases; a difference of a case or two between arms here is within chance, "
                  f"and the accuracy of a {size} model is not the paper's.")
     return "\n".join([what, "", shows, "", not_shows]) + "\n"
@@ -124,14 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness.analysis.demo_summary")
     p.add_argument("--results", type=Path, required=True)
     p.add_argument("--server", type=Path, default=None, help="the server description [RESULTS/server.json]")
-    p.add_argument("--wall-s", type=float, default=None)
-    p.add_argument("--cores", type=int, default=None)
     a = p.parse_args(argv)
     server_path = a.server or a.results / "server.json"
     server = json.loads(server_path.read_text()) if server_path.is_file() else None
     records = [r for _, _, r in iter_located_records(a.results)]
     try:
-        sys.stdout.write(about_text(records, server, a.wall_s, a.cores))
+        sys.stdout.write(about_text(records, server))
     except ValueError as exc:
         print(f"demo_summary: {a.results}: {exc}", file=sys.stderr)
         return 1

@@ -39,7 +39,7 @@ ul.notes{font-size:11px;color:#555;margin-top:2px}
 figure{display:block;margin:8px 0 16px 0}figure img{max-width:100%;border:1px solid #ddd}
 pre{background:#f6f6f6;padding:8px;font-size:11px;overflow-x:auto;max-height:420px}
 .meta{color:#555;font-size:12px}
-.about{background:#fff8e1;border-left:4px solid #f0b400;padding:6px 10px;max-width:60em}
+.about{background:#fff8e1;border-left:4px solid #f0b400;padding:2px 10px;max-width:60em}.about p{margin:6px 0}
 div.wrap{overflow-x:auto;max-width:100%}
 """
 
@@ -74,13 +74,13 @@ ABOUT_FILE = "about.md"
 
 
 def _about_html(root: Path) -> list[str]:
-    """The results root's `about.md` (what these results are and are not; the CPU demo writes one), as
-    one paragraph at the top of the report."""
+    """The results root's `about.md` (what these results are and are not; the CPU demo writes one) at the top of
+    the report, one paragraph per paragraph of the file (what was run / what it shows / what it does not)."""
     about = root / ABOUT_FILE
     if not about.is_file():
         return []
-    text = " ".join(about.read_text(encoding="utf-8").split())
-    return [f'<p class="about">{html.escape(text)}</p>']
+    paragraphs = [" ".join(p.split()) for p in about.read_text(encoding="utf-8").split("\n\n") if p.strip()]
+    return ['<div class="about">' + "".join(f"<p>{html.escape(p)}</p>" for p in paragraphs) + "</div>"]
 
 
 def _glance_html(an: Analysis) -> list[str]:

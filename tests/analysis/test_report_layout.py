@@ -31,7 +31,7 @@ for(const t of document.querySelectorAll('table')){const w=t.parentElement;
 for(const i of document.querySelectorAll('figure img')){r.imgs.push({alt:i.alt.slice(0,40),nw:i.naturalWidth,
   w:i.getBoundingClientRect().width});}
 const bottom=(sel)=>{const e=document.querySelector(sel);return e?e.getBoundingClientRect().bottom+window.scrollY:null;};
-r.about=bottom('p.about');r.synthetic=bottom('p.synthetic');r.glance=bottom('#glance');
+r.about=bottom('div.about');r.synthetic=bottom('p.synthetic');r.glance=bottom('#glance');
 const p=document.createElement('pre');p.id='layout-probe';p.textContent=JSON.stringify(r);document.body.appendChild(p);
 })();</script></body>"""
 
