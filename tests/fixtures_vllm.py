@@ -7,7 +7,7 @@ It runs with `--enable-log-requests`, so the server logs the SamplingParams each
 request-fidelity test reads them). CLI runs in the tests attach to it through the record its launcher writes
 (`MATHSOLVER_VLLM_CPU_SERVER`), so the session starts one server. Missing pieces (.venv-vllm, the converted model)
 skip locally and fail in CI (`require`; .ci/run installs them with `make vllm-cpu-model`). With
-MATHSOLVER_VLLM_CPU_SERVER set (a server started with `python -m harness.model.vllm_cpu serve --log-requests`), the
+MATHSOLVER_VLLM_CPU_SERVER set (a server started with `harness serve vllm-cpu serve --log-requests`), the
 session attaches to that one instead of starting its own."""
 from __future__ import annotations
 

@@ -245,7 +245,7 @@ EXECUTOR = {".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix("._
             for p in (REPO / "executor").rglob("*.py")}
 BENCH_MODULES = ("bench.machine", "bench.targets", "bench.stages", "bench.rehearsal", "bench.compare",
                  "bench.fullsize", "bench.executor", "bench.phase_probe", "bench.client", "bench.stats",
-                 "bench.scoring", "bench.cli", "bench.ab_driver", "bench.honest_programs", "bench.honest_corpus", "bench.vllm_cpu")
+                 "bench.scoring", "bench.cli", "bench.ab_driver", "bench.honest_programs", "bench.honest_corpus", "bench.vllm_cpu", "bench.demo_models")
 
 
 def test_the_bench_package_is_walked():

@@ -158,4 +158,5 @@ def figure_risk_coverage(an: Analysis, out_dir: Path) -> list[Path]:
 
 def build_figures(an: Analysis, out_dir) -> list[Path]:
     out_dir = Path(out_dir)
-    return figure_coverage(an, out_dir) + figure_accuracy(an, out_dir) + figure_risk_coverage(an, out_dir)
+    # accuracy by arm first: the figure a reader opening the report looks for
+    return figure_accuracy(an, out_dir) + figure_coverage(an, out_dir) + figure_risk_coverage(an, out_dir)

@@ -12,11 +12,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from harness.analysis.comparison import ComparisonFiles, comparison_html, write_comparison
 from harness.analysis.figures import build_figures
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.results_analysis import Analysis, analyse
-from harness.analysis.stats.labels import model_label, synthetic_notice
+from harness.analysis.stats.labels import arm_label, model_label, synthetic_notice
 from harness.analysis.table_format import Table
 from harness.run.manifest import ManifestFile, read_manifests
 from harness.analysis.tables import build_tables, write_tables
@@ -34,10 +36,10 @@ table.res{max-width:100%}
 table.res tbody tr:last-child td{border-bottom:2px solid #222}
 td.r,th.r{text-align:right}td.l,th.l{text-align:left}tr.sec td{background:#fafafa}
 ul.notes{font-size:11px;color:#555;margin-top:2px}
-figure{display:inline-block;margin:8px 16px 8px 0}figure img{max-width:560px;border:1px solid #ddd}
+figure{display:block;margin:8px 0 16px 0}figure img{max-width:100%;border:1px solid #ddd}
 pre{background:#f6f6f6;padding:8px;font-size:11px;overflow-x:auto;max-height:420px}
 .meta{color:#555;font-size:12px}
-.about{background:#fff8e1;border-left:4px solid #f0b400;padding:6px 10px;max-width:60em}
+.about{background:#fff8e1;border-left:4px solid #f0b400;padding:2px 10px;max-width:60em}.about p{margin:6px 0}
 div.wrap{overflow-x:auto;max-width:100%}
 """
 
@@ -72,13 +74,37 @@ ABOUT_FILE = "about.md"
 
 
 def _about_html(root: Path) -> list[str]:
-    """The results root's `about.md` (what these results are and are not; the CPU demo writes one), as
-    one paragraph at the top of the report."""
+    """The results root's `about.md` (what these results are and are not; the CPU demo writes one) at the top of
+    the report, one paragraph per paragraph of the file (what was run / what it shows / what it does not)."""
     about = root / ABOUT_FILE
     if not about.is_file():
         return []
-    text = " ".join(about.read_text(encoding="utf-8").split())
-    return [f'<p class="about">{html.escape(text)}</p>']
+    paragraphs = [" ".join(p.split()) for p in about.read_text(encoding="utf-8").split("\n\n") if p.strip()]
+    return ['<div class="about">' + "".join(f"<p>{html.escape(p)}</p>" for p in paragraphs) + "</div>"]
+
+
+def _glance_html(an: Analysis) -> list[str]:
+    """At a glance, right under the opening paragraph: per arm and model, correct of the case-seed rows the arm
+    ran, so the first screen says what the results show before any figure or statistic."""
+    d = an.data
+    arms = [a for a in d.arms if any(d.has(m, a) for m in d.models) and not a.startswith("hybrid:")]  # run, not derived
+    if not arms or not d.models:
+        return []
+    rows = []
+    for arm in arms:
+        cells = []
+        for m in d.models:
+            block = d.block(m, arm) if d.has(m, arm) else None
+            ran = 0 if block is None else int(np.count_nonzero(~np.isnan(block)))
+            ok = 0 if block is None else int(np.nansum(block))
+            cells.append(f'<td class="r">{ok:,}/{ran:,} ({100.0 * ok / ran:.0f}%)</td>' if ran else
+                         '<td class="r">not run</td>')
+        rows.append(f'<tr><td class="l">{html.escape(arm_label(arm))}</td>{"".join(cells)}</tr>')
+    head = "".join(f'<th class="r">{html.escape(model_label(m))}</th>' for m in d.models)
+    return ["<h2>At a glance</h2>",
+            '<div class="wrap"><table class="res" id="glance"><caption>Correct answers of the rows each arm ran '
+            "(cases x seeds); the tables below give intervals and the reasons</caption>"
+            f'<thead><tr><th class="l">Arm</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>']
 
 
 def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: list[Path], results_dir,
@@ -92,8 +118,9 @@ def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: lis
         "<h1>Towards a Deterministic Math Solver for Clinical Language Models: results report</h1>",
         *([f'<p class="synthetic">{html.escape(notice)}</p>'] if (notice := synthetic_notice(d.models)) else []),
         *_about_html(root),
-        f'<p class="meta">Results root: {html.escape(str(root))}; {d.n_cases} cases, {len(d.calculators)} '
-        f"calculators; models and seeds: {html.escape(an.seeds_note())}. Bootstrap: {r['draws']:,} draws, seed {r['seed']}, "
+        *_glance_html(an),
+        f'<p class="meta">Results root: {html.escape(str(root))}; {d.n_cases} cases in all ({len(d.calculators)} '
+        f"calculators; an arm may have run fewer: see At a glance); models and seeds: {html.escape(an.seeds_note())}. Bootstrap: {r['draws']:,} draws, seed {r['seed']}, "
         f"{html.escape(r['interval'])} ({html.escape(r['quantile_method'])}), unit {html.escape(r['cluster_unit'])}.</p>",
         "<h2>Figures</h2>",
     ]

@@ -352,9 +352,11 @@ TRANSPORT_FLAGS = ("--port",)
 
 
 def _server_flags(cmd: list) -> str:
-    """The server command's flags after the model path (all of it when there is no `-m`), transport flags
-    and their values left out."""
-    args = [str(a) for a in (cmd[cmd.index("-m") + 2:] if "-m" in cmd else cmd)]
+    """The server command's flags: after `-m MODULE` (python -m ...), else from its first `--` option on (a
+    script's path is where the kit lies, not a flag), else all of it; transport flags and their values left out."""
+    cmd = [str(a) for a in cmd]
+    first_option = next((i for i, a in enumerate(cmd) if a.startswith("--")), 0)
+    args = cmd[cmd.index("-m") + 2:] if "-m" in cmd else cmd[first_option:]
     kept, skip = [], False
     for a in args:
         if skip:

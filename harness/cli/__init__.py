@@ -11,6 +11,7 @@ from harness.cli.compare import compare
 from harness.cli.data import data
 from harness.cli.errors import FriendlyGroup
 from harness.cli.formulas import formulas
+from harness.cli.models import about, cpu_model
 from harness.cli.results import checksums, export, verify
 from harness.cli.run import run, score
 from harness.cli.serve import serve
@@ -37,7 +38,9 @@ SUBCOMMANDS = (
     figures,
     report,
     compare,    # the paper's numbers beside ours, a verdict per number
+    about,      # the opening paragraph of a result set
     serve,      # model server launchers, preflight, reproduce plan
+    cpu_model,  # the CPU models: fetch, id, path, describe, estimate, inspect
     shard,      # shard plan | run | submit (SLURM array)
     merge,      # shard directories -> one result set
 )

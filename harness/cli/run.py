@@ -79,6 +79,9 @@ def seeds_option(text: str) -> list[int]:
 @click.option("--server-info", default=None, type=click.Path(exists=True, dir_okay=False),
               help="JSON file describing the model server (launcher describe()), copied into the run manifest.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--progress-interval", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              metavar="SECONDS", help="When the output is not a terminal: a progress line this often, whatever happens "
+                                      "(records done, requests in flight, tokens received).")
 @click.option("--formula-version", "formula_versions", multiple=True, metavar="CALC_ID=VERSION",
               help="Formula version for a calculator (repeatable), e.g. 9=ckd-epi-2021; applies to the arms that "
                    "supply formula text or call the library [default: the benchmark's version]. "
@@ -90,7 +93,7 @@ def seeds_option(text: str) -> list[int]:
 def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, api_key_env, out_dir,
         executor_backend,
         concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, spread,
-        all_cases, server_info, no_progress, formula_versions, router_k, router_m, router_temperature, convention):
+        all_cases, server_info, no_progress, progress_interval, formula_versions, router_k, router_m, router_temperature, convention):
     """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
     names = list(paper_arms()) if "all" in arm_names else list(dict.fromkeys(arm_names))
     try:
@@ -125,7 +128,8 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
                          server_info=json.loads(Path(server_info).read_text()) if server_info else None)
     request = RunRequest.build(arms, dataset, cases, seed_list, out_dir=out_dir, convention=choice, target=target,
                                executor_backend=executor_backend, concurrency=concurrency, scorer=scorer,
-                               all_cases=all_cases, progress=not no_progress)
+                               all_cases=all_cases, progress=not no_progress,
+                               progress_interval_s=progress_interval)
     signals: list[int] = []
     try:
         with sigterm_as_interrupt() as signals:

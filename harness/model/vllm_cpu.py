@@ -234,32 +234,3 @@ class VllmCpuLauncher(Launcher):
                 "contract": {"file": lock.get("contract"), "vllm_version": vllm.contract()["vllm_version"],
                              "platform": "cpu"},
                 "attached": self._attached}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m harness.model.vllm_cpu command|serve`: print the CPU twin's command, or run it until Ctrl-C."""
-    import argparse
-    p = argparse.ArgumentParser(prog="python -m harness.model.vllm_cpu")
-    p.add_argument("action", choices=["command", "serve"])
-    p.add_argument("--port", type=int, default=8090)
-    p.add_argument("--generation-config", default="auto")
-    p.add_argument("--log-requests", action="store_true", help="--enable-log-requests: log each request's SamplingParams")
-    a = p.parse_args(argv)
-    launcher = VllmCpuLauncher(port=a.port, generation_config=a.generation_config, log_requests=a.log_requests)
-    if a.action == "command":
-        print(launcher.command_line())
-        return 0
-    started = time.monotonic()
-    with launcher:
-        print(f"ready after {time.monotonic() - started:.0f} s: {launcher.base_url} (vLLM {launcher._served_version}); "
-              f"log {launcher.log_path}; Ctrl-C stops it", file=sys.stderr)
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -32,7 +32,7 @@ from harness.model.serving import (CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, DEFAUL
 from harness.model.vllm import Check, dataset_check
 from harness.reproduce.errors import ReproduceError
 
-# The CPU server (llama-cpp-python, Qwen2.5-Coder-0.5B GGUF, 2 cores): measured order of magnitude,
+# The CPU server (llama.cpp's server via xllamacpp, Qwen2.5-Coder-0.5B GGUF, 2 cores): measured order of magnitude,
 # one request at a time.
 CPU_THROUGHPUT = {"prefill_tokens_per_s": 50, "decode_tokens_per_s": 15, "startup_s": 10,
                   "deterministic_slowdown": 1.0,

@@ -16,6 +16,7 @@ from harness.arms.options import with_convention
 from harness.arms.spec import Arm
 from harness.data.conventions import ConventionChoice, resolve_convention
 from harness.data.dataset import Case, Dataset
+from harness.run.progress import DEFAULT_INTERVAL_S
 from harness.run.runner import RunSpec, planned_units
 
 
@@ -54,6 +55,7 @@ class RunRequest:
     scorer: str = "paper"
     all_cases: bool = False               # vote/repair levers on every case, not only the covered ones
     progress: bool = True
+    progress_interval_s: float = DEFAULT_INTERVAL_S   # timed progress lines when the output is not a terminal
 
     @classmethod
     def build(cls, arms: Sequence[Arm], dataset: Dataset, cases: Sequence[Case], seeds: Sequence[int], *,
@@ -68,7 +70,7 @@ class RunRequest:
         """The runner's settings for this request against `model`."""
         return RunSpec(model=model, model_revision=revision, server_profile=server_profile, scorer=self.scorer,
                        out_dir=self.out_dir, concurrency=self.concurrency, progress=self.progress,
-                       convention=self.convention.convention)
+                       progress_interval_s=self.progress_interval_s, convention=self.convention.convention)
 
 
 def planned_keys(request: RunRequest, *, model: str, server_profile: str | None,

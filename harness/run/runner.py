@@ -36,7 +36,7 @@ from harness.data.dataset import Case, Dataset
 from harness.model.client import ModelRejectedRequest
 from harness.model.rehearsal.labels import is_synthetic_model
 from harness.run.record import Record
-from harness.run.progress import LineProgress
+from harness.run.progress import DEFAULT_INTERVAL_S, LineProgress, duration
 from harness.run.store import ResultStore, record_key, results_path
 from harness.scoring.scorers import SCORERS, score_reply, score_value
 
@@ -79,6 +79,7 @@ class RunSpec:
     out_dir: Path = Path("results")
     concurrency: int = 1
     progress: bool = True
+    progress_interval_s: float = DEFAULT_INTERVAL_S   # seconds between timed progress lines (output not a terminal)
     # the unit convention in force: run_session resolves it (--convention, else the dataset's own by content);
     # None (a library caller's RunSpec) means the dataset's own, resolved when the arm runs
     convention: Convention | None = None
@@ -290,15 +291,44 @@ async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset,
     return summary
 
 
-def make_progress(enabled: bool):
-    """A rich progress bar on a terminal; periodic progress lines (harness.run.progress) when the output goes
-    to a file or a pipe, where a bar would show nothing until it stops."""
+def make_progress(enabled: bool, interval_s: float = DEFAULT_INTERVAL_S, activity=None):
+    """A rich progress bar on a terminal; progress lines on a timer (harness.run.progress) when the output goes
+    to a file or a pipe, where a bar would show nothing until it stops. `activity` returns the model client's
+    counters (requests in flight, tokens received) for those lines."""
     if not enabled:
         return None
     if not Console().is_terminal:
-        return LineProgress()
+        return LineProgress(interval_s=interval_s, activity=activity)
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     TimeRemainingColumn(), transient=False)
+
+
+def announce(progress, text: str) -> None:
+    """An arm's start or end line, on whichever progress display the run has (none: nothing)."""
+    if isinstance(progress, LineProgress):
+        progress.note(text)
+    elif progress is not None:
+        progress.console.print(text)
+
+
+def arm_start_line(arm: Arm, units: list) -> str:
+    cases = {k for *_, todo in units for _, k in todo}
+    seeds = [seed for _, seed, _, _ in units]
+    return (f"arm {arm.name}: starting, {len(cases):,} case run(s) over seed(s) {', '.join(map(str, seeds))}"
+            f"{' (asks the model)' if arm.needs_model else ' (no model)'}")
+
+
+def arm_end_line(arm: Arm, summaries: list[ArmSeedSummary], wall_s: float) -> str:
+    n = sum(s.total for s in summaries)
+    correct = sum(s.correct for s in summaries)
+    outcomes: dict[str, int] = {}
+    for s in summaries:
+        for k, v in s.outcomes.items():
+            outcomes[k] = outcomes.get(k, 0) + v
+    what = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items(), key=lambda kv: -kv[1]))
+    skipped = sum(s.skipped for s in summaries)
+    resumed = f", {skipped} resumed" if skipped else ""
+    return f"arm {arm.name}: done in {duration(wall_s)}, {correct}/{n} correct{resumed} ({what or 'no records'})"
 
 
 async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: RunSpec, *,
@@ -313,21 +343,27 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
     seed still writes its own results file, and records do not depend on the order they finish in."""
     plan = planned_units(arms, dataset, seeds, spec, cases, all_cases)
     summaries = []
-    progress = make_progress(spec.progress)
+    progress = make_progress(spec.progress, spec.progress_interval_s, getattr(client, "activity", None))
+    if isinstance(progress, LineProgress):
+        progress.plan(sum(len(todo) for *_, todo in plan))
     if progress is not None:
         progress.start()
     try:
         for arm in arms:
+            arm_units = [u for u in plan if u[0] is arm]
+            announce(progress, arm_start_line(arm, arm_units))
+            arm_started = time.perf_counter()
             slots = asyncio.Semaphore(max(1, spec.concurrency))
             try:
                 async with asyncio.TaskGroup() as group:      # one unit failing cancels the others
                     units = [group.create_task(run_arm_seed(arm, seed, [c for c, _ in todo], dataset, unit_spec,
                                                             client=client, executor=executor, one_shot=one_shot,
                                                             progress=progress, slots=slots, todo=todo))
-                             for a, seed, unit_spec, todo in plan if a is arm]
+                             for _, seed, unit_spec, todo in arm_units]
             except BaseExceptionGroup as group_error:     # the unit's own error (ConfigMismatchError, ...)
                 raise group_error.exceptions[0] from None
             summaries += [u.result() for u in units]
+            announce(progress, arm_end_line(arm, [u.result() for u in units], time.perf_counter() - arm_started))
     finally:
         if progress is not None:
             progress.stop()

@@ -27,10 +27,9 @@ stop_model_server() {
   trap - EXIT INT TERM
 }
 
+# MODEL_ID names the model (harness/model/cpu_models.json); the launcher's description goes to OUT/server.json.
 start_model_server() {
-  scripts/fetch-model.sh
+  scripts/fetch-model.sh --model "$MODEL_ID"
   trap stop_model_server EXIT INT TERM
-  scripts/model-server.sh start
-  "$ROOT/.venv/bin/harness" serve describe --base-url "http://127.0.0.1:$MODEL_SERVER_PORT/v1" \
-    > "$OUT/server.json"
+  MODEL_SERVER_INFO="$OUT/server.json" scripts/model-server.sh start
 }

@@ -66,7 +66,7 @@ def test_second_read_comes_from_the_cache_and_equals_the_first(demo, monkeypatch
 def test_a_changed_file_is_read_again(demo, monkeypatch):
     calls = _parses(monkeypatch)
     before = load_arrays(demo)
-    path = demo / "qwen2.5-coder-0.5b-instruct" / "program-solve" / "seed42.jsonl"
+    path = demo / "qwen2.5-coder-1.5b-instruct" / "program-solve" / "seed42.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     rec = json.loads(lines[0])
     flipped = {**rec, "correct": not rec["correct"], "outcome": "answered"}
@@ -81,7 +81,7 @@ def test_a_changed_file_is_read_again(demo, monkeypatch):
 
 
 def test_a_torn_last_line_warns_from_the_cache_too(demo, monkeypatch):
-    path = demo / "qwen2.5-coder-0.5b-instruct" / "open-book" / "seed42.jsonl"
+    path = demo / "qwen2.5-coder-1.5b-instruct" / "open-book" / "seed42.jsonl"
     with open(path, "a", encoding="utf-8") as fh:
         fh.write('{"key": "torn", "mod')
     calls = _parses(monkeypatch)

@@ -453,11 +453,11 @@ def test_committed_gold_solve_results_are_dev_rows_not_comparable(tmp_path):
 def test_cpu_demo_small_model_is_not_compared(tmp_path):
     out = _run(["compare", "--results", str(ROOT / "results" / "cpu-demo"), "--out", str(tmp_path), "--draws", DRAWS])
     nums = list(csv.DictReader(open(tmp_path / "comparison.csv")))
-    rows = [r for r in nums if r["ours"] and r["model"] == "qwen2.5-coder-0.5b-instruct"]
+    rows = [r for r in nums if r["ours"] and r["model"] == "qwen2.5-coder-1.5b-instruct"]
     assert rows and all(r["verdict"] == "not comparable" for r in rows)
-    assert all("different model (qwen2.5-coder-0.5b-instruct, not " in r["why"] for r in rows)
+    assert all("different model (qwen2.5-coder-1.5b-instruct, not " in r["why"] for r in rows)
     assert all("seeds 42, the paper's 42-46" in r["why"] for r in rows)
-    assert out.splitlines()[1].startswith("qwen2.5-coder-0.5b-instruct: Not comparable: ")
+    assert out.splitlines()[1].startswith("qwen2.5-coder-1.5b-instruct: Not comparable: ")
 
 
 def test_rehearsal_records_are_never_compared(tmp_path):

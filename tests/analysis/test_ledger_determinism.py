@@ -75,4 +75,4 @@ def test_model_manifests_split_by_seed_and_port_give_the_same_ledger(tmp_path):
     rows = dict(r for r in sup.table_s14(analyse(split, draws=DRAWS)).rows if r[0] != sup.SECTION)
     # seeds are those with stored records (the demo stored seed 42), not what a manifest asked for (43 too)
     assert rows["Seeds"] == "42" and "--port" not in rows["Server flags"]
-    assert "--n_ctx" in rows["Server flags"]
+    assert "--ctx" in rows["Server flags"]

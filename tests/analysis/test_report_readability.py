@@ -69,9 +69,12 @@ def test_table1_superscripts_say_what_they_count(demo_report):
 
 
 def test_figure_1b_labels_every_bar_with_value_and_cases_and_figure_2_draws_edge_points_whole(tmp_path, monkeypatch):
-    """On the committed CPU demo (model arms on 8 cases, the library on 110, every model arm at 0 %)."""
+    """On the committed CPU demo (model arms on 8 cases, the library on 110): each bar's label is its arm's
+    accuracy and case count as the stored records give them; Program-Solve's point sits on Figure 2's right edge
+    (k = 55, every calculator) and is drawn whole."""
     from harness.analysis import figures
     from harness.analysis.results_analysis import analyse
+    from harness.run.store import iter_located_records
 
     kept = {}
 
@@ -82,8 +85,14 @@ def test_figure_1b_labels_every_bar_with_value_and_cases_and_figure_2_draws_edge
     an = analyse(DEMO, draws=200)
     figures.figure_accuracy(an, tmp_path)
     figures.figure_coverage(an, tmp_path)
+    by_arm: dict[str, list[bool]] = {}
+    for _, _, r in iter_located_records(DEMO):
+        by_arm.setdefault(r["arm"], []).append(bool(r["correct"]))
+    want = sorted(f"{100 * sum(v) / len(v):.0f}%\nn={len(v)}" for v in by_arm.values())
     labels = sorted(t.get_text() for t in kept["fig1b-accuracy"].axes[0].texts)
-    assert labels == ["0%\nn=8", "0%\nn=8", "0%\nn=8", "40%\nn=110"]
+    assert labels == want and len(want) == 4
     ax = kept["fig2-coverage"].axes[0]
     prog = next(line for line in ax.lines if line.get_label().startswith("Prog."))
-    assert list(prog.get_ydata()) == [0.0] and not prog.get_clip_on()
+    ps = by_arm["program-solve"]
+    assert list(prog.get_xdata()) == [55] and list(prog.get_ydata()) == [100 * sum(ps) / len(ps)]
+    assert not prog.get_clip_on()

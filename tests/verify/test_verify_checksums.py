@@ -100,13 +100,13 @@ def test_the_committed_result_sets_verify_and_a_one_byte_change_in_a_copy_is_nam
     shutil.copytree(committed, copy, ignore=shutil.ignore_patterns(".*"))
     manifest = tmp_path / "results.sha256"
     manifest.write_text(RESULTS_MANIFEST.read_text())  # same relative paths: results/...
-    target = copy / "cpu-demo" / "qwen2.5-coder-0.5b-instruct" / "program-solve" / "seed42.jsonl"
+    target = copy / "cpu-demo" / "qwen2.5-coder-1.5b-instruct" / "program-solve" / "seed42.jsonl"
     data = bytearray(target.read_bytes())
     data[len(data) // 2] ^= 0x20
     target.write_bytes(bytes(data))
     bad = run("verify", "--results", copy, "--manifest", manifest, "--skip-tables")
     assert bad.exit_code == 1
-    assert "CHANGED  results/cpu-demo/qwen2.5-coder-0.5b-instruct/program-solve/seed42.jsonl" in bad.output
+    assert "CHANGED  results/cpu-demo/qwen2.5-coder-1.5b-instruct/program-solve/seed42.jsonl" in bad.output
 
 
 def test_a_users_roots_beside_the_committed_sets_verify_against_their_own_checksums(tmp_path):

@@ -257,7 +257,7 @@ def section_html(files) -> list[str]:
     parts.append(f"<p>{e(DERIVATION)}</p>")
     if files.figure is not None:
         data = base64.b64encode(files.figure.read_bytes()).decode("ascii")
-        parts.append(f'<figure><img alt="the paper beside these results" style="max-width:1000px" '
+        parts.append(f'<figure><img alt="the paper beside these results" '
                      f'src="data:image/png;base64,{data}"><figcaption>Each compared number: the paper\'s value and its '
                      "printed 95% interval (black; grey: the rerun tolerance where it prints none) beside yours and "
                      "your 95% calculator-cluster interval (coloured by verdict).</figcaption></figure>")

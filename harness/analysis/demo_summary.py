@@ -1,0 +1,128 @@
+"""The CPU demo's opening paragraph (`about.md`: summary.md and report.html start with it), written from the run's
+own records and its server description, never a fixed text: what was run (model as its GGUF names itself, cases,
+calculators, categories, seed, arms), what these figures show (each arm's correct count and what went wrong,
+and the cases a program got right where the model's own arithmetic did not), and what they do not (the paper's
+results: its models, cases and seeds).
+
+    harness about --results OUT [--server OUT/server.json] > OUT/about.md
+
+The wall time and the machine's load are not part of it (summary.md's closing lines say them).
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from harness.arms.registry import ARMS
+from harness.run.store import iter_located_records
+
+MODEL_ARMS = ("open-book", "program-solve", "blind")      # the demo's model arms, in the order the text names them
+LIBRARY_ARM = "gold-lib"
+ARM_ROLE = {   # harness/arms/registry.py: what each arm gives the model and who computes
+    "open-book": "note, formula text and the patient's values given; the model does the arithmetic in its reply",
+    "program-solve": "the same inputs; the model writes a Python program and the hardened executor computes",
+    "blind": "note and question only; the model recalls the formula and writes the program",
+}
+OUTCOME_WORDS = {
+    "answered": "answered wrong", "raised_error": "raised an error", "no_program": "wrote no program",
+    "sandbox_rejection": "refused by the sandbox", "wrong_return_kind": "returned the wrong kind of value",
+    "unreadable_value": "gave an unreadable value", "abstained": "abstained", "request_rejected": "request refused",
+}
+
+
+def _label(arm: str) -> str:
+    return ARMS[arm].display.label if arm in ARMS and ARMS[arm].display.label else arm
+
+
+def _model_words(server: dict | None, model_id: str) -> str:
+    meta = (server or {}).get("gguf_metadata") or {}
+    if meta.get("name"):
+        quant = f", {meta['file_type_name']}" if meta.get("file_type_name") else ""
+        return f"{meta['name']} ({meta.get('size_label', '?')} parameters{quant}; model id {model_id})"
+    return model_id
+
+
+def _wrong_words(rows: list[dict]) -> str:
+    counts = Counter(r["outcome"] for r in rows if not r["correct"])
+    return ", ".join(f"{n} {OUTCOME_WORDS.get(o, o)}" for o, n in counts.most_common())
+
+
+def about_text(records: list[dict], server: dict | None = None) -> str:
+    """The paragraph (module docstring) from the demo's records."""
+    by_arm: dict[str, list[dict]] = {}
+    for r in records:
+        by_arm.setdefault(r["arm"], []).append(r)
+    model_rows = [r for a in MODEL_ARMS for r in by_arm.get(a, [])]
+    if not model_rows:
+        raise ValueError("no records of the demo's model arms (open-book, program-solve, blind) to describe")
+    model_id = model_rows[0]["model"]
+    cases = {r["case_id"]: r for r in model_rows}
+    seeds = sorted({r["seed"] for r in model_rows})
+    calcs = sorted({r["calculator_name"] for r in cases.values()})
+    arms_run = [a for a in MODEL_ARMS if a in by_arm]
+    ran = "; ".join(f"{_label(a)} ({ARM_ROLE[a]})" for a in arms_run)
+    lib = by_arm.get(LIBRARY_ARM, [])
+    lib_text = (f" The {_label(LIBRARY_ARM)} (no model) answered all {len(lib)} rows of the slice: "
+                f"{sum(r['correct'] for r in lib)} correct, the rest outside the library it has." if lib else "")
+    what = (f"What was run: the kit's real pipeline on a CPU. {_model_words(server, model_id)}, served by llama.cpp "
+            f"with greedy decoding, answered {len(cases)} cases of the bundled 110-row slice, one from each of "
+            f"{len(calcs)} calculators spread over the benchmark's categories (the shortest note of each; rule in "
+            f"harness/run/case_selection.py), at seed{'s' if len(seeds) > 1 else ''} "
+            f"{', '.join(map(str, seeds))}, through {ran}; the prompts are the paper's.{lib_text}")
+
+    counts = {a: (sum(r["correct"] for r in by_arm[a]), len(by_arm[a])) for a in arms_run}
+    each = []
+    for a in arms_run:
+        ok, n = counts[a]
+        wrong = _wrong_words(by_arm[a])
+        each.append(f"{_label(a)} {ok}/{n} correct" + (f" (of the others: {wrong})" if wrong else ""))
+    shows = "What these figures show: " + "; ".join(each) + "."
+    if "program-solve" in counts and "open-book" in counts:
+        prog = {r["case_id"]: r for r in by_arm["program-solve"]}
+        book = {r["case_id"]: r for r in by_arm["open-book"]}
+        won = sorted(c for c in prog if prog[c]["correct"] and c in book and not book[c]["correct"])
+        lost = sorted(c for c in prog if not prog[c]["correct"] and c in book and book[c]["correct"])
+        p_ok, b_ok = counts["program-solve"][0], counts["open-book"][0]
+        if won:
+            shows += (f" A program got right what the model's own arithmetic got wrong on {len(won)} case(s): "
+                      + "; ".join(f"{prog[c]['calculator_name']} (program {_value(prog[c]['answer'])}, open-book "
+                                  f"{_value(book[c]['answer'])}, gold {_value(prog[c]['gold']['answer'])})"
+                                  for c in won) + ".")
+        if lost:
+            shows += (f" The reverse on {len(lost)}: "
+                      + "; ".join(prog[c]["calculator_name"] for c in lost) + ".")
+        if p_ok > b_ok:
+            shows += (f" On these cases Program-Solve answered more correctly than open-book arithmetic "
+                      f"({p_ok} vs {b_ok}): the method the paper studies, working on a small model.")
+        elif p_ok == b_ok:
+            shows += f" On these cases Program-Solve and open-book arithmetic tie ({p_ok} each)."
+        else:
+            shows += (f" On these cases open-book arithmetic answered more correctly than Program-Solve "
+                      f"({b_ok} vs {p_ok}).")
+    size = ((server or {}).get("gguf_metadata") or {}).get("size_label") or "small"
+    n = len(cases)
+    seed_words = "one seed" if len(seeds) == 1 else f"{len(seeds)} seeds"
+    not_shows = (f"What they do not show: the paper's results. The paper runs Qwen2.5-7B/32B (and Mistral-7B, "
+                 f"Phi-3.5-mini) on all 1,100 test cases at five seeds on an H100 (make reproduce); {n} cases at "
+                 f"{seed_words} with a {size} model say that the pipeline works end to end and show the "
+                 f"method on a few cases; a difference of a case or two between arms here is within chance, "
+                 f"and the accuracy of a {size} model is not the paper's.")
+    return "\n".join([what, "", shows, "", not_shows]) + "\n"
+
+
+def _value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list) and len(v) == 2:
+        return f"{v[0]} weeks {v[1]} days"
+    return "none" if v is None else str(v)
+
+
+def about_results(results: Path, server_path: Path | None = None) -> str:
+    """The opening paragraph of the result set under ``results`` (``harness about``): from its records and the
+    server description (RESULTS/server.json unless ``server_path``). ValueError when the records cannot say it."""
+    server_path = server_path or results / "server.json"
+    server = json.loads(server_path.read_text()) if server_path.is_file() else None
+    records = [r for _, _, r in iter_located_records(results)]
+    return about_text(records, server)
