@@ -190,7 +190,7 @@ async def run_session(request: RunRequest):
             model={"id": spec.model, "revision": model_revision, "server_profile": spec.server_profile},
             client=client.describe() if client else None, server=server,
             executor=executor.describe() if executor is not None else None,
-            convention=choice.to_dict(),
+            convention=choice.to_dict(), order=request.order,
         )
         if is_synthetic_model(spec.model) or (server or {}).get("synthetic"):
             manifest_fields["synthetic"] = True   # rehearsal-server output: never a model result
