@@ -402,10 +402,11 @@ async def send(stream: Stream, base_url: str, model: str, concurrency: int, ids:
 
 
 def twin_session(streams: dict[str, Stream], ids: list[list[int]], *, blocks: int, concurrency: int,
-                 log: Path) -> dict:
+                 max_model_len: int, log: Path) -> dict:
     """Both orders' streams on one CPU twin started by the kit's launcher, the prefix cache reset between them."""
     launcher = VllmCpuLauncher(
-        port=free_port(), log_path=log, max_num_seqs=concurrency, extra_env={"VLLM_SERVER_DEV_MODE": "1"},
+        port=free_port(), log_path=log, overrides={"max_num_seqs": concurrency, "max_model_len": max_model_len},
+        extra_env={"VLLM_SERVER_DEV_MODE": "1"},
         extra_args=("--enable-prefix-caching", "--block-size", str(TWIN_BLOCK_SIZE), "--num-gpu-blocks-override",
                     str(blocks), "--max-num-batched-tokens", str(TWIN_MAX_BATCHED_TOKENS)))
     out: dict = {"command": launcher.command_line()}
@@ -576,10 +577,18 @@ def main(opts: Options) -> int:
                        f"sample's {d_sample:,} distinct prompt tokens / {TWIN_BLOCK_SIZE} = {twin_blocks} blocks "
                        f"(--num-gpu-blocks-override); the plan's {capacity[SCALE_MODEL]['max_num_seqs']} sequences x "
                        f"{len(sample)}/{paper_cases} cases -> {scaled} (max-num-seqs and the client's concurrency)")}
+    # vLLM refuses a cache smaller than one max-length request (kv_cache_utils.py _check_enough_kv_cache_memory): a
+    # small sample's twin serves a shorter max-model-len, never shorter than its longest prompt and reply
+    max_len = min(8192, (twin_blocks - 1) * TWIN_BLOCK_SIZE)
+    longest = max(len(ids[r[0]]) + r[2] for s in twin_streams.values() for ph in s.phases for it in ph for r in it)
+    if longest > max_len:
+        raise RuntimeError(f"the twin's {twin_blocks} blocks hold {max_len} tokens, less than the sample's longest "
+                           f"request ({longest}): give more --cases")
+    report["twin_scale"]["max_model_len"] = max_len
     twin_engine = {"block_size": TWIN_BLOCK_SIZE, "num_blocks": twin_blocks, "max_num_seqs": scaled,
-                   "max_num_batched_tokens": TWIN_MAX_BATCHED_TOKENS, "max_model_len": 8192}
+                   "max_num_batched_tokens": TWIN_MAX_BATCHED_TOKENS, "max_model_len": max_len}
     if opts.twin:
-        report["twin"] = twin_session(twin_streams, ids, blocks=twin_blocks, concurrency=scaled,
+        report["twin"] = twin_session(twin_streams, ids, blocks=twin_blocks, concurrency=scaled, max_model_len=max_len,
                                       log=opts.out.with_name("gpu-hours-twin.log"))
     report["replay_twin_settings"] = {o: replay(s, ids, engine=twin_engine, concurrency=scaled, cut=cut, work=work,
                                                name=f"twin-{o}") for o, s in twin_streams.items()}

@@ -91,7 +91,9 @@ class VllmCpuLauncher(Launcher):
     # further engine flags of the pinned release, appended as given and checked by its contract like the rest
     # (a benchmark's cache settings: --block-size, --num-gpu-blocks-override, --max-num-seqs ...)
     extra_args: tuple[str, ...] = ()
-    max_num_seqs: int | None = None   # None: serving.json cpu_twin's
+    # serving flags set otherwise than serving.json's (e.g. {"max_num_seqs": 1, "max_model_len": 4096}); only flags
+    # the twin already has
+    overrides: dict = field(default_factory=dict)
     extra_env: dict = field(default_factory=dict)   # further variables vLLM reads (checked by the contract)
     python: Path = VENV_PYTHON
     model_path: Path = field(default_factory=model_dir)
@@ -107,8 +109,11 @@ class VllmCpuLauncher(Launcher):
         if why:
             raise vllm.DeterminismRefused(f"DETERMINISTIC=1 refused for the vllm-cpu launcher: {why}")
         self.flags = twin_flags(generation_config=self.generation_config, port=self.port)
-        if self.max_num_seqs is not None:
-            self.flags["max_num_seqs"] = int(self.max_num_seqs)
+        unknown = sorted(set(self.overrides) - set(self.flags))
+        if unknown:
+            raise ValueError(f"vllm-cpu launcher: no serving flag {', '.join(unknown)} to override (flags: "
+                             f"{', '.join(sorted(self.flags))})")
+        self.flags.update(self.overrides)
         if self.log_requests:
             self.flags["enable_log_requests"] = True
 
