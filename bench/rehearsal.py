@@ -55,7 +55,7 @@ from harness.model.rehearsal.launcher import RehearsalLauncher
 from harness.model.rehearsal.server import Faults
 from harness.model.rehearsal.sources import DEFAULT_MODELS
 from harness.model.serving import LaunchError
-from harness.model.vllm import serving_config
+from harness.model.vllm.locks import serving_config
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan
 from harness.run.manifest import git_state, read_manifests

@@ -8,7 +8,7 @@ harness/analysis/paper_values.json, never typed here), calculator-level spread w
 intervals (7B crosses zero, 32B clears it), and seed-to-seed flips at the paper's rerun agreement (about 95% at
 7B, 99.8% at 32B). They are built with the kit's own types: `harness.run.record.Record` in a
 `harness.run.store.ResultStore`, `harness.run.manifest.write_run_manifest` with the arms' real configs
-(harness.arms.registry), the vLLM launcher's real description (harness.model.vllm.VllmLauncher through
+(harness.arms.registry), the vLLM launcher's real description (harness.model.vllm.launcher.VllmLauncher through
 harness.reproduce.launchers.VllmKind) and a real process-backend executor's `describe()`.
 
 The Verified test split cannot be fetched here; its identity is a stand-in sha256 (`VERIFIED_SHA`), pinned in a
@@ -35,7 +35,8 @@ from harness.arms.registry import ARMS
 from harness.core.paths import REPO_ROOT
 from harness.data.calculator_ids import CALCULATOR_IDS
 from harness.data.dataset import Dataset
-from harness.model.vllm import VllmLauncher, image_lock
+from harness.model.vllm.launcher import VllmLauncher
+from harness.model.vllm.locks import image_lock
 from harness.reproduce.launchers import VllmKind
 from harness.run.manifest import write_run_manifest
 from harness.run.record import Record

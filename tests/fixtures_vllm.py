@@ -111,7 +111,7 @@ def stand_in_image_pin(tmp_path, monkeypatch) -> Path:
     import json
     import shutil
 
-    from harness.model.vllm import DEFAULT_VLLM_DIR
+    from harness.model.vllm.locks import DEFAULT_VLLM_DIR
     d = tmp_path / "vllm-pins"
     shutil.copytree(DEFAULT_VLLM_DIR, d)
     lock = json.loads((d / "image.lock.json").read_text())

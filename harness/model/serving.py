@@ -5,7 +5,7 @@ by xllamacpp, a prebuilt wheel, from the separate `.venv-server` virtualenv: the
 `ExternalLauncher` adopts a server started elsewhere. The
 rehearsal server (a scripted FAKE, synthetic output) is started the same way by
 harness.model.rehearsal.launcher.RehearsalLauncher. The vLLM launcher
-(harness.model.vllm) implements the same `Launcher` interface; the reproduce pipeline above them never branches
+(harness.model.vllm.launcher) implements the same `Launcher` interface; the reproduce pipeline above them never branches
 on which one runs (harness.reproduce.launchers).
 
 Readiness is polled at GET {base_url}/models until the served model id is listed. The server's
@@ -23,8 +23,10 @@ from pathlib import Path
 
 import httpx
 from harness.core.paths import REPO_ROOT
+from harness.model.client import api_key_from_env, auth_problem
 from harness.model.cpu_models import get_model, model_ids, role_model
 from harness.model.gguf import GGUFError, summary as gguf_summary
+from harness.model.prerequisites import Check, path_check
 
 ROOT = REPO_ROOT
 DEFAULT_SERVER_PYTHON = ROOT / ".venv-server" / "bin" / "python"
@@ -211,3 +213,27 @@ class ExternalLauncher(Launcher):
                 "server_profile": self.server_profile,
                 "note": "started and stopped outside the kit; its weights' revision is not known to it"}
 
+
+
+def llama_cpp_prerequisites() -> list[Check]:
+    """What the llama.cpp server needs before it starts: its own virtualenv and the CPU model's GGUF."""
+    return [path_check("CPU model server virtualenv", DEFAULT_SERVER_PYTHON, "make server-venv"),
+            path_check("CPU model GGUF", DEFAULT_GGUF, "make model (scripts/fetch-model.sh)")]
+
+
+def external_prerequisites(base_url: str | None, models: list[str]) -> list[Check]:
+    """An external server answers GET /models (with $OPENAI_API_KEY, as the run's client sends it) and lists every
+    model id the run names."""
+    try:
+        key = api_key_from_env()
+        resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0,
+                         headers={"Authorization": f"Bearer {key}"} if key else None)
+        listed = [m.get("id") for m in resp.json().get("data", [])] if resp.status_code == 200 else []
+        seen = (f"lists {listed}" if resp.status_code == 200 else
+                auth_problem(resp.status_code, "GET /models", bool(key), None)
+                if resp.status_code in (401, 403) else f"HTTP {resp.status_code}")
+    except (httpx.HTTPError, ValueError) as exc:
+        listed, seen = [], f"no answer ({type(exc).__name__})"
+    missing = [m for m in models if m not in listed]
+    return [Check(f"external server {base_url}", not missing, seen + (f"; missing {missing}" if missing else ""),
+                  "start the server, or name the model ids it serves with --models")]

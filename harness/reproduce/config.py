@@ -10,7 +10,7 @@ from harness.arms.registry import ARMS, paper_arms
 from harness.arms.spec import Arm
 from harness.core.paths import REPO_ROOT
 from harness.data.dataset import Case, Dataset
-from harness.model.vllm import Check
+from harness.model.prerequisites import Check
 from harness.reproduce.errors import ReproduceError
 from harness.reproduce.launchers import LAUNCHERS, PAPER_MODELS, launcher_kind
 from harness.run.session import CaseSelectionError, pick_cases

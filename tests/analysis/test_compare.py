@@ -21,7 +21,7 @@ from harness.analysis.comparison import tolerance as tol
 from harness.analysis.comparison.values import number, paper_values, setting
 from harness.arms.registry import ARMS
 from harness.cli import main as cli
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from tests.conftest import require
 from tests.fixtures_comparison import Q7, Q32, Targets, server_block
 

@@ -11,10 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.serve import serve
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from harness.model.serving import CPU_MODEL_ID, LaunchError
-from harness.model.vllm import DeterminismRefused, VllmLauncher
-from harness.model.vllm_contract import check_server_command
+from harness.model.vllm.launcher import VllmLauncher
+from harness.model.vllm.locks import DeterminismRefused
+from harness.model.vllm.contract import check_server_command
 from harness.model.vllm_cpu import ATTACH_ENV, VllmCpuLauncher
 
 

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from harness.arms.registry import ARMS
 from harness.arms.solvers import Context
 from harness.data.dataset import load_dataset
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from harness.model.client import ModelClient, derive_seed
 from harness.model.serving import CPU_MODEL
 from harness.model.vllm_cpu import ATTACH_ENV

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from harness.model.serving import LaunchError
-from harness.model.vllm import VllmLauncher
+from harness.model.vllm.launcher import VllmLauncher
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.launchers import free_port
 from harness.reproduce.smoke import smoke

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from harness.data import datahub
 
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from harness.arms.registry import ARMS
 from harness.cli.serve import serve
 from harness.data.dataset import load_dataset

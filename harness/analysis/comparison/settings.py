@@ -32,7 +32,7 @@ from executor import policy as executor_policy
 from harness.arms.registry import ARMS
 from harness.core.units import EXACT
 from harness.data.pins import DatahubError, entry as pin_entry
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from harness.model.rehearsal.labels import MODEL_FREE
 from harness.analysis.comparison.values import number, paper_cases, paper_checkpoints, setting
 from harness.calculators.catalogue import CATALOGUE

@@ -12,12 +12,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.paths import REPO_ROOT
+from harness.model.prerequisites import Check
 from harness.model.serving import Launcher, _stop_process_group, poll_models
 
 if TYPE_CHECKING:                     # the launcher reads its fields; importing the server costs start-up time
     from harness.model.rehearsal.server import Faults
 
 ROOT = REPO_ROOT
+
+
+
+def prerequisites() -> list[Check]:
+    """Nothing to install: the fake is part of the kit (`harness serve rehearsal`)."""
+    return [Check("rehearsal server (a scripted fake: synthetic output, never a model)", True,
+                  "harness serve rehearsal", "")]
 
 
 @dataclass
