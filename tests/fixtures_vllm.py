@@ -91,7 +91,7 @@ def vllm_cpu_server(tmp_path_factory, request):
     try:
         launcher.wait_ready(timeout=900)
         ready = time.monotonic() - started
-        _say(request.config, f"\nvLLM CPU twin: vLLM {launcher.describe()['vllm_version']} started by the kit's "
+        _say(request.config, f"\nvLLM CPU twin: vLLM {launcher.describe().server_version} started by the kit's "
                              f"launcher (VllmCpuLauncher), ready in {ready:.0f} s at {launcher.base_url}: "
                              f"{launcher.command_line()}")
         record = Path(os.environ.get(ATTACH_ENV) or launcher.record_path())

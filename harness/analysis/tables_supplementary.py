@@ -6,7 +6,7 @@ Sources, as the paper's captions state them:
 * s8: the stored records (the programs as the model wrote them).
 * s9, s17, s17b: the formula catalogue's audit fields (harness.calculators.catalogue.CATALOGUE); the benchmark's
   category of each calculator (the results' dataset) gives "use".
-* s14, s14b: the run manifests (manifest-*.json in the results root) and executor.policy.
+* s14, s14b: the run manifests in the results root (harness.run.manifest, typed) and executor.policy.
 * s15, s15b: record outcomes, plus a filled annotation sheet for the wrong values
   (<results>/annotations/s15-failure-audit.csv; `harness tables` writes the unfilled sheet,
   s15-annotation-sheet.csv, next to the tables).
@@ -32,7 +32,7 @@ from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import SECTION, Omit, Table, fmt
 from harness.data.dataset import load_dataset
 from harness.calculators.catalogue import CATALOGUE
-from harness.run.manifest import ManifestError, read_manifests
+from harness.run.manifest import ManifestError, RunManifest, run_manifests
 from harness.run.runner import NO_MODEL
 from harness.run.store import iter_result_files, model_slug, results_location
 
@@ -313,11 +313,11 @@ def table_s17b(an: Analysis) -> Table:
 
 
 # ---- s14, s14b: the reproducibility ledger ------------------------------------------------------------
-def load_manifests(results_dir) -> list[dict]:
-    """The run manifests (one per `harness run`: arms as a name -> config mapping) in a results root; the
-    reproduce pipeline's own manifest, which lists its runs' manifests, is not one."""
+def load_manifests(results_dir) -> list[RunManifest]:
+    """The run manifests (one per `harness run`) in a results root, typed; a manifest that cannot be read omits the
+    ledger tables with the reader's error, which names the file."""
     try:
-        return [m.data for m in read_manifests(results_dir) if m.is_run]
+        return run_manifests(results_dir)
     except ManifestError as exc:
         raise Omit(str(exc)) from None
 
@@ -333,41 +333,11 @@ def _span(per_model: dict[str, set[str]]) -> str:
                      for m, vs in sorted(per_model.items()))
 
 
-def _uses_model(man: dict) -> bool:
-    """A run with a model (not a library-only run, whose manifest names the model 'library')."""
-    return any(a.get("needs_model") for a in (man.get("arms") or {}).values())
-
-
-def _model_manifests(manifests) -> list[dict]:
-    return [m for m in manifests if _uses_model(m) and (m.get("model") or {}).get("id")]
-
-
 # s14's settings rows, in this order whatever order the manifests come in (a resumed or merged run has
 # more manifests than an uninterrupted one; the table must not show how the run was split).
 S14_FIELDS = ("Dataset", "Dataset sha256", "Seeds", "Scorer", "Executor image digest", "Model id and revision",
               "Server", "Server flags", "Model file sha256", "Sampling fields sent / server defaults",
               "Seed sent to server")
-# Server flags that say where the server listened, not what it computed: a shard's server gets a free port.
-TRANSPORT_FLAGS = ("--port",)
-
-
-def _server_flags(cmd: list) -> str:
-    """The server command's flags: after `-m MODULE` (python -m ...), else from its first `--` option on (a
-    script's path is where the kit lies, not a flag), else all of it; transport flags and their values left out."""
-    cmd = [str(a) for a in cmd]
-    first_option = next((i for i, a in enumerate(cmd) if a.startswith("--")), 0)
-    args = cmd[cmd.index("-m") + 2:] if "-m" in cmd else cmd[first_option:]
-    kept, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        name = a.split("=", 1)[0]
-        if name in TRANSPORT_FLAGS:
-            skip = "=" not in a
-            continue
-        kept.append(a)
-    return " ".join(kept)
 
 
 def _stored_seeds(root: Path) -> dict[tuple[str, str], set[int]]:
@@ -386,69 +356,67 @@ def table_s14(an: Analysis) -> Table:
     same run sharded and merged (`harness merge` carries the shards' manifests) give the same bytes."""
     manifests = load_manifests(_root(an))
     if not manifests:
-        raise Omit("no run manifests (manifest-*.json) in the results root")
-    model_runs = _model_manifests(manifests)
+        raise Omit("no run manifests in the results root")
     fields: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     seeds: dict[str, set[int]] = defaultdict(set)
     arm_settings: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     stored = _stored_seeds(_root(an))
     for man in manifests:
-        mid = (man.get("model") or {}).get("id") if _uses_model(man) else "library (no model)"
-        slug = model_slug(mid) if _uses_model(man) else NO_MODEL
-        ds = man.get("dataset") or {}
-        fields["Dataset"][mid].add(f"{ds.get('name')} ({ds.get('n_cases')} cases), revision "
-                                   f"{ds.get('revision') or 'none (bundled file)'}")
-        fields["Dataset sha256"][mid].add(str(ds.get("sha256")))
-        for name in man.get("arms") or {}:     # the seeds records were stored for, not the seeds asked for
-            seeds[mid] |= stored.get((slug, str(name)), set())
-        fields["Scorer"][mid].add(str(man.get("scorer")))
-        ex = man.get("executor") or {}
-        if ex:
-            fields["Executor image digest"][mid].add(str(ex.get("image_id") or f"none ({ex.get('backend')} backend)"))
-        for name, arm in (man.get("arms") or {}).items():
-            budget = arm.get("note_words")
-            if not arm.get("needs_model"):
-                arm_settings[arm.get("title") or name][mid].add("no model request")
+        mid = man.model.id if man.uses_model else "library (no model)"
+        slug = model_slug(mid) if man.uses_model else NO_MODEL
+        ds = man.dataset
+        fields["Dataset"][mid].add(f"{ds.name} ({ds.n_cases} cases), revision "
+                                   f"{ds.revision or 'none (bundled file)'}")
+        fields["Dataset sha256"][mid].add(ds.sha256)
+        for name in man.arms:     # the seeds records were stored for, not the seeds asked for
+            seeds[mid] |= stored.get((slug, name), set())
+        fields["Scorer"][mid].add(man.scorer)
+        if man.executor is not None:
+            fields["Executor image digest"][mid].add(man.executor.image_id or
+                                                     f"none ({man.executor.backend} backend)")
+        for name, arm in man.arms.items():
+            if not arm.needs_model:
+                arm_settings[arm.title][mid].add("no model request")
                 continue
-            arm_settings[arm.get("title") or name][mid].add(
-                f"temperature {arm.get('temperature')}, max tokens {arm.get('max_tokens')}, note "
-                f"{'whole' if budget is None else f'{budget} words'}, samples {arm.get('samples', 1)}")
+            arm_settings[arm.title][mid].add(
+                f"temperature {arm.temperature}, max tokens {arm.max_tokens}, note "
+                f"{'whole' if arm.note_words is None else f'{arm.note_words} words'}, samples {arm.samples}")
     for mid, ss in seeds.items():
         fields["Seeds"][mid].add(", ".join(map(str, sorted(ss))) or "none stored")
-    for man in model_runs:
-        mid = man["model"]["id"]
-        fields["Model id and revision"][mid].add(f"{mid} @ {man['model'].get('revision') or 'revision not recorded'}")
-        server = man.get("server") or {}
-        client = man.get("client") or {}
-        fields["Server"][mid].add(f"{server.get('server', client.get('profile', {}).get('name'))} "
-                                  f"{server.get('server_version', '')}".strip())
-        fields["Server flags"][mid].add(_server_flags(server.get("command") or []) or "not recorded")
-        model_info = server.get("model") or {}
-        if model_info.get("gguf_sha256"):
-            fields["Model file sha256"][mid].add(model_info["gguf_sha256"])
-        profile = client.get("profile") or {}
-        applied = server.get("sampling_defaults") or profile.get("extra") or {}
+    for man in (m for m in manifests if m.uses_model):
+        mid = man.model.id
+        fields["Model id and revision"][mid].add(f"{mid} @ {man.model.revision or 'revision not recorded'}")
+        server, client = man.server, man.client
+        profile = client.profile if client is not None else None
+        fields["Server"][mid].add(" ".join(x for x in ((server.server if server else None)
+                                                       or (profile.name if profile else None),
+                                                       server.server_version if server else None) if x)
+                                  or "not recorded")
+        fields["Server flags"][mid].add(" ".join(server.args) if server and server.args else "not recorded")
+        if server is not None and server.weights is not None and server.weights.sha256:
+            fields["Model file sha256"][mid].add(server.weights.sha256)
+        applied = (server.sampling_defaults if server else {}) or (profile.extra if profile else {})
         fields["Sampling fields sent / server defaults"][mid].add(
             ", ".join(f"{k}={v}" for k, v in sorted(applied.items())) or "none beyond temperature and max tokens")
-        fields["Seed sent to server"][mid].add("yes" if profile.get("send_seed") else "no")
+        fields["Seed sent to server"][mid].add("yes" if profile is not None and profile.send_seed else "no")
     rows = [[k, _span(fields[k])] for k in S14_FIELDS if k in fields]
     rows.append([SECTION, "Per arm: temperature, output-token cap, note budget, samples"])
     rows += [[arm, _span(v)] for arm, v in sorted(arm_settings.items())]
     return Table("s14", "Reproducibility ledger, run settings", ["Setting", "Value"], rows,
                   ["From the run manifests in the results root (a resumed run's and every merged shard's "
                    "included); seeds are their union. One value spans the models unless the row lists them; "
-                   "server flags leave out the port."], "ll")
+                   "server flags are the server's own, without host, port or local paths."], "ll")
 
 
 def table_s14b(an: Analysis) -> Table:
     manifests = load_manifests(_root(an))
-    execs = [m["executor"] for m in manifests if m.get("executor")]
+    execs = [m.executor for m in manifests if m.executor is not None]
     if not execs:
         raise Omit("no run in these results used the executor (no manifest records one)")
     pol = policy.policy_dict()
     rows = [[SECTION, "Limits the runs used (manifests; executor/policy.py where it differs)"]]
     for name, value in pol["limits"].items():
-        recorded = sorted({json.dumps((e.get("limits") or {}).get(name)) for e in execs if e.get("limits")})
+        recorded = sorted({json.dumps(e.limits.get(name)) for e in execs if e.limits})
         shown = ", ".join(recorded) if recorded else f"{value} (not recorded; executor/policy.py)"
         if recorded and recorded != [json.dumps(value)]:
             shown += f" (executor/policy.py now: {value})"
@@ -463,21 +431,21 @@ def table_s14b(an: Analysis) -> Table:
                  "result over a dedicated descriptor"])
     rows.append(["4 seccomp", f"child allow-list of {len(pol['child_syscalls'])} system calls: "
                  f"{', '.join(pol['child_syscalls'])}"])
-    layouts = sorted({str(e.get("address_layout")) for e in execs if e.get("address_layout")})
+    layouts = sorted({e.address_layout for e in execs if e.address_layout})
     rows.append(["Determinism", f"str hash seed {pol['hash_seed']} ({pol['hash_algorithm']}); clock frozen at "
                  f"{pol['clock_instant']}; address layout "
                  f"{', '.join(layouts) if layouts else 'not recorded'} (SECURITY.md, Determinism)"])
-    used = sorted({str(e.get("policy_hash")) for e in execs})
+    used = sorted({e.policy_hash for e in execs})
     now = policy.policy_hash()
     rows.append(["Policy hash", ", ".join(used) + ("" if used == [now] else
                  f" (executor/policy.py now: {now}; the layer rows describe the current policy)")])
-    backends = sorted({f"{e.get('backend')}" + (f" ({e.get('runtime', {}).get('name')}, {e.get('runsc_version')})"
-                                                 if e.get("backend") == "container" else "") for e in execs})
+    backends = sorted({e.backend + (f" ({(e.runtime or {}).get('name')}, {e.runsc_version})"
+                                    if e.backend == "container" else "") for e in execs})
     rows.append(["Backend", ", ".join(backends) or "no executor run recorded"])
-    flags = sorted({" ".join(e.get("run_flags") or []) for e in execs if e.get("run_flags")})
+    flags = sorted({" ".join(e.run_flags) for e in execs if e.run_flags})
     if flags:
         rows.append(["Container flags", " | ".join(flags)])
-    disabled = sorted({d for e in execs for d in (e.get("disabled_layers") or [])})
+    disabled = sorted({d for e in execs for d in e.disabled_layers})
     rows.append(["Disabled layers", ", ".join(disabled) or "none"])
     return Table("s14b", "Reproducibility ledger, executor limits", ["Setting", "Value"], rows,
                   ["Limits, policy hash, backend, runtime and container flags as the run manifests record them; the "

@@ -173,8 +173,8 @@ def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, 
         raise click.ClickException(str(exc)) from None
     except (LaunchError, PinError) as exc:
         raise click.ClickException(str(exc)) from None
-    if manifest.get("infra_failed"):
-        click.echo(f"{manifest['infra_failed']} case(s) failed as executor infrastructure and were not recorded; "
+    if manifest.infra_failed:
+        click.echo(f"{manifest.infra_failed} case(s) failed as executor infrastructure and were not recorded; "
                    "run the same command again to retry them", err=True)
         sys.exit(3)
 
@@ -379,7 +379,7 @@ def start_cmd(base_url, model, gguf, timeout, n_ctx, threads, parallel, log, pid
             pidfile.unlink(missing_ok=True)
         sys.exit(1)
     if server_info:
-        server_info.write_text(json.dumps(launcher.describe(), indent=2) + "\n")
+        server_info.write_text(json.dumps(launcher.describe().to_json(), indent=2) + "\n")
     click.echo(launcher.base_url)
 
 
@@ -415,4 +415,4 @@ def describe_cmd(base_url, model, n_ctx):
     """The CPU (llama.cpp) server at --base-url as a run manifest records it (JSON; `harness run --server-info`)."""
     from urllib.parse import urlparse
     port = urlparse(base_url).port or 8088
-    click.echo(json.dumps(LlamaCppLauncher(port=port, model_id=model, n_ctx=n_ctx).describe(), indent=2))
+    click.echo(json.dumps(LlamaCppLauncher(port=port, model_id=model, n_ctx=n_ctx).describe().to_json(), indent=2))

@@ -1,4 +1,4 @@
-"""Model server launchers behind one interface: start(), wait_ready(), stop(), describe().
+"""Model server launchers behind one interface: start(), wait_ready(), stop(), describe() -> ServerInfo.
 
 `LlamaCppLauncher` serves a GGUF with llama.cpp's own OpenAI-compatible server (scripts/cpu_model_server.py, run
 by xllamacpp, a prebuilt wheel, from the separate `.venv-server` virtualenv: the CPU demo and CI);
@@ -27,6 +27,7 @@ from harness.model.client import api_key_from_env, auth_problem
 from harness.model.cpu_models import get_model, model_ids, role_model
 from harness.model.gguf import GGUFError, summary as gguf_summary
 from harness.model.prerequisites import Check, path_check
+from harness.model.server_info import ServerInfo, Weights, server_args_for_record
 
 ROOT = REPO_ROOT
 DEFAULT_SERVER_PYTHON = ROOT / ".venv-server" / "bin" / "python"
@@ -46,11 +47,21 @@ class LaunchError(RuntimeError):
 
 
 class Launcher:
-    """Interface of a model server launcher."""
+    """Interface of a model server launcher: its lifecycle (start, wait_ready, stop), what pins the weights it
+    serves (`revision`, in every record key), how many requests it takes at once by default (`concurrency`), and
+    `describe()`, the typed ServerInfo every manifest records (after stop() it includes what the server logged)."""
 
     base_url: str
     model_id: str
     server_profile: str
+
+    @property
+    def revision(self) -> str | None:
+        return None
+
+    @property
+    def concurrency(self) -> int:
+        return 1
 
     def start(self) -> None:
         raise NotImplementedError
@@ -61,7 +72,7 @@ class Launcher:
     def stop(self) -> None:
         raise NotImplementedError
 
-    def describe(self) -> dict:
+    def describe(self) -> ServerInfo:
         raise NotImplementedError
 
     def __enter__(self) -> "Launcher":
@@ -154,7 +165,14 @@ class LlamaCppLauncher(Launcher):
         proc, self._proc = self._proc, None
         _stop_process_group(proc)
 
-    def describe(self) -> dict:
+    @property
+    def revision(self) -> str | None:
+        """The GGUF's sha256 when the launcher serves a locked CPU model's own file (cpu_models.json)."""
+        if self.model_id in model_ids() and Path(self.model_path) == get_model(self.model_id).path:
+            return f"gguf-sha256:{get_model(self.model_id).gguf_sha256}"
+        return None
+
+    def describe(self) -> ServerInfo:
         version = None
         try:
             version = subprocess.run([str(self.python), "-c", "import xllamacpp; print(xllamacpp.__version__)"],
@@ -166,11 +184,19 @@ class LlamaCppLauncher(Launcher):
             metadata = gguf_summary(self.model_path)
         except (OSError, GGUFError) as exc:
             metadata = {"error": str(exc)}
-        return {"launcher": "llama.cpp", "server": "llama.cpp server (xllamacpp)", "server_version": version,
-                "base_url": self.base_url, "model_id": self.model_id, "model_path": str(self.model_path),
-                "model": model, "gguf_metadata": metadata, "command": self.command(), "env": dict(SERVER_ENV),
-                "n_ctx": self.n_ctx, "n_parallel": self.n_parallel, "server_profile": self.server_profile,
-                "chat_template": "the GGUF's embedded tokenizer.chat_template (jinja, no override)"}
+        served = (f"<{model['id']} GGUF, sha256 {model['gguf_sha256'][:12]}...>" if model and self.revision
+                  else f"<{Path(self.model_path).name}>")
+        return ServerInfo(
+            launcher="llama-cpp", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
+            server="llama.cpp server (xllamacpp)", server_version=version, revision=self.revision,
+            weights=Weights(model["gguf_sha256"] if model and self.revision else None, metadata.get("name"),
+                            metadata.get("size_label"), metadata.get("file_type_name")),
+            command=tuple(self.command()),
+            args=server_args_for_record(self.command()[2:], {"--model": served}), env=dict(SERVER_ENV),
+            flags={"ctx": self.n_ctx, "parallel": self.n_parallel, "threads": self.n_threads}, model=model,
+            log=str(self.log_path),
+            facts={"model_path": str(self.model_path), "gguf_metadata": metadata,
+                   "chat_template": "the GGUF's embedded tokenizer.chat_template (jinja, no override)"})
 
 
 def _stop_process_group(proc: subprocess.Popen | None) -> None:
@@ -208,10 +234,11 @@ class ExternalLauncher(Launcher):
     def stop(self) -> None:
         pass
 
-    def describe(self) -> dict:
-        return {"launcher": "external", "base_url": self.base_url, "model_id": self.model_id,
-                "server_profile": self.server_profile,
-                "note": "started and stopped outside the kit; its weights' revision is not known to it"}
+    def describe(self) -> ServerInfo:
+        return ServerInfo(launcher="external", base_url=self.base_url, model_id=self.model_id,
+                          server_profile=self.server_profile,
+                          facts={"note": "started and stopped outside the kit; its weights' revision is not known "
+                                         "to it"})
 
 
 

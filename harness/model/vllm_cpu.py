@@ -37,6 +37,7 @@ from pathlib import Path
 
 from harness.core.paths import REPO_ROOT
 from harness.model.prerequisites import Check, path_check
+from harness.model.server_info import ContractPin, Determinism, ServerInfo, Weights, server_args_for_record
 from harness.model.serving import CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, LaunchError, Launcher, _stop_process_group, \
     poll_models
 from harness.model.vllm.contract import check_server_command
@@ -226,21 +227,29 @@ class VllmCpuLauncher(Launcher):
         except (OSError, ValueError):
             return None
 
-    def describe(self) -> dict:
+    @property
+    def revision(self) -> str:
+        """The GGUF the safetensors were converted from pins the weights."""
+        return f"gguf-sha256:{CPU_MODEL['gguf_sha256']}"
+
+    def describe(self) -> ServerInfo:
         text = self.logs()
         logged = logged_sampling_defaults(text)
         version = self._served_version or logged_vllm_version(text)
         conv = self.conversion() or {}
-        lock = image_lock()
-        return {"launcher": "vllm-cpu", "server": "vLLM", "server_version": version, "vllm_version": version,
-                "cpu_twin": lock.get("cpu_twin"), "model_id": self.model_id, "model_path": str(self.model_path),
-                "model": {**CPU_MODEL, "converted": {k: conv.get(k) for k in ("dtype", "versions", "bytes")}},
-                "flags": self.flags, "env": self.env(), "command": self.command(),
-                "server_profile": self.server_profile, "base_url": self.base_url, "log": str(self.log_path),
-                "generation_config_meaning": serving_config()["generation_config_choices"][self.generation_config],
-                "sampling_defaults_logged": logged, "sampling_defaults": (logged or {}).get("chat") or {},
-                "determinism": {"batch_invariant": False,
-                                "note": "CPU kernels; batch invariance is the H100 launcher's DETERMINISTIC=1"},
-                "contract": {"file": lock.get("contract"), "vllm_version": contract()["vllm_version"],
-                             "platform": "cpu"},
-                "attached": self._attached}
+        masked = {"--model": f"<{CPU_MODEL_ID} safetensors, gguf-sha256:{CPU_MODEL['gguf_sha256'][:12]}...>"}
+        return ServerInfo(
+            launcher="vllm-cpu", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
+            server="vLLM", server_version=version, revision=self.revision,
+            weights=Weights(CPU_MODEL["gguf_sha256"], *(CPU_MODEL["gguf_identity"].get(k)
+                                                        for k in ("name", "size_label", "file_type_name"))),
+            command=tuple(self.command()), args=server_args_for_record(self.server_args(), masked), env=self.env(),
+            flags={k: v for k, v in self.flags.items() if k != "port"},
+            model={**CPU_MODEL, "converted": {k: conv.get(k) for k in ("dtype", "versions", "bytes")}},
+            determinism=Determinism(False, "CPU kernels; batch invariance is the H100 launcher's DETERMINISTIC=1"),
+            contract=ContractPin(**contract_pin("cpu")),
+            generation_config_meaning=serving_config()["generation_config_choices"][self.generation_config],
+            sampling_defaults_logged=logged, sampling_defaults=(logged or {}).get("chat") or {},
+            log=str(self.log_path),
+            facts={"cpu_twin": image_lock().get("cpu_twin"), "model_path": str(self.model_path),
+                   "attached": self._attached})

@@ -17,6 +17,7 @@ import pytest
 from harness.analysis import tables_supplementary as sup
 from harness.analysis.results_analysis import analyse
 from harness.analysis.tables import PAPER_TABLES, build_all, build_tables
+from harness.run.manifest import run_manifests
 from tests.conftest import ROOT
 
 DEMO = ROOT / "results" / "cpu-demo"
@@ -143,18 +144,19 @@ def test_s17_rows_match_catalogue_files(an, name, status):
 
 
 def test_s14_values_come_from_the_manifests(an):
-    mans = [json.loads(p.read_text()) for p in sorted(DEMO.glob("manifest-*.json"))]
+    mans = run_manifests(DEMO)
     table = dict((r[0], r[1]) for r in cells(sup.table_s14(an)))
-    shas = {m["dataset"]["sha256"] for m in mans}
+    shas = {m.dataset.sha256 for m in mans}
     assert table["Dataset sha256"] == shas.pop() and not shas
-    assert table["Seeds"] == ", ".join(map(str, mans[0]["seeds"]))
-    model_runs = [m for m in mans if any(a["needs_model"] for a in m["arms"].values())]
+    assert table["Seeds"] == ", ".join(map(str, mans[0].seeds))
+    model_runs = [m for m in mans if m.uses_model]
     for man in model_runs:
-        for arm in man["arms"].values():
-            assert f"temperature {arm['temperature']}, max tokens {arm['max_tokens']}" in table[arm["title"]]
-        assert man["server"]["model"]["gguf_sha256"] in table["Model file sha256"]
-        assert "--ctx" in table["Server flags"]
-    images = {m["executor"]["image_id"] for m in mans if (m.get("executor") or {}).get("image_id")}
+        for arm in man.arms.values():
+            assert f"temperature {arm.temperature}, max tokens {arm.max_tokens}" in table[arm.title]
+        assert man.server.weights.sha256 in table["Model file sha256"]
+        assert table["Server flags"] == " ".join(man.server.args) and "--ctx" in table["Server flags"]
+        assert "--port" not in table["Server flags"] and "/models/" not in table["Server flags"]  # no local paths
+    images = {m.executor.image_id for m in mans if m.executor is not None and m.executor.image_id}
     for image in images:
         assert image in table["Executor image digest"]
 
@@ -166,19 +168,18 @@ def test_s14b_limits_are_the_executor_policy(an):
     limits = json.loads(out.stdout)["policy"]["limits"]
     table = sup.table_s14b(an)
     rows = {r[0]: r[1] for r in cells(table)}
-    mans = [json.loads(p.read_text()) for p in sorted(DEMO.glob("manifest-*.json"))]
-    used = [m["executor"] for m in mans if (m.get("executor") or {}).get("limits")]
+    used = [m.executor for m in run_manifests(DEMO) if m.executor is not None and m.executor.limits]
     for name, value in limits.items():
-        recorded = sorted({json.dumps(e["limits"][name]) for e in used})
+        recorded = sorted({json.dumps(e.limits[name]) for e in used})
         assert rows[name].startswith(", ".join(recorded)), name
         assert ("now:" in rows[name]) == (recorded != [json.dumps(value)]), name
-    assert rows["Policy hash"].startswith(used[0]["policy_hash"])
+    assert rows["Policy hash"].startswith(used[0].policy_hash)
     assert "container" in rows["Backend"] and "runsc" in rows["Backend"]
     policy = json.loads(out.stdout)["policy"]
     assert rows["Determinism"].startswith(f"str hash seed {policy['hash_seed']} ({policy['hash_algorithm']}); "
                                           f"clock frozen at {policy['clock_instant']}; address layout ")
-    layouts = sorted({e["address_layout"] for e in used if e.get("address_layout")})
-    assert (", ".join(layouts) if layouts else "not recorded") in rows["Determinism"]  # the demo predates issue 33
+    layouts = sorted({e.address_layout for e in used if e.address_layout})
+    assert (", ".join(layouts) if layouts else "not recorded") in rows["Determinism"]
 
 
 def _expected_s15(recs):

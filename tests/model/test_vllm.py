@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from harness.model.vllm import locks as vllm
 from harness.model.vllm.logs import logged_sampling_defaults, logged_vllm_version
 from harness.reproduce.launchers import LAUNCHERS
+from harness.run.manifest import read_manifests
 from harness.cli.serve import serve
 from harness.model.vllm.launcher import VllmLauncher
 from harness.model.vllm.locks import PinError
@@ -143,10 +144,13 @@ def test_deterministic_mode_sets_batch_invariance_and_turns_prefix_caching_off()
     assert "--no-enable-prefix-caching" in la.server_args() and _opt(la.server_args(), "--attention-backend") == "FLASH_ATTN"
     assert _opt(la.server_args(), "--generation-config") == "vllm"
     d = la.describe()
-    assert d["flags"]["deterministic"] is True and d["flags"]["enable_prefix_caching"] is False
-    assert d["env"] == {"VLLM_BATCH_INVARIANT": "1"}           # 0.32.0 reads no VLLM_ATTENTION_BACKEND
-    assert "neutral" in d["generation_config_meaning"] and d["determinism"]["batch_invariant"] is True
-    assert d["image"] == vllm.image_reference(planned=True) and d["revision"] == vllm.model_lock("qwen2.5-7b")["revision"]
+    assert d.flags["deterministic"] is True and d.flags["enable_prefix_caching"] is False and "port" not in d.flags
+    assert d.env == {"VLLM_BATCH_INVARIANT": "1"}           # 0.32.0 reads no VLLM_ATTENTION_BACKEND
+    assert "neutral" in d.generation_config_meaning and d.determinism.batch_invariant is True
+    assert d.image == vllm.image_reference(planned=True) and d.revision == vllm.model_lock("qwen2.5-7b")["revision"]
+    # the server's own flags, once: no docker wrapping, host or port (what table s14 shows)
+    assert d.args == tuple(a for a in la.server_args() if a not in ("--host", "0.0.0.0", "--port", "8000"))
+    assert "--no-enable-prefix-caching" in d.args and d.command == tuple(cmd)
 
 
 def test_start_without_docker_is_a_clear_launch_error(monkeypatch):
@@ -371,10 +375,12 @@ def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(t
     assert argv[1].startswith("run --detach --name mathsolver-vllm") and vllm.image_reference() in argv[1]
     assert "stop -t 30 mathsolver-vllm" in argv and argv[-1] == "rm -f mathsolver-vllm"  # always stopped
     assert "CUDA out of memory" in (out / "server-logs" / "qwen2.5-7b.log").read_text()
-    man = json.loads(next(out.glob("manifest-reproduce-*.json")).read_text())
-    assert man["status"] == "failed" and "LaunchError" in man["error"]
-    server = man["servers"][0]
-    assert server["sampling_defaults_logged"]["chat"]["top_p"] == 0.8 and server["vllm_version"] == "0.32.0"
+    (found,) = read_manifests(out, kind="reproduce")
+    man = found.manifest
+    assert man.status == "failed" and "LaunchError" in man.error
+    server = man.servers[0].info               # described again once stopped: what its saved log says
+    assert server.sampling_defaults_logged["chat"]["top_p"] == 0.8 and server.server_version == "0.32.0"
+    assert man.servers[0].stopped_at
 
 
 def test_preflight_checks_driver_gpu_memory_port_and_says_how_sure_the_pins_are(monkeypatch, tmp_path):

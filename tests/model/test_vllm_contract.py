@@ -66,7 +66,7 @@ def test_committed_contract_is_what_the_extractor_reads_from_the_wheels(tmp_path
 def test_every_server_command_of_the_plan_passes_the_release_contract(key, deterministic, generation_config):
     launcher = VllmLauncher(key, generation_config=generation_config, deterministic=deterministic)
     assert launcher.contract_problems() == []
-    assert launcher.describe()["determinism"]["batch_invariant"] is deterministic
+    assert launcher.describe().determinism.batch_invariant is deterministic
 
 
 def test_no_model_is_refused_and_the_rules_would_catch_a_path_that_is_not_batch_invariant():

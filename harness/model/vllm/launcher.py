@@ -20,6 +20,7 @@ import httpx
 
 from harness.core.paths import REPO_ROOT
 from harness.model.prerequisites import run_quietly
+from harness.model.server_info import ContractPin, Determinism, ServerInfo, server_args_for_record
 from harness.model.serving import LaunchError, Launcher, poll_models
 from harness.model.vllm.contract import check_server_command
 from harness.model.vllm.locks import (PinError, contract, contract_pin, image_lock, image_reference, model_lock,
@@ -199,36 +200,36 @@ class VllmLauncher(Launcher):
             subprocess.run(["docker", "rm", "-f", self.container_name], capture_output=True)
             self._started = False
 
-    def determinism(self) -> dict:
+    @property
+    def concurrency(self) -> int:
+        return int(self.flags.get("max_num_seqs", 1))
+
+    def determinism(self) -> Determinism:
         """What the run may claim: batch-invariant serving only in deterministic mode (refused models never get here)."""
         if not self.deterministic:
-            return {"batch_invariant": False, "note": "default vLLM kernels: outputs may depend on batching"}
-        return {"batch_invariant": True, "env": self.env(), "note": serving_config()["deterministic"]["note"]}
+            return Determinism(False, "default vLLM kernels: outputs may depend on batching")
+        return Determinism(True, serving_config()["deterministic"]["note"], self.env())
 
-    def describe(self) -> dict:
-        out = {"launcher": "vllm", "image": self.image, "image_lock": image_lock(), "model_key": self.model_key,
-               "model_id": self.model_id, "repo": self.lock["repo"], "revision": self.lock["revision"],
-               "flags": self.flags, "env": self.env(), "command": self.command(),
-               "server_profile": self.server_profile, "base_url": self.base_url, "log": str(self.log_path),
-               "generation_config_meaning": serving_config()["generation_config_choices"][self.generation_config],
-               "determinism": self.determinism(), "contract": contract_pin(),
-               "sampling_seeds": {"on": self.sampling_seeds, "note": serving_config()["sampling_seeds"]["note"]}}
+    def describe(self) -> ServerInfo:
+        """The server as every manifest records it; once started (or stopped), with what it said: the version at
+        GET /version (else its log's), the sampling defaults it logged, the GPUs."""
+        said: dict = {}
         if self._started or self._log_text is not None:
             text = self.logs()  # one `docker logs` call
-            out["sampling_defaults_logged"] = logged_sampling_defaults(text)
-            out["sampling_defaults"] = (out["sampling_defaults_logged"] or {}).get("chat") or {}
-            out["vllm_version"] = self._served_version or logged_vllm_version(text)
-            out["server"], out["server_version"] = "vLLM", out["vllm_version"]
-            out["gpu"] = gpu_names()
-        return out
-
-
-# vLLM 0.32.0 logs, once at start-up, the fields it took from generation_config.json (vllm/config/model.py
-# get_diff_sampling_param, the same dict for the chat and completion endpoints):
-#   WARNING ... [model.py:1891] Default vLLM sampling parameters have been overridden by the model's
-#   `generation_config.json`: `{'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}`. If this
-#   is not intended, please relaunch vLLM instance with `--generation-config vllm`.
-
+            logged = logged_sampling_defaults(text)
+            said = dict(server_version=self._served_version or logged_vllm_version(text),
+                        sampling_defaults_logged=logged, sampling_defaults=(logged or {}).get("chat") or {})
+        return ServerInfo(
+            launcher="vllm", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
+            server="vLLM", revision=self.revision, command=tuple(self.command()),
+            args=server_args_for_record(self.server_args()), env=self.env(),
+            flags={k: v for k, v in self.flags.items() if k != "port"}, image=self.image,
+            model={"key": self.model_key, **self.lock}, determinism=self.determinism(),
+            contract=ContractPin(**contract_pin()),
+            generation_config_meaning=serving_config()["generation_config_choices"][self.generation_config],
+            log=str(self.log_path), **said,
+            facts={"image_lock": image_lock(), "gpu": gpu_names() if said else [],
+                   "sampling_seeds": {"on": self.sampling_seeds, "note": serving_config()["sampling_seeds"]["note"]}})
 
 
 def gpu_names() -> list[str]:
