@@ -11,7 +11,8 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from harness.analysis import tables_supplementary as sup
+from harness.analysis.tables.ledger import table_s14
+from harness.analysis.table_format import SECTION
 from harness.analysis.results_analysis import analyse
 from harness.analysis.tables import build_all
 from harness.reproduce.config import ReproduceConfig
@@ -45,7 +46,7 @@ def test_resumed_run_with_split_seeds_gives_the_single_runs_ledger(tmp_path):
     assert len(one) == 1 and len(two) == 2
     assert [json.loads(p.read_text())["seeds"] for p in two] == [[43], [42, 43]]
     assert _ledger(single / "tables") == _ledger(resumed / "tables")
-    rows = dict(r for r in sup.table_s14(analyse(resumed, draws=DRAWS)).rows if r[0] != sup.SECTION)
+    rows = dict(r for r in table_s14(analyse(resumed, draws=DRAWS)).rows if r[0] != SECTION)
     assert rows["Seeds"] == "42, 43"
 
 
@@ -73,7 +74,7 @@ def test_model_manifests_split_by_seed_and_port_give_the_same_ledger(tmp_path):
     build_all(split, split / "tables", draws=DRAWS)
     ledger = _ledger(whole / "tables")
     assert "s14b.md" in ledger and ledger == _ledger(split / "tables")
-    rows = dict(r for r in sup.table_s14(analyse(split, draws=DRAWS)).rows if r[0] != sup.SECTION)
+    rows = dict(r for r in table_s14(analyse(split, draws=DRAWS)).rows if r[0] != SECTION)
     # seeds are those with stored records (the demo stored seed 42), not what a manifest asked for (43 too)
     assert rows["Seeds"] == "42" and "--port" not in rows["Server flags"]
     assert "--ctx" in rows["Server flags"]

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from harness.analysis.table_format import Omit
-from harness.analysis.tables_supplementary import load_manifests
+from harness.analysis.tables.ledger import load_manifests
 from harness.core.typed_json import to_json
 from harness.model.serving import ExternalLauncher
 from harness.run.manifest import (MANIFEST_SCHEMA, LaunchSettings, ManifestError, MergeManifest, ReproduceManifest,
@@ -131,3 +131,12 @@ def test_no_manifest_glob_outside_the_reader():
                            "--", ".", ":!harness/run/manifest.py", ":!tests/run/test_manifest_reader.py", ":!docs",
                            ":!*.md"], cwd=ROOT, capture_output=True, text=True).stdout.splitlines()
     assert hits == []
+
+
+def test_every_arm_config_reads_back_field_for_field():
+    """The run manifest's `arms` are typed (harness.arms.spec.ArmConfig): each registered arm's config() is one, and
+    a field config() adds without ArmConfig declaring it fails here, not in a table."""
+    from harness.arms.registry import ARMS
+    from harness.arms.spec import ArmConfig
+    for name, arm in ARMS.items():
+        assert to_json(ArmConfig.of(arm)) == arm.config(), name
