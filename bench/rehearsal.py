@@ -140,7 +140,7 @@ def start_server(server: RehearsalLauncher) -> dict:
         server.wait_ready(60)
     except LaunchError as exc:
         raise RuntimeError(f"the rehearsal server did not start: {exc}") from None
-    return server.served() or server.describe()
+    return server.served() or server.describe().to_json()
 
 
 # --- one pipeline process, measured -------------------------------------------------------------------------
