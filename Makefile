@@ -51,8 +51,7 @@ executor-image: setup host                 ## offline executor image: mmdebstrap
 # (--only-binary=:all:): llama-cpp-python's sdist took about 45 minutes to compile on 2 cores.
 .venv-server/.locked: requirements-demo.lock
 	@echo "== server venv: llama.cpp's server, a prebuilt 34 MB wheel (no compiler), about 30 s"
-	py=$$(bash scripts/check-python.sh $(PYTHON_EXPLICIT) "$(PYTHON)") && "$$py" -m venv .venv-server
-	.venv-server/bin/pip install --quiet --only-binary=:all: --require-hashes -r requirements-demo.lock
+	bash scripts/install-server-venv.sh $(PYTHON_EXPLICIT) "$(PYTHON)"
 	touch $@
 
 server-venv: .venv-server/.locked          ## llama.cpp's server (xllamacpp prebuilt wheel, about 30 s)

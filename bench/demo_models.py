@@ -107,7 +107,7 @@ def run_candidate(candidate: str, cases: int, threads: int, parallel: int, work:
         launcher.wait_ready(timeout=600)
         entry["startup_s"] = round(time.perf_counter() - t0, 1)
         pid = launcher.pid
-        entry["server"] = launcher.describe()
+        entry["server"] = launcher.describe().to_json()
         arms = {}
         for arm in ARMS:
             cpu0, load0, w0 = cpu_seconds(pid), load(), time.perf_counter()

@@ -25,11 +25,12 @@ import csv
 import hashlib
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
-from harness.core.canonical_json import json_file_text, record_line
+from harness.core.canonical_json import record_line
 from harness.core.hashing import file_sha256
-from harness.run.manifest import read_manifests
+from harness.run.manifest import RunManifest, read_manifests, write_manifest
 from harness.run.store import iter_result_files, results_location
 
 ROW_STRIDE = 100_000
@@ -96,15 +97,14 @@ def synthesize(source: Path, out: Path, n_cases: int, seeds: list[int]) -> dict:
                                 "key": hashlib.sha256(f"{rec['key']}:{rep}:{new_seed}".encode()).hexdigest()}
                         fh.write(record_line(copy))
                         written += 1
-    for found in read_manifests(src_results):
-        p, man = found.path, dict(found.data)
-        if isinstance(man.get("dataset"), dict):
-            man["dataset"] = {**man["dataset"], "name": DATASET_NAME, "path": str(cases_csv), "sha256": sha,
-                              "n_cases": rows}
-        if "seeds" in man:
-            man["seeds"] = seeds
-        man["synthetic"] = True
-        (out / "results" / p.name).write_text(json_file_text(man, indent=1), encoding="utf-8")
+    for found in read_manifests(src_results):   # the rehearsal's run and reproduce manifests
+        man = found.manifest
+        changes: dict = {"synthetic": True,
+                         "dataset": replace(man.dataset, name=DATASET_NAME, path=str(cases_csv), sha256=sha,
+                                            n_cases=rows)}
+        if isinstance(man, RunManifest):
+            changes["seeds"] = tuple(seeds)
+        write_manifest(out / "results", replace(man, **changes))
     info = {"synthetic": True,
             "what": "SYNTHETIC full-size copy of a rehearsal result set, for timing the post-run stages only; "
                     "not a result (the rehearsal server is a scripted fake, and these are copies of its output)",

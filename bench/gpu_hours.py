@@ -58,7 +58,7 @@ from harness.core.paths import REPO_ROOT
 from harness.core.ports import free_port
 from harness.data import datahub
 from harness.data.dataset import load_dataset
-from harness.model import vllm as vllm_pins
+from harness.model.vllm import locks as vllm_pins
 from harness.model.vllm_cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
 from harness.reproduce.config import PAPER_SEEDS, ReproduceConfig, model_arm_names, resolve_arms
 from harness.reproduce.plan import build_plan
@@ -415,7 +415,7 @@ def twin_session(streams: dict[str, Stream], ids: list[list[int]], *, blocks: in
     try:
         launcher.wait_ready(900)
         out["startup_s"] = round(time.monotonic() - started, 1)
-        out["vllm_version"] = launcher.describe()["vllm_version"]
+        out["vllm_version"] = launcher.describe().server_version
         root = launcher.base_url[:-3]
         page = httpx.get(f"{root}/metrics").text
         out["cache_config_info"] = next((ln for ln in page.splitlines() if ln.startswith("vllm:cache_config_info")), None)

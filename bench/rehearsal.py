@@ -55,10 +55,11 @@ from harness.model.rehearsal.launcher import RehearsalLauncher
 from harness.model.rehearsal.server import Faults
 from harness.model.rehearsal.sources import DEFAULT_MODELS
 from harness.model.serving import LaunchError
-from harness.model.vllm import serving_config
+from harness.model.vllm.locks import serving_config
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan
-from harness.run.manifest import git_state, read_manifests
+from harness.core.typed_json import to_json
+from harness.run.manifest import ReproduceManifest, RunManifest, git_state, read_manifests
 from harness.run.request import RunRequest, planned_keys
 from harness.run.store import iter_result_files, model_slug, read_result_file, results_location
 
@@ -139,7 +140,7 @@ def start_server(server: RehearsalLauncher) -> dict:
         server.wait_ready(60)
     except LaunchError as exc:
         raise RuntimeError(f"the rehearsal server did not start: {exc}") from None
-    return server.served() or server.describe()
+    return server.served() or server.describe().to_json()
 
 
 # --- one pipeline process, measured -------------------------------------------------------------------------
@@ -234,18 +235,18 @@ def run_measured(argv: list[str], log_path: Path, *, kill_after_s: float | None 
 @dataclass
 class PipelineRun:
     """What one pipeline process left in its results directory: its reproduce manifest and the run manifests of
-    its blocks (model-free arms, then one per model)."""
+    its blocks (model-free arms, then one per model), typed."""
 
-    reproduce: dict
-    blocks: list[dict]          # the run manifests, in block order
+    reproduce: ReproduceManifest
+    blocks: list[RunManifest]          # the run manifests, in block order
 
-    def block(self, model: str) -> dict | None:
-        return next((m for m in self.blocks if (m.get("model") or {}).get("id") == model), None)
+    def block(self, model: str) -> RunManifest | None:
+        return next((m for m in self.blocks if m.model.id == model), None)
 
     @property
     def run_end(self) -> float | None:
         """When the last unit of the last block finished (epoch seconds)."""
-        ends = [_epoch(s["finished_at"]) for m in self.blocks for s in m.get("summaries") or [] if s.get("finished_at")]
+        ends = [_epoch(s.finished_at) for m in self.blocks for s in m.summaries or () if s.finished_at]
         return max(ends) if ends else None
 
 
@@ -254,25 +255,24 @@ def _epoch(iso: str) -> float:
 
 
 def pipeline_run(results: Path, before: set[Path]) -> PipelineRun:
-    """The reproduce manifest a pipeline run wrote into `results` (the one not in `before`) and its blocks' run
-    manifests."""
+    """The reproduce manifest a pipeline run wrote into `results` (the one not in `before`) and the run manifests
+    its blocks name."""
     found = read_manifests(results)
-    by_name = {m.path.name: m.data for m in found}
-    new = [m.data for m in found if m.path not in before and m.data.get("kind") == "reproduce"]
+    by_name = {f.path.name: f.manifest for f in found}
+    new = [f.manifest for f in found if f.path not in before and f.manifest.kind == "reproduce"]
     if len(new) != 1:
         raise RuntimeError(f"{results}: expected one new reproduce manifest, found {len(new)}")
-    names = [n for b in new[0].get("blocks") or [] for n in b.get("run_manifests") or []]
-    return PipelineRun(new[0], [by_name[n] for n in names if n in by_name])
+    return PipelineRun(new[0], [by_name[b.run_manifest] for b in new[0].blocks if b.run_manifest in by_name])
 
 
 def _manifest_paths(results: Path) -> set[Path]:
     return {m.path for m in read_manifests(results)} if results.is_dir() else set()
 
 
-def block_span_s(manifest: dict) -> float:
+def block_span_s(manifest: RunManifest) -> float:
     """A run manifest's wall time: from its first unit taking a case slot to its last unit's last record."""
-    spans = [(_epoch(s["started_at"]), _epoch(s["finished_at"])) for s in manifest.get("summaries") or []
-             if s.get("started_at") and s.get("finished_at")]
+    spans = [(_epoch(s.started_at), _epoch(s.finished_at)) for s in manifest.summaries or ()
+             if s.started_at and s.finished_at]
     return max(e for _, e in spans) - min(b for b, _ in spans) if spans else 0.0
 
 
@@ -318,20 +318,20 @@ def count_records(results: Path, expected: set[str] | None = None) -> dict:
             "by_arm": by_arm}
 
 
-def arm_walls(manifests: Iterable[dict]) -> dict[str, float]:
+def arm_walls(manifests: Iterable[RunManifest]) -> dict[str, float]:
     """Wall seconds per arm, summed over the run manifests: in each, from the arm's first unit taking a case
     slot to its last unit's last record (the seeds of an arm overlap, so their unit walls are not added up).
     A unit summary without times (a kit before unit times, whose units ran one after another) adds its wall_s."""
     walls: dict[str, float] = {}
     for manifest in manifests:
         spans: dict[str, list[float]] = {}
-        for s in manifest.get("summaries") or []:
-            if not s.get("started_at") or not s.get("finished_at"):
-                walls[s["arm"]] = walls.get(s["arm"], 0.0) + float(s.get("wall_s") or 0.0)
+        for s in manifest.summaries or ():
+            if not s.started_at or not s.finished_at:
+                walls[s.arm] = walls.get(s.arm, 0.0) + float(s.wall_s or 0.0)
                 continue
-            start, end = _epoch(s["started_at"]), _epoch(s["finished_at"])
-            lo, hi = spans.get(s["arm"], [start, end])
-            spans[s["arm"]] = [min(lo, start), max(hi, end)]
+            start, end = _epoch(s.started_at), _epoch(s.finished_at)
+            lo, hi = spans.get(s.arm, [start, end])
+            spans[s.arm] = [min(lo, start), max(hi, end)]
         for arm, (lo, hi) in spans.items():
             walls[arm] = walls.get(arm, 0.0) + (hi - lo)
     return walls
@@ -393,7 +393,7 @@ def rehearse(settings: RehearsalSettings) -> dict:
     report: dict = {"synthetic": True, "what": "make rehearse: the kit end to end against the rehearsal server "
                     "(a scripted fake; nothing here is a model result)", "size": size,
                     "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                    "machine": {"cpus": machine.cores, "loadavg_start": machine.loadavg_start}, "kit": git_state(),
+                    "machine": {"cpus": machine.cores, "loadavg_start": machine.loadavg_start}, "kit": to_json(git_state()),
                     "config": {"models": list(MODELS), "seeds": seeds, "per_calculator": per_calculator,
                                "concurrency": concurrency, "executor_backend": backend,
                                "rehearsal_seed": settings.seed, "faults": dict(settings.faults),
@@ -478,8 +478,8 @@ def reference_run(ctx: _Context, report: dict) -> tuple[PipelineRun, Measured]:
     run_wall = sum(block_span_s(m) for m in ref.blocks)
     # attempts that were retries: network attempts minus the requests they completed (records' requests less the
     # cache hits: identical prompts across arms are answered from the response cache)
-    attempts = sum(int(m.get("requests_sent") or 0) for m in ref.blocks)
-    cache_hits = sum(int(m.get("cache_hits") or 0) for m in ref.blocks)
+    attempts = sum(m.requests_sent or 0 for m in ref.blocks)
+    cache_hits = sum(m.cache_hits or 0 for m in ref.blocks)
     retried = attempts - (total_requests - cache_hits)
     report["run"] = {
         "requests": total_requests, "programs": counts["programs"], "records": counts["records"],
@@ -519,8 +519,8 @@ def copy_model_results(src: Path, dst: Path, models) -> dict:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
             copied["results_files"] += 1
-    for found in read_manifests(src):
-        if (found.data.get("model") or {}).get("id") in models:
+    for found in read_manifests(src, kind="run"):
+        if found.manifest.model.id in models:
             shutil.copy2(found.path, dst / found.path.name)
             copied["manifests"] += 1
     return copied
@@ -536,7 +536,7 @@ def kill_and_resume(ctx: _Context, ref: PipelineRun, ref_measured: Measured, ref
     rng = random.Random(ctx.settings.seed)
     res_dir = out / "resume-check" / "results"
     first = ref.block(MODELS[0])
-    first_end = max(_epoch(s["finished_at"]) for s in first["summaries"]) if first and first.get("summaries") \
+    first_end = max(_epoch(s.finished_at) for s in first.summaries) if first and first.summaries \
         else ref_measured.started + ref_measured.wall_s
     first_wall = first_end - ref_measured.started          # the reference pipeline up to its first model's end
     kill_at = round(rng.uniform(0.2, 0.6) * first_wall, 2)

@@ -41,7 +41,7 @@ out = Path(sys.argv[1])
 res = {}
 for side, checkout in (("a", sys.argv[2]), ("b", sys.argv[3])):
     d = out / f"out-{side}"
-    walls = arm_walls(m.data for m in read_manifests(d))
+    walls = arm_walls(f.manifest for f in read_manifests(d, kind="run"))
     counts = count_records(d)
     commit = subprocess.run(["git", "-C", checkout, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     res[side] = {"checkout": checkout, "commit": commit, "arm_wall_s": {a: round(w, 2) for a, w in walls.items()},

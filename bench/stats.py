@@ -24,7 +24,7 @@ from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact
 from harness.analysis.stats.icc import summarize
 from harness.analysis.stats.paired import collect_pairs
 from harness.analysis.stats.synthetic_records import synthetic_arrays
-from harness.analysis.tables import table_s5
+from harness.analysis.tables.gaps import table_s5
 
 TARGETS = (Target("array_version_seconds", "<=", 10, label="array_seconds_max"),
            Target("speedup", ">=", 50, label="speedup_min"))

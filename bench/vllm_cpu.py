@@ -50,7 +50,7 @@ def main(out: Path, prompt_tokens: int = 1000, decode_tokens: int = 64) -> int:
         launcher.wait_ready(900)
         if not report["attached"]:
             report["startup_s"] = round(time.monotonic() - started, 1)
-        report["vllm_version"] = launcher.describe()["vllm_version"]
+        report["vllm_version"] = launcher.describe().server_version
         base, model = launcher.base_url, launcher.model_id
         chat(base, model, "Say hi.", 2)                       # warm-up
         # " and" is one Qwen2.5 token: the prompt is about the asked length (the usage says exactly)

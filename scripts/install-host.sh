@@ -14,7 +14,7 @@
 #      0.0~20240729), else gVisor's official release binaries of the pinned release, checked against the
 #      sha512 published next to them (RUNSC_SHA512 pins the value; the verified value is printed).
 #      mmdebstrap and debian-archive-keyring (the executor image is Debian bookworm, also on Ubuntu) and
-#      libseccomp2 from the distribution.
+#      libseccomp2 from the distribution; libgomp1 (GCC's OpenMP runtime, which the CPU model server wheel loads).
 #   3. /etc/docker/daemon.json: adds (or updates) only the `runsc` runtime, runtimeArgs `--network=none`
 #      (no network stack in the sandbox), `--oci-seccomp` (without it runsc ignores docker's seccomp profile) and
 #      `--platform=P`; every other runtime (`nvidia`) and `default-runtime` stay as they were.
@@ -103,7 +103,7 @@ else
     docker_action="apt-get install docker.io (no Docker on this host)"
     apt_packages=(docker.io)
 fi
-apt_packages+=(mmdebstrap debian-archive-keyring libseccomp2)
+apt_packages+=(mmdebstrap debian-archive-keyring libseccomp2 libgomp1)   # libgomp1: the CPU model server wheel's OpenMP runtime
 
 # --- 2. gVisor ----------------------------------------------------------------------------------
 current_runsc=""

@@ -7,9 +7,9 @@ the library's 440 and the four replaced calculators, and the text's no-answer sh
 harness/analysis/paper_values.json, never typed here), calculator-level spread wide enough for Table 2's
 intervals (7B crosses zero, 32B clears it), and seed-to-seed flips at the paper's rerun agreement (about 95% at
 7B, 99.8% at 32B). They are built with the kit's own types: `harness.run.record.Record` in a
-`harness.run.store.ResultStore`, `harness.run.manifest.write_run_manifest` with the arms' real configs
-(harness.arms.registry), the vLLM launcher's real description (harness.model.vllm.VllmLauncher through
-harness.reproduce.launchers.VllmKind) and a real process-backend executor's `describe()`.
+`harness.run.store.ResultStore`, typed `harness.run.manifest.RunManifest`s with the arms' real configs
+(harness.arms.registry), the vLLM launcher's real description (harness.model.vllm.launcher.VllmLauncher.describe())
+and a real process-backend executor's `describe()`.
 
 The Verified test split cannot be fetched here; its identity is a stand-in sha256 (`VERIFIED_SHA`), pinned in a
 copy of checksums/datasets.json at the paper's revision (MATHSOLVER_PINS_FILE), so the kit recognises the set as
@@ -21,7 +21,7 @@ import copy
 import hashlib
 import json
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -35,9 +35,13 @@ from harness.arms.registry import ARMS
 from harness.core.paths import REPO_ROOT
 from harness.data.calculator_ids import CALCULATOR_IDS
 from harness.data.dataset import Dataset
-from harness.model.vllm import VllmLauncher, image_lock
-from harness.reproduce.launchers import VllmKind
-from harness.run.manifest import write_run_manifest
+from harness.model.vllm.launcher import VllmLauncher
+from harness.model.vllm.locks import image_lock
+from harness.arms.prompts import template_hashes
+from harness.core.typed_json import from_json, to_json
+from harness.model.server_info import ServerInfo
+from harness.run.manifest import (ConventionRef, ExecutorInfo, ModelRef, RunManifest, arm_configs, dataset_ref, origin,
+                                  read_manifests, write_manifest)
 from harness.run.record import Record
 from harness.run.store import ResultStore, record_key, results_path
 
@@ -204,13 +208,10 @@ def arm_for(name: str):
     return with_convention(ARMS[name], "exact")
 
 
-def server_block(model: str, *, vllm_version: str | None = None) -> dict:
-    """The run manifest's `server` as `make reproduce` records it for a started vLLM server."""
-    launcher = VllmLauncher(KEYS[model])
-    server = launcher.describe()
-    server["vllm_version"] = vllm_version or image_lock()["vllm_version"]   # what the server logs at start
-    server["server"], server["server_version"] = "vLLM", server["vllm_version"]
-    return VllmKind().run_manifest_server(launcher, server)
+def server_block(model: str, *, vllm_version: str | None = None) -> ServerInfo:
+    """The run manifest's `server` as `make reproduce` records it for a started vLLM server: the launcher's own
+    description, with the version the server reports at start."""
+    return replace(VllmLauncher(KEYS[model]).describe(), server_version=vllm_version or image_lock()["vllm_version"])
 
 
 @pytest.fixture(scope="session")
@@ -264,32 +265,34 @@ def stand_in_dataset(cases: "Cases") -> Dataset:
     case ids only (the writer counts them): a stand-in, not a loadable dataset."""
     return Dataset("verified", Path("(stand-in for the Verified test split)"), VERIFIED_SHA, list(cases.ids))
 
-CONVENTION = {"name": "exact", "reason": "MedCalc-Bench Verified test split (pinned)", "source": "dataset"}
+CONVENTION = ConventionRef(name="exact", source="dataset", reason="MedCalc-Bench Verified test split (pinned)",
+                           rounding="none")
 
 
 def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict | None = None) -> None:
     """One run manifest for the library run and one per model, as `harness run` writes them; `manifests`: model (or
-    "library") -> a function editing that manifest's fields before it is written."""
-    seeds = list(paper_seeds())
-    gold = arm_for("gold-lib")
-    dataset = stand_in_dataset(cases)
-    fields = dict(arms={"gold-lib": gold.config()},
-                  arm_config_hashes={"gold-lib": gold.config_hash()}, seeds=seeds, scorer="paper", n_cases=1100,
-                  model={"id": "library", "revision": None, "server_profile": None}, server=None, executor=None,
-                  convention=dict(CONVENTION))
-    if (manifests or {}).get("library"):
-        manifests["library"](fields)
-    write_run_manifest(root, "20270101T000000000000Z", dataset, **fields)
+    "library") -> a function editing that manifest's JSON form before it is read back (a typed RunManifest: an edit
+    outside the schema fails here, as it would for the reader) and written."""
+    seeds = tuple(paper_seeds())
+    dataset = dataset_ref(stand_in_dataset(cases))
+
+    def write(run_id: str, who: str, arms: list, model: ModelRef, server, executor_info) -> None:
+        manifest = RunManifest(run_id=run_id, origin=origin(), dataset=dataset, arms=arm_configs(arms),
+                               arm_config_hashes={a.name: a.config_hash() for a in arms}, prompts=template_hashes(),
+                               seeds=seeds, scorer="paper", case_ids=tuple(cases.ids), model=model, client=None,
+                               server=server, executor=executor_info, convention=CONVENTION)
+        edit = (manifests or {}).get(who)
+        if edit:
+            data = to_json(manifest)
+            edit(data)
+            manifest = from_json(RunManifest, data)
+        write_manifest(root, manifest)
+
+    write("20270101T000000000000Z", "library", [arm_for("gold-lib")], ModelRef("library", None, None), None, None)
     for i, model in enumerate((Q7, Q32)):
-        arms = {a: arm_for(a) for a in ("open-book", "program-solve")}
-        fields = dict(arms={a: x.config() for a, x in arms.items()},
-                      arm_config_hashes={a: x.config_hash() for a, x in arms.items()}, seeds=seeds,
-                      scorer="paper", n_cases=1100,
-                      model={"id": model, "revision": VllmLauncher(KEYS[model]).revision, "server_profile": "vllm"},
-                      server=server_block(model), executor=copy.deepcopy(executor), convention=dict(CONVENTION))
-        if (manifests or {}).get(model):
-            manifests[model](fields)
-        write_run_manifest(root, f"20270101T00000{i + 1}000000Z", dataset, **fields)
+        write(f"20270101T00000{i + 1}000000Z", model, [arm_for(a) for a in ("open-book", "program-solve")],
+              ModelRef(model, VllmLauncher(KEYS[model]).revision, "vllm"), server_block(model),
+              ExecutorInfo.of(copy.deepcopy(executor)))
 
 
 @pytest.fixture
@@ -322,7 +325,9 @@ def hand_made(tmp_path_factory, executor_description):
             redrawn = correctness(cases, t)
             cells.update({k: redrawn[k] for k in cells if t.accuracy[k] != paper.accuracy[k]})
         if targets is None and not keep_cases and not keep_seeds and "faithful" in made:
-            shutil.copytree(made["faithful"], root, ignore=shutil.ignore_patterns("manifest-*.json", "comparison*"))
+            shutil.copytree(made["faithful"], root, ignore=shutil.ignore_patterns("comparison*"))
+            for found in read_manifests(root):   # this set's own are written below
+                found.path.unlink()
         else:
             write_records(root, cells, cases, none_share=t.none_share, keep_cases=keep_cases, keep_seeds=keep_seeds)
         write_manifests(root, cases, executor_description, manifests)

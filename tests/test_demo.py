@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from harness.core.ports import free_port
+from harness.run.manifest import run_manifests
 from tests.conftest import ROOT, require
 
 TEST_MODEL = "qwen2.5-coder-0.5b-instruct"      # harness/model/cpu_models.json role "test"
@@ -87,6 +88,5 @@ def test_demo_script_one_case(tmp_path):
         (line,) = (model_dir / arm / "seed42.jsonl").read_text().splitlines()
         rec = json.loads(line)
         assert rec["case_id"] == "24-951" and rec["server_model"] == "qwen2.5-coder-0.5b-instruct"
-    manifests = sorted(out_dir.glob("manifest-*.json"))
-    server = [json.loads(m.read_text()).get("server") for m in manifests]
-    assert any(s and s["model"]["gguf_sha256"].startswith("1d9614638d18") for s in server)
+    server = [m.server for m in run_manifests(out_dir)]
+    assert any(s and s.weights.sha256.startswith("1d9614638d18") for s in server)

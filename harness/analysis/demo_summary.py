@@ -6,15 +6,19 @@ results: its models, cases and seeds).
 
     harness about --results OUT [--server OUT/server.json] > OUT/about.md
 
+The server description is the model run's own (its run manifest's `server`, harness.model.server_info.ServerInfo),
+unless `--server` names a file written by `harness serve start --server-info`.
+
 The wall time and the machine's load are not part of it (summary.md's closing lines say them).
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
 from harness.arms.registry import ARMS
+from harness.model.server_info import ServerInfo, read_server_info
+from harness.run.manifest import run_manifests
 from harness.run.store import iter_located_records
 
 MODEL_ARMS = ("open-book", "program-solve", "blind")      # the demo's model arms, in the order the text names them
@@ -35,11 +39,11 @@ def _label(arm: str) -> str:
     return ARMS[arm].display.label if arm in ARMS and ARMS[arm].display.label else arm
 
 
-def _model_words(server: dict | None, model_id: str) -> str:
-    meta = (server or {}).get("gguf_metadata") or {}
-    if meta.get("name"):
-        quant = f", {meta['file_type_name']}" if meta.get("file_type_name") else ""
-        return f"{meta['name']} ({meta.get('size_label', '?')} parameters{quant}; model id {model_id})"
+def _model_words(server: ServerInfo | None, model_id: str) -> str:
+    w = server.weights if server is not None else None
+    if w is not None and w.name:
+        quant = f", {w.quantization}" if w.quantization else ""
+        return f"{w.name} ({w.size_label or '?'} parameters{quant}; model id {model_id})"
     return model_id
 
 
@@ -48,7 +52,7 @@ def _wrong_words(rows: list[dict]) -> str:
     return ", ".join(f"{n} {OUTCOME_WORDS.get(o, o)}" for o, n in counts.most_common())
 
 
-def about_text(records: list[dict], server: dict | None = None) -> str:
+def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
     """The paragraph (module docstring) from the demo's records."""
     by_arm: dict[str, list[dict]] = {}
     for r in records:
@@ -100,7 +104,7 @@ def about_text(records: list[dict], server: dict | None = None) -> str:
         else:
             shows += (f" On these cases open-book arithmetic answered more correctly than Program-Solve "
                       f"({b_ok} vs {p_ok}).")
-    size = ((server or {}).get("gguf_metadata") or {}).get("size_label") or "small"
+    size = (server.weights.size_label if server is not None and server.weights is not None else None) or "small"
     n = len(cases)
     seed_words = "one seed" if len(seeds) == 1 else f"{len(seeds)} seeds"
     not_shows = (f"What they do not show: the paper's results. The paper runs Qwen2.5-7B/32B (and Mistral-7B, "
@@ -121,8 +125,13 @@ def _value(v) -> str:
 
 def about_results(results: Path, server_path: Path | None = None) -> str:
     """The opening paragraph of the result set under ``results`` (``harness about``): from its records and the
-    server description (RESULTS/server.json unless ``server_path``). ValueError when the records cannot say it."""
-    server_path = server_path or results / "server.json"
-    server = json.loads(server_path.read_text()) if server_path.is_file() else None
+    description of the server that fed them (its run manifest's, or the file at ``server_path``). ValueError when
+    the records cannot say it (a manifest or server file that cannot be read is an error naming it)."""
     records = [r for _, _, r in iter_located_records(results)]
+    if server_path is not None:
+        server = read_server_info(server_path)
+    else:
+        models = {r["model"] for r in records if r["arm"] in MODEL_ARMS}
+        server = next((m.server for m in run_manifests(results) if m.server is not None and m.model.id in models),
+                      None)
     return about_text(records, server)

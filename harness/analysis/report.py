@@ -20,7 +20,8 @@ from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.results_analysis import Analysis, analyse
 from harness.analysis.stats.labels import arm_label, model_label, synthetic_notice
 from harness.analysis.table_format import Table
-from harness.run.manifest import ManifestFile, read_manifests
+from harness.core.typed_json import to_json
+from harness.run.manifest import ManifestFile, read_manifests, run_manifests
 from harness.analysis.tables import build_tables, write_tables
 
 CSS = """
@@ -46,10 +47,10 @@ div.wrap{overflow-x:auto;max-width:100%}
 
 def _manifest_html(manifests: list[ManifestFile], root: Path) -> str:
     if not manifests:
-        return '<p class="meta">No run manifests (manifest-*.json) were found under the results root.</p>'
+        return '<p class="meta">No manifests were found in the results root.</p>'
     out = []
     for m in manifests:
-        text = json.dumps(m.data, indent=2, sort_keys=True)
+        text = json.dumps(to_json(m.manifest), indent=2, sort_keys=True)
         out.append(f"<details><summary>{html.escape(str(m.path.relative_to(root)))}</summary>"
                    f"<pre>{html.escape(text)}</pre></details>")
     return "\n".join(out)
@@ -160,20 +161,10 @@ def write_outputs(an: Analysis, out_dir, results_dir) -> ReportFiles:
     tables, omitted = build_tables(an)
     table_paths = write_tables(tables, omitted, out / "tables", an)
     figures = build_figures(an, out / "figures")
-    comparison = write_comparison(an, out / "comparison", _manifests_or_none(results_dir))
+    comparison = write_comparison(an, out / "comparison", run_manifests(results_dir) if results_dir is not None else [])
     page = out / "report.html"
     page.write_text(render_report(an, tables, omitted, figures, results_dir, comparison), encoding="utf-8")
     return ReportFiles(tables, omitted, table_paths, figures, page, comparison)
-
-
-def _manifests_or_none(results_dir) -> list[dict]:
-    """The run manifests for the comparison's ledger; none (every setting 'not recorded') when unreadable."""
-    from harness.analysis.table_format import Omit
-    from harness.analysis.tables_supplementary import load_manifests
-    try:
-        return load_manifests(results_dir) if results_dir is not None else []
-    except Omit:
-        return []
 
 
 def build_report(results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,

@@ -8,7 +8,9 @@ tables need (s8, s15, the router and formula-version tables) are read through th
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,8 @@ from harness.analysis.stats.hybrids import add_hybrids
 from harness.analysis.stats.labels import model_label
 from harness.analysis.stats.paired import paired_gaps
 from harness.run.store import iter_result_files, read_result_file
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -38,6 +42,14 @@ class Analysis:
     hybrids: list[str]
     results_dir: Path | None = None  # the results root (manifests and records for s8, s14, s15, s20-s22)
     _records: dict[str, list[dict]] = field(default_factory=dict, repr=False, compare=False)  # by results file
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def once(self, key: str, compute: Callable[[], T]) -> T:
+        """A value derived from this analysis, computed the first time it is asked for (the router curves that
+        tables s20, s21 and the risk-coverage figure share)."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return self._derived[key]
 
     def gap(self, model: str, solver: str, reference: str, subset: str = "all") -> dict | None:
         for row in self.gaps:

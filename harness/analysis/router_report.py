@@ -1,4 +1,4 @@
-"""Beyond the paper: what the router tables (s20-s22, harness.analysis.tables) and the risk-coverage figure
+"""Beyond the paper: what the router tables (s20-s22, harness.analysis.tables.router) and the risk-coverage figure
 (harness.analysis.figures) read from stored records: full router records, curves and declared comparisons.
 
 * s20 (router summary): per model and router arm, coverage (answered share), accuracy on answered
@@ -49,9 +49,12 @@ def router_comparisons(arms) -> tuple[Comparison, ...]:
 
 
 def curves(an: Analysis) -> list[Curve]:
-    rows = level_rows(router_records(an))
-    return [curve(rows[key], resampler=None, draws=an.resampler.draws, seed=an.resampler.seed)
-            for key in sorted(rows)]
+    """The router curves of the analysis (one per model and router arm), computed once per analysis."""
+    def compute() -> list[Curve]:
+        rows = level_rows(router_records(an))
+        return [curve(rows[key], resampler=None, draws=an.resampler.draws, seed=an.resampler.seed)
+                for key in sorted(rows)]
+    return an.once("router curves", compute)
 
 
 def default_m(an: Analysis, c: Curve) -> int:

@@ -1,8 +1,7 @@
 """A table and its renderings (Markdown, LaTeX booktabs, CSV, HTML), the number formats every table uses,
 and `Omit`, what a table builder raises when the results cannot determine its table.
 
-Shared by harness.analysis.tables (the builders of the tables the arrays determine, and the writer) and
-harness.analysis.tables_supplementary (the tables that read records, manifests, the policy or the catalogue).
+Shared by every table family of harness.analysis.tables (the builders) and its writer.
 """
 from __future__ import annotations
 

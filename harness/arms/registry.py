@@ -265,3 +265,34 @@ def ladder() -> dict[str, tuple[str, str, str]]:
 def program_table_arms() -> tuple[str, ...]:
     """Arms whose programs the program tables count, in arm order."""
     return tuple(name for name in arm_order() if ARMS[name].display.program_table)
+
+
+def _but_budget(arm: Arm) -> dict:
+    return {k: v for k, v in arm.config().items() if k not in ("name", "title", "notes", "note_words")}
+
+
+_BUDGET_VARIANTS: dict[tuple, dict[str, str]] = {}   # by the registry's entries: arms registered later count
+
+
+def budget_variants() -> dict[str, str]:
+    """{arm: the arm it caps}: every registered arm that reads a shorter note than another arm whose config is its
+    own but for name, title, notes and note budget (extract-lib-250 caps extract-lib, note-only-gold-250 reads
+    more than note-only-gold); the note-budget ablation (s4) and the arms' labels read it, never a name suffix."""
+    entries = tuple((name, id(arm)) for name, arm in ARMS.items())
+    if entries not in _BUDGET_VARIANTS:
+        _BUDGET_VARIANTS.clear()
+        _BUDGET_VARIANTS[entries] = _budget_variants()
+    return dict(_BUDGET_VARIANTS[entries])
+
+
+def _budget_variants() -> dict[str, str]:
+    out = {}
+    for name, arm in ARMS.items():
+        if arm.note_words is None:
+            continue
+        mine = _but_budget(arm)
+        bases = [o.name for o in ARMS.values() if o.name != name and _but_budget(o) == mine
+                 and (o.note_words is None or o.note_words < arm.note_words)]
+        if bases:
+            out[name] = min(bases, key=lambda b: (ARMS[b].note_words is not None, ARMS[b].note_words or 0, b))
+    return out

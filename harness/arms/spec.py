@@ -23,6 +23,7 @@ from typing import Any
 
 from harness.arms import prompts
 from harness.core.canonical_json import canonical_json
+from harness.core.typed_json import from_json
 from harness.calculators.catalogue import CATALOGUE
 from harness.calculators.versions import version_of, version_text
 
@@ -192,6 +193,37 @@ class Arm:
         return dataclasses.replace(self, **changes)
 
 
+@dataclass(frozen=True)
+class ArmConfig:
+    """An arm's configuration as a run manifest records it: `Arm.config()` read back, field for field (the run
+    manifest's `arms`; harness.run.manifest)."""
+
+    name: str
+    title: str
+    solver: str
+    prompt: str | None
+    temperature: float
+    max_tokens: int | None
+    samples: int
+    note_words: int | None
+    gold_variables: bool
+    formula: bool
+    syntax: bool
+    example: str | None
+    needs_model: bool
+    needs_executor: bool
+    covered_only: bool
+    templates: dict[str, str]
+    notes: str
+    solver_options: dict[str, Any]
+    formula_versions: dict[str, str]
+    convention: str | None
+
+    @classmethod
+    def of(cls, arm: Arm) -> ArmConfig:
+        return from_json(cls, arm.config())
+
+
 def catalogue_formula_text(calculator_id: int) -> str:
     """The catalogue's formula text for a calculator (harness.calculators.catalogue.CATALOGUE)."""
     try:
@@ -201,4 +233,5 @@ def catalogue_formula_text(calculator_id: int) -> str:
     return entry.text
 
 
-__all__ = ["REPLY_FORMS", "Decoding", "PromptFamily", "Prompt", "HybridRole", "Display", "Arm", "catalogue_formula_text"]
+__all__ = ["REPLY_FORMS", "Decoding", "PromptFamily", "Prompt", "HybridRole", "Display", "Arm", "ArmConfig",
+           "catalogue_formula_text"]

@@ -16,9 +16,8 @@ from harness.analysis.comparison.render import counts
 from harness.analysis.results_analysis import analyse
 from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
-from harness.analysis.table_format import Omit
-from harness.analysis.tables_supplementary import load_manifests
 from harness.cli.errors import explain
+from harness.run.manifest import ManifestError, run_manifests
 
 
 @click.command("compare")
@@ -43,8 +42,8 @@ def compare(results_dir: Path, out_dir: Path | None, dataset: str | None, paper_
     try:
         an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset)
         try:
-            manifests = load_manifests(results_dir)
-        except Omit as exc:
+            manifests = run_manifests(results_dir)
+        except ManifestError as exc:
             raise click.ClickException(str(exc)) from None
         files = write_comparison(an, out_dir, manifests, paper_cases)
     except ResultsError as exc:

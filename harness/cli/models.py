@@ -93,13 +93,14 @@ def inspect_cmd(gguf):
 @click.command("about")
 @click.option("--results", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True)
 @click.option("--server", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="The server description [RESULTS/server.json].")
+              help="A server description written by `harness serve start --server-info` [the model run's own, from "
+                   "its run manifest].")
 def about(results, server):
     """The opening paragraph of a result set (what was run, on which model, what it shows and what it does not),
     computed from its records; scripts/demo.sh writes it to about.md."""
     from harness.analysis.demo_summary import about_results
     try:
         click.echo(about_results(results, server), nl=False)
-    except ValueError as exc:
+    except ValueError as exc:   # also an unreadable manifest or server file (ManifestError, ServerInfoError)
         click.echo(f"about: {results}: {exc}", err=True)
         sys.exit(1)

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shlex
 import sys
@@ -23,6 +22,7 @@ from harness.cli.errors import check_out_dir
 from harness.cli.convention import announce, convention_option
 from harness.cli.dataset_option import dataset_option
 from harness.model.client import DEFAULT_API_KEY_ENV, SERVER_PROFILES, ModelRequestError
+from harness.model.server_info import ServerInfoError, read_server_info
 from harness.run.runner import ConfigMismatchError, summary_markdown
 from harness.run.request import ModelTarget, RunRequest
 from harness.run.schedule import DEFAULT_ORDER, ORDERS
@@ -40,6 +40,17 @@ def seeds_option(text: str) -> list[int]:
         return core_seeds.parse_seeds(text)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--seeds") from None
+
+
+
+def _server_info(path):
+    """The `--server-info` file (written by `harness serve start --server-info`), typed; a usage error naming it."""
+    if not path:
+        return None
+    try:
+        return read_server_info(path)
+    except ServerInfoError as exc:
+        raise click.BadParameter(str(exc), param_hint="--server-info") from None
 
 
 @click.command("run")
@@ -130,7 +141,7 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     cache = None if no_cache else Path(cache_dir or Path(out_dir) / ".cache" / "responses")
     target = ModelTarget(base_url=base_url, model=model, revision=model_revision, server_profile=server_profile,
                          timeout=timeout, cache_dir=cache, api_key_env=api_key_env,
-                         server_info=json.loads(Path(server_info).read_text()) if server_info else None)
+                         server_info=_server_info(server_info))
     request = RunRequest.build(arms, dataset, cases, seed_list, out_dir=out_dir, convention=choice, target=target,
                                executor_backend=executor_backend, concurrency=concurrency, scorer=scorer,
                                all_cases=all_cases, progress=not no_progress,
@@ -138,7 +149,7 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     signals: list[int] = []
     try:
         with sigterm_as_interrupt() as signals:
-            summaries = asyncio.run(run_session(request))
+            summaries = asyncio.run(run_session(request)).summaries
     except KeyboardInterrupt:
         click.echo(interrupted_line(out_dir, [a.name for a in arms], seed_list, signals,
                                     "harness " + shlex.join(sys.argv[1:])), err=True)

@@ -31,7 +31,7 @@ from harness.model.client import SERVER_PROFILES
 from harness.model.rehearsal.labels import SYNTHETIC_PREFIX
 from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
 from harness.model.serving import CPU_MODEL_ID, LaunchError, LlamaCppLauncher, poll_models
-from harness.model.vllm import PinError
+from harness.model.vllm.locks import PinError
 from harness.reproduce.config import (DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, resolve_arms,
                                       split_names)
 from harness.run.schedule import DEFAULT_ORDER, ORDERS
@@ -178,8 +178,8 @@ def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, 
         raise click.ClickException(str(exc)) from None
     except (LaunchError, PinError) as exc:
         raise click.ClickException(str(exc)) from None
-    if manifest.get("infra_failed"):
-        click.echo(f"{manifest['infra_failed']} case(s) failed as executor infrastructure and were not recorded; "
+    if manifest.infra_failed:
+        click.echo(f"{manifest.infra_failed} case(s) failed as executor infrastructure and were not recorded; "
                    "run the same command again to retry them", err=True)
         sys.exit(3)
 
@@ -213,19 +213,19 @@ def smoke_cmd(ready_timeout, **kw):
 @click.option("--check", is_flag=True, help="Exit 3 when a pin differs from what the hub resolves (make reproduce).")
 def pin_models_cmd(write, endpoint, models, check):
     """Resolve `main` of each locked repository to its full commit; report differences (rewrite with --write)."""
-    from harness.model.vllm import PinError, load_json, vllm_dir
+    from harness.model.vllm.locks import MODELS_LOCK, load_json, update_model_pins, vllm_dir
     try:
         from huggingface_hub import HfApi
     except ImportError as exc:
         raise click.ClickException(f"huggingface_hub is not installed: {exc}") from None
-    lock = load_json("models.lock.json")
+    lock = load_json(MODELS_LOCK)
     keys = split_names(models) or list(lock["models"])
     unknown = [k for k in keys if k not in lock["models"]]
     if unknown:
         raise click.UsageError(f"unknown model key(s): {', '.join(unknown)}; known: {', '.join(lock['models'])}")
     api = HfApi(endpoint=endpoint)
-    errors = changed = confirmed = 0
-    today = _dt.date.today().isoformat()
+    errors = 0
+    resolved: dict[str, str] = {}
     for key in keys:
         entry = lock["models"][key]
         try:
@@ -238,30 +238,19 @@ def pin_models_cmd(write, endpoint, models, check):
             errors += 1
             click.echo(f"{key}: {entry['repo']}: the hub answered no full commit ({sha!r})")
             continue
-        if sha == entry.get("revision"):
-            click.echo(f"{key}: {entry['repo']}: pinned {sha} = main")
-            if write and entry.get("revision_confidence") != "re-resolved":
-                entry["revision_confidence"] = "re-resolved"
-                entry["revision_resolved_on"] = today
-                confirmed += 1
-            continue
-        changed += 1
-        click.echo(f"{key}: {entry['repo']}: pinned {entry.get('revision')} != main {sha}")
-        if write:
-            entry["revision"] = sha
-            entry["revision_source"] = f"`harness serve pin-models`: main resolved with HfApi().model_info on {today}"
-            entry["revision_confidence"] = "re-resolved"
-            entry["revision_resolved_on"] = today
-    path = vllm_dir() / "models.lock.json"
-    if write and (changed or confirmed):
-        path.write_text(json.dumps(lock, indent=2) + "\n")
-        click.echo(f"wrote {path} ({changed} revision(s) changed, {confirmed} confirmed)")
-    elif changed:
-        click.echo(f"{changed} difference(s); rerun with --write to update {path} (results of a different "
-                   "revision are not comparable with the paper's)")
+        resolved[key] = sha
+        click.echo(f"{key}: {entry['repo']}: pinned {sha} = main" if sha == entry.get("revision") else
+                   f"{key}: {entry['repo']}: pinned {entry.get('revision')} != main {sha}")
+    update = update_model_pins(resolved, write=write, today=_dt.date.today().isoformat())
+    if update.written:
+        click.echo(f"wrote {update.written} ({len(update.changed)} revision(s) changed, {len(update.confirmed)} "
+                   "confirmed)")
+    elif update.changed:
+        click.echo(f"{len(update.changed)} difference(s); rerun with --write to update {vllm_dir() / MODELS_LOCK} "
+                   "(results of a different revision are not comparable with the paper's)")
     if errors:
         sys.exit(1)
-    if check and changed and not write:
+    if check and update.changed and not write:
         sys.exit(3)
 
 
@@ -274,10 +263,10 @@ def _docker(args: list[str], timeout: float = 3600) -> subprocess.CompletedProce
 @click.option("--check", is_flag=True, help="Exit 3 when the pin differs from the resolved digest (make reproduce).")
 def pin_images_cmd(write, check):
     """`docker pull` the locked image tag and read its repository digest (`docker inspect` RepoDigests)."""
-    from harness.model.vllm import load_json, vllm_dir
+    from harness.model.vllm.locks import image_lock, update_image_pin
     if shutil.which("docker") is None:
         raise click.ClickException("docker not found: pin-images needs docker and access to Docker Hub")
-    lock = load_json("image.lock.json")
+    lock = image_lock()
     ref = f"{lock['image']}:{lock['tag']}"
     click.echo(f"docker pull {ref}")
     pull = _docker(["pull", ref])
@@ -293,25 +282,12 @@ def pin_images_cmd(write, check):
         raise click.ClickException(f"docker inspect {ref} gave no repository digest for {lock['image']} "
                                    f"(RepoDigests: {digests}; {insp.stderr.strip()[-300:]})")
     digest = found[0]
-    if digest == lock.get("digest"):
-        click.echo(f"{ref}: pinned {digest} = resolved")
-        if write and lock.get("digest_confidence") != "re-resolved":
-            lock["digest_confidence"] = "re-resolved"
-            lock["digest_resolved_on"] = _dt.date.today().isoformat()
-            (vllm_dir() / "image.lock.json").write_text(json.dumps(lock, indent=2) + "\n")
-        return
-    click.echo(f"{ref}: pinned {lock.get('digest')} != resolved {digest}")
-    if write:
-        lock["digest"] = digest
-        lock["reference"] = f"{ref}@{digest}"
-        lock["digest_confidence"] = "re-resolved"
-        lock["digest_resolved_on"] = _dt.date.today().isoformat()
-        lock["digest_source"] = (f"`harness serve pin-images` on {_dt.date.today().isoformat()}: docker pull {ref}, "
-                                 "then docker inspect RepoDigests")
-        path = vllm_dir() / "image.lock.json"
-        path.write_text(json.dumps(lock, indent=2) + "\n")
-        click.echo(f"wrote {path}")
-    else:
+    same = digest == lock.get("digest")
+    click.echo(f"{ref}: pinned {digest} = resolved" if same else f"{ref}: pinned {lock.get('digest')} != resolved {digest}")
+    update = update_image_pin(digest, write=write, today=_dt.date.today().isoformat())
+    if update.written and not same:
+        click.echo(f"wrote {update.written}")
+    if not same and not write:
         click.echo("rerun with --write to update the lock")
         if check:
             sys.exit(3)
@@ -408,7 +384,7 @@ def start_cmd(base_url, model, gguf, timeout, n_ctx, threads, parallel, log, pid
             pidfile.unlink(missing_ok=True)
         sys.exit(1)
     if server_info:
-        server_info.write_text(json.dumps(launcher.describe(), indent=2) + "\n")
+        server_info.write_text(json.dumps(launcher.describe().to_json(), indent=2) + "\n")
     click.echo(launcher.base_url)
 
 
@@ -444,4 +420,4 @@ def describe_cmd(base_url, model, n_ctx):
     """The CPU (llama.cpp) server at --base-url as a run manifest records it (JSON; `harness run --server-info`)."""
     from urllib.parse import urlparse
     port = urlparse(base_url).port or 8088
-    click.echo(json.dumps(LlamaCppLauncher(port=port, model_id=model, n_ctx=n_ctx).describe(), indent=2))
+    click.echo(json.dumps(LlamaCppLauncher(port=port, model_id=model, n_ctx=n_ctx).describe().to_json(), indent=2))

@@ -92,8 +92,8 @@ def run_cmd(plan_path, index, out):
         if isinstance(exc, (LaunchError, ModelRequestError)):
             raise click.ClickException(f"shard {index}: {exc}") from None
         raise
-    click.echo(f"shard {index}: {manifest['status']}, {manifest['records']} record(s) in its directory")
-    if manifest["status"] != "complete":
+    click.echo(f"shard {index}: {manifest.status}, {manifest.records} record(s) in its directory")
+    if manifest.status != "complete":
         sys.exit(3)
 
 
@@ -124,7 +124,7 @@ def submit_cmd(partition, gpus_per_task, cpus_per_task, time_limit, dry_run, n_s
 def _default_gpus(cfg) -> int:
     """vllm: the largest tensor-parallel size among the chosen models (Mistral-7B: 2), else 1; the others: 0."""
     from harness.reproduce.launchers import launcher_kind
-    return launcher_kind(cfg.launcher).gpus_per_task(cfg.models)
+    return launcher_kind(cfg.launcher).describe(cfg.models).gpus_per_task
 
 
 @click.command("merge")

@@ -19,7 +19,6 @@ checked before it is renamed; any mismatch is refused with exit 1 and nothing is
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core.hashing import file_sha256
 from harness.core.paths import REPO_ROOT
 from harness.model.gguf import GGUFError, summary
 
@@ -93,14 +93,6 @@ def get_model(model_id: str) -> CpuModel:
                     demo_timing=m.get("demo_timing"))
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(16 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def identity_problems(model: CpuModel, path: Path) -> list[str]:
     """What the file's own GGUF metadata says that differs from the identity the lock expects ([] when none)."""
     try:
@@ -120,7 +112,7 @@ def verify(model: CpuModel, path: Path, expected_sha256: str | None = None) -> l
     if size != model.gguf_bytes:
         return [f"size {size} != expected {model.gguf_bytes}"]
     want = expected_sha256 or model.gguf_sha256
-    got = _sha256(path)
+    got = file_sha256(path)
     if got != want:
         return [f"sha256 {got} != expected {want}"]
     return identity_problems(model, path)

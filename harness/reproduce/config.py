@@ -2,7 +2,6 @@
 guard that keeps one results directory to one combination of server settings."""
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -10,9 +9,10 @@ from harness.arms.registry import ARMS, paper_arms
 from harness.arms.spec import Arm
 from harness.core.paths import REPO_ROOT
 from harness.data.dataset import Case, Dataset
-from harness.model.vllm import Check
+from harness.model.prerequisites import Check
 from harness.reproduce.errors import ReproduceError
 from harness.reproduce.launchers import LAUNCHERS, PAPER_MODELS, launcher_kind
+from harness.run.manifest import LaunchSettings, ManifestError, read_manifests
 from harness.run.schedule import DEFAULT_ORDER, ORDERS
 from harness.run.session import CaseSelectionError, pick_cases
 
@@ -22,7 +22,7 @@ DEFAULT_OUT = ROOT / "results" / "reproduce"
 
 __all__ = ["ROOT", "PAPER_SEEDS", "PAPER_MODELS", "DEFAULT_OUT", "LAUNCHERS", "ReproduceError", "ReproduceConfig",
            "split_names", "resolve_models", "resolve_arms", "model_arm_names", "OTHER_CHECKPOINT_ARMS",
-           "PAPER_ARMS_BY_MODEL", "select_cases", "SERVER_SETTINGS",
+           "PAPER_ARMS_BY_MODEL", "select_cases", "launch_settings",
            "check_same_settings", "config_dict", "preflight"]
 
 
@@ -127,25 +127,29 @@ def select_cases(dataset: Dataset, limit: int | None, shortest: bool) -> list[Ca
 
 
 
-# Settings that change what the server answers but are not part of a record's key (the key has the model,
-# its revision and the client profile): one results directory holds one combination of them.
-SERVER_SETTINGS = ("launcher", "generation_config", "deterministic")
+def launch_settings(cfg: ReproduceConfig) -> LaunchSettings:
+    """The settings that change what the server answers but are not part of a record's key (the key has the model,
+    its revision and the client profile): one results directory holds one combination of them."""
+    return LaunchSettings(cfg.launcher, cfg.generation_config, cfg.deterministic)
 
 
 def check_same_settings(cfg: ReproduceConfig) -> None:
-    """Refuse to resume into a results directory produced under other server settings (its records
-    would be taken as done)."""
-    mine = {k: getattr(cfg, k) for k in SERVER_SETTINGS}
-    for p in sorted(Path(cfg.out).glob("manifest-reproduce-*.json")):
-        try:
-            theirs = json.loads(p.read_text()).get("config") or {}
-        except (OSError, ValueError):
-            continue
-        diff = {k: (theirs.get(k), mine[k]) for k in SERVER_SETTINGS if k in theirs and theirs.get(k) != mine[k]}
+    """Refuse to resume into a results directory produced under other server settings (its records would be taken
+    as done); a reproduce manifest there that cannot be read is an error naming it (ReproduceError)."""
+    mine = launch_settings(cfg)
+    try:
+        found = read_manifests(cfg.out, kind="reproduce") if Path(cfg.out).is_dir() else []
+    except ManifestError as exc:
+        raise ReproduceError(str(exc)) from None
+    for f in found:
+        theirs = f.manifest.settings
+        diff = {k: (getattr(theirs, k), getattr(mine, k)) for k in ("launcher", "generation_config", "deterministic")
+                if getattr(theirs, k) != getattr(mine, k)}
         if diff:
             said = ", ".join(f"{k}={a!r} there, {b!r} now" for k, (a, b) in diff.items())
-            raise ReproduceError(f"{cfg.out} holds results made under other server settings ({said}; see {p.name}); "
-                                 "give this run its own --out (OUT=) so the two are compared, not mixed")
+            raise ReproduceError(f"{cfg.out} holds results made under other server settings ({said}; see "
+                                 f"{f.path.name}); give this run its own --out (OUT=) so the two are compared, not "
+                                 "mixed")
 
 
 def config_dict(cfg: ReproduceConfig) -> dict:

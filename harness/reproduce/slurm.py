@@ -27,6 +27,7 @@ from typing import Callable
 from harness.core.canonical_json import json_file_text
 from harness.core.paths import REPO_ROOT
 from harness.reproduce.shard import ShardError, build_shard_plan, load_plan, shard_dir, shard_status, write_plan
+from harness.run.manifest import manifest_path
 
 ROOT = REPO_ROOT  # the array and merge scripts cd here: the kit checkout, the same path on every node
 
@@ -187,7 +188,7 @@ def submit(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False,
         echo(" ".join(merge_cmd).replace("ARRAY_JOB_ID", "$ARRAY_JOB_ID"))
         return {"dry_run": True, "plan": str(plan_path), "todo": todo}
     previous = read_submissions(out)
-    if not todo and (out / "merged" / "manifest-merge.json").exists() and previous and \
+    if not todo and manifest_path("merge", root=out / "merged").exists() and previous and \
             previous[-1].get("merge_job") and job_state(previous[-1]["merge_job"]) is None:
         echo(f"every shard is complete and {out / 'merged'} is merged: nothing to submit")
         return {"submitted": False, "todo": []}

@@ -94,8 +94,8 @@ def smoke(cfg: ReproduceConfig, model_key: str, *, echo: Callable[[str], None] =
     finally:
         launcher.stop()
     found["families"] = [r.__dict__ for r in results]
-    found["vllm_version"] = server.get("vllm_version")
-    found["sampling_defaults_logged"] = server.get("sampling_defaults_logged")
+    found["vllm_version"] = server.server_version
+    found["sampling_defaults_logged"] = server.sampling_defaults_logged
     for r in results:
         echo(f"[smoke {model_key}] {r.family} ({r.arm}): {'ok' if r.parsed else 'FAIL'}, {r.detail}, "
              f"finish {r.finish_reason}")

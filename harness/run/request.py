@@ -16,6 +16,7 @@ from harness.arms.options import with_convention
 from harness.arms.spec import Arm
 from harness.data.conventions import ConventionChoice, resolve_convention
 from harness.data.dataset import Case, Dataset
+from harness.model.server_info import ServerInfo
 from harness.run.progress import DEFAULT_INTERVAL_S
 from harness.run.runner import RunSpec, planned_units
 from harness.run.schedule import DEFAULT_ORDER
@@ -39,7 +40,7 @@ class ModelTarget:
     timeout: float = 900.0
     api_key_env: str | None = None        # environment variable holding the API key (never recorded)
     cache_dir: Path | None = None         # None: no response cache
-    server_info: dict | None = None       # the launcher's describe(), copied into the run manifest
+    server_info: ServerInfo | None = None  # the launcher's describe(), recorded in the run manifest
 
 
 @dataclass(frozen=True)

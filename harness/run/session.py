@@ -6,23 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-import json
 import signal
 import warnings
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Iterator
 
 from executor.api import Executor
 from harness.arms.prompts import template_hashes
-from harness.arms.registry import ARMS
 from harness.arms.solvers import uses_convention
-from harness.data.conventions import ConventionChoice, default_convention
+from harness.data.conventions import ConventionChoice
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
 from harness.model.preflight import check_model_server
 from harness.model.rehearsal.labels import is_synthetic_model
-from harness.run.manifest import read_manifests, write_run_manifest
+from harness.run.manifest import (ClientInfo, ConventionRef, ExecutorInfo, ModelRef, RunManifest, arm_configs,
+                                  dataset_ref, origin, read_manifests, updated, write_manifest)
 from harness.run.case_selection import spread_across_calculators
 from harness.run.request import RunRequest
 from harness.run.runner import NO_MODEL, run_arms
@@ -94,26 +92,16 @@ class RunSetupError(RuntimeError):
     """A run cannot start (e.g. the model server lists no model)."""
 
 
-def _depends_on_convention(arms) -> bool:
-    """Whether a manifest's arms ({name: config} of a run manifest, or [names] of a reproduce manifest) hold one
-    whose answer depends on the unit convention."""
-    if isinstance(arms, dict):
-        return any(isinstance(c, dict) and uses_convention(c.get("solver")) for c in arms.values())
-    return any(str(n) in ARMS and ARMS[str(n)].solver.uses_convention for n in arms or ())
-
-
 def check_convention_consistent(out_dir, dataset, choice: ConventionChoice, arms) -> None:
     """Refuse to resume into ``out_dir`` under another unit convention than its earlier runs on the same dataset
-    used (a manifest without a ``convention`` entry ran under the dataset's own, by content), when both runs
-    hold arms whose answer depends on it. Raises RunSetupError naming the manifest and both conventions."""
+    used, when both runs hold arms whose answer depends on it. Raises RunSetupError naming the manifest and both conventions."""
     if not any(a.solver.uses_convention for a in arms):
         return
-    for manifest in read_manifests(out_dir):
-        path, m = manifest.path, manifest.data
-        sha = (m.get("dataset") or {}).get("sha256")
-        if sha != dataset.sha256 or not _depends_on_convention(m.get("arms") or {}):
+    for found in read_manifests(out_dir, kind="run"):
+        path, m = found.path, found.manifest
+        if m.dataset.sha256 != dataset.sha256 or not any(uses_convention(c.solver) for c in m.arms.values()):
             continue
-        prev = (m.get("convention") or {}).get("name") or default_convention(sha).name
+        prev = m.convention.name
         if prev != choice.name:
             raise RunSetupError(
                 f"{out_dir} holds results made under unit convention {prev!r} ({path.name}); this run would use "
@@ -145,9 +133,10 @@ def pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...],
     return cases
 
 
-async def run_session(request: RunRequest):
+async def run_session(request: RunRequest) -> RunManifest:
     """Run a request's arms over its cases at its seeds (the building block of `harness run`, the reproduce pipeline
-    and the rehearsal): builds the model client and the executor, writes the run manifest before and after. The
+    and the rehearsal): builds the model client and the executor, writes the run manifest before and after, and
+    returns it as written at the end (its `summaries`: one per arm and seed). The
     unit convention was resolved when the request was built (RunRequest.build); it is recorded in the manifest, and
     a run into a directory made under another convention is refused (RunSetupError)."""
     arms, dataset, cases, seeds = list(request.arms), request.dataset, list(request.cases), list(request.seeds)
@@ -183,24 +172,23 @@ async def run_session(request: RunRequest):
         spec = request.spec(model_id or NO_MODEL, server_profile=server_profile if client else None,
                             revision=model_revision)
         run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        manifest_fields = dict(
-            arms={a.name: a.config() for a in arms}, arm_config_hashes={a.name: a.config_hash() for a in arms},
-            prompts=template_hashes(), seeds=seeds, scorer=scorer, n_cases=len(cases),
-            case_ids=[c.case_id for c in cases],
-            model={"id": spec.model, "revision": model_revision, "server_profile": spec.server_profile},
-            client=client.describe() if client else None, server=server,
-            executor=executor.describe() if executor is not None else None,
-            convention=choice.to_dict(), order=request.order,
-        )
-        if is_synthetic_model(spec.model) or (server or {}).get("synthetic"):
-            manifest_fields["synthetic"] = True   # rehearsal-server output: never a model result
-        write_run_manifest(out_dir, run_id, dataset, **manifest_fields)
+        manifest = RunManifest(
+            run_id=run_id, origin=origin(), dataset=dataset_ref(dataset), arms=arm_configs(arms),
+            arm_config_hashes={a.name: a.config_hash() for a in arms}, prompts=template_hashes(), seeds=tuple(seeds),
+            scorer=scorer, case_ids=tuple(c.case_id for c in cases),
+            model=ModelRef(spec.model, model_revision, spec.server_profile),
+            client=ClientInfo.of(client.describe()) if client else None, server=server,
+            executor=ExecutorInfo.of(executor.describe()) if executor is not None else None,
+            convention=ConventionRef.of(choice), order=request.order,
+            # rehearsal-server output: never a model result
+            synthetic=is_synthetic_model(spec.model) or bool(server is not None and server.synthetic))
+        write_manifest(out_dir, manifest)
         summaries = await run_arms(arms, dataset, seeds, spec, client=client, executor=executor, one_shot=one_shot,
                                    cases=cases, all_cases=request.all_cases)
-        write_run_manifest(out_dir, run_id, dataset, **manifest_fields,
-                           summaries=[s.__dict__ for s in summaries],
-                           requests_sent=client.sent if client else 0, cache_hits=client.cache_hits if client else 0)
-        return summaries
+        manifest = updated(manifest, summaries=tuple(summaries), requests_sent=client.sent if client else 0,
+                           cache_hits=client.cache_hits if client else 0)
+        write_manifest(out_dir, manifest)
+        return manifest
     finally:
         if ex_cm is not None:
             ex_cm.__exit__(None, None, None)

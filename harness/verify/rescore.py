@@ -185,20 +185,13 @@ def merged_conventions(checks: list[FileCheck]) -> dict[tuple[str, str], dict[st
 
 def _manifest_conventions(results_root: Path) -> dict[tuple[str, str], str]:
     """(dataset sha256, arm_config_hash) -> the convention its run used, for the convention-dependent arms of
-    every run manifest under ``results_root`` (a manifest without a ``convention`` entry: the dataset's own)."""
+    every run manifest under ``results_root``."""
     out: dict[tuple[str, str], str] = {}
-    for m in (mf.data for mf in read_manifests(results_root)):
-        sha = (m.get("dataset") or {}).get("sha256")
-        if not sha:
-            continue
-        name = (m.get("convention") or {}).get("name") or default_convention(sha).name
-        hashes = m.get("arm_config_hashes") or {}
-        arms = m.get("arms")
-        if not isinstance(arms, dict):
-            continue  # a reproduce manifest lists arm names; the run manifests it wrote hold the configs
-        for arm, cfg in arms.items():
-            if isinstance(cfg, dict) and uses_convention(cfg.get("solver")) and arm in hashes:
-                out[(sha, hashes[arm])] = cfg.get("convention") or name
+    for found in read_manifests(results_root, kind="run"):
+        m = found.manifest
+        for arm, cfg in m.arms.items():
+            if uses_convention(cfg.solver) and arm in m.arm_config_hashes:
+                out[(m.dataset.sha256, m.arm_config_hashes[arm])] = cfg.convention or m.convention.name
     return out
 
 

@@ -21,7 +21,7 @@ from harness.analysis.comparison import tolerance as tol
 from harness.analysis.comparison.values import number, paper_values, setting
 from harness.arms.registry import ARMS
 from harness.cli import main as cli
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from tests.conftest import require
 from tests.fixtures_comparison import Q7, Q32, Targets, server_block
 
@@ -310,7 +310,8 @@ def _set(path: str, value):
 
 
 def _llama_cpp(fields):
-    fields["server"] = {"launcher": "llama.cpp", "server": "llama-cpp-python", "model_id": "Qwen2.5-7B-Instruct"}
+    fields["server"] = {"launcher": "llama-cpp", "base_url": "http://127.0.0.1:8088/v1", "server": "llama-cpp-python",
+                        "model_id": "Qwen2.5-7B-Instruct", "server_profile": "llama.cpp"}
 
 
 @pytest.mark.parametrize("name,model,edit,affected,reason", [
@@ -327,10 +328,10 @@ def _llama_cpp(fields):
      "dtype float16, not bfloat16"),
     ("tensor-parallel", Q7, _set("server.flags", lambda f: {**f, "tensor_parallel_size": 2}),
      ("program-solve", "open-book"), "tensor parallelism 2, not 1"),
-    ("vllm-version", Q32, _set("server.vllm_version", "0.11.0"), ("program-solve", "open-book"),
+    ("vllm-version", Q32, _set("server.server_version", "0.11.0"), ("program-solve", "open-book"),
      "vLLM version 0.11.0, not "),
     ("revision", Q7, _set("model.revision", "0" * 40), ("program-solve", "open-book"), "model revision 0000"),
-    ("llama-cpp-alias", Q7, _llama_cpp, ("program-solve", "open-book"), "model server llama.cpp, not vllm"),
+    ("llama-cpp-alias", Q7, _llama_cpp, ("program-solve", "open-book"), "model server llama-cpp, not vllm"),
     ("token-cap", Q7, _set("arms", lambda a: {**a, "program-solve": {**a["program-solve"], "max_tokens": 1024}}),
      ("program-solve",), "output-token cap 1024, not 2048 (the kit's arm spec for program-solve; the paper, .tex "
                          "line 382)"),
@@ -369,7 +370,7 @@ def test_the_expected_vllm_version_is_read_from_the_image_lock(hand_made, verifi
     assert _num(nums, T2, _ps_ob(Q32), Q32)["verdict"] == "not comparable"
     assert f"vLLM version {pinned}, not 0.99.0 (containers/vllm/image.lock.json" in \
         _num(nums, T2, _ps_ob(Q32), Q32)["why"]
-    root = hand_made("vllm-repinned", manifests={m: _set("server.vllm_version", "0.99.0") for m in (Q7, Q32)})
+    root = hand_made("vllm-repinned", manifests={m: _set("server.server_version", "0.99.0") for m in (Q7, Q32)})
     nums, _, _ = _compare(root, tmp_path / "new")
     assert _num(nums, T2, _ps_ob(Q32), Q32)["verdict"] == "reproduced"
 
@@ -500,5 +501,6 @@ def test_report_and_make_reproduce_outputs_carry_the_comparison(tmp_path):
 
 def test_server_block_is_what_make_reproduce_records():
     block = server_block(Q7)
-    assert block["launcher"] == "vllm" and block["flags"]["dtype"] == "bfloat16"
-    assert block["vllm_version"] == vllm.image_lock()["vllm_version"]
+    assert block.launcher == "vllm" and block.flags["dtype"] == "bfloat16" and "port" not in block.flags
+    assert block.server_version == vllm.image_lock()["vllm_version"] and block.contract.vllm_version == "0.32.0"
+    assert "--port" not in block.args and "--host" not in block.args and block.args[:2] == ("--model", Q7)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness.analysis.demo_summary import about_text
+from harness.analysis.demo_summary import about_results, about_text
+from harness.model.server_info import ServerInfo, Weights, read_server_info
+from harness.run.manifest import run_manifests
 from harness.run.store import iter_located_records
 from tests.conftest import ROOT
 
-SERVER = {"gguf_metadata": {"name": "Qwen2.5 Coder 1.5B Instruct GGUF", "size_label": "1.5B",
-                            "file_type_name": "Q4_K_M"}}
+SERVER = ServerInfo(launcher="llama-cpp", base_url="http://127.0.0.1:8090/v1", model_id="m", server_profile="llama.cpp",
+                    weights=Weights("0" * 64, "Qwen2.5 Coder 1.5B Instruct GGUF", "1.5B", "Q4_K_M"))
 
 
 def rec(arm, case, correct, outcome="answered", answer=1.0, gold=2.0, model="m"):
@@ -53,9 +55,9 @@ def test_no_model_rows_is_an_error():
 
 def test_committed_demo_paragraph_is_the_one_its_records_give():
     """results/cpu-demo/about.md is what this module writes from the stored records and server description."""
-    import json
     demo = ROOT / "results" / "cpu-demo"
     records = [r for _, _, r in iter_located_records(demo)]
-    server = json.loads((demo / "server.json").read_text())
-    assert (demo / "about.md").read_text() == about_text(records, server)
+    (server,) = [m.server for m in run_manifests(demo) if m.server is not None]   # the model run's own
+    assert server == read_server_info(demo / "server.json")   # what `harness serve start --server-info` wrote
+    assert (demo / "about.md").read_text() == about_text(records, server) == about_results(demo)
     assert (demo / "summary.md").read_text().startswith((demo / "about.md").read_text())

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
-from harness.analysis import tables_supplementary as sup
+from harness.analysis.tables.ledger import table_s14
+from harness.analysis.table_format import SECTION
 from harness.analysis.results_analysis import analyse
 from harness.analysis.tables import build_all
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.reproduction import run_pipeline
+from harness.run.manifest import read_manifests, write_manifest
 from tests.conftest import ROOT
 
 DRAWS = 200
@@ -43,7 +46,7 @@ def test_resumed_run_with_split_seeds_gives_the_single_runs_ledger(tmp_path):
     assert len(one) == 1 and len(two) == 2
     assert [json.loads(p.read_text())["seeds"] for p in two] == [[43], [42, 43]]
     assert _ledger(single / "tables") == _ledger(resumed / "tables")
-    rows = dict(r for r in sup.table_s14(analyse(resumed, draws=DRAWS)).rows if r[0] != sup.SECTION)
+    rows = dict(r for r in table_s14(analyse(resumed, draws=DRAWS)).rows if r[0] != SECTION)
     assert rows["Seeds"] == "42, 43"
 
 
@@ -56,23 +59,22 @@ def test_model_manifests_split_by_seed_and_port_give_the_same_ledger(tmp_path):
     """The CPU demo's model run as one manifest with seeds 42 and 43, against the same run as two manifests
     (seed 43 first, the resumed block's server on another port): same s14/s14b bytes."""
     whole, split = _demo_copy(tmp_path / "whole"), _demo_copy(tmp_path / "split")
-    model_runs = [p for p in sorted(DEMO.glob("manifest-*.json"))
-                  if any(a["needs_model"] for a in json.loads(p.read_text())["arms"].values())]
+    model_runs = [f for f in read_manifests(DEMO, kind="run") if f.manifest.uses_model]
     assert model_runs
-    for p in model_runs:
-        man = json.loads(p.read_text())
-        (whole / p.name).write_text(json.dumps({**man, "seeds": [42, 43]}))
-        (split / p.name).unlink()
-        later = json.loads(json.dumps(man))
-        cmd = later["server"]["command"]
+    for f in model_runs:
+        man = f.manifest
+        write_manifest(whole, replace(man, seeds=(42, 43)))
+        (split / f.path.name).unlink()
+        cmd = list(man.server.command)
         cmd[cmd.index("--port") + 1] = "18123"
-        (split / "manifest-0-first.json").write_text(json.dumps({**man, "seeds": [43], "run_id": "first"}))
-        (split / "manifest-1-second.json").write_text(json.dumps({**later, "seeds": [42], "run_id": "second"}))
+        later = replace(man, server=replace(man.server, command=tuple(cmd), base_url="http://127.0.0.1:18123/v1"))
+        write_manifest(split, replace(man, seeds=(43,), run_id="0-first"))
+        write_manifest(split, replace(later, seeds=(42,), run_id="1-second"))
     build_all(whole, whole / "tables", draws=DRAWS)
     build_all(split, split / "tables", draws=DRAWS)
     ledger = _ledger(whole / "tables")
     assert "s14b.md" in ledger and ledger == _ledger(split / "tables")
-    rows = dict(r for r in sup.table_s14(analyse(split, draws=DRAWS)).rows if r[0] != sup.SECTION)
+    rows = dict(r for r in table_s14(analyse(split, draws=DRAWS)).rows if r[0] != SECTION)
     # seeds are those with stored records (the demo stored seed 42), not what a manifest asked for (43 too)
     assert rows["Seeds"] == "42" and "--port" not in rows["Server flags"]
     assert "--ctx" in rows["Server flags"]

@@ -13,6 +13,8 @@ import tempfile
 import pytest
 
 from harness.analysis.stats import catalog
+from harness.run.manifest import write_manifest
+from tests.manifests import run_manifest
 
 
 @pytest.fixture
@@ -25,7 +27,7 @@ def synthetic_report(tmp_path, monkeypatch):
     recs = synthetic_records(models=("synthetic/model",), arms=("open-book", "program-solve", "gold-lib", "blind"),
                              seeds=(42, 43), sizes=(4, 3, 5), library={1}, seed=3)
     root = write_records(tmp_path / "synthetic-results", recs)
-    (root / "manifest-synthetic-run.json").write_text(json.dumps({"run_id": "synthetic-run", "note": "<b>&"}))
+    write_manifest(root, run_manifest("synthetic-run", scorer="<b>&"))
     return build_report(root, tmp_path / "out", draws=300), tmp_path
 
 

@@ -11,7 +11,7 @@ import tempfile
 import pytest
 
 from harness.core.paths import REPO_ROOT
-from harness.analysis.tables_supplementary import S8_MAX_LINES, _program_lines
+from harness.analysis.tables.gaps import S8_MAX_LINES, _program_lines
 
 DEMO = REPO_ROOT / "results" / "cpu-demo"
 

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from harness.arms.registry import ARMS, get_arm
 from harness.cli.run import run as run_cmd, score as score_cmd, seeds_option
 from harness.data.dataset import load_dataset
+from harness.run.manifest import run_manifests
 from harness.run.runner import RunSpec, case_order, run_arm_seed
 from harness.arms.solvers import majority, to_json_value, vote_key
 from harness.model.rehearsal.server import ScriptedServer
@@ -111,8 +112,8 @@ def test_gold_lib_end_to_end_cli_resume_and_score(tmp_path):
     second = runner.invoke(run_cmd, args)
     assert second.exit_code == 0 and f"0 new, {len(ds.cases)} resumed" in second.output
     assert len(path.read_text().splitlines()) == len(ds.cases)
-    manifests = list(tmp_path.glob("manifest-*.json"))
-    assert len(manifests) == 2 and "gold-lib" in json.loads(manifests[0].read_text())["arms"]
+    manifests = run_manifests(tmp_path)
+    assert len(manifests) == 2 and "gold-lib" in manifests[0].arms
     scored = runner.invoke(score_cmd, ["--results", str(tmp_path), "--markdown", str(tmp_path / "s.md")])
     assert scored.exit_code == 0, scored.output
     assert f"| library | gold-lib | {len(ds.cases)} | {len(covered)} |" in (tmp_path / "s.md").read_text()

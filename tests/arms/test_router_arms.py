@@ -24,7 +24,7 @@ def test_existing_hashes_and_defaults_unchanged():
     # convention its result set's manifests record
     seen = {}
     for result_set in sorted(p for p in (ROOT / "results").iterdir() if p.is_dir()):
-        (convention,) = {m.data["convention"]["name"] for m in read_manifests(result_set)}
+        (convention,) = {f.manifest.convention.name for f in read_manifests(result_set)}
         for path in sorted(result_set.glob("*/*/seed*.jsonl")):
             for line in path.read_text().splitlines():
                 rec = json.loads(line)

@@ -12,6 +12,7 @@ from harness.arms.options import with_convention
 from harness.arms.registry import get_arm
 from harness.cli import main
 from harness.core.paths import REPO_ROOT
+from harness.run.manifest import run_manifests
 from tests.fixtures_data import read_rows, write_rows
 
 SLICE = REPO_ROOT / "harness" / "data" / "test_slice.csv"
@@ -28,7 +29,7 @@ def _gold_rows(out):
 
 
 def _manifests(out):
-    return [json.loads(p.read_text()) for p in sorted(out.glob("manifest-*.json"))]
+    return run_manifests(out)
 
 
 def test_run_under_a_neutral_name_uses_v1_by_content_and_records_it(tmp_path):
@@ -45,19 +46,19 @@ def test_run_under_a_neutral_name_uses_v1_by_content_and_records_it(tmp_path):
     answered = [x for x in rows if x["outcome"] == "answered"]
     assert len(answered) == 44 and all(x["correct"] for x in answered)
     (m,) = _manifests(out)
-    assert m["convention"]["name"] == "medcalc-v1.0" and m["convention"]["source"] == "dataset"
+    assert m.convention.name == "medcalc-v1.0" and m.convention.source == "dataset"
     # the arm config records the convention its answers were computed under, plainly
-    assert m["arms"]["gold-lib"]["convention"] == "medcalc-v1.0"
-    assert m["arm_config_hashes"]["gold-lib"] == with_convention(get_arm("gold-lib"), "medcalc-v1.0").config_hash()
+    assert m.arms["gold-lib"].convention == "medcalc-v1.0"
+    assert m.arm_config_hashes["gold-lib"] == with_convention(get_arm("gold-lib"), "medcalc-v1.0").config_hash()
 
 
 def test_committed_gold_solve_keys_are_todays():
     """results/gold-solve (the bundled v1.0 slice, its own convention): its arm config hash is today's for gold-lib
     under medcalc-v1.0, and every record carries it."""
     root = REPO_ROOT / "results" / "gold-solve"
-    (m,) = [json.loads(p.read_text()) for p in root.glob("manifest-*.json")]
+    (m,) = run_manifests(root)
     today = with_convention(get_arm("gold-lib"), "medcalc-v1.0").config_hash()
-    assert m["arm_config_hashes"]["gold-lib"] == today != get_arm("gold-lib").config_hash()
+    assert m.arm_config_hashes["gold-lib"] == today != get_arm("gold-lib").config_hash()
     keys = {json.loads(line)["arm_config_hash"] for p in root.glob("library/gold-lib/seed*.jsonl")
             for line in p.read_text().splitlines()}
     assert keys == {today}
@@ -88,8 +89,8 @@ def test_explicit_option_wins_and_changes_the_arm_config(tmp_path):
     assert r.exit_code == 0, r.output
     assert "unit convention: exact (--convention exact; the dataset's own would be medcalc-v1.0)" in r.output
     (m,) = _manifests(out)
-    assert m["arms"]["gold-lib"]["convention"] == "exact"
-    assert m["arm_config_hashes"]["gold-lib"] == with_convention(get_arm("gold-lib"), "exact").config_hash() \
+    assert m.arms["gold-lib"].convention == "exact"
+    assert m.arm_config_hashes["gold-lib"] == with_convention(get_arm("gold-lib"), "exact").config_hash() \
         != with_convention(get_arm("gold-lib"), "medcalc-v1.0").config_hash()
     # LDL row 44-513 has cholesterol in mmol/L: exact arithmetic misses v1.0's gold, as documented
     rows = {x["case_id"]: x for x in _gold_rows(out)}

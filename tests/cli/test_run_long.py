@@ -8,12 +8,14 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from harness.cli import main
 from harness.core.paths import REPO_ROOT
+from harness.run.manifest import read_manifests, run_manifests, write_manifest
 
 HARNESS = [str(Path(sys.executable).parent / "harness")]
 
@@ -64,10 +66,8 @@ def test_s14_seeds_come_from_the_records_not_the_manifest(tmp_path):
     root = tmp_path / "r"
     assert run("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42,43", "--limit", "4",
                "--out", root, "--no-progress").exit_code == 0
-    manifest = next(root.glob("manifest-*.json"))
-    man = json.loads(manifest.read_text())
-    man["seeds"] = list(range(42, 1042))            # what the run asked for, before it was stopped
-    manifest.write_text(json.dumps(man))
+    (man,) = run_manifests(root)
+    write_manifest(root, replace(man, seeds=tuple(range(42, 1042))))   # what the run asked for, before it stopped
     res = run("tables", "--results", root, "--out", tmp_path / "tables")
     assert res.exit_code == 0, res.output
     s14 = (tmp_path / "tables" / "s14.md").read_text()
@@ -93,5 +93,6 @@ def test_sigterm_to_make_reproduce_names_the_records_kept_and_the_resume_command
     kept = sum(len(p.read_text().splitlines()) for p in out.glob("rehearsal-alpha/open-book/seed*.jsonl"))
     assert last.startswith(f"interrupted: the server was stopped; {kept:,} record(s) kept in ")
     assert f"resume with: harness {' '.join(args)}" in last
-    manifest = json.loads(next(out.glob("manifest-reproduce-*.json")).read_text())
-    assert manifest["status"] == "interrupted" and manifest["error"] == f"KeyboardInterrupt: signal {signal.SIGTERM:d}"
+    (found,) = read_manifests(out, kind="reproduce")
+    assert found.manifest.status == "interrupted"
+    assert found.manifest.error == f"KeyboardInterrupt: signal {signal.SIGTERM:d}"

@@ -17,12 +17,30 @@ from bench.honest_programs import CORPUS, REPO, demo_programs
 REFUSALS = {o.value for o, label in TAXONOMY.items() if label == "sandbox_rejection"}
 
 # Plain CPython, one fresh namespace per program, named "__main__" as a script's: what the
-# paper's executor ran each program in. The kind check is the executor's own (child.check_answer),
-# so this says what the program computes, not how the sandbox treats it.
+# paper's executor ran each program in, with the wall clock standing at the policy's CLOCK_INSTANT
+# (a program that reads "today" answers as of that instant in the executor, by design: a 1.5B
+# demo reply computes an age from date.today()). The clock is frozen here by its own few lines
+# (time.time, which date.today() calls, and datetime.now/today/utcnow), not by the executor's code.
+# The kind check is the executor's own (child.check_answer), so this says what the program computes,
+# not how the sandbox treats it.
 _REFERENCE = r"""
-import contextlib, io, json, sys
+import contextlib, datetime, io, json, sys, time
 sys.path.insert(0, sys.argv[1])
 from executor.child import check_answer
+from executor.policy import CLOCK_INSTANT
+_instant = datetime.datetime.fromisoformat(CLOCK_INSTANT)
+time.time = lambda: _instant.timestamp()
+class _FrozenDatetime(datetime.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return cls.fromtimestamp(_instant.timestamp(), tz)
+    @classmethod
+    def today(cls):
+        return cls.fromtimestamp(_instant.timestamp())
+    @classmethod
+    def utcnow(cls):
+        return cls.utcfromtimestamp(_instant.timestamp())
+datetime.datetime = _FrozenDatetime
 out = []
 for source in json.load(sys.stdin):
     namespace = {"__name__": "__main__"}

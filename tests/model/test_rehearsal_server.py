@@ -324,7 +324,7 @@ def test_launcher_serves_both_models_injects_faults_and_survives_a_crash(tmp_pat
         launcher.wait_ready(60)
         served = launcher.served()
         assert served["models"] == ["rehearsal-alpha", "rehearsal-beta"] and served["faults"]["http_5xx"] == 0.3
-        assert launcher.describe()["served"] == served and launcher.describe()["synthetic"] is True
+        assert launcher.describe().facts["served"] == served and launcher.describe().synthetic is True
 
         async def go(model):
             async with ModelClient(launcher.base_url, model, profile="vllm", concurrency=8, timeout=10.0,

@@ -15,9 +15,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
+from harness.model.vllm.logs import logged_sampling_defaults, logged_vllm_version
+from harness.reproduce.launchers import LAUNCHERS
+from harness.run.manifest import read_manifests
 from harness.cli.serve import serve
-from harness.model.vllm import PinError, VllmLauncher
+from harness.model.vllm.launcher import VllmLauncher
+from harness.model.vllm.locks import PinError
 
 LOCK_DIR = vllm.DEFAULT_VLLM_DIR
 
@@ -140,10 +144,13 @@ def test_deterministic_mode_sets_batch_invariance_and_turns_prefix_caching_off()
     assert "--no-enable-prefix-caching" in la.server_args() and _opt(la.server_args(), "--attention-backend") == "FLASH_ATTN"
     assert _opt(la.server_args(), "--generation-config") == "vllm"
     d = la.describe()
-    assert d["flags"]["deterministic"] is True and d["flags"]["enable_prefix_caching"] is False
-    assert d["env"] == {"VLLM_BATCH_INVARIANT": "1"}           # 0.32.0 reads no VLLM_ATTENTION_BACKEND
-    assert "neutral" in d["generation_config_meaning"] and d["determinism"]["batch_invariant"] is True
-    assert d["image"] == vllm.image_reference(planned=True) and d["revision"] == vllm.model_lock("qwen2.5-7b")["revision"]
+    assert d.flags["deterministic"] is True and d.flags["enable_prefix_caching"] is False and "port" not in d.flags
+    assert d.env == {"VLLM_BATCH_INVARIANT": "1"}           # 0.32.0 reads no VLLM_ATTENTION_BACKEND
+    assert "neutral" in d.generation_config_meaning and d.determinism.batch_invariant is True
+    assert d.image == vllm.image_reference(planned=True) and d.revision == vllm.model_lock("qwen2.5-7b")["revision"]
+    # the server's own flags, once: no docker wrapping, host or port (what table s14 shows)
+    assert d.args == tuple(a for a in la.server_args() if a not in ("--host", "0.0.0.0", "--port", "8000"))
+    assert "--no-enable-prefix-caching" in d.args and d.command == tuple(cmd)
 
 
 def test_start_without_docker_is_a_clear_launch_error(monkeypatch):
@@ -167,27 +174,31 @@ QWEN_LOG = """\
 
 
 def test_logged_sampling_defaults_are_parsed_from_the_server_log():
-    got = vllm.logged_sampling_defaults(QWEN_LOG)
+    got = logged_sampling_defaults(QWEN_LOG)
     assert got["chat"] == {"repetition_penalty": 1.05, "temperature": 0.7, "top_k": 20, "top_p": 0.8}
     assert got["completion"] == got["chat"] and got["override_warning"] is True
     assert got["source"] == "the model's `generation_config.json`"
-    assert vllm.logged_vllm_version(QWEN_LOG) == "0.32.0"
+    assert logged_vllm_version(QWEN_LOG) == "0.32.0"
     # without the start-up logo (VLLM_DISABLE_LOG_LOGO, no formatter) the version line is plain
-    assert vllm.logged_vllm_version("INFO [api_utils.py:333] vLLM server version 0.32.0, serving model m") == "0.32.0"
+    assert logged_vllm_version("INFO [api_utils.py:333] vLLM server version 0.32.0, serving model m") == "0.32.0"
 
 
 def test_no_logged_defaults_means_vllms_neutral_defaults():
     neutral = "\n".join(ln for ln in QWEN_LOG.splitlines() if "sampling" not in ln)
-    assert vllm.logged_sampling_defaults(neutral) is None
+    assert logged_sampling_defaults(neutral) is None
     path = ("WARNING 11-26 22:56:43 [model.py:1893] Default vLLM sampling parameters have been overridden by "
             "/models/gen: `{'temperature': 0.6, 'top_p': 0.9}`. If this is not intended, please relaunch")
-    assert vllm.logged_sampling_defaults(path) == {"source": "/models/gen", "chat": {"temperature": 0.6, "top_p": 0.9},
+    assert logged_sampling_defaults(path) == {"source": "/models/gen", "chat": {"temperature": 0.6, "top_p": 0.9},
                                                    "completion": {"temperature": 0.6, "top_p": 0.9},
                                                    "override_warning": True}
-    assert vllm.logged_vllm_version("no version here") is None
+    assert logged_vllm_version("no version here") is None
 
 
 # --------------------------------------------------------------------------- preflight
+
+def _preflight(models, deterministic=False):
+    """The vllm launcher kind's preflight: the H100 prerequisites (harness.model.vllm.prerequisites) and the dataset."""
+    return LAUNCHERS["vllm"].preflight(models, deterministic=deterministic, dataset="bundled-test")
 
 
 def test_preflight_names_every_missing_prerequisite_with_its_fix(monkeypatch, tmp_path, stand_in_image_pin):
@@ -196,7 +207,7 @@ def test_preflight_names_every_missing_prerequisite_with_its_fix(monkeypatch, tm
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    checks = {c.name: c for c in vllm.preflight(["qwen2.5-7b", "mistral-7b"], deterministic=True, dataset="bundled-test")}
+    checks = {c.name: c for c in _preflight(["qwen2.5-7b", "mistral-7b"], deterministic=True)}
     failed = {n for n, c in checks.items() if not c.ok}
     assert {"NVIDIA GPU and driver", "2 GPUs for tensor parallel 2", "compute capability >= 9.0 for batch invariance",
             "docker", "NVIDIA container runtime", "runsc runtime for the executor",
@@ -211,7 +222,7 @@ def test_preflight_names_every_missing_prerequisite_with_its_fix(monkeypatch, tm
 def test_preflight_on_this_machine_reports_no_gpu_and_no_nvidia_runtime():
     if shutil.which("nvidia-smi"):
         pytest.skip("this machine has nvidia-smi")
-    checks = {c.name: c for c in vllm.preflight(["qwen2.5-7b"], dataset="bundled-test")}
+    checks = {c.name: c for c in _preflight(["qwen2.5-7b"])}
     assert not checks["NVIDIA GPU and driver"].ok
     assert not checks["NVIDIA container runtime"].ok
     assert "nvidia-ctk runtime configure" in checks["NVIDIA container runtime"].fix
@@ -364,10 +375,12 @@ def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(t
     assert argv[1].startswith("run --detach --name mathsolver-vllm") and vllm.image_reference() in argv[1]
     assert "stop -t 30 mathsolver-vllm" in argv and argv[-1] == "rm -f mathsolver-vllm"  # always stopped
     assert "CUDA out of memory" in (out / "server-logs" / "qwen2.5-7b.log").read_text()
-    man = json.loads(next(out.glob("manifest-reproduce-*.json")).read_text())
-    assert man["status"] == "failed" and "LaunchError" in man["error"]
-    server = man["servers"][0]
-    assert server["sampling_defaults_logged"]["chat"]["top_p"] == 0.8 and server["vllm_version"] == "0.32.0"
+    (found,) = read_manifests(out, kind="reproduce")
+    man = found.manifest
+    assert man.status == "failed" and "LaunchError" in man.error
+    server = man.servers[0].info               # described again once stopped: what its saved log says
+    assert server.sampling_defaults_logged["chat"]["top_p"] == 0.8 and server.server_version == "0.32.0"
+    assert man.servers[0].stopped_at
 
 
 def test_preflight_checks_driver_gpu_memory_port_and_says_how_sure_the_pins_are(monkeypatch, tmp_path):
@@ -378,7 +391,7 @@ def test_preflight_checks_driver_gpu_memory_port_and_says_how_sure_the_pins_are(
     smi.write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3, 81559 MiB, 575.51.03, 9.0'\n")
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", str(bindir))
-    checks = {c.name: c for c in vllm.preflight(["qwen2.5-7b", "qwen2.5-32b-awq"], dataset="bundled-test")}
+    checks = {c.name: c for c in _preflight(["qwen2.5-7b", "qwen2.5-32b-awq"])}
     drv = checks["driver for the image's CUDA 13.0"]
     assert not drv.ok and "needs >= 580.65.06" in drv.detail and "forward-compatibility" in drv.fix
     assert checks["GPU memory for qwen2.5-7b"].ok and checks["GPU memory for qwen2.5-32b-awq"].ok
@@ -386,6 +399,6 @@ def test_preflight_checks_driver_gpu_memory_port_and_says_how_sure_the_pins_are(
     image = checks["vLLM image pinned by digest"]        # the committed lock: not resolved yet, so a run refuses
     assert not image.ok and "not a full sha256 digest" in image.detail and "make pin-images" in image.fix
     smi.write_text("#!/bin/sh\necho 'NVIDIA L4, 23034 MiB, 580.65.06, 8.9'\n")
-    checks = {c.name: c for c in vllm.preflight(["qwen2.5-32b-awq"], dataset="bundled-test")}
+    checks = {c.name: c for c in _preflight(["qwen2.5-32b-awq"])}
     assert checks["driver for the image's CUDA 13.0"].ok
     assert not checks["GPU memory for qwen2.5-32b-awq"].ok

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from harness.core.paths import REPO_ROOT
-from harness.model import vllm
-from harness.model.vllm import VllmLauncher
-from harness.model.vllm_contract import check_server_command
+from harness.model.serving import LaunchError
+from harness.model.vllm import locks as vllm
+from harness.model.vllm.launcher import VllmLauncher
+from harness.model.vllm.contract import check_server_command
 from tests.conftest import require
 
 CONTRACT = vllm.contract()
@@ -65,7 +66,7 @@ def test_committed_contract_is_what_the_extractor_reads_from_the_wheels(tmp_path
 def test_every_server_command_of_the_plan_passes_the_release_contract(key, deterministic, generation_config):
     launcher = VllmLauncher(key, generation_config=generation_config, deterministic=deterministic)
     assert launcher.contract_problems() == []
-    assert launcher.describe()["determinism"]["batch_invariant"] is deterministic
+    assert launcher.describe().determinism.batch_invariant is deterministic
 
 
 def test_no_model_is_refused_and_the_rules_would_catch_a_path_that_is_not_batch_invariant():
@@ -89,5 +90,5 @@ def test_the_launcher_refuses_to_start_a_command_the_release_would_refuse(monkey
     monkeypatch.setattr(VllmLauncher, "env", lambda self: {"VLLM_BATCH_INVARIANT": "1",
                                                            "VLLM_ATTENTION_BACKEND": "FLASH_ATTN"})   # 0.12.0's way
     monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/docker")
-    with pytest.raises(vllm.LaunchError, match="contract.*VLLM_ATTENTION_BACKEND is not read by vLLM 0.32.0"):
+    with pytest.raises(LaunchError, match="contract.*VLLM_ATTENTION_BACKEND is not read by vLLM 0.32.0"):
         launcher.start()

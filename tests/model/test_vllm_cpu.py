@@ -11,10 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.serve import serve
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from harness.model.serving import CPU_MODEL_ID, LaunchError
-from harness.model.vllm import DeterminismRefused, VllmLauncher
-from harness.model.vllm_contract import check_server_command
+from harness.model.vllm.launcher import VllmLauncher
+from harness.model.vllm.locks import DeterminismRefused
+from harness.model.vllm.contract import check_server_command
 from harness.model.vllm_cpu import ATTACH_ENV, VllmCpuLauncher
 
 
@@ -88,7 +89,7 @@ def test_attaching_needs_the_same_command_and_a_live_server(tmp_path, monkeypatc
     monkeypatch.setenv(ATTACH_ENV, str(record))
     mine = VllmCpuLauncher(port=9999, log_path=tmp_path / "mine.log")
     mine.start()                     # the port and request logging aside, the command is the same: attached
-    assert mine.port == 8200 and mine.base_url.endswith(":8200/v1") and mine.describe()["attached"]["pid"]
+    assert mine.port == 8200 and mine.base_url.endswith(":8200/v1") and mine.describe().facts["attached"]["pid"]
     mine.stop()                      # not its server: nothing to stop
     with pytest.raises(LaunchError, match="command or environment differs"):
         VllmCpuLauncher(generation_config="vllm", log_path=tmp_path / "other.log").start()

@@ -20,11 +20,12 @@ from click.testing import CliRunner
 from harness.arms.registry import ARMS
 from harness.arms.solvers import Context
 from harness.data.dataset import load_dataset
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from harness.model.client import ModelClient, derive_seed
 from harness.model.serving import CPU_MODEL
 from harness.model.vllm_cpu import ATTACH_ENV
 from harness.run.runner import RunSpec, run_arms
+from harness.run.manifest import read_manifests
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.vllm
@@ -64,12 +65,12 @@ def test_the_twin_is_the_pinned_release_started_by_the_kits_launcher(vllm_cpu_se
     assert server.model_id in [m["id"] for m in httpx.get(f"{server.base_url}/models", timeout=10).json()["data"]]
     assert server.launcher.contract_problems() == []
     d = server.launcher.describe()
-    assert d["vllm_version"] == "0.32.0" and d["launcher"] == "vllm-cpu" and d["attached"] is None
+    assert d.server_version == "0.32.0" and d.launcher == "vllm-cpu" and d.facts["attached"] is None
     # --generation-config auto: the server took the sampling fields of the generation_config.json beside the model
     # and said so once at start-up; the kit parsed that line
-    assert d["sampling_defaults"] == QWEN_DEFAULTS
-    assert "generation_config.json" in d["sampling_defaults_logged"]["source"]
-    assert d["model"]["gguf_sha256"] == CPU_MODEL["gguf_sha256"]
+    assert d.sampling_defaults == QWEN_DEFAULTS
+    assert "generation_config.json" in d.sampling_defaults_logged["source"]
+    assert d.weights.sha256 == d.model["gguf_sha256"] == CPU_MODEL["gguf_sha256"]
 
 
 def test_the_server_receives_the_kits_request_as_sent(vllm_cpu_server):
@@ -196,11 +197,11 @@ def test_reproduce_two_cases_through_the_vllm_cpu_launcher(vllm_cpu_server, tmp_
     recs = [json.loads(ln) for ln in (out / CPU_MODEL_ID / "open-book" / "seed42.jsonl").read_text().splitlines()]
     assert len(recs) == 2 and all(x["replies"] and x["server_profile"] == "vllm" for x in recs)
     assert all(x["model_revision"] == f"gguf-sha256:{CPU_MODEL['gguf_sha256']}" for x in recs)
-    man = json.loads(next(out.glob("manifest-reproduce-*.json")).read_text())
-    assert man["status"] == "complete" and man["launcher"] == "vllm-cpu"
-    server = man["servers"][0]
-    assert server["vllm_version"] == "0.32.0" and server["sampling_defaults"] == QWEN_DEFAULTS
-    assert server["attached"]["record"] == str(vllm_cpu_server.record)
+    (found,) = read_manifests(out, kind="reproduce")
+    assert found.manifest.status == "complete" and found.manifest.settings.launcher == "vllm-cpu"
+    server = found.manifest.servers[0].info
+    assert server.server_version == "0.32.0" and server.sampling_defaults == QWEN_DEFAULTS
+    assert server.facts["attached"]["record"] == str(vllm_cpu_server.record)
     s14 = next((out / "tables").glob("s14*.md")).read_text()
     assert "vLLM 0.32.0" in s14 and "repetition_penalty=1.05" in s14 and "--generation-config auto" in s14
     assert httpx.get(f"{vllm_cpu_server.base_url}/models", timeout=10).status_code == 200

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from harness.model.serving import LaunchError
-from harness.model.vllm import VllmLauncher
+from harness.model.vllm.launcher import VllmLauncher
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.launchers import free_port
 from harness.reproduce.smoke import smoke
@@ -50,9 +50,9 @@ def test_start_runs_the_exact_docker_command_and_reads_the_servers_log(fake_dock
         assert calls[1][calls[1].index("--runtime") + 1] == "nvidia" and vllm.image_reference() in calls[1]
         assert "-e" not in calls[1]                               # not deterministic: no environment
         d = la.describe()
-        assert d["vllm_version"] == "0.32.0"                      # GET /version
-        assert d["sampling_defaults"] == {"repetition_penalty": 1.05, "temperature": 0.7, "top_k": 20, "top_p": 0.8}
-        assert d["sampling_defaults_logged"]["override_warning"] is True
+        assert d.server_version == "0.32.0"                       # GET /version
+        assert d.sampling_defaults == {"repetition_penalty": 1.05, "temperature": 0.7, "top_k": 20, "top_p": 0.8}
+        assert d.sampling_defaults_logged["override_warning"] is True
     finally:
         la.stop()
     assert ["stop", "-t", "30", "mathsolver-vllm"] in fake_docker()

@@ -98,7 +98,7 @@ def fake_host(tmp_path):
                     reason="the install run needs root and dpkg (a Debian-family host)")
 def test_install_keeps_the_nvidia_runtime_and_default_runtime_and_restarts_docker_once(fake_host):
     env, daemon, calls = fake_host
-    pkgs = ["docker.io", "mmdebstrap", "debian-archive-keyring", "libseccomp2"]
+    pkgs = ["docker.io", "mmdebstrap", "debian-archive-keyring", "libseccomp2", "libgomp1"]
     missing = [p for p in pkgs if "install ok installed" not in subprocess.run(
         ["dpkg-query", "-W", "-f=${Status}", p], capture_output=True, text=True).stdout]
     if missing:

@@ -49,11 +49,12 @@ def test_pipeline_starts_and_stops_the_rehearsal_server_and_labels_records_synth
     cfg = _cfg(tmp_path, launcher="rehearsal", models=["rehearsal-alpha"])
     assert all(c.ok for c in preflight(cfg))
     manifest = run_pipeline(cfg, echo=lambda _line: None)
-    assert manifest["status"] == "complete"
-    (server,) = manifest["servers"]
-    assert server["launcher"] == "rehearsal" and server["synthetic"] is True and server["revision"] is None
+    assert manifest.status == "complete"
+    (server,) = manifest.servers
+    assert server.info.launcher == "rehearsal" and server.info.synthetic is True and server.info.revision is None
+    assert server.stopped_at and "--port" not in server.info.args and "--seed" in server.info.args
     with pytest.raises(httpx.HTTPError):         # stopped: nothing listens on its port any more
-        httpx.get(f"{server['base_url']}/models", timeout=2.0)
+        httpx.get(f"{server.info.base_url}/models", timeout=2.0)
     records = load_records(cfg.out)
     model_rows = [r for r in records if r["model"] != "library"]
     assert len(model_rows) == 2 * 4 and {r["model"] for r in model_rows} == {"rehearsal-alpha"}
@@ -75,7 +76,7 @@ def test_external_launcher_adopts_a_running_server_and_never_stops_it(rehearsal_
     assert all(c.ok for c in preflight(cfg))
     assert build_plan(cfg, results_root=tmp_path / "none")["estimate_s"] is None    # unknown, not "0 min"
     manifest = run_pipeline(cfg, echo=lambda _line: None)
-    assert manifest["status"] == "complete" and manifest["servers"][0]["launcher"] == "external"
+    assert manifest.status == "complete" and manifest.servers[0].info.launcher == "external"
     rows = load_records(cfg.out)
     assert len(rows) == 4 and {r["server_profile"] for r in rows} == {"plain"}
     assert httpx.get(f"{url}/models", timeout=5.0).status_code == 200   # still running: not the kit's to stop
@@ -85,8 +86,9 @@ def test_launcher_kinds_answer_what_the_pipeline_used_to_branch_on():
     vllm, cpu, fake = launcher_kind("vllm"), launcher_kind("llama-cpp"), launcher_kind("rehearsal")
     assert (vllm.ready_timeout, cpu.ready_timeout, fake.ready_timeout) == (1800.0, 300.0, 300.0)
     assert vllm.logs_sampling_defaults and not cpu.logs_sampling_defaults
-    assert cpu.gpus_per_task(["qwen2.5-coder-0.5b-instruct"]) == 0 and vllm.gpus_per_task(["qwen2.5-7b"]) >= 1
-    assert launcher_kind("external").throughput("anything") is None
+    assert cpu.describe(["qwen2.5-coder-0.5b-instruct"]).gpus_per_task == 0
+    assert vllm.describe(["qwen2.5-7b"]).gpus_per_task >= 1
+    assert launcher_kind("external").describe(["anything"]).models["anything"].throughput is None
 
 
 def test_slurm_shards_start_their_own_rehearsal_servers_and_merge_to_the_single_box_records(tmp_path):
@@ -96,13 +98,13 @@ def test_slurm_shards_start_their_own_rehearsal_servers_and_merge_to_the_single_
                out=tmp_path / "run")
     plan = build_shard_plan(cfg, 2)
     manifests = [run_shard(plan, i, tmp_path / "run", echo=lambda _line: None) for i in (1, 0)]
-    assert [m["status"] for m in manifests] == ["complete", "complete"]
-    assert all(m["synthetic"] is True for m in manifests)
-    ports = {m["servers"]["rehearsal-alpha"]["base_url"] for m in manifests}
+    assert [m.status for m in manifests] == ["complete", "complete"]
+    assert all(m.synthetic is True for m in manifests)
+    ports = {m.servers["rehearsal-alpha"].base_url for m in manifests}
     assert len(ports) == 2                        # one server per task, each on its own free port
     merged = merge_shards([shard_dir(tmp_path / "run", i) for i in range(2)], tmp_path / "merged", plan=plan,
                           draws=200, echo=lambda _line: None)
-    assert merged["synthetic"] is True and merged["records"] == 6
+    assert merged.synthetic is True and merged.records == 6
     single = _cfg(tmp_path, launcher="rehearsal", models=["rehearsal-alpha"], arms=["note-only"], limit=6,
                   out=tmp_path / "single")
     run_pipeline(single, echo=lambda _line: None)

@@ -12,6 +12,7 @@ import pytest
 
 from harness.calculators import LIBRARY
 from harness.run.store import read_result_file
+from harness.run.manifest import read_manifests
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow]
@@ -30,11 +31,12 @@ def test_router_rehearsal_script(tmp_path, shared_data_dir):
     for table in ("s20", "s21"):
         assert (results / "tables" / f"{table}.md").stat().st_size > 0
     assert list((results / "figures").glob("fig-risk-coverage.*"))
-    (manifest,) = [json.loads(p.read_text()) for p in results.glob("manifest-reproduce-*.json")]
-    assert manifest["launcher"] == "rehearsal" and manifest["status"] == "complete"
-    assert manifest["convention"]["name"] == "medcalc-v1.0"       # the v1.0 rows' convention, told explicitly
-    server = manifest["servers"][0]
-    assert server["synthetic"] is True and server["served"]["answer_key"] == str(out / "rehearsal-cases.csv")
+    (found,) = read_manifests(results, kind="reproduce")
+    manifest = found.manifest
+    assert manifest.settings.launcher == "rehearsal" and manifest.status == "complete"
+    assert manifest.convention.name == "medcalc-v1.0"       # the v1.0 rows' convention, told explicitly
+    server = manifest.servers[0].info
+    assert server.synthetic is True and server.facts["served"]["answer_key"] == str(out / "rehearsal-cases.csv")
     gold = read_result_file(results / "library" / "gold-lib" / "seed42.jsonl")
     covered = [r for r in gold if int(r["calculator_id"]) in LIBRARY]
     assert len(covered) == 22 and all(r["correct"] for r in covered)   # Gold-Solve right on every library row

@@ -44,8 +44,8 @@ def test_report_fields(small_rehearsal):
     assert len(r["machine"]["loadavg_start"]) == 3 and len(r["kit"]["commit"]) == 40
     # the set is v1.0 dev rows under a new sha256: the run is told their convention instead of guessing by content
     assert r["config"]["convention"] == "medcalc-v1.0" == r["config"]["rehearsal_set"]["convention"]
-    manifests = [m.data for m in read_manifests(small_rehearsal[0] / "results")]
-    assert {m["convention"]["name"] for m in manifests} == {"medcalc-v1.0"}
+    manifests = [f.manifest for f in read_manifests(small_rehearsal[0] / "results")]
+    assert {m.convention.name for m in manifests} == {"medcalc-v1.0"}
 
 
 def test_report_keys_are_the_committed_reports(small_rehearsal):
@@ -80,12 +80,12 @@ def test_kill_and_resume_is_identical(small_rehearsal):
 
 def test_rehearsal_output_is_labelled_and_never_mixes_with_real_results(small_rehearsal, tmp_path):
     out, _ = small_rehearsal
-    manifests = read_manifests(out / "results")
-    model_free = [m for m in manifests if (m.data.get("model") or {}).get("id") == "library"]
+    manifests = [f.manifest for f in read_manifests(out / "results")]
+    model_free = [m for m in manifests if m.kind == "run" and not m.uses_model]
     # the reproduce manifest and each model's run manifest say synthetic; the model-free block's (Gold-Solve, no
     # model) belongs to neither kind (harness.model.rehearsal.labels)
-    assert len(model_free) == 1 and len(manifests) == 4
-    assert all(m.data.get("synthetic") is True for m in manifests if m not in model_free)
+    assert len(model_free) == 1 and len(manifests) == 4 and [m.kind for m in manifests].count("reproduce") == 1
+    assert all(m.synthetic is True for m in manifests if m not in model_free)
     first = json.loads((out / "results" / "rehearsal-alpha" / "blind" / "seed42.jsonl").read_text().splitlines()[0])
     assert first["synthetic"] is True and first["server_model"] == "rehearsal-alpha"
     mixed = tmp_path / "mixed"

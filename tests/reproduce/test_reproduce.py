@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from harness.data import datahub
 
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from harness.arms.registry import ARMS
 from harness.cli.serve import serve
 from harness.data.dataset import load_dataset
@@ -28,6 +28,7 @@ from harness.calculators import LIBRARY
 from harness.reproduce.config import ReproduceConfig, ReproduceError
 from harness.reproduce.reproduction import run_pipeline, verify_run
 from harness.reproduce.plan import build_plan
+from harness.run.manifest import read_manifest, read_manifests
 from tests.conftest import ROOT, require
 from tests.records import record
 
@@ -255,8 +256,8 @@ def test_pipeline_refuses_to_serve_an_unpinned_model_before_starting_anything(un
                           dataset="bundled-test", out=tmp_path / "out", limit=1, progress=False)
     with pytest.raises(vllm.PinError, match="refuses to serve an unpinned model"):
         run_pipeline(cfg, echo=lambda s: None)
-    man = json.loads(next((tmp_path / "out").glob("manifest-reproduce-*.json")).read_text())
-    assert man["status"] == "failed" and "PinError" in man["error"] and man["blocks"] == []
+    (found,) = read_manifests(tmp_path / "out", kind="reproduce")
+    assert found.manifest.status == "failed" and "PinError" in found.manifest.error and found.manifest.blocks == ()
     assert not list((tmp_path / "out").glob("*/*/seed*.jsonl"))
 
 
@@ -300,15 +301,16 @@ def test_ci_pipeline_with_llama_cpp_launcher_writes_records_manifests_checksums_
     assert len(prog) == 2 and len(gold) == 2 and {p["case_id"] for p in prog} == {g["case_id"] for g in gold}
     assert all(p["model_revision"] == f"gguf-sha256:{CPU_MODEL['gguf_sha256']}" and p["replies"] for p in prog)
     assert all(p["server_profile"] == "llama.cpp" for p in prog)
-    man = json.loads(next(out.glob("manifest-reproduce-*.json")).read_text())
-    assert man["status"] == "complete" and man["launcher"] == "llama-cpp"
-    server = man["servers"][0]
-    assert server["launcher"] == "llama.cpp" and server["model_id"] == CPU_MODEL_ID and server["command"]
-    assert server["revision"] == prog[0]["model_revision"] and server["stopped_at"]
-    block = next(b for b in man["blocks"] if b["model"] == CPU_MODEL_ID)
-    assert re.fullmatch(r"[0-9a-f]{64}", block["executor"]["policy_hash"])
-    assert all((out / m).is_file() for b in man["blocks"] for m in b["run_manifests"])
-    assert sorted(man["case_ids"]) == sorted(p["case_id"] for p in prog)
+    (found,) = read_manifests(out, kind="reproduce")
+    man = found.manifest
+    assert man.status == "complete" and man.settings.launcher == "llama-cpp"
+    server = man.servers[0].info
+    assert server.launcher == "llama-cpp" and server.model_id == CPU_MODEL_ID and server.command
+    assert server.revision == prog[0]["model_revision"] and man.servers[0].stopped_at
+    block = next(b for b in man.blocks if b.model == CPU_MODEL_ID)
+    assert re.fullmatch(r"[0-9a-f]{64}", block.executor.policy_hash)
+    assert all(read_manifest(out / b.run_manifest).kind == "run" for b in man.blocks)
+    assert sorted(man.case_ids) == sorted(p["case_id"] for p in prog)
     assert (out / "tables" / "index.md").is_file() and (out / "report.html").is_file() and (out / "stats.json").is_file()
     sums = (out / "SHA256SUMS").read_text()
     assert f"{CPU_MODEL_ID}/program-solve/seed42.jsonl" in sums and "tables/index.md" in sums
@@ -356,8 +358,8 @@ def test_interrupted_pipeline_stops_the_server_and_records_the_interruption(tmp_
     rest, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, rest
     assert "stopping the server" in rest and "record(s) kept in" in rest and "resume with:" in rest, rest
-    man = json.loads(next(out.glob("manifest-reproduce-*.json")).read_text())
-    assert man["status"] == "interrupted"
+    (found,) = read_manifests(out, kind="reproduce")
+    assert found.manifest.status == "interrupted"
     with pytest.raises(httpx.HTTPError):
         httpx.get(url, timeout=2)
 

@@ -24,7 +24,8 @@ from harness.reproduce.merge import MergeError, merge_shards
 from harness.arms.coverage import arm_cases
 from harness.reproduce.config import ReproduceConfig, select_cases
 from harness.reproduce.reproduction import run_pipeline
-from harness.reproduce.shard import SHARD_MANIFEST, ShardError, build_shard_plan, load_plan, run_shard, shard_dir, write_plan
+from harness.reproduce.shard import ShardError, build_shard_plan, load_plan, run_shard, shard_dir, write_plan
+from harness.run.manifest import manifest_path, read_manifests
 
 DRAWS = 200
 SEEDS = [42, 43]
@@ -44,7 +45,7 @@ def sharded(tmp_path_factory):
     write_plan(plan, root / "plan.json")
     for i in (3, 0, 4, 2, 1):
         m = run_shard(plan, i, root / "run", echo=lambda _: None)
-        assert m["status"] == "complete"
+        assert m.status == "complete"
     single = root / "single"
     # arm-major: at one case in flight its files hold each seed's records in that seed's case order, the order the
     # merge writes (case-major sends every seed of a case together, so a later seed's file follows the first seed's
@@ -105,21 +106,31 @@ def test_plan_refuses_more_shards_than_units_and_edited_plans(tmp_path):
         load_plan(p)
 
 
+def _shard_json(d: Path) -> dict:
+    """A shard's manifest as JSON, to edit the way a hand-edited or another kit's shard.json would differ."""
+    return json.loads(manifest_path("shard", root=d).read_text())
+
+
+def _write_shard_json(d: Path, data: dict) -> None:
+    manifest_path("shard", root=d).write_text(json.dumps(data))
+
+
 def test_merged_tables_are_byte_identical_to_the_single_box_run(sharded, tmp_path):
     out = tmp_path / "merged"
     manifest = merge_shards(list(reversed(sharded["dirs"])), out, plan=sharded["plan"], draws=DRAWS,
                             echo=lambda _: None)
-    assert manifest["records"] == sharded["plan"]["n_units"] and manifest["duplicates_dropped"] == 0
+    assert manifest.records == sharded["plan"]["n_units"] and manifest.duplicates_dropped == 0
     single_tables = _tree_bytes(sharded["single"] / "tables")
     assert "s14.md" in single_tables                          # the ledger is compared too
     assert single_tables and _tree_bytes(out / "tables") == single_tables
     # every shard's run manifests are carried over, named by shard, so the merged ledger shows the settings
-    copied = sorted(p.name for p in out.glob("manifest-shard*.json"))
-    assert copied == manifest["run_manifests"] and len(copied) >= sharded["plan"]["n_shards"]
+    copied = sorted(f.path.name for f in read_manifests(out, kind="run"))
+    assert copied == list(manifest.run_manifests) and len(copied) >= sharded["plan"]["n_shards"]
     for d in sharded["dirs"]:
-        index = json.loads((d / SHARD_MANIFEST).read_text())["index"]
-        for p in d.glob("manifest-2*.json"):
-            assert (out / f"manifest-shard{index:03d}-{p.name[len('manifest-'):]}").read_bytes() == p.read_bytes()
+        index = _shard_json(d)["index"]
+        for f in read_manifests(d, kind="run"):
+            copy = manifest_path("run", f"shard{index:03d}-{f.manifest.run_id}", root=out)
+            assert copy.read_bytes() == f.path.read_bytes()
     for seed in SEEDS:
         rel = Path("library") / "gold-lib" / f"seed{seed}.jsonl"
         assert _content(out / rel) == _content(sharded["single"] / rel)   # same records, same order
@@ -135,7 +146,7 @@ def test_merge_does_not_depend_on_shard_order_and_keeps_each_record_once(sharded
     a = merge_shards(dirs, tmp_path / "a", outputs=False, echo=lambda _: None)
     b = merge_shards([dirs[2], dirs[0], dirs[4], dirs[3], dirs[1]], tmp_path / "b", outputs=False,
                      echo=lambda _: None)
-    assert a["records"] == b["records"] == sharded["plan"]["n_units"]
+    assert a.records == b.records == sharded["plan"]["n_units"]
     for f in ("library/gold-lib/seed42.jsonl", "library/gold-lib/seed43.jsonl"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
     # shard 1's records also inside shard 2 (a task that ran another shard's cases): kept once, counted
@@ -150,7 +161,7 @@ def test_merge_does_not_depend_on_shard_order_and_keeps_each_record_once(sharded
     with open(target, "a") as fh:
         fh.write(extra.read_text())
     c = merge_shards(copies, tmp_path / "c-merged", outputs=False, echo=lambda _: None)
-    assert c["records"] == a["records"] and c["duplicates_dropped"] == n_extra
+    assert c.records == a.records and c.duplicates_dropped == n_extra
     for f in ("library/gold-lib/seed42.jsonl", "library/gold-lib/seed43.jsonl"):
         assert (tmp_path / "c-merged" / f).read_bytes() == (tmp_path / "a" / f).read_bytes()
     with pytest.raises(MergeError, match="shard 1 given twice"):
@@ -162,8 +173,8 @@ def test_merge_does_not_depend_on_shard_order_and_keeps_each_record_once(sharded
     ("prompts", lambda m: m["prompt_hashes"].update(program="1" * 64), "prompt hashes"),
     ("arms", lambda m: m["arm_config_hashes"].update({"gold-lib": "2" * 64}), "arm configs"),
     ("policy", lambda m: m.update(executor_policy_hash="3" * 64), "executor policy hash"),
-    ("server", lambda m: m["server_settings"].update(generation_config="vllm"), "server settings"),
-    ("commit", lambda m: m["kit"].update(commit="4" * 40), "kit commit"),
+    ("server", lambda m: m["launch"].update(generation_config="vllm"), "server settings"),
+    ("commit", lambda m: m["origin"]["git"].update(commit="4" * 40), "kit commit"),
 ])
 def test_merge_refuses_shards_that_differ_naming_shard_and_field(sharded, tmp_path, field, edit, label):
     dirs = []
@@ -172,12 +183,10 @@ def test_merge_refuses_shards_that_differ_naming_shard_and_field(sharded, tmp_pa
         dirs.append(tmp_path / d.name)
     if field == "policy":   # only shards that used an executor carry a policy hash: two that disagree
         for d, h in ((dirs[0], "5" * 64), (dirs[2], None)):
-            m = json.loads((d / SHARD_MANIFEST).read_text())
-            m["executor_policy_hash"] = h
-            (d / SHARD_MANIFEST).write_text(json.dumps(m))
-    m = json.loads((dirs[2] / SHARD_MANIFEST).read_text())
+            _write_shard_json(d, {**_shard_json(d), "executor_policy_hash": h})
+    m = _shard_json(dirs[2])
     edit(m)
-    (dirs[2] / SHARD_MANIFEST).write_text(json.dumps(m))
+    _write_shard_json(dirs[2], m)
     with pytest.raises(MergeError) as err:
         merge_shards(dirs, tmp_path / "merged", outputs=False, echo=lambda _: None)
     assert f"shard 2 ({dirs[2]}) differs in {label}" in str(err.value)
@@ -189,11 +198,11 @@ def test_merge_refuses_synthetic_next_to_real_incomplete_and_missing_shards(shar
     for d in sharded["dirs"]:
         shutil.copytree(d, tmp_path / d.name)
         dirs.append(tmp_path / d.name)
-    m = json.loads((dirs[3] / SHARD_MANIFEST).read_text())
-    (dirs[3] / SHARD_MANIFEST).write_text(json.dumps({**m, "synthetic": True}))
+    m = _shard_json(dirs[3])
+    _write_shard_json(dirs[3], {**m, "synthetic": True})
     with pytest.raises(MergeError, match=r"shard 3 .* synthetic rehearsal-server output and shard 0 .* real"):
         merge_shards(dirs, tmp_path / "merged", outputs=False, echo=lambda _: None)
-    (dirs[3] / SHARD_MANIFEST).write_text(json.dumps({**m, "status": "failed", "error": "ShardError: boom"}))
+    _write_shard_json(dirs[3], {**m, "status": "failed", "error": "ShardError: boom"})
     with pytest.raises(MergeError, match=r"shard 3 .* is 'failed', not complete \(ShardError: boom\)"):
         merge_shards(dirs, tmp_path / "merged", outputs=False, echo=lambda _: None)
     with pytest.raises(MergeError, match=r"shard\(s\) 4 of the plan's 5 are missing"):
@@ -210,13 +219,13 @@ def test_a_shard_resumes_by_record_key_after_failing_on_purpose(sharded, tmp_pat
     monkeypatch.setenv("HARNESS_SHARD_FAIL_FOR_TEST", "1")
     with pytest.raises(ShardError, match="fails on purpose after 1 slice"):
         run_shard(plan, 1, tmp_path / "run", echo=lambda _: None)
-    failed = json.loads((shard_dir(tmp_path / "run", 1) / SHARD_MANIFEST).read_text())
+    failed = _shard_json(shard_dir(tmp_path / "run", 1))
     first = plan["shards"][1]["slices"][0]
     assert failed["status"] == "failed" and failed["records"] == len(first["case_ids"])
     monkeypatch.delenv("HARNESS_SHARD_FAIL_FOR_TEST")
     lines: list[str] = []
     done = run_shard(plan, 1, tmp_path / "run", echo=lines.append)
-    assert done["status"] == "complete" and done["records"] == plan["shards"][1]["units"]
+    assert done.status == "complete" and done.records == plan["shards"][1]["units"]
     assert f"{len(first['case_ids'])} cases, 0 new, {len(first['case_ids'])} resumed" in lines[0]
 
 

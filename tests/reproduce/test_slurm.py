@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.reproduce.shard import read_shard_manifest
+from harness.run.manifest import read_manifests
 from tests.conftest import ROOT, require
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
@@ -118,10 +120,11 @@ def test_array_and_merge_job_give_the_single_box_tables(slurm, single_box, tmp_p
           merge_job=sub["merge_job"])
     elapsed = time.monotonic() - t0
     merged = out / "merged"
-    manifest = json.loads((merged / "manifest-merge.json").read_text())
-    assert manifest["n_shards"] == SHARDS and manifest["records"] == 220 and manifest["duplicates_dropped"] == 0
-    assert sorted(s["slurm"]["SLURM_ARRAY_TASK_ID"] for s in manifest["shards"]) == [str(i) for i in range(SHARDS)]
-    assert {s["slurm"]["SLURM_ARRAY_JOB_ID"] for s in manifest["shards"]} == {sub["array_job"]}
+    (found,) = read_manifests(merged, kind="merge")
+    manifest = found.manifest
+    assert manifest.n_shards == SHARDS and manifest.records == 220 and manifest.duplicates_dropped == 0
+    assert sorted(s.slurm["SLURM_ARRAY_TASK_ID"] for s in manifest.shards) == [str(i) for i in range(SHARDS)]
+    assert {s.slurm["SLURM_ARRAY_JOB_ID"] for s in manifest.shards} == {sub["array_job"]}
     single = _tables(single_box / "tables")
     assert single and _tables(merged / "tables") == single
     print(f"\nSLURM array of {SHARDS} + merge: {elapsed:.1f} s from submission to merged tables")
@@ -134,9 +137,9 @@ def test_a_failed_task_is_redone_by_resubmission(slurm, single_box, tmp_path, ca
     first = _submissions(out)[-1]
     cancel_on_exit += [first["array_job"], first["merge_job"]]
     _wait(lambda: not _jobs_listed(first["array_job"]), "array finished", out)
-    shard2 = json.loads((out / "shards" / "shard-002" / "shard.json").read_text())
-    assert shard2["status"] == "failed" and "fails on purpose" in shard2["error"]
-    assert shard2["records"] > 0                                # its first slice is kept in its store
+    shard2 = read_shard_manifest(out / "shards" / "shard-002")
+    assert shard2.status == "failed" and "fails on purpose" in shard2.error
+    assert shard2.records > 0                                   # its first slice is kept in its store
     # SLURM marks the merge job's afterok dependency as never satisfied at its next scheduling pass
     _wait(lambda: any("PENDING DependencyNeverSatisfied" in ln for ln in _jobs_listed(first["merge_job"])),
           "merge job held by its failed dependency", out)
@@ -153,9 +156,9 @@ def test_a_failed_task_is_redone_by_resubmission(slurm, single_box, tmp_path, ca
     for i, text in before.items():                              # complete shards were not run again
         assert (out / "shards" / f"shard-{i:03d}" / "shard.json").read_bytes() == text
     log = next((out / "slurm" / "logs").glob(f"shard-2.{second['array_job']}.out")).read_text()
-    assert f"{shard2['records']} resumed" in log                # the failed shard resumed by record key
-    manifest = json.loads((out / "merged" / "manifest-merge.json").read_text())
-    assert manifest["records"] == 220 and manifest["duplicates_dropped"] == 0
+    assert f"{shard2.records} resumed" in log                   # the failed shard resumed by record key
+    (found,) = read_manifests(out / "merged", kind="merge")
+    assert found.manifest.records == 220 and found.manifest.duplicates_dropped == 0
     assert _tables(out / "merged" / "tables") == _tables(single_box / "tables")
 
 
@@ -184,15 +187,15 @@ def test_each_array_task_starts_and_stops_its_own_model_server(slurm, tmp_path, 
     for i in (0, 1):
         log = next((out / "slurm" / "logs").glob(f"shard-{i}.{sub['array_job']}.out")).read_text()
         assert "starting llama-cpp server" in log and "stopping the" in log, log[-2000:]
-        shard = json.loads((out / "shards" / f"shard-{i:03d}" / "shard.json").read_text())
-        assert shard["status"] == "complete" and shard["records"] == 1, shard
-        (server,) = shard["servers"].values()                  # the server that answered, as it described itself
-        url = server.get("base_url") or ""
+        shard = read_shard_manifest(out / "shards" / f"shard-{i:03d}")
+        assert shard.status == "complete" and shard.records == 1, shard
+        (server,) = shard.servers.values()                     # the server that answered, as it described itself
+        url = server.base_url
         port = int(url.rsplit(":", 1)[1].split("/")[0]) if ":" in url else None
         if port:                                               # stopped with its task: nothing listens there
             with socket.socket() as sock:
                 assert sock.connect_ex(("127.0.0.1", port)) != 0, f"shard {i}'s server still answers on {port}"
     merged = out / "merged"
-    manifest = json.loads((merged / "manifest-merge.json").read_text())
-    assert manifest["records"] == 2 and manifest["duplicates_dropped"] == 0
+    (found,) = read_manifests(merged, kind="merge")
+    assert found.manifest.records == 2 and found.manifest.duplicates_dropped == 0
     assert _tables(merged / "tables") == _tables(single / "tables")

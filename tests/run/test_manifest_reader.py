@@ -1,36 +1,67 @@
-"""The one manifest reader (harness.run.manifest.read_manifests): one depth rule, one error path, and the
-committed result sets read through it."""
+"""The typed manifests (harness.run.manifest): four kinds told apart by their `kind`, one file-name rule
+(`manifest_path`), one reader (`read_manifests`) that refuses unknown fields, missing ones, wrong types and other
+schemas with one error naming the file, and the committed result sets read through it."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+from dataclasses import replace
 
 import pytest
 
-from harness.analysis.tables_supplementary import load_manifests
 from harness.analysis.table_format import Omit
-from harness.run.manifest import ManifestError, manifest_paths, read_manifests, write_run_manifest
+from harness.analysis.tables.ledger import load_manifests
+from harness.core.typed_json import to_json
+from harness.model.serving import ExternalLauncher
+from harness.run.manifest import (MANIFEST_SCHEMA, LaunchSettings, ManifestError, MergeManifest, ReproduceManifest,
+                                  ShardManifest, SliceSummary, manifest_path, read_manifest, read_manifests,
+                                  write_manifest)
 from harness.verify.rescore import _manifest_conventions
 from tests.conftest import ROOT
+from tests.manifests import run_manifest
 
 
-def test_reads_the_manifests_directly_in_the_result_set(tmp_path):
-    write_run_manifest(tmp_path, "run-b", arms={"blind": {}})
-    write_run_manifest(tmp_path, "run-a", arms={"open-book": {}})
-    (tmp_path / "manifest-reproduce-x.json").write_text(json.dumps({"runs": ["manifest-run-a.json"]}))
-    deeper = tmp_path / "merged"
-    deeper.mkdir()
-    (deeper / "manifest-run-c.json").write_text(json.dumps({"arms": {"blind": {}}}))
-    (tmp_path / "manifest-run-d.json.tmp").write_text("{")  # a write in progress is not a manifest
-    got = read_manifests(tmp_path)
-    assert [m.path.name for m in got] == ["manifest-reproduce-x.json", "manifest-run-a.json", "manifest-run-b.json"]
-    assert [m.is_run for m in got] == [False, True, True]
-    assert got[1].data["run_id"] == "run-a"
-    assert manifest_paths(tmp_path) == [m.path for m in got]
+def every_kind() -> list:
+    run = run_manifest("run-a", server=ExternalLauncher(base_url="http://127.0.0.1:9/v1", model_id="m").describe())
+    settings = LaunchSettings("rehearsal", "auto", False)
+    reproduce = ReproduceManifest(run_id="20270101T000000Z", origin=run.origin, dataset=run.dataset, settings=settings,
+                                  config={"launcher": "rehearsal"}, case_ids=("2-1",), arms=("gold-lib",),
+                                  arms_by_model={}, arm_config_hashes=run.arm_config_hashes,
+                                  convention=run.convention, gvisor={}, status="running")
+    merge = MergeManifest(origin=run.origin, n_shards=1, plan_n_shards=None, records=0, results_files=0,
+                          duplicates_dropped=0, agreed={}, synthetic=False, shards=(), run_manifests=())
+    shard = ShardManifest(origin=run.origin, index=0, n_shards=1, plan_sha256="0" * 64, status="running", slurm={},
+                          dataset=run.dataset, prompt_hashes=run.prompts, arm_config_hashes=run.arm_config_hashes,
+                          launch=settings, units=1, slices=(SliceSummary(None, "gold-lib", 42, 1, 1),))
+    return [run, reproduce, merge, shard]
+
+
+def test_each_kind_has_one_file_name_and_reads_back_equal(tmp_path):
+    written = {m.kind: write_manifest(tmp_path, m) for m in every_kind()}
+    assert {k: p.name for k, p in written.items()} == {
+        "run": "manifest-run-a.json", "reproduce": "manifest-reproduce-20270101T000000Z.json",
+        "merge": "manifest-merge.json", "shard": "shard.json"}
+    assert all(manifest_path(k, m.id, root=tmp_path) == written[k] for k, m in ((m.kind, m) for m in every_kind()))
+    found = read_manifests(tmp_path)
+    assert [f.path.name for f in found] == ["manifest-merge.json", "manifest-reproduce-20270101T000000Z.json",
+                                            "manifest-run-a.json", "shard.json"]
+    assert {f.manifest.kind: f.manifest for f in found} == {m.kind: m for m in every_kind()}   # field for field
+    assert [f.manifest.kind for f in read_manifests(tmp_path, kind="run")] == ["run"]
+    assert json.loads(written["run"].read_text())["manifest_schema"] == MANIFEST_SCHEMA
+
+
+def test_reads_only_the_manifests_directly_in_the_result_set(tmp_path):
+    write_manifest(tmp_path, run_manifest("run-b"))
+    write_manifest(tmp_path, run_manifest("run-a"))
+    write_manifest(tmp_path / "merged", run_manifest("run-c"))   # a directory of result sets is not a result set
+    (tmp_path / "manifest-run-d.json.tmp").write_text("{")     # a write in progress is not a manifest
+    assert [f.path.name for f in read_manifests(tmp_path)] == ["manifest-run-a.json", "manifest-run-b.json"]
 
 
 @pytest.mark.parametrize("text", ["{not json", "[1, 2]"])
 def test_an_unreadable_manifest_is_one_error_naming_the_file(tmp_path, text):
-    write_run_manifest(tmp_path, "run-a", arms={"blind": {}})
+    write_manifest(tmp_path, run_manifest("run-a"))
     bad = tmp_path / "manifest-run-b.json"
     bad.write_text(text)
     with pytest.raises(ManifestError, match=rf"^{bad}: unreadable manifest"):
@@ -42,8 +73,70 @@ def test_an_unreadable_manifest_is_one_error_naming_the_file(tmp_path, text):
         _manifest_conventions(tmp_path)
 
 
+def _edited(tmp_path, edit):
+    path = write_manifest(tmp_path, run_manifest("run-a", server=ExternalLauncher(
+        base_url="http://127.0.0.1:9/v1", model_id="m").describe()))
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: d.update(seeds_run=[42]), r"unknown field\(s\) seeds_run"),
+    # a renamed field: a load error naming it, never a silent "not recorded" in a table
+    (lambda d: d["server"].update(server_flags=d["server"].pop("flags")), r"unknown field\(s\) server.server_flags"),
+    (lambda d: d["arms"]["gold-lib"].pop("max_tokens"), r"missing field\(s\) arms.gold-lib.max_tokens"),
+    (lambda d: d["dataset"].update(n_cases="110"), r"dataset.n_cases: a string, not an integer"),
+    (lambda d: d.update(manifest_schema=0), r"manifest schema 0, this kit reads schema 1; regenerate"),
+    (lambda d: d.pop("manifest_schema"), r"manifest schema None"),
+    (lambda d: d.update(kind="runs"), r"manifest kind 'runs', not one of run, reproduce, merge, shard"),
+])
+def test_a_manifest_not_of_this_schema_is_one_error_naming_the_file_and_the_field(tmp_path, edit, says):
+    path = _edited(tmp_path, edit)
+    with pytest.raises(ManifestError, match=rf"^{re.escape(str(path))}: .*{says}"):
+        read_manifests(tmp_path)
+    with pytest.raises(ManifestError, match=re.escape(str(path))):
+        read_manifest(path)
+
+
+def test_the_executor_description_is_typed_field_for_field():
+    """A field the executor's describe() adds is refused until harness.run.manifest.ExecutorInfo declares it."""
+    from executor.api import Executor
+    from harness.run.manifest import ExecutorInfo
+    with Executor(backend="process", workers=1) as ex:
+        described = ex.describe()
+    assert to_json(ExecutorInfo.of(described)) == {**to_json(ExecutorInfo.of(described)), **described}
+    with pytest.raises(ValueError, match=r"unknown field\(s\) executor.policy_sha"):
+        ExecutorInfo.of({**described, "policy_sha": described["policy_hash"]})
+
+
+def test_a_frozen_manifest_changes_only_by_replacement():
+    m = run_manifest("run-a")
+    with pytest.raises(AttributeError):
+        m.scorer = "medcalc"  # type: ignore[misc]
+    assert replace(m, scorer="medcalc").scorer == "medcalc" and m.scorer == "paper"
+
+
 @pytest.mark.parametrize("result_set, runs", [("results/gold-solve", 1), ("results/cpu-demo", 2)])
 def test_committed_result_sets_read_through_the_one_reader(result_set, runs):
     got = read_manifests(ROOT / result_set)
-    assert sum(m.is_run for m in got) == runs
-    assert all(m.data["run_id"] for m in got)
+    assert [f.manifest.kind for f in got] == ["run"] * runs
+    assert all(f.path == manifest_path("run", f.manifest.run_id, root=ROOT / result_set) for f in got)
+
+
+def test_no_manifest_glob_outside_the_reader():
+    """Manifests are found by the one reader, never by a glob of their file names elsewhere in the repository."""
+    hits = subprocess.run(["git", "grep", "-n", "-I", "-e", "manifest-\\*", "-e", "manifest-reproduce-\\*",
+                           "--", ".", ":!harness/run/manifest.py", ":!tests/run/test_manifest_reader.py", ":!docs",
+                           ":!*.md"], cwd=ROOT, capture_output=True, text=True).stdout.splitlines()
+    assert hits == []
+
+
+def test_every_arm_config_reads_back_field_for_field():
+    """The run manifest's `arms` are typed (harness.arms.spec.ArmConfig): each registered arm's config() is one, and
+    a field config() adds without ArmConfig declaring it fails here, not in a table."""
+    from harness.arms.registry import ARMS
+    from harness.arms.spec import ArmConfig
+    for name, arm in ARMS.items():
+        assert to_json(ArmConfig.of(arm)) == arm.config(), name

@@ -32,6 +32,7 @@ from harness.analysis.comparison.per_case import PaperCasesError, per_case_rows,
 from harness.analysis.comparison.settings import RunSettings, identity_rows, ledger_rows
 from harness.analysis.comparison.values import paper_checkpoints, paper_values
 from harness.model.rehearsal.labels import MODEL_FREE
+from harness.run.manifest import RunManifest
 
 __all__ = ["ComparisonFiles", "PaperCasesError", "compare", "comparison_html", "write_comparison", "Comparison"]
 
@@ -50,7 +51,7 @@ class Comparison:
     readers: dict[str, list[str]]
 
 
-def compare(an: Analysis, manifests: list[dict], paper_cases=None) -> Comparison:
+def compare(an: Analysis, manifests: list[RunManifest], paper_cases=None) -> Comparison:
     """The comparison of one analysis (its run manifests; `paper_cases`: a directory of the paper's per-case
     files, or None)."""
     ctx = Context(an, RunSettings(manifests))
@@ -79,7 +80,7 @@ class ComparisonFiles(Comparison):
     figure: Path | None = None
 
 
-def write_comparison(an: Analysis, out_dir, manifests: list[dict], paper_cases=None) -> ComparisonFiles:
+def write_comparison(an: Analysis, out_dir, manifests: list[RunManifest], paper_cases=None) -> ComparisonFiles:
     """comparison.md, comparison.csv (numbers), comparison-claims.csv, comparison-ledger.csv, comparison-cases.csv
     (with per-case files) and comparison.png under `out_dir`."""
     from harness.analysis.comparison.figure import comparison_figure

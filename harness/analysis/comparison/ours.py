@@ -18,7 +18,7 @@ from harness.analysis.stats import icc as icc_mod
 from harness.analysis.stats.arrays import OUTCOME_CODE
 from harness.analysis.stats.bootstrap import percentile_interval
 from harness.analysis.stats.catalog import audit_calculators
-from harness.analysis.tables import seed_agreement as seed_agreement_of
+from harness.analysis.tables.ladder import seed_agreement as seed_agreement_of
 from harness.analysis.comparison.values import cases_per_calculator, paper_cases
 from harness.arms.registry import ARMS, paper_arms
 from harness.core.outcomes import RowOutcome
@@ -156,7 +156,7 @@ def icc_and_ess(an: Analysis, model: str, solver: str, reference: str) -> dict |
 
 def seed_agreement(an: Analysis, model: str, arm: str) -> dict | None:
     """Table s19's agreement of one (model, arm): % of cases all seeds score alike, over the cases present at
-    every seed (harness.analysis.tables.seed_agreement)."""
+    every seed (harness.analysis.tables.ladder.seed_agreement)."""
     if not an.data.has(model, arm):
         return None
     return seed_agreement_of(an.data.block(model, arm))

@@ -18,8 +18,10 @@ reproduction. Each expectation names its source:
 * executor limits: the paper's 256 MB and 5 s (.tex line 124), the rest the kit's policy (executor/policy.py).
 
 A setting that differs makes the numbers of that (model, arm) *not comparable*, naming the field; a setting the
-manifests do not record does too ("not recorded"). `ledger_rows` gives the same checks per setting, for the
-settings table.
+manifests do not record does too ("not recorded": a model-free run has no server, a server the kit did not start
+states no flags). The manifests are typed (harness.run.manifest.RunManifest): a field this module reads is a field
+of the type, so a renamed one is a load error naming the file, never a silent "not recorded". `ledger_rows` gives
+the same checks per setting, for the settings table.
 """
 from __future__ import annotations
 
@@ -32,8 +34,9 @@ from executor import policy as executor_policy
 from harness.arms.registry import ARMS
 from harness.core.units import EXACT
 from harness.data.pins import DatahubError, entry as pin_entry
-from harness.model import vllm
+from harness.model.vllm import locks as vllm
 from harness.model.rehearsal.labels import MODEL_FREE
+from harness.run.manifest import RunManifest
 from harness.analysis.comparison.values import number, paper_cases, paper_checkpoints, setting
 from harness.calculators.catalogue import CATALOGUE
 from harness.analysis.stats.labels import HYBRIDS, model_label
@@ -99,16 +102,16 @@ def _text(value) -> str:
 class RunSettings:
     """The run manifests of a result set, asked per (model, arm)."""
 
-    def __init__(self, manifests: list[dict]):
-        self.manifests = [m for m in manifests if isinstance(m.get("arms"), dict)]
+    def __init__(self, manifests: list[RunManifest]):
+        self.manifests = list(manifests)
 
-    def covering(self, model: str, arm: str) -> list[dict]:
+    def covering(self, model: str, arm: str) -> list[RunManifest]:
         """The run manifests that ran `arm` for `model` (a model-free arm: any run of it, whatever model it named)."""
         free = ARMS.get(arm) is not None and not ARMS[arm].needs_model
-        return [m for m in self.manifests if arm in m["arms"] and (free or (m.get("model") or {}).get("id") == model)]
+        return [m for m in self.manifests if arm in m.arms and (free or m.model.id == model)]
 
     def synthetic(self) -> bool:
-        return any(m.get("synthetic") for m in self.manifests)
+        return any(m.synthetic for m in self.manifests)
 
     # ---- the checks ---------------------------------------------------------------------------------------
     def checks(self, model: str, arm: str, paper_model: str | None) -> list[Check]:
@@ -119,7 +122,7 @@ class RunSettings:
             found = self.covering(who, part)
             subject = f"{model_label(who)} {part}"
             if not found:
-                out.append(Check(f"{part}: run manifest", "a manifest-*.json naming this arm", "harness run writes one",
+                out.append(Check(f"{part}: run manifest", "a run manifest naming this arm", "harness run writes one",
                                  "none", None, subject))
                 continue
             for m in found:
@@ -129,74 +132,73 @@ class RunSettings:
     def reasons(self, model: str, arm: str, paper_model: str | None) -> list[str]:
         return [c.reason() for c in self.checks(model, arm, paper_model) if c.ok is not True]
 
-    def _manifest_checks(self, m: dict, arm: str, paper_model: str | None) -> list[Check]:
-        cfg = m["arms"][arm]
+    def _manifest_checks(self, m: RunManifest, arm: str, paper_model: str | None) -> list[Check]:
+        cfg = m.arms[arm]
         spec = ARMS.get(arm)
         out = [Check("scorer", PAPER_SCORER, f"the paper's Scoring paragraph (.tex line {setting('scoring')['line']})",
-                     _text(m.get("scorer")), m.get("scorer") == PAPER_SCORER if m.get("scorer") else None)]
+                     _text(m.scorer), m.scorer == PAPER_SCORER)]
         if spec is None:
             return out + [Check(f"{arm}: arm", "an arm of the kit's registry", "harness/arms/registry.py", arm, False)]
         kit = spec.config()
         for key, (what, stated) in ARM_FIELDS.items():
             where = f"the kit's arm spec for {arm}" + (f"; the paper, .tex line {setting(stated)['line']}"
                                                         if stated else "")
-            out.append(Check(what, _text(kit.get(key)), where, _text(cfg.get(key)),
-                             cfg.get(key) == kit.get(key) if key in cfg else None))
+            ours = getattr(cfg, key)
+            out.append(Check(what, _text(kit.get(key)), where, _text(ours), ours == kit.get(key)))
         out.append(Check("formula version", "the benchmark's", "the paper scores every arm against the benchmark's "
-                         "formulas", _text(cfg.get("formula_versions")) if cfg.get("formula_versions") else
-                         "the benchmark's", not cfg.get("formula_versions")))
+                         "formulas", _text(cfg.formula_versions) if cfg.formula_versions else "the benchmark's",
+                         not cfg.formula_versions))
         if spec.solver.uses_convention:
-            got = cfg.get("convention") or (m.get("convention") or {}).get("name")
+            got = cfg.convention or m.convention.name
             out.append(Check("unit convention", EXACT.name, "the Verified split's own: plain arithmetic "
-                             "(harness/data/conventions.py)", _text(got), got == EXACT.name if got else None))
+                             "(harness/data/conventions.py)", _text(got), got == EXACT.name))
         if spec.formula:
             out.append(catalogue_check())
-        if cfg.get("needs_model", spec.needs_model):
+        if cfg.needs_model:
             out += _server_checks(m, paper_model)
-        if cfg.get("needs_executor", spec.needs_executor):
+        if cfg.needs_executor:
             out += _executor_checks(m)
         return out
 
 
-def _server_checks(m: dict, paper_model: str | None) -> list[Check]:
+def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     key = model_key(paper_model)
     if key is None:
         return []  # not a checkpoint of the paper: the model itself is the reason
-    server = m.get("server") or {}
-    launcher = server.get("launcher") or ("vllm" if server.get("server") == "vLLM" else None)
+    server = m.server
+    launcher = server.launcher if server is not None else None
     out = [Check("model server", "vllm", f"the paper serves its checkpoints through vLLM (.tex line "
                  f"{setting('tensor-parallel')['line']})", _text(launcher), launcher == "vllm" if launcher else None)]
-    if launcher != "vllm":
+    if server is None or launcher != "vllm":
         return out
     lock, want = vllm.model_entry(key), vllm.serving_flags(key)
-    revision = (m.get("model") or {}).get("revision")
+    revision = m.model.revision
     out.append(Check("model revision", lock["revision"], f"containers/vllm/models.lock.json {key} (the paper states "
                      "none)", _text(revision), revision == lock["revision"] if revision else None))
-    flags = server.get("flags")
     for flag, what in SERVER_FLAGS.items():   # a flag the pinned set leaves out (7B: quantization) is unset
         out.append(Check(what, _text(want.get(flag)), f"containers/vllm/serving.json {key} (the paper: 7B bf16, 32B "
-                         "AWQ 4-bit, tensor parallel 1, Mistral 2)", _text((flags or {}).get(flag)),
-                         flags.get(flag) == want.get(flag) if isinstance(flags, dict) else None))
+                         "AWQ 4-bit, tensor parallel 1, Mistral 2)", _text(server.flags.get(flag)),
+                         server.flags.get(flag) == want.get(flag)))
     pinned = vllm.image_lock().get("vllm_version")
-    ran = server.get("vllm_version") or (server.get("contract") or {}).get("vllm_version")
+    ran = server.server_version or (server.contract.vllm_version if server.contract else None)
     out.append(Check("vLLM version", _text(pinned), "containers/vllm/image.lock.json (the paper names none)",
                      _text(ran), ran == pinned if ran else None))
-    invariant = (server.get("determinism") or {}).get("batch_invariant")
+    invariant = server.determinism.batch_invariant if server.determinism else None
     out.append(Check("batch-invariant kernels", "off", "the paper ran vLLM's default kernels "
                      "(containers/vllm/serving.json)", "on" if invariant else "off" if invariant is False else "none",
                      (not invariant) if invariant is not None else None))
-    profile = (m.get("model") or {}).get("server_profile")
+    profile = m.model.server_profile
     out.append(Check("request fields", "vllm (temperature and output-token cap only)", "the paper's requests set "
                      "only those (Appendix, Arm protocols and settings)", _text(profile),
                      profile == "vllm" if profile else None))
     return out
 
 
-def _executor_checks(m: dict) -> list[Check]:
-    ex = m.get("executor")
-    if not ex:
+def _executor_checks(m: RunManifest) -> list[Check]:
+    ex = m.executor
+    if ex is None:
         return [Check("executor limits", "recorded", "harness run records the executor", "none", None)]
-    limits = ex.get("limits") or {}
+    limits = ex.limits
     paper = setting("executor-memory")
     mb = f"{paper['values']['memory_mb']:g} MB"
     out = [Check("executor memory", mb, f"the paper, .tex line {paper['line']}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.analysis.stats.labels import HYBRIDS, LIBRARIES, arm_label, hybrid_name
+from harness.arms.registry import ARMS, budget_variants
 
 @dataclass(frozen=True)
 class Comparison:
@@ -49,9 +50,16 @@ LEVERS = (
     Comparison("blind-repair", "blind", "levers", "repair", "impl"),
     Comparison("blind-repair-vote", "blind", "levers", "repair + vote", "impl"),
 )
+def _words(arm: str) -> str:
+    """An arm's note budget as its spec holds it (harness.arms.registry): "whole note" or "N words"."""
+    n = ARMS[arm].note_words
+    return "whole note" if n is None else f"{n} words"
+
+
 BUDGET_VS_VARIABLES = (
-    Comparison("note-only-250-nogold", "note-only", "budget-variables", "budget 250 vs 120, no variables"),
-    Comparison("note-only-gold", "note-only", "budget-variables", "gold variables, 120 words"),
+    Comparison("note-only-250-nogold", "note-only", "budget-variables",
+               f"budget {ARMS['note-only-250-nogold'].note_words} vs {ARMS['note-only'].note_words}, no variables"),
+    Comparison("note-only-gold", "note-only", "budget-variables", f"gold variables, {_words('note-only-gold')}"),
     Comparison("open-book", "note-only-250-nogold", "budget-variables", "whole note + variables + formula"),
 )
 
@@ -59,9 +67,14 @@ HEADLINE = PRIMARY + SYNTAX[:1]  # the four gaps of Table s10
 
 
 def budget_comparisons(arms: list[str]) -> tuple[Comparison, ...]:
-    """Note-budget ablation (s4): every arm X with an X-250 run, whole note minus 250 words."""
-    return tuple(Comparison(a[:-4], a, "note-budget", "whole note vs 250 words")
-                 for a in arms if a.endswith("-250") and a[:-4] in arms)
+    """Note-budget ablation (s4): every arm that ran beside the arm capping its note (harness.arms.registry
+    budget_variants: the same spec but for the note budget), the longer read minus the capped one; a pair another
+    family declares (BUDGET_VS_VARIABLES) is not declared twice."""
+    declared = {(c.solver, c.reference) for c in BUDGET_VS_VARIABLES} | \
+               {(c.reference, c.solver) for c in BUDGET_VS_VARIABLES}
+    variants = budget_variants()
+    return tuple(Comparison(variants[a], a, "note-budget", f"{_words(variants[a])} vs {_words(a)}")
+                 for a in arms if a in variants and variants[a] in arms and (variants[a], a) not in declared)
 
 
 def declared_comparisons(arms: list[str]) -> tuple[Comparison, ...]:

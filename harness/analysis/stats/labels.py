@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from harness.arms.registry import ARMS, hybrid_fallbacks, hybrid_libraries
+from harness.arms.registry import ARMS, budget_variants, hybrid_fallbacks, hybrid_libraries
 from harness.model.rehearsal.labels import is_synthetic_model
 
 def _label(arm: str) -> str | None:
@@ -17,15 +17,16 @@ def _short(arm: str) -> str | None:
 
 
 def arm_label(arm: str, short: bool = False) -> str:
-    """An arm's table label from its registry entry; a `-250` variant without its own label is
-    "<base label>, 250 words"; hybrids are named after their library and fallback."""
+    """An arm's table label from its registry entry; a note-budget variant without its own label is "<label of the
+    arm it caps>, N words" (N from its spec: harness.arms.registry.budget_variants); hybrids are named after their
+    library and fallback."""
     if short and _short(arm):
         return _short(arm)
     if _label(arm):
         return _label(arm)
-    if arm.endswith("-250") and _label(arm[:-4]):
-        base = (_short(arm[:-4]) or _label(arm[:-4])) if short else _label(arm[:-4])
-        return f"{base}, 250 words"
+    base = budget_variants().get(arm)
+    if base is not None and _label(base):
+        return f"{(_short(base) or _label(base)) if short else _label(base)}, {ARMS[arm].note_words} words"
     if arm.startswith("hybrid:"):
         return hybrid_label(arm)
     return arm

@@ -12,12 +12,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.paths import REPO_ROOT
+from harness.model.prerequisites import Check
+from harness.model.server_info import ServerInfo, server_args_for_record
 from harness.model.serving import Launcher, _stop_process_group, poll_models
 
 if TYPE_CHECKING:                     # the launcher reads its fields; importing the server costs start-up time
     from harness.model.rehearsal.server import Faults
 
 ROOT = REPO_ROOT
+
+
+
+def prerequisites() -> list[Check]:
+    """Nothing to install: the fake is part of the kit (`harness serve rehearsal`)."""
+    return [Check("rehearsal server (a scripted fake: synthetic output, never a model)", True,
+                  "harness serve rehearsal", "")]
 
 
 @dataclass
@@ -104,9 +113,14 @@ class RehearsalLauncher(Launcher):
             return []
         return [json.loads(x) for x in Path(self.fault_log).read_text().splitlines() if x.strip()]
 
-    def describe(self) -> dict:
-        return {"launcher": "rehearsal", "server": "rehearsal server (scripted fake, harness.model.rehearsal.server)",
-                "synthetic": True, "base_url": self.base_url, "model_id": self.model_id,
-                "extra_model_ids": list(self.extra_model_ids), "seed": self.seed,
-                "answer_key": str(self.answer_key) if self.answer_key else None, "command": self.command(),
-                "server_profile": self.server_profile, "log": str(self.log_path), "served": self.served()}
+    def describe(self) -> ServerInfo:
+        local = {"--ready-file": "<ready file>", "--fault-log": "<fault log>",
+                 **({"--answer-key": f"<{Path(self.answer_key).name}>"} if self.answer_key else {})}
+        return ServerInfo(launcher="rehearsal", base_url=self.base_url, model_id=self.model_id,
+                          server_profile=self.server_profile,
+                          server="rehearsal server (scripted fake, harness.model.rehearsal.server)", synthetic=True,
+                          command=tuple(self.command()),
+                          args=server_args_for_record(self.command()[5:], local), log=str(self.log_path),
+                          facts={"extra_model_ids": list(self.extra_model_ids), "seed": self.seed,
+                                 "answer_key": str(self.answer_key) if self.answer_key else None,
+                                 "served": self.served()})

@@ -1,0 +1,41 @@
+"""What a vLLM 0.32.0 server logs at start-up that a run records: the sampling defaults it applies and its version.
+
+The defaults are logged once ("Default vLLM sampling parameters have been overridden by the model's
+`generation_config.json`: `{...}`", vllm/config/model.py `get_diff_sampling_param`, the same dict for the chat and
+completion endpoints):
+
+    WARNING ... [model.py:1891] Default vLLM sampling parameters have been overridden by the model's
+    `generation_config.json`: `{'repetition_penalty': 1.05, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}`. If this
+    is not intended, please relaunch vLLM instance with `--generation-config vllm`.
+
+With --generation-config vllm (or a generation_config.json without sampling fields) there is no such line.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+_OVERRIDE_LINE = re.compile(r"Default vLLM sampling parameters have been overridden by (.+?): `(\{.*?\})`")
+# vllm/entrypoints/serve/utils/api_utils.py log_version_and_model: plain, or inside the start-up logo
+_VERSION_LINE = re.compile(r"vLLM server version\s+v?([0-9][^\s,]*)|\bversion\s+(?:\x1b\[[0-9;]*m)?v?([0-9]+\.[0-9][^\s\x1b]*)")
+
+
+def logged_sampling_defaults(log_text: str) -> dict | None:
+    """{'source', 'chat', 'completion', 'override_warning'} from the server log; None if it logged none
+    (then requests get vLLM's neutral defaults)."""
+    m = _OVERRIDE_LINE.search(log_text)
+    if not m:
+        return None
+    source, text = m.groups()
+    try:
+        value = ast.literal_eval(text)
+        if not isinstance(value, dict):
+            raise ValueError(text)
+    except (ValueError, SyntaxError):
+        value = {"unparsed": text}
+    return {"source": source, "chat": value, "completion": value, "override_warning": True}
+
+
+def logged_vllm_version(log_text: str) -> str | None:
+    m = _VERSION_LINE.search(log_text)
+    return (m.group(1) or m.group(2)) if m else None
