@@ -19,6 +19,7 @@ from harness.calculators import LIBRARY
 from harness.data.dataset import load_dataset
 from harness.model.rehearsal.server import ScriptedServer
 from harness.model.rehearsal.sources import SCRIPTED_MODEL, chat_completion
+from harness.run.manifest import read_manifests
 from harness.run.request import ModelTarget, RunRequest
 from harness.run.runner import RunSpec, planned_units
 from harness.run.schedule import ARM_MAJOR, CASE_MAJOR, ORDERS, case_order, phases
@@ -105,7 +106,7 @@ def test_both_orders_write_the_same_records_tables_and_cache(tmp_path):
     assert _cache_entries(a) == _cache_entries(b) != {}
 
     # each run manifest says which order made it
-    orders = {p.parent.name: json.loads(p.read_text())["order"] for root in (a, b) for p in root.glob("manifest-*.json")}
+    orders = {root.name: f.manifest.order for root in (a, b) for f in read_manifests(root, kind="run")}
     assert orders == {ARM_MAJOR: ARM_MAJOR, CASE_MAJOR: CASE_MAJOR}
 
 
