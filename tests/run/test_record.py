@@ -11,10 +11,11 @@ import pytest
 from executor.api import Executor
 from executor.result import ExecResult
 from harness.arms.registry import get_arm
+from harness.arms.spec import ArmConfig
 from harness.arms.solvers.base import Context, InfraError
 from harness.data.dataset import load_dataset
 from harness.run.record import RECORD_FIELDS, RECORD_SCHEMA, REQUIRED_FIELDS, Record, RecordError
-from harness.run.manifest import read_manifests
+from harness.run.manifest import RunManifest, read_manifests
 from harness.run.store import iter_result_files, read_result_file
 from tests.conftest import ROOT
 
@@ -42,10 +43,11 @@ def test_committed_records_are_of_this_schema(result_set):
     for path in files:
         for rec in read_result_file(path):
             assert Record.from_dict(rec).record_schema == RECORD_SCHEMA
-    # the arm configs of its manifests record every field plainly (no key left out at a default value)
-    for manifest in read_manifests(ROOT / result_set):
-        for cfg in manifest.data["arms"].values():
-            assert {"convention", "formula_versions", "solver_options"} <= set(cfg), manifest.path
+    # its run manifests load as typed manifests (a missing field is a load error), each arm's config field for field
+    runs = [m.manifest for m in read_manifests(ROOT / result_set) if isinstance(m.manifest, RunManifest)]
+    assert runs
+    for manifest in runs:
+        assert manifest.arms and all(isinstance(cfg, ArmConfig) for cfg in manifest.arms.values()), manifest.run_id
 
 
 class _Fixed:
