@@ -128,6 +128,16 @@ def test_the_replay_hits_a_repeat_and_misses_it_after_an_eviction(tmp_path):
     assert copied["counters"]["prefix_cache_hits"] == 0 and copied["distinct_prompt_tokens"] == 200
 
 
+def test_a_work_directory_gives_back_a_replay_of_the_same_input_only(tmp_path):
+    a = list(range(1000, 1100))
+    first = _replay(tmp_path, [a], [[[[0, 0, 5]], [[0, 0, 5]]]], blocks=64)
+    again = _replay(tmp_path, [a], [[[[0, 0, 5]], [[0, 0, 5]]]], blocks=64)
+    assert "reused_from" not in first and again["reused_from"] == str(tmp_path / "job.out.json")
+    assert again["counters"] == first["counters"] and first["counters"]["prefix_cache_hits"] == 96
+    other = _replay(tmp_path, [a], [[[[0, 0, 5]]]], blocks=64)                  # another input: replayed
+    assert "reused_from" not in other and other["counters"]["requests"] == 1
+
+
 @pytest.mark.vllm
 def test_the_replay_counts_what_the_real_server_counts(vllm_cpu_server, tmp_path):
     """The same two requests on the CPU twin (vLLM's real server) and through the replay at the server's settings:
