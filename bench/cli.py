@@ -84,6 +84,31 @@ def vllm_cpu_cmd(out, prompt_tokens, decode_tokens):
     sys.exit(vllm_cpu.main(out, prompt_tokens, decode_tokens))
 
 
+@main.command("gpu-hours")
+@click.option("--out", type=_path, default=OUT / "gpu-hours.json", show_default=True)
+@click.option("--cases", type=click.IntRange(1), default=8, show_default=True,
+              help="Cases of the CPU twin's sample (both orders: about 50 min at this machine's prefill rate).")
+@click.option("--copies", type=click.IntRange(1), default=None,
+              help="Copies of the bundled slice in the H100 replays [the paper's cases / the slice's].")
+@click.option("--no-twin", is_flag=True, help="The replays only: start no server.")
+@click.option("--population", type=click.IntRange(1), default=None,
+              help="The first N cases of the bundled slice only, for a tiny run [all 110].")
+@click.option("--models", default=None, help="Comma-separated model keys [qwen2.5-7b,qwen2.5-32b-awq].")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Scratch directory for the replays' inputs and outputs [a temporary one].")
+def gpu_hours_cmd(out, cases, copies, no_twin, work, population, models):
+    """vLLM's prefix-cache counters under both request orders (the CPU twin, then the engine's scheduler at the
+    H100's settings) and the H100 hours they project for the paper's run."""
+    from bench import gpu_hours
+    chosen = tuple(m for m in (models or "").replace(",", " ").split()) or gpu_hours.MODELS
+    unknown = [m for m in chosen if m not in gpu_hours.ARCHITECTURES]
+    if unknown:
+        raise click.BadParameter(f"no architecture recorded for {', '.join(unknown)}; known: "
+                                 f"{', '.join(gpu_hours.ARCHITECTURES)}", param_hint="--models")
+    sys.exit(gpu_hours.main(gpu_hours.Options(out=out, cases=cases, copies=copies, twin=not no_twin, work=work,
+                                              population=population, models=chosen)))
+
+
 @main.command("demo-models")
 @click.option("--out", type=_path, default=OUT / "demo-models.json", show_default=True)
 @click.option("--models", default=None, help="Comma-separated candidates: catalogued GGUF ids and vllm-cpu:<id> "

@@ -26,6 +26,8 @@
 #   BASE_URL           LAUNCHER=external: the server's OpenAI-compatible URL, e.g. http://host:8000/v1
 #   SERVER_PROFILE     LAUNCHER=external: the client profile (plain, vllm, llama.cpp) [default: plain]
 #   LIMIT              at most N cases (a tiny slice)
+#   ORDER              case-major (default: every arm and seed of a case together, so vLLM's prefix cache reuses
+#                      the note) or arm-major (the arms one after another); no record depends on it
 #   DRY_RUN=1          print the plan (commands, images, revisions, gVisor platform, driver requirement, the
 #                      smoke step, request counts, time) and exit
 #   KEEP_PINS=1        run with the recorded image digest and model revisions without re-resolving them first
@@ -58,6 +60,7 @@ args=(--launcher "${LAUNCHER:-vllm}" --arms "${ARMS:-all}" --seeds "${SEEDS:-42-
 [[ -n "${BASE_URL:-}" ]] && args+=(--base-url "$BASE_URL")
 [[ -n "${SERVER_PROFILE:-}" ]] && args+=(--server-profile "$SERVER_PROFILE")
 [[ -n "${CONVENTION:-}" ]] && args+=(--convention "$CONVENTION")
+[[ -n "${ORDER:-}" ]] && args+=(--order "$ORDER")
 case "${SAMPLING_SEEDS:-0}" in
   1|true|yes) args+=(--sampling-seeds) ;;
   0|false|no|"") ;;

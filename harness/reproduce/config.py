@@ -13,6 +13,7 @@ from harness.model.prerequisites import Check
 from harness.reproduce.errors import ReproduceError
 from harness.reproduce.launchers import LAUNCHERS, PAPER_MODELS, launcher_kind
 from harness.run.manifest import LaunchSettings, ManifestError, read_manifests
+from harness.run.schedule import DEFAULT_ORDER, ORDERS
 from harness.run.session import CaseSelectionError, pick_cases
 
 ROOT = REPO_ROOT
@@ -49,12 +50,15 @@ class ReproduceConfig:
     base_url: str | None = None           # the external launcher's server
     server_profile: str | None = None     # the external launcher's client profile [plain]
     sampling_seeds: bool = False          # vllm: sampled requests carry a derived seed (profile vllm-seeded)
+    order: str = DEFAULT_ORDER            # the request order (harness.run.schedule): changes no record
 
     def __post_init__(self) -> None:
         kind = launcher_kind(self.launcher)
         kind.check_config(base_url=self.base_url, deterministic=self.deterministic)
         if not self.seeds:
             raise ReproduceError("no seeds given")
+        if self.order not in ORDERS:
+            raise ReproduceError(f"unknown request order {self.order!r}: one of {', '.join(ORDERS)}")
         if self.limit is not None and self.limit < 1:
             raise ReproduceError(f"--limit must be at least 1, not {self.limit}")
         self.out = Path(self.out)

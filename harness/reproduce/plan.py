@@ -1,9 +1,12 @@
 """The plan of a reproduction (`make reproduce DRY_RUN=1`): the population of cases, request counts from each arm's
 solver (`Solver.request_bounds`), tokens per request (measured from stored results, else estimated from the arms'
-real prompts and the solvers' stated completion assumptions), the launcher's pins and commands, and a time
-estimate from the launcher's throughput assumption."""
+real prompts and the solvers' stated completion assumptions), the launcher's pins and commands, a time estimate
+from the launcher's throughput assumption, and, for vLLM, that estimate with its prefill term scaled by the share of
+prompt tokens vLLM's prefix cache leaves to compute under the run's request order (measured: docs/bench-gpu-hours.json,
+`make bench-gpu-hours`)."""
 from __future__ import annotations
 
+import json
 import shlex
 import statistics
 from dataclasses import dataclass
@@ -22,6 +25,7 @@ from harness.reproduce.smoke import SMOKE_DESCRIPTION
 from harness.run.store import StoreError, iter_result_files, read_result_file, result_sets
 
 CHARS_PER_TOKEN = 4.0     # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
+GPU_HOURS_REPORT = ROOT / "docs" / "bench-gpu-hours.json"   # prefix-cache shares per model and order (issue 36)
 WORDS_TO_TOKENS = 1.35    # fallback: note words to tokens
 
 
@@ -209,8 +213,16 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
                 total_s[bound] += est[bound]
             entry["throughput_assumption"] = tp
             entry["estimate_s"] = est
+            if cfg.launcher == "vllm":
+                entry["prefix_cache"] = prefix_cache_projection(key, rows, tp, slow, cfg, any_model)
         plan["models"].append(entry)
     plan["estimate_s"] = None if unknown_time else total_s
+    plan["order"] = cfg.order
+    projected = [m.get("prefix_cache") for m in plan["models"]]
+    if projected and all(p and p.get("estimate_s") for p in projected):
+        plan["estimate_with_prefix_cache_s"] = {
+            order: {b: sum(p["estimate_s"][order][b] for p in projected) for b in ("min", "max")}
+            for order in projected[0]["estimate_s"]}
     plan["estimate_unknown_for"] = unknown_time
     plan["disk"] = disk_estimate(plan, measured)
     plan["downloads"] = download_estimate(cfg, plan)
@@ -230,6 +242,40 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
                          "decode rate), plus server start-up; weight downloads are not included. Each rate is an "
                          "assumption (its source is printed with the model), not a measurement of your hardware.")
     return plan
+
+
+def prefix_cache_shares(report: Path = GPU_HOURS_REPORT) -> dict:
+    """{model key: {order: share of prompt tokens the engine computed}} from the committed gpu-hours report, with
+    its source; {} when there is none."""
+    try:
+        data = json.loads(Path(report).read_text())
+        return {"shares": data["projection"]["computed_share"], "source": data["projection"]["source"]}
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def prefix_cache_projection(key: str, rows: list[dict], tp: dict, slow: float, cfg: ReproduceConfig,
+                            any_model: bool) -> dict:
+    """The time estimate with vLLM's prefix cache: the prefill term times the share of prompt tokens the engine
+    computes under each request order (docs/bench-gpu-hours.json), the decode term and start-up unchanged. Off in
+    deterministic mode (serving.json's flags turn prefix caching off: every prompt token is computed, whatever the
+    order)."""
+    if cfg.deterministic:
+        return {"off": "deterministic mode runs with --no-enable-prefix-caching: every prompt token is computed, "
+                       "in either order"}
+    measured = prefix_cache_shares()
+    shares = (measured.get("shares") or {}).get(key)
+    if not shares:
+        return {"unmeasured": f"no prefix-cache measurement for {key} in {GPU_HOURS_REPORT.name}"}
+    out: dict = {"computed_share": shares, "source": measured["source"], "order": cfg.order, "estimate_s": {}}
+    for order, share in shares.items():
+        est = {}
+        for bound in ("min", "max"):
+            prefill = sum(a["requests"][bound] * a["tokens_per_request"]["prompt"] for a in rows) / tp["prefill_tokens_per_s"]
+            decode = sum(a["requests"][bound] * a["tokens_per_request"]["completion"] for a in rows) / tp["decode_tokens_per_s"]
+            est[bound] = (prefill * share + decode) * slow + (tp["startup_s"] if any_model else 0)
+        out["estimate_s"][order] = est
+    return out
 
 
 RECORD_FIELDS_BYTES = 2000   # a record's fields besides the request and replies (keys, scores, program, executor)
@@ -289,6 +335,22 @@ def _hours(s: float) -> str:
     return f"{s / 3600:.1f} h" if s >= 3600 else f"{s / 60:.0f} min"
 
 
+def _prefix_cache_lines(pc: dict | None, order: str) -> list[str]:
+    """The model's time with the prefix cache under the run's order (and the other order), or why there is none."""
+    if not pc:
+        return []
+    if pc.get("off") or pc.get("unmeasured"):
+        return [f"  prefix cache: {pc.get('off') or pc.get('unmeasured')}"]
+    mine = pc["estimate_s"].get(order)
+    lines = [f"  prefix cache, order {order} (this run's): {_hours(mine['min'])} .. {_hours(mine['max'])}, "
+             f"{pc['computed_share'][order]:.0%} of prompt tokens computed"] if mine else []
+    lines += [f"  prefix cache, order {o}: {_hours(e['min'])} .. {_hours(e['max'])}, "
+              f"{pc['computed_share'][o]:.0%} of prompt tokens computed"
+              for o, e in pc["estimate_s"].items() if o != order]
+    lines.append(f"  (prefill term x the share vLLM computed; {pc['source']})")
+    return lines
+
+
 def _span(rq: dict) -> str:
     """{"min": a, "max": b} -> "a" or "a..b", thousands separated."""
     return f"{rq['min']:,}" if rq["min"] == rq["max"] else f"{rq['min']:,}..{rq['max']:,}"
@@ -325,6 +387,7 @@ def format_plan(plan: dict) -> str:
             lines.append(f"  time:    {_hours(m['estimate_s']['min'])} .. {_hours(m['estimate_s']['max'])} "
                          f"(assumed {tp['prefill_tokens_per_s']} prompt tok/s, {tp['decode_tokens_per_s']} "
                          f"completion tok/s, start-up {tp['startup_s']} s; assumption: {tp.get('source') or 'not stated'})")
+            lines += _prefix_cache_lines(m.get("prefix_cache"), plan["order"])
     lines += ["", f"Requests per arm, per model, {len(seeds)} seed(s):",
               f"  {'arm':<22} {'cases':>6} {'req/case':>9} {'requests':>15} {'prompt tok':>10} {'compl. tok':>10}  source"]
     for a in plan["arms"]:
@@ -353,7 +416,15 @@ def format_plan(plan: dict) -> str:
         lines.append(f"Estimated time, all models: unknown (no throughput assumption for "
                      f"{', '.join(plan['estimate_unknown_for'])} under launcher {plan['launcher']})")
     else:
-        lines.append(f"Estimated time, all models: {_hours(est['min'])} .. {_hours(est['max'])}")
+        lines.append(f"Estimated time, all models: {_hours(est['min'])} .. {_hours(est['max'])}"
+                     + (" (every prompt token computed)" if plan.get("estimate_with_prefix_cache_s") else ""))
+    cached = plan.get("estimate_with_prefix_cache_s")
+    if cached and plan["order"] in cached:
+        mine = cached[plan["order"]]
+        others = "; ".join(f"{o}: {_hours(v['min'])} .. {_hours(v['max'])}" for o, v in cached.items()
+                           if o != plan["order"])
+        lines.append(f"With vLLM's prefix cache, order {plan['order']} (this run's): {_hours(mine['min'])} .. "
+                     f"{_hours(mine['max'])}" + (f" ({others})" if others else ""))
     disk, dl = plan["disk"], plan["downloads"]
     lines.append(f"Disk for results: about {_size(disk['results_bytes'])} (assumption: {disk['assumption']})")
     lines.append(f"Downloads: {_size(dl['total_bytes'])}"

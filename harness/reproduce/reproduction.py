@@ -94,7 +94,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
     try:
         request = RunRequest.build(arms, dataset, cases, cfg.seeds, out_dir=cfg.out, convention=cfg.convention,
                                    executor_backend=cfg.executor_backend, scorer=cfg.scorer,
-                                   all_cases=cfg.all_cases, progress=cfg.progress)
+                                   all_cases=cfg.all_cases, progress=cfg.progress, order=cfg.order)
     except ValueError as exc:
         raise ReproduceError(str(exc)) from None
     arms, choice = list(request.arms), request.convention

@@ -48,6 +48,7 @@ from harness.data.conventions import ConventionChoice
 from harness.data.dataset import Dataset
 from harness.model.server_info import ServerInfo, ServerSettings
 from harness.run.runner import ArmSeedSummary
+from harness.run.schedule import ARM_MAJOR, CASE_MAJOR
 
 ROOT = REPO_ROOT
 LOCK_FILE = ROOT / "requirements.lock"
@@ -229,6 +230,9 @@ class RunManifest:
     executor: ExecutorInfo | None
     convention: ConventionRef
     synthetic: bool = False
+    # the request order (harness.run.schedule); no record depends on it. Manifests written before it was an option
+    # have none: those runs were arm-major
+    order: Literal[ARM_MAJOR, CASE_MAJOR] = ARM_MAJOR
     summaries: tuple[ArmSeedSummary, ...] | None = None
     requests_sent: int | None = None
     cache_hits: int | None = None

@@ -19,6 +19,7 @@ from harness.data.dataset import Case, Dataset
 from harness.model.server_info import ServerInfo
 from harness.run.progress import DEFAULT_INTERVAL_S
 from harness.run.runner import RunSpec, planned_units
+from harness.run.schedule import DEFAULT_ORDER
 
 
 def apply_convention(arms: Iterable[Arm], dataset: Dataset, convention: ConventionChoice | str | None
@@ -57,6 +58,7 @@ class RunRequest:
     all_cases: bool = False               # vote/repair levers on every case, not only the covered ones
     progress: bool = True
     progress_interval_s: float = DEFAULT_INTERVAL_S   # timed progress lines when the output is not a terminal
+    order: str = DEFAULT_ORDER            # the request order (harness.run.schedule); no record depends on it
 
     @classmethod
     def build(cls, arms: Sequence[Arm], dataset: Dataset, cases: Sequence[Case], seeds: Sequence[int], *,
@@ -71,7 +73,8 @@ class RunRequest:
         """The runner's settings for this request against `model`."""
         return RunSpec(model=model, model_revision=revision, server_profile=server_profile, scorer=self.scorer,
                        out_dir=self.out_dir, concurrency=self.concurrency, progress=self.progress,
-                       progress_interval_s=self.progress_interval_s, convention=self.convention.convention)
+                       progress_interval_s=self.progress_interval_s, convention=self.convention.convention,
+                       order=self.order)
 
 
 def planned_keys(request: RunRequest, *, model: str, server_profile: str | None,

@@ -1,9 +1,11 @@
 """Drive arms over cases: seeded case order, resume by record key, progress bar, one record per case.
 
-For each (arm, seed): cases are ordered by sha256("{seed}:{case_id}") (the seed fixes the order and
+For each (arm, seed) unit: cases are ordered by sha256("{seed}:{case_id}") (the seed fixes the order and
 the run identity), keys already in the results file are skipped, the rest are solved with at most
-`concurrency` cases in flight, scored with every scorer, and appended to the store as they finish
-(fsync batched: every STORE_SYNC_EVERY records or STORE_SYNC_INTERVAL_S seconds, and at the end). A case whose executor failed as infrastructure is not recorded (a rerun retries it).
+`concurrency` cases in flight over the whole run, scored with every scorer, and appended to the unit's store as they
+finish (fsync batched: every STORE_SYNC_EVERY records or STORE_SYNC_INTERVAL_S seconds, and at the end). Which item
+takes a free slot next is the run's request order (harness.run.schedule: arm-major or case-major); no record
+depends on it. A case whose executor failed as infrastructure is not recorded (a rerun retries it).
 A run manifest is written at the start and rewritten at the end with counts.
 """
 from __future__ import annotations
@@ -37,6 +39,7 @@ from harness.model.client import ModelRejectedRequest
 from harness.model.rehearsal.labels import is_synthetic_model
 from harness.run.record import Record
 from harness.run.progress import DEFAULT_INTERVAL_S, LineProgress, duration
+from harness.run.schedule import CASE_MAJOR, DEFAULT_ORDER, Item, case_order, check_order, phases
 from harness.run.store import ResultStore, record_key, results_path
 from harness.scoring.scorers import SCORERS, score_reply, score_value
 
@@ -47,11 +50,6 @@ STORE_SYNC_INTERVAL_S = 1.0   # ... or seconds, whichever comes first; and alway
 
 class ConfigMismatchError(RuntimeError):
     """A results file already holds rows of the same arm under another configuration."""
-
-
-def case_order(cases: Iterable, seed: int) -> list:
-    """The seed's case order: ascending sha256("{seed}:{case_id}")."""
-    return sorted(cases, key=lambda c: hashlib.sha256(f"{seed}:{c.case_id}".encode()).hexdigest())
 
 
 def _now() -> str:
@@ -83,6 +81,10 @@ class RunSpec:
     # the unit convention in force: run_session resolves it (--convention, else the dataset's own by content);
     # None (a library caller's RunSpec) means the dataset's own, resolved when the arm runs
     convention: Convention | None = None
+    order: str = DEFAULT_ORDER        # which item takes a free slot next (harness.run.schedule)
+
+    def __post_init__(self) -> None:
+        check_order(self.order)
 
 
 @dataclass
@@ -215,80 +217,121 @@ def planned_units(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Run
     return out
 
 
+class _UnitRun:
+    """One (arm, seed) unit while it runs: its results store (refused if it holds the arm under another
+    configuration), the items still to do, its summary; closed when its last item is done."""
+
+    def __init__(self, arm: Arm, seed: int, todo: list[tuple[Case, str]], dataset: Dataset, spec: RunSpec, progress):
+        if spec.convention is None:         # the dataset's own convention, as `harness run` would choose it
+            spec = dataclasses.replace(spec, convention=default_convention(dataset).convention)
+        self.arm, self.seed, self.todo, self.dataset, self.spec, self.progress = arm, seed, todo, dataset, spec, progress
+        path = results_path(spec.out_dir, spec.model, arm.name, seed)
+        # fsync batched: a killed harness loses nothing it wrote; a machine crash at most the last second,
+        # which a resumed run redoes (harness.run.store)
+        self.store = ResultStore(path, sync_every=STORE_SYNC_EVERY, sync_interval_s=STORE_SYNC_INTERVAL_S)
+        other = sorted({r.get("arm_config_hash") for r in self.store.records if r.get("arm") == arm.name}
+                       - {arm.config_hash()})
+        if other:
+            self.store.close()
+            raise ConfigMismatchError(
+                f"{path} holds rows of arm {arm.name} run with another configuration (arm_config_hash "
+                f"{str(other[0])[:12]}..., this run {arm.config_hash()[:12]}...; e.g. other formula versions or "
+                f"router k/m/temperature): one configuration per results file, use another --out")
+        self.summary = ArmSeedSummary(arm.name, seed, str(path), total=len(todo))
+        self.pending = {k for _, k in todo if k not in self.store.done_keys}
+        self.summary.skipped = len(todo) - len(self.pending)
+        self.task_id = progress.add_task(f"{arm.name} seed {seed}", total=len(todo),
+                                         completed=self.summary.skipped) if progress is not None else None
+        self.first_slot: float | None = None
+        self.closed = False
+
+    async def solve(self, case: Case, key: str, *, client, executor, one_shot) -> None:
+        """One item: solve it, score it, append its record (an executor infrastructure failure: no record)."""
+        arm, seed, spec = self.arm, self.seed, self.spec
+        if self.first_slot is None:
+            self.first_slot = time.perf_counter()
+            self.summary.started_at = _now()
+        ctx = Context(case=case, arm=arm, seed=seed, client=client, executor=executor, one_shot=one_shot or [],
+                      dataset=self.dataset, convention=spec.convention)
+        started = _now()
+        try:
+            sol = await arm.solver.solve(ctx)
+        except InfraError:
+            sol = None
+        except ModelRejectedRequest as exc:   # the server refused this case's request: its outcome, not an abort
+            print(f"{arm.name} seed {seed} case {case.case_id}: request rejected by the model server "
+                  f"(HTTP {exc.status}), recorded as {RowOutcome.REQUEST_REJECTED.value}: {str(exc)[:300]}",
+                  file=sys.stderr)
+            sol = Solution(outcome=RowOutcome.REQUEST_REJECTED.value, reason=str(exc)[:1000],
+                           detail={"rejected_status": exc.status, "requests_answered_before": len(ctx.chats)})
+        if sol is None:
+            self.summary.infra_failed += 1
+        else:
+            self.store.append(record_for(arm, seed, case, self.dataset, spec, key, sol, ctx, started))
+            self.summary.written += 1
+        self.pending.discard(key)
+        if self.progress is not None:
+            self.progress.advance(self.task_id)
+
+    def close(self) -> ArmSeedSummary:
+        if self.closed:
+            return self.summary
+        self.closed = True
+        self.store.close()
+        keys = {k for _, k in self.todo}
+        for rec in self.store.records:
+            if rec["key"] in keys:
+                self.summary.outcomes[rec["outcome"]] = self.summary.outcomes.get(rec["outcome"], 0) + 1
+                self.summary.correct += bool(rec["correct"])
+        self.summary.wall_s = round(time.perf_counter() - self.first_slot, 2) if self.first_slot else 0.0
+        self.summary.finished_at = _now() if self.first_slot else None
+        return self.summary
+
+
+async def _drain(items: list[Item], runs: dict[int, _UnitRun], concurrency: int, *, client, executor, one_shot,
+                 on_unit_done=None) -> None:
+    """Solve `items` in their order with at most `concurrency` in flight: each free slot takes the next item. A unit
+    is closed (and `on_unit_done(index)` called) as soon as its last item is done. An item's own error cancels the
+    rest and is raised as itself."""
+    queue = iter([it for it in items if it.key in runs[it.unit].pending])
+    left = {i: sum(1 for it in items if it.unit == i and it.key in r.pending) for i, r in runs.items()}
+    for i in [i for i, n in left.items() if n == 0]:
+        runs[i].close()
+        if on_unit_done is not None:
+            on_unit_done(i)
+
+    async def worker():
+        for it in queue:
+            await runs[it.unit].solve(it.case, it.key, client=client, executor=executor, one_shot=one_shot)
+            left[it.unit] -= 1
+            if left[it.unit] == 0:
+                runs[it.unit].close()
+                if on_unit_done is not None:
+                    on_unit_done(it.unit)
+
+    try:
+        async with asyncio.TaskGroup() as group:      # one item failing cancels the others
+            for _ in range(max(1, concurrency)):
+                group.create_task(worker())
+    except BaseExceptionGroup as group_error:         # the item's own error (ConfigMismatchError, ...)
+        raise group_error.exceptions[0] from None
+    finally:
+        for run in runs.values():
+            run.close()
+
+
 async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset, spec: RunSpec, *,
                        client: ChatClient | None = None, executor: ProgramExecutor | None = None,
                        one_shot: list[Case] | None = None, progress=None,
-                       slots: asyncio.Semaphore | None = None,
                        todo: list[tuple[Case, str]] | None = None) -> ArmSeedSummary:
-    """Run one arm at one seed over `cases` (already filtered), resuming from the results file. `slots` bounds
-    the cases in flight (shared by units that run together); default: spec.concurrency for this unit alone."""
-    if spec.convention is None:         # the dataset's own convention, as `harness run` would choose it
-        spec = dataclasses.replace(spec, convention=default_convention(dataset).convention)
-
-    path = results_path(spec.out_dir, spec.model, arm.name, seed)
-    # fsync batched: a killed harness loses nothing it wrote; a machine crash at most the last second,
-    # which a resumed run redoes (harness.run.store)
-    store = ResultStore(path, sync_every=STORE_SYNC_EVERY, sync_interval_s=STORE_SYNC_INTERVAL_S)
-    other = sorted({r.get("arm_config_hash") for r in store.records if r.get("arm") == arm.name} - {arm.config_hash()})
-    if other:
-        raise ConfigMismatchError(
-            f"{path} holds rows of arm {arm.name} run with another configuration (arm_config_hash "
-            f"{str(other[0])[:12]}..., this run {arm.config_hash()[:12]}...; e.g. other formula versions or router "
-            f"k/m/temperature): one configuration per results file, use another --out")
+    """Run one arm at one seed over `cases` (already filtered), resuming from the results file, with at most
+    spec.concurrency cases in flight."""
     if todo is None:
         todo = unit_todo(arm, seed, cases, dataset, spec)
-    summary = ArmSeedSummary(arm.name, seed, str(path), total=len(todo))
-    pending = [(c, k) for c, k in todo if k not in store.done_keys]
-    summary.skipped = len(todo) - len(pending)
-    solver = arm.solver
-    task_id = progress.add_task(f"{arm.name} seed {seed}", total=len(todo), completed=summary.skipped) \
-        if progress is not None else None
-    sem = slots or asyncio.Semaphore(max(1, spec.concurrency))
-    first_slot: list[float] = []
-
-    async def one(case, key):
-        async with sem:
-            if not first_slot:
-                first_slot.append(time.perf_counter())
-                summary.started_at = _now()
-            ctx = Context(case=case, arm=arm, seed=seed, client=client, executor=executor, one_shot=one_shot or [],
-                          dataset=dataset, convention=spec.convention)
-            started = _now()
-            try:
-                sol = await solver.solve(ctx)
-            except InfraError as exc:
-                return case, key, None, ctx, started, exc
-            except ModelRejectedRequest as exc:   # the server refused this case's request: its outcome, not an abort
-                print(f"{arm.name} seed {seed} case {case.case_id}: request rejected by the model server "
-                      f"(HTTP {exc.status}), recorded as {RowOutcome.REQUEST_REJECTED.value}: {str(exc)[:300]}",
-                      file=sys.stderr)
-                sol = Solution(outcome=RowOutcome.REQUEST_REJECTED.value, reason=str(exc)[:1000],
-                               detail={"rejected_status": exc.status, "requests_answered_before": len(ctx.chats)})
-            return case, key, sol, ctx, started, None
-
-    tasks = [asyncio.ensure_future(one(c, k)) for c, k in pending]
-    try:
-        for fut in asyncio.as_completed(tasks):
-            case, key, sol, ctx, started, err = await fut
-            if err is not None:
-                summary.infra_failed += 1
-            else:
-                rec = record_for(arm, seed, case, dataset, spec, key, sol, ctx, started)
-                store.append(rec)
-                summary.written += 1
-            if progress is not None:
-                progress.advance(task_id)
-    finally:
-        for t in tasks:
-            t.cancel()
-        store.close()
-    for rec in store.records:
-        if rec["key"] in {k for _, k in todo}:
-            summary.outcomes[rec["outcome"]] = summary.outcomes.get(rec["outcome"], 0) + 1
-            summary.correct += bool(rec["correct"])
-    summary.wall_s = round(time.perf_counter() - first_slot[0], 2) if first_slot else 0.0
-    summary.finished_at = _now() if first_slot else None
-    return summary
+    run = _UnitRun(arm, seed, todo, dataset, spec, progress)
+    await _drain([Item(0, c, k) for c, k in todo], {0: run}, spec.concurrency, client=client, executor=executor,
+                 one_shot=one_shot)
+    return run.summary
 
 
 def make_progress(enabled: bool, interval_s: float = DEFAULT_INTERVAL_S, activity=None):
@@ -311,11 +354,12 @@ def announce(progress, text: str) -> None:
         progress.console.print(text)
 
 
-def arm_start_line(arm: Arm, units: list) -> str:
+def arm_start_line(arm: Arm, units: list, case_major: bool = False) -> str:
     cases = {k for *_, todo in units for _, k in todo}
     seeds = [seed for _, seed, _, _ in units]
     return (f"arm {arm.name}: starting, {len(cases):,} case run(s) over seed(s) {', '.join(map(str, seeds))}"
-            f"{' (asks the model)' if arm.needs_model else ' (no model)'}")
+            f"{' (asks the model)' if arm.needs_model else ' (no model)'}"
+            f"{', case by case with the other arms' if case_major else ''}")
 
 
 def arm_end_line(arm: Arm, summaries: list[ArmSeedSummary], wall_s: float) -> str:
@@ -337,37 +381,51 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
                    ) -> list[ArmSeedSummary]:
     """Every arm at every seed. Vote/repair levers run on the covered cases unless `all_cases`.
 
-    Arms run one after another; the seeds of one arm run together, sharing `spec.concurrency` case slots in
-    seed order (the slots go first-come first-served, and seed 42's cases queue first), so the next seed's
-    cases fill the slots a seed's last, slow cases leave idle instead of the pool waiting for its tail. Each
-    seed still writes its own results file, and records do not depend on the order they finish in."""
+    The run's items go out in `spec.order` (harness.run.schedule) over `spec.concurrency` case slots, first come
+    first served: arm-major runs the arms one after another, the seeds of one arm together (seed 42's cases queue
+    first, so the next seed's cases fill the slots a seed's last, slow cases leave idle); case-major sends every arm
+    and seed of a case together. Each seed still writes its own results file, and records do not depend on the
+    order they finish in. Summaries come in the units' order (arm, then seed) whatever the request order."""
     plan = planned_units(arms, dataset, seeds, spec, cases, all_cases)
-    summaries = []
+    summaries: dict[int, ArmSeedSummary] = {}
     progress = make_progress(spec.progress, spec.progress_interval_s, getattr(client, "activity", None))
     if isinstance(progress, LineProgress):
         progress.plan(sum(len(todo) for *_, todo in plan))
     if progress is not None:
         progress.start()
     try:
-        for arm in arms:
-            arm_units = [u for u in plan if u[0] is arm]
-            announce(progress, arm_start_line(arm, arm_units))
-            arm_started = time.perf_counter()
-            slots = asyncio.Semaphore(max(1, spec.concurrency))
+        for phase in phases(plan, spec.order):
+            by_arm: dict[str, list[int]] = {}
+            for i in phase.units:
+                by_arm.setdefault(plan[i][0].name, []).append(i)
+            started = time.perf_counter()
+            runs: dict[int, _UnitRun] = {}
             try:
-                async with asyncio.TaskGroup() as group:      # one unit failing cancels the others
-                    units = [group.create_task(run_arm_seed(arm, seed, [c for c, _ in todo], dataset, unit_spec,
-                                                            client=client, executor=executor, one_shot=one_shot,
-                                                            progress=progress, slots=slots, todo=todo))
-                             for _, seed, unit_spec, todo in arm_units]
-            except BaseExceptionGroup as group_error:     # the unit's own error (ConfigMismatchError, ...)
-                raise group_error.exceptions[0] from None
-            summaries += [u.result() for u in units]
-            announce(progress, arm_end_line(arm, [u.result() for u in units], time.perf_counter() - arm_started))
+                for indices in by_arm.values():
+                    arm = plan[indices[0]][0]
+                    announce(progress, arm_start_line(arm, [plan[i] for i in indices],
+                                                      case_major=spec.order == CASE_MAJOR))
+                    for i in indices:
+                        _arm, seed, unit_spec, todo = plan[i]
+                        runs[i] = _UnitRun(arm, seed, todo, dataset, unit_spec, progress)
+            except BaseException:
+                for run in runs.values():
+                    run.close()
+                raise
+
+            def unit_done(i: int, runs=runs, by_arm=by_arm, started=started) -> None:
+                summaries[i] = runs[i].summary
+                indices = by_arm[plan[i][0].name]
+                if all(runs[j].closed for j in indices):
+                    announce(progress, arm_end_line(plan[i][0], [runs[j].summary for j in indices],
+                                                    time.perf_counter() - started))
+
+            await _drain(list(phase.items), runs, spec.concurrency, client=client, executor=executor,
+                         one_shot=one_shot, on_unit_done=unit_done)
     finally:
         if progress is not None:
             progress.stop()
-    return summaries
+    return [summaries[i] for i in sorted(summaries)]
 
 
 def summary_markdown(records: list[dict]) -> str:

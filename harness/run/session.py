@@ -179,7 +179,7 @@ async def run_session(request: RunRequest) -> RunManifest:
             model=ModelRef(spec.model, model_revision, spec.server_profile),
             client=ClientInfo.of(client.describe()) if client else None, server=server,
             executor=ExecutorInfo.of(executor.describe()) if executor is not None else None,
-            convention=ConventionRef.of(choice),
+            convention=ConventionRef.of(choice), order=request.order,
             # rehearsal-server output: never a model result
             synthetic=is_synthetic_model(spec.model) or bool(server is not None and server.synthetic))
         write_manifest(out_dir, manifest)
