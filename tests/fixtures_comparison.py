@@ -43,6 +43,7 @@ from harness.model.server_info import ServerInfo
 from harness.run.manifest import (ConventionRef, ExecutorInfo, ModelRef, RunManifest, arm_configs, dataset_ref, origin,
                                   read_manifests, write_manifest)
 from harness.run.record import Record
+from harness.run.schedule import ARM_MAJOR
 from harness.run.store import ResultStore, record_key, results_path
 
 VERIFIED_SHA = hashlib.sha256(b"stand-in for the MedCalc-Bench Verified test split (tests/fixtures_comparison.py)"
@@ -280,7 +281,8 @@ def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict 
         manifest = RunManifest(run_id=run_id, origin=origin(), dataset=dataset, arms=arm_configs(arms),
                                arm_config_hashes={a.name: a.config_hash() for a in arms}, prompts=template_hashes(),
                                seeds=seeds, scorer="paper", case_ids=tuple(cases.ids), model=model, client=None,
-                               server=server, executor=executor_info, convention=CONVENTION)
+                               server=server, executor=executor_info, convention=CONVENTION,
+                               order=ARM_MAJOR)
         edit = (manifests or {}).get(who)
         if edit:
             data = to_json(manifest)

@@ -10,6 +10,7 @@ from harness.data.conventions import resolve_convention
 from harness.data.dataset import load_dataset
 from harness.model.server_info import ServerInfo
 from harness.run.manifest import ConventionRef, ModelRef, RunManifest, arm_configs, dataset_ref, origin
+from harness.run.schedule import ARM_MAJOR
 
 
 def run_manifest(run_id: str, arm: str = "gold-lib", server: ServerInfo | None = None, **changes) -> RunManifest:
@@ -19,5 +20,5 @@ def run_manifest(run_id: str, arm: str = "gold-lib", server: ServerInfo | None =
                            arm_config_hashes={a.name: a.config_hash() for a in arms}, prompts=template_hashes(),
                            seeds=(42,), scorer="paper", case_ids=("2-1",), model=ModelRef("library", None, None),
                            client=None, server=server, executor=None,
-                           convention=ConventionRef.of(resolve_convention(ds, None)))
+                           convention=ConventionRef.of(resolve_convention(ds, None)), order=ARM_MAJOR)
     return replace(manifest, **changes)

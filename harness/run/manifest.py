@@ -53,7 +53,7 @@ from harness.run.schedule import ARM_MAJOR, CASE_MAJOR
 ROOT = REPO_ROOT
 LOCK_FILE = ROOT / "requirements.lock"
 _PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s\\;]+)")
-MANIFEST_SCHEMA = 1
+MANIFEST_SCHEMA = 2   # 2: RunManifest.order (issue 36)
 MANIFEST_GLOB = "manifest-*.json"
 SHARD_MANIFEST = "shard.json"
 
@@ -229,10 +229,8 @@ class RunManifest:
     server: ServerInfo | None
     executor: ExecutorInfo | None
     convention: ConventionRef
+    order: Literal[ARM_MAJOR, CASE_MAJOR]   # the request order (harness.run.schedule); no record depends on it
     synthetic: bool = False
-    # the request order (harness.run.schedule); no record depends on it. Manifests written before it was an option
-    # have none: those runs were arm-major
-    order: Literal[ARM_MAJOR, CASE_MAJOR] = ARM_MAJOR
     summaries: tuple[ArmSeedSummary, ...] | None = None
     requests_sent: int | None = None
     cache_hits: int | None = None
