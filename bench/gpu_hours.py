@@ -62,7 +62,7 @@ from harness.data.dataset import load_dataset
 from harness.model.vllm import locks as vllm_pins
 from harness.model.vllm_cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
 from harness.reproduce.config import PAPER_SEEDS, ReproduceConfig, model_arm_names, resolve_arms
-from harness.reproduce.plan import build_plan
+from harness.reproduce.plan import build_plan, model_seconds
 from harness.run.runner import RunSpec, planned_units
 from harness.run.schedule import ARM_MAJOR, CASE_MAJOR, ORDERS, phases
 
@@ -470,10 +470,9 @@ def plan_hours(key: str, computed_share: dict[str, float]) -> dict:
     model = plan["models"][0]
     tp = model["throughput_assumption"]
     rows = [a for a in plan["arms"] if a["needs_model"] and a["arm"] in model["arms"]]
-    prefill = {b: sum(a["requests"][b] * a["tokens_per_request"]["prompt"] for a in rows) / tp["prefill_tokens_per_s"]
-               for b in ("min", "max")}
-    decode = {b: sum(a["requests"][b] * a["tokens_per_request"]["completion"] for a in rows) / tp["decode_tokens_per_s"]
-              for b in ("min", "max")}
+    seconds = {b: model_seconds(rows, tp, b) for b in ("min", "max")}
+    prefill = {b: s[0] for b, s in seconds.items()}
+    decode = {b: s[1] for b, s in seconds.items()}
     out = {"rates": {k: tp[k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "startup_s")},
            "prefill_share_of_plan": round(prefill["min"] / (prefill["min"] + decode["min"]), 3),
            "no_prefix_cache": {b: round((prefill[b] + decode[b] + tp["startup_s"]) / 3600, 2) for b in ("min", "max")}}

@@ -188,6 +188,7 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
     any_model = any(a.needs_model for a in arms)
     total_s = {"min": 0.0, "max": 0.0}
     unknown_time: list[str] = []
+    measured_shares = prefix_cache_shares() if cfg.launcher == "vllm" else {}   # read once for every model
     for key in cfg.models:
         names = model_arm_names(cfg.arms, key)
         rows = [a for a in plan["arms"] if a["needs_model"] and a["arm"] in names]
@@ -206,15 +207,13 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
             slow = tp.get("deterministic_slowdown", 1.0) if cfg.deterministic else 1.0
             est = {}
             for bound in ("min", "max"):
-                secs = sum(a["requests"][bound] * (a["tokens_per_request"]["prompt"] / tp["prefill_tokens_per_s"]
-                                                   + a["tokens_per_request"]["completion"] / tp["decode_tokens_per_s"])
-                           for a in rows) * slow
-                est[bound] = secs + (tp["startup_s"] if any_model else 0)
+                prefill, decode = model_seconds(rows, tp, bound)
+                est[bound] = (prefill + decode) * slow + (tp["startup_s"] if any_model else 0)
                 total_s[bound] += est[bound]
             entry["throughput_assumption"] = tp
             entry["estimate_s"] = est
             if cfg.launcher == "vllm":
-                entry["prefix_cache"] = prefix_cache_projection(key, rows, tp, slow, cfg, any_model)
+                entry["prefix_cache"] = prefix_cache_projection(key, rows, tp, slow, cfg, any_model, measured_shares)
         plan["models"].append(entry)
     plan["estimate_s"] = None if unknown_time else total_s
     plan["order"] = cfg.order
@@ -254,16 +253,23 @@ def prefix_cache_shares(report: Path = GPU_HOURS_REPORT) -> dict:
         return {}
 
 
+def model_seconds(rows: list[dict], tp: dict, bound: str) -> tuple[float, float]:
+    """(prefill, decode) seconds of a model's arm rows at the throughput assumption `tp`: requests x tokens per
+    request / tokens per second, at the plan's `bound` ("min" or "max") of requests; no slowdown, no start-up."""
+    prefill = sum(a["requests"][bound] * a["tokens_per_request"]["prompt"] for a in rows) / tp["prefill_tokens_per_s"]
+    decode = sum(a["requests"][bound] * a["tokens_per_request"]["completion"] for a in rows) / tp["decode_tokens_per_s"]
+    return prefill, decode
+
+
 def prefix_cache_projection(key: str, rows: list[dict], tp: dict, slow: float, cfg: ReproduceConfig,
-                            any_model: bool) -> dict:
+                            any_model: bool, measured: dict) -> dict:
     """The time estimate with vLLM's prefix cache: the prefill term times the share of prompt tokens the engine
-    computes under each request order (docs/bench-gpu-hours.json), the decode term and start-up unchanged. Off in
-    deterministic mode (serving.json's flags turn prefix caching off: every prompt token is computed, whatever the
-    order)."""
+    computes under each request order (`measured`: prefix_cache_shares(), docs/bench-gpu-hours.json), the decode
+    term and start-up unchanged. Off in deterministic mode (serving.json's flags turn prefix caching off: every prompt
+    token is computed, whatever the order)."""
     if cfg.deterministic:
         return {"off": "deterministic mode runs with --no-enable-prefix-caching: every prompt token is computed, "
                        "in either order"}
-    measured = prefix_cache_shares()
     shares = (measured.get("shares") or {}).get(key)
     if not shares:
         return {"unmeasured": f"no prefix-cache measurement for {key} in {GPU_HOURS_REPORT.name}"}
@@ -271,8 +277,7 @@ def prefix_cache_projection(key: str, rows: list[dict], tp: dict, slow: float, c
     for order, share in shares.items():
         est = {}
         for bound in ("min", "max"):
-            prefill = sum(a["requests"][bound] * a["tokens_per_request"]["prompt"] for a in rows) / tp["prefill_tokens_per_s"]
-            decode = sum(a["requests"][bound] * a["tokens_per_request"]["completion"] for a in rows) / tp["decode_tokens_per_s"]
+            prefill, decode = model_seconds(rows, tp, bound)
             est[bound] = (prefill * share + decode) * slow + (tp["startup_s"] if any_model else 0)
         out["estimate_s"][order] = est
     return out
