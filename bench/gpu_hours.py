@@ -241,11 +241,7 @@ def build_stream(arms: list, cases: list, order: str, *, max_tokens, seeds=PAPER
             if k not in built:
                 original = dataclasses.replace(it.case, row_number=row)
                 msgs = Context(case=original, arm=arm, seed=seed, one_shot=one_shot).prompt().messages
-                text = json.dumps(msgs, sort_keys=True)
-                if text not in index:
-                    index[text] = len(messages)
-                    messages.append(msgs)
-                built[k] = index[text]
+                built[k] = intern_messages(msgs, messages, index)
             seq = built[k]
             temperatures[seq] = arm.temperature
             out.append([[seq, copy, int(max_tokens(arm))] for _ in range(lo)])
@@ -498,15 +494,18 @@ class Options:
     models: tuple[str, ...] = MODELS
 
 
+def intern_messages(msgs: list[dict], messages: list, seen: dict) -> int:
+    """The index of the prompt `msgs` in `messages`, appended the first time (`seen`: its JSON text -> index)."""
+    text = json.dumps(msgs, sort_keys=True)
+    if text not in seen:
+        seen[text] = len(messages)
+        messages.append(msgs)
+    return seen[text]
+
+
 def index_messages(stream: Stream, messages: list, seen: dict) -> None:
     """Point `stream` at the shared prompt list `messages` (adding the prompts it does not hold yet)."""
-    remap = {}
-    for i, m in enumerate(stream.messages):
-        text = json.dumps(m, sort_keys=True)
-        if text not in seen:
-            seen[text] = len(messages)
-            messages.append(m)
-        remap[i] = seen[text]
+    remap = {i: intern_messages(m, messages, seen) for i, m in enumerate(stream.messages)}
     stream.phases = [[[[remap[r[0]], r[1], r[2]] for r in it] for it in ph] for ph in stream.phases]
     stream.temperatures = {remap[k]: v for k, v in stream.temperatures.items()}
     stream.messages = messages
