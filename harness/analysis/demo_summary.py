@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from harness.arms.registry import ARMS
+from harness.analysis.stats.labels import arm_label
 from harness.model.server_info import ServerInfo, read_server_info
 from harness.run.manifest import run_manifests
 from harness.run.store import iter_located_records
@@ -33,10 +33,6 @@ OUTCOME_WORDS = {
     "sandbox_rejection": "refused by the sandbox", "wrong_return_kind": "returned the wrong kind of value",
     "unreadable_value": "gave an unreadable value", "abstained": "abstained", "request_rejected": "request refused",
 }
-
-
-def _label(arm: str) -> str:
-    return ARMS[arm].display.label if arm in ARMS and ARMS[arm].display.label else arm
 
 
 def _model_words(server: ServerInfo | None, model_id: str) -> str:
@@ -65,9 +61,9 @@ def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
     seeds = sorted({r["seed"] for r in model_rows})
     calcs = sorted({r["calculator_name"] for r in cases.values()})
     arms_run = [a for a in MODEL_ARMS if a in by_arm]
-    ran = "; ".join(f"{_label(a)} ({ARM_ROLE[a]})" for a in arms_run)
+    ran = "; ".join(f"{arm_label(a)} ({ARM_ROLE[a]})" for a in arms_run)
     lib = by_arm.get(LIBRARY_ARM, [])
-    lib_text = (f" The {_label(LIBRARY_ARM)} (no model) answered all {len(lib)} rows of the slice: "
+    lib_text = (f" The {arm_label(LIBRARY_ARM)} (no model) answered all {len(lib)} rows of the slice: "
                 f"{sum(r['correct'] for r in lib)} correct, the rest outside the library it has." if lib else "")
     what = (f"What was run: the kit's real pipeline on a CPU. {_model_words(server, model_id)}, served by llama.cpp "
             f"with greedy decoding, answered {len(cases)} cases of the bundled 110-row slice, one from each of "
@@ -80,7 +76,7 @@ def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
     for a in arms_run:
         ok, n = counts[a]
         wrong = _wrong_words(by_arm[a])
-        each.append(f"{_label(a)} {ok}/{n} correct" + (f" (of the others: {wrong})" if wrong else ""))
+        each.append(f"{arm_label(a)} {ok}/{n} correct" + (f" (of the others: {wrong})" if wrong else ""))
     shows = "What these figures show: " + "; ".join(each) + "."
     if "program-solve" in counts and "open-book" in counts:
         prog = {r["case_id"]: r for r in by_arm["program-solve"]}
