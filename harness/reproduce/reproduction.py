@@ -44,7 +44,7 @@ from harness.run.manifest import (Block, ConventionRef, ReproduceManifest, Serve
 from harness.run.request import ModelTarget, RunRequest, planned_keys
 from harness.run.session import run_session, sigterm_as_interrupt
 from harness.run.store import iter_result_files, read_result_file, results_path
-from harness.verify.checksums import write_own_checksums
+from harness.core.sums import write_own_sums
 from harness.verify.verification import Report, verify
 
 
@@ -215,7 +215,7 @@ def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] 
 def write_checksums(out: Path) -> dict:
     """sha256 of every file of the run's directory (hidden caches excluded), paths relative to it: the root's
     own SHA256SUMS, which `harness verify --results OUT` checks (harness.verify.verification)."""
-    return write_own_checksums(Path(out))
+    return write_own_sums(Path(out))
 
 
 def verify_run(out: Path, *, tables: bool = True) -> Report:
