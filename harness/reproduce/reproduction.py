@@ -197,7 +197,10 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
 def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] = print) -> dict:
     """Statistics, tables, figures and the report from the run's results (`analysis.report.write_outputs`, as
     `harness report` does). Results the analysis cannot read fail here, naming the problem; the records stay on
-    disk and the manifest already says how the run ended."""
+    disk and the manifest already says how the run ended. The root's SHA256SUMS are written first, so the report's
+    comparison reads the records and manifests as this run wrote them (harness.analysis.comparison.integrity);
+    `write_checksums` rewrites them over every output afterwards."""
+    write_own_sums(Path(out))
     try:
         an = analyse(out, draws=draws or DEFAULT_DRAWS)
     except ResultsError as exc:
