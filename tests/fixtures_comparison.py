@@ -40,8 +40,10 @@ from harness.model.vllm.locks import image_lock
 from harness.arms.prompts import template_hashes
 from harness.core.typed_json import from_json, to_json
 from harness.model.server_info import ServerInfo
-from harness.run.manifest import (ConventionRef, ExecutorInfo, ModelRef, RunManifest, arm_configs, dataset_ref, origin,
-                                  read_manifests, write_manifest)
+from harness.core.sums import write_own_sums
+from harness.model.client import SERVER_PROFILES
+from harness.run.manifest import (ClientInfo, ClientProfile, ConventionRef, ExecutorInfo, ModelRef, RunManifest, arm_configs,
+                                  dataset_ref, origin, read_manifests, write_manifest)
 from harness.run.record import Record
 from harness.run.schedule import ARM_MAJOR
 from harness.run.store import ResultStore, record_key, results_path
@@ -215,6 +217,14 @@ def server_block(model: str, *, vllm_version: str | None = None) -> ServerInfo:
     return replace(VllmLauncher(KEYS[model]).describe(), server_version=vllm_version or image_lock()["vllm_version"])
 
 
+def client_block(model: ModelRef) -> ClientInfo:
+    """The run manifest's `client` as `harness run` records it for the vLLM profile (harness.model.client
+    ModelClient.describe())."""
+    return ClientInfo(base_url="http://127.0.0.1:8000/v1", model=model.id, model_revision=model.revision,
+                      profile=from_json(ClientProfile, SERVER_PROFILES.lookup("vllm").describe()),
+                      concurrency=64, timeout_s=600.0, max_retries=5, cache_dir=None)
+
+
 @pytest.fixture(scope="session")
 def executor_description() -> dict:
     with Executor(backend="process", workers=1) as ex:
@@ -242,14 +252,20 @@ def write_records(root: Path, cells: dict, cases: Cases, *, none_share: dict, ke
                               "outcome": outcome, "correct": ok, "scores": {"paper": ok}})
 
     for (model, arm), block in cells.items():
-        wrong = np.argwhere(block == 0)
         none_cells = set()
-        if arm == "program-solve":
+        if arm == "program-solve":   # whole cases fail the same way at every seed, as greedy reruns do
             k = int(round(none_share[model] * block.size / 100))
-            none_cells = {tuple(x) for x in wrong[rng.choice(len(wrong), k, replace=False)]}
+            for ci in rng.permutation(np.flatnonzero((block == 0).all(axis=0))):
+                take = min(block.shape[0], k - len(none_cells))
+                none_cells |= {(si, int(ci)) for si in range(take)}
+                if len(none_cells) >= k:
+                    break
         n_keep = (keep_cases or {}).get((model, arm), len(cases.ids))
+        spec = arm_for(arm)
         shared = dict(model_revision=VllmLauncher(KEYS[model]).revision, server_profile="vllm",
-                      arm_config_hash=arm_for(arm).config_hash(), truncated=[False], finish_reasons=["stop"])
+                      arm_config_hash=spec.config_hash(), truncated=[False], finish_reasons=["stop"],
+                      request=[{"model": model, "messages": [{"role": "user", "content": "(hand-made)"}],
+                                "temperature": spec.temperature, "max_tokens": spec.max_tokens}])
         for si, seed in enumerate(seeds):
             if seed in (keep_seeds or {}).get((model, arm), seeds):
                 write(model, arm, seed, [(ci, "raised_error" if (si, ci) in none_cells else "answered",
@@ -280,7 +296,8 @@ def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict 
     def write(run_id: str, who: str, arms: list, model: ModelRef, server, executor_info) -> None:
         manifest = RunManifest(run_id=run_id, origin=origin(), dataset=dataset, arms=arm_configs(arms),
                                arm_config_hashes={a.name: a.config_hash() for a in arms}, prompts=template_hashes(),
-                               seeds=seeds, scorer="paper", case_ids=tuple(cases.ids), model=model, client=None,
+                               seeds=seeds, scorer="paper", case_ids=tuple(cases.ids), model=model,
+                               client=client_block(model) if server is not None else None,
                                server=server, executor=executor_info, convention=CONVENTION,
                                order=ARM_MAJOR)
         edit = (manifests or {}).get(who)
@@ -333,6 +350,7 @@ def hand_made(tmp_path_factory, executor_description):
         else:
             write_records(root, cells, cases, none_share=t.none_share, keep_cases=keep_cases, keep_seeds=keep_seeds)
         write_manifests(root, cases, executor_description, manifests)
+        write_own_sums(root)   # as `make reproduce` leaves a root: every file's sha256 beside it
         made[name] = root
         return root
 
