@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,21 +47,27 @@ from harness.run.manifest import (ClientInfo, ClientProfile, ConventionRef, Exec
                                   dataset_ref, origin, read_manifests, write_manifest)
 from harness.run.record import Record
 from harness.run.schedule import ARM_MAJOR
-from harness.run.store import ResultStore, record_key, results_path
+from harness.run.store import ResultStore, read_result_file, record_key, results_path
 
 VERIFIED_SHA = hashlib.sha256(b"stand-in for the MedCalc-Bench Verified test split (tests/fixtures_comparison.py)"
                               ).hexdigest()
 VERIFIED_REVISION = "5488179" + hashlib.sha256(b"revision").hexdigest()[:33]
 Q7, Q32 = "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-32B-Instruct-AWQ"
-KEYS = {Q7: "qwen2.5-7b", Q32: "qwen2.5-32b-awq"}
+MISTRAL, PHI = "mistralai/Mistral-7B-Instruct-v0.3", "microsoft/Phi-3.5-mini-instruct"   # the other families
+KEYS = {Q7: "qwen2.5-7b", Q32: "qwen2.5-32b-awq", MISTRAL: "mistral-7b", PHI: "phi-3.5-mini"}
 COL = {Q7: "Qwen2.5-7B", Q32: "Qwen2.5-32B"}
 ROW = {"open-book": "Open-book arithmetic", "program-solve": "Program-Solve"}
-FLIP = {Q7: 0.016, Q32: 0.0004}             # per-cell flip rate: pairwise seed agreement ~95% / ~99.8%
-SPREAD = {Q7: 26.0, Q32: 28.0}            # SD (pp) of Program-Solve's lead over Open-book across calculators
+OTHER_COL = {"open-book": "Arithmetic, full", "program-solve": "Code, full"}   # Table 1's lower block
+FLIP = {Q7: 0.016, Q32: 0.0004, MISTRAL: 0.016, PHI: 0.016}   # per-cell flip rate: pairwise seed agreement ~95% /
+# ~99.8% (the paper gives the 7B rate for the other families too)
+SPREAD = {Q7: 26.0, Q32: 28.0, MISTRAL: 26.0, PHI: 26.0}   # SD (pp) of Program-Solve's lead over Open-book across
+# calculators
 CASES_PER_CALC = 20
 
 
 def paper_accuracy(model: str, arm: str, subset: str) -> float:
+    if model in (MISTRAL, PHI):
+        return number(f"table1-other:{model.rsplit('/', 1)[-1]}:{OTHER_COL[arm]}")["value"]
     if subset == "replaced":
         name = {("program-solve", Q7): "ps_7b", ("program-solve", Q32): "ps_32b", ("open-book", Q7): "ob_7b",
                 ("open-book", Q32): "ob_32b"}[(arm, model)]
@@ -88,6 +95,17 @@ class Targets:
             t.none_share[m] = paper_none_share(m)
         return t
 
+    @classmethod
+    def other_families(cls) -> "Targets":
+        """Mistral-7B and Phi-3.5-mini on Program-Solve and Open-book arithmetic: Table 1's lower block (the full set
+        only); no no-answer share is stated for them (none drawn)."""
+        t = cls()
+        for m in (MISTRAL, PHI):
+            for a in ("open-book", "program-solve"):
+                t.accuracy[(m, a)] = {"full": paper_accuracy(m, a, "full")}
+            t.none_share[m] = 0.0
+        return t
+
 
 class Cases:
     """1,100 cases: 20 per calculator of the benchmark's 55, Row Numbers 1..1,100; each calculator's group by the
@@ -106,7 +124,6 @@ class Cases:
                         "full": set(self.calcs)}
 
 
-SUBSET_TARGETS = {"open-book": ("impl", "replaced", "full"), "program-solve": ("impl", "replaced", "full")}
 OB_SPREAD = 40.0     # SD (pp) of Open-book's accuracy across calculators
 SHARED = 0.95        # share of calculators whose cases are hard or easy for both arms alike
 WIDE = 0.25          # share of calculators where Program-Solve's lead departs from its group's
@@ -153,12 +170,12 @@ def correctness(cases: Cases, t: Targets, seed: int = 5) -> dict:
     rng = np.random.default_rng(seed)
     n_seeds = len(paper_seeds())
     out = {}
-    for model in (Q7, Q32):
+    for model in dict.fromkeys(m for m, _ in t.accuracy):
         per_calc, base = {}, None
         for arm in ("open-book", "program-solve"):
             acc = t.accuracy[(model, arm)]
-            n_cases = {s: CASES_PER_CALC * len(cases.subsets[s]) for s in SUBSET_TARGETS[arm]}
-            want = {s: int(round(acc[s] * n_cases[s] * n_seeds / 100)) for s in SUBSET_TARGETS[arm]}
+            n_cases = {s: CASES_PER_CALC * len(cases.subsets[s]) for s in acc}
+            want = {s: int(round(acc[s] * n_cases[s] * n_seeds / 100)) for s in acc}
             totals = _group_totals(cases, want)
             counts = np.zeros(len(cases.calcs), dtype=int)
             for g, total in totals.items():
@@ -286,7 +303,8 @@ CONVENTION = ConventionRef(name="exact", source="dataset", reason="MedCalc-Bench
                            rounding="none")
 
 
-def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict | None = None) -> None:
+def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict | None = None,
+                    models: tuple[str, ...] = (Q7, Q32)) -> None:
     """One run manifest for the library run and one per model, as `harness run` writes them; `manifests`: model (or
     "library") -> a function editing that manifest's JSON form before it is read back (a typed RunManifest: an edit
     outside the schema fails here, as it would for the reader) and written."""
@@ -308,7 +326,7 @@ def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict 
         write_manifest(root, manifest)
 
     write("20270101T000000000000Z", "library", [arm_for("gold-lib")], ModelRef("library", None, None), None, None)
-    for i, model in enumerate((Q7, Q32)):
+    for i, model in enumerate(models):
         write(f"20270101T00000{i + 1}000000Z", model, [arm_for(a) for a in ("open-book", "program-solve")],
               ModelRef(model, VllmLauncher(KEYS[model]).revision, "vllm"), server_block(model),
               ExecutorInfo.of(copy.deepcopy(executor)))
@@ -356,3 +374,69 @@ def hand_made(tmp_path_factory, executor_description):
 
     build("faithful")
     return build
+
+
+@pytest.fixture(scope="session")
+def other_families(tmp_path_factory, executor_description) -> Path:
+    """Mistral-7B and Phi-3.5-mini on Program-Solve and Open-book arithmetic at the paper's Table 1 values (lower
+    block), with the Gold-Solve library, as `make reproduce` would leave them: the set the sign and p-value claims
+    read."""
+    cases = Cases()
+    t = Targets.other_families()
+    root = tmp_path_factory.mktemp("other-families") / "results"
+    write_records(root, correctness(cases, t), cases, none_share=t.none_share)
+    write_manifests(root, cases, executor_description, models=(MISTRAL, PHI))
+    write_own_sums(root)
+    return root
+
+
+# ---- perturbations of a result set, through the kit's own store, manifest and sums writers -------------------------
+def copy_root(src: Path, dst: Path) -> Path:
+    """A copy of a results root whose files are hard links (cheap): every perturbation below replaces a file (a new
+    inode), never edits one in place, so the source is untouched."""
+    shutil.copytree(src, dst, copy_function=os.link, ignore=shutil.ignore_patterns("comparison*"))
+    return dst
+
+
+def replace_bytes(path: Path, data: bytes) -> None:
+    path.unlink()
+    path.write_bytes(data)
+
+
+def read_records(root: Path, model: str, arm: str, seed: int) -> list[dict]:
+    return read_result_file(results_path(root, model, arm, seed))
+
+
+def write_records_file(root: Path, model: str, arm: str, seed: int, records: list[dict]) -> None:
+    """Replace one results file by `records`, appended through the kit's store (each checked as a Record)."""
+    path = results_path(root, model, arm, seed)
+    if path.exists():
+        path.unlink()
+    with ResultStore(path, sync_every=10**9) as store:
+        for rec in records:
+            store.append(rec)
+
+
+def set_correct(rec: dict, ok: bool) -> dict:
+    """A record scored otherwise: right (answered) or wrong (its outcome kept)."""
+    return {**rec, "correct": ok, "scores": {**(rec.get("scores") or {}), "paper": ok},
+            "outcome": "answered" if ok else rec["outcome"]}
+
+
+def edit_run_manifest(root: Path, who: str, edit) -> None:
+    """Rewrite the run manifest of `who` (a model id, or "library") with `edit` applied to its JSON form, read back
+    as a typed RunManifest and written by the kit's writer."""
+    for found in read_manifests(root, kind="run"):
+        if found.manifest.model.id == who:
+            data = to_json(found.manifest)
+            edit(data)
+            found.path.unlink()
+            write_manifest(root, from_json(RunManifest, data))
+            return
+    raise KeyError(f"no run manifest of {who} in {root}")
+
+
+def seal(root: Path) -> None:
+    """The root's SHA256SUMS rewritten over what is there: a perturbation made as if the run had produced it."""
+    (root / "SHA256SUMS").unlink(missing_ok=True)
+    write_own_sums(root)

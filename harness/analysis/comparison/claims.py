@@ -105,11 +105,13 @@ class ClaimRows:
 
     # ---- helpers ---------------------------------------------------------------------------------------------
     def _decide(self, claim, model, margin_user, margin_paper, tolerance, paper_text, ours_text, reasons,
-                paper_model=None, gap=None, said="", lacks=(), rescuable=False, mc=0.0, draws=None, mc_what=""):
+                paper_model=None, gap=None, said="", lacks=(), rescuable=False, mc=0.0, draws=None, mc_what="",
+                strict=False):
         """One claim row from the user's margin (module docstring), every number rounded once to DECIMALS:
         held when the margin is on the claimed side (>= 0) beyond its Monte Carlo band `mc` (1.96 MC SDs); also
         when the paper makes the claim by a hair (its own margin within `tolerance` of zero) and the user's margin
-        is at most `tolerance` below the paper's; undecided within the band; else did not hold. `lacks`: inputs the
+        is at most `tolerance` below the paper's; undecided within the band; else did not hold (`strict`: a margin of
+        exactly zero is not on the claimed side: an interval end at 0.00 does not clear zero). `lacks`: inputs the
         results do not have (never held; not comparable, or did not hold where they could not change that unless
         `rescuable`). `said` is what the user's statistic says, in words."""
         mu, mp, t, band = _r(margin_user), _r(margin_paper), _r(tolerance), _r(mc)
@@ -117,11 +119,12 @@ class ClaimRows:
         if reasons:
             return self.add(claim, model, NOT_COMPARABLE, "; ".join(reasons), paper_text, ours_text, **row)
         hair = mp is not None and abs(mp) <= t
+        on_side = mu > 0 if strict else mu >= 0
         if hair and mu >= mp - t:
             verdict = HELD
-            why = said if mu >= 0 else (f"{said}, but the paper makes the claim by a hair: its own margin {mp:.2f} "
-                                         f"and yours {mu:.2f} are within rerun noise (\u00b1{t:.2f}) of each other")
-        elif mu >= 0 and (not band or mu > band):
+            why = said if on_side else (f"{said}, but the paper makes the claim by a hair: its own margin {mp:.2f} "
+                                        f"and yours {mu:.2f} are within rerun noise (\u00b1{t:.2f}) of each other")
+        elif on_side and (not band or mu > band):
             verdict, why = HELD, said
         elif band and abs(mu) <= band:
             verdict = UNDECIDED
@@ -190,7 +193,7 @@ class ClaimRows:
             self._decide(claim, m, margin_user, margin_paper, t, paper_text,
                          f"{st.value:+.2f} [{lo:.2f}, {hi:.2f}], {st.n_text}", reasons, c["model"], key,
                          f"your interval [{lo:.2f}, {hi:.2f}] {_interval_words(lo, hi)}", mc=tol.Z95 * mc,
-                         draws=self.ctx.draws, mc_what="bootstrap draws")
+                         draws=self.ctx.draws, mc_what="bootstrap draws", strict=c["expect"] != "crosses zero")
 
     def sign(self, claim):
         c = claim["check"]

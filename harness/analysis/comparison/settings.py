@@ -44,6 +44,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -242,6 +243,7 @@ class RunSettings:
         self.manifests = [m for _, m in self.files_of_manifest]
         self.integrity, self.data = integrity, data
         self.results: dict[tuple[str, str], list[ResultFile]] = {}
+        self._checks: dict[tuple, list[Check]] = {}
         for f in files:
             loc = results_location(f.path)
             self.results.setdefault((loc.model_dir, loc.arm), []).append(f)
@@ -259,6 +261,11 @@ class RunSettings:
     def checks(self, model: str, arm: str, paper_model: str | None) -> list[Check]:
         """Every setting of `arm` as `model` ran it (each stored component of a hybrid), against the paper's: the
         files' integrity first, then the manifests' settings, then the records' against the manifests'."""
+        if (model, arm, paper_model) not in self._checks:
+            self._checks[(model, arm, paper_model)] = self._all_checks(model, arm, paper_model)
+        return self._checks[(model, arm, paper_model)]
+
+    def _all_checks(self, model: str, arm: str, paper_model: str | None) -> list[Check]:
         out: list[Check] = []
         for part in components(arm):
             who = MODEL_FREE if ARMS.get(part) is not None and not ARMS[part].needs_model else model
@@ -450,7 +457,7 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     out.append(Check("batch-invariant kernels", "off", "the paper ran vLLM's default kernels "
                      "(containers/vllm/serving.json)", "on" if invariant else "off" if invariant is False else "none",
                      (not invariant) if invariant is not None else None))
-    kit = VllmLauncher(key).describe()
+    kit = _launcher_description(key, vllm.vllm_dir())
     env = {**server.env, **(server.determinism.env if server.determinism else {})}
     kit_env = {**kit.env, **(kit.determinism.env if kit.determinism else {})}
     out.append(Check("server environment", _text(kit_env), f"the kit's vLLM launcher for {key}", _text(env),
@@ -460,6 +467,13 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     out.append(Check("server sampling defaults", _text(kit.sampling_defaults), f"the kit's vLLM launcher for {key}",
                      _text(server.sampling_defaults), server.sampling_defaults == kit.sampling_defaults))
     return out
+
+
+@lru_cache(maxsize=None)
+def _launcher_description(key: str, pins: Path):
+    """What the kit's vLLM launcher would start for a checkpoint (its environment, image, sampling defaults), from
+    the pins in `pins` (the cache's key: a moved pins directory is read afresh)."""
+    return VllmLauncher(key).describe()
 
 
 def _executor_checks(m: RunManifest) -> list[Check]:
