@@ -56,7 +56,7 @@ Q7, Q32 = "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-32B-Instruct-AWQ"
 MISTRAL, PHI = "mistralai/Mistral-7B-Instruct-v0.3", "microsoft/Phi-3.5-mini-instruct"   # the other families
 KEYS = {Q7: "qwen2.5-7b", Q32: "qwen2.5-32b-awq", MISTRAL: "mistral-7b", PHI: "phi-3.5-mini"}
 COL = {Q7: "Qwen2.5-7B", Q32: "Qwen2.5-32B"}
-ROW = {"open-book": "Open-book arithmetic", "program-solve": "Program-Solve"}
+ROW = {"open-book": "Open-book arithmetic", "program-solve": "Program-Solve", "blind": "Blind Program-Solve"}
 OTHER_COL = {"open-book": "Arithmetic, full", "program-solve": "Code, full"}   # Table 1's lower block
 FLIP = {Q7: 0.016, Q32: 0.0004, MISTRAL: 0.016, PHI: 0.016}   # per-cell flip rate: pairwise seed agreement ~95% /
 # ~99.8% (the paper gives the 7B rate for the other families too)
@@ -93,6 +93,15 @@ class Targets:
             for a in ("open-book", "program-solve"):
                 t.accuracy[(m, a)] = {s: paper_accuracy(m, a, s) for s in ("impl", "replaced", "full")}
             t.none_share[m] = paper_none_share(m)
+        return t
+
+    @classmethod
+    def blind(cls) -> "Targets":
+        """Blind Program-Solve at 7B and 32B: Table 1's library and full-set values (the rerun-agreement claims)."""
+        t = cls()
+        for m in (Q7, Q32):
+            t.accuracy[(m, "blind")] = {s: paper_accuracy(m, "blind", s) for s in ("impl", "full")}
+            t.none_share[m] = 0.0
         return t
 
     @classmethod
@@ -172,7 +181,7 @@ def correctness(cases: Cases, t: Targets, seed: int = 5) -> dict:
     out = {}
     for model in dict.fromkeys(m for m, _ in t.accuracy):
         per_calc, base = {}, None
-        for arm in ("open-book", "program-solve"):
+        for arm in dict.fromkeys(a for m, a in t.accuracy if m == model):   # the first drawn alone, the next beside it
             acc = t.accuracy[(model, arm)]
             n_cases = {s: CASES_PER_CALC * len(cases.subsets[s]) for s in acc}
             want = {s: int(round(acc[s] * n_cases[s] * n_seeds / 100)) for s in acc}
@@ -181,7 +190,7 @@ def correctness(cases: Cases, t: Targets, seed: int = 5) -> dict:
             for g, total in totals.items():
                 idx = np.array([i for i, c in enumerate(cases.calcs) if cases.group[c] == g])
                 mean = total / len(idx)          # cells of 100 (20 cases x 5 seeds) per calculator
-                if arm == "open-book":
+                if base is None:
                     draw = rng.normal(mean, OB_SPREAD, len(idx))
                 else:
                     # most calculators move little, a few a lot (so the arms' per-case differences cluster)
@@ -190,7 +199,7 @@ def correctness(cases: Cases, t: Targets, seed: int = 5) -> dict:
                     noise = np.where(wide, rng.normal(0, spread / np.sqrt(WIDE), len(idx)), rng.normal(0, 2, len(idx)))
                     draw = base[idx] + (mean - base[idx].mean()) + noise
                 counts[idx] = _fix_sum(np.clip(draw, 0, 100), total, rng, n_seeds)
-            if arm == "open-book":
+            if base is None:
                 base = counts.astype(float)
             per_calc[arm] = counts
         orders = {c: rng.permutation(CASES_PER_CALC) for c in cases.calcs}   # each calculator's hard-to-easy cases
@@ -304,7 +313,7 @@ CONVENTION = ConventionRef(name="exact", source="dataset", reason="MedCalc-Bench
 
 
 def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict | None = None,
-                    models: tuple[str, ...] = (Q7, Q32)) -> None:
+                    models: tuple[str, ...] = (Q7, Q32), arms: tuple[str, ...] = ("open-book", "program-solve")) -> None:
     """One run manifest for the library run and one per model, as `harness run` writes them; `manifests`: model (or
     "library") -> a function editing that manifest's JSON form before it is read back (a typed RunManifest: an edit
     outside the schema fails here, as it would for the reader) and written."""
@@ -327,7 +336,7 @@ def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict 
 
     write("20270101T000000000000Z", "library", [arm_for("gold-lib")], ModelRef("library", None, None), None, None)
     for i, model in enumerate(models):
-        write(f"20270101T00000{i + 1}000000Z", model, [arm_for(a) for a in ("open-book", "program-solve")],
+        write(f"20270101T00000{i + 1}000000Z", model, [arm_for(a) for a in arms],
               ModelRef(model, VllmLauncher(KEYS[model]).revision, "vllm"), server_block(model),
               ExecutorInfo.of(copy.deepcopy(executor)))
 
@@ -386,6 +395,19 @@ def other_families(tmp_path_factory, executor_description) -> Path:
     root = tmp_path_factory.mktemp("other-families") / "results"
     write_records(root, correctness(cases, t), cases, none_share=t.none_share)
     write_manifests(root, cases, executor_description, models=(MISTRAL, PHI))
+    write_own_sums(root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def blind_set(tmp_path_factory, executor_description) -> Path:
+    """Blind Program-Solve at 7B and 32B at Table 1's values, with the Gold-Solve library, seed to seed at the paper's
+    rerun agreement: the set the rerun-agreement claims read."""
+    cases = Cases()
+    t = Targets.blind()
+    root = tmp_path_factory.mktemp("blind") / "results"
+    write_records(root, correctness(cases, t), cases, none_share=t.none_share)
+    write_manifests(root, cases, executor_description, arms=("blind",))
     write_own_sums(root)
     return root
 

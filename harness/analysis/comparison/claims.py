@@ -80,11 +80,10 @@ def _r(x: float | None, decimals: int = DECIMALS) -> float | None:
 
 
 def draws_needed(draws: int, sd: float, margin: float) -> int:
-    """Bootstrap draws at which 1.96 Monte Carlo SDs (SD ~ 1/sqrt(draws)) fall inside |margin|, to the next 1,000."""
-    if margin == 0:
-        return 10 * draws
-    need = draws * (tol.Z95 * sd / abs(margin)) ** 2
-    return int(math.ceil(need / 1000.0) * 1000) + (1000 if need % 1000 == 0 else 0)
+    """Bootstrap draws at which 1.96 Monte Carlo SDs (SD ~ 1/sqrt(draws)) fall inside |margin|, to the next 1,000
+    (and more than `draws`, at which they did not)."""
+    need = 10 * draws if margin == 0 else draws * (tol.Z95 * sd / abs(margin)) ** 2
+    return int(math.ceil(max(need, draws + 1) / 1000.0) * 1000)
 
 
 class ClaimRows:
@@ -320,6 +319,8 @@ class ClaimRows:
             p = _r(fam["point"], P_DECIMALS)
             ours = (f"p = {p:.4f} (Holm over {fam['members']} comparison(s) of the '{row['family']}' family; raw "
                     f"{float(row['perm_p_case']):.4f}; {self.ctx.draws:,} sign flips; gap {_r(st.value):+.2f})")
+            # the family members not run are listed only where they could change the verdict (the bounds carry
+            # them at 0 and at 1)
             out = dict(paper_model=c["model"], lacks=fam["lacks"], margin=_r(bound - fam["point"], P_DECIMALS),
                        decimals=P_DECIMALS)
             if reasons:
@@ -343,14 +344,14 @@ class ClaimRows:
                          f"family with them could give {_r(fam['point_lower'], P_DECIMALS):.4f} to "
                          f"{_r(fam['point_upper'], P_DECIMALS):.4f} against {bound:g}", reading, ours, **out)
             else:
-                need = flips_needed(fam, bound)
+                need = flips_needed(fam, bound, self.ctx.draws)
                 floor = fam["floor"]
                 why = (f"undecided at {self.ctx.draws:,} sign flips (at least {need:,} needed): your p {p:.4f} has "
                        f"Monte Carlo 95% interval {lo:.4f} to {hi:.4f} around {bound:g}")
                 if floor >= bound:
                     why += (f"; the smallest p {self.ctx.draws:,} flips can give after Holm over "
                             f"{fam['members'] + len(fam['lacks'])} comparisons is {_r(floor, P_DECIMALS):.4f}")
-                self.add(claim, m, UNDECIDED, why, reading, ours, **out)
+                self.add(claim, m, UNDECIDED, why, reading, ours, **{**out, "lacks": []})
 
     def agreement(self, claim):
         c = claim["check"]
@@ -549,19 +550,19 @@ def holm_bounds(an, model: str, row: dict, draws: int) -> dict:
             "floor": (len(fam) + len(lacks)) / (draws + 1)}
 
 
-def flips_needed(fam: dict, bound: float) -> int:
-    """Sign flips at which the present estimate's 95% Monte Carlo interval would clear `bound` (to the next 1,000):
-    the raw p against bound / (its Holm multiplier), with the floor of a p at zero exceedances (3.69 / flips)."""
+def flips_needed(fam: dict, bound: float, draws: int) -> int:
+    """Sign flips at which the present estimate's 95% Monte Carlo interval would clear `bound` (to the next 1,000,
+    and more than `draws`, at which it did not): the raw p against bound / (its Holm multiplier, the family's
+    members not run counted as the bound's side needs: at 1 to hold, at 0 not to), with the floor of a p at zero
+    exceedances (3.69 / flips)."""
     p = max(fam["raw"], 1e-12)
-    mult = max(1.0, fam["point"] / p) if fam["point"] < 1 else float(fam["members"] + len(fam["lacks"]))
-    q = bound / mult
-    if p < q:
-        need = max(tol.Z95 ** 2 * p * (1 - p) / (q - p) ** 2, 3.69 / q)
-    elif p > q:
-        need = tol.Z95 ** 2 * p * (1 - p) / (p - q) ** 2
+    if fam["point"] < bound:
+        q = bound / max(1.0, fam["point_upper"] / p)
+        need = max(tol.Z95 ** 2 * p * (1 - p) / max(q - p, 1e-12) ** 2, 3.69 / q)
     else:
-        need = 1e9
-    return int(math.ceil(need / 1000.0) * 1000)
+        q = bound / max(1.0, fam["point_lower"] / p)
+        need = tol.Z95 ** 2 * p * (1 - p) / max(p - q, 1e-12) ** 2
+    return int(math.ceil(max(need, draws + 1) / 1000.0) * 1000)
 
 
 def _records_stat(an, tr: dict) -> stats.Stat:

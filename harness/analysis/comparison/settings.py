@@ -316,7 +316,10 @@ class RunSettings:
         out.append(Check("formula version", "the benchmark's", "the paper scores every arm against the benchmark's "
                          "formulas", _text(cfg.formula_versions) if cfg.formula_versions else "the benchmark's",
                          not cfg.formula_versions))
-        if spec.solver.uses_convention:
+        if not spec.solver.uses_convention:
+            out.append(Check("unit convention", "none (the arm depends on none)", f"the kit's arm spec for {arm}",
+                             _text(cfg.convention), cfg.convention is None))
+        else:
             got = cfg.convention or m.convention.name
             out.append(Check("unit convention", EXACT.name, "the Verified split's own: plain arithmetic "
                              "(harness/data/conventions.py)", _text(got), got == EXACT.name))
@@ -355,8 +358,6 @@ class RunSettings:
         out: list[Check] = []
         free = ARMS.get(part) is not None and not ARMS[part].needs_model
         for name, (label, of_manifest) in RECORD_CHECKS.items():
-            if name == "model" and free:
-                continue
             allowed = {json.dumps(v, sort_keys=True, ensure_ascii=False) for m in found for v in of_manifest(m, part)}
             bad = {v: where for v, where in seen.get(name, {}).items() if v not in allowed}
             if not bad:
