@@ -170,6 +170,19 @@ def stages_cmd(results, label, out, code):
     sys.exit(stages.main(results, label, out, code))
 
 
+@main.command("compare-timing")
+@click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--label", default="run", show_default=True)
+@click.option("--out", type=_path, default=OUT / "compare-timing.json", show_default=True)
+@click.option("--code", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Checkout whose harness package runs the comparison.")
+@click.option("--draws", type=click.IntRange(100), default=10_000, show_default=True)
+def compare_timing_cmd(results, label, out, code, draws):
+    """Wall, CPU and peak memory of `harness compare` over one result set, cold and warm analysis cache."""
+    from bench import compare_timing
+    sys.exit(compare_timing.main(results, label, out, code, draws))
+
+
 @main.command("rehearse")
 @click.option("--size", type=click.Choice(["full", "small"]), default="full", show_default=True)
 @click.option("--out", type=_path, default=REPO_ROOT / "runs" / "rehearsal", show_default=True)

@@ -322,3 +322,26 @@ def test_every_claim_that_did_not_hold_reaches_the_models_lead_sentence(faithful
     assert c["verdict"] == "did not hold" and not ARMS["open-book"].extension
     lead = next(s for s in files.sentences if s.startswith(Q7))
     assert f"Did not hold: {c['says']} (line {c['line']}: 1 unanswered rows" in lead
+
+
+# ---- speed: one read of every record ---------------------------------------------------------------------------
+def test_compare_parses_every_results_file_once(faithful, tmp_path, monkeypatch):
+    """Before: the truncation claims read every record a second time (an.records). Now the analysis's one read gives
+    what the comparison reads of a record (harness.analysis.stats.arrays.record_facts, file_settings)."""
+    from harness.analysis.stats.arrays import CACHE_ENV
+    from harness.core.parallel import WORKERS_ENV
+    from harness.run import store
+
+    monkeypatch.setenv(CACHE_ENV, "off")          # no cache: every file is parsed by this comparison
+    monkeypatch.setenv(WORKERS_ENV, "1")          # in this process, where the counter below sees it
+    parsed = []
+    real = store.scan_result_file
+
+    def counting(path):
+        parsed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(store, "scan_result_file", counting)
+    compare(faithful, tmp_path / "cmp")
+    files = sorted(faithful.glob("*/*/seed*.jsonl"))
+    assert sorted(parsed) == files
