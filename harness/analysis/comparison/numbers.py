@@ -148,7 +148,7 @@ class NumberRows:
             "tolerance": None if value is None else tolerance.half_width, "tolerance_shown": tolerance.shown,
             "tolerance_source": tolerance.source, "spread": "" if tolerance.spread is None else tolerance.spread.text(),
             "verdict": verdict, "why": why,
-            "key": "|".join([model or "", key[0], key[1], "+".join(key[2])])})
+            "key": "|".join([model or "", key[0], key[1], ", ".join(key[2])])})   # arms by ", ": a hybrid has a +
 
     # ---- kinds ---------------------------------------------------------------------------------------------
     def accuracy(self, source, where, line, what, arm, paper_model, subset, paper, digits, construction=False):

@@ -94,8 +94,13 @@ def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
             parts.append("none of the paper's headline claims is about what this model ran here")
         mine = [r for r in numbers if r["model"] == m or (m == MODEL_FREE and r["model"].startswith(MODEL_FREE))]
         judged = [r for r in mine if r["verdict"] in ("reproduced", "consistent", "discrepancy")]
+        noisy = sorted({r["key"].split("|")[3] for r in judged if "disagree more than the paper's reruns did" in
+                        r["spread"]})
+        if noisy:
+            parts.append(f"your seeds disagree more than the paper's reruns did ({'; '.join(noisy)}): those numbers "
+                         "are not reproductions, whatever their means")
         if judged:
-            bad = [f"{r['what']} ({r['source']}, line {r['line']})" for r in judged if r["verdict"] != "reproduced"]
+            bad = [f"{_short_where(r)} ({r['source']}, line {r['line']})" for r in judged if r["verdict"] != "reproduced"]
             tally = ", ".join(f"{sum(r['verdict'] == v for r in judged)} {v}" for v in
                               ("reproduced", "consistent", "discrepancy") if any(r["verdict"] == v for r in judged))
             parts.append(f"numbers: {tally} of {len(judged)} comparable" +
@@ -104,6 +109,11 @@ def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
     if not out:
         out.append("Nothing in these results bears on the paper's headline claims.")
     return out
+
+
+def _short_where(r: dict) -> str:
+    """A number as the lead names it: a table cell by row and column, a text number by what it is."""
+    return r["where"].split(" n=")[0] if r["source"].startswith("Table") else r["what"]
 
 
 def counts(rows: list[dict]) -> dict[str, int]:
