@@ -19,6 +19,7 @@ from harness.analysis.comparison.claims import ClaimRows
 from harness.arms.registry import ARMS
 from harness.cli import main as cli
 from harness.run.store import model_slug, results_path
+from tests.fixtures_analysis import count_parses
 from tests.fixtures_comparison import (MISTRAL, Q7, Q32, arm_for, copy_root, edit_run_manifest, read_records,
                                        replace_bytes, seal, set_correct, write_records_file)
 
@@ -330,18 +331,10 @@ def test_compare_parses_every_results_file_once(faithful, tmp_path, monkeypatch)
     what the comparison reads of a record (harness.analysis.stats.arrays.record_facts, file_settings)."""
     from harness.analysis.stats.arrays import CACHE_ENV
     from harness.core.parallel import WORKERS_ENV
-    from harness.run import store
 
     monkeypatch.setenv(CACHE_ENV, "off")          # no cache: every file is parsed by this comparison
-    monkeypatch.setenv(WORKERS_ENV, "1")          # in this process, where the counter below sees it
-    parsed = []
-    real = store.scan_result_file
-
-    def counting(path):
-        parsed.append(path)
-        return real(path)
-
-    monkeypatch.setattr(store, "scan_result_file", counting)
+    monkeypatch.setenv(WORKERS_ENV, "1")          # in this process, where the counter sees it
+    parsed = count_parses(monkeypatch)
     compare(faithful, tmp_path / "cmp")
     files = sorted(faithful.glob("*/*/seed*.jsonl"))
     assert sorted(parsed) == files

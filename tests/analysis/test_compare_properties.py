@@ -58,7 +58,7 @@ from harness.arms.spec import config_hash
 from harness.core.paths import REPO_ROOT
 from harness.core.typed_json import from_json, to_json
 from harness.run.manifest import ManifestError, RunManifest, read_manifests
-from harness.run.store import model_slug, results_path
+from harness.run.store import results_path
 from tests.fixtures_comparison import (MISTRAL, PHI, Q7, Q32, VERIFIED_REVISION, VERIFIED_SHA, arm_for, copy_root,
                                        edit_run_manifest, read_records, replace_bytes, seal, set_correct,
                                        write_records_file)

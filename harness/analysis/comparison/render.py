@@ -100,7 +100,8 @@ def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
             parts.append(f"your seeds disagree more than the paper's reruns did ({'; '.join(noisy)}): those numbers "
                          "are not reproductions, whatever their means")
         if judged:
-            bad = [f"{_short_where(r)} ({r['source']}, line {r['line']})" for r in judged if r["verdict"] != "reproduced"]
+            bad = [f"{_short_where(r)} ({r['source']}, line {r['line']})" for r in judged
+                   if r["verdict"] != "reproduced"]
             tally = ", ".join(f"{sum(r['verdict'] == v for r in judged)} {v}" for v in
                               ("reproduced", "consistent", "discrepancy") if any(r["verdict"] == v for r in judged))
             parts.append(f"numbers: {tally} of {len(judged)} comparable" +
@@ -146,7 +147,8 @@ def _number_cells(r: dict) -> list[str]:
             f"{_num(r['paper'], d)}{_ci(r['paper_lo'], r['paper_hi'], d)}",
             f"{_num(r['ours'], d)}{_ci(r['ours_lo'], r['ours_hi'], d)}",
             "" if r["difference"] is None else f"{r['difference']:+.{d}f}",
-            "" if r["tolerance"] is None else f"\u00b1{r['tolerance']:.{r['tolerance_shown']}f} ({r['tolerance_source']})"
+            "" if r["tolerance"] is None else
+            f"\u00b1{r['tolerance']:.{r['tolerance_shown']}f} ({r['tolerance_source']})"
             + (f"; {r['spread']}" if r["spread"] else ""),
             r["verdict"] + (f": {r['why']}" if r["verdict"] != "reproduced" else "")]
 
