@@ -445,8 +445,8 @@ def _scope_arms(manifest: RunManifest, path: str, scope: str) -> set[str]:
         return {"*"}
     if scope in ("arm", "arm+convention"):
         return {path.split(".")[1]} if path.startswith(("arms.", "arm_config_hashes.")) else arms
-    if scope == "templates":
-        name = path.split(".", 1)[1] if "." in path else ""
+    if scope == "templates":       # the dict's first template is the one changed (_mutated)
+        name = sorted(manifest.prompts)[0]
         return {a for a in arms if name in manifest.arms[a].templates}
     if scope in ("model", "vllm"):
         return model_arms
@@ -675,3 +675,54 @@ def test_the_faithful_sets_exercise_every_claim_kind(bases):
     kinds = {c["check"]["kind"] for c in paper_claims()}
     seen = {c["kind"] for name in bases for c in bases[name][1].claims if c["verdict"] != "no result"}
     assert seen == kinds, kinds - seen
+
+
+def test_every_setting_a_manifest_records_is_read_by_its_declared_check(bases):
+    """Every field of every run manifest of the Qwen set changed in turn (no sampling: each path, each manifest),
+    read by the settings checks alone (harness.analysis.comparison.settings.RunSettings, over the set's one analysis):
+    a declared setting makes exactly the model and arms of its scope not comparable, naming its field; a field
+    declared to decide no number changes no reason."""
+    from harness.analysis.comparison.settings import RunSettings
+    from harness.analysis.results_analysis import analyse
+
+    root, _ = bases["qwen"]
+    an = analyse(root, draws=100)
+    found = read_manifests(root, kind="run")
+    pairs = [(Q7, "open-book"), (Q7, "program-solve"), (Q32, "program-solve"), (Q32, "gold-lib")]
+    paper = {Q7: "Qwen2.5-7B-Instruct", Q32: "Qwen2.5-32B-Instruct-AWQ"}
+
+    def reasons(manifests):
+        s = RunSettings(manifests, an.data.files, None, an.data)
+        return {(m, a): s.reasons(m, a, paper[m]) for m, a in pairs}
+
+    base = reasons([f.manifest for f in found])
+    assert not any(base.values()), {k: v for k, v in base.items() if v}
+    checked = 0
+    for i, f in enumerate(found):
+        who = f.manifest.model.id
+        for path in _leaf_paths(to_json(f.manifest)):
+            label, _, scope = _declared(path)
+            data = to_json(f.manifest)
+            old = _get(data, path)
+            _set(data, path, _mutated(old, _hint(path)))
+            try:
+                changed = from_json(RunManifest, data)
+            except Exception:
+                continue          # the typed manifest refuses the value: a load error (tests/run)
+            got = reasons([changed if j == i else g.manifest for j, g in enumerate(found)])
+            arms = set() if label == "-" else _scope_arms(f.manifest, path, scope)
+            if path == "arm_config_hashes":
+                arms = {sorted(old)[0]}
+            label = flag_label(sorted(old)[0]) if path == "server.flags" else \
+                limit_label(sorted(old)[0]) if path == "executor.limits" else label
+            for (m, a), why in got.items():
+                mine = "*" in arms or ((m == who or who == "library") and stored([a]) & arms)
+                text = "; ".join(why)
+                if "*" in arms:
+                    continue      # synthetic: the context makes every number not comparable (the property above)
+                if mine:
+                    assert why and label in text, (who, path, m, a, text[:300])
+                else:
+                    assert not why, (who, path, m, a, text[:300])
+            checked += 1
+    assert checked > 100, checked
