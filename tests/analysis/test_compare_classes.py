@@ -81,8 +81,9 @@ def test_a_record_edited_after_it_was_written_is_not_comparable_naming_the_file(
             assert r["verdict"] == base[(r["source"], r["where"], r["model"])], r
     assert claim(claims, "matched-7b", Q7)["verdict"] == "not comparable"
     assert claim(claims, "matched-32b", Q32)["verdict"] == "held"
-    assert files.integrity.summary().startswith(f"integrity: 27 files read match {root.resolve() / 'SHA256SUMS'}; "
-                                                "1 read file(s) changed after they were written")
+    assert files.integrity.summary() == (f"integrity: 27 files read match {root.resolve() / 'SHA256SUMS'}; 1 read "
+                                         "file(s) changed after they were written, their numbers not comparable: "
+                                         f"{rel} (changed)")
 
 
 def test_a_root_without_sums_has_no_comparable_number_and_says_how_to_record_them(faithful, tmp_path):

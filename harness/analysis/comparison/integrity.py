@@ -84,10 +84,12 @@ class Integrity:
         """One line: what was checked against which sums, and what differs."""
         if self.sums is None:
             return f"integrity: not checked: {self.missing_sums()}; every number is not comparable"
-        read = sum(len(v) for v in self.results.values()) + len(self.manifests) + len(self.everything)
+        read = [p for v in self.results.values() for p in v] + list(self.manifests.values()) + self.everything
         parts = [f"integrity: {self.checked} files read match {self.sums}"]
         if read:
-            parts.append(f"{read} read file(s) changed after they were written (their numbers are not comparable)")
+            shown = ", ".join(f"{p.rel} ({p.what})" for p in sorted(read, key=lambda p: p.rel)[:5])
+            parts.append(f"{len(read)} read file(s) changed after they were written, their numbers not comparable: "
+                         f"{shown}" + ("; ..." if len(read) > 5 else ""))
         if self.unread:
             shown = ", ".join(f"{p.rel} ({p.what})" for p in self.unread[:5])
             parts.append(f"{len(self.unread)} file(s) no number is read from differ ({shown}"
