@@ -148,7 +148,8 @@ MANIFEST_FIELDS: dict[str, tuple[str, str, str]] = {
     "server.generation_config_meaning": (_NO, "words", ""),
     "server.sampling_defaults_logged": (_NO, "what the server logged the generation config gave: the generation "
                                              "config flag decides it", ""),
-    "server.sampling_defaults": ("server sampling defaults", "the kit's launcher for the checkpoint", "vllm"),
+    "server.sampling_defaults": (_NO, "what the started server filled in from the weights' generation config: the "
+                                      "generation config flag and the weights' revision decide it", ""),
     "server.synthetic": ("synthetic", "a rehearsal server's records are compared nowhere", "everything"),
     "server.log": (_NO, "where the server logged", ""),
     "server.facts": (_NO, "launcher facts no stage reads", ""),
@@ -467,14 +468,12 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
                      env == kit_env))
     out.append(Check("server image", _text(kit.image), "containers/vllm/image.lock.json", _text(server.image),
                      server.image == kit.image if server.image else None))
-    out.append(Check("server sampling defaults", _text(kit.sampling_defaults), f"the kit's vLLM launcher for {key}",
-                     _text(server.sampling_defaults), server.sampling_defaults == kit.sampling_defaults))
     return out
 
 
 @lru_cache(maxsize=None)
 def _launcher_description(key: str, pins: Path):
-    """What the kit's vLLM launcher would start for a checkpoint (its environment, image, sampling defaults), from
+    """What the kit's vLLM launcher would start for a checkpoint (its environment and image), from
     the pins in `pins` (the cache's key: a moved pins directory is read afresh)."""
     return VllmLauncher(key).describe()
 
