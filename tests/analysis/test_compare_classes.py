@@ -339,3 +339,22 @@ def test_compare_parses_every_results_file_once(faithful, tmp_path, monkeypatch)
     compare(faithful, tmp_path / "cmp")
     files = sorted(faithful.glob("*/*/seed*.jsonl"))
     assert sorted(parsed) == files
+
+
+def test_a_headline_claim_a_partial_arm_set_cannot_check_is_named_in_the_lead(faithful, tmp_path):
+    """A partial arm set (32B ran Program-Solve, not Open-book arithmetic): the headline claim it cannot check is said
+    in the model's sentence, not left out of it."""
+    import shutil
+    root = copy_root(faithful, tmp_path / "partial")
+    shutil.rmtree(results_path(root, Q32, "open-book", 42).parent)
+
+    def edit(m):
+        m["arms"].pop("open-book")
+        m["arm_config_hashes"].pop("open-book")
+    edit_run_manifest(root, Q32, edit)
+    seal(root)
+    _, claims, files = compare(root, tmp_path / "cmp")
+    c = next(c for c in claims if c["id"] == "claim:matched-32b")
+    assert c["verdict"] == "no result"
+    lead = next(s for s in files.sentences if s.startswith(Q32))
+    assert f"Not checked, these results lack the arms for it: {c['says']}" in lead

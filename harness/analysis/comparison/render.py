@@ -10,7 +10,8 @@ import io
 import re
 
 from harness.analysis.comparison import tolerance as tol
-from harness.analysis.comparison.claims import CLAIM_VERDICTS, HELD, NOT_COMPARABLE, NOT_HELD, UNDECIDED
+from harness.analysis.comparison.claims import CLAIM_VERDICTS, HELD, NO_RESULT, NOT_COMPARABLE, NOT_HELD, UNDECIDED
+from harness.analysis.comparison.context import same_model
 from harness.analysis.comparison.numbers import VERDICTS, unmapped_numbers
 from harness.analysis.comparison.per_case import not_possible_text
 from harness.analysis.comparison.values import paper_values, source_line
@@ -71,6 +72,11 @@ def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
             for m in c["model"].split(", "):
                 by.setdefault(m, []).append(c)
     models = list(dict.fromkeys([r["model"] for r in numbers if r["ours"] is not None and r["model"]]))
+    for c in claims:   # a headline claim about a checkpoint that ran here, with nothing to check it: said, not silent
+        if c["headline"] and c["verdict"] == NO_RESULT and c["paper_model"]:
+            for m in models:
+                if same_model(m, c["paper_model"]):
+                    by.setdefault(m, []).append(c)
     out = []
     for m in sorted(set(by) | {x for x in models if not x.startswith(MODEL_FREE)}, key=lambda x: (x == MODEL_FREE, x)):
         rows = by.get(m, [])
@@ -78,6 +84,7 @@ def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
         failed = [f"{c['says']} (line {c['line']}: {c['why']})" for c in rows if c["verdict"] == NOT_HELD]
         undecided = [f"{c['says']} (line {c['line']}: {c['why']})" for c in rows if c["verdict"] == UNDECIDED]
         nc = [c for c in rows if c["verdict"] == NOT_COMPARABLE and c["headline"]]
+        unchecked = [c["says"] for c in rows if c["verdict"] == NO_RESULT]
         parts = []
         if held:
             parts.append("held: " + "; ".join(held))
@@ -90,6 +97,8 @@ def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
                                          for c in nc for r in c["why"].split("; ")))
             parts.append(f"not comparable: {len(nc)} headline claim{'s' if len(nc) != 1 else ''} "
                          f"({'; '.join(reasons[:4])}{'; ...' if len(reasons) > 4 else ''})")
+        if unchecked:
+            parts.append("not checked, these results lack the arms for it: " + "; ".join(unchecked))
         if not parts:
             parts.append("none of the paper's headline claims is about what this model ran here")
         mine = [r for r in numbers if r["model"] == m or (m == MODEL_FREE and r["model"].startswith(MODEL_FREE))]
