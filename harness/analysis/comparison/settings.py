@@ -357,7 +357,6 @@ class RunSettings:
                 for v in values:
                     seen.setdefault(name, {}).setdefault(v, "/".join(f.path.parts[-3:]))
         out: list[Check] = []
-        free = ARMS.get(part) is not None and not ARMS[part].needs_model
         for name, (label, of_manifest) in RECORD_CHECKS.items():
             allowed = {json.dumps(v, sort_keys=True, ensure_ascii=False) for m in found for v in of_manifest(m, part)}
             bad = {v: where for v, where in seen.get(name, {}).items() if v not in allowed}
