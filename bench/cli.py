@@ -158,16 +158,36 @@ def scoring_cmd(out, size):
     sys.exit(scoring.main(out, size or scoring.SIZE))
 
 
+def timed_over_a_result_set(name: str, what: str):
+    """RESULTS, --label, --out (OUT/<name>.json) and --code: the options of a timing over one result set whose
+    figures merge under `runs.<label>`, optionally with another checkout's harness package."""
+    def wrap(f):
+        for option in reversed((
+                click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path)),
+                click.option("--label", default="run", show_default=True),
+                click.option("--out", type=_path, default=OUT / f"{name}.json", show_default=True),
+                click.option("--code", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+                             help=f"Checkout whose harness package runs {what}."))):
+            f = option(f)
+        return f
+    return wrap
+
+
 @main.command("stages")
-@click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--label", default="run", show_default=True)
-@click.option("--out", type=_path, default=OUT / "stages.json", show_default=True)
-@click.option("--code", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Checkout whose harness package runs the stages.")
+@timed_over_a_result_set("stages", "the stages")
 def stages_cmd(results, label, out, code):
     """Wall and CPU time of each post-run stage over one result set."""
     from bench import stages
     sys.exit(stages.main(results, label, out, code))
+
+
+@main.command("compare-timing")
+@timed_over_a_result_set("compare-timing", "the comparison")
+@click.option("--draws", type=click.IntRange(100), default=10_000, show_default=True)
+def compare_timing_cmd(results, label, out, code, draws):
+    """Wall, CPU and peak memory of `harness compare` over one result set, cold and warm analysis cache."""
+    from bench import compare_timing
+    sys.exit(compare_timing.main(results, label, out, code, draws))
 
 
 @main.command("rehearse")

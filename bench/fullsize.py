@@ -11,9 +11,10 @@ case set), and writes OUT/synthetic-fullsize-cases.csv and OUT/results:
   so the gold answers (and the stored scores) stay valid;
 * seeds: --seeds new seeds, the i-th a copy of the source's (i mod n)-th seed;
 * records: every source record once per (case copy, new seed), with case id, row number, seed, dataset
-  (name, path, sha256) and key rewritten, marked `"synthetic": true` and `"synthetic_fullsize": {...}` (which
-  source record and copy it is); records of the rehearsal server stay synthetic (rehearsal model ids), so
-  `harness merge` and `verify` refuse to mix them with real results;
+  (name, path, sha256) and key rewritten, marked `"synthetic": true` and `detail.synthetic_fullsize` (which
+  source record and copy it is: in `detail`, since a record holds no field outside its schema, harness.run.record);
+  records of the rehearsal server stay synthetic (rehearsal model ids), so `harness merge` and `verify` refuse to
+  mix them with real results;
 * run manifests: the source's, with seeds and dataset rewritten and marked synthetic.
 
 OUT/SYNTHETIC-FULLSIZE.json says what the set is. Nothing in it is a result: it exists to time stats, tables,
@@ -92,8 +93,9 @@ def synthesize(source: Path, out: Path, n_cases: int, seeds: list[int]) -> dict:
                         copy = {**rec, "case_id": f"{calc}-{new_row}", "row_number": new_row, "seed": new_seed,
                                 "dataset": DATASET_NAME, "dataset_path": str(cases_csv), "dataset_sha256": sha,
                                 "synthetic": True,
-                                "synthetic_fullsize": {"source_key": rec["key"], "replica": rep,
-                                                       "source_seed": old_seed},
+                                "detail": {**(rec.get("detail") or {}),
+                                           "synthetic_fullsize": {"source_key": rec["key"], "replica": rep,
+                                                                  "source_seed": old_seed}},
                                 "key": hashlib.sha256(f"{rec['key']}:{rep}:{new_seed}".encode()).hexdigest()}
                         fh.write(record_line(copy))
                         written += 1

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,25 +41,33 @@ from harness.model.vllm.locks import image_lock
 from harness.arms.prompts import template_hashes
 from harness.core.typed_json import from_json, to_json
 from harness.model.server_info import ServerInfo
-from harness.run.manifest import (ConventionRef, ExecutorInfo, ModelRef, RunManifest, arm_configs, dataset_ref, origin,
-                                  read_manifests, write_manifest)
+from harness.core.sums import write_own_sums
+from harness.model.client import SERVER_PROFILES
+from harness.run.manifest import (ClientInfo, ClientProfile, ConventionRef, ExecutorInfo, ModelRef, RunManifest, arm_configs,
+                                  dataset_ref, origin, read_manifests, write_manifest)
 from harness.run.record import Record
 from harness.run.schedule import ARM_MAJOR
-from harness.run.store import ResultStore, record_key, results_path
+from harness.run.store import ResultStore, read_result_file, record_key, results_path
 
 VERIFIED_SHA = hashlib.sha256(b"stand-in for the MedCalc-Bench Verified test split (tests/fixtures_comparison.py)"
                               ).hexdigest()
 VERIFIED_REVISION = "5488179" + hashlib.sha256(b"revision").hexdigest()[:33]
 Q7, Q32 = "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-32B-Instruct-AWQ"
-KEYS = {Q7: "qwen2.5-7b", Q32: "qwen2.5-32b-awq"}
+MISTRAL, PHI = "mistralai/Mistral-7B-Instruct-v0.3", "microsoft/Phi-3.5-mini-instruct"   # the other families
+KEYS = {Q7: "qwen2.5-7b", Q32: "qwen2.5-32b-awq", MISTRAL: "mistral-7b", PHI: "phi-3.5-mini"}
 COL = {Q7: "Qwen2.5-7B", Q32: "Qwen2.5-32B"}
-ROW = {"open-book": "Open-book arithmetic", "program-solve": "Program-Solve"}
-FLIP = {Q7: 0.016, Q32: 0.0004}             # per-cell flip rate: pairwise seed agreement ~95% / ~99.8%
-SPREAD = {Q7: 26.0, Q32: 28.0}            # SD (pp) of Program-Solve's lead over Open-book across calculators
+ROW = {"open-book": "Open-book arithmetic", "program-solve": "Program-Solve", "blind": "Blind Program-Solve"}
+OTHER_COL = {"open-book": "Arithmetic, full", "program-solve": "Code, full"}   # Table 1's lower block
+FLIP = {Q7: 0.016, Q32: 0.0004, MISTRAL: 0.016, PHI: 0.016}   # per-cell flip rate: pairwise seed agreement ~95% /
+# ~99.8% (the paper gives the 7B rate for the other families too)
+SPREAD = {Q7: 26.0, Q32: 28.0, MISTRAL: 26.0, PHI: 26.0}   # SD (pp) of Program-Solve's lead over Open-book across
+# calculators
 CASES_PER_CALC = 20
 
 
 def paper_accuracy(model: str, arm: str, subset: str) -> float:
+    if model in (MISTRAL, PHI):
+        return number(f"table1-other:{model.rsplit('/', 1)[-1]}:{OTHER_COL[arm]}")["value"]
     if subset == "replaced":
         name = {("program-solve", Q7): "ps_7b", ("program-solve", Q32): "ps_32b", ("open-book", Q7): "ob_7b",
                 ("open-book", Q32): "ob_32b"}[(arm, model)]
@@ -86,6 +95,26 @@ class Targets:
             t.none_share[m] = paper_none_share(m)
         return t
 
+    @classmethod
+    def blind(cls) -> "Targets":
+        """Blind Program-Solve at 7B and 32B: Table 1's library and full-set values (the rerun-agreement claims)."""
+        t = cls()
+        for m in (Q7, Q32):
+            t.accuracy[(m, "blind")] = {s: paper_accuracy(m, "blind", s) for s in ("impl", "full")}
+            t.none_share[m] = 0.0
+        return t
+
+    @classmethod
+    def other_families(cls) -> "Targets":
+        """Mistral-7B and Phi-3.5-mini on Program-Solve and Open-book arithmetic: Table 1's lower block (the full set
+        only); no no-answer share is stated for them (none drawn)."""
+        t = cls()
+        for m in (MISTRAL, PHI):
+            for a in ("open-book", "program-solve"):
+                t.accuracy[(m, a)] = {"full": paper_accuracy(m, a, "full")}
+            t.none_share[m] = 0.0
+        return t
+
 
 class Cases:
     """1,100 cases: 20 per calculator of the benchmark's 55, Row Numbers 1..1,100; each calculator's group by the
@@ -104,7 +133,6 @@ class Cases:
                         "full": set(self.calcs)}
 
 
-SUBSET_TARGETS = {"open-book": ("impl", "replaced", "full"), "program-solve": ("impl", "replaced", "full")}
 OB_SPREAD = 40.0     # SD (pp) of Open-book's accuracy across calculators
 SHARED = 0.95        # share of calculators whose cases are hard or easy for both arms alike
 WIDE = 0.25          # share of calculators where Program-Solve's lead departs from its group's
@@ -151,18 +179,18 @@ def correctness(cases: Cases, t: Targets, seed: int = 5) -> dict:
     rng = np.random.default_rng(seed)
     n_seeds = len(paper_seeds())
     out = {}
-    for model in (Q7, Q32):
+    for model in dict.fromkeys(m for m, _ in t.accuracy):
         per_calc, base = {}, None
-        for arm in ("open-book", "program-solve"):
+        for arm in dict.fromkeys(a for m, a in t.accuracy if m == model):   # the first drawn alone, the next beside it
             acc = t.accuracy[(model, arm)]
-            n_cases = {s: CASES_PER_CALC * len(cases.subsets[s]) for s in SUBSET_TARGETS[arm]}
-            want = {s: int(round(acc[s] * n_cases[s] * n_seeds / 100)) for s in SUBSET_TARGETS[arm]}
+            n_cases = {s: CASES_PER_CALC * len(cases.subsets[s]) for s in acc}
+            want = {s: int(round(acc[s] * n_cases[s] * n_seeds / 100)) for s in acc}
             totals = _group_totals(cases, want)
             counts = np.zeros(len(cases.calcs), dtype=int)
             for g, total in totals.items():
                 idx = np.array([i for i, c in enumerate(cases.calcs) if cases.group[c] == g])
                 mean = total / len(idx)          # cells of 100 (20 cases x 5 seeds) per calculator
-                if arm == "open-book":
+                if base is None:
                     draw = rng.normal(mean, OB_SPREAD, len(idx))
                 else:
                     # most calculators move little, a few a lot (so the arms' per-case differences cluster)
@@ -171,7 +199,7 @@ def correctness(cases: Cases, t: Targets, seed: int = 5) -> dict:
                     noise = np.where(wide, rng.normal(0, spread / np.sqrt(WIDE), len(idx)), rng.normal(0, 2, len(idx)))
                     draw = base[idx] + (mean - base[idx].mean()) + noise
                 counts[idx] = _fix_sum(np.clip(draw, 0, 100), total, rng, n_seeds)
-            if arm == "open-book":
+            if base is None:
                 base = counts.astype(float)
             per_calc[arm] = counts
         orders = {c: rng.permutation(CASES_PER_CALC) for c in cases.calcs}   # each calculator's hard-to-easy cases
@@ -215,6 +243,14 @@ def server_block(model: str, *, vllm_version: str | None = None) -> ServerInfo:
     return replace(VllmLauncher(KEYS[model]).describe(), server_version=vllm_version or image_lock()["vllm_version"])
 
 
+def client_block(model: ModelRef) -> ClientInfo:
+    """The run manifest's `client` as `harness run` records it for the vLLM profile (harness.model.client
+    ModelClient.describe())."""
+    return ClientInfo(base_url="http://127.0.0.1:8000/v1", model=model.id, model_revision=model.revision,
+                      profile=from_json(ClientProfile, SERVER_PROFILES.lookup("vllm").describe()),
+                      concurrency=64, timeout_s=600.0, max_retries=5, cache_dir=None)
+
+
 @pytest.fixture(scope="session")
 def executor_description() -> dict:
     with Executor(backend="process", workers=1) as ex:
@@ -242,14 +278,20 @@ def write_records(root: Path, cells: dict, cases: Cases, *, none_share: dict, ke
                               "outcome": outcome, "correct": ok, "scores": {"paper": ok}})
 
     for (model, arm), block in cells.items():
-        wrong = np.argwhere(block == 0)
         none_cells = set()
-        if arm == "program-solve":
+        if arm == "program-solve":   # whole cases fail the same way at every seed, as greedy reruns do
             k = int(round(none_share[model] * block.size / 100))
-            none_cells = {tuple(x) for x in wrong[rng.choice(len(wrong), k, replace=False)]}
+            for ci in rng.permutation(np.flatnonzero((block == 0).all(axis=0))):
+                take = min(block.shape[0], k - len(none_cells))
+                none_cells |= {(si, int(ci)) for si in range(take)}
+                if len(none_cells) >= k:
+                    break
         n_keep = (keep_cases or {}).get((model, arm), len(cases.ids))
+        spec = arm_for(arm)
         shared = dict(model_revision=VllmLauncher(KEYS[model]).revision, server_profile="vllm",
-                      arm_config_hash=arm_for(arm).config_hash(), truncated=[False], finish_reasons=["stop"])
+                      arm_config_hash=spec.config_hash(), truncated=[False], finish_reasons=["stop"],
+                      request=[{"model": model, "messages": [{"role": "user", "content": "(hand-made)"}],
+                                "temperature": spec.temperature, "max_tokens": spec.max_tokens}])
         for si, seed in enumerate(seeds):
             if seed in (keep_seeds or {}).get((model, arm), seeds):
                 write(model, arm, seed, [(ci, "raised_error" if (si, ci) in none_cells else "answered",
@@ -270,7 +312,8 @@ CONVENTION = ConventionRef(name="exact", source="dataset", reason="MedCalc-Bench
                            rounding="none")
 
 
-def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict | None = None) -> None:
+def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict | None = None,
+                    models: tuple[str, ...] = (Q7, Q32), arms: tuple[str, ...] = ("open-book", "program-solve")) -> None:
     """One run manifest for the library run and one per model, as `harness run` writes them; `manifests`: model (or
     "library") -> a function editing that manifest's JSON form before it is read back (a typed RunManifest: an edit
     outside the schema fails here, as it would for the reader) and written."""
@@ -280,7 +323,8 @@ def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict 
     def write(run_id: str, who: str, arms: list, model: ModelRef, server, executor_info) -> None:
         manifest = RunManifest(run_id=run_id, origin=origin(), dataset=dataset, arms=arm_configs(arms),
                                arm_config_hashes={a.name: a.config_hash() for a in arms}, prompts=template_hashes(),
-                               seeds=seeds, scorer="paper", case_ids=tuple(cases.ids), model=model, client=None,
+                               seeds=seeds, scorer="paper", case_ids=tuple(cases.ids), model=model,
+                               client=client_block(model) if server is not None else None,
                                server=server, executor=executor_info, convention=CONVENTION,
                                order=ARM_MAJOR)
         edit = (manifests or {}).get(who)
@@ -291,8 +335,8 @@ def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict 
         write_manifest(root, manifest)
 
     write("20270101T000000000000Z", "library", [arm_for("gold-lib")], ModelRef("library", None, None), None, None)
-    for i, model in enumerate((Q7, Q32)):
-        write(f"20270101T00000{i + 1}000000Z", model, [arm_for(a) for a in ("open-book", "program-solve")],
+    for i, model in enumerate(models):
+        write(f"20270101T00000{i + 1}000000Z", model, [arm_for(a) for a in arms],
               ModelRef(model, VllmLauncher(KEYS[model]).revision, "vllm"), server_block(model),
               ExecutorInfo.of(copy.deepcopy(executor)))
 
@@ -333,8 +377,88 @@ def hand_made(tmp_path_factory, executor_description):
         else:
             write_records(root, cells, cases, none_share=t.none_share, keep_cases=keep_cases, keep_seeds=keep_seeds)
         write_manifests(root, cases, executor_description, manifests)
+        write_own_sums(root)   # as `make reproduce` leaves a root: every file's sha256 beside it
         made[name] = root
         return root
 
     build("faithful")
     return build
+
+
+@pytest.fixture(scope="session")
+def other_families(tmp_path_factory, executor_description) -> Path:
+    """Mistral-7B and Phi-3.5-mini on Program-Solve and Open-book arithmetic at the paper's Table 1 values (lower
+    block), with the Gold-Solve library, as `make reproduce` would leave them: the set the sign and p-value claims
+    read."""
+    cases = Cases()
+    t = Targets.other_families()
+    root = tmp_path_factory.mktemp("other-families") / "results"
+    write_records(root, correctness(cases, t), cases, none_share=t.none_share)
+    write_manifests(root, cases, executor_description, models=(MISTRAL, PHI))
+    write_own_sums(root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def blind_set(tmp_path_factory, executor_description) -> Path:
+    """Blind Program-Solve at 7B and 32B at Table 1's values, with the Gold-Solve library, seed to seed at the paper's
+    rerun agreement: the set the rerun-agreement claims read."""
+    cases = Cases()
+    t = Targets.blind()
+    root = tmp_path_factory.mktemp("blind") / "results"
+    write_records(root, correctness(cases, t), cases, none_share=t.none_share)
+    write_manifests(root, cases, executor_description, arms=("blind",))
+    write_own_sums(root)
+    return root
+
+
+# ---- perturbations of a result set, through the kit's own store, manifest and sums writers -------------------------
+def copy_root(src: Path, dst: Path) -> Path:
+    """A copy of a results root whose files are hard links (cheap): every perturbation below replaces a file (a new
+    inode), never edits one in place, so the source is untouched."""
+    shutil.copytree(src, dst, copy_function=os.link, ignore=shutil.ignore_patterns("comparison*"))
+    return dst
+
+
+def replace_bytes(path: Path, data: bytes) -> None:
+    path.unlink()
+    path.write_bytes(data)
+
+
+def read_records(root: Path, model: str, arm: str, seed: int) -> list[dict]:
+    return read_result_file(results_path(root, model, arm, seed))
+
+
+def write_records_file(root: Path, model: str, arm: str, seed: int, records: list[dict]) -> None:
+    """Replace one results file by `records`, appended through the kit's store (each checked as a Record)."""
+    path = results_path(root, model, arm, seed)
+    if path.exists():
+        path.unlink()
+    with ResultStore(path, sync_every=10**9) as store:
+        for rec in records:
+            store.append(rec)
+
+
+def set_correct(rec: dict, ok: bool) -> dict:
+    """A record scored otherwise: right (answered) or wrong (its outcome kept)."""
+    return {**rec, "correct": ok, "scores": {**(rec.get("scores") or {}), "paper": ok},
+            "outcome": "answered" if ok else rec["outcome"]}
+
+
+def edit_run_manifest(root: Path, who: str, edit) -> None:
+    """Rewrite the run manifest of `who` (a model id, or "library") with `edit` applied to its JSON form, read back
+    as a typed RunManifest and written by the kit's writer."""
+    for found in read_manifests(root, kind="run"):
+        if found.manifest.model.id == who:
+            data = to_json(found.manifest)
+            edit(data)
+            found.path.unlink()
+            write_manifest(root, from_json(RunManifest, data))
+            return
+    raise KeyError(f"no run manifest of {who} in {root}")
+
+
+def seal(root: Path) -> None:
+    """The root's SHA256SUMS rewritten over what is there: a perturbation made as if the run had produced it."""
+    (root / "SHA256SUMS").unlink(missing_ok=True)
+    write_own_sums(root)

@@ -21,7 +21,7 @@ from harness.analysis.results_analysis import Analysis, analyse
 from harness.analysis.stats.labels import arm_label, model_label, synthetic_notice
 from harness.analysis.table_format import Table
 from harness.core.typed_json import to_json
-from harness.run.manifest import ManifestFile, read_manifests, run_manifests
+from harness.run.manifest import ManifestFile, read_manifests
 from harness.analysis.tables import build_tables, write_tables
 
 CSS = """
@@ -161,7 +161,8 @@ def write_outputs(an: Analysis, out_dir, results_dir) -> ReportFiles:
     tables, omitted = build_tables(an)
     table_paths = write_tables(tables, omitted, out / "tables", an)
     figures = build_figures(an, out / "figures")
-    comparison = write_comparison(an, out / "comparison", run_manifests(results_dir) if results_dir is not None else [])
+    comparison = write_comparison(an, out / "comparison", read_manifests(results_dir, kind="run")
+                                  if results_dir is not None else [])
     page = out / "report.html"
     page.write_text(render_report(an, tables, omitted, figures, results_dir, comparison), encoding="utf-8")
     return ReportFiles(tables, omitted, table_paths, figures, page, comparison)

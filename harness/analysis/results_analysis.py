@@ -90,11 +90,12 @@ def audit_comparisons() -> tuple[Comparison, ...]:
 
 
 def analyse(results_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, data: CorrectnessArrays | None = None,
-            dataset: str | None = None) -> Analysis:
-    """Load results (one dataset), add hybrids, compute every declared gap on one shared Resampler. The
-    library's calculator list and the catalogue's audit groups are part of the kit: a malformed one raises
-    (LookupError naming the entry), it is not turned into omitted columns."""
-    data = data if data is not None else load_arrays(results_dir, dataset)
+            dataset: str | None = None, digests: dict[Path, str] | None = None) -> Analysis:
+    """Load results (one dataset; `digests`: the results files' sha256 by resolved path, where the caller hashed
+    them), add hybrids, compute every declared gap on one shared Resampler. The library's calculator list and the
+    catalogue's audit groups are part of the kit: a malformed one raises (LookupError naming the entry), it is not
+    turned into omitted columns."""
+    data = data if data is not None else load_arrays(results_dir, dataset, digests)
     notes = list(data.notes)
     hybrids = add_hybrids(data)
     library = catalog.library_calculators()

@@ -161,10 +161,8 @@ class Arm:
         return cfg
 
     def config_hash(self) -> str:
-        """sha256 of everything that determines the arm's output (the documentation fields `title` and
-        `notes` are left out, so rewording them does not invalidate stored results)."""
-        cfg = {k: v for k, v in self.config().items() if k not in {"title", "notes"}}
-        return hashlib.sha256(canonical_json(cfg).encode()).hexdigest()
+        """sha256 of everything that determines the arm's output (`config_hash`)."""
+        return config_hash(self.config())
 
     @property
     def uses_formulas(self) -> bool:
@@ -224,6 +222,16 @@ class ArmConfig:
         return from_json(cls, arm.config())
 
 
+DOCUMENTATION_FIELDS = ("title", "notes")   # an arm config's fields that decide no output (never hashed)
+
+
+def config_hash(config: dict) -> str:
+    """sha256 of an arm config (`Arm.config()`, or a manifest's ArmConfig in JSON form) without its documentation
+    fields, so rewording them does not invalidate stored results."""
+    cfg = {k: v for k, v in config.items() if k not in DOCUMENTATION_FIELDS}
+    return hashlib.sha256(canonical_json(cfg).encode()).hexdigest()
+
+
 def catalogue_formula_text(calculator_id: int) -> str:
     """The catalogue's formula text for a calculator (harness.calculators.catalogue.CATALOGUE)."""
     try:
@@ -234,4 +242,4 @@ def catalogue_formula_text(calculator_id: int) -> str:
 
 
 __all__ = ["REPLY_FORMS", "Decoding", "PromptFamily", "Prompt", "HybridRole", "Display", "Arm", "ArmConfig",
-           "catalogue_formula_text"]
+           "DOCUMENTATION_FIELDS", "config_hash", "catalogue_formula_text"]

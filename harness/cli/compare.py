@@ -1,9 +1,9 @@
 """`harness compare`: the paper's numbers and claims beside a results root's, with a verdict for each.
 
 Writes OUT/comparison.md, comparison.csv (numbers), comparison-claims.csv, comparison-ledger.csv (settings),
-comparison-cases.csv (with --paper-cases) and comparison.png (harness.analysis.comparison), and prints one plain
-sentence per model and the verdict counts. The paper's values are the kit's committed
-harness/analysis/paper_values.json.
+comparison-cases.csv (with --paper-cases) and comparison.png (harness.analysis.comparison), and prints what the
+integrity check found, one plain sentence per model and the verdict counts. The paper's values are the kit's
+committed harness/analysis/paper_values.json.
 """
 from __future__ import annotations
 
@@ -11,13 +11,12 @@ from pathlib import Path
 
 import click
 
-from harness.analysis.comparison import PaperCasesError, write_comparison
+from harness.analysis.comparison import IntegrityError, PaperCasesError, compare_root
 from harness.analysis.comparison.render import counts
-from harness.analysis.results_analysis import analyse
 from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.cli.errors import explain
-from harness.run.manifest import ManifestError, run_manifests
+from harness.run.manifest import ManifestError
 
 
 @click.command("compare")
@@ -35,30 +34,44 @@ from harness.run.manifest import ManifestError, run_manifests
 def compare(results_dir: Path, out_dir: Path | None, dataset: str | None, paper_cases: Path | None, draws: int,
             seed: int) -> None:
     """The paper's values and claims (Table 1, Table 2, the text) beside these results: per number the paper's value
-    and interval, yours with your cases x seeds and interval, the rerun tolerance and a verdict (reproduced /
-    consistent / discrepancy / not comparable, with why); per claim held / did not hold / not comparable; the run
-    settings against the paper's."""
+    and interval, yours with your cases x seeds and interval, the rerun tolerance (from the paper's rerun evidence;
+    your seeds' spread beside it, never widening it) and a verdict (reproduced / consistent / discrepancy / not
+    comparable, with why); per claim held / did not hold / undecided at this many draws / not comparable, with the
+    inputs it lacked; the run settings against the paper's.
+
+    Integrity first: every results file and manifest the comparison reads is checked against the root's SHA256SUMS
+    (the nearest at or above RESULTS, or checksums/results.sha256 for a committed set). A file changed, missing or
+    added after the sums were written makes the numbers it feeds "not comparable: changed after it was written",
+    naming the file; a root with no SHA256SUMS has every number not comparable (`harness checksums update
+    --results RESULTS` right after a run records them; `make reproduce` writes them); sums that cannot be read, or
+    a changed file that no longer parses, stop the comparison with the file named. Files no number is read from
+    (tables, report, logs) are named in the summary only; `harness verify` checks every file.
+
+    Settings are read from the run manifests and the records: a record that states another arm config, decoding,
+    model revision, client profile, scorer, dataset, seed or case than its manifest makes that model and arm not
+    comparable, naming the field."""
     out_dir = out_dir or results_dir / "comparison"
     try:
-        an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset)
-        try:
-            manifests = run_manifests(results_dir)
-        except ManifestError as exc:
-            raise click.ClickException(str(exc)) from None
-        files = write_comparison(an, out_dir, manifests, paper_cases)
+        files = compare_root(results_dir, out_dir, draws=draws, seed=seed, dataset=dataset, paper_cases=paper_cases)
+    except IntegrityError as exc:
+        raise click.ClickException(str(exc)) from None
+    except ManifestError as exc:
+        raise click.ClickException(str(exc)) from None
     except ResultsError as exc:
         raise click.ClickException(explain(exc) or str(exc)) from exc
     except PaperCasesError as exc:
         raise click.ClickException(f"--paper-cases: {exc}") from None
     click.echo(f"results: {files.kind.label}")
+    click.echo(files.integrity.summary())
     for sentence in files.sentences:
         click.echo(sentence)
     click.echo("numbers: " + ", ".join(f"{k} {v}" for k, v in sorted(counts(files.numbers).items())))
     click.echo("claims: " + ", ".join(f"{k} {v}" for k, v in sorted(counts(files.claims).items())))
     if files.cases is not None:
         click.echo("per case: " + ", ".join(f"{k} {v}" for k, v in sorted(counts(files.cases).items())))
-    differ = [r["setting"] for r in files.ledger if not r["status"].startswith("matches")]
+    differ = [f"{r['field']} ({', '.join(r['differs'])})" if r.get("differs") else r["setting"]
+              for r in files.ledger if not r["status"].startswith("matches")]
     click.echo(f"settings: {len(files.ledger) - len(differ)} match the paper's, {len(differ)} differ or are not "
-               "recorded" + (f" ({', '.join(differ)})" if differ else ""))
+               "recorded" + (f": {'; '.join(differ)}" if differ else ""))
     for p in files.paths:
         click.echo(f"wrote {p}")

@@ -8,7 +8,8 @@ import click
 
 from harness.cli.convention import convention_option
 from harness.run.store import StoreError, export_results
-from harness.verify.checksums import CHECKSUM_FILE, RESULTS_MANIFEST, ROOT, write_manifest, write_own_checksums
+from harness.core.paths import REPO_ROOT as ROOT
+from harness.core.sums import COMMITTED_SUMS as RESULTS_MANIFEST, SUMS_FILE as CHECKSUM_FILE, write_own_sums, write_sums
 from harness.verify.verification import root_for
 from harness.verify.verification import verify as verify_root
 
@@ -43,11 +44,11 @@ def checksums() -> None:
 def checksums_update(results_root: Path, manifest: Path | None) -> None:
     """Rewrite the manifest from the files now under the results root."""
     if manifest is None and results_root.resolve() != DEFAULT_RESULTS.resolve():
-        written = write_own_checksums(results_root)
+        written = write_own_sums(results_root)
         click.echo(f"{written['path']}: {written['files']} files")
         return
     manifest = manifest or RESULTS_MANIFEST
-    n = write_manifest(manifest, [results_root.resolve()], root=root_for(results_root))
+    n = write_sums(manifest, [results_root.resolve()], root=root_for(results_root))
     click.echo(f"{manifest}: {n} files")
 
 

@@ -44,7 +44,7 @@ from harness.run.manifest import (Block, ConventionRef, ReproduceManifest, Serve
 from harness.run.request import ModelTarget, RunRequest, planned_keys
 from harness.run.session import run_session, sigterm_as_interrupt
 from harness.run.store import iter_result_files, read_result_file, results_path
-from harness.verify.checksums import write_own_checksums
+from harness.core.sums import write_own_sums
 from harness.verify.verification import Report, verify
 
 
@@ -197,7 +197,10 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
 def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] = print) -> dict:
     """Statistics, tables, figures and the report from the run's results (`analysis.report.write_outputs`, as
     `harness report` does). Results the analysis cannot read fail here, naming the problem; the records stay on
-    disk and the manifest already says how the run ended."""
+    disk and the manifest already says how the run ended. The root's SHA256SUMS are written first, so the report's
+    comparison reads the records and manifests as this run wrote them (harness.analysis.comparison.integrity);
+    `write_checksums` rewrites them over every output afterwards."""
+    write_own_sums(Path(out))
     try:
         an = analyse(out, draws=draws or DEFAULT_DRAWS)
     except ResultsError as exc:
@@ -215,7 +218,7 @@ def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] 
 def write_checksums(out: Path) -> dict:
     """sha256 of every file of the run's directory (hidden caches excluded), paths relative to it: the root's
     own SHA256SUMS, which `harness verify --results OUT` checks (harness.verify.verification)."""
-    return write_own_checksums(Path(out))
+    return write_own_sums(Path(out))
 
 
 def verify_run(out: Path, *, tables: bool = True) -> Report:

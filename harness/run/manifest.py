@@ -60,7 +60,7 @@ SHARD_MANIFEST = "shard.json"
 __all__ = ["MANIFEST_SCHEMA", "ManifestError", "GitState", "Packages", "Origin", "DatasetRef", "ModelRef",
            "ConventionRef", "ClientProfile", "ClientInfo", "ExecutorInfo", "RunManifest", "LaunchSettings", "Block",
            "ServerRun", "ReproduceManifest", "MergedShard", "MergeManifest", "SliceSummary", "ShardManifest",
-           "Manifest", "ManifestFile", "manifest_path", "read_manifests", "read_manifest", "run_manifests",
+           "Manifest", "ManifestFile", "manifest_path", "manifest_files", "read_manifests", "read_manifest", "run_manifests",
            "write_manifest",
            "origin", "git_state", "dataset_ref", "locked_packages", "ArmConfig", "ServerInfo", "ServerSettings"]
 
@@ -444,14 +444,18 @@ def read_manifest(path: str | os.PathLike) -> Manifest:
     return _parse(Path(path))
 
 
+def manifest_files(root: str | os.PathLike) -> list[Path]:
+    """The manifest files directly in `root` that `read_manifests` reads (sorted by name; `shard.json` last)."""
+    root = Path(root)
+    return sorted(root.glob(MANIFEST_GLOB)) + ([root / SHARD_MANIFEST] if (root / SHARD_MANIFEST).is_file() else [])
+
+
 def read_manifests(root: str | os.PathLike, kind: str | None = None) -> list[ManifestFile]:
     """Every manifest directly in `root` (sorted by file name; `shard.json` last), typed, or only those of `kind`;
     one ManifestError naming the first file that is not a manifest of this kit's schema."""
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown manifest kind {kind!r}; kinds: {', '.join(KINDS)}")
-    root = Path(root)
-    paths = sorted(root.glob(MANIFEST_GLOB)) + ([root / SHARD_MANIFEST] if (root / SHARD_MANIFEST).is_file() else [])
-    found = [ManifestFile(p, _parse(p)) for p in paths]
+    found = [ManifestFile(p, _parse(p)) for p in manifest_files(root)]
     return [f for f in found if kind is None or f.manifest.kind == kind]
 
 

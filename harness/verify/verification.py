@@ -22,8 +22,8 @@ from pathlib import Path
 from harness.analysis.tables import build_all
 from harness.model.rehearsal.labels import mixing_problem
 from harness.run.store import result_sets
-from harness.verify.checksums import (CHECKSUM_FILE, RESULTS_MANIFEST, ROOT, ChecksumError, CheckReport,
-                                      check_entries, check_manifest, read_manifest)
+from harness.core.paths import REPO_ROOT as ROOT
+from harness.core.sums import COMMITTED_SUMS, SumsError, SumsReport, check_sums, read_sums, sums_for
 from harness.verify.rescore import check_files, convention_problems, merged_conventions
 
 REPO_RESULTS = ROOT / "results"
@@ -57,53 +57,46 @@ def _shown(path: Path) -> str:
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
-def _lines(report: CheckReport, base: Path) -> list[str]:
-    return ([f"MISSING  {_shown(base / p)}" for p in report.missing] + [f"CHANGED  {_shown(base / p)}" for p in report.changed]
-            + [f"UNLISTED {_shown(base / p)}" for p in report.unlisted])
+def _lines(report: SumsReport, base: Path) -> list[str]:
+    return [f"{line[:9]}{_shown(base / line[9:])}" for line in report.lines()]
 
 
 def check_checksums(results_root: Path, manifest: Path | None = None,
-                    committed_manifest: Path = RESULTS_MANIFEST) -> tuple[list[str], list[str]]:
+                    committed_manifest: Path = COMMITTED_SUMS) -> tuple[list[str], list[str]]:
     """(notes, problems) of the checksums of every result set under the root (see the module's docstring)."""
     root = results_root.resolve()
     if manifest is not None:
         try:
-            report = check_manifest(manifest, [root], root=root_for(root))
-        except ChecksumError as exc:
+            report = check_sums(read_sums(manifest), [root], root=root_for(root))
+        except SumsError as exc:
             return [], [str(exc)]
         return [f"checksums: {len(report.ok)} files match {manifest}"], report.lines()
-    committed: dict[str, str] = read_manifest(committed_manifest) if committed_manifest.is_file() else {}
+    committed: dict[str, str] = read_sums(committed_manifest) if committed_manifest.is_file() else {}
     committed_sets = sorted({"/".join(rel.split("/")[:2]) for rel in committed if rel.count("/") >= 2})
     sets = result_sets(root)
     if root == REPO_RESULTS.resolve():            # a committed set that is gone is named, not skipped
         sets = sorted(set(sets) | {ROOT / s for s in committed_sets})
     notes: list[str] = []
     problems: list[str] = []
-    own_done: set[Path] = set()
+    done: set[Path] = set()
     for result_set in sets:
-        own = next((d for d in [result_set, *result_set.parents]
-                    if d.is_relative_to(root) and (d / CHECKSUM_FILE).is_file()), None)
-        if own is not None:
-            if own in own_done:
-                continue
-            own_done.add(own)
-            try:
-                report = check_entries(read_manifest(own / CHECKSUM_FILE), [own], root=own)
-            except ChecksumError as exc:
-                problems.append(str(exc))
-                continue
-            notes.append(f"checksums: {len(report.ok)} files match {_shown(own / CHECKSUM_FILE)}")
-            problems += _lines(report, own)
+        try:
+            sums = sums_for(result_set, within=root, committed=committed_manifest)
+        except SumsError as exc:
+            problems.append(str(exc))
             continue
-        prefix = f"results/{result_set.name}/"
-        entries = {rel[len(prefix):]: digest for rel, digest in committed.items() if rel.startswith(prefix)}
-        if entries:
-            report = check_entries(entries, [result_set], root=result_set)
-            notes.append(f"checksums: {len(report.ok)} files of {_shown(result_set)} match {_shown(committed_manifest)}")
-            problems += _lines(report, result_set)
-        else:
+        if sums is None:
             notes.append(f"checksums: none for {_shown(result_set)} (record them with `harness checksums update "
                          f"--results {_shown(result_set)}`; rescoring still checks every record)")
+            continue
+        own = sums.source != committed_manifest
+        if own and sums.base in done:
+            continue
+        done.add(sums.base)
+        report = check_sums(sums.entries, [sums.base], root=sums.base)
+        notes.append(f"checksums: {len(report.ok)} files match {_shown(sums.source)}" if own else
+                     f"checksums: {len(report.ok)} files of {_shown(result_set)} match {_shown(committed_manifest)}")
+        problems += _lines(report, sums.base)
     return notes, problems
 
 
@@ -149,7 +142,7 @@ def check_tables(result_set: Path) -> tuple[list[str], list[str]]:
 
 
 def verify(results_root: Path, *, manifest: Path | None = None, convention: str | None = None,
-           tables: bool = True, committed_manifest: Path = RESULTS_MANIFEST) -> Report:
+           tables: bool = True, committed_manifest: Path = COMMITTED_SUMS) -> Report:
     """Every check of a results root: checksums, records (mixing, convention, rescoring), tables."""
     report = Report(Path(results_root))
     report.add(*check_checksums(Path(results_root), manifest, committed_manifest))

@@ -16,9 +16,9 @@ from harness.analysis.results_analysis import analyse
 from harness.analysis.stats import arrays
 from harness.analysis.stats.arrays import CACHE_ENV, cache_dir, load_arrays
 from harness.core.parallel import WORKERS_ENV
-from harness.run import store
 from harness.run.store import TornLineWarning
 from tests.conftest import ROOT
+from tests.fixtures_analysis import count_parses
 
 DEMO = ROOT / "results" / "cpu-demo"
 
@@ -33,16 +33,8 @@ def demo(tmp_path, monkeypatch):
 
 
 def _parses(monkeypatch, module=arrays) -> list:
-    """Record every call of the store's per-file reader (what parses JSON) made from `module`."""
-    calls = []
-    real = store.read_result_file
-
-    def counting(path):
-        calls.append(path)
-        return real(path)
-
-    monkeypatch.setattr(module, "read_result_file", counting)
-    return calls
+    """Every call of the store's per-file reader (what parses JSON) made from `module`."""
+    return count_parses(monkeypatch, module)
 
 
 def _same(a, b) -> bool:

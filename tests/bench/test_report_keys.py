@@ -113,3 +113,16 @@ def test_bench_executor_writes_the_committed_keys(tmp_path, container_backend):
     new = json.loads((tmp_path / "executor.json").read_text())
     old = json.loads((DOCS / "bench-executor-fullsize-day.json").read_text())
     assert key_paths(new, 4, EXECUTOR_SKIP) == key_paths(old, 4, EXECUTOR_SKIP)
+
+
+def test_bench_compare_timing_writes_the_committed_keys(tmp_path):
+    """`bench compare-timing` over a copy of the committed Gold-Solve set (it writes the root's own SHA256SUMS)."""
+    root = tmp_path / "gold-solve"
+    shutil.copytree(ROOT / "results" / "gold-solve", root, ignore=shutil.ignore_patterns("tables", ".*"))
+    bench("compare-timing", str(root), "--label", "after", "--draws", "200", "--out", str(tmp_path / "ct.json"))
+    new = json.loads((tmp_path / "ct.json").read_text())
+    old = json.loads((DOCS / "bench-compare-fullsize.json").read_text())
+    assert key_paths(new, 4, skip=("runs",)) == key_paths(old, 4, skip=("runs",))
+    assert key_paths(new["runs"]["after"], 2, skip=("synthetic_set",)) == \
+        key_paths(old["runs"]["after"], 2, skip=("synthetic_set",)) - {"synthetic_set"}
+    assert new["runs"]["after"]["cold"]["returncode"] == 0 and new["runs"]["after"]["cold"]["peak_rss_mib"] > 0

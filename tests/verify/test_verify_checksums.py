@@ -82,13 +82,14 @@ def test_verify_without_manifest_is_a_clear_error(result_root, tmp_path):
     root, _ = result_root
     res = run("verify", "--results", root, "--manifest", tmp_path / "nope.sha256", "--skip-tables")
     assert res.exit_code == 1
-    assert "checksum manifest not found" in res.output
+    assert "sums file not found" in res.output
 
 
 def test_the_committed_result_sets_verify_and_a_one_byte_change_in_a_copy_is_named(tmp_path):
     """The real committed results (CPU demo with the real model, Gold-Solve) pass `harness verify`;
     a copy with one byte changed fails naming that file."""
-    from harness.verify.checksums import RESULTS_MANIFEST, ROOT
+    from harness.core.sums import COMMITTED_SUMS as RESULTS_MANIFEST
+    from harness.core.paths import REPO_ROOT as ROOT
 
     committed = ROOT / "results"
     assert (committed / "cpu-demo").is_dir() and (committed / "gold-solve").is_dir()
@@ -114,7 +115,7 @@ def test_a_users_roots_beside_the_committed_sets_verify_against_their_own_checks
     SHA256SUMS) and the README's `harness run --out results/my-run` (no checksums yet) sit beside the committed
     sets; the committed sets are checked against the committed manifest, the user's root against its own
     SHA256SUMS, and a root without checksums is said, not failed. Before, every user file was UNLISTED."""
-    from harness.verify.checksums import ROOT
+    from harness.core.paths import REPO_ROOT as ROOT
     from harness.verify.verification import verify
 
     results = tmp_path / "results"

@@ -6,7 +6,10 @@ word to a user who has just run the paper's setting. It is built from one analys
 
 * `values`: the paper's values, claims and settings as the kit holds them (paper_values.json, extracted from the
   .tex with every line by scripts/extract_paper_values.py);
-* `settings`: every setting the paper states or a manifest records, per (model, arm), against the paper's;
+* `integrity`: first, the files the comparison reads against the root's SHA256SUMS (a file changed after it was
+  written makes its numbers not comparable; a root whose sums cannot be read is refused);
+* `settings`: every setting the paper states, a manifest records or the records state, per (model, arm), against the
+  paper's (and the records' against their manifests');
 * `context`: the one place that decides comparability (synthetic, model, dataset and revision, settings, and each
   number's own cases and seeds);
 * `ours`: the user's statistics behind each number and claim, with their cases, seeds and intervals;
@@ -23,18 +26,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.analysis.results_analysis import Analysis
+from harness.analysis.results_analysis import Analysis, analyse
 from harness.analysis.comparison import render
 from harness.analysis.comparison.claims import claim_rows
 from harness.analysis.comparison.context import Context, DatasetKind, same_model
+from harness.analysis.comparison.integrity import Integrity, IntegrityError, changed_note, check_integrity
 from harness.analysis.comparison.numbers import number_rows
 from harness.analysis.comparison.per_case import PaperCasesError, per_case_rows, read_paper_cases
 from harness.analysis.comparison.settings import RunSettings, identity_rows, ledger_rows
 from harness.analysis.comparison.values import paper_checkpoints, paper_values
+from harness.analysis.stats.arrays import ResultsError
 from harness.model.rehearsal.labels import MODEL_FREE
-from harness.run.manifest import RunManifest
+from harness.run.manifest import ManifestError, ManifestFile, RunManifest, read_manifests
 
-__all__ = ["ComparisonFiles", "PaperCasesError", "compare", "comparison_html", "write_comparison", "Comparison"]
+__all__ = ["ComparisonFiles", "IntegrityError", "PaperCasesError", "compare", "compare_root", "comparison_html",
+           "write_comparison", "Comparison"]
 
 
 @dataclass
@@ -49,12 +55,17 @@ class Comparison:
     cases: list[dict] | None
     ledger: list[dict]
     readers: dict[str, list[str]]
+    integrity: Integrity | None = None
 
 
-def compare(an: Analysis, manifests: list[RunManifest], paper_cases=None) -> Comparison:
+def compare(an: Analysis, manifests: list[ManifestFile | RunManifest], paper_cases=None,
+            integrity: Integrity | None = None) -> Comparison:
     """The comparison of one analysis (its run manifests; `paper_cases`: a directory of the paper's per-case
-    files, or None)."""
-    ctx = Context(an, RunSettings(manifests))
+    files, or None; `integrity`: its files against their sums, checked here from the analysis's root when not
+    given)."""
+    if integrity is None and an.results_dir is not None:
+        integrity = check_integrity(an.results_dir, {f.path: f.sha256 for f in an.data.files if f.sha256})
+    ctx = Context(an, RunSettings(manifests, an.data.files, integrity, an.data))
     claims = claim_rows(ctx)
     numbers = number_rows(ctx, claims)
     cases = per_case_rows(ctx, read_paper_cases(paper_cases)) if paper_cases is not None else None
@@ -70,7 +81,8 @@ def compare(an: Analysis, manifests: list[RunManifest], paper_cases=None) -> Com
                     readers.setdefault(r.split("#")[0], [])
                     if c["id"] not in readers[r.split("#")[0]]:
                         readers[r.split("#")[0]].append(c["id"].removeprefix("claim:"))
-    return Comparison(ctx.kind, render.headline_sentences(claims, numbers), claims, numbers, cases, ledger, readers)
+    return Comparison(ctx.kind, render.headline_sentences(claims, numbers), claims, numbers, cases, ledger, readers,
+                      integrity)
 
 
 @dataclass
@@ -80,14 +92,42 @@ class ComparisonFiles(Comparison):
     figure: Path | None = None
 
 
-def write_comparison(an: Analysis, out_dir, manifests: list[RunManifest], paper_cases=None) -> ComparisonFiles:
+def compare_root(results_dir, out_dir, *, draws: int, seed: int, dataset: str | None = None, paper_cases=None,
+                 figure: bool = True) -> ComparisonFiles:
+    """`harness compare`: integrity first (IntegrityError: sums that cannot be read), then one read of every
+    results file (its sha256 from the integrity check), the run manifests, the comparison written to `out_dir`. A
+    file the readers refuse (ResultsError, ManifestError) is named, and said to have changed after it was written
+    where the sums show it."""
+    integrity = check_integrity(Path(results_dir))
+    try:
+        an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset, digests=integrity.digests)
+    except ResultsError as exc:
+        raise type(exc)(f"{exc}{changed_note(integrity, _named_file(str(exc)))}") from None
+    try:
+        manifests = read_manifests(results_dir, kind="run")
+    except ManifestError as exc:
+        raise ManifestError(f"{exc}{changed_note(integrity, _named_file(str(exc)))}") from None
+    return write_comparison(an, out_dir, manifests, paper_cases, integrity, figure=figure)
+
+
+def _named_file(message: str) -> Path | None:
+    """The file a reader's error message starts with ('<path>:<line>: ...' or '<path>: ...')."""
+    head = message.split(": ", 1)[0]
+    for candidate in (head, head.rsplit(":", 1)[0]):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def write_comparison(an: Analysis, out_dir, manifests: list[ManifestFile | RunManifest], paper_cases=None,
+                     integrity: Integrity | None = None, figure: bool = True) -> ComparisonFiles:
     """comparison.md, comparison.csv (numbers), comparison-claims.csv, comparison-ledger.csv, comparison-cases.csv
-    (with per-case files) and comparison.png under `out_dir`."""
+    (with per-case files) and comparison.png (unless `figure` is False) under `out_dir`."""
     from harness.analysis.comparison.figure import comparison_figure
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    c = compare(an, manifests, paper_cases)
+    c = compare(an, manifests, paper_cases, integrity)
     files = ComparisonFiles(**c.__dict__, markdown=out / "comparison.md", paths=[])
     texts = {"comparison.csv": render.numbers_csv(c.numbers), "comparison-claims.csv": render.claims_csv(c.claims),
              "comparison-ledger.csv": render.ledger_csv(c.ledger)}
@@ -96,7 +136,7 @@ def write_comparison(an: Analysis, out_dir, manifests: list[RunManifest], paper_
     for name, text in texts.items():
         (out / name).write_text(text, encoding="utf-8")
         files.paths.append(out / name)
-    files.figure = comparison_figure(c.numbers, c.sentences, out / "comparison.png")
+    files.figure = comparison_figure(c.numbers, c.sentences, out / "comparison.png") if figure else None
     for name, made in (("comparison-cases.csv", c.cases is not None), ("comparison.png", files.figure is not None)):
         if not made and (out / name).exists():
             (out / name).unlink()   # a rerun must not leave an earlier run's file behind

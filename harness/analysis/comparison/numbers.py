@@ -23,6 +23,7 @@ from harness.analysis.comparison import ours as stats
 from harness.analysis.comparison import tolerance as tol
 from harness.analysis.comparison.context import MODEL_FREE_ARMS, Context
 from harness.analysis.comparison.values import paper_values
+from harness.arms.registry import ARMS
 from harness.model.rehearsal.labels import MODEL_FREE
 
 REPRODUCED, CONSISTENT, DISCREPANCY, NOT_COMPARABLE, NO_RESULT = (
@@ -70,33 +71,54 @@ def printed_interval(paper_model: str | None, solver: str, reference: str, subse
 def judge(paper: float, digits: int, value: float | None, tolerance: tol.Tolerance, reasons: list[str],
           paper_ci: tuple | None = None, our_ci: tuple | None = None, signed: bool = False,
           failed_claims: list[str] = ()) -> tuple[str, str]:
-    """(verdict, why) of one number; module docstring."""
+    """(verdict, why) of one number; module docstring. The difference and the tolerance are compared as the
+    decimals they are shown with (one rounding: tolerance.Tolerance), and a seed spread far above the paper's
+    rerun evidence keeps a number from *reproduced* whatever its mean."""
     if value is None:
         return NO_RESULT, "nothing in these results"
     if reasons:
         return NOT_COMPARABLE, "; ".join(reasons)
     shown = round(value, digits)
-    diff = shown - paper
-    if abs(diff) <= tolerance.half_width + 1e-9:
-        return REPRODUCED, f"{diff:+.{digits}f}, within rerun noise {tolerance.text()}"
-    beyond = f"{diff:+.{digits}f} is beyond rerun noise {tolerance.text()}"
+    diff = round(shown - paper, digits) + 0.0
+    within = abs(tolerance.units(diff)) <= tolerance.units(tolerance.half_width)
+    spread = tolerance.spread
+    noisy = spread is not None and spread.excess
+    beside = f"; {spread.text()}" if spread is not None else ""
+    if within and not noisy:
+        return REPRODUCED, f"{diff:+.{digits}f}, within rerun noise {tolerance.text()}{beside}"
+    beyond = (f"{diff:+.{digits}f} is within rerun noise {tolerance.text()} on the mean, but {spread.text()}: a "
+              "noisier run than the paper's, not a reproduction" if within else
+              f"{diff:+.{digits}f} is beyond rerun noise {tolerance.text()}{beside}")
     if signed and paper != 0 and shown * paper < 0 and abs(paper) > tolerance.rounding:
         return DISCREPANCY, f"sign reversed (the paper's {paper:+.{digits}f}, yours {shown:+.{digits}f}); {beyond}"
     if failed_claims:
         return DISCREPANCY, f"the paper's claim did not hold ({'; '.join(failed_claims)}); {beyond}"
     if paper_ci is not None:
-        within = paper_ci[0] - 1e-9 <= shown <= paper_ci[1] + 1e-9
+        inside = paper_ci[0] - 1e-9 <= shown <= paper_ci[1] + 1e-9
         where = f"the paper's 95% interval [{paper_ci[0]:.{digits}f}, {paper_ci[1]:.{digits}f}]"
     elif our_ci is not None and our_ci[0] is not None:
-        within = our_ci[0] - 1e-9 <= paper <= our_ci[1] + 1e-9
-        where = (f"your 95% cluster interval [{our_ci[0]:.{digits}f}, {our_ci[1]:.{digits}f}] "
-                 f"{'holds' if within else 'excludes'} the paper's value (the paper prints no interval for it)")
+        lo, hi = round(our_ci[0], digits), round(our_ci[1], digits)   # as shown
+        inside = lo - 1e-9 <= paper <= hi + 1e-9
+        where = (f"your 95% cluster interval [{lo:.{digits}f}, {hi:.{digits}f}] "
+                 f"{'holds' if inside else 'excludes'} the paper's value (the paper prints no interval for it)")
     else:
         return DISCREPANCY, f"{beyond}; no sampling interval to judge it by"
-    if within:
+    if inside:
         return CONSISTENT, f"{beyond}: something in the setting differs; within {where}" \
             if paper_ci is not None else f"{beyond}: something in the setting differs; {where}"
     return DISCREPANCY, f"{beyond} and beyond {where}" if paper_ci is not None else f"{beyond}; {where}"
+
+
+def reruns(arms) -> bool:
+    """Whether the seeds of these arms are repeated runs of one setting: greedy, single-sample, the worked example
+    fixed (the seed never reaches the request, .tex lines 341-343); a hybrid by its stored parts."""
+    from harness.analysis.comparison.settings import components
+    for arm in arms:
+        for part in components(arm):
+            a = ARMS.get(part)
+            if a is None or (a.needs_model and (a.temperature != 0 or a.samples != 1 or a.example == "seeded")):
+                return False
+    return True
 
 
 class NumberRows:
@@ -112,6 +134,8 @@ class NumberRows:
         value = None if stat is None else sign * stat.value * scale
         ci = None if stat is None or stat.lo is None else tuple(sorted((sign * stat.lo * scale, sign * stat.hi * scale)))
         verdict, why = judge(paper, digits, value, tolerance, reasons, paper_ci, ci, signed, list(failed))
+        if value is None:
+            tolerance = tol.no_result()     # no result: no tolerance is claimed for it
         model_free = model is not None and all(a in MODEL_FREE_ARMS for a in key[2])
         self.rows.append({
             "source": source, "where": where, "line": line, "what": what,
@@ -121,8 +145,10 @@ class NumberRows:
             "ours_lo": ci[0] if ci else None, "ours_hi": ci[1] if ci else None,
             "n": "" if stat is None else stat.n_text,
             "difference": None if value is None else round(round(value, digits) - paper, digits) + 0.0,
-            "tolerance": tolerance.half_width, "tolerance_source": tolerance.source, "verdict": verdict, "why": why,
-            "key": "|".join([model or "", key[0], key[1], "+".join(key[2])])})
+            "tolerance": None if value is None else tolerance.half_width, "tolerance_shown": tolerance.shown,
+            "tolerance_source": tolerance.source, "spread": "" if tolerance.spread is None else tolerance.spread.text(),
+            "verdict": verdict, "why": why,
+            "key": "|".join([model or "", key[0], key[1], ", ".join(key[2])])})   # arms by ", ": a hybrid has a +
 
     # ---- kinds ---------------------------------------------------------------------------------------------
     def accuracy(self, source, where, line, what, arm, paper_model, subset, paper, digits, construction=False):
@@ -133,7 +159,7 @@ class NumberRows:
             if construction or arm in MODEL_FREE_ARMS:
                 t = tol.construction(digits)
             else:
-                t = self._rerun(paper_model, st, digits, 1)
+                t = self._rerun(paper_model, st, digits, 1, (arm,))
             self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m, unit="%",
                      paper=paper, digits=digits, stat=st, tolerance=t, reasons=reasons,
                      key=("accuracy", subset, (arm,)))
@@ -148,7 +174,7 @@ class NumberRows:
             st = stats.gap(an, m, solver, reference, subset) if m else None
             reasons = self.ctx.reasons(m, paper_model, (solver, reference), st, subset) if m and st else []
             t = tol.construction(digits) if {solver, reference} <= set(MODEL_FREE_ARMS) else \
-                self._rerun(paper_model, st, digits, 2)
+                self._rerun(paper_model, st, digits, 2, (solver, reference))
             failed = [c["says"] + f": {c['why']}" for c in self.claims
                       if c["model"] == m and c["verdict"] == "did not hold" and c.get("gap") ==
                       (paper_model, solver, reference, _subset(subset))]
@@ -161,12 +187,13 @@ class NumberRows:
         for m in self.ctx.models_for(paper_model, (arm,)) or [None]:
             st = stats.share(an, m, arm, kind) if m else None
             reasons = self.ctx.reasons(m, paper_model, (arm,), st, "full") if m and st else []
-            t = self._rerun(paper_model, st, digits if not count else 2, 1)
+            t = self._rerun(paper_model, st, digits if not count else 2, 1, (arm,))
             scale = 1.0
             if count and st is not None:
                 scale = st.rows / 100.0      # the share as a count of rows, its tolerance likewise
-                t = tol.Tolerance(t.half_width * scale + 0.5, t.sd_paper, t.sd_seeds, 0.5,
-                                  t.source + f"; as rows: \u00d7 {st.rows:,} rows / 100")
+                raw = (tol.Z95 * t.sd_paper if t.sd_paper is not None else 0.0) * scale
+                t = tol.tolerance(raw + 0.5, t.sd_paper, 0.5, t.source.split(", + ")[0] + f", as rows: \u00d7 "
+                                  f"{st.rows:,} rows / 100, + 0.5 rounding", digits, None)
             self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m,
                      unit="rows" if count else "%", paper=paper, digits=digits, stat=st, tolerance=t,
                      reasons=reasons, scale=scale, key=("count" if count else "share", kind, (arm,)))
@@ -177,8 +204,9 @@ class NumberRows:
             st = stats.route_share(an, m, arm, route) if m else None
             reasons = self.ctx.reasons(m, paper_model, (arm,), st, "full") if m and st else []
             self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m, unit="%",
-                     paper=paper, digits=digits, stat=st, tolerance=self._rerun(paper_model, st, digits, 1),
-                     reasons=reasons, key=("route", route, (arm,)))
+                     paper=paper, digits=digits, stat=st,
+                     tolerance=self._rerun(paper_model, st, digits, 1, (arm,)), reasons=reasons,
+                     key=("route", route, (arm,)))
 
     def covered(self, source, where, line, paper, digits):
         """The library's covered cases (a count: exact), on the results' cases."""
@@ -191,8 +219,8 @@ class NumberRows:
                  unit="cases", paper=paper, digits=digits, stat=st, tolerance=tol.exact(), reasons=reasons,
                  key=("covered", "full", ("gold-lib",)))
 
-    def _rerun(self, paper_model, st, digits, arms) -> tol.Tolerance:
-        return tol.construction(digits) if st is None else tol.for_stat(paper_model, st, digits, arms)
+    def _rerun(self, paper_model, st, digits, n_arms, arms) -> tol.Tolerance:
+        return tol.no_result() if st is None else tol.for_stat(paper_model, st, digits, n_arms, reruns(arms))
 
 
 def number_rows(ctx: Context, claims: list[dict]) -> list[dict]:

@@ -2,10 +2,12 @@
 
 Every function returns a `Stat` (or None when the results have nothing for it): the value, the user's 95%
 calculator-cluster interval, the cases and seeds behind it (its own: not the union over the result set), its
-per-seed values (the seed spread of harness.analysis.comparison.tolerance) and the case-seed rows it averages.
+per-seed values (the seed spread of harness.analysis.comparison.tolerance) and the case-seed rows it averages; and
+in `extra["cells"]` the [seed, case] blocks of the arms behind it over all their cases (how often the seeds of a run
+disagree is a property of the run, which the paper's rerun agreement measured over 440 cases, not of a subset).
 Gaps come from the analysis's declared paired gaps (harness.analysis.stats.paired: the paired cases and seeds of
-the two arms); accuracies, shares and counts from the correctness arrays; truncation and routing from the stored
-records (read once per analysis through its reader).
+the two arms); accuracies, shares and counts from the correctness arrays; truncation and routing from the facts the
+same one read of each results file gave (harness.analysis.stats.arrays: no record is parsed twice).
 """
 from __future__ import annotations
 
@@ -92,7 +94,8 @@ def accuracy(an: Analysis, model: str, arm: str, subset: str) -> Stat | None:
     numer[mask] = np.nansum(b, axis=0)
     weight[mask] = have.sum(axis=0)
     lo, hi = _cluster_ci(an, numer, weight)
-    return Stat(float(np.mean(per_seed)), lo, hi, int(have.all(axis=0).sum()), seeds, per_seed, int(have.sum()))
+    return Stat(float(np.mean(per_seed)), lo, hi, int(have.all(axis=0).sum()), seeds, per_seed, int(have.sum()),
+                extra={"cells": [block]})
 
 
 def gap(an: Analysis, model: str, solver: str, reference: str, subset: str) -> Stat | None:
@@ -108,7 +111,8 @@ def gap(an: Analysis, model: str, solver: str, reference: str, subset: str) -> S
     return Stat(float(row["gap"]), float(row["cluster_lo"]), float(row["cluster_hi"]), int(row["n_cases"]),
                 tuple(row["seeds"]), per_seed, int(row["n_cases"]) * len(row["seeds"]), 2,
                 {"icc": row["icc"], "effective_n": row["effective_n"], "perm_p": row["perm_p_case_holm"],
-                 "perm_p_raw": row["perm_p_case"], "cases_mask": cases, "seed_mask": smask})
+                 "perm_p_raw": row["perm_p_case"], "cases_mask": cases, "seed_mask": smask,
+                 "cells": [a, r]})
 
 
 def difference(an: Analysis, model: str, solver: str, reference: str, subset: str) -> Stat | None:
@@ -136,7 +140,7 @@ def share(an: Analysis, model: str, arm: str, kind: str) -> Stat | None:
     lo, hi = _cluster_ci(an, hit.sum(axis=0).astype(float), have.sum(axis=0).astype(float))
     seeds = tuple(s for s, ok in zip(d.seeds, smask) if ok)
     return Stat(100 * float(hit.sum() / max(have.sum(), 1)), lo, hi, int(have.all(axis=0).sum()), seeds, per_seed,
-                int(have.sum()), extra={"count": int(hit.sum())})
+                int(have.sum()), extra={"count": int(hit.sum()), "cells": [np.where(have, hit, np.nan)]})
 
 
 def icc_and_ess(an: Analysis, model: str, solver: str, reference: str) -> dict | None:
@@ -194,32 +198,41 @@ def formula_arms() -> list[str]:
 
 
 def truncation(an: Analysis, model: str, arms: list[str]) -> dict | None:
-    """Calls that ended at the output-token limit among the arms' stored records of `model`: share of calls (%),
-    calls, truncated calls, and truncated rows scored correct."""
-    recs = [r for r in an.records(*arms) if r.get("model") == model]
-    if not recs:
+    """Calls that ended at the output-token limit among the arms' records of `model` (the facts the analysis read
+    with the arrays, harness.analysis.stats.arrays.record_facts): share of calls (%), calls, truncated calls,
+    truncated rows scored correct, the seeds, rows and (the fewest of any arm's) cases."""
+    d = an.data
+    ran = [a for a in arms if d.has(model, a)]
+    if not ran or d.calls is None:
         return None
-    calls = sum(len(r.get("truncated") or []) for r in recs)
-    cut = sum(sum(bool(t) for t in r.get("truncated") or []) for r in recs)
-    wrong_way = sum(1 for r in recs if any(r.get("truncated") or []) and r.get("correct"))
-    seeds = tuple(sorted({int(r["seed"]) for r in recs}))
-    per_arm: dict[str, set] = {}
-    for r in recs:
-        per_arm.setdefault(r["arm"], set()).add(r["case_id"])
-    return {"share": 100 * cut / calls if calls else 0.0, "calls": calls, "truncated": cut, "correct": wrong_way,
-            "seeds": seeds, "rows": len(recs), "cases": min(len(c) for c in per_arm.values())}
+    calls = cut = correct = rows = 0
+    seeds: set[int] = set()
+    cases = []
+    for arm in ran:
+        c, k = d.calls[d.m(model), d.a(arm)], d.cut[d.m(model), d.a(arm)]
+        have = c >= 0
+        calls += int(c[have].sum())
+        cut += int(k[have].sum())
+        correct += int(np.sum(have & (k > 0) & (d.block(model, arm) == 1)))
+        rows += int(have.sum())
+        seeds |= {s for s, ok in zip(d.seeds, have.any(axis=1)) if ok}
+        cases.append(int(have.any(axis=0).sum()))
+    return {"share": 100 * cut / calls if calls else 0.0, "calls": calls, "truncated": cut, "correct": correct,
+            "seeds": tuple(sorted(seeds)), "rows": rows, "cases": min(cases)}
 
 
 def route_share(an: Analysis, model: str, arm: str, route: str) -> Stat | None:
     """Share (%) of the arm's rows whose router/recall detail names `route` (the recalled library: 'library')."""
-    recs = [r for r in an.records(arm) if r.get("model") == model]
-    if not recs:
+    d = an.data
+    if not d.has(model, arm):
         return None
-    seeds = tuple(sorted({int(r["seed"]) for r in recs}))
-    per_seed = []
-    for s in seeds:
-        mine = [r for r in recs if int(r["seed"]) == s]
-        per_seed.append(100 * sum((r.get("detail") or {}).get("route") == route for r in mine) / len(mine))
-    hit = sum((r.get("detail") or {}).get("route") == route for r in recs)
-    cases = {r["case_id"] for r in recs}
-    return Stat(100 * hit / len(recs), None, None, len(cases), seeds, per_seed, len(recs))
+    have = d.outcome_block(model, arm) >= 0
+    seeds, per_seed, hit = [], [], 0
+    for i, s in enumerate(d.seeds):
+        if have[i].any():
+            k = d.routes.get((model, arm, s), {}).get(route, 0)
+            seeds.append(s)
+            per_seed.append(100 * k / int(have[i].sum()))
+            hit += k
+    return Stat(100 * hit / int(have.sum()), None, None, int(have.any(axis=0).sum()), tuple(seeds), per_seed,
+                int(have.sum()))

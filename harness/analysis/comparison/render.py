@@ -10,7 +10,8 @@ import io
 import re
 
 from harness.analysis.comparison import tolerance as tol
-from harness.analysis.comparison.claims import HELD, NOT_COMPARABLE, NOT_HELD
+from harness.analysis.comparison.claims import CLAIM_VERDICTS, HELD, NO_RESULT, NOT_COMPARABLE, NOT_HELD, UNDECIDED
+from harness.analysis.comparison.context import same_model
 from harness.analysis.comparison.numbers import VERDICTS, unmapped_numbers
 from harness.analysis.comparison.per_case import not_possible_text
 from harness.analysis.comparison.values import paper_values, source_line
@@ -30,20 +31,28 @@ VOCABULARY = [
      "model, dataset or revision, a setting the manifests record otherwise or not at all, missing cases or seeds); "
      "the arithmetic is shown, no verdict is drawn."),
     ("held / did not hold", "for a claim: your own statistic (your interval, your sign, your ordering) says, or "
-     "does not say, what the paper says."),
+     "does not say, what the paper says. A claim that lacks an input it rests on (an arm of an ordering, a member of "
+     "a range) is never held: it is not comparable, and says what it lacked."),
+    ("undecided at this many draws (at least N needed)", "for a claim: your margin lies within the Monte Carlo error "
+     "of the bootstrap draws or sign flips that gave it (a p-value at its floor: with 1,000 flips no Holm-adjusted "
+     "p reaches 0.001); rerun `harness compare` with at least N `--draws`."),
+    ("changed after it was written", "a file a number is read from differs from the root's SHA256SUMS (changed, "
+     "missing or added after they were written): that number is not comparable; without SHA256SUMS no number is."),
 ]
 DERIVATION = (
     "A reproduction runs the paper's own 1,100 cases at its five seeds, so case sampling does not move its numbers; "
     "run-to-run noise does (server batching: the seed never reaches the request; sampling; the note-only arms' "
     "worked example). The tolerance is 1.96 times the larger of two estimates of it, plus half a unit of the digit "
-    "the paper prints. (1) The paper's own rerun (.tex lines 405-409): per-case agreement of two runs about 95% "
-    "(7B) and at least 99.8% (32B) of case-seed pairs; a disagreement rate d over n case-seed values moves a mean by "
-    "SD sqrt(d/n) (a gap: sqrt(2d/n)). (2) Your own seeds, which are repeated runs: the SD s of their per-seed "
-    "values gives SD s*sqrt(2/S) for the difference of two S-seed means (a jackknife over seeds for an ICC or an "
-    "effective sample size). Claims are decided by a margin (an interval end's distance from zero, one accuracy "
-    "over another) with the same noise plus the bootstrap's Monte Carlo error; a claim the paper itself makes by a "
-    "margin within that tolerance is fragile and also holds when your margin is within the tolerance of the "
-    "paper's. Derivation in full: harness/analysis/comparison/tolerance.py.")
+    "the paper prints, rounded once to the decimals it is shown with (the number shown is the number used). It rests "
+    "on the paper's own rerun (.tex lines 405-409): per-case agreement of two runs about 95% (7B) and at least 99.8% "
+    "(32B) of case-seed pairs; a disagreement rate d over n case-seed values moves a mean by SD sqrt(d/n) (a gap: "
+    "sqrt(2d/n)). Your own seeds' spread is shown beside it and never widens it: a noisy run must not earn an easier "
+    "verdict. Where your seeds (repeated greedy runs) disagree far more than the paper's reruns did (chi-square, "
+    "p < 0.001), that is itself a finding and the number is not reproduced, whatever its mean. Claims are decided by "
+    "a margin (an interval end's distance from zero, one accuracy over another) with the same noise plus the "
+    "bootstrap's Monte Carlo error; a claim the paper itself makes by a margin within that tolerance is fragile and "
+    "also holds when your margin is within the tolerance of the paper's; a margin within the Monte Carlo error of "
+    "your own draws is undecided. Derivation in full: harness/analysis/comparison/tolerance.py.")
 
 
 def _model_name(model: str) -> str:
@@ -55,35 +64,53 @@ def _model_name(model: str) -> str:
 
 
 def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
-    """One plain sentence per model: which headline claims held, which did not, which were not comparable."""
+    """One plain sentence per model: which headline claims held, every claim that did not hold or is undecided
+    (headline or not), how many headline claims were not comparable, and the numbers' tally."""
     by: dict[str, list[dict]] = {}
     for c in claims:
-        if c["headline"] and c["model"]:
+        if c["model"] and (c["headline"] or c["verdict"] in (NOT_HELD, UNDECIDED)):
             for m in c["model"].split(", "):
                 by.setdefault(m, []).append(c)
     models = list(dict.fromkeys([r["model"] for r in numbers if r["ours"] is not None and r["model"]]))
+    for c in claims:   # a headline claim about a checkpoint that ran here, with nothing to check it: said, not silent
+        if c["headline"] and c["verdict"] == NO_RESULT and c["paper_model"]:
+            for m in models:
+                if same_model(m, c["paper_model"]):
+                    by.setdefault(m, []).append(c)
     out = []
     for m in sorted(set(by) | {x for x in models if not x.startswith(MODEL_FREE)}, key=lambda x: (x == MODEL_FREE, x)):
         rows = by.get(m, [])
-        held = [c["says"] for c in rows if c["verdict"] == HELD]
-        failed = [f"{c['says']} ({c['why']})" for c in rows if c["verdict"] == NOT_HELD]
-        nc = [c for c in rows if c["verdict"] == NOT_COMPARABLE]
+        held = [c["says"] for c in rows if c["verdict"] == HELD and c["headline"]]
+        failed = [f"{c['says']} (line {c['line']}: {c['why']})" for c in rows if c["verdict"] == NOT_HELD]
+        undecided = [f"{c['says']} (line {c['line']}: {c['why']})" for c in rows if c["verdict"] == UNDECIDED]
+        nc = [c for c in rows if c["verdict"] == NOT_COMPARABLE and c["headline"]]
+        unchecked = [c["says"] for c in rows if c["verdict"] == NO_RESULT]
         parts = []
         if held:
             parts.append("held: " + "; ".join(held))
         if failed:
             parts.append("did not hold: " + "; ".join(failed))
+        if undecided:
+            parts.append("undecided: " + "; ".join(undecided))
         if nc:
             reasons = list(dict.fromkeys(_DIFFERENT.sub(r"\1 is none of the paper's checkpoints", r)
                                          for c in nc for r in c["why"].split("; ")))
             parts.append(f"not comparable: {len(nc)} headline claim{'s' if len(nc) != 1 else ''} "
                          f"({'; '.join(reasons[:4])}{'; ...' if len(reasons) > 4 else ''})")
+        if unchecked:
+            parts.append("not checked, these results lack the arms for it: " + "; ".join(unchecked))
         if not parts:
             parts.append("none of the paper's headline claims is about what this model ran here")
         mine = [r for r in numbers if r["model"] == m or (m == MODEL_FREE and r["model"].startswith(MODEL_FREE))]
         judged = [r for r in mine if r["verdict"] in ("reproduced", "consistent", "discrepancy")]
+        noisy = sorted({r["key"].split("|")[3] for r in judged if "disagree more than the paper's reruns did" in
+                        r["spread"]})
+        if noisy:
+            parts.append(f"your seeds disagree more than the paper's reruns did ({'; '.join(noisy)}): those numbers "
+                         "are not reproductions, whatever their means")
         if judged:
-            bad = [f"{r['what']} ({r['source']}, line {r['line']})" for r in judged if r["verdict"] != "reproduced"]
+            bad = [f"{_short_where(r)} ({r['source']}, line {r['line']})" for r in judged
+                   if r["verdict"] != "reproduced"]
             tally = ", ".join(f"{sum(r['verdict'] == v for r in judged)} {v}" for v in
                               ("reproduced", "consistent", "discrepancy") if any(r["verdict"] == v for r in judged))
             parts.append(f"numbers: {tally} of {len(judged)} comparable" +
@@ -92,6 +119,11 @@ def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
     if not out:
         out.append("Nothing in these results bears on the paper's headline claims.")
     return out
+
+
+def _short_where(r: dict) -> str:
+    """A number as the lead names it: a table cell by row and column, a text number by what it is."""
+    return r["where"].split(" n=")[0] if r["source"].startswith("Table") else r["what"]
 
 
 def counts(rows: list[dict]) -> dict[str, int]:
@@ -124,7 +156,9 @@ def _number_cells(r: dict) -> list[str]:
             f"{_num(r['paper'], d)}{_ci(r['paper_lo'], r['paper_hi'], d)}",
             f"{_num(r['ours'], d)}{_ci(r['ours_lo'], r['ours_hi'], d)}",
             "" if r["difference"] is None else f"{r['difference']:+.{d}f}",
-            f"\u00b1{r['tolerance']:.{max(d, 2)}f} ({r['tolerance_source']})",
+            "" if r["tolerance"] is None else
+            f"\u00b1{r['tolerance']:.{r['tolerance_shown']}f} ({r['tolerance_source']})"
+            + (f"; {r['spread']}" if r["spread"] else ""),
             r["verdict"] + (f": {r['why']}" if r["verdict"] != "reproduced" else "")]
 
 
@@ -173,8 +207,9 @@ def markdown(files) -> str:
     for s in files.sentences:
         lines += [f"**{s.split(':', 1)[0]}**:{s.split(':', 1)[1]}", ""]
     lines += [f"Paper: {source_line()}. Results: {files.kind.label}.", "",
+              integrity_line(files.integrity), "",
               f"Numbers: {_counts_text(files.numbers, VERDICTS)}. Claims: "
-              f"{_counts_text(files.claims, (HELD, NOT_HELD, NOT_COMPARABLE, 'no result'))}.", "",
+              f"{_counts_text(files.claims, CLAIM_VERDICTS)}.", "",
               "## How to read the verdicts", ""]
     lines += [f"- **{k}**: {v}" for k, v in VOCABULARY]
     lines += ["", "## Tolerances: how they are derived", "", DERIVATION, "",
@@ -205,6 +240,13 @@ def markdown(files) -> str:
     return "\n".join(lines)
 
 
+def integrity_line(integrity) -> str:
+    """What the integrity check found, in one line (harness.analysis.comparison.integrity)."""
+    if integrity is None:
+        return "Integrity: not checked (these results were not read from a results root)."
+    return integrity.summary()[0].upper() + integrity.summary()[1:] + "."
+
+
 def _csv(head: tuple, rows: list[list]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -214,9 +256,10 @@ def _csv(head: tuple, rows: list[list]) -> str:
 
 
 NUMBER_FIELDS = ("source", "where", "line", "what", "model", "paper_model", "unit", "n", "paper", "paper_lo",
-                 "paper_hi", "ours", "ours_lo", "ours_hi", "difference", "tolerance", "tolerance_source", "verdict",
-                 "why", "key")
-CLAIM_FIELDS = ("id", "line", "says", "headline", "kind", "paper_model", "model", "paper", "ours", "verdict", "why")
+                 "paper_hi", "ours", "ours_lo", "ours_hi", "difference", "tolerance", "tolerance_source", "spread",
+                 "verdict", "why", "key")
+CLAIM_FIELDS = ("id", "line", "says", "headline", "kind", "paper_model", "model", "paper", "ours", "margin",
+                "paper_margin", "tolerance", "lacks", "verdict", "why")
 CASE_FIELDS = ("paper_model", "arm", "model", "paper_pairs", "matched", "agree", "yardstick", "verdict", "why")
 
 
@@ -225,14 +268,19 @@ def numbers_csv(rows: list[dict]) -> str:
         v = r[f]
         if f in ("paper", "paper_lo", "paper_hi", "ours", "ours_lo", "ours_hi", "difference") and v is not None:
             return f"{v:.{r['digits']}f}"
-        if f == "tolerance":
-            return f"{v:.{max(r['digits'], 2)}f}"
+        if f == "tolerance" and v is not None:
+            return f"{v:.{r['tolerance_shown']}f}"
         return "" if v is None else v
     return _csv(NUMBER_FIELDS, [[cell(r, f) for f in NUMBER_FIELDS] for r in rows])
 
 
 def claims_csv(rows: list[dict]) -> str:
-    return _csv(CLAIM_FIELDS, [[r[f] for f in CLAIM_FIELDS] for r in rows])
+    def cell(r, f):
+        v = r[f]
+        if f in ("margin", "paper_margin", "tolerance"):
+            return "" if v is None else f"{v:.{r['decimals']}f}"
+        return v
+    return _csv(CLAIM_FIELDS, [[cell(r, f) for f in CLAIM_FIELDS] for r in rows])
 
 
 def cases_csv(rows: list[dict]) -> str:
@@ -250,8 +298,9 @@ def section_html(files) -> list[str]:
     e = html.escape
     parts = ["<h2>Did it reproduce? The paper beside these results</h2>"]
     parts += [f"<p><b>{e(s.split(':', 1)[0])}</b>:{e(s.split(':', 1)[1])}</p>" for s in files.sentences]
-    parts.append(f'<p class="meta">Results: {e(files.kind.label)}. Numbers: {e(_counts_text(files.numbers, VERDICTS))}. '
-                 f"Claims: {e(_counts_text(files.claims, (HELD, NOT_HELD, NOT_COMPARABLE, 'no result')))}. Files: "
+    parts.append(f'<p class="meta">Results: {e(files.kind.label)}. {e(integrity_line(files.integrity))} '
+                 f"Numbers: {e(_counts_text(files.numbers, VERDICTS))}. "
+                 f"Claims: {e(_counts_text(files.claims, CLAIM_VERDICTS))}. Files: "
                  f"{e(', '.join(p.name for p in files.paths))} in {e(str(files.markdown.parent))}.</p>")
     parts.append("<ul>" + "".join(f"<li><b>{e(k)}</b>: {e(v)}</li>" for k, v in VOCABULARY) + "</ul>")
     parts.append(f"<p>{e(DERIVATION)}</p>")

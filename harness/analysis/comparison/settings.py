@@ -22,24 +22,51 @@ manifests do not record does too ("not recorded": a model-free run has no server
 states no flags). The manifests are typed (harness.run.manifest.RunManifest): a field this module reads is a field
 of the type, so a renamed one is a load error naming the file, never a silent "not recorded". `ledger_rows` gives
 the same checks per setting, for the settings table.
+
+Settings are read from the records as well as from the manifests. Each record states the hash of its arm's config,
+the model revision, the client profile, the scorer, the dataset's sha256, its seed and whether it is synthetic, and
+its requests state their decoding (harness.analysis.stats.arrays.file_settings, read in the analysis's one pass).
+A record that states another value than the run manifests that cover it makes that (model, arm) not comparable,
+naming the field and a file ("records made at temperature 0.7 under a manifest that states 0.0"): where the
+records' arm config hash is the manifest's arm config with one field changed to a value the records' requests or
+the kit's spec carry, that field is named. The records' request fields are set against the paper's requests
+(temperature and output-token cap only).
+
+Every field a run manifest records is declared here (`MANIFEST_FIELDS`): read by a check (its label, which the
+reasons and the settings table name) or stated to decide no number, and why; tests/analysis/test_compare_properties.py
+walks the manifest type and fails on a field declared nowhere. And before any setting, the files' integrity
+(harness.analysis.comparison.integrity): a file changed after it was written is the first reason.
 """
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
 
 from executor import policy as executor_policy
+from harness.analysis.stats.arrays import REQUEST_FIELDS, CorrectnessArrays, ResultFile
+from harness.arms.prompts import template_hashes
 from harness.arms.registry import ARMS
+from harness.arms.spec import DOCUMENTATION_FIELDS, config_hash
+from harness.core.typed_json import to_json
 from harness.core.units import EXACT
 from harness.data.pins import DatahubError, entry as pin_entry
+from harness.model.client import SERVER_PROFILES
 from harness.model.vllm import locks as vllm
+from harness.model.vllm.launcher import VllmLauncher
 from harness.model.rehearsal.labels import MODEL_FREE
-from harness.run.manifest import RunManifest
+from harness.run.manifest import ManifestFile, RunManifest
+from harness.run.store import model_slug, results_location
 from harness.analysis.comparison.values import number, paper_cases, paper_checkpoints, setting
 from harness.calculators.catalogue import CATALOGUE
 from harness.analysis.stats.labels import HYBRIDS, model_label
+from harness.analysis.comparison.integrity import Integrity
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 PAPER_SCORER = "paper"   # harness/scoring/paper.py: the paper's Scoring paragraph
@@ -50,8 +77,113 @@ ARM_FIELDS = {  # arm config field -> (what it is, the paper's .tex setting that
     "templates": ("prompt templates", None), "gold_variables": ("gold variables", None),
     "formula": ("formula text", None), "syntax": ("syntax lines", None), "example": ("worked example", None),
 }
+ARM_SPEC_FIELDS = {"needs_model": "uses a model", "needs_executor": "uses the executor",
+                   "covered_only": "library-covered cases only"}   # compared with the kit's spec, no paper line
 SERVER_FLAGS = {"dtype": "dtype", "quantization": "quantization", "tensor_parallel_size": "tensor parallelism",
                 "max_model_len": "context length", "generation_config": "generation config"}
+NOT_SERVER_FLAGS = ("port", "host")   # where the server listens: no answer depends on it
+PAPER_REQUEST_FIELDS = ("max_tokens", "model", "temperature")   # the paper's requests set temperature and the cap
+INTEGRITY = "integrity"
+
+# Every field of a run manifest (harness.run.manifest.RunManifest), by path ("arms.*" for each arm's config, "executor.*"
+# for the executor's fields not named; a dict field as a whole): (the label of the check that reads it, what it is set
+# against, which of the manifest's arms it decides) or ("-", why it decides no number, ""). Scopes: "arm" (that arm),
+# "run" (every arm of the manifest), "templates" (the arms using that template), "model" (the arms that call a model of
+# the paper's), "vllm" (those, served by vLLM), "executor" (the arms that run programs), "convention" (the arms whose
+# solver depends on the unit convention), "everything" (every number of the comparison). A field missing here fails
+# tests/analysis/test_compare_properties.py, so a field added to the manifest is declared before it is shipped.
+_NO = "-"
+MANIFEST_FIELDS: dict[str, tuple[str, str, str]] = {
+    "run_id": (_NO, "the run's name", ""),
+    "origin": (_NO, "when, where and by which command and checkout it ran: provenance (harness verify rescores every "
+                    "record with this kit)", ""),
+    "dataset.name": (_NO, "a label: the sha256 says which file", ""),
+    "dataset.path": (_NO, "where the file was", ""),
+    "dataset.sha256": ("dataset (records' dataset_sha256)", "the records'; they decide the dataset", "run"),
+    "dataset.revision": ("dataset revision", "the paper's revision, where recorded", "run"),
+    "dataset.n_cases": (_NO, "the file's row count: the sha256 decides the file, each number counts its own cases", ""),
+    "arms.*.name": ("arm", "an arm of the kit's registry", "arm"),
+    **{f"arms.*.{k}": (_NO, "documentation (never hashed: harness.arms.spec.DOCUMENTATION_FIELDS)", "")
+       for k in DOCUMENTATION_FIELDS},
+    **{f"arms.*.{k}": (what, "the kit's arm spec" + (" (the paper's .tex)" if stated else ""), "arm")
+       for k, (what, stated) in ARM_FIELDS.items()},
+    **{f"arms.*.{k}": (what, "the kit's arm spec", "arm") for k, what in ARM_SPEC_FIELDS.items()},
+    "arms.*.formula_versions": ("formula version", "the benchmark's", "arm"),
+    "arms.*.convention": ("unit convention", "the Verified split's own", "arm+convention"),
+    "arm_config_hashes": ("arm config hash (run manifest)", "the hash of the manifest's own arm config, and the "
+                          "records' arm_config_hash", "arm"),
+    "prompts": ("prompt templates (run manifest's prompts)", "the kit's templates", "templates"),
+    "seeds": ("seeds (records)", "every record's seed is one the manifest states", "run"),
+    "scorer": ("scorer", "the paper's Scoring paragraph; and the records'", "run"),
+    "case_ids": ("cases (records)", "every record's case is one the manifest states", "run"),
+    "model.id": ("run manifest", "the records' model", "run"),
+    "model.revision": ("model revision", "the weights' lock entry; and the records'", "run"),
+    "model.server_profile": ("request fields", "the paper's requests; and the records'", "run"),
+    "client.base_url": (_NO, "where the server listened", ""),
+    "client.model": (_NO, "the served name the requests used", ""),
+    "client.model_revision": ("model revision", "the manifest's model revision", "model"),
+    "client.profile": ("request fields (run manifest's client)", "the kit's profile of that name", "model"),
+    "client.concurrency": (_NO, "requests in flight: server batching, which the rerun tolerance covers", ""),
+    "client.timeout_s": (_NO, "a request that times out is a retried or failed row, counted", ""),
+    "client.max_retries": (_NO, "a failed row is counted", ""),
+    "client.cache_dir": (_NO, "where replies were cached", ""),
+    "server.launcher": ("model server", "vLLM", "model"),
+    "server.base_url": (_NO, "where the server listened", ""),
+    "server.model_id": (_NO, "the served name", ""),
+    "server.server_profile": ("request fields", "the manifest's model's client profile", "vllm"),
+    "server.server": (_NO, "the server's name: the launcher and version decide it", ""),
+    "server.server_version": ("vLLM version", "the kit's pinned release", "vllm"),
+    "server.revision": ("model revision", "the weights' lock entry", "vllm"),
+    "server.weights": (_NO, "a weights file a llama.cpp server names (vLLM serves by revision)", ""),
+    "server.command": (_NO, "how it was started (wrapping, paths, port); its settings are `flags`", ""),
+    "server.args": (_NO, "the server's flags as typed: the settings `flags` holds, which are checked", ""),
+    "server.env": ("server environment", "the kit's launcher for the checkpoint", "vllm"),
+    "server.flags": ("server flags", "containers/vllm/serving.json, each flag (flag_label)", "vllm"),
+    "server.image": ("server image", "the kit's pinned image", "vllm"),
+    "server.model": (_NO, "the weights' lock entry as recorded: its revision is checked", ""),
+    "server.determinism.batch_invariant": ("batch-invariant kernels", "the paper's default kernels", "vllm"),
+    "server.determinism.note": (_NO, "words", ""),
+    "server.determinism.env": ("server environment", "the kit's launcher for the checkpoint", "vllm"),
+    "server.contract": (_NO, "the vLLM contract file read (its version stands in when the server states none)", ""),
+    "server.generation_config_meaning": (_NO, "words", ""),
+    "server.sampling_defaults_logged": (_NO, "what the server logged the generation config gave: the generation "
+                                             "config flag decides it", ""),
+    "server.sampling_defaults": (_NO, "what the started server filled in from the weights' generation config: the "
+                                      "generation config flag and the weights' revision decide it", ""),
+    "server.synthetic": ("synthetic", "a rehearsal server's records are compared nowhere", "everything"),
+    "server.log": (_NO, "where the server logged", ""),
+    "server.facts": (_NO, "launcher facts no stage reads", ""),
+    "executor.limits": ("executor limits", "the paper's 256 MB and 5 s, the rest the kit's policy (limit_label)",
+                        "executor"),
+    "executor.policy_hash": (_NO, "which programs the kit's policy refuses, not what an honest program computes "
+                                  "(the limits the paper states are checked)", ""),
+    "executor.*": (_NO, "how the executor ran (backend, workers, recycling, isolation layers, supervisor, container, "
+                        "seccomp, selftest, counters): the deterministic fields of a result do not depend on it "
+                        "(executor/result.py DETERMINISTIC_FIELDS)", ""),
+    "convention.name": ("unit convention", "the Verified split's own", "convention"),
+    "convention.source": (_NO, "words: why that convention", ""),
+    "convention.reason": (_NO, "words: why that convention", ""),
+    "convention.rounding": (_NO, "part of the named convention", ""),
+    "order": (_NO, "the request order: no record depends on it (harness.run.schedule)", ""),
+    "synthetic": ("synthetic", "a rehearsal's records are compared nowhere", "everything"),
+    "summaries": (_NO, "what the run did, counted; the records are read", ""),
+    "requests_sent": (_NO, "counted", ""),
+    "cache_hits": (_NO, "counted", ""),
+    "kind": (_NO, "the manifest's kind (its reader checks it)", ""),
+    "manifest_schema": (_NO, "the manifest's schema (its reader checks it)", ""),
+}
+
+# What each record states, the field the check names, and what the covering run manifests state for it.
+RECORD_CHECKS = {
+    "arm_config_hash": ("arm config (records' arm_config_hash)", lambda m, arm: [m.arm_config_hashes.get(arm)]),
+    "model_revision": ("model revision (records)", lambda m, arm: [m.model.revision]),
+    "server_profile": ("request fields (records' server profile)", lambda m, arm: [m.model.server_profile]),
+    "scorer": ("scorer (records)", lambda m, arm: [m.scorer]),
+    "dataset_sha256": ("dataset (records' dataset_sha256)", lambda m, arm: [m.dataset.sha256]),
+    "synthetic": ("synthetic (records)", lambda m, arm: [m.synthetic]),
+    "seed": ("seeds (records)", lambda m, arm: list(m.seeds)),
+    "model": ("model (records)", lambda m, arm: [m.model.id]),
+}
 
 
 @dataclass(frozen=True)
@@ -65,8 +197,11 @@ class Check:
     ours: str
     ok: bool | None
     subject: str = ""   # the stored (model, arm) it is about, for the settings table
+    why: str | None = None   # the reason in full where "field ours, not expected" does not say it
 
     def reason(self) -> str:
+        if self.why is not None:
+            return self.why
         if self.ok is None:
             return f"{self.field} not recorded in the run manifest (expected {self.expected})"
         return f"{self.field} {self.ours}, not {self.expected} ({self.source})"
@@ -100,10 +235,19 @@ def _text(value) -> str:
 
 
 class RunSettings:
-    """The run manifests of a result set, asked per (model, arm)."""
+    """The run manifests of a result set (with their files), its results files' settings and their integrity,
+    asked per (model, arm)."""
 
-    def __init__(self, manifests: list[RunManifest]):
-        self.manifests = list(manifests)
+    def __init__(self, manifests: list[ManifestFile | RunManifest], files: list[ResultFile] = (),
+                 integrity: Integrity | None = None, data: CorrectnessArrays | None = None):
+        self.files_of_manifest = [(f.path, f.manifest) if isinstance(f, ManifestFile) else (None, f) for f in manifests]
+        self.manifests = [m for _, m in self.files_of_manifest]
+        self.integrity, self.data = integrity, data
+        self.results: dict[tuple[str, str], list[ResultFile]] = {}
+        self._checks: dict[tuple, list[Check]] = {}
+        for f in files:
+            loc = results_location(f.path)
+            self.results.setdefault((loc.model_dir, loc.arm), []).append(f)
 
     def covering(self, model: str, arm: str) -> list[RunManifest]:
         """The run manifests that ran `arm` for `model` (a model-free arm: any run of it, whatever model it named)."""
@@ -111,47 +255,91 @@ class RunSettings:
         return [m for m in self.manifests if arm in m.arms and (free or m.model.id == model)]
 
     def synthetic(self) -> bool:
-        return any(m.synthetic for m in self.manifests)
+        return any(m.synthetic or (m.server is not None and m.server.synthetic) for m in self.manifests) or any(
+            json.loads(v) is True for fs in self.results.values() for f in fs for v in f.settings.get("synthetic", {}))
 
     # ---- the checks ---------------------------------------------------------------------------------------
     def checks(self, model: str, arm: str, paper_model: str | None) -> list[Check]:
-        """Every setting of `arm` as `model` ran it (each stored component of a hybrid), against the paper's."""
+        """Every setting of `arm` as `model` ran it (each stored component of a hybrid), against the paper's: the
+        files' integrity first, then the manifests' settings, then the records' against the manifests'."""
+        if (model, arm, paper_model) not in self._checks:
+            self._checks[(model, arm, paper_model)] = self._all_checks(model, arm, paper_model)
+        return self._checks[(model, arm, paper_model)]
+
+    def _all_checks(self, model: str, arm: str, paper_model: str | None) -> list[Check]:
         out: list[Check] = []
         for part in components(arm):
             who = MODEL_FREE if ARMS.get(part) is not None and not ARMS[part].needs_model else model
             found = self.covering(who, part)
             subject = f"{model_label(who)} {part}"
+            out += [dataclasses.replace(c, subject=subject) for c in self._integrity_checks(who, part, found)]
             if not found:
-                out.append(Check(f"{part}: run manifest", "a run manifest naming this arm", "harness run writes one",
-                                 "none", None, subject))
+                out.append(Check("run manifest", "a run manifest naming this arm", "harness run writes one", "none",
+                                 None, subject, why=f"run manifest: none states {part} for {model_label(who)} "
+                                                    "(harness run writes one)"))
                 continue
             for m in found:
                 out += [dataclasses.replace(c, subject=subject) for c in self._manifest_checks(m, part, paper_model)]
+            out += [dataclasses.replace(c, subject=subject) for c in self._record_checks(who, part, found, paper_model)]
         return _dedupe(out)
 
     def reasons(self, model: str, arm: str, paper_model: str | None) -> list[str]:
         return [c.reason() for c in self.checks(model, arm, paper_model) if c.ok is not True]
+
+    def _integrity_checks(self, who: str, part: str, found: list[RunManifest]) -> list[Check]:
+        if self.integrity is None:
+            return []
+        missing = self.integrity.missing_sums()
+        if missing:
+            return [Check(INTEGRITY, "the files as written (SHA256SUMS)", "harness.core.sums", "no SHA256SUMS", None,
+                          why=missing)]
+        paths = [p for p, m in self.files_of_manifest if p is not None and any(m is f for f in found)]
+        return [Check(INTEGRITY, "the files as written (SHA256SUMS)", str(self.integrity.sums), "changed", False,
+                      why=w) for w in self.integrity.problems_for(who, part, [Path(p).resolve() for p in paths])]
 
     def _manifest_checks(self, m: RunManifest, arm: str, paper_model: str | None) -> list[Check]:
         cfg = m.arms[arm]
         spec = ARMS.get(arm)
         out = [Check("scorer", PAPER_SCORER, f"the paper's Scoring paragraph (.tex line {setting('scoring')['line']})",
                      _text(m.scorer), m.scorer == PAPER_SCORER)]
-        if spec is None:
-            return out + [Check(f"{arm}: arm", "an arm of the kit's registry", "harness/arms/registry.py", arm, False)]
+        if spec is None or cfg.name != arm:
+            return out + [Check("arm", "an arm of the kit's registry", "harness/arms/registry.py", cfg.name, False)]
         kit = spec.config()
         for key, (what, stated) in ARM_FIELDS.items():
             where = f"the kit's arm spec for {arm}" + (f"; the paper, .tex line {setting(stated)['line']}"
                                                         if stated else "")
             ours = getattr(cfg, key)
             out.append(Check(what, _text(kit.get(key)), where, _text(ours), ours == kit.get(key)))
+        for key, what in ARM_SPEC_FIELDS.items():
+            ours = getattr(cfg, key)
+            out.append(Check(what, _text(kit.get(key)), f"the kit's arm spec for {arm}", _text(ours),
+                             ours == kit.get(key)))
         out.append(Check("formula version", "the benchmark's", "the paper scores every arm against the benchmark's "
                          "formulas", _text(cfg.formula_versions) if cfg.formula_versions else "the benchmark's",
                          not cfg.formula_versions))
-        if spec.solver.uses_convention:
+        if not spec.solver.uses_convention:
+            out.append(Check("unit convention", "none (the arm depends on none)", f"the kit's arm spec for {arm}",
+                             _text(cfg.convention), cfg.convention is None))
+        else:
             got = cfg.convention or m.convention.name
             out.append(Check("unit convention", EXACT.name, "the Verified split's own: plain arithmetic "
                              "(harness/data/conventions.py)", _text(got), got == EXACT.name))
+            if m.convention.name != got:
+                out.append(Check("unit convention", got, "the arm's own, which the run's should be",
+                                 f"{m.convention.name} (the run's)", False))
+        stated, own = m.arm_config_hashes.get(arm), config_hash(to_json(cfg))
+        out.append(Check("arm config hash (run manifest)", "the hash of its own arm config", "harness.arms.spec."
+                         "config_hash", _text(stated), stated == own,
+                         why=None if stated == own else f"arm config hash (run manifest): {_text(stated)} is not the "
+                         f"hash of the manifest's own {arm} config ({own[:12]}): the manifest contradicts itself"))
+        kit_templates = template_hashes(cfg.templates)
+        differ = sorted(t for t in cfg.templates if m.prompts.get(t) != kit_templates.get(t))
+        out.append(Check("prompt templates (run manifest's prompts)", "the kit's templates", "harness/arms/prompts.py",
+                         ", ".join(differ) + " differ" if differ else "the kit's", not differ))
+        if m.dataset.revision is not None:
+            want = setting("dataset-revision")["values"]["revision"]
+            out.append(Check("dataset revision", want, f"the paper (.tex line {setting('dataset-revision')['line']})",
+                             _text(m.dataset.revision), m.dataset.revision.startswith(want)))
         if spec.formula:
             out.append(catalogue_check())
         if cfg.needs_model:
@@ -159,6 +347,71 @@ class RunSettings:
         if cfg.needs_executor:
             out += _executor_checks(m)
         return out
+
+    def _record_checks(self, who: str, part: str, found: list[RunManifest], paper_model: str | None) -> list[Check]:
+        """The records' own settings against the manifests that cover them (module docstring)."""
+        files = self.results.get((model_slug(who), part), [])
+        seen: dict[str, dict[str, str]] = {}          # setting -> its JSON value -> the first file stating it
+        for f in files:
+            for name, values in f.settings.items():
+                for v in values:
+                    seen.setdefault(name, {}).setdefault(v, "/".join(f.path.parts[-3:]))
+        out: list[Check] = []
+        for name, (label, of_manifest) in RECORD_CHECKS.items():
+            allowed = {json.dumps(v, sort_keys=True, ensure_ascii=False) for m in found for v in of_manifest(m, part)}
+            bad = {v: where for v, where in seen.get(name, {}).items() if v not in allowed}
+            if not bad:
+                out.append(Check(label, "the run manifest's", "the records", "the run manifest's", True))
+                continue
+            stated = " or ".join(sorted(_text(json.loads(v)) for v in allowed)) or "none"
+            for v, where in sorted(bad.items()):
+                why = (f"{label}: the records state {_text(json.loads(v))} (e.g. {where}), the run manifest "
+                       f"{stated}: records and manifest disagree")
+                if name == "arm_config_hash":
+                    named = _named_field(json.loads(v), found, part, seen)
+                    if named:
+                        why += f" ({named})"
+                out.append(Check(label, stated, "the run manifest", _text(json.loads(v)), False, why=why))
+        if self.data is not None:
+            out += self._case_check(who, part, found)
+        if ARMS.get(part) is not None and ARMS[part].needs_model and model_key(paper_model) is not None:
+            want = sorted(set(PAPER_REQUEST_FIELDS) | set(SERVER_PROFILES.lookup("vllm").extra))
+            got = sorted({v for v in seen.get(REQUEST_FIELDS, {})})
+            bad = [json.loads(v) for v in got if json.loads(v) != want]
+            out.append(Check("request fields (records' requests)", ", ".join(want), "the paper's requests set only "
+                             "temperature and the output-token cap (Appendix, Arm protocols and settings)",
+                             "; ".join(", ".join(b) for b in bad) if bad else ", ".join(want), not bad))
+        return out
+
+    def _case_check(self, who: str, part: str, found: list[RunManifest]) -> list[Check]:
+        d = self.data
+        # a model-free arm's run is shared by every model of the analysis (harness.analysis.stats.arrays)
+        holder = who if who in d.models else next((m for m in d.models if d.has(m, part)), None)
+        if holder is None or part not in d.arms:
+            return []
+        have = ~np.all(np.isnan(d.block(holder, part)), axis=0)
+        stated = set().union(*(set(m.case_ids) for m in found))
+        extra = [c for c, ok in zip(d.case_ids, have) if ok and c not in stated]
+        if not extra:
+            return [Check("cases (records)", "the run manifest's", "the records", "the run manifest's", True)]
+        return [Check("cases (records)", "the run manifest's case_ids", "the run manifest", f"{len(extra)} others",
+                      False, why=f"cases (records): {len(extra):,} recorded case(s) the run manifest does not state "
+                                 f"(e.g. {extra[0]}): records and manifest disagree")]
+
+
+def _named_field(record_hash: str, found: list[RunManifest], arm: str, seen: dict) -> str | None:
+    """Which field of the manifest's arm config, set to a value the records' requests or the kit's spec carry,
+    gives the records' arm config hash: 'the records' hash is the manifest's config at temperature 0.7'."""
+    kit = ARMS[arm].config() if arm in ARMS else {}
+    observed = {"temperature": [json.loads(v) for v in seen.get("request.temperature", {})],
+                "max_tokens": [json.loads(v) for v in seen.get("request.max_tokens", {})]}
+    for m in found:
+        cfg = to_json(m.arms[arm])
+        for key, (what, _) in {**ARM_FIELDS, **{k: (w, None) for k, w in ARM_SPEC_FIELDS.items()}}.items():
+            for value in [*observed.get(key, []), kit.get(key)]:
+                if value is not None and value != cfg.get(key) and config_hash({**cfg, key: value}) == record_hash:
+                    return f"the records' hash is the manifest's {arm} config with {what} {_text(value)}"
+    return None
 
 
 def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
@@ -169,16 +422,36 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     launcher = server.launcher if server is not None else None
     out = [Check("model server", "vllm", f"the paper serves its checkpoints through vLLM (.tex line "
                  f"{setting('tensor-parallel')['line']})", _text(launcher), launcher == "vllm" if launcher else None)]
+    profile = m.model.server_profile
+    out.append(Check("request fields", "vllm (temperature and output-token cap only)", "the paper's requests set "
+                     "only those (Appendix, Arm protocols and settings)", _text(profile),
+                     profile == "vllm" if profile else None))
+    if m.client is not None:
+        want = SERVER_PROFILES.lookup(profile).describe() if profile in SERVER_PROFILES else None
+        got = to_json(m.client.profile)
+        out.append(Check("request fields (run manifest's client)", f"the kit's {profile} profile",
+                         "harness/model/client.py SERVER_PROFILES", _text(got), got == want))
+        out.append(Check("model revision", "the manifest's model revision", "the run manifest's model",
+                         _text(m.client.model_revision), m.client.model_revision == m.model.revision))
     if server is None or launcher != "vllm":
         return out
     lock, want = vllm.model_entry(key), vllm.serving_flags(key)
     revision = m.model.revision
     out.append(Check("model revision", lock["revision"], f"containers/vllm/models.lock.json {key} (the paper states "
                      "none)", _text(revision), revision == lock["revision"] if revision else None))
-    for flag, what in SERVER_FLAGS.items():   # a flag the pinned set leaves out (7B: quantization) is unset
+    out.append(Check("model revision", lock["revision"], f"containers/vllm/models.lock.json {key}: the server's",
+                     _text(server.revision), server.revision == lock["revision"] if server.revision else None))
+    out.append(Check("request fields", "the manifest's model's profile", "the run manifest's model",
+                     _text(server.server_profile), server.server_profile == profile))
+    flags = sorted((set(want) | set(server.flags)) - set(NOT_SERVER_FLAGS))
+    for flag in flags:   # a flag the pinned set leaves out (7B: quantization) is unset
+        what = flag_label(flag)
         out.append(Check(what, _text(want.get(flag)), f"containers/vllm/serving.json {key} (the paper: 7B bf16, 32B "
                          "AWQ 4-bit, tensor parallel 1, Mistral 2)", _text(server.flags.get(flag)),
                          server.flags.get(flag) == want.get(flag)))
+    for flag in SERVER_FLAGS:
+        if flag not in flags:
+            out.append(Check(SERVER_FLAGS[flag], "none", f"containers/vllm/serving.json {key}", "none", True))
     pinned = vllm.image_lock().get("vllm_version")
     ran = server.server_version or (server.contract.vllm_version if server.contract else None)
     out.append(Check("vLLM version", _text(pinned), "containers/vllm/image.lock.json (the paper names none)",
@@ -187,11 +460,21 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     out.append(Check("batch-invariant kernels", "off", "the paper ran vLLM's default kernels "
                      "(containers/vllm/serving.json)", "on" if invariant else "off" if invariant is False else "none",
                      (not invariant) if invariant is not None else None))
-    profile = m.model.server_profile
-    out.append(Check("request fields", "vllm (temperature and output-token cap only)", "the paper's requests set "
-                     "only those (Appendix, Arm protocols and settings)", _text(profile),
-                     profile == "vllm" if profile else None))
+    kit = _launcher_description(key, vllm.vllm_dir())
+    env = {**server.env, **(server.determinism.env if server.determinism else {})}
+    kit_env = {**kit.env, **(kit.determinism.env if kit.determinism else {})}
+    out.append(Check("server environment", _text(kit_env), f"the kit's vLLM launcher for {key}", _text(env),
+                     env == kit_env))
+    out.append(Check("server image", _text(kit.image), "containers/vllm/image.lock.json", _text(server.image),
+                     server.image == kit.image if server.image else None))
     return out
+
+
+@lru_cache(maxsize=None)
+def _launcher_description(key: str, pins: Path):
+    """What the kit's vLLM launcher would start for a checkpoint (its environment and image), from
+    the pins in `pins` (the cache's key: a moved pins directory is read afresh)."""
+    return VllmLauncher(key).describe()
 
 
 def _executor_checks(m: RunManifest) -> list[Check]:
@@ -212,9 +495,23 @@ def _executor_checks(m: RunManifest) -> list[Check]:
     for name, value in executor_policy.LIMITS.items():
         if name in ("address_space_bytes", "wall_seconds"):
             continue
-        out.append(Check(f"executor {name}", _text(value), "the kit's executor/policy.py LIMITS",
+        out.append(Check(limit_label(name), _text(value), "the kit's executor/policy.py LIMITS",
                          _text(limits.get(name)), limits.get(name) == value if name in limits else None))
+    for name in sorted(set(limits) - set(executor_policy.LIMITS)):
+        out.append(Check(limit_label(name), "none (not a limit of the kit's policy)", "executor/policy.py LIMITS",
+                         _text(limits[name]), False))
     return out
+
+
+def limit_label(name: str) -> str:
+    """The field an executor limit's check names."""
+    return {"address_space_bytes": "executor memory", "wall_seconds": "executor wall clock"}.get(name,
+                                                                                                 f"executor {name}")
+
+
+def flag_label(flag: str) -> str:
+    """The field a server flag's check names."""
+    return SERVER_FLAGS.get(flag, f"server flag {flag}")
 
 
 def _counts(ref: str, names: tuple[str, ...]) -> list[int]:
@@ -299,7 +596,8 @@ def ledger_rows(settings: RunSettings, pairs: list[tuple[str, str, str | None]])
                   if r["unrecorded"] else "matches")
         name = field + (f" ({', '.join(sorted(r['who']))})" if field in split else "")
         out.append({"setting": name, "paper": f"{r['expected']} ({r['source']})",
-                    "ours": ", ".join(sorted(r["ours"])), "status": status})
+                    "ours": ", ".join(sorted(r["ours"])), "status": status, "field": field,
+                    "differs": sorted(set(r["differs"]) | set(r["unrecorded"]))})
     return out
 
 

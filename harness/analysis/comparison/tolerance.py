@@ -3,8 +3,8 @@
 A reproduction runs the paper's 1,100 cases at its five seeds, so case sampling does not enter: the cases are
 the same. What moves a number between two runs of one setting is run-to-run noise: server batching for the
 greedy arms (the seed never reaches the request, so five seeds are five repeated runs; .tex lines 341-343),
-sampling for the temperature-0.7 arms, the worked example for the note-only arms. Two estimates of it; the
-larger is used.
+sampling for the temperature-0.7 arms, the worked example for the note-only arms. One estimate of it decides: the
+paper's own rerun evidence; the user's seed spread is reported beside it and never widens it.
 
 1. The paper's own rerun evidence (.tex lines 405-409). Blind Program-Solve on the covered 440 was run twice:
    39.59 against 39.73 (7B) and 57.55 against 57.59 (32B), and the per-case answers agree on about 95% (7B) and
@@ -14,16 +14,22 @@ larger is used.
    (95%: +-0.93), at d = 0.2%, 0.095 pp (+-0.19); the paper's two observed moves, 0.14 and 0.04, lie within both
    (`paper_rerun_check` recomputes this from the values file). The 32B rate stands for the 32B, the 7B rate for
    every other checkpoint (the paper gives none for Mistral and Phi; 5% is the larger).
-2. The user's own run. Its seeds are repeated runs, so their spread is rerun noise measured on this very setting:
-   the per-seed values of a statistic (each seed's accuracy, gap or share) have sample SD s, and two S-seed means
-   (the paper's and the user's) differ with SD s*sqrt(2/S). For a statistic that is not a mean over seeds (an
-   ICC, an effective sample size) the leave-one-seed-out jackknife gives its standard error se over the seeds,
-   and two runs differ with SD sqrt(2)*se. For the note-only arms the seed also moves the worked example, so
-   this overstates a same-seed rerun (the tolerance errs wide).
+2. The user's own run: its seeds are repeated runs of one setting (for the greedy arms whose example is fixed), so
+   their spread is rerun noise measured on this very setting. It is reported beside the tolerance, never added to
+   it: a noisy run must not earn an easier verdict. The per-seed values of a statistic (each seed's accuracy, gap
+   or share) have sample SD s; two S-seed means differ with SD s*sqrt(2/S). Under the paper's rerun noise one
+   seed's value over n cases has SD sqrt(d/(2n)) (a gap: sqrt(d/n)), so (S-1) s^2 / that^2 is chi-square with S-1
+   degrees of freedom; above its 99.9% point the seeds disagree more than the paper's reruns did, which is itself
+   a finding ("your seeds disagree more than the paper's reruns did"): such a number is not *reproduced*, whatever
+   its mean (harness.analysis.comparison.numbers). For the note-only arms the seed also moves the worked example
+   and for the sampled arms it draws other samples, so their seeds are not reruns and no finding is drawn. For a
+   statistic that is not a mean over seeds (an ICC, an effective sample size) the paper gives no rerun evidence:
+   its tolerance is the printed rounding, the leave-one-seed-out jackknife spread reported beside it.
 
-Tolerance = 1.96 * max(sd_paper, sd_seeds) + half a unit of the last digit the paper prints. A number that holds
-by construction (the Gold-Solve library: no model, deterministic) has the rounding only; a count of rows has the
-share's tolerance times the rows.
+Tolerance = 1.96 * sd_paper + half a unit of the last digit the paper prints, rounded once to the decimals it is
+shown with (two, or the paper's digits where it prints more): the number shown is the number used. A number that
+holds by construction (the Gold-Solve library: no model, deterministic) has the rounding only; a count of rows has
+the share's tolerance times the rows.
 
 *consistent* uses the sampling uncertainty instead: the paper's printed 95% calculator-cluster interval where it
 prints one (every gap of Table 2 and the text's intervals), else the user's own 95% cluster interval (the same
@@ -40,8 +46,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
+from scipy.stats import binom, chi2
 
 from harness.analysis.comparison.values import number, paper_seeds, setting
 
@@ -52,20 +60,113 @@ AGREEMENT = "text:appendix:rerun-agreement"
 RERUN_ACCURACIES = (("table1:Blind Program-Solve:Qwen2.5-7B:impl", "text:appendix:covered-rerun#blind_7b", "7B"),
                     ("table1:Blind Program-Solve:Qwen2.5-32B:impl", "text:appendix:covered-rerun#blind_32b", "32B"))
 PAPER_32B = "Qwen2.5-32B-Instruct-AWQ"
+EXCESS_P = 0.001   # a seed spread this unlikely under the paper's rerun noise is a finding
+MIN_EXPECTED = 5   # departures a seed's cases must expect before its per-seed variance is read as normal
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The user's seed spread beside a tolerance, and whether the seeds disagree far more than the paper's reruns did.
+
+    Under the paper's rerun noise (per-case-seed disagreement d between two runs) each seed's answer departs from
+    the case's usual one with probability q, d = 2q(1-q). Two tests, either of which finds an excess (p < EXCESS_P):
+    the per-seed values' variance against q(1-q)/n (chi-square with S-1 degrees of freedom; used where a seed's n
+    cases expect at least MIN_EXPECTED departures, so the normal approximation holds), and the count of cells that
+    depart from their case's majority against Binomial(cells, q) (exact; it holds at any n)."""
+
+    sd_means: float                # SD (pp) of the difference of two S-seed means from the user's seeds
+    sd_seed: float                 # SD (pp) of the user's per-seed values
+    sd_expected: float | None      # SD (pp) of one seed's value under the paper's rerun noise (None: no estimate)
+    seeds: int
+    reruns: bool                   # whether the seeds are repeated runs of one setting (a finding can be drawn)
+    q: float = 0.0                 # a seed's departure probability under the paper's rerun noise
+    rows_per_seed: float = 0.0     # the case rows one seed's value averages
+    departures: int | None = None  # cells departing from their case's majority over the seeds (None: not counted)
+    cells: int = 0
+
+    @property
+    def p_variance(self) -> float | None:
+        if not self.sd_expected or self.seeds < 2 or self.rows_per_seed * self.q < MIN_EXPECTED:
+            return None
+        return float(chi2.sf((self.seeds - 1) * (self.sd_seed / self.sd_expected) ** 2, self.seeds - 1))
+
+    @property
+    def p_departures(self) -> float | None:
+        if self.departures is None or not self.cells or self.q <= 0:
+            return None
+        return float(binom.sf(self.departures - 1, self.cells, self.q))
+
+    @property
+    def excess(self) -> bool:
+        """The seeds disagree more than the paper's reruns did (module docstring, class docstring)."""
+        if not self.reruns:
+            return False
+        return any(p is not None and p < EXCESS_P for p in (self.p_variance, self.p_departures))
+
+    def text(self) -> str:
+        base = f"your {self.seeds} seeds' spread \u00b1{Z95 * self.sd_means:.2f} (reported, never added)"
+        if not self.excess:
+            return base
+        found = []
+        if self.p_variance is not None and self.p_variance < EXCESS_P:
+            found.append(f"per-seed SD {self.sd_seed:.2f} against {self.sd_expected:.2f}")
+        if self.p_departures is not None and self.p_departures < EXCESS_P:
+            found.append(f"{self.departures:,} of {self.cells:,} case-seed cells depart from their case's other "
+                         f"seeds against {self.q * self.cells:.1f} expected")
+        return (base + f"; your seeds disagree more than the paper's reruns did ({'; '.join(found)}, from the "
+                f"paper's rerun agreement; p < {EXCESS_P:g})")
+
+
+def departures(blocks) -> tuple[int, int]:
+    """(cells departing from their case's majority, cells) over [S, N] 0/1 blocks (NaN: no record): per case the
+    smaller of its ones and zeros over the seeds it has."""
+    dep = cells = 0
+    for b in blocks:
+        b = np.asarray(b, dtype=float)
+        have = ~np.isnan(b)
+        ones = np.nansum(b, axis=0)
+        n = have.sum(axis=0)
+        keep = n >= 2
+        dep += int(np.minimum(ones, n - ones)[keep].sum())
+        cells += int(n[keep].sum())
+    return dep, cells
 
 
 @dataclass(frozen=True)
 class Tolerance:
-    """The half-width a same-case rerun can move a number by, and where it comes from."""
+    """The half-width a same-case rerun can move a number by, rounded once to `shown` decimals (the number shown is
+    the number used), where it comes from, and the user's seed spread beside it."""
 
     half_width: float
     sd_paper: float | None
-    sd_seeds: float | None
     rounding: float
     source: str
+    shown: int = 2
+    spread: Spread | None = None
 
     def text(self) -> str:
-        return f"\u00b1{self.half_width:.2f} ({self.source})"
+        return f"\u00b1{self.half_width:.{self.shown}f} ({self.source})"
+
+    def units(self, value: float) -> int:
+        """`value` in units of the last shown decimal: how verdicts compare a difference with the tolerance."""
+        return int(round_half_up(value * 10 ** self.shown))
+
+
+def round_half_up(x: float, digits: int = 0) -> float:
+    """x rounded half away from zero to `digits` decimals (read as the decimal it prints as: 0.595 -> 0.60)."""
+    q = Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return float(q)
+
+
+def shown_decimals(digits: int) -> int:
+    return max(int(digits), 2)
+
+
+def tolerance(half: float, sd_paper: float | None, rounding: float, source: str, digits: int,
+              spread: Spread | None = None) -> Tolerance:
+    """A Tolerance with its half-width rounded once to the decimals it is shown with."""
+    shown = shown_decimals(digits)
+    return Tolerance(round_half_up(half, shown), sd_paper, rounding, source, shown, spread)
 
 
 def paper_disagreement(paper_model: str | None) -> tuple[float, str]:
@@ -83,14 +184,6 @@ def flip_sd(d: float, rows: int, arms: int = 1) -> float:
     return 100 * math.sqrt(arms * d / rows) if rows > 0 else float("nan")
 
 
-def seed_spread_sd(per_seed) -> float | None:
-    """SD (pp) of the difference of two S-seed means, from one run's per-seed values (None below two seeds)."""
-    v = np.asarray([x for x in per_seed if x is not None and not np.isnan(x)], dtype=float)
-    if v.size < 2:
-        return None
-    return float(v.std(ddof=1) * math.sqrt(2 / v.size))
-
-
 def jackknife_sd(leave_one_out) -> float | None:
     """SD of the difference of two runs of a statistic, from its leave-one-seed-out values (None below two)."""
     v = np.asarray([x for x in leave_one_out if x is not None and not np.isnan(x)], dtype=float)
@@ -100,18 +193,13 @@ def jackknife_sd(leave_one_out) -> float | None:
     return math.sqrt(2) * se
 
 
-def rerun(digits: int, sd_paper: float | None, sd_seeds: float | None, paper_source: str | None,
-          seeds: int) -> Tolerance:
-    """1.96 x the larger of the two estimates, plus the rounding of the printed value."""
+def rerun(digits: int, sd_paper: float | None, paper_source: str | None, spread: Spread | None = None) -> Tolerance:
+    """1.96 x the paper's rerun SD, plus the rounding of the printed value; the user's spread beside it."""
     rounding = 0.5 * 10 ** -digits
-    cands = [(sd, s) for sd, s in ((sd_paper, paper_source),
-                                    (sd_seeds, f"your {seeds} seeds' spread")) if sd is not None and not np.isnan(sd)]
-    if not cands:
-        return Tolerance(rounding, sd_paper, sd_seeds, rounding, "rounding only: no rerun estimate")
-    sd, why = max(cands, key=lambda c: c[0])
-    parts = [f"{s} \u00b1{Z95 * x:.2f}" + (" (used)" if s == why and len(cands) > 1 else "") for x, s in cands]
-    return Tolerance(Z95 * sd + rounding, sd_paper, sd_seeds, rounding,
-                     "rerun noise: " + "; ".join(parts) + f"; + {rounding:g} rounding")
+    if sd_paper is None or np.isnan(sd_paper):
+        return tolerance(rounding, None, rounding, "rounding only: no rerun estimate of the paper's", digits, spread)
+    return tolerance(Z95 * sd_paper + rounding, sd_paper, rounding,
+                     f"{paper_source}, + {rounding:g} rounding", digits, spread)
 
 
 def binomial_allowance(pct: float, n: int) -> float:
@@ -121,21 +209,40 @@ def binomial_allowance(pct: float, n: int) -> float:
     return 100 * Z95 * math.sqrt(max(p * (1 - p), 1e-12) / max(n, 1))
 
 
-def for_stat(paper_model: str | None, stat, digits: int, arms: int = 1) -> Tolerance:
+def for_stat(paper_model: str | None, stat, digits: int, arms: int = 1, reruns: bool = True) -> Tolerance:
     """The rerun tolerance of one of the user's statistics (harness.analysis.comparison.ours.Stat: its case-seed
-    rows, per-seed values and seeds) for a number the paper prints to `digits`; `arms`: 2 for a paired gap."""
+    rows, per-seed values and seeds) for a number the paper prints to `digits`; `arms`: 2 for a paired gap;
+    `reruns`: whether the statistic's seeds are repeated runs of one setting (the spread finding applies)."""
     d, source = paper_disagreement(paper_model)
-    return rerun(digits, flip_sd(d, stat.rows, arms) if stat.rows else None, seed_spread_sd(stat.per_seed),
-                 f"the paper's {source}", len(stat.seeds))
+    return rerun(digits, flip_sd(d, stat.rows, arms) if stat.rows else None, f"the paper's {source}",
+                 spread_of(stat, d, arms, reruns))
+
+
+def spread_of(stat, d: float, arms: int, reruns: bool) -> Spread | None:
+    """The user's seed spread of a statistic, against the paper's flip rate d (Spread)."""
+    v = np.asarray([x for x in stat.per_seed if x is not None and not np.isnan(x)], dtype=float)
+    if v.size < 2:
+        return None
+    q = (1 - math.sqrt(max(0.0, 1 - 2 * d))) / 2
+    per_seed_rows = stat.rows / v.size if stat.rows else 0
+    expected = 100 * math.sqrt(arms * q * (1 - q) / per_seed_rows) if per_seed_rows else None
+    dep, cells = departures(stat.extra["cells"]) if stat.extra.get("cells") is not None else (None, 0)
+    return Spread(float(v.std(ddof=1) * math.sqrt(2 / v.size)), float(v.std(ddof=1)), expected, int(v.size), reruns,
+                  q, per_seed_rows, dep, cells)
 
 
 def construction(digits: int) -> Tolerance:
     r = 0.5 * 10 ** -digits
-    return Tolerance(r, None, None, r, "holds by construction (no model): rounding only")
+    return tolerance(r, None, r, "holds by construction (no model): rounding only", digits)
 
 
 def exact() -> Tolerance:
-    return Tolerance(0.0, None, None, 0.0, "exact")
+    return tolerance(0.0, None, 0.0, "exact", 0)
+
+
+def no_result() -> Tolerance:
+    """The tolerance column of a row with no result of the user's: none."""
+    return Tolerance(float("nan"), None, 0.0, "no result", 2)
 
 
 def interval_end_sd(lo: float, hi: float, draws: int) -> float:

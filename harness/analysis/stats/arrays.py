@@ -6,6 +6,11 @@ Every statistic in the kit works on one `CorrectnessArrays` object: a float arra
 calculator, then row, so each calculator is one contiguous block and `cluster[case]` names it; this
 is the ragged form of `[model, arm, seed, calculator, case]` (calculators may have unequal sizes),
 and `as_5d()` returns the padded five-dimensional view.
+
+The same one read of each results file also gives what the paper comparison reads of its records
+(harness.analysis.comparison), so no stage parses a record twice: per record its model calls, those cut at the
+output-token cap and the route a recall or router record names (`calls`, `cut`, `routes`), and per file its
+sha256 and the settings its records state (`files`: `ResultFile`).
 """
 from __future__ import annotations
 
@@ -45,7 +50,69 @@ assert set(FIELDS) <= set(RECORD_FIELDS), "arrays.FIELDS names a field harness.r
 # only for the very bytes it was read from): a full-size result set is about 1 GB of JSON, parsed once instead
 # of once per stage. HARNESS_ANALYSIS_CACHE=<dir> moves it, =off turns it off.
 CACHE_ENV = "HARNESS_ANALYSIS_CACHE"
-CACHE_VERSION = 2   # 2: views are cached only for files whose every line the store checked as a Record
+CACHE_VERSION = 3   # 2: views are cached only for files whose every line the store checked as a Record; 3: facts
+# and settings beside the fields
+# The settings each results file's records state (the comparison sets them against the run manifests): these record
+# fields, and the decoding every request carried (`request.<field>`) and its field names (`request fields`).
+RECORD_SETTINGS = ("model", "seed", "arm_config_hash", "model_revision", "server_profile", "scorer", "dataset_sha256",
+                   "synthetic")
+REQUEST_SETTINGS = ("temperature", "max_tokens")
+REQUEST_FIELDS = "request fields"
+assert set(RECORD_SETTINGS) <= set(RECORD_FIELDS), "arrays.RECORD_SETTINGS names a field Record does not have"
+
+
+def record_facts(rec: dict) -> tuple[int, int, str | None]:
+    """(model calls made, calls cut at the output-token cap, the route its recall or router detail names) of one
+    record: what the comparison's truncation and routing numbers count."""
+    truncated = rec.get("truncated") or []
+    detail = rec.get("detail")
+    route = detail.get("route") if isinstance(detail, dict) else None
+    return len(truncated), sum(bool(t) for t in truncated), route if isinstance(route, str) else None
+
+
+def _value(v) -> str:
+    return json.dumps(v, sort_keys=True, ensure_ascii=False)
+
+
+def file_settings(records: Iterable[dict]) -> dict[str, dict[str, int]]:
+    """{setting: {its JSON value: records (or requests) stating it}} over one file's records (RECORD_SETTINGS,
+    each request's REQUEST_SETTINGS as `request.<field>`, and the request's field names)."""
+    out: dict[str, dict[str, int]] = {}
+
+    def add(name: str, value: str) -> None:
+        counts = out.setdefault(name, {})
+        counts[value] = counts.get(value, 0) + 1
+
+    for rec in records:
+        for name in RECORD_SETTINGS:
+            add(name, _value(rec.get(name)))
+        for req in rec.get("request") or []:
+            if isinstance(req, dict):
+                for name in REQUEST_SETTINGS:
+                    add(f"request.{name}", _value(req.get(name)))
+                add(REQUEST_FIELDS, _value(sorted(k for k in req if k != "messages")))
+    return out
+
+
+@dataclass(frozen=True)
+class FileView:
+    """What one read of a results file keeps: FIELDS of each complete record, their facts (`record_facts`), the
+    file's settings (`file_settings`), and whether its last line is torn."""
+
+    records: list[dict]
+    facts: list[tuple[int, int, str | None]]
+    settings: dict[str, dict[str, int]]
+    torn: bool
+
+
+@dataclass(frozen=True)
+class ResultFile:
+    """One results file of an analysis: where, its sha256 (None when nobody hashed it), the settings its records
+    state."""
+
+    path: Path
+    sha256: str | None
+    settings: dict[str, dict[str, int]]
 
 
 class ResultsError(ValueError):
@@ -71,6 +138,7 @@ class SourcedRecord:
     path: Path
     line: int
     record: dict
+    facts: tuple[int, int, str | None] | None = None   # record_facts, when the reader derived them
 
 
 def cache_dir() -> Path | None:
@@ -86,73 +154,86 @@ def _cache_path(directory: Path, file_digest: str) -> Path:
     return directory / tag[:2] / f"{tag}.json"
 
 
-def _parse_view(path: Path) -> tuple[list[dict], bool]:
-    """(the FIELDS of every complete record of one results file, whether its last line is torn), read by the
-    store's reader (a corrupt line raises StoreError)."""
+def _parse_view(path: Path) -> FileView:
+    """One results file read once by the store's reader (a corrupt line raises StoreError): its FileView."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornLineWarning)
-        records = [{k: rec[k] for k in FIELDS if k in rec} for rec in read_result_file(path)]
-    return records, any(issubclass(w.category, TornLineWarning) for w in caught)
+        full = read_result_file(path)
+    return FileView([{k: rec[k] for k in FIELDS if k in rec} for rec in full], [record_facts(r) for r in full],
+                    file_settings(full), any(issubclass(w.category, TornLineWarning) for w in caught))
 
 
-def _load_cached(cached: Path, digest: str) -> tuple[list[dict], bool] | None:
+def _load_cached(cached: Path, digest: str) -> FileView | None:
     try:
         view = json.loads(cached.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None  # not cached yet (or an unreadable cache file): read the results file
     if view.get("sha256") != digest or not isinstance(view.get("records"), list):
         return None
-    return view["records"], bool(view.get("torn"))
+    return FileView(view["records"], [tuple(f) for f in view["facts"]], view["settings"], bool(view.get("torn")))
 
 
-def _store_cached(cached: Path, digest: str, view: tuple[list[dict], bool]) -> None:
+def _store_cached(cached: Path, digest: str, view: FileView) -> None:
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"sha256": digest, "torn": view[1], "records": view[0]},
-                                  separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
+        tmp.write_text(json.dumps({"sha256": digest, "torn": view.torn, "records": view.records, "facts": view.facts,
+                                   "settings": view.settings}, separators=(",", ":"), ensure_ascii=False),
+                       encoding="utf-8")
         os.replace(tmp, cached)
     except OSError:
         pass  # a read-only cache directory only costs speed
 
 
-def read_views(files: list[Path]) -> list[tuple[list[dict], bool]]:
-    """(records' FIELDS, torn) of each file, in order: from the cache where it holds the file's bytes (by
-    sha256), the others parsed by the store's reader in worker processes (harness.core.parallel) and cached."""
+def read_views(files: list[Path], digests: list[str] | None = None) -> tuple[list[FileView], list[str] | None]:
+    """The FileView of each file, in order, and the files' sha256 (None when nobody hashed them): from the cache
+    where it holds the file's bytes (by sha256: `digests` when the caller hashed the files already), the others
+    parsed by the store's reader in worker processes (harness.core.parallel) and cached."""
     directory = cache_dir()
     if directory is None:
-        return ordered_map(_parse_view, files)
-    digests = ordered_map(file_sha256, files)
+        return ordered_map(_parse_view, files), digests
+    digests = digests if digests is not None else ordered_map(file_sha256, files)
     places = [_cache_path(directory, d) for d in digests]
     views = [_load_cached(c, d) for c, d in zip(places, digests)]
     missing = [i for i, v in enumerate(views) if v is None]
     for i, view in zip(missing, ordered_map(_parse_view, [files[i] for i in missing])):
         views[i] = view
         _store_cached(places[i], digests[i], view)
-    return views
+    return views, digests
 
 
-def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
-    """Yield every complete record under `<root>/<model>/<arm>/seed<seed>.jsonl` with its file and line,
-    keeping only the fields statistics read (FIELDS).
+def read_root(results_root: str | os.PathLike, digests: dict[Path, str] | None = None
+              ) -> tuple[list[SourcedRecord], list[ResultFile]]:
+    """Every complete record under `<root>/<model>/<arm>/seed<seed>.jsonl` with its file, line and facts, keeping
+    only the fields statistics read (FIELDS), and every results file with its settings; `digests`: the files'
+    sha256 by resolved path where the caller hashed them (harness compare checks them against the root's sums).
 
     The files are read by the store's reader (harness.run.store.read_result_file), so the analysis follows
     the store's layout and its one torn-line rule: an incomplete last line is skipped with a TornLineWarning,
-    a bad line elsewhere is an error (raised here as ResultsError naming file and line). The fields read are
+    a bad line elsewhere is an error (raised here as ResultsError naming file and line). What is read is
     cached per file content (`cache_dir`), so later stages over the same bytes skip the JSON parsing."""
     root = Path(results_root)
     if not root.is_dir():
         raise ResultsError(f"results root {root} does not exist or is not a directory")
     files = list(iter_result_files(root))
+    known = [digests.get(p.resolve()) for p in files] if digests is not None else None
     try:
-        views = read_views(files)
+        views, known = read_views(files, known if known is not None and None not in known else None)
     except StoreError as exc:
         raise ResultsError(str(exc)) from None
-    for path, (records, torn) in zip(files, views):
-        if torn:
+    records: list[SourcedRecord] = []
+    for path, view in zip(files, views):
+        if view.torn:
             warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
-        for line, rec in enumerate(records, 1):
-            yield SourcedRecord(path, line, rec)
+        records += [SourcedRecord(path, line, rec, facts)
+                    for line, (rec, facts) in enumerate(zip(view.records, view.facts), 1)]
+    digest_of = {p: d for p, d in zip(files, known or [])} if known is not None else {}
+    return records, [ResultFile(p, digest_of.get(p), v.settings) for p, v in zip(files, views)]
+
+
+def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
+    """Every complete record under a results root with its file and line (`read_root`)."""
+    yield from read_root(results_root)[0]
 
 
 @dataclass
@@ -173,6 +254,10 @@ class CorrectnessArrays:
     notes: list[str] = field(default_factory=list)
     dataset: str | None = None  # the analysed dataset (`dataset_of`) when the records name one or several
     versioned: list[dict] = field(default_factory=list)  # records run at a formula version (FIELDS; s22)
+    calls: np.ndarray | None = None  # [M, A, S, N] int32: model calls of each record (record_facts), -1 no record
+    cut: np.ndarray | None = None    # [M, A, S, N] int32: those cut at the output-token cap, -1 no record
+    routes: dict[tuple[str, str, int], dict[str, int]] = field(default_factory=dict)  # (model, arm, seed) -> route: rows
+    files: list[ResultFile] = field(default_factory=list)  # the results files read, with their settings
 
     # ---- shape helpers -------------------------------------------------------------------------
     @property
@@ -234,6 +319,10 @@ class CorrectnessArrays:
         self.arms.append(name)
         self.correct = np.concatenate([self.correct, correct[:, None]], axis=1)
         self.outcome = np.concatenate([self.outcome, outcome[:, None].astype(np.int8)], axis=1)
+        if self.calls is not None:   # a derived arm made no calls of its own
+            none = np.full(self.calls.shape[:1] + self.calls.shape[2:], -1, dtype=self.calls.dtype)[:, None]
+            self.calls = np.concatenate([self.calls, none], axis=1)
+            self.cut = np.concatenate([self.cut, none], axis=1)
 
 
 def _check_record(src: SourcedRecord) -> tuple:
@@ -287,6 +376,7 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
     case_info: dict[str, tuple[int, int, str, str, str]] = {}
     seen: dict[tuple, str] = {}
     versioned: list[dict] = []
+    route_rows: dict[tuple[str, str, int], dict[str, int]] = {}
     sources, notes, chosen = choose_dataset(list(records), dataset)
     for src in sources:
         model, arm, seed, case_id, calc = _check_record(src)
@@ -304,7 +394,12 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
             case_info[case_id] = info
         elif old[0] != calc:
             raise ResultsError(f"{where}: case {case_id} has calculator {calc} here but {old[0]} at {old[4]}")
-        rows.append((model, arm, seed, case_id, 1.0 if rec["correct"] else 0.0, OUTCOME_CODE[rec["outcome"]]))
+        facts = src.facts if src.facts is not None else record_facts(rec)
+        rows.append((model, arm, seed, case_id, 1.0 if rec["correct"] else 0.0, OUTCOME_CODE[rec["outcome"]],
+                     facts[0], facts[1]))
+        if facts[2] is not None:
+            routes = route_rows.setdefault((model, arm, seed), {})
+            routes[facts[2]] = routes.get(facts[2], 0) + 1
         if isinstance(rec.get("reference"), dict):
             versioned.append(rec)
     if not rows:
@@ -326,9 +421,13 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
     idx = tuple(np.array(col) for col in zip(*[(mi[r[0]], ai[r[1]], si[r[2]], case_index[r[3]]) for r in rows]))
     correct[idx] = [r[4] for r in rows]
     outcome[idx] = [r[5] for r in rows]
+    calls = np.full(shape, -1, dtype=np.int32)
+    cut = np.full(shape, -1, dtype=np.int32)
+    calls[idx] = [r[6] for r in rows]
+    cut[idx] = [r[7] for r in rows]
     data = CorrectnessArrays(models, arms, seeds, case_ids, calc_ids, cluster, calculators, names,
                              [case_info[c][3] for c in case_ids], correct, outcome, list(notes), chosen,
-                             versioned)
+                             versioned, calls, cut, route_rows)
     _share_model_free_arms(data)
     return data
 
@@ -374,11 +473,18 @@ def _share_model_free_arms(data: CorrectnessArrays) -> None:
         data.models = keep
         data.correct = data.correct[idx]
         data.outcome = data.outcome[idx]
+        data.calls = data.calls[idx]
+        data.cut = data.cut[idx]
 
 
-def load_arrays(results_root: str | os.PathLike, dataset: str | None = None) -> CorrectnessArrays:
-    """Read every result file under `results_root` (one dataset: see `choose_dataset`) into `CorrectnessArrays`."""
+def load_arrays(results_root: str | os.PathLike, dataset: str | None = None,
+                digests: dict[Path, str] | None = None) -> CorrectnessArrays:
+    """Read every result file under `results_root` once (one dataset: see `choose_dataset`) into
+    `CorrectnessArrays`, with the files' settings (`digests`: their sha256 where the caller has them)."""
+    records, files = read_root(results_root, digests)
     try:
-        return build_arrays(iter_records(results_root), dataset)
+        data = build_arrays(records, dataset)
     except NoRecordsError:
         raise NoRecordsError(no_records_message(Path(results_root))) from None
+    data.files = files
+    return data
