@@ -119,12 +119,9 @@ if [ "$FORCE" -eq 0 ] && command -v docker >/dev/null && [ "$(label org.mathsolv
     exit 0
 fi
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (mmdebstrap root mode, chroot, mount namespace)"
-command -v mmdebstrap >/dev/null || die "mmdebstrap missing: run scripts/install-host.sh (make host) first"
-DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -f "$DEBIAN_KEYRING" ] || die "$DEBIAN_KEYRING missing: apt-get install debian-archive-keyring (make host does)"
-command -v docker >/dev/null || die "docker CLI missing: run scripts/install-host.sh (make host) first"
-docker info >/dev/null 2>&1 || die "dockerd not answering 'docker info': run scripts/install-host.sh (make host) first"
+# shellcheck source=scripts/lib/image-host.sh
+. "$REPO/scripts/lib/image-host.sh"
+require_image_host
 "$PYTHON" -m pip --version >/dev/null 2>&1 || die "$PYTHON has no pip (set PYTHON=...)"
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
