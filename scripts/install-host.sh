@@ -126,7 +126,7 @@ if [ -n "$docker_pkg" ]; then
     docker_action="keep the installed Docker ($docker_pkg): never replaced; only the runsc runtime is added"
     apt_packages=()
 else
-    docker_action="apt-get install docker.io (no Docker on this host)"
+    docker_action="apt-get install docker.io (no Docker on this host), and docker-cli where the archive ships the client as a package of its own (Debian 13 does: docker.io only recommends it)"
     apt_packages=(docker.io)
 fi
 apt_packages+=(mmdebstrap debian-archive-keyring libseccomp2 libgomp1)   # libgomp1: the CPU model server wheel's OpenMP runtime
@@ -223,6 +223,12 @@ if [ "$runsc_source" = backports ]; then
     fi
 elif [ "$runsc_source" = archive ]; then
     apt_packages+=(runsc)
+fi
+if [[ " ${apt_packages[*]} " == *" docker.io "* ]]; then
+    # The docker client: part of docker.io up to Debian 12, its own package docker-cli (only recommended, and
+    # recommends are not installed here) from Debian 13 on. Asked of the archive, not of the release's name.
+    [ -n "$(ls /var/lib/apt/lists/*_Packages 2>/dev/null | sed -n 1p)" ] || apt-get update -q
+    if apt-cache show docker-cli 2>/dev/null | grep '^Package: docker-cli$' >/dev/null; then apt_packages+=(docker-cli); fi   # no grep -q: pipefail
 fi
 install_missing "${apt_packages[@]}"
 if [ "$runsc_source" = release ]; then
