@@ -91,7 +91,7 @@ def _support(tmp_path, text: str) -> subprocess.CompletedProcess:
                                "PLAN_RUNSC_CANDIDATE": "none", "PLAN_PYTHON": "3.12"})
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(distro=st.sampled_from(["debian", "ubuntu", "fedora", "arch", "alpine", "rhel"]),
        major=st.integers(0, 40), minor=st.sampled_from([None, 4, 10]))
 def test_the_support_rule_is_the_distributions_version_not_a_list_of_names(tmp_path, distro, major, minor):
