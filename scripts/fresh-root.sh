@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Run a command in a pristine Debian 12 (bookworm) root, as on a machine that has never seen the kit: dpkg knows no
-# package beyond a cloud image's few, no docker, no runsc, no compiler, no virtualenv, no pip cache, no models.
+# Run a command in a pristine Debian root (12 bookworm by default, --suite trixie for Debian 13), as on a machine that
+# has never seen the kit: dpkg knows no package beyond a cloud image's few, no docker, no runsc, no compiler, no
+# virtualenv, no pip cache, no models.
 #
-#   bash scripts/fresh-root.sh [--keep] [--committed] -- COMMAND...
+#   bash scripts/fresh-root.sh [--keep] [--committed] [--suite bookworm|trixie] -- COMMAND...
 #
 # The root is made once with mmdebstrap (variant apt plus ca-certificates python3 python3-venv make git sudo:
 # what a fresh cloud image has; about 2-5 min) and cached as a tarball under $FRESH_ROOT_CACHE
-# [/var/cache/mathsolver-fresh-root], keyed by that package list; each call unpacks a new copy (a few seconds).
+# [/var/cache/mathsolver-fresh-root], keyed by the suite and that package list; each call unpacks a new copy (a few
+# seconds).
 # The kit goes to /kit: the work tree's tracked and untracked-but-not-ignored files (what a clone of it would hold
 # once committed), or with --committed the tree of HEAD. COMMAND runs in /kit under chroot in a private mount
 # namespace with /proc, /sys and /dev, a clean environment, and only the host's network client settings carried
@@ -16,12 +18,13 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"
 LOG_NAME=fresh-root
 die() { printf 'fresh-root: ERROR: %s\n' "$*" >&2; exit 2; }
-usage="usage: fresh-root.sh [--keep] [--committed] -- COMMAND..."
-keep=0 committed=0
+usage="usage: fresh-root.sh [--keep] [--committed] [--suite bookworm|trixie] -- COMMAND..."
+keep=0 committed=0 suite=bookworm
 while [ $# -gt 0 ]; do
     case "$1" in
         --keep) keep=1; shift ;;
         --committed) committed=1; shift ;;
+        --suite) [ $# -ge 2 ] || die "$usage"; suite=$2; shift 2 ;;
         --) shift; break ;;
         *) die "$usage" ;;
     esac
@@ -35,10 +38,11 @@ git -C "$kit" rev-parse --git-dir >/dev/null 2>&1 || die "$kit is not a git chec
 packages=ca-certificates,python3,python3-venv,make,git,sudo
 cache=${FRESH_ROOT_CACHE:-/var/cache/mathsolver-fresh-root}
 mkdir -p "$cache"
-tarball=$cache/bookworm-$(printf '%s' "$packages" | sha256sum | cut -c1-12).tar
+case "$suite" in bookworm|trixie) ;; *) die "--suite must be bookworm (Debian 12) or trixie (Debian 13), not '$suite'" ;; esac
+tarball=$cache/$suite-$(printf '%s' "$packages" | sha256sum | cut -c1-12).tar
 if [ ! -s "$tarball" ]; then
-    printf 'fresh-root: making the bookworm root once (%s), about 2-5 min\n' "$packages" >&2
-    mmdebstrap --quiet --variant=apt --format=tar --include="$packages" bookworm "$tarball.part" >&2
+    printf 'fresh-root: making the %s root once (%s), about 2-5 min\n' "$suite" "$packages" >&2
+    mmdebstrap --quiet --variant=apt --format=tar --include="$packages" "$suite" "$tarball.part" >&2
     mv "$tarball.part" "$tarball"
 fi
 

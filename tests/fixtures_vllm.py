@@ -119,3 +119,16 @@ def stand_in_image_pin(tmp_path, monkeypatch) -> Path:
     (d / "image.lock.json").write_text(json.dumps(lock))
     monkeypatch.setenv("MATHSOLVER_VLLM_DIR", str(d))
     return d
+
+
+@pytest.fixture
+def own_image_built(monkeypatch) -> dict:
+    """The kit's own image "built" on this box for a FAKE docker (tests/model/fake_docker/docker answers `image inspect`
+    with these labels): the labels the build script gives this checkout's recipe."""
+    import json
+
+    from harness.model.vllm.image import build_inputs
+    inputs = build_inputs()
+    labels = {"org.mathsolver.lock-sha256": inputs["lock_sha256"], "org.mathsolver.inputs-sha256": inputs["inputs_sha256"]}
+    monkeypatch.setenv("FAKE_DOCKER_IMAGE_LABELS", json.dumps(labels))
+    return labels

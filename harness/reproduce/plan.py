@@ -18,6 +18,7 @@ from harness.data import datahub
 from harness.data.dataset import Case, DatasetError, load_dataset
 from harness.arms.coverage import arm_cases
 from harness.model.serving import CPU_MODEL
+from harness.reproduce.acceptance import measured_rates
 from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, model_arm_names, resolve_arms,
                                       select_cases)
 from harness.reproduce.launchers import launcher_kind
@@ -189,6 +190,7 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
     total_s = {"min": 0.0, "max": 0.0}
     unknown_time: list[str] = []
     measured_shares = prefix_cache_shares() if cfg.launcher == "vllm" else {}   # read once for every model
+    measured_tp = measured_rates() if cfg.launcher == "vllm" else {}   # make gpu-acceptance's, once written
     for key in cfg.models:
         names = model_arm_names(cfg.arms, key)
         rows = [a for a in plan["arms"] if a["needs_model"] and a["arm"] in names]
@@ -200,6 +202,8 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
         entry.update(model.fields)
         plan["problems"] += list(model.problems)
         tp = model.throughput
+        if tp is not None and key in measured_tp:      # the box's measured rates replace the stated assumption
+            tp = {**tp, **{k: v for k, v in measured_tp[key].items() if k != "concurrency"}, "measured": True}
         if tp is None and rows:
             entry["estimate_s"] = None     # unknown: no throughput to assume (an external server is the user's)
             unknown_time.append(key)
@@ -239,7 +243,8 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
     plan["notes"] += [f"tokens per request: {d}" for d in details]
     plan["notes"].append("Time = sum over arms of requests x (prompt tokens / prefill rate + completion tokens / "
                          "decode rate), plus server start-up; weight downloads are not included. Each rate is an "
-                         "assumption (its source is printed with the model), not a measurement of your hardware.")
+                         "assumption (its source is printed with the model) until `make gpu-acceptance` has measured "
+                         "it on your box (then the model's line says `measured`).")
     return plan
 
 
@@ -320,7 +325,7 @@ def download_estimate(cfg: ReproduceConfig, plan: dict) -> dict:
             weights[m["key"]] = 0
         else:
             weights[m["key"]] = m.get("weights_bytes")
-    image = None if cfg.launcher == "vllm" else 0
+    image = plan.get("image_download_bytes") if cfg.launcher == "vllm" else 0
     sizes = list(weights.values()) + [image]
     return {"weights_bytes": weights, "image_bytes": image,
             "total_bytes": None if any(v is None for v in sizes) else sum(sizes),
@@ -390,8 +395,9 @@ def format_plan(plan: dict) -> str:
         if m.get("estimate_s"):
             tp = m["throughput_assumption"]
             lines.append(f"  time:    {_hours(m['estimate_s']['min'])} .. {_hours(m['estimate_s']['max'])} "
-                         f"(assumed {tp['prefill_tokens_per_s']} prompt tok/s, {tp['decode_tokens_per_s']} "
-                         f"completion tok/s, start-up {tp['startup_s']} s; assumption: {tp.get('source') or 'not stated'})")
+                         f"({'measured' if tp.get('measured') else 'assumed'} {tp['prefill_tokens_per_s']} prompt "
+                         f"tok/s, {tp['decode_tokens_per_s']} completion tok/s, start-up {tp['startup_s']} s; "
+                         f"{'source' if tp.get('measured') else 'assumption'}: {tp.get('source') or 'not stated'})")
             lines += _prefix_cache_lines(m.get("prefix_cache"), plan["order"])
     lines += ["", f"Requests per arm, per model, {len(seeds)} seed(s):",
               f"  {'arm':<22} {'cases':>6} {'req/case':>9} {'requests':>15} {'prompt tok':>10} {'compl. tok':>10}  source"]
@@ -436,6 +442,8 @@ def format_plan(plan: dict) -> str:
                  + (f" (at least {_size(dl['known_bytes'])})" if dl["total_bytes"] is None and dl["known_bytes"] else "")
                  + " - weights: " + ", ".join(f"{k} {_size(v)}" for k, v in dl["weights_bytes"].items())
                  + (f"; server image {_size(dl['image_bytes'])}" if dl["image_bytes"] != 0 else "")
+                 + (" (the wheels make vllm-image downloads)" if dl["image_bytes"] and plan.get("image_choice") == "own"
+                    else "")
                  + ("; unknown: the pins record no size (see the model's and the image's registry pages)"
                     if dl["total_bytes"] is None else ""))
     for n in plan["notes"]:

@@ -17,7 +17,8 @@ from harness.arms.solvers import uses_convention
 from harness.data.conventions import ConventionChoice
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
-from harness.model.preflight import check_model_server
+from harness.model.endpoint import endpoint_info
+from harness.model.preflight import listed_models
 from harness.model.rehearsal.labels import is_synthetic_model
 from harness.run.manifest import (ClientInfo, ConventionRef, ExecutorInfo, ModelRef, RunManifest, arm_configs,
                                   dataset_ref, origin, read_manifests, updated, write_manifest)
@@ -158,7 +159,8 @@ async def run_session(request: RunRequest) -> RunManifest:
             ex_cm = Executor(backend=request.executor_backend)
             executor = ex_cm.__enter__()
         if any(a.needs_model for a in arms):
-            ids = await asyncio.to_thread(check_model_server, base_url, min(timeout, 60.0), api_key_env=api_key_env)
+            entries = await asyncio.to_thread(listed_models, base_url, min(timeout, 60.0), api_key_env=api_key_env)
+            ids = [m["id"] for m in entries]
             if model_id is None:
                 if not ids:
                     raise RunSetupError(f"{base_url}/models lists no model; give --model")
@@ -166,6 +168,9 @@ async def run_session(request: RunRequest) -> RunManifest:
             client = ModelClient(base_url, model_id, profile=server_profile, model_revision=model_revision,
                                  concurrency=concurrency, timeout=timeout, cache_dir=target.cache_dir,
                                  api_key_env=api_key_env)
+            if server is None:      # a server the kit did not start: what it says about itself (GET /version ...)
+                server = await asyncio.to_thread(lambda: endpoint_info(base_url, model_id, server_profile, entries,
+                                                                        api_key_env=api_key_env))
         one_shot = []
         if any(a.example for a in arms):
             one_shot = load_dataset("one-shot").cases

@@ -76,3 +76,19 @@ def test_external_launcher_preflight_sends_the_key_and_names_a_401_fake_server(m
         (server, _dataset) = kind.preflight(["scripted-model"], deterministic=False, dataset="bundled-test",
                                             base_url=srv.url)
         assert server.ok, server.detail
+
+
+def test_a_users_endpoint_is_described_in_the_run_manifest_by_what_it_answers_fake_server(tmp_path, monkeypatch):
+    """No --server-info: the run manifest's server is what the endpoint said about itself. The scripted FAKE has no
+    GET /version and lists its model without `owned_by: vllm`, so it is not recorded as vLLM, even under the vllm
+    profile: nothing is guessed from the profile or the URL."""
+    from harness.run.manifest import read_manifests
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with ScriptedServer([]) as srv:
+        r = _run(srv.url, tmp_path / "res", "--server-profile", "vllm")
+    assert r.exit_code == 0, r.output
+    (found,) = read_manifests(tmp_path / "res", kind="run")
+    server = found.manifest.server
+    assert server.launcher == "external" and server.base_url == srv.url and server.model_id == "scripted-model"
+    assert server.server is None and server.server_version is None and server.facts["version_answer"] is None
+    assert server.served_model.id == "scripted-model"

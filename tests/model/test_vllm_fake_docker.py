@@ -1,8 +1,9 @@
 """VllmLauncher.start / wait_ready / describe / stop and `harness serve smoke` against a FAKE `docker`
 (tests/model/fake_docker/docker, first on PATH): it asserts nothing itself but logs every argv, and plays vLLM
 0.32.0's start-up lines (version, sampling defaults) with a stub OpenAI server, or the platform's ValueError for an
-attention backend without batch invariance. No GPU, no image, no container; the image pin is a stand-in digest
-(the committed one is not resolved yet)."""
+attention backend without batch invariance. No GPU, no image, no container: the fake says the kit's own image is
+built here with this checkout's labels (`own_image_built`); the upstream image runs under a stand-in digest (the
+committed one is not resolved yet)."""
 from __future__ import annotations
 
 import json
@@ -18,12 +19,13 @@ from harness.model.vllm.launcher import VllmLauncher
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.launchers import free_port
 from harness.reproduce.smoke import smoke
+from tests.fixtures_vllm import STAND_IN_DIGEST
 
 FAKE_BIN = Path(__file__).parent / "fake_docker"
 
 
 @pytest.fixture
-def fake_docker(tmp_path, monkeypatch, stand_in_image_pin):
+def fake_docker(tmp_path, monkeypatch, own_image_built):
     calls = tmp_path / "calls.jsonl"
     monkeypatch.setenv("PATH", f"{FAKE_BIN}:{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_DOCKER_CALLS", str(calls))
@@ -45,11 +47,17 @@ def test_start_runs_the_exact_docker_command_and_reads_the_servers_log(fake_dock
     try:
         la.wait_ready(timeout=30)
         calls = fake_docker()
-        assert calls[0] == ["rm", "-f", "mathsolver-vllm"]
-        assert calls[1] == la.command()[1:]                      # the exact argv, image by digest
-        assert calls[1][calls[1].index("--runtime") + 1] == "nvidia" and vllm.image_reference() in calls[1]
-        assert "-e" not in calls[1]                               # not deterministic: no environment
+        assert calls[0] == ["image", "inspect", vllm.image_reference()]   # the kit's image, built from this recipe
+        assert calls[1] == ["rm", "-f", "mathsolver-vllm"]
+        assert calls[2] == la.command()[1:]                      # the exact argv, the kit's image by its lock's name
+        assert calls[2][calls[2].index("--runtime") + 1] == "nvidia" and vllm.image_reference() in calls[2]
+        assert vllm.image_reference().startswith("mathsolver-vllm:")
+        envs = [calls[2][i + 1] for i, a in enumerate(calls[2]) if a == "-e"]
+        assert envs == ["VLLM_USE_FLASHINFER_SAMPLER=0"]          # not deterministic: only the explicit sampler
         d = la.describe()
+        assert d.facts["image_choice"] == "own" and d.facts["image_id"] == "sha256:" + "e" * 64
+        # what the server said it chose: FlashAttention 3, SM90's default outside deterministic mode; the sampler
+        assert d.kernels_logged == {"attention_backend": "FLASH_ATTN", "flash_attn_version": 3, "sampler": "native"}
         assert d.server_version == "0.32.0"                       # GET /version
         assert d.sampling_defaults == {"repetition_penalty": 1.05, "temperature": 0.7, "top_k": 20, "top_p": 0.8}
         assert d.sampling_defaults_logged["override_warning"] is True
@@ -66,8 +74,33 @@ def test_deterministic_start_passes_the_batch_invariance_environment(fake_docker
     la.stop()
     run = next(c for c in fake_docker() if c[0] == "run")
     envs = [run[i + 1] for i, a in enumerate(run) if a == "-e"]
-    assert envs == ["VLLM_BATCH_INVARIANT=1"]
+    assert envs == ["VLLM_USE_FLASHINFER_SAMPLER=0", "VLLM_BATCH_INVARIANT=1"]
     assert "--no-enable-prefix-caching" in run and run[run.index("--attention-backend") + 1] == "FLASH_ATTN"
+    assert json.loads(run[run.index("--attention-config") + 1]) == {"flash_attn_version": 2}   # FA2, not SM90's FA3
+    assert la.describe().kernels_logged["flash_attn_version"] == 2
+
+
+def test_an_unbuilt_or_foreign_own_image_is_refused_naming_make_vllm_image(fake_docker, tmp_path, monkeypatch):
+    monkeypatch.delenv("FAKE_DOCKER_IMAGE_LABELS")
+    la = VllmLauncher("qwen2.5-7b", log_path=tmp_path / "server.log")
+    with pytest.raises(LaunchError, match=r"mathsolver-vllm:[0-9a-f]{16} is not built on this box: run `make vllm-image`"):
+        la.start()
+    monkeypatch.setenv("FAKE_DOCKER_IMAGE_LABELS", json.dumps({"org.mathsolver.lock-sha256": "0" * 64}))
+    with pytest.raises(LaunchError, match=r"not the build of this checkout's recipe .*lock-sha256.*make vllm-image"):
+        la.start()
+    assert not any(c[0] == "run" for c in fake_docker())       # nothing started
+
+
+def test_the_upstream_image_is_still_an_option_by_digest(fake_docker, tmp_path, monkeypatch, stand_in_image_pin):
+    monkeypatch.setenv("VLLM_IMAGE", "upstream")
+    la = VllmLauncher("qwen2.5-7b", log_path=tmp_path / "server.log")
+    la.flags = {**la.flags, "port": free_port()}
+    la.start()
+    la.stop()
+    run = next(c for c in fake_docker() if c[0] == "run")
+    assert f"vllm/vllm-openai:v0.32.0@{STAND_IN_DIGEST}" in run
+    assert not any(c[:2] == ["image", "inspect"] for c in fake_docker())
+    assert la.describe().facts["image_choice"] == "upstream"
 
 
 def test_the_batch_invariance_start_failure_is_named_when_the_container_exits(fake_docker, tmp_path, monkeypatch):
@@ -90,7 +123,7 @@ def test_the_batch_invariance_start_failure_is_named_when_the_container_exits(fa
 
 def test_smoke_through_the_vllm_launcher_sends_the_papers_requests(fake_docker, tmp_path, monkeypatch):
     d = tmp_path / "vllm"
-    shutil.copytree(vllm.vllm_dir(), d)          # the stand-in image pin
+    shutil.copytree(vllm.vllm_dir(), d)
     serving = json.loads((d / "serving.json").read_text())
     serving["defaults"]["port"] = free_port()
     (d / "serving.json").write_text(json.dumps(serving))

@@ -1,6 +1,8 @@
-"""scripts/install-host.sh on the hosts users rent: its plan for Debian 12, Ubuntu 22.04 and 24.04 (read from an
-os-release file it is given), and a run against a pre-existing daemon.json of a GPU box (NVIDIA runtime, default
-runtime nvidia): they survive, runsc is added, docker restarts once through systemd.
+"""scripts/install-host.sh on the hosts users rent: its plan for Debian 12 and 13, Ubuntu 22.04, 24.04 and newer (read
+from an os-release file it is given, with the distribution's facts, the archive's runsc candidate and python3's
+version, as PLAN_* values), the support rule over generated os-release files, and a run against a pre-existing
+daemon.json of a GPU box (NVIDIA runtime, default runtime nvidia): they survive, runsc is added, docker restarts once
+through systemd.
 
 The run uses FAKE `systemctl`, `docker` and `runsc` executables on PATH (they log their argv; `docker info` lists
 the runtimes, `runsc --version` says the pinned release, `runsc do` succeeds) and a temporary DAEMON_JSON: it never
@@ -14,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from harness.core.paths import REPO_ROOT
 
@@ -24,6 +27,15 @@ OS_RELEASES = {
                     'VERSION_CODENAME=jammy\n',
     "ubuntu-24.04": 'PRETTY_NAME="Ubuntu 24.04.1 LTS"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="24.04"\n'
                     'VERSION_CODENAME=noble\n',
+    "debian-13": 'PRETTY_NAME="Debian GNU/Linux 13 (trixie)"\nID=debian\nVERSION_ID="13"\nVERSION_CODENAME=trixie\n',
+}
+# Each distribution's facts as its archive states them (apt-cache policy runsc; python3 --version): bookworm has
+# runsc 0.0~20221219 (backports: 20240729), trixie 0.0~20240729 itself, Ubuntu's archives an old one or none.
+FACTS = {
+    "debian-12": {"PLAN_RUNSC_CANDIDATE": "0.0~20221219.0-1+b3", "PLAN_PYTHON": "3.11"},
+    "ubuntu-22.04": {"PLAN_RUNSC_CANDIDATE": "none", "PLAN_PYTHON": "3.10"},
+    "ubuntu-24.04": {"PLAN_RUNSC_CANDIDATE": "0.0~20221219.0-1", "PLAN_PYTHON": "3.12"},
+    "debian-13": {"PLAN_RUNSC_CANDIDATE": "0.0~20240729.0-4", "PLAN_PYTHON": "3.13"},
 }
 
 
@@ -31,7 +43,7 @@ def _plan(tmp_path, name, **env) -> subprocess.CompletedProcess:
     osr = tmp_path / f"os-release-{name}"
     osr.write_text(OS_RELEASES[name])
     return subprocess.run(["bash", str(SCRIPT), "--plan"], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "OS_RELEASE": str(osr), **env})
+                          env={**os.environ, "OS_RELEASE": str(osr), **FACTS[name], **env})
 
 
 @pytest.mark.parametrize("name", list(OS_RELEASES))
@@ -44,8 +56,11 @@ def test_plan_keeps_an_existing_docker_ce_and_names_the_gvisor_source(tmp_path, 
     assert "debian-archive-keyring" in out and "mmdebstrap" in out
     assert "keeping every other runtime and default-runtime" in out
     if name == "debian-12":
-        assert "-t bookworm-backports runsc (0.0~20240729" in out
-        assert "python3 is 3.11" in out
+        assert "-t bookworm-backports runsc (0.0~20240729" in out and "has no systrap" in out
+        assert "python3 is 3.11: make setup" in out
+    elif name == "debian-13":                      # trixie's own runsc is the pinned release: no backports, no binaries
+        assert "apt-get install runsc (the debian 13 archive's 0.0~20240729.0-4" in out and "backports" not in out
+        assert "python3 is 3.13: make setup" in out
     else:
         assert "gVisor release 20240729.0 binaries" in out and ".sha512" in out
         assert ("python3.11" in out) if name == "ubuntu-22.04" else ("python3 is 3.12" in out)
@@ -63,8 +78,41 @@ def test_plan_refuses_an_unsupported_distribution_and_a_bad_platform(tmp_path):
     r = subprocess.run(["bash", str(SCRIPT), "--plan"], capture_output=True, text=True,
                        env={**os.environ, "OS_RELEASE": str(osr)})
     assert r.returncode == 1 and "unsupported distribution fedora 40" in r.stderr
+    assert "supported are Debian 12 or newer, Ubuntu 22.04 or newer" in r.stderr and len(r.stderr.splitlines()) == 1
     r = _plan(tmp_path, "debian-12", RUNSC_PLATFORM="gvisor-fast")
     assert r.returncode == 1 and "RUNSC_PLATFORM must be ptrace, kvm or systrap" in r.stderr
+
+
+def _support(tmp_path, text: str) -> subprocess.CompletedProcess:
+    osr = tmp_path / "os-release"
+    osr.write_text(text)
+    return subprocess.run(["bash", str(SCRIPT), "--plan"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "OS_RELEASE": str(osr), "PLAN_DOCKER": "none", "PLAN_RUNSC": "none",
+                               "PLAN_RUNSC_CANDIDATE": "none", "PLAN_PYTHON": "3.12"})
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(distro=st.sampled_from(["debian", "ubuntu", "fedora", "arch", "alpine", "rhel"]),
+       major=st.integers(0, 40), minor=st.sampled_from([None, 4, 10]))
+def test_the_support_rule_is_the_distributions_version_not_a_list_of_names(tmp_path, distro, major, minor):
+    """Every generated os-release: a plan for exactly Debian >= 12 and Ubuntu >= 22.04, whatever their names (a
+    Debian or Ubuntu release that does not exist yet is planned for), and one line naming the rule otherwise."""
+    version = f"{major}" if minor is None else f"{major}.{minor:02d}"
+    r = _support(tmp_path, f'ID={distro}\nVERSION_ID="{version}"\nVERSION_CODENAME=next\n')
+    if distro == "debian":
+        want = minor is None and major >= 12
+    elif distro == "ubuntu":
+        want = minor is not None and (major, minor) >= (22, 4)
+    else:
+        want = False
+    if want:
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith(f"install-host plan for {distro} {version} (next)")
+        assert "next-backports" in r.stdout if distro == "debian" else "release 20240729.0 binaries" in r.stdout
+    else:
+        assert r.returncode == 1 and r.stdout == ""
+        assert f"unsupported distribution {distro} {version}" in r.stderr and "supported are Debian 12 or newer" in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
 
 
 def _fake(path: Path, body: str) -> None:

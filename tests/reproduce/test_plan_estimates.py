@@ -53,5 +53,8 @@ def test_the_dry_run_gives_disk_and_download_totals(tmp_path):
     assert "Downloads: 491.4 MB - weights: qwen2.5-coder-0.5b-instruct 491.4 MB" in text
     assert "Disk for results: about " in text and "estimated at 2000 bytes of fields" in text
     vllm = _plan(tmp_path, tmp_path / "none", arms=["open-book"], models=["qwen2.5-7b"])
-    assert vllm["downloads"]["total_bytes"] is None
-    assert "Downloads: unknown - weights: qwen2.5-7b unknown; server image unknown" in format_plan(vllm)
+    assert vllm["downloads"]["total_bytes"] is None                    # the weights' size is not recorded
+    wheels = vllm["downloads"]["image_bytes"]                           # the kit's image: its wheels, measured
+    assert wheels == __import__("harness.model.vllm.locks", fromlist=["x"]).own_image()["build"]["download_bytes"]
+    assert (f"Downloads: unknown (at least {wheels / 1e9:.1f} GB) - weights: qwen2.5-7b unknown; server image "
+            f"{wheels / 1e9:.1f} GB (the wheels make vllm-image downloads)") in format_plan(vllm)

@@ -78,8 +78,13 @@ def test_dry_run_prints_pinned_digest_revisions_commands_and_request_counts(tmp_
     assert r.returncode == 0, r.stderr + r.stdout
     out = r.stdout
     image = json.loads((vllm.DEFAULT_VLLM_DIR / "image.lock.json").read_text())
-    # the committed pin's digest is not resolved yet: the plan shows the placeholder and says what resolves it
-    assert f"image: vllm/vllm-openai:{image['tag']}@{image['digest'] or vllm.UNRESOLVED_DIGEST}" in out
+    # the kit's own image, by its lock's sha256 and its content (the recorded build): no pin left to resolve
+    own = image["own"]
+    assert f"image: mathsolver-vllm:{own['lock_sha256'][:16]}  (vLLM 0.32.0, the kit's own)" in out
+    assert f"lock:    requirements-vllm-gpu.lock sha256 {own['lock_sha256']}" in out
+    assert f"content: rootfs sha256 {own['build']['rootfs_sha256']}, image id {own['build']['image_id']}" in out
+    assert "not resolved" not in out and vllm.UNRESOLVED_DIGEST not in out
+    assert "carries no CUDA forward-compatibility libraries" in out
     for key, e in json.loads((vllm.DEFAULT_VLLM_DIR / "models.lock.json").read_text())["models"].items():
         assert f"model {key}: {e['repo']} @ {e['revision']}" in out
         assert f"--model {e['repo']} --revision {e['revision']}" in out   # the exact docker run line
@@ -105,6 +110,11 @@ def test_dry_run_prints_pinned_digest_revisions_commands_and_request_counts(tmp_
     assert _arm_line(out, "gold-lib")[2] == "0"
     assert re.search(r"Estimated time, all models: [\d.]+ (h|min) \.\. [\d.]+ (h|min)", out)
     assert "PROBLEM" not in out and "not fetched here" in out
+    # upstream's image stays an option: its committed digest is not resolved yet, the plan shows the placeholder
+    r = _script(tmp_path, DRY_RUN=1, ARMS="blind", MODELS="qwen2.5-7b", VLLM_IMAGE="upstream")
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert f"image: vllm/vllm-openai:{image['tag']}@{image['digest'] or vllm.UNRESOLVED_DIGEST}" in r.stdout
+    assert "make pin-images WRITE=1" in r.stdout and "(or CUDA forward compatibility)" in r.stdout
 
 
 def test_request_counts_change_with_ARMS_and_SEEDS(tmp_path):
@@ -196,11 +206,16 @@ def test_deterministic_dry_run_plans_all_four_models_each_with_its_batch_invaria
     for key in ("qwen2.5-7b", "qwen2.5-32b-awq", "mistral-7b", "phi-3.5-mini"):
         block = r.stdout.split(f"model {key}:", 1)[1].split("\nmodel ", 1)[0]
         assert "-e VLLM_BATCH_INVARIANT=1" in block and "--attention-backend FLASH_ATTN" in block
+        assert "--attention-config '{\"flash_attn_version\": 2}'" in block       # FA2, not SM90's FA3
+        assert "-e VLLM_USE_FLASHINFER_SAMPLER=0" in block                         # the sampler, explicit
         assert "  contract: vLLM 0.32.0 accepts this command" in block
         assert "  batch-invariant path (read from vLLM 0.32.0's source, not measured): " in block
+        assert "FA2" in block or "FlashAttention 2 set explicitly (fa_utils.py:109-117" in block
+    seven = r.stdout.split("model qwen2.5-7b:", 1)[1].split("\nmodel ", 1)[0]
+    assert "fa_utils.py:109-117" in seven and "flash_attn.py:862-863" in seven and "fa_utils.py:98-101" in seven
     awq = r.stdout.split("model qwen2.5-32b-awq:", 1)[1].split("\nmodel ", 1)[0]
     assert "auto_awq.py:311-333" in awq and "PR #38670" in awq
-    assert "has no resolved digest yet: run `make pin-images WRITE=1`" in r.stdout
+    assert "has no resolved digest" not in r.stdout                  # the kit's own image: nothing to resolve
 
 
 def test_sampling_seeds_is_an_explicit_option_recorded_in_the_plan(tmp_path):

@@ -57,6 +57,80 @@ def _value_ok(spec: dict, value: str) -> str | None:
     return None
 
 
+def _config_json_problems(name: str, spec: dict, value: str, *, key: str | None = None) -> list[str]:
+    """A config flag's JSON value (`--attention-config '{"flash_attn_version": 2}'`), or one key of it in vLLM's
+    dotted form (`--attention-config.flash_attn_version=2`), against the config class's fields as the contract read
+    them: vLLM's parser validates it with pydantic and refuses an unknown key or a value outside the field's type."""
+    fields = spec.get("config_fields") or {}
+    if key is not None:
+        items = {key: value}
+    else:
+        try:
+            items = json.loads(value)
+        except json.JSONDecodeError:
+            return [f"{name}: {value!r} is not JSON ({spec['config']}, {spec.get('config_source')})"]
+        if not isinstance(items, dict):
+            return [f"{name}: {value!r} is not a JSON object of {spec['config']} fields"]
+    problems = []
+    for k, v in items.items():
+        field = fields.get(k)
+        if field is None:
+            problems.append(f"{name}: {spec['config']} has no field {k!r} ({spec.get('config_source')})")
+            continue
+        if key is not None:                       # the dotted form's value is text, parsed as the field's type
+            why = _value_ok(field, v)
+        else:
+            why = _json_value_ok(field, v)
+        if why:
+            problems.append(f"{name}: {k}: {why} ({field.get('source')})")
+    return problems
+
+
+_BOOL_WORDS = {"0", "1", "true", "false", "t", "f", "yes", "no", "y", "n", "on", "off"}
+
+
+def _json_value_ok(field: dict, v) -> str | None:
+    """None if pydantic's lax mode (the config classes' validation) takes the JSON value `v` for `field`, else why
+    not. The rules, checked against vLLM 0.32.0's parser by tests/model/test_vllm_image.py's differential test: a
+    Literal takes only its own values (2.0 for 2, never "2" or true); an int takes ints, integral floats, numeric
+    strings and booleans; a bool takes booleans, 0/1 and the words pydantic reads; a str takes only text."""
+    kind = field.get("kind")
+    if v is None:
+        optional = field.get("optional") or re.search(r"\bNone\b", field.get("annotation", ""))
+        return None if optional else "null is not allowed (the field is not optional)"
+    if kind in ("json_or_str", "config_json", "list", "tuple", "set") or isinstance(v, (dict, list)) and kind not in (
+            "int", "float", "bool", "str", "enum_name") and "choices" not in field:
+        return None                               # nested values: vLLM's own validator, not checked here
+    if isinstance(v, (dict, list)):
+        return f"{v!r} is not a {kind}"
+    choices = field.get("choices")
+    if choices is not None:
+        numeric = isinstance(v, (int, float)) and not isinstance(v, bool)
+        hit = any(v == c and (numeric if isinstance(c, (int, float)) else isinstance(v, str))
+                  for c in choices if c != "None")
+        return None if hit else f"{v!r} is not one of {choices}"
+    if kind == "int":
+        if isinstance(v, bool) or isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
+            return None
+        return None if isinstance(v, str) and re.fullmatch(r"\s*[-+]?\d+\s*", v) else f"{v!r} is not an int"
+    if kind == "float":
+        if isinstance(v, (int, float)):
+            return None
+        try:
+            float(v)
+            return None
+        except ValueError:
+            return f"{v!r} is not a float"
+    if kind == "bool":
+        if isinstance(v, bool) or (isinstance(v, (int, float)) and v in (0, 1)):
+            return None
+        return None if isinstance(v, str) and v.strip().lower() in _BOOL_WORDS else f"{v!r} is not a bool"
+    if kind == "enum_name":
+        return None if isinstance(v, str) and (v.upper() in field.get("enum_members", []) or v.lower() == "auto") \
+            else f"{v!r} is not a member of {field.get('enum')}"
+    return None if isinstance(v, str) else f"{v!r} is not text"
+
+
 PLATFORMS = ("cuda", "cpu")
 
 
@@ -80,6 +154,13 @@ def check_server_command(contract: dict, args: list[str], env: dict[str, str], *
             continue
         name, _, inline = tok.partition("=")
         name = by_alias.get(name, name)
+        base, dot, key = name.partition(".")
+        if dot and flags.get(base, {}).get("kind") == "config_json":   # --attention-config.flash_attn_version=2
+            value = inline or (args[i + 1] if i + 1 < len(args) else "")
+            problems += _config_json_problems(base, flags[base], value, key=key)
+            seen.setdefault(base, json.dumps({key: value}))
+            i += 1 if inline else 2
+            continue
         spec = flags.get(name)
         if spec is None:
             problems.append(f"{name}: not a flag of vLLM {contract['vllm_version']}")
@@ -102,6 +183,9 @@ def check_server_command(contract: dict, args: list[str], env: dict[str, str], *
         if not values:
             problems.append(f"{name}: needs a value")
         for v in values:
+            if spec.get("kind") == "config_json":
+                problems += _config_json_problems(name, spec, v)
+                continue
             why = _value_ok(spec, v)
             if why:
                 problems.append(f"{name}: {why} ({spec.get('source')})")

@@ -8,6 +8,7 @@ at GET /version; the sampling defaults it applies are read from its start-up log
 """
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -16,21 +17,24 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
 from harness.core.paths import REPO_ROOT
+from harness.model.endpoint import served_vllm_version
 from harness.model.prerequisites import run_quietly
 from harness.model.server_info import ContractPin, Determinism, ServerInfo, server_args_for_record
 from harness.model.serving import LaunchError, Launcher, poll_models
 from harness.model.vllm.contract import check_server_command
-from harness.model.vllm.locks import (PinError, contract, contract_pin, image_lock, image_reference, model_lock,
-                                      serving_config, serving_flags)
-from harness.model.vllm.logs import logged_sampling_defaults, logged_vllm_version
+from harness.model.vllm.image import build_inputs, label_problems, local_image
+from harness.model.vllm.locks import (PinError, all_model_keys, contract, contract_pin, image_choice, image_lock,
+                                      image_reference, model_lock, serving_config, serving_flags)
+from harness.model.vllm.logs import logged_kernels, logged_sampling_defaults, logged_vllm_version
 
 def server_args(model: str, served_name: str, flags: dict, *, revision: str | None, host: str,
-                deterministic: bool) -> list[str]:
+                deterministic: bool, attention_config: dict | None = None) -> list[str]:
     """The vLLM server's flags for one model: the one builder of the H100 command and of its CPU twin's
-    (harness.model.vllm_cpu). `flags` is a resolved flag set (serving_flags, or the CPU twin's adaptation of it)."""
+    (harness.model.vllm_cpu). `flags` is a resolved flag set (serving_flags, or the CPU twin's adaptation of it).
+    Deterministic mode adds serving.json's `deterministic.flags` and its `attention_config` as one JSON
+    `--attention-config` (FlashAttention 2; `attention_config` replaces it, e.g. {"flash_attn_version": 3} for the
+    acceptance check's contrast)."""
     f = flags
     args = ["--model", model]
     if revision:
@@ -48,23 +52,19 @@ def server_args(model: str, served_name: str, flags: dict, *, revision: str | No
     if f.get("enforce_eager"):
         args += ["--enforce-eager"]
     if deterministic:
-        args += list(serving_config()["deterministic"]["flags"])
+        det = serving_config()["deterministic"]
+        args += list(det["flags"])
+        config = det.get("attention_config") if attention_config is None else attention_config
+        if config:
+            args += ["--attention-config", json.dumps(config, sort_keys=True)]
     return args
 
 
 def server_env(deterministic: bool) -> dict[str, str]:
-    """The environment the kit sets for a vLLM server (the deterministic option's; nothing otherwise)."""
-    return dict(serving_config()["deterministic"]["env"]) if deterministic else {}
-
-
-def served_vllm_version(base_url: str, timeout: float = 10.0) -> str | None:
-    """The version a running vLLM server reports at GET /version (its root, beside /v1); None if it does not."""
-    root = base_url[:-3] if base_url.endswith("/v1") else base_url
-    try:
-        resp = httpx.get(f"{root}/version", timeout=timeout)
-        return str(resp.json().get("version")) if resp.status_code == 200 else None
-    except (httpx.HTTPError, ValueError, AttributeError):
-        return None
+    """The environment the kit sets for a vLLM server: serving.json `env` (the sampler, explicit on every server)
+    and, in deterministic mode, the mode's own (VLLM_BATCH_INVARIANT)."""
+    serving = serving_config()
+    return {**serving.get("env", {}), **(serving["deterministic"]["env"] if deterministic else {})}
 
 
 def hf_home() -> Path:
@@ -87,6 +87,9 @@ class VllmLauncher(Launcher):
     log_path: Path = REPO_ROOT / "results" / "vllm-server.log"
     sampling_seeds: bool = False   # the explicit reproducible-sampling option: sampled requests carry a seed
     server_profile: str = "vllm"   # set from sampling_seeds: "vllm" (the paper's request) or "vllm-seeded"
+    # deterministic mode's --attention-config instead of serving.json's FlashAttention 2 (the acceptance check's
+    # FA3 contrast); None: serving.json's
+    attention_config: dict | None = None
     _started: bool = field(default=False, init=False, repr=False)
     _log_text: str | None = field(default=None, init=False, repr=False)
 
@@ -95,8 +98,10 @@ class VllmLauncher(Launcher):
         self.lock = model_lock(self.model_key)
         self.flags = serving_flags(self.model_key, generation_config=self.generation_config,
                                    deterministic=self.deterministic)
-        self.image = image_reference(planned=True)   # start() refuses an unresolved digest
+        self.image_choice = image_choice()
+        self.image = image_reference(planned=True)   # start() refuses an unresolved digest or an unbuilt image
         self._served_version: str | None = None
+        self._image_id: str | None = None
 
     @property
     def model_id(self) -> str:  # the served model name is the Hugging Face id, as in the paper's ledger
@@ -119,7 +124,7 @@ class VllmLauncher(Launcher):
 
     def server_args(self) -> list[str]:
         return server_args(self.lock["repo"], self.lock["repo"], self.flags, revision=self.lock["revision"],
-                           host="0.0.0.0", deterministic=self.deterministic)
+                           host="0.0.0.0", deterministic=self.deterministic, attention_config=self.attention_config)
 
     def command(self) -> list[str]:
         port = self.flags["port"]
@@ -144,6 +149,8 @@ class VllmLauncher(Launcher):
             self.image = image_reference()
         except PinError as exc:
             raise LaunchError(str(exc)) from None
+        if self.image_choice == "own":
+            self._image_id = own_image_id(self.image)
         self.log_path = Path(self.log_path)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["docker", "rm", "-f", self.container_name], capture_output=True, text=True)
@@ -218,7 +225,8 @@ class VllmLauncher(Launcher):
             text = self.logs()  # one `docker logs` call
             logged = logged_sampling_defaults(text)
             said = dict(server_version=self._served_version or logged_vllm_version(text),
-                        sampling_defaults_logged=logged, sampling_defaults=(logged or {}).get("chat") or {})
+                        sampling_defaults_logged=logged, sampling_defaults=(logged or {}).get("chat") or {},
+                        kernels_logged=logged_kernels(text))
         return ServerInfo(
             launcher="vllm", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
             server="vLLM", revision=self.revision, command=tuple(self.command()),
@@ -228,8 +236,36 @@ class VllmLauncher(Launcher):
             contract=ContractPin(**contract_pin()),
             generation_config_meaning=serving_config()["generation_config_choices"][self.generation_config],
             log=str(self.log_path), **said,
-            facts={"image_lock": image_lock(), "gpu": gpu_names() if said else [],
+            facts={"image_lock": image_lock(), "image_choice": self.image_choice, "image_id": self._image_id,
+                   "gpu": gpu_names() if said else [],
                    "sampling_seeds": {"on": self.sampling_seeds, "note": serving_config()["sampling_seeds"]["note"]}})
+
+
+def own_image_id(reference: str) -> str:
+    """docker's id of the kit's own image on this box, once it is known to be this checkout's build (LaunchError
+    naming `make vllm-image` otherwise)."""
+    image = local_image(reference)
+    if image is None:
+        raise LaunchError(f"the kit's vLLM image {reference} is not built on this box: run `make vllm-image` "
+                          "(make reproduce does so first; VLLM_IMAGE=upstream serves the official image instead)")
+    problems = label_problems(image, build_inputs())
+    if problems:
+        raise LaunchError(f"{reference} on this box is not the build of this checkout's recipe ({'; '.join(problems)})"
+                          ": run `make vllm-image`")
+    return image.id
+
+
+def planned_commands() -> list[dict]:
+    """Every server command the plan can emit (each pinned model, deterministic or not, either generation config)
+    as {name, args, env}: what the image's own parser is asked to take (harness.model.vllm.image)."""
+    out = []
+    for key in all_model_keys():
+        for deterministic in (False, True):
+            for gen in serving_config()["generation_config_choices"]:
+                launcher = VllmLauncher(key, generation_config=gen, deterministic=deterministic)
+                out.append({"name": f"{key} {'deterministic' if deterministic else 'default'} generation-config={gen}",
+                            "args": launcher.server_args(), "env": launcher.env()})
+    return out
 
 
 def gpu_names() -> list[str]:

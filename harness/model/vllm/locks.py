@@ -11,11 +11,19 @@ VLLM_ATTENTION_BACKEND; a selected backend without batch-invariance support is r
 off. A model whose pinned release path is not batch-invariant (serving.json `deterministic.refused`) is refused by
 name: a manifest never claims a determinism the release does not give.
 
-Writing. `update_model_pins` and `update_image_pin` are the only writers of the lock files (`harness serve
-pin-models` / `pin-images` resolve the revisions and digests on a networked machine and hand them here).
+The image. `VLLM_IMAGE` chooses which image serves: `own` (the default), the kit's own image built from
+requirements-vllm-gpu.lock by `make vllm-image` and named by that lock's sha256 (image.lock.json `own`, with the
+record of the kit's build: its content, the rootfs sha256, and docker's image id), or `upstream`, the official
+`vllm/vllm-openai` image by its registry digest (the top-level fields of image.lock.json; `make pin-images WRITE=1`
+resolves the digest on a networked box).
+
+Writing. `update_model_pins`, `update_image_pin` and `update_own_build` are the only writers of the lock files
+(`harness serve pin-models` / `pin-images` resolve the revisions and digests on a networked machine, `harness serve
+vllm-image record` hands over a build of the kit's image).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -29,6 +37,9 @@ FULL_REVISION = re.compile(r"^[0-9a-f]{40}$")
 FULL_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 UNRESOLVED_DIGEST = "<digest not resolved: make pin-images WRITE=1 on a networked machine>"
 IMAGE_LOCK = "image.lock.json"
+GPU_LOCK = REPO_ROOT / "requirements-vllm-gpu.lock"   # the kit's own image's Python packages (make vllm-image)
+IMAGE_ENV = "VLLM_IMAGE"
+IMAGE_CHOICES = ("own", "upstream")
 MODELS_LOCK = "models.lock.json"
 SERVING = "serving.json"
 
@@ -77,10 +88,41 @@ def image_lock() -> dict:
     return lock
 
 
-def image_reference(*, planned: bool = False) -> str:
-    """`image:tag@sha256:...`; docker pulls by the digest (the tag is kept for reading). A lock whose digest is not
-    resolved yet (`digest: null`) is refused, except for a plan (`planned`), which shows the reference with a
-    placeholder no docker can pull."""
+def image_choice() -> str:
+    """Which image serves: $VLLM_IMAGE (`own`, the default, or `upstream`)."""
+    choice = os.environ.get(IMAGE_ENV) or "own"
+    if choice not in IMAGE_CHOICES:
+        raise PinError(f"{IMAGE_ENV}={choice!r}: choose one of {', '.join(IMAGE_CHOICES)} (own: the kit's image, "
+                       "make vllm-image; upstream: vllm/vllm-openai by digest, make pin-images)")
+    return choice
+
+
+def own_image() -> dict:
+    """image.lock.json `own`: the kit's image, checked against the lock it is named by (PinError when the lock file
+    changed since the entry was written: the recorded build would then be of other packages)."""
+    lock = image_lock()
+    own = lock.get("own")
+    where = vllm_dir() / IMAGE_LOCK
+    if not isinstance(own, dict) or not own.get("image") or not own.get("lock_sha256"):
+        raise PinError(f"{where}: no `own` image entry (image, lock_sha256)")
+    try:
+        digest = hashlib.sha256(GPU_LOCK.read_bytes()).hexdigest()
+    except OSError:
+        raise PinError(f"{GPU_LOCK} missing: the kit's image is named by it") from None
+    if digest != own["lock_sha256"] or own.get("tag") != digest[:16]:
+        raise PinError(f"{where}: `own` names {GPU_LOCK.name} sha256 {own['lock_sha256'][:16]}..., the file is "
+                       f"{digest[:16]}...: rebuild and record the image (make vllm-image WRITE=1)")
+    return own
+
+
+def image_reference(*, planned: bool = False, choice: str | None = None) -> str:
+    """The image that serves (`choice`, else $VLLM_IMAGE). The kit's own: `mathsolver-vllm:<lock sha256[:16]>`, built
+    on the box by `make vllm-image`. Upstream's: `image:tag@sha256:...`; docker pulls by the digest (the tag is kept
+    for reading). A lock whose upstream digest is not resolved yet (`digest: null`) is refused, except for a plan
+    (`planned`), which shows the reference with a placeholder no docker can pull."""
+    if (choice or image_choice()) == "own":
+        own = own_image()
+        return f"{own['image']}:{own['tag']}"
     lock = image_lock()
     digest = lock.get("digest")
     if not digest and planned:
@@ -208,6 +250,15 @@ def update_model_pins(resolved: dict[str, str], *, write: bool, today: str) -> P
         entry["revision_resolved_on"] = today
     written = write_json(MODELS_LOCK, lock) if write and (changed or confirmed) else None
     return PinUpdate(changed, confirmed, written)
+
+
+def update_own_build(build: dict) -> Path:
+    """Record a build of the kit's image (harness serve vllm-image record: the maintainers' build) in image.lock.json
+    `own.build`: what `make reproduce DRY_RUN=1` shows and a box's own build is compared with."""
+    own = own_image()
+    lock = image_lock()
+    lock["own"] = {**own, "build": build}
+    return write_json(IMAGE_LOCK, lock)
 
 
 def update_image_pin(digest: str, *, write: bool, today: str) -> PinUpdate:

@@ -14,13 +14,15 @@ from pathlib import Path
 
 from harness.model.prerequisites import (Check, docker_runtimes, executor_host_checks, free_disk_gb, port_check,
                                          python_check, run_quietly, runtime_check)
+from harness.model.vllm.image import ImageError, build_inputs, compare_with_recorded, label_problems, local_image
 from harness.model.vllm.launcher import hf_home
-from harness.model.vllm.locks import PinError, contract, image_lock, image_reference, model_lock, serving_config, \
-    serving_flags
+from harness.model.vllm.locks import PinError, contract, image_choice, image_lock, image_reference, model_lock, \
+    own_image, serving_config, serving_flags
 
 # Approximate download sizes (GB) of the pinned checkpoints, for the disk check; the image is ~9 GB.
 WEIGHTS_GB = {"qwen2.5-7b": 16, "qwen2.5-32b-awq": 20, "mistral-7b": 15, "phi-3.5-mini": 8}
 IMAGE_GB = 9
+DEBIAN_KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")   # what build-vllm-image.sh needs
 
 
 def prerequisites(model_keys: list[str], *, deterministic: bool = False,
@@ -102,6 +104,10 @@ def pin_checks(model_keys: list[str]) -> list[Check]:
                             f"gated: {', '.join(gated)}; HF_TOKEN {'set' if os.environ.get('HF_TOKEN') else 'not set'}",
                             "accept the licence on the model page, then export HF_TOKEN=hf_..."))
     try:
+        if image_choice() == "own":
+            checks.append(own_image_check())
+            contract()
+            return checks
         ref = image_reference()
         how = image_lock().get("digest_confidence", "public-record")
         checks.append(Check("vLLM image pinned by digest", True,
@@ -110,6 +116,34 @@ def pin_checks(model_keys: list[str]) -> list[Check]:
     except PinError as exc:
         checks.append(Check("vLLM image pinned by digest", False, str(exc), "make pin-images (on a networked machine)"))
     return checks
+
+
+def own_image_check() -> Check:
+    """The kit's own image: pinned by the lock's sha256 (nothing to resolve), built here from this checkout's recipe,
+    or buildable here (`make reproduce` builds it first); a box that can do neither is told what to install."""
+    name = "vLLM image: the kit's own"
+    try:
+        ref = image_reference(choice="own")
+        recorded = own_image().get("build")
+        inputs = build_inputs()
+    except (PinError, ImageError) as exc:
+        return Check(name, False, str(exc), "make vllm-image WRITE=1 (the kit's maintainers), or VLLM_IMAGE=upstream")
+    pin = f"{ref} (named by {inputs['lock']} sha256 {inputs['lock_sha256'][:16]}...)"
+    image = local_image(ref)
+    if image is not None:
+        problems = label_problems(image, inputs)
+        if problems:
+            return Check(name, False, f"{pin}: the image here is another recipe's build: {'; '.join(problems)}",
+                         "make vllm-image (rebuilds it from this checkout's recipe)")
+        return Check(name, True, f"{pin}: built here, {image.id[:19]}; {compare_with_recorded(image, recorded)}")
+    missing = [what for what, ok in (("docker", shutil.which("docker")), ("mmdebstrap", shutil.which("mmdebstrap")),
+                                     (str(DEBIAN_KEYRING), DEBIAN_KEYRING.is_file())) if not ok]
+    if missing:
+        return Check(name, False, f"{pin}: not built here, and this box lacks {', '.join(missing)} to build it",
+                     "make host (docker.io, mmdebstrap, debian-archive-keyring), then make vllm-image; or "
+                     "VLLM_IMAGE=upstream with make pin-images")
+    return Check(name, True, f"{pin}: not built here yet; `make reproduce` builds it first (make vllm-image: ~4 GB of "
+                             "wheels from PyPI, ~9 GB of image, 15-30 min; once per lock)")
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -125,10 +159,14 @@ def driver_check(gpus: list[str]) -> Check:
         return Check("driver for the image's CUDA", False, "image.lock.json has no cuda_requirement",
                      "record the image's CUDA runtime and minimum driver in containers/vllm/image.lock.json")
     ok = bool(drivers) and all(_version_tuple(d) >= _version_tuple(need) for d in drivers)
+    own = image_choice() == "own"
     return Check(f"driver for the image's CUDA {req.get('cuda_runtime')}", ok,
-                 f"driver {', '.join(drivers) or 'unknown'}, needs >= {need}",
-                 f"install NVIDIA driver >= {need}, or the CUDA forward-compatibility package (cuda-compat) on a "
-                 "data-center GPU")
+                 f"driver {', '.join(drivers) or 'unknown'}, needs >= {need}"
+                 + (" (the kit's image carries no CUDA forward-compatibility libraries)" if own else ""),
+                 f"install NVIDIA driver >= {need}" + (
+                     "; or serve upstream's image, which carries CUDA's forward-compatibility libraries for older "
+                     "data-center drivers: VLLM_IMAGE=upstream (make pin-images)" if own else
+                     ", or the CUDA forward-compatibility package (cuda-compat) on a data-center GPU"))
 
 
 def gpu_memory_checks(model_keys: list[str], gpus: list[str]) -> list[Check]:
