@@ -358,3 +358,24 @@ def test_a_headline_claim_a_partial_arm_set_cannot_check_is_named_in_the_lead(fa
     assert c["verdict"] == "no result"
     lead = next(s for s in files.sentences if s.startswith(Q32))
     assert f"Not checked, these results lack the arms for it: {c['says']}" in lead
+
+
+def test_a_users_own_vllm_endpoint_is_judged_on_the_version_it_reports(faithful, tmp_path):
+    """A run against a user's own vLLM (the external launcher) records what the server answered (GET /version): an
+    older release is a differing vLLM version, and the serving flags it could not record are "not recorded", never
+    "differs"."""
+    root = copy_root(faithful, tmp_path / "own")
+
+    def own_endpoint(data):
+        data["server"] = {"launcher": "external", "base_url": "http://127.0.0.1:8000/v1", "model_id": Q7,
+                          "server_profile": "vllm", "server": "vLLM", "server_version": "0.31.0",
+                          "revision": data["server"]["revision"]}
+
+    edit_run_manifest(root, Q7, own_endpoint)
+    seal(root)
+    nums, _, _ = compare(root, tmp_path / "cmp")
+    acc = row(nums, *T1_PS_7B, Q7)
+    assert acc["verdict"] == "not comparable"
+    assert "vLLM version 0.31.0, not 0.32.0" in acc["why"]
+    assert "dtype not recorded" in acc["why"] or "not recorded in the run manifest" in acc["why"]
+    assert "differs" not in acc["why"].split("vLLM version")[0]

@@ -419,7 +419,10 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     if key is None:
         return []  # not a checkpoint of the paper: the model itself is the reason
     server = m.server
-    launcher = server.launcher if server is not None else None
+    # A server that says it is vLLM (GET /version: a user's own endpoint under the external launcher) is judged as one;
+    # what its launcher could not record (flags, environment) is "not recorded", never "differs".
+    launcher = ("vllm" if server is not None and server.server == "vLLM"
+                else server.launcher if server is not None else None)
     out = [Check("model server", "vllm", f"the paper serves its checkpoints through vLLM (.tex line "
                  f"{setting('tensor-parallel')['line']})", _text(launcher), launcher == "vllm" if launcher else None)]
     profile = m.model.server_profile
@@ -448,7 +451,7 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
         what = flag_label(flag)
         out.append(Check(what, _text(want.get(flag)), f"containers/vllm/serving.json {key} (the paper: 7B bf16, 32B "
                          "AWQ 4-bit, tensor parallel 1, Mistral 2)", _text(server.flags.get(flag)),
-                         server.flags.get(flag) == want.get(flag)))
+                         server.flags.get(flag) == want.get(flag) if server.flags else None))
     for flag in SERVER_FLAGS:
         if flag not in flags:
             out.append(Check(SERVER_FLAGS[flag], "none", f"containers/vllm/serving.json {key}", "none", True))
@@ -464,7 +467,7 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     env = {**server.env, **(server.determinism.env if server.determinism else {})}
     kit_env = {**kit.env, **(kit.determinism.env if kit.determinism else {})}
     out.append(Check("server environment", _text(kit_env), f"the kit's vLLM launcher for {key}", _text(env),
-                     env == kit_env))
+                     env == kit_env if env or server.launcher == "vllm" else None))
     out.append(Check("server image", _text(kit.image), "containers/vllm/image.lock.json", _text(server.image),
                      server.image == kit.image if server.image else None))
     return out
