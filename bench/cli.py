@@ -188,14 +188,16 @@ def stages_cmd(results, label, out, code):
 @click.option("--per-calculator", type=click.IntRange(1), default=None,
               help="Override the size's cases per calculator.")
 @click.option("--seeds", default=None, help="Override the size's seeds, e.g. 42-43.")
+@click.option("--order", type=click.Choice(["arm-major", "case-major"]), default=None,
+              help="The request order of the runs [the one `make reproduce` uses]; the report says which ran.")
 def rehearse_cmd(size, out, bench, seed, concurrency, executor_backend, no_resume_check, resume_scope, port,
-                 per_calculator, seeds):
+                 per_calculator, seeds, order):
     """The whole pipeline at the paper's workload shape against the rehearsal server (a scripted fake)."""
     from bench import rehearsal
     settings = rehearsal.RehearsalSettings(size=size, out=out, bench=bench, seed=seed, concurrency=concurrency,
                                            executor_backend=executor_backend, resume_check=not no_resume_check,
                                            resume_scope=resume_scope, port=port, per_calculator=per_calculator,
-                                           seeds=seeds)
+                                           seeds=seeds, order=order)
     sys.exit(rehearsal.main(settings))
 
 
