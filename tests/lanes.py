@@ -76,7 +76,8 @@ def read_junit(path: Path) -> list[dict]:
 
 def summarise(out_dir: Path, top: int = 30) -> dict:
     """The lanes of one run: per lane the counts, its exit status and wall seconds (lane-<name>.json, written by
-    scripts/test-lanes.sh), the slowest tests and the seconds per file over all lanes."""
+    scripts/test-lanes.sh, with the share of the machine's CPU time that was busy while it ran), the slowest tests
+    and the seconds per file over all lanes."""
     lanes, cases = {}, []
     for lane in LANES:
         junit = out_dir / f"{lane}.xml"
@@ -91,7 +92,8 @@ def summarise(out_dir: Path, top: int = 30) -> dict:
             cases.append({**c, "lane": lane})
         lanes[lane] = {"tests": len(mine), **{k: counts[k] for k in ("passed", "failed", "error", "skipped")},
                        "exit_status": status.get("exit_status"), "wall_s": status.get("wall_s"),
-                       "workers": status.get("workers"), "test_seconds": round(sum(c["seconds"] for c in mine), 1)}
+                       "workers": status.get("workers"), "machine_busy_pct": status.get("machine_busy_pct"),
+                       "test_seconds": round(sum(c["seconds"] for c in mine), 1)}
     per_file: dict[str, float] = defaultdict(float)
     for c in cases:
         per_file[c["file"]] += c["seconds"]
@@ -107,12 +109,13 @@ def lane_failed(entry: dict) -> bool:
 
 
 def format_report(summary: dict, wall_s: float | None = None) -> str:
-    rows = ["lane     tests  passed  failed  errors  skipped  workers  wall s  test s  status",
-            "-------  -----  ------  ------  ------  -------  -------  ------  ------  ------"]
+    rows = ["lane     tests  passed  failed  errors  skipped  workers  wall s  test s  CPU busy  status",
+            "-------  -----  ------  ------  ------  -------  -------  ------  ------  --------  ------"]
     for lane, e in summary["lanes"].items():
+        busy = f"{e['machine_busy_pct']}%" if e.get("machine_busy_pct") is not None else "-"
         rows.append(f"{lane:<7}  {e['tests']:>5}  {e['passed']:>6}  {e['failed']:>6}  {e['error']:>6}  "
                     f"{e['skipped']:>7}  {e['workers'] or 1:>7}  {e['wall_s'] or 0:>6.0f}  {e['test_seconds']:>6.0f}  "
-                    f"{'FAILED' if lane_failed(e) else 'ok'}")
+                    f"{busy:>8}  {'FAILED' if lane_failed(e) else 'ok'}")
     total = {k: sum(e[k] for e in summary["lanes"].values()) for k in ("tests", "passed", "failed", "error", "skipped")}
     rows.append(f"{'all':<7}  {total['tests']:>5}  {total['passed']:>6}  {total['failed']:>6}  {total['error']:>6}  "
                 f"{total['skipped']:>7}" + (f"           {wall_s:>6.0f}" if wall_s is not None else ""))

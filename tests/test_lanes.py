@@ -95,13 +95,16 @@ def _junit(path: Path, cases: list[tuple[str, str | None]]) -> None:
 def test_the_report_counts_every_lane_and_fails_when_one_failed_or_did_not_run(tmp_path, capsys):
     for lane in LANES:
         _junit(tmp_path / f"{lane}.xml", [("a", None), ("b", "skipped")])
-        (tmp_path / f"lane-{lane}.json").write_text(json.dumps({"exit_status": 0, "wall_s": 10, "workers": 1}))
+        (tmp_path / f"lane-{lane}.json").write_text(json.dumps({"exit_status": 0, "wall_s": 10, "workers": 1,
+                                                                "machine_busy_pct": 55}))
     assert report(tmp_path, 60.0, "1.0 1.0 1.0") == 0
     out = capsys.readouterr().out
     assert f"{len(LANES)} passed, 0 failed, 0 errors, {len(LANES)} skipped in {len(LANES)} lanes, 60 s" in out
     summary = json.loads((tmp_path / "lanes.json").read_text())
     assert summary["lanes"]["unit"] == {"tests": 2, "passed": 1, "failed": 0, "error": 0, "skipped": 1,
-                                        "exit_status": 0, "wall_s": 10, "workers": 1, "test_seconds": 4.0}
+                                        "exit_status": 0, "wall_s": 10, "workers": 1, "machine_busy_pct": 55,
+                                        "test_seconds": 4.0}
+    assert "55%" in out.splitlines()[2]
     assert summary["per_file_s"]["tests/x/test_b.py"] == 2.5 * len(LANES)
     assert summary["slowest"][0]["seconds"] == 2.5
     _junit(tmp_path / "model.xml", [("a", "failure")])
@@ -119,5 +122,5 @@ def test_the_report_counts_every_lane_and_fails_when_one_failed_or_did_not_run(t
 
 def test_an_empty_lane_is_not_a_failure():
     entry = {"tests": 0, "passed": 0, "failed": 0, "error": 0, "skipped": 0, "exit_status": 5, "wall_s": 3,
-             "workers": 1, "test_seconds": 0.0}
+             "workers": 1, "machine_busy_pct": None, "test_seconds": 0.0}
     assert "ok" in format_report({"lanes": {"slurm": entry}}).splitlines()[2]
