@@ -107,7 +107,7 @@ def test_replies_are_deterministic_per_seed_and_request(rehearsal_server):
     key = AnswerKey(None)
     assert [json.loads(c)["choices"][0]["message"]["content"] for c in first] == \
         [make_reply(7, b, rehearsal_server.answer_key, "program").text for b in bodies]
-    assert make_reply(7, bodies[0], key, "program").family == "program"
+    assert make_reply(7, bodies[0], key, "program").reply_form == "program"
     with pytest.raises(ValueError, match="reply form 'poem' is not served"):
         make_reply(7, bodies[0], key, "poem")
 
