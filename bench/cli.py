@@ -124,6 +124,28 @@ def demo_models_cmd(out, models, cases, threads, parallel, work):
     sys.exit(demo_models.main(out, models, cases, threads, parallel, work))
 
 
+@main.command("demo-slots")
+@click.option("--out", type=_path, default=OUT / "demo-slots.json", show_default=True)
+@click.option("--slots", default="1,2,4", show_default=True, help="Slot counts to measure, comma-separated.")
+@click.option("--cases", type=click.IntRange(1), default=8, show_default=True, help="The demo's cases (as DEMO_CASES).")
+@click.option("--model", default=None, help="The model [harness/model/cpu_models.json's role demo].")
+@click.option("--threads", type=click.IntRange(1), default=None, help="Server threads [the cores].")
+@click.option("--write-lock", is_flag=True, help="Write the chosen slot count and its rate into cpu_models.json "
+                                                 "(refused unless measured alone).")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results directory [a temporary one].")
+def demo_slots_cmd(out, slots, cases, model, threads, write_lock, work):
+    """The demo's llama.cpp slot count by measurement: wall, tokens/s, per-case outcomes against the committed demo."""
+    from bench import demo_slots
+    try:
+        counts = sorted({int(x) for x in slots.split(",") if x.strip()})
+    except ValueError:
+        raise click.BadParameter(f"{slots!r}: comma-separated slot counts, e.g. 1,2,4", param_hint="--slots") from None
+    if not counts or min(counts) < 1:
+        raise click.BadParameter(f"{slots!r}: slot counts are 1 or more", param_hint="--slots")
+    sys.exit(demo_slots.main(out, counts, cases, model, threads, write_lock, work))
+
+
 @main.command("client")
 @click.option("--out", type=_path, default=OUT / "client.json", show_default=True)
 @click.option("--n", type=click.IntRange(1), default=2200, show_default=True, help="Requests per client per round.")
