@@ -54,6 +54,30 @@ def container_backend_problem(image: str | None = None) -> str | None:
     return None
 
 
+def dockerd_problem() -> str | None:
+    """None when the docker CLI is on PATH and dockerd answers, else the reason (naming the fix)."""
+    docker = shutil.which("docker")
+    if not docker:
+        return "docker CLI not on PATH (run scripts/install-host.sh)"
+    try:
+        info = subprocess.run([docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True,
+                              timeout=30)
+    except subprocess.TimeoutExpired:
+        return "dockerd did not answer within 30 s"
+    return None if info.returncode == 0 else f"dockerd not reachable (run scripts/install-host.sh): {info.stderr.strip()[:200]}"
+
+
+@pytest.fixture(scope="session")
+def dockerd(request) -> str:
+    """The docker CLI's path, with dockerd answering (skip/CI-fail otherwise): for tests that use docker itself (an
+    image build or inspection) rather than the executor's container backend. Every test using it is marked `docker`
+    (tests/lanes.py)."""
+    claim(request, "docker")
+    problem = dockerd_problem()
+    require(problem is None, f"docker unavailable: {problem}")
+    return shutil.which("docker")
+
+
 @pytest.fixture(scope="session")
 def container_backend(request) -> dict:
     """{"docker": path, "image": tag} of a usable container backend (skip/CI-fail otherwise). Every test using it

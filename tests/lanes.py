@@ -7,7 +7,7 @@ mark on that parameter (`tests.fixtures_executor.BACKENDS`). Its lane is the las
 `unit` when none:
 
     unit    no real component: pytest-xdist, one worker per core (`make test-fast` runs this lane alone)
-    docker  dockerd + runsc and the executor image                      serial
+    docker  dockerd (+ runsc and the executor image)                    serial
     slurm   the one-node SLURM cluster (make slurm)                     serial
     model   the CPU model server (llama.cpp, the tests' 0.5B GGUF)      serial, one server for the lane
     vllm    the real vLLM CPU twin                                      serial, one server for the lane
@@ -34,7 +34,7 @@ from pathlib import Path
 # In order of precedence: a test carrying several markers runs in the last lane among them (a test that needs the
 # model server and docker runs with the model server); a lane holds its own resource and those before it.
 LANES = ("unit", "docker", "slurm", "model", "vllm")
-RESOURCES = {"container_backend": "docker", "slurm_cluster": "slurm", "model_server": "model",
+RESOURCES = {"dockerd": "docker", "container_backend": "docker", "slurm_cluster": "slurm", "model_server": "model",
              "vllm_cpu_server": "vllm"}
 
 

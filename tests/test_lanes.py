@@ -29,6 +29,7 @@ def test_the_last_marked_lane_wins_and_unmarked_tests_are_unit():
 
 def test_resource_fixtures_give_their_markers():
     assert markers_from_fixtures(["tmp_path", "container_backend"]) == {"docker"}
+    assert markers_from_fixtures(["dockerd"]) == {"docker"}          # docker itself (an image build), no executor
     assert markers_from_fixtures(["model_server", "vllm_cpu_server", "slurm_cluster"]) == {"model", "vllm", "slurm"}
     assert markers_from_fixtures(["process_executor", "rehearsal_server"]) == set()
 
