@@ -27,24 +27,37 @@ def container_runtime() -> str:
     return os.environ.get(CONTAINER_RUNTIME_ENV) or DEFAULT_RUN_VALUES["runtime"]
 
 
+def _docker_info(template: str) -> tuple[str | None, str]:
+    """(None, `docker info --format TEMPLATE`'s output) when the docker CLI is on PATH and dockerd answers, else
+    (the reason, naming the fix, "")."""
+    docker = shutil.which("docker")
+    if not docker:
+        return "docker CLI not on PATH (run scripts/install-host.sh)", ""
+    try:
+        info = subprocess.run([docker, "info", "--format", template], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return "dockerd did not answer within 30 s", ""
+    if info.returncode != 0:
+        return f"dockerd not reachable (run scripts/install-host.sh): {info.stderr.strip()[:200]}", ""
+    return None, info.stdout
+
+
+def dockerd_problem() -> str | None:
+    """None when the docker CLI is on PATH and dockerd answers, else the reason (naming the fix)."""
+    return _docker_info("{{.ServerVersion}}")[0]
+
+
 def container_backend_problem(image: str | None = None) -> str | None:
     """None when the container backend can run here, else the reason (naming the fix)."""
     from executor import pool
 
     image = image or pool.default_image()
-    docker = shutil.which("docker")
-    if not docker:
-        return "docker CLI not on PATH (run scripts/install-host.sh)"
-    try:
-        info = subprocess.run([docker, "info", "--format", "{{json .Runtimes}}"],
-                              capture_output=True, text=True, timeout=30)
-    except subprocess.TimeoutExpired:
-        return "dockerd did not answer within 30 s"
-    if info.returncode != 0:
-        return f"dockerd not reachable (run scripts/install-host.sh): {info.stderr.strip()[:200]}"
-    if container_runtime() not in json.loads(info.stdout or "{}"):
+    problem, runtimes = _docker_info("{{json .Runtimes}}")
+    if problem is not None:
+        return problem
+    if container_runtime() not in json.loads(runtimes or "{}"):
         return f"dockerd has no {container_runtime()} runtime (run scripts/install-host.sh)"
-    res = subprocess.run([docker, "image", "inspect", "--format", "{{json .Config.Labels}}", image],
+    res = subprocess.run([shutil.which("docker"), "image", "inspect", "--format", "{{json .Config.Labels}}", image],
                          capture_output=True, text=True, timeout=30)
     if res.returncode != 0:
         return f"executor image {image} missing (run scripts/build-executor-image.sh)"
@@ -52,19 +65,6 @@ def container_backend_problem(image: str | None = None) -> str | None:
     if labels.get(pool.LABEL_SRC) != pool.executor_source_digest():
         return f"executor image {image} is stale (run scripts/build-executor-image.sh)"
     return None
-
-
-def dockerd_problem() -> str | None:
-    """None when the docker CLI is on PATH and dockerd answers, else the reason (naming the fix)."""
-    docker = shutil.which("docker")
-    if not docker:
-        return "docker CLI not on PATH (run scripts/install-host.sh)"
-    try:
-        info = subprocess.run([docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True,
-                              timeout=30)
-    except subprocess.TimeoutExpired:
-        return "dockerd did not answer within 30 s"
-    return None if info.returncode == 0 else f"dockerd not reachable (run scripts/install-host.sh): {info.stderr.strip()[:200]}"
 
 
 @pytest.fixture(scope="session")
