@@ -152,6 +152,13 @@ MANIFEST_FIELDS: dict[str, tuple[str, str, str]] = {
                                       "generation config flag and the weights' revision decide it", ""),
     "server.synthetic": ("synthetic", "a rehearsal server's records are compared nowhere", "everything"),
     "server.log": (_NO, "where the server logged", ""),
+    "server.kernels_logged": (_NO, "which attention kernels the started server logged: the flags and the environment "
+                                   "that choose them are checked", ""),
+    "server.served_model.id": (_NO, "the served name GET /v1/models answered", ""),
+    "server.served_model.root": (_NO, "the weights the server says it loaded (a path or a repository): the revision "
+                                      "is checked", ""),
+    "server.served_model.max_model_len": ("context length", "containers/vllm/serving.json", "vllm"),
+    "server.served_model.owned_by": (_NO, "words", ""),
     "server.facts": (_NO, "launcher facts no stage reads", ""),
     "executor.limits": ("executor limits", "the paper's 256 MB and 5 s, the rest the kit's policy (limit_label)",
                         "executor"),
@@ -421,7 +428,7 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     server = m.server
     # A server that says it is vLLM (GET /version: a user's own endpoint under the external launcher) is judged as one;
     # what its launcher could not record (flags, environment) is "not recorded", never "differs".
-    launcher = ("vllm" if server is not None and server.server == "vLLM"
+    launcher = ("vllm" if server is not None and server.launcher == "external" and server.server == "vLLM"
                 else server.launcher if server is not None else None)
     out = [Check("model server", "vllm", f"the paper serves its checkpoints through vLLM (.tex line "
                  f"{setting('tensor-parallel')['line']})", _text(launcher), launcher == "vllm" if launcher else None)]
@@ -452,6 +459,11 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
         out.append(Check(what, _text(want.get(flag)), f"containers/vllm/serving.json {key} (the paper: 7B bf16, 32B "
                          "AWQ 4-bit, tensor parallel 1, Mistral 2)", _text(server.flags.get(flag)),
                          server.flags.get(flag) == want.get(flag) if server.flags else None))
+    served = server.served_model.max_model_len if server.served_model else None
+    if served is not None:   # what the server itself answered (GET /v1/models): the one evidence an endpoint gives
+        out.append(Check(SERVER_FLAGS["max_model_len"], _text(want.get("max_model_len")), f"containers/vllm/serving.json "
+                         f"{key}: the server's own answer at GET /v1/models", _text(served),
+                         served == want.get("max_model_len")))
     for flag in SERVER_FLAGS:
         if flag not in flags:
             out.append(Check(SERVER_FLAGS[flag], "none", f"containers/vllm/serving.json {key}", "none", True))
