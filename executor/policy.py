@@ -242,10 +242,100 @@ ALLOWED_BUILTINS: tuple[str, ...] = (
 # allowed but is a wrapper that refuses objects hashed by identity (VALUE_HASHED_TYPES).
 WRAPPED_BUILTINS: tuple[str, ...] = ("print", "__import__", "hash")
 
-# --- layer 1: AST rules (each rule's reason: module docstring, "Static rules and their reasons")
-# ast node class names rejected wherever they appear: async and generator constructs (as the
-# paper's executor), except* (exception groups), class definitions (hooks into the executor's
-# own code paths). global/nonlocal are allowed since issue 33 (static_check._Scopes follows them).
+# --- layer 1: the syntax a program may use (deny by default; reasons: module docstring) ------
+# Every AST node type a program may contain, each with every field it has and what the field
+# holds. A node type missing here is refused by name (FORBIDDEN_NODES gives the message for the
+# ones refused on purpose; any other, such as syntax a newer Python adds, is refused as "not on
+# the allow-list"), and so is a node carrying a field this table does not list. Roles:
+#   node       child nodes: checked in turn
+#   constant   literal data (numbers, strings, a conversion code, a type comment)
+#   false      must be false (comprehension.is_async: async comprehensions)
+#   name       an identifier read, bound or deleted (Name.id): the dunder rule; reads of
+#              forbidden builtin names are resolved by scope (static_check._Scopes)
+#   binding    an identifier the program binds (def, parameter, except/match/import alias)
+#   declared   names of global/nonlocal
+#   keyword    a keyword argument's name
+#   attribute  an attribute read, written or deleted BY NAME: THE attribute check
+#              (static_check.attribute_problem), also for class-pattern keywords
+#              (`case C(attr=x)` reads C's attribute), format fields and from-imports
+#   import     a module name or a name imported from one: checked by the import statement
+_NODE = "node"
+ALLOWED_SYNTAX: dict[str, dict[str, str]] = {
+    # statements
+    "Module": {"body": _NODE, "type_ignores": _NODE},
+    "FunctionDef": {"name": "binding", "args": _NODE, "body": _NODE, "decorator_list": _NODE,
+                    "returns": _NODE, "type_comment": "constant"},
+    "Return": {"value": _NODE},
+    "Delete": {"targets": _NODE},
+    "Assign": {"targets": _NODE, "value": _NODE, "type_comment": "constant"},
+    "AugAssign": {"target": _NODE, "op": _NODE, "value": _NODE},
+    "AnnAssign": {"target": _NODE, "annotation": _NODE, "value": _NODE, "simple": "constant"},
+    "For": {"target": _NODE, "iter": _NODE, "body": _NODE, "orelse": _NODE, "type_comment": "constant"},
+    "While": {"test": _NODE, "body": _NODE, "orelse": _NODE},
+    "If": {"test": _NODE, "body": _NODE, "orelse": _NODE},
+    "With": {"items": _NODE, "body": _NODE, "type_comment": "constant"},
+    "Match": {"subject": _NODE, "cases": _NODE},
+    "Raise": {"exc": _NODE, "cause": _NODE},
+    "Try": {"body": _NODE, "handlers": _NODE, "orelse": _NODE, "finalbody": _NODE},
+    "Assert": {"test": _NODE, "msg": _NODE},
+    "Import": {"names": _NODE},
+    "ImportFrom": {"module": "import", "names": _NODE, "level": "constant"},
+    "Global": {"names": "declared"},
+    "Nonlocal": {"names": "declared"},
+    "Expr": {"value": _NODE},
+    "Pass": {}, "Break": {}, "Continue": {},
+    # expressions
+    "BoolOp": {"op": _NODE, "values": _NODE},
+    "NamedExpr": {"target": _NODE, "value": _NODE},
+    "BinOp": {"left": _NODE, "op": _NODE, "right": _NODE},
+    "UnaryOp": {"op": _NODE, "operand": _NODE},
+    "Lambda": {"args": _NODE, "body": _NODE},
+    "IfExp": {"test": _NODE, "body": _NODE, "orelse": _NODE},
+    "Dict": {"keys": _NODE, "values": _NODE},
+    "Set": {"elts": _NODE},
+    "ListComp": {"elt": _NODE, "generators": _NODE},
+    "SetComp": {"elt": _NODE, "generators": _NODE},
+    "DictComp": {"key": _NODE, "value": _NODE, "generators": _NODE},
+    "Compare": {"left": _NODE, "ops": _NODE, "comparators": _NODE},
+    "Call": {"func": _NODE, "args": _NODE, "keywords": _NODE},
+    "FormattedValue": {"value": _NODE, "conversion": "constant", "format_spec": _NODE},
+    "JoinedStr": {"values": _NODE},
+    "Constant": {"value": "constant", "kind": "constant"},
+    "Attribute": {"value": _NODE, "attr": "attribute", "ctx": _NODE},
+    "Subscript": {"value": _NODE, "slice": _NODE, "ctx": _NODE},
+    "Starred": {"value": _NODE, "ctx": _NODE},
+    "Name": {"id": "name", "ctx": _NODE},
+    "List": {"elts": _NODE, "ctx": _NODE},
+    "Tuple": {"elts": _NODE, "ctx": _NODE},
+    "Slice": {"lower": _NODE, "upper": _NODE, "step": _NODE},
+    # parts of the above
+    "comprehension": {"target": _NODE, "iter": _NODE, "ifs": _NODE, "is_async": "false"},
+    "ExceptHandler": {"type": _NODE, "name": "binding", "body": _NODE},
+    "arguments": {"posonlyargs": _NODE, "args": _NODE, "vararg": _NODE, "kwonlyargs": _NODE,
+                  "kw_defaults": _NODE, "kwarg": _NODE, "defaults": _NODE},
+    "arg": {"arg": "binding", "annotation": _NODE, "type_comment": "constant"},
+    "keyword": {"arg": "keyword", "value": _NODE},
+    "alias": {"name": "import", "asname": "binding"},
+    "withitem": {"context_expr": _NODE, "optional_vars": _NODE},
+    "match_case": {"pattern": _NODE, "guard": _NODE, "body": _NODE},
+    "MatchValue": {"value": _NODE},
+    "MatchSingleton": {"value": "constant"},
+    "MatchSequence": {"patterns": _NODE},
+    "MatchMapping": {"keys": _NODE, "patterns": _NODE, "rest": "binding"},
+    "MatchClass": {"cls": _NODE, "patterns": _NODE, "kwd_attrs": "attribute", "kwd_patterns": _NODE},
+    "MatchStar": {"name": "binding"},
+    "MatchAs": {"pattern": _NODE, "name": "binding"},
+    "MatchOr": {"patterns": _NODE},
+    # contexts and operators: no fields
+    **{name: {} for name in (
+        "Load", "Store", "Del", "And", "Or", "Add", "Sub", "Mult", "MatMult", "Div", "Mod", "Pow",
+        "LShift", "RShift", "BitOr", "BitXor", "BitAnd", "FloorDiv", "Invert", "Not", "UAdd",
+        "USub", "Eq", "NotEq", "Lt", "LtE", "Gt", "GtE", "Is", "IsNot", "In", "NotIn")},
+}
+# Node types refused on purpose, with the message a program gets: async and generator constructs
+# (as the paper's executor), except* (exception groups), class definitions (hooks into the
+# executor's own code paths). global/nonlocal are allowed since issue 33 (static_check._Scopes
+# follows them).
 FORBIDDEN_NODES: dict[str, str] = {
     "AsyncFunctionDef": "async functions are not allowed",
     "AsyncFor": "async for is not allowed",
@@ -261,8 +351,8 @@ FORBIDDEN_NODES: dict[str, str] = {
 # dunders it may read all the same (a name in the program's own namespace, PROGRAM_NAME).
 READABLE_DUNDER_NAMES: tuple[str, ...] = ("__name__",)
 # Attribute names rejected although they are not dunders: frame, generator, coroutine,
-# traceback and code introspection, the method resolution order, AttributeError.obj and the
-# string-driven formatting entry points (str.format is allowed only on a checked literal).
+# traceback and code introspection, the method resolution order, AttributeError.obj, the
+# mapping-driven formatting entry point and module handles.
 FORBIDDEN_ATTRIBUTES: tuple[str, ...] = (
     "gi_frame", "gi_code", "gi_yieldfrom", "gi_running", "gi_suspended",
     "cr_frame", "cr_code", "cr_await", "cr_running", "cr_origin", "cr_suspended",
@@ -274,12 +364,45 @@ FORBIDDEN_ATTRIBUTES: tuple[str, ...] = (
     # module handles: datetime.sys / calendar.sys lead to sys.modules (layer 2 hides them too)
     "sys", "os", "modules", "builtins",
 )
+# Attributes that read *other* attributes by a string the program supplies, and where they may be
+# read: str.format's fields (``"{0.__class__}"``) name attributes, so ``format`` may only be read
+# from a string literal, whose fields are checked one by one like code. Read any other way (from a
+# variable, a class pattern ``case str(format=f)``, a format field) it is refused, because the
+# template it would format is not known to the check. (getattr, vars, operator.attrgetter, dir,
+# descriptors through ``__dict__``/``__get__`` are closed by FORBIDDEN_NAMES, the import rule and
+# the dunder rule.)
+STRING_DRIVEN_ATTRIBUTES: dict[str, str] = {
+    "format": "str.format reads the attributes its template names; only a string literal's, checked field by field",
+}
 # Builtin names a program may not read unless it binds the name itself (a variable called
 # `type` or `input` is the program's own value; the builtin is absent from layer 2 anyway).
 FORBIDDEN_NAMES: tuple[str, ...] = (
     "eval", "exec", "compile", "open", "input", "breakpoint", "help", "globals", "locals",
     "vars", "dir", "getattr", "setattr", "delattr", "hasattr", "type", "object", "super",
     "memoryview", "exit", "quit", "id",
+    # the site module's (absent under `python -S`, as in every child): license() reads a file
+    "copyright", "credits", "license",
+)
+# Builtins absent from layer 2 that carry no capability (exception classes, the descriptor
+# factories, which need a class to do anything, and the async iteration helpers): with layer 2
+# off a program may read them. Every other name of the interpreter's builtins module that is not
+# on ALLOWED_BUILTINS or WRAPPED_BUILTINS counts as forbidden for layer 1, so a builtin a newer
+# Python adds is refused until it is classified here (static_check.forbidden_builtin_names;
+# tests/executor/test_executor_static.py checks that every builtin of this interpreter is).
+HARMLESS_ABSENT_BUILTINS: tuple[str, ...] = (
+    "BaseException", "BaseExceptionGroup", "ExceptionGroup", "GeneratorExit", "KeyboardInterrupt",
+    "SystemExit", "StopAsyncIteration", "MemoryError", "BufferError", "EOFError", "FloatingPointError",
+    "ImportError", "ModuleNotFoundError", "IndentationError", "TabError", "SyntaxError",
+    "SystemError", "ReferenceError", "UnboundLocalError", "UnicodeError", "UnicodeDecodeError",
+    "UnicodeEncodeError", "UnicodeTranslateError", "OSError", "EnvironmentError", "IOError",
+    "BlockingIOError", "ChildProcessError", "ConnectionError", "BrokenPipeError",
+    "ConnectionAbortedError", "ConnectionRefusedError", "ConnectionResetError",
+    "FileExistsError", "FileNotFoundError", "InterruptedError", "IsADirectoryError",
+    "NotADirectoryError", "PermissionError", "ProcessLookupError", "TimeoutError",
+    "Warning", "UserWarning", "DeprecationWarning", "PendingDeprecationWarning",
+    "SyntaxWarning", "RuntimeWarning", "FutureWarning", "ImportWarning", "UnicodeWarning",
+    "BytesWarning", "ResourceWarning", "EncodingWarning",
+    "classmethod", "staticmethod", "property", "aiter", "anext",
 )
 MAX_SOURCE_CHARS = 100_000
 # Deepest syntax tree a program may have (static_check counts nodes from the Module down). The
@@ -353,7 +476,11 @@ FROZEN_CLOCK: dict[str, tuple[str, ...]] = {
 FIXED_ADDRESS_LAYOUT = True
 # A memory address in a default repr ("<function f at 0x7f...>"), and what replaces it in the
 # stdout, stderr and error a result reports.
-ADDRESS_PATTERN = r" at 0x[0-9a-f]+"
+# Masked over each whole captured stream, not per write (issue 40: a repr printed in two pieces
+# came through unmasked): child.AddressMask carries a partial address from one write to the next.
+ADDRESS_PREFIX = " at 0x"
+ADDRESS_DIGITS = "0123456789abcdef"
+ADDRESS_PATTERN = ADDRESS_PREFIX + "[" + ADDRESS_DIGITS + "]+"
 ADDRESS_MASK = " at 0x?"
 # The types hash() accepts (their hash is computed from their value; tuples and frozensets of
 # them too). Everything else is hashed by identity (its address) and hash() refuses it, as it
@@ -364,7 +491,11 @@ VALUE_HASHED_TYPES: tuple[str, ...] = ("int", "float", "complex", "bool", "str",
 # Modules the C code of an allowed module imports at run time through the program's
 # __import__ (see "Static rules and their reasons"): answered with an empty namespace.
 C_LEVEL_IMPORTS: dict[str, str] = {
-    "_strptime": "time.strptime (Modules/timemodule.c time_strptime) imports it on every call",
+    "_strptime": "time.strptime and datetime.strptime (Modules/timemodule.c time_strptime, "
+                 "Modules/_datetimemodule.c datetime_strptime) import it on every call",
+    "unicodedata": "the Unicode name database: str.encode(..., 'namereplace') (Python/codecs.c) and the "
+                   "unicode_escape codec's \\N{...} (Objects/unicodeobject.c) import it through "
+                   "PyCapsule_Import('unicodedata._ucnhash_CAPI')",
 }
 # __name__ in the program's namespace: a program runs as a script does.
 PROGRAM_NAME = "__main__"
@@ -431,9 +562,12 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
         "module_hidden_names": list(MODULE_HIDDEN_NAMES),
         "allowed_builtins": list(ALLOWED_BUILTINS),
         "wrapped_builtins": list(WRAPPED_BUILTINS),
+        "allowed_syntax": {k: dict(v) for k, v in ALLOWED_SYNTAX.items()},
         "forbidden_nodes": dict(FORBIDDEN_NODES),
         "forbidden_attributes": list(FORBIDDEN_ATTRIBUTES),
+        "string_driven_attributes": dict(STRING_DRIVEN_ATTRIBUTES),
         "forbidden_names": list(FORBIDDEN_NAMES),
+        "harmless_absent_builtins": list(HARMLESS_ABSENT_BUILTINS),
         "readable_dunder_names": list(READABLE_DUNDER_NAMES),
         "max_source_chars": MAX_SOURCE_CHARS,
         "max_ast_depth": MAX_AST_DEPTH,
