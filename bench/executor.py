@@ -55,6 +55,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.honest_programs import CORPUS as HONEST_CORPUS
 from bench.machine import Machine, loadavg
 from bench.phase_probe import PROGRAMS  # the calculator-like mix, one list for the benchmark and its probe
 from bench.targets import Target
@@ -88,6 +89,17 @@ DETERMINISM_PATH_PROGRAMS = [
     "import datetime\nanswer = (datetime.date.today() - datetime.date(2000, 1, 1)).days\n",
     "f = lambda x: x * 2\nprint(f, [].append, iter([1]))\nanswer = f(hash('creatinine') % 97)\n",
     "import time\nanswer = time.localtime().tm_year + time.monotonic() * 0 + time.strftime('%Y').count('2')\n",
+]
+
+# Issue 40's paths: hash() of a tuple (its walk now counts under the line cap), output written in
+# pieces (masked over the whole stream), the closed datetime class, and longer programs (the
+# static check's allow-list walk).
+ISSUE40_PATH_PROGRAMS = [
+    "t = tuple(range(200))\nanswer = hash(t) % 97\n",
+    "for i in range(40):\n    print('row', i, end=': ')\n    print(i * 2, [].append)\nanswer = 1\n",
+    "import datetime\nd = datetime.datetime.max - datetime.timedelta(days=400)\n"
+    "answer = datetime.datetime.combine(d.date(), datetime.time()).date()\n",
+    *(h.source for h in HONEST_CORPUS if h.name in ("glasgow_blatchford", "child_pugh_helpers", "wells_dvt_dict_lambda")),
 ]
 
 
@@ -441,7 +453,8 @@ def baseline_checkout(ref: str, directory: Path) -> Path:
 
 def bench_ab(args, image: str) -> dict:
     """This checkout against ``--baseline-ref`` (see the module docstring, ``ab``)."""
-    mixes = {"bench_mix": PROGRAMS, "determinism_paths": DETERMINISM_PATH_PROGRAMS}
+    mixes = {"bench_mix": PROGRAMS, "determinism_paths": DETERMINISM_PATH_PROGRAMS,
+             "issue40_paths": ISSUE40_PATH_PROGRAMS}
     with tempfile.TemporaryDirectory(prefix="bench-ab-") as tmp:
         sides = {"this_checkout": (str(ROOT), image),
                  "baseline": (str(baseline_checkout(args.baseline_ref, Path(tmp))), args.baseline_image)}
