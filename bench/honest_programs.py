@@ -1138,7 +1138,7 @@ creatinine_mg_dl = 88 / 88.4
 answer = round(creatinine_mg_dl, 2)
 """),
     _p("unicode_escape_degree_sign", "conversions", 101.3, """
-raw = b"temperature 38.5 \\N{DEGREE SIGN}C"
+raw = b"temperature 38.5 \\\\N{DEGREE SIGN}C"
 text = raw.decode("unicode_escape")
 celsius = float(text.split()[1])
 answer = round(celsius * 9 / 5 + 32, 1)

@@ -50,7 +50,7 @@ from executor import policy, static_check
 from executor.outcomes import Outcome
 
 LAYERS = tuple(policy.LAYER_SWITCHES)  # the test-only switch names (policy.LAYER_SWITCHES)
-_EXIT_RESULT_WRITE_FAILED = 70
+EXIT_RESULT_WRITE_FAILED = 70  # the child could not write its result line (the supervisor reads it so)
 _MISSING = object()
 
 
@@ -566,7 +566,7 @@ class _ChildRun:
             while view:
                 view = view[os.write(policy.RESULT_FD, view):]
         except BaseException:
-            os._exit(_EXIT_RESULT_WRITE_FAILED)
+            os._exit(EXIT_RESULT_WRITE_FAILED)
         os._exit(0)
 
     def _result_line(self, outcome: Outcome, error, kind, answer, keep_output: bool = True) -> bytes:
@@ -734,7 +734,7 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
         request = _receive_request()
         mark("request")
     except BaseException:
-        os._exit(_EXIT_RESULT_WRITE_FAILED)
+        os._exit(EXIT_RESULT_WRITE_FAILED)
     if request is None:  # the supervisor is shutting down
         os._exit(0)
     nonce, source = request

@@ -52,7 +52,7 @@ import socket
 import time
 
 from executor import policy, zygote
-from executor.child import weeks_days_problem
+from executor.child import EXIT_RESULT_WRITE_FAILED, weeks_days_problem
 from executor.outcomes import Outcome
 from executor.result import make_result, reply_mac
 
@@ -485,6 +485,11 @@ class Supervisor:
         if sig is not None:
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
             return self._result(Outcome.CRASH, error=f"the program crashed (signal {name})", **common, **keep)
+        if forged and exit_code == EXIT_RESULT_WRITE_FAILED and not data.endswith(b"\n"):
+            # the child's own finish failed between the first and the last byte of its line
+            # (child._ChildRun.finish): a crash of the executor's code, not a forgery
+            return self._result(Outcome.CRASH, error="the program ended while its result was being "
+                                "written", **common)
         if forged:
             return self._result(Outcome.SANDBOX_VIOLATION, error="the program wrote to the executor's "
                                 "result channel", **common, **keep)

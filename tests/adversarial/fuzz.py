@@ -261,25 +261,14 @@ class Fuzzer:
         for program, a, b in zip(batch, a_results, b_results):
             tally.tried += 1
             tally.by_family[program.family] += 1
-            for config, result in (("all_layers_a", a), ("all_layers_b", b)):
-                tally.outcome(program, config, result)
-                found = self.canaries.escapes(result, ALL_LAYERS)
-                if found:
-                    tally.escape(program, config, found, result)
+            self._observe(program, "all_layers_a", a, ALL_LAYERS, tally)
+            self._observe(program, "all_layers_b", b, ALL_LAYERS, tally)
             self._compare(program, "all_layers_a/all_layers_b", a, b, False, tally)
             if id(program) in static:
-                result = static[id(program)]
-                tally.outcome(program, "static_alone", result)
-                found = self.canaries.escapes(result, STATIC_ALONE)
-                if found:
-                    tally.escape(program, "static_alone", found, result)
+                self._observe(program, "static_alone", static[id(program)], STATIC_ALONE, tally)
             if id(program) in container:
-                result = container[id(program)]
-                tally.outcome(program, "container", result)
-                found = self.canaries.escapes(result, ALL_LAYERS)
-                if found:
-                    tally.escape(program, "container", found, result)
-                self._compare(program, "container/all_layers_a", result, a, True, tally)
+                self._observe(program, "container", container[id(program)], ALL_LAYERS, tally)
+                self._compare(program, "container/all_layers_a", container[id(program)], a, True, tally)
             if id(program) in verdicts:
                 verdict = verdicts[id(program)]
                 if verdict[0] != "LIMIT" and not (verdict[0] == "PROGRAM_ERROR" and verdict[1] != "no answer"):
@@ -293,6 +282,13 @@ class Fuzzer:
             for program in self._culprits(batch, config):
                 tally.escape(program, config, found, None)
         tally.runs.update({k: len(v) for k, v in done.items()})
+
+    def _observe(self, program, config: str, result, layers, tally: Tally) -> None:
+        """Count the outcome and check the canaries that hold with these layers on."""
+        tally.outcome(program, config, result)
+        found = self.canaries.escapes(result, layers)
+        if found:
+            tally.escape(program, config, found, result)
 
     def _touched(self) -> dict[str, list[str]]:
         """File and listener canaries touched by anyone in the batch (they name no result)."""

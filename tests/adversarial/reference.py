@@ -56,6 +56,7 @@ class Reference:
         if self._proc.poll() is None:
             self._proc.stdin.close()
             self._proc.wait(timeout=30)
+        self._proc.stdout.close()
 
     def __enter__(self) -> "Reference":
         return self

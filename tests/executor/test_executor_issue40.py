@@ -284,6 +284,19 @@ def test_the_result_line_always_fits_its_channel():
     assert json.loads(child.fit_result_line(small, cap)) == small
 
 
+def test_a_line_the_child_could_not_finish_is_a_crash_and_a_forged_one_a_violation():
+    """A child whose own result write failed half-way (exit status EXIT_RESULT_WRITE_FAILED, no
+    end of line) crashed; a complete line that is not the child's is a forgery. (Layers 1-2 off:
+    only such a program can write to the descriptor.)"""
+    with make_executor(disabled_layers=("static", "builtins")) as ex:
+        half = ex.run(f"import os\nos.write(3, b'{{\"nonce\": ')\nos._exit({child.EXIT_RESULT_WRITE_FAILED})\n")
+        forged = ex.run("import os\nos.write(3, b'{\"nonce\": \"x\"}\\n')\nos._exit(0)\n")
+        over = ex.run("import os\nos.write(3, b'x' * 300000)\nos._exit(0)\n")
+    assert half.outcome == Outcome.CRASH.value and "while its result was being written" in half.error
+    assert forged.outcome == Outcome.SANDBOX_VIOLATION.value
+    assert over.outcome == Outcome.SANDBOX_VIOLATION.value, (over.outcome, over.error)
+
+
 def test_the_cli_escapes_the_line_breaks_json_does_not(tmp_path):
     program = tmp_path / "p.py"
     program.write_text("print('a\\x85b\\u2028c\\u2029d')\nanswer = 1\n", encoding="utf-8")
