@@ -13,14 +13,18 @@ the network, start processes or threads, learn anything about the host (environm
 users), exhaust the machine, or forge the verdict the executor reports. Layers, each of which
 must hold on its own (tests prove each):
 
-1. static AST policy (``static_check.py``): no imports outside ALLOWED_MODULES, no dunder names
+1. static AST policy (``static_check.py``): deny by default on syntax (issue 40: only the node
+   types and fields of ALLOWED_SYNTAX), no imports outside ALLOWED_MODULES, no dunder names
    or attributes (``__x__``: closes ``__class__``/``__subclasses__``/``__globals__``/``__self__``/
    ``__traceback__``/``__builtins__`` ...; reading ``__name__`` is the one exception), no
    frame/generator/code introspection attributes, no async or generator constructs (as the
    paper), no class definitions, no ``str.format`` on anything but a literal whose fields reach
    no dunder or forbidden attribute (format fields read attributes by string:
-   ``"{0.__class__}".format(x)``), no read of a forbidden builtin name that can reach the builtin.
-   Each rule and what it protects: "Static rules and their reasons" below.
+   ``"{0.__class__}".format(x)``), every attribute named by the program through one check
+   (``.x``, a class pattern's keyword, a format field, a from-import), no read of a forbidden
+   builtin name that can reach the builtin (``del`` and the end of ``except ... as`` unbind).
+   It must hold with layer 2 off (tests run the adversarial suite so). Each rule and what it
+   protects: "Static rules and their reasons" below.
 2. builtins allow-list (``child.py``): a fresh builtins dict holding only ALLOWED_BUILTINS, a
    restricted ``__import__`` that hands out attribute-copy proxies of ALLOWED_MODULES (without
    ``sys``: ``datetime.sys`` and ``calendar.sys`` exist in CPython 3.11; the clock functions
@@ -82,6 +86,19 @@ interpreter's internals that a program could take with the full builtins; nothin
 refused, because every refusal of an honest program moves the measured rates away from the
 paper's (whose executor refused only async and generator constructs statically).
 
+* Deny by default on syntax (issue 40): ALLOWED_SYNTAX lists every node type a program may
+  contain with every field it may carry and each field's role; a node type or a field missing
+  there is refused by name (FORBIDDEN_NODES words the refusals made on purpose). A construct the
+  policy has not reasoned about (a class pattern's keywords were read as plain names until the
+  hidden set used ``case str(format=f)``; the syntax a newer Python adds) is never admitted by
+  default.
+* One attribute check (``static_check.attribute_problem``): every way a program names an
+  attribute: ``x.a`` (read, written, deleted), a class pattern's keyword ``case C(a=v)``, a
+  field of a format template ``"{0.a}"``, a name taken ``from`` a module. Python's other ways
+  to read an attribute by a name are closed before they reach it: ``getattr``/``vars``/``dir``
+  (FORBIDDEN_NAMES), ``operator.attrgetter`` (the import rule), descriptors through
+  ``__dict__``/``__get__``/``__getattribute__`` (the dunder rule), and ``str.format`` of a
+  template the check cannot read (STRING_DRIVEN_ATTRIBUTES: ``format`` only on a literal).
 * Dunder names and attributes (``__x__``, ``static_check._is_dunder``). Every known escape from
   Python-level restrictions walks dunders: ``().__class__.__base__.__subclasses__()``,
   ``f.__globals__``, ``len.__self__`` (the builtins module), ``e.__traceback__``,
@@ -97,8 +114,12 @@ paper's (whose executor refused only async and generator constructs statically).
 * FORBIDDEN_NAMES: builtins that read attributes by string (``getattr``), reach namespaces
   (``globals``, ``vars``), compile or run text (``eval``), open files or the console (``open``,
   ``input``), or build types (``type``, ``object``, ``super``). Layer 2 does not have them
-  either; this rule is what stops them when layer 2 is off. A program's own variable of that
-  name counts where CPython resolves the read to it (``_Scopes``).
+  either; this rule is what stops them when layer 2 is off. A builtin the policy does not
+  classify (ALLOWED_BUILTINS, WRAPPED_BUILTINS, HARMLESS_ABSENT_BUILTINS) counts as forbidden.
+  A program's own variable of that name counts where CPython resolves the read to it
+  (``_Scopes``): never after an unbinding of the name (``del``, and the end of an ``except ...
+  as name`` handler, which CPython compiles to ``del name``: issue 40, with layer 2 off a module-
+  level handler named ``getattr`` let the next read fall through to the real builtin).
 * ``str.format`` / ``format_map`` on a non-literal template: a template read at run time can
   name ``{0.__class__}``, which no static check sees. A literal template is checked field by
   field like any other attribute read (``"{0.real:.2f}"`` is fine, ``"{0.__class__}"`` is not).
@@ -114,9 +135,12 @@ paper's (whose executor refused only async and generator constructs statically).
 
 Layer 2 and the C code of the allowed modules: ``time.strptime`` imports ``_strptime`` on every
 call, through the ``__import__`` of the running frame's builtins, and then takes the module from
-the interpreter's module table, not from what ``__import__`` returned. The restricted importer
-therefore answers the names in C_LEVEL_IMPORTS with an empty namespace: the C caller gets the
-real module, a program that imports the name gets nothing.
+the interpreter's module table, not from what ``__import__`` returned; ``str.encode(...,
+'namereplace')`` and the ``unicode_escape`` codec's ``\\N{...}`` do the same with ``unicodedata``
+(issue 40). The restricted importer therefore answers the names in C_LEVEL_IMPORTS with an empty
+namespace: the C caller gets the real module (the zygote imported it), a program that imports
+the name gets nothing. The adversary (tests/adversarial/fuzz.py) counts every program CPython
+runs that the executor fails, which is how the next such name would show.
 
 Determinism (issue 33)
 ----------------------
@@ -141,7 +165,12 @@ and provenance fields) is a function of the program text and of this policy, exc
   ``datetime.datetime`` is a subclass whose ``now``/``utcnow``/``today`` read the instant (its
   C type name is ``datetime.datetime``, so reprs and error messages are unchanged); the real
   ``time.time``, which the C code of ``date.today()`` calls, is replaced in each child. The
-  instant is part of the policy and so of its hash, which every run manifest records.
+  frozen class is closed (issue 40): no real C class is reachable from it (its ``min`` and
+  ``max`` are its own instances, and everything that makes a datetime from one keeps the
+  class), it is immutable like the C type (its metaclass refuses to set or delete attributes,
+  with CPython's message), and ``isinstance`` and ``min``/``max`` are CPython's; the answer
+  check calls the real classes' methods only (child.check_answer). The instant is part of the
+  policy and so of its hash, which every run manifest records.
 * Memory addresses: the zygote (and so every child) is executed with
   ``personality(ADDR_NO_RANDOMIZE)`` where the kernel honours it. On Linux it does, and a child's
   layout is then the same on every start and after any history of the zygote (measured: one
@@ -153,7 +182,9 @@ and provenance fields) is a function of the program text and of this policy, exc
   ``hash()`` refuses objects hashed by identity (a TypeError: functions, methods, None, NaN,
   ...; VALUE_HASHED_TYPES lists what it hashes), ``id`` is a forbidden name, and every memory
   address in a default repr (`` at 0x...``, ADDRESS_PATTERN) in the stdout, stderr and error a
-  result reports is replaced by ADDRESS_MASK, counted in ``addresses_masked``. What remains:
+  result reports is replaced by ADDRESS_MASK, counted in ``addresses_masked``, over each whole
+  stream (child.AddressMask: a repr printed in two pieces is masked too, issue 40), and what is
+  kept and whether the output floods are decided on the masked text. What remains:
   a value a program computes from an address inside itself (the digits of ``repr(f)``, the
   iteration order of a set of functions). Each result records ``address_layout`` ("fixed" or
   "randomised"): with "fixed" such a value is the same on every run of that backend and build.
@@ -162,9 +193,13 @@ and provenance fields) is a function of the program text and of this policy, exc
   from the program. ASLR protects a process from an attacker who cannot read its memory; the
   loop, which parses the bytes programs write, is not executed with the personality and keeps
   it. The zygote reads only the loop's commands.
+* Work a program drives inside the executor's own code is under the line cap: every Python
+  line that runs while the program runs counts, the executor's helpers included (``print``,
+  the output capture, ``hash()``'s walk of a tuple, the frozen clock), and the answer check runs
+  no program code (issue 40: both ran uncounted and ended as CPU_LIMIT or TIMEOUT_WALL by load).
 * Not made deterministic, recorded on the result: whether a program near a limit (CPU_LIMIT,
-  TIMEOUT_WALL, MEMORY_LIMIT) finishes first depends on machine speed and load (``cpu_ms``,
-  ``wall_ms``); a crash of the C stack (CRASH, or CPU_LIMIT where gVisor is slower); and
+  TIMEOUT_WALL, MEMORY_LIMIT, LINE_CAP where one line does much C work) finishes first depends
+  on machine speed and load (``cpu_ms``, ``wall_ms``); a crash of the C stack (CRASH, or CPU_LIMIT where gVisor is slower); and
   differences between two CPython builds (the host venv and the image's Debian python3 are
   both 3.11 on glibc 2.36, recorded as ``host_python``/``python`` in the manifest).
 
