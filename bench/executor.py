@@ -35,7 +35,9 @@ largest phase and the work per program ahead of demand and on the request path.
 the side's own ``executor`` package is the one imported), rounds interleaved, one worker per side: supervisor start-up
 (the zygote is now executed, not only forked) and back-to-back latency on the benchmark's mix
 and on programs that take the new paths (the frozen clock, ``hash()``, reprs whose addresses are
-masked), with the ratio this/baseline of the medians over rounds.
+masked; issue 40's ``issue40_paths``), with the ratio this/baseline of the medians over rounds,
+for the latency and for the child's own CPU time per program (``median_cpu_ms``, from the
+results: much less moved by other jobs on a shared machine than the latency).
 
 The verdict against issue 25's targets (relative to the fork floor of the same run) and issue
 14's remaining ratios, and the size of every miss, is written under ``targets``.
@@ -485,6 +487,9 @@ def bench_ab(args, image: str) -> dict:
             medians[side] = {"startup_ms": statistics.median(r["startup_ms"] for r in good)}
             for mix in mixes:
                 medians[side][f"{mix}_median_ms"] = statistics.median(r["mixes"][mix]["median_ms"] for r in good)
+                cpu = [r["mixes"][mix].get("median_cpu_ms") for r in good]
+                if None not in cpu:
+                    medians[side][f"{mix}_median_cpu_ms"] = statistics.median(cpu)
         summary_[backend] = medians
         if all(medians.values()):
             summary_[backend]["this_over_baseline"] = {
