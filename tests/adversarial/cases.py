@@ -285,6 +285,14 @@ CASES: tuple[Adv, ...] = (
         "'closure' + u + '[0].cell_contents.' + u + 'self' + u + '._on_flood.' + u + 'self' + u + '.nonce}')\n"
         "match t:\n    case str(format=f):\n        print(f(h))\nanswer = 1\n", RS, PE,
         why="the same path to the run's nonce; layers 1-2 off: the real print has no closure"),
+    Adv("generator_traceback_chain_via_class_pattern", "leak",
+        "try:\n    1 / 0\nexcept Exception as e:\n"
+        "    match '{0.' + '__traceback__.tb_fr' + 'ame.f_back.f_globals' + '}':\n"
+        "        case str(format=_adv0f):\n            _adv0 = _adv0f(e)\n            print(_adv0)\n"
+        "    g = _adv0\n    g['os'].open('/etc/passwd', 0)\nanswer = 1\n", RS, PE,
+        why="what the generator made of traceback_frame_globals (form format_chain_class_pattern_shown); "
+            "on c4aa489's executor, every layer on, it printed the executor's own module globals with "
+            "the standard library's host paths (the host-path canary); layers 1-2 off: a documented residual"),
     Adv("match_class_dunder_keyword_alias", "introspection",
         "match print:\n    case object(__self__=b):\n        answer = len(b.dir())\n", RS, OK),
     Adv("datetime_max_real_clock", "determinism",

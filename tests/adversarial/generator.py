@@ -94,9 +94,12 @@ def _accesses(tree: ast.Module) -> list[_Access]:
             kind = "call"
         else:
             continue
-        hoistable, current, block, index, inside = True, node, None, 0, False
-        while current in parents:
+        hoistable, current, block, index, inside, module_level = True, node, None, 0, False, False
+        while current in parents:  # up to the statement holding the access
             parent, field, position = parents[current]
+            if isinstance(current, ast.stmt) and position >= 0:
+                block, index, module_level = getattr(parent, field), position, parent is tree
+                break
             if isinstance(parent, _PATTERNS) or (isinstance(parent, ast.match_case) and field == "pattern"):
                 inside = True  # a pattern's value must stay a dotted name
             if isinstance(parent, (*_SCOPES, ast.ExceptHandler)) or (
@@ -104,12 +107,7 @@ def _accesses(tree: ast.Module) -> list[_Access]:
                     isinstance(parent, ast.BoolOp) and parent.values[0] is not current) or (
                     isinstance(parent, ast.While) and field == "test") or (
                     isinstance(parent, ast.match_case) and field == "guard") or isinstance(parent, ast.JoinedStr):
-                hoistable = False
-            if isinstance(current, ast.stmt) and position >= 0 and block is None:
-                block, index = getattr(parent, field), position
-                module_level = parent is tree
-                if current is not node:
-                    break
+                hoistable = False  # evaluated later, more than once, or not at all
             current = parent
         if inside or block is None:
             continue
@@ -177,6 +175,40 @@ def _by_name(template: str, *before: str) -> Rewrite:
         half = len(attr) // 2
         fill = {"X": _src(access.node.value), "A": repr(attr), "N": names.new(), "a": attr,
                 "S": f"({attr[:half]!r} + {attr[half:]!r})"}
+        return template.format(**fill), [line.format(**fill) for line in before]
+    return rewrite
+
+
+def _field_chain(node: ast.AST) -> tuple[ast.AST, str] | None:
+    """``X.a[k].b`` as (X, "a[k].b"): the chain of attribute and constant-index reads a format
+    field can spell, down to its base; None when the access is not such a chain."""
+    parts: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append("." + node.attr)
+        elif (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+              and isinstance(node.slice.value, (int, str)) and not isinstance(node.slice.value, bool)
+              and not set(str(node.slice.value)) & set("[]{}:!.'\" ")):
+            parts.append(f"[{node.slice.value}]")
+        else:
+            break
+        node = node.value
+    if not parts or not parts[-1].startswith("."):
+        return None
+    return node, "".join(reversed(parts))[1:]
+
+
+def _format_chain(template: str, *before: str) -> Rewrite:
+    """A whole chain ``X.a[k].b`` read by one format field (``{X}``, ``{F}`` the field path as a
+    literal, ``{R}`` built at run time, ``{N}`` a fresh name): the hidden set's form."""
+    def rewrite(access: _Access, names: _Names):
+        chain = _field_chain(access.node)
+        if chain is None:
+            raise ValueError("not a chain")
+        base, path = chain
+        half = len(path) // 2
+        fill = {"X": _src(base), "F": repr("{0." + path + "}"), "N": names.new(),
+                "R": f"('{{0.' + {path[:half]!r} + {path[half:]!r} + '}}')"}
         return template.format(**fill), [line.format(**fill) for line in before]
     return rewrite
 
@@ -264,6 +296,7 @@ EXPRESSION_FORMS: dict[str, Rewrite] = {
 }
 HOISTED_FORMS: dict[str, Rewrite] = {
     "assignment": _before("{N} = {E}"),
+    "shown": _before("{N} = {E}\nprint({N})"),  # what a program reads, it prints: a leak shows
     "default_argument": _before("def {N}({M}={E}):\n    return {M}", result="{N}()"),
     "decorator": _before("@(lambda {M}: {E})\ndef {N}():\n    pass"),
     "annotation_walrus": _before("{M}: ({N} := {E})"),
@@ -293,6 +326,9 @@ ATTRIBUTE_FORMS: dict[str, Rewrite] = {
     "format_field_variable": _by_name("{N}.format({X})", "{N} = '{{0.' + {S} + '}}'"),
     "format_field_class_pattern": _by_name(
         "{N}", "match '{{0.' + {S} + '}}':\n    case str(format={N}f):\n        {N} = {N}f({X})"),
+    "format_chain_literal": _format_chain("{F}.format({X})"),
+    "format_chain_class_pattern_shown": _format_chain(
+        "{N}", "match {R}:\n    case str(format={N}f):\n        {N} = {N}f({X})\n        print({N})"),
     "class_pattern_object": _by_name("{N}", "match {X}:\n    case object({a}={N}):\n        pass"),
     "class_pattern_type": _by_name("{N}", "{N}t = type({X})\nmatch {X}:\n    case {N}t({a}={N}):\n        pass"),
     "vars": _by_name("vars({X})[{A}]"),
@@ -338,7 +374,8 @@ FORMS: dict[str, tuple[tuple[str, ...], Rewrite]] = {
 }
 _NEEDS_BEFORE = set(HOISTED_FORMS) | set(NAME_FORMS) | {
     k for k, f in ATTRIBUTE_FORMS.items() if k in ("format_field_variable", "format_field_class_pattern",
-                                                    "class_pattern_object", "class_pattern_type", "attrgetter")}
+                                                    "format_chain_class_pattern_shown", "class_pattern_object",
+                                                    "class_pattern_type", "attrgetter")}
 
 
 def applicable(access: _Access) -> list[str]:
