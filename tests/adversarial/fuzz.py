@@ -38,6 +38,7 @@ import datetime as _dt
 import json
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -321,14 +322,32 @@ class Fuzzer:
 
 def run(n: int, seed: int = 0, grammar: int = 0, container_share: float = 0.0, batch: int = 64,
         limits: dict | None = None, progress=None, static_alone: bool = True, as_is: bool = True,
-        quick: bool = False) -> dict:
+        quick: bool = False, out: Path | None = None) -> dict:
     """Generate ``n`` programs and run them all; the report (``report``'s keys). The next batch
-    is generated while the last one runs (the pools' threads wait on their supervisors)."""
+    is generated while the last one runs (the pools' threads wait on their supervisors). With
+    ``out``, the report so far is written there after a batch at most every PROGRESS_SECONDS
+    (``"complete": false``) and once more at the end, also when the run is interrupted
+    (Ctrl-C, SIGTERM): nothing it found is lost."""
     from bench.machine import Machine
     machine = Machine()
     started = time.monotonic()
     tally = Tally()
-    driver = ThreadPoolExecutor(max_workers=1)
+    lock = threading.Lock()  # the tally between the batch thread and the progress and report writers
+    settings = {"n": n, "seed": seed, "grammar": grammar, "container_share": container_share, "batch": batch,
+                "limits": dict(TEST_LIMITS if limits is None else limits),
+                "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    written = [started]
+
+    def write(complete: bool) -> dict:
+        with lock:
+            result = report(tally, machine, time.monotonic() - started, settings)
+        result["complete"] = complete
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            partial = out.with_suffix(".tmp")
+            partial.write_text(json.dumps(result, indent=2, default=str) + "\n")
+            partial.replace(out)
+        return result
 
     def batches():
         pending: list = []
@@ -341,7 +360,11 @@ def run(n: int, seed: int = 0, grammar: int = 0, container_share: float = 0.0, b
             yield pending
 
     def step(fuzzer, programs, index):
-        fuzzer.run_batch(programs, tally, index)
+        with lock:
+            fuzzer.run_batch(programs, tally, index)
+        if out is not None and time.monotonic() - written[0] >= PROGRESS_SECONDS:
+            written[0] = time.monotonic()
+            write(False)
 
     stop = threading.Event()
 
@@ -349,27 +372,36 @@ def run(n: int, seed: int = 0, grammar: int = 0, container_share: float = 0.0, b
         while not stop.wait(PROGRESS_SECONDS):
             progress(_progress_line(tally, n, time.monotonic() - started))
 
-    ticker = threading.Thread(target=report_progress, daemon=True)
     if progress:
-        ticker.start()
-    with Fuzzer(limits, container_share, static_alone) as fuzzer:
-        running, index = None, 0
-        for programs in batches():
-            if running is not None:
-                running.result()
-            running = driver.submit(step, fuzzer, programs, index)
-            index += len(programs)
-        if running is not None:
-            running.result()
-        limits_used = fuzzer.limits
-    driver.shutdown()
-    stop.set()
-    seconds = time.monotonic() - started
-    if progress:
-        progress(_progress_line(tally, n, seconds))
-    return report(tally, machine.finish(), seconds, {"n": n, "seed": seed, "grammar": grammar,
-                                                     "container_share": container_share, "batch": batch,
-                                                     "limits": limits_used})
+        threading.Thread(target=report_progress, daemon=True).start()
+    driver = ThreadPoolExecutor(max_workers=1)
+    complete = False
+    try:
+        with Fuzzer(limits, container_share, static_alone) as fuzzer:
+            running, index = None, 0
+            try:
+                for programs in batches():
+                    if running is not None:
+                        running.result()
+                    running = driver.submit(step, fuzzer, programs, index)
+                    index += len(programs)
+                if running is not None:
+                    running.result()
+                complete = True
+            finally:
+                if running is not None:
+                    running.result()  # the batch under way finishes before the pools close
+    except KeyboardInterrupt:
+        if progress:
+            progress("fuzz-executor: interrupted; the report holds what was run")
+    finally:
+        driver.shutdown()
+        stop.set()
+        machine.finish()
+        result = write(complete)
+        if progress:
+            progress(_progress_line(tally, n, result["seconds"]))
+    return result
 
 
 def _progress_line(tally: Tally, n: int, seconds: float) -> str:
@@ -381,10 +413,11 @@ def _progress_line(tally: Tally, n: int, seconds: float) -> str:
 
 def report(tally: Tally, machine, seconds: float, settings: dict) -> dict:
     return {
-        "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "started_at": settings.get("started_at"),
         "settings": settings,
         "machine": {"cores": machine.cores, "platform": machine.platform, "python": machine.python,
-                    "loadavg_start": machine.loadavg_start, "loadavg_end": machine.loadavg_end},
+                    "loadavg_start": machine.loadavg_start, "loadavg_end": machine.loadavg_end,
+                    "loadavg_now": [round(x, 2) for x in os.getloadavg()]},
         "seconds": round(seconds, 1),
         "programs_per_second": round(tally.tried / seconds, 2) if seconds else None,
         "programs": {"tried": tally.tried, "by_family": dict(tally.by_family), "runs": dict(tally.runs),
@@ -403,6 +436,10 @@ def report(tally: Tally, machine, seconds: float, settings: dict) -> dict:
         "outcomes": {k: dict(v) for k, v in tally.outcomes.items()},
         "notable_outcomes": dict(tally.notable),
     }
+
+
+def _interrupt(_signum, _frame):
+    raise KeyboardInterrupt
 
 
 def main(argv=None) -> int:
@@ -428,16 +465,16 @@ def main(argv=None) -> int:
             print(f"fuzz-executor: container backend skipped: {problem}", file=sys.stderr)
     print(f"fuzz-executor: {args.n:,} programs ({grammar:,} from hypothesmith), seed {args.seed}, container share "
           f"{share}, load {os.getloadavg()[0]:.2f}", file=sys.stderr)
-    result = run(args.n, args.seed, grammar, share, args.batch,
+    signal.signal(signal.SIGTERM, _interrupt)  # as Ctrl-C: the report is written, the pools closed
+    result = run(args.n, args.seed, grammar, share, args.batch, out=args.out,
                  progress=lambda line: print(line, file=sys.stderr, flush=True))
     result["command"] = " ".join(["python -m tests.adversarial.fuzz", *(argv if argv is not None else sys.argv[1:])])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     print(f"fuzz-executor: wrote {args.out}: {result['programs']['tried']:,} programs, {result['escapes']['count']} "
           f"escapes, {result['nondeterministic']['count']} nondeterministic, "
           f"{result['refusals_of_cpython_runnable']['count']} refusals of CPython-runnable programs "
           f"({result['refusals_of_cpython_runnable']['honest_shaped']['count']} honest-shaped)", file=sys.stderr)
-    return 1 if result["escapes"]["count"] or result["nondeterministic"]["count"] else 0
+    return 1 if result["escapes"]["count"] or result["nondeterministic"]["count"] or not result["complete"] else 0
 
 
 if __name__ == "__main__":
