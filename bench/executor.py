@@ -35,7 +35,9 @@ largest phase and the work per program ahead of demand and on the request path.
 the side's own ``executor`` package is the one imported), rounds interleaved, one worker per side: supervisor start-up
 (the zygote is now executed, not only forked) and back-to-back latency on the benchmark's mix
 and on programs that take the new paths (the frozen clock, ``hash()``, reprs whose addresses are
-masked), with the ratio this/baseline of the medians over rounds.
+masked; issue 40's ``issue40_paths``), with the ratio this/baseline of the medians over rounds,
+for the latency and for the child's own CPU time per program (``median_cpu_ms``, from the
+results: much less moved by other jobs on a shared machine than the latency).
 
 The verdict against issue 25's targets (relative to the fork floor of the same run) and issue
 14's remaining ratios, and the size of every miss, is written under ``targets``.
@@ -55,6 +57,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.honest_programs import CORPUS as HONEST_CORPUS
 from bench.machine import Machine, loadavg
 from bench.phase_probe import PROGRAMS  # the calculator-like mix, one list for the benchmark and its probe
 from bench.targets import Target
@@ -88,6 +91,17 @@ DETERMINISM_PATH_PROGRAMS = [
     "import datetime\nanswer = (datetime.date.today() - datetime.date(2000, 1, 1)).days\n",
     "f = lambda x: x * 2\nprint(f, [].append, iter([1]))\nanswer = f(hash('creatinine') % 97)\n",
     "import time\nanswer = time.localtime().tm_year + time.monotonic() * 0 + time.strftime('%Y').count('2')\n",
+]
+
+# Issue 40's paths: hash() of a tuple (its walk now counts under the line cap), output written in
+# pieces (masked over the whole stream), the closed datetime class, and longer programs (the
+# static check's allow-list walk).
+ISSUE40_PATH_PROGRAMS = [
+    "t = tuple(range(200))\nanswer = hash(t) % 97\n",
+    "for i in range(40):\n    print('row', i, end=': ')\n    print(i * 2, [].append)\nanswer = 1\n",
+    "import datetime\nd = datetime.datetime.max - datetime.timedelta(days=400)\n"
+    "answer = datetime.datetime.combine(d.date(), datetime.time()).date()\n",
+    *(h.source for h in HONEST_CORPUS if h.name in ("glasgow_blatchford", "child_pugh_helpers", "wells_dvt_dict_lambda")),
 ]
 
 
@@ -441,7 +455,8 @@ def baseline_checkout(ref: str, directory: Path) -> Path:
 
 def bench_ab(args, image: str) -> dict:
     """This checkout against ``--baseline-ref`` (see the module docstring, ``ab``)."""
-    mixes = {"bench_mix": PROGRAMS, "determinism_paths": DETERMINISM_PATH_PROGRAMS}
+    mixes = {"bench_mix": PROGRAMS, "determinism_paths": DETERMINISM_PATH_PROGRAMS,
+             "issue40_paths": ISSUE40_PATH_PROGRAMS}
     with tempfile.TemporaryDirectory(prefix="bench-ab-") as tmp:
         sides = {"this_checkout": (str(ROOT), image),
                  "baseline": (str(baseline_checkout(args.baseline_ref, Path(tmp))), args.baseline_image)}
@@ -472,6 +487,9 @@ def bench_ab(args, image: str) -> dict:
             medians[side] = {"startup_ms": statistics.median(r["startup_ms"] for r in good)}
             for mix in mixes:
                 medians[side][f"{mix}_median_ms"] = statistics.median(r["mixes"][mix]["median_ms"] for r in good)
+                cpu = [r["mixes"][mix].get("median_cpu_ms") for r in good]
+                if None not in cpu:
+                    medians[side][f"{mix}_median_cpu_ms"] = statistics.median(cpu)
         summary_[backend] = medians
         if all(medians.values()):
             summary_[backend]["this_over_baseline"] = {

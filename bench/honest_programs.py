@@ -1128,6 +1128,60 @@ for n in names:
     seen[key] = n
 answer = len(seen) + 1
 """),
+    # --- issue 40: what the adversary's rewrites of this corpus and the hidden set showed ------
+    _p("unit_label_namereplace", "conversions", 1.0, """
+# the unit from the note, spelled in ASCII for the log line
+unit = "\u00b5mol/L"
+ascii_unit = unit.encode("ascii", "namereplace").decode("ascii")
+print(f"creatinine 88 {ascii_unit}")
+creatinine_mg_dl = 88 / 88.4
+answer = round(creatinine_mg_dl, 2)
+"""),
+    _p("unicode_escape_degree_sign", "conversions", 101.3, """
+raw = b"temperature 38.5 \\\\N{DEGREE SIGN}C"
+text = raw.decode("unicode_escape")
+celsius = float(text.split()[1])
+answer = round(celsius * 9 / 5 + 32, 1)
+"""),
+    _p("match_class_pattern_keywords", "dates", 1, """
+from datetime import date
+
+visit = date(2024, 3, 15)
+match visit:
+    case date(year=y, month=m) if m >= 3:
+        quarter = (m - 1) // 3 + 1
+    case _:
+        quarter = 0
+answer = quarter
+"""),
+    _p("datetime_max_as_a_start_value", "dates", "2023-12-30", """
+import datetime
+
+visits = [datetime.datetime(2024, 1, 5, 9, 30), datetime.datetime(2023, 12, 30, 14, 0)]
+earliest = datetime.datetime.max
+for visit in visits:
+    if visit < earliest:
+        earliest = visit
+answer = earliest.date()
+"""),
+    _p("printed_in_pieces", "style", 140, """
+labs = [("Na", 140), ("K", 4.2), ("Cl", 102)]
+for name, value in labs:
+    print(name, end=": ")
+    print(value)
+answer = labs[0][1]
+"""),
+    _p("except_as_in_a_helper", "style", 4.0, """
+def parse(text):
+    try:
+        return float(text)
+    except ValueError as err:
+        print("skipped:", err)
+        return None
+
+values = [parse(v) for v in ["1.5", "n/a", "2.5"]]
+answer = sum([v for v in values if v is not None])
+"""),
 )
 
 

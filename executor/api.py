@@ -46,6 +46,7 @@ class Executor:
         self.limits = limits
         self.policy_hash = policy.policy_hash(limits)
         self.disabled_layers = supervisor.disabled_layers_from_env()
+        self.test_canary = supervisor.test_canary_from_env()
         self.max_attempts = max_attempts
         self.backend_reason = "requested"
         self._impl = None
@@ -61,7 +62,7 @@ class Executor:
                 self.backend_reason = f"auto: container backend unavailable ({exc})"
         if self._impl is None:
             self._impl = ProcessPool(self.workers, limits, self.disabled_layers, python, max_attempts,
-                                     spares=container_opts.get("spares"))
+                                     spares=container_opts.get("spares"), test_canary=self.test_canary)
             self.backend = "process"
 
     def _start_container(self, image: str | None, opts: dict):
@@ -72,6 +73,8 @@ class Executor:
             extra["limits"] = self.limits
         if self.disabled_layers:
             extra["disabled_layers"] = self.disabled_layers
+        if self.test_canary:
+            extra["test_canary"] = self.test_canary
         try:
             return pool_module.ContainerPool(self.workers, image, **extra)
         except ExecutorUnavailable:

@@ -50,7 +50,7 @@ from executor import policy, static_check
 from executor.outcomes import Outcome
 
 LAYERS = tuple(policy.LAYER_SWITCHES)  # the test-only switch names (policy.LAYER_SWITCHES)
-_EXIT_RESULT_WRITE_FAILED = 70
+EXIT_RESULT_WRITE_FAILED = 70  # the child could not write its result line (the supervisor reads it so)
 _MISSING = object()
 
 
@@ -72,9 +72,6 @@ def make_module_proxy(module: types.ModuleType, replaced: dict | None = None) ->
     maps exposed names to the executor's own versions (the frozen clock)."""
     replaced = replaced or {}
     return types.SimpleNamespace(**{n: replaced.get(n, getattr(module, n)) for n in exposed_names(module)})
-
-
-_EXECUTOR_CODE = "<executor-"  # file name prefix of the code _isolated compiles
 
 
 def _isolated(source: str, filename: str, module_name: str, **names) -> dict:
@@ -106,6 +103,9 @@ _DATETIME_CLOCK_SOURCE = (
     "def now(cls, tz=None):\n    return cls.fromtimestamp(INSTANT, tz)\n"
     "def utcnow(cls):\n    return cls.utcfromtimestamp(INSTANT)\n"
     "def today(cls):\n    return cls.fromtimestamp(INSTANT)\n"
+    # the metaclass's: the class is as immutable as CPython's C type, with CPython's message
+    "def refuse(cls, name, value=None):\n"
+    "    raise TypeError('cannot set ' + repr(name) + ' attribute of immutable type ' + repr(cls.__name__))\n"
 )
 
 
@@ -115,11 +115,22 @@ def clock_instant() -> float:
 
 
 def make_frozen_clock(time_module: types.ModuleType) -> dict[str, dict]:
-    """The frozen replacements: {"time": {name: function}, "datetime": {"datetime": subclass}}.
+    """The frozen replacements: {"time": {name: function}, "datetime": {"datetime": class}}.
 
     ``datetime.datetime`` becomes a subclass whose ``now``/``utcnow``/``today`` read the
-    instant; its C type name stays ``datetime.datetime`` (the name given to ``type``), so
-    reprs and error messages read as before, and arithmetic keeps the subclass (3.8+)."""
+    instant, closed the way the issue-40 review asked (policy.py, "Determinism"):
+
+    * no real class is reachable from it: its class attributes ``min`` and ``max`` are its own
+      instances (CPython's are the C class's, whose inherited ``now()`` reads the real clock),
+      and everything that makes a datetime from one (arithmetic, ``combine``, ``replace``,
+      ``astimezone``, the constructors) makes the subclass (the C code builds ``type(self)`` or
+      ``cls``; tests/executor/test_executor_frozen_clock.py calls every method);
+    * it is immutable, like the C type: its metaclass refuses to set or delete an attribute,
+      with CPython's message, so no program code can be planted in a method the executor or
+      the C code calls;
+    * ``isinstance(x, datetime.datetime)`` and ``min``/``max`` behave as in CPython, and its
+      type name stays ``datetime.datetime``, so reprs and error messages read as before.
+    """
     instant = clock_instant()
     clock = _isolated(_CLOCK_SOURCE, "<executor-clock>", "time", INSTANT=instant,
                       INSTANT_NS=int(instant) * 1_000_000_000,
@@ -127,11 +138,17 @@ def make_frozen_clock(time_module: types.ModuleType) -> dict[str, dict]:
                       real_ctime=time_module.ctime, real_asctime=time_module.asctime,
                       real_strftime=time_module.strftime)
     names = [n for key in ("time.instant", "time.interval", "time.default") for n in policy.FROZEN_CLOCK[key]]
-    methods = _isolated(_DATETIME_CLOCK_SOURCE, "<executor-clock>", "datetime", INSTANT=instant)
+    methods = _isolated(_DATETIME_CLOCK_SOURCE, "<executor-clock>", "datetime", INSTANT=instant,
+                        TypeError=TypeError, repr=repr)
     base = datetime.datetime
-    frozen_datetime = type("datetime.datetime", (base,), {
+    closed_type = type("type", (type,), {"__slots__": (), "__module__": "builtins",
+                                         "__setattr__": methods["refuse"], "__delattr__": methods["refuse"]})
+    frozen_datetime = closed_type("datetime.datetime", (base,), {
         "__slots__": (), "__module__": "datetime", "__qualname__": "datetime", "__doc__": base.__doc__,
         **{name: classmethod(methods[name]) for name in policy.FROZEN_CLOCK["datetime.datetime"]}})
+    for name in ("min", "max"):  # the executor's own write, past the metaclass
+        real = getattr(base, name)
+        type.__setattr__(frozen_datetime, name, frozen_datetime.combine(real.date(), real.timetz()))
     return {"time": {n: clock[n] for n in names}, "datetime": {"datetime": frozen_datetime}}
 
 
@@ -143,6 +160,11 @@ def freeze_real_time(clock: dict[str, dict]) -> None:
 
 
 _ADDRESS = re.compile(policy.ADDRESS_PATTERN)
+_ADDRESS_AT_END = re.compile(policy.ADDRESS_PATTERN + r"\Z")
+# the end of a text that may be the start of an address: a proper prefix of ADDRESS_PREFIX,
+# or all of it with no digit yet (" ", " a", " at", ..., " at 0x")
+_ADDRESS_START_AT_END = re.compile("(?:" + "|".join(
+    re.escape(policy.ADDRESS_PREFIX[:k]) for k in range(len(policy.ADDRESS_PREFIX), 0, -1)) + r")\Z")
 
 
 def mask_addresses(text: str) -> tuple[str, int]:
@@ -151,37 +173,67 @@ def mask_addresses(text: str) -> tuple[str, int]:
     return _ADDRESS.subn(policy.ADDRESS_MASK, text)
 
 
+class AddressMask:
+    """``mask_addresses`` over a whole stream that arrives in pieces: what ``feed`` returns,
+    joined, with ``pending`` at the end, is exactly ``mask_addresses`` of everything fed. A piece
+    ending in what may begin an address keeps that tail (at most len(ADDRESS_PREFIX) characters,
+    no address digit) until the next piece decides; a piece ending inside an address has already
+    given the mask, and the next piece's leading digits belong to the same address. So the masked
+    text is known (and counted) as it is written, whatever the address's digits, and no more than
+    a few characters wait."""
+
+    def __init__(self):
+        self.pending = ""      # a tail that may begin an address
+        self.in_address = False  # the last piece ended in address digits
+        self.count = 0
+
+    def feed(self, text: str) -> str:
+        if self.in_address:
+            text = text.lstrip(policy.ADDRESS_DIGITS)
+            self.in_address = not text
+        text, self.pending = self.pending + text, ""
+        start = _ADDRESS_START_AT_END.search(text)
+        if start:
+            text, self.pending = text[:start.start()], text[start.start():]
+        masked, n = _ADDRESS.subn(policy.ADDRESS_MASK, text)
+        self.count += n
+        self.in_address = self.in_address or bool(n and not self.pending and _ADDRESS_AT_END.search(text))
+        return masked
+
+
 class OutputCapture:
-    """A text stream kept in memory: the first ``keep`` characters are stored; past ``flood``
-    characters in total the child ends with OUTPUT_LIMIT."""
+    """A text stream kept in memory, memory addresses masked over the whole stream
+    (``AddressMask``): the first ``keep`` characters are stored; past ``flood`` characters in
+    total the child ends with OUTPUT_LIMIT. Both counts are of the masked text, so what is kept
+    and whether the program floods do not depend on its addresses."""
 
     def __init__(self, keep: int, flood: int, on_flood):
         self.parts: list[str] = []
         self.kept = 0
         self.total = 0
         self.truncated = False
-        self.masked = 0  # memory addresses replaced (mask_addresses)
+        self.mask = AddressMask()
         self._keep = keep
         self._flood = flood
         self._on_flood = on_flood
 
+    @property
+    def masked(self) -> int:
+        """Memory addresses replaced so far."""
+        return self.mask.count
+
     def write(self, text) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        n = len(text)
-        text, masked = mask_addresses(text)  # before the caps: what is kept is deterministic
-        self.masked += masked
-        self.total += len(text)
-        room = self._keep - self.kept
-        if len(text) > room:
-            self.truncated = True
-            text = text[:max(room, 0)]
-        if text:
-            self.parts.append(text)
-            self.kept += len(text)
-        if self.total > self._flood:
+        masked = self.mask.feed(text)
+        self.total += len(masked)
+        if self.kept < self._keep:
+            self.parts.append(masked[:self._keep - self.kept])
+            self.kept += len(self.parts[-1])
+        self.truncated = self.truncated or self.total > self._keep
+        if self.total + len(self.mask.pending) > self._flood:  # pending masks to at least its length
             self._on_flood()
-        return n
+        return len(text)
 
     def emit(self, *args, sep=" ", end="\n"):
         """print() semantics for the wrapper handed to programs."""
@@ -195,7 +247,12 @@ class OutputCapture:
         return None
 
     def text(self) -> str:
-        return "".join(self.parts)
+        """What is kept: the masked stream's first ``keep`` characters (a tail that may still
+        have begun an address is written as it is: the stream ended)."""
+        tail = self.mask.pending[:self._keep - self.kept]
+        if len(self.mask.pending) > len(tail):
+            self.truncated = True
+        return "".join(self.parts) + tail
 
 
 # A print() for programs, compiled in a namespace of its own: its globals hold nothing but the
@@ -368,28 +425,38 @@ def weeks_days_problem(weeks: int, days: int) -> str | None:
 
 
 def check_answer(value) -> tuple[str | None, object, str | None]:
-    """(kind, JSON value, error) for a program's ``answer``; kind None means a wrong kind."""
+    """(kind, JSON value, error) for a program's ``answer``; kind None means a wrong kind.
+
+    Only the real classes' own methods are called (``int.__index__``, ``float.__float__``,
+    ``datetime.date.isoformat``, ``tuple.__len__``), never a method looked up on the value, so no
+    program code runs here, outside the line cap (issue 40: a replaced method of the frozen
+    datetime class ran inside this check)."""
     if value is _MISSING:
         return None, None, "the program did not assign a value to `answer`"
     if isinstance(value, bool):
         return None, None, "answer is a bool, expected a number, a date or a (weeks, days) tuple"
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        number = int.__index__(value)
         try:
-            as_float = float(value)
+            float(number)
         except OverflowError:
             return None, None, "answer is an integer too large to be a finite number"
-        if not math.isfinite(as_float):
-            return None, None, f"answer is {value!r}, not a finite number"
-        return "number", (int(value) if isinstance(value, int) else float(value)), None
-    if isinstance(value, datetime.date):  # datetime.datetime counts: its date part is used
-        day = value.date() if isinstance(value, datetime.datetime) else value
-        return "date", day.isoformat(), None
-    if (isinstance(value, tuple) and len(value) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
-        problem = weeks_days_problem(int(value[0]), int(value[1]))
-        if problem:
-            return None, None, f"answer {value!r} is not a (weeks, days) gestational age: {problem}"
-        return "weeks_days", [int(value[0]), int(value[1])], None
+        return "number", number, None
+    if isinstance(value, float):
+        number = float.__float__(value)
+        if not math.isfinite(number):
+            return None, None, f"answer is {number!r}, not a finite number"
+        return "number", number, None
+    if isinstance(value, datetime.date):  # a datetime counts: date.isoformat gives its date part
+        return "date", datetime.date.isoformat(value), None
+    if isinstance(value, tuple) and tuple.__len__(value) == 2:
+        parts = [tuple.__getitem__(value, 0), tuple.__getitem__(value, 1)]
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in parts):
+            weeks, days = (int.__index__(v) for v in parts)
+            problem = weeks_days_problem(weeks, days)
+            if problem:
+                return None, None, f"answer ({weeks!r}, {days!r}) is not a (weeks, days) gestational age: {problem}"
+            return "weeks_days", [weeks, days], None
     return None, None, (f"answer has type {type(value).__name__}, expected a number, a date "
                         "or a (weeks, days) tuple of ints")
 
@@ -408,8 +475,9 @@ def _program_line(exc: BaseException) -> int | None:
     return line
 
 
-def describe_exception(exc: BaseException, limit: int) -> str:
-    """'TypeName: message (line N)', short, without paths or executor internals."""
+def describe_exception(exc: BaseException) -> str:
+    """'TypeName: message (line N)', without paths or executor internals (``finish`` masks the
+    addresses in it and then cuts it to ``error_chars``)."""
     try:
         message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
     except BaseException:  # a hostile __str__
@@ -419,7 +487,42 @@ def describe_exception(exc: BaseException, limit: int) -> str:
     line = _program_line(exc)
     if line:
         text += f" (line {line})"
-    return text if len(text) <= limit else text[: max(limit - 3, 0)] + "..."
+    return text
+
+
+def fit_result_line(message: dict, cap: int) -> bytes:
+    """The child's result line (JSON, ASCII, one line) for ``message``, no longer than ``cap``
+    bytes: if the kept stdout and stderr escape to more than the room left, the one that needs
+    less keeps up to half of it and the other the rest, each cut to its share (the truncation
+    flag set). Deterministic: a function of the message."""
+    line = (json.dumps(message) + "\n").encode("ascii")
+    if len(line) <= cap:
+        return line
+    bare = dict(message, stdout="", stderr="")
+    room = max(cap - len((json.dumps(bare) + "\n").encode("ascii")), 0)
+    need = {name: len(json.dumps(message[name])) - 2 for name in ("stdout", "stderr")}
+    smaller = min(need, key=lambda name: (need[name], name))
+    shares = {smaller: min(need[smaller], room // 2)}
+    shares["stderr" if smaller == "stdout" else "stdout"] = room - shares[smaller]
+    for name, share in shares.items():
+        text = message[name]
+        if need[name] > share:
+            text = text[:_prefix_within(text, share)]
+            bare[f"{name}_truncated"] = True
+        bare[name] = text
+    return (json.dumps(bare) + "\n").encode("ascii")
+
+
+def _prefix_within(text: str, size: int) -> int:
+    """The longest prefix of ``text`` whose JSON string escape is at most ``size`` bytes."""
+    low, high = 0, min(len(text), size)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(json.dumps(text[:middle])) - 2 <= size:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 # --- the child itself -------------------------------------------------------------------------
@@ -441,27 +544,46 @@ class _ChildRun:
         self.lines = 0
 
     def finish(self, outcome: Outcome, error: str | None = None, kind=None, answer=None):
-        """Write the one result line and end the child. Never returns."""
+        """Write the one result line and end the child. Never returns.
+
+        The line always fits the supervisor's cap (``limits["result_bytes"]``) and is the whole
+        line or nothing: the error is masked and then cut to ``error_chars`` here (so the cut
+        does not depend on address lengths), and kept output whose JSON escapes (up to 12 bytes
+        a character) would not fit is cut further, with its truncation flag set. A child that
+        cannot even build its line (no memory left) reports MEMORY_LIMIT without its output
+        (issue 40: a line the cap cut was a SANDBOX_VIOLATION, and so was one written in part)."""
         sys.settrace(None)
         self.mark("program")
         try:
-            masked = self.stdout.masked + self.stderr.masked
-            if error is not None:
-                error, in_error = mask_addresses(error)
-                masked += in_error
-            payload = json.dumps({
-                "nonce": self.nonce, "outcome": outcome.value, "answer": answer, "kind": kind,
-                "stdout": self.stdout.text(), "stderr": self.stderr.text(),
-                "stdout_truncated": self.stdout.truncated, "stderr_truncated": self.stderr.truncated,
-                "error": error, "addresses_masked": masked,
-            }) + "\n"
-            data = payload.encode("utf-8", "backslashreplace")
-            view = 0
-            while view < len(data):
-                view += os.write(policy.RESULT_FD, data[view:])
+            try:
+                data = self._result_line(outcome, error, kind, answer)
+            except MemoryError:
+                self.stdout.parts.clear()
+                self.stderr.parts.clear()
+                data = self._result_line(Outcome.MEMORY_LIMIT, "MemoryError: no memory left to report "
+                                         "the program's result", None, None, keep_output=False)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(policy.RESULT_FD, view):]
         except BaseException:
-            os._exit(_EXIT_RESULT_WRITE_FAILED)
+            os._exit(EXIT_RESULT_WRITE_FAILED)
         os._exit(0)
+
+    def _result_line(self, outcome: Outcome, error, kind, answer, keep_output: bool = True) -> bytes:
+        limits = self.t.limits
+        masked = self.stdout.masked + self.stderr.masked
+        if error is not None:
+            error, in_error = mask_addresses(error)
+            masked += in_error
+            limit = int(limits["error_chars"])
+            if len(error) > limit:
+                error = error[:max(limit - 3, 0)] + "..."
+        message = {"nonce": self.nonce, "outcome": outcome.value, "answer": answer, "kind": kind,
+                   "stdout": self.stdout.text() if keep_output else "",
+                   "stderr": self.stderr.text() if keep_output else "",
+                   "stdout_truncated": self.stdout.truncated, "stderr_truncated": self.stderr.truncated,
+                   "error": error, "addresses_masked": masked}
+        return fit_result_line(message, int(limits["result_bytes"]))
 
     def flood(self):
         self.finish(Outcome.OUTPUT_LIMIT, f"the program wrote more than "
@@ -488,14 +610,10 @@ class _ChildRun:
                     self.finish(Outcome.LINE_CAP, f"the program executed more than {cap} lines")
             return local_trace
 
-        def global_trace(frame, event, arg):
-            # the executor's own helpers (hash, the frozen clock: "<executor-...>") are not the
-            # program's lines; the C code they call is not counted either
-            if frame.f_code.co_filename.startswith(_EXECUTOR_CODE):
-                return None
-            return local_trace
-
-        return global_trace
+        # every Python line that runs while the program runs counts, the executor's own helpers
+        # included (print, the output capture, hash(), the frozen clock: issue 40, a program
+        # looping through hash() of a huge tuple ran uncounted until the CPU limit)
+        return local_trace
 
 
 REQUEST_FD = policy.RESULT_FD + 1  # the spare child reads "<nonce>\n<source>" here, then closes it
@@ -616,7 +734,7 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
         request = _receive_request()
         mark("request")
     except BaseException:
-        os._exit(_EXIT_RESULT_WRITE_FAILED)
+        os._exit(EXIT_RESULT_WRITE_FAILED)
     if request is None:  # the supervisor is shutting down
         os._exit(0)
     nonce, source = request
@@ -647,9 +765,7 @@ def _check_and_compile(run: _ChildRun, source: str):
     compiler open the program's "file" to quote the offending line of a SyntaxError (they
     try ``open('<program>')``), which the filter would punish as a violation. No program code
     runs here: the filter is loaded before ``exec``."""
-    t = run.t
-    off = t.disabled_layers
-    limit = int(t.limits["error_chars"])
+    off = run.t.disabled_layers
     try:
         if "static" not in off:
             violations = static_check.check_source(source)
@@ -657,13 +773,13 @@ def _check_and_compile(run: _ChildRun, source: str):
                 run.finish(Outcome.REJECTED_STATIC, f"rejected by the executor policy: {violations[0]}")
         code = compile(source, "<program>", "exec", dont_inherit=True)
     except SyntaxError as exc:
-        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc, limit))
+        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc))
     except MemoryError:
         run.finish(Outcome.MEMORY_LIMIT, "MemoryError while compiling the program")
     except ValueError as exc:  # NUL bytes: SyntaxError from 3.11.4 on, ValueError before
-        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc, limit))
+        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc))
     except (RecursionError, OverflowError) as exc:  # parser/compiler limits
-        run.finish(Outcome.REJECTED_STATIC, f"rejected: the program cannot be compiled ({type(exc).__name__}: {exc})"[:limit])
+        run.finish(Outcome.REJECTED_STATIC, f"rejected: the program cannot be compiled ({type(exc).__name__}: {exc})")
     return code
 
 
@@ -671,7 +787,6 @@ def _run_program(run: _ChildRun, code) -> None:
     """Run compiled program code under the line cap with the restricted builtins; report."""
     t = run.t
     off = t.disabled_layers
-    limit = int(t.limits["error_chars"])
     if "builtins" in off:
         program_builtins = dict(vars(builtins))
     else:
@@ -692,7 +807,7 @@ def _run_program(run: _ChildRun, code) -> None:
         # not OK whatever the tracer did: a RecursionError met inside the hook that ends the
         # program (plain runaway recursion) stays the PROGRAM_ERROR a repair turn can act on
         sys.settrace(None)
-        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc, limit))
+        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc))
     run.check_tracer(tracer)
     sys.settrace(None)
     raw = namespace.get("answer", _MISSING)
@@ -701,7 +816,7 @@ def _run_program(run: _ChildRun, code) -> None:
     try:
         kind, value, problem = check_answer(raw)
     except BaseException as exc:
-        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc, limit))
+        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc))
     if kind is None:
         run.finish(Outcome.BAD_RETURN_KIND, problem)
     run.finish(Outcome.OK, None, kind, value)

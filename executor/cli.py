@@ -46,8 +46,24 @@ def _cmd_run(args) -> int:
     except ExecutorUnavailable as exc:
         print(f"executor run: {exc}", file=sys.stderr)
         return 3
-    print(json.dumps(res.to_dict(), ensure_ascii=False))
+    print(json_line(res.to_dict()))
     return 0
+
+
+# Characters that JSON may carry raw inside a string but that line-based readers take as a line
+# break (Python's str.splitlines, JavaScript, many log tools): NEL, LINE SEPARATOR, PARAGRAPH
+# SEPARATOR. The other line breaks (\n, \r, \v, \f, \x1c-\x1e) are control characters, which
+# json.dumps escapes already.
+_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def json_line(obj) -> str:
+    """``obj`` as one line of JSON that stays one line for any line-based reader: UTF-8 text
+    as it is, except the line-break characters JSON does not escape (issue 40)."""
+    text = json.dumps(obj, ensure_ascii=False)
+    for char, escape in _LINE_BREAKS.items():
+        text = text.replace(char, escape)
+    return text
 
 
 def _cmd_selftest(args) -> int:

@@ -272,11 +272,12 @@ class ProcessPool(WorkerPool):
     backend = "process"
 
     def __init__(self, workers: int | None = None, limits: dict | None = None, disabled_layers=(),
-                 python: str | None = None, max_attempts: int = 3, spares: int | None = None, **opts):
+                 python: str | None = None, max_attempts: int = 3, spares: int | None = None,
+                 test_canary: str = "", **opts):
         super().__init__(workers, limits=limits, max_attempts=max_attempts, **opts)
         self.disabled_layers = list(disabled_layers)
         self.command = supervisor.supervisor_command(python, limits=limits, spares=spares,
-                                                     disabled_layers=self.disabled_layers)
+                                                     disabled_layers=self.disabled_layers, test_canary=test_canary)
         self._start_all(ExecutorUnavailable)
 
     def _new_worker(self):
@@ -295,7 +296,7 @@ class ContainerPool(WorkerPool):
     Options (keyword): ``memory`` ("512m", also the memory+swap cap), ``pids_limit`` (256, >= 128),
     ``recycle_after`` (programs per container, 500), ``recycle_on``
     (outcomes that retire a container), ``max_attempts`` (3), ``limits`` (policy limit overrides,
-    passed to the supervisor), ``disabled_layers`` (TESTS ONLY, passed to the supervisor),
+    passed to the supervisor), ``disabled_layers`` and ``test_canary`` (TESTS ONLY, passed to the supervisor),
     ``spares`` (children each supervisor keeps forked ahead), ``runtime`` ("runsc"), ``docker``
     (CLI path), ``seccomp_profile`` (path), ``run_flags_file``, ``start_timeout`` (s),
     ``request_timeout`` (s; default wall-clock limit + 15 s), ``check_image_source`` (refuse an
@@ -311,7 +312,7 @@ class ContainerPool(WorkerPool):
                  runtime: str = DEFAULT_RUN_VALUES["runtime"],
                  docker: str = "docker", seccomp_profile: str | os.PathLike | None = None,
                  run_flags_file: str | os.PathLike | None = None, check_image_source: bool = True,
-                 pin_cpus: bool = False, **opts):
+                 pin_cpus: bool = False, test_canary: str = "", **opts):
         if not isinstance(pids_limit, int) or pids_limit < 128:
             raise ValueError(f"pids_limit must be an integer >= 128 (64 kills a forking runsc sandbox), got {pids_limit!r}")
         super().__init__(workers, limits=limits, **opts)
@@ -329,7 +330,8 @@ class ContainerPool(WorkerPool):
                                         pids_limit=str(pids_limit),
                                         seccomp_profile=str(self.seccomp_profile))
         self.command = [*SUPERVISOR_COMMAND, *supervisor.supervisor_args(
-            limits=limits, disabled_layers=tuple(disabled_layers), backend_label="container", spares=spares)]
+            limits=limits, disabled_layers=tuple(disabled_layers), backend_label="container", spares=spares,
+            test_canary=test_canary)]
         self.pin_cpus = bool(pin_cpus)
         self._cpus = sorted(os.sched_getaffinity(0))
         self._starting_cpus: list[int] = []

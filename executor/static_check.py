@@ -1,10 +1,15 @@
 """Layer 1: the static AST policy.
 
 ``check_source(source)`` parses a program and returns the list of policy violations (empty when
-the program may run). Rules come from ``policy.py``. The walk is iterative (``ast.walk``), so a
-deeply nested program cannot crash the checker. Python NFKC-normalises identifiers while
-parsing, so a fullwidth or otherwise Unicode-spelled ``＿＿class＿＿`` reaches this checker as
-``__class__`` and is rejected like the ASCII spelling.
+the program may run). Rules come from ``policy.py``. The check is deny by default on syntax
+(issue 40): every node must be of a type on ``policy.ALLOWED_SYNTAX`` and carry only the fields
+listed there, and every field that holds an identifier is checked by its role; so a construct
+the policy has not reasoned about is refused by name, not admitted. Every way a program reads an
+attribute by name (``x.a``, a class pattern's keyword ``case C(a=v)``, a field of a format
+template, a name imported from a module) goes through one check, ``attribute_problem``. The
+walk is iterative (``ast.walk``), so a deeply nested program cannot crash the checker. Python
+NFKC-normalises identifiers while parsing, so a fullwidth or otherwise Unicode-spelled
+``＿＿class＿＿`` reaches this checker as ``__class__`` and is rejected like the ASCII spelling.
 
 A SyntaxError is not a policy violation: it is returned by ``parse_program`` for the caller to
 report as a program error, exactly as running the program would.
@@ -13,12 +18,24 @@ from __future__ import annotations
 
 import _string
 import ast
+import builtins
 import string
 from dataclasses import dataclass
 
 from executor import policy
 
-_FORBIDDEN_NAMES = frozenset(policy.FORBIDDEN_NAMES)
+
+def forbidden_builtin_names() -> frozenset[str]:
+    """The builtin names layer 1 refuses to let a program read (unless the read can only see the
+    program's own binding): policy.FORBIDDEN_NAMES, and every name of this interpreter's builtins
+    module that the policy does not classify (deny by default: a builtin a newer Python adds is
+    refused until policy.py lists it)."""
+    classified = {*policy.ALLOWED_BUILTINS, *policy.WRAPPED_BUILTINS, *policy.HARMLESS_ABSENT_BUILTINS,
+                  *policy.READABLE_DUNDER_NAMES}
+    unclassified = {n for n in dir(builtins) if n not in classified and not _is_dunder(n)}
+    return frozenset(policy.FORBIDDEN_NAMES) | unclassified
+
+
 _FORBIDDEN_ATTRS = frozenset(policy.FORBIDDEN_ATTRIBUTES)
 _ALLOWED_MODULES = frozenset(policy.ALLOWED_MODULES)
 _READABLE_DUNDERS = frozenset(policy.READABLE_DUNDER_NAMES)
@@ -39,6 +56,9 @@ class Violation:
 def _is_dunder(name: str) -> bool:
     """``__x__``: the interpreter's own names (policy.py, "Static rules and their reasons")."""
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+_FORBIDDEN_NAMES = forbidden_builtin_names()
 
 
 def _bad_identifier(name: str) -> str | None:
@@ -68,7 +88,9 @@ class _Scopes:
     * at module level (and in functions reading a module-level name), a read looks in the
       globals and then in the builtins, so a binding counts only if it *surely ran before*:
       an unconditional top-level statement (assignment, def, import) earlier in the module
-      than the top-level statement holding the read, and no ``del`` of the name anywhere.
+      than the top-level statement holding the read, and no unbinding of the name anywhere:
+      ``del``, or the end of an ``except ... as name`` handler, which deletes the name (issue
+      40: with layer 2 off, the read after it fell through to the real builtin).
       ``if 0: getattr = None`` therefore does not make ``getattr`` the program's own.
     """
 
@@ -152,7 +174,10 @@ class _Scopes:
                 if isinstance(node, ast.alias):
                     self._bind(scope, (node.asname or node.name).split(".")[0])
                 elif isinstance(node, ast.ExceptHandler) and node.name:
+                    # the handler's end deletes the name (CPython compiles `except E as n: body`
+                    # as `try: body finally: n = None; del n`): an unbinding like `del`
                     self._bind(scope, node.name)
+                    self.deleted.add(node.name)
                 elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
                     self._bind(scope, node.name)
                 elif isinstance(node, ast.MatchMapping) and node.rest:
@@ -212,29 +237,38 @@ def _unconditional_bindings(stmt: ast.stmt) -> list[str]:
     return []
 
 
-def _bad_attribute(attr: str) -> str | None:
+def attribute_problem(attr: str, receiver: ast.AST | None) -> str | None:
+    """Why reading (or writing) attribute ``attr`` by name is refused, or None: THE attribute check.
+    Every path by which a program names an attribute comes here: ``x.attr`` (``receiver`` is
+    ``x``), a class pattern's keyword (``case C(attr=v)``: no receiver node), a field of a format
+    template (``"{0.attr}"``: none) and a name imported from a module (none). ``receiver`` matters
+    only for policy.STRING_DRIVEN_ATTRIBUTES: ``format`` may be read from a string literal alone,
+    and that literal's own fields are then checked here too."""
     if _is_dunder(attr):
         return f"attribute {attr!r} is a dunder attribute"
     if attr in _FORBIDDEN_ATTRS:
         return f"attribute {attr!r} is not allowed"
+    if attr in policy.STRING_DRIVEN_ATTRIBUTES:
+        if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)):
+            return f"'.{attr}' is only allowed on a string literal"
+        return format_template_problem(receiver.value)
     return None
 
 
-def _bad_format_literal(text: str) -> str | None:
+def format_template_problem(text: str) -> str | None:
     """A str.format template is checked like the code it stands for: each replacement field's
-    attribute lookups (``{0.real}``) follow the attribute rule, item lookups (``{0[1]}``) are
-    plain indexing; recursively through nested format specs."""
+    attribute lookups (``{0.real}``) go through ``attribute_problem``, item lookups (``{0[1]}``)
+    are plain indexing; recursively through nested format specs."""
     try:
-        parts = list(_FORMATTER.parse(text))
-        for _literal, field, spec, _conversion in parts:
+        for _literal, field, spec, _conversion in _FORMATTER.parse(text):
             if field is not None:
                 _first, rest = _string.formatter_field_name_split(field)
                 for is_attribute, key in rest:
-                    problem = _bad_attribute(key) if is_attribute else None
+                    problem = attribute_problem(key, None) if is_attribute else None
                     if problem:
                         return f"format field {field!r}: {problem}"
             if spec:
-                problem = _bad_format_literal(spec)
+                problem = format_template_problem(spec)
                 if problem:
                     return problem
     except ValueError as exc:
@@ -242,88 +276,75 @@ def _bad_format_literal(text: str) -> str | None:
     return None
 
 
+def _import_problems(node: ast.AST) -> list[str]:
+    """Import statements: modules outside policy.ALLOWED_MODULES, and each name taken from a
+    module, which is an attribute read of the module (``attribute_problem``) and must not be
+    one of the names the proxies hide."""
+    allowed = ", ".join(policy.ALLOWED_MODULES)
+    if isinstance(node, ast.Import):
+        return [f"import of {a.name!r} is not allowed (allowed: {allowed})"
+                for a in node.names if a.name not in _ALLOWED_MODULES]
+    problems = []
+    if node.level or node.module not in _ALLOWED_MODULES:
+        problems.append(f"import from {'.' * node.level}{node.module or ''!s} is not allowed (allowed: {allowed})")
+    for alias in node.names:
+        if alias.name == "*":
+            continue
+        p = attribute_problem(alias.name, None) or (
+            f"name {alias.name!r} is not allowed" if alias.name in policy.MODULE_HIDDEN_NAMES else None)
+        if p:
+            problems.append(p)
+    return problems
+
+
+def _identifier_problems(node: ast.AST, field: str, role: str, value) -> list[str]:
+    """What a field holding identifiers (policy.ALLOWED_SYNTAX roles) may not hold."""
+    if value is None:
+        return []
+    if role == "attribute":
+        receiver = node.value if isinstance(node, ast.Attribute) else None
+        return [p for p in (attribute_problem(a, receiver) for a in ([value] if isinstance(value, str) else value)) if p]
+    if role == "name":
+        if value in _READABLE_DUNDERS and isinstance(node.ctx, ast.Load):
+            return []
+        p = _bad_identifier(value)
+        return [p] if p else []
+    if role in ("binding", "declared", "keyword"):
+        return [p for p in (_bad_identifier(n) for n in ([value] if isinstance(value, str) else value)) if p]
+    if role == "false":
+        return [f"{type(node).__name__}.{field} is not allowed (async comprehension)"] if value else []
+    return []  # "import": the import statement checks its module and names (_node_problems)
+
+
+# per node class: None (refused), or the (field, role) pairs to check beyond child nodes
+_PLAN: dict[type, tuple[tuple[str, str], ...] | str] = {}
+
+
+def _plan(cls: type):
+    """How to check a node class, from policy.ALLOWED_SYNTAX (computed once per class): a refusal
+    message, or the fields that need a check. A field the table does not list is a refusal."""
+    name = cls.__name__
+    fields = policy.ALLOWED_SYNTAX.get(name)
+    if fields is None:
+        plan = policy.FORBIDDEN_NODES.get(name) or (
+            f"the construct {name!r} is not allowed (it is not on the policy's syntax allow-list)")
+    else:
+        unknown = [f for f in cls._fields if f not in fields]
+        plan = (f"the construct {name!r} has a field the policy does not know ({', '.join(unknown)})"
+                if unknown else tuple((f, r) for f, r in fields.items() if r not in ("node", "constant")))
+    _PLAN[cls] = plan
+    return plan
+
+
 def _node_problems(node: ast.AST) -> list[str]:
-    kind = type(node).__name__
+    plan = _PLAN.get(type(node)) or _plan(type(node))
+    if isinstance(plan, str):
+        return [plan]
     problems: list[str] = []
-    if kind in policy.FORBIDDEN_NODES:
-        problems.append(policy.FORBIDDEN_NODES[kind])
-    if isinstance(node, ast.Name):
-        p = _bad_identifier(node.id)
-        if p and not (node.id in _READABLE_DUNDERS and isinstance(node.ctx, ast.Load)):
-            problems.append(p)
-    elif isinstance(node, (ast.Global, ast.Nonlocal)):
-        for name in node.names:
-            p = _bad_identifier(name)
-            if p:
-                problems.append(p)
-    elif isinstance(node, ast.Attribute):
-        p = _bad_attribute(node.attr)
-        if p:
-            problems.append(p)
-        elif node.attr == "format":
-            target = node.value
-            if not (isinstance(target, ast.Constant) and isinstance(target.value, str)):
-                problems.append("'.format' is only allowed on a string literal")
-            else:
-                p = _bad_format_literal(target.value)
-                if p:
-                    problems.append(p)
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        p = _bad_identifier(node.name)
-        if p:
-            problems.append(p)
-    elif isinstance(node, ast.arg):
-        p = _bad_identifier(node.arg)
-        if p:
-            problems.append(p)
-    elif isinstance(node, ast.keyword):
-        if node.arg is not None:
-            p = _bad_identifier(node.arg)
-            if p:
-                problems.append(p)
-    elif isinstance(node, ast.ExceptHandler):
-        if node.name:
-            p = _bad_identifier(node.name)
-            if p:
-                problems.append(p)
-    elif isinstance(node, ast.Import):
-        for alias in node.names:
-            if alias.name not in _ALLOWED_MODULES:
-                problems.append(f"import of {alias.name!r} is not allowed "
-                                f"(allowed: {', '.join(policy.ALLOWED_MODULES)})")
-            if alias.asname:
-                p = _bad_identifier(alias.asname)
-                if p:
-                    problems.append(p)
-    elif isinstance(node, ast.ImportFrom):
-        if node.level or node.module not in _ALLOWED_MODULES:
-            problems.append(f"import from {'.' * node.level}{node.module or ''!s} is not allowed "
-                            f"(allowed: {', '.join(policy.ALLOWED_MODULES)})")
-        for alias in node.names:
-            if alias.name != "*":
-                p = _bad_identifier(alias.name) or (
-                    f"name {alias.name!r} is not allowed" if alias.name in policy.MODULE_HIDDEN_NAMES else None)
-                if p:
-                    problems.append(p)
-            if alias.asname:
-                p = _bad_identifier(alias.asname)
-                if p:
-                    problems.append(p)
-    elif isinstance(node, (ast.MatchAs, ast.MatchStar)):
-        if node.name:
-            p = _bad_identifier(node.name)
-            if p:
-                problems.append(p)
-    elif isinstance(node, ast.MatchMapping):
-        if node.rest:
-            p = _bad_identifier(node.rest)
-            if p:
-                problems.append(p)
-    elif isinstance(node, ast.MatchClass):
-        for attr in node.kwd_attrs:  # `case C(__class__=x)` reads attributes by name
-            p = _bad_attribute(attr)
-            if p:
-                problems.append(p)
+    for field, role in plan:
+        problems.extend(_identifier_problems(node, field, role, getattr(node, field, None)))
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        problems.extend(_import_problems(node))
     return problems
 
 

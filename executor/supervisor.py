@@ -52,12 +52,13 @@ import socket
 import time
 
 from executor import policy, zygote
-from executor.child import weeks_days_problem
+from executor.child import EXIT_RESULT_WRITE_FAILED, weeks_days_problem
 from executor.outcomes import Outcome
 from executor.result import make_result, reply_mac
 
 LAYER_SWITCH_ENV = "EXECUTOR_UNSAFE_DISABLE_LAYERS"
 TESTING_ENV = "EXECUTOR_TESTING"
+CANARY_ENV = "EXECUTOR_TEST_CANARY"
 CHILD_OUTCOMES = frozenset({Outcome.OK, Outcome.PROGRAM_ERROR, Outcome.REJECTED_STATIC,
                             Outcome.MEMORY_LIMIT, Outcome.OUTPUT_LIMIT, Outcome.LINE_CAP,
                             Outcome.BAD_RETURN_KIND, Outcome.INFRA_ERROR})
@@ -83,6 +84,28 @@ def disabled_layers_from_env(environ=None) -> list[str]:
     return layers
 
 
+def test_canary_from_env(environ=None) -> str:
+    """The test harness's canary (``EXECUTOR_TEST_CANARY``, hex, honoured only with
+    ``EXECUTOR_TESTING=1``), or "". A supervisor given one keeps it in its memory and starts
+    every run's nonce with it, so the nonce (a secret of the supervisor and the child, which no
+    program may read) carries a value the harness knows: any result that contains the canary
+    read executor state (tests/adversarial/canaries.py). It weakens nothing: the nonce keeps
+    its 128 random bits after the canary."""
+    env = os.environ if environ is None else environ
+    canary = env.get(CANARY_ENV, "").strip()
+    if not canary:
+        return ""
+    if env.get(TESTING_ENV) != "1":
+        raise RuntimeError(f"{CANARY_ENV} is set but {TESTING_ENV}=1 is not: a canary is for tests only")
+    return checked_canary(canary, CANARY_ENV)
+
+
+def checked_canary(canary: str, where: str) -> str:
+    if not (len(canary) <= 64 and all(c in "0123456789abcdef" for c in canary)):
+        raise ValueError(f"{where} must be at most 64 lowercase hex digits")
+    return canary
+
+
 def supervisor_script() -> str:
     """Path of this file (what a launcher runs with ``python3 -I -S``)."""
     return os.path.abspath(__file__)
@@ -100,9 +123,11 @@ def seccomp_binding_dir() -> str | None:
 
 
 def supervisor_args(limits: dict | None = None, disabled_layers=(), backend_label: str = "process",
-                    sys_paths=(), spares: int | None = None) -> list[str]:
+                    sys_paths=(), spares: int | None = None, test_canary: str = "") -> list[str]:
     """Arguments after ``python3 -I -S <script>``."""
     args: list[str] = []
+    if test_canary:
+        args += ["--test-canary", test_canary]
     for p in sys_paths:
         args += ["--sys-path", p]
     if spares is not None:
@@ -193,7 +218,8 @@ class Supervisor:
     than the zygote can fork. Start-up (the self-test) asks for each child on demand."""
 
     def __init__(self, limits: dict | None = None, disabled_layers=(), backend_label: str = "process",
-                 spares: int = DEFAULT_SPARES):
+                 spares: int = DEFAULT_SPARES, test_canary: str = ""):
+        self.test_canary = test_canary  # test_canary_from_env: the start of every nonce
         self.policy = policy.policy_dict(limits)
         self.limits = self.policy["limits"]
         self.policy_hash = policy.policy_hash(limits)
@@ -361,7 +387,7 @@ class Supervisor:
             return self._result(Outcome.INFRA_ERROR, error=f"zygote failed: {exc}")
 
     def _run(self, source: str, kind: bytes) -> dict:
-        nonce = os.urandom(16).hex()
+        nonce = self.test_canary + os.urandom(16).hex()
         payload = nonce.encode() + b"\n" + source.encode("utf-8", "surrogatepass")
         wall = float(self.limits["wall_seconds"])
         cap = int(self.limits["result_bytes"])
@@ -441,6 +467,9 @@ class Supervisor:
         if sig is not None and sig in self.violation_signals:
             return self._result(Outcome.SANDBOX_VIOLATION, error="the program made a forbidden system "
                                 "call and was stopped by the sandbox", **common, **keep)
+        if overflow:  # more than a child's line ever is (child.fit_result_line): not the executor's
+            return self._result(Outcome.SANDBOX_VIOLATION, error="the program wrote to the executor's "
+                                "result channel", **common, **keep)
         if timed_out:
             return self._result(Outcome.TIMEOUT_WALL, error=f"the program ran longer than "
                                 f"{self.limits['wall_seconds']} s (wall clock) and was stopped", **common)
@@ -456,7 +485,12 @@ class Supervisor:
         if sig is not None:
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
             return self._result(Outcome.CRASH, error=f"the program crashed (signal {name})", **common, **keep)
-        if forged or overflow:
+        if forged and exit_code == EXIT_RESULT_WRITE_FAILED and not data.endswith(b"\n"):
+            # the child's own finish failed between the first and the last byte of its line
+            # (child._ChildRun.finish): a crash of the executor's code, not a forgery
+            return self._result(Outcome.CRASH, error="the program ended while its result was being "
+                                "written", **common)
+        if forged:
             return self._result(Outcome.SANDBOX_VIOLATION, error="the program wrote to the executor's "
                                 "result channel", **common, **keep)
         if message is None:
@@ -568,6 +602,7 @@ def main(argv=None) -> int:
     ap.add_argument("--backend-label", default="process", choices=["process", "container"])
     ap.add_argument("--unsafe-disable-layers", default="", help="TESTS ONLY: comma-separated layers to turn off")
     ap.add_argument("--spares", type=int, default=DEFAULT_SPARES, help="children kept forked ahead")
+    ap.add_argument("--test-canary", default="", help="TESTS ONLY: hex every nonce starts with (test_canary_from_env)")
     args = ap.parse_args(argv)
     for p in reversed(args.sys_path):
         sys.path.insert(1, p)
@@ -580,7 +615,8 @@ def main(argv=None) -> int:
         if bad:
             raise ValueError(f"unknown layer(s) {bad}; known: {list(policy.LAYER_SWITCHES)}")
         zygote.make_not_dumpable()
-        sup = Supervisor(limits, layers, args.backend_label, spares=args.spares)
+        sup = Supervisor(limits, layers, args.backend_label, spares=args.spares,
+                         test_canary=checked_canary(args.test_canary, "--test-canary"))
         from executor import selftest
         if {"seccomp", "rlimits"} & set(layers):  # canaries would really fork/exec/read files
             report = {"ok": True, "skipped": f"OS layers disabled for a test: {sorted(layers)}", "failed": []}

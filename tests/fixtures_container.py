@@ -91,13 +91,13 @@ def container_backend(request) -> dict:
 
 
 @pytest.fixture(scope="session")
-def container_executor(container_backend, host_secret):
+def container_executor(container_backend, canaries):
     """executor.api.Executor on the container backend, all layers on, 2 containers, the test limits
-    of tests/fixtures_executor.py (shared with the process backend)."""
+    of tests/fixtures_executor.py (shared with the process backend), the memory canary planted."""
     from tests.fixtures_executor import make_executor
 
     try:
-        ex = make_executor("container", workers=2)
+        ex = make_executor("container", workers=2, canary=canaries.memory)
     except Exception as exc:  # e.g. the supervisor refused to start inside the container
         require(False, f"container executor failed to start: {type(exc).__name__}: {exc}")
     yield ex

@@ -15,6 +15,7 @@ from executor.api import Executor
 
 TEST_LIMITS = {"cpu_seconds": 1, "wall_seconds": 10.0}
 OS_LAYERS_ONLY = ("static", "builtins")
+STATIC_ALONE = ("builtins",)  # layer 1 without layer 2 (the OS layers stay on)
 # Put in the pytest process's environment: no program may ever see it.
 HOST_SECRET_NAME = "EXECUTOR_TEST_HOST_SECRET"
 HOST_SECRET = "hs-7f3a9c1e-do-not-leak"
@@ -39,13 +40,18 @@ def host_children(pid: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def layer_switch(layers):
-    """Set the documented test-only switch (EXECUTOR_TESTING=1 + EXECUTOR_UNSAFE_DISABLE_LAYERS)
-    while an Executor is constructed; restore the environment afterwards."""
-    saved = {k: os.environ.get(k) for k in ("EXECUTOR_TESTING", "EXECUTOR_UNSAFE_DISABLE_LAYERS")}
-    if layers:
+def layer_switch(layers, canary: str = ""):
+    """Set the documented test-only switches (EXECUTOR_TESTING=1 + EXECUTOR_UNSAFE_DISABLE_LAYERS,
+    EXECUTOR_TEST_CANARY: tests/adversarial/canaries.py) while an Executor is constructed; restore
+    the environment afterwards."""
+    saved = {k: os.environ.get(k) for k in ("EXECUTOR_TESTING", "EXECUTOR_UNSAFE_DISABLE_LAYERS",
+                                            "EXECUTOR_TEST_CANARY")}
+    if layers or canary:
         os.environ["EXECUTOR_TESTING"] = "1"
+    if layers:
         os.environ["EXECUTOR_UNSAFE_DISABLE_LAYERS"] = ",".join(layers)
+    if canary:
+        os.environ["EXECUTOR_TEST_CANARY"] = canary
     try:
         yield
     finally:
@@ -56,12 +62,14 @@ def layer_switch(layers):
                 os.environ[k] = v
 
 
-def make_executor(backend: str = "process", disabled_layers=(), limits=None, workers: int = 1) -> Executor:
+def make_executor(backend: str = "process", disabled_layers=(), limits=None, workers: int = 1,
+                  canary: str = "") -> Executor:
     """An Executor with the test limits; the container backend gets the tests' runtime setting
-    (tests/fixtures_container.py, container_runtime)."""
+    (tests/fixtures_container.py, container_runtime); ``canary``: the memory canary every nonce
+    starts with (tests/adversarial/canaries.py)."""
     from tests.fixtures_container import container_runtime
     opts = {"runtime": container_runtime()} if backend != "process" else {}
-    with layer_switch(disabled_layers):
+    with layer_switch(disabled_layers, canary):
         return Executor(backend=backend, workers=workers, limits=dict(TEST_LIMITS if limits is None else limits), **opts)
 
 
@@ -72,16 +80,33 @@ def host_secret():
 
 
 @pytest.fixture(scope="session")
-def process_executor(host_secret):
-    ex = make_executor("process", workers=2)
+def canaries(host_secret):
+    """The planted secrets every session executor carries (tests/adversarial/canaries.py)."""
+    from tests.adversarial.canaries import Canaries
+    planted = Canaries()
+    yield planted
+    planted.close()
+
+
+@pytest.fixture(scope="session")
+def process_executor(canaries):
+    ex = make_executor("process", workers=2, canary=canaries.memory)
     yield ex
     ex.close()
 
 
 @pytest.fixture(scope="session")
-def process_executor_os_layers(host_secret):
+def process_executor_os_layers(canaries):
     """Process backend with layers 1-2 (static policy, builtins allow-list) turned off."""
-    ex = make_executor("process", disabled_layers=OS_LAYERS_ONLY, workers=2)
+    ex = make_executor("process", disabled_layers=OS_LAYERS_ONLY, workers=2, canary=canaries.memory)
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(scope="session")
+def process_executor_static_alone(canaries):
+    """Process backend with layer 2 (builtins allow-list) off: layer 1 must stand alone (issue 40)."""
+    ex = make_executor("process", disabled_layers=STATIC_ALONE, workers=2, canary=canaries.memory)
     yield ex
     ex.close()
 
@@ -95,11 +120,20 @@ def _container_fixture(request, name: str):
 
 
 @pytest.fixture(scope="session")
-def container_executor_os_layers(request, host_secret):
+def container_executor_os_layers(request, canaries):
     """Container backend with layers 1-2 off (needs the container side's `container_executor`
     to exist, i.e. docker + runsc + image)."""
     _container_fixture(request, "container_executor")
-    ex = make_executor("container", disabled_layers=OS_LAYERS_ONLY, workers=1)
+    ex = make_executor("container", disabled_layers=OS_LAYERS_ONLY, workers=1, canary=canaries.memory)
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(scope="session")
+def container_executor_static_alone(request, canaries):
+    """Container backend with layer 2 off: layer 1 alone above the OS layers."""
+    _container_fixture(request, "container_executor")
+    ex = make_executor("container", disabled_layers=STATIC_ALONE, workers=1, canary=canaries.memory)
     yield ex
     ex.close()
 
@@ -118,3 +152,11 @@ def backend_executor_os_layers(request):
     if request.param == "process":
         return "process", request.getfixturevalue("process_executor_os_layers")
     return "container", request.getfixturevalue("container_executor_os_layers")
+
+
+@pytest.fixture(params=["process", "container"])
+def backend_executor_static_alone(request):
+    """(backend name, Executor with layer 2 off, layer 1 and the OS layers on) for each backend."""
+    if request.param == "process":
+        return "process", request.getfixturevalue("process_executor_static_alone")
+    return "container", request.getfixturevalue("container_executor_static_alone")

@@ -1,10 +1,18 @@
 """The adversarial suite: one entry per hostile program, with the outcome expected with every
-layer on (``on``) and with layers 1-2 (static policy, builtins allow-list) turned off (``off``),
-which proves that the OS layers (rlimits, seccomp, line cap, wall clock) hold on their own.
+layer on (``on``), with layers 1-2 (static policy, builtins allow-list) turned off (``off``),
+which proves that the OS layers (rlimits, seccomp, line cap, wall clock) hold on their own, and
+with layer 2 alone off (``static``; issue 40: the static layer must stand without the builtins
+layer; when not given it is ``on``).
 
-``MARKER`` in a program is replaced by a per-case host path that must not exist afterwards.
-``leak`` lists strings that must not appear in anything the executor returns. Where the ``off``
-outcome is OK, the program is harmless once its escape is blocked (it only computes).
+``MARKER`` in a program is replaced by a per-case host path that must not exist afterwards;
+``CANARY_FILE``, ``CANARY_PORT`` and ``CANARY_FORGED_ANSWER`` by the planted canaries
+(canaries.py), which no program may read, connect to or forge. ``leak`` lists strings that must
+not appear in anything the executor returns. Where the ``off`` outcome is OK, the program is
+harmless once its escape is blocked (it only computes).
+
+The adversary of issue 40 (generator.py, fuzz.py) rewrites every case through the syntactic
+forms Python offers; every escape it finds is added here as a fixed case (section "found by the
+adversary").
 """
 from __future__ import annotations
 
@@ -20,6 +28,12 @@ class Adv:
     off: str | tuple[str, ...]  # a tuple only where machine speed decides which OS layer stops it
     leak: tuple[str, ...] = field(default=())
     why: str = ""
+    static: str | tuple[str, ...] | None = None  # layer 2 off, layer 1 on; None: as ``on``
+
+    @property
+    def static_alone(self) -> tuple[str, ...]:
+        expected = self.on if self.static is None else self.static
+        return expected if isinstance(expected, tuple) else (expected,)
 
 
 RS, SV, PE, OK = "REJECTED_STATIC", "SANDBOX_VIOLATION", "PROGRAM_ERROR", "OK"
@@ -198,7 +212,8 @@ CASES: tuple[Adv, ...] = (
         "import sys\nsys.setrecursionlimit(10**7)\ndef f(n):\n    return f(n + 1)\nanswer = f(0)\n", RS, (SV, CPU, ML),
         why="whichever comes first: 1 s CPU, 256 MB of frames, or the interpreter's fatal-error "
             "abort() (rt_sigprocmask/tgkill), which is itself a forbidden call"),
-    Adv("sleep", "resources", "import time\ntime.sleep(100)\nanswer = 1\n", PE, SV),
+    Adv("sleep", "resources", "import time\ntime.sleep(100)\nanswer = 1\n", PE, SV, static=SV,
+        why="layer 2 hands out time without sleep; without it, seccomp stops clock_nanosleep"),
     Adv("select_sleep", "resources", "import select\nselect.select([], [], [], 100)\nanswer = 1\n", RS, SV),
     Adv("huge_factorial", "resources", "import math\nanswer = math.factorial(10**7) % 7\n", CPU, CPU),
     Adv("c_level_sum", "resources", "answer = sum(range(10**13))\n", CPU, CPU),
@@ -243,4 +258,83 @@ CASES: tuple[Adv, ...] = (
         why="close() is not on the allow-list; test_executor_layers covers the same trick with "
             "seccomp off (the wall clock still ends it)"),
     Adv("raise_keyboardinterrupt", "forgery", "answer = 1\nraise KeyboardInterrupt\n", PE, PE),
+    # --- the canaries (canaries.py): a secret file, a listener, the nonce, a forged verdict -----
+    Adv("canary_file_read", "filesystem", "answer = len(open('CANARY_FILE').read())\n", RS, SV),
+    Adv("canary_file_print", "leak", "import io\nprint(io.open('CANARY_FILE').read())\nanswer = 1\n", RS, SV),
+    Adv("canary_listener_connect", "network",
+        "import socket\nsocket.create_connection(('127.0.0.1', CANARY_PORT))\nanswer = 1\n", RS, (SV, PE),
+        why="layers 1-2 off: the module is not in memory and children cannot import from disk (ImportError); seccomp where it is"),
+    Adv("canary_nonce_via_frames", "leak",
+        "import sys\nprint(sys._getframe(1).f_locals['run'].nonce)\nanswer = 1\n", RS, OK,
+        why="with layers 1-2 off reading the nonce is the documented residual (it only lets the program "
+            "choose its own answer): the memory canary is checked with layer 1 on"),
+    Adv("canary_forged_verdict", "forgery",
+        "import sys, os, json\nr = sys._getframe(1).f_locals['run']\n"
+        "os.write(3, (json.dumps({'nonce': r.nonce, 'outcome': 'OK', 'answer': CANARY_FORGED_ANSWER, "
+        "'kind': 'number', 'stdout': '', 'stderr': '', 'stdout_truncated': False, 'stderr_truncated': False, "
+        "'error': None, 'addresses_masked': 0}) + '\\n').encode())\nos._exit(0)\n", RS, OK,
+        why="the same residual with layers 1-2 off: the forged verdict is the program's own answer"),
+    # --- found by the adversary (issue 40): each a class the hidden set or the generator found ---
+    Adv("match_class_format_globals", "introspection",
+        "def h():\n    pass\nu = '_' * 2\nt = '{0.' + u + 'globals' + u + '}'\n"
+        "match t:\n    case str(format=f):\n        print(f(h))\nanswer = 1\n", RS, OK,
+        why="a class pattern's keyword reads an attribute by name: the bound format of a string "
+            "no static check saw walked __globals__ (the hidden set, with every layer on)"),
+    Adv("match_class_format_nonce", "leak",
+        "def h():\n    pass\nu = '_' * 2\nt = ('{0.' + u + 'globals' + u + '[' + u + 'builtins' + u + '][print].' + u + "
+        "'closure' + u + '[0].cell_contents.' + u + 'self' + u + '._on_flood.' + u + 'self' + u + '.nonce}')\n"
+        "match t:\n    case str(format=f):\n        print(f(h))\nanswer = 1\n", RS, PE,
+        why="the same path to the run's nonce; layers 1-2 off: the real print has no closure"),
+    Adv("generator_traceback_chain_via_class_pattern", "leak",
+        "try:\n    1 / 0\nexcept Exception as e:\n"
+        "    match '{0.' + '__traceback__.tb_fr' + 'ame.f_back.f_globals' + '}':\n"
+        "        case str(format=_adv0f):\n            _adv0 = _adv0f(e)\n            print(_adv0)\n"
+        "    g = _adv0\n    g['os'].open('/etc/passwd', 0)\nanswer = 1\n", RS, PE,
+        why="what the generator made of traceback_frame_globals (form format_chain_class_pattern_shown); "
+            "on c4aa489's executor, every layer on, it printed the executor's own module globals with "
+            "the standard library's host paths (the host-path canary); layers 1-2 off: a documented residual"),
+    Adv("match_class_dunder_keyword_alias", "introspection",
+        "match print:\n    case object(__self__=b):\n        answer = len(b.dir())\n", RS, OK),
+    Adv("datetime_max_real_clock", "determinism",
+        "import datetime\nanswer = datetime.datetime.max.now().microsecond + 0.5\n", OK, OK,
+        why="the frozen class's min/max were the real C class's instances, whose now() reads the real clock"),
+    Adv("datetime_arithmetic_real_clock", "determinism",
+        "import datetime\nd = datetime.datetime.min + datetime.timedelta(days=1)\n"
+        "c = datetime.datetime.combine(datetime.date.max, datetime.time())\n"
+        "answer = d.now().microsecond + c.utcnow().microsecond + d.today().microsecond + 0.5\n", OK, OK),
+    Adv("datetime_max_isinstance", "determinism",
+        "import datetime\nanswer = int(isinstance(datetime.datetime.max, datetime.datetime))\n", OK, OK),
+    Adv("frozen_class_method_replaced", "forgery",
+        "import datetime\ndef d(self):\n    return 5\ndatetime.datetime.date = d\n"
+        "answer = datetime.datetime(2020, 1, 1)\n", PE, PE,
+        why="the frozen class was mutable: a replaced method ran inside the executor's answer check"),
+    Adv("frozen_class_method_replaced_loop", "resources",
+        "import datetime\ndef d(self):\n    while True:\n        pass\ndatetime.datetime.isoformat = d\n"
+        "answer = datetime.datetime(2020, 1, 1)\n", PE, PE,
+        why="the same, with a loop that ran outside the line cap (CPU_LIMIT or TIMEOUT_WALL by load)"),
+    Adv("address_split_across_writes", "determinism",
+        "f = lambda: 0\nr = repr(f)\nprint(r[:22], end='')\nprint(r[22:])\nanswer = 1\n", OK, OK,
+        why="the mask worked per write(): a repr printed in two pieces came through unmasked"),
+    Adv("except_as_unbinds_forbidden_name", "introspection",
+        "getattr = 0\ntry:\n    1 / 0\nexcept ZeroDivisionError as getattr:\n    pass\n"
+        "b = getattr(len, '_' + '_self_' + '_')\nanswer = len(b.open('/etc/passwd').read())\n", RS, SV,
+        why="the handler's end deletes the name: the read fell through to the real getattr with layer 2 off"),
+    Adv("except_as_unbinds_via_global", "introspection",
+        "getattr = 0\ndef f():\n    global getattr\n    try:\n        1 / 0\n"
+        "    except ZeroDivisionError as getattr:\n        pass\nf()\n"
+        "b = getattr(len, '_' + '_self_' + '_')\nanswer = len(b.open('/etc/passwd').read())\n", RS, SV),
+    Adv("hash_loop_outside_the_line_cap", "resources",
+        "t = (1,) * 300000\nfor i in range(100):\n    hash(t)\nanswer = 1\n", LC, OK,
+        why="the executor's hash() wrapper walked the tuple uncounted (CPU_LIMIT by load); "
+            "without layer 2 the real hash() is C work", static=OK),
+    Adv("huge_identifier_in_the_error", "output",
+        "import " + "\U00020000" * 30000 + "\n", RS, PE,
+        why="a 30,000-character module name: the refusal's message outgrew the result channel "
+            "(the child was killed as a flood, an infrastructure error); now cut to error_chars"),
+    Adv("wide_characters_fill_the_channel", "output",
+        "print('\\U0001F600' * 20000)\nanswer = 1\n", OK, OK,
+        why="16,384 kept characters of 12 bytes each in JSON did not fit the 256 KB result channel"),
+    Adv("wide_characters_on_both_streams", "output",
+        "import sys\nsys.stderr.write('\\U0001F600' * 20000)\nprint('\\U0001F600' * 20000)\nanswer = 1\n", RS, OK,
+        why="layers 1-2 off: both streams full of 12-byte characters are cut to fit the channel, not a violation"),
 )

@@ -102,7 +102,7 @@ FILLER = ("import math\nanswer = math.factorial(12) / 7\n",
           "x = [str(i) * 20 for i in range(5000)]\nanswer = len(x)\n",
           "answer = 1 / 0\n",
           "import os\n")
-CRASH = "t = ()\nfor i in range(400_000):\n    t = (t,)\nanswer = hash(t)\n"  # retires its supervisor
+CRASH = "t = ()\nfor i in range(150_000):\n    t = (t,)\nanswer = hash(t)\n"  # retires its supervisor
 
 
 def _key(result) -> str:

@@ -5,67 +5,13 @@ none is refused. ``python -m bench honest-corpus`` reports the refusal rate of t
 programs for any executor checkout (the issue's before/after figure)."""
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
+from bench.honest_programs import CORPUS, demo_programs
 from executor.outcomes import TAXONOMY, Outcome
-from bench.honest_programs import CORPUS, REPO, demo_programs
+from tests.adversarial.reference import plain_cpython  # the paper's executor: plain CPython, clock frozen
 
 REFUSALS = {o.value for o, label in TAXONOMY.items() if label == "sandbox_rejection"}
-
-# Plain CPython, one fresh namespace per program, named "__main__" as a script's: what the
-# paper's executor ran each program in, with the wall clock standing at the policy's CLOCK_INSTANT
-# (a program that reads "today" answers as of that instant in the executor, by design: a 1.5B
-# demo reply computes an age from date.today()). The clock is frozen here by its own few lines
-# (time.time, which date.today() calls, and datetime.now/today/utcnow), not by the executor's code.
-# The kind check is the executor's own (child.check_answer), so this says what the program computes,
-# not how the sandbox treats it.
-_REFERENCE = r"""
-import contextlib, datetime, io, json, sys, time
-sys.path.insert(0, sys.argv[1])
-from executor.child import check_answer
-from executor.policy import CLOCK_INSTANT
-_instant = datetime.datetime.fromisoformat(CLOCK_INSTANT)
-time.time = lambda: _instant.timestamp()
-class _FrozenDatetime(datetime.datetime):
-    @classmethod
-    def now(cls, tz=None):
-        return cls.fromtimestamp(_instant.timestamp(), tz)
-    @classmethod
-    def today(cls):
-        return cls.fromtimestamp(_instant.timestamp())
-    @classmethod
-    def utcnow(cls):
-        return cls.utcfromtimestamp(_instant.timestamp())
-datetime.datetime = _FrozenDatetime
-out = []
-for source in json.load(sys.stdin):
-    namespace = {"__name__": "__main__"}
-    try:
-        code = compile(source, "<program>", "exec")
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(code, namespace)
-    except BaseException as exc:
-        out.append(["PROGRAM_ERROR", type(exc).__name__])
-        continue
-    if "answer" not in namespace:
-        out.append(["PROGRAM_ERROR", "no answer"])
-        continue
-    kind, value, _problem = check_answer(namespace["answer"])
-    out.append(["OK", value] if kind else ["BAD_RETURN_KIND", None])
-print(json.dumps(out))
-"""
-
-
-def plain_cpython(sources: list[str]) -> list[list]:
-    """[outcome, answer or exception name] for each program, run by plain CPython."""
-    out = subprocess.run([sys.executable, "-I", "-c", _REFERENCE, str(REPO)], input=json.dumps(sources),
-                         capture_output=True, text=True, timeout=300, check=True)
-    return json.loads(out.stdout)
-
 
 ISSUE_EXAMPLES = {
     "time.strptime": ("import time\nanswer = time.strptime('2023-03-14', '%Y-%m-%d').tm_yday\n", 73),

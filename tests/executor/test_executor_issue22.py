@@ -309,7 +309,7 @@ def test_hash_secret_and_layout_survive_a_crash_and_a_new_supervisor(request):
         probe = "f = lambda: 0\nprint(hash('issue-22'), f)\nanswer = int(repr(f).split()[-1][:-1], 16) % 9973\n"
         first, second = ex.run(probe), ex.run(probe)
         assert first.stdout == second.stdout and first.answer == second.answer
-        crash = ex.run("t = ()\nfor i in range(400_000):\n    t = (t,)\nanswer = hash(t)\n")
+        crash = ex.run("t = ()\nfor i in range(150_000):\n    t = (t,)\nanswer = hash(t)\n")
         assert crash.outcome == Outcome.CRASH.value, (crash.outcome, crash.error)
         after = ex.run(probe)
         assert after.outcome == "OK" and after.stdout == first.stdout
@@ -374,7 +374,7 @@ def test_dead_branch_binding_is_rejected_on_both_backends(backend_executor):
 
 
 @pytest.mark.parametrize("source", [
-    "t = ()\nfor i in range(400_000):\n    t = (t,)\nanswer = hash(t)\n",
+    "t = ()\nfor i in range(150_000):\n    t = (t,)\nanswer = hash(t)\n",
     "m = iter([1])\nfor i in range(400_000):\n    m = map(abs, m)\nanswer = next(m)\n",
 ], ids=["nested_tuple_hash", "map_chain"])
 def test_c_stack_crashers_are_contained_crashes(backend_executor, source):

@@ -49,7 +49,7 @@ BAD = [
     ("def __del__():\n    pass\n", "'__del__' is a dunder name"),
     ("dict(__class__=1)\n", "'__class__' is a dunder name"),
     ("import math as __m__\n", "'__m__' is a dunder name"),
-    ("from math import __loader__\n", "'__loader__' is a dunder name"),
+    ("from math import __loader__\n", "'__loader__' is a dunder attribute"),
     ("def f():\n    global __builtins__\n", "'__builtins__' is a dunder name"),
     ("try:\n    pass\nexcept Exception as __e__:\n    pass\n", "'__e__' is a dunder name"),
     ("x = len._\uff3fself\uff3f\uff3f\n", "'__self__' is a dunder attribute"),
