@@ -11,7 +11,7 @@ of them the arm's first prompt, built by the arm itself), one after another, wit
 flight. Left out: the follow-ups that depend on the model's replies (a repair turn, which begins with the original
 prompt and so would hit the cache too; the recalled arm's extraction, which is extract-lib's own prompt).
 
-1. The real engine. The vLLM CPU twin (harness.model.vllm_cpu.VllmCpuLauncher: vLLM 0.32.0's own server) with
+1. The real engine. The vLLM CPU twin (harness.model.vllm.cpu.VllmCpuLauncher: vLLM 0.32.0's own server) with
    prefix caching on, serves a sample of cases in both orders in one session (the same server; the cache reset
    between orders through the dev-mode POST /reset_prefix_cache), every request with max_tokens 1 (the counters are
    about prompts; a one-token reply does not change which prefix blocks exist). Read from GET /metrics before and
@@ -60,7 +60,7 @@ from harness.core.ports import free_port
 from harness.data import datahub
 from harness.data.dataset import load_dataset
 from harness.model.vllm import locks as vllm_pins
-from harness.model.vllm_cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
+from harness.model.vllm.cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
 from harness.reproduce.config import PAPER_SEEDS, ReproduceConfig, model_arm_names, resolve_arms
 from harness.reproduce.plan import build_plan, model_seconds
 from harness.run.runner import RunSpec, planned_units

@@ -226,7 +226,7 @@ def test_the_rehearsal_package_is_one_contract():
 ISSUE_35_MODULES = ("harness.core.typed_json", "harness.core.host", "harness.model.server_info",
                     "harness.model.prerequisites", "harness.model.vllm", "harness.model.vllm.locks",
                     "harness.model.vllm.contract", "harness.model.vllm.launcher", "harness.model.vllm.logs",
-                    "harness.model.vllm.prerequisites", "harness.model.vllm_cpu", "harness.analysis.tables",
+                    "harness.model.vllm.prerequisites", "harness.model.vllm.cpu", "harness.analysis.tables",
                     "harness.analysis.tables.spec", "harness.analysis.tables.cells", "harness.analysis.tables.ladder",
                     "harness.analysis.tables.gaps", "harness.analysis.tables.ledger", "harness.analysis.tables.audit",
                     "harness.analysis.tables.router")
@@ -241,13 +241,13 @@ def test_the_issue_35_modules_are_in_the_graph_with_their_edges():
     assert {"harness.core.typed_json", "harness.model.server_info"} <= GRAPH["harness.run.manifest"]
     assert "harness.model.server_info" in GRAPH["harness.model.serving"]
     # the CPU twin shares the H100 command builder; the lock files are read (and written) by locks alone
-    assert "harness.model.vllm.launcher" in GRAPH["harness.model.vllm_cpu"]
+    assert "harness.model.vllm.launcher" in GRAPH["harness.model.vllm.cpu"]
     assert "harness.model.vllm.locks" in GRAPH["harness.model.vllm.launcher"]
     assert "harness.model.vllm.launcher" not in GRAPH["harness.model.vllm.locks"]
     # each launcher's prerequisites are its module's; the shared checks import no launcher
     assert not [t for t in GRAPH["harness.model.prerequisites"] if t.startswith("harness.model.")
                 and t != "harness.model.prerequisites"]
-    for m in ("harness.model.vllm.prerequisites", "harness.model.vllm_cpu", "harness.model.serving",
+    for m in ("harness.model.vllm.prerequisites", "harness.model.vllm.cpu", "harness.model.serving",
               "harness.model.rehearsal.launcher"):
         assert "harness.model.prerequisites" in GRAPH[m], m
     # the table families build on the spec and the shared cells, never on each other; the ledger reads the manifests

@@ -122,9 +122,9 @@ def submit_cmd(partition, gpus_per_task, cpus_per_task, time_limit, dry_run, n_s
 
 
 def _default_gpus(cfg) -> int:
-    """vllm: the largest tensor-parallel size among the chosen models (Mistral-7B: 2), else 1; the others: 0."""
-    from harness.reproduce.launchers import launcher_kind
-    return launcher_kind(cfg.launcher).describe(cfg.models).gpus_per_task
+    """What the launcher kind takes per task (vllm: the largest tensor-parallel size among the chosen models,
+    Mistral-7B: 2, else 1; the CPU kinds: 0)."""
+    return cfg.kind.gpus_per_task(cfg.models)
 
 
 @click.command("merge")

@@ -37,16 +37,15 @@ import httpx
 
 from harness.core.paths import REPO_ROOT
 from harness.data.dataset import load_dataset
+from harness.model.launchers import LAUNCHERS, launcher_kind
 from harness.model.prerequisites import run_quietly
-from harness.model.serving import LaunchError
+from harness.model.serving import LaunchError, Launcher, LauncherSettingsError, LaunchOptions
 from harness.model.vllm import locks as vllm
 from harness.reproduce.errors import ReproduceError
-from harness.reproduce.launchers import CPU_MODEL_ID, launcher_kind, make_launcher
 
 REPORT_NAME = "gpu-acceptance.json"
 DEFAULT_OUT = REPO_ROOT / "runs" / "gpu-acceptance"
 REPORT_ENV = "MATHSOLVER_GPU_ACCEPTANCE"      # the report the plan reads (default DEFAULT_OUT / REPORT_NAME)
-ACCEPTANCE_MODEL = "qwen2.5-7b"
 CHARS_PER_TOKEN = 4.0
 PHASES = ("box", "default", "fa2", "fa3", "tp2")
 
@@ -235,13 +234,17 @@ class Phase:
     error: str | None = None
 
 
-def _server_phase(name: str, launcher_name: str, model: str, sizes: Sizes, *, out: Path, deterministic: bool,
+def acceptance_kinds() -> list[str]:
+    """The launcher kinds gpu-acceptance runs (those that name the model it serves)."""
+    return [name for name, kind in LAUNCHERS.items() if kind.acceptance_model]
+
+
+def _server_phase(name: str, kind: type[Launcher], model: str, sizes: Sizes, *, out: Path, deterministic: bool,
                   attention_config: dict | None = None, tensor_parallel: int | None = None,
                   check: bool, rates: bool, echo: Callable[[str], None]) -> Phase:
     """Start one server through the launcher kind, run the phase's checks against it, stop it."""
-    kind = launcher_kind(launcher_name)
     started = time.monotonic()
-    launcher = make_launcher(launcher_name, model, deterministic=deterministic, log_dir=out / "server-logs" / name)
+    launcher = kind.for_model(model, LaunchOptions(deterministic=deterministic, log_dir=out / "server-logs" / name))
     if attention_config is not None:
         launcher.attention_config = attention_config
     if tensor_parallel is not None:
@@ -267,7 +270,7 @@ def _server_phase(name: str, launcher_name: str, model: str, sizes: Sizes, *, ou
             t = phase.throughput
             echo(f"[{name}] prefill {t['prefill']['tokens_per_s']} tokens/s, decode {t['decode']['tokens_per_s']} "
                  f"tokens/s at concurrency {t['concurrency']}")
-    except (LaunchError, ReproduceError, httpx.HTTPError, vllm.PinError) as exc:
+    except (LaunchError, LauncherSettingsError, ReproduceError, httpx.HTTPError, vllm.PinError) as exc:
         phase.error = f"{type(exc).__name__}: {exc}"
         echo(f"[{name}] FAILED: {phase.error}")
     finally:
@@ -279,12 +282,16 @@ def _server_phase(name: str, launcher_name: str, model: str, sizes: Sizes, *, ou
 def run_acceptance(launcher_name: str, *, out: Path = DEFAULT_OUT, phases: tuple[str, ...] = PHASES,
                    echo: Callable[[str], None] = print) -> dict:
     """Every phase (module docstring); the report, also written to out/gpu-acceptance.json."""
-    if launcher_name not in ("vllm", "vllm-cpu"):
-        raise ReproduceError(f"gpu-acceptance runs the vllm launcher (an H100 box) or vllm-cpu (the CPU twin, CI), "
-                             f"not {launcher_name}")
-    gpu_path = launcher_name == "vllm"
+    try:
+        kind = launcher_kind(launcher_name)
+    except LauncherSettingsError as exc:
+        raise ReproduceError(str(exc)) from None
+    if not kind.acceptance_model:
+        raise ReproduceError(f"gpu-acceptance runs the {' or '.join(acceptance_kinds())} launcher, not "
+                             f"{launcher_name}")
+    gpu_path = kind.gpu
     sizes = GPU_SIZES if gpu_path else CPU_SIZES
-    model = ACCEPTANCE_MODEL if gpu_path else CPU_MODEL_ID
+    model = kind.acceptance_model
     t0 = time.monotonic()
     load0 = _loadavg()
     facts = box_facts()
@@ -295,26 +302,26 @@ def run_acceptance(launcher_name: str, *, out: Path = DEFAULT_OUT, phases: tuple
             done.append(Phase("box", gpu_path and facts["gpu"], None if gpu_path and facts["gpu"] else
                               ("GPU-only: " + (facts.get("why") or "no GPU"))))
         elif name == "default":
-            done.append(_server_phase("default", launcher_name, model, sizes, out=out, deterministic=False,
+            done.append(_server_phase("default", kind, model, sizes, out=out, deterministic=False,
                                       check=not gpu_path, rates=True, echo=echo))
         elif not gpu_path:
             done.append(Phase(name, False, not_gpu if name != "tp2" else "GPU-only: tensor parallel 2 needs 2 GPUs"))
         elif not facts["gpu"]:
             done.append(Phase(name, False, f"no GPU on this box ({facts.get('why')})"))
         elif name == "fa2":
-            done.append(_server_phase("fa2", launcher_name, model, sizes, out=out, deterministic=True,
+            done.append(_server_phase("fa2", kind, model, sizes, out=out, deterministic=True,
                                       check=True, rates=True, echo=echo))
         elif name == "fa3":
-            done.append(_server_phase("fa3", launcher_name, model, sizes, out=out, deterministic=True,
+            done.append(_server_phase("fa3", kind, model, sizes, out=out, deterministic=True,
                                       attention_config={"flash_attn_version": 3}, check=True, rates=False, echo=echo))
         elif name == "tp2":
             if len(facts["gpus"]) < 2:
                 done.append(Phase("tp2", False, f"{len(facts['gpus'])} GPU(s): tensor parallel 2 needs 2"))
             elif os.environ.get("HF_TOKEN"):
-                done.append(_server_phase("tp2", launcher_name, "mistral-7b", sizes, out=out, deterministic=True,
+                done.append(_server_phase("tp2", kind, "mistral-7b", sizes, out=out, deterministic=True,
                                           check=True, rates=False, echo=echo))
             else:
-                done.append(_server_phase("tp2", launcher_name, model, sizes, out=out, deterministic=True,
+                done.append(_server_phase("tp2", kind, model, sizes, out=out, deterministic=True,
                                           tensor_parallel=2, check=True, rates=False, echo=echo))
     report = {"kind": "gpu-acceptance", "launcher": launcher_name, "gpu": gpu_path and facts["gpu"], "model": model,
               "sizes": asdict(sizes), "box": facts, "phases": [asdict(p) for p in done],
@@ -375,7 +382,8 @@ def measured_rates(path: Path | None = None) -> dict:
         report = json.loads((path or report_path()).read_text())
     except (OSError, ValueError):
         return {}
-    if report.get("kind") != "gpu-acceptance" or not report.get("gpu") or report.get("launcher") != "vllm":
+    kind = LAUNCHERS.get(str(report.get("launcher")))
+    if report.get("kind") != "gpu-acceptance" or not report.get("gpu") or kind is None or not kind.gpu:
         return {}
     gpus = ", ".join(g.get("name", "?") for g in (report.get("box") or {}).get("gpus") or [])
     return {k: {**v, "source": f"measured by make gpu-acceptance on {gpus} ({report.get('when')}), concurrency "

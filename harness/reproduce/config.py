@@ -9,9 +9,10 @@ from harness.arms.registry import ARMS, paper_arms
 from harness.arms.spec import Arm
 from harness.core.paths import REPO_ROOT
 from harness.data.dataset import Case, Dataset
+from harness.model.launchers import LAUNCHERS, launcher_kind
 from harness.model.prerequisites import Check
+from harness.model.serving import Launcher, LauncherSettingsError, LaunchOptions
 from harness.reproduce.errors import ReproduceError
-from harness.reproduce.launchers import LAUNCHERS, PAPER_MODELS, launcher_kind
 from harness.run.manifest import LaunchSettings, ManifestError, read_manifests
 from harness.run.schedule import DEFAULT_ORDER, ORDERS
 from harness.run.session import CaseSelectionError, pick_cases
@@ -20,8 +21,8 @@ ROOT = REPO_ROOT
 PAPER_SEEDS = [42, 43, 44, 45, 46]
 DEFAULT_OUT = ROOT / "results" / "reproduce"
 
-__all__ = ["ROOT", "PAPER_SEEDS", "PAPER_MODELS", "DEFAULT_OUT", "LAUNCHERS", "ReproduceError", "ReproduceConfig",
-           "split_names", "resolve_models", "resolve_arms", "model_arm_names", "OTHER_CHECKPOINT_ARMS",
+__all__ = ["ROOT", "PAPER_SEEDS", "DEFAULT_OUT", "LAUNCHERS", "ReproduceError", "ReproduceConfig",
+           "split_names", "resolve_arms", "model_arm_names", "OTHER_CHECKPOINT_ARMS",
            "PAPER_ARMS_BY_MODEL", "select_cases", "launch_settings",
            "check_same_settings", "config_dict", "preflight"]
 
@@ -53,8 +54,10 @@ class ReproduceConfig:
     order: str = DEFAULT_ORDER            # the request order (harness.run.schedule): changes no record
 
     def __post_init__(self) -> None:
-        kind = launcher_kind(self.launcher)
-        kind.check_config(base_url=self.base_url, deterministic=self.deterministic)
+        try:
+            self._check_launcher()
+        except LauncherSettingsError as exc:
+            raise ReproduceError(str(exc)) from None
         if not self.seeds:
             raise ReproduceError("no seeds given")
         if self.order not in ORDERS:
@@ -62,23 +65,36 @@ class ReproduceConfig:
         if self.limit is not None and self.limit < 1:
             raise ReproduceError(f"--limit must be at least 1, not {self.limit}")
         self.out = Path(self.out)
-        self.models = resolve_models(self.launcher, self.models)
+        resolve_arms(self.arms)  # unknown names fail here, before anything runs
+
+    def _check_launcher(self) -> None:
+        """The launcher kind takes these settings and serves these models (its models resolved)."""
+        kind = self.kind
+        kind.check_config(base_url=self.base_url, deterministic=self.deterministic)
+        self.models = kind.resolve_models(list(self.models))
         if self.sampling_seeds:
-            if self.launcher != "vllm":
-                raise ReproduceError("--sampling-seeds (SAMPLING_SEEDS=1) is a vllm launcher option; the external "
-                                     "launcher takes --server-profile vllm-seeded")
+            if not kind.takes_sampling_seeds:
+                takers = " or ".join(n for n, k in LAUNCHERS.items() if k.takes_sampling_seeds)
+                raise LauncherSettingsError(f"--sampling-seeds (SAMPLING_SEEDS=1) is a {takers} launcher option; the "
+                                            "external launcher takes --server-profile vllm-seeded")
             self.server_profile = "vllm-seeded"
         kind.check_models(self.models, deterministic=self.deterministic)
-        resolve_arms(self.arms)  # unknown names fail here, before anything runs
+
+    @property
+    def kind(self) -> type[Launcher]:
+        """The launcher kind (its class) that serves this reproduction's models."""
+        return launcher_kind(self.launcher)
+
+    def launch_options(self, log_dir: Path | None = None) -> LaunchOptions:
+        """What every model's launcher is built with (`log_dir`: where its server logs go)."""
+        return LaunchOptions(generation_config=self.generation_config, deterministic=self.deterministic,
+                             log_dir=Path(log_dir) if log_dir is not None else self.out / "server-logs",
+                             dataset=self.dataset, base_url=self.base_url, server_profile=self.server_profile)
 
 
 def split_names(text: str | None) -> list[str]:
     """'a,b c' -> ['a', 'b', 'c'] (commas or spaces)."""
     return [p for p in (text or "").replace(",", " ").split() if p]
-
-
-def resolve_models(launcher: str, names: list[str]) -> list[str]:
-    return launcher_kind(launcher).resolve_models(list(names))
 
 
 # What ARMS=all runs for each model: the arms the paper reports for it. The paper's other checkpoints
@@ -160,5 +176,4 @@ def config_dict(cfg: ReproduceConfig) -> dict:
 
 def preflight(cfg: ReproduceConfig) -> list[Check]:
     """The chosen launcher's preflight checks (what must be in place before anything starts)."""
-    return launcher_kind(cfg.launcher).preflight(cfg.models, deterministic=cfg.deterministic, dataset=cfg.dataset,
-                                                 base_url=cfg.base_url)
+    return cfg.kind.preflight(cfg.models, cfg.launch_options())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 import statistics
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.arms.spec import Arm
@@ -17,17 +17,47 @@ from harness.arms.solvers import Context
 from harness.data import datahub
 from harness.data.dataset import Case, DatasetError, load_dataset
 from harness.arms.coverage import arm_cases
-from harness.model.serving import CPU_MODEL
+from harness.model.serving import LauncherDescription, ServerPlan
 from harness.reproduce.acceptance import measured_rates
 from harness.reproduce.config import (PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, model_arm_names, resolve_arms,
                                       select_cases)
-from harness.reproduce.launchers import launcher_kind
 from harness.reproduce.smoke import SMOKE_DESCRIPTION
 from harness.run.store import StoreError, iter_result_files, read_result_file, result_sets
 
 CHARS_PER_TOKEN = 4.0     # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
 GPU_HOURS_REPORT = ROOT / "docs" / "bench-gpu-hours.json"   # prefix-cache shares per model and order (issue 36)
 WORDS_TO_TOKENS = 1.35    # fallback: note words to tokens
+
+
+def _description_fields(desc: LauncherDescription) -> dict:
+    """The plan's fields of the launcher kind's description (its image, the settings in words)."""
+    out = {"generation_config_meaning": desc.generation_config_meaning,
+           "deterministic_meaning": desc.deterministic_meaning} if desc.generation_config_meaning else {}
+    image = desc.image
+    if image is not None and image.reference is not None:
+        out.update(image=image.reference, vllm_version=image.vllm_version, image_choice=image.choice,
+                   image_source=image.source)
+        if image.choice == "own":
+            out.update(image_lock=image.lock, image_lock_sha256=image.lock_sha256, image_content=image.content,
+                       image_id=image.id, image_download_bytes=image.download_bytes)
+    return out
+
+
+def _server_fields(m: ServerPlan) -> dict:
+    """The plan's entry of one model's server: what it would start, or why it cannot be built."""
+    if m.server is None:
+        return {"error": m.error, **({"model_id": m.model_id, "revision": m.revision} if m.model_id else {})}
+    info = m.server
+    out = dict(model_id=info.model_id, revision=info.revision, command=list(info.command),
+               server_profile=info.server_profile)
+    if m.lines:
+        model = info.model or {}
+        out.update(flags=info.flags, env=info.env, plan_lines=list(m.lines),
+                   contract_problems=[p.split("vLLM contract: ", 1)[-1] for p in m.problems])
+        if info.determinism is not None or model.get("license"):
+            out.update(gated=bool(model.get("gated")), license=model.get("license"),
+                       revision_source=model.get("revision_source"))
+    return out
 
 
 def request_bounds(arm: Arm, case: Case) -> tuple[int, int]:
@@ -145,11 +175,8 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
                   "dataset_stand_in": pop.stand_in, "n_cases": len(pop.cases), "out": str(cfg.out),
                   "generation_config": cfg.generation_config, "deterministic": cfg.deterministic,
                   "arms": [], "problems": [], "notes": [], "model_keys": list(cfg.models)}
-    desc = launcher_kind(cfg.launcher).describe(cfg.models, generation_config=cfg.generation_config,
-                                                deterministic=cfg.deterministic, log_dir=cfg.out / "server-logs",
-                                                dataset=cfg.dataset, base_url=cfg.base_url,
-                                                server_profile=cfg.server_profile)
-    plan.update(desc.fields, launcher_header=list(desc.header))
+    desc = cfg.kind.describe_plan(cfg.models, cfg.launch_options())
+    plan.update(_description_fields(desc), launcher_header=list(desc.header))
     plan["notes"] += list(desc.notes)
     plan["problems"] += list(desc.problems)
     for arm in arms:
@@ -189,8 +216,9 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
     any_model = any(a.needs_model for a in arms)
     total_s = {"min": 0.0, "max": 0.0}
     unknown_time: list[str] = []
-    measured_shares = prefix_cache_shares() if cfg.launcher == "vllm" else {}   # read once for every model
-    measured_tp = measured_rates() if cfg.launcher == "vllm" else {}   # make gpu-acceptance's, once written
+    gpu = cfg.kind.gpu                   # the H100 projections apply
+    measured_shares = prefix_cache_shares() if gpu else {}   # read once for every model
+    measured_tp = measured_rates() if gpu else {}   # make gpu-acceptance's, once written
     for key in cfg.models:
         names = model_arm_names(cfg.arms, key)
         rows = [a for a in plan["arms"] if a["needs_model"] and a["arm"] in names]
@@ -199,9 +227,10 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
         for b in ("min", "max"):
             all_models[b] += entry["requests"][b]
         model = desc.models[key]           # its launcher described (or why it could not be built)
-        entry.update(model.fields)
+        entry.update(_server_fields(model))
         plan["problems"] += list(model.problems)
-        tp = model.throughput
+        tp = ({k: v for k, v in asdict(model.throughput).items() if k != "measured" or v}
+              if model.throughput is not None else None)
         if tp is not None and key in measured_tp:      # the box's measured rates replace the stated assumption
             tp = {**tp, **{k: v for k, v in measured_tp[key].items() if k != "concurrency"}, "measured": True}
         if tp is None and rows:
@@ -216,7 +245,7 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
                 total_s[bound] += est[bound]
             entry["throughput_assumption"] = tp
             entry["estimate_s"] = est
-            if cfg.launcher == "vllm":
+            if gpu:
                 entry["prefix_cache"] = prefix_cache_projection(key, rows, tp, slow, cfg, any_model, measured_shares)
         plan["models"].append(entry)
     plan["estimate_s"] = None if unknown_time else total_s
@@ -228,7 +257,7 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
             for order in projected[0]["estimate_s"]}
     plan["estimate_unknown_for"] = unknown_time
     plan["disk"] = disk_estimate(plan, measured)
-    plan["downloads"] = download_estimate(cfg, plan)
+    plan["downloads"] = download_estimate(desc)
     plan["requests_all_models"] = all_models
     partial = [m for m in plan["models"] if len(m["arms"]) < sum(a["needs_model"] for a in plan["arms"])]
     if partial:
@@ -314,18 +343,11 @@ def disk_estimate(plan: dict, measured: dict) -> dict:
     return {"results_bytes": total, "assumption": assumption, "estimated_arms": estimated}
 
 
-def download_estimate(cfg: ReproduceConfig, plan: dict) -> dict:
-    """What the run downloads before it starts: model weights (bytes where the pins record them) and, for vLLM,
-    the server image; None for a size this kit does not record."""
-    weights: dict[str, int | None] = {}
-    for m in plan["models"]:
-        if cfg.launcher == "llama-cpp":
-            weights[m["key"]] = CPU_MODEL["gguf_bytes"]
-        elif cfg.launcher in ("external", "rehearsal"):
-            weights[m["key"]] = 0
-        else:
-            weights[m["key"]] = m.get("weights_bytes")
-    image = plan.get("image_download_bytes") if cfg.launcher == "vllm" else 0
+def download_estimate(desc: LauncherDescription) -> dict:
+    """What the run downloads before it starts: model weights (bytes where the pins record them) and the server
+    image (the launcher's); None for a size this kit does not record."""
+    weights = {key: m.weights_bytes for key, m in desc.models.items()}
+    image = desc.image_bytes
     sizes = list(weights.values()) + [image]
     return {"weights_bytes": weights, "image_bytes": image,
             "total_bytes": None if any(v is None for v in sizes) else sum(sizes),

@@ -13,7 +13,7 @@ manifests), statistics, tables, figures, the report (harness.analysis.report.wri
 manifest of the run's directory.
 
 The only branch between the H100 path, CI, rehearsals and an external server is the launcher kind
-(harness.reproduce.launchers): vllm, llama-cpp, rehearsal (a scripted fake; synthetic records) or external.
+(harness.model.launchers): vllm, vllm-cpu, llama-cpp, rehearsal (a scripted fake; synthetic records) or external.
 Model-free arms (Gold-Solve) need no server: they run once, stored under the `library` model, which
 the statistics share across models.
 """
@@ -38,7 +38,6 @@ from harness.core.host import runsc_record
 from harness.model.server_info import ServerInfo
 from harness.reproduce.config import (ReproduceConfig, ReproduceError, check_same_settings, config_dict,
                                       launch_settings, model_arm_names, resolve_arms, select_cases)
-from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.run.manifest import (Block, ConventionRef, ReproduceManifest, ServerRun, dataset_ref, manifest_path, now,
                                   origin, updated, write_manifest)
 from harness.run.request import ModelTarget, RunRequest, planned_keys
@@ -126,7 +125,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
 
     save()
     infra_failed = 0
-    kind = launcher_kind(cfg.launcher)
+    kind = cfg.kind
     with sigterm_as_interrupt() as signals:
         try:
             if model_free:
@@ -135,9 +134,7 @@ def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -
                 blocks.append(block)
                 infra_failed += sum(s.infra_failed for s in block.summaries)
             for key in (cfg.models if with_model else []):
-                launcher = make_launcher(cfg.launcher, key, generation_config=cfg.generation_config,
-                                         deterministic=cfg.deterministic, log_dir=cfg.out / "server-logs",
-                                         dataset=cfg.dataset, base_url=cfg.base_url, server_profile=cfg.server_profile)
+                launcher = kind.for_model(key, cfg.launch_options())
                 if is_synthetic_model(launcher.model_id):
                     save(synthetic=True)   # a rehearsal server's model: its records are synthetic
                 names = model_arm_names(cfg.arms, key)

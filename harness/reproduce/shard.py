@@ -31,10 +31,8 @@ from harness.arms.prompts import template_hashes
 from harness.arms.registry import get_arm
 from harness.core.canonical_json import canonical_json, json_file_text
 from harness.data.dataset import DatasetError, load_dataset
-from harness.model.serving import Launcher
 from harness.arms.coverage import arm_cases
 from harness.reproduce.config import ReproduceConfig, launch_settings, model_arm_names, resolve_arms, select_cases
-from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.reproduce.reproduction import sigterm_as_interrupt
 from harness.reproduce.plan import plan_population, request_bounds
 from harness.run.manifest import (ManifestError, ShardManifest, SliceSummary, dataset_ref, manifest_path, now, origin,
@@ -275,18 +273,15 @@ class _ShardState:
 
 def _run_groups(groups: dict, run_slices, cfg, index: int, state: _ShardState, echo) -> None:
     """Model-free slices directly; for each model: start its server, run its slices, stop it."""
-    kind = launcher_kind(cfg.launcher)
+    kind = cfg.kind
     directory = state.directory
     try:
         for key, slices in groups.items():
             if key is MODEL_FREE_KEY:
                 run_slices(slices)
                 continue
-            launcher: Launcher = make_launcher(cfg.launcher, key, generation_config=cfg.generation_config,
-                                               deterministic=cfg.deterministic, log_dir=directory / "server-logs",
-                                               dataset=cfg.dataset, base_url=cfg.base_url,
-                                               server_profile=cfg.server_profile)
-            kind.for_task(launcher, index)   # several array tasks may share a node: own port, name, devices
+            launcher = kind.for_model(key, cfg.launch_options(directory / "server-logs"))
+            launcher.for_task(index)   # several array tasks may share a node: own port, name, devices
             state.update(server={**(state.manifest.server or {}), key: launcher.describe().settings()})
             try:
                 echo(f"shard {index}: starting {cfg.launcher} server for {key}: {' '.join(launcher.command())}")

@@ -19,7 +19,6 @@ from harness.model.client import ModelClient, ModelRequestError
 from harness.model.serving import LaunchError
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.errors import ReproduceError
-from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.scoring.scorers import score_reply
 
 # One arm per prompt family, and how its reply must parse.
@@ -74,14 +73,12 @@ async def _requests(launcher, case, one_shot, timeout: float) -> list[FamilyResu
 def smoke(cfg: ReproduceConfig, model_key: str, *, echo: Callable[[str], None] = print,
           log_dir: Path | None = None) -> dict:
     """Smoke-test one model's server; returns what it found, raises SmokeError naming the cause."""
-    kind = launcher_kind(cfg.launcher)
+    kind = cfg.kind
     ds = load_dataset(cfg.dataset)
     case = next((c for c in ds.cases if calculator_for(ARMS["extract-lib"], c.calculator_id) is not None), None)
     if case is None:
         raise SmokeError(f"smoke {model_key}: no case of {ds.name} is covered by the library (the extraction prompt)")
-    launcher = make_launcher(cfg.launcher, model_key, generation_config=cfg.generation_config,
-                             deterministic=cfg.deterministic, log_dir=log_dir or cfg.out / "server-logs" / "smoke",
-                             dataset=cfg.dataset, base_url=cfg.base_url, server_profile=cfg.server_profile)
+    launcher = kind.for_model(model_key, cfg.launch_options(log_dir or cfg.out / "server-logs" / "smoke"))
     echo(f"[smoke {model_key}] starting {cfg.launcher} server: {' '.join(launcher.command())}")
     found: dict = {"model_key": model_key, "case_id": case.case_id}
     try:

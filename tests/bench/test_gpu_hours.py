@@ -18,7 +18,7 @@ from bench import gpu_hours as g
 from harness.arms.registry import ARMS
 from harness.calculators import LIBRARY
 from harness.data.dataset import load_dataset
-from harness.model.vllm_cpu import VENV_PYTHON, model_dir
+from harness.model.vllm.cpu import VENV_PYTHON, model_dir
 from harness.run.runner import RunSpec, planned_units
 from harness.run.schedule import ARM_MAJOR, CASE_MAJOR
 from tests.conftest import ROOT, require

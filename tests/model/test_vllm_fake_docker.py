@@ -17,7 +17,7 @@ from harness.model.vllm import locks as vllm
 from harness.model.serving import LaunchError
 from harness.model.vllm.launcher import VllmLauncher
 from harness.reproduce.config import ReproduceConfig
-from harness.reproduce.launchers import free_port
+from harness.core.ports import free_port
 from harness.reproduce.smoke import smoke
 from tests.fixtures_vllm import STAND_IN_DIGEST
 

@@ -10,10 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.serve import serve
-from harness.model.vllm_cpu import ATTACH_ENV
+from harness.model.vllm.cpu import ATTACH_ENV
 from harness.reproduce import acceptance
 from harness.reproduce.config import ReproduceConfig
-from harness.reproduce.launchers import make_launcher
+from harness.model.launchers import LAUNCHERS
+from harness.model.serving import LaunchOptions
 from harness.reproduce.plan import build_plan, format_plan
 
 
@@ -36,7 +37,8 @@ def test_gpu_acceptance_runs_end_to_end_against_the_cpu_twin(vllm_cpu_server, tm
     assert all(p["tokens"] == acceptance.CPU_SIZES.greedy_tokens for p in det["prompts"])
     assert all(isinstance(p["identical_tokens"], bool) for p in det["prompts"])
     t = default["throughput"]
-    plan_concurrency = make_launcher("vllm-cpu", "qwen2.5-coder-0.5b-instruct", log_dir=tmp_path).concurrency
+    plan_concurrency = LAUNCHERS["vllm-cpu"].for_model("qwen2.5-coder-0.5b-instruct",
+                                                       LaunchOptions(log_dir=tmp_path)).concurrency
     assert t["concurrency"] == plan_concurrency                               # what a run sends at once
     assert t["prefill"]["tokens_per_s"] > 0 and t["decode"]["tokens_per_s"] > 0
     assert t["decode"]["completion_tokens"] == plan_concurrency * acceptance.CPU_SIZES.decode_tokens  # ignore_eos
@@ -112,5 +114,5 @@ def test_the_acceptance_refuses_other_launchers_and_unknown_phases(tmp_path):
     r = CliRunner().invoke(serve, ["acceptance", "--launcher", "vllm-cpu", "--phases", "box,warp", "--out",
                                    str(tmp_path)])
     assert r.exit_code == 2 and "unknown phase(s) warp" in r.output
-    with pytest.raises(acceptance.ReproduceError, match="runs the vllm launcher"):
+    with pytest.raises(acceptance.ReproduceError, match="runs the vllm or vllm-cpu launcher, not llama-cpp"):
         acceptance.run_acceptance("llama-cpp", out=tmp_path)

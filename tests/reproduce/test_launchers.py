@@ -1,4 +1,4 @@
-"""The launcher kinds of `make reproduce` (harness.reproduce.launchers): the rehearsal server (a scripted FAKE)
+"""The launcher kinds of `make reproduce` (harness.model.launchers): the rehearsal server (a scripted FAKE)
 started and stopped by the pipeline like a model server, and an external server the kit only adopts. Real
 components otherwise: the bundled rows, the process executor, the store, the analysis and the checksums."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from harness.reproduce.config import ReproduceConfig, ReproduceError, preflight
-from harness.reproduce.launchers import LAUNCHERS, launcher_kind
+from harness.model.launchers import LAUNCHERS, launcher_kind
 from harness.reproduce.merge import merge_shards
 from harness.reproduce.reproduction import run_pipeline, verify_run
 from harness.reproduce.plan import build_plan, format_plan
@@ -27,7 +27,7 @@ def _cfg(tmp_path, **kw) -> ReproduceConfig:
 
 def test_every_launcher_kind_is_registered_by_name():
     assert list(LAUNCHERS) == ["vllm", "vllm-cpu", "llama-cpp", "rehearsal", "external"]
-    with pytest.raises(ReproduceError, match="unknown launcher 'tgi'; choose one of vllm, vllm-cpu, llama-cpp"):
+    with pytest.raises(ReproduceError, match="unknown launcher 'tgi'; known launchers: vllm, vllm-cpu, llama-cpp"):
         ReproduceConfig(launcher="tgi")
 
 
@@ -86,9 +86,9 @@ def test_launcher_kinds_answer_what_the_pipeline_used_to_branch_on():
     vllm, cpu, fake = launcher_kind("vllm"), launcher_kind("llama-cpp"), launcher_kind("rehearsal")
     assert (vllm.ready_timeout, cpu.ready_timeout, fake.ready_timeout) == (1800.0, 300.0, 300.0)
     assert vllm.logs_sampling_defaults and not cpu.logs_sampling_defaults
-    assert cpu.describe(["qwen2.5-coder-0.5b-instruct"]).gpus_per_task == 0
-    assert vllm.describe(["qwen2.5-7b"]).gpus_per_task >= 1
-    assert launcher_kind("external").describe(["anything"]).models["anything"].throughput is None
+    assert cpu.describe_plan(["qwen2.5-coder-0.5b-instruct"]).gpus_per_task == 0
+    assert vllm.describe_plan(["qwen2.5-7b"]).gpus_per_task >= 1
+    assert launcher_kind("external").describe_plan(["anything"]).models["anything"].throughput is None
 
 
 def test_slurm_shards_start_their_own_rehearsal_servers_and_merge_to_the_single_box_records(tmp_path):

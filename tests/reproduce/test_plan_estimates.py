@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from harness.model.serving import CPU_MODEL
+from harness.model.cpu_models import CPU_MODEL
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan, format_plan
 from tests.records import record

@@ -288,7 +288,8 @@ def test_reproduce_command_refuses_to_start_when_preflight_fails(unpinned_lock, 
 
 
 def _require_cpu_server() -> None:
-    from harness.model.serving import DEFAULT_GGUF, DEFAULT_SERVER_PYTHON
+    from harness.model.cpu_models import DEFAULT_GGUF
+    from harness.model.llama_cpp import DEFAULT_SERVER_PYTHON
     require(DEFAULT_SERVER_PYTHON.exists(), f"CPU model server virtualenv missing ({DEFAULT_SERVER_PYTHON}); make server-venv")
     require(DEFAULT_GGUF.exists(), f"model GGUF missing ({DEFAULT_GGUF}); make model")
     require(HARNESS.exists(), f"{HARNESS} missing; make setup")
@@ -310,7 +311,7 @@ def test_ci_pipeline_with_llama_cpp_launcher_writes_records_manifests_checksums_
     out = tmp_path / "out"
     r = subprocess.run(_reproduce_cmd(out), capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    from harness.model.serving import CPU_MODEL, CPU_MODEL_ID
+    from harness.model.cpu_models import CPU_MODEL, CPU_MODEL_ID
     prog = _lines(out / CPU_MODEL_ID / "program-solve" / "seed42.jsonl")
     gold = _lines(out / "library" / "gold-lib" / "seed42.jsonl")
     assert len(prog) == 2 and len(gold) == 2 and {p["case_id"] for p in prog} == {g["case_id"] for g in gold}

@@ -7,7 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.serve import serve
-from harness.model.serving import DEFAULT_GGUF, DEFAULT_SERVER_PYTHON
+from harness.model.cpu_models import DEFAULT_GGUF
+from harness.model.llama_cpp import DEFAULT_SERVER_PYTHON
 
 
 def test_smoke_with_the_rehearsal_launcher_checks_every_prompt_family(tmp_path):

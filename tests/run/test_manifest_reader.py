@@ -13,7 +13,7 @@ import pytest
 from harness.analysis.table_format import Omit
 from harness.analysis.tables.ledger import load_manifests
 from harness.core.typed_json import to_json
-from harness.model.serving import ExternalLauncher
+from harness.model.endpoint import ExternalLauncher
 from harness.run.manifest import (MANIFEST_SCHEMA, LaunchSettings, ManifestError, MergeManifest, ReproduceManifest,
                                   ShardManifest, SliceSummary, manifest_path, read_manifest, read_manifests,
                                   write_manifest)
