@@ -84,13 +84,15 @@ def check_compatible(shards: list[tuple[Path, ShardManifest]]) -> dict:
                 raise MergeError(f"shard {m.index} ({directory}) differs in {label} from shard {ref[1]} "
                                  f"({ref[0]}): {_short(value)} vs {_short(ref[2])}")
         agreed[name] = None if ref is None else ref[2]
-    kinds = {m.synthetic for _, m in shards}
+    # a shard of model-free slices alone (Gold-Solve) served no model: its records are neither, whatever the run's
+    served = [(d, m) for d, m in shards if m.servers or m.synthetic]
+    kinds = {m.synthetic for _, m in served}
     if len(kinds) > 1:
-        syn = next((d, m) for d, m in shards if m.synthetic)
-        real = next((d, m) for d, m in shards if not m.synthetic)
+        syn = next((d, m) for d, m in served if m.synthetic)
+        real = next((d, m) for d, m in served if not m.synthetic)
         raise MergeError(f"shard {syn[1].index} ({syn[0]}) holds synthetic rehearsal-server output and shard "
                          f"{real[1].index} ({real[0]}) real results: they are never merged")
-    agreed["synthetic"] = kinds.pop()
+    agreed["synthetic"] = kinds.pop() if kinds else False
     return agreed
 
 

@@ -200,8 +200,13 @@ def test_merge_refuses_synthetic_next_to_real_incomplete_and_missing_shards(shar
         dirs.append(tmp_path / d.name)
     m = _shard_json(dirs[3])
     _write_shard_json(dirs[3], {**m, "synthetic": True})
+    # Gold-Solve shards served no model: a synthetic shard beside them is no mix
+    merge_shards(dirs, tmp_path / "synthetic-and-model-free", outputs=False, echo=lambda _: None)
+    real = {"launcher": "llama-cpp", "base_url": "http://127.0.0.1:1/v1", "model_id": "m", "server_profile": "plain"}
+    _write_shard_json(dirs[0], {**_shard_json(dirs[0]), "servers": {"m": real}})   # shard 0 served a real model
     with pytest.raises(MergeError, match=r"shard 3 .* synthetic rehearsal-server output and shard 0 .* real"):
         merge_shards(dirs, tmp_path / "merged", outputs=False, echo=lambda _: None)
+    _write_shard_json(dirs[0], {**_shard_json(dirs[0]), "servers": {}})
     _write_shard_json(dirs[3], {**m, "status": "failed", "error": "ShardError: boom"})
     with pytest.raises(MergeError, match=r"shard 3 .* is 'failed', not complete \(ShardError: boom\)"):
         merge_shards(dirs, tmp_path / "merged", outputs=False, echo=lambda _: None)
