@@ -221,7 +221,7 @@ def test_the_rehearsal_package_is_one_contract():
 
 
 # The packages and modules issue 35 made (typed manifests on a typed-JSON reader, the server description, the vLLM
-# package, prerequisites per launcher, the host record, the table registry and its families): the walker must see
+# package, prerequisites per launcher, the host record, the table registry and its groups): the walker must see
 # each, and their edges must say what the split promised.
 ISSUE_35_MODULES = ("harness.core.typed_json", "harness.core.host", "harness.model.server_info",
                     "harness.model.prerequisites", "harness.model.vllm", "harness.model.vllm.locks",
@@ -230,7 +230,7 @@ ISSUE_35_MODULES = ("harness.core.typed_json", "harness.core.host", "harness.mod
                     "harness.analysis.tables.spec", "harness.analysis.tables.cells", "harness.analysis.tables.ladder",
                     "harness.analysis.tables.gaps", "harness.analysis.tables.ledger", "harness.analysis.tables.audit",
                     "harness.analysis.tables.router")
-TABLE_FAMILIES = ("ladder", "gaps", "ledger", "audit", "router")
+TABLE_GROUPS = ("ladder", "gaps", "ledger", "audit", "router")
 
 
 def test_the_issue_35_modules_are_in_the_graph_with_their_edges():
@@ -250,12 +250,12 @@ def test_the_issue_35_modules_are_in_the_graph_with_their_edges():
     for m in ("harness.model.vllm.prerequisites", "harness.model.vllm.cpu", "harness.model.serving",
               "harness.model.rehearsal.launcher"):
         assert "harness.model.prerequisites" in GRAPH[m], m
-    # the table families build on the spec and the shared cells, never on each other; the ledger reads the manifests
-    families = {f"harness.analysis.tables.{f}" for f in TABLE_FAMILIES}
-    for f in families:
-        assert "harness.analysis.tables.spec" in GRAPH[f] and not (GRAPH[f] & families), f
+    # the table groups build on the spec and the shared cells, never on each other; the ledger reads the manifests
+    groups = {f"harness.analysis.tables.{f}" for f in TABLE_GROUPS}
+    for f in groups:
+        assert "harness.analysis.tables.spec" in GRAPH[f] and not (GRAPH[f] & groups), f
     assert "harness.run.manifest" in GRAPH["harness.analysis.tables.ledger"]
-    assert families <= GRAPH["harness.analysis.tables"]
+    assert groups <= GRAPH["harness.analysis.tables"]
 
 
 # --- the benchmarks (bench/) and the executor: bench stands above the kit, nothing of the kit imports it ----------

@@ -147,8 +147,8 @@ def plan_cmd(as_json, **kw):
         plan = build_plan(cfg)
     except ReproduceError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(json.dumps(plan, indent=1, default=str) if as_json else format_plan(plan).rstrip("\n"))
-    if plan["problems"]:
+    click.echo(json.dumps(plan.to_json(), indent=1) if as_json else format_plan(plan).rstrip("\n"))
+    if plan.problems:
         sys.exit(1)
 
 

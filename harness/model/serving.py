@@ -90,14 +90,14 @@ class ImagePlan:
 
 @dataclass(frozen=True)
 class ServerPlan:
-    """One model's server as a dry run shows it: what its launcher would start (`server`, typed) or why it cannot be
+    """One model's server as a dry run shows it: what its launcher would start (`info`, typed) or why it cannot be
     built (`error`), the plan's lines about it, the problems to fix before the run, the throughput assumption of the
     time estimate (None: none) and the bytes its weights download (None: unknown)."""
 
     key: str
     model_id: str | None = None
     revision: str | None = None
-    server: ServerInfo | None = None
+    info: ServerInfo | None = None
     lines: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     error: str | None = None

@@ -24,6 +24,7 @@ with why. Sizes scale with the launcher (GPU_SIZES, CPU_SIZES).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
@@ -282,47 +283,13 @@ def _server_phase(name: str, kind: type[Launcher], model: str, sizes: Sizes, *, 
 def run_acceptance(launcher_name: str, *, out: Path = DEFAULT_OUT, phases: tuple[str, ...] = PHASES,
                    echo: Callable[[str], None] = print) -> dict:
     """Every phase (module docstring); the report, also written to out/gpu-acceptance.json."""
-    try:
-        kind = launcher_kind(launcher_name)
-    except LauncherSettingsError as exc:
-        raise ReproduceError(str(exc)) from None
-    if not kind.acceptance_model:
-        raise ReproduceError(f"gpu-acceptance runs the {' or '.join(acceptance_kinds())} launcher, not "
-                             f"{launcher_name}")
-    gpu_path = kind.gpu
+    kind = _acceptance_kind(launcher_name)
+    gpu_path, model = kind.gpu, kind.acceptance_model
     sizes = GPU_SIZES if gpu_path else CPU_SIZES
-    model = kind.acceptance_model
     t0 = time.monotonic()
     load0 = _loadavg()
     facts = box_facts()
-    done: list[Phase] = []
-    not_gpu = "GPU-only: the CPU twin runs no FlashAttention and refuses batch invariance (VLLM_BATCH_INVARIANT)"
-    for name in phases:
-        if name == "box":
-            done.append(Phase("box", gpu_path and facts["gpu"], None if gpu_path and facts["gpu"] else
-                              ("GPU-only: " + (facts.get("why") or "no GPU"))))
-        elif name == "default":
-            done.append(_server_phase("default", kind, model, sizes, out=out, deterministic=False,
-                                      check=not gpu_path, rates=True, echo=echo))
-        elif not gpu_path:
-            done.append(Phase(name, False, not_gpu if name != "tp2" else "GPU-only: tensor parallel 2 needs 2 GPUs"))
-        elif not facts["gpu"]:
-            done.append(Phase(name, False, f"no GPU on this box ({facts.get('why')})"))
-        elif name == "fa2":
-            done.append(_server_phase("fa2", kind, model, sizes, out=out, deterministic=True,
-                                      check=True, rates=True, echo=echo))
-        elif name == "fa3":
-            done.append(_server_phase("fa3", kind, model, sizes, out=out, deterministic=True,
-                                      attention_config={"flash_attn_version": 3}, check=True, rates=False, echo=echo))
-        elif name == "tp2":
-            if len(facts["gpus"]) < 2:
-                done.append(Phase("tp2", False, f"{len(facts['gpus'])} GPU(s): tensor parallel 2 needs 2"))
-            elif os.environ.get("HF_TOKEN"):
-                done.append(_server_phase("tp2", kind, "mistral-7b", sizes, out=out, deterministic=True,
-                                          check=True, rates=False, echo=echo))
-            else:
-                done.append(_server_phase("tp2", kind, model, sizes, out=out, deterministic=True,
-                                          tensor_parallel=2, check=True, rates=False, echo=echo))
+    done = [_phase(name, kind, model, sizes, facts, out=out, echo=echo) for name in phases]
     report = {"kind": "gpu-acceptance", "launcher": launcher_name, "gpu": gpu_path and facts["gpu"], "model": model,
               "sizes": asdict(sizes), "box": facts, "phases": [asdict(p) for p in done],
               "rates": measured_from(done, model) if gpu_path and facts["gpu"] else None,
@@ -331,6 +298,48 @@ def run_acceptance(launcher_name: str, *, out: Path = DEFAULT_OUT, phases: tuple
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT_NAME).write_text(json.dumps(report, indent=1) + "\n")
     return report
+
+
+def _acceptance_kind(launcher_name: str) -> type[Launcher]:
+    """The launcher kind gpu-acceptance runs (one that names its acceptance model); ReproduceError otherwise."""
+    try:
+        kind = launcher_kind(launcher_name)
+    except LauncherSettingsError as exc:
+        raise ReproduceError(str(exc)) from None
+    if not kind.acceptance_model:
+        raise ReproduceError(f"gpu-acceptance runs the {' or '.join(acceptance_kinds())} launcher, not "
+                             f"{launcher_name}")
+    return kind
+
+
+NOT_GPU = "GPU-only: the CPU twin runs no FlashAttention and refuses batch invariance (VLLM_BATCH_INVARIANT)"
+
+
+def _phase(name: str, kind: type[Launcher], model: str, sizes: Sizes, facts: dict, *, out: Path,
+           echo: Callable[[str], None]) -> Phase:
+    """One phase run, or why it is not run here (GPU-only on the CPU twin or without a GPU, one GPU for tp2)."""
+    gpu_path = kind.gpu
+    run = functools.partial(_server_phase, name, kind, sizes=sizes, out=out, echo=echo)
+    if name == "box":
+        return Phase("box", gpu_path and facts["gpu"], None if gpu_path and facts["gpu"] else
+                     ("GPU-only: " + (facts.get("why") or "no GPU")))
+    if name == "default":
+        return run(model, deterministic=False, check=not gpu_path, rates=True)
+    if not gpu_path:
+        return Phase(name, False, NOT_GPU if name != "tp2" else "GPU-only: tensor parallel 2 needs 2 GPUs")
+    if not facts["gpu"]:
+        return Phase(name, False, f"no GPU on this box ({facts.get('why')})")
+    if name == "fa2":
+        return run(model, deterministic=True, check=True, rates=True)
+    if name == "fa3":
+        return run(model, deterministic=True, attention_config={"flash_attn_version": 3}, check=True, rates=False)
+    if name != "tp2":
+        raise ValueError(f"unknown phase {name!r}; phases: {', '.join(PHASES)}")
+    if len(facts["gpus"]) < 2:
+        return Phase("tp2", False, f"{len(facts['gpus'])} GPU(s): tensor parallel 2 needs 2")
+    if os.environ.get("HF_TOKEN"):
+        return run("mistral-7b", deterministic=True, check=True, rates=False)
+    return run(model, deterministic=True, tensor_parallel=2, check=True, rates=False)
 
 
 def measured_from(phases: list[Phase], model: str) -> dict:

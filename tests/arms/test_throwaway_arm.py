@@ -95,7 +95,7 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     assert arm_order()[-1] == NAME and NAME in ladder() and arm_label(NAME) == "Throwaway agree-twice"
     assert ARMS[NAME].solver is SOLVER and ARMS[NAME].prompt is PROMPT_FAMILIES[FAMILY.name]
     out = tmp_path / "results"
-    served_before = rehearsal_server.stats.families.get("reply", 0)
+    served_before = rehearsal_server.stats.reply_forms.get("reply", 0)
     r = CliRunner().invoke(run_cmd, ["--arm", NAME, "--dataset", "bundled-test", "--seeds", "42,43", "--out", str(out),
                                      "--base-url", rehearsal_server.base_url, "--model", "rehearsal-alpha",
                                      "--server-profile", "vllm", "--limit", str(N_CASES), "--no-progress",
@@ -110,7 +110,7 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     assert all(len(row["request"]) == 2 for row in rows)        # what request_bounds promises the plan
     assert all(row["request"][0]["messages"][1]["content"].startswith("Answer the question about") for row in rows)
     # served by the reply form the client sent with each request (the server has no code for this family)
-    assert rehearsal_server.stats.families.get("reply", 0) - served_before == 2 * 2 * N_CASES
+    assert rehearsal_server.stats.reply_forms.get("reply", 0) - served_before == 2 * 2 * N_CASES
     rehearsal_sources = Path(rehearsal_package.__file__).parent.glob("*.py")
     assert not [p.name for p in rehearsal_sources if FAMILY.name in p.read_text() or TEMPLATE_NAME in p.read_text()]
     assert {row["outcome"] for row in rows} <= {"answered", "abstained", "unreadable_value"}
@@ -133,14 +133,14 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     # the reproduce plan: request counts from the solver's bounds, tokens measured from the stored rows
     plan = build_plan(ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42, 43], models=["qwen2.5-7b"]),
                       results_root=out)
-    (planned,) = [a for a in plan["arms"] if a["arm"] == NAME]
+    (planned,) = [a for a in plan.arms if a.arm == NAME]
     n = len(load_dataset("bundled-test").cases)
-    assert planned["requests_per_case"] == {"min": 2, "max": 2}
-    assert planned["requests"] == {"min": 2 * n * 2, "max": 2 * n * 2} and plan["requests_per_model"]["max"] == 4 * n
-    assert planned["tokens_per_request"]["source"] == "measured"
+    assert (planned.requests_per_case.min, planned.requests_per_case.max) == (2, 2)
+    assert (planned.requests.min, planned.requests.max) == (2 * n * 2, 2 * n * 2)
+    assert plan.requests_per_model.max == 4 * n and planned.tokens_per_request.source == "measured"
     unmeasured = build_plan(ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"]),
                             results_root=tmp_path / "no-results")
-    assert unmeasured["arms"][0]["tokens_per_request"]["completion"] == 77    # the solver's stated assumption
+    assert unmeasured.arms[0].tokens_per_request.completion == 77    # the solver's stated assumption
 
     # the statistics arrays and the tables built from the records
     arrays = load_arrays(out)

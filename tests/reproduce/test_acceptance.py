@@ -69,19 +69,19 @@ def test_the_plan_takes_the_measured_rates_of_a_gpu_run_and_ignores_the_twins(tm
     cfg = ReproduceConfig(launcher="vllm", models=["qwen2.5-7b", "qwen2.5-32b-awq"], arms=["open-book"], seeds=[42],
                           dataset="bundled-test", out=tmp_path / "out")
     plan = build_plan(cfg)
-    by = {m["key"]: m for m in plan["models"]}
-    tp7 = by["qwen2.5-7b"]["throughput_assumption"]
-    assert tp7["measured"] and tp7["prefill_tokens_per_s"] == 31000.0 and tp7["decode_tokens_per_s"] == 3100.0
-    assert "H100" in tp7["source"] and "concurrency 64" in tp7["source"]
-    assert "measured" not in by["qwen2.5-32b-awq"]["throughput_assumption"]     # not measured: still assumed
+    by = {m.key: m for m in plan.models}
+    tp7 = by["qwen2.5-7b"].throughput
+    assert tp7.measured and tp7.prefill_tokens_per_s == 31000.0 and tp7.decode_tokens_per_s == 3100.0
+    assert "H100" in tp7.source and "concurrency 64" in tp7.source
+    assert not by["qwen2.5-32b-awq"].throughput.measured                         # not measured: still assumed
     text = format_plan(plan)
     assert "(measured 31000.0 prompt tok/s, 3100.0 completion tok/s" in text
     det = build_plan(ReproduceConfig(launcher="vllm", models=["qwen2.5-7b"], arms=["open-book"], seeds=[42],
                                      dataset="bundled-test", out=tmp_path / "o2", deterministic=True))
-    assert det["models"][0]["throughput_assumption"]["deterministic_slowdown"] == 1.6   # measured, not the 2.0 assumed
+    assert det.models[0].throughput.deterministic_slowdown == 1.6   # measured, not the 2.0 assumed
     report.write_text(json.dumps({**json.loads(report.read_text()), "launcher": "vllm-cpu", "gpu": False}))
     assert acceptance.measured_rates(report) == {}
-    assert "measured" not in build_plan(cfg)["models"][0]["throughput_assumption"]
+    assert not build_plan(cfg).models[0].throughput.measured
 
 
 def test_the_box_facts_read_the_driver_and_its_cuda_against_the_image(tmp_path, monkeypatch):

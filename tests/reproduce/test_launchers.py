@@ -33,12 +33,12 @@ def test_every_launcher_kind_is_registered_by_name():
 
 def test_rehearsal_launcher_plan_names_the_fake_and_its_synthetic_models(tmp_path):
     cfg = _cfg(tmp_path, launcher="rehearsal")
-    assert cfg.models == ["rehearsal-alpha", "rehearsal-beta"]
+    assert cfg.models == ("rehearsal-alpha", "rehearsal-beta")
     plan = build_plan(cfg, results_root=tmp_path / "none")
-    assert plan["problems"] == []
+    assert plan.problems == ()
     text = format_plan(plan)
     assert "launcher:   rehearsal" in text and "-m harness.cli serve rehearsal" in text
-    assert [m["model_id"] for m in plan["models"]] == ["rehearsal-alpha", "rehearsal-beta"]
+    assert [m.server.model_id for m in plan.models] == ["rehearsal-alpha", "rehearsal-beta"]
     with pytest.raises(ReproduceError, match="--base-url is for the external launcher"):
         _cfg(tmp_path, launcher="rehearsal", base_url="http://127.0.0.1:1/v1")
     with pytest.raises(ReproduceError, match="unknown model"):
@@ -74,7 +74,7 @@ def test_external_launcher_adopts_a_running_server_and_never_stops_it(rehearsal_
     assert not missing[0].ok and "missing ['not-served']" in missing[0].line()
     cfg = _cfg(tmp_path, launcher="external", base_url=url, models=["rehearsal-alpha"], arms=["note-only"])
     assert all(c.ok for c in preflight(cfg))
-    assert build_plan(cfg, results_root=tmp_path / "none")["estimate_s"] is None    # unknown, not "0 min"
+    assert build_plan(cfg, results_root=tmp_path / "none").estimate_s is None    # unknown, not "0 min"
     manifest = run_pipeline(cfg, echo=lambda _line: None)
     assert manifest.status == "complete" and manifest.servers[0].info.launcher == "external"
     rows = load_records(cfg.out)

@@ -183,7 +183,7 @@ def _fence(code: str) -> str:
 
 
 def program_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
-    """(text, finish_reason) for a program-family shape."""
+    """(text, finish_reason) for a shape of the program reply form."""
     if shape == "correct":
         return _fence(_program_for(gold)), "stop"
     if shape == "wrong":
@@ -275,7 +275,7 @@ def tree_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
 class Reply:
     text: str
     finish_reason: str
-    family: str
+    reply_form: str
     shape: str
     case_found: bool
 
@@ -299,22 +299,21 @@ def make_reply(seed: int, body: dict, answer_key: AnswerKey, reply_form: str) ->
         raise ValueError(f"reply form {reply_form!r} is not served; served forms: {', '.join(SHAPES_BY_FORM)}")
     messages = body.get("messages") or []
     model = str(body.get("model"))
-    family = reply_form
     first_user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
     case = answer_key.find(first_user) if len(answer_key) else None
-    draw = Draw(seed, model, clock_neutral(canonical_json(body)) if family == "repair" else canonical_json(body))
+    draw = Draw(seed, model, clock_neutral(canonical_json(body)) if reply_form == "repair" else canonical_json(body))
     gold = case.gold_value if case is not None else _invented(draw)
     shift = MODEL_SKILL_SHIFT.get(model, 0.05)
-    if family in ("program", "repair"):
-        shape = draw.pick(_shifted(PROGRAM_SHAPES if family == "program" else REPAIR_SHAPES, shift))
+    if reply_form in ("program", "repair"):
+        shape = draw.pick(_shifted(PROGRAM_SHAPES if reply_form == "program" else REPAIR_SHAPES, shift))
         text, finish = program_reply(shape, gold, draw)
-    elif family == "extract":
+    elif reply_form == "extract":
         shape = draw.pick(_shifted(EXTRACT_SHAPES, shift))
         text, finish = extract_reply(shape, case, draw, first_user)
-    elif family == "tree":
+    elif reply_form == "tree":
         shape = draw.pick(_shifted(TREE_SHAPES, shift))
         text, finish = tree_reply(shape, gold, draw)
     else:
         shape = draw.pick(_shifted(REPLY_SHAPES, shift))
         text, finish = reply_reply(shape, gold, draw)
-    return Reply(text, finish, family, shape, case is not None)
+    return Reply(text, finish, reply_form, shape, case is not None)

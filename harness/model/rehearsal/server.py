@@ -77,7 +77,7 @@ class Stats:
     requests: int = 0
     completions: int = 0
     faults: dict = field(default_factory=lambda: {"http_5xx": 0, "slow": 0, "drop": 0})
-    families: dict = field(default_factory=dict)
+    reply_forms: dict = field(default_factory=dict)
     shapes: dict = field(default_factory=dict)
     case_found: int = 0
     started_at: float = field(default_factory=time.time)
@@ -121,7 +121,7 @@ class FakeServer:
     def stats_dict(self) -> dict:
         s = self.stats
         return {"synthetic": True, "connections": s.connections, "requests": s.requests, "completions": s.completions,
-                "faults": dict(s.faults), "families": dict(s.families), "shapes": dict(s.shapes),
+                "faults": dict(s.faults), "reply_forms": dict(s.reply_forms), "shapes": dict(s.shapes),
                 "case_found": s.case_found, "uptime_s": round(time.time() - s.started_at, 3), **self.describe()}
 
     @property
@@ -295,9 +295,9 @@ class FakeServer:
         if answer.status == 200:
             s = self.stats
             s.completions += 1
-            if answer.family is not None:
-                s.families[answer.family] = s.families.get(answer.family, 0) + 1
-                key = f"{answer.family}:{answer.shape}"
+            if answer.reply_form is not None:
+                s.reply_forms[answer.reply_form] = s.reply_forms.get(answer.reply_form, 0) + 1
+                key = f"{answer.reply_form}:{answer.shape}"
                 s.shapes[key] = s.shapes.get(key, 0) + 1
             s.case_found += answer.case_found
         return _json(answer.status, answer.payload)

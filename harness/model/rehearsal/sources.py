@@ -67,13 +67,13 @@ class Chat:
 
 @dataclass
 class Answer:
-    """What the server sends: a status and a JSON body (a dict) or raw bytes, after `delay_s`; `family`, `shape`
+    """What the server sends: a status and a JSON body (a dict) or raw bytes, after `delay_s`; `reply_form`, `shape`
     and `case_found` are the rehearsal's counters (None / False for other sources)."""
 
     status: int
     payload: dict | bytes
     delay_s: float = 0.0
-    family: str | None = None
+    reply_form: str | None = None
     shape: str | None = None
     case_found: bool = False
 
@@ -157,9 +157,9 @@ class RehearsalReplies:
                                   completion_tokens=completion_tokens, id="rehearsal-" + chat.ident[:24],
                                   created=CREATED, system_fingerprint=SYNTHETIC_FINGERPRINT,
                                   choice_fields={"logprobs": None},
-                                  extra={"rehearsal": {"synthetic": True, "family": reply.family,
+                                  extra={"rehearsal": {"synthetic": True, "reply_form": reply.reply_form,
                                                        "shape": reply.shape}})
-        return Answer(200, payload, family=reply.family, shape=reply.shape, case_found=reply.case_found)
+        return Answer(200, payload, reply_form=reply.reply_form, shape=reply.shape, case_found=reply.case_found)
 
 
 Reply = dict | tuple[int, Any]
