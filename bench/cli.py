@@ -124,6 +124,28 @@ def demo_models_cmd(out, models, cases, threads, parallel, work):
     sys.exit(demo_models.main(out, models, cases, threads, parallel, work))
 
 
+@main.command("demo-slots")
+@click.option("--out", type=_path, default=OUT / "demo-slots.json", show_default=True)
+@click.option("--slots", default="1,2,4", show_default=True, help="Slot counts to measure, comma-separated.")
+@click.option("--cases", type=click.IntRange(1), default=8, show_default=True, help="The demo's cases (as DEMO_CASES).")
+@click.option("--model", default=None, help="The model [harness/model/cpu_models.json's role demo].")
+@click.option("--threads", type=click.IntRange(1), default=None, help="Server threads [the cores].")
+@click.option("--write-lock", is_flag=True, help="Write the chosen slot count and its rate into cpu_models.json "
+                                                 "(refused unless measured alone).")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results directory [a temporary one].")
+def demo_slots_cmd(out, slots, cases, model, threads, write_lock, work):
+    """The demo's llama.cpp slot count by measurement: wall, tokens/s, per-case outcomes against the committed demo."""
+    from bench import demo_slots
+    try:
+        counts = sorted({int(x) for x in slots.split(",") if x.strip()})
+    except ValueError:
+        raise click.BadParameter(f"{slots!r}: comma-separated slot counts, e.g. 1,2,4", param_hint="--slots") from None
+    if not counts or min(counts) < 1:
+        raise click.BadParameter(f"{slots!r}: slot counts are 1 or more", param_hint="--slots")
+    sys.exit(demo_slots.main(out, counts, cases, model, threads, write_lock, work))
+
+
 @main.command("client")
 @click.option("--out", type=_path, default=OUT / "client.json", show_default=True)
 @click.option("--n", type=click.IntRange(1), default=2200, show_default=True, help="Requests per client per round.")
@@ -208,14 +230,16 @@ def compare_timing_cmd(results, label, out, code, draws):
 @click.option("--per-calculator", type=click.IntRange(1), default=None,
               help="Override the size's cases per calculator.")
 @click.option("--seeds", default=None, help="Override the size's seeds, e.g. 42-43.")
+@click.option("--order", type=click.Choice(["arm-major", "case-major"]), default=None,
+              help="The request order of the runs [the one `make reproduce` uses]; the report says which ran.")
 def rehearse_cmd(size, out, bench, seed, concurrency, executor_backend, no_resume_check, resume_scope, port,
-                 per_calculator, seeds):
+                 per_calculator, seeds, order):
     """The whole pipeline at the paper's workload shape against the rehearsal server (a scripted fake)."""
     from bench import rehearsal
     settings = rehearsal.RehearsalSettings(size=size, out=out, bench=bench, seed=seed, concurrency=concurrency,
                                            executor_backend=executor_backend, resume_check=not no_resume_check,
                                            resume_scope=resume_scope, port=port, per_calculator=per_calculator,
-                                           seeds=seeds)
+                                           seeds=seeds, order=order)
     sys.exit(rehearsal.main(settings))
 
 

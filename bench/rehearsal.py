@@ -19,6 +19,13 @@ Steps (every step's wall time, and the run's counters, go into the JSON report):
    checksums (bench.compare) compared with the reference's;
 6. lost and duplicated records (expected keys against stored keys) in both directories, fault counts.
 
+Rates (`run`): `requests_per_s` is the run's own, all requests over its wall; `program_requests_per_s` and
+`other_requests_per_s` (the targets) are those arms' requests over their busy seconds (arm_busy_s: each moment of
+the run shared among the arms in flight by their share of the cases in flight), the same quantity under either
+request order: run one after another (arm-major), an arm's busy time is its wall; run together (case-major, the
+default), every arm's wall spans the whole run and the walls overlap, so they are kept beside, never divided by.
+`run.order` (and `config.order`) says which order ran (`--order` picks one).
+
 Everything written is synthetic: model ids `rehearsal-alpha`/`rehearsal-beta`, records and manifests say
 `synthetic: true`; `harness verify` refuses a set that mixes them with real records. The rehearsal owns its server
 (so that it can crash it) and the pipeline adopts it as an external server; `make reproduce LAUNCHER=rehearsal`
@@ -61,6 +68,7 @@ from harness.reproduce.plan import build_plan
 from harness.core.typed_json import to_json
 from harness.run.manifest import ReproduceManifest, RunManifest, git_state, read_manifests
 from harness.run.request import RunRequest, planned_keys
+from harness.run.schedule import DEFAULT_ORDER
 from harness.run.store import iter_result_files, model_slug, read_result_file, results_location
 
 ROOT = REPO_ROOT
@@ -96,6 +104,7 @@ class RehearsalSettings:
     port: int | None = None                 # the rehearsal server's [a free one]
     per_calculator: int | None = None       # override the size's cases per calculator
     seeds: str | None = None                # override the size's seeds, e.g. 42-43
+    order: str | None = None                # the runs' request order [the one `make reproduce` uses]
 
     def __post_init__(self) -> None:
         if self.size not in SIZES:
@@ -146,13 +155,13 @@ def start_server(server: RehearsalLauncher) -> dict:
 # --- one pipeline process, measured -------------------------------------------------------------------------
 
 def pipeline_argv(models: Iterable[str], dataset: Path, seeds: str, base_url: str, results: Path, concurrency: int,
-                  backend: str, convention: str) -> list[str]:
+                  backend: str, convention: str, order: str | None = None) -> list[str]:
     """`harness serve reproduce` against the running rehearsal server (the external launcher adopts it)."""
     return [sys.executable, "-m", "harness.cli", "serve", "reproduce", "--launcher", "external",
             "--base-url", base_url, "--server-profile", SERVER_PROFILE, "--models", ",".join(models),
             "--arms", "all", "--seeds", seeds, "--dataset", str(dataset), "--out", str(results),
             "--executor-backend", backend, "--concurrency", str(concurrency), "--timeout", str(CLIENT_TIMEOUT_S),
-            "--no-progress", "--convention", convention]
+            "--no-progress", "--convention", convention, *(["--order", order] if order else [])]
 
 
 @dataclass
@@ -288,15 +297,19 @@ def expected_keys(dataset_path: Path, seeds: list[int], convention: str) -> set[
 
 def count_records(results: Path, expected: set[str] | None = None) -> dict:
     """Records, unique keys, lost (expected but absent), duplicated, unexpected (None without `expected`);
-    requests and programs, by kind and by arm; retries; bytes. Read through the store's reader."""
+    requests and programs, by kind and by arm; retries; bytes; each arm's busy seconds (arm_busy_s, from the records'
+    own start and end). Read through the store's reader."""
     seen: dict[str, int] = {}
     requests = {"program": 0, "other": 0}
     programs = records = retries = result_bytes = 0
     by_arm: dict[str, dict] = {}
+    intervals: dict[str, list[tuple[float, float]]] = {}
     for path in iter_result_files(results):
         result_bytes += path.stat().st_size
         for rec in read_result_file(path):
             records += 1
+            if rec.get("started_at") and rec.get("finished_at"):
+                intervals.setdefault(rec["arm"], []).append((_epoch(rec["started_at"]), _epoch(rec["finished_at"])))
             seen[rec["key"]] = seen.get(rec["key"], 0) + 1
             kind = "program" if ARMS[rec["arm"]].needs_executor else "other"
             n_req = len(rec.get("request") or [])
@@ -315,7 +328,7 @@ def count_records(results: Path, expected: set[str] | None = None) -> dict:
             "duplicated": sum(n - 1 for n in seen.values() if n > 1),
             "unexpected": None if expected is None else len(seen.keys() - expected),
             "requests": requests, "programs": programs, "retries": retries, "result_bytes": result_bytes,
-            "by_arm": by_arm}
+            "by_arm": by_arm, "busy_s": arm_busy_s(intervals)}
 
 
 def arm_walls(manifests: Iterable[RunManifest]) -> dict[str, float]:
@@ -337,15 +350,43 @@ def arm_walls(manifests: Iterable[RunManifest]) -> dict[str, float]:
     return walls
 
 
-def request_rates(counts: dict, walls: dict[str, float]) -> dict:
-    """Requests per second of the program-executing arms and of the other model arms (each over its arms'
-    walls), executor programs per second, and those walls."""
-    prog_wall = sum(w for a, w in walls.items() if ARMS[a].needs_executor)
-    other_wall = sum(w for a, w in walls.items() if ARMS[a].needs_model and not ARMS[a].needs_executor)
-    return {"program_requests_per_s": round(counts["requests"]["program"] / prog_wall, 1) if prog_wall else None,
-            "other_requests_per_s": round(counts["requests"]["other"] / other_wall, 1) if other_wall else None,
-            "executor_programs_per_s": round(counts["programs"] / prog_wall, 1) if prog_wall else None,
-            "program_arms_wall_s": round(prog_wall, 1), "other_arms_wall_s": round(other_wall, 1)}
+def arm_busy_s(intervals: dict[str, list[tuple[float, float]]]) -> dict[str, float]:
+    """Each arm's busy seconds: every moment of the run, while any case is in flight, is shared among the arms in
+    flight by their share of the cases in flight (records' started_at to finished_at). The busy seconds of all arms
+    add up to the time anything ran, whatever the request order: run one after another (arm-major) an arm's busy
+    time is its wall time; run together (case-major) each arm gets its share of the common wall, where the arms'
+    own walls all span the whole run and overlap."""
+    events = sorted((t, +1 if start else -1, arm) for arm, spans in intervals.items() for b, e in spans
+                    for t, start in ((b, True), (max(b, e), False)))
+    busy = dict.fromkeys(intervals, 0.0)
+    in_flight: dict[str, int] = dict.fromkeys(intervals, 0)
+    total, last = 0, None
+    for t, step, arm in events:
+        if total and last is not None and t > last:
+            for a, n in in_flight.items():
+                if n:
+                    busy[a] += (t - last) * n / total
+        in_flight[arm] += step
+        total += step
+        last = t
+    return {a: round(s, 3) for a, s in busy.items()}
+
+
+def request_rates(counts: dict, busy: dict[str, float], walls: dict[str, float]) -> dict:
+    """Requests per second of the program-executing arms and of the other model arms, each over those arms' busy
+    seconds (arm_busy_s: under arm-major order their walls, as these figures always were; under case-major their
+    share of the common wall), executor programs per second over the program arms' busy seconds; beside them the
+    busy seconds and the arms' walls (from first to last unit: under case-major they overlap, so they are no
+    denominator)."""
+    def total(figures: dict[str, float], program: bool) -> float:
+        return sum(v for a, v in figures.items() if (ARMS[a].needs_executor if program
+                                                      else ARMS[a].needs_model and not ARMS[a].needs_executor))
+    prog_busy, other_busy = total(busy, True), total(busy, False)
+    return {"program_requests_per_s": round(counts["requests"]["program"] / prog_busy, 1) if prog_busy else None,
+            "other_requests_per_s": round(counts["requests"]["other"] / other_busy, 1) if other_busy else None,
+            "executor_programs_per_s": round(counts["programs"] / prog_busy, 1) if prog_busy else None,
+            "program_arms_busy_s": round(prog_busy, 1), "other_arms_busy_s": round(other_busy, 1),
+            "program_arms_wall_s": round(total(walls, True), 1), "other_arms_wall_s": round(total(walls, False), 1)}
 
 
 def _by_kind(faults: list[dict]) -> dict:
@@ -379,7 +420,7 @@ class _Context:
 
     def argv(self, models: Iterable[str], results: Path) -> list[str]:
         return pipeline_argv(models, self.dataset, self.seeds, self.server.base_url, results, self.concurrency,
-                             self.settings.executor_backend, self.convention)
+                             self.settings.executor_backend, self.convention, self.settings.order)
 
 
 def rehearse(settings: RehearsalSettings) -> dict:
@@ -396,6 +437,7 @@ def rehearse(settings: RehearsalSettings) -> dict:
                     "machine": {"cpus": machine.cores, "loadavg_start": machine.loadavg_start}, "kit": to_json(git_state()),
                     "config": {"models": list(MODELS), "seeds": seeds, "per_calculator": per_calculator,
                                "concurrency": concurrency, "executor_backend": backend,
+                               "order": settings.order or DEFAULT_ORDER,
                                "rehearsal_seed": settings.seed, "faults": dict(settings.faults),
                                "client_timeout_s": CLIENT_TIMEOUT_S}}
     # 1. the case set
@@ -476,6 +518,7 @@ def reference_run(ctx: _Context, report: dict) -> tuple[PipelineRun, Measured]:
     walls = arm_walls(ref.blocks)
     total_requests = counts["requests"]["program"] + counts["requests"]["other"]
     run_wall = sum(block_span_s(m) for m in ref.blocks)
+    orders = sorted({m.order for m in ref.blocks})
     # attempts that were retries: network attempts minus the requests they completed (records' requests less the
     # cache hits: identical prompts across arms are answered from the response cache)
     attempts = sum(m.requests_sent or 0 for m in ref.blocks)
@@ -484,15 +527,25 @@ def reference_run(ctx: _Context, report: dict) -> tuple[PipelineRun, Measured]:
     report["run"] = {
         "requests": total_requests, "programs": counts["programs"], "records": counts["records"],
         "program_requests": counts["requests"]["program"], "other_requests": counts["requests"]["other"],
-        **request_rates(counts, walls),
+        "order": orders[0] if len(orders) == 1 else orders,
+        "requests_per_s": round(total_requests / run_wall, 1) if run_wall else None,
+        **request_rates(counts, counts["busy_s"], walls),
         "network_attempts": attempts, "cache_hits": cache_hits,
         "harness_cpu_s": round(cpu_s, 1),
         "harness_cpu_s_with_children": round(measured.cpu_s_with_children, 1),
         "harness_cpu_s_per_request": round(cpu_s / total_requests, 5) if total_requests else None,
         "harness_peak_rss_bytes": peak_rss,
         "result_bytes": counts["result_bytes"], "wall_s": round(run_wall, 1),
-        "loadavg_end": loadavg(), "per_arm": {a: {**v, "wall_s": round(walls.get(a, 0.0), 2)}
-                                              for a, v in sorted(counts["by_arm"].items())},
+        "loadavg_end": loadavg(),
+        "per_arm": {a: {**v, "wall_s": round(walls.get(a, 0.0), 2), "busy_s": round(counts["busy_s"].get(a, 0.0), 2),
+                        "requests_per_busy_s": round(v["requests"] / counts["busy_s"][a], 1)
+                        if counts["busy_s"].get(a) else None}
+                    for a, v in sorted(counts["by_arm"].items())},
+        "rates_note": "requests_per_s: all requests over the run's wall (its blocks' spans); program_ and "
+                      "other_requests_per_s: those arms' requests over their busy seconds (each moment's wall shared "
+                      "among the arms in flight by their share of the cases in flight), which under arm-major order "
+                      "are the arms' walls, as before; per-arm wall_s spans an arm's first to last unit, and under "
+                      "case-major order every arm's span is about the whole run",
     }
     report["faults"] = {"injected": len(ref_faults), "retried": retried,
                         "by_kind": _by_kind(ref_faults), "lost": counts["lost"],
@@ -500,6 +553,9 @@ def reference_run(ctx: _Context, report: dict) -> tuple[PipelineRun, Measured]:
                         "note": "reference run: every injected fault (5xx, slow past the client timeout, "
                                 "dropped connection) costs one retried attempt; lost/duplicated compare the "
                                 "expected record keys with the stored ones"}
+    _echo(f"reference ({report['run']['order']} order): {total_requests / run_wall if run_wall else 0:.1f} requests/s "
+          f"over the run's {run_wall:.0f} s; program arms {report['run']['program_requests_per_s']} requests/s, other "
+          f"arms {report['run']['other_requests_per_s']} requests/s, each over their busy seconds")
     _echo(f"reference: {counts['records']} records, {total_requests} requests, {counts['programs']} programs, "
           f"faults injected {len(ref_faults)}, retried {retried}, lost {counts['lost']}, "
           f"duplicated {counts['duplicated']}")

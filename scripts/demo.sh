@@ -13,18 +13,21 @@
 # Usage: scripts/demo.sh [--out DIR]          (default results/cpu-demo)
 # Env:   DEMO_MODEL (the `demo` role of harness/model/cpu_models.json; the tests use the `test` role's
 #        0.5B model for speed), DEMO_CASES (8), DEMO_SEEDS (42), DEMO_PORT (8090),
-#        DEMO_PARALLEL (1: requests decoded together by the server, and cases in flight),
+#        DEMO_PARALLEL (llama.cpp server slots: requests decoded together, and cases in flight; default the
+#        model's measured slot count, `harness cpu-model slots`, 1 until make bench-demo-slots has measured it;
+#        each slot gets the 8192-token context of the committed demo's one slot),
 #        EXECUTOR_BACKEND (auto: the container executor where docker+runsc work, else the process backend;
 #        recorded in the manifest).
 # The server is stopped on exit, whatever happens. Rerunning resumes (done rows are skipped).
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run-common.sh"
 parse_out_option "results/cpu-demo" "$@"
 CASES="${DEMO_CASES:-8}"
-PARALLEL="${DEMO_PARALLEL:-1}"
 SEEDS="${DEMO_SEEDS:-42}"
-export MODEL_SERVER_PORT="${DEMO_PORT:-8090}"
-export MODEL_SERVER_STATE="$(mktemp -d)" MODEL_SERVER_PARALLEL="$PARALLEL"
 export MODEL_ID="${DEMO_MODEL:-$("$ROOT/.venv/bin/harness" cpu-model id --role demo)}"
+PARALLEL="${DEMO_PARALLEL:-$("$ROOT/.venv/bin/harness" cpu-model slots --model "$MODEL_ID")}"
+export MODEL_SERVER_PORT="${DEMO_PORT:-8090}"
+# llama.cpp shares its context among the slots: each keeps the 8192 tokens of one
+export MODEL_SERVER_STATE="$(mktemp -d)" MODEL_SERVER_PARALLEL="$PARALLEL" MODEL_SERVER_CTX=$(( 8192 * PARALLEL ))
 BACKEND="${EXECUTOR_BACKEND:-auto}"
 HARNESS="$ROOT/.venv/bin/harness"
 BASE_URL="http://127.0.0.1:$MODEL_SERVER_PORT/v1"
@@ -37,7 +40,7 @@ echo "== Gold-Solve library on the bundled slice (no model)"
 "$HARNESS" run --arm gold-lib --dataset bundled-test --seeds "$SEEDS" --out "$OUT" --no-progress
 
 echo "== Open-book arithmetic, Program-Solve, Blind Program-Solve: $CASES cases (one per calculator, spread over categories), seeds $SEEDS"
-"$ROOT/.venv/bin/harness" cpu-model estimate --model "$MODEL_ID" --cases "$CASES"
+"$ROOT/.venv/bin/harness" cpu-model estimate --model "$MODEL_ID" --cases "$CASES" --slots "$PARALLEL"
 "$HARNESS" run --arm open-book --arm program-solve --arm blind --dataset bundled-test --spread --limit "$CASES" \
   --seeds "$SEEDS" --base-url "$BASE_URL" --server-profile llama.cpp --executor-backend "$BACKEND" --out "$OUT" \
   --concurrency "$PARALLEL" --server-info "$OUT/server.json"

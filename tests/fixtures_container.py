@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import require
+from tests.conftest import claim, require
 
 # The docker runtime the container tests use: a setting (EXECUTOR_CONTAINER_RUNTIME, default
 # the executor's "runsc") passed explicitly to every Executor and to the availability check.
@@ -27,24 +27,37 @@ def container_runtime() -> str:
     return os.environ.get(CONTAINER_RUNTIME_ENV) or DEFAULT_RUN_VALUES["runtime"]
 
 
+def _docker_info(template: str) -> tuple[str | None, str]:
+    """(None, `docker info --format TEMPLATE`'s output) when the docker CLI is on PATH and dockerd answers, else
+    (the reason, naming the fix, "")."""
+    docker = shutil.which("docker")
+    if not docker:
+        return "docker CLI not on PATH (run scripts/install-host.sh)", ""
+    try:
+        info = subprocess.run([docker, "info", "--format", template], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        return "dockerd did not answer within 30 s", ""
+    if info.returncode != 0:
+        return f"dockerd not reachable (run scripts/install-host.sh): {info.stderr.strip()[:200]}", ""
+    return None, info.stdout
+
+
+def dockerd_problem() -> str | None:
+    """None when the docker CLI is on PATH and dockerd answers, else the reason (naming the fix)."""
+    return _docker_info("{{.ServerVersion}}")[0]
+
+
 def container_backend_problem(image: str | None = None) -> str | None:
     """None when the container backend can run here, else the reason (naming the fix)."""
     from executor import pool
 
     image = image or pool.default_image()
-    docker = shutil.which("docker")
-    if not docker:
-        return "docker CLI not on PATH (run scripts/install-host.sh)"
-    try:
-        info = subprocess.run([docker, "info", "--format", "{{json .Runtimes}}"],
-                              capture_output=True, text=True, timeout=30)
-    except subprocess.TimeoutExpired:
-        return "dockerd did not answer within 30 s"
-    if info.returncode != 0:
-        return f"dockerd not reachable (run scripts/install-host.sh): {info.stderr.strip()[:200]}"
-    if container_runtime() not in json.loads(info.stdout or "{}"):
+    problem, runtimes = _docker_info("{{json .Runtimes}}")
+    if problem is not None:
+        return problem
+    if container_runtime() not in json.loads(runtimes or "{}"):
         return f"dockerd has no {container_runtime()} runtime (run scripts/install-host.sh)"
-    res = subprocess.run([docker, "image", "inspect", "--format", "{{json .Config.Labels}}", image],
+    res = subprocess.run([shutil.which("docker"), "image", "inspect", "--format", "{{json .Config.Labels}}", image],
                          capture_output=True, text=True, timeout=30)
     if res.returncode != 0:
         return f"executor image {image} missing (run scripts/build-executor-image.sh)"
@@ -55,10 +68,23 @@ def container_backend_problem(image: str | None = None) -> str | None:
 
 
 @pytest.fixture(scope="session")
-def container_backend() -> dict:
-    """{"docker": path, "image": tag} of a usable container backend (skip/CI-fail otherwise)."""
+def dockerd(request) -> str:
+    """The docker CLI's path, with dockerd answering (skip/CI-fail otherwise): for tests that use docker itself (an
+    image build or inspection) rather than the executor's container backend. Every test using it is marked `docker`
+    (tests/lanes.py)."""
+    claim(request, "docker")
+    problem = dockerd_problem()
+    require(problem is None, f"docker unavailable: {problem}")
+    return shutil.which("docker")
+
+
+@pytest.fixture(scope="session")
+def container_backend(request) -> dict:
+    """{"docker": path, "image": tag} of a usable container backend (skip/CI-fail otherwise). Every test using it
+    is marked `docker` (tests/lanes.py)."""
     from executor import pool
 
+    claim(request, "docker")
     problem = container_backend_problem()
     require(problem is None, f"container backend unavailable: {problem}")
     return {"docker": shutil.which("docker"), "image": pool.default_image(), "runtime": container_runtime()}

@@ -18,6 +18,9 @@ OS_LAYERS_ONLY = ("static", "builtins")
 # Put in the pytest process's environment: no program may ever see it.
 HOST_SECRET_NAME = "EXECUTOR_TEST_HOST_SECRET"
 HOST_SECRET = "hs-7f3a9c1e-do-not-leak"
+# The two backends as parameters: the container case is marked `docker` (it runs in the docker lane, tests/lanes.py),
+# for fixtures and tests that ask for the container backend at run time.
+BACKENDS = ("process", pytest.param("container", marks=pytest.mark.docker))
 
 
 def host_children(pid: int) -> list[int]:
@@ -101,7 +104,7 @@ def container_executor_os_layers(request, host_secret):
     ex.close()
 
 
-@pytest.fixture(params=["process", "container"])
+@pytest.fixture(params=BACKENDS)
 def backend_executor(request):
     """(backend name, Executor with all layers on) for each backend."""
     if request.param == "process":
@@ -109,7 +112,7 @@ def backend_executor(request):
     return "container", _container_fixture(request, "container_executor")
 
 
-@pytest.fixture(params=["process", "container"])
+@pytest.fixture(params=BACKENDS)
 def backend_executor_os_layers(request):
     """(backend name, Executor with layers 1-2 off) for each backend."""
     if request.param == "process":

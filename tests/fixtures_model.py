@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from harness.core.ports import free_port
-from tests.conftest import ROOT, in_ci, require
+from tests.conftest import ROOT, claim, in_ci, require
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,9 @@ def _listing(base_url: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def model_server(tmp_path_factory):
+def model_server(tmp_path_factory, request):
+    """Every test using it is marked `model` (tests/lanes.py) and runs in the model lane, which shares it."""
+    claim(request, "model")
     from harness.model.cpu_models import CPU_MODEL_ID, DEFAULT_GGUF
     from harness.model.llama_cpp import DEFAULT_SERVER_PYTHON, LlamaCppLauncher
 

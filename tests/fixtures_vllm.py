@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.core.ports import free_port
-from tests.conftest import require
+from tests.conftest import claim, require
 
 
 FIXTURE = "vllm_cpu_server"
@@ -80,6 +80,7 @@ class VllmCpuServer:
 def vllm_cpu_server(tmp_path_factory, request):
     from harness.model.vllm.cpu import ATTACH_ENV, VENV_PYTHON, VllmCpuLauncher, model_dir
 
+    claim(request, "vllm")      # its users are marked `vllm` (tests/lanes.py): one lane, one process, one server
     require(VENV_PYTHON.exists(), f"vLLM CPU virtualenv missing ({VENV_PYTHON}); run make vllm-cpu")
     require((model_dir() / "config.json").is_file(),
             f"converted CPU model missing ({model_dir()}); run make vllm-cpu-model")

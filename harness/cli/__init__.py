@@ -40,7 +40,7 @@ SUBCOMMANDS = (
     compare,    # the paper's numbers beside ours, a verdict per number
     about,      # the opening paragraph of a result set
     serve,      # model server launchers, preflight, reproduce plan
-    cpu_model,  # the CPU models: fetch, id, path, describe, estimate, inspect
+    cpu_model,  # the CPU models: fetch, id, path, describe, estimate, slots, inspect
     shard,      # shard plan | run | submit (SLURM array)
     merge,      # shard directories -> one result set
 )

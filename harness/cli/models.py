@@ -1,5 +1,5 @@
-"""`harness cpu-model`: the CPU models of harness/model/cpu_models.json (fetch, id, path, describe, estimate, inspect);
-`harness about`: the opening paragraph of a result set. Thin commands over harness.model.cpu_models,
+"""`harness cpu-model`: the CPU models of harness/model/cpu_models.json (fetch, id, path, describe, estimate, slots,
+inspect); `harness about`: the opening paragraph of a result set. Thin commands over harness.model.cpu_models,
 harness.model.gguf and harness.analysis.demo_summary."""
 from __future__ import annotations
 
@@ -73,9 +73,18 @@ def describe_cmd(model, role):
 @_model_option
 @_role_option
 @click.option("--cases", type=click.IntRange(1), default=8, show_default=True, help="Demo cases.")
-def estimate_cmd(model, role, cases):
-    """The demo's expected time for its model arms, from the model's measured CPU seconds per case."""
-    click.echo(estimate_line(_model(model, role), cases))
+@click.option("--slots", type=click.IntRange(1), default=None, help="Server slots the run uses [the model's demo slots].")
+def estimate_cmd(model, role, cases, slots):
+    """The demo's expected time for its model arms, from the model's measured rate."""
+    click.echo(estimate_line(_model(model, role), cases, slots=slots))
+
+
+@cpu_model.command("slots")
+@_model_option
+@_role_option
+def slots_cmd(model, role):
+    """The llama.cpp server slots the demo uses for the model (measured by make bench-demo-slots; 1 until then)."""
+    click.echo(_model(model, role).demo_slots)
 
 
 @cpu_model.command("inspect")

@@ -378,13 +378,6 @@ class ModelClient:
             attempt += 1
             await asyncio.sleep(delay)
 
-    async def server_models(self) -> list[str]:
-        """Model ids the server lists at /v1/models."""
-        async with self._http().get(f"{self.base_url}/models") as resp:
-            resp.raise_for_status()
-            data = json.loads(await resp.read())
-        return [m["id"] for m in data.get("data", [])]
-
 
 def _check_messages(messages: list[dict]) -> None:
     if not isinstance(messages, list) or not messages:

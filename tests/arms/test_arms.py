@@ -15,7 +15,7 @@ from harness.arms.registry import ARMS, get_arm
 from harness.cli.run import run as run_cmd, score as score_cmd, seeds_option
 from harness.data.dataset import load_dataset
 from harness.run.manifest import run_manifests
-from harness.run.runner import RunSpec, case_order, run_arm_seed
+from harness.run.runner import RunSpec, case_order, run_arms
 from harness.arms.solvers import majority, to_json_value, vote_key
 from harness.model.rehearsal.server import ScriptedServer
 from harness.model.rehearsal.sources import chat_completion as completion
@@ -161,8 +161,8 @@ def _run(arm_name, replies, cases, tmp_path, executor, seed=42):
         async with ModelClient(url, "scripted-model", backoff=0.01) as client:
             ds = load_dataset("bundled-test")
             spec = RunSpec(model="scripted-model", server_profile="llama.cpp", out_dir=tmp_path, progress=False)
-            summary = await run_arm_seed(ARMS[arm_name], seed, cases, ds, spec, client=client, executor=executor,
-                                         one_shot=load_dataset("one-shot").cases)
+            (summary,) = await run_arms([ARMS[arm_name]], ds, [seed], spec, client=client, executor=executor,
+                                        one_shot=load_dataset("one-shot").cases, cases=cases, all_cases=True)
             return summary
     with ScriptedServer(script) as srv:
         summary = asyncio.run(go(srv.url))

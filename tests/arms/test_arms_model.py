@@ -15,7 +15,7 @@ import pytest
 
 from harness.arms.registry import ARMS
 from harness.data.dataset import load_dataset
-from harness.run.runner import RunSpec, run_arm_seed
+from harness.run.runner import RunSpec, run_arms
 from harness.scoring.scorers import SCORERS
 from harness.arms.solvers import TAXONOMY
 
@@ -43,8 +43,10 @@ def run_arm(arm, case_ids, env, model_server, tmp_path):
         async with ModelClient(model_server.base_url, model_server.model_id, profile="llama.cpp",
                                cache_dir=tmp_path / "cache") as client:
             spec = RunSpec(model=model_server.model_id, server_profile="llama.cpp", out_dir=tmp_path, progress=False)
-            return await run_arm_seed(arm, 42, [by[c] for c in case_ids], ds, spec, client=client, executor=ex,
-                                      one_shot=load_dataset("one-shot").cases)
+            (summary,) = await run_arms([arm], ds, [42], spec, client=client, executor=ex,
+                                        one_shot=load_dataset("one-shot").cases, cases=[by[c] for c in case_ids],
+                                        all_cases=True)
+            return summary
     summary = asyncio.run(go())
     recs = [json.loads(line) for line in open(summary.path)]
     assert summary.written == len(case_ids) and len(recs) == len(case_ids)

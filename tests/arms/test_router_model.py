@@ -18,7 +18,7 @@ from harness.arms.options import with_options
 from harness.arms.registry import ARMS
 from harness.data.conventions import resolve_convention
 from harness.data.dataset import load_dataset
-from harness.run.runner import RunSpec, run_arm_seed
+from harness.run.runner import RunSpec, run_arms
 from harness.arms.solvers import TAXONOMY
 
 pytestmark = pytest.mark.model
@@ -46,7 +46,9 @@ def run(arm, env, model_server, out):
             # the convention `harness run` resolves for this file by content (v1.0 rows: medcalc-v1.0)
             spec = RunSpec(model=model_server.model_id, server_profile="llama.cpp", out_dir=out, progress=False,
                            convention=resolve_convention(ds).convention)
-            return await run_arm_seed(arm, 42, [by[c] for c in CASES], ds, spec, client=client, executor=ex)
+            (summary,) = await run_arms([arm], ds, [42], spec, client=client, executor=ex,
+                                        cases=[by[c] for c in CASES], all_cases=True)
+            return summary
     summary = asyncio.run(go())
     return [json.loads(line) for line in open(summary.path)]
 

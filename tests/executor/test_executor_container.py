@@ -51,8 +51,8 @@ def last_json(proc: subprocess.CompletedProcess) -> dict:
 
 # --- host configuration ------------------------------------------------------------------------
 
-def test_dockerd_runsc_runtime_has_no_network_and_oci_seccomp(container_backend):
-    info = subprocess.run([container_backend["docker"], "info", "--format", "{{json .Runtimes}}"],
+def test_dockerd_runsc_runtime_has_no_network_and_oci_seccomp(dockerd):
+    info = subprocess.run([dockerd, "info", "--format", "{{json .Runtimes}}"],
                           capture_output=True, text=True, check=True, timeout=30)
     args = json.loads(info.stdout)["runsc"].get("runtimeArgs") or []
     assert "--network=none" in args and "--oci-seccomp" in args, args

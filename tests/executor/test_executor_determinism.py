@@ -32,7 +32,7 @@ import pytest
 from executor import policy, pool
 from executor.outcomes import Outcome
 from executor.result import DETERMINISTIC_FIELDS, FIELDS, PROVENANCE_FIELDS, TIMING_FIELDS, ExecResult
-from tests.fixtures_executor import TEST_LIMITS, make_executor
+from tests.fixtures_executor import BACKENDS, TEST_LIMITS, make_executor
 
 EXECUTOR_BIN = os.path.join(os.path.dirname(sys.executable), "executor")
 
@@ -199,7 +199,7 @@ def _expected_outcomes(results_by_name: dict[str, object]) -> None:
         assert r[name].outcome != Outcome.INFRA_ERROR.value, (name, r[name].error)
 
 
-@pytest.mark.parametrize("backend", ["process", pytest.param("container", marks=pytest.mark.docker)])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_same_program_same_result_across_pools_restarts_and_zygote_history(backend, request):
     runs = request.getfixturevalue(f"{backend}_runs")
     _expected_outcomes({name: runs["fresh pool, one zygote, 3 rounds"][name][0] for name in DETERMINISTIC})
@@ -216,7 +216,7 @@ def test_same_program_same_result_on_both_backends(process_runs, container_runs)
         assert on_process == on_container, name
 
 
-@pytest.mark.parametrize("backend", ["process", pytest.param("container", marks=pytest.mark.docker)])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_address_values_are_fixed_where_the_layout_is_and_recorded_where_not(backend, request):
     """The residual: a value computed from an address. Linux honours ADDR_NO_RANDOMIZE (the
     process backend's results say "fixed" and agree everywhere); gVisor refuses it (the

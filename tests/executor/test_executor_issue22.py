@@ -21,7 +21,7 @@ import pytest
 from executor import outcomes, policy, static_check
 from executor.outcomes import Outcome
 from harness.run.store import ResultStore, read_result_file
-from tests.fixtures_executor import HOST_SECRET, TEST_LIMITS, make_executor
+from tests.fixtures_executor import BACKENDS, HOST_SECRET, TEST_LIMITS, make_executor
 from tests.records import record
 
 EXECUTOR_BIN = os.path.join(os.path.dirname(sys.executable), "executor")
@@ -35,7 +35,7 @@ def _executor(request, backend: str, layers=(), workers: int = 1):
     return make_executor(backend, disabled_layers=layers, workers=workers)
 
 
-@pytest.fixture(scope="module", params=["process", "container"])
+@pytest.fixture(scope="module", params=BACKENDS)
 def no_seccomp(request):
     """(backend, Executor with layers 1, 2 and the child seccomp filter off): only layer 3 (and,
     in the container, gVisor) stands between programs. TEST ONLY (EXECUTOR_UNSAFE_DISABLE_LAYERS)."""
@@ -148,7 +148,7 @@ def test_arbitrary_output_is_classified_and_storable_through_the_pool(backend_ex
         _assert_storable(r.to_dict(), tmp_path, f"{backend}-{i}")
 
 
-@pytest.mark.parametrize("backend", ["process", "container"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_cli_prints_a_result_for_a_lone_surrogate(backend, request, tmp_path):
     """Before: `executor run` died with UnicodeEncodeError and printed no JSON."""
     if backend == "container":
@@ -283,7 +283,7 @@ def test_environment_is_empty_even_in_proc(no_seccomp):
         assert r.stdout.split()[-1] == "executor"
 
 
-def test_no_directory_is_shared_between_programs_in_the_container(request):
+def test_no_directory_is_shared_between_programs_in_the_container(request, container_backend):
     """Before: a program left files in the container's /tmp that later programs read. The
     container has no writable directory now. (Process backend: residual, SECURITY.md.)"""
     request.getfixturevalue("host_secret")
@@ -389,7 +389,7 @@ def test_c_stack_crashers_are_contained_crashes(backend_executor, source):
 
 # --- item 7 (self-test table) and item 8 (the runtime is a setting) ------------------------------
 
-@pytest.mark.parametrize("backend", ["process", "container"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_selftest_cli_shows_the_canary_table_and_runtime(backend, request):
     """Before: `executor selftest --backend container` printed "seccomp": null, "selftest": null."""
     from tests.fixtures_container import container_runtime
@@ -408,17 +408,15 @@ def test_selftest_cli_shows_the_canary_table_and_runtime(backend, request):
         assert info["runtime"]["name"] == container_runtime()
 
 
-def test_container_runtime_is_a_setting_recorded_in_the_manifest(request):
+def test_container_runtime_is_a_setting_recorded_in_the_manifest(container_backend, container_executor):
     """The runtime name is passed, not fixed: an unknown one is refused by name, and the one used
     is in describe() (what the run manifest records)."""
     from executor.api import ExecutorUnavailable
     from tests.fixtures_container import container_runtime
-    backend = request.getfixturevalue("container_backend")
     with pytest.raises(ExecutorUnavailable, match="no 'no-such-runtime' runtime"):
         make_executor_with_runtime("no-such-runtime")
-    ex = request.getfixturevalue("container_executor")
-    d = ex.describe()
-    assert d["runtime"]["name"] == backend["runtime"] == container_runtime()
+    d = container_executor.describe()
+    assert d["runtime"]["name"] == container_backend["runtime"] == container_runtime()
     assert f"--runtime={container_runtime()}" in d["run_flags"]
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from executor import pool
 from executor.outcomes import Outcome, taxonomy
-from tests.fixtures_executor import TEST_LIMITS, host_children
+from tests.fixtures_executor import BACKENDS, TEST_LIMITS, host_children
 
 _PROC_PPID_SCRIPT = (
     "import os\n"
@@ -52,7 +52,7 @@ def _pool(backend: str, request, **opts):
     return pool.ProcessPool(1, limits=TEST_LIMITS, **opts)
 
 
-@pytest.mark.parametrize("backend", ["process", pytest.param("container", marks=pytest.mark.docker)])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_infra_failure_is_retried_on_a_fresh_supervisor(backend, request):
     with _pool(backend, request) as p:
         victim = next(iter(p._live))
@@ -81,7 +81,7 @@ class _ZygoteKillingContainerPool(pool.ContainerPool):
         return w
 
 
-@pytest.mark.parametrize("backend", ["process", pytest.param("container", marks=pytest.mark.docker)])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_infra_failure_on_every_attempt_is_infra_error_and_never_scored(backend, request):
     if backend == "container":
         image = request.getfixturevalue("container_backend")["image"]

@@ -127,7 +127,6 @@ def test_client_real_server_greedy_call_and_cache(model_server, tmp_path):
     async def go():
         async with ModelClient(model_server.base_url, model_server.model_id, profile="llama.cpp",
                                cache_dir=tmp_path) as c:
-            assert model_server.model_id in await c.server_models()
             msgs = [{"role": "user", "content": "Write one Python line assigning 6*7 to answer. Return one code block."}]
             a = await c.chat(msgs, temperature=0, max_tokens=40, run_seed=42)
             b = await c.chat(msgs, temperature=0, max_tokens=40, run_seed=42)

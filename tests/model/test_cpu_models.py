@@ -144,6 +144,7 @@ def test_cli_picks_the_model_by_role_or_id_never_by_file_name():
                                     text=True, cwd=ROOT, timeout=60)
     assert run("id", "--role", "test").stdout.strip() == "qwen2.5-coder-0.5b-instruct"
     assert run("id", "--role", "demo").stdout.strip() == role_model("demo")
+    assert run("slots", "--model", "qwen2.5-coder-0.5b-instruct").stdout.strip() == "1"   # not measured: one slot
     bad = run("path", "--model", "qwen2.5-coder-0.5b-instruct.gguf")
     assert bad.returncode == 2 and "unknown CPU model 'qwen2.5-coder-0.5b-instruct.gguf'" in bad.stderr
     described = json.loads(run("describe", "--model", "qwen2.5-coder-1.5b-instruct").stdout)

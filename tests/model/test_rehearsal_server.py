@@ -31,6 +31,18 @@ def _body(model="rehearsal-alpha", content="Write a Python program that computes
             "temperature": 0, "max_tokens": 256, **extra}
 
 
+def test_the_version_route_answers_only_for_a_server_version_it_was_given(rehearsal_server):
+    """GET /version is vLLM's route: the fake answers it only when it plays a server of that version."""
+    from harness.model.rehearsal.server import ScriptedServer
+    root = rehearsal_server.base_url.removesuffix("/v1")
+    with httpx.Client(timeout=10) as http:
+        assert http.get(f"{root}/version").status_code == 404
+        with ScriptedServer(model="m", server_version="0.32.0") as srv:
+            r = http.get(f"{srv.base_url.removesuffix('/v1')}/version")
+            assert (r.status_code, r.json()) == (200, {"version": "0.32.0"})
+            assert http.post(f"{srv.base_url.removesuffix('/v1')}/version").status_code == 404
+
+
 def test_models_routes_and_errors(rehearsal_server):
     base = rehearsal_server.base_url
     with httpx.Client(timeout=10) as http:

@@ -1,14 +1,15 @@
 """VllmLauncher.start / wait_ready / describe / stop and `harness serve smoke` against a FAKE `docker`
 (tests/model/fake_docker/docker, first on PATH): it asserts nothing itself but logs every argv, and plays vLLM
-0.32.0's start-up lines (version, sampling defaults) with a stub OpenAI server, or the platform's ValueError for an
-attention backend without batch invariance. No GPU, no image, no container: the fake says the kit's own image is
-built here with this checkout's labels (`own_image_built`); the upstream image runs under a stand-in digest (the
-committed one is not resolved yet)."""
+0.32.0's start-up lines (version, sampling defaults) with the kit's one fake server (a ScriptedServer), or the platform's
+ValueError for an attention backend without batch invariance. No GPU, no image, no container: the fake says the kit's
+own image is built here with this checkout's labels (`own_image_built`); the upstream image runs under a stand-in
+digest (the committed one is not resolved yet)."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ def fake_docker(tmp_path, monkeypatch, own_image_built):
     monkeypatch.setenv("PATH", f"{FAKE_BIN}:{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_DOCKER_CALLS", str(calls))
     monkeypatch.setenv("FAKE_DOCKER_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("FAKE_DOCKER_PYTHON", sys.executable)     # runs the fake server (the kit's one)
     assert shutil.which("docker") == str(FAKE_BIN / "docker")
     yield lambda: [json.loads(x) for x in calls.read_text().splitlines()] if calls.exists() else []
     pid = tmp_path / "state" / "pid"

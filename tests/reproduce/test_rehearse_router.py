@@ -1,4 +1,4 @@
-"""scripts/rehearse-router.sh at one case per calculator: the kit's rehearsal launcher (not a server of the
+"""bench/rehearse_router.sh at one case per calculator: the kit's rehearsal launcher (not a server of the
 script's own) serves the set as its answer key, `harness serve reproduce` runs the router arms and their
 comparators under the set's unit convention, and the router tables and figure are written."""
 from __future__ import annotations
@@ -22,7 +22,7 @@ def test_router_rehearsal_script(tmp_path, shared_data_dir):
     out = tmp_path / "router"
     env = {**os.environ, "PER_CALCULATOR": "1", "SEEDS": "42", "DRAWS": "200", "EXECUTOR_BACKEND": "process",
            "MEDCALC_SHARED_DIR": str(shared_data_dir)}
-    proc = subprocess.run(["bash", "scripts/rehearse-router.sh", "--out", str(out)], cwd=ROOT, env=env,
+    proc = subprocess.run(["bash", "bench/rehearse_router.sh", "--out", str(out)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = out / "results"

@@ -36,6 +36,10 @@ def test_report_fields(small_rehearsal):
     for f in ("requests", "programs", "program_requests_per_s", "other_requests_per_s", "harness_cpu_s_per_request",
               "harness_peak_rss_bytes", "result_bytes", "executor_programs_per_s"):
         assert isinstance(run[f], (int, float)) and run[f] > 0, f
+    # the run's own rate beside the arms' rates; the arms' busy seconds share the run's wall, never exceed it
+    assert run["requests_per_s"] == pytest.approx(run["requests"] / run["wall_s"], rel=0.01)
+    assert run["program_arms_busy_s"] + run["other_arms_busy_s"] <= run["wall_s"] * 1.01
+    assert run["program_requests_per_s"] == pytest.approx(run["program_requests"] / run["program_arms_busy_s"], rel=0.01)
     for s in ("run", "stats", "tables", "figures", "report", "verify"):
         assert r["stages"][s]["wall_s"] > 0
         assert r["stages"][s].get("returncode", 0) == 0, s
@@ -50,12 +54,17 @@ def test_report_fields(small_rehearsal):
 
 def test_report_keys_are_the_committed_reports(small_rehearsal):
     """`make rehearse` writes the keys it always wrote (docs/bench-rehearse-small-aiohttp.json, written before the
-    rehearsal moved into bench/ and onto the reproduce pipeline)."""
+    rehearsal moved into bench/ and onto the reproduce pipeline), and the ones issue 43 added: the request order
+    that ran, the run's own request rate, the busy seconds the per-arm rates divide by."""
     from tests.bench.test_report_keys import key_paths
     _, r = small_rehearsal
     old = json.loads((ROOT / "docs" / "bench-rehearse-small-aiohttp.json").read_text())
     skip = ("run.per_arm", "faults.by_kind", "resume.comparison", "resume.attempts", "config.rehearsal_set")
-    assert key_paths(r, 3, skip) == key_paths(old, 3, skip)
+    added = {"config.order", "run.order", "run.requests_per_s", "run.program_arms_busy_s", "run.other_arms_busy_s",
+             "run.rates_note"}
+    assert key_paths(r, 3, skip) == key_paths(old, 3, skip) | added
+    assert r["run"]["order"] == r["config"]["order"] == "case-major"
+    assert all({"busy_s", "requests_per_busy_s"} <= set(v) for v in r["run"]["per_arm"].values())
     assert set(r["run"]["per_arm"]) == set(old["run"]["per_arm"])
     assert set(r["resume"]["comparison"]) == set(old["resume"]["comparison"])
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import time
@@ -21,7 +20,7 @@ from harness.reproduce.shard import read_shard_manifest
 from harness.run.manifest import read_manifests
 from tests.conftest import ROOT, require
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+pytestmark = [pytest.mark.slow]      # and `slurm`, by the slurm_cluster fixture every test uses
 
 HARNESS = ROOT / ".venv" / "bin" / "harness"
 SCRIPT = ROOT / "scripts" / "reproduce.sh"
@@ -29,18 +28,6 @@ DRAWS = "500"
 SHARDS = 5
 WAIT_S = 300
 RUN = {"LAUNCHER": "llama-cpp", "ARMS": "gold-lib", "SEEDS": "42-43", "DATASET": "bundled-test"}
-
-
-def _node_idle() -> bool:
-    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
-        return False
-    r = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=30)
-    return r.returncode == 0 and any(s.strip() in ("idle", "mixed", "allocated") for s in r.stdout.splitlines())
-
-
-@pytest.fixture(scope="module")
-def slurm():
-    require(_node_idle(), "no SLURM cluster answering with an idle node (run `make slurm`)")
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +86,7 @@ def cancel_on_exit():
         subprocess.run(["scancel", *jobs], capture_output=True, timeout=30)
 
 
-def test_dry_run_prints_both_scripts_and_submits_nothing(slurm, tmp_path):
+def test_dry_run_prints_both_scripts_and_submits_nothing(slurm_cluster, tmp_path):
     r = _reproduce(tmp_path / "run", DRY_RUN="1", PARTITION="debug")
     assert r.returncode == 0, r.stderr
     assert f"#SBATCH --partition=debug" in r.stdout
@@ -109,7 +96,7 @@ def test_dry_run_prints_both_scripts_and_submits_nothing(slurm, tmp_path):
     assert not (tmp_path / "run" / "slurm" / "submissions.json").exists()
 
 
-def test_array_and_merge_job_give_the_single_box_tables(slurm, single_box, tmp_path, cancel_on_exit):
+def test_array_and_merge_job_give_the_single_box_tables(slurm_cluster, single_box, tmp_path, cancel_on_exit):
     out = tmp_path / "run"
     t0 = time.monotonic()
     r = _reproduce(out)
@@ -131,7 +118,7 @@ def test_array_and_merge_job_give_the_single_box_tables(slurm, single_box, tmp_p
     print(f"\nSLURM array of {SHARDS} + merge: {elapsed:.1f} s from submission to merged tables")
 
 
-def test_a_failed_task_is_redone_by_resubmission(slurm, single_box, tmp_path, cancel_on_exit):
+def test_a_failed_task_is_redone_by_resubmission(slurm_cluster, single_box, tmp_path, cancel_on_exit):
     out = tmp_path / "run"
     r = _reproduce(out, HARNESS_SHARD_FAIL_FOR_TEST="2")       # array task 2 fails on purpose after one slice
     assert r.returncode == 0, r.stdout + r.stderr
@@ -168,7 +155,7 @@ MODEL_RUN = {"LAUNCHER": "llama-cpp", "ARMS": "open-book", "SEEDS": "42", "DATAS
 
 
 @pytest.mark.model
-def test_each_array_task_starts_and_stops_its_own_model_server(slurm, tmp_path, cancel_on_exit):
+def test_each_array_task_starts_and_stops_its_own_model_server(slurm_cluster, tmp_path, cancel_on_exit):
     """A model arm: every array task starts the CPU model server (llama.cpp, the launcher that stands in for
     vLLM here), waits until it lists the model, runs its shard and stops it; the merge equals one box."""
     require((ROOT / "models" / "qwen2.5-coder-0.5b-instruct.gguf").exists() and
@@ -214,7 +201,7 @@ def _in_file_order(root: Path) -> dict[str, list[str]]:
     return {str(p.relative_to(root)): [canonical_record(r) for r in read_result_file(p)] for p in iter_result_files(root)}
 
 
-def test_the_rehearsal_slice_keeps_its_request_order_over_slurm(slurm, tmp_path, cancel_on_exit):
+def test_the_rehearsal_slice_keeps_its_request_order_over_slurm(slurm_cluster, tmp_path, cancel_on_exit):
     """The rehearsal's case set (one dev row per calculator) against the rehearsal launcher, sharded over the
     cluster: the plan, every shard and every slice's run manifest record the request order (case-major by default),
     a case-major slice runs each case's arms and seeds together, and the merged run equals the one-box run record

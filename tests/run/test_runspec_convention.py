@@ -9,13 +9,13 @@ import json
 from harness.arms.registry import ARMS
 from harness.core.units import EXACT
 from harness.data.dataset import load_dataset
-from harness.run.runner import RunSpec, run_arm_seed
+from harness.run.runner import RunSpec, run_arms
 
 
 def _gold_solve(tmp_path, convention):
     ds = load_dataset("bundled-test")
     spec = RunSpec(out_dir=tmp_path, progress=False, convention=convention)
-    summary = asyncio.run(run_arm_seed(ARMS["gold-lib"], 42, ds.cases, ds, spec))
+    (summary,) = asyncio.run(run_arms([ARMS["gold-lib"]], ds, [42], spec))
     recs = [json.loads(line) for line in open(summary.path)]
     return [r for r in recs if r["outcome"] != "abstained"]
 

@@ -104,11 +104,6 @@ class Context:
             self._prompt = self.arm.build(self)
         return self._prompt
 
-    @property
-    def built_prompt(self) -> Prompt | None:
-        """The first request if the solver built it, else None (a solver that sent nothing)."""
-        return self._prompt
-
     async def chat(self, prompt: Prompt, *, temperature: float, max_tokens: int | None,
                    sample_index: int = 0) -> ChatResult:
         """Send a prompt; its family and reply form go with it as headers (harness.model.client.prompt_headers)."""

@@ -183,7 +183,7 @@ def _fence(code: str) -> str:
 
 
 def program_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
-    """(text, finish_reason) for a shape of the program reply form."""
+    """(text, finish_reason) for a program (or repair) reply shape."""
     if shape == "correct":
         return _fence(_program_for(gold)), "stop"
     if shape == "wrong":
@@ -275,7 +275,7 @@ def tree_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
 class Reply:
     text: str
     finish_reason: str
-    reply_form: str
+    reply_form: str           # the form asked for (program, repair, extract, tree, reply)
     shape: str
     case_found: bool
 

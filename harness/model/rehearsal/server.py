@@ -3,7 +3,8 @@
 It answers `GET /v1/models` and `POST /v1/chat/completions` (also without the `/v1` prefix) from the reply source
 plugged into it (harness.model.rehearsal.sources): the rehearsal's reply script for `make rehearse`, the rehearsal
 launcher and the arm tests (`RehearsalServer`), or a test's script (`ScriptedReplies`) for the client, CLI and arm
-tests and `make bench-executor`. `GET /health` and `GET /rehearsal/stats` report its counters. The HTTP is
+tests and `make bench-executor`. `GET /health` and `GET /rehearsal/stats` report its counters; given a `server_version`, `GET /version` answers
+`{"version": ...}` as vLLM's server does (the vLLM launcher's tests behind a fake docker). The HTTP is
 aiohttp.web's (a malformed request line, header or Content-Length is answered 400, a body over MAX_BODY 413); the
 routes, the counters and the fault injection are this module's.
 
@@ -41,6 +42,7 @@ from harness.model.rehearsal.sources import (DEFAULT_MODELS, SCRIPTED_MODEL, Ans
 MAX_BODY = 8 * 1024 * 1024
 MODEL_PATHS = ("/v1/models", "/models")
 STATS_PATHS = ("/health", "/rehearsal/stats")
+VERSION_PATH = "/version"
 COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
 SHUTDOWN_S = 0.5    # open keep-alive connections and slow replies are cut this long after close()
 CHAT = web.RequestKey("chat", Chat)   # the accepted chat request, set by the _read_chat middleware
@@ -77,7 +79,7 @@ class Stats:
     requests: int = 0
     completions: int = 0
     faults: dict = field(default_factory=lambda: {"http_5xx": 0, "slow": 0, "drop": 0})
-    reply_forms: dict = field(default_factory=dict)
+    reply_forms: dict = field(default_factory=dict)   # completions per reply form
     shapes: dict = field(default_factory=dict)
     case_found: int = 0
     started_at: float = field(default_factory=time.time)
@@ -96,8 +98,9 @@ class FakeServer:
 
     def __init__(self, source: ReplySource, *, host: str = "127.0.0.1", port: int = 0, seed: int = 0,
                  faults: Faults | None = None, fault_log: str | os.PathLike | None = None,
-                 api_key: str | None = None, forbidden_keys: Iterable[str] = ()):
+                 api_key: str | None = None, forbidden_keys: Iterable[str] = (), server_version: str | None = None):
         self.source = source
+        self.server_version = server_version
         self.host, self.port, self.seed = host, port, int(seed)
         self.faults = faults or Faults()
         self.faults.validate()
@@ -282,6 +285,8 @@ class FakeServer:
             return _json(200, self.source.model_list())
         if path in STATS_PATHS and method == "GET":
             return _json(200, self.stats_dict())
+        if path == VERSION_PATH and method == "GET" and self.server_version is not None:
+            return _json(200, {"version": self.server_version})
         if path in COMPLETION_PATHS:
             if method != "POST":
                 return _json(405, error("use POST"))
@@ -332,9 +337,9 @@ class ScriptedServer(FakeServer):
     """
 
     def __init__(self, script: Iterable[tuple] = (), *, reply=None, model: str = SCRIPTED_MODEL, port: int = 0,
-                 api_key: str | None = None, forbidden_keys: Iterable[str] = ()):
+                 api_key: str | None = None, forbidden_keys: Iterable[str] = (), server_version: str | None = None):
         super().__init__(ScriptedReplies(list(script), reply, model), port=port, api_key=api_key,
-                         forbidden_keys=forbidden_keys)
+                         forbidden_keys=forbidden_keys, server_version=server_version)
 
     @property
     def requests(self) -> list:

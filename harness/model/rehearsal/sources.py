@@ -67,8 +67,8 @@ class Chat:
 
 @dataclass
 class Answer:
-    """What the server sends: a status and a JSON body (a dict) or raw bytes, after `delay_s`; `reply_form`, `shape`
-    and `case_found` are the rehearsal's counters (None / False for other sources)."""
+    """What the server sends: a status and a JSON body (a dict) or raw bytes, after `delay_s`; `reply_form`,
+    `shape` and `case_found` are the rehearsal's counters (None / False for other sources)."""
 
     status: int
     payload: dict | bytes

@@ -17,10 +17,10 @@
 # also compared with the "library-derived reference" (the library's value from the gold variables),
 # kept in its own column of table s22, never mixed with benchmark gold.
 #
-# Usage: scripts/formula-versions-demo.sh [--out DIR]      (default runs/formula-versions)
+# Usage: bench/formula_versions_demo.sh [--out DIR]      (default runs/formula-versions), or make formula-versions
 # Env:   DEMO_PORT (8091), EXECUTOR_BACKEND (auto), MODEL_ID (default: the 0.5B of harness/model/cpu_models.json's
 #        role `test`, as this demo was measured with; the 1.5B demo model is MODEL_ID=qwen2.5-coder-1.5b-instruct)
-source "$(dirname "${BASH_SOURCE[0]}")/lib/run-common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/run-common.sh"
 parse_out_option "runs/formula-versions" "$@"
 export MODEL_SERVER_PORT="${DEMO_PORT:-8091}"
 export MODEL_SERVER_STATE="$(mktemp -d)"

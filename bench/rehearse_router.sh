@@ -11,9 +11,9 @@
 #           concurrency 64 (make reproduce's max_num_seqs), stops it, then writes stats, tables (s20 router
 #           summary, s21 risk-coverage), figures, report and checksums; wall times in OUT/timings.json
 #
-# Usage: scripts/rehearse-router.sh [--out DIR]     (default runs/router-rehearsal)
+# Usage: bench/rehearse_router.sh [--out DIR]     (default runs/router-rehearsal), or make bench-router
 # Env:   SEEDS (42), PER_CALCULATOR (20), CONCURRENCY (64), EXECUTOR_BACKEND (container), DRAWS (2000)
-source "$(dirname "${BASH_SOURCE[0]}")/lib/run-common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/run-common.sh"
 parse_out_option "runs/router-rehearsal" "$@"
 PER_CALC="${PER_CALCULATOR:-20}"
 PY="$ROOT/.venv/bin/python"

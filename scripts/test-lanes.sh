@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# `make test`: the whole suite, in its lanes (tests/lanes.py). A test's lane follows from the real components its
+# fixtures use (tests/conftest.py marks it): `unit` (none) runs under pytest-xdist, one worker per core; `docker`,
+# `slurm`, `model` and `vllm` run one after another, each in one pytest process (the model and vLLM lanes share
+# their one server). Every lane runs even when an earlier one failed; then the counts and wall time of every lane,
+# and the overall line CI looks for, are printed (python -m tests.lanes report), and the status is 1 when any lane
+# failed or did not run.
+#
+# Each lane writes its JUnit file (per-test durations) to TEST_OUT (default runs/tests), and the report
+# TEST_OUT/lanes.json (the lanes, the slowest tests, seconds per file) and one line of TEST_OUT/history.jsonl per
+# run: what further splits are decided from. Beside each lane's wall time the report gives the share of the machine's
+# CPU time that was busy while it ran (/proc/stat: the lane's own use when nothing else runs, containers and SLURM
+# jobs included): a heavy lane that leaves a core idle is the one worth running beside the unit lane.
+#
+# Env: TEST_OUT (runs/tests), TEST_WORKERS (the unit lane's xdist workers: the usable cores), TEST_LANES (the lanes
+#      to run, default all of them in tests/lanes.py's order), TEST_BESIDE (heavy lanes to run at the same time as
+#      the unit lane, their output printed when they end; none by default: a lane goes there only where timings
+#      taken alone show it helps), PYTEST_ARGS (more pytest options for every lane).
+cd "$(dirname "$0")/.."
+. scripts/lib/errexit.sh
+LOG_NAME=test-lanes
+PYTEST=.venv/bin/pytest
+OUT=${TEST_OUT:-runs/tests}
+WORKERS=${TEST_WORKERS:-$(nproc)}
+KNOWN=" $(.venv/bin/python -m tests.lanes names) "
+read -r -a LANES <<< "${TEST_LANES:-$KNOWN}"
+read -r -a BESIDE <<< "${TEST_BESIDE:-}"
+for lane in "${LANES[@]}" ${BESIDE[@]+"${BESIDE[@]}"}; do   # a misspelt lane is refused before anything runs
+    case "$KNOWN" in *" $lane "*) ;; *) echo "test-lanes: unknown lane $lane (the lanes:$KNOWN)" >&2; exit 2 ;; esac
+done
+read -r -a EXTRA <<< "${PYTEST_ARGS:-}"
+mkdir -p "$OUT"
+rm -f "$OUT"/*.xml "$OUT"/lane-*.json "$OUT"/lane-*.log
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+t0=$(date +%s%N)
+
+seconds_since() {   # seconds_since START_NS -> seconds with one decimal
+    local ds=$(( ($(date +%s%N) - $1) / 100000000 ))
+    echo "$(( ds / 10 )).$(( ds % 10 ))"
+}
+
+cpu_jiffies() {     # "BUSY TOTAL": the machine's CPU time so far, all cores (/proc/stat)
+    local _cpu user nice system idle iowait irq softirq steal _rest
+    read -r _cpu user nice system idle iowait irq softirq steal _rest < /proc/stat
+    echo "$(( user + nice + system + irq + softirq + steal )) $(( user + nice + system + idle + iowait + irq + softirq + steal ))"
+}
+
+run_lane() {   # run_lane LANE [PYTEST OPTIONS...]: the lane's pytest; its status, wall time and the machine's busy
+               # share in OUT/lane-LANE.json
+    local lane=$1 status=0 workers=1 started busy0 total0 busy1 total1
+    shift
+    [ "$lane" = unit ] && workers=$WORKERS
+    echo "== lane $lane: $(if [ "$workers" -gt 1 ]; then echo "pytest-xdist, $workers workers"; else echo serial; fi)" \
+         "(load $(cut -d' ' -f1-3 /proc/loadavg))"
+    started=$(date +%s%N)
+    read -r busy0 total0 <<< "$(cpu_jiffies)"
+    "$PYTEST" -q -p no:cacheprovider --lane "$lane" --junitxml="$OUT/$lane.xml" --durations=15 "$@" \
+        ${EXTRA[@]+"${EXTRA[@]}"} tests || status=$?
+    read -r busy1 total1 <<< "$(cpu_jiffies)"
+    printf '{"lane": "%s", "exit_status": %d, "wall_s": %s, "workers": %d, "machine_busy_pct": %d}\n' \
+        "$lane" "$status" "$(seconds_since "$started")" "$workers" \
+        "$(( (busy1 - busy0) * 100 / (total1 - total0 > 0 ? total1 - total0 : 1) ))" > "$OUT/lane-$lane.json"
+    return 0
+}
+
+beside_pids=()
+for lane in ${BESIDE[@]+"${BESIDE[@]}"}; do
+    case " ${LANES[*]} " in *" $lane "*) ;; *) continue ;; esac
+    echo "== lane $lane: beside the unit lane, output in $OUT/lane-$lane.log"
+    run_lane "$lane" > "$OUT/lane-$lane.log" 2>&1 &
+    beside_pids+=($!)
+done
+for lane in "${LANES[@]}"; do
+    case " ${BESIDE[*]:-} " in *" $lane "*) continue ;; esac
+    if [ "$lane" = unit ] && [ "$WORKERS" -gt 1 ]; then
+        # loadscope: a module's (and class's) tests stay on one worker, so its module fixtures are built once
+        run_lane unit -n "$WORKERS" --dist loadscope
+    else
+        run_lane "$lane"
+    fi
+    if [ "$lane" = unit ] && [ ${#beside_pids[@]} -gt 0 ]; then   # the next lanes wait for the ones beside
+        wait "${beside_pids[@]}" || true
+        for b in "${BESIDE[@]}"; do [ -f "$OUT/lane-$b.log" ] && cat "$OUT/lane-$b.log"; done
+        beside_pids=()
+    fi
+done
+[ ${#beside_pids[@]} -eq 0 ] || { wait "${beside_pids[@]}" || true; for b in "${BESIDE[@]}"; do
+    [ -f "$OUT/lane-$b.log" ] && cat "$OUT/lane-$b.log"; done; }
+wall=$(seconds_since "$t0")
+.venv/bin/python -m tests.lanes report "$OUT" --wall "$wall" --load "$load_start" --lanes "${LANES[*]}"
