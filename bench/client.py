@@ -36,11 +36,11 @@ import httpx
 
 from bench.machine import Machine, loadavg
 from harness.core.ports import free_port
-from harness.model.client import ModelClient, family_headers
+from harness.model.client import ModelClient, prompt_headers
 from harness.model.rehearsal.launcher import RehearsalLauncher
 
 MODEL = "rehearsal-alpha"
-HEADERS = family_headers("bench", "reply")
+HEADERS = prompt_headers("bench", "reply")
 
 
 def _messages(i: int, tag: str) -> list[dict]:

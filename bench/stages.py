@@ -32,14 +32,14 @@ POST_RUN_TARGET = Target("post_run_wall_s", "<=", 60, label="post_run_stages<=60
 
 
 def stage_args(results: Path, checksums: Path) -> dict[str, list[str]]:
-    """Each stage's `harness` arguments: outputs under the result set, the checksum manifest at `checksums`."""
+    """Each stage's `harness` arguments: outputs under the result set, the sums file at `checksums`."""
     r = str(results)
     return {"stats": ["stats", "--results", r, "--out", str(results / "stats")],
             "tables": ["tables", "--results", r, "--out", str(results / "tables")],
             "figures": ["figures", "--results", r, "--out", str(results / "figures")],
             "report": ["report", "--results", r, "--out", str(results / "report")],
-            "checksums": ["checksums", "update", "--results", r, "--manifest", str(checksums)],
-            "verify": ["verify", "--results", r, "--manifest", str(checksums)]}
+            "checksums": ["checksums", "update", "--results", r, "--sums", str(checksums)],
+            "verify": ["verify", "--results", r, "--sums", str(checksums)]}
 
 
 def harness_argv(*args: str) -> list[str]:

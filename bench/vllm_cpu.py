@@ -4,7 +4,7 @@ machine; on a shared one the load recorded beside each figure says how much it i
 
     .venv/bin/python -m bench vllm-cpu [--out runs/bench/vllm-cpu.json] [--prompt-tokens 1000] [--decode-tokens 64]
 
-It starts the server with the kit's launcher (harness.model.vllm_cpu.VllmCpuLauncher) and stops it, or measures
+It starts the server with the kit's launcher (harness.model.vllm.cpu.VllmCpuLauncher) and stops it, or measures
 one already running when $MATHSOLVER_VLLM_CPU_SERVER names its record (then no start-up time). Prefill: one request
 whose prompt is about --prompt-tokens long with max_tokens 1, timed end to end (prompt_tokens / wall). Decode: a
 short prompt with `ignore_eos` and --decode-tokens tokens, (wall - that prompt's prefill) / tokens. Requests go one
@@ -22,7 +22,7 @@ import httpx
 from bench.machine import loadavg as load
 from harness.core.paths import REPO_ROOT as ROOT
 from harness.core.ports import free_port
-from harness.model.vllm_cpu import ATTACH_ENV, VllmCpuLauncher
+from harness.model.vllm.cpu import ATTACH_ENV, VllmCpuLauncher
 
 
 def server_rss_bytes(pid: int) -> int:

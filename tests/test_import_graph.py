@@ -221,16 +221,16 @@ def test_the_rehearsal_package_is_one_contract():
 
 
 # The packages and modules issue 35 made (typed manifests on a typed-JSON reader, the server description, the vLLM
-# package, prerequisites per launcher, the host record, the table registry and its families): the walker must see
+# package, prerequisites per launcher, the host record, the table registry and its groups): the walker must see
 # each, and their edges must say what the split promised.
 ISSUE_35_MODULES = ("harness.core.typed_json", "harness.core.host", "harness.model.server_info",
                     "harness.model.prerequisites", "harness.model.vllm", "harness.model.vllm.locks",
                     "harness.model.vllm.contract", "harness.model.vllm.launcher", "harness.model.vllm.logs",
-                    "harness.model.vllm.prerequisites", "harness.model.vllm_cpu", "harness.analysis.tables",
+                    "harness.model.vllm.prerequisites", "harness.model.vllm.cpu", "harness.analysis.tables",
                     "harness.analysis.tables.spec", "harness.analysis.tables.cells", "harness.analysis.tables.ladder",
                     "harness.analysis.tables.gaps", "harness.analysis.tables.ledger", "harness.analysis.tables.audit",
                     "harness.analysis.tables.router")
-TABLE_FAMILIES = ("ladder", "gaps", "ledger", "audit", "router")
+TABLE_GROUPS = ("ladder", "gaps", "ledger", "audit", "router")
 
 
 def test_the_issue_35_modules_are_in_the_graph_with_their_edges():
@@ -241,21 +241,21 @@ def test_the_issue_35_modules_are_in_the_graph_with_their_edges():
     assert {"harness.core.typed_json", "harness.model.server_info"} <= GRAPH["harness.run.manifest"]
     assert "harness.model.server_info" in GRAPH["harness.model.serving"]
     # the CPU twin shares the H100 command builder; the lock files are read (and written) by locks alone
-    assert "harness.model.vllm.launcher" in GRAPH["harness.model.vllm_cpu"]
+    assert "harness.model.vllm.launcher" in GRAPH["harness.model.vllm.cpu"]
     assert "harness.model.vllm.locks" in GRAPH["harness.model.vllm.launcher"]
     assert "harness.model.vllm.launcher" not in GRAPH["harness.model.vllm.locks"]
     # each launcher's prerequisites are its module's; the shared checks import no launcher
     assert not [t for t in GRAPH["harness.model.prerequisites"] if t.startswith("harness.model.")
                 and t != "harness.model.prerequisites"]
-    for m in ("harness.model.vllm.prerequisites", "harness.model.vllm_cpu", "harness.model.serving",
+    for m in ("harness.model.vllm.prerequisites", "harness.model.vllm.cpu", "harness.model.serving",
               "harness.model.rehearsal.launcher"):
         assert "harness.model.prerequisites" in GRAPH[m], m
-    # the table families build on the spec and the shared cells, never on each other; the ledger reads the manifests
-    families = {f"harness.analysis.tables.{f}" for f in TABLE_FAMILIES}
-    for f in families:
-        assert "harness.analysis.tables.spec" in GRAPH[f] and not (GRAPH[f] & families), f
+    # the table groups build on the spec and the shared cells, never on each other; the ledger reads the manifests
+    groups = {f"harness.analysis.tables.{f}" for f in TABLE_GROUPS}
+    for f in groups:
+        assert "harness.analysis.tables.spec" in GRAPH[f] and not (GRAPH[f] & groups), f
     assert "harness.run.manifest" in GRAPH["harness.analysis.tables.ledger"]
-    assert families <= GRAPH["harness.analysis.tables"]
+    assert groups <= GRAPH["harness.analysis.tables"]
 
 
 # --- the benchmarks (bench/) and the executor: bench stands above the kit, nothing of the kit imports it ----------

@@ -31,7 +31,7 @@ SUBCOMMANDS = (
     score,      # rescore stored replies
     formulas,   # formula catalogue check
     export,     # results -> parquet / csv
-    checksums,  # sha256 manifests of committed results
+    checksums,  # sha256 sums of result files
     verify,     # checksums + rescoring + table re-derivation
     stats,
     tables,

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import click
 
-from harness.reproduce.acceptance import DEFAULT_OUT, PHASES, format_report, run_acceptance
+from harness.reproduce.acceptance import DEFAULT_OUT, PHASES, acceptance_kinds, format_report, run_acceptance
 from harness.reproduce.errors import ReproduceError
 
 
 @click.command("acceptance")
-@click.option("--launcher", type=click.Choice(["vllm", "vllm-cpu"]), default="vllm", show_default=True,
+@click.option("--launcher", type=click.Choice(acceptance_kinds()), default="vllm", show_default=True,
               help="vllm: the kit's image on this box's GPU(s); vllm-cpu: the same checks against the CPU twin (CI).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT, show_default=True)
 @click.option("--phases", default=",".join(PHASES), show_default=True, help="A subset, comma-separated.")

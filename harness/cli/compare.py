@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from harness.core.sums import refresh_own_sums
 from harness.analysis.comparison import IntegrityError, PaperCasesError, compare_root
 from harness.analysis.comparison.render import counts
 from harness.analysis.stats.arrays import ResultsError
@@ -43,7 +44,7 @@ def compare(results_dir: Path, out_dir: Path | None, dataset: str | None, paper_
     (the nearest at or above RESULTS, or checksums/results.sha256 for a committed set). A file changed, missing or
     added after the sums were written makes the numbers it feeds "not comparable: changed after it was written",
     naming the file; a root with no SHA256SUMS has every number not comparable (`harness checksums update
-    --results RESULTS` right after a run records them; `make reproduce` writes them); sums that cannot be read, or
+    --results RESULTS` records them; `harness run` and `make reproduce` write them); sums that cannot be read, or
     a changed file that no longer parses, stop the comparison with the file named. Files no number is read from
     (tables, report, logs) are named in the summary only; `harness verify` checks every file.
 
@@ -75,3 +76,4 @@ def compare(results_dir: Path, out_dir: Path | None, dataset: str | None, paper_
                "recorded" + (f": {'; '.join(differ)}" if differ else ""))
     for p in files.paths:
         click.echo(f"wrote {p}")
+    refresh_own_sums(results_dir, out_dir)    # its output inside the root: the root's sums cover it

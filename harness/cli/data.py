@@ -79,7 +79,7 @@ def build_dev_cmd(source: Path, out: Path | None) -> None:
 @click.option("--source", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Benchmark-schema CSV the rows are taken from [the dev rows: --dataset dev].")
 def rehearsal_set_cmd(out_csv: Path, per_calculator: int, source: Path | None) -> None:
-    """Build a rehearsal case set (N dev rows per calculator, fresh row numbers) and its manifest; print the set's
+    """Build a rehearsal case set (N dev rows per calculator, fresh row numbers) and its provenance; print the set's
     unit convention on stdout (for `--convention "$(...)"`), the summary on stderr."""
     import json
     from harness.data.rehearsal_set import RehearsalSetError, build_rehearsal_set, dev_rows_csv

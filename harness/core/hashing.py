@@ -1,4 +1,4 @@
-"""sha256 of a file on disk (the one file-hash helper: datasets, checksum manifests, run manifests)."""
+"""sha256 of a file on disk (the one file-hash helper: datasets, sums files, run manifests)."""
 from __future__ import annotations
 
 import hashlib

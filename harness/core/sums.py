@@ -1,15 +1,23 @@
 """sha256 sums of result files: the one reader, checker and writer, shared by `harness verify` and `harness compare`.
 
 A sums file is text in `sha256sum` format, one `<sha256>  <path>` line per file, sorted by path. A user's results
-root (a `make reproduce` output, or any root after `harness checksums update --results ROOT`) holds its own
-`SHA256SUMS`, paths relative to that root, so it checks wherever it is copied (`cd ROOT && sha256sum -c SHA256SUMS`
-checks it too). The committed result sets are listed in `checksums/results.sha256`, paths relative to the
-repository root. `sums_for(result_set)` says which sums cover a result set (the nearest SHA256SUMS at or above it,
-else the committed list's entries for a committed set); `check_sums` names every missing, changed and unlisted file.
+root holds its own `SHA256SUMS`, paths relative to that root, so it checks wherever it is copied (`cd ROOT &&
+sha256sum -c SHA256SUMS` checks it too). The committed result sets are listed in `checksums/results.sha256`, paths
+relative to the repository root. `sums_for(result_set)` says which sums cover a result set (the nearest SHA256SUMS
+at or above it, else the committed list's entries for a committed set); `check_sums` names every missing, changed
+and unlisted file.
+
+Who writes them: every command that writes into a results root leaves its sums current when it ends, however it
+ends (an error, Ctrl-C), through `SumsOnExit` and `write_own_sums`, the one writer: `harness run`, `make reproduce`
+(`harness serve reproduce`), each shard and `harness merge`; the analysis commands (`stats`, `tables`, `figures`,
+`report`, `compare`) writing inside a root that keeps its own sums rewrite them (`refresh_own_sums`); `harness
+checksums update` writes them on demand. The repository's `results/` and its committed sets are covered by the
+committed list instead (`in_committed_list`), which only `harness checksums update` rewrites.
 """
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +27,7 @@ from harness.core.paths import REPO_ROOT
 
 SUMS_FILE = "SHA256SUMS"                              # a results root's own sums, paths relative to that root
 COMMITTED_SUMS = REPO_ROOT / "checksums" / "results.sha256"   # the committed result sets', relative to the repo
+REPO_RESULTS = REPO_ROOT / "results"                  # the committed sets' parent
 
 
 class SumsError(Exception):
@@ -63,13 +72,91 @@ def write_sums(path: Path, trees: list[Path], root: Path = REPO_ROOT) -> int:
     return len(lines)
 
 
-def write_own_sums(results_root: Path) -> dict:
+@dataclass(frozen=True)
+class SumsWritten:
+    """A sums file just written: where, and how many files it lists."""
+
+    path: str
+    files: int
+
+
+def write_own_sums(results_root: Path) -> SumsWritten:
     """A results root's own SHA256SUMS: every file under it, paths relative to it (written atomically)."""
     target = Path(results_root) / SUMS_FILE
     tmp = Path(results_root) / f".{SUMS_FILE}.tmp"
     n = write_sums(tmp, [Path(results_root)], root=Path(results_root))
     os.replace(tmp, target)
-    return {"path": str(target), "files": n}
+    return SumsWritten(str(target), n)
+
+
+def write_committed_sums(committed: Path = COMMITTED_SUMS) -> SumsWritten:
+    """The committed list: every file under the repository's results/, paths relative to the repository."""
+    return SumsWritten(str(committed), write_sums(committed, [REPO_RESULTS], root=REPO_ROOT))
+
+
+def in_committed_list(root: Path, committed: Path | None = None) -> bool:
+    """Whether the committed list covers `root`: the repository's results/ itself, or a committed set in it (a
+    directory of results/ the list has entries for). Such a root gets no SHA256SUMS of its own."""
+    committed = COMMITTED_SUMS if committed is None else committed
+    root = Path(root).resolve()
+    results = REPO_RESULTS.resolve()
+    if root == results:
+        return True
+    if root.parent != results or not committed.is_file():
+        return False
+    prefix = f"results/{root.name}/"
+    return any(rel.startswith(prefix) for rel in read_sums(committed))
+
+
+def _stat_tree(root: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime) of every file the sums cover: what tells whether a block wrote anything."""
+    if not root.is_dir():
+        return {}
+    out = {}
+    for p in covered_files(root):
+        st = p.stat()
+        out[p.relative_to(root).as_posix()] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+class SumsOnExit:
+    """A results root's own SHA256SUMS rewritten when the block ends, however it ends (an error, Ctrl-C), so what
+    was written stays checkable; nothing when the block wrote nothing there (a run refused before it started leaves
+    the root as it was), for a root the committed list covers, or one that was never made.
+
+        with SumsOnExit(out) as sums:
+            ...                       # write records, manifests, outputs
+        sums.written                  # the SumsWritten of the block's end (None when none was written)
+
+    A failure to write the sums while another error ends the block is reported on stderr, never in its place."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.written: SumsWritten | None = None
+
+    def __enter__(self) -> SumsOnExit:
+        self._before = _stat_tree(self.root)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if not self.root.is_dir() or in_committed_list(self.root) or _stat_tree(self.root) == self._before:
+            return
+        try:
+            self.written = write_own_sums(self.root)
+        except OSError as write_error:
+            if exc_type is None:
+                raise
+            print(f"could not write {self.root / SUMS_FILE} ({write_error}); `harness checksums update --results "
+                  f"{self.root}` writes it", file=sys.stderr)
+
+
+def refresh_own_sums(results_root: Path, written: Path) -> SumsWritten | None:
+    """After a command wrote `written` inside a results root that keeps its own SHA256SUMS: rewrite them, so the
+    root still verifies (None when the root keeps none, or `written` is outside it)."""
+    root = Path(results_root).resolve()
+    if not (root / SUMS_FILE).is_file() or not Path(written).resolve().is_relative_to(root):
+        return None
+    return write_own_sums(root)
 
 
 @dataclass

@@ -2,15 +2,15 @@
 
 Rows are taken per calculator in file order; a calculator with fewer than N dev rows reuses its rows in
 the same order (row k of the set is dev row k mod n). Every set row gets a fresh Row Number 1..55N, so case
-ids (f"{calculator_id}-{row_number}") never collide with the dev file's; the manifest written next to
-the CSV lists, for every new row number, the dev row it copies and whether it is a reuse.
+ids (f"{calculator_id}-{row_number}") never collide with the dev file's; the provenance written next to
+the CSV (`<csv>.provenance.json`) lists, for every new row number, the dev row it copies and whether it is a reuse.
 
 The set is a new file (a new sha256), so it is not a known dataset; its rows keep their source's unit
-convention, and the manifest says which (`convention`: the source's by content sha256, e.g. medcalc-v1.0 for
+convention, and the provenance says which (`convention`: the source's by content sha256, e.g. medcalc-v1.0 for
 the v1.0 dev rows). The rehearsal runs with that convention given explicitly (`--convention`).
 
     harness data rehearsal-set OUT_CSV --per-calculator N
-builds the set from the dev rows (the pinned name `dev`), prints the manifest's summary on stderr and the
+builds the set from the dev rows (the pinned name `dev`), prints the provenance's summary on stderr and the
 set's convention on stdout (for scripts: `--convention "$(...)"`).
 """
 from __future__ import annotations
@@ -26,12 +26,15 @@ from harness.data.conventions import default_convention
 from harness.data.dataset import COLUMNS, DatasetError, resolve
 
 
+PROVENANCE_SUFFIX = ".provenance.json"   # beside the set's CSV: where each row comes from (not a run manifest)
+
+
 class RehearsalSetError(ValueError):
     """The source file cannot give the requested set."""
 
 
 def build_rehearsal_set(source: str | os.PathLike, out_csv: str | os.PathLike, per_calculator: int) -> dict:
-    """Write the set CSV and `<out_csv>.manifest.json`; return the manifest."""
+    """Write the set CSV and its provenance, `<out_csv>.provenance.json`; return the provenance."""
     source, out_csv = Path(source), Path(out_csv)
     if per_calculator < 1:
         raise RehearsalSetError(f"per_calculator must be >= 1, got {per_calculator}")
@@ -64,7 +67,7 @@ def build_rehearsal_set(source: str | os.PathLike, out_csv: str | os.PathLike, p
     short = {c: len(v) for c, v in by_calc.items() if len(v) < per_calculator}
     source_sha = hashlib.sha256(source.read_bytes()).hexdigest()
     convention = default_convention(source_sha)
-    manifest = {
+    provenance_doc = {
         "kind": "rehearsal case set", "synthetic": True,
         "note": ("built from MedCalc-Bench dev rows for pipeline rehearsals only; rows are copied unchanged "
                  "except Row Number, which is fresh (so are the case ids); calculators with fewer dev rows "
@@ -77,9 +80,9 @@ def build_rehearsal_set(source: str | os.PathLike, out_csv: str | os.PathLike, p
         "calculators_with_reuse": {str(c): {"dev_rows": n, "reused": per_calculator - n} for c, n in sorted(short.items())},
         "rows": provenance,
     }
-    Path(str(out_csv) + ".manifest.json").write_text(json_file_text(manifest, indent=1, sort_keys=False),
-                                                     encoding="utf-8")
-    return manifest
+    Path(str(out_csv) + PROVENANCE_SUFFIX).write_text(json_file_text(provenance_doc, indent=1, sort_keys=False),
+                                                      encoding="utf-8")
+    return provenance_doc
 
 
 def dev_rows_csv() -> Path:

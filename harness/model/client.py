@@ -93,7 +93,7 @@ PROMPT_FAMILY_HEADER = "X-Harness-Prompt-Family"
 REPLY_FORM_HEADER = "X-Harness-Reply-Form"
 
 
-def family_headers(family: str, reply_form: str) -> dict[str, str]:
+def prompt_headers(family: str, reply_form: str) -> dict[str, str]:
     return {PROMPT_FAMILY_HEADER: family, REPLY_FORM_HEADER: reply_form}
 
 
@@ -323,7 +323,7 @@ class ModelClient:
                    seed: int | None = None, run_seed: int | None = None,
                    headers: dict[str, str] | None = None) -> ChatResult:
         """One chat turn. `seed` (derived per request) is sent only for sampled calls; `run_seed` only
-        enters the cache key; `headers` (family_headers) go with the request and enter neither the body nor
+        enters the cache key; `headers` (prompt_headers) go with the request and enter neither the body nor
         the cache key."""
         body = self.build_request(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
         sent_seed = body.get("seed")

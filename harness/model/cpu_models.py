@@ -99,6 +99,13 @@ def get_model(model_id: str) -> CpuModel:
                     demo_timing=m.get("demo_timing"))
 
 
+# The tests' and CI's model (role "test"): the small one, for speed; the demo's is role "demo" (scripts/demo.sh). A
+# launcher serves whichever model id it is given; these are the defaults of the CPU launchers.
+CPU_MODEL_ID = role_model("test")
+DEFAULT_GGUF = get_model(CPU_MODEL_ID).path
+CPU_MODEL = get_model(CPU_MODEL_ID).describe()
+
+
 def identity_problems(model: CpuModel, path: Path) -> list[str]:
     """What the file's own GGUF metadata says that differs from the identity the lock expects ([] when none)."""
     try:

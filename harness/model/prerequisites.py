@@ -2,10 +2,9 @@
 the checks several launchers share (the interpreter, docker and its runtimes, runsc, the executor image, disk, a
 port, the dataset).
 
-Each launcher owns its own list, as inspect_ai's sandbox providers own theirs: the H100 path's in
-harness.model.vllm.prerequisites, the CPU twin's in harness.model.vllm_cpu, the llama.cpp server's and an external
-server's in harness.model.serving, the rehearsal fake's in harness.model.rehearsal.launcher; the launcher kinds of
-harness.reproduce.launchers compose them (`harness serve preflight`).
+Each launcher owns its own list, as inspect_ai's sandbox providers own theirs: each launcher class's
+`prerequisites` (the H100 path's through harness.model.vllm.prerequisites); `Launcher.preflight` adds the dataset's
+(`harness serve preflight`).
 """
 from __future__ import annotations
 

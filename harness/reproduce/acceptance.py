@@ -24,6 +24,7 @@ with why. Sizes scale with the launcher (GPU_SIZES, CPU_SIZES).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
@@ -37,16 +38,15 @@ import httpx
 
 from harness.core.paths import REPO_ROOT
 from harness.data.dataset import load_dataset
+from harness.model.launchers import LAUNCHERS, launcher_kind
 from harness.model.prerequisites import run_quietly
-from harness.model.serving import LaunchError
+from harness.model.serving import LaunchError, Launcher, LauncherSettingsError, LaunchOptions
 from harness.model.vllm import locks as vllm
 from harness.reproduce.errors import ReproduceError
-from harness.reproduce.launchers import CPU_MODEL_ID, launcher_kind, make_launcher
 
 REPORT_NAME = "gpu-acceptance.json"
 DEFAULT_OUT = REPO_ROOT / "runs" / "gpu-acceptance"
 REPORT_ENV = "MATHSOLVER_GPU_ACCEPTANCE"      # the report the plan reads (default DEFAULT_OUT / REPORT_NAME)
-ACCEPTANCE_MODEL = "qwen2.5-7b"
 CHARS_PER_TOKEN = 4.0
 PHASES = ("box", "default", "fa2", "fa3", "tp2")
 
@@ -235,13 +235,17 @@ class Phase:
     error: str | None = None
 
 
-def _server_phase(name: str, launcher_name: str, model: str, sizes: Sizes, *, out: Path, deterministic: bool,
+def acceptance_kinds() -> list[str]:
+    """The launcher kinds gpu-acceptance runs (those that name the model it serves)."""
+    return [name for name, kind in LAUNCHERS.items() if kind.acceptance_model]
+
+
+def _server_phase(name: str, kind: type[Launcher], model: str, sizes: Sizes, *, out: Path, deterministic: bool,
                   attention_config: dict | None = None, tensor_parallel: int | None = None,
                   check: bool, rates: bool, echo: Callable[[str], None]) -> Phase:
     """Start one server through the launcher kind, run the phase's checks against it, stop it."""
-    kind = launcher_kind(launcher_name)
     started = time.monotonic()
-    launcher = make_launcher(launcher_name, model, deterministic=deterministic, log_dir=out / "server-logs" / name)
+    launcher = kind.for_model(model, LaunchOptions(deterministic=deterministic, log_dir=out / "server-logs" / name))
     if attention_config is not None:
         launcher.attention_config = attention_config
     if tensor_parallel is not None:
@@ -267,7 +271,7 @@ def _server_phase(name: str, launcher_name: str, model: str, sizes: Sizes, *, ou
             t = phase.throughput
             echo(f"[{name}] prefill {t['prefill']['tokens_per_s']} tokens/s, decode {t['decode']['tokens_per_s']} "
                  f"tokens/s at concurrency {t['concurrency']}")
-    except (LaunchError, ReproduceError, httpx.HTTPError, vllm.PinError) as exc:
+    except (LaunchError, LauncherSettingsError, ReproduceError, httpx.HTTPError, vllm.PinError) as exc:
         phase.error = f"{type(exc).__name__}: {exc}"
         echo(f"[{name}] FAILED: {phase.error}")
     finally:
@@ -279,43 +283,13 @@ def _server_phase(name: str, launcher_name: str, model: str, sizes: Sizes, *, ou
 def run_acceptance(launcher_name: str, *, out: Path = DEFAULT_OUT, phases: tuple[str, ...] = PHASES,
                    echo: Callable[[str], None] = print) -> dict:
     """Every phase (module docstring); the report, also written to out/gpu-acceptance.json."""
-    if launcher_name not in ("vllm", "vllm-cpu"):
-        raise ReproduceError(f"gpu-acceptance runs the vllm launcher (an H100 box) or vllm-cpu (the CPU twin, CI), "
-                             f"not {launcher_name}")
-    gpu_path = launcher_name == "vllm"
+    kind = _acceptance_kind(launcher_name)
+    gpu_path, model = kind.gpu, kind.acceptance_model
     sizes = GPU_SIZES if gpu_path else CPU_SIZES
-    model = ACCEPTANCE_MODEL if gpu_path else CPU_MODEL_ID
     t0 = time.monotonic()
     load0 = _loadavg()
     facts = box_facts()
-    done: list[Phase] = []
-    not_gpu = "GPU-only: the CPU twin runs no FlashAttention and refuses batch invariance (VLLM_BATCH_INVARIANT)"
-    for name in phases:
-        if name == "box":
-            done.append(Phase("box", gpu_path and facts["gpu"], None if gpu_path and facts["gpu"] else
-                              ("GPU-only: " + (facts.get("why") or "no GPU"))))
-        elif name == "default":
-            done.append(_server_phase("default", launcher_name, model, sizes, out=out, deterministic=False,
-                                      check=not gpu_path, rates=True, echo=echo))
-        elif not gpu_path:
-            done.append(Phase(name, False, not_gpu if name != "tp2" else "GPU-only: tensor parallel 2 needs 2 GPUs"))
-        elif not facts["gpu"]:
-            done.append(Phase(name, False, f"no GPU on this box ({facts.get('why')})"))
-        elif name == "fa2":
-            done.append(_server_phase("fa2", launcher_name, model, sizes, out=out, deterministic=True,
-                                      check=True, rates=True, echo=echo))
-        elif name == "fa3":
-            done.append(_server_phase("fa3", launcher_name, model, sizes, out=out, deterministic=True,
-                                      attention_config={"flash_attn_version": 3}, check=True, rates=False, echo=echo))
-        elif name == "tp2":
-            if len(facts["gpus"]) < 2:
-                done.append(Phase("tp2", False, f"{len(facts['gpus'])} GPU(s): tensor parallel 2 needs 2"))
-            elif os.environ.get("HF_TOKEN"):
-                done.append(_server_phase("tp2", launcher_name, "mistral-7b", sizes, out=out, deterministic=True,
-                                          check=True, rates=False, echo=echo))
-            else:
-                done.append(_server_phase("tp2", launcher_name, model, sizes, out=out, deterministic=True,
-                                          tensor_parallel=2, check=True, rates=False, echo=echo))
+    done = [_phase(name, kind, model, sizes, facts, out=out, echo=echo) for name in phases]
     report = {"kind": "gpu-acceptance", "launcher": launcher_name, "gpu": gpu_path and facts["gpu"], "model": model,
               "sizes": asdict(sizes), "box": facts, "phases": [asdict(p) for p in done],
               "rates": measured_from(done, model) if gpu_path and facts["gpu"] else None,
@@ -324,6 +298,48 @@ def run_acceptance(launcher_name: str, *, out: Path = DEFAULT_OUT, phases: tuple
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT_NAME).write_text(json.dumps(report, indent=1) + "\n")
     return report
+
+
+def _acceptance_kind(launcher_name: str) -> type[Launcher]:
+    """The launcher kind gpu-acceptance runs (one that names its acceptance model); ReproduceError otherwise."""
+    try:
+        kind = launcher_kind(launcher_name)
+    except LauncherSettingsError as exc:
+        raise ReproduceError(str(exc)) from None
+    if not kind.acceptance_model:
+        raise ReproduceError(f"gpu-acceptance runs the {' or '.join(acceptance_kinds())} launcher, not "
+                             f"{launcher_name}")
+    return kind
+
+
+NOT_GPU = "GPU-only: the CPU twin runs no FlashAttention and refuses batch invariance (VLLM_BATCH_INVARIANT)"
+
+
+def _phase(name: str, kind: type[Launcher], model: str, sizes: Sizes, facts: dict, *, out: Path,
+           echo: Callable[[str], None]) -> Phase:
+    """One phase run, or why it is not run here (GPU-only on the CPU twin or without a GPU, one GPU for tp2)."""
+    gpu_path = kind.gpu
+    run = functools.partial(_server_phase, name, kind, sizes=sizes, out=out, echo=echo)
+    if name == "box":
+        return Phase("box", gpu_path and facts["gpu"], None if gpu_path and facts["gpu"] else
+                     ("GPU-only: " + (facts.get("why") or "no GPU")))
+    if name == "default":
+        return run(model, deterministic=False, check=not gpu_path, rates=True)
+    if not gpu_path:
+        return Phase(name, False, NOT_GPU if name != "tp2" else "GPU-only: tensor parallel 2 needs 2 GPUs")
+    if not facts["gpu"]:
+        return Phase(name, False, f"no GPU on this box ({facts.get('why')})")
+    if name == "fa2":
+        return run(model, deterministic=True, check=True, rates=True)
+    if name == "fa3":
+        return run(model, deterministic=True, attention_config={"flash_attn_version": 3}, check=True, rates=False)
+    if name != "tp2":
+        raise ValueError(f"unknown phase {name!r}; phases: {', '.join(PHASES)}")
+    if len(facts["gpus"]) < 2:
+        return Phase("tp2", False, f"{len(facts['gpus'])} GPU(s): tensor parallel 2 needs 2")
+    if os.environ.get("HF_TOKEN"):
+        return run("mistral-7b", deterministic=True, check=True, rates=False)
+    return run(model, deterministic=True, tensor_parallel=2, check=True, rates=False)
 
 
 def measured_from(phases: list[Phase], model: str) -> dict:
@@ -375,7 +391,8 @@ def measured_rates(path: Path | None = None) -> dict:
         report = json.loads((path or report_path()).read_text())
     except (OSError, ValueError):
         return {}
-    if report.get("kind") != "gpu-acceptance" or not report.get("gpu") or report.get("launcher") != "vllm":
+    kind = LAUNCHERS.get(str(report.get("launcher")))
+    if report.get("kind") != "gpu-acceptance" or not report.get("gpu") or kind is None or not kind.gpu:
         return {}
     gpus = ", ".join(g.get("name", "?") for g in (report.get("box") or {}).get("gpus") or [])
     return {k: {**v, "source": f"measured by make gpu-acceptance on {gpus} ({report.get('when')}), concurrency "

@@ -1,84 +1,146 @@
-"""What a reproduction runs: `ReproduceConfig` and the resolution of its names (models, arms, cases), and the
-guard that keeps one results directory to one combination of server settings."""
+"""What a reproduction runs: `ReproduceConfig` (the settings as asked, checked as the value is made, and where it
+writes), what its names mean, resolved once (`ReproduceConfig.resolve()` -> `Resolved`: the dataset's selected cases,
+the arms, each model's arms), and the guard that keeps one results directory to one combination of server
+settings."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from harness.arms.registry import ARMS, paper_arms
 from harness.arms.spec import Arm
 from harness.core.paths import REPO_ROOT
-from harness.data.dataset import Case, Dataset
+from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
+from harness.model.launchers import LAUNCHERS, launcher_kind
 from harness.model.prerequisites import Check
+from harness.model.serving import Launcher, LauncherSettingsError, LaunchOptions
 from harness.reproduce.errors import ReproduceError
-from harness.reproduce.launchers import LAUNCHERS, PAPER_MODELS, launcher_kind
-from harness.run.manifest import LaunchSettings, ManifestError, read_manifests
-from harness.run.schedule import DEFAULT_ORDER, ORDERS
+from harness.run.manifest import LaunchSettings, ManifestError, ReproduceSettings, read_manifests
+from harness.run.schedule import ORDERS
 from harness.run.session import CaseSelectionError, pick_cases
 
 ROOT = REPO_ROOT
-PAPER_SEEDS = [42, 43, 44, 45, 46]
+PAPER_SEEDS = list(ReproduceSettings.seeds)
 DEFAULT_OUT = ROOT / "results" / "reproduce"
 
-__all__ = ["ROOT", "PAPER_SEEDS", "PAPER_MODELS", "DEFAULT_OUT", "LAUNCHERS", "ReproduceError", "ReproduceConfig",
-           "split_names", "resolve_models", "resolve_arms", "model_arm_names", "OTHER_CHECKPOINT_ARMS",
-           "PAPER_ARMS_BY_MODEL", "select_cases", "launch_settings",
-           "check_same_settings", "config_dict", "preflight"]
+__all__ = ["ROOT", "PAPER_SEEDS", "DEFAULT_OUT", "LAUNCHERS", "ReproduceError", "ReproduceConfig", "Resolved",
+           "split_names", "resolve_arms", "model_arm_names", "OTHER_CHECKPOINT_ARMS", "PAPER_ARMS_BY_MODEL",
+           "select_cases", "check_same_settings", "preflight"]
 
 
-@dataclass
-class ReproduceConfig:
-    launcher: str = "vllm"
-    models: list[str] = field(default_factory=list)       # empty: the launcher's defaults
-    arms: list[str] = field(default_factory=lambda: ["all"])
-    seeds: list[int] = field(default_factory=lambda: list(PAPER_SEEDS))
-    dataset: str = "verified"
+@dataclass(frozen=True)
+class Resolved:
+    """What a config's names mean, resolved once: the dataset, its selected cases, every arm of the run, and per
+    model the names of the arms it runs with a model (ARMS=all: the paper's arms for that model)."""
+
+    dataset: Dataset
+    cases: tuple[Case, ...]
+    arms: tuple[Arm, ...]
+    model_arm_names: dict[str, frozenset[str]]
+
+    @property
+    def model_free(self) -> tuple[Arm, ...]:
+        return tuple(a for a in self.arms if not a.needs_model)
+
+    @property
+    def with_model(self) -> tuple[Arm, ...]:
+        return tuple(a for a in self.arms if a.needs_model)
+
+    def arms_of(self, key: str | None, arms: tuple[Arm, ...] | None = None) -> tuple[Arm, ...]:
+        """The arms model `key` runs (None: the model-free arms), taken from `arms` (the run's configured arms,
+        harness.run.request.RunRequest.arms; default this value's)."""
+        arms = self.arms if arms is None else arms
+        if key is None:
+            return tuple(a for a in arms if not a.needs_model)
+        return tuple(a for a in arms if a.needs_model and a.name in self.model_arm_names[key])
+
+
+@dataclass(frozen=True)
+class ReproduceConfig(ReproduceSettings):
+    """A reproduction's settings (harness.run.manifest.ReproduceSettings, checked here as the value is made: the
+    launcher kind takes them and serves these models, which it resolves; the arms exist) and where it writes."""
+
     out: Path = DEFAULT_OUT
-    generation_config: str = "auto"
-    deterministic: bool = False
-    limit: int | None = None
-    shortest: bool = False
-    all_cases: bool = False
-    executor_backend: str = "auto"
-    concurrency: int | None = None
-    timeout: float = 900.0
-    ready_timeout: float | None = None
-    scorer: str = "paper"
-    draws: int | None = None
     progress: bool = True
-    convention: str | None = None   # unit convention; None: the dataset's own by content (harness.data.conventions)
-    base_url: str | None = None           # the external launcher's server
-    server_profile: str | None = None     # the external launcher's client profile [plain]
-    sampling_seeds: bool = False          # vllm: sampled requests carry a derived seed (profile vllm-seeded)
-    order: str = DEFAULT_ORDER            # the request order (harness.run.schedule): changes no record
 
     def __post_init__(self) -> None:
-        kind = launcher_kind(self.launcher)
-        kind.check_config(base_url=self.base_url, deterministic=self.deterministic)
+        for name in ("models", "arms", "seeds"):        # lists given by a caller, tuples as the type says
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
+        object.__setattr__(self, "out", Path(self.out))
+        try:
+            self._check_launcher()
+        except LauncherSettingsError as exc:
+            raise ReproduceError(str(exc)) from None
         if not self.seeds:
             raise ReproduceError("no seeds given")
         if self.order not in ORDERS:
             raise ReproduceError(f"unknown request order {self.order!r}: one of {', '.join(ORDERS)}")
         if self.limit is not None and self.limit < 1:
             raise ReproduceError(f"--limit must be at least 1, not {self.limit}")
-        self.out = Path(self.out)
-        self.models = resolve_models(self.launcher, self.models)
-        if self.sampling_seeds:
-            if self.launcher != "vllm":
-                raise ReproduceError("--sampling-seeds (SAMPLING_SEEDS=1) is a vllm launcher option; the external "
-                                     "launcher takes --server-profile vllm-seeded")
-            self.server_profile = "vllm-seeded"
-        kind.check_models(self.models, deterministic=self.deterministic)
         resolve_arms(self.arms)  # unknown names fail here, before anything runs
+
+    def _check_launcher(self) -> None:
+        """The launcher kind takes these settings and serves these models (its models resolved)."""
+        kind = self.kind
+        kind.check_config(base_url=self.base_url, deterministic=self.deterministic)
+        object.__setattr__(self, "models", tuple(kind.resolve_models(list(self.models))))
+        if self.sampling_seeds:
+            if not kind.takes_sampling_seeds:
+                takers = " or ".join(n for n, k in LAUNCHERS.items() if k.takes_sampling_seeds)
+                raise LauncherSettingsError(f"--sampling-seeds (SAMPLING_SEEDS=1) is a {takers} launcher option; the "
+                                            "external launcher takes --server-profile vllm-seeded")
+            object.__setattr__(self, "server_profile", "vllm-seeded")
+        kind.check_models(list(self.models), deterministic=self.deterministic)
+
+    @classmethod
+    def of(cls, settings: ReproduceSettings, *, out: Path, progress: bool = True) -> ReproduceConfig:
+        """The config of recorded settings (a shard plan's), written into `out`; checked again."""
+        return cls(**{f.name: getattr(settings, f.name) for f in fields(ReproduceSettings)}, out=out,
+                   progress=progress)
+
+    @property
+    def settings(self) -> ReproduceSettings:
+        """The settings alone (what the reproduce manifest and a shard plan record: not where it writes)."""
+        return ReproduceSettings(**{f.name: getattr(self, f.name) for f in fields(ReproduceSettings)})
+
+    @property
+    def kind(self) -> type[Launcher]:
+        """The launcher kind (its class) that serves this reproduction's models."""
+        return launcher_kind(self.launcher)
+
+    def launch_options(self, log_dir: Path | None = None) -> LaunchOptions:
+        """What every model's launcher is built with (`log_dir`: where its server logs go)."""
+        return LaunchOptions(generation_config=self.generation_config, deterministic=self.deterministic,
+                             log_dir=Path(log_dir) if log_dir is not None else self.out / "server-logs",
+                             dataset=self.dataset, base_url=self.base_url, server_profile=self.server_profile)
+
+    def launch_settings(self) -> LaunchSettings:
+        """The settings that change what the server answers but are not part of a record's key (the key has the
+        model, its revision and the client profile): one results directory holds one combination of them."""
+        return LaunchSettings(self.launcher, self.generation_config, self.deterministic)
+
+    def model_arm_names(self) -> dict[str, frozenset[str]]:
+        """Per model key, the arms it runs with a model."""
+        return {key: frozenset(model_arm_names(self.arms, key)) for key in self.models}
+
+    def load_dataset(self) -> Dataset:
+        try:
+            return load_dataset(self.dataset)
+        except DatasetError as exc:
+            raise ReproduceError(f"dataset {self.dataset!r} is not available: {exc}") from None
+
+    def resolve(self, dataset: Dataset | None = None) -> Resolved:
+        """The dataset (loaded unless given), its selected cases, the arms and each model's arms (ReproduceError for a
+        dataset that cannot be loaded or a selection that selects nothing)."""
+        dataset = dataset if dataset is not None else self.load_dataset()
+        return Resolved(dataset, tuple(select_cases(dataset, self.limit, self.shortest)),
+                        tuple(resolve_arms(self.arms)), self.model_arm_names())
 
 
 def split_names(text: str | None) -> list[str]:
     """'a,b c' -> ['a', 'b', 'c'] (commas or spaces)."""
     return [p for p in (text or "").replace(",", " ").split() if p]
-
-
-def resolve_models(launcher: str, names: list[str]) -> list[str]:
-    return launcher_kind(launcher).resolve_models(list(names))
 
 
 # What ARMS=all runs for each model: the arms the paper reports for it. The paper's other checkpoints
@@ -94,7 +156,7 @@ def _paper_arms() -> list[Arm]:
     return [ARMS[n] for n in paper_arms()]   # the extensions (routers) run by name only
 
 
-def resolve_arms(names: list[str], model_key: str | None = None) -> list[Arm]:
+def resolve_arms(names, model_key: str | None = None) -> list[Arm]:
     """The arms `names` means, for `model_key` (None: for the run as a whole, the union over its models).
 
     "all": the paper's arms for that model (PAPER_ARMS_BY_MODEL, else every paper arm); "every": every paper
@@ -114,7 +176,7 @@ def resolve_arms(names: list[str], model_key: str | None = None) -> list[Arm]:
     return [ARMS[n] for n in dict.fromkeys(names)]
 
 
-def model_arm_names(names: list[str], model_key: str) -> set[str]:
+def model_arm_names(names, model_key: str) -> set[str]:
     """The names of the arms `model_key` runs with a model under `names` (see resolve_arms)."""
     return {a.name for a in resolve_arms(names, model_key) if a.needs_model}
 
@@ -126,17 +188,10 @@ def select_cases(dataset: Dataset, limit: int | None, shortest: bool) -> list[Ca
         raise ReproduceError(str(exc)) from None
 
 
-
-def launch_settings(cfg: ReproduceConfig) -> LaunchSettings:
-    """The settings that change what the server answers but are not part of a record's key (the key has the model,
-    its revision and the client profile): one results directory holds one combination of them."""
-    return LaunchSettings(cfg.launcher, cfg.generation_config, cfg.deterministic)
-
-
 def check_same_settings(cfg: ReproduceConfig) -> None:
     """Refuse to resume into a results directory produced under other server settings (its records would be taken
     as done); a reproduce manifest there that cannot be read is an error naming it (ReproduceError)."""
-    mine = launch_settings(cfg)
+    mine = cfg.launch_settings()
     try:
         found = read_manifests(cfg.out, kind="reproduce") if Path(cfg.out).is_dir() else []
     except ManifestError as exc:
@@ -152,13 +207,6 @@ def check_same_settings(cfg: ReproduceConfig) -> None:
                                  "mixed")
 
 
-def config_dict(cfg: ReproduceConfig) -> dict:
-    d = asdict(cfg)
-    d["out"] = str(cfg.out)
-    return d
-
-
 def preflight(cfg: ReproduceConfig) -> list[Check]:
     """The chosen launcher's preflight checks (what must be in place before anything starts)."""
-    return launcher_kind(cfg.launcher).preflight(cfg.models, deterministic=cfg.deterministic, dataset=cfg.dataset,
-                                                 base_url=cfg.base_url)
+    return cfg.kind.preflight(list(cfg.models), cfg.launch_options())

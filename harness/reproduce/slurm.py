@@ -26,7 +26,8 @@ from typing import Callable
 
 from harness.core.canonical_json import json_file_text
 from harness.core.paths import REPO_ROOT
-from harness.reproduce.shard import ShardError, build_shard_plan, load_plan, shard_dir, shard_status, write_plan
+from harness.core.typed_json import to_json
+from harness.reproduce.shard import ShardError, ShardPlan, build_shard_plan, load_plan, shard_status, write_plan
 from harness.run.manifest import manifest_path
 
 ROOT = REPO_ROOT  # the array and merge scripts cd here: the kit checkout, the same path on every node
@@ -146,16 +147,16 @@ def read_submissions(out: Path) -> list[dict]:
     return json.loads(p.read_text()) if p.exists() else []
 
 
-def prepare(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False) -> tuple[dict, Path, str, str]:
+def prepare(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False) -> tuple[ShardPlan, Path, str, str]:
     """Plan (an existing plan for another config is refused), and both scripts' text."""
     out = Path(cfg.out).resolve()
     plan = build_shard_plan(cfg, n_shards, stand_in=dry_run)
     plan_path = out / "slurm" / "plan.json"
-    if plan_path.exists() and not plan["dataset"].get("stand_in"):
+    if plan_path.exists() and not plan.dataset.stand_in:
         old = load_plan(plan_path)
-        if old["plan_sha256"] != plan["plan_sha256"]:
-            raise SlurmError(f"{plan_path} holds another plan ({old['n_shards']} shards, config "
-                             f"{json.dumps(old['config'], sort_keys=True)[:200]}...): give this run its own OUT=")
+        if old.plan_sha256 != plan.plan_sha256:
+            raise SlurmError(f"{plan_path} holds another plan ({old.n_shards} shards, config "
+                             f"{json.dumps(to_json(old.config), sort_keys=True)[:200]}...): give this run its own OUT=")
     return plan, plan_path, array_script(plan_path, out, opts), merge_script(plan_path, out, opts)
 
 
@@ -164,28 +165,14 @@ def submit(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False,
     """Write the plan and scripts and submit the array plus the merge job (or print them when dry_run)."""
     out = Path(cfg.out).resolve()
     plan, plan_path, array_text, merge_text = prepare(cfg, n_shards, opts, dry_run=dry_run)
-    todo = [i for i in range(plan["n_shards"]) if shard_status(out, i) != "complete"]
+    todo = [i for i in range(plan.n_shards) if shard_status(out, i) != "complete"]
     array_path = out / "slurm" / "shards.sbatch"
     merge_path = out / "slurm" / "merge.sbatch"
     array_cmd = ["sbatch", "--parsable", f"--array={_array_spec(todo)}", str(array_path)] if todo else None
     merge_cmd = ["sbatch", "--parsable"] + (["--dependency=afterok:ARRAY_JOB_ID"] if todo else []) + [str(merge_path)]
     if dry_run:
-        if plan["dataset"].get("stand_in"):
-            echo(f"# {plan['dataset']['stand_in']}")
-        echo(f"# plan: {plan['n_shards']} shard(s), {plan['n_units']} (model, arm, seed, case) unit(s), "
-             f"{plan['estimated_requests']} request(s) at most -> {plan_path}")
-        for s in plan["shards"]:
-            desc = ", ".join(f"{sl['model_key'] or 'model-free'}/{sl['arm']}/seed{sl['seed']}:{len(sl['case_ids'])}"
-                             for sl in s["slices"])
-            echo(f"#   shard {s['index']}: {s['units']} unit(s), weight {s['weight']}: {desc}")
-        echo(f"# ---- {array_path}")
-        echo(array_text.rstrip("\n"))
-        echo(f"# ---- {merge_path}")
-        echo(merge_text.rstrip("\n"))
-        echo("# ---- submission")
-        if array_cmd:
-            echo(f"ARRAY_JOB_ID=$({shlex.join(array_cmd)})")
-        echo(" ".join(merge_cmd).replace("ARRAY_JOB_ID", "$ARRAY_JOB_ID"))
+        _print_dry_run(plan, plan_path, ((array_path, array_text), (merge_path, merge_text)), array_cmd, merge_cmd,
+                       echo)
         return {"dry_run": True, "plan": str(plan_path), "todo": todo}
     previous = read_submissions(out)
     if not todo and manifest_path("merge", root=out / "merged").exists() and previous and \
@@ -197,6 +184,44 @@ def submit(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False,
     for path, text in ((array_path, array_text), (merge_path, merge_text)):
         path.write_text(text, encoding="utf-8")
         path.chmod(0o755)
+    cancelled = _cancel_earlier(previous)
+    array_job = _run(array_cmd).split(";")[0] if array_cmd else None
+    merge_cmd = [c.replace("ARRAY_JOB_ID", array_job) if array_job else c for c in merge_cmd]
+    merge_job = _run(merge_cmd).split(";")[0]
+    record = {"submitted_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+              "array_job": array_job, "array": _array_spec(todo), "merge_job": merge_job,
+              "cancelled": cancelled, "plan_sha256": plan.plan_sha256}
+    _submissions_path(out).write_text(json_file_text(previous + [record], indent=1, sort_keys=False), encoding="utf-8")
+    echo(f"submitted array job {array_job} (shards {_array_spec(todo) or 'none'}) and merge job {merge_job}"
+         + (" after it" if array_job else "") + (f"; cancelled {', '.join(cancelled)}" if cancelled else "")
+         + f"; results: {out / 'merged'}, logs: {out / 'slurm' / 'logs'}")
+    return {"submitted": True, **record, "todo": todo}
+
+
+def _print_dry_run(plan: ShardPlan, plan_path: Path, scripts: tuple, array_cmd: list[str] | None,
+                   merge_cmd: list[str], echo: Callable[[str], None]) -> None:
+    """The plan's summary, both scripts and the submission commands, as a dry run prints them."""
+    if plan.dataset.stand_in:
+        echo(f"# {plan.dataset.stand_in}")
+    echo(f"# plan: {plan.n_shards} shard(s), {plan.n_units} (model, arm, seed, case) unit(s), "
+         f"{plan.estimated_requests} request(s) at most, request order {plan.config.order} -> {plan_path}")
+    for s in plan.shards:
+        desc = ", ".join(f"{sl.model_key or 'model-free'}/{'+'.join(sl.arms)}/seed{'+'.join(map(str, sl.seeds))}"
+                         f":{len(sl.case_ids)}" for sl in s.slices)
+        echo(f"#   shard {s.index}: {s.units} unit(s), weight {s.weight}: {desc}")
+    for path, text in scripts:
+        echo(f"# ---- {path}")
+        echo(text.rstrip("\n"))
+    echo("# ---- submission")
+    if array_cmd:
+        echo(f"ARRAY_JOB_ID=$({shlex.join(array_cmd)})")
+    echo(" ".join(merge_cmd).replace("ARRAY_JOB_ID", "$ARRAY_JOB_ID"))
+
+
+def _cancel_earlier(previous: list[dict]) -> list[str]:
+    """The earlier submissions' jobs that would clash with a new one, cancelled: a merge job (it waits on an array
+    that failed or is superseded) and pending array tasks (redone by the new array); SlurmError for one still
+    running."""
     cancelled = []
     for sub in previous:
         for key in ("array_job", "merge_job"):
@@ -205,20 +230,9 @@ def submit(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False,
             if state is None:
                 continue
             if key == "merge_job" or state == "PENDING":
-                # an earlier merge waits on an array that failed or is superseded; pending tasks are redone here
                 _run(["scancel", str(job)])
                 cancelled.append(job)
             else:
                 raise SlurmError(f"job {job} of an earlier submission is still {state}: wait for it or "
                                  f"`scancel {job}` before resubmitting")
-    array_job = _run(array_cmd).split(";")[0] if array_cmd else None
-    merge_cmd = [c.replace("ARRAY_JOB_ID", array_job) if array_job else c for c in merge_cmd]
-    merge_job = _run(merge_cmd).split(";")[0]
-    record = {"submitted_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "array_job": array_job, "array": _array_spec(todo), "merge_job": merge_job,
-              "cancelled": cancelled, "plan_sha256": plan["plan_sha256"]}
-    _submissions_path(out).write_text(json_file_text(previous + [record], indent=1, sort_keys=False), encoding="utf-8")
-    echo(f"submitted array job {array_job} (shards {_array_spec(todo) or 'none'}) and merge job {merge_job}"
-         + (f" after it" if array_job else "") + (f"; cancelled {', '.join(cancelled)}" if cancelled else "")
-         + f"; results: {out / 'merged'}, logs: {out / 'slurm' / 'logs'}")
-    return {"submitted": True, **record, "todo": todo}
+    return cancelled

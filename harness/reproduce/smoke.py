@@ -1,5 +1,5 @@
-"""`harness serve smoke`: start one model's server, wait until it serves, send one real chat request per prompt
-family (a program prompt, a reply prompt, a library extraction prompt) on one case, check each reply parses, record
+"""`harness serve smoke`: start one model's server, wait until it serves, send one real chat request per reply
+form (a program, a final-answer reply, a library extraction's JSON object) on one case, check each reply parses, record
 what the server logged (vLLM version, sampling defaults), stop. `make reproduce` runs it first for every model, so
 a server that cannot start, a request the server refuses or replies no parser reads fail within minutes, named,
 before the multi-hour run."""
@@ -19,13 +19,12 @@ from harness.model.client import ModelClient, ModelRequestError
 from harness.model.serving import LaunchError
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.errors import ReproduceError
-from harness.reproduce.launchers import launcher_kind, make_launcher
 from harness.scoring.scorers import score_reply
 
-# One arm per prompt family, and how its reply must parse.
-FAMILIES = (("program", "program-solve"), ("reply", "note-only"), ("extraction", "extract-lib"))
-SMOKE_DESCRIPTION = ("start the server, wait until it lists the model, send one chat request per prompt family "
-                     "(program: program-solve, reply: note-only, extraction: extract-lib) on one covered case with "
+# One arm per reply form (harness.arms.spec.REPLY_FORMS) the paper's arms ask for, whose reply must parse as one.
+REPLY_FORMS = (("program", "program-solve"), ("reply", "note-only"), ("extract", "extract-lib"))
+SMOKE_DESCRIPTION = ("start the server, wait until it lists the model, send one chat request per reply form "
+                     "(program: program-solve, reply: note-only, extract: extract-lib) on one covered case with "
                      "the arms' own temperature and token cap, check each reply parses (a program, a final answer, "
                      "a JSON object), record the logged vLLM version and sampling defaults, stop")
 
@@ -35,53 +34,51 @@ class SmokeError(ReproduceError):
 
 
 @dataclass
-class FamilyResult:
-    family: str
+class FormResult:
+    reply_form: str
     arm: str
     parsed: bool
     finish_reason: str | None
     detail: str
 
 
-def _parses(family: str, text: str, case) -> tuple[bool, str]:
-    if family == "program":
+def _parses(reply_form: str, text: str, case) -> tuple[bool, str]:
+    if reply_form == "program":
         ok = prompts.extract_program(text) is not None
         return ok, "a program" if ok else "no program in the reply"
-    if family == "reply":
+    if reply_form == "reply":
         parsed = score_reply(text, case, "paper").parsed
         return parsed is not None, f"answer {parsed!r}" if parsed is not None else "no final answer read"
     obj = prompts.extract_json_object(text)
     return obj is not None, "a JSON object" if obj is not None else "no JSON object in the reply"
 
 
-async def _requests(launcher, case, one_shot, timeout: float) -> list[FamilyResult]:
+async def _requests(launcher, case, one_shot, timeout: float) -> list[FormResult]:
     out = []
     async with ModelClient(launcher.base_url, launcher.model_id, profile=launcher.server_profile, timeout=timeout,
                            max_retries=2) as client:
-        for family, arm_name in FAMILIES:
+        for reply_form, arm_name in REPLY_FORMS:
             arm = ARMS[arm_name]
             ctx = Context(case=case, arm=arm, seed=42, client=client, one_shot=one_shot)
             # the arm's own first request (extract-lib's is its extraction prompt, greedy, the solver's token cap)
-            if family == "extraction":
+            if reply_form == "extract":
                 r = await ctx.chat(ctx.prompt(), temperature=0.0, max_tokens=arm.solver.max_tokens)
             else:
                 r = await ctx.chat(ctx.prompt(), temperature=arm.temperature, max_tokens=arm.max_tokens)
-            ok, detail = _parses(family, r.text, case)
-            out.append(FamilyResult(family, arm_name, ok, r.finish_reason, detail))
+            ok, detail = _parses(reply_form, r.text, case)
+            out.append(FormResult(reply_form, arm_name, ok, r.finish_reason, detail))
     return out
 
 
 def smoke(cfg: ReproduceConfig, model_key: str, *, echo: Callable[[str], None] = print,
           log_dir: Path | None = None) -> dict:
     """Smoke-test one model's server; returns what it found, raises SmokeError naming the cause."""
-    kind = launcher_kind(cfg.launcher)
+    kind = cfg.kind
     ds = load_dataset(cfg.dataset)
     case = next((c for c in ds.cases if calculator_for(ARMS["extract-lib"], c.calculator_id) is not None), None)
     if case is None:
         raise SmokeError(f"smoke {model_key}: no case of {ds.name} is covered by the library (the extraction prompt)")
-    launcher = make_launcher(cfg.launcher, model_key, generation_config=cfg.generation_config,
-                             deterministic=cfg.deterministic, log_dir=log_dir or cfg.out / "server-logs" / "smoke",
-                             dataset=cfg.dataset, base_url=cfg.base_url, server_profile=cfg.server_profile)
+    launcher = kind.for_model(model_key, cfg.launch_options(log_dir or cfg.out / "server-logs" / "smoke"))
     echo(f"[smoke {model_key}] starting {cfg.launcher} server: {' '.join(launcher.command())}")
     found: dict = {"model_key": model_key, "case_id": case.case_id}
     try:
@@ -93,16 +90,16 @@ def smoke(cfg: ReproduceConfig, model_key: str, *, echo: Callable[[str], None] =
         raise SmokeError(f"smoke {model_key}: {exc}") from None
     finally:
         launcher.stop()
-    found["families"] = [r.__dict__ for r in results]
+    found["reply_forms"] = [r.__dict__ for r in results]
     found["vllm_version"] = server.server_version
     found["sampling_defaults_logged"] = server.sampling_defaults_logged
     for r in results:
-        echo(f"[smoke {model_key}] {r.family} ({r.arm}): {'ok' if r.parsed else 'FAIL'}, {r.detail}, "
+        echo(f"[smoke {model_key}] {r.reply_form} ({r.arm}): {'ok' if r.parsed else 'FAIL'}, {r.detail}, "
              f"finish {r.finish_reason}")
     if kind.logs_sampling_defaults:
         echo(f"[smoke {model_key}] server version {found['vllm_version']}, sampling defaults logged: "
              f"{found['sampling_defaults_logged']}")
     bad = [r for r in results if not r.parsed]
     if bad:
-        raise SmokeError(f"smoke {model_key}: " + "; ".join(f"{r.family} reply: {r.detail}" for r in bad))
+        raise SmokeError(f"smoke {model_key}: " + "; ".join(f"{r.reply_form} reply: {r.detail}" for r in bad))
     return found

@@ -6,25 +6,28 @@ Four kinds, told apart by their `kind` field, never by their file name or shape:
   dataset, the arms' configs and hashes, the prompt templates, seeds and cases, the model, the client, the server
   (the launcher's typed `ServerInfo`), the executor, the unit convention; rewritten at the end with the units'
   summaries.
-* `ReproduceManifest` (`reproduce`): one `make reproduce` pipeline: its configuration, its blocks (which run
-  manifests each wrote), the servers it started, the gVisor record, status, outputs and checksums.
+* `ReproduceManifest` (`reproduce`): one `make reproduce` pipeline: its settings (`ReproduceSettings`), its blocks
+  (which run manifests each wrote), the servers it started, the gVisor record (`RunscRecord`), status and outputs.
 * `MergeManifest` (`merge`): one `harness merge` of shards: which shard gave how many records, what they agreed on.
-* `ShardManifest` (`shard`): one shard of a SLURM reproduction (`shard.json` in the shard's directory): what
-  `harness merge` compares (dataset, prompt and arm hashes, executor policy, server settings, the kit's commit).
+* `ShardManifest` (`shard`): one shard of a SLURM reproduction (`shard.json` in the shard's directory): its slices
+  and the request order they ran in, and what `harness merge` compares (dataset, prompt and arm hashes, executor
+  policy, server settings, request order, the kit's commit).
 
 Every kind shares the typed parts: `Origin` (when, the command, the kit's git state, Python, platform, the locked
 packages), `DatasetRef`, `ModelRef`, `ServerInfo` (harness.model.server_info: the server with its flags),
 `ExecutorInfo`, `ArmConfig` (harness.arms.spec), `ConventionRef`, `ClientInfo`.
 
-``MANIFEST_SCHEMA`` is written into every manifest (``manifest_schema``) and bumps whenever a field is added,
-removed or changes meaning; the committed result sets are regenerated rather than read through shims.
+Each kind has its own schema number (``MANIFEST_SCHEMAS``), written into every manifest of the kind
+(``manifest_schema``); it bumps whenever a field of that kind (or of a part it holds) is added, removed or changes
+meaning, so a change to the shard manifest leaves run manifests readable; result sets whose manifests another schema
+wrote are regenerated rather than read through shims.
 
 Files. `manifest_path(kind, id, root=...)` is the one place a manifest's file name is made:
 `manifest-<run id>.json`, `manifest-reproduce-<run id>.json`, `manifest-merge.json`, `shard.json`.
 `read_manifests(root, kind=...)` is the one reader: the manifests directly in `root` (never deeper: a directory of
 result sets is not a result set), each through its kind's `from_json`; a file that is not JSON, has no known
 `kind`, another schema, an unknown field, a missing one or one of the wrong type is one `ManifestError` naming the
-file. `write_manifest(root, manifest)` is the one writer (atomic).
+file. `write_manifest(root, manifest)` is the one writer (atomic); `LiveManifest` rewrites a manifest as its run goes.
 """
 from __future__ import annotations
 
@@ -42,22 +45,27 @@ from typing import Any, Literal, Union
 
 from harness.arms.spec import Arm, ArmConfig
 from harness.core.canonical_json import json_file_text
+from harness.core.host import RunscRecord
 from harness.core.paths import REPO_ROOT
 from harness.core.typed_json import TypedJsonError, from_json, to_json
 from harness.data.conventions import ConventionChoice
 from harness.data.dataset import Dataset
 from harness.model.server_info import ServerInfo, ServerSettings
 from harness.run.runner import ArmSeedSummary
-from harness.run.schedule import ARM_MAJOR, CASE_MAJOR
+from harness.run.schedule import ARM_MAJOR, CASE_MAJOR, DEFAULT_ORDER
 
 ROOT = REPO_ROOT
 LOCK_FILE = ROOT / "requirements.lock"
 _PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s\\;]+)")
-MANIFEST_SCHEMA = 2   # 2: RunManifest.order (issue 36)
+# per kind: run 2 (RunManifest.order, issue 36); reproduce, merge and shard 3 (issue 43: typed settings and outputs,
+# the shard's request order and slices of several arms and seeds, the merge's typed agreement, no checksums field)
+MANIFEST_SCHEMAS = {"run": 2, "reproduce": 3, "merge": 3, "shard": 3}
+MANIFEST_SCHEMA = MANIFEST_SCHEMAS["run"]
 MANIFEST_GLOB = "manifest-*.json"
 SHARD_MANIFEST = "shard.json"
 
-__all__ = ["MANIFEST_SCHEMA", "ManifestError", "GitState", "Packages", "Origin", "DatasetRef", "ModelRef",
+__all__ = ["MANIFEST_SCHEMA", "MANIFEST_SCHEMAS", "ManifestError", "ReproduceSettings", "Outputs", "ShardsAgreed",
+           "LiveManifest", "RunscRecord", "GitState", "Packages", "Origin", "DatasetRef", "ModelRef",
            "ConventionRef", "ClientProfile", "ClientInfo", "ExecutorInfo", "RunManifest", "LaunchSettings", "Block",
            "ServerRun", "ReproduceManifest", "MergedShard", "MergeManifest", "SliceSummary", "ShardManifest",
            "Manifest", "ManifestFile", "manifest_path", "manifest_files", "read_manifests", "read_manifest", "run_manifests",
@@ -235,7 +243,7 @@ class RunManifest:
     requests_sent: int | None = None
     cache_hits: int | None = None
     kind: Literal["run"] = "run"
-    manifest_schema: int = MANIFEST_SCHEMA
+    manifest_schema: int = MANIFEST_SCHEMAS["run"]
 
     @property
     def id(self) -> str:
@@ -245,6 +253,35 @@ class RunManifest:
     def uses_model(self) -> bool:
         """A run with a model (not a library-only run, whose model is `library`)."""
         return any(a.needs_model for a in self.arms.values())
+
+
+@dataclass(frozen=True)
+class ReproduceSettings:
+    """A reproduction as asked (`make reproduce`, `harness serve reproduce`, `harness shard`): what it runs, not where
+    it writes; what the reproduce manifest and the shard plan record. Checked where it is made
+    (harness.reproduce.config.ReproduceConfig, which adds the output directory)."""
+
+    launcher: str = "vllm"
+    models: tuple[str, ...] = ()            # empty: the launcher's defaults
+    arms: tuple[str, ...] = ("all",)
+    seeds: tuple[int, ...] = (42, 43, 44, 45, 46)
+    dataset: str = "verified"
+    generation_config: str = "auto"
+    deterministic: bool = False
+    limit: int | None = None
+    shortest: bool = False
+    all_cases: bool = False
+    executor_backend: str = "auto"
+    concurrency: int | None = None
+    timeout: float = 900.0
+    ready_timeout: float | None = None
+    scorer: str = "paper"
+    draws: int | None = None
+    convention: str | None = None           # unit convention; None: the dataset's own by content
+    base_url: str | None = None             # the external launcher's server
+    server_profile: str | None = None       # the external launcher's client profile [plain]
+    sampling_seeds: bool = False            # sampled requests carry a derived seed (profile vllm-seeded)
+    order: Literal[ARM_MAJOR, CASE_MAJOR] = DEFAULT_ORDER   # the request order: changes no record
 
 
 @dataclass(frozen=True)
@@ -280,6 +317,18 @@ class ServerRun:
 
 
 @dataclass(frozen=True)
+class Outputs:
+    """What a reproduction or a merge derived from its records (harness.analysis.report.write_outputs)."""
+
+    stats: str
+    tables: tuple[str, ...]
+    tables_omitted: dict[str, str]      # table id -> why the results cannot determine it
+    figures: tuple[str, ...]
+    report: str
+    comparison: str | None              # the paper against these results (comparison.md)
+
+
+@dataclass(frozen=True)
 class ReproduceManifest:
     """One `make reproduce` pipeline (module docstring); rewritten as it goes (`status`)."""
 
@@ -287,23 +336,22 @@ class ReproduceManifest:
     origin: Origin
     dataset: DatasetRef
     settings: LaunchSettings
-    config: dict[str, Any]              # the ReproduceConfig as given (harness.reproduce.config.config_dict)
+    config: ReproduceSettings           # the reproduction as asked
     case_ids: tuple[str, ...]
     arms: tuple[str, ...]
     arms_by_model: dict[str, tuple[str, ...]]
     arm_config_hashes: dict[str, str]
     convention: ConventionRef
-    gvisor: dict[str, Any]              # /etc/docker/mathsolver-runsc.json (scripts/install-host.sh), or why none
+    gvisor: RunscRecord | None          # /etc/docker/mathsolver-runsc.json (scripts/install-host.sh); None: none
     status: str                         # running | complete | incomplete | interrupted | failed
     blocks: tuple[Block, ...] = ()
     servers: tuple[ServerRun, ...] = ()
     synthetic: bool = False
     error: str | None = None
     infra_failed: int | None = None
-    outputs: dict[str, Any] | None = None
-    checksums: dict[str, Any] | None = None
+    outputs: Outputs | None = None
     kind: Literal["reproduce"] = "reproduce"
-    manifest_schema: int = MANIFEST_SCHEMA
+    manifest_schema: int = MANIFEST_SCHEMAS["reproduce"]
 
     @property
     def id(self) -> str:
@@ -323,6 +371,24 @@ class MergedShard:
 
 
 @dataclass(frozen=True)
+class ShardsAgreed:
+    """What every merged shard agreed on (harness merge refuses shards that differ in any of it): None where no shard
+    recorded the field (an executor policy when no shard ran a program)."""
+
+    plan_sha256: str
+    dataset_sha256: str
+    prompt_hashes: dict[str, str]
+    arm_config_hashes: dict[str, str]
+    executor_policy_hash: str | None
+    launch: LaunchSettings
+    order: Literal[ARM_MAJOR, CASE_MAJOR]
+    seeds: tuple[int, ...]
+    kit_commit: str | None
+    server: dict[str, ServerSettings]   # per model key, over the shards that served it
+    synthetic: bool
+
+
+@dataclass(frozen=True)
 class MergeManifest:
     """One `harness merge` (module docstring)."""
 
@@ -332,14 +398,13 @@ class MergeManifest:
     records: int
     results_files: int
     duplicates_dropped: int
-    agreed: dict[str, Any]              # the fields every shard agreed on, by the label merge compares them under
+    agreed: ShardsAgreed
     synthetic: bool
     shards: tuple[MergedShard, ...]
     run_manifests: tuple[str, ...]      # the shards' run manifests, copied here (the ledger tables read them)
-    outputs: dict[str, Any] | None = None
-    checksums: dict[str, Any] | None = None
+    outputs: Outputs | None = None
     kind: Literal["merge"] = "merge"
-    manifest_schema: int = MANIFEST_SCHEMA
+    manifest_schema: int = MANIFEST_SCHEMAS["merge"]
 
     @property
     def id(self) -> None:
@@ -348,13 +413,15 @@ class MergeManifest:
 
 @dataclass(frozen=True)
 class SliceSummary:
-    """One slice of a shard as its manifest lists it: (model, arm, seed), its cases counted, its weight."""
+    """One slice of a shard as its manifest lists it: the model, arms and seeds it runs over how many cases, its
+    (arm, seed, case) units and their weight (estimated requests)."""
 
     model_key: str | None
-    arm: str
-    seed: int
-    weight: int
+    arms: tuple[str, ...]
+    seeds: tuple[int, ...]
     n_cases: int
+    units: int
+    weight: int
 
 
 @dataclass(frozen=True)
@@ -371,6 +438,8 @@ class ShardManifest:
     prompt_hashes: dict[str, str]
     arm_config_hashes: dict[str, str]
     launch: LaunchSettings
+    order: Literal[ARM_MAJOR, CASE_MAJOR]   # the request order its slices ran in (each slice's run manifest says it)
+    seeds: tuple[int, ...]              # the run's seeds in order: the first orders a case-major run's cases
     units: int
     slices: tuple[SliceSummary, ...]
     executor_policy_hash: str | None = None
@@ -383,7 +452,7 @@ class ShardManifest:
     error: str | None = None
     failed_on_purpose: str | None = None
     kind: Literal["shard"] = "shard"
-    manifest_schema: int = MANIFEST_SCHEMA
+    manifest_schema: int = MANIFEST_SCHEMAS["shard"]
 
     @property
     def id(self) -> None:
@@ -426,17 +495,17 @@ def _parse(path: Path) -> Manifest:
         raise ManifestError(f"{path}: unreadable manifest ({exc})") from None
     if not isinstance(data, dict):
         raise ManifestError(f"{path}: unreadable manifest (not a JSON object)")
-    schema = data.get("manifest_schema")
-    if schema != MANIFEST_SCHEMA:
-        raise ManifestError(f"{path}: manifest schema {schema!r}, this kit reads schema {MANIFEST_SCHEMA}; "
-                            "regenerate the result set with this kit")
     cls = KINDS.get(data.get("kind"))
     if cls is None:
         raise ManifestError(f"{path}: manifest kind {data.get('kind')!r}, not one of {', '.join(KINDS)}")
+    schema, wanted = data.get("manifest_schema"), MANIFEST_SCHEMAS[data["kind"]]
+    if schema != wanted:
+        raise ManifestError(f"{path}: manifest schema {schema!r}, this kit reads schema {wanted} for a "
+                            f"{data['kind']} manifest; regenerate the result set with this kit")
     try:
         return from_json(cls, data)
     except TypedJsonError as exc:
-        raise ManifestError(f"{path}: not a {data['kind']} manifest of schema {MANIFEST_SCHEMA} ({exc})") from None
+        raise ManifestError(f"{path}: not a {data['kind']} manifest of schema {wanted} ({exc})") from None
 
 
 def read_manifest(path: str | os.PathLike) -> Manifest:
@@ -473,6 +542,21 @@ def write_manifest(root: str | os.PathLike, manifest: Manifest, *, id: str | Non
     tmp.write_text(json_file_text(to_json(manifest)), encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+class LiveManifest:
+    """A manifest rewritten as its run goes (a reproduction, a shard): each change a new frozen value, written at
+    once through `write_manifest`."""
+
+    def __init__(self, root: str | os.PathLike, manifest: Manifest):
+        self.root = Path(root)
+        self.manifest = manifest
+        self.path = write_manifest(self.root, manifest)
+
+    def update(self, **changes: Any) -> Path:
+        self.manifest = updated(self.manifest, **changes)
+        self.path = write_manifest(self.root, self.manifest)
+        return self.path
 
 
 # ---- what every manifest records ---------------------------------------------------------------------------------

@@ -82,10 +82,9 @@ def planned_keys(request: RunRequest, *, model: str, server_profile: str | None,
     """Every record key the request writes against `model` (the runner's own plan: harness.run.runner.planned_units;
     model-free arms under the `library` model)."""
     spec = request.spec(model, server_profile=server_profile, revision=revision)
-    return {key for _arm, _seed, _spec, todo in planned_units(list(request.arms), request.dataset,
-                                                               list(request.seeds), spec, list(request.cases),
-                                                               request.all_cases)
-            for _case, key in todo}
+    return {key for unit in planned_units(list(request.arms), request.dataset, list(request.seeds), spec,
+                                          list(request.cases), request.all_cases)
+            for _case, key in unit.todo}
 
 
 __all__ = ["apply_convention", "ModelTarget", "RunRequest", "planned_keys"]

@@ -204,16 +204,28 @@ def unit_todo(arm: Arm, seed: int, cases: Iterable[Case], dataset: Dataset, spec
     return [(c, make_key(arm, seed, c, dataset, spec)) for c in case_order(cases, seed)]
 
 
+@dataclass(frozen=True)
+class Unit:
+    """One (arm, seed) unit of a run: the arm, the seed, the settings its records are made under (model-free arms:
+    the `library` model), and its items, (case, record key) in the seed's case order. Each unit writes one results
+    file."""
+
+    arm: Arm
+    seed: int
+    spec: RunSpec
+    todo: tuple[tuple[Case, str], ...]
+
+
 def planned_units(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: RunSpec, cases: list[Case] | None = None,
-                  all_cases: bool = False) -> list[tuple[Arm, int, RunSpec, list[tuple[Case, str]]]]:
-    """Every (arm, seed) unit a run makes: (arm, seed, the unit's settings, its (case, key) list). run_arms runs
-    these units; harness.run.request.planned_keys counts them."""
+                  all_cases: bool = False) -> list[Unit]:
+    """Every (arm, seed) unit a run makes, arm by arm, seed by seed. run_arms runs these units;
+    harness.run.request.planned_keys counts them."""
     base = list(cases if cases is not None else dataset.cases)
     out = []
     for arm in arms:
         unit_spec = model_spec(arm, spec)
         selected = arm_cases(arm, base, all_cases)
-        out += [(arm, seed, unit_spec, unit_todo(arm, seed, selected, dataset, unit_spec)) for seed in seeds]
+        out += [Unit(arm, seed, unit_spec, tuple(unit_todo(arm, seed, selected, dataset, unit_spec))) for seed in seeds]
     return out
 
 
@@ -342,9 +354,9 @@ def announce(progress, text: str) -> None:
         progress.console.print(text)
 
 
-def arm_start_line(arm: Arm, units: list, case_major: bool = False) -> str:
-    cases = {k for *_, todo in units for _, k in todo}
-    seeds = [seed for _, seed, _, _ in units]
+def arm_start_line(arm: Arm, units: list[Unit], case_major: bool = False) -> str:
+    cases = {k for unit in units for _, k in unit.todo}
+    seeds = [unit.seed for unit in units]
     return (f"arm {arm.name}: starting, {len(cases):,} case run(s) over seed(s) {', '.join(map(str, seeds))}"
             f"{' (asks the model)' if arm.needs_model else ' (no model)'}"
             f"{', case by case with the other arms' if case_major else ''}")
@@ -378,24 +390,24 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
     summaries: dict[int, ArmSeedSummary] = {}
     progress = make_progress(spec.progress, spec.progress_interval_s, getattr(client, "activity", None))
     if isinstance(progress, LineProgress):
-        progress.plan(sum(len(todo) for *_, todo in plan))
+        progress.plan(sum(len(unit.todo) for unit in plan))
     if progress is not None:
         progress.start()
     try:
         for phase in phases(plan, spec.order):
             by_arm: dict[str, list[int]] = {}
             for i in phase.units:
-                by_arm.setdefault(plan[i][0].name, []).append(i)
+                by_arm.setdefault(plan[i].arm.name, []).append(i)
             started = time.perf_counter()
             runs: dict[int, _UnitRun] = {}
             try:
                 for indices in by_arm.values():
-                    arm = plan[indices[0]][0]
+                    arm = plan[indices[0]].arm
                     announce(progress, arm_start_line(arm, [plan[i] for i in indices],
                                                       case_major=spec.order == CASE_MAJOR))
                     for i in indices:
-                        _arm, seed, unit_spec, todo = plan[i]
-                        runs[i] = _UnitRun(arm, seed, todo, dataset, unit_spec, progress)
+                        unit = plan[i]
+                        runs[i] = _UnitRun(arm, unit.seed, list(unit.todo), dataset, unit.spec, progress)
             except BaseException:
                 for run in runs.values():
                     run.close()
@@ -403,9 +415,9 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
 
             def unit_done(i: int, runs=runs, by_arm=by_arm, started=started) -> None:
                 summaries[i] = runs[i].summary
-                indices = by_arm[plan[i][0].name]
+                indices = by_arm[plan[i].arm.name]
                 if all(runs[j].closed for j in indices):
-                    announce(progress, arm_end_line(plan[i][0], [runs[j].summary for j in indices],
+                    announce(progress, arm_end_line(plan[i].arm, [runs[j].summary for j in indices],
                                                     time.perf_counter() - started))
 
             await _drain(list(phase.items), runs, spec.concurrency, client=client, executor=executor,

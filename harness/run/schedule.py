@@ -22,16 +22,33 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Protocol, Sequence
 
 ARM_MAJOR, CASE_MAJOR = "arm-major", "case-major"
 ORDERS = (ARM_MAJOR, CASE_MAJOR)
 DEFAULT_ORDER = CASE_MAJOR   # docs/bench-gpu-hours.json: fewer prompt tokens computed on the real engine
 
 
+def case_rank(seed: int, case_id: str) -> str:
+    """A case's place in a seed's case order (ascending)."""
+    return hashlib.sha256(f"{seed}:{case_id}".encode()).hexdigest()
+
+
 def case_order(cases: Iterable, seed: int) -> list:
     """The seed's case order: ascending sha256("{seed}:{case_id}")."""
-    return sorted(cases, key=lambda c: hashlib.sha256(f"{seed}:{c.case_id}".encode()).hexdigest())
+    return sorted(cases, key=lambda c: case_rank(seed, c.case_id))
+
+
+def file_order(order: str, seeds: Sequence[int]) -> Callable[[int, str], str]:
+    """The order a run sends the cases of one results file (one arm at one seed) in, as a key of (seed, case id):
+    arm-major, the file's own seed's case order; case-major, the run's first seed's (every arm and seed of a case
+    go out together). With one case in flight the file holds its records in this order; `harness merge` writes a
+    merged file in it, so a sharded run's files equal the one-box run's."""
+    check_order(order)
+    if order == CASE_MAJOR:
+        first = int(seeds[0])
+        return lambda seed, case_id: case_rank(first, case_id)
+    return case_rank
 
 
 @dataclass(frozen=True)
@@ -57,22 +74,30 @@ def check_order(order: str) -> str:
     return order
 
 
-def phases(units: Sequence[tuple], order: str) -> list[Phase]:
-    """`units` ((arm, seed, spec, [(case, key), ...]) as planned_units gives them: arm by arm, seed by seed, each
-    unit's list in its seed's case order) as phases run one after another (module docstring)."""
+class ScheduledUnit(Protocol):
+    """What the schedule reads of a run's unit (harness.run.runner.Unit): its arm, seed and (case, key) items."""
+
+    arm: object
+    seed: int
+    todo: Sequence[tuple[object, str]]
+
+
+def phases(units: Sequence[ScheduledUnit], order: str) -> list[Phase]:
+    """`units` (as harness.run.runner.planned_units gives them: arm by arm, seed by seed, each unit's items in its
+    seed's case order) as phases run one after another (module docstring)."""
     check_order(order)
-    items = [[Item(i, case, key) for case, key in todo] for i, (*_, todo) in enumerate(units)]
+    items = [[Item(i, case, key) for case, key in unit.todo] for i, unit in enumerate(units)]
     if order == ARM_MAJOR:          # one phase per arm, its seeds' items seed after seed
         groups: list[list[int]] = []
         for i, unit in enumerate(units):
-            if i == 0 or unit[0] is not units[i - 1][0]:
+            if i == 0 or unit.arm is not units[i - 1].arm:
                 groups.append([])
             groups[-1].append(i)
         return [Phase(tuple(g), tuple(it for i in g for it in items[i])) for g in groups]
     if not units:
         return []
     every_case = {it.case.case_id: it.case for unit_items in items for it in unit_items}
-    rank = {c.case_id: n for n, c in enumerate(case_order(every_case.values(), units[0][1]))}
+    rank = {c.case_id: n for n, c in enumerate(case_order(every_case.values(), units[0].seed))}
     # a stable sort by case keeps the units' own order (arm, then seed) inside each case
     ordered = sorted((it for unit_items in items for it in unit_items), key=lambda it: rank[it.case.case_id])
     return [Phase(tuple(range(len(units))), tuple(ordered))]

@@ -1,1 +1,2 @@
-"""Stage: verification of committed results - rescoring stored replies and sha256 checksum manifests."""
+"""Stage: verification of results - rescoring stored replies (the one rescoring, also `harness score`s) and checking
+result files against their sha256 sums."""

@@ -5,9 +5,9 @@ What a root is checked against:
 - checksums, per result set (a directory holding <model>/<arm>/seed<N>.jsonl): the nearest SHA256SUMS
   at or above the set inside the root (a user's own root: `make reproduce` writes one, `harness checksums
   update --results ROOT` writes one for any root); else, for a set named like a committed one
-  (`results/cpu-demo`, `results/gold-solve`), the committed manifest's entries for it; else none, which
+  (`results/cpu-demo`, `results/gold-solve`), the committed sums list's entries for it; else none, which
   is said, not failed. Verifying the repository's `results/` also names a committed set that is gone.
-  With an explicit manifest, the whole root is checked against it (paths relative to the repository
+  With an explicit sums file (`--sums`), the whole root is checked against it (paths relative to the repository
   root, or to the root's parent outside it), as before;
 - records: real and synthetic records mixed, the unit convention of each convention-dependent arm, every
   stored reply or value rescored against its stored score;
@@ -46,7 +46,7 @@ class Report:
 
 
 def root_for(results_root: Path) -> Path:
-    """An explicit manifest's paths are relative to the repository root, or to the results root's parent
+    """An explicit sums file's paths are relative to the repository root, or to the results root's parent
     outside it."""
     results_root = results_root.resolve()
     return ROOT if results_root.is_relative_to(ROOT) else results_root.parent
@@ -61,17 +61,17 @@ def _lines(report: SumsReport, base: Path) -> list[str]:
     return [f"{line[:9]}{_shown(base / line[9:])}" for line in report.lines()]
 
 
-def check_checksums(results_root: Path, manifest: Path | None = None,
-                    committed_manifest: Path = COMMITTED_SUMS) -> tuple[list[str], list[str]]:
+def check_checksums(results_root: Path, sums: Path | None = None,
+                    committed_sums: Path = COMMITTED_SUMS) -> tuple[list[str], list[str]]:
     """(notes, problems) of the checksums of every result set under the root (see the module's docstring)."""
     root = results_root.resolve()
-    if manifest is not None:
+    if sums is not None:
         try:
-            report = check_sums(read_sums(manifest), [root], root=root_for(root))
+            report = check_sums(read_sums(sums), [root], root=root_for(root))
         except SumsError as exc:
             return [], [str(exc)]
-        return [f"checksums: {len(report.ok)} files match {manifest}"], report.lines()
-    committed: dict[str, str] = read_sums(committed_manifest) if committed_manifest.is_file() else {}
+        return [f"checksums: {len(report.ok)} files match {sums}"], report.lines()
+    committed: dict[str, str] = read_sums(committed_sums) if committed_sums.is_file() else {}
     committed_sets = sorted({"/".join(rel.split("/")[:2]) for rel in committed if rel.count("/") >= 2})
     sets = result_sets(root)
     if root == REPO_RESULTS.resolve():            # a committed set that is gone is named, not skipped
@@ -81,22 +81,22 @@ def check_checksums(results_root: Path, manifest: Path | None = None,
     done: set[Path] = set()
     for result_set in sets:
         try:
-            sums = sums_for(result_set, within=root, committed=committed_manifest)
+            found = sums_for(result_set, within=root, committed=committed_sums)
         except SumsError as exc:
             problems.append(str(exc))
             continue
-        if sums is None:
+        if found is None:
             notes.append(f"checksums: none for {_shown(result_set)} (record them with `harness checksums update "
                          f"--results {_shown(result_set)}`; rescoring still checks every record)")
             continue
-        own = sums.source != committed_manifest
-        if own and sums.base in done:
+        own = found.source != committed_sums
+        if own and found.base in done:
             continue
-        done.add(sums.base)
-        report = check_sums(sums.entries, [sums.base], root=sums.base)
-        notes.append(f"checksums: {len(report.ok)} files match {_shown(sums.source)}" if own else
-                     f"checksums: {len(report.ok)} files of {_shown(result_set)} match {_shown(committed_manifest)}")
-        problems += _lines(report, sums.base)
+        done.add(found.base)
+        report = check_sums(found.entries, [found.base], root=found.base)
+        notes.append(f"checksums: {len(report.ok)} files match {_shown(found.source)}" if own else
+                     f"checksums: {len(report.ok)} files of {_shown(result_set)} match {_shown(committed_sums)}")
+        problems += _lines(report, found.base)
     return notes, problems
 
 
@@ -141,11 +141,11 @@ def check_tables(result_set: Path) -> tuple[list[str], list[str]]:
     return ([] if problems else [f"tables: {len(old)} files in {committed} re-derive byte for byte"]), problems
 
 
-def verify(results_root: Path, *, manifest: Path | None = None, convention: str | None = None,
-           tables: bool = True, committed_manifest: Path = COMMITTED_SUMS) -> Report:
+def verify(results_root: Path, *, sums: Path | None = None, convention: str | None = None,
+           tables: bool = True, committed_sums: Path = COMMITTED_SUMS) -> Report:
     """Every check of a results root: checksums, records (mixing, convention, rescoring), tables."""
     report = Report(Path(results_root))
-    report.add(*check_checksums(Path(results_root), manifest, committed_manifest))
+    report.add(*check_checksums(Path(results_root), sums, committed_sums))
     for result_set in result_sets(Path(results_root)):
         report.add(*check_records(result_set, convention))
         if tables:

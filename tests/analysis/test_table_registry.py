@@ -1,4 +1,4 @@
-"""The one table registry (harness.analysis.tables.TABLES, a Registry[TableSpec]): every table id with its family in
+"""The one table registry (harness.analysis.tables.TABLES, a Registry[TableSpec]): every table id with its group in
 the paper's order; a table defined outside the kit is built and indexed like the kit's own; and the note-budget
 ablation reads each arm's budget from its spec, so an arm capped at another budget is tabulated with that budget
 (SYNTHETIC records, never a model's)."""
@@ -11,7 +11,7 @@ from harness.analysis.stats import catalog
 from harness.analysis.stats.families import arm_label, budget_comparisons
 from harness.analysis.stats.synthetic_records import synthetic_records, write_records
 from harness.analysis.table_format import Omit, Table
-from harness.analysis.tables import FAMILIES, PAPER_TABLES, TABLES, TableSpec, build_tables, write_tables
+from harness.analysis.tables import GROUPS, PAPER_TABLES, TABLES, TableSpec, build_tables, write_tables
 from harness.analysis.tables.gaps import table_s4
 from harness.arms.registry import ARMS, budget_variants, registered
 from harness.arms.spec import Display
@@ -30,15 +30,15 @@ def _analysis(tmp_path, arms):
     return analyse(write_records(tmp_path / "results", recs), draws=200)
 
 
-def test_every_table_is_one_spec_of_one_family_in_the_papers_order():
+def test_every_table_is_one_spec_of_one_group_in_the_papers_order():
     assert isinstance(TABLES, Registry) and all(isinstance(s, TableSpec) for s in TABLES.values())
     assert PAPER_TABLES == ("table1", "table1-other", "table2", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9",
                             "s10", "s11", "s12", "s13", "s14", "s14b", "s15", "s15b", "s16", "s17", "s17b", "s18",
                             "s19")
     assert list(TABLES)[len(PAPER_TABLES):] == ["s20", "s21", "s22"]     # beyond the paper, after it
-    assert {s.family for s in TABLES.values()} == set(FAMILIES)
-    assert {n for n, s in TABLES.items() if s.family == "ledger"} == {"s14", "s14b"}
-    with pytest.raises(ValueError, match="family 'inputs' is not one of ladder, gaps, ledger, audit, router"):
+    assert {s.group for s in TABLES.values()} == set(GROUPS)
+    assert {n for n, s in TABLES.items() if s.group == "ledger"} == {"s14", "s14b"}
+    with pytest.raises(ValueError, match="group 'inputs' is not one of ladder, gaps, ledger, audit, router"):
         TableSpec("s99", "inputs", lambda an: None)
 
 

@@ -130,7 +130,8 @@ def test_score_detects_tampered_record(tmp_path):
     lines[i] = json.dumps(rec)
     path.write_text("\n".join(lines) + "\n")
     res = runner.invoke(score_cmd, ["--results", str(tmp_path)])
-    assert res.exit_code == 1 and f"MISMATCH gold-lib seed 42 {rec['case_id']}" in res.output
+    # the verify stage's rescoring (harness.verify.rescore), naming file and line
+    assert res.exit_code == 1 and f"MISMATCH {path}:{i + 1}: gold-lib seed 42 case {rec['case_id']}: " in res.output
 
 
 def test_cli_bad_input_named(tmp_path):

@@ -133,14 +133,14 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     # the reproduce plan: request counts from the solver's bounds, tokens measured from the stored rows
     plan = build_plan(ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42, 43], models=["qwen2.5-7b"]),
                       results_root=out)
-    (planned,) = [a for a in plan["arms"] if a["arm"] == NAME]
+    (planned,) = [a for a in plan.arms if a.arm == NAME]
     n = len(load_dataset("bundled-test").cases)
-    assert planned["requests_per_case"] == {"min": 2, "max": 2}
-    assert planned["requests"] == {"min": 2 * n * 2, "max": 2 * n * 2} and plan["requests_per_model"]["max"] == 4 * n
-    assert planned["tokens_per_request"]["source"] == "measured"
+    assert (planned.requests_per_case.min, planned.requests_per_case.max) == (2, 2)
+    assert (planned.requests.min, planned.requests.max) == (2 * n * 2, 2 * n * 2)
+    assert plan.requests_per_model.max == 4 * n and planned.tokens_per_request.source == "measured"
     unmeasured = build_plan(ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"]),
                             results_root=tmp_path / "no-results")
-    assert unmeasured["arms"][0]["tokens_per_request"]["completion"] == 77    # the solver's stated assumption
+    assert unmeasured.arms[0].tokens_per_request.completion == 77    # the solver's stated assumption
 
     # the statistics arrays and the tables built from the records
     arrays = load_arrays(out)

@@ -18,7 +18,7 @@ from bench import gpu_hours as g
 from harness.arms.registry import ARMS
 from harness.calculators import LIBRARY
 from harness.data.dataset import load_dataset
-from harness.model.vllm_cpu import VENV_PYTHON, model_dir
+from harness.model.vllm.cpu import VENV_PYTHON, model_dir
 from harness.run.runner import RunSpec, planned_units
 from harness.run.schedule import ARM_MAJOR, CASE_MAJOR
 from tests.conftest import ROOT, require
@@ -77,8 +77,8 @@ def test_the_stream_is_the_runners_units_in_either_order():
     streams = {o: g.build_stream(arms, cases, o, max_tokens=lambda a: caps[a.name], dataset=ds, seeds=(42, 43))
                for o in (ARM_MAJOR, CASE_MAJOR)}
     units = planned_units(arms, ds, [42, 43], RunSpec(model="m"), cases)
-    expected = Counter((u[0].name, u[1], c.case_id) for u in units for c, _ in u[3]
-                       if u[0].solver.request_bounds(u[0], c)[0])
+    expected = Counter((u.arm.name, u.seed, c.case_id) for u in units for c, _ in u.todo
+                       if u.arm.solver.request_bounds(u.arm, c)[0])
     for order, s in streams.items():
         assert Counter(s.items) == expected, order
         flat = [it for ph in s.phases for it in ph]

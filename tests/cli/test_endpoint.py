@@ -64,17 +64,17 @@ def test_readme_shows_the_profile_the_key_and_how_to_build_dev():
 
 
 def test_external_launcher_preflight_sends_the_key_and_names_a_401_fake_server(monkeypatch):
-    from harness.reproduce.launchers import launcher_kind
+    from harness.model.launchers import launcher_kind
+    from harness.model.serving import LaunchOptions
 
     kind = launcher_kind("external")
     with ScriptedServer([], api_key="sk-ext") as srv:
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-        (server, _dataset) = kind.preflight(["scripted-model"], deterministic=False, dataset="bundled-test",
-                                            base_url=srv.url)
+        options = LaunchOptions(dataset="bundled-test", base_url=srv.url)
+        (server, _dataset) = kind.preflight(["scripted-model"], options)
         assert not server.ok and "401 Unauthorized: the server wants an API key" in server.detail
         monkeypatch.setenv("OPENAI_API_KEY", "sk-ext")
-        (server, _dataset) = kind.preflight(["scripted-model"], deterministic=False, dataset="bundled-test",
-                                            base_url=srv.url)
+        (server, _dataset) = kind.preflight(["scripted-model"], options)
         assert server.ok, server.detail
 
 

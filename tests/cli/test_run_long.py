@@ -50,6 +50,10 @@ def test_sigterm_says_what_was_kept_and_how_to_resume(tmp_path):
     assert " ".join(args) in last
     n = int(last.split(": ", 1)[1].split(" ", 1)[0].replace(",", ""))
     assert 0 < n == kept <= 11000
+    # the root's sums were written on the way out, over what was kept
+    from harness.verify.verification import check_checksums
+    notes, problems = check_checksums(out)
+    assert problems == [] and notes == [f"checksums: {len(list(out.rglob('*.json*')))} files match {out / 'SHA256SUMS'}"]
 
 
 def test_progress_lines_reach_a_log_file(tmp_path):

@@ -30,7 +30,7 @@ def test_full_set_from_dev_rows(shared_data_dir, tmp_path):
     for row, case in zip(m["rows"], ds.cases):
         src = dev_by_row[row["source_row_number"]]
         assert (case.note, case.question, case.gold_answer) == (src.note, src.question, src.gold_answer)
-    on_disk = json.loads((tmp_path / "rehearsal-cases.csv.manifest.json").read_text())
+    on_disk = json.loads((tmp_path / "rehearsal-cases.csv.provenance.json").read_text())
     assert on_disk["synthetic"] is True and "reuse" in on_disk["note"]
     # a new file, not a known one by its sha256, but its rows are known v1.0 rows (harness/data/row_fingerprints.py)
     assert default_convention(ds).name == "medcalc-v1.0" and m["convention"] == "medcalc-v1.0"

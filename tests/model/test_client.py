@@ -200,13 +200,13 @@ def test_preflight_reports_401_as_a_missing_key_scripted_fake_server_with_key(mo
 
 
 def _rehearsal_burst(url: str, n: int, concurrency: int) -> int:
-    from harness.model.client import family_headers
+    from harness.model.client import prompt_headers
 
     async def go():
         async with ModelClient(url, "rehearsal-alpha", profile="plain", concurrency=concurrency, max_retries=0) as c:
             msgs = [[{"role": "user", "content": f"case {i}: what is the answer?"}] for i in range(n)]
             results = await asyncio.gather(*(c.chat(m, temperature=0.0, max_tokens=64,
-                                                    headers=family_headers("t", "reply")) for m in msgs))
+                                                    headers=prompt_headers("t", "reply")) for m in msgs))
             return len(results)
     return run(go())
 

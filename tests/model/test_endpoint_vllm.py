@@ -7,9 +7,9 @@ import pytest
 
 from harness.model.endpoint import endpoint_info
 from harness.model.preflight import listed_models
-from harness.model.serving import ExternalLauncher
+from harness.model.endpoint import ExternalLauncher
 from harness.model.server_info import ServerInfo
-from harness.model.vllm_cpu import model_dir
+from harness.model.vllm.cpu import model_dir
 
 
 @pytest.mark.vllm

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.model.client import family_headers
+from harness.model.client import prompt_headers
 from harness.model.rehearsal.replies import AnswerKey, make_reply, program_reply, reply_reply
 from harness.model.rehearsal.server import Faults
 from harness.model.rehearsal.labels import SYNTHETIC_FINGERPRINT, mixing_problem
@@ -49,11 +49,11 @@ def test_models_routes_and_errors(rehearsal_server):
         ids = [m["id"] for m in http.get(f"{base}/models").json()["data"]]
         assert ids == ["rehearsal-alpha", "rehearsal-beta"]
         r = http.post(f"{base}/chat/completions", json=_body(model="Qwen/Qwen2.5-7B-Instruct"),
-                      headers=family_headers("program", "program"))
+                      headers=prompt_headers("program", "program"))
         assert r.status_code == 404 and "not served here" in r.text
         assert http.post(f"{base}/chat/completions", content=b"{not json",
-                         headers=family_headers("program", "program")).status_code == 400
-        form = family_headers("program", "program")
+                         headers=prompt_headers("program", "program")).status_code == 400
+        form = prompt_headers("program", "program")
         assert http.post(f"{base}/chat/completions", json={"model": "rehearsal-alpha"}, headers=form).status_code == 400
         no_form = http.post(f"{base}/chat/completions", json=_body())   # the form is never guessed from the text
         assert no_form.status_code == 400 and "X-Harness-Reply-Form" in no_form.text
@@ -83,7 +83,7 @@ def test_malformed_http_is_answered_400_and_the_server_keeps_serving(rehearsal_s
     with httpx.Client(timeout=10) as http:
         assert http.get(f"{rehearsal_server.base_url}/models").status_code == 200
         assert http.post(f"{rehearsal_server.base_url}/chat/completions", json=_body(),
-                         headers=family_headers("program", "program")).status_code == 200
+                         headers=prompt_headers("program", "program")).status_code == 200
 
 
 def test_non_rehearsal_model_ids_are_refused():
@@ -94,7 +94,7 @@ def test_non_rehearsal_model_ids_are_refused():
 
 def test_replies_are_deterministic_per_seed_and_request(rehearsal_server):
     bodies = [_body(content=f"Write a Python program number {i}.") for i in range(40)]
-    form = family_headers("program", "program")
+    form = prompt_headers("program", "program")
     with httpx.Client(timeout=10, headers=form) as http:
         url = f"{rehearsal_server.base_url}/chat/completions"
         first = [http.post(url, json=b).content for b in bodies]
@@ -114,7 +114,7 @@ def test_replies_are_deterministic_per_seed_and_request(rehearsal_server):
 
 def test_keep_alive_serves_many_requests_on_one_connection(rehearsal_server):
     with httpx.Client(timeout=10, limits=httpx.Limits(max_connections=1),
-                      headers=family_headers("note_only", "reply")) as http:
+                      headers=prompt_headers("note_only", "reply")) as http:
         for i in range(200):
             assert http.post(f"{rehearsal_server.base_url}/chat/completions",
                              json=_body(content=f"q{i}")).status_code == 200
@@ -258,7 +258,7 @@ def test_fault_injection_is_counted_and_retried(tmp_path):
                                    max_retries=8, backoff=0.01, backoff_cap=0.05) as client:
                 results = await asyncio.gather(*[
                     client.chat([{"role": "user", "content": f"Write a Python program {i}"}], temperature=0,
-                                max_tokens=64, headers=family_headers("program", "program")) for i in range(300)])
+                                max_tokens=64, headers=prompt_headers("program", "program")) for i in range(300)])
                 return client.sent, results
         sent, results = asyncio.run(go())
         injected = server.stats.faults
@@ -342,7 +342,7 @@ def test_launcher_serves_both_models_injects_faults_and_survives_a_crash(tmp_pat
             async with ModelClient(launcher.base_url, model, profile="vllm", concurrency=8, timeout=10.0,
                                    max_retries=20, backoff=0.01, backoff_cap=0.02) as client:
                 return await asyncio.gather(*[client.chat([{"role": "user", "content": f"q {i}"}], temperature=0,
-                                                          max_tokens=32, headers=family_headers("note_only", "reply"))
+                                                          max_tokens=32, headers=prompt_headers("note_only", "reply"))
                                               for i in range(40)])
         replies = asyncio.run(go("rehearsal-beta"))
         assert {r.server_model for r in replies} == {"rehearsal-beta"}

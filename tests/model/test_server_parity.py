@@ -16,13 +16,13 @@ import pytest
 import httpx
 
 from harness.core.ports import free_port
-from harness.model.client import family_headers
+from harness.model.client import prompt_headers
 from harness.model.rehearsal.launcher import RehearsalLauncher
 from harness.model.rehearsal.server import ScriptedServer
 
 pytestmark = pytest.mark.vllm
 
-HEADERS = family_headers("note-only", "reply")   # the kit sends them with every request; vLLM ignores them
+HEADERS = prompt_headers("note-only", "reply")   # the kit sends them with every request; vLLM ignores them
 MESSAGES = [{"role": "user", "content": "What is 2 + 2? End with: Final answer: <number>"}]
 
 

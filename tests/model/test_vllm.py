@@ -18,7 +18,8 @@ from click.testing import CliRunner
 
 from harness.model.vllm import locks as vllm
 from harness.model.vllm.logs import logged_sampling_defaults, logged_vllm_version
-from harness.reproduce.launchers import LAUNCHERS
+from harness.model.launchers import LAUNCHERS
+from harness.model.serving import LaunchOptions
 from harness.run.manifest import read_manifests
 from harness.cli.serve import serve
 from harness.model.vllm.launcher import VllmLauncher
@@ -220,7 +221,7 @@ def test_no_logged_defaults_means_vllms_neutral_defaults():
 
 def _preflight(models, deterministic=False):
     """The vllm launcher kind's preflight: the H100 prerequisites (harness.model.vllm.prerequisites) and the dataset."""
-    return LAUNCHERS["vllm"].preflight(models, deterministic=deterministic, dataset="bundled-test")
+    return LAUNCHERS["vllm"].preflight(models, LaunchOptions(deterministic=deterministic, dataset="bundled-test"))
 
 
 def test_preflight_names_every_missing_prerequisite_with_its_fix(monkeypatch, tmp_path, stand_in_image_pin):

@@ -12,11 +12,12 @@ from click.testing import CliRunner
 
 from harness.cli.serve import serve
 from harness.model.vllm import locks as vllm
-from harness.model.serving import CPU_MODEL_ID, LaunchError
+from harness.model.cpu_models import CPU_MODEL_ID
+from harness.model.serving import LaunchError
 from harness.model.vllm.launcher import VllmLauncher
 from harness.model.vllm.locks import DeterminismRefused
 from harness.model.vllm.contract import check_server_command
-from harness.model.vllm_cpu import ATTACH_ENV, VllmCpuLauncher
+from harness.model.vllm.cpu import ATTACH_ENV, VllmCpuLauncher
 
 
 def _flags(args: list[str]) -> dict:

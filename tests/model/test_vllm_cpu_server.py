@@ -22,8 +22,8 @@ from harness.arms.solvers import Context
 from harness.data.dataset import load_dataset
 from harness.model.vllm import locks as vllm
 from harness.model.client import ModelClient, derive_seed
-from harness.model.serving import CPU_MODEL
-from harness.model.vllm_cpu import ATTACH_ENV
+from harness.model.cpu_models import CPU_MODEL
+from harness.model.vllm.cpu import ATTACH_ENV
 from harness.run.runner import RunSpec, run_arms
 from harness.run.manifest import read_manifests
 from tests.conftest import ROOT
@@ -174,10 +174,10 @@ def test_smoke_through_the_vllm_cpu_launcher(vllm_cpu_server, tmp_path, monkeypa
     r = CliRunner().invoke(serve, ["smoke", "--launcher", "vllm-cpu", "--dataset", "bundled-test",
                                    "--out", str(tmp_path)])
     assert r.exit_code in (0, 1), r.output
-    for family, arm in (("program", "program-solve"), ("reply", "note-only"), ("extraction", "extract-lib")):
-        assert f"[smoke qwen2.5-coder-0.5b-instruct] {family} ({arm}):" in r.output
+    for form, arm in (("program", "program-solve"), ("reply", "note-only"), ("extract", "extract-lib")):
+        assert f"[smoke qwen2.5-coder-0.5b-instruct] {form} ({arm}):" in r.output
     assert "server version 0.32.0, sampling defaults logged:" in r.output and "'top_k': 20" in r.output
-    if r.exit_code == 1:                   # a 0.5B model may miss a parseable reply: the failure names the family
+    if r.exit_code == 1:                   # a 0.5B model may miss a parseable reply: the failure names the reply form
         assert "reply:" in r.output
     # the attached run left the session's server running
     assert httpx.get(f"{vllm_cpu_server.base_url}/models", timeout=10).status_code == 200
@@ -193,7 +193,7 @@ def test_reproduce_two_cases_through_the_vllm_cpu_launcher(vllm_cpu_server, tmp_
                         "--draws", "200", "--no-progress"], capture_output=True, text=True, cwd=ROOT, env=env,
                        timeout=1800)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    from harness.model.serving import CPU_MODEL_ID
+    from harness.model.cpu_models import CPU_MODEL_ID
     recs = [json.loads(ln) for ln in (out / CPU_MODEL_ID / "open-book" / "seed42.jsonl").read_text().splitlines()]
     assert len(recs) == 2 and all(x["replies"] and x["server_profile"] == "vllm" for x in recs)
     assert all(x["model_revision"] == f"gguf-sha256:{CPU_MODEL['gguf_sha256']}" for x in recs)

@@ -18,7 +18,7 @@ from harness.model.vllm import locks as vllm
 from harness.model.serving import LaunchError
 from harness.model.vllm.launcher import VllmLauncher
 from harness.reproduce.config import ReproduceConfig
-from harness.reproduce.launchers import free_port
+from harness.core.ports import free_port
 from harness.reproduce.smoke import smoke
 from tests.fixtures_vllm import STAND_IN_DIGEST
 
@@ -134,8 +134,8 @@ def test_smoke_through_the_vllm_launcher_sends_the_papers_requests(fake_docker, 
                           ready_timeout=30)
     lines: list[str] = []
     found = smoke(cfg, "qwen2.5-7b", echo=lines.append)
-    assert [f["family"] for f in found["families"]] == ["program", "reply", "extraction"]
-    assert all(f["parsed"] for f in found["families"]) and found["vllm_version"] == "0.32.0"
+    assert [f["reply_form"] for f in found["reply_forms"]] == ["program", "reply", "extract"]
+    assert all(f["parsed"] for f in found["reply_forms"]) and found["vllm_version"] == "0.32.0"
     sent = [json.loads(x) for x in (tmp_path / "state" / "requests.jsonl").read_text().splitlines()]
     assert sent == [["max_tokens", "messages", "model", "temperature"]] * 3   # no seed, nothing else
     assert any("sampling defaults logged" in ln for ln in lines)

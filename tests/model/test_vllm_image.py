@@ -20,7 +20,7 @@ from harness.model.vllm import image as own
 from harness.model.vllm import locks as vllm
 from harness.model.vllm.contract import check_server_command
 from harness.model.vllm.launcher import planned_commands
-from harness.model.vllm_cpu import VENV_PYTHON
+from harness.model.vllm.cpu import VENV_PYTHON
 from harness.core.paths import REPO_ROOT
 from tests.conftest import require
 

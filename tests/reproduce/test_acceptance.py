@@ -10,10 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.serve import serve
-from harness.model.vllm_cpu import ATTACH_ENV
+from harness.model.vllm.cpu import ATTACH_ENV
 from harness.reproduce import acceptance
 from harness.reproduce.config import ReproduceConfig
-from harness.reproduce.launchers import make_launcher
+from harness.model.launchers import LAUNCHERS
+from harness.model.serving import LaunchOptions
 from harness.reproduce.plan import build_plan, format_plan
 
 
@@ -36,7 +37,8 @@ def test_gpu_acceptance_runs_end_to_end_against_the_cpu_twin(vllm_cpu_server, tm
     assert all(p["tokens"] == acceptance.CPU_SIZES.greedy_tokens for p in det["prompts"])
     assert all(isinstance(p["identical_tokens"], bool) for p in det["prompts"])
     t = default["throughput"]
-    plan_concurrency = make_launcher("vllm-cpu", "qwen2.5-coder-0.5b-instruct", log_dir=tmp_path).concurrency
+    plan_concurrency = LAUNCHERS["vllm-cpu"].for_model("qwen2.5-coder-0.5b-instruct",
+                                                       LaunchOptions(log_dir=tmp_path)).concurrency
     assert t["concurrency"] == plan_concurrency                               # what a run sends at once
     assert t["prefill"]["tokens_per_s"] > 0 and t["decode"]["tokens_per_s"] > 0
     assert t["decode"]["completion_tokens"] == plan_concurrency * acceptance.CPU_SIZES.decode_tokens  # ignore_eos
@@ -67,19 +69,19 @@ def test_the_plan_takes_the_measured_rates_of_a_gpu_run_and_ignores_the_twins(tm
     cfg = ReproduceConfig(launcher="vllm", models=["qwen2.5-7b", "qwen2.5-32b-awq"], arms=["open-book"], seeds=[42],
                           dataset="bundled-test", out=tmp_path / "out")
     plan = build_plan(cfg)
-    by = {m["key"]: m for m in plan["models"]}
-    tp7 = by["qwen2.5-7b"]["throughput_assumption"]
-    assert tp7["measured"] and tp7["prefill_tokens_per_s"] == 31000.0 and tp7["decode_tokens_per_s"] == 3100.0
-    assert "H100" in tp7["source"] and "concurrency 64" in tp7["source"]
-    assert "measured" not in by["qwen2.5-32b-awq"]["throughput_assumption"]     # not measured: still assumed
+    by = {m.key: m for m in plan.models}
+    tp7 = by["qwen2.5-7b"].throughput
+    assert tp7.measured and tp7.prefill_tokens_per_s == 31000.0 and tp7.decode_tokens_per_s == 3100.0
+    assert "H100" in tp7.source and "concurrency 64" in tp7.source
+    assert not by["qwen2.5-32b-awq"].throughput.measured                         # not measured: still assumed
     text = format_plan(plan)
     assert "(measured 31000.0 prompt tok/s, 3100.0 completion tok/s" in text
     det = build_plan(ReproduceConfig(launcher="vllm", models=["qwen2.5-7b"], arms=["open-book"], seeds=[42],
                                      dataset="bundled-test", out=tmp_path / "o2", deterministic=True))
-    assert det["models"][0]["throughput_assumption"]["deterministic_slowdown"] == 1.6   # measured, not the 2.0 assumed
+    assert det.models[0].throughput.deterministic_slowdown == 1.6   # measured, not the 2.0 assumed
     report.write_text(json.dumps({**json.loads(report.read_text()), "launcher": "vllm-cpu", "gpu": False}))
     assert acceptance.measured_rates(report) == {}
-    assert "measured" not in build_plan(cfg)["models"][0]["throughput_assumption"]
+    assert not build_plan(cfg).models[0].throughput.measured
 
 
 def test_the_box_facts_read_the_driver_and_its_cuda_against_the_image(tmp_path, monkeypatch):
@@ -112,5 +114,5 @@ def test_the_acceptance_refuses_other_launchers_and_unknown_phases(tmp_path):
     r = CliRunner().invoke(serve, ["acceptance", "--launcher", "vllm-cpu", "--phases", "box,warp", "--out",
                                    str(tmp_path)])
     assert r.exit_code == 2 and "unknown phase(s) warp" in r.output
-    with pytest.raises(acceptance.ReproduceError, match="runs the vllm launcher"):
+    with pytest.raises(acceptance.ReproduceError, match="runs the vllm or vllm-cpu launcher, not llama-cpp"):
         acceptance.run_acceptance("llama-cpp", out=tmp_path)

@@ -1,4 +1,4 @@
-"""The launcher kinds of `make reproduce` (harness.reproduce.launchers): the rehearsal server (a scripted FAKE)
+"""The launcher kinds of `make reproduce` (harness.model.launchers): the rehearsal server (a scripted FAKE)
 started and stopped by the pipeline like a model server, and an external server the kit only adopts. Real
 components otherwise: the bundled rows, the process executor, the store, the analysis and the checksums."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from harness.reproduce.config import ReproduceConfig, ReproduceError, preflight
-from harness.reproduce.launchers import LAUNCHERS, launcher_kind
+from harness.model.launchers import LAUNCHERS, launcher_kind
 from harness.reproduce.merge import merge_shards
 from harness.reproduce.reproduction import run_pipeline, verify_run
 from harness.reproduce.plan import build_plan, format_plan
@@ -27,18 +27,18 @@ def _cfg(tmp_path, **kw) -> ReproduceConfig:
 
 def test_every_launcher_kind_is_registered_by_name():
     assert list(LAUNCHERS) == ["vllm", "vllm-cpu", "llama-cpp", "rehearsal", "external"]
-    with pytest.raises(ReproduceError, match="unknown launcher 'tgi'; choose one of vllm, vllm-cpu, llama-cpp"):
+    with pytest.raises(ReproduceError, match="unknown launcher 'tgi'; known launchers: vllm, vllm-cpu, llama-cpp"):
         ReproduceConfig(launcher="tgi")
 
 
 def test_rehearsal_launcher_plan_names_the_fake_and_its_synthetic_models(tmp_path):
     cfg = _cfg(tmp_path, launcher="rehearsal")
-    assert cfg.models == ["rehearsal-alpha", "rehearsal-beta"]
+    assert cfg.models == ("rehearsal-alpha", "rehearsal-beta")
     plan = build_plan(cfg, results_root=tmp_path / "none")
-    assert plan["problems"] == []
+    assert plan.problems == ()
     text = format_plan(plan)
     assert "launcher:   rehearsal" in text and "-m harness.cli serve rehearsal" in text
-    assert [m["model_id"] for m in plan["models"]] == ["rehearsal-alpha", "rehearsal-beta"]
+    assert [m.server.model_id for m in plan.models] == ["rehearsal-alpha", "rehearsal-beta"]
     with pytest.raises(ReproduceError, match="--base-url is for the external launcher"):
         _cfg(tmp_path, launcher="rehearsal", base_url="http://127.0.0.1:1/v1")
     with pytest.raises(ReproduceError, match="unknown model"):
@@ -74,7 +74,7 @@ def test_external_launcher_adopts_a_running_server_and_never_stops_it(rehearsal_
     assert not missing[0].ok and "missing ['not-served']" in missing[0].line()
     cfg = _cfg(tmp_path, launcher="external", base_url=url, models=["rehearsal-alpha"], arms=["note-only"])
     assert all(c.ok for c in preflight(cfg))
-    assert build_plan(cfg, results_root=tmp_path / "none")["estimate_s"] is None    # unknown, not "0 min"
+    assert build_plan(cfg, results_root=tmp_path / "none").estimate_s is None    # unknown, not "0 min"
     manifest = run_pipeline(cfg, echo=lambda _line: None)
     assert manifest.status == "complete" and manifest.servers[0].info.launcher == "external"
     rows = load_records(cfg.out)
@@ -86,9 +86,9 @@ def test_launcher_kinds_answer_what_the_pipeline_used_to_branch_on():
     vllm, cpu, fake = launcher_kind("vllm"), launcher_kind("llama-cpp"), launcher_kind("rehearsal")
     assert (vllm.ready_timeout, cpu.ready_timeout, fake.ready_timeout) == (1800.0, 300.0, 300.0)
     assert vllm.logs_sampling_defaults and not cpu.logs_sampling_defaults
-    assert cpu.describe(["qwen2.5-coder-0.5b-instruct"]).gpus_per_task == 0
-    assert vllm.describe(["qwen2.5-7b"]).gpus_per_task >= 1
-    assert launcher_kind("external").describe(["anything"]).models["anything"].throughput is None
+    assert cpu.describe_plan(["qwen2.5-coder-0.5b-instruct"]).gpus_per_task == 0
+    assert vllm.describe_plan(["qwen2.5-7b"]).gpus_per_task >= 1
+    assert launcher_kind("external").describe_plan(["anything"]).models["anything"].throughput is None
 
 
 def test_slurm_shards_start_their_own_rehearsal_servers_and_merge_to_the_single_box_records(tmp_path):

@@ -31,7 +31,7 @@ def test_all_means_the_paper_arms_of_each_model():
         resolve_arms(["no-such-arm"])
 
 
-def _plan(**kw) -> dict:
+def _plan(**kw):
     cfg = ReproduceConfig(**{"launcher": "vllm", "models": ["all"], "seeds": [42, 43, 44, 45, 46],
                              "dataset": "verified", "out": Path("/nonexistent"), **kw})
     return build_plan(cfg)
@@ -39,22 +39,22 @@ def _plan(**kw) -> dict:
 
 def test_plan_counts_each_model_over_its_own_arms():
     plan = _plan()
-    by_key = {m["key"]: m for m in plan["models"]}
-    rows = {a["arm"]: a for a in plan["arms"]}
+    by_key = {m.key: m for m in plan.models}
+    rows = {a.arm: a for a in plan.arms}
     for key in ("mistral-7b", "phi-3.5-mini"):
-        assert set(by_key[key]["arms"]) == set(OTHER_CHECKPOINT_ARMS)
-        assert by_key[key]["requests"]["max"] == sum(rows[a]["requests"]["max"] for a in OTHER_CHECKPOINT_ARMS)
+        assert set(by_key[key].arms) == set(OTHER_CHECKPOINT_ARMS)
+        assert by_key[key].requests.max == sum(rows[a].requests.max for a in OTHER_CHECKPOINT_ARMS)
     for key in ("qwen2.5-7b", "qwen2.5-32b-awq"):
-        assert by_key[key]["requests"] == plan["requests_per_model"]
-    assert plan["requests_all_models"]["max"] == sum(m["requests"]["max"] for m in plan["models"])
-    assert plan["requests_all_models"]["max"] < 4 * plan["requests_per_model"]["max"]
+        assert by_key[key].requests == plan.requests_per_model
+    assert plan.requests_all_models.max == sum(m.requests.max for m in plan.models)
+    assert plan.requests_all_models.max < 4 * plan.requests_per_model.max
     # the time of a three-arm model is well below a every-arm model's on the same throughput assumption
-    every = {m["key"]: m for m in _plan(arms=["every"])["models"]}
-    assert by_key["phi-3.5-mini"]["estimate_s"]["max"] < every["phi-3.5-mini"]["estimate_s"]["max"]
-    assert by_key["qwen2.5-7b"]["estimate_s"] == every["qwen2.5-7b"]["estimate_s"]
+    every = {m.key: m for m in _plan(arms=["every"]).models}
+    assert by_key["phi-3.5-mini"].estimate_s.max < every["phi-3.5-mini"].estimate_s.max
+    assert by_key["qwen2.5-7b"].estimate_s == every["qwen2.5-7b"].estimate_s
     text = format_plan(plan)
     assert "mistral-7b" in text and "ARMS=every" in text
-    assert "all 4 model(s)" in text and f"{plan['requests_all_models']['max']:,}" in text
+    assert "all 4 model(s)" in text and f"{plan.requests_all_models.max:,}" in text
 
 
 def test_shard_plan_gives_each_model_its_own_arms():
@@ -62,8 +62,8 @@ def test_shard_plan_gives_each_model_its_own_arms():
                           out=Path("/nonexistent"))
     plan = build_shard_plan(cfg, 4, stand_in=True)
     arms = Counter()
-    for sh in plan["shards"]:
-        for sl in sh["slices"]:
-            arms[(sl["model_key"], sl["arm"])] += len(sl["case_ids"])
+    for sh in plan.shards:
+        for sl in sh.slices:
+            arms.update((sl.model_key, a) for a in sl.arms)
     assert {a for k, a in arms if k == "mistral-7b"} == set(OTHER_CHECKPOINT_ARMS)
     assert {a for k, a in arms if k == "qwen2.5-7b"} == PAPER_MODEL_ARMS

@@ -105,6 +105,6 @@ def test_rehearsal_output_is_labelled_and_never_mixes_with_real_results(small_re
     target = mixed / real[0].parts[-3] / real[0].parts[-2] / real[0].name
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(real[0], target)
-    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "harness"), "verify", "--results", str(mixed), "--manifest",
+    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "harness"), "verify", "--results", str(mixed), "--sums",
                            str(out.parent / "none.txt"), "--skip-tables"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 1 and "SYNTHETIC" in proc.stderr and "real and synthetic" in proc.stderr

@@ -27,7 +27,7 @@ from harness.data.dataset import load_dataset
 from harness.calculators import LIBRARY
 from harness.reproduce.config import ReproduceConfig, ReproduceError
 from harness.reproduce.reproduction import run_pipeline, verify_run
-from harness.reproduce.plan import build_plan
+from harness.reproduce.plan import build_plan, read_plan
 from harness.run.manifest import read_manifest, read_manifests
 from tests.conftest import ROOT, require
 from tests.records import record
@@ -149,13 +149,15 @@ def test_plan_on_the_bundled_slice_counts_every_case(tmp_path):
     want = {"note-only": (len(cases), len(cases)), "extract-lib": (lib, lib),
             "extract-lib-recalled": (rec * len(cases), rec * len(cases) + lib),
             "formulate-tree": (nondate, nondate), "blind-repair": (lib, 2 * lib)}
-    got = {a["arm"]: (a["requests"]["min"], a["requests"]["max"]) for a in plan["arms"]}
+    assert read_plan(plan) == read_plan(json.loads(json.dumps(plan)))       # the JSON is the typed plan's
+    plan = read_plan(plan)
+    got = {a.arm: (a.requests.min, a.requests.max) for a in plan.arms}
     assert got == {k: (lo * 2, hi * 2) for k, (lo, hi) in want.items()}
-    assert plan["n_cases"] == len(cases) and not plan["dataset_stand_in"]
-    assert [m["key"] for m in plan["models"]] == ["qwen2.5-7b", "qwen2.5-32b-awq"]
-    est = [m["estimate_s"] for m in plan["models"]]
-    assert all(0 < e["min"] <= e["max"] for e in est)
-    assert plan["estimate_s"]["max"] == pytest.approx(sum(e["max"] for e in est))
+    assert plan.n_cases == len(cases) and not plan.dataset_stand_in
+    assert [m.key for m in plan.models] == ["qwen2.5-7b", "qwen2.5-32b-awq"]
+    est = [m.estimate_s for m in plan.models]
+    assert all(0 < e.min <= e.max for e in est)
+    assert plan.estimate_s.max == pytest.approx(sum(e.max for e in est))
 
 
 def test_time_estimate_uses_measured_tokens_from_stored_results(tmp_path):
@@ -169,20 +171,20 @@ def test_time_estimate_uses_measured_tokens_from_stored_results(tmp_path):
     f.write_text("".join(json.dumps(r) + "\n" for r in recs) + '{"torn": ')   # a torn last line is skipped
     cfg = ReproduceConfig(arms=["program-solve", "blind"], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"])
     plan = build_plan(cfg, results_root=root)
-    tok = {a["arm"]: a["tokens_per_request"] for a in plan["arms"]}
-    assert tok["program-solve"]["source"] == "measured"
-    assert tok["program-solve"]["prompt"] == pytest.approx(3000 / 3) and tok["program-solve"]["completion"] == pytest.approx(200)
-    assert tok["blind"]["source"] == "estimated"
+    tok = {a.arm: a.tokens_per_request for a in plan.arms}
+    assert tok["program-solve"].source == "measured"
+    assert tok["program-solve"].prompt == pytest.approx(3000 / 3) and tok["program-solve"].completion == pytest.approx(200)
+    assert tok["blind"].source == "estimated"
     tp = vllm.throughput_assumption("qwen2.5-7b")
-    secs = sum(a["requests"]["max"] * (a["tokens_per_request"]["prompt"] / tp["prefill_tokens_per_s"]
-                                       + a["tokens_per_request"]["completion"] / tp["decode_tokens_per_s"])
-               for a in plan["arms"]) + tp["startup_s"]
-    assert plan["models"][0]["estimate_s"]["max"] == pytest.approx(secs)
+    secs = sum(a.requests.max * (a.tokens_per_request.prompt / tp["prefill_tokens_per_s"]
+                                 + a.tokens_per_request.completion / tp["decode_tokens_per_s"])
+               for a in plan.arms) + tp["startup_s"]
+    assert plan.models[0].estimate_s.max == pytest.approx(secs)
     det = build_plan(ReproduceConfig(arms=["program-solve"], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"],
                                      deterministic=True), results_root=root)
     plain = build_plan(ReproduceConfig(arms=["program-solve"], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"]),
                        results_root=root)
-    assert det["estimate_s"]["max"] > plain["estimate_s"]["max"]
+    assert det.estimate_s.max > plain.estimate_s.max
 
 
 def test_dry_run_passes_deterministic_and_generation_config_through(tmp_path):
@@ -222,10 +224,10 @@ def test_sampling_seeds_is_an_explicit_option_recorded_in_the_plan(tmp_path):
     cfg = ReproduceConfig(arms=["program-solve"], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"])
     assert cfg.server_profile is None
     plan = build_plan(cfg)
-    assert plan["models"][0]["server_profile"] == "vllm"
+    assert plan.models[0].server.info.server_profile == "vllm"
     seeded = ReproduceConfig(arms=["program-solve"], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"],
                              sampling_seeds=True)
-    assert build_plan(seeded)["models"][0]["server_profile"] == "vllm-seeded"
+    assert build_plan(seeded).models[0].server.info.server_profile == "vllm-seeded"
     with pytest.raises(ReproduceError, match="vllm launcher option"):
         ReproduceConfig(launcher="rehearsal", sampling_seeds=True)
 
@@ -288,7 +290,8 @@ def test_reproduce_command_refuses_to_start_when_preflight_fails(unpinned_lock, 
 
 
 def _require_cpu_server() -> None:
-    from harness.model.serving import DEFAULT_GGUF, DEFAULT_SERVER_PYTHON
+    from harness.model.cpu_models import DEFAULT_GGUF
+    from harness.model.llama_cpp import DEFAULT_SERVER_PYTHON
     require(DEFAULT_SERVER_PYTHON.exists(), f"CPU model server virtualenv missing ({DEFAULT_SERVER_PYTHON}); make server-venv")
     require(DEFAULT_GGUF.exists(), f"model GGUF missing ({DEFAULT_GGUF}); make model")
     require(HARNESS.exists(), f"{HARNESS} missing; make setup")
@@ -310,7 +313,7 @@ def test_ci_pipeline_with_llama_cpp_launcher_writes_records_manifests_checksums_
     out = tmp_path / "out"
     r = subprocess.run(_reproduce_cmd(out), capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    from harness.model.serving import CPU_MODEL, CPU_MODEL_ID
+    from harness.model.cpu_models import CPU_MODEL, CPU_MODEL_ID
     prog = _lines(out / CPU_MODEL_ID / "program-solve" / "seed42.jsonl")
     gold = _lines(out / "library" / "gold-lib" / "seed42.jsonl")
     assert len(prog) == 2 and len(gold) == 2 and {p["case_id"] for p in prog} == {g["case_id"] for g in gold}

@@ -37,22 +37,23 @@ def _cfg(out: Path, **kw) -> ReproduceConfig:
     return ReproduceConfig(**{**base, **kw})
 
 
-@pytest.fixture(scope="module")
-def sharded(tmp_path_factory):
-    """A 5-shard Gold-Solve run, shards run in a scrambled order, plus the single-box run of the same config."""
-    root = tmp_path_factory.mktemp("shards")
-    plan = build_shard_plan(_cfg(root / "run"), 5)
+def _sharded(root: Path, **kw) -> dict:
+    """A 5-shard run of the config, shards run in a scrambled order, plus the single-box run of the same config."""
+    plan = build_shard_plan(_cfg(root / "run", **kw), 5)
     write_plan(plan, root / "plan.json")
     for i in (3, 0, 4, 2, 1):
         m = run_shard(plan, i, root / "run", echo=lambda _: None)
-        assert m.status == "complete"
+        assert m.status == "complete" and m.order == plan.config.order
     single = root / "single"
-    # arm-major: at one case in flight its files hold each seed's records in that seed's case order, the order the
-    # merge writes (case-major sends every seed of a case together, so a later seed's file follows the first seed's
-    # order; its records and tables are the same: tests/run/test_request_order.py)
-    run_pipeline(_cfg(single, order="arm-major"), echo=lambda _: None)
+    run_pipeline(_cfg(single, **kw), echo=lambda _: None)
     return {"root": root, "plan": plan, "single": single,
-            "dirs": [shard_dir(root / "run", i) for i in range(plan["n_shards"])]}
+            "dirs": [shard_dir(root / "run", i) for i in range(plan.n_shards)]}
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory):
+    """A 5-shard Gold-Solve run in the default request order (case-major) and its single-box run."""
+    return _sharded(tmp_path_factory.mktemp("shards"))
 
 
 def _tree_bytes(d: Path) -> dict[str, bytes]:
@@ -71,27 +72,30 @@ def test_plan_covers_every_unit_once_and_is_stable(tmp_path):
     ds = load_dataset("bundled-test")
     expected = Counter((a, s, c.case_id) for a in ["gold-lib"] for s in [42, 43, 44]
                        for c in arm_cases(get_arm(a), select_cases(ds, None, False)))
-    got = Counter((sl["arm"], sl["seed"], c) for sh in plan["shards"] for sl in sh["slices"] for c in sl["case_ids"])
+    got = Counter((a, s, c) for sh in plan.shards for sl in sh.slices for a in sl.arms for s in sl.seeds
+                  for c in sl.case_ids)
     assert got == expected                      # every (arm, seed, case) exactly once: no unit split or lost
-    assert plan["n_units"] == sum(expected.values())
-    sizes = [sh["units"] for sh in plan["shards"]]
-    assert max(sizes) - min(sizes) <= 1         # equal weights (no requests for Gold-Solve): even split
+    assert plan.n_units == sum(expected.values()) == sum(sh.units for sh in plan.shards)
+    sizes = [sh.units for sh in plan.shards]
+    assert max(sizes) - min(sizes) <= 3         # equal weights, whole cases of 3 seeds each: even split
     assert build_shard_plan(_cfg(tmp_path / "elsewhere", arms=["gold-lib"], seeds=[42, 43, 44]), 7) == plan
-    assert build_shard_plan(cfg, 6)["plan_sha256"] != plan["plan_sha256"]
+    assert build_shard_plan(cfg, 6).plan_sha256 != plan.plan_sha256
 
 
 def test_plan_keeps_vote_and_repair_cases_whole_and_balances_requests(tmp_path):
     """A vote arm's case costs several requests; it stays one unit, and shards balance request counts."""
     cfg = _cfg(tmp_path, arms=["program-solve", "blind-repair-vote"], seeds=[42])
     plan = build_shard_plan(cfg, 4)
-    units = [(sl["arm"], sl["seed"], c) for sh in plan["shards"] for sl in sh["slices"] for c in sl["case_ids"]]
-    assert len(units) == len(set(units)) == plan["n_units"]
-    weights = [sh["weight"] for sh in plan["shards"]]
-    heaviest_unit = max(sl["weight"] // len(sl["case_ids"]) for sh in plan["shards"] for sl in sh["slices"]
-                        if sl["arm"] == "blind-repair-vote")
-    assert heaviest_unit > 1
-    assert max(weights) - min(weights) <= 2 * heaviest_unit
-    assert sum(weights) == plan["estimated_requests"]
+    cases = [c for sh in plan.shards for sl in sh.slices for c in sl.case_ids]
+    assert len(cases) == len(set(cases))        # case-major: a case (all its arms) is never split across shards
+    assert sum(sh.units for sh in plan.shards) == plan.n_units
+    weights = [sh.weight for sh in plan.shards]
+    covered = [c for c in select_cases(load_dataset("bundled-test"), None, False)
+               if arm_cases(get_arm("blind-repair-vote"), [c], False)]
+    heaviest_case = 1 + get_arm("blind-repair-vote").solver.request_bounds(get_arm("blind-repair-vote"), covered[0])[1]
+    assert heaviest_case > 2
+    assert max(weights) - min(weights) <= 2 * heaviest_case
+    assert sum(weights) == plan.estimated_requests
 
 
 def test_plan_refuses_more_shards_than_units_and_edited_plans(tmp_path):
@@ -100,7 +104,7 @@ def test_plan_refuses_more_shards_than_units_and_edited_plans(tmp_path):
     plan = build_shard_plan(_cfg(tmp_path), 2)
     p = write_plan(plan, tmp_path / "plan.json")
     data = json.loads(p.read_text())
-    data["shards"][0]["slices"][0]["case_ids"].pop()
+    data["shards"][0]["slices"][0]["case_ids"].pop()     # a case taken out of a slice by hand
     p.write_text(json.dumps(data))
     with pytest.raises(ShardError, match="plan_sha256 does not match"):
         load_plan(p)
@@ -119,13 +123,14 @@ def test_merged_tables_are_byte_identical_to_the_single_box_run(sharded, tmp_pat
     out = tmp_path / "merged"
     manifest = merge_shards(list(reversed(sharded["dirs"])), out, plan=sharded["plan"], draws=DRAWS,
                             echo=lambda _: None)
-    assert manifest.records == sharded["plan"]["n_units"] and manifest.duplicates_dropped == 0
+    assert manifest.records == sharded["plan"].n_units and manifest.duplicates_dropped == 0
+    assert manifest.agreed.order == "case-major" and manifest.agreed.seeds == tuple(SEEDS)
     single_tables = _tree_bytes(sharded["single"] / "tables")
     assert "s14.md" in single_tables                          # the ledger is compared too
     assert single_tables and _tree_bytes(out / "tables") == single_tables
     # every shard's run manifests are carried over, named by shard, so the merged ledger shows the settings
     copied = sorted(f.path.name for f in read_manifests(out, kind="run"))
-    assert copied == list(manifest.run_manifests) and len(copied) >= sharded["plan"]["n_shards"]
+    assert copied == list(manifest.run_manifests) and len(copied) >= sharded["plan"].n_shards
     for d in sharded["dirs"]:
         index = _shard_json(d)["index"]
         for f in read_manifests(d, kind="run"):
@@ -141,12 +146,37 @@ def test_merged_tables_are_byte_identical_to_the_single_box_run(sharded, tmp_pat
     assert "library/gold-lib/seed42.jsonl" in sums
 
 
+def test_each_request_order_shards_records_and_merges_to_its_own_single_box_run(sharded, tmp_path):
+    """Case-major shards run each case's arms and seeds together (one slice per model and case range) and arm-major
+    ones one arm at one seed; each slice's run manifest records the order it ran in, and the merge writes every file
+    in that order, so each merged run equals the single-box run of its own order record for record."""
+    runs = {"case-major": sharded, "arm-major": _sharded(tmp_path / "arm", order="arm-major")}
+    files = {}
+    for order, run in runs.items():
+        plan = run["plan"]
+        assert plan.config.order == order
+        for sh in plan.shards:
+            for sl in sh.slices:
+                assert (sl.seeds == tuple(SEEDS)) if order == "case-major" else (len(sl.arms), len(sl.seeds)) == (1, 1)
+        for d in run["dirs"]:
+            assert {f.manifest.order for f in read_manifests(d, kind="run")} == {order}
+        out = merge_shards(run["dirs"], tmp_path / f"merged-{order}", plan=plan, outputs=False, echo=lambda _: None)
+        assert out.agreed.order == order
+        for seed in SEEDS:
+            rel = Path("library") / "gold-lib" / f"seed{seed}.jsonl"
+            assert _content(tmp_path / f"merged-{order}" / rel) == _content(run["single"] / rel)
+        files[order] = [r["case_id"] for r in _content(tmp_path / f"merged-{order}" / "library" / "gold-lib"
+                                                        / f"seed{SEEDS[1]}.jsonl")]
+    # the orders differ for the second seed's file (its own case order against the first seed's): the check can fail
+    assert files["case-major"] != files["arm-major"] and sorted(files["case-major"]) == sorted(files["arm-major"])
+
+
 def test_merge_does_not_depend_on_shard_order_and_keeps_each_record_once(sharded, tmp_path):
     dirs = list(sharded["dirs"])
     a = merge_shards(dirs, tmp_path / "a", outputs=False, echo=lambda _: None)
     b = merge_shards([dirs[2], dirs[0], dirs[4], dirs[3], dirs[1]], tmp_path / "b", outputs=False,
                      echo=lambda _: None)
-    assert a.records == b.records == sharded["plan"]["n_units"]
+    assert a.records == b.records == sharded["plan"].n_units
     for f in ("library/gold-lib/seed42.jsonl", "library/gold-lib/seed43.jsonl"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
     # shard 1's records also inside shard 2 (a task that ran another shard's cases): kept once, counted
@@ -200,8 +230,13 @@ def test_merge_refuses_synthetic_next_to_real_incomplete_and_missing_shards(shar
         dirs.append(tmp_path / d.name)
     m = _shard_json(dirs[3])
     _write_shard_json(dirs[3], {**m, "synthetic": True})
+    # Gold-Solve shards served no model: a synthetic shard beside them is no mix
+    merge_shards(dirs, tmp_path / "synthetic-and-model-free", outputs=False, echo=lambda _: None)
+    real = {"launcher": "llama-cpp", "base_url": "http://127.0.0.1:1/v1", "model_id": "m", "server_profile": "plain"}
+    _write_shard_json(dirs[0], {**_shard_json(dirs[0]), "servers": {"m": real}})   # shard 0 served a real model
     with pytest.raises(MergeError, match=r"shard 3 .* synthetic rehearsal-server output and shard 0 .* real"):
         merge_shards(dirs, tmp_path / "merged", outputs=False, echo=lambda _: None)
+    _write_shard_json(dirs[0], {**_shard_json(dirs[0]), "servers": {}})
     _write_shard_json(dirs[3], {**m, "status": "failed", "error": "ShardError: boom"})
     with pytest.raises(MergeError, match=r"shard 3 .* is 'failed', not complete \(ShardError: boom\)"):
         merge_shards(dirs, tmp_path / "merged", outputs=False, echo=lambda _: None)
@@ -213,20 +248,20 @@ def test_merge_refuses_synthetic_next_to_real_incomplete_and_missing_shards(shar
 
 
 def test_a_shard_resumes_by_record_key_after_failing_on_purpose(sharded, tmp_path, monkeypatch):
-    cfg = _cfg(tmp_path / "run", seeds=[42, 43, 44])
+    cfg = _cfg(tmp_path / "run", seeds=[42, 43, 44], order="arm-major")   # one slice per (arm, seed)
     plan = build_shard_plan(cfg, 2)
-    assert len(plan["shards"][1]["slices"]) >= 2
+    assert len(plan.shards[1].slices) >= 2
     monkeypatch.setenv("HARNESS_SHARD_FAIL_FOR_TEST", "1")
     with pytest.raises(ShardError, match="fails on purpose after 1 slice"):
         run_shard(plan, 1, tmp_path / "run", echo=lambda _: None)
     failed = _shard_json(shard_dir(tmp_path / "run", 1))
-    first = plan["shards"][1]["slices"][0]
-    assert failed["status"] == "failed" and failed["records"] == len(first["case_ids"])
+    first = plan.shards[1].slices[0]
+    assert failed["status"] == "failed" and failed["records"] == len(first.case_ids)
     monkeypatch.delenv("HARNESS_SHARD_FAIL_FOR_TEST")
     lines: list[str] = []
     done = run_shard(plan, 1, tmp_path / "run", echo=lines.append)
-    assert done.status == "complete" and done.records == plan["shards"][1]["units"]
-    assert f"{len(first['case_ids'])} cases, 0 new, {len(first['case_ids'])} resumed" in lines[0]
+    assert done.status == "complete" and done.records == plan.shards[1].units
+    assert f"{len(first.case_ids)} cases, 0 new, {len(first.case_ids)} resumed" in lines[0]
 
 
 def test_cli_plan_and_merge(sharded, tmp_path):
@@ -234,7 +269,7 @@ def test_cli_plan_and_merge(sharded, tmp_path):
                                        "--dataset", "bundled-test", "--shards", "5", "--draws", str(DRAWS),
                                        "--json", str(tmp_path / "plan.json")])
     assert r.exit_code == 0, r.output
-    assert load_plan(tmp_path / "plan.json")["plan_sha256"] == sharded["plan"]["plan_sha256"]
+    assert load_plan(tmp_path / "plan.json").plan_sha256 == sharded["plan"].plan_sha256
     r = CliRunner().invoke(merge_cmd, [*map(str, sharded["dirs"][:2]), "--out", str(tmp_path / "m"),
                                        "--plan", str(tmp_path / "plan.json")])
     assert r.exit_code == 1 and "shard(s) 2, 3, 4 of the plan's 5 are missing" in r.output

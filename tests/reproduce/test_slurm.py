@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -61,16 +62,16 @@ def _logs(out: Path) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text()[-1500:]}" for p in sorted((out / "slurm" / "logs").glob("*")))
 
 
-def _wait(pred, what: str, out: Path, *, merge_job: str | None = None) -> float:
-    """Poll until pred() (bounded by WAIT_S); fail at once when `merge_job` can never run (a task failed)."""
+def _wait(pred, what: str, out: Path, *, merge_job: str | None = None, wait_s: float = WAIT_S) -> float:
+    """Poll until pred() (bounded by `wait_s`); fail at once when `merge_job` can never run (a task failed)."""
     t0 = time.monotonic()
-    while time.monotonic() - t0 < WAIT_S:
+    while time.monotonic() - t0 < wait_s:
         if pred():
             return time.monotonic() - t0
         if merge_job and any("DependencyNeverSatisfied" in ln for ln in _jobs_listed(merge_job)):
             pytest.fail(f"{what}: an array task failed, merge job {merge_job} can never run; logs:\n{_logs(out)}")
         time.sleep(2)
-    pytest.fail(f"{what} not reached within {WAIT_S} s; logs:\n{_logs(out)}")
+    pytest.fail(f"{what} not reached within {wait_s} s; logs:\n{_logs(out)}")
 
 
 def _tables(d: Path) -> dict[str, bytes]:
@@ -143,7 +144,8 @@ def test_a_failed_task_is_redone_by_resubmission(slurm_cluster, single_box, tmp_
     for i, text in before.items():                              # complete shards were not run again
         assert (out / "shards" / f"shard-{i:03d}" / "shard.json").read_bytes() == text
     log = next((out / "slurm" / "logs").glob(f"shard-2.{second['array_job']}.out")).read_text()
-    assert f"{shard2.records} resumed" in log                   # the failed shard resumed by record key
+    resumed = sum(int(n) for n in re.findall(r", (\d+) resumed", log))   # one line per (arm, seed) of its slice
+    assert resumed == shard2.records                            # the failed shard resumed by record key
     (found,) = read_manifests(out / "merged", kind="merge")
     assert found.manifest.records == 220 and found.manifest.duplicates_dropped == 0
     assert _tables(out / "merged" / "tables") == _tables(single_box / "tables")
@@ -186,3 +188,66 @@ def test_each_array_task_starts_and_stops_its_own_model_server(slurm_cluster, tm
     (found,) = read_manifests(merged, kind="merge")
     assert found.manifest.records == 2 and found.manifest.duplicates_dropped == 0
     assert _tables(merged / "tables") == _tables(single / "tables")
+
+
+REHEARSAL_SLICE = {"LAUNCHER": "rehearsal", "MODELS": "rehearsal-alpha", "SEEDS": "42-43", "SHARDS": "3",
+                   "ARMS": "note-only,program-solve,blind-repair-vote,extract-lib,gold-lib"}
+
+
+def _in_file_order(root: Path) -> dict[str, list[str]]:
+    """Each results file's records, canonical (bench.compare: timing and transport fields left out), in file order."""
+    from bench.compare import canonical_record
+    from harness.run.store import iter_result_files, read_result_file
+    return {str(p.relative_to(root)): [canonical_record(r) for r in read_result_file(p)] for p in iter_result_files(root)}
+
+
+def test_the_rehearsal_slice_keeps_its_request_order_over_slurm(slurm_cluster, tmp_path, cancel_on_exit):
+    """The rehearsal's case set (one dev row per calculator) against the rehearsal launcher, sharded over the
+    cluster: the plan, every shard and every slice's run manifest record the request order (case-major by default),
+    a case-major slice runs each case's arms and seeds together, and the merged run equals the one-box run record
+    for record in each file's order, its tables byte for byte."""
+    from harness.data.rehearsal_set import build_rehearsal_set, dev_rows_csv
+    from harness.reproduce.shard import load_plan
+    try:
+        source = dev_rows_csv()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    cases = tmp_path / "rehearsal-cases.csv"
+    build_rehearsal_set(source, cases, 1)
+    run = {**REHEARSAL_SLICE, "DATASET": str(cases)}
+    single = tmp_path / "single-box"
+    t0 = time.monotonic()
+    r = subprocess.run([str(HARNESS), "serve", "reproduce", "--launcher", "rehearsal", "--models", run["MODELS"],
+                        "--arms", run["ARMS"], "--seeds", run["SEEDS"], "--dataset", str(cases), "--draws", DRAWS,
+                        "--no-progress", "--out", str(single)], capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    one_box_s = time.monotonic() - t0
+    out = tmp_path / "run"
+    t0 = time.monotonic()
+    r = _reproduce(out, **run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sub = _submissions(out)[-1]
+    cancel_on_exit += [sub["array_job"], sub["merge_job"]]
+    _wait(lambda: not _jobs_listed(sub["array_job"], sub["merge_job"]), "rehearsal shards and merge", out,
+          merge_job=sub["merge_job"], wait_s=1800)
+    cluster_s = time.monotonic() - t0
+    plan = load_plan(out / "slurm" / "plan.json")
+    assert plan.config.order == "case-major"
+    for shard in plan.shards:
+        assert all(sl.seeds == (42, 43) for sl in shard.slices)                 # each case's seeds together
+        manifest = read_shard_manifest(out / "shards" / f"shard-{shard.index:03d}")
+        assert manifest.status == "complete" and manifest.order == "case-major" and manifest.seeds == (42, 43)
+        runs = read_manifests(out / "shards" / f"shard-{shard.index:03d}", kind="run")
+        assert runs and {f.manifest.order for f in runs} == {"case-major"}   # what each slice's run recorded
+    model_cases = [c for sh in plan.shards for sl in sh.slices if sl.model_key for c in sl.case_ids]
+    assert len(model_cases) == len(set(model_cases))                          # no case split across shards
+    merged = out / "merged"
+    (found,) = read_manifests(merged, kind="merge")
+    assert found.manifest.agreed.order == "case-major" and found.manifest.synthetic is True
+    ours, theirs = _in_file_order(merged), _in_file_order(single)
+    assert sorted(ours) == sorted(theirs) and all(ours[f] == theirs[f] for f in theirs)
+    assert _tables(merged / "tables") == _tables(single / "tables")
+    n = sum(len(v) for v in ours.values())
+    print(f"\nrehearsal slice over SLURM ({plan.n_shards} shards, order {plan.config.order}): {n} records in "
+          f"{len(ours)} files equal the one-box run's in file order; tables byte-identical; one box {one_box_s:.0f} s, "
+          f"cluster {cluster_s:.0f} s (load {open('/proc/loadavg').read().split()[:3]})")

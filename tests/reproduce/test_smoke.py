@@ -7,15 +7,16 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.serve import serve
-from harness.model.serving import DEFAULT_GGUF, DEFAULT_SERVER_PYTHON
+from harness.model.cpu_models import DEFAULT_GGUF
+from harness.model.llama_cpp import DEFAULT_SERVER_PYTHON
 
 
-def test_smoke_with_the_rehearsal_launcher_checks_every_prompt_family(tmp_path):
+def test_smoke_with_the_rehearsal_launcher_checks_every_reply_form(tmp_path):
     r = CliRunner().invoke(serve, ["smoke", "--launcher", "rehearsal", "--models", "rehearsal-alpha", "--dataset",
                                    "bundled-test", "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    for family, arm in (("program", "program-solve"), ("reply", "note-only"), ("extraction", "extract-lib")):
-        assert f"[smoke rehearsal-alpha] {family} ({arm}): ok" in r.output
+    for form, arm in (("program", "program-solve"), ("reply", "note-only"), ("extract", "extract-lib")):
+        assert f"[smoke rehearsal-alpha] {form} ({arm}): ok" in r.output
     assert "smoke: ok for rehearsal-alpha" in r.output
 
 
@@ -33,6 +34,6 @@ def test_smoke_with_the_llama_cpp_launcher(tmp_path):
                                    "--out", str(tmp_path)])
     assert r.exit_code in (0, 1), r.output
     assert "[smoke qwen2.5-coder-0.5b-instruct] program (program-solve):" in r.output
-    # a 0.5B model may fail to produce a parseable reply; the failure must then name the family
+    # a 0.5B model may fail to produce a parseable reply; the failure must then name the reply form
     if r.exit_code == 1:
         assert "reply:" in r.output

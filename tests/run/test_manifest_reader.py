@@ -13,10 +13,10 @@ import pytest
 from harness.analysis.table_format import Omit
 from harness.analysis.tables.ledger import load_manifests
 from harness.core.typed_json import to_json
-from harness.model.serving import ExternalLauncher
-from harness.run.manifest import (MANIFEST_SCHEMA, LaunchSettings, ManifestError, MergeManifest, ReproduceManifest,
-                                  ShardManifest, SliceSummary, manifest_path, read_manifest, read_manifests,
-                                  write_manifest)
+from harness.model.endpoint import ExternalLauncher
+from harness.run.manifest import (MANIFEST_SCHEMA, MANIFEST_SCHEMAS, LaunchSettings, ManifestError, MergeManifest,
+                                  ReproduceManifest, ReproduceSettings, ShardManifest, ShardsAgreed, SliceSummary,
+                                  manifest_path, read_manifest, read_manifests, write_manifest)
 from harness.verify.rescore import _manifest_conventions
 from tests.conftest import ROOT
 from tests.manifests import run_manifest
@@ -26,14 +26,18 @@ def every_kind() -> list:
     run = run_manifest("run-a", server=ExternalLauncher(base_url="http://127.0.0.1:9/v1", model_id="m").describe())
     settings = LaunchSettings("rehearsal", "auto", False)
     reproduce = ReproduceManifest(run_id="20270101T000000Z", origin=run.origin, dataset=run.dataset, settings=settings,
-                                  config={"launcher": "rehearsal"}, case_ids=("2-1",), arms=("gold-lib",),
+                                  config=ReproduceSettings(launcher="rehearsal"), case_ids=("2-1",), arms=("gold-lib",),
                                   arms_by_model={}, arm_config_hashes=run.arm_config_hashes,
-                                  convention=run.convention, gvisor={}, status="running")
+                                  convention=run.convention, gvisor=None, status="running")
+    agreed = ShardsAgreed(plan_sha256="0" * 64, dataset_sha256=run.dataset.sha256, prompt_hashes=run.prompts,
+                          arm_config_hashes=run.arm_config_hashes, executor_policy_hash=None, launch=settings,
+                          order="case-major", seeds=(42,), kit_commit=None, server={}, synthetic=False)
     merge = MergeManifest(origin=run.origin, n_shards=1, plan_n_shards=None, records=0, results_files=0,
-                          duplicates_dropped=0, agreed={}, synthetic=False, shards=(), run_manifests=())
+                          duplicates_dropped=0, agreed=agreed, synthetic=False, shards=(), run_manifests=())
     shard = ShardManifest(origin=run.origin, index=0, n_shards=1, plan_sha256="0" * 64, status="running", slurm={},
                           dataset=run.dataset, prompt_hashes=run.prompts, arm_config_hashes=run.arm_config_hashes,
-                          launch=settings, units=1, slices=(SliceSummary(None, "gold-lib", 42, 1, 1),))
+                          launch=settings, order="case-major", seeds=(42,), units=1,
+                          slices=(SliceSummary(None, ("gold-lib",), (42,), 1, 1, 1),))
     return [run, reproduce, merge, shard]
 
 
@@ -50,6 +54,17 @@ def test_each_kind_has_one_file_name_and_reads_back_equal(tmp_path):
     assert {f.manifest.kind: f.manifest for f in found} == {m.kind: m for m in kinds}   # field for field
     assert [f.manifest.kind for f in read_manifests(tmp_path, kind="run")] == ["run"]
     assert json.loads(written["run"].read_text())["manifest_schema"] == MANIFEST_SCHEMA
+    # each kind its own schema number: a change to the shard manifest leaves run manifests readable
+    assert {k: json.loads(p.read_text())["manifest_schema"] for k, p in written.items()} == MANIFEST_SCHEMAS
+
+
+def test_a_kind_of_another_schema_is_refused_naming_its_kind(tmp_path):
+    path = write_manifest(tmp_path, every_kind()[3])
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "manifest_schema": 2}))     # a shard.json of the kit before issue 43
+    with pytest.raises(ManifestError, match=rf"manifest schema 2, this kit reads schema {MANIFEST_SCHEMAS['shard']} "
+                                            "for a shard manifest; regenerate"):
+        read_manifests(tmp_path)
 
 
 def test_reads_only_the_manifests_directly_in_the_result_set(tmp_path):
@@ -89,7 +104,8 @@ def _edited(tmp_path, edit):
     (lambda d: d["server"].update(server_flags=d["server"].pop("flags")), r"unknown field\(s\) server.server_flags"),
     (lambda d: d["arms"]["gold-lib"].pop("max_tokens"), r"missing field\(s\) arms.gold-lib.max_tokens"),
     (lambda d: d["dataset"].update(n_cases="110"), r"dataset.n_cases: a string, not an integer"),
-    (lambda d: d.update(manifest_schema=0), rf"manifest schema 0, this kit reads schema {MANIFEST_SCHEMA}; regenerate"),
+    (lambda d: d.update(manifest_schema=0), rf"manifest schema 0, this kit reads schema {MANIFEST_SCHEMA} for a run "
+                                            "manifest; regenerate"),
     (lambda d: d.pop("order"), r"missing field\(s\) order"),   # a run's request order is always recorded
     (lambda d: d.pop("manifest_schema"), r"manifest schema None"),
     (lambda d: d.update(kind="runs"), r"manifest kind 'runs', not one of run, reproduce, merge, shard"),

@@ -118,8 +118,8 @@ def test_case_major_sends_a_case_whole_before_the_next_and_keeps_each_units_item
     first = [c.case_id for c in case_order(cases, SEEDS[0])]
     seen = [it.case.case_id for it in phase.items]
     assert [c for i, c in enumerate(seen) if i == 0 or seen[i - 1] != c] == first     # one run of items per case
-    one_case = [(units[it.unit][0].name, units[it.unit][1]) for it in phase.items if it.case.case_id == first[0]]
-    assert one_case == [(u[0].name, u[1]) for u in units if any(c.case_id == first[0] for c, _ in u[3])]
+    one_case = [(units[it.unit].arm.name, units[it.unit].seed) for it in phase.items if it.case.case_id == first[0]]
+    assert one_case == [(u.arm.name, u.seed) for u in units if any(c.case_id == first[0] for c, _ in u.todo)]
     by_arm = phases(units, ARM_MAJOR)
     assert [len(p.units) for p in by_arm] == [len(SEEDS)] * len(ARM_NAMES)
     assert sorted((it.unit, it.key) for p in by_arm for it in p.items) == sorted((it.unit, it.key) for it in phase.items)

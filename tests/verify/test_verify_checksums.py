@@ -22,39 +22,39 @@ def result_root(tmp_path):
     res = run("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42,43", "--out", root / "gold", "--no-progress")
     assert res.exit_code == 0, res.output
     assert run("tables", "--results", root / "gold", "--out", root / "gold" / "tables").exit_code == 0
-    manifest = tmp_path / "results.sha256"
-    assert run("checksums", "update", "--results", root, "--manifest", manifest).exit_code == 0
-    return root, manifest
+    sums = tmp_path / "results.sha256"
+    assert run("checksums", "update", "--results", root, "--sums", sums).exit_code == 0
+    return root, sums
 
 
 def test_verify_passes_on_a_fresh_result_set(result_root):
-    root, manifest = result_root
-    ok = run("verify", "--results", root, "--manifest", manifest)
+    root, sums = result_root
+    ok = run("verify", "--results", root, "--sums", sums)
     assert ok.exit_code == 0, ok.output
     assert "220 records" in ok.output and "re-derive byte for byte" in ok.output and "verify OK" in ok.output
 
 
 def test_one_byte_change_missing_and_unlisted_files_are_named(result_root):
-    root, manifest = result_root
+    root, sums = result_root
     target = root / "gold" / "library" / "gold-lib" / "seed42.jsonl"
     data = bytearray(target.read_bytes())
     data[-3] ^= 0x01
     target.write_bytes(bytes(data))
-    bad = run("verify", "--results", root, "--manifest", manifest, "--skip-tables")
+    bad = run("verify", "--results", root, "--sums", sums, "--skip-tables")
     assert bad.exit_code == 1
     assert "CHANGED  results/gold/library/gold-lib/seed42.jsonl" in bad.output
     assert "seed42.jsonl: ignoring an incomplete last line (a committed file must end with a complete record)" in bad.output
 
     (root / "gold" / "library" / "gold-lib" / "seed43.jsonl").unlink()
     (root / "gold" / "extra.csv").write_text("x\n")
-    worse = run("verify", "--results", root, "--manifest", manifest, "--skip-tables")
+    worse = run("verify", "--results", root, "--sums", sums, "--skip-tables")
     assert worse.exit_code == 1
     assert "MISSING  results/gold/library/gold-lib/seed43.jsonl" in worse.output
     assert "UNLISTED results/gold/extra.csv" in worse.output
 
 
 def test_a_stored_score_that_does_not_reproduce_is_named_by_file_and_line(result_root):
-    root, manifest = result_root
+    root, sums = result_root
     target = root / "gold" / "library" / "gold-lib" / "seed42.jsonl"
     lines = target.read_text().splitlines()
     idx = next(i for i, line in enumerate(lines) if json.loads(line)["correct"])
@@ -62,25 +62,25 @@ def test_a_stored_score_that_does_not_reproduce_is_named_by_file_and_line(result
     rec["correct"] = False
     lines[idx] = json.dumps(rec, sort_keys=True)
     target.write_text("\n".join(lines) + "\n")
-    run("checksums", "update", "--results", root, "--manifest", manifest)  # checksums alone would now pass
-    bad = run("verify", "--results", root, "--manifest", manifest, "--skip-tables")
+    run("checksums", "update", "--results", root, "--sums", sums)  # checksums alone would now pass
+    bad = run("verify", "--results", root, "--sums", sums, "--skip-tables")
     assert bad.exit_code == 1
     assert f"RESCORE  {target}:{idx + 1}: gold-lib seed 42 case {rec['case_id']}" in bad.output
 
 
 def test_a_changed_committed_table_is_named(result_root):
-    root, manifest = result_root
+    root, sums = result_root
     table = sorted((root / "gold" / "tables").glob("*.csv"))[0]
     table.write_text(table.read_text() + "tampered\n")
-    run("checksums", "update", "--results", root, "--manifest", manifest)
-    bad = run("verify", "--results", root, "--manifest", manifest)
+    run("checksums", "update", "--results", root, "--sums", sums)
+    bad = run("verify", "--results", root, "--sums", sums)
     assert bad.exit_code == 1
     assert f"TABLE    {table}: differs from the recomputed table" in bad.output
 
 
-def test_verify_without_manifest_is_a_clear_error(result_root, tmp_path):
+def test_verify_without_sums_is_a_clear_error(result_root, tmp_path):
     root, _ = result_root
-    res = run("verify", "--results", root, "--manifest", tmp_path / "nope.sha256", "--skip-tables")
+    res = run("verify", "--results", root, "--sums", tmp_path / "nope.sha256", "--skip-tables")
     assert res.exit_code == 1
     assert "sums file not found" in res.output
 
@@ -88,7 +88,7 @@ def test_verify_without_manifest_is_a_clear_error(result_root, tmp_path):
 def test_the_committed_result_sets_verify_and_a_one_byte_change_in_a_copy_is_named(tmp_path):
     """The real committed results (CPU demo with the real model, Gold-Solve) pass `harness verify`;
     a copy with one byte changed fails naming that file."""
-    from harness.core.sums import COMMITTED_SUMS as RESULTS_MANIFEST
+    from harness.core.sums import COMMITTED_SUMS
     from harness.core.paths import REPO_ROOT as ROOT
 
     committed = ROOT / "results"
@@ -99,13 +99,13 @@ def test_the_committed_result_sets_verify_and_a_one_byte_change_in_a_copy_is_nam
 
     copy = tmp_path / "results"
     shutil.copytree(committed, copy, ignore=shutil.ignore_patterns(".*"))
-    manifest = tmp_path / "results.sha256"
-    manifest.write_text(RESULTS_MANIFEST.read_text())  # same relative paths: results/...
+    sums = tmp_path / "results.sha256"
+    sums.write_text(COMMITTED_SUMS.read_text())  # same relative paths: results/...
     target = copy / "cpu-demo" / "qwen2.5-coder-1.5b-instruct" / "program-solve" / "seed42.jsonl"
     data = bytearray(target.read_bytes())
     data[len(data) // 2] ^= 0x20
     target.write_bytes(bytes(data))
-    bad = run("verify", "--results", copy, "--manifest", manifest, "--skip-tables")
+    bad = run("verify", "--results", copy, "--sums", sums, "--skip-tables")
     assert bad.exit_code == 1
     assert "CHANGED  results/cpu-demo/qwen2.5-coder-1.5b-instruct/program-solve/seed42.jsonl" in bad.output
 
@@ -113,7 +113,7 @@ def test_the_committed_result_sets_verify_and_a_one_byte_change_in_a_copy_is_nam
 def test_a_users_roots_beside_the_committed_sets_verify_against_their_own_checksums(tmp_path):
     """`make verify` after a normal run: `make reproduce`'s default OUT=results/reproduce (which writes its own
     SHA256SUMS) and the README's `harness run --out results/my-run` (no checksums yet) sit beside the committed
-    sets; the committed sets are checked against the committed manifest, the user's root against its own
+    sets; the committed sets are checked against the committed sums list, the user's root against its own
     SHA256SUMS, and a root without checksums is said, not failed. Before, every user file was UNLISTED."""
     from harness.core.paths import REPO_ROOT as ROOT
     from harness.verify.verification import verify
@@ -124,14 +124,17 @@ def test_a_users_roots_beside_the_committed_sets_verify_against_their_own_checks
         res = run("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--limit", "5",
                   "--out", results / name, "--no-progress")
         assert res.exit_code == 0, res.output
-    assert run("checksums", "update", "--results", results / "reproduce").exit_code == 0
-    assert (results / "reproduce" / "SHA256SUMS").is_file()
+        assert (results / name / "SHA256SUMS").is_file()        # `harness run` leaves its root's sums
+    shutil.copytree(results / "my-run", results / "no-sums", ignore=shutil.ignore_patterns("SHA256SUMS"))
+    (results / "reproduce" / "stats.json").write_text("{}\n")   # a later output...
+    assert run("checksums", "update", "--results", results / "reproduce").exit_code == 0   # ... recorded on demand
 
     ok = run("verify", "--results", results, "--skip-tables")
     assert ok.exit_code == 0, ok.output
     assert f"checksums: 28 files of {results / 'gold-solve'} match checksums/results.sha256" in ok.output
     assert f"files match {results / 'reproduce' / 'SHA256SUMS'}" in ok.output
-    assert f"checksums: none for {results / 'my-run'} (record them with `harness checksums update" in ok.output
+    assert f"files match {results / 'my-run' / 'SHA256SUMS'}" in ok.output
+    assert f"checksums: none for {results / 'no-sums'} (record them with `harness checksums update" in ok.output
 
     # a copy of the user's root anywhere verifies against its own checksums, and a changed byte is named
     copy = tmp_path / "elsewhere" / "copied-run"
@@ -148,7 +151,7 @@ def test_a_committed_set_that_is_gone_is_named(tmp_path):
     """Verifying the repository's results/ still names every file of a committed set that is missing."""
     from harness.verify import verification
 
-    manifest = tmp_path / "results.sha256"
-    manifest.write_text(f"{'0' * 64}  results/no-such-committed-set/library/gold-lib/seed42.jsonl\n")
-    notes, problems = verification.check_checksums(verification.REPO_RESULTS, committed_manifest=manifest)
+    sums = tmp_path / "results.sha256"
+    sums.write_text(f"{'0' * 64}  results/no-such-committed-set/library/gold-lib/seed42.jsonl\n")
+    notes, problems = verification.check_checksums(verification.REPO_RESULTS, committed_sums=sums)
     assert problems == ["MISSING  results/no-such-committed-set/library/gold-lib/seed42.jsonl"]

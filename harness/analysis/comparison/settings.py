@@ -127,11 +127,12 @@ MANIFEST_FIELDS: dict[str, tuple[str, str, str]] = {
     "client.timeout_s": (_NO, "a request that times out is a retried or failed row, counted", ""),
     "client.max_retries": (_NO, "a failed row is counted", ""),
     "client.cache_dir": (_NO, "where replies were cached", ""),
-    "server.launcher": ("model server", "vLLM", "model"),
+    "server.launcher": (_NO, "how the server was started: what answered (`server`: its launcher's description or GET "
+                             "/version) decides", ""),
     "server.base_url": (_NO, "where the server listened", ""),
     "server.model_id": (_NO, "the served name", ""),
     "server.server_profile": ("request fields", "the manifest's model's client profile", "vllm"),
-    "server.server": (_NO, "the server's name: the launcher and version decide it", ""),
+    "server.server": ("model server", "vLLM", "model"),
     "server.server_version": ("vLLM version", "the kit's pinned release", "vllm"),
     "server.revision": ("model revision", "the weights' lock entry", "vllm"),
     "server.weights": (_NO, "a weights file a llama.cpp server names (vLLM serves by revision)", ""),
@@ -426,12 +427,13 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     if key is None:
         return []  # not a checkpoint of the paper: the model itself is the reason
     server = m.server
-    # A server that says it is vLLM (GET /version: a user's own endpoint under the external launcher) is judged as one;
-    # what its launcher could not record (flags, environment) is "not recorded", never "differs".
-    launcher = ("vllm" if server is not None and server.launcher == "external" and server.server == "vLLM"
-                else server.launcher if server is not None else None)
+    # What answered decides, never the launcher's name: a server that says it is vLLM (its launcher's description, or
+    # GET /version: a user's own endpoint under the external launcher) is judged as one; what its launcher could not
+    # record (flags, environment) is "not recorded", never "differs".
+    vllm_served = server is not None and server.server == "vLLM"
+    shown = "vllm" if vllm_served else (server.server or server.launcher) if server is not None else None
     out = [Check("model server", "vllm", f"the paper serves its checkpoints through vLLM (.tex line "
-                 f"{setting('tensor-parallel')['line']})", _text(launcher), launcher == "vllm" if launcher else None)]
+                 f"{setting('tensor-parallel')['line']})", _text(shown), vllm_served if shown else None)]
     profile = m.model.server_profile
     out.append(Check("request fields", "vllm (temperature and output-token cap only)", "the paper's requests set "
                      "only those (Appendix, Arm protocols and settings)", _text(profile),
@@ -443,7 +445,7 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
                          "harness/model/client.py SERVER_PROFILES", _text(got), got == want))
         out.append(Check("model revision", "the manifest's model revision", "the run manifest's model",
                          _text(m.client.model_revision), m.client.model_revision == m.model.revision))
-    if server is None or launcher != "vllm":
+    if not vllm_served:
         return out
     lock, want = vllm.model_entry(key), vllm.serving_flags(key)
     revision = m.model.revision
@@ -479,7 +481,7 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     env = {**server.env, **(server.determinism.env if server.determinism else {})}
     kit_env = {**kit.env, **(kit.determinism.env if kit.determinism else {})}
     out.append(Check("server environment", _text(kit_env), f"the kit's vLLM launcher for {key}", _text(env),
-                     env == kit_env if env or server.launcher == "vllm" else None))
+                     env == kit_env if env else None))
     out.append(Check("server image", _text(kit.image), "containers/vllm/image.lock.json", _text(server.image),
                      server.image == kit.image if server.image else None))
     return out

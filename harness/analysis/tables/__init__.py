@@ -1,8 +1,8 @@
 """The paper's tables (and the ones beyond it), formatted from one analysis (harness.analysis.results_analysis).
 
-`TABLES` is the one table registry (a `Registry[TableSpec]`, harness.core.registry): every table id with its family,
+`TABLES` is the one table registry (a `Registry[TableSpec]`, harness.core.registry): every table id with its group,
 its builder and whether the paper has it, in the paper's order (table1, table1-other, table2, s1, ..., s19), then
-the tables beyond the paper (s20-s22). Each family is one module of this package (harness.analysis.tables.spec says
+the tables beyond the paper (s20-s22). Each group is one module of this package (harness.analysis.tables.spec says
 which tables each holds): `ladder`, `gaps`, `ledger`, `audit`, `router`.
 
 `build_tables` builds every table the analysis determines and says why each paper table it cannot build is omitted;
@@ -20,10 +20,10 @@ from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats.labels import model_label, synthetic_notice
 from harness.analysis.table_format import Omit, Table
 from harness.analysis.tables import audit, gaps, ladder, ledger, router
-from harness.analysis.tables.spec import FAMILIES, TableSpec, paper_order
+from harness.analysis.tables.spec import GROUPS, TableSpec, paper_order
 from harness.core.registry import Registry
 
-__all__ = ["TABLES", "PAPER_TABLES", "FAMILIES", "TableSpec", "build_tables", "write_tables", "build_all"]
+__all__ = ["TABLES", "PAPER_TABLES", "GROUPS", "TableSpec", "build_tables", "write_tables", "build_all"]
 
 TABLES: Registry[TableSpec] = Registry("table", TableSpec)
 for _spec in sorted(ladder.SPECS + gaps.SPECS + ledger.SPECS + audit.SPECS + router.SPECS,

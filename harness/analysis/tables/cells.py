@@ -1,4 +1,4 @@
-"""What several table families share: the accuracy and gap cells, the note on arms that did not run, and the results
+"""What several table groups share: the accuracy and gap cells, the note on arms that did not run, and the results
 root and stored records of the tables that read records."""
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""What a table is to the kit: a `TableSpec` (its id, the family it belongs to, its builder, whether the paper has
+"""What a table is to the kit: a `TableSpec` (its id, the group it belongs to, its builder, whether the paper has
 it) in the one table registry, `TABLES` (harness.analysis.tables).
 
 A builder turns one analysis (harness.analysis.results_analysis.Analysis) into a `Table`
 (harness.analysis.table_format) or raises `Omit` saying why it cannot (an arm or seed that did not run, no
 manifests). A paper table that is omitted is listed in the index with its reason; a table beyond the paper (the
-router tables) is shown only when the results determine it. A family's tables are one module of this package, by
+router tables) is shown only when the results determine it. A group's tables are one module of this package, by
 what they show in the paper, never by what they read:
 
     ladder   the accuracy ladders: Table 1 (and its lower block), s1, s2, the program outcomes (s6, s12), seed agreement
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.table_format import Table
 
-FAMILIES = ("ladder", "gaps", "ledger", "audit", "router")
+GROUPS = ("ladder", "gaps", "ledger", "audit", "router")
 
 
 @dataclass(frozen=True)
@@ -40,14 +40,14 @@ class TableSpec:
     """One table of the registry (module docstring)."""
 
     name: str                   # its id: "table1", "s14b"
-    family: str                 # one of FAMILIES
+    group: str                  # one of GROUPS
     build: Callable[[Analysis], Table]
     paper: bool = True          # the paper has it: its omission is listed with the reason
     sheet: Sheet | None = None
 
     def __post_init__(self) -> None:
-        if self.family not in FAMILIES:
-            raise ValueError(f"table {self.name}: family {self.family!r} is not one of {', '.join(FAMILIES)}")
+        if self.group not in GROUPS:
+            raise ValueError(f"table {self.name}: group {self.group!r} is not one of {', '.join(GROUPS)}")
 
 
 _ID = re.compile(r"^(table|s)(\d+)(.*)$")

@@ -39,7 +39,7 @@ from executor.outcomes import Outcome, taxonomy
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.core.units import EXACT, Convention
 from harness.data.dataset import Case, Dataset
-from harness.model.client import ChatResult, derive_seed, family_headers
+from harness.model.client import ChatResult, derive_seed, prompt_headers
 from harness.scoring.scorers import Gold, score_reply, score_value
 
 if TYPE_CHECKING:
@@ -106,13 +106,13 @@ class Context:
 
     async def chat(self, prompt: Prompt, *, temperature: float, max_tokens: int | None,
                    sample_index: int = 0) -> ChatResult:
-        """Send a prompt; its family and reply form go with it as headers (harness.model.client.family_headers)."""
+        """Send a prompt; its family and reply form go with it as headers (harness.model.client.prompt_headers)."""
         if self.client is None:
             raise RuntimeError(f"arm {self.arm.name} needs a model: give --base-url/--model")
         seed = derive_seed(self.seed, self.case.case_id, self.arm.name, sample_index) if temperature > 0 else None
         result = await self.client.chat(prompt.messages, temperature=temperature, max_tokens=max_tokens,
                                         sample_index=sample_index, seed=seed, run_seed=self.seed,
-                                        headers=family_headers(prompt.family.name, prompt.family.reply_form))
+                                        headers=prompt_headers(prompt.family.name, prompt.family.reply_form))
         self.chats.append(result)
         return result
 

@@ -1,10 +1,8 @@
-"""The rehearsal server as a subprocess, started and stopped like a model server (harness.model.serving.Launcher)."""
+"""The `rehearsal` launcher: the rehearsal server (a scripted FAKE) as a subprocess, started and stopped like a model
+server (harness.model.serving.Launcher)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -12,21 +10,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.core.paths import REPO_ROOT
+from harness.core.ports import free_port
+from harness.data.dataset import DatasetError, load_dataset
 from harness.model.prerequisites import Check
+from harness.model.rehearsal.sources import DEFAULT_MODELS
 from harness.model.server_info import ServerInfo, server_args_for_record
-from harness.model.serving import Launcher, _stop_process_group, poll_models
+from harness.model.server_process import ServerProcess
+from harness.model.serving import Launcher, LaunchOptions, Throughput, poll_models
 
 if TYPE_CHECKING:                     # the launcher reads its fields; importing the server costs start-up time
     from harness.model.rehearsal.server import Faults
 
 ROOT = REPO_ROOT
-
-
-
-def prerequisites() -> list[Check]:
-    """Nothing to install: the fake is part of the kit (`harness serve rehearsal`)."""
-    return [Check("rehearsal server (a scripted fake: synthetic output, never a model)", True,
-                  "harness serve rehearsal", "")]
+REHEARSAL_SEED = 7   # the seed of a reproduction's rehearsal server (with the request body, it decides every reply)
 
 
 @dataclass
@@ -37,6 +33,13 @@ class RehearsalLauncher(Launcher):
     rehearse the whole pipeline. Its model ids start with `rehearsal-`, so every record it feeds is labelled synthetic
     (harness.model.rehearsal.labels). `faults` (the server's own `Faults`: shares of attempts, and the delay of a slow
     reply) turns fault injection on; `kill()` is a crash (SIGKILL), for the kill-and-resume check."""
+
+    name = "rehearsal"
+    summary = "the rehearsal server, a scripted FAKE (synthetic records, never a model)"
+    deterministic_refusal = "--deterministic is a vLLM option; the rehearsal server is a scripted fake"
+    # it answers without generating: the time is the harness's and the executor's, not a model's
+    stated_throughput = Throughput(1_000_000, 100_000, 1, "the rehearsal server is a scripted fake that answers at "
+                                                          "once (no generation)")
 
     model_id: str = "rehearsal-alpha"
     port: int = 18461
@@ -50,8 +53,34 @@ class RehearsalLauncher(Launcher):
     extra_model_ids: tuple[str, ...] = ()
     faults: Faults | None = None        # slow_s: set it above the client's timeout
     fault_log: Path | None = None       # one JSON line per injected fault
-    _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
+    _process: ServerProcess | None = field(default=None, init=False, repr=False)
 
+    # ---- the kind ----
+    @classmethod
+    def default_models(cls) -> list[str]:
+        return list(DEFAULT_MODELS)
+
+    @classmethod
+    def for_model(cls, key: str, options: LaunchOptions) -> RehearsalLauncher:
+        cls.check_config(base_url=options.base_url, deterministic=options.deterministic)
+        try:
+            answer_key = load_dataset(options.dataset).path   # "correct" reply shapes carry the case's gold
+        except DatasetError:
+            answer_key = None                                  # the plan of an unfetched dataset: it invents numbers
+        return cls(model_id=key, port=free_port(), seed=REHEARSAL_SEED, answer_key=answer_key,
+                   log_path=Path(options.log_dir) / f"{key}.log")
+
+    @classmethod
+    def prerequisites(cls, models: list[str], options: LaunchOptions) -> list[Check]:
+        """Nothing to install: the fake is part of the kit (`harness serve rehearsal`)."""
+        return [Check("rehearsal server (a scripted fake: synthetic output, never a model)", True,
+                      "harness serve rehearsal", "")]
+
+    @classmethod
+    def weights_bytes(cls, key: str) -> int | None:
+        return 0
+
+    # ---- one server ----
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
@@ -75,30 +104,25 @@ class RehearsalLauncher(Launcher):
         return cmd + ["--ready-file", str(self.ready_file)]
 
     def start(self) -> None:
-        Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
         self.ready_file.unlink(missing_ok=True)
-        log = open(self.log_path, "ab")
-        self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True, cwd=ROOT)
-        log.close()
+        self._process = ServerProcess(Path(self.log_path))
+        self._process.start(self.command(), cwd=ROOT)
 
     def wait_ready(self, timeout: float = 300.0) -> None:
         for m in (self.model_id, *self.extra_model_ids):
-            poll_models(self.base_url, m, timeout, proc=self._proc, log=Path(self.log_path), interval=0.1)
+            poll_models(self.base_url, m, timeout, process=self._process, log=Path(self.log_path), interval=0.1)
 
     def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        _stop_process_group(proc)
+        if self._process is not None:
+            self._process.stop()
 
     def kill(self) -> None:
         """SIGKILL the server (a crash: no clean shutdown), and reap it."""
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=15)
+        if self._process is not None:
+            self._process.kill()
+
+    def for_task(self, index: int) -> None:
+        self.port = free_port()
 
     def served(self) -> dict | None:
         """The running server's own ready line (models, seed, answer key, fault rates), or None before it."""
@@ -116,7 +140,7 @@ class RehearsalLauncher(Launcher):
     def describe(self) -> ServerInfo:
         local = {"--ready-file": "<ready file>", "--fault-log": "<fault log>",
                  **({"--answer-key": f"<{Path(self.answer_key).name}>"} if self.answer_key else {})}
-        return ServerInfo(launcher="rehearsal", base_url=self.base_url, model_id=self.model_id,
+        return ServerInfo(launcher=self.name, base_url=self.base_url, model_id=self.model_id,
                           server_profile=self.server_profile,
                           server="rehearsal server (scripted fake, harness.model.rehearsal.server)", synthetic=True,
                           command=tuple(self.command()),

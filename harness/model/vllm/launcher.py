@@ -1,7 +1,8 @@
-"""The vLLM server the kit starts: the one command builder and `VllmLauncher`, the pinned image in docker.
+"""The vLLM server the kit starts: the one command builder and the `vllm` launcher, `VllmLauncher` (the pinned image
+in docker, the paper's H100 runs).
 
 One command builder. `server_args` and `server_env` build the flags and environment of every vLLM server the kit
-starts: the H100 container here and the CPU twin (harness.model.vllm_cpu), which adapts only what a CPU needs.
+starts: the H100 container here and the CPU twin (harness.model.vllm.cpu), which adapts only what a CPU needs.
 Every command is checked against the release's own contract (harness.model.vllm.contract;
 containers/vllm/contract-<version>.json) before it starts. The version a running server reports is its own answer
 at GET /version; the sampling defaults it applies are read from its start-up log (harness.model.vllm.logs).
@@ -14,24 +15,32 @@ import shlex
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from harness.core.host import runsc_record
 from harness.core.paths import REPO_ROOT
+from harness.core.ports import free_port
 from harness.model.endpoint import served_vllm_version
-from harness.model.prerequisites import run_quietly
+from harness.model.prerequisites import Check, run_quietly
 from harness.model.server_info import ContractPin, Determinism, ServerInfo, server_args_for_record
-from harness.model.serving import LaunchError, Launcher, poll_models
+from harness.model.serving import (ImagePlan, LaunchError, Launcher, LauncherDescription, LauncherSettingsError,
+                                   LaunchOptions, Throughput, poll_models)
+from harness.model.vllm import locks as vllm
 from harness.model.vllm.contract import check_server_command
 from harness.model.vllm.image import build_inputs, label_problems, local_image
 from harness.model.vllm.locks import (PinError, all_model_keys, contract, contract_pin, image_choice, image_lock,
                                       image_reference, model_lock, serving_config, serving_flags)
 from harness.model.vllm.logs import logged_kernels, logged_sampling_defaults, logged_vllm_version
+from harness.model.vllm.prerequisites import hf_home, prerequisites as vllm_prerequisites
+
+PAPER_MODELS = ["qwen2.5-7b", "qwen2.5-32b-awq"]  # the paper's two models; MODELS=all adds Mistral and Phi
+ACCEPTANCE_MODEL = "qwen2.5-7b"   # what make gpu-acceptance serves: the paper's smaller model, on one GPU
 
 def server_args(model: str, served_name: str, flags: dict, *, revision: str | None, host: str,
                 deterministic: bool, attention_config: dict | None = None) -> list[str]:
     """The vLLM server's flags for one model: the one builder of the H100 command and of its CPU twin's
-    (harness.model.vllm_cpu). `flags` is a resolved flag set (serving_flags, or the CPU twin's adaptation of it).
+    (harness.model.vllm.cpu). `flags` is a resolved flag set (serving_flags, or the CPU twin's adaptation of it).
     Deterministic mode adds serving.json's `deterministic.flags` and its `attention_config` as one JSON
     `--attention-config` (FlashAttention 2; `attention_config` replaces it, e.g. {"flash_attn_version": 3} for the
     acceptance check's contrast)."""
@@ -67,16 +76,20 @@ def server_env(deterministic: bool) -> dict[str, str]:
     return {**serving.get("env", {}), **(serving["deterministic"]["env"] if deterministic else {})}
 
 
-def hf_home() -> Path:
-    return Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
-
-
 @dataclass
 class VllmLauncher(Launcher):
     """The pinned vLLM OpenAI-compatible server in docker with the NVIDIA runtime, published on 127.0.0.1.
 
     The container is not started with --rm, so its log survives a crash; stop() saves the log, stops
     and removes it. A container left over with the same name (an interrupted run) is removed first."""
+
+    name = "vllm"
+    summary = "the pinned vLLM image in docker on an NVIDIA GPU (the paper's H100 runs)"
+    ready_timeout = 1800.0
+    logs_sampling_defaults = True
+    takes_sampling_seeds = True
+    gpu = True
+    acceptance_model = ACCEPTANCE_MODEL
 
     model_key: str
     generation_config: str = "auto"
@@ -93,6 +106,103 @@ class VllmLauncher(Launcher):
     _started: bool = field(default=False, init=False, repr=False)
     _log_text: str | None = field(default=None, init=False, repr=False)
 
+    # ---- the kind ----
+    @classmethod
+    def known_models(cls, named: list[str]) -> list[str]:
+        return vllm.all_model_keys()
+
+    @classmethod
+    def default_models(cls) -> list[str]:
+        known = vllm.all_model_keys()
+        return [m for m in PAPER_MODELS if m in known]
+
+    @classmethod
+    def check_models(cls, models: list[str], *, deterministic: bool) -> None:
+        refused = {k: vllm.deterministic_refusal(k) for k in models} if deterministic else {}
+        refused = {k: why for k, why in refused.items() if why}
+        if refused:
+            keep = [k for k in models if k not in refused]
+            raise LauncherSettingsError("DETERMINISTIC=1 refused for " + "; ".join(f"{k}: {why}" for k, why in
+                                                                                  refused.items())
+                                        + f". Run without DETERMINISTIC=1, or leave it out: MODELS="
+                                          f"{','.join(keep) or '...'}")
+
+    @classmethod
+    def for_model(cls, key: str, options: LaunchOptions) -> VllmLauncher:
+        return cls(key, generation_config=options.generation_config, deterministic=options.deterministic,
+                   sampling_seeds=options.server_profile == "vllm-seeded",
+                   log_path=Path(options.log_dir) / f"{key}.log")
+
+    @classmethod
+    def prerequisites(cls, models: list[str], options: LaunchOptions) -> list[Check]:
+        return vllm_prerequisites(models, deterministic=options.deterministic)
+
+    @classmethod
+    def throughput(cls, key: str) -> Throughput:
+        return Throughput(**vllm.throughput_assumption(key))
+
+    @classmethod
+    def gpus_per_task(cls, models: list[str]) -> int:
+        """The largest tensor-parallel size among the models (Mistral-7B: 2), else 1."""
+        return max([1] + [int(vllm.serving_flags(k).get("tensor_parallel_size") or 1) for k in models])
+
+    @classmethod
+    def unbuilt_model(cls, key: str) -> tuple[str | None, str | None]:
+        try:
+            e = vllm.model_entry(key)
+        except vllm.PinError:
+            return None, None
+        return e.get("repo"), e.get("revision")
+
+    def plan_lines(self, info: ServerInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The box's gVisor and driver, the contract's verdict on the command, the batch-invariant path, the
+        requests' fields."""
+        req = vllm.image_lock().get("cuda_requirement") or {}
+        rec = runsc_record()
+        gvisor = (f"runsc release {rec.get('release')}, platform {rec.get('platform')} ({rec.get('chosen_by')})"
+                  if rec else "no /etc/docker/mathsolver-runsc.json on this box: `make host` picks the platform by "
+                              "a measured self-test (systrap, kvm, ptrace)")
+        problems = self.contract_problems()
+        version = info.contract.vllm_version if info.contract else "?"
+        lines = (f"gVisor:  {gvisor}",
+                 f"driver:  >= {req.get('min_driver', '?')} for the image's CUDA {req.get('cuda_runtime', '?')} "
+                 + ("(the kit's image carries no CUDA forward-compatibility libraries: the driver itself must be)"
+                    if self.image_choice == "own" else "(or CUDA forward compatibility)"),
+                 f"contract: vLLM {version} " + ("accepts this command" if not problems
+                                                 else "REFUSES it: " + "; ".join(problems)),
+                 *([f"batch-invariant path (read from vLLM {version}'s source, not measured): "
+                    + ((vllm.serving_config()["deterministic"].get("paths") or {}).get(self.model_key)
+                       or "not described")] if self.deterministic else []),
+                 "requests: model, messages, temperature, max_tokens"
+                 + (" + a derived seed on sampled calls (SAMPLING_SEEDS=1)" if self.sampling_seeds else
+                    " only (the paper's request)"))
+        return lines, tuple(f"{self.model_key}: vLLM contract: {p}" for p in problems)
+
+    @classmethod
+    def describe_kind(cls, desc: LauncherDescription, options: LaunchOptions) -> LauncherDescription:
+        """The image (the kit's own build or upstream's digest), the generation config and deterministic mode in
+        words, the deviations from the paper and the CPU twin as notes."""
+        serving = vllm.serving_config()
+        gen_meaning = serving["generation_config_choices"].get(options.generation_config)
+        det_meaning = (serving["deterministic"]["note"] if options.deterministic else
+                       "as in the paper: default kernels, prefix caching on")
+        notes = [f"deviation, {key}: {why}" for key, why in (serving.get("deviations") or {}).items()
+                 if key in desc.models]
+        try:
+            image, image_lines, image_notes = image_plan()
+        except vllm.PinError as exc:
+            image, image_lines, image_notes = None, (), []
+            desc = replace(desc, problems=desc.problems + (str(exc),))
+        header = (f"generation config: {options.generation_config} ({gen_meaning})",
+                  f"deterministic:     {'on' if options.deterministic else 'off'} ({det_meaning})",
+                  "", f"image: {image.reference if image else 'NOT PINNED'}  (vLLM "
+                      f"{image.vllm_version if image else None}, "
+                      f"{'the kit' + chr(39) + 's own' if image and image.choice == 'own' else 'upstream'})",
+                  *image_lines)
+        return replace(desc, image=image or ImagePlan(None), generation_config_meaning=gen_meaning,
+                       deterministic_meaning=det_meaning, header=header, notes=tuple(notes + image_notes))
+
+    # ---- one server ----
     def __post_init__(self) -> None:
         self.server_profile = "vllm-seeded" if self.sampling_seeds else "vllm"
         self.lock = model_lock(self.model_key)
@@ -195,6 +305,17 @@ class VllmLauncher(Launcher):
                 if time.monotonic() >= deadline:
                     raise
 
+    def for_task(self, index: int) -> None:
+        """Its own container name, the host's indices of the task's GPUs (docker sees the host's devices, not the
+        task's cgroup view) and a free port."""
+        job = os.environ.get("SLURM_ARRAY_JOB_ID") or os.environ.get("SLURM_JOB_ID") or str(os.getpid())
+        self.container_name = f"{self.container_name}-{job}-{index}"
+        devices = next((os.environ[k] for k in ("SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES")
+                        if os.environ.get(k)), None)
+        if devices:
+            self.gpus = f'"device={devices}"'
+        self.flags = {**self.flags, "port": free_port()}
+
     def stop(self) -> None:
         if not self._started:
             return
@@ -228,7 +349,7 @@ class VllmLauncher(Launcher):
                         sampling_defaults_logged=logged, sampling_defaults=(logged or {}).get("chat") or {},
                         kernels_logged=logged_kernels(text))
         return ServerInfo(
-            launcher="vllm", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
+            launcher=self.name, base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
             server="vLLM", revision=self.revision, command=tuple(self.command()),
             args=server_args_for_record(self.server_args()), env=self.env(),
             flags={k: v for k, v in self.flags.items() if k != "port"}, image=self.image,
@@ -239,6 +360,41 @@ class VllmLauncher(Launcher):
             facts={"image_lock": image_lock(), "image_choice": self.image_choice, "image_id": self._image_id,
                    "gpu": gpu_names() if said else [],
                    "sampling_seeds": {"on": self.sampling_seeds, "note": serving_config()["sampling_seeds"]["note"]}})
+
+
+def image_plan() -> tuple[ImagePlan, tuple[str, ...], list[str]]:
+    """(the image a run serves from, its lines in the printed plan, notes): the kit's own build (make vllm-image) or
+    upstream's image by digest. PinError when the lock cannot be read."""
+    lock = vllm.image_lock()
+    choice = vllm.image_choice()
+    reference = vllm.image_reference(planned=True)
+    notes: list[str] = []
+    if choice == "own":
+        own = vllm.own_image()
+        build = own.get("build") or {}
+        source = (f"built on this box by make vllm-image from {own['lock']} (make reproduce builds it first; "
+                  "VLLM_IMAGE=upstream for vllm/vllm-openai)")
+        image = ImagePlan(reference, lock.get("vllm_version"), choice, source, own["lock"], own["lock_sha256"],
+                          build.get("rootfs_sha256"), build.get("image_id"), build.get("download_bytes"))
+        lines = (f"  lock:    {own['lock']} sha256 {own['lock_sha256']}",
+                 "  content: " + (f"rootfs sha256 {build['rootfs_sha256']}, image id {build['image_id']} "
+                                  f"(the kit's build, {build.get('built_on')})" if build else
+                                  "no build of the kit recorded yet (make vllm-image WRITE=1)"),
+                 f"  source:  {source}")
+        notes += [f"the kit's image lacks against upstream's: {what}: {why}"
+                  for what, why in (own.get("lacks_against_upstream") or {}).items()]
+    else:
+        image = ImagePlan(reference, lock.get("vllm_version"), choice, lock.get("digest_source"))
+        lines = (f"  digest source: {image.source}",)
+        if not lock.get("digest"):
+            notes.append(f"the image {lock['image']}:{lock['tag']} has no resolved digest yet: run `make "
+                         "pin-images WRITE=1` on a networked machine before the run (the run's preflight "
+                         "refuses an unresolved digest)")
+    twin = lock.get("cpu_twin") or {}
+    if twin:
+        notes.append(f"CPU twin: {twin.get('distribution')} {twin.get('version')}, the same release, runs in "
+                     "CI (LAUNCHER=vllm-cpu; docs/H100.md)")
+    return image, lines, notes
 
 
 def own_image_id(reference: str) -> str:

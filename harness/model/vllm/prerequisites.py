@@ -2,8 +2,8 @@
 the GPU and its driver against the image's CUDA, GPU memory and count for each model, docker with the NVIDIA runtime
 (and runsc, the image of the executor), disk for the weights and the image, the server's port, and the pins.
 
-The checks shared with other launchers come from harness.model.prerequisites; the launcher kind
-(harness.reproduce.launchers) adds the dataset's.
+The checks shared with other launchers come from harness.model.prerequisites; the launcher
+(harness.model.vllm.launcher.VllmLauncher.preflight) adds the dataset's.
 """
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from pathlib import Path
 from harness.model.prerequisites import (Check, docker_runtimes, executor_host_checks, free_disk_gb, port_check,
                                          python_check, run_quietly, runtime_check)
 from harness.model.vllm.image import ImageError, build_inputs, compare_with_recorded, label_problems, local_image
-from harness.model.vllm.launcher import hf_home
 from harness.model.vllm.locks import PinError, contract, image_choice, image_lock, image_reference, model_lock, \
     own_image, serving_config, serving_flags
 
@@ -24,6 +23,10 @@ WEIGHTS_GB = {"qwen2.5-7b": 16, "qwen2.5-32b-awq": 20, "mistral-7b": 15, "phi-3.
 IMAGE_GB = 9
 DEBIAN_KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")   # what build-vllm-image.sh needs
 
+
+def hf_home() -> Path:
+    """The Hugging Face cache the vLLM container mounts (its weights download there)."""
+    return Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
 
 def prerequisites(model_keys: list[str], *, deterministic: bool = False,
                   weights_gb_free_needed: float | None = None) -> list[Check]:

