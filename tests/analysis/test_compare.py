@@ -503,7 +503,7 @@ def test_report_and_make_reproduce_outputs_carry_the_comparison(tmp_path):
     root = tmp_path / "results"
     shutil.copytree(ROOT / "results" / "gold-solve", root, ignore=shutil.ignore_patterns("tables"))
     done = outputs(root, draws=200, echo=lambda s: None)
-    assert done["comparison"] == str(root / "comparison" / "comparison.md")
+    assert done.comparison == str(root / "comparison" / "comparison.md")
     for name in ("comparison.csv", "comparison-claims.csv", "comparison-ledger.csv", "comparison.png"):
         assert (root / "comparison" / name).is_file(), name
     page = (root / "report.html").read_text(encoding="utf-8")

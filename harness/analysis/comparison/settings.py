@@ -431,7 +431,8 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     # GET /version: a user's own endpoint under the external launcher) is judged as one; what its launcher could not
     # record (flags, environment) is "not recorded", never "differs".
     vllm_served = server is not None and server.server == "vLLM"
-    shown = "vllm" if vllm_served else (server.server or server.launcher) if server is not None else None
+    shown = ("vllm" if vllm_served else None if server is None else server.launcher
+             if server.launcher not in ("vllm", "external") else server.server or "an unnamed server")
     out = [Check("model server", "vllm", f"the paper serves its checkpoints through vLLM (.tex line "
                  f"{setting('tensor-parallel')['line']})", _text(shown), vllm_served if shown else None)]
     profile = m.model.server_profile
