@@ -431,10 +431,11 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     # GET /version: a user's own endpoint under the external launcher) is judged as one; what its launcher could not
     # record (flags, environment) is "not recorded", never "differs".
     vllm_served = server is not None and server.server == "vLLM"
-    shown = ("vllm" if vllm_served else None if server is None else server.launcher
-             if server.launcher not in ("vllm", "external") else server.server or "an unnamed server")
+    shown = "vllm" if vllm_served else server.launcher if server is not None else None
+    said = (f"model server {shown}, not vllm (the server says it is {server.server})"
+            if server is not None and not vllm_served and server.server else None)
     out = [Check("model server", "vllm", f"the paper serves its checkpoints through vLLM (.tex line "
-                 f"{setting('tensor-parallel')['line']})", _text(shown), vllm_served if shown else None)]
+                 f"{setting('tensor-parallel')['line']})", _text(shown), vllm_served if shown else None, why=said)]
     profile = m.model.server_profile
     out.append(Check("request fields", "vllm (temperature and output-token cap only)", "the paper's requests set "
                      "only those (Appendix, Arm protocols and settings)", _text(profile),
