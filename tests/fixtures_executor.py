@@ -154,7 +154,7 @@ def backend_executor_os_layers(request):
     return "container", request.getfixturevalue("container_executor_os_layers")
 
 
-@pytest.fixture(params=["process", "container"])
+@pytest.fixture(params=BACKENDS)
 def backend_executor_static_alone(request):
     """(backend name, Executor with layer 2 off, layer 1 and the OS layers on) for each backend."""
     if request.param == "process":
