@@ -207,7 +207,7 @@ reproduce: setup                           ## MODELS=... ARMS=... DRY_RUN=1 SLUR
 
 # The paper's workload shape end to end against the rehearsal server (a scripted fake; output is synthetic):
 # SIZE=full (1,100 cases x 2 models x 19 arms x 5 seeds, plus the kill-and-resume rerun of the first model;
-# RESUME_SCOPE=all-models reruns both) or SIZE=small (CI); ORDER=arm-major|case-major [make reproduce's].
+# RESUME_SCOPE=all-models reruns both) or SIZE=small (110 cases, 2 seeds; CI runs it at one case per calculator); ORDER=arm-major|case-major [make reproduce's].
 rehearse: setup executor-image             ## SIZE=full|small OUT=runs/rehearsal ORDER= -> runs/bench/pipeline.json
 	$(PY) -m bench rehearse --size $(or $(SIZE),full) --out $(or $(OUT),runs/rehearsal) --bench $(BENCH_OUT)/pipeline.json \
 	  $(if $(RESUME_SCOPE),--resume-scope $(RESUME_SCOPE),) $(if $(ORDER),--order $(ORDER),)

@@ -1,5 +1,5 @@
 """Ordinary clinical programs run OK with the right value and kind, on every backend; wrong
-kinds and program errors are classified precisely; per-program latency of the process backend.
+kinds and program errors are classified precisely (the process backend's latency is `make bench-executor`'s).
 
 Programs are written the way a model writes them for real MedCalc-Bench rows
 (one_shot_verified.csv): the inputs come from the row's Relevant Entities, the expected value
@@ -10,8 +10,6 @@ from __future__ import annotations
 import ast
 import csv
 import datetime
-import statistics
-import time
 
 import pytest
 
@@ -198,17 +196,3 @@ def test_modules_are_proxies_without_sys_and_print_without_builtins(process_exec
     assert r.outcome == "REJECTED_STATIC"  # dir is not allowed statically
     r = process_executor.run("import datetime\nanswer = datetime.date(2020, 1, 1)\nprint(answer, sep='-', end='!')\n")
     assert r.outcome == "OK" and r.stdout == "2020-01-01!"
-
-
-def test_process_backend_latency(process_executor):
-    """Median per-program wall time of the warm process backend (fork server): a few ms."""
-    src = "import math\nanswer = round(math.log(71) * 2.0, 3)\n"
-    walls, t0 = [], time.perf_counter()
-    for _ in range(60):
-        r = process_executor.run(src)
-        assert r.outcome == "OK"
-        walls.append(r.wall_ms)
-    per_call_ms = (time.perf_counter() - t0) * 1000 / 60
-    median = statistics.median(walls)
-    print(f"process backend: median child wall {median:.2f} ms, round trip {per_call_ms:.2f} ms")
-    assert median < 50 and per_call_ms < 100

@@ -1,4 +1,5 @@
-"""`make rehearse SIZE=small` end to end (what CI runs): 110 cases x 2 rehearsal models x 19 arms x 2 seeds
+"""`make rehearse SIZE=small` end to end, at one case per calculator (what CI runs: 55 cases, every calculator, x 2
+rehearsal models x 19 arms x 2 seeds, half the small size's cases and the same paths; `--per-calculator 1`)
 through `harness serve reproduce` (the pipeline `make reproduce` runs) and the container executor,
 stats/tables/figures/report/checksums/verify, the kill-and-resume rerun and fault injection; the report's fields and
 keys (those of the committed small report), and that a real result set refuses the synthetic records."""
@@ -23,7 +24,8 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 def small_rehearsal(tmp_path_factory, container_backend, shared_data_dir):
     out = tmp_path_factory.mktemp("rehearsal")
     bench = out / "pipeline.json"
-    proc = subprocess.run([sys.executable, "-m", "bench", "rehearse", "--size", "small", "--out", str(out / "run"),
+    proc = subprocess.run([sys.executable, "-m", "bench", "rehearse", "--size", "small", "--per-calculator", "1",
+                           "--out", str(out / "run"),
                            "--bench", str(bench)], cwd=ROOT, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return out / "run", json.loads(bench.read_text())
@@ -31,7 +33,7 @@ def small_rehearsal(tmp_path_factory, container_backend, shared_data_dir):
 
 def test_report_fields(small_rehearsal):
     _, r = small_rehearsal
-    assert r["synthetic"] is True and r["size"] == "small"
+    assert r["synthetic"] is True and r["size"] == "custom (1 per calculator, seeds 42-43)"
     run = r["run"]
     for f in ("requests", "programs", "program_requests_per_s", "other_requests_per_s", "harness_cpu_s_per_request",
               "harness_peak_rss_bytes", "result_bytes", "executor_programs_per_s"):
@@ -43,7 +45,7 @@ def test_report_fields(small_rehearsal):
     for s in ("run", "stats", "tables", "figures", "report", "verify"):
         assert r["stages"][s]["wall_s"] > 0
         assert r["stages"][s].get("returncode", 0) == 0, s
-    assert r["config"]["cases"] == 110 and r["config"]["expected_records"] == run["records"]
+    assert r["config"]["cases"] == 55 and r["config"]["expected_records"] == run["records"]
     assert r["h100"]["plan_estimate_s"]["min_s"] > 0 and 0 < r["h100"]["pipeline_share_of_h100_time"]["of_max"]
     assert len(r["machine"]["loadavg_start"]) == 3 and len(r["kit"]["commit"]) == 40
     # the set is v1.0 dev rows under a new sha256: the run is told their convention instead of guessing by content
