@@ -192,7 +192,10 @@ class Tally:
         if len(self.refusal_examples[category]) < KEEP_EXAMPLES:
             self.refusal_examples[category].append({"program": program.label, "executor": [result.outcome, result.error],
                                                     "cpython": verdict, "source": program.source})
-        if honest_shaped(program) and not category.startswith("limit:"):
+        # the honest bar (0): an honest-shaped program that plain CPython answers gets that answer. A rewrite can
+        # break an honest program (it unbinds `__name__`, calls what `.format` returned): CPython answers nothing
+        # then, and the executor refusing it is counted above with every other refusal, not against the bar
+        if honest_shaped(program) and verdict[0] == Outcome.OK.value and not category.startswith("limit:"):
             self.honest_shaped_refusals[category] += 1
             if len(self.honest_shaped_examples) < self.limit:
                 self.honest_shaped_examples.append({"program": program.label, "category": category,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import dataclasses
 
 import pytest
 
@@ -85,6 +86,41 @@ def test_refusals_are_counted_by_why():
     assert fuzz.refusal_category(ExecResult(outcome="LINE_CAP"), ["LIMIT", "cpu"]) is None
     assert fuzz.refusal_category(ExecResult(outcome="SANDBOX_VIOLATION"), ["OK", 1]) == "sandbox: SANDBOX_VIOLATION"
 
+
+# Found by the 100,000-program run (seed 0): honest corpus programs that a rewrite broke. CPython answers none of them
+# (the main guard's `__name__` unbound: no answer; `.format` read through a format field and called: TypeError), the
+# executor refuses them statically; they were counted against the honest bar, which is about programs CPython answers.
+BROKEN_BY_A_REWRITE = [
+    "def main():\n    return 1.5\n__name__ = None\ndel __name__\nif __name__ == '__main__':\n    answer = main()\n",
+    "def main():\n    return 1.5\ntry:\n    1 / 0\nexcept ZeroDivisionError as __name__:\n    pass\n"
+    "if __name__ == '__main__':\n    answer = main()\n",
+    "hr = 68\nanswer = float('{0.format}'.format('{:.1f}')(hr))\n",
+]
+
+
+def test_the_honest_bar_counts_programs_cpython_answers_and_only_those():
+    """An honest-shaped program CPython does not answer (a rewrite broke it) is a refusal among the others, never one
+    against the honest bar; one CPython answers and the executor refuses is."""
+    from tests.adversarial.reference import Reference
+    honest = generator.Program(source="", family="honest", origin="main_guard", forms=("unbound_by_del",))
+    assert fuzz.honest_shaped(honest)
+    ref = Reference()
+    try:
+        verdicts = ref.run(BROKEN_BY_A_REWRITE)
+    finally:
+        ref.close()
+    tally = fuzz.Tally()
+    with make_executor() as ex:
+        for source, verdict in zip(BROKEN_BY_A_REWRITE, verdicts):
+            result = ex.run(source)
+            assert verdict[0] == "PROGRAM_ERROR" and result.outcome == "REJECTED_STATIC", (source, verdict, result)
+            category = fuzz.refusal_category(result, verdict)
+            assert category and category.startswith("static rule:")
+            tally.refusal(dataclasses.replace(honest, source=source), category, result, verdict)
+    assert sum(tally.refusals.values()) == 3 and not tally.honest_shaped_refusals
+    refused = ExecResult(outcome="REJECTED_STATIC", error="rejected by the executor policy: name 'vars' is not allowed")
+    tally.refusal(honest, fuzz.refusal_category(refused, ["OK", 1.5]), refused, ["OK", 1.5])
+    assert sum(tally.honest_shaped_refusals.values()) == 1
 
 def test_a_bounded_slice_finds_no_escape_no_nondeterminism_and_refuses_no_honest_program():
     """The CI slice: a few hundred generated programs (single rewrites across the corpora, one
