@@ -12,7 +12,8 @@
 # The kit goes to /kit: the work tree's tracked and untracked-but-not-ignored files (what a clone of it would hold
 # once committed), or with --committed the tree of HEAD. COMMAND runs in /kit under chroot in a private mount
 # namespace with /proc, /sys and /dev, a clean environment, and only the host's network client settings carried
-# in (resolv.conf, CA trust, pip configuration and PIP_*/proxy/CA variables), so the package registries reach it.
+# in (resolv.conf, CA trust, pip's index, certificate, proxy and timeout settings, proxy and CA variables), so the
+# package registries reach it; the host's find-links, extra indexes and constraints are left out.
 # It cannot start dockerd, runsc or systemd services. The copy is deleted afterwards unless --keep (path printed).
 # Exit status: COMMAND's. Needs root, mmdebstrap, unshare (util-linux). Used by .ci/fresh-root-stage.
 . "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"
@@ -59,15 +60,51 @@ else
     (cd "$kit" && git ls-files -z --cached --others --exclude-standard | xargs -0 -r sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' _ \
         | tar --null -T - -cf -) | tar -x -C "$root/kit"
 fi
-# the host's network client settings, nothing else of the host
+# the host's network client settings, nothing else of the host: resolv.conf, CA trust, and of pip's configuration
+# only how it reaches the registry (index-url, cert, client-cert, trusted-host, proxy, timeout, retries), written to
+# the root's /etc/pip.conf. A host's find-links, extra-index-url, constraint or no-index describe packages that host
+# holds (a wheel folder, a local index, a version cap), not a new machine's: they are named and left out (issue 48).
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-for f in /etc/ssl/certs/ca-certificates.crt /usr/local/share/ca-certificates /etc/pip.conf /etc/xdg/pip /root/.config/pip; do
+for f in /etc/ssl/certs/ca-certificates.crt /usr/local/share/ca-certificates; do
     [ -e "$f" ] || continue
     mkdir -p "$root$(dirname "$f")"
     cp -aL "$f" "$root$(dirname "$f")/" 2>/dev/null || true
 done
+python3 - "$root/etc/pip.conf" <<'PY' >&2
+import configparser, os, sys
+network = ("index-url", "cert", "client-cert", "trusted-host", "proxy", "timeout", "default-timeout", "retries")
+home = os.path.expanduser("~")
+files = ["/etc/pip.conf", "/etc/xdg/pip/pip.conf", f"{home}/.pip/pip.conf", f"{home}/.config/pip/pip.conf"]
+files += [os.environ["PIP_CONFIG_FILE"]] if os.environ.get("PIP_CONFIG_FILE") else []
+kept, dropped = {}, set()
+for path in files:
+    config = configparser.ConfigParser(interpolation=None)
+    try:
+        config.read(path)
+    except configparser.Error:
+        continue
+    for section in config.sections():
+        for key, value in config.items(section):
+            if key in network:
+                kept[(section, key)] = value
+            else:
+                dropped.add(key)
+dropped |= {k[4:].lower().replace("_", "-") for k in os.environ if k.startswith("PIP_")
+            and k[4:].lower().replace("_", "-") not in network + ("disable-pip-version-check",)}
+out = configparser.ConfigParser(interpolation=None)
+for (section, key), value in sorted(kept.items()):
+    if not out.has_section(section):
+        out.add_section(section)
+    out.set(section, key, value)
+if kept:
+    with open(sys.argv[1], "w") as f:
+        out.write(f)
+if dropped:
+    print("fresh-root: the host's pip settings not carried into the root (this host's packages, not a new "
+          "machine's): " + ", ".join(sorted(dropped)))
+PY
 passenv=()
-while IFS= read -r kv; do passenv+=("$kv"); done < <(env | grep -E '^(PIP_[A-Z_]+|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|[Hh][Tt][Tt][Pp][Ss]?_[Pp][Rr][Oo][Xx][Yy]|[Nn][Oo]_[Pp][Rr][Oo][Xx][Yy])=' || true)
+while IFS= read -r kv; do passenv+=("$kv"); done < <(env | grep -E '^(PIP_(INDEX_URL|CERT|CLIENT_CERT|TRUSTED_HOST|PROXY|TIMEOUT|DEFAULT_TIMEOUT|RETRIES|DISABLE_PIP_VERSION_CHECK)|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|[Hh][Tt][Tt][Pp][Ss]?_[Pp][Rr][Oo][Xx][Yy]|[Nn][Oo]_[Pp][Rr][Oo][Xx][Yy])=' || true)
 # the command and the carried environment as a script in the root (quoting survives any argument)
 {
     printf 'cd /kit\n'
