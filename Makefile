@@ -140,16 +140,21 @@ demo: setup executor-image model           ## the README's main job: CPU demo on
 # The committed demo result, regenerated in one command: the demo into results/cpu-demo (its response cache,
 # results/cpu-demo/.cache, is kept: with it the model's replies are replayed and only the programs run again),
 # the tables verify re-derives, the checksums, then verify.
-regenerate-demo: setup executor-image model   ## results/cpu-demo from make demo, tables, checksums, verify
+# SIGNING_KEY: the private half of checksums/allowed_signers' key (kept outside the repository by the maintainers).
+SIGNING_KEY ?= $(HOME)/.config/mathsolver-kit/signing/id_ed25519
+regenerate-demo: setup executor-image model   ## results/cpu-demo from make demo, tables, checksums, signature, verify
 	find results/cpu-demo -mindepth 1 -maxdepth 1 ! -name .cache -exec rm -rf {} + 2>/dev/null || true
 	$(MAKE) demo DEMO_OUT=results/cpu-demo
 	$(HARNESS) tables --results results/cpu-demo --out results/cpu-demo/tables
 	$(HARNESS) checksums update
-	$(HARNESS) verify
+	$(HARNESS) sign results/cpu-demo --key $(SIGNING_KEY)
+	$(HARNESS) verify --signed-by checksums/allowed_signers
 
-verify: setup                              ## checksums + rescoring + table re-derivation
+# --signed-by: each committed set's provenance.dsse.json, signed by a key of checksums/allowed_signers, its signed
+# digests and its provenance against its manifests (harness.verify.provenance).
+verify: setup                              ## signatures + checksums + rescoring + table re-derivation
 	$(HARNESS) data check
-	$(HARNESS) verify
+	$(HARNESS) verify --signed-by checksums/allowed_signers
 
 seccomp-profile: setup                     ## regenerate containers/executor/seccomp.json from executor/policy.py
 	$(VENV)/bin/executor seccomp-profile -o containers/executor/seccomp.json

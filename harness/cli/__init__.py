@@ -16,6 +16,7 @@ from harness.cli.results import checksums, export, verify
 from harness.cli.run import run, score
 from harness.cli.serve import serve
 from harness.cli.shard import merge, shard
+from harness.cli.sign import keygen, sign
 from harness.cli.stats import figures, report, stats, tables
 
 
@@ -32,7 +33,9 @@ SUBCOMMANDS = (
     formulas,   # formula catalogue check
     export,     # results -> parquet / csv
     checksums,  # sha256 sums of result files
-    verify,     # checksums + rescoring + table re-derivation
+    verify,     # checksums + rescoring + table re-derivation (+ signatures: --signed-by)
+    sign,       # a result set's signed provenance (in-toto statement, DSSE, ed25519)
+    keygen,     # a new ed25519 signing key
     stats,
     tables,
     figures,

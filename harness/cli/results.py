@@ -71,14 +71,20 @@ def checksums_update(results_root: Path, sums_path: Path | None) -> None:
                    f"{SUMS_FILE}, or the committed {COMMITTED_SUMS.relative_to(ROOT)} for the committed sets).")
 @_old_manifest_option
 @click.option("--skip-tables", is_flag=True, help="Do not re-derive tables (checksums and rescoring only).")
+@click.option("--signed-by", "signed_by", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="An allowed-signers file (OpenSSH format, ssh-ed25519 keys): every result set must carry a "
+                   "provenance.dsse.json one of its keys signed, its files must match the signed digests and its "
+                   "provenance its manifests (`make verify` passes checksums/allowed_signers).")
 @convention_option
-def verify(results_root: Path, sums_path: Path | None, skip_tables: bool, convention: str | None) -> None:
+def verify(results_root: Path, sums_path: Path | None, skip_tables: bool, signed_by: Path | None,
+           convention: str | None) -> None:
     """Check results: checksums (missing, changed, unlisted files; a user's root against its own SHA256SUMS,
     the committed sets against the committed sums list), rescoring of every stored reply or value against its
     stored score, re-derivation of every table byte for byte, and the unit convention of every arm that
     depends on it (one per result set; with --convention, that one). Every problem names the file (and
     line); exits non-zero on any."""
-    report = verify_root(results_root, sums=sums_path, convention=convention, tables=not skip_tables)
+    report = verify_root(results_root, sums=sums_path, convention=convention, tables=not skip_tables,
+                         signed_by=signed_by)
     for line in report.notes:
         click.echo(line)
     for line in report.problems:

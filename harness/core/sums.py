@@ -26,6 +26,8 @@ from harness.core.hashing import file_sha256
 from harness.core.paths import REPO_ROOT
 
 SUMS_FILE = "SHA256SUMS"                              # a results root's own sums, paths relative to that root
+SIGNATURE_FILE = "provenance.dsse.json"               # a set's signed statement (harness.verify.provenance): it signs
+                                                      # the sums' files, so no sums file lists it
 COMMITTED_SUMS = REPO_ROOT / "checksums" / "results.sha256"   # the committed result sets', relative to the repo
 REPO_RESULTS = REPO_ROOT / "results"                  # the committed sets' parent
 
@@ -35,8 +37,9 @@ class SumsError(Exception):
 
 
 def covered_files(tree: Path) -> list[Path]:
-    """Every regular file under a results tree (hidden files, caches and the tree's own SHA256SUMS excluded)."""
-    return sorted(p for p in tree.rglob("*") if p.is_file() and p != tree / SUMS_FILE
+    """Every regular file under a results tree (hidden files, caches, the tree's own SHA256SUMS and every set's
+    signed statement, SIGNATURE_FILE, excluded)."""
+    return sorted(p for p in tree.rglob("*") if p.is_file() and p != tree / SUMS_FILE and p.name != SIGNATURE_FILE
                   and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(tree).parts))
 
 

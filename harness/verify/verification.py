@@ -24,6 +24,8 @@ from harness.model.rehearsal.labels import mixing_problem
 from harness.run.store import result_sets
 from harness.core.paths import REPO_ROOT as ROOT
 from harness.core.sums import COMMITTED_SUMS, SumsError, SumsReport, check_sums, read_sums, sums_for
+from harness.verify.keys import SigningKeyError, read_allowed_signers
+from harness.verify.provenance import ProvenanceError, check_signed
 from harness.verify.rescore import check_files, convention_problems, merged_conventions
 
 REPO_RESULTS = ROOT / "results"
@@ -141,10 +143,29 @@ def check_tables(result_set: Path) -> tuple[list[str], list[str]]:
     return ([] if problems else [f"tables: {len(old)} files in {committed} re-derive byte for byte"]), problems
 
 
+def check_signatures(results_root: Path, signed_by: Path) -> tuple[list[str], list[str]]:
+    """(notes, problems): each result set's signed statement (harness.verify.provenance), the first thing that
+    differs named per set."""
+    try:
+        allowed = read_allowed_signers(signed_by)
+    except SigningKeyError as exc:
+        return [], [f"SIGNATURE {exc}"]
+    notes, problems = [], []
+    for result_set in result_sets(Path(results_root)):
+        try:
+            notes.append(check_signed(result_set, allowed))
+        except ProvenanceError as exc:
+            problems.append(f"SIGNATURE {exc}")
+    return notes, problems
+
+
 def verify(results_root: Path, *, sums: Path | None = None, convention: str | None = None,
-           tables: bool = True, committed_sums: Path = COMMITTED_SUMS) -> Report:
-    """Every check of a results root: checksums, records (mixing, convention, rescoring), tables."""
+           tables: bool = True, committed_sums: Path = COMMITTED_SUMS, signed_by: Path | None = None) -> Report:
+    """Every check of a results root: checksums, records (mixing, convention, rescoring), tables; with `signed_by`
+    (an allowed-signers file) each set's signature, signed digests and provenance first."""
     report = Report(Path(results_root))
+    if signed_by is not None:
+        report.add(*check_signatures(Path(results_root), signed_by))
     report.add(*check_checksums(Path(results_root), sums, committed_sums))
     for result_set in result_sets(Path(results_root)):
         report.add(*check_records(result_set, convention))
