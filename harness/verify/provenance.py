@@ -144,8 +144,19 @@ def statement(result_set: Path) -> dict:
 
 
 def sign_set(result_set: Path, key: Ed25519PrivateKey) -> Path:
-    """Write the set's signed statement (SIGNATURE_FILE in the set); its path."""
-    payload = json.dumps(statement(result_set), sort_keys=True, separators=(",", ":")).encode()
+    """Write the set's signed statement (SIGNATURE_FILE in the set); its path. Refused when a file differs from
+    its sums or is not in them: a set is signed as it is, with sums that say so."""
+    body = statement(result_set)
+    root = Path(result_set).resolve()
+    listed = {s["name"]: s["digest"]["sha256"] for s in body["subject"]}
+    for name, digest in sorted(listed.items()):
+        if not (root / name).is_file() or file_sha256(root / name) != digest:
+            raise ProvenanceError(f"{_shown(root)}/{name}: differs from its sums (`harness checksums update` first, "
+                                  "if the change is meant)")
+    for path in covered_files(root):
+        if path.relative_to(root).as_posix() not in listed:
+            raise ProvenanceError(f"{_shown(path)}: not in the set's sums (`harness checksums update` first)")
+    payload = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     target = Path(result_set) / SIGNATURE_FILE
     target.write_text(dsse.dumps(dsse.sign(payload, key)))
     return target

@@ -178,3 +178,15 @@ def test_the_committed_sets_are_signed_by_the_committed_key(result_set):
     assert "signed by mathsolver-kit-results" in note
     listed = read_sums(COMMITTED_SUMS)
     assert f"results/{result_set.name}/{SIGNATURE_FILE}" not in listed   # it signs the sums' files; none lists it
+
+
+def test_a_set_whose_files_differ_from_its_sums_is_not_signed(signed_set):
+    result_set, key, _ = signed_set
+    (result_set / "tables" / "extra.md").write_text("added\n")
+    with pytest.raises(ProvenanceError, match=r"tables/extra\.md: not in the set's sums"):
+        sign_set(result_set, load_private_key(key))
+    (result_set / "tables" / "extra.md").unlink()
+    record_file = result_set / "library" / "gold-lib" / "seed42.jsonl"
+    record_file.write_text(record_file.read_text() + "\n")
+    r = CliRunner().invoke(main, ["sign", str(result_set), "--key", str(key)])
+    assert r.exit_code == 1 and "library/gold-lib/seed42.jsonl: differs from its sums" in r.output, r.output
