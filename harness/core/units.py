@@ -29,7 +29,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from collections.abc import Callable
+from typing import Any, Mapping
 
 __all__ = [
     "UnitError", "Convention", "EXACT", "MEDCALC_V1", "CONVENTIONS", "get_convention", "benchmark_round",
@@ -110,7 +111,7 @@ class Convention:
     def __str__(self) -> str:
         return self.name
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """What a run manifest records about the convention."""
         return {"name": self.name, "rounding": self.rounding,
                 "molar_mass": {k: v[0] for k, v in sorted(self.compounds.items()) if v[0] is not None},
@@ -274,7 +275,7 @@ def cells_per_ul(value: float, unit: str, convention: Convention = EXACT) -> flo
                     f"{sorted({*_CELLS_PER_UL_DIV, *_CELLS_PER_UL_MUL})})")
 
 
-def _identity(quantity: str, accepted: set[str]):
+def _identity(quantity: str, accepted: set[str]) -> Callable[[float, str], float]:
     frozen = frozenset(accepted)
 
     def conv(value: float, unit: str) -> float:
@@ -319,14 +320,14 @@ def temperature_c(value: float, unit: str) -> float:
     raise UnitError(f"temperature: unit {unit!r} not supported (known: {sorted(_CELSIUS | _FAHRENHEIT)})")
 
 
-def dimensionless(quantity: str, accepted: set[str] | frozenset[str]):
+def dimensionless(quantity: str, accepted: set[str] | frozenset[str]) -> Callable[[float, str], float]:
     """A converter that accepts a value only in one of ``accepted`` unit spellings (normalized) and returns
     it unchanged: for the quantities the benchmark gives in a single unit (drinks per day, mL/day, µg/kg/min)."""
     return _identity(quantity, set(accepted))
 
 
 # Quantities by target unit, for ``convert``: target spelling (normalized) -> converter(value, unit).
-_BY_TARGET = {
+_BY_TARGET: dict[str, Callable[[float, str], float]] = {
     "kg": weight_kg, "cm": height_cm, "mmhg": blood_pressure_mmhg, "ms": interval_ms,
     "beats/min": heart_rate_bpm, "breaths/min": respiratory_rate, "u/l": enzyme_u_per_l,
     "kg/m2": bmi_kg_m2, "%": percent, "µiu/ml": insulin_uiu_per_ml, "°c": temperature_c,
