@@ -1,11 +1,11 @@
 """The two documents a newcomer reads first are checked like code (issue 49).
 
-- Every repository path that README.md or docs/ARCHITECTURE.md names in backticks exists. A path is resolved from
-  the repository root, or, in a module table (a table whose first column names modules) under a heading that names
-  a package (``## `harness/` ``), from that package: `core/paths.py` in the `harness/` section is
-  `harness/core/paths.py`. What a run writes (``runs/...``, a results root's ``<out>/...``), a path with a
-  placeholder (``<run id>``, ``*``, ``NNN``) and a host path (``/etc/...``, ``~/...``) name nothing in the checkout
-  and are not checked.
+- Every repository path that README.md or docs/ARCHITECTURE.md names in backticks exists (a token with a slash,
+  or a file name that opens a module entry: `- `policy.py`: ...`). A path is resolved from the repository root,
+  or, under a section heading that names a package (``## `harness/` ``), from that package: `core/paths.py` in
+  the `harness/` section is `harness/core/paths.py`. What a run writes (``runs/...``, a results root's
+  ``<out>/...``), a path with a placeholder (``<run id>``, ``*``, ``NNN``) and a host path (``/etc/...``,
+  ``~/...``) name nothing in the checkout and are not checked.
 - Every `make TARGET` they name (in backticks or in a code block) is a target of the Makefile.
 - README's layout table ("What the kit holds") lists every top-level entry of the repository (tracked files and
   folders; a row may name several, or a glob such as `requirements*.in`).
@@ -34,6 +34,8 @@ PATHLIKE = re.compile(r"^[A-Za-z0-9_.\-/]+$")
 EXTENSIONS = (".py", ".sh", ".md", ".json", ".toml", ".csv", ".lock", ".in", ".txt", ".cfg")
 TICKED = re.compile(r"`([^`\n]+)`")
 MAKE = re.compile(r"(?<![\w-])make ([a-z][a-z0-9-]*)(?![\w*-])")
+# A module entry: a list item that opens with the modules it is about (`- `policy.py`: ...`).
+MODULE_ITEM = re.compile(r"^- ((?:`[^`]+`(?:, | and )?)+):")
 SECTION_PACKAGE = re.compile(r"^##+ `([A-Za-z0-9_]+/)`")
 
 
@@ -58,7 +60,8 @@ def candidate(token: str) -> str | None:
 
 def named_paths(doc: str, root: Path = ROOT) -> list[tuple[int, str, str | None]]:
     """(line number, path, the package it may be relative to) for each path a document names: a backticked token
-    with a slash anywhere, or a file name (`policy.py`) in the first cell of a table row (a module table's)."""
+    with a slash anywhere, or a file name (`policy.py`) that opens a module entry (a list item `- `policy.py`: ...`
+    or the first cell of a table row)."""
     out: list[tuple[int, str, str | None]] = []
     package, in_code = None, False
     for number, line in enumerate((root / doc).read_text().splitlines(), 1):
@@ -70,7 +73,8 @@ def named_paths(doc: str, root: Path = ROOT) -> list[tuple[int, str, str | None]
         if line.startswith("## "):
             m = SECTION_PACKAGE.match(line)
             package = m.group(1) if m else None
-        first_cell = line.split("|")[1] if line.startswith("|") else ""
+        entry = MODULE_ITEM.match(line)
+        first_cell = line.split("|")[1] if line.startswith("|") else entry.group(1) if entry else ""
         for token in TICKED.findall(line):
             path = candidate(token)
             bare_module = path is not None and "/" not in path and path.endswith(EXTENSIONS) and \
@@ -176,14 +180,17 @@ def test_the_checks_catch_planted_faults(tmp_path):
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "demo.sh").write_text("")
     (tmp_path / "doc.md").write_text(
-        "## `harness/`\n\n| module | job |\n|---|---|\n| `core/paths.py` | ok |\n| `core/nope.py` | gone |\n\n"
+        "## `harness/`\n\n| module | job |\n|---|---|\n| `core/paths.py` | ok |\n| `core/nope.py` | gone |\n"
+        "- `absent.py`: a module entry; `prose.py` is not one\n\n"
         "## Other\n\n`scripts/demo.sh`, `scripts/gone.sh`, `runs/bench/x.json`, `manifest-<run id>.json`, "
-        "`core/paths.py`, `OUT/merged/`, `shard-KKK/x`; run `make demo` or `make no-such-target`, make every step, `make bench-*`.\n")
+        "`core/paths.py`, `OUT/merged/`, `shard-KKK/x`; run `make demo` or `make no-such-target`, make every step, "
+        "`make bench-*`.\n")
     found = [(p, pkg) for _, p, pkg in named_paths("doc.md", tmp_path)]
     assert found == [("harness/", "harness/"), ("core/paths.py", "harness/"), ("core/nope.py", "harness/"),
-                     ("scripts/demo.sh", None), ("scripts/gone.sh", None), ("core/paths.py", None)]
-    assert [p for p, pkg in found if not resolves(p, pkg, tmp_path)] == ["core/nope.py", "scripts/gone.sh",
-                                                                         "core/paths.py"]
+                     ("absent.py", "harness/"), ("scripts/demo.sh", None), ("scripts/gone.sh", None),
+                     ("core/paths.py", None)]
+    assert [p for p, pkg in found if not resolves(p, pkg, tmp_path)] == ["core/nope.py", "absent.py",
+                                                                         "scripts/gone.sh", "core/paths.py"]
     targets = [t for _, t in named_targets("doc.md", tmp_path)]
     assert targets == ["demo", "no-such-target"] and "no-such-target" not in make_targets()
     readme = "## What the kit holds\n\n| path | what |\n|---|---|\n| `executor/` | x |\n| `requirements*.lock` | y |\n"
