@@ -11,6 +11,7 @@
   folders; a row may name several, or a glob such as `requirements*.in`).
 - No line of either document is longer than MAX_LINE characters (prose is wrapped; a table row is one line).
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -77,8 +78,9 @@ def named_paths(doc: str, root: Path = ROOT) -> list[tuple[int, str, str | None]
         first_cell = line.split("|")[1] if line.startswith("|") else entry.group(1) if entry else ""
         for token in TICKED.findall(line):
             path = candidate(token)
-            bare_module = path is not None and "/" not in path and path.endswith(EXTENSIONS) and \
-                f"`{token}`" in first_cell
+            bare_module = (
+                path is not None and "/" not in path and path.endswith(EXTENSIONS) and f"`{token}`" in first_cell
+            )
             if path is not None and ("/" in path or bare_module):
                 out.append((number, path, package))
     return out
@@ -121,7 +123,7 @@ def layout_rows(readme: str) -> list[str]:
     lines = readme.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("## What the kit holds"))
     entries = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if line.startswith("## "):
             break
         if line.startswith("|") and not line.startswith("|---"):
@@ -165,12 +167,16 @@ def test_readme_layout_table_lists_every_top_level_entry():
 
 @pytest.mark.parametrize("doc", DOCS)
 def test_no_overlong_lines(doc):
-    long = [f"{doc}:{n}: {len(line)} characters" for n, line in
-            enumerate((ROOT / doc).read_text().splitlines(), 1) if len(line) > MAX_LINE]
+    long = [
+        f"{doc}:{n}: {len(line)} characters"
+        for n, line in enumerate((ROOT / doc).read_text().splitlines(), 1)
+        if len(line) > MAX_LINE
+    ]
     assert not long, f"lines over {MAX_LINE} characters (wrap them):\n" + "\n".join(long)
 
 
 # --- the checks themselves, on planted faults -------------------------------------------------------------------
+
 
 def test_the_checks_catch_planted_faults(tmp_path):
     """A module row and a path that do not exist, runtime and placeholder paths that are skipped, an unknown make
@@ -184,15 +190,28 @@ def test_the_checks_catch_planted_faults(tmp_path):
         "- `absent.py`: a module entry; `prose.py` is not one\n\n"
         "## Other\n\n`scripts/demo.sh`, `scripts/gone.sh`, `runs/bench/x.json`, `manifest-<run id>.json`, "
         "`core/paths.py`, `OUT/merged/`, `shard-KKK/x`; run `make demo` or `make no-such-target`, make every step, "
-        "`make bench-*`.\n")
+        "`make bench-*`.\n"
+    )
     found = [(p, pkg) for _, p, pkg in named_paths("doc.md", tmp_path)]
-    assert found == [("harness/", "harness/"), ("core/paths.py", "harness/"), ("core/nope.py", "harness/"),
-                     ("absent.py", "harness/"), ("scripts/demo.sh", None), ("scripts/gone.sh", None),
-                     ("core/paths.py", None)]
-    assert [p for p, pkg in found if not resolves(p, pkg, tmp_path)] == ["core/nope.py", "absent.py",
-                                                                         "scripts/gone.sh", "core/paths.py"]
+    assert found == [
+        ("harness/", "harness/"),
+        ("core/paths.py", "harness/"),
+        ("core/nope.py", "harness/"),
+        ("absent.py", "harness/"),
+        ("scripts/demo.sh", None),
+        ("scripts/gone.sh", None),
+        ("core/paths.py", None),
+    ]
+    assert [p for p, pkg in found if not resolves(p, pkg, tmp_path)] == [
+        "core/nope.py",
+        "absent.py",
+        "scripts/gone.sh",
+        "core/paths.py",
+    ]
     targets = [t for _, t in named_targets("doc.md", tmp_path)]
     assert targets == ["demo", "no-such-target"] and "no-such-target" not in make_targets()
     readme = "## What the kit holds\n\n| path | what |\n|---|---|\n| `executor/` | x |\n| `requirements*.lock` | y |\n"
-    assert unlisted_top_level(readme, {"executor/", "bench/", "requirements.lock", "Makefile"}) == ["Makefile",
-                                                                                                   "bench/"]
+    assert unlisted_top_level(readme, {"executor/", "bench/", "requirements.lock", "Makefile"}) == [
+        "Makefile",
+        "bench/",
+    ]
