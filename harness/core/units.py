@@ -16,7 +16,8 @@ context variable. Two conventions exist (``CONVENTIONS``):
 Both share the benchmark's constants (docs/LIBRARY.md cites each): molar masses creatinine 113.12, glucose
 180.16, sodium 22.99, chloride 35.45, bicarbonate 61.02, calcium 40.08, potassium 39.10, urea nitrogen
 28.02, cholesterol 386.654, triglycerides 861.338, bilirubin 548.66 (the benchmark's figure in Child-Pugh;
-its SOFA uses the true value 584.66, compound "bilirubin-584.66"), albumin 66,500, hemoglobin 64,500 g/mol; valences Na, K, Cl, HCO3 1 and Ca 2; 1 lb = 0.453592
+its SOFA uses the true value 584.66, compound "bilirubin-584.66"), albumin 66,500, hemoglobin 64,500 g/mol; valences
+Na, K, Cl, HCO3 1 and Ca 2; 1 lb = 0.453592
 kg, 1 oz = 0.0283495 kg, 1 in = 2.54 cm, 1 ft = 30.48 cm; an age in months is /12 year, in weeks 7/365.25,
 in days 1/365.25.
 

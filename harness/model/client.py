@@ -157,7 +157,7 @@ class ChatResult:
         return asdict(self)
 
 
-CACHED_FIELDS = {f for f in ChatResult.__dataclass_fields__} - {"request", "seed", "cached"}
+CACHED_FIELDS = set(ChatResult.__dataclass_fields__) - {"request", "seed", "cached"}
 
 
 _canonical = canonical_json

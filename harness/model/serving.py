@@ -174,7 +174,7 @@ class Launcher(ABC):
         if deterministic and cls.deterministic_refusal:
             raise LauncherSettingsError(cls.deterministic_refusal)
 
-    @classmethod
+    @classmethod  # noqa: B027 (an optional hook: nothing to check by default)
     def check_models(cls, models: list[str], *, deterministic: bool) -> None:
         """LauncherSettingsError for a model this kind cannot serve under these settings (named)."""
 
@@ -274,7 +274,7 @@ class Launcher(ABC):
     @abstractmethod
     def describe(self) -> ServerInfo: ...
 
-    def for_task(self, index: int) -> None:
+    def for_task(self, index: int) -> None:  # noqa: B027 (an optional hook: nothing to change by default)
         """Several SLURM array tasks may share a node: give this task's server its own port / name / devices."""
 
     def __enter__(self) -> Launcher:

@@ -41,7 +41,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from harness.arms.spec import Arm, ArmConfig
 from harness.core.canonical_json import json_file_text
@@ -459,14 +459,14 @@ class ShardManifest:
         return None
 
 
-Manifest = Union[RunManifest, ReproduceManifest, MergeManifest, ShardManifest]
+Manifest = RunManifest | ReproduceManifest | MergeManifest | ShardManifest
 KINDS: dict[str, type] = {"run": RunManifest, "reproduce": ReproduceManifest, "merge": MergeManifest,
                           "shard": ShardManifest}
 
 
 # ---- files ---------------------------------------------------------------------------------------------------
 
-def manifest_path(kind: str, id: str | None = None, *, root: str | os.PathLike) -> Path:
+def manifest_path(kind: str, id: str | None = None, *, root: str | os.PathLike) -> Path:  # noqa: A002 (the manifest's id)
     """The one place a manifest's file name is made (module docstring)."""
     root = Path(root)
     if kind == "run":
@@ -533,7 +533,7 @@ def run_manifests(root: str | os.PathLike) -> list[RunManifest]:
     return [f.manifest for f in read_manifests(root, kind="run")]
 
 
-def write_manifest(root: str | os.PathLike, manifest: Manifest, *, id: str | None = None) -> Path:
+def write_manifest(root: str | os.PathLike, manifest: Manifest, *, id: str | None = None) -> Path:  # noqa: A002
     """Write `manifest` to its path under `root` (atomically) and return the path; `id` names a copy otherwise
     than by the manifest's own id (the shards' run manifests in a merge)."""
     path = manifest_path(manifest.kind, id if id is not None else manifest.id, root=root)

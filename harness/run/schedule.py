@@ -14,7 +14,8 @@ arm's five seeds send the same request.
                  one concurrency window.
 
 `phases(units, order)` is the run's units and items as phases, the items in issue order; a phase starts when the
-previous one has finished. DEFAULT_ORDER is the order `harness run` and `make reproduce` use unless told otherwise, chosen by
+previous one has finished. DEFAULT_ORDER is the order `harness run` and `make reproduce` use unless told otherwise,
+chosen by
 measurement: `python -m bench gpu-hours` (docs/bench-gpu-hours.json) counts the real vLLM engine's prefix-cache
 hits under both orders.
 """

@@ -95,7 +95,8 @@ class RunSetupError(RuntimeError):
 
 def check_convention_consistent(out_dir, dataset, choice: ConventionChoice, arms) -> None:
     """Refuse to resume into ``out_dir`` under another unit convention than its earlier runs on the same dataset
-    used, when both runs hold arms whose answer depends on it. Raises RunSetupError naming the manifest and both conventions."""
+    used, when both runs hold arms whose answer depends on it. Raises RunSetupError naming the manifest and both
+    conventions."""
     if not any(a.solver.uses_convention for a in arms):
         return
     for found in read_manifests(out_dir, kind="run"):

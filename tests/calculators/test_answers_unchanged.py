@@ -48,8 +48,9 @@ def answer_lines(path: Path):
             calc = IMPLEMENTED.get(cid)
             if calc is not None:
                 yield (f"{case.case_id} library {conv} "
-                       + _outcome(lambda: calc.compute(**calc.from_entities(case.entities, convention=conv))))
-            yield f"{case.case_id} catalogue {conv} " + _outcome(lambda: literal_compute(cid, case.entities, conv))
+                       + _outcome(lambda calc=calc, case=case, conv=conv:
+                                  calc.compute(**calc.from_entities(case.entities, convention=conv))))
+            yield f"{case.case_id} catalogue {conv} " + _outcome(lambda cid=cid, case=case, conv=conv: literal_compute(cid, case.entities, conv))
             for vcid, version in versions:
                 if vcid == cid:
                     ref = library_reference(case, version, convention=conv)

@@ -80,7 +80,7 @@ def table_s14(an: Analysis) -> Table:
         if man.executor is not None:
             fields["Executor image digest"][mid].add(man.executor.image_id or
                                                      f"none ({man.executor.backend} backend)")
-        for name, arm in man.arms.items():
+        for arm in man.arms.values():
             if not arm.needs_model:
                 arm_settings[arm.title][mid].add("no model request")
                 continue

@@ -333,7 +333,8 @@ class VllmLauncher(Launcher):
         return int(self.flags.get("max_num_seqs", 1))
 
     def determinism(self) -> Determinism:
-        """What the run may claim: batch-invariant serving only in deterministic mode (refused models never get here)."""
+        """What the run may claim: batch-invariant serving only in deterministic mode (refused models never get
+        here)."""
         if not self.deterministic:
             return Determinism(False, "default vLLM kernels: outputs may depend on batching")
         return Determinism(True, serving_config()["deterministic"]["note"], self.env())
