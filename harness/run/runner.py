@@ -97,14 +97,14 @@ class ArmSeedSummary:
     written: int = 0
     infra_failed: int = 0
     correct: int = 0
-    outcomes: dict = field(default_factory=dict)
+    outcomes: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0             # from this unit's first case taking a slot to its last record
     started_at: str | None = None   # when its first case took a slot (UTC); seeds of one arm overlap
     finished_at: str | None = None
 
 
 def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec, key: str, sol: Solution, ctx: Context,
-               started: str) -> dict:
+               started: str) -> dict[str, Any]:
     """Assemble and score one results record (harness.run.record.Record), in its JSON form."""
     scores, parsed = {}, {}
     if sol.text is not None:
@@ -165,7 +165,7 @@ def _synthetic(spec: RunSpec, chats) -> bool:
     return is_synthetic_model(spec.model) or any(is_synthetic_model(c.server_model) for c in chats)
 
 
-def _executor_json(executor: ExecResult | list[ExecResult | None] | None) -> dict | list[dict | None] | None:
+def _executor_json(executor: ExecResult | list[ExecResult | None] | None) -> dict[str, Any] | list[dict | None] | None:
     """A solution's executor result(s) in the record's JSON form."""
     if isinstance(executor, list):
         return [None if r is None else r.to_dict() for r in executor]
@@ -428,9 +428,9 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
     return [summaries[i] for i in sorted(summaries)]
 
 
-def summary_markdown(records: list[dict]) -> str:
+def summary_markdown(records: list[dict[str, Any]]) -> str:
     """Markdown table per (model, arm): n, accuracy, outcome counts, mean latency and tokens per case."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         groups[(r["model"], r["arm"])].append(r)
     cols = list(ROW_OUTCOMES)
