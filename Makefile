@@ -100,10 +100,10 @@ vllm-lock: setup                           ## requirements-vllm-gpu.lock resolve
 # The first command on a new H100 box (at most 15 min on one H100 once the image and the 7B's weights are there):
 # the box, the image starting, deterministic mode under mixed batches (FA2; FA3 for contrast), prefill/decode
 # tokens/s at the plan's concurrency (the plan reads them), tensor parallel 2 on a 2-GPU box. LAUNCHER=vllm-cpu runs
-# the same checks against the CPU twin (CI does, in tests/reproduce/test_acceptance.py).
+# the same checks against the CPU twin (CI does, in tests/reproduce/test_acceptance.py). What a launcher needs first
+# (the vLLM image built) is its own prepare(): --prepare.
 gpu-acceptance: setup                      ## one report + runs/gpu-acceptance/gpu-acceptance.json (LAUNCHER=vllm-cpu: the twin)
-	$(if $(filter vllm-cpu,$(LAUNCHER)),,$(MAKE) vllm-image)
-	$(HARNESS) serve acceptance --launcher $(or $(LAUNCHER),vllm) $(if $(PHASES),--phases $(PHASES),)
+	$(HARNESS) serve acceptance --prepare $(if $(LAUNCHER),--launcher $(LAUNCHER),) $(if $(PHASES),--phases $(PHASES),)
 
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh

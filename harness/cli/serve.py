@@ -164,11 +164,27 @@ def plan_cmd(as_json, **kw):
               help="Seconds to wait for /v1/models [vllm 1800, the others 300].")
 @click.option("--draws", type=click.IntRange(min=100), default=None, help="Bootstrap draws [default: the kit's 10,000].")
 @click.option("--no-progress", is_flag=True)
-def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, no_progress, **kw):
+@click.option("--prepare", is_flag=True,
+              help="First what the launcher needs on this box (its prepare(): for vllm, the pins re-resolved and "
+                   "the kit's image built); make reproduce passes it.")
+@click.option("--keep-pins", is_flag=True, help="With --prepare: the recorded pins, not re-resolved (KEEP_PINS=1).")
+@click.option("--smoke", is_flag=True,
+              help="Then, per model: its server started, one request per reply form, the replies parsed, stopped "
+                   "(fails in minutes, naming the cause); make reproduce passes it unless SMOKE=0.")
+def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, no_progress, prepare, keep_pins,
+                  smoke, **kw):
     """Preflight, then for each model: start the server, run every arm x seed (resumable), stop the
-    server; then manifests, statistics, tables, report and checksums."""
+    server; then manifests, statistics, tables, report and checksums. `make reproduce` is this one command
+    (scripts/reproduce.sh maps its variables onto the options)."""
     cfg = _config(**kw, executor_backend=executor_backend, concurrency=concurrency, timeout=timeout,
                   ready_timeout=ready_timeout, draws=draws, progress=not no_progress)
+    if prepare:
+        try:
+            cfg.kind.prepare(list(cfg.models), keep_pins=keep_pins, echo=click.echo)
+        except (LaunchError, PinError) as exc:
+            raise click.ClickException(str(exc)) from None
+    if smoke:
+        _smoke_each_model(cfg)
     checks = preflight(cfg)
     for c in checks:
         click.echo(c.line())
@@ -200,8 +216,11 @@ def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, 
               help="Seconds to wait for the server [default: the launcher's own, 1800 for vllm].")
 def smoke_cmd(ready_timeout, **kw):
     """Start each model's server, send one request per prompt family, check the replies parse, stop."""
+    _smoke_each_model(_config(**kw, ready_timeout=ready_timeout))
+
+
+def _smoke_each_model(cfg: ReproduceConfig) -> None:
     from harness.reproduce.smoke import SmokeError, smoke
-    cfg = _config(**kw, ready_timeout=ready_timeout)
     failed = [c for c in preflight(cfg) if not c.ok]
     if failed:
         for c in failed:

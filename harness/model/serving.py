@@ -28,7 +28,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import httpx
 
@@ -187,6 +187,13 @@ class Launcher(ABC):
     @abstractmethod
     def prerequisites(cls, models: list[str], options: LaunchOptions) -> list[Check]:
         """What this kind needs installed before it starts (its own module's checks)."""
+
+    @classmethod  # noqa: B027 (an optional hook: nothing to prepare by default)
+    def prepare(cls, models: list[str], *, keep_pins: bool = False, echo: Callable[[str], None] = print) -> None:
+        """What this kind needs done on this box before its servers start, done now: `make reproduce` (`harness
+        serve reproduce --prepare`) and `make gpu-acceptance` call it once, before the smoke test. The vLLM launcher
+        confirms its pins against their registries (unless `keep_pins`) and builds its image; the shell and the
+        Makefile know nothing of it. LaunchError naming the cause and the fix; nothing to do by default."""
 
     @classmethod
     def preflight(cls, models: list[str], options: LaunchOptions) -> list[Check]:
