@@ -115,8 +115,8 @@ test: setup executor-image test-model vllm-cpu-model vllm-wheels test-tools slur
 	status=0; $(MAKE) --no-print-directory lint || status=$$?; bash scripts/test-lanes.sh || status=$$?; exit $$status
 
 # The habits (issue 49): ruff's lint, ruff's format check and mypy, configured in pyproject.toml ([tool.ruff],
-# [tool.mypy], the per-module gaps to burn down), pinned in requirements-test.lock. make test runs it first (about
-# 20 s on 2 cores; the lanes run even when it fails, and make test fails then). `make format` applies ruff's safe
+# [tool.mypy], the per-module gaps to burn down), pinned in requirements-test.lock. make test runs it first (23 CPU-s
+# cold, mostly mypy; 8 s warm; the lanes run even when it fails, and make test fails then). `make format` applies ruff's safe
 # fixes and its formatting to the whole tree.
 lint: setup                                ## ruff check, ruff format --check, mypy (strict for executor/, harness/core/, harness/run/)
 	@echo "== lint: ruff check, ruff format --check, mypy"
