@@ -28,6 +28,7 @@ from pathlib import Path
 
 import click
 
+from executor.api import REQUESTABLE_BACKENDS
 from harness.cli.convention import convention_option
 from harness.cli.acceptance import acceptance
 from harness.cli.run import seeds_option
@@ -155,7 +156,7 @@ def plan_cmd(as_json, **kw):
 
 @serve.command("reproduce")
 @_common
-@click.option("--executor-backend", type=click.Choice(["auto", "container", "process"]), default="auto",
+@click.option("--executor-backend", type=click.Choice(REQUESTABLE_BACKENDS), default="auto",
               show_default=True)
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
               help="Requests in flight [default: the server's max-num-seqs; 1 for llama.cpp].")

@@ -169,3 +169,14 @@ def test_the_facade_compares_no_backend_name():
     ]
     assert not compared, f"executor/api.py compares a backend name at lines {compared}"
     assert backends.__doc__ and "auto" in backends.__doc__
+
+
+def test_the_harness_commands_offer_the_registry():
+    """harness run, serve reproduce and shard plan|submit take --executor-backend from the registry."""
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    for command in (["run"], ["serve", "reproduce"], ["shard", "plan"], ["shard", "submit"]):
+        out = CliRunner().invoke(main, [*command, "--help"], terminal_width=200).output
+        assert "--executor-backend [auto|process|container]" in out, (command, out)
