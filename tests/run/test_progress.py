@@ -1,6 +1,7 @@
 """Progress of a long run whose output goes to a file or a pipe: timed lines with records done, rate, ETA and the
 model client's activity (requests in flight, tokens received), arm start/end lines; and `harness run` piped
-against a slow scripted FAKE model server (harness.model.rehearsal.server.ScriptedServer) keeps talking while a reply is awaited."""
+against a slow scripted FAKE model server (harness.model.rehearsal.server.ScriptedServer) keeps talking while a reply
+is awaited."""
 from __future__ import annotations
 
 import asyncio
