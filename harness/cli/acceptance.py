@@ -28,7 +28,7 @@ from harness.reproduce.errors import ReproduceError
 @click.option("--prepare", is_flag=True,
               help="First what the launcher needs on this box, its recorded pins kept (vllm: the kit's image "
                    "built); make gpu-acceptance passes it.")
-def acceptance(launcher, out, phases, prepare):
+def acceptance(launcher: str, out: Path, phases: str, prepare: bool) -> None:
     """The box, the image starting, deterministic mode under mixed batches (FA2, FA3 for contrast), prefill and
     decode tokens/s at the plan's concurrency, tensor parallel 2 on a 2-GPU box: one report."""
     chosen = tuple(p for p in phases.split(",") if p)

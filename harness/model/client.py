@@ -263,7 +263,7 @@ class ModelClient:
     async def __aenter__(self) -> "ModelClient":
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:

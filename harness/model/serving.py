@@ -293,7 +293,7 @@ class Launcher(ABC):
             raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
