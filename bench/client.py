@@ -116,7 +116,7 @@ def main(out: Path, n: int = 2200, rounds: int = 3, concurrency: int = 32) -> in
             runs: dict[str, list[dict]] = {name: [] for name in clients}
             for r in range(rounds):
                 for name, fn in clients.items():  # interleaved: every round runs every client once
-                    m = _measure(lambda: fn(f"{name}-{r}"), base_url)
+                    m = _measure(lambda fn=fn, tag=f"{name}-{r}": fn(tag), base_url)
                     m["loadavg_1m"] = loadavg()[0]
                     runs[name].append(m)
                     print(f"bench-client: round {r + 1} {name}: {n / m['wall_s']:.0f} req/s, "
@@ -131,7 +131,7 @@ def main(out: Path, n: int = 2200, rounds: int = 3, concurrency: int = 32) -> in
                       "rounds": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()} for m in ms]}
                for name, ms in runs.items()}
     base = summary["kit"]["client_cpu_ms_per_request_median"]
-    for name, s in summary.items():
+    for s in summary.values():
         s["cpu_ratio_to_kit"] = round(s["client_cpu_ms_per_request_median"] / base, 3)
     report = {"started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
               "machine": {"cores": machine.cores, "platform": machine.platform, "python": machine.python,

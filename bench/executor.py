@@ -30,7 +30,8 @@ system calls per phase from ``strace -f -ff`` of the host probe); ``holding_phas
 largest phase and the work per program ahead of demand and on the request path.
 
 ``ab`` (issue 33, what determinism costs): this checkout's executor against a baseline
-(``--baseline-ref``, e.g. cc9e450, the last commit before issue 33, with ``--baseline-image`` built from it), each side in its own subprocess
+(``--baseline-ref``, e.g. cc9e450, the last commit before issue 33, with ``--baseline-image`` built from it), each
+side in its own subprocess
 (``bench/ab_driver.py``, run with ``python -P`` so that
 the side's own ``executor`` package is the one imported), rounds interleaved, one worker per side: supervisor start-up
 (the zygote is now executed, not only forked) and back-to-back latency on the benchmark's mix

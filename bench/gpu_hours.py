@@ -392,7 +392,7 @@ async def send(stream: Stream, base_url: str, model: str, concurrency: int, ids:
         for phase in stream.phases:
             queue = iter(phase)
 
-            async def worker():
+            async def worker(queue=queue):
                 nonlocal mismatched
                 for item in queue:
                     for seq, _copy, max_tokens in item:
@@ -626,8 +626,9 @@ def main(opts: Options) -> int:
     version = report["replay_h100"][models[0]][ARM_MAJOR]["vllm_version"]
     report["projection"] = {
         "computed_share": {key: {o: round(v, 4) for o, v in shares[key].items()} for key in models},
-        "source": (f"docs/bench-gpu-hours.json (`make bench-gpu-hours`): vLLM {version}'s scheduler and KV-cache manager at the H100's settings over "
-                   f"{len(population) * copies:,} cases ({copies} copies of {len(population)} bundled cases), completions of the plan's length"
+        "source": (f"docs/bench-gpu-hours.json (`make bench-gpu-hours`): vLLM {version}'s scheduler and KV-cache "
+                   f"manager at the H100's settings over {len(population) * copies:,} cases ({copies} copies of "
+                   f"{len(population)} bundled cases), completions of the plan's length"
                    + (f"; at the CPU twin's settings its counters equal the real server's on {len(sample)} cases"
                       if report.get("twin_vs_replay", {}).get("identical") else
                       "; not checked against the real server in this run" if not opts.twin else

@@ -36,7 +36,7 @@ class Honest:
     answer: object  # number | "YYYY-MM-DD" | [weeks, days]
 
 
-def _p(name: str, category: str, answer, source: str) -> Honest:
+def _p(name: str, category: str, answer: object, source: str) -> Honest:
     return Honest(name, category, source.lstrip("\n"), answer)
 
 

@@ -31,7 +31,7 @@ def server_rss_bytes(pid: int) -> int:
     return sum(int(x) for x in out.split()) * 1024
 
 
-def chat(base_url: str, model: str, content: str, max_tokens: int, **extra) -> tuple[dict, float]:
+def chat(base_url: str, model: str, content: str, max_tokens: int, **extra: object) -> tuple[dict, float]:
     started = time.perf_counter()
     r = httpx.post(f"{base_url}/chat/completions", timeout=1800,
                    json={"model": model, "messages": [{"role": "user", "content": content}], "temperature": 0,

@@ -1,14 +1,14 @@
 """The ``Executor`` facade used by the harness and the CLI, and ``ExecResult``.
 
-Backends:
+Backends are classes registered by name in ``backends.BACKENDS`` (``backends.py``):
 
 * ``process``: layers 1-4 on this host: ``pool.ProcessPool``, supervisors (``supervisor.py``)
   run as ``python3 -I -S -B`` subprocesses with an empty environment.
 * ``container``: layers 1-5: ``pool.ContainerPool``, the same supervisor inside ``docker run
   --runtime=runsc`` containers. If docker/runsc cannot run, asking for it is an
   ``ExecutorUnavailable`` error, never a silent downgrade.
-* ``auto``: container where it works, else process; the choice and the reason are recorded in
-  ``describe()`` (which goes into the run manifest).
+* ``auto``: a policy over the registry (``backends.start_auto``): container where it works, else
+  process; the choice and the reason are recorded in ``describe()`` (which goes into the run manifest).
 
 Both are the one retrying pool of ``pool.py`` (layer 6): ``run`` never raises for program faults;
 a dead or hung supervisor and an INFRA_ERROR result are retried on a fresh supervisor, up to
@@ -22,14 +22,14 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from executor import policy, supervisor
-from executor import pool as pool_module
-from executor.pool import ProcessPool
-from executor.result import BACKENDS as RESULT_BACKENDS, ExecResult, infra_result
+from executor.backends import AUTO, BACKENDS, BackendOptions, requestable, start_auto
+from executor.result import ExecResult, infra_result
 from executor.workers import ExecutorUnavailable
 
 __all__ = ["REQUESTABLE_BACKENDS", "ExecResult", "Executor", "ExecutorUnavailable"]
-# What a caller may ask for: "auto" or one of the backends a result can name (result.BACKENDS).
-REQUESTABLE_BACKENDS = ("auto", *RESULT_BACKENDS)
+# What a caller may ask for: "auto" or one of the kit's registered backends (backends.requestable() at call time
+# also names those registered later).
+REQUESTABLE_BACKENDS = requestable()
 
 
 class Executor:
@@ -37,8 +37,7 @@ class Executor:
 
     def __init__(self, backend: str = "auto", workers: int | None = None, *, limits: dict | None = None,
                  image: str | None = None, max_attempts: int = 3, python: str | None = None, **container_opts):
-        if backend not in REQUESTABLE_BACKENDS:
-            raise ValueError(f"unknown executor backend {backend!r}; choose one of {', '.join(REQUESTABLE_BACKENDS)}")
+        chosen = None if backend == AUTO else BACKENDS.lookup(backend)   # ValueError naming the choices
         if workers is not None and (not isinstance(workers, int) or workers < 1):
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
         self.workers = workers or os.cpu_count() or 1
@@ -48,39 +47,15 @@ class Executor:
         self.disabled_layers = supervisor.disabled_layers_from_env()
         self.test_canary = supervisor.test_canary_from_env()
         self.max_attempts = max_attempts
-        self.backend_reason = "requested"
         self._impl = None
-        if backend in ("auto", "container"):
-            try:
-                self._impl = self._start_container(image, container_opts)
-                self.backend = "container"
-                if backend == "auto":
-                    self.backend_reason = "auto: docker with runsc available"
-            except ExecutorUnavailable as exc:
-                if backend == "container":
-                    raise
-                self.backend_reason = f"auto: container backend unavailable ({exc})"
-        if self._impl is None:
-            self._impl = ProcessPool(self.workers, limits, self.disabled_layers, python, max_attempts,
-                                     spares=container_opts.get("spares"), test_canary=self.test_canary)
-            self.backend = "process"
-
-    def _start_container(self, image: str | None, opts: dict):
-        image = image or pool_module.DEFAULT_IMAGE
-        extra = dict(opts)
-        extra.setdefault("max_attempts", self.max_attempts)
-        if self.limits:
-            extra["limits"] = self.limits
-        if self.disabled_layers:
-            extra["disabled_layers"] = self.disabled_layers
-        if self.test_canary:
-            extra["test_canary"] = self.test_canary
-        try:
-            return pool_module.ContainerPool(self.workers, image, **extra)
-        except ExecutorUnavailable:
-            raise
-        except Exception as exc:
-            raise ExecutorUnavailable(f"container backend unavailable: {type(exc).__name__}: {exc}") from None
+        options = BackendOptions(self.workers, limits, self.disabled_layers, self.test_canary, max_attempts,
+                                 image=image, python=python, extra=container_opts)
+        if chosen is None:
+            started = start_auto(options)
+            self._impl, self.backend, self.backend_reason = started.pool, started.backend, started.reason
+        else:
+            self._impl = chosen.start(options)   # by name: never a fallback
+            self.backend, self.backend_reason = chosen.name, "requested"
 
     def run(self, source: str) -> ExecResult:
         if not isinstance(source, str):

@@ -56,8 +56,11 @@ if [[ ! -x "$HARNESS" ]]; then
   exit 2
 fi
 
-args=(--launcher "${LAUNCHER:-vllm}" --arms "${ARMS:-all}" --seeds "${SEEDS:-42-46}"
+args=(--arms "${ARMS:-all}" --seeds "${SEEDS:-42-46}"
       --dataset "${DATASET:-verified}" --generation-config "${GENERATION_CONFIG:-auto}")
+# The launcher and its models are the harness's to default and to interpret (nothing here compares a launcher's name:
+# tests/model/test_launcher_hierarchy.py checks this script and the Makefile too).
+[[ -n "${LAUNCHER:-}" ]] && args+=(--launcher "$LAUNCHER")
 [[ -n "${MODELS:-}" ]] && args+=(--models "$MODELS")
 [[ -n "${OUT:-}" ]] && args+=(--out "$OUT")
 [[ -n "${LIMIT:-}" ]] && args+=(--limit "$LIMIT")
@@ -95,31 +98,17 @@ esac
 case "${DRY_RUN:-0}" in
   1|true|yes) exec "$HARNESS" serve plan "${args[@]}" ;;
   0|false|no|"")
-    # On the vLLM path, the pins taken from public records are re-resolved once (the hub and Docker Hub are
-    # reachable on a box that downloads weights and pulls the image); a mismatch refuses unless KEEP_PINS=1.
-    if [[ "${LAUNCHER:-vllm}" == vllm && "${KEEP_PINS:-0}" != 1 ]]; then
-      pin_models=(--models "${MODELS:-qwen2.5-7b,qwen2.5-32b-awq}")
-      [[ "${MODELS:-}" == all ]] && pin_models=()
-      rc=0; "$HARNESS" serve pin-models --check "${pin_models[@]}" || rc=$?
-      [[ "$rc" == 0 && "${VLLM_IMAGE:-own}" == upstream ]] && { "$HARNESS" serve pin-images --check || rc=$?; }
-      if [[ "$rc" != 0 ]]; then
-        echo "reproduce.sh: the recorded pins could not be confirmed (exit $rc: 3 = a pin differs from what the" \
-             "registry resolves now). Update them (make pin-models pin-images, i.e. harness serve pin-models/pin-images" \
-             "--write) or run with the recorded pins: KEEP_PINS=1" >&2
-        exit 2
-      fi
-    fi
-    # The kit's own image, built on this box once per lock (the build says "up to date" after that)
-    if [[ "${LAUNCHER:-vllm}" == vllm && "${VLLM_IMAGE:-own}" == own ]]; then
-      bash scripts/build-vllm-image.sh
-    fi
-    # First, per model: start the server, one request per reply form, check the replies parse, stop
-    # (fails in minutes, naming the cause). SMOKE=0 skips it.
+    # One harness call: first what the launcher needs on this box (--prepare: its prepare(), e.g. the vLLM pins
+    # re-resolved, refused on a mismatch unless KEEP_PINS=1, and the kit's image built), then per model the smoke
+    # step (its server started, one request per reply form, the replies parsed, stopped; SMOKE=0 skips it), then
+    # the reproduction.
+    rargs=(--prepare)
+    [[ "${KEEP_PINS:-0}" == 1 ]] && rargs+=(--keep-pins)
     case "${SMOKE:-1}" in
-      1|true|yes) "$HARNESS" serve smoke "${args[@]}" ;;
+      1|true|yes) rargs+=(--smoke) ;;
       0|false|no) ;;
       *) echo "reproduce.sh: SMOKE must be 1 or 0, not '$SMOKE'" >&2; exit 2 ;;
     esac
-    exec "$HARNESS" serve reproduce "${args[@]}" ;;
+    exec "$HARNESS" serve reproduce "${args[@]}" "${rargs[@]}" ;;
   *) echo "reproduce.sh: DRY_RUN must be 1 or 0, not '$DRY_RUN'" >&2; exit 2 ;;
 esac

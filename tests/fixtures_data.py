@@ -16,8 +16,9 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
 
-from harness.data.dataset import BUNDLED_DIR, COLUMNS
-from harness.data.datahub import DEFAULT_PINS_FILE
+from harness.data.dataset import COLUMNS
+from harness.data.locations import BUNDLED_DIR
+from harness.data.pins import DEFAULT_PINS_FILE
 
 REPO_ID = "nsk7153/MedCalc-Bench-Verified"
 

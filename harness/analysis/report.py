@@ -63,7 +63,8 @@ def _figure_html(png: Path, caption: str) -> str:
 
 
 FIGURE_CAPTIONS = {
-    "fig1b-accuracy": "Figure 1b: accuracy by arm on the cases each arm ran (value and n cases over each bar), the blind arm drawn open.",
+    "fig1b-accuracy": ("Figure 1b: accuracy by arm on the cases each arm ran (value and n cases over each bar), "
+                       "the blind arm drawn open."),
     "fig2-coverage": "Figure 2: coverage against full-set accuracy for a library of k calculators.",
     "fig-risk-coverage": ("Beyond the paper: accuracy on answered rows against coverage for the router arms as the "
                           "agreement threshold m goes from k to 1 (library only first), calculator-cluster 95% bands; "
@@ -121,8 +122,9 @@ def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: lis
         *_about_html(root),
         *_glance_html(an),
         f'<p class="meta">Results root: {html.escape(str(root))}; {d.n_cases} cases in all ({len(d.calculators)} '
-        f"calculators; an arm may have run fewer: see At a glance); models and seeds: {html.escape(an.seeds_note())}. Bootstrap: {r['draws']:,} draws, seed {r['seed']}, "
-        f"{html.escape(r['interval'])} ({html.escape(r['quantile_method'])}), unit {html.escape(r['cluster_unit'])}.</p>",
+        f"calculators; an arm may have run fewer: see At a glance); models and seeds: {html.escape(an.seeds_note())}. "
+        f"Bootstrap: {r['draws']:,} draws, seed {r['seed']}, {html.escape(r['interval'])} "
+        f"({html.escape(r['quantile_method'])}), unit {html.escape(r['cluster_unit'])}.</p>",
         "<h2>Figures</h2>",
     ]
     for png in [p for p in figures if p.suffix == ".png"]:

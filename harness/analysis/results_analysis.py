@@ -89,13 +89,16 @@ def audit_comparisons() -> tuple[Comparison, ...]:
                  for s in ("not_replaced", "no_issue") for c in HEADLINE)
 
 
-def analyse(results_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, data: CorrectnessArrays | None = None,
+def analyse(results_dir: str | Path | None, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, data: CorrectnessArrays | None = None,
             dataset: str | None = None, digests: dict[Path, str] | None = None) -> Analysis:
     """Load results (one dataset; `digests`: the results files' sha256 by resolved path, where the caller hashed
     them), add hybrids, compute every declared gap on one shared Resampler. The library's calculator list and the
     catalogue's audit groups are part of the kit: a malformed one raises (LookupError naming the entry), it is not
     turned into omitted columns."""
-    data = data if data is not None else load_arrays(results_dir, dataset, digests)
+    if data is None:
+        if results_dir is None:
+            raise ValueError("analyse: give the results directory or the arrays (data=)")
+        data = load_arrays(results_dir, dataset, digests)
     notes = list(data.notes)
     hybrids = add_hybrids(data)
     library = catalog.library_calculators()

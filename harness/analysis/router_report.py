@@ -20,6 +20,8 @@ tables and their index stay byte-identical.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.families import Comparison
 from harness.analysis.stats.risk_coverage import Curve, curve, level_rows
@@ -38,7 +40,7 @@ def matched_records(an: Analysis, c: Curve) -> list[dict]:
     return [r for r in an.records(matched_arms()[c.arm]) if r["model"] == c.model]
 
 
-def router_comparisons(arms) -> tuple[Comparison, ...]:
+def router_comparisons(arms: Collection[str]) -> tuple[Comparison, ...]:
     out = []
     for arm in router_arms():
         if arm not in arms:

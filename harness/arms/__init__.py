@@ -1,1 +1,2 @@
-"""Stage: the arms - the registry of Arm entries, the prompts they send, and solvers/ (how each arm turns a case into an answer)."""
+"""Stage: the arms - the registry of Arm entries, the prompts they send, and solvers/ (how each arm turns a case into
+an answer)."""

@@ -11,6 +11,7 @@ be in the unit the formula text states.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable
 from typing import Any
 
 from harness.core import units
@@ -82,7 +83,7 @@ class Entities:
         return None if v is None else parse_us_date(str(v))
 
     # ----- typed quantities (conversion in harness.core.units) ---------------------------------
-    def _convert(self, names: tuple[str, ...], fn, default_unit: str) -> float | None:
+    def _convert(self, names: tuple[str, ...], fn: Callable[..., float], default_unit: str) -> float | None:
         v, u = self.pair(*names)
         if v is None:
             return None

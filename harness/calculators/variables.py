@@ -11,7 +11,7 @@ from .base import Variable
 
 def conc(name: str, compound: str, unit: str, description: str, *keys: str) -> Variable:
     """A lab concentration converted to ``unit`` through ``units.concentration`` (under the convention)."""
-    def convert(value: float, src: str, convention: Convention, _c=compound, _t=unit) -> float:
+    def convert(value: float, src: str, convention: Convention, _c: str = compound, _t: str = unit) -> float:
         return units.concentration(_c, value, src, _t, convention)
     return Variable(name, unit, description, "quantity", keys, convert)
 

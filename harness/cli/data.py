@@ -28,9 +28,9 @@ _endpoint_option = click.option(
 _DATA_DIR_DEFAULT = "(default: $MATHSOLVER_DATA_DIR or ~/.cache/mathsolver-kit)."
 
 
-def _dir_option(name: str, help: str):
+def _dir_option(name: str, text: str):
     """An optional directory option (a Path, default None) with its help text."""
-    return click.option(name, type=click.Path(file_okay=False, path_type=Path), default=None, help=help)
+    return click.option(name, type=click.Path(file_okay=False, path_type=Path), default=None, help=text)
 
 
 def _fail(exc: Exception) -> NoReturn:

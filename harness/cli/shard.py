@@ -17,13 +17,14 @@ from pathlib import Path
 
 import click
 
+from executor.api import REQUESTABLE_BACKENDS
 from harness.cli.serve import _common, _config
 from harness.core.typed_json import to_json
 
 
 def _run_options(f):
     opts = [
-        click.option("--executor-backend", type=click.Choice(["auto", "container", "process"]), default="auto",
+        click.option("--executor-backend", type=click.Choice(REQUESTABLE_BACKENDS), default="auto",
                      show_default=True),
         click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
                      help="Requests in flight per shard [default: the server's max-num-seqs; 1 for llama.cpp]."),

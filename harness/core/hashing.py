@@ -5,7 +5,7 @@ import hashlib
 import os
 
 
-def file_sha256(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         while block := fh.read(chunk):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.core.typed_json import TypedJsonError, from_json
 
@@ -26,10 +27,11 @@ class RunscRecord:
     os: str
 
 
-def runsc_record() -> dict:
+def runsc_record() -> dict[str, Any]:
     """The record scripts/install-host.sh wrote ({} when it did not run on this host)."""
     try:
-        return json.loads(RUNSC_RECORD.read_text())
+        record: dict[str, Any] = json.loads(RUNSC_RECORD.read_text())
+        return record
     except (OSError, ValueError):
         return {}
 

@@ -12,16 +12,22 @@ In the spirit of lm-evaluation-harness's `Registry[T]`: a read-only mapping from
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+
+
+def _name_attribute(obj: Any) -> str:
+    """An entry's name: its `name` attribute (arms, solvers, scorers, launcher classes, ...)."""
+    name: str = obj.name
+    return name
 
 
 class Registry(Mapping[str, T], Generic[T]):
     """Name -> object, in registration order (module docstring)."""
 
-    def __init__(self, kind: str, type_: type | tuple[type, ...], *, name_of: Callable[[T], str] = lambda o: o.name,
-                 plural: str | None = None, classes: bool = False):
+    def __init__(self, kind: str, type_: type | tuple[type, ...], *, name_of: Callable[[T], str] = _name_attribute,
+                 plural: str | None = None, classes: bool = False) -> None:
         """`type_`: what entries must be instances of (with `classes`, subclasses of)."""
         self.kind = kind
         self._classes = classes
@@ -49,7 +55,7 @@ class Registry(Mapping[str, T], Generic[T]):
         """The canonical name for a name or an alias (the name itself when unknown)."""
         return self._aliases.get(name, name)
 
-    def get(self, name: str, default=None):  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         return self._entries.get(self.canonical(name), default)
 
     def lookup(self, name: str) -> T:

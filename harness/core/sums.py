@@ -141,7 +141,7 @@ class SumsOnExit:
         self._before = _stat_tree(self.root)
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if not self.root.is_dir() or in_committed_list(self.root) or _stat_tree(self.root) == self._before:
             return
         try:

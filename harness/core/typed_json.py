@@ -27,15 +27,15 @@ class TypedJsonError(ValueError):
 
 
 @lru_cache(maxsize=None)
-def _hints(cls) -> dict[str, Any]:
+def _hints(cls: Any) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def field_names(cls) -> tuple[str, ...]:
+def field_names(cls: Any) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls))
 
 
-def _required(cls) -> tuple[str, ...]:
+def _required(cls: Any) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls)
                  if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
 
@@ -64,7 +64,7 @@ def _read(tp: Any, value: Any, where: str) -> Any:
         if value not in typing.get_args(tp):
             raise TypedJsonError(f"{where}: {value!r}, not one of {', '.join(map(repr, typing.get_args(tp)))}")
         return value
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return from_json(tp, value, where)
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):
@@ -114,7 +114,7 @@ def from_json(cls: type[T], data: Any, where: str = "") -> T:
     if unknown:
         raise TypedJsonError(f"unknown field(s) {', '.join(prefix + u for u in unknown)} (a {cls.__name__} has "
                              f"{', '.join(field_names(cls))})")
-    hints = _hints(cls)
+    hints = _hints(typing.cast(Any, cls))   # lru_cache asks for Hashable; a class is
     return cls(**{name: _read(hints[name], value, prefix + name) for name, value in data.items()})
 
 

@@ -16,7 +16,8 @@ context variable. Two conventions exist (``CONVENTIONS``):
 Both share the benchmark's constants (docs/LIBRARY.md cites each): molar masses creatinine 113.12, glucose
 180.16, sodium 22.99, chloride 35.45, bicarbonate 61.02, calcium 40.08, potassium 39.10, urea nitrogen
 28.02, cholesterol 386.654, triglycerides 861.338, bilirubin 548.66 (the benchmark's figure in Child-Pugh;
-its SOFA uses the true value 584.66, compound "bilirubin-584.66"), albumin 66,500, hemoglobin 64,500 g/mol; valences Na, K, Cl, HCO3 1 and Ca 2; 1 lb = 0.453592
+its SOFA uses the true value 584.66, compound "bilirubin-584.66"), albumin 66,500, hemoglobin 64,500 g/mol; valences
+Na, K, Cl, HCO3 1 and Ca 2; 1 lb = 0.453592
 kg, 1 oz = 0.0283495 kg, 1 in = 2.54 cm, 1 ft = 30.48 cm; an age in months is /12 year, in weeks 7/365.25,
 in days 1/365.25.
 
@@ -29,7 +30,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from collections.abc import Callable
+from typing import Any, Mapping
 
 __all__ = [
     "UnitError", "Convention", "EXACT", "MEDCALC_V1", "CONVENTIONS", "get_convention", "benchmark_round",
@@ -110,7 +112,7 @@ class Convention:
     def __str__(self) -> str:
         return self.name
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """What a run manifest records about the convention."""
         return {"name": self.name, "rounding": self.rounding,
                 "molar_mass": {k: v[0] for k, v in sorted(self.compounds.items()) if v[0] is not None},
@@ -274,7 +276,7 @@ def cells_per_ul(value: float, unit: str, convention: Convention = EXACT) -> flo
                     f"{sorted({*_CELLS_PER_UL_DIV, *_CELLS_PER_UL_MUL})})")
 
 
-def _identity(quantity: str, accepted: set[str]):
+def _identity(quantity: str, accepted: set[str]) -> Callable[[float, str], float]:
     frozen = frozenset(accepted)
 
     def conv(value: float, unit: str) -> float:
@@ -319,14 +321,14 @@ def temperature_c(value: float, unit: str) -> float:
     raise UnitError(f"temperature: unit {unit!r} not supported (known: {sorted(_CELSIUS | _FAHRENHEIT)})")
 
 
-def dimensionless(quantity: str, accepted: set[str] | frozenset[str]):
+def dimensionless(quantity: str, accepted: set[str] | frozenset[str]) -> Callable[[float, str], float]:
     """A converter that accepts a value only in one of ``accepted`` unit spellings (normalized) and returns
     it unchanged: for the quantities the benchmark gives in a single unit (drinks per day, mL/day, µg/kg/min)."""
     return _identity(quantity, set(accepted))
 
 
 # Quantities by target unit, for ``convert``: target spelling (normalized) -> converter(value, unit).
-_BY_TARGET = {
+_BY_TARGET: dict[str, Callable[[float, str], float]] = {
     "kg": weight_kg, "cm": height_cm, "mmhg": blood_pressure_mmhg, "ms": interval_ms,
     "beats/min": heart_rate_bpm, "breaths/min": respiratory_rate, "u/l": enzyme_u_per_l,
     "kg/m2": bmi_kg_m2, "%": percent, "µiu/ml": insulin_uiu_per_ml, "°c": temperature_c,

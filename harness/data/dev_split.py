@@ -72,7 +72,8 @@ def _serialise(rows: list[list[str]]) -> bytes:
 
 def build_dev(source: str | os.PathLike, out: str | os.PathLike | None = None, *,
               source_sha256: str = V1_TEST_DATA_SHA256, expected_sha256: str | None = None) -> Path:
-    """Write the dev split from `source` (the v1.0 test_data.csv) to `out` (default: `build_target()`). DatasetError naming the file for a source of other content, a missing Row
+    """Write the dev split from `source` (the v1.0 test_data.csv) to `out` (default: `build_target()`). DatasetError
+    naming the file for a source of other content, a missing Row
     Number, or a result whose sha256 is not the pinned one; nothing is written then. `source_sha256` and
     `expected_sha256` exist for tests (default: the pins)."""
     source = Path(source)

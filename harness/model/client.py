@@ -157,7 +157,7 @@ class ChatResult:
         return asdict(self)
 
 
-CACHED_FIELDS = {f for f in ChatResult.__dataclass_fields__} - {"request", "seed", "cached"}
+CACHED_FIELDS = set(ChatResult.__dataclass_fields__) - {"request", "seed", "cached"}
 
 
 _canonical = canonical_json
@@ -263,7 +263,7 @@ class ModelClient:
     async def __aenter__(self) -> "ModelClient":
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:

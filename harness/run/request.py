@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.arms.options import with_convention
 from harness.arms.spec import Arm
@@ -19,7 +20,7 @@ from harness.data.dataset import Case, Dataset
 from harness.model.server_info import ServerInfo
 from harness.run.progress import DEFAULT_INTERVAL_S
 from harness.run.runner import RunSpec, planned_units
-from harness.run.schedule import DEFAULT_ORDER
+from harness.run.schedule import DEFAULT_ORDER, Order
 
 
 def apply_convention(arms: Iterable[Arm], dataset: Dataset, convention: ConventionChoice | str | None
@@ -58,11 +59,11 @@ class RunRequest:
     all_cases: bool = False               # vote/repair levers on every case, not only the covered ones
     progress: bool = True
     progress_interval_s: float = DEFAULT_INTERVAL_S   # timed progress lines when the output is not a terminal
-    order: str = DEFAULT_ORDER            # the request order (harness.run.schedule); no record depends on it
+    order: Order = DEFAULT_ORDER          # the request order (harness.run.schedule); no record depends on it
 
     @classmethod
     def build(cls, arms: Sequence[Arm], dataset: Dataset, cases: Sequence[Case], seeds: Sequence[int], *,
-              out_dir: str | Path, convention: ConventionChoice | str | None = None, **fields) -> RunRequest:
+              out_dir: str | Path, convention: ConventionChoice | str | None = None, **fields: Any) -> RunRequest:
         """The request, with the convention resolved and the arms configured for it (ValueError for an unknown
         convention name)."""
         configured, choice = apply_convention(arms, dataset, convention)

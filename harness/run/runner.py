@@ -21,7 +21,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
@@ -97,14 +97,14 @@ class ArmSeedSummary:
     written: int = 0
     infra_failed: int = 0
     correct: int = 0
-    outcomes: dict = field(default_factory=dict)
+    outcomes: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0             # from this unit's first case taking a slot to its last record
     started_at: str | None = None   # when its first case took a slot (UTC); seeds of one arm overlap
     finished_at: str | None = None
 
 
 def record_for(arm: Arm, seed: int, case: Case, dataset: Dataset, spec: RunSpec, key: str, sol: Solution, ctx: Context,
-               started: str) -> dict:
+               started: str) -> dict[str, Any]:
     """Assemble and score one results record (harness.run.record.Record), in its JSON form."""
     scores, parsed = {}, {}
     if sol.text is not None:
@@ -160,12 +160,12 @@ def prompt_hash(arm: Arm, ctx: Context) -> str | None:
     return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest() if messages else None
 
 
-def _synthetic(spec: RunSpec, chats) -> bool:
+def _synthetic(spec: RunSpec, chats: Iterable[Any]) -> bool:
     """Rows fed by the rehearsal server (harness.model.rehearsal.labels) are marked; real rows keep their fields."""
     return is_synthetic_model(spec.model) or any(is_synthetic_model(c.server_model) for c in chats)
 
 
-def _executor_json(executor: ExecResult | list[ExecResult | None] | None) -> dict | list[dict | None] | None:
+def _executor_json(executor: ExecResult | list[ExecResult | None] | None) -> dict[str, Any] | list[dict[str, Any] | None] | None:
     """A solution's executor result(s) in the record's JSON form."""
     if isinstance(executor, list):
         return [None if r is None else r.to_dict() for r in executor]
@@ -233,7 +233,8 @@ class _UnitRun:
     """One (arm, seed) unit while it runs: its results store (refused if it holds the arm under another
     configuration), the items still to do, its summary; closed when its last item is done."""
 
-    def __init__(self, arm: Arm, seed: int, todo: list[tuple[Case, str]], dataset: Dataset, spec: RunSpec, progress):
+    def __init__(self, arm: Arm, seed: int, todo: list[tuple[Case, str]], dataset: Dataset, spec: RunSpec,
+                 progress: Progress | LineProgress | None) -> None:
         if spec.convention is None:         # the dataset's own convention, as `harness run` would choose it
             spec = dataclasses.replace(spec, convention=default_convention(dataset).convention)
         self.arm, self.seed, self.todo, self.dataset, self.spec, self.progress = arm, seed, todo, dataset, spec, progress
@@ -257,7 +258,8 @@ class _UnitRun:
         self.first_slot: float | None = None
         self.closed = False
 
-    async def solve(self, case: Case, key: str, *, client, executor, one_shot) -> None:
+    async def solve(self, case: Case, key: str, *, client: ChatClient | None, executor: ProgramExecutor | None,
+                    one_shot: list[Case]) -> None:
         """One item: solve it, score it, append its record (an executor infrastructure failure: no record)."""
         arm, seed, spec = self.arm, self.seed, self.spec
         if self.first_slot is None:
@@ -300,8 +302,9 @@ class _UnitRun:
         return self.summary
 
 
-async def _drain(items: list[Item], runs: dict[int, _UnitRun], concurrency: int, *, client, executor, one_shot,
-                 on_unit_done=None) -> None:
+async def _drain(items: list[Item], runs: dict[int, _UnitRun], concurrency: int, *, client: ChatClient | None,
+                 executor: ProgramExecutor | None, one_shot: list[Case],
+                 on_unit_done: Callable[[int], None] | None = None) -> None:
     """Solve `items` in their order with at most `concurrency` in flight: each free slot takes the next item. A unit
     is closed (and `on_unit_done(index)` called) as soon as its last item is done. An item's own error cancels the
     rest and is raised as itself."""
@@ -314,7 +317,7 @@ async def _drain(items: list[Item], runs: dict[int, _UnitRun], concurrency: int,
         if on_unit_done is not None:
             on_unit_done(i)
 
-    async def worker():
+    async def worker() -> None:
         for it in queue:
             await runs[it.unit].solve(it.case, it.key, client=client, executor=executor, one_shot=one_shot)
             left[it.unit] -= 1
@@ -334,7 +337,8 @@ async def _drain(items: list[Item], runs: dict[int, _UnitRun], concurrency: int,
             run.close()
 
 
-def make_progress(enabled: bool, interval_s: float = DEFAULT_INTERVAL_S, activity=None):
+def make_progress(enabled: bool, interval_s: float = DEFAULT_INTERVAL_S,
+                  activity: Callable[[], Any] | None = None) -> Progress | LineProgress | None:
     """A rich progress bar on a terminal; progress lines on a timer (harness.run.progress) when the output goes
     to a file or a pipe, where a bar would show nothing until it stops. `activity` returns the model client's
     counters (requests in flight, tokens received) for those lines."""
@@ -346,7 +350,7 @@ def make_progress(enabled: bool, interval_s: float = DEFAULT_INTERVAL_S, activit
                     TimeRemainingColumn(), transient=False)
 
 
-def announce(progress, text: str) -> None:
+def announce(progress: Progress | LineProgress | None, text: str) -> None:
     """An arm's start or end line, on whichever progress display the run has (none: nothing)."""
     if isinstance(progress, LineProgress):
         progress.note(text)
@@ -413,7 +417,8 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
                     run.close()
                 raise
 
-            def unit_done(i: int, runs=runs, by_arm=by_arm, started=started) -> None:
+            def unit_done(i: int, runs: dict[int, _UnitRun] = runs, by_arm: dict[str, list[int]] = by_arm,
+                          started: float = started) -> None:
                 summaries[i] = runs[i].summary
                 indices = by_arm[plan[i].arm.name]
                 if all(runs[j].closed for j in indices):
@@ -428,9 +433,9 @@ async def run_arms(arms: list[Arm], dataset: Dataset, seeds: list[int], spec: Ru
     return [summaries[i] for i in sorted(summaries)]
 
 
-def summary_markdown(records: list[dict]) -> str:
+def summary_markdown(records: list[dict[str, Any]]) -> str:
     """Markdown table per (model, arm): n, accuracy, outcome counts, mean latency and tokens per case."""
-    groups: dict[tuple, list[dict]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         groups[(r["model"], r["arm"])].append(r)
     cols = list(ROW_OUTCOMES)

@@ -14,7 +14,8 @@ arm's five seeds send the same request.
                  one concurrency window.
 
 `phases(units, order)` is the run's units and items as phases, the items in issue order; a phase starts when the
-previous one has finished. DEFAULT_ORDER is the order `harness run` and `make reproduce` use unless told otherwise, chosen by
+previous one has finished. DEFAULT_ORDER is the order `harness run` and `make reproduce` use unless told otherwise,
+chosen by
 measurement: `python -m bench gpu-hours` (docs/bench-gpu-hours.json) counts the real vLLM engine's prefix-cache
 hits under both orders.
 """
@@ -22,11 +23,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Final, Iterable, Literal, Protocol, Sequence, cast, get_args
 
-ARM_MAJOR, CASE_MAJOR = "arm-major", "case-major"
-ORDERS = (ARM_MAJOR, CASE_MAJOR)
-DEFAULT_ORDER = CASE_MAJOR   # docs/bench-gpu-hours.json: fewer prompt tokens computed on the real engine
+ARM_MAJOR: Final = "arm-major"
+CASE_MAJOR: Final = "case-major"
+Order = Literal["arm-major", "case-major"]   # the manifests' type of an order: the two above
+ORDERS: tuple[str, ...] = get_args(Order)
+assert ORDERS == (ARM_MAJOR, CASE_MAJOR)
+DEFAULT_ORDER: Order = CASE_MAJOR   # docs/bench-gpu-hours.json: fewer prompt tokens computed on the real engine
 
 
 def case_rank(seed: int, case_id: str) -> str:
@@ -34,7 +38,7 @@ def case_rank(seed: int, case_id: str) -> str:
     return hashlib.sha256(f"{seed}:{case_id}".encode()).hexdigest()
 
 
-def case_order(cases: Iterable, seed: int) -> list:
+def case_order(cases: Iterable[Any], seed: int) -> list[Any]:
     """The seed's case order: ascending sha256("{seed}:{case_id}")."""
     return sorted(cases, key=lambda c: case_rank(seed, c.case_id))
 
@@ -56,7 +60,7 @@ class Item:
     """One (arm, seed, case) of a run: `unit` indexes the run's units (planned_units order)."""
 
     unit: int
-    case: object
+    case: Any   # a harness.data.dataset.Case
     key: str
 
 
@@ -68,18 +72,23 @@ class Phase:
     items: tuple[Item, ...]
 
 
-def check_order(order: str) -> str:
+def check_order(order: str) -> Order:
     if order not in ORDERS:
         raise ValueError(f"unknown request order {order!r}: one of {', '.join(ORDERS)}")
-    return order
+    return cast(Order, order)
 
 
 class ScheduledUnit(Protocol):
     """What the schedule reads of a run's unit (harness.run.runner.Unit): its arm, seed and (case, key) items."""
 
-    arm: object
-    seed: int
-    todo: Sequence[tuple[object, str]]
+    @property
+    def arm(self) -> object: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def todo(self) -> Sequence[tuple[Any, str]]: ...
 
 
 def phases(units: Sequence[ScheduledUnit], order: str) -> list[Phase]:

@@ -9,13 +9,17 @@ import datetime as _dt
 import signal
 import warnings
 from contextlib import contextmanager
-from typing import Iterator
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any, Iterator
 
 from executor.api import Executor
 from harness.arms.prompts import template_hashes
 from harness.arms.solvers import uses_convention
 from harness.data.conventions import ConventionChoice
-from harness.data.dataset import load_dataset
+from harness.arms.spec import Arm
+from harness.data.dataset import Dataset, load_dataset
 from harness.model.client import ModelClient
 from harness.model.endpoint import endpoint_info
 from harness.model.preflight import listed_models
@@ -35,7 +39,7 @@ def sigterm_as_interrupt() -> Iterator[list[int]]:
     KeyboardInterrupt raised inside whichever task was running. Yields the list of signals received."""
     received: list[int] = []
 
-    def handler(signum, frame):
+    def handler(signum: int, frame: FrameType | None) -> None:
         received.append(signum)
         on_ctrl_c = signal.getsignal(signal.SIGINT)
         if callable(on_ctrl_c):
@@ -57,7 +61,7 @@ def sigterm_as_interrupt() -> Iterator[list[int]]:
         signal.signal(signal.SIGINT, old_int)
 
 
-def records_kept(out_dir, arms: list[str], seeds: list[int]) -> tuple[int, int]:
+def records_kept(out_dir: str | Path, arms: list[str], seeds: list[int]) -> tuple[int, int]:
     """(records, results files) of these arms and seeds under ``out_dir``, read through the store's reader."""
     wanted = {f"seed{s}" for s in seeds}
     files = [p for p in iter_result_files(out_dir, arms) if p.stem in wanted]
@@ -72,7 +76,7 @@ def records_kept(out_dir, arms: list[str], seeds: list[int]) -> tuple[int, int]:
     return n, len(files)
 
 
-def interrupted_line(out_dir, arms: list[str], seeds: list[int], signals: list[int], resume_command: str) -> str:
+def interrupted_line(out_dir: str | Path, arms: list[str], seeds: list[int], signals: list[int], resume_command: str) -> str:
     """The closing line of an interrupted run: what stopped it (a signal, else Ctrl-C), the records kept, and the
     command that resumes."""
     why = f"signal {signals[0]}" if signals else "Ctrl-C"
@@ -93,13 +97,17 @@ class RunSetupError(RuntimeError):
     """A run cannot start (e.g. the model server lists no model)."""
 
 
-def check_convention_consistent(out_dir, dataset, choice: ConventionChoice, arms) -> None:
+def check_convention_consistent(out_dir: str | Path, dataset: Dataset, choice: ConventionChoice,
+                                arms: Sequence[Arm]) -> None:
     """Refuse to resume into ``out_dir`` under another unit convention than its earlier runs on the same dataset
-    used, when both runs hold arms whose answer depends on it. Raises RunSetupError naming the manifest and both conventions."""
+    used, when both runs hold arms whose answer depends on it. Raises RunSetupError naming the manifest and both
+    conventions."""
     if not any(a.solver.uses_convention for a in arms):
         return
     for found in read_manifests(out_dir, kind="run"):
         path, m = found.path, found.manifest
+        if not isinstance(m, RunManifest):
+            continue
         if m.dataset.sha256 != dataset.sha256 or not any(uses_convention(c.solver) for c in m.arms.values()):
             continue
         prev = m.convention.name
@@ -110,8 +118,8 @@ def check_convention_consistent(out_dir, dataset, choice: ConventionChoice, arms
                 f"{prev} to resume it, or another --out")
 
 
-def pick_cases(dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...], limit: int | None,
-                shortest: bool, spread: bool = False) -> list:
+def pick_cases(dataset: Dataset, case_ids: tuple[str, ...], calculators: tuple[int, ...], limit: int | None,
+                shortest: bool, spread: bool = False) -> list[Any]:
     """The cases a run covers: named case ids, then calculator filter, shortest notes first, (with `spread`)
     one case per calculator round-robin over categories (harness.run.case_selection), at most `limit`."""
     cases = list(dataset.cases)
@@ -159,6 +167,8 @@ async def run_session(request: RunRequest) -> RunManifest:
             ex_cm = Executor(backend=request.executor_backend)
             executor = ex_cm.__enter__()
         if any(a.needs_model for a in arms):
+            if base_url is None:
+                raise RunSetupError("arms that ask a model need its server: give --base-url")
             entries = await asyncio.to_thread(listed_models, base_url, min(timeout, 60.0), api_key_env=api_key_env)
             ids = [m["id"] for m in entries]
             if model_id is None:

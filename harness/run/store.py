@@ -61,7 +61,7 @@ def model_slug(model: str) -> str:
     return slug
 
 
-def results_path(out_dir: str | os.PathLike, model: str, arm: str, seed: int) -> Path:
+def results_path(out_dir: str | os.PathLike[str], model: str, arm: str, seed: int) -> Path:
     return Path(out_dir) / model_slug(model) / arm / f"seed{int(seed)}.jsonl"
 
 
@@ -78,7 +78,7 @@ class ResultsLocation:
     seed: int
 
 
-def results_location(path: str | os.PathLike) -> ResultsLocation:
+def results_location(path: str | os.PathLike[str]) -> ResultsLocation:
     """results_path's inverse: the root, model directory, arm and seed a results file's path says; StoreError
     naming the file for a path results_path does not make."""
     path = Path(path)
@@ -88,19 +88,19 @@ def results_location(path: str | os.PathLike) -> ResultsLocation:
     return ResultsLocation(path.parent.parent.parent, path.parent.parent.name, path.parent.name, int(m.group(1)))
 
 
-def checked_record(data: dict) -> dict:
+def checked_record(data: dict[str, Any]) -> dict[str, Any]:
     """`data` as a record of this schema (Record.from_dict checks it; RecordError says what is wrong), in its
     dict form: the line's own dict when it already holds every field, else Record.to_dict()."""
     rec = Record.from_dict(data)
     return data if len(data) == len(RECORD_FIELDS) else rec.to_dict()
 
 
-def scan_result_file(path: Path) -> tuple[list[dict], int, str | None]:
+def scan_result_file(path: Path) -> tuple[list[dict[str, Any]], int, str | None]:
     """One results file's complete records; return (records, byte length of the good prefix, torn-line text or None).
 
     Only the LAST line may be torn; a bad line anywhere else is corruption and raises StoreError."""
     data = path.read_bytes()
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     good_end = 0
     pos = 0
     lineno = 0
@@ -134,7 +134,7 @@ class ResultStore:
     >>> if key not in store.done_keys: store.append(record)
     """
 
-    def __init__(self, path: str | os.PathLike, *, sync_every: int = 1, sync_interval_s: float | None = None):
+    def __init__(self, path: str | os.PathLike[str], *, sync_every: int = 1, sync_interval_s: float | None = None):
         if sync_every < 1:
             raise ValueError(f"sync_every must be >= 1, got {sync_every}")
         self.sync_every, self.sync_interval_s = sync_every, sync_interval_s
@@ -143,7 +143,7 @@ class ResultStore:
         self._last_sync = time.monotonic()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.records: list[dict] = []
+        self.records: list[dict[str, Any]] = []
         self.dropped_torn_line = False
         if self.path.exists():
             self.records, good_end, torn = scan_result_file(self.path)
@@ -159,7 +159,7 @@ class ResultStore:
                     fh.flush()
                     os.fsync(fh.fileno())
                 self.dropped_torn_line = True
-        self._kinds: set | None = None
+        self._kinds: set[Any] | None = None
         self.done_keys: set[str] = {r["key"] for r in self.records}
         if len(self.done_keys) != len(self.records):
             raise StoreError(f"{self.path}: duplicate record keys found; the file was edited by hand")
@@ -167,7 +167,7 @@ class ResultStore:
     def __contains__(self, key: str) -> bool:
         return key in self.done_keys
 
-    def _refuse_mixing(self, record: dict) -> None:
+    def _refuse_mixing(self, record: dict[str, Any]) -> None:
         """Real and synthetic (rehearsal) records never share a results file (harness.model.rehearsal.labels)."""
         if self._kinds is None:
             self._kinds = _kinds(self.records)
@@ -177,7 +177,7 @@ class ResultStore:
                              f"{next(iter(self._kinds))} records: rehearsal output is never mixed with real results")
         self._kinds |= new
 
-    def append(self, record: dict) -> bool:
+    def append(self, record: dict[str, Any]) -> bool:
         """Write one complete record durably. Returns False (and writes nothing) if its key is done."""
         try:
             record = checked_record(record)
@@ -227,7 +227,7 @@ class ResultStore:
     def __enter__(self) -> "ResultStore":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __del__(self) -> None:
@@ -237,21 +237,21 @@ class ResultStore:
             pass
 
 
-def _kinds(records: Iterable[dict]) -> set:
+def _kinds(records: Iterable[dict[str, Any]]) -> set[Any]:
     return {k for k in map(record_kind, records) if k is not None}
 
 
 RESULT_FILE_GLOB = "seed*.jsonl"   # results_path's file name; a result set holds <model>/<arm>/seed<N>.jsonl
 
 
-def result_sets(results_root: str | os.PathLike) -> list[Path]:
+def result_sets(results_root: str | os.PathLike[str]) -> list[Path]:
     """The result sets under a root: every directory holding <model>/<arm>/seed<N>.jsonl files (the root
     itself counts when it holds them directly), sorted."""
     root = Path(results_root)
     return sorted({p.parents[2] for p in root.glob(f"**/{RESULT_FILE_GLOB}") if len(p.relative_to(root).parts) >= 3})
 
 
-def iter_result_files(results_root: str | os.PathLike, arms: Iterable[str] | None = None) -> Iterator[Path]:
+def iter_result_files(results_root: str | os.PathLike[str], arms: Iterable[str] | None = None) -> Iterator[Path]:
     """Every results file of a result set (only those of `arms` when given), in a stable order."""
     files = sorted(Path(results_root).glob(f"*/*/{RESULT_FILE_GLOB}"))
     if arms is not None:
@@ -260,7 +260,7 @@ def iter_result_files(results_root: str | os.PathLike, arms: Iterable[str] | Non
     yield from files
 
 
-def read_result_file(path: str | os.PathLike) -> list[dict]:
+def read_result_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The complete records of one results file (read-only: a torn last line is skipped with a
     TornLineWarning, a bad line elsewhere raises StoreError naming file and line)."""
     recs, _, torn = scan_result_file(Path(path))
@@ -269,17 +269,17 @@ def read_result_file(path: str | os.PathLike) -> list[dict]:
     return recs
 
 
-def load_records(results_root: str | os.PathLike) -> list[dict]:
+def load_records(results_root: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """All complete records under a results root (read-only: a torn last line is skipped with a warning,
     the file is not modified)."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for path in iter_result_files(results_root):
         out.extend(read_result_file(path))
     return out
 
 
-def iter_located_records(results_root: str | os.PathLike,
-                         arms: Iterable[str] | None = None) -> Iterator[tuple[Path, int, dict]]:
+def iter_located_records(results_root: str | os.PathLike[str],
+                         arms: Iterable[str] | None = None) -> Iterator[tuple[Path, int, dict[str, Any]]]:
     """(file, 1-based line number, record) for every complete record under a root (of `arms` when given),
     for error messages."""
     for path in iter_result_files(results_root, arms):
@@ -297,7 +297,7 @@ FLAT_COLUMNS = (
 )
 
 
-def records_frame(records: Iterable[dict]):
+def records_frame(records: Iterable[dict[str, Any]]) -> Any:   # a pandas DataFrame (pandas has no types here)
     """Records as a flat pandas DataFrame: every field a column (FLAT_COLUMNS first, the rest in the order they
     first appear), `tokens` split into prompt/completion columns, nested values and `answer` as JSON strings."""
     import pandas as pd  # only the export needs pandas (0.5 s to import): kept out of every CLI start
@@ -305,7 +305,7 @@ def records_frame(records: Iterable[dict]):
     rows = []
     columns: dict[str, None] = dict.fromkeys(FLAT_COLUMNS)
     for rec in records:
-        row: dict = {}
+        row: dict[str, Any] = {}
         for name, value in rec.items():
             if name == "tokens":
                 tokens = value or {}
@@ -328,11 +328,11 @@ def records_frame(records: Iterable[dict]):
     return pd.DataFrame(rows, columns=list(columns))
 
 
-def load_results(results_root: str | os.PathLike):
+def load_results(results_root: str | os.PathLike[str]) -> Any:   # a pandas DataFrame
     return records_frame(load_records(results_root))
 
 
-def export_results(results_root: str | os.PathLike, out_path: str | os.PathLike) -> Path:
+def export_results(results_root: str | os.PathLike[str], out_path: str | os.PathLike[str]) -> Path:
     """Export every record under a root to one Parquet or CSV file (chosen by the suffix)."""
     out_path = Path(out_path)
     frame = load_results(results_root)

@@ -1,1 +1,2 @@
-"""Stage: scoring - answer parsing, the paper scorer, the official MedCalc-Bench rules and their expression evaluator."""
+"""Stage: scoring - answer parsing, the paper scorer, the official MedCalc-Bench rules and their expression
+evaluator."""

@@ -49,7 +49,7 @@ for _scorer_obj in (
 SCORERS.freeze()
 
 
-def _scorer(name: str):
+def _scorer(name: str) -> PaperScorer | MedCalcScorer:
     if not isinstance(name, str) or name not in SCORERS:
         raise ScoringError(f"unknown scorer {name!r}; known: {sorted(SCORERS)}")
     return SCORERS[name]

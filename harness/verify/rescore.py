@@ -3,7 +3,8 @@ compare with the stored score. Used by `harness score` and `harness verify`.
 
 Each record is rescored by its arm's solver (`harness.arms.solvers.base.Solver.rescore`): a reply-scored
 solver from the last reply with `score_reply`, every other from the stored answer and kind with `score_value`;
-a record with neither scores wrong. Cases come from the record's dataset, which must still have the sha256 the record names.
+a record with neither scores wrong. Cases come from the record's dataset, which must still have the sha256 the record
+names.
 """
 from __future__ import annotations
 

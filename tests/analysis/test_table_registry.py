@@ -69,7 +69,7 @@ def test_the_note_budget_ablation_reads_the_budget_from_the_arm_spec(tmp_path, f
     with registered(capped):
         assert budget_variants()["extract-lib-90"] == "extract-lib"
         assert arm_label("extract-lib-90") == "Extract-Solve library, 90 words"
-        (c,) = [c for c in budget_comparisons(["extract-lib", "extract-lib-90"])]
+        (c,) = list(budget_comparisons(["extract-lib", "extract-lib-90"]))
         assert (c.solver, c.reference, c.access) == ("extract-lib", "extract-lib-90", "whole note vs 90 words")
         an = _analysis(tmp_path, ("extract-lib", "extract-lib-90", "gold-lib"))
         table = table_s4(an)

@@ -148,7 +148,7 @@ def test_s17_rows_match_catalogue_files(an, name, status):
 
 def test_s14_values_come_from_the_manifests(an):
     mans = run_manifests(DEMO)
-    table = dict((r[0], r[1]) for r in cells(table_s14(an)))
+    table = {r[0]: r[1] for r in cells(table_s14(an))}
     shas = {m.dataset.sha256 for m in mans}
     assert table["Dataset sha256"] == shas.pop() and not shas
     assert table["Seeds"] == ", ".join(map(str, mans[0].seeds))

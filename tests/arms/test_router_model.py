@@ -59,7 +59,7 @@ def test_router_arm_end_to_end(name, env, model_server, tmp_path):
     arm = dataclasses.replace(arm, decoding=dataclasses.replace(arm.decoding, max_tokens=256))
     recs = {r["case_id"]: r for r in run(arm, env, model_server, tmp_path)}
     assert set(recs) == set(CASES)
-    for cid, r in recs.items():
+    for r in recs.values():
         router = r["detail"]["router"]
         assert r["outcome"] in TAXONOMY and (router["k"], router["m"], router["temperature"]) == (2, 2, 0.7)
         assert router["route"] in {"library", "programs", "abstain"}

@@ -7,7 +7,8 @@ The "before" answers are not re-implemented here: `answers_before_702e195.json` 
 answer lines (`answer_lines` below) generated once with main's code at commit 702e195 (before the library's MDRD,
 CKD-EPI 2021 and Friedewald became calls to the versioned functions). A float is written with repr(), so a
 difference in the last bit changes the hash; an abstention or error is written as its class and message.
-Regenerate (only on purpose, with the code the figures must match): `python -m tests.calculators.test_answers_unchanged`.
+Regenerate (only on purpose, with the code the figures must match): `python -m
+tests.calculators.test_answers_unchanged`.
 """
 from __future__ import annotations
 
@@ -48,8 +49,9 @@ def answer_lines(path: Path):
             calc = IMPLEMENTED.get(cid)
             if calc is not None:
                 yield (f"{case.case_id} library {conv} "
-                       + _outcome(lambda: calc.compute(**calc.from_entities(case.entities, convention=conv))))
-            yield f"{case.case_id} catalogue {conv} " + _outcome(lambda: literal_compute(cid, case.entities, conv))
+                       + _outcome(lambda calc=calc, case=case, conv=conv:
+                                  calc.compute(**calc.from_entities(case.entities, convention=conv))))
+            yield f"{case.case_id} catalogue {conv} " + _outcome(lambda cid=cid, case=case, conv=conv: literal_compute(cid, case.entities, conv))
             for vcid, version in versions:
                 if vcid == cid:
                     ref = library_reference(case, version, convention=conv)

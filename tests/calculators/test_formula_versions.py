@@ -96,7 +96,8 @@ def test_ckd_epi_2009_and_2021_worked_cases():
     assert ckd_epi(coeffs(3, "ckd-epi-2009"), "male", 60, 1.0) == pytest.approx(81.443, abs=5e-3)
     assert ckd_epi(coeffs(3, "ckd-epi-2021"), "male", 60, 1.0) == pytest.approx(86.163, abs=5e-3)
     # 60-year-old Black woman, 1.0 mg/dL: 2009 keeps the race factor 1.159, 2021 has none:
-    # 2009: 141 x (1/0.7)^-1.209 x 0.993^60 x 1.018 x 1.159 = 70.91; 2021: 142 x (1/0.7)^-1.2 x 0.9938^60 x 1.012 = 64.50
+    # 2009: 141 x (1/0.7)^-1.209 x 0.993^60 x 1.018 x 1.159 = 70.91;
+    # 2021: 142 x (1/0.7)^-1.2 x 0.9938^60 x 1.012 = 64.50
     assert ckd_epi(coeffs(3, "ckd-epi-2009"), "female", 60, 1.0, "black") == pytest.approx(70.913, abs=5e-3)
     assert ckd_epi(coeffs(3, "ckd-epi-2021"), "female", 60, 1.0, "black") == pytest.approx(64.495, abs=5e-3)
     # below kappa the lower exponent applies: woman, 40 y, 0.5 mg/dL, 2021:

@@ -161,5 +161,5 @@ def test_exact_conversions_disagree_with_the_oracle_only_on_v1_molar_rows(rows, 
         print("\nlibrary (exact conversions) vs medcalc-bench oracle, rows agreeing per calculator:\n  "
               + ", ".join(f"{cid}{'*' if cid in LIBRARY else ''}:{agree[cid]}/{total[cid]}"
                           for cid in sorted(total))
-              + f"\n  (* = in the 22; disagreements, all v1.0 stepwise-rounded molar conversions or short-cycle due dates: "
-              f"{explained or 'none'})")
+              + "\n  (* = in the 22; disagreements, all v1.0 stepwise-rounded molar conversions or short-cycle due "
+              f"dates: {explained or 'none'})")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from harness.data import datahub
 from harness.cli.data import data
-from harness.data.dataset import BUNDLED_DIR
+from harness.data.locations import BUNDLED_DIR
 
 
 def _flip_one_byte(path):

@@ -15,7 +15,9 @@ from click.testing import CliRunner
 
 from harness.data import datahub
 from harness.cli.data import data
-from harness.data.dataset import BUNDLED_DIR, DatasetError, load_dataset
+from harness.data.dataset import DatasetError, load_dataset
+from harness.data.locations import BUNDLED_DIR
+from harness.data.pins import verified_path
 
 PAPER_REV = "5488179" + "a1" * 16 + "0"  # 40 hex, starts with the paper's prefix
 OTHER_REVS = ["0eb5960" + "b2" * 16 + "1", "77c0d1e" + "c3" * 16 + "2", "5488180" + "d4" * 16 + "3"]
@@ -60,7 +62,7 @@ def test_pin_against_fake_local_hub_server_records_full_revision_and_sha(hub, pi
     assert sum(r.startswith("GET /api/datasets/") and "/commits/" in r for r in hub.requests) == 2
     assert f"GET /datasets/{hub.repo_id}/resolve/{PAPER_REV}/{TEST_FILE}" in hub.requests
     # the pinned copy loads as the 'verified' dataset with that pins file
-    placed = datahub.verified_path(pins_file=pins_copy, data_dir=out)
+    placed = verified_path(pins_file=pins_copy, data_dir=out)
     assert placed.read_bytes() == split_bytes
     ds = load_dataset(placed)
     assert len(ds) == 55 and {c.output_type for c in ds} == {"decimal", "integer", "date", "weeks_days"}

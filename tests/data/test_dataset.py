@@ -13,7 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.dataset_option import dataset_option
-from harness.data.dataset import BUNDLED_DIR, REPO_ROOT, Dataset, DatasetError, load_dataset
+from harness.core.paths import REPO_ROOT
+from harness.data.dataset import Dataset, DatasetError, load_dataset
+from harness.data.locations import BUNDLED_DIR
 from tests.fixtures_data import read_rows
 
 

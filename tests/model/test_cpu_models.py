@@ -140,8 +140,9 @@ def test_estimate_line_says_minutes_from_the_measured_cpu_time():
 
 
 def test_cli_picks_the_model_by_role_or_id_never_by_file_name():
-    run = lambda *a: subprocess.run([sys.executable, "-m", "harness.cli", "cpu-model", *a], capture_output=True,
-                                    text=True, cwd=ROOT, timeout=60)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "harness.cli", "cpu-model", *a], capture_output=True,
+                              text=True, cwd=ROOT, timeout=60)
     assert run("id", "--role", "test").stdout.strip() == "qwen2.5-coder-0.5b-instruct"
     assert run("id", "--role", "demo").stdout.strip() == role_model("demo")
     assert run("slots", "--model", "qwen2.5-coder-0.5b-instruct").stdout.strip() == "1"   # not measured: one slot

@@ -1,5 +1,6 @@
 """The kit's scripted fake servers against the real one: the same HTTP requests go to the rehearsal server
-(harness/model/rehearsal/server.py, started by the kit's RehearsalLauncher), to the scripted fake (ScriptedServer, harness/model/rehearsal/server.py) and to the
+(harness/model/rehearsal/server.py, started by the kit's RehearsalLauncher), to the scripted fake (ScriptedServer,
+harness/model/rehearsal/server.py) and to the
 real vLLM server (the CPU twin of the pinned release, tests/fixtures_vllm.py), and their answers must agree in status
 code and in the body fields the kit reads, so the fakes cannot drift from the protocol they stand in for.
 

@@ -12,6 +12,7 @@ import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -265,8 +266,8 @@ def test_preflight_reports_an_unpinned_model_and_an_unfetched_dataset(lock_copy,
 
 
 class _FakeHubHandler(BaseHTTPRequestHandler):
-    shas: dict[str, str] = {}
-    requests: list[str] = []
+    shas: ClassVar[dict[str, str]] = {}
+    requests: ClassVar[list[str]] = []
 
     def log_message(self, *args):
         pass

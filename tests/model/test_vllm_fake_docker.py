@@ -1,6 +1,7 @@
 """VllmLauncher.start / wait_ready / describe / stop and `harness serve smoke` against a FAKE `docker`
 (tests/model/fake_docker/docker, first on PATH): it asserts nothing itself but logs every argv, and plays vLLM
-0.32.0's start-up lines (version, sampling defaults) with the kit's one fake server (a ScriptedServer), or the platform's
+0.32.0's start-up lines (version, sampling defaults) with the kit's one fake server (a ScriptedServer), or the
+platform's
 ValueError for an attention backend without batch invariance. No GPU, no image, no container: the fake says the kit's
 own image is built here with this checkout's labels (`own_image_built`); the upstream image runs under a stand-in
 digest (the committed one is not resolved yet)."""

@@ -22,7 +22,8 @@ from harness.core.paths import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "scripts" / "install-host.sh"
 OS_RELEASES = {
-    "debian-12": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\nVERSION_CODENAME=bookworm\n',
+    "debian-12": ('PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n'
+                  "VERSION_CODENAME=bookworm\n"),
     "ubuntu-22.04": 'PRETTY_NAME="Ubuntu 22.04.4 LTS"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="22.04"\n'
                     'VERSION_CODENAME=jammy\n',
     "ubuntu-24.04": 'PRETTY_NAME="Ubuntu 24.04.1 LTS"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="24.04"\n'

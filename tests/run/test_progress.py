@@ -1,10 +1,12 @@
 """Progress of a long run whose output goes to a file or a pipe: timed lines with records done, rate, ETA and the
 model client's activity (requests in flight, tokens received), arm start/end lines; and `harness run` piped
-against a slow scripted FAKE model server (harness.model.rehearsal.server.ScriptedServer) keeps talking while a reply is awaited."""
+against a slow scripted FAKE model server (harness.model.rehearsal.server.ScriptedServer) keeps talking while a reply
+is awaited."""
 from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import os
 import subprocess
 import sys
@@ -138,7 +140,7 @@ def test_piped_run_keeps_talking_while_a_slow_reply_is_awaited_slow_fake_server(
     assert len(timed) >= 6, text                      # about 5 s of waiting at one line per 0.5 s
     assert text[end].endswith("(answered 2)") or "answered 2" in text[end]
     times = [s for s, t in stamped[start:end + 1]]
-    assert max(b - a for a, b in zip(times, times[1:])) < 2.0, stamped
+    assert max(b - a for a, b in itertools.pairwise(times)) < 2.0, stamped
 
 
 def test_the_whole_runs_total_is_known_from_the_first_line():

@@ -227,7 +227,7 @@ def read_root(results_root: str | os.PathLike, digests: dict[Path, str] | None =
             warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
         records += [SourcedRecord(path, line, rec, facts)
                     for line, (rec, facts) in enumerate(zip(view.records, view.facts), 1)]
-    digest_of = {p: d for p, d in zip(files, known or [])} if known is not None else {}
+    digest_of = dict(zip(files, known or [])) if known is not None else {}
     return records, [ResultFile(p, digest_of.get(p), v.settings) for p, v in zip(files, views)]
 
 
@@ -301,7 +301,7 @@ class CorrectnessArrays:
         """[N] bool: cases whose calculator id is in `calculators` (all cases for None)."""
         if calculators is None:
             return np.ones(self.n_cases, dtype=bool)
-        return np.isin(self.calculator_ids, np.asarray(sorted(set(int(c) for c in calculators)), dtype=np.int64))
+        return np.isin(self.calculator_ids, np.asarray(sorted({int(c) for c in calculators}), dtype=np.int64))
 
     def as_5d(self) -> np.ndarray:
         """Padded [model, arm, seed, calculator, case-within-calculator] correctness (NaN padding)."""

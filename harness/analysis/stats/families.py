@@ -83,7 +83,7 @@ def declared_comparisons(arms: list[str]) -> tuple[Comparison, ...]:
         hybrid_comparisons()
 
 
-def hybrid_comparisons():
+def hybrid_comparisons() -> tuple[Comparison, ...]:
     """Declared hybrid comparisons: each hybrid minus its fallback alone (s13) and, per library,
     the Program-Solve fallback minus the Open-book fallback (s18)."""
     out = [Comparison(name, fb, "hybrids", "library first, then the fallback") for name, _, fb in HYBRIDS]

@@ -52,7 +52,8 @@ def synthetic_arrays(n_models=4, arms=None, seeds=(42, 43, 44, 45, 46), cases_pe
 
 def synthetic_records(models=("synthetic/model-a",), arms=("open-book", "program-solve"), seeds=(42,),
                       sizes=(3, 2, 4), accuracy=None, seed=0, library=(), date_calcs=()) -> list[dict]:
-    """Per-case records in the results-store format (harness.run.record.Record, dict form). `library` calculators get Gold-Solve answers;
+    """Per-case records in the results-store format (harness.run.record.Record, dict form). `library` calculators get
+    Gold-Solve answers;
     Gold-Solve abstains on the others; `date_calcs` get output_type 'date'."""
     rng = np.random.default_rng(seed)
     accuracy = accuracy or {}

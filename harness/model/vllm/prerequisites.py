@@ -113,8 +113,9 @@ def pin_checks(model_keys: list[str]) -> list[Check]:
             return checks
         ref = image_reference()
         how = image_lock().get("digest_confidence", "public-record")
-        checks.append(Check("vLLM image pinned by digest", True,
-                            f"{ref} ({'re-resolved on a networked box by make pin-images' if how == 're-resolved' else 'pinned from a public record, never re-resolved: make pin-images checks it'})"))
+        pinned = ("re-resolved on a networked box by make pin-images" if how == "re-resolved" else
+                  "pinned from a public record, never re-resolved: make pin-images checks it")
+        checks.append(Check("vLLM image pinned by digest", True, f"{ref} ({pinned})"))
         contract()
     except PinError as exc:
         checks.append(Check("vLLM image pinned by digest", False, str(exc), "make pin-images (on a networked machine)"))
