@@ -42,7 +42,7 @@ PROG = "deb-lock"
 DEFAULT_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 DEFAULT_CACHE = Path(os.environ.get("DEB_CACHE") or Path.home() / ".cache" / "mathsolver-kit" / "debs")
 ARCH = "amd64"
-HEADER = ("# package version architecture sha256 size archive filename")
+HEADER = "# package version architecture sha256 size priority archive filename"
 
 
 class LockError(Exception):
@@ -98,6 +98,8 @@ class Deb:
     arch: str
     sha256: str
     size: int
+    priority: str = ""       # the archive's priority (its override, which can differ from the .deb's own field;
+                             # mmdebstrap's minbase takes every `required` package, apt included, by it)
     archive: str = ""        # the archive's name: the last path segment of the mirror URL (debian, debian-security)
     filename: str = ""       # the pool path inside that archive
 
@@ -110,8 +112,8 @@ class Deb:
         return f"{self.package}_{self.version.replace(':', '%3a')}_{self.arch}.deb"
 
     def line(self) -> str:
-        return " ".join((self.package, self.version, self.arch, self.sha256, str(self.size), self.archive or "-",
-                         self.filename or "-"))
+        return " ".join((self.package, self.version, self.arch, self.sha256, str(self.size), self.priority or "-",
+                         self.archive or "-", self.filename or "-"))
 
 
 @dataclass
@@ -154,9 +156,9 @@ def parse_lock(text: str, path: str = "debs.lock") -> Lock:
                 image = m.group(1)
             continue
         parts = line.split()
-        if len(parts) != 7 or not re.fullmatch(r"[0-9a-f]{64}", parts[3]) or not parts[4].isdigit():
-            raise LockError(f"{path}:{n}: not 'package version architecture sha256 size archive filename': {line!r}")
-        deb = Deb(parts[0], parts[1], parts[2], parts[3], int(parts[4]), parts[5], parts[6])
+        if len(parts) != 8 or not re.fullmatch(r"[0-9a-f]{64}", parts[3]) or not parts[4].isdigit():
+            raise LockError(f"{path}:{n}: not '{HEADER[2:]}': {line!r}")
+        deb = Deb(*parts[:4], int(parts[4]), *parts[5:])
         if deb.key in debs:
             raise LockError(f"{path}:{n}: {deb.package}:{deb.arch} is locked twice")
         debs[deb.key] = deb
@@ -207,7 +209,7 @@ def _get(url: str, timeout: float = 120.0) -> bytes:
         raise LockError(f"cannot fetch {url}: {exc}") from None
 
 
-def parse_stanzas(text: str, wanted=("Package", "Version", "Architecture", "SHA256", "Size", "Filename")):
+def parse_stanzas(text: str, wanted=("Package", "Version", "Architecture", "SHA256", "Size", "Filename", "Priority")):
     """The stanzas of a Packages (or control) file, with only the `wanted` fields."""
     stanza: dict[str, str] = {}
     for line in text.splitlines() + [""]:
@@ -269,8 +271,8 @@ def candidates(stanzas) -> dict[tuple[str, str], Deb]:
     best: dict[tuple[str, str], Deb] = {}
     for s in stanzas:
         try:
-            deb = Deb(s["Package"], s["Version"], s["Architecture"], s["SHA256"], int(s["Size"]), s["_archive"],
-                      s["Filename"])
+            deb = Deb(s["Package"], s["Version"], s["Architecture"], s["SHA256"], int(s["Size"]),
+                      s.get("Priority", "-"), s["_archive"], s["Filename"])
         except KeyError:
             continue
         old = best.get(deb.key)
@@ -409,7 +411,10 @@ def make_repo(lock: Lock, cache: Path, out: Path) -> None:
         if src is None:
             raise LockError(f"{lock.path}: {deb.package}:{deb.arch} {deb.version} is not in {cache} (fetch first)")
         _place(src, out / deb.cache_name)
-        control = deb_control(src).rstrip("\n")
+        # the archive's priority, as the mirror's index gives it, in place of the .deb's own
+        control = re.sub(r"^Priority:.*\n", "", deb_control(src), flags=re.M).rstrip("\n")
+        if deb.priority not in ("", "-"):
+            control += f"\nPriority: {deb.priority}"
         stanzas.append(f"{control}\nFilename: ./{deb.cache_name}\nSize: {deb.size}\nSHA256: {deb.sha256}\n")
     packages = "\n".join(stanzas).encode()
     (out / "Packages").write_bytes(packages)
@@ -453,7 +458,7 @@ def make_lock(image: str, resolved: Path, mirrors: list[Mirror], keyring: str, c
         if s is None:
             raise LockError(f"{f.name}: {d.package}:{d.arch} {d.version} with sha256 {d.sha256[:16]}... is not in "
                             "the mirror's signed index")
-        d = Deb(d.package, d.version, d.arch, d.sha256, d.size, s["_archive"], s["Filename"])
+        d = Deb(d.package, d.version, d.arch, d.sha256, d.size, s.get("Priority", "-"), s["_archive"], s["Filename"])
         if d.key in debs:
             raise LockError(f"{resolved}: two versions of {d.package}:{d.arch} were downloaded")
         debs[d.key] = d
@@ -485,7 +490,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         if args.command == "lock":
-            old = parse_lock(Path(args.lock).read_text(), args.lock) if Path(args.lock).exists() else None
+            old = None
+            if Path(args.lock).exists():
+                try:
+                    old = parse_lock(Path(args.lock).read_text(), args.lock)
+                except LockError as exc:
+                    print(f"{PROG}: the old lock is not readable ({exc}); writing a new one", file=sys.stderr)
             lock, changes = make_lock(args.image or (old.image if old else "?"), args.resolved,
                                       parse_mirrors(args.mirrors), args.keyring, args.cache, old, args.lock)
             Path(args.lock).write_text(lock.text())

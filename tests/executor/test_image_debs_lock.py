@@ -37,10 +37,13 @@ def test_the_committed_lock_names_every_deb_with_its_sha256_and_the_archive_stat
                                                       ["debian-security", "bookworm-security"]]
     assert len(lock.debs) >= (40 if image == "executor" else 150)
     for deb in lock.debs.values():
+        assert deb.priority in ("required", "important", "standard", "optional", "extra")
         assert deb.archive in ("debian", "debian-security") and deb.filename.startswith(("pool/main/", "pool/updates/main/"))
         assert deb.filename.endswith(f"_{deb.arch}.deb") and deb.arch in ("amd64", "all")
     # the text is canonical: the lock writes back byte for byte
     assert lock.text() == LOCKS[image].read_text()
+    if image == "vllm":   # the archive's override, not the .deb's field ("important"): minbase takes apt by it
+        assert lock.debs[("apt", "amd64")].priority == "required"
     names = {d.package for d in lock.debs.values()}
     assert {"libc6", "libseccomp2", "python3.11-minimal"} <= names if image == "executor" else \
         {"libc6", "python3.11", "gcc-12", "ca-certificates", "apt"} <= names
@@ -80,8 +83,8 @@ def test_the_check_command_exits_3_with_the_refusal_line(monkeypatch, capsys, tm
     lock = dl.read_lock(LOCKS["executor"])
     served = dict(lock.debs)
     old = served[("libc6", "amd64")]
-    served[("libc6", "amd64")] = dl.Deb(old.package, old.version + "+b1", old.arch, "b" * 64, old.size, old.archive,
-                                        old.filename)
+    served[("libc6", "amd64")] = dl.Deb(old.package, old.version + "+b1", old.arch, "b" * 64, old.size, old.priority,
+                                        old.archive, old.filename)
     monkeypatch.setattr(dl, "mirror_state", lambda mirrors, keyring: (["debian bookworm now"], served, []))
     mirrors = "deb http://mirror.invalid/debian bookworm main"
     assert dl.main(["check", "--lock", str(LOCKS["executor"]), "--mirrors", mirrors]) == 3
@@ -134,7 +137,7 @@ def test_fetch_keeps_only_locked_bytes_and_the_repository_holds_exactly_the_lock
         f = _tiny_deb(tmp_path, name, version)
         shutil.copy(f, mirror / "pool" / "main" / "t" / f.name)
         debs[(name, "all")] = dl.Deb(name, version, "all", hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_size,
-                                     "debian", f"pool/main/t/{f.name}")
+                                     "required" if name == "tone" else "-", "debian", f"pool/main/t/{f.name}")
     lock = dl.Lock("test", "20260101T000000Z", ["debian bookworm x"], debs, "debs.lock")
     mirrors = dl.parse_mirrors(f"deb file://{mirror} bookworm main")
     cache = tmp_path / "cache"
@@ -146,6 +149,7 @@ def test_fetch_keeps_only_locked_bytes_and_the_repository_holds_exactly_the_lock
     packages = (repo / "Packages").read_text()
     assert packages.count("Package: ") == 2 and f"SHA256: {debs[('tone', 'all')].sha256}" in packages
     assert "Filename: ./ttwo_2%3a0.5_all.deb" in packages
+    assert packages.count("Priority: required") == 1          # the archive's priority from the lock, not the .deb's
     # the mirror now serves other bytes under the locked pool path: refused, the package named
     (mirror / "pool" / "main" / "t" / "tone.deb").write_bytes(b"other")
     with pytest.raises(dl.LockError, match=r"tone:all 1.0-1 from .* is not the locked sha256"):
