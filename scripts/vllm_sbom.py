@@ -17,7 +17,10 @@ The METADATA is read by the image's own interpreter, run with no network and a r
 SHA-256 = its rootfs tar = its one layer), with the vLLM, torch and CUDA versions (torch/version.py) and the Python
 version as properties. Written by scripts/sbom_writer.py (shared with scripts/executor_sbom.py), schema-validated.
 
-Usage: scripts/vllm_sbom.py [--image TAG] [--out FILE]
+Usage: scripts/vllm_sbom.py [--image TAG] [--out FILE] [--report FILE]
+  --report  also write the image's review report (`make vllm-image-report`): the image (tag, id, rootfs sha256 =
+            its layer, size, labels), the locks it was built from (wheel lock, debs.lock with its snapshot, the
+            recorded build of containers/vllm/image.lock.json and whether this image is it) and the SBOM's summary
 """
 from __future__ import annotations
 
@@ -117,16 +120,45 @@ def default_image() -> str:
     return f"{own['image']}:{own['tag']}"
 
 
+def review_report(image: str, info: dict, sbom_path: Path) -> dict:
+    labels = (info.get("Config") or {}).get("Labels") or {}
+    rootfs = ((info.get("RootFS") or {}).get("Layers") or ["?"])[0].removeprefix("sha256:")
+    own = json.loads(IMAGE_LOCK.read_text())["own"]
+    recorded = own.get("build") or {}
+    debs = deb_lock.read_lock(DEBS_LOCK) if DEBS_LOCK.exists() else None
+    return {
+        "image": {"tag": image, "id": info.get("Id"), "rootfs_sha256": rootfs, "size_bytes": info.get("Size"),
+                  "created": info.get("Created"), "entrypoint": (info.get("Config") or {}).get("Entrypoint"),
+                  "env": (info.get("Config") or {}).get("Env"), "labels": labels},
+        "wheel_lock": {"path": WHEEL_LOCK.name, "sha256": hashlib.sha256(WHEEL_LOCK.read_bytes()).hexdigest(),
+                       "image_label": labels.get("org.mathsolver.lock-sha256")},
+        "debs_lock": {"path": "containers/vllm/debs.lock",
+                      "sha256": hashlib.sha256(DEBS_LOCK.read_bytes()).hexdigest() if debs else None,
+                      "snapshot": debs.snapshot if debs else None, "releases": debs.releases if debs else None,
+                      "packages": len(debs.debs) if debs else 0,
+                      "image_label": labels.get("org.mathsolver.debs-lock-sha256")},
+        "recorded_build": {"rootfs_sha256": recorded.get("rootfs_sha256"), "debs_lock": recorded.get("debs_lock"),
+                           "this_image": recorded.get("rootfs_sha256") == rootfs},
+        "sbom": sbom_writer.summary(sbom_path),
+    }
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--image", default=None, help="image tag (default: containers/vllm/image.lock.json own)")
     ap.add_argument("--out", default=None, help="write here instead of stdout")
+    ap.add_argument("--report", default=None, help="also write the review report (JSON) here; needs --out")
     args = ap.parse_args(argv)
+    if args.report and not args.out:
+        ap.error("--report needs --out (the report summarises the SBOM file)")
     image = args.image or default_image()
     info = sbom_writer.inspect(PROG, image)
     bom = build_sbom(image, info, sbom_writer.read_image_file(image, sbom_writer.DPKG_STATUS, PROG),
                      image_metadata(image), image_debs_lock(info), WHEEL_LOCK.read_text())
     sbom_writer.write(PROG, bom, image, args.out)
+    if args.report:
+        Path(args.report).write_text(json.dumps(review_report(image, info, Path(args.out)), indent=2) + "\n")
+        print(f"{PROG}: {args.report}: review report of {image}", file=sys.stderr)
     return 0
 
 
