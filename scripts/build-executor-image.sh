@@ -19,7 +19,8 @@
 #   --lock-only          only (re)write debs.lock, no image (`make deb-lock`)
 # Environment:
 #   DEBIAN_MIRRORS       space-separated mmdebstrap mirror lines; default deb.debian.org bookworm,
-#                        bookworm-updates and bookworm-security (set a snapshot.debian.org URL to pin)
+#                        bookworm-updates and bookworm-security (the .debs come from debs.lock and the cache; where the mirror
+#                        moved on, Debian's snapshot archive at the lock's timestamp serves the locked state)
 #   SOURCE_DATE_EPOCH    timestamp clamped into the rootfs (default 1704067200 = 2024-01-01)
 #   PYTHON               host interpreter with pip for the wheel download (default: .venv/bin/python,
 #                        else python3)
