@@ -53,15 +53,19 @@ def inspect(prog: str, image: str) -> dict:
     return json.loads(docker(prog, "image", "inspect", "--format", "{{json .}}", image))
 
 
-def read_image_file(image: str, path: str, prog: str = "sbom") -> str:
-    """One file of the image (docker create + cp; nothing is run)."""
+def read_image_tar(image: str, path: str, prog: str = "sbom") -> bytes:
+    """A file or directory of the image as docker cp's tar (docker create + cp; nothing is run)."""
     name = f"mathsolver-sbom-{uuid.uuid4().hex[:8]}"
     docker(prog, "create", "--name", name, image, "true")
     try:
-        data = docker(prog, "cp", f"{name}:{path}", "-")
+        return docker(prog, "cp", f"{name}:{path}", "-", timeout=300)
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True, timeout=60)
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+
+
+def read_image_file(image: str, path: str, prog: str = "sbom") -> str:
+    """One file of the image (docker create + cp; nothing is run)."""
+    with tarfile.open(fileobj=io.BytesIO(read_image_tar(image, path, prog))) as tar:
         return tar.extractfile(tar.next()).read().decode()
 
 
@@ -99,8 +103,43 @@ def source_package(stanza: dict[str, str]) -> tuple[str, str]:
     return m.group(1), m.group(2) or stanza["Version"]
 
 
-def deb_component(stanza: dict[str, str], locked: deb_lock.Deb | None = None) -> Component:
-    """A Debian package; with its debs.lock entry, the .deb's sha256 (the version must be the locked one)."""
+NOT_DEP5 = "not machine-readable"
+NO_COPYRIGHT = "no copyright file"
+
+
+def dep5_licenses(text: str) -> list[str] | None:
+    """The licence names of a machine-readable (DEP-5) debian/copyright file, in order; None if it is not one."""
+    if not text.startswith("Format:"):
+        return None
+    names = [m.group(1).strip() for m in re.finditer(r"^License:[ \t]*(\S[^\n]*)$", text, re.M)]
+    return list(dict.fromkeys(names))
+
+
+def debian_licenses(doc_tar: bytes) -> dict[str, list[str] | str]:
+    """package -> the licence names of /usr/share/doc/<package>/copyright (following a package's doc directory
+    that is a symlink to another's), or NOT_DEP5 when that file is not machine-readable; from docker cp's tar of
+    /usr/share/doc."""
+    out: dict[str, list[str] | str] = {}
+    with tarfile.open(fileobj=io.BytesIO(doc_tar)) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+        for name, m in members.items():
+            parts = name.split("/")
+            if len(parts) != 2 or not (m.isdir() or m.issym()):
+                continue
+            top, pkg = parts
+            target = m.linkname.rstrip("/").rsplit("/", 1)[-1] if m.issym() else pkg
+            f = members.get(f"{top}/{target}/copyright")
+            if f is None or not f.isfile():
+                continue
+            lic = dep5_licenses(tar.extractfile(f).read().decode("utf-8", "replace"))
+            out[pkg] = NOT_DEP5 if lic is None else lic
+    return out
+
+
+def deb_component(stanza: dict[str, str], locked: deb_lock.Deb | None = None,
+                  licenses: list[str] | str | None = None) -> Component:
+    """A Debian package; with its debs.lock entry, the .deb's sha256 (the version must be the locked one); with its
+    copyright file's licence names (debian_licenses), those."""
     src, src_version = source_package(stanza)
     qualifiers = {"arch": stanza["Architecture"], "distro": DEBIAN_DISTRO}
     if src != stanza["Package"]:
@@ -115,19 +154,31 @@ def deb_component(stanza: dict[str, str], locked: deb_lock.Deb | None = None) ->
                              f"deb lock has {locked.version}")
         hashes = [HashType(alg=HashAlgorithm.SHA_256, content=locked.sha256)]
         props.append(Property(name="mathsolver:deb", value=f"{locked.archive}/{locked.filename}"))
+    lic = []
+    if isinstance(licenses, list):
+        lic = [DisjunctiveLicense(name=n if len(n) <= 100 else n[:97] + "...") for n in licenses]
+    elif licenses in (NOT_DEP5, NO_COPYRIGHT):
+        props.append(Property(name="mathsolver:license",
+                              value=f"/usr/share/doc/{stanza['Package']}/copyright is not machine-readable"
+                              if licenses == NOT_DEP5 else f"the image has no /usr/share/doc/{stanza['Package']}/copyright"))
     return Component(
         type=ComponentType.LIBRARY if stanza["Package"].startswith("lib") else ComponentType.APPLICATION,
         name=stanza["Package"], version=stanza["Version"], purl=purl, bom_ref=purl.to_string(),
-        publisher=stanza.get("Maintainer"), hashes=hashes, properties=props)
+        publisher=stanza.get("Maintainer"), hashes=hashes, licenses=lic, properties=props)
 
 
-def deb_components(status_text: str, lock: deb_lock.Lock | None, what: str) -> list[Component]:
-    """Every installed package of a dpkg status file; with the image's deb lock, exactly its packages with hashes."""
+def deb_components(status_text: str, lock: deb_lock.Lock | None, what: str,
+                   licenses: dict[str, list[str] | str] | None = None) -> list[Component]:
+    """Every installed package of a dpkg status file; with the image's deb lock, exactly its packages with hashes;
+    with `licenses` (debian_licenses), each package's."""
     stanzas = parse_dpkg_status(status_text)
+    if licenses is not None:   # every package's entry, the absent ones named as such
+        licenses = {s["Package"]: licenses.get(s["Package"], NO_COPYRIGHT) for s in stanzas}
+    licenses = licenses or {}
     if not stanzas:
         raise SbomError(f"{what}: {DPKG_STATUS} lists no installed package")
     if lock is None:
-        return [deb_component(s) for s in stanzas]
+        return [deb_component(s, None, licenses.get(s["Package"])) for s in stanzas]
     have = {(s["Package"], s["Architecture"]) for s in stanzas}
     missing = sorted(set(lock.debs) - have)
     extra = sorted(have - set(lock.debs))
@@ -136,7 +187,8 @@ def deb_components(status_text: str, lock: deb_lock.Lock | None, what: str) -> l
                         + "; ".join([f"{p}:{a} locked, not installed" for p, a in missing]
                                     + [f"{p}:{a} installed, not locked" for p, a in extra]))
     try:
-        return [deb_component(s, lock.debs[(s["Package"], s["Architecture"])]) for s in stanzas]
+        return [deb_component(s, lock.debs[(s["Package"], s["Architecture"])], licenses.get(s["Package"]))
+                for s in stanzas]
     except ValueError as exc:
         raise SbomError(f"{what}: {exc}") from None
 

@@ -4,7 +4,8 @@
 Components:
 
 * every Debian package of the image, from its ``/var/lib/dpkg/status`` (read with docker create + cp), with version,
-  architecture, source package and package URL; when the image was built from this checkout's
+  architecture, source package, package URL and the licence names of its machine-readable
+  /usr/share/doc/<package>/copyright (one that is not says so); when the image was built from this checkout's
   containers/vllm/debs.lock (its ``org.mathsolver.debs-lock-sha256`` label), the installed set must be exactly the
   lock's and each package carries its .deb's sha256 and pool path;
 * every Python distribution in /opt/vllm, from its METADATA (name, version, licence: License-Expression, else the
@@ -77,14 +78,15 @@ def torch_cuda(version_py: str | None) -> tuple[str, str]:
 
 
 def build_sbom(image: str, info: dict, status_text: str, meta: dict, debs: deb_lock.Lock | None,
-               wheel_lock_text: str) -> sbom_writer.Bom:
+               wheel_lock_text: str, doc_tar: bytes | None = None) -> sbom_writer.Bom:
     """The SBOM from what was read of the image (pure: the tests feed it)."""
     labels = (info.get("Config") or {}).get("Labels") or {}
     layers = (info.get("RootFS") or {}).get("Layers") or []
     if len(layers) != 1:
         raise SbomError(f"{PROG}: {image} has {len(layers)} layers, not the one of scripts/build-vllm-image.sh")
     rootfs = layers[0].removeprefix("sha256:")
-    deb_comps = sbom_writer.deb_components(status_text, debs, f"vLLM image {image}")
+    deb_comps = sbom_writer.deb_components(status_text, debs, f"vLLM image {image}",
+                                           sbom_writer.debian_licenses(doc_tar) if doc_tar else None)
     pins = sbom_writer.lock_pins(wheel_lock_text)
     dists = sorted(meta["distributions"], key=lambda d: sbom_writer.normalize(d["name"]))
     names = [sbom_writer.normalize(d["name"]) for d in dists]
@@ -154,7 +156,8 @@ def main(argv=None) -> int:
     image = args.image or default_image()
     info = sbom_writer.inspect(PROG, image)
     bom = build_sbom(image, info, sbom_writer.read_image_file(image, sbom_writer.DPKG_STATUS, PROG),
-                     image_metadata(image), image_debs_lock(info), WHEEL_LOCK.read_text())
+                     image_metadata(image), image_debs_lock(info), WHEEL_LOCK.read_text(),
+                     sbom_writer.read_image_tar(image, "/usr/share/doc", PROG))
     sbom_writer.write(PROG, bom, image, args.out)
     if args.report:
         Path(args.report).write_text(json.dumps(review_report(image, info, Path(args.out)), indent=2) + "\n")

@@ -4,8 +4,10 @@ wheel lock's hashes and its METADATA licence, the vLLM/torch/CUDA versions; refu
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import sys
+import tarfile
 
 import pytest
 
@@ -114,6 +116,62 @@ def test_an_image_that_is_not_the_locks_is_refused_naming_the_package():
         _doc(status=STATUS.replace("deb12u14", "deb12u13"))
 
 
+def _doc_tar(files: dict[str, str], links: dict[str, str]) -> bytes:
+    """docker cp's tar of /usr/share/doc: copyright files and package doc directories that are symlinks."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for d in sorted({f.rsplit("/", 1)[0] for f in files}):
+            tar.addfile(_dir(d))
+        for name, text in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            tar.addfile(info, io.BytesIO(text.encode()))
+        for name, target in links.items():
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            tar.addfile(info)
+    return buf.getvalue()
+
+
+def _dir(name):
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE
+    return info
+
+
+DEP5 = """Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: glibc
+
+Files: *
+Copyright: 1991-2023 Free Software Foundation, Inc.
+License: LGPL-2.1+
+
+Files: debian/*
+License: GPL-2+
+
+License: LGPL-2.1+
+ The GNU C Library is free software...
+"""
+
+
+def test_debian_licences_come_from_the_machine_readable_copyright_files():
+    doc = _doc_tar({"doc/libc6/copyright": DEP5, "doc/python3.11/copyright": "This is Debian's prepackaged Python.\n"},
+                   {"doc/libc-bin": "libc6"})
+    assert writer.debian_licenses(doc) == {"libc6": ["LGPL-2.1+", "GPL-2+"], "python3.11": writer.NOT_DEP5,
+                                           "libc-bin": ["LGPL-2.1+", "GPL-2+"]}
+    bom = vs.build_sbom("mathsolver-vllm:7c09373516b2709c", INFO, STATUS, META, _debs_lock(), WHEEL_LOCK, doc)
+    by_name = {c["name"]: c for c in json.loads(writer.sbom_json(bom))["components"]}
+    assert sorted(x["license"]["name"] for x in by_name["libc6"]["licenses"]) == ["GPL-2+", "LGPL-2.1+"]
+    assert "licenses" not in by_name["python3.11"]
+    assert {"name": "mathsolver:license", "value": "/usr/share/doc/python3.11/copyright is not machine-readable"} \
+        in by_name["python3.11"]["properties"]
+    bom = vs.build_sbom("mathsolver-vllm:x", INFO, STATUS, META, _debs_lock(), WHEEL_LOCK,
+                        _doc_tar({"doc/libc6/copyright": DEP5}, {}))
+    by_name = {c["name"]: c for c in json.loads(writer.sbom_json(bom))["components"]}
+    assert {"name": "mathsolver:license", "value": "the image has no /usr/share/doc/python3.11/copyright"} \
+        in by_name["python3.11"]["properties"]
+
+
 def test_the_licence_comes_from_the_expression_then_the_classifiers_then_a_short_license_field():
     assert writer.licenses({"license_expression": "MIT OR Apache-2.0", "classifiers": ["License :: X"]})[0].value \
         == "MIT OR Apache-2.0"
@@ -147,3 +205,5 @@ def test_the_built_images_sbom_lists_every_locked_wheel_and_deb():
     assert len([c for c in doc["components"] if c["purl"].startswith("pkg:deb/")]) >= 150
     props = {p["name"]: p["value"] for p in doc["metadata"]["component"]["properties"]}
     assert (props["mathsolver:vllm"], props["mathsolver:cuda"]) == ("0.32.0", "13.0")
+    licences = writer.debian_licenses(writer.read_image_tar(image, "/usr/share/doc"))
+    assert licences["zlib1g"] == ["Zlib"] and licences["libc6"] == writer.NOT_DEP5
