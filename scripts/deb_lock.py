@@ -498,6 +498,10 @@ def main(argv=None) -> int:
                     print(f"{PROG}: the old lock is not readable ({exc}); writing a new one", file=sys.stderr)
             lock, changes = make_lock(args.image or (old.image if old else "?"), args.resolved,
                                       parse_mirrors(args.mirrors), args.keyring, args.cache, old, args.lock)
+            if old is not None and not changes:   # the same packages: the old snapshot still names their state
+                print(f"{PROG}: {args.lock}: no package changed since snapshot {old.snapshot}; the lock is kept",
+                      file=sys.stderr)
+                return 0
             Path(args.lock).write_text(lock.text())
             what = "; ".join(c.describe() for c in changes) if old else f"{len(changes)} packages, first lock"
             print(f"{PROG}: wrote {args.lock}: {len(lock.debs)} packages at snapshot {lock.snapshot}; "

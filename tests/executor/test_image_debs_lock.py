@@ -180,3 +180,39 @@ def test_both_builds_resolve_against_the_locked_repository_and_the_lock_is_an_in
         assert 'deb_lock.py" installed --lock "$DEBS_LOCK"' in text
     assert '"$DEB_REPO"' in (ROOT / "scripts" / "build-executor-image.sh").read_text()
     assert 'recipe_rootfs "$ROOT_DIR" "$include" "$DEB_REPO"' in (ROOT / "scripts" / "build-vllm-image.sh").read_text()
+
+
+@pytest.mark.skipif(not shutil.which("dpkg-deb"), reason="dpkg-deb missing")
+def test_a_relock_takes_what_the_mirror_index_lists_and_keeps_the_lock_when_nothing_changed(tmp_path, monkeypatch,
+                                                                                           capsys):
+    resolved = tmp_path / "resolved"
+    resolved.mkdir()
+    stanzas = []
+    for name, version in (("tone", "1.0-1"), ("ttwo", "2:0.5")):
+        f = _tiny_deb(tmp_path, name, version)
+        shutil.copy(f, resolved / f.name)
+        stanzas.append({"Package": name, "Version": version, "Architecture": "all", "Priority": "required",
+                        "SHA256": hashlib.sha256(f.read_bytes()).hexdigest(), "Size": str(f.stat().st_size),
+                        "Filename": f"pool/main/t/{name}.deb", "_archive": "debian"})
+    monkeypatch.setattr(dl, "mirror_state", lambda mirrors, keyring: (["debian bookworm d"], dl.candidates(stanzas),
+                                                                        stanzas))
+    lock_path = tmp_path / "debs.lock"
+    args = ["lock", "--lock", str(lock_path), "--image", "test", "--resolved", str(resolved),
+            "--mirrors", "deb http://mirror.invalid/debian bookworm main", "--cache", str(tmp_path / "cache")]
+    assert dl.main(args) == 0
+    lock = dl.read_lock(lock_path)
+    assert lock.debs[("ttwo", "all")].filename == "pool/main/t/ttwo.deb"
+    assert lock.debs[("ttwo", "all")].priority == "required" and lock.releases == ["debian bookworm d"]
+    assert {p.name for p in (tmp_path / "cache").iterdir()} == {"tone_1.0-1_all.deb", "ttwo_2%3a0.5_all.deb"}
+    first = lock_path.read_text()
+    capsys.readouterr()
+    assert dl.main(args) == 0 and lock_path.read_text() == first          # same packages: the lock is kept
+    assert "no package changed since snapshot" in capsys.readouterr().err
+    # the lock names what changed on a relock
+    lock_path.write_text(first.replace(" 1.0-1 all ", " 0.9-1 all "))
+    assert dl.main(args) == 0
+    assert "changed: tone:all 0.9-1 -> 1.0-1" in capsys.readouterr().err
+    # a downloaded .deb the signed index does not list (other bytes) is refused, naming it
+    stanzas[0]["SHA256"] = "0" * 64
+    assert dl.main(args) == 1
+    assert "tone:all 1.0-1 with sha256" in capsys.readouterr().err
