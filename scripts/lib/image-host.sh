@@ -58,8 +58,9 @@ deb_layer() {
         deb_lock check --lock "$lock" || rc=$?
         [ "$rc" -eq 0 ] || die "$(basename "$(dirname "$lock")")/$(basename "$lock"): the Debian packages are not as locked (above)"
     fi
-    deb_lock fetch --lock "$lock" $([ "${DEBS_OFFLINE:-0}" != 1 ] || echo --offline) \
-        || die "the locked .debs of $lock are not all available (above)"
+    local -a offline=()
+    [ "${DEBS_OFFLINE:-0}" != 1 ] || offline=(--offline)
+    deb_lock fetch --lock "$lock" "${offline[@]}" || die "the locked .debs of $lock are not all available (above)"
     deb_lock repo --lock "$lock" --out "$BUILD_DIR/debs-repo" || die "building the repository of $lock failed (above)"
     DEB_REPO="deb [trusted=yes] copy://$BUILD_DIR/debs-repo ./"
     read -r DEB_LOCK_SHA256 DEB_LOCK_COUNT DEB_LOCK_SNAPSHOT < <(deb_lock sha256 --lock "$lock")
