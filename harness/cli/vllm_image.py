@@ -102,7 +102,7 @@ def record_cmd(tag, report):
              "inputs_sha256": img.labels.get("org.mathsolver.inputs-sha256"),
              "vllm_wheel_sha256": img.labels.get("org.mathsolver.vllm-wheel-sha256"),
              "built_on": _dt.date.today().isoformat()}
-    for key in ("wheels", "download_bytes", "installed_root_bytes", "venv_bytes", "seconds", "machine"):
+    for key in ("wheels", "download_bytes", "installed_root_bytes", "venv_bytes", "debs_lock", "seconds", "machine"):
         if key in measured:
             build[key] = measured[key]
     if "checks" in measured:

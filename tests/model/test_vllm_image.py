@@ -155,3 +155,14 @@ def test_the_built_image_passes_the_no_gpu_checks():
     assert report["ok"], own.format_checks(report)
     assert set(report["ldd"]["missing"]) == {"libcuda.so.1"}
     assert report["versions"]["python"].startswith("3.11.")
+
+
+def test_a_different_build_is_explained_by_the_deb_locks():
+    """Another rootfs from the same deb lock is the build's own difference; from another lock, the lock's."""
+    built = own.LocalImage("mathsolver-vllm:x", "sha256:" + "1" * 64, ("sha256:" + "a" * 64,), 1,
+                           {"org.mathsolver.debs-lock-sha256": "b" * 64})
+    same = own.compare_with_recorded(built, {"rootfs_sha256": "c" * 64, "debs_lock": {"sha256": "b" * 64}})
+    assert "the same locked .debs (containers/vllm/debs.lock), so the build itself differs" in same
+    other = own.compare_with_recorded(built, {"rootfs_sha256": "c" * 64, "debs_lock": {"sha256": "d" * 64}})
+    assert "another deb lock's (bbbbbbbbbbbbbbbb here, dddddddddddddddd recorded" in other
+    assert "the same content" in own.compare_with_recorded(built, {"rootfs_sha256": "a" * 64, "image_id": "sha256:2"})

@@ -93,9 +93,16 @@ def compare_with_recorded(image: LocalImage, recorded: dict | None) -> str:
         return (f"the same content as the kit's recorded build (rootfs sha256 {recorded['rootfs_sha256'][:16]}...); "
                 f"docker's image id differs by the import time ({image.id[:19]} here, {recorded.get('image_id', '?')[:19]} "
                 "recorded)" if image.id != recorded.get("image_id") else f"the kit's recorded build itself ({image.id})")
+    here_debs = image.labels.get("org.mathsolver.debs-lock-sha256") or ""
+    recorded_debs = (recorded.get("debs_lock") or {}).get("sha256") or ""
+    why = ("the Python packages are the same hash-locked wheels and the Debian packages the same locked .debs "
+           "(containers/vllm/debs.lock), so the build itself differs: compare both boxes' make vllm-image-report"
+           if here_debs and here_debs == recorded_debs else
+           f"the Python packages are the same hash-locked wheels; the Debian packages are another deb lock's "
+           f"({here_debs[:16] or 'none'} here, {recorded_debs[:16] or 'none'} recorded; scripts/deb_lock.py diff "
+           "names the changed packages)")
     return (f"content differs from the kit's recorded build (rootfs sha256 {str(image.rootfs_sha256)[:16]}... here, "
-            f"{str(recorded.get('rootfs_sha256'))[:16]}... recorded): the Python packages are the same hash-locked "
-            "wheels; the Debian packages are whatever the mirror served on the day of each build")
+            f"{str(recorded.get('rootfs_sha256'))[:16]}... recorded): {why}")
 
 
 def run_probe(python: list[str], request: dict, *, timeout: float = 900.0) -> dict:
