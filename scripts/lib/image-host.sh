@@ -18,6 +18,10 @@ require_image_host() {  # require_image_host: root, mmdebstrap, Debian's keyring
 # same lock and cache give the same bytes. The sourcing script sets REPO, BUILD_DIR, DEBIAN_MIRRORS, PYTHON and `log`.
 #   RELOCK=1        resolve against the mirror again and rewrite the lock, naming every package that changed
 #   DEBS_OFFLINE=1  do not ask the mirror: every locked .deb must be in the cache
+#   DEBS_MOVED      what a build does when the mirror moved on and the locked .debs are not all in the cache: refuse
+#                   (the default, naming each package with its locked and served version) or relock (CI on a machine
+#                   without the cache: the lock is rewritten, each change named). With every locked .deb cached, the
+#                   locked state is built from the cache either way.
 #   DEB_CACHE       the cache of locked .debs [~/.cache/mathsolver-kit/debs]
 DEB_CACHE=${DEB_CACHE:-$HOME/.cache/mathsolver-kit/debs}
 export DEB_CACHE
@@ -56,7 +60,18 @@ deb_layer() {
         deb_resolve "$image" "$lock" "$variant" "$include"
     elif [ "${DEBS_OFFLINE:-0}" != 1 ]; then
         deb_lock check --lock "$lock" || rc=$?
-        [ "$rc" -eq 0 ] || die "$(basename "$(dirname "$lock")")/$(basename "$lock"): the Debian packages are not as locked (above)"
+        local name
+        name="$(basename "$(dirname "$lock")")/$(basename "$lock")"
+        if [ "$rc" -eq 3 ] && deb_lock fetch --lock "$lock" --offline 2>/dev/null; then
+            # the mirror moved on, but the cache holds every locked .deb with its locked sha256: the locked state is
+            # still buildable, byte for byte, so it is built (the moved packages are named above)
+            log "$name: the mirror moved on (above), but every locked .deb is in $DEB_CACHE with its locked sha256: building the locked state"
+        elif [ "$rc" -eq 3 ] && [ "${DEBS_MOVED:-refuse}" = relock ]; then
+            log "$name: the mirror moved on (above) and the locked .debs are not all cached: DEBS_MOVED=relock, so the lock is rewritten"
+            deb_resolve "$image" "$lock" "$variant" "$include"
+        elif [ "$rc" -ne 0 ]; then
+            die "$name: the Debian packages are not as locked (above)"
+        fi
     fi
     local -a offline=()
     [ "${DEBS_OFFLINE:-0}" != 1 ] || offline=(--offline)

@@ -216,3 +216,55 @@ def test_a_relock_takes_what_the_mirror_index_lists_and_keeps_the_lock_when_noth
     stanzas[0]["SHA256"] = "0" * 64
     assert dl.main(args) == 1
     assert "tone:all 1.0-1 with sha256" in capsys.readouterr().err
+
+
+def _deb_layer(tmp_path, check_rc: int, cached: bool, moved: str | None = None):
+    """The real deb_layer of scripts/lib/image-host.sh, with only what the mirror and cache answer played by a stand-in
+    for deb_lock (check: exit CHECK_RC; fetch --offline: succeeds when CACHED); returns (exit status, the calls made,
+    stderr)."""
+    calls = tmp_path / "calls"
+    script = f"""
+set -u
+die() {{ echo "DIE: $*" >&2; exit 1; }}
+log() {{ echo "LOG: $*" >&2; }}
+. '{ROOT}/scripts/lib/image-host.sh'
+deb_lock() {{ echo "$*" >> '{calls}'
+    case "$1" in
+        check) return {check_rc} ;;
+        fetch) case " $* " in *" --offline "*) [ {int(cached)} = 1 ] ;; *) return 0 ;; esac ;;
+        sha256) echo abc 40 20261129T000000Z ;;
+    esac; }}
+deb_resolve() {{ echo "resolve $*" >> '{calls}'; }}
+BUILD_DIR='{tmp_path}'
+deb_layer executor '{tmp_path}/debs.lock' minbase python3
+echo "REPO=$DEB_REPO"
+"""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    if moved:
+        env["DEBS_MOVED"] = moved
+    (tmp_path / "debs.lock").write_text("x\n")
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env)
+    return proc.returncode, calls.read_text().splitlines() if calls.exists() else [], proc.stderr
+
+
+@pytest.mark.parametrize("moved", [None, "refuse", "relock"])
+def test_a_moved_mirror_with_every_locked_deb_cached_builds_the_locked_state(tmp_path, moved):
+    rc, calls, err = _deb_layer(tmp_path, check_rc=3, cached=True, moved=moved)
+    assert rc == 0, err
+    assert not any(c.startswith("resolve") for c in calls), calls   # never relocked: the locked bytes are at hand
+    assert "every locked .deb is in" in err
+
+
+def test_a_moved_mirror_without_the_cached_debs_is_refused_unless_relock_is_asked(tmp_path):
+    rc, calls, err = _deb_layer(tmp_path, check_rc=3, cached=False)
+    assert rc == 1 and "DIE:" in err and "not as locked" in err
+    assert not any(c.startswith("resolve") for c in calls)
+    (tmp_path / "b").mkdir()
+    rc, calls, err = _deb_layer(tmp_path / "b", 3, False, "relock")
+    assert rc == 0, err
+    assert any(c.startswith("resolve executor") for c in calls), calls
+
+
+def test_another_check_failure_is_refused_even_with_relock(tmp_path):
+    rc, calls, err = _deb_layer(tmp_path, check_rc=1, cached=True, moved="relock")
+    assert rc == 1 and "not as locked" in err
