@@ -38,6 +38,7 @@ import datetime
 import fcntl
 import json
 import math
+import mmap
 import os
 import re
 import resource
@@ -225,6 +226,15 @@ class OutputCapture:
     def write(self, text) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        piece = policy.OUTPUT_PIECE_CHARS
+        if len(text) <= piece:
+            self._write(text)
+        else:  # in pieces: no copy of a huge text is made (policy.OUTPUT_PIECE_CHARS)
+            for start in range(0, len(text), piece):
+                self._write(text[start:start + piece])
+        return len(text)
+
+    def _write(self, text: str) -> None:
         masked = self.mask.feed(text)
         self.total += len(masked)
         if self.kept < self._keep:
@@ -233,15 +243,21 @@ class OutputCapture:
         self.truncated = self.truncated or self.total > self._keep
         if self.total + len(self.mask.pending) > self._flood:  # pending masks to at least its length
             self._on_flood()
-        return len(text)
 
     def emit(self, *args, sep=" ", end="\n"):
-        """print() semantics for the wrapper handed to programs."""
+        """print() semantics for the wrapper handed to programs: each argument's text, the
+        separators and the end are written one after the other (the stream, masked as a whole,
+        is the same as one joined write, and a huge argument is not copied)."""
         sep = " " if sep is None else sep
         end = "\n" if end is None else end
         if not isinstance(sep, str) or not isinstance(end, str):
             raise TypeError("sep and end must be None or a string")
-        self.write(sep.join(str(a) for a in args) + end)
+        texts = [str(a) for a in args]  # every str() first, as print does before writing
+        for i, text in enumerate(texts):
+            if i:
+                self.write(sep)
+            self.write(text)
+        self.write(end)
 
     def flush(self) -> None:
         return None
@@ -480,8 +496,14 @@ def describe_exception(exc: BaseException) -> str:
     addresses in it and then cuts it to ``error_chars``)."""
     try:
         message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    except MemoryError:
+        raise  # the caller reports MEMORY_LIMIT: the message does not fit in memory
     except BaseException:  # a hostile __str__
         message = "<unprintable message>"
+    if not isinstance(message, str):
+        message = "<unprintable message>"
+    if len(message) > policy.ERROR_SCAN_CHARS:  # no second copy of a huge message
+        message = message[:policy.ERROR_SCAN_CHARS]
     name = type(exc).__name__
     text = f"{name}: {message}" if message else name
     line = _program_line(exc)
@@ -542,6 +564,35 @@ class _ChildRun:
         self.stdout = OutputCapture(int(lim["stdout_chars"]), int(lim["output_flood_chars"]), self.flood)
         self.stderr = OutputCapture(int(lim["stderr_chars"]), int(lim["output_flood_chars"]), self.flood)
         self.lines = 0
+        self.reserve = None  # map_reserve(): address space for the result path
+
+    def with_reserve(self, function, *args):
+        """``function(*args)``; if it runs out of memory while the reserve is held, the reserve
+        is unmapped and it is called once more (a MemoryError then propagates). The reserve is
+        released only when needed, so the common path makes no system call for it."""
+        try:
+            return function(*args)
+        except MemoryError:
+            if self.reserve is None:
+                raise
+        self.release_reserve()
+        return function(*args)
+
+    def release_reserve(self) -> None:
+        """Unmap the reserve (idempotent): from here on the result path has its room."""
+        reserve, self.reserve = self.reserve, None
+        if reserve is not None:
+            reserve.close()
+
+    def describe_or_finish(self, exc: BaseException) -> str:
+        """``describe_exception``, with the reserve if it needs it; a message that does not fit
+        in memory even then ends the child as MEMORY_LIMIT (issue 46: a huge message was a CRASH)."""
+        try:
+            return self.with_reserve(describe_exception, exc)
+        except MemoryError:
+            self.finish(Outcome.MEMORY_LIMIT, f"MemoryError: the message of the program's "
+                        f"{type(exc).__name__} does not fit in the "
+                        f"{self.t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit")
 
     def finish(self, outcome: Outcome, error: str | None = None, kind=None, answer=None):
         """Write the one result line and end the child. Never returns.
@@ -549,14 +600,16 @@ class _ChildRun:
         The line always fits the supervisor's cap (``limits["result_bytes"]``) and is the whole
         line or nothing: the error is masked and then cut to ``error_chars`` here (so the cut
         does not depend on address lengths), and kept output whose JSON escapes (up to 12 bytes
-        a character) would not fit is cut further, with its truncation flag set. A child that
-        cannot even build its line (no memory left) reports MEMORY_LIMIT without its output
-        (issue 40: a line the cap cut was a SANDBOX_VIOLATION, and so was one written in part)."""
+        a character) would not fit is cut further, with its truncation flag set. A line that
+        does not fit in what the program left of memory is built again with the result path's
+        reserve unmapped (issue 46: policy.RESULT_RESERVE_BYTES); only if even that fails does
+        the child report MEMORY_LIMIT without its output (issue 40: a line the cap cut was a
+        SANDBOX_VIOLATION, and so was one written in part)."""
         sys.settrace(None)
         self.mark("program")
         try:
             try:
-                data = self._result_line(outcome, error, kind, answer)
+                data = self.with_reserve(self._result_line, outcome, error, kind, answer)
             except MemoryError:
                 self.stdout.parts.clear()
                 self.stderr.parts.clear()
@@ -614,6 +667,14 @@ class _ChildRun:
         # included (print, the output capture, hash(), the frozen clock: issue 40, a program
         # looping through hash() of a huge tuple ran uncounted until the CPU limit)
         return local_trace
+
+
+def map_reserve() -> mmap.mmap:
+    """The result path's reserve (policy.RESULT_RESERVE_BYTES): anonymous, private, never
+    touched, so it takes address space under RLIMIT_AS and no memory. Mapped by the spare before
+    its program arrives, unmapped by ``_ChildRun.release_reserve``."""
+    return mmap.mmap(-1, policy.RESULT_RESERVE_BYTES, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                     mmap.PROT_READ | mmap.PROT_WRITE)
 
 
 REQUEST_FD = policy.RESULT_FD + 1  # the spare child reads "<nonce>\n<source>" here, then closes it
@@ -730,6 +791,7 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
         _stop_disk_imports()
         if template.seccomp_filter is not None:
             template.seccomp_filter.prepare()
+        reserve = map_reserve()
         mark("warm")
         request = _receive_request()
         mark("request")
@@ -739,6 +801,7 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
         os._exit(0)
     nonce, source = request
     run = _ChildRun(template, nonce, mark)
+    run.reserve = reserve
     sys.stdout, sys.stderr = run.stdout, run.stderr
     code = _check_and_compile(run, source)
     mark("check_compile")
@@ -807,16 +870,18 @@ def _run_program(run: _ChildRun, code) -> None:
         # not OK whatever the tracer did: a RecursionError met inside the hook that ends the
         # program (plain runaway recursion) stays the PROGRAM_ERROR a repair turn can act on
         sys.settrace(None)
-        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc))
+        run.finish(Outcome.PROGRAM_ERROR, run.describe_or_finish(exc))
     run.check_tracer(tracer)
     sys.settrace(None)
     raw = namespace.get("answer", _MISSING)
     if raw is _MISSING:  # "no value": a raised error in the paper's taxonomy, with its own message
         run.finish(Outcome.PROGRAM_ERROR, check_answer(raw)[2])
     try:
-        kind, value, problem = check_answer(raw)
+        kind, value, problem = run.with_reserve(check_answer, raw)
+    except MemoryError:
+        run.finish(Outcome.MEMORY_LIMIT, "MemoryError while checking the answer")
     except BaseException as exc:
-        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc))
+        run.finish(Outcome.PROGRAM_ERROR, run.describe_or_finish(exc))
     if kind is None:
         run.finish(Outcome.BAD_RETURN_KIND, problem)
     run.finish(Outcome.OK, None, kind, value)

@@ -470,6 +470,25 @@ LIMITS: dict[str, int | float] = {
     "result_bytes": 262_144,                    # result channel cap read by the parent
 }
 
+# --- layer 3: the result path under memory exhaustion (issue 46, item 3) ----------------------
+# A program that exhausts its address space must still get its result line: MEMORY_LIMIT with the
+# output so far, or OK where the answer was computed; never CRASH (exit 70, no line). Each child
+# maps RESULT_RESERVE_BYTES of address space (never touched, so no memory is used) before its
+# program runs and unmaps it at the start of the result path (child._ChildRun.release_reserve):
+# building, masking and writing the line then has that much room whatever the program left.
+# The result line is at most LIMITS["result_bytes"]; its JSON encoding and the error's masking
+# need a few times that, far below the reserve. The reserve is counted inside the child's
+# address-space limit, so it is part of what the executor's runtime takes, not the program's.
+RESULT_RESERVE_BYTES = 16 * 1024 * 1024
+# An exception message longer than this is cut to it before the error text is built from it (the
+# error a result reports is at most LIMITS["error_chars"] anyway): a message of hundreds of MB
+# must not need a second copy of itself. Addresses are masked and counted in the cut text.
+ERROR_SCAN_CHARS = 1 << 20
+# print() and writes to the captured streams are fed to the output capture in pieces of at most
+# this many characters, so a huge print needs no copy of its text: the flood limit ends it
+# (OUTPUT_LIMIT) however large the text, instead of a MemoryError that depends on what is left.
+OUTPUT_PIECE_CHARS = 1 << 16
+
 # --- answer kinds (child.check_answer) -------------------------------------------------------
 # A (weeks, days) answer is a gestational-age reading only with 0 <= days <= 6 and
 # 0 <= weeks <= the first value (issue 33): (39, 10) or (-3, 2) is the wrong return kind, like a
@@ -619,6 +638,9 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
         "value_hashed_types": list(VALUE_HASHED_TYPES),
         "c_level_imports": sorted(C_LEVEL_IMPORTS),
         "program_name": PROGRAM_NAME,
+        "result_reserve_bytes": RESULT_RESERVE_BYTES,
+        "error_scan_chars": ERROR_SCAN_CHARS,
+        "output_piece_chars": OUTPUT_PIECE_CHARS,
         "weeks_days_range": list(WEEKS_DAYS_RANGE),
         "child_syscalls": sorted(CHILD_SYSCALLS),
         "supervisor_extra_syscalls": sorted(set(SUPERVISOR_EXTRA_SYSCALLS)),

@@ -11,7 +11,13 @@ import math
 import pytest
 
 from executor import static_check
+from executor.result import DETERMINISTIC_FIELDS
 from executor.outcomes import Outcome
+
+def deterministic(r) -> dict:
+    """The fields of a result that are a function of the program (result.DETERMINISTIC_FIELDS)."""
+    return {f: getattr(r, f) for f in DETERMINISTIC_FIELDS}
+
 
 # --- item 5: builtin names rebound by ordinary statements ---------------------------------------
 
@@ -84,3 +90,68 @@ def test_builtin_names_rebound_by_ordinary_statements_answer_as_cpython(backend_
     r = ex.run(source)
     assert r.outcome == Outcome.OK.value, (r.outcome, r.error)
     assert r.answer == answer and r.stdout == stdout
+
+
+# --- item 3: memory never loses a result ---------------------------------------------------------
+
+# Generous CPU: filling 256 MB page by page is slow inside gVisor under load; the outcomes below
+# must not depend on the machine (a CPU_LIMIT would hide what the test is about).
+MEMORY_LIMITS = {"cpu_seconds": 8, "wall_seconds": 20.0}
+_FILL = (  # take every byte of address space the program can get, down to single bytes
+    "hold = []\nsize = 2**20\nwhile size >= 1:\n    try:\n        hold.append(bytearray(size))\n"
+    "    except Exception:\n        size //= 2\n"
+)
+# (program, outcome, answer, stdout prefix, error prefix); every one ended otherwise on main c14e538
+MEMORY_PROGRAMS = {
+    # CRASH (exit 70, no result line) on main: the error text was a second copy of the message
+    "huge_exception_message": (
+        "print('so far')\nmsg = 'x' * (150 * 2**20)\nraise ValueError(msg)\n",
+        Outcome.PROGRAM_ERROR, None, "so far\n", "ValueError: xxxxxxxx"),
+    # PROGRAM_ERROR "<unprintable message>" on main (whether str() fit was the luck of memory)
+    "exception_message_that_cannot_be_rendered": (
+        "print('so far')\nmsg = 'x' * (100 * 2**20)\nraise ValueError(msg, msg)\n",
+        Outcome.MEMORY_LIMIT, None, "so far\n", "MemoryError: the message of the program's ValueError"),
+    # MEMORY_LIMIT without its output on main: the answer was computed, then the line did not fit
+    "answer_computed_holding_all_memory": (
+        "print('start ' * 2000)\n" + _FILL + "answer = 7\n",
+        Outcome.OK, 7, "start start", None),
+    # MEMORY_LIMIT on main (a copy of the text before the flood count): the flood limit decides
+    "huge_print": (
+        "print('abc')\ns = 'z' * (200 * 2**20)\nprint(s)\n",
+        Outcome.OUTPUT_LIMIT, None, "abc\nzzzz", "the program wrote more than"),
+    # these already ended so on main; kept as fixed cases of the memory-pressure forms
+    "exhaustion_inside_print": (
+        "print('so far')\nhold = [bytearray(2**20) for _ in range(200)]\nprint([0] * (50 * 2**20))\n",
+        Outcome.MEMORY_LIMIT, None, "so far\n", "MemoryError: the program exceeded"),
+    "exhaustion_inside_the_answer": (
+        "print('so far')\nhold = [bytearray(2**20) for _ in range(200)]\nanswer = sum([1.5] * (60 * 2**20))\n",
+        Outcome.MEMORY_LIMIT, None, "so far\n", "MemoryError: the program exceeded"),
+    "exhaustion_inside_the_exception_message": (
+        "hold = [bytearray(2**20) for _ in range(200)]\nraise ValueError('x' * (100 * 2**20))\n",
+        Outcome.MEMORY_LIMIT, None, "", "MemoryError: the program exceeded"),
+}
+
+
+@pytest.fixture(scope="module", params=["process", pytest.param("container", marks=pytest.mark.docker)])
+def memory_executor(request):
+    from tests.fixtures_executor import make_executor
+    if request.param == "container":
+        request.getfixturevalue("container_backend")
+    ex = make_executor(request.param, limits=MEMORY_LIMITS, workers=1)
+    yield request.param, ex
+    ex.close()
+
+
+@pytest.mark.parametrize("name", sorted(MEMORY_PROGRAMS))
+def test_memory_exhaustion_never_loses_the_result(memory_executor, name):
+    """Each program run twice: the outcome of the table, the output written so far, never CRASH,
+    the same result both times."""
+    source, outcome, answer, stdout, error = MEMORY_PROGRAMS[name]
+    _backend, ex = memory_executor
+    first, second = ex.run(source), ex.run(source)
+    for r in (first, second):
+        assert r.outcome == outcome.value, (r.outcome, r.exit_code, r.error)
+        assert r.answer == answer
+        assert r.stdout.startswith(stdout), r.stdout[:80]
+        assert (r.error or "").startswith(error) if error else r.error is None, r.error
+    assert deterministic(first) == deterministic(second)
