@@ -36,6 +36,7 @@ from __future__ import annotations
 import builtins
 import datetime
 import fcntl
+import gc
 import json
 import math
 import mmap
@@ -771,6 +772,7 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
     makes no system call, so it measures this very code path."""
     off = template.disabled_layers
     try:
+        gc.enable()  # a mould forks with the collector off and its generations frozen (zygote.Mould)
         _setup_descriptors(result_w, request_r, devnull)
         os.environ.clear()
         os.putenv("TZ", policy.CHILD_TIMEZONE)  # C environ only (os.environ stays empty): the value

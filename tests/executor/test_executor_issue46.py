@@ -155,3 +155,68 @@ def test_memory_exhaustion_never_loses_the_result(memory_executor, name):
         assert r.stdout.startswith(stdout), r.stdout[:80]
         assert (r.error or "").startswith(error) if error else r.error is None, r.error
     assert deterministic(first) == deterministic(second)
+
+
+# --- item 2: one interpreter state per run -------------------------------------------------------
+
+# Values derived from addresses: the digits of 3000 functions' reprs (what sorting by a repr
+# orders by) and where NaNs (hashed by address) fall in a set among lab values
+HISTORY_SENSITIVE = {
+    "function_addresses": (
+        "fs = [lambda: 0 for _ in range(3000)]\nxs = [[float(i)] for i in range(3000)]\n"
+        "answer = sum([int(repr(f).split(' at ')[1][:-1], 16) * (k + 1) for k, f in enumerate(fs)]) % 10**9\n"),
+    "nan_positions_in_a_set": (
+        "keep = [[lambda: 0, [i]] for i in range(3000)]\n"
+        "vals = [float('nan') for _ in range(3000)] + [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]\n"
+        "answer = sum([i for i, x in enumerate(set(vals)) if x == x])\n"),
+}
+# an honest-looking de-duplication of lab values with missing readings as NaN: its answer does
+# not depend on addresses, so it must also be plain CPython's
+LAB_DEDUP = (
+    "readings = ['NA' if i % 3 == 0 else 3.9 + (i % 7) / 100 for i in range(3000)]\n"
+    "vals = [float('nan') if r == 'NA' else r for r in readings]\n"
+    "kept = [v for v in set(vals) if v == v][:3]\n"
+    "answer = round(sum(kept) / len(kept), 3)\n"
+)
+# the history between positions: programs of every ending (small and large heaps, an error, a
+# flood, the line cap, a refusal, memory exhaustion)
+OTHER_PROGRAMS = [
+    *("x = [i * 1.5 for i in range(%d)]\nd = {str(i): i for i in range(%d)}\nanswer = len(x) + len(d)\n" % (n, n)
+      for n in (10, 200, 3000)),
+    "raise ValueError('boom' * 50)\n", "print('y' * 5000)\nanswer = 1\n", "while True:\n    pass\n",
+    "import os\n", "hold = [bytearray(2**20) for _ in range(400)]\n",
+]
+
+
+def _at_positions(programs: list[str], pool_sizes=(1, 3), turns: int = 6) -> dict[str, list[dict]]:
+    """Each program's results, run at a different position of a batch of other programs on each
+    turn, in pools of each size (a fresh pool per size)."""
+    from tests.fixtures_executor import make_executor
+    seen: dict[str, list[dict]] = {p: [] for p in programs}
+    for workers in pool_sizes:
+        ex = make_executor("process", workers=workers)
+        try:
+            for turn in range(turns):
+                others = OTHER_PROGRAMS[:1 + (turn * 3) % len(OTHER_PROGRAMS)]
+                at = turn % (len(others) + 1)
+                batch = others[:at] + programs + others[at:]
+                results = ex.run_many(batch)
+                for i, program in enumerate(programs):
+                    seen[program].append(deterministic(results[at + i]))
+        finally:
+            ex.close()
+    return seen
+
+
+def test_a_result_is_the_same_at_every_position_of_every_pool_after_any_history():
+    """SECURITY.md's "after any history": failed on main c14e538 (function_addresses: 6 distinct
+    answers in 8 positions of a 3-worker pool; the zygote's heap changed between forks)."""
+    programs = [*HISTORY_SENSITIVE.values(), LAB_DEDUP]
+    seen = _at_positions(programs)
+    for name, program in [*HISTORY_SENSITIVE.items(), ("lab_dedup", LAB_DEDUP)]:
+        results = seen[program]
+        assert results[0]["outcome"] == Outcome.OK.value, (name, results[0])
+        assert all(r == results[0] for r in results), (name, sorted({r["answer"] for r in results}))
+    namespace: dict = {}
+    exec(compile(LAB_DEDUP, "<cpython>", "exec"), namespace)
+    assert seen[LAB_DEDUP][0]["answer"] == namespace["answer"]  # plain CPython's answer
