@@ -409,6 +409,78 @@ FORBIDDEN_ATTRIBUTES: tuple[str, ...] = (
 STRING_DRIVEN_ATTRIBUTES: dict[str, str] = {
     "format": "str.format reads the attributes its template names; only a string literal's, checked field by field",
 }
+# Attribute names a program may use (issue 46, item 1): layer 1 is deny by default on attributes
+# as it is on syntax. Every attribute a program names (``x.attr`` read, written or deleted, a
+# class pattern's keyword, a format field, a name taken by a from-import) must be on this list
+# (static_check.attribute_problem), besides passing the dunder rule and FORBIDDEN_ATTRIBUTES. The
+# list is the public surface of what a program can hold: the names each allowed module's proxy
+# exposes and the public attributes and methods of the allowed builtin types, datetime's
+# classes, struct_time, calendar's classes and the exceptions a program catches (every name
+# of the honest corpus is here; tests/executor/test_executor_issue46.py checks that and that each
+# name is on one of those). What it leaves out is what reached capabilities when layer 2 was
+# off: the real modules' private and imported names (``calendar._locale`` -> ``locale`` ->
+# ``encodings.codecs.open``, ``datetime._time``, ``calendar.repeat``, ...), which the proxies
+# hid only while layer 2 was on. A name on it is safe on *every* object a program can reach,
+# not only the one it was listed for: tests/executor/test_executor_reachability.py walks every
+# path from what a program can name through these names, with layer 2 off, and fails if one
+# leads to a module other than the allowed ones, a forbidden builtin, a frame, a code object or
+# the executor's code. A name a newer Python adds is refused until it is listed here.
+ALLOWED_ATTRIBUTES: tuple[str, ...] = (
+    # module math (its proxy's names)
+    'acos', 'acosh', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'cbrt', 'ceil', 'comb',
+    'copysign', 'cos', 'cosh', 'degrees', 'dist', 'e', 'erf', 'erfc', 'exp', 'exp2', 'expm1',
+    'fabs', 'factorial', 'floor', 'fmod', 'frexp', 'fsum', 'gamma', 'gcd', 'hypot', 'inf',
+    'isclose', 'isfinite', 'isinf', 'isnan', 'isqrt', 'lcm', 'ldexp', 'lgamma', 'log', 'log10',
+    'log1p', 'log2', 'modf', 'nan', 'nextafter', 'perm', 'pi', 'pow', 'prod', 'radians',
+    'remainder', 'sin', 'sinh', 'sqrt', 'tan', 'tanh', 'tau', 'trunc', 'ulp',
+    # module datetime (its proxy's names)
+    'MAXYEAR', 'MINYEAR', 'date', 'datetime', 'time', 'timedelta', 'timezone', 'tzinfo',
+    # module time (its proxy's names)
+    'altzone', 'asctime', 'ctime', 'daylight', 'gmtime', 'localtime', 'mktime', 'monotonic',
+    'monotonic_ns', 'perf_counter', 'perf_counter_ns', 'process_time', 'process_time_ns',
+    'strftime', 'strptime', 'struct_time', 'time_ns', 'tzname',
+    # module calendar (its proxy's names)
+    'Calendar', 'FRIDAY', 'HTMLCalendar', 'IllegalMonthError', 'IllegalWeekdayError', 'MONDAY',
+    'SATURDAY', 'SUNDAY', 'THURSDAY', 'TUESDAY', 'TextCalendar', 'WEDNESDAY', 'calendar',
+    'day_abbr', 'day_name', 'firstweekday', 'isleap', 'leapdays', 'month', 'month_abbr',
+    'month_name', 'monthcalendar', 'monthrange', 'prcal', 'prmonth', 'setfirstweekday',
+    'timegm', 'weekday', 'weekheader',
+    # int, float, complex, bool
+    'as_integer_ratio', 'bit_count', 'bit_length', 'conjugate', 'denominator', 'from_bytes',
+    'fromhex', 'hex', 'imag', 'is_integer', 'numerator', 'real', 'to_bytes',
+    # str, bytes, bytearray
+    'append', 'capitalize', 'casefold', 'center', 'clear', 'copy', 'count', 'decode', 'encode',
+    'endswith', 'expandtabs', 'extend', 'find', 'format', 'index', 'insert', 'isalnum',
+    'isalpha', 'isascii', 'isdecimal', 'isdigit', 'isidentifier', 'islower', 'isnumeric',
+    'isprintable', 'isspace', 'istitle', 'isupper', 'join', 'ljust', 'lower', 'lstrip',
+    'maketrans', 'partition', 'pop', 'remove', 'removeprefix', 'removesuffix', 'replace',
+    'reverse', 'rfind', 'rindex', 'rjust', 'rpartition', 'rsplit', 'rstrip', 'split',
+    'splitlines', 'startswith', 'strip', 'swapcase', 'title', 'translate', 'upper', 'zfill',
+    # list, tuple, dict, set, frozenset, range, slice
+    'add', 'difference', 'difference_update', 'discard', 'fromkeys', 'get', 'indices',
+    'intersection', 'intersection_update', 'isdisjoint', 'issubset', 'issuperset', 'items',
+    'keys', 'popitem', 'setdefault', 'sort', 'start', 'step', 'stop', 'symmetric_difference',
+    'symmetric_difference_update', 'union', 'update', 'values',
+    # datetime's classes
+    'astimezone', 'combine', 'day', 'days', 'dst', 'fold', 'fromisocalendar', 'fromisoformat',
+    'fromordinal', 'fromtimestamp', 'fromutc', 'hour', 'isocalendar', 'isoformat', 'isoweekday',
+    'max', 'microsecond', 'microseconds', 'min', 'minute', 'now', 'resolution', 'second',
+    'seconds', 'timestamp', 'timetuple', 'timetz', 'today', 'toordinal', 'total_seconds', 'utc',
+    'utcfromtimestamp', 'utcnow', 'utcoffset', 'utctimetuple', 'year',
+    # time.struct_time
+    'n_fields', 'n_sequence_fields', 'n_unnamed_fields', 'tm_gmtoff', 'tm_hour', 'tm_isdst',
+    'tm_mday', 'tm_min', 'tm_mon', 'tm_sec', 'tm_wday', 'tm_yday', 'tm_year', 'tm_zone',
+    # calendar's classes and its day/month name sequences
+    'cssclass_month', 'cssclass_month_head', 'cssclass_noday', 'cssclass_year',
+    'cssclass_year_head', 'cssclasses', 'cssclasses_weekday_head', 'formatday', 'formatmonth',
+    'formatmonthname', 'formatweek', 'formatweekday', 'formatweekheader', 'formatyear',
+    'formatyearpage', 'getfirstweekday', 'itermonthdates', 'itermonthdays', 'itermonthdays2',
+    'itermonthdays3', 'itermonthdays4', 'iterweekdays', 'monthdatescalendar',
+    'monthdays2calendar', 'monthdayscalendar', 'prweek', 'pryear', 'yeardatescalendar',
+    'yeardays2calendar', 'yeardayscalendar',
+    # exceptions a program may catch
+    'add_note', 'args', 'encoding', 'end', 'msg', 'name', 'object', 'path', 'reason', 'value',
+)
 # Builtin names a program may not read unless it binds the name itself (a variable called
 # `type` or `input` is the program's own value; the builtin is absent from layer 2 anyway).
 FORBIDDEN_NAMES: tuple[str, ...] = (
@@ -620,6 +692,7 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
         "forbidden_nodes": dict(FORBIDDEN_NODES),
         "forbidden_attributes": list(FORBIDDEN_ATTRIBUTES),
         "string_driven_attributes": dict(STRING_DRIVEN_ATTRIBUTES),
+        "allowed_attributes": list(ALLOWED_ATTRIBUTES),
         "forbidden_names": list(FORBIDDEN_NAMES),
         "harmless_absent_builtins": list(HARMLESS_ABSENT_BUILTINS),
         "readable_dunder_names": list(READABLE_DUNDER_NAMES),

@@ -37,6 +37,7 @@ def forbidden_builtin_names() -> frozenset[str]:
 
 
 _FORBIDDEN_ATTRS = frozenset(policy.FORBIDDEN_ATTRIBUTES)
+_ALLOWED_ATTRS = frozenset(policy.ALLOWED_ATTRIBUTES)
 _ALLOWED_MODULES = frozenset(policy.ALLOWED_MODULES)
 _READABLE_DUNDERS = frozenset(policy.READABLE_DUNDER_NAMES)
 _FORMATTER = string.Formatter()
@@ -299,13 +300,16 @@ def attribute_problem(attr: str, receiver: ast.AST | None) -> str | None:
     """Why reading (or writing) attribute ``attr`` by name is refused, or None: THE attribute check.
     Every path by which a program names an attribute comes here: ``x.attr`` (``receiver`` is
     ``x``), a class pattern's keyword (``case C(attr=v)``: no receiver node), a field of a format
-    template (``"{0.attr}"``: none) and a name imported from a module (none). ``receiver`` matters
+    template (``"{0.attr}"``: none) and a name imported from a module (none). Deny by default
+    (issue 46): a name not on policy.ALLOWED_ATTRIBUTES is refused. ``receiver`` matters
     only for policy.STRING_DRIVEN_ATTRIBUTES: ``format`` may be read from a string literal alone,
     and that literal's own fields are then checked here too."""
     if _is_dunder(attr):
         return f"attribute {attr!r} is a dunder attribute"
     if attr in _FORBIDDEN_ATTRS:
         return f"attribute {attr!r} is not allowed"
+    if attr not in _ALLOWED_ATTRS:  # deny by default (issue 46): the policy's reviewed list
+        return f"attribute {attr!r} is not on the policy's attribute allow-list"
     if attr in policy.STRING_DRIVEN_ATTRIBUTES:
         if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)):
             return f"'.{attr}' is only allowed on a string literal"
