@@ -368,27 +368,33 @@ def prepare_time_zone() -> None:
     time.tzset()
 
 
-def preload_codecs() -> None:
+def preload_codecs() -> list[str]:
     """Import every codec module of the ``encodings`` package and register it in the codec
     cache, so that str.encode / bytes.decode with any codec name never imports from disk in a
     child (policy.py, "Decisions"). Codecs whose module cannot load here (Windows-only ones, the
     CJK extension modules the image strips) stay unknown: a LookupError, not a kill."""
     import codecs
     import encodings
+    left_out = set(policy.CODEC_MODULES_LEFT_OUT)  # one codec set on both backends (issue 46)
+    loaded = []
     for directory in encodings.__path__:
         for entry in sorted(os.listdir(directory)):
             name, dot, ext = entry.partition(".")
-            if ext != "py" or name.startswith("_") or name == "aliases":
+            if ext != "py" or name.startswith("_") or name == "aliases" or name in left_out:
                 continue
             try:
                 codecs.lookup(name)
+                loaded.append(name)
             except (LookupError, ImportError):
                 pass
-    for alias in sorted(set(encodings.aliases.aliases)):
+    for alias, module in sorted(encodings.aliases.aliases.items()):
+        if module in left_out:
+            continue
         try:
             codecs.lookup(alias)
         except (LookupError, ImportError):
             pass
+    return loaded
 
 
 def import_and_warm_modules() -> dict[str, types.ModuleType]:
@@ -709,8 +715,8 @@ def _receive_request() -> tuple[str, str] | None:
 
 
 def _set_rlimits(limits: dict) -> None:
+    """Every rlimit but RLIMIT_AS, soft = hard (``_limit_address_space`` sets that one last)."""
     pairs = (
-        (resource.RLIMIT_AS, int(limits["address_space_bytes"])),
         (resource.RLIMIT_CPU, max(1, int(math.ceil(limits["cpu_seconds"])))),
         (resource.RLIMIT_NOFILE, int(limits["open_files"])),
         (resource.RLIMIT_NPROC, int(limits["processes"])),
@@ -719,6 +725,25 @@ def _set_rlimits(limits: dict) -> None:
     )
     for which, value in pairs:
         resource.setrlimit(which, (value, value))
+
+
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+
+def mapped_bytes() -> int:
+    """This process's address space in use (VmSize: the first field of /proc/self/statm)."""
+    with open("/proc/self/statm", "rb") as fh:
+        return int(fh.read().split()[0]) * _PAGE_BYTES
+
+
+def _limit_address_space(limits: dict) -> int:
+    """RLIMIT_AS (soft = hard) = what this spare maps at the end of its warm-up, the result
+    reserve included, + limits["address_space_bytes"]: the limit counts the program's memory,
+    not the runtime's, so it is the same on both backends (policy.ADDRESS_SPACE_ABOVE_RUNTIME).
+    Returns the limit set."""
+    value = mapped_bytes() + int(limits["address_space_bytes"])
+    resource.setrlimit(resource.RLIMIT_AS, (value, value))
+    return value
 
 
 # A fixed program of the executor's own, run by every spare before its program arrives.
@@ -794,6 +819,8 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
         if template.seccomp_filter is not None:
             template.seccomp_filter.prepare()
         reserve = map_reserve()
+        if "rlimits" not in off:
+            _limit_address_space(template.limits)
         mark("warm")
         request = _receive_request()
         mark("request")

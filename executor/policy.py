@@ -561,6 +561,24 @@ ERROR_SCAN_CHARS = 1 << 20
 # (OUTPUT_LIMIT) however large the text, instead of a MemoryError that depends on what is left.
 OUTPUT_PIECE_CHARS = 1 << 16
 
+# --- the same limits on both backends (issue 46, item 4) ---------------------------------------
+# LIMITS["address_space_bytes"] is what the *program* may map: each spare sets RLIMIT_AS to its
+# own mapping at the end of its warm-up (VmSize from /proc/self/statm, the interpreter, the
+# runtime and RESULT_RESERVE_BYTES included) plus that many bytes (child._limit_address_space).
+# Before, RLIMIT_AS counted the runtime too, which the container's interpreter and gVisor map
+# differently: the largest block a program could allocate differed by about 6 MiB and a 225 MiB
+# table was OK on one backend and MEMORY_LIMIT on the other.
+ADDRESS_SPACE_ABOVE_RUNTIME = True
+# One codec set on both backends: the image strips the CJK codec extension modules
+# (containers/executor/strip.txt: lib-dynload/_codecs_*.so), so the host's children do not load
+# the codec modules built on them either: ``str.encode('gbk')`` is LookupError on both.
+CODEC_MODULES_LEFT_OUT: tuple[str, ...] = (
+    "big5", "big5hkscs", "cp932", "cp949", "cp950", "euc_jis_2004", "euc_jisx0213", "euc_jp",
+    "euc_kr", "gb18030", "gb2312", "gbk", "hz", "iso2022_jp", "iso2022_jp_1", "iso2022_jp_2",
+    "iso2022_jp_2004", "iso2022_jp_3", "iso2022_jp_ext", "iso2022_kr", "johab", "shift_jis",
+    "shift_jis_2004", "shift_jisx0213",
+)
+
 # --- answer kinds (child.check_answer) -------------------------------------------------------
 # A (weeks, days) answer is a gestational-age reading only with 0 <= days <= 6 and
 # 0 <= weeks <= the first value (issue 33): (39, 10) or (-3, 2) is the wrong return kind, like a
@@ -714,6 +732,8 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
         "result_reserve_bytes": RESULT_RESERVE_BYTES,
         "error_scan_chars": ERROR_SCAN_CHARS,
         "output_piece_chars": OUTPUT_PIECE_CHARS,
+        "address_space_above_runtime": ADDRESS_SPACE_ABOVE_RUNTIME,
+        "codec_modules_left_out": list(CODEC_MODULES_LEFT_OUT),
         "weeks_days_range": list(WEEKS_DAYS_RANGE),
         "child_syscalls": sorted(CHILD_SYSCALLS),
         "supervisor_extra_syscalls": sorted(set(SUPERVISOR_EXTRA_SYSCALLS)),

@@ -220,3 +220,74 @@ def test_a_result_is_the_same_at_every_position_of_every_pool_after_any_history(
     namespace: dict = {}
     exec(compile(LAB_DEDUP, "<cpython>", "exec"), namespace)
     assert seen[LAB_DEDUP][0]["answer"] == namespace["answer"]  # plain CPython's answer
+
+
+# --- item 4: the same limits on both backends ----------------------------------------------------
+
+MIB = 2**20
+# the largest block the program can allocate, by bisection (bytes(n) is calloc: untouched pages)
+LARGEST_BLOCK = (
+    "lo, hi = 0, 1 << 30\nwhile hi - lo > 1 << 16:\n    mid = (lo + hi) // 2\n    try:\n"
+    "        b = bytes(mid)\n        del b\n        lo = mid\n    except Exception:\n        hi = mid\n"
+    "answer = lo\n"
+)
+
+
+def _codec_names() -> list[str]:
+    import encodings
+    import encodings.aliases
+    import os
+    names = set(encodings.aliases.aliases) | set(encodings.aliases.aliases.values())
+    for directory in encodings.__path__:
+        names |= {f[:-3] for f in os.listdir(directory) if f.endswith(".py") and not f.startswith("_")}
+    return sorted(names - {"aliases", "mbcs", "oem", "cp65001"})
+
+
+def codec_probe() -> str:
+    """A program listing which codec names encode on the backend that runs it."""
+    return (f"names = {_codec_names()!r}\nfound = []\nfor n in names:\n    try:\n"
+            "        'a'.encode(n)\n        found.append(n)\n    except Exception:\n        pass\n"
+            "print(','.join(found))\nanswer = len(found)\n")
+
+
+def test_the_program_can_use_the_whole_limit_above_the_runtime(memory_executor):
+    """Failed on main c14e538: the largest block was about 213 MiB of the 256 MiB limit on the
+    process backend (RLIMIT_AS counted the interpreter and runtime), and a 240 MiB table was
+    MEMORY_LIMIT there."""
+    _backend, ex = memory_executor
+    limit = ex.describe()["supervisor"]["limits"]["address_space_bytes"]
+    largest = ex.run(LARGEST_BLOCK)
+    assert largest.outcome == "OK" and abs(largest.answer - limit) <= 2 * MIB, (largest.answer, limit)
+    table = ex.run("t = bytearray(240 * 2**20)\nanswer = len(t) // 2**20\n")
+    assert (table.outcome, table.answer) == ("OK", 240), table.error
+    over = ex.run("t = bytearray(260 * 2**20)\nanswer = 1\n")
+    assert over.outcome == "MEMORY_LIMIT", over.outcome
+
+
+def test_one_codec_set_the_images(memory_executor):
+    """The image strips the CJK codec extensions; the host's children leave out the codec modules
+    built on them (policy.CODEC_MODULES_LEFT_OUT). Failed on main c14e538 on the process backend:
+    'gbk' encoded (OK 4) there and was LookupError in the container."""
+    _backend, ex = memory_executor
+    r = ex.run("answer = len('\\u4e2d\\u6587'.encode('gbk'))\n")
+    assert (r.outcome, r.error) == ("PROGRAM_ERROR", "LookupError: unknown encoding: gbk (line 1)")
+    r = ex.run(codec_probe())
+    assert r.outcome == "OK" and r.answer > 100
+    assert not set(r.stdout.strip().split(",")) & set(__import__("executor.policy").policy.CODEC_MODULES_LEFT_OUT)
+
+
+@pytest.mark.docker
+def test_the_backend_is_not_visible_in_memory_or_codecs(container_backend):
+    """The same programs, the same deterministic result on both backends: the largest block
+    (to 64 KiB), a 240 MiB table, the codec set, the memory-pressure programs."""
+    from tests.fixtures_executor import make_executor
+    programs = [LARGEST_BLOCK, "t = bytearray(240 * 2**20)\nanswer = len(t) // 2**20\n", codec_probe(),
+                *(source for source, *_ in MEMORY_PROGRAMS.values())]
+    results = {}
+    for backend in ("process", "container"):
+        with make_executor(backend, limits=MEMORY_LIMITS, workers=1) as ex:
+            results[backend] = [deterministic(r) for r in ex.run_many(programs)]
+    process, container = results["process"], results["container"]
+    block_p, block_c = process[0].pop("answer"), container[0].pop("answer")
+    assert abs(block_p - block_c) <= 2 * MIB, (block_p, block_c)
+    assert process == container
