@@ -173,9 +173,11 @@ and provenance fields) is a function of the program text and of this policy, exc
   policy and so of its hash, which every run manifest records.
 * Memory addresses: the zygote (and so every child) is executed with
   ``personality(ADDR_NO_RANDOMIZE)`` where the kernel honours it. On Linux it does, and a child's
-  layout is then the same on every start and after any history of the zygote (measured: one
-  address for a program's lambda across 80 runs through 2 restarts x 2 workers with other
-  programs in between; tests/executor/test_executor_determinism.py). gVisor refuses the bit
+  layout is then the same on every start. After any history too since issue 46: a lambda's
+  address was, but 3,000 functions' addresses were not (the zygote's heap changed between
+  forks), so every spare is now forked from a mould whose state never changes (zygote.Mould;
+  tests/executor/test_executor_issue46.py runs such programs at many positions of pools of
+  1 and 3 workers). gVisor refuses the bit
   (20221219 measured: EINVAL; its sys_personality.go allows only PER_LINUX, PER_BSD,
   SHORT_INODE and WHOLE_SECONDS), and two interpreter builds (the host's, the image's) lay out
   memory differently in any case. So addresses are made unobservable where the executor can:
