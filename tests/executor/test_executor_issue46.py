@@ -291,3 +291,13 @@ def test_the_backend_is_not_visible_in_memory_or_codecs(container_backend):
     block_p, block_c = process[0].pop("answer"), container[0].pop("answer")
     assert abs(block_p - block_c) <= 2 * MIB, (block_p, block_c)
     assert process == container
+
+
+def test_the_memory_calibration_is_recorded_in_the_description(memory_executor):
+    """describe() (the run manifest's ExecutorInfo) records the largest block a program could
+    allocate at start-up, next to the limit. Not recorded on main c14e538."""
+    _backend, ex = memory_executor
+    calibration = ex.describe()["selftest"]["memory_calibration"]
+    limit = ex.describe()["supervisor"]["limits"]["address_space_bytes"]
+    assert calibration["outcome"] == "OK" and calibration["address_space_bytes"] == limit
+    assert abs(calibration["largest_block_bytes"] - limit) <= 2 * MIB, calibration
