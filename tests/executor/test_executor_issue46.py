@@ -6,13 +6,11 @@ Each test names what it was shown failing on (main c14e538, or a planted fault).
 """
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from executor import static_check
-from executor.result import DETERMINISTIC_FIELDS
+from executor import policy, static_check
 from executor.outcomes import Outcome
+from executor.result import DETERMINISTIC_FIELDS
 
 def deterministic(r) -> dict:
     """The fields of a result that are a function of the program (result.DETERMINISTIC_FIELDS)."""
@@ -273,7 +271,7 @@ def test_one_codec_set_the_images(memory_executor):
     assert (r.outcome, r.error) == ("PROGRAM_ERROR", "LookupError: unknown encoding: gbk (line 1)")
     r = ex.run(codec_probe())
     assert r.outcome == "OK" and r.answer > 100
-    assert not set(r.stdout.strip().split(",")) & set(__import__("executor.policy").policy.CODEC_MODULES_LEFT_OUT)
+    assert not set(r.stdout.strip().split(",")) & set(policy.CODEC_MODULES_LEFT_OUT)
 
 
 @pytest.mark.docker
