@@ -36,8 +36,10 @@ from __future__ import annotations
 import builtins
 import datetime
 import fcntl
+import gc
 import json
 import math
+import mmap
 import os
 import re
 import resource
@@ -225,6 +227,15 @@ class OutputCapture:
     def write(self, text) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        piece = policy.OUTPUT_PIECE_CHARS
+        if len(text) <= piece:
+            self._write(text)
+        else:  # in pieces: no copy of a huge text is made (policy.OUTPUT_PIECE_CHARS)
+            for start in range(0, len(text), piece):
+                self._write(text[start:start + piece])
+        return len(text)
+
+    def _write(self, text: str) -> None:
         masked = self.mask.feed(text)
         self.total += len(masked)
         if self.kept < self._keep:
@@ -233,15 +244,21 @@ class OutputCapture:
         self.truncated = self.truncated or self.total > self._keep
         if self.total + len(self.mask.pending) > self._flood:  # pending masks to at least its length
             self._on_flood()
-        return len(text)
 
     def emit(self, *args, sep=" ", end="\n"):
-        """print() semantics for the wrapper handed to programs."""
+        """print() semantics for the wrapper handed to programs: each argument's text, the
+        separators and the end are written one after the other (the stream, masked as a whole,
+        is the same as one joined write, and a huge argument is not copied)."""
         sep = " " if sep is None else sep
         end = "\n" if end is None else end
         if not isinstance(sep, str) or not isinstance(end, str):
             raise TypeError("sep and end must be None or a string")
-        self.write(sep.join(str(a) for a in args) + end)
+        texts = [str(a) for a in args]  # every str() first, as print does before writing
+        for i, text in enumerate(texts):
+            if i:
+                self.write(sep)
+            self.write(text)
+        self.write(end)
 
     def flush(self) -> None:
         return None
@@ -351,27 +368,33 @@ def prepare_time_zone() -> None:
     time.tzset()
 
 
-def preload_codecs() -> None:
+def preload_codecs() -> list[str]:
     """Import every codec module of the ``encodings`` package and register it in the codec
     cache, so that str.encode / bytes.decode with any codec name never imports from disk in a
     child (policy.py, "Decisions"). Codecs whose module cannot load here (Windows-only ones, the
     CJK extension modules the image strips) stay unknown: a LookupError, not a kill."""
     import codecs
     import encodings
+    left_out = set(policy.CODEC_MODULES_LEFT_OUT)  # one codec set on both backends (issue 46)
+    loaded = []
     for directory in encodings.__path__:
         for entry in sorted(os.listdir(directory)):
             name, dot, ext = entry.partition(".")
-            if ext != "py" or name.startswith("_") or name == "aliases":
+            if ext != "py" or name.startswith("_") or name == "aliases" or name in left_out:
                 continue
             try:
                 codecs.lookup(name)
+                loaded.append(name)
             except (LookupError, ImportError):
                 pass
-    for alias in sorted(set(encodings.aliases.aliases)):
+    for alias, module in sorted(encodings.aliases.aliases.items()):
+        if module in left_out:
+            continue
         try:
             codecs.lookup(alias)
         except (LookupError, ImportError):
             pass
+    return loaded
 
 
 def import_and_warm_modules() -> dict[str, types.ModuleType]:
@@ -480,8 +503,14 @@ def describe_exception(exc: BaseException) -> str:
     addresses in it and then cuts it to ``error_chars``)."""
     try:
         message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    except MemoryError:
+        raise  # the caller reports MEMORY_LIMIT: the message does not fit in memory
     except BaseException:  # a hostile __str__
         message = "<unprintable message>"
+    if not isinstance(message, str):
+        message = "<unprintable message>"
+    if len(message) > policy.ERROR_SCAN_CHARS:  # no second copy of a huge message
+        message = message[:policy.ERROR_SCAN_CHARS]
     name = type(exc).__name__
     text = f"{name}: {message}" if message else name
     line = _program_line(exc)
@@ -542,6 +571,35 @@ class _ChildRun:
         self.stdout = OutputCapture(int(lim["stdout_chars"]), int(lim["output_flood_chars"]), self.flood)
         self.stderr = OutputCapture(int(lim["stderr_chars"]), int(lim["output_flood_chars"]), self.flood)
         self.lines = 0
+        self.reserve = None  # map_reserve(): address space for the result path
+
+    def with_reserve(self, function, *args):
+        """``function(*args)``; if it runs out of memory while the reserve is held, the reserve
+        is unmapped and it is called once more (a MemoryError then propagates). The reserve is
+        released only when needed, so the common path makes no system call for it."""
+        try:
+            return function(*args)
+        except MemoryError:
+            if self.reserve is None:
+                raise
+        self.release_reserve()
+        return function(*args)
+
+    def release_reserve(self) -> None:
+        """Unmap the reserve (idempotent): from here on the result path has its room."""
+        reserve, self.reserve = self.reserve, None
+        if reserve is not None:
+            reserve.close()
+
+    def describe_or_finish(self, exc: BaseException) -> str:
+        """``describe_exception``, with the reserve if it needs it; a message that does not fit
+        in memory even then ends the child as MEMORY_LIMIT (issue 46: a huge message was a CRASH)."""
+        try:
+            return self.with_reserve(describe_exception, exc)
+        except MemoryError:
+            self.finish(Outcome.MEMORY_LIMIT, f"MemoryError: the message of the program's "
+                        f"{type(exc).__name__} does not fit in the "
+                        f"{self.t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit")
 
     def finish(self, outcome: Outcome, error: str | None = None, kind=None, answer=None):
         """Write the one result line and end the child. Never returns.
@@ -549,14 +607,16 @@ class _ChildRun:
         The line always fits the supervisor's cap (``limits["result_bytes"]``) and is the whole
         line or nothing: the error is masked and then cut to ``error_chars`` here (so the cut
         does not depend on address lengths), and kept output whose JSON escapes (up to 12 bytes
-        a character) would not fit is cut further, with its truncation flag set. A child that
-        cannot even build its line (no memory left) reports MEMORY_LIMIT without its output
-        (issue 40: a line the cap cut was a SANDBOX_VIOLATION, and so was one written in part)."""
+        a character) would not fit is cut further, with its truncation flag set. A line that
+        does not fit in what the program left of memory is built again with the result path's
+        reserve unmapped (issue 46: policy.RESULT_RESERVE_BYTES); only if even that fails does
+        the child report MEMORY_LIMIT without its output (issue 40: a line the cap cut was a
+        SANDBOX_VIOLATION, and so was one written in part)."""
         sys.settrace(None)
         self.mark("program")
         try:
             try:
-                data = self._result_line(outcome, error, kind, answer)
+                data = self.with_reserve(self._result_line, outcome, error, kind, answer)
             except MemoryError:
                 self.stdout.parts.clear()
                 self.stderr.parts.clear()
@@ -616,6 +676,14 @@ class _ChildRun:
         return local_trace
 
 
+def map_reserve() -> mmap.mmap:
+    """The result path's reserve (policy.RESULT_RESERVE_BYTES): anonymous, private, never
+    touched, so it takes address space under RLIMIT_AS and no memory. Mapped by the spare before
+    its program arrives, unmapped by ``_ChildRun.release_reserve``."""
+    return mmap.mmap(-1, policy.RESULT_RESERVE_BYTES, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+                     mmap.PROT_READ | mmap.PROT_WRITE)
+
+
 REQUEST_FD = policy.RESULT_FD + 1  # the spare child reads "<nonce>\n<source>" here, then closes it
 
 
@@ -647,8 +715,8 @@ def _receive_request() -> tuple[str, str] | None:
 
 
 def _set_rlimits(limits: dict) -> None:
+    """Every rlimit but RLIMIT_AS, soft = hard (``_limit_address_space`` sets that one last)."""
     pairs = (
-        (resource.RLIMIT_AS, int(limits["address_space_bytes"])),
         (resource.RLIMIT_CPU, max(1, int(math.ceil(limits["cpu_seconds"])))),
         (resource.RLIMIT_NOFILE, int(limits["open_files"])),
         (resource.RLIMIT_NPROC, int(limits["processes"])),
@@ -657,6 +725,25 @@ def _set_rlimits(limits: dict) -> None:
     )
     for which, value in pairs:
         resource.setrlimit(which, (value, value))
+
+
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+
+def mapped_bytes() -> int:
+    """This process's address space in use (VmSize: the first field of /proc/self/statm)."""
+    with open("/proc/self/statm", "rb") as fh:
+        return int(fh.read().split()[0]) * _PAGE_BYTES
+
+
+def _limit_address_space(limits: dict) -> int:
+    """RLIMIT_AS (soft = hard) = what this spare maps at the end of its warm-up, the result
+    reserve included, + limits["address_space_bytes"]: the limit counts the program's memory,
+    not the runtime's, so it is the same on both backends (policy.ADDRESS_SPACE_ABOVE_RUNTIME).
+    Returns the limit set."""
+    value = mapped_bytes() + int(limits["address_space_bytes"])
+    resource.setrlimit(resource.RLIMIT_AS, (value, value))
+    return value
 
 
 # A fixed program of the executor's own, run by every spare before its program arrives.
@@ -710,6 +797,7 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
     makes no system call, so it measures this very code path."""
     off = template.disabled_layers
     try:
+        gc.enable()  # a mould forks with the collector off and its generations frozen (zygote.Mould)
         _setup_descriptors(result_w, request_r, devnull)
         os.environ.clear()
         os.putenv("TZ", policy.CHILD_TIMEZONE)  # C environ only (os.environ stays empty): the value
@@ -730,6 +818,9 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
         _stop_disk_imports()
         if template.seccomp_filter is not None:
             template.seccomp_filter.prepare()
+        reserve = map_reserve()
+        if "rlimits" not in off:
+            _limit_address_space(template.limits)
         mark("warm")
         request = _receive_request()
         mark("request")
@@ -739,6 +830,7 @@ def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: i
         os._exit(0)
     nonce, source = request
     run = _ChildRun(template, nonce, mark)
+    run.reserve = reserve
     sys.stdout, sys.stderr = run.stdout, run.stderr
     code = _check_and_compile(run, source)
     mark("check_compile")
@@ -807,16 +899,18 @@ def _run_program(run: _ChildRun, code) -> None:
         # not OK whatever the tracer did: a RecursionError met inside the hook that ends the
         # program (plain runaway recursion) stays the PROGRAM_ERROR a repair turn can act on
         sys.settrace(None)
-        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc))
+        run.finish(Outcome.PROGRAM_ERROR, run.describe_or_finish(exc))
     run.check_tracer(tracer)
     sys.settrace(None)
     raw = namespace.get("answer", _MISSING)
     if raw is _MISSING:  # "no value": a raised error in the paper's taxonomy, with its own message
         run.finish(Outcome.PROGRAM_ERROR, check_answer(raw)[2])
     try:
-        kind, value, problem = check_answer(raw)
+        kind, value, problem = run.with_reserve(check_answer, raw)
+    except MemoryError:
+        run.finish(Outcome.MEMORY_LIMIT, "MemoryError while checking the answer")
     except BaseException as exc:
-        run.finish(Outcome.PROGRAM_ERROR, describe_exception(exc))
+        run.finish(Outcome.PROGRAM_ERROR, run.describe_or_finish(exc))
     if kind is None:
         run.finish(Outcome.BAD_RETURN_KIND, problem)
     run.finish(Outcome.OK, None, kind, value)

@@ -173,9 +173,11 @@ and provenance fields) is a function of the program text and of this policy, exc
   policy and so of its hash, which every run manifest records.
 * Memory addresses: the zygote (and so every child) is executed with
   ``personality(ADDR_NO_RANDOMIZE)`` where the kernel honours it. On Linux it does, and a child's
-  layout is then the same on every start and after any history of the zygote (measured: one
-  address for a program's lambda across 80 runs through 2 restarts x 2 workers with other
-  programs in between; tests/executor/test_executor_determinism.py). gVisor refuses the bit
+  layout is then the same on every start. After any history too since issue 46: a lambda's
+  address was, but 3,000 functions' addresses were not (the zygote's heap changed between
+  forks), so every spare is now forked from a mould whose state never changes (zygote.Mould;
+  tests/executor/test_executor_issue46.py runs such programs at many positions of pools of
+  1 and 3 workers). gVisor refuses the bit
   (20221219 measured: EINVAL; its sys_personality.go allows only PER_LINUX, PER_BSD,
   SHORT_INODE and WHOLE_SECONDS), and two interpreter builds (the host's, the image's) lay out
   memory differently in any case. So addresses are made unobservable where the executor can:
@@ -409,6 +411,78 @@ FORBIDDEN_ATTRIBUTES: tuple[str, ...] = (
 STRING_DRIVEN_ATTRIBUTES: dict[str, str] = {
     "format": "str.format reads the attributes its template names; only a string literal's, checked field by field",
 }
+# Attribute names a program may use (issue 46, item 1): layer 1 is deny by default on attributes
+# as it is on syntax. Every attribute a program names (``x.attr`` read, written or deleted, a
+# class pattern's keyword, a format field, a name taken by a from-import) must be on this list
+# (static_check.attribute_problem), besides passing the dunder rule and FORBIDDEN_ATTRIBUTES. The
+# list is the public surface of what a program can hold: the names each allowed module's proxy
+# exposes and the public attributes and methods of the allowed builtin types, datetime's
+# classes, struct_time, calendar's classes and the exceptions a program catches (every name
+# of the honest corpus is here; tests/executor/test_executor_issue46.py checks that and that each
+# name is on one of those). What it leaves out is what reached capabilities when layer 2 was
+# off: the real modules' private and imported names (``calendar._locale`` -> ``locale`` ->
+# ``encodings.codecs.open``, ``datetime._time``, ``calendar.repeat``, ...), which the proxies
+# hid only while layer 2 was on. A name on it is safe on *every* object a program can reach,
+# not only the one it was listed for: tests/executor/test_executor_reachability.py walks every
+# path from what a program can name through these names, with layer 2 off, and fails if one
+# leads to a module other than the allowed ones, a forbidden builtin, a frame, a code object or
+# the executor's code. A name a newer Python adds is refused until it is listed here.
+ALLOWED_ATTRIBUTES: tuple[str, ...] = (
+    # module math (its proxy's names)
+    'acos', 'acosh', 'asin', 'asinh', 'atan', 'atan2', 'atanh', 'cbrt', 'ceil', 'comb',
+    'copysign', 'cos', 'cosh', 'degrees', 'dist', 'e', 'erf', 'erfc', 'exp', 'exp2', 'expm1',
+    'fabs', 'factorial', 'floor', 'fmod', 'frexp', 'fsum', 'gamma', 'gcd', 'hypot', 'inf',
+    'isclose', 'isfinite', 'isinf', 'isnan', 'isqrt', 'lcm', 'ldexp', 'lgamma', 'log', 'log10',
+    'log1p', 'log2', 'modf', 'nan', 'nextafter', 'perm', 'pi', 'pow', 'prod', 'radians',
+    'remainder', 'sin', 'sinh', 'sqrt', 'tan', 'tanh', 'tau', 'trunc', 'ulp',
+    # module datetime (its proxy's names)
+    'MAXYEAR', 'MINYEAR', 'date', 'datetime', 'time', 'timedelta', 'timezone', 'tzinfo',
+    # module time (its proxy's names)
+    'altzone', 'asctime', 'ctime', 'daylight', 'gmtime', 'localtime', 'mktime', 'monotonic',
+    'monotonic_ns', 'perf_counter', 'perf_counter_ns', 'process_time', 'process_time_ns',
+    'strftime', 'strptime', 'struct_time', 'time_ns', 'tzname',
+    # module calendar (its proxy's names)
+    'Calendar', 'FRIDAY', 'HTMLCalendar', 'IllegalMonthError', 'IllegalWeekdayError', 'MONDAY',
+    'SATURDAY', 'SUNDAY', 'THURSDAY', 'TUESDAY', 'TextCalendar', 'WEDNESDAY', 'calendar',
+    'day_abbr', 'day_name', 'firstweekday', 'isleap', 'leapdays', 'month', 'month_abbr',
+    'month_name', 'monthcalendar', 'monthrange', 'prcal', 'prmonth', 'setfirstweekday',
+    'timegm', 'weekday', 'weekheader',
+    # int, float, complex, bool
+    'as_integer_ratio', 'bit_count', 'bit_length', 'conjugate', 'denominator', 'from_bytes',
+    'fromhex', 'hex', 'imag', 'is_integer', 'numerator', 'real', 'to_bytes',
+    # str, bytes, bytearray
+    'append', 'capitalize', 'casefold', 'center', 'clear', 'copy', 'count', 'decode', 'encode',
+    'endswith', 'expandtabs', 'extend', 'find', 'format', 'index', 'insert', 'isalnum',
+    'isalpha', 'isascii', 'isdecimal', 'isdigit', 'isidentifier', 'islower', 'isnumeric',
+    'isprintable', 'isspace', 'istitle', 'isupper', 'join', 'ljust', 'lower', 'lstrip',
+    'maketrans', 'partition', 'pop', 'remove', 'removeprefix', 'removesuffix', 'replace',
+    'reverse', 'rfind', 'rindex', 'rjust', 'rpartition', 'rsplit', 'rstrip', 'split',
+    'splitlines', 'startswith', 'strip', 'swapcase', 'title', 'translate', 'upper', 'zfill',
+    # list, tuple, dict, set, frozenset, range, slice
+    'add', 'difference', 'difference_update', 'discard', 'fromkeys', 'get', 'indices',
+    'intersection', 'intersection_update', 'isdisjoint', 'issubset', 'issuperset', 'items',
+    'keys', 'popitem', 'setdefault', 'sort', 'start', 'step', 'stop', 'symmetric_difference',
+    'symmetric_difference_update', 'union', 'update', 'values',
+    # datetime's classes
+    'astimezone', 'combine', 'day', 'days', 'dst', 'fold', 'fromisocalendar', 'fromisoformat',
+    'fromordinal', 'fromtimestamp', 'fromutc', 'hour', 'isocalendar', 'isoformat', 'isoweekday',
+    'max', 'microsecond', 'microseconds', 'min', 'minute', 'now', 'resolution', 'second',
+    'seconds', 'timestamp', 'timetuple', 'timetz', 'today', 'toordinal', 'total_seconds', 'utc',
+    'utcfromtimestamp', 'utcnow', 'utcoffset', 'utctimetuple', 'year',
+    # time.struct_time
+    'n_fields', 'n_sequence_fields', 'n_unnamed_fields', 'tm_gmtoff', 'tm_hour', 'tm_isdst',
+    'tm_mday', 'tm_min', 'tm_mon', 'tm_sec', 'tm_wday', 'tm_yday', 'tm_year', 'tm_zone',
+    # calendar's classes and its day/month name sequences
+    'cssclass_month', 'cssclass_month_head', 'cssclass_noday', 'cssclass_year',
+    'cssclass_year_head', 'cssclasses', 'cssclasses_weekday_head', 'formatday', 'formatmonth',
+    'formatmonthname', 'formatweek', 'formatweekday', 'formatweekheader', 'formatyear',
+    'formatyearpage', 'getfirstweekday', 'itermonthdates', 'itermonthdays', 'itermonthdays2',
+    'itermonthdays3', 'itermonthdays4', 'iterweekdays', 'monthdatescalendar',
+    'monthdays2calendar', 'monthdayscalendar', 'prweek', 'pryear', 'yeardatescalendar',
+    'yeardays2calendar', 'yeardayscalendar',
+    # exceptions a program may catch
+    'add_note', 'args', 'encoding', 'end', 'msg', 'name', 'object', 'path', 'reason', 'value',
+)
 # Builtin names a program may not read unless it binds the name itself (a variable called
 # `type` or `input` is the program's own value; the builtin is absent from layer 2 anyway).
 FORBIDDEN_NAMES: tuple[str, ...] = (
@@ -469,6 +543,43 @@ LIMITS: dict[str, int | float] = {
     "error_chars": 500,                         # length of the error message shown to a model
     "result_bytes": 262_144,                    # result channel cap read by the parent
 }
+
+# --- layer 3: the result path under memory exhaustion (issue 46, item 3) ----------------------
+# A program that exhausts its address space must still get its result line: MEMORY_LIMIT with the
+# output so far, or OK where the answer was computed; never CRASH (exit 70, no line). Each child
+# maps RESULT_RESERVE_BYTES of address space (never touched, so no memory is used) before its
+# program runs and unmaps it at the start of the result path (child._ChildRun.release_reserve):
+# building, masking and writing the line then has that much room whatever the program left.
+# The result line is at most LIMITS["result_bytes"]; its JSON encoding and the error's masking
+# need a few times that, far below the reserve. The reserve is counted inside the child's
+# address-space limit, so it is part of what the executor's runtime takes, not the program's.
+RESULT_RESERVE_BYTES = 16 * 1024 * 1024
+# An exception message longer than this is cut to it before the error text is built from it (the
+# error a result reports is at most LIMITS["error_chars"] anyway): a message of hundreds of MB
+# must not need a second copy of itself. Addresses are masked and counted in the cut text.
+ERROR_SCAN_CHARS = 1 << 20
+# print() and writes to the captured streams are fed to the output capture in pieces of at most
+# this many characters, so a huge print needs no copy of its text: the flood limit ends it
+# (OUTPUT_LIMIT) however large the text, instead of a MemoryError that depends on what is left.
+OUTPUT_PIECE_CHARS = 1 << 16
+
+# --- the same limits on both backends (issue 46, item 4) ---------------------------------------
+# LIMITS["address_space_bytes"] is what the *program* may map: each spare sets RLIMIT_AS to its
+# own mapping at the end of its warm-up (VmSize from /proc/self/statm, the interpreter, the
+# runtime and RESULT_RESERVE_BYTES included) plus that many bytes (child._limit_address_space).
+# Before, RLIMIT_AS counted the runtime too, which the container's interpreter and gVisor map
+# differently: the largest block a program could allocate differed by about 6 MiB and a 225 MiB
+# table was OK on one backend and MEMORY_LIMIT on the other.
+ADDRESS_SPACE_ABOVE_RUNTIME = True
+# One codec set on both backends: the image strips the CJK codec extension modules
+# (containers/executor/strip.txt: lib-dynload/_codecs_*.so), so the host's children do not load
+# the codec modules built on them either: ``str.encode('gbk')`` is LookupError on both.
+CODEC_MODULES_LEFT_OUT: tuple[str, ...] = (
+    "big5", "big5hkscs", "cp932", "cp949", "cp950", "euc_jis_2004", "euc_jisx0213", "euc_jp",
+    "euc_kr", "gb18030", "gb2312", "gbk", "hz", "iso2022_jp", "iso2022_jp_1", "iso2022_jp_2",
+    "iso2022_jp_2004", "iso2022_jp_3", "iso2022_jp_ext", "iso2022_kr", "johab", "shift_jis",
+    "shift_jis_2004", "shift_jisx0213",
+)
 
 # --- answer kinds (child.check_answer) -------------------------------------------------------
 # A (weeks, days) answer is a gestational-age reading only with 0 <= days <= 6 and
@@ -601,6 +712,7 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
         "forbidden_nodes": dict(FORBIDDEN_NODES),
         "forbidden_attributes": list(FORBIDDEN_ATTRIBUTES),
         "string_driven_attributes": dict(STRING_DRIVEN_ATTRIBUTES),
+        "allowed_attributes": list(ALLOWED_ATTRIBUTES),
         "forbidden_names": list(FORBIDDEN_NAMES),
         "harmless_absent_builtins": list(HARMLESS_ABSENT_BUILTINS),
         "readable_dunder_names": list(READABLE_DUNDER_NAMES),
@@ -619,6 +731,11 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
         "value_hashed_types": list(VALUE_HASHED_TYPES),
         "c_level_imports": sorted(C_LEVEL_IMPORTS),
         "program_name": PROGRAM_NAME,
+        "result_reserve_bytes": RESULT_RESERVE_BYTES,
+        "error_scan_chars": ERROR_SCAN_CHARS,
+        "output_piece_chars": OUTPUT_PIECE_CHARS,
+        "address_space_above_runtime": ADDRESS_SPACE_ABOVE_RUNTIME,
+        "codec_modules_left_out": list(CODEC_MODULES_LEFT_OUT),
         "weeks_days_range": list(WEEKS_DAYS_RANGE),
         "child_syscalls": sorted(CHILD_SYSCALLS),
         "supervisor_extra_syscalls": sorted(set(SUPERVISOR_EXTRA_SYSCALLS)),

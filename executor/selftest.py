@@ -42,6 +42,15 @@ CANARIES: tuple[Canary, ...] = (
            frozenset({O.MEMORY_LIMIT, O.CRASH})),
 )
 CLEAN = ("import math\nanswer = round(math.sqrt(16) + 1, 2)\n", 5.0)
+# The memory calibration (issue 46, item 4), recorded with the canaries in describe(): the largest
+# block a program can allocate here, by bisection to 64 KiB (``bytes(n)`` is calloc: no page is
+# touched, so it costs a few system calls). With policy.ADDRESS_SPACE_ABOVE_RUNTIME it is about
+# LIMITS["address_space_bytes"] on both backends; the manifest records what it was.
+CALIBRATION = (
+    "lo, hi = 0, 1 << 31\nwhile hi - lo > 1 << 16:\n    mid = (lo + hi) // 2\n    try:\n"
+    "        b = bytes(mid)\n        del b\n        lo = mid\n    except Exception:\n        hi = mid\n"
+    "answer = lo\n"
+)
 
 
 def _check(canary: Canary, result: dict) -> str | None:
@@ -69,6 +78,11 @@ def run_selftest(supervisor) -> dict:
                 failed.append(f"[{mode}] {problem}")
     clean = supervisor.run(CLEAN[0])
     results["clean_program"] = clean["outcome"]
+    calibration = supervisor.run(CALIBRATION)
+    results["memory_calibration"] = {
+        "largest_block_bytes": calibration.get("answer") if calibration["outcome"] == O.OK.value else None,
+        "outcome": calibration["outcome"],
+        "address_space_bytes": int(getattr(supervisor, "limits", {}).get("address_space_bytes", 0))}
     if clean["outcome"] != O.OK.value or clean["answer"] != CLEAN[1]:
         failed.append(f"clean program: {clean['outcome']} {clean.get('answer')!r} ({clean.get('error')})")
     return {"ok": not failed, "failed": failed, "results": results,

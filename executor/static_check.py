@@ -37,6 +37,7 @@ def forbidden_builtin_names() -> frozenset[str]:
 
 
 _FORBIDDEN_ATTRS = frozenset(policy.FORBIDDEN_ATTRIBUTES)
+_ALLOWED_ATTRS = frozenset(policy.ALLOWED_ATTRIBUTES)
 _ALLOWED_MODULES = frozenset(policy.ALLOWED_MODULES)
 _READABLE_DUNDERS = frozenset(policy.READABLE_DUNDER_NAMES)
 _FORMATTER = string.Formatter()
@@ -86,27 +87,30 @@ class _Scopes:
       ``nonlocal`` is not bound there: its reads resolve in the module (by the rule below) or
       in the enclosing function that binds it.
     * at module level (and in functions reading a module-level name), a read looks in the
-      globals and then in the builtins, so a binding counts only if it *surely ran before*:
-      an unconditional top-level statement (assignment, def, import) earlier in the module
-      than the top-level statement holding the read, and no unbinding of the name anywhere:
-      ``del``, or the end of an ``except ... as name`` handler, which deletes the name (issue
-      40: with layer 2 off, the read after it fell through to the real builtin).
-      ``if 0: getattr = None`` therefore does not make ``getattr`` the program's own.
+      globals and then in the builtins, so a binding counts only if it *surely ran before*
+      the read, on every path the module's control flow can take to it (``_module_flow``, a
+      definite-assignment pass over the module's statements: an assignment, def or import
+      earlier in the same block; a name bound in every branch of an ``if``/``elif``/``else``;
+      the target of the ``for`` loop whose body holds the read; for a function, lambda or
+      comprehension: what was surely bound when its definition ran), and no unbinding of the
+      name anywhere: ``del``, or the end of an ``except ... as name`` handler, which deletes
+      the name (issue 40: with layer 2 off, the read after it fell through to the real
+      builtin). ``if 0: getattr = None`` therefore does not make ``getattr`` the program's
+      own, nor does a ``for type in ...`` loop for a read after the loop (it may have run no
+      iteration); issue 46 item 5: reads inside the loop's body, and after an if/elif/else
+      binding the name in every branch, are the program's own, as CPython resolves them.
     """
 
     def __init__(self, tree: ast.Module):
         self.parent: dict[ast.AST, ast.AST] = {}
         self.bound: dict[ast.AST, set[str]] = {tree: set()}
         self.declared: dict[ast.AST, set[str]] = {}  # global/nonlocal names of each function
-        self.reads: list[tuple[ast.Name, ast.AST, int]] = []
+        self.reads: list[tuple[ast.Name, ast.AST, frozenset[str]]] = []
         self.deleted: set[str] = set()
         self.module = tree
-        for index, stmt in enumerate(tree.body):
-            self._visit(stmt, tree, index)
-        self.first_binding: dict[str, int] = {}
-        for index, stmt in enumerate(tree.body):
-            for name in _unconditional_bindings(stmt):
-                self.first_binding.setdefault(name, index)
+        self.flow = _module_flow(tree)
+        for stmt in tree.body:
+            self._visit(stmt, tree, self.flow.get(stmt, frozenset()))
 
     def _bind(self, scope: ast.AST, name: str) -> None:
         if name not in self.declared.get(scope, ()):
@@ -119,11 +123,14 @@ class _Scopes:
             self.declared[node] = _global_and_nonlocal_names(node.body)
         return node
 
-    def _visit(self, node: ast.AST, scope: ast.AST, top: int) -> None:
-        # explicit stack: deep programs must not exhaust the checker's own recursion
-        stack = [(node, scope)]
+    def _visit(self, node: ast.AST, scope: ast.AST, surely: frozenset[str]) -> None:
+        # explicit stack: deep programs must not exhaust the checker's own recursion. ``surely``:
+        # the module-level names surely bound whenever the node runs (``_module_flow``; a node
+        # not in the flow map, e.g. a statement in a function body, inherits its parent's)
+        stack = [(node, scope, surely)]
         while stack:
-            node, scope = stack.pop()
+            node, scope, surely = stack.pop()
+            surely = self.flow.get(node, surely)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._bind(scope, node.name)
                 outer = [*node.decorator_list, *node.args.defaults,
@@ -137,35 +144,35 @@ class _Scopes:
                     self._bind(inner, a.arg)
                     if a.annotation is not None:
                         outer.append(a.annotation)
-                stack.extend((n, scope) for n in outer)
-                stack.extend((n, inner) for n in node.body)
+                stack.extend((n, scope, surely) for n in outer)
+                stack.extend((n, inner, surely) for n in node.body)
             elif isinstance(node, ast.Lambda):
-                stack.extend((n, scope) for n in (*node.args.defaults,
+                stack.extend((n, scope, surely) for n in (*node.args.defaults,
                                                   *[d for d in node.args.kw_defaults if d is not None]))
                 inner = self._new_scope(node, scope)
                 for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
                           *([node.args.vararg] if node.args.vararg else []),
                           *([node.args.kwarg] if node.args.kwarg else [])):
                     self._bind(inner, a.arg)
-                stack.append((node.body, inner))
+                stack.append((node.body, inner, surely))
             elif isinstance(node, _COMPREHENSIONS):
                 inner = self._new_scope(node, scope)
                 for i, gen in enumerate(node.generators):
                     # the first iterable is evaluated in the enclosing scope
-                    stack.append((gen.iter, scope if i == 0 else inner))
-                    stack.append((gen.target, inner))
-                    stack.extend((n, inner) for n in gen.ifs)
+                    stack.append((gen.iter, scope if i == 0 else inner, surely))
+                    stack.append((gen.target, inner, surely))
+                    stack.extend((n, inner, surely) for n in gen.ifs)
                 parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
-                stack.extend((n, inner) for n in parts)
+                stack.extend((n, inner, surely) for n in parts)
             elif isinstance(node, ast.NamedExpr):
                 target_scope = scope
                 while isinstance(target_scope, _COMPREHENSIONS):  # := binds outside comprehensions
                     target_scope = self.parent[target_scope]
                 self._bind(target_scope, node.target.id)
-                stack.append((node.value, scope))
+                stack.append((node.value, scope, surely))
             elif isinstance(node, ast.Name):
                 if isinstance(node.ctx, ast.Load):
-                    self.reads.append((node, scope, top))
+                    self.reads.append((node, scope, surely))
                 else:
                     self._bind(scope, node.id)
                     if isinstance(node.ctx, ast.Del):
@@ -182,22 +189,21 @@ class _Scopes:
                     self._bind(scope, node.name)
                 elif isinstance(node, ast.MatchMapping) and node.rest:
                     self._bind(scope, node.rest)
-                stack.extend((child, scope) for child in ast.iter_child_nodes(node))
+                stack.extend((child, scope, surely) for child in ast.iter_child_nodes(node))
 
-    def program_owns(self, read: ast.Name, scope: ast.AST, top: int) -> bool:
+    def program_owns(self, read: ast.Name, scope: ast.AST, surely: frozenset[str]) -> bool:
         """True when this read of a name can only ever see the program's own binding."""
         name = read.id
         while scope is not self.module:
             if name in self.bound.get(scope, ()):
                 return True
             scope = self.parent[scope]
-        first = self.first_binding.get(name)
-        return first is not None and first < top and name not in self.deleted
+        return name in surely and name not in self.deleted
 
     def forbidden_reads(self) -> list[ast.Name]:
         """Reads of forbidden builtin names that may reach the builtin."""
-        return [read for read, scope, top in self.reads
-                if read.id in _FORBIDDEN_NAMES and not self.program_owns(read, scope, top)]
+        return [read for read, scope, surely in self.reads
+                if read.id in _FORBIDDEN_NAMES and not self.program_owns(read, scope, surely)]
 
 
 def _global_and_nonlocal_names(body: list[ast.stmt]) -> set[str]:
@@ -223,9 +229,8 @@ def _target_names(target: ast.AST) -> list[str]:
     return []
 
 
-def _unconditional_bindings(stmt: ast.stmt) -> list[str]:
-    """Names a top-level statement binds whenever it completes (an exception there ends the
-    program). Loops, conditionals, try, with, match and := are not counted."""
+def _simple_bindings(stmt: ast.stmt) -> list[str]:
+    """Names a simple statement binds whenever it completes. ``:=`` is not counted."""
     if isinstance(stmt, ast.Assign):
         return [n for t in stmt.targets for n in _target_names(t)]
     if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -237,17 +242,74 @@ def _unconditional_bindings(stmt: ast.stmt) -> list[str]:
     return []
 
 
+def _module_flow(tree: ast.Module) -> dict[ast.AST, frozenset[str]]:
+    """For each statement the module's own control flow runs (not those of function bodies),
+    the module-level names surely bound whenever it starts: a definite-assignment pass.
+
+    A block's statements run in order; one that does not complete either ends the program (an
+    exception at module level outside ``try``) or leaves the block by ``break``/``continue``,
+    after which the block's later statements do not run, so counting what it bound is safe.
+    ``if``: the names bound on both arms (no ``else``: none of the body's). ``for``: its body
+    starts with the target bound (each iteration binds it first); after the loop nothing new
+    (it may have run no iteration). ``while``, ``with``, ``try``, ``match``: their blocks start
+    with what was bound before them (``try`` handlers: the exception may come from any point of
+    the body; ``else``: after the whole body) and add nothing after them (a context manager
+    may swallow an exception; no case may match). Unbinding (``del``, ``except ... as``) is
+    handled by the caller, which refuses any name unbound anywhere."""
+    flow: dict[ast.AST, frozenset[str]] = {}
+
+    def block(stmts: list[ast.stmt], bound: frozenset[str]) -> frozenset[str]:
+        for stmt in stmts:
+            bound = statement(stmt, bound)
+        return bound
+
+    def statement(stmt: ast.stmt, bound: frozenset[str]) -> frozenset[str]:
+        flow[stmt] = bound
+        if isinstance(stmt, ast.If):
+            return block(stmt.body, bound) & block(stmt.orelse, bound)
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            block(stmt.body, bound | frozenset(_target_names(stmt.target)))
+            block(stmt.orelse, bound)
+            return bound
+        if isinstance(stmt, ast.While):
+            block(stmt.body, bound)
+            block(stmt.orelse, bound)
+            return bound
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            block(stmt.body, bound)
+            return bound
+        if isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            block(stmt.orelse, block(stmt.body, bound))
+            for handler in stmt.handlers:
+                flow[handler] = bound
+                block(handler.body, bound)
+            block(stmt.finalbody, bound)
+            return bound
+        if isinstance(stmt, ast.Match):
+            for case in stmt.cases:
+                flow[case] = bound
+                block(case.body, bound)
+            return bound
+        return bound | frozenset(_simple_bindings(stmt))
+
+    block(tree.body, frozenset())
+    return flow
+
+
 def attribute_problem(attr: str, receiver: ast.AST | None) -> str | None:
     """Why reading (or writing) attribute ``attr`` by name is refused, or None: THE attribute check.
     Every path by which a program names an attribute comes here: ``x.attr`` (``receiver`` is
     ``x``), a class pattern's keyword (``case C(attr=v)``: no receiver node), a field of a format
-    template (``"{0.attr}"``: none) and a name imported from a module (none). ``receiver`` matters
+    template (``"{0.attr}"``: none) and a name imported from a module (none). Deny by default
+    (issue 46): a name not on policy.ALLOWED_ATTRIBUTES is refused. ``receiver`` matters
     only for policy.STRING_DRIVEN_ATTRIBUTES: ``format`` may be read from a string literal alone,
     and that literal's own fields are then checked here too."""
     if _is_dunder(attr):
         return f"attribute {attr!r} is a dunder attribute"
     if attr in _FORBIDDEN_ATTRS:
         return f"attribute {attr!r} is not allowed"
+    if attr not in _ALLOWED_ATTRS:  # deny by default (issue 46): the policy's reviewed list
+        return f"attribute {attr!r} is not on the policy's attribute allow-list"
     if attr in policy.STRING_DRIVEN_ATTRIBUTES:
         if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)):
             return f"'.{attr}' is only allowed on a string literal"

@@ -38,6 +38,7 @@ makes itself not dumpable (execve resets that flag) and reports ``address_layout
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -62,6 +63,86 @@ def _send(sock: socket.socket, obj: dict, fds=()) -> None:
         sock.send(data)
 
 
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+
+
+def _mould_cycle(kind: str, template, cmd_r: int, report: socket.socket, devnull: int) -> bool:
+    """One turn of a mould's loop (``Mould``): wait for a byte, fork the go-between, which forks
+    the spare and reports it, reap the go-between. Every object it makes is freed before it
+    returns, in the same order every turn, so the mould's heap is the same at every fork.
+    False when the zygote is gone."""
+    if not os.read(cmd_r, 1):
+        return False
+    req_r, req_w = os.pipe()
+    res_r, res_w = os.pipe()
+    go_between = os.fork()
+    if go_between == 0:
+        try:
+            spare = os.fork()
+            if spare == 0:
+                try:
+                    child.run_child(template, res_w, req_r, devnull)  # never returns
+                finally:
+                    os._exit(70)
+            _send(report, {"spare": spare, "kind": kind}, (req_w, res_r))
+        finally:
+            os._exit(0)
+    os.close(req_r)
+    os.close(req_w)
+    os.close(res_r)
+    os.close(res_w)
+    os.waitpid(go_between, 0)
+    return True
+
+
+class Mould:
+    """The process every spare of one kind is forked from (issue 46: one interpreter state per
+    run). The zygote's heap changes between forks (messages, reaping, timing); a mould's does not.
+    Forked from the zygote once the templates are built, it collects and freezes the garbage
+    collector's generations (``gc.freeze``), turns the collector off and then only runs
+    ``_mould_cycle``: read one byte, fork. Each spare is forked by a short-lived go-between (the
+    mould's child, which reports the spare to the zygote with its pipes and exits at once), so
+    the mould never waits for a spare and never learns how it ended: the spare, orphaned, is
+    re-parented to the zygote (a child subreaper), which reaps it and reports its status and CPU
+    time as before. A spare re-enables the collector (``child.run_child``), from the same frozen
+    state every time."""
+
+    def __init__(self, kind: bytes, template, report: socket.socket, devnull: int, close_fds=()):
+        cmd_r, self.cmd_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 0
+            try:
+                os.close(self.cmd_w)
+                for fd in close_fds:
+                    os.close(fd)
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                k = kind.decode()
+                gc.collect()
+                gc.freeze()
+                gc.disable()
+                while _mould_cycle(k, template, cmd_r, report, devnull):
+                    pass
+            except BaseException:
+                code = 1
+            os._exit(code)
+        os.close(cmd_r)
+
+    def fork_spare(self) -> None:
+        os.write(self.cmd_w, b"x")
+
+    def stop(self) -> None:
+        try:
+            os.close(self.cmd_w)
+        except OSError:
+            pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 class Zygote:
     """State of the zygote process (built after the fork from the loop)."""
 
@@ -82,40 +163,65 @@ class Zygote:
             limits, frozenset(disabled_layers) | SELFTEST_LAYERS_OFF, flt)
         self.children: set[int] = set()
         self.address_layout = "randomised"
+        self.moulds: dict[bytes, Mould] = {}
+        self.reports: socket.socket | None = None
+
+    def start_moulds(self) -> None:
+        """Fork one mould per template (after the zygote dropped its plumbing from the module
+        table: the moulds' children inherit that table)."""
+        # the spares' go-betweens report here; the moulds and go-betweens hold the other end
+        self.reports, mould_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.reports.setblocking(False)
+        for kind, template in self.templates.items():
+            self.moulds[kind] = Mould(kind, template, mould_end, self.devnull,
+                                      close_fds=(self.sock.fileno(), self.reports.fileno()))
+        mould_end.close()
 
     def fork_spare(self, kind: bytes) -> None:
-        template = self.templates.get(kind)
-        if template is None:
+        mould = self.moulds.get(kind)
+        if mould is None:
             raise RuntimeError(f"zygote: spare kind {kind!r} not available")
-        req_r, req_w = os.pipe()
-        res_r, res_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
+        mould.fork_spare()
+
+    def forward_reports(self) -> None:
+        """Hand every spare a go-between reported to the loop, with its two descriptors."""
+        while True:
             try:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                child.run_child(template, res_w, req_r, self.devnull)
+                data, fds, _flags, _addr = socket.recv_fds(self.reports, MAX_MESSAGE, 2)
+            except BlockingIOError:
+                return
+            try:
+                msg = json.loads(data)
+                self.children.add(msg["spare"])
+                _send(self.sock, msg, fds)
             finally:
-                os._exit(70)
-        os.close(req_r)
-        os.close(res_w)
-        self.children.add(pid)
-        try:
-            _send(self.sock, {"spare": pid, "kind": kind.decode()}, (req_w, res_r))
-        finally:
-            os.close(req_w)
-            os.close(res_r)
+                for fd in fds:
+                    os.close(fd)
+
+    def drop_mould(self, kind: bytes) -> None:
+        mould = self.moulds.pop(kind, None)
+        if mould is not None:
+            mould.stop()
 
     def reap(self) -> None:
-        """Report every child that has ended (non-blocking)."""
-        while self.children:
+        """Report every child that has ended (non-blocking): spares (re-parented here from
+        their go-betweens) and moulds (a mould that ends takes the zygote with it, except the
+        self-test mould dropped at the run phase)."""
+        while True:
             try:
                 pid, status, usage = os.wait4(-1, os.WNOHANG | os.WUNTRACED)
             except ChildProcessError:
-                self.children.clear()
                 return
             if pid == 0:
                 return
+            if any(m.pid == pid for m in self.moulds.values()) and not os.WIFSTOPPED(status):
+                raise RuntimeError(f"a mould ended (status {status})")
+            if pid not in self.children:
+                # a spare is reported before it can be re-parented here (its go-between sends,
+                # then exits): file the report first, so the loop learns of it before its end
+                self.forward_reports()
+                if pid not in self.children:
+                    continue  # the dropped self-test mould
             if os.WIFSTOPPED(status):
                 # stopped by a signal from outside (another program sent SIGSTOP to a waiting
                 # spare): it could only time out its next program, so it is killed and replaced
@@ -137,11 +243,15 @@ class Zygote:
         poller = select.poll()
         poller.register(self.sock.fileno(), 1)   # POLLIN
         poller.register(wake_r, 1)
+        poller.register(self.reports.fileno(), 1)
         _send(self.sock, {"hello": {"pid": os.getpid(), "address_layout": self.address_layout}})
         try:
             while True:
+                self.forward_reports()
                 self.reap()
                 for fd, _ in poller.poll():
+                    if fd == self.reports.fileno():
+                        continue  # forwarded at the top of the loop
                     if fd == wake_r:
                         try:
                             while os.read(wake_r, 512):
@@ -156,9 +266,12 @@ class Zygote:
                         cmd = bytes([byte])
                         if cmd == RUN_PHASE:
                             self.templates.pop(TEST_SPARE, None)  # no weakened child from now on
+                            self.drop_mould(TEST_SPARE)
                         else:
                             self.fork_spare(cmd)
         finally:
+            for kind in list(self.moulds):
+                self.drop_mould(kind)
             for pid in list(self.children):
                 try:
                     os.kill(pid, signal.SIGKILL)
@@ -196,6 +309,14 @@ def make_not_dumpable() -> None:
     ctypes, libc = _libc()
     if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
+def make_child_subreaper() -> None:
+    """prctl(PR_SET_CHILD_SUBREAPER, 1): the spares, forked by a mould's go-between that exits at
+    once, are re-parented to the zygote, which reaps them (``Mould``). Linux and gVisor honour it."""
+    ctypes, libc = _libc()
+    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER, 1) failed")
 
 
 def request_fixed_address_layout() -> None:
@@ -246,6 +367,7 @@ def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
     try:
         check_hash_settings()
         make_not_dumpable()
+        make_child_subreaper()
         layout = address_layout()
         z = Zygote(sock, limits, frozenset(disabled_layers))
         z.address_layout = layout
@@ -255,6 +377,7 @@ def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
         for name in [n for n in sys.modules if n in ("socket", "_socket", "_ctypes")
                      or n == "ctypes" or n.startswith("ctypes.")]:  # ctypes: make_not_dumpable
             sys.modules.pop(name, None)
+        z.start_moulds()
         z.serve()
     except BaseException as exc:  # report and die: the loop refuses to start or fails requests
         code = 1

@@ -212,8 +212,9 @@ CASES: tuple[Adv, ...] = (
         "import sys\nsys.setrecursionlimit(10**7)\ndef f(n):\n    return f(n + 1)\nanswer = f(0)\n", RS, (SV, CPU, ML),
         why="whichever comes first: 1 s CPU, 256 MB of frames, or the interpreter's fatal-error "
             "abort() (rt_sigprocmask/tgkill), which is itself a forbidden call"),
-    Adv("sleep", "resources", "import time\ntime.sleep(100)\nanswer = 1\n", PE, SV, static=SV,
-        why="layer 2 hands out time without sleep; without it, seccomp stops clock_nanosleep"),
+    Adv("sleep", "resources", "import time\ntime.sleep(100)\nanswer = 1\n", RS, SV,
+        why="sleep is not on the attribute allow-list (issue 46; before, layer 2 handed out time without "
+            "sleep and with layer 1 alone seccomp stopped clock_nanosleep)"),
     Adv("select_sleep", "resources", "import select\nselect.select([], [], [], 100)\nanswer = 1\n", RS, SV),
     Adv("huge_factorial", "resources", "import math\nanswer = math.factorial(10**7) % 7\n", CPU, CPU),
     Adv("c_level_sum", "resources", "answer = sum(range(10**13))\n", CPU, CPU),
@@ -337,4 +338,19 @@ CASES: tuple[Adv, ...] = (
     Adv("wide_characters_on_both_streams", "output",
         "import sys\nsys.stderr.write('\\U0001F600' * 20000)\nprint('\\U0001F600' * 20000)\nanswer = 1\n", RS, OK,
         why="layers 1-2 off: both streams full of 12-byte characters are cut to fit the channel, not a violation"),
+    # --- issue 46: the static layer alone against the real modules (walks from an allowed module
+    # through names the standard library itself defines; tests/adversarial/reachability.py) -----
+    Adv("calendar_locale_codecs_open", "introspection",
+        "import calendar\nf = calendar._locale.encodings.codecs.open\nanswer = len(f('CANARY_FILE').read())\n",
+        RS, SV, why="calendar imports locale as _locale; locale -> encodings -> codecs.open: with layer 2 "
+                    "off the real module was there and only seccomp stopped the open"),
+    Adv("from_calendar_import_locale", "introspection",
+        "from calendar import _locale\nanswer = len(_locale.encodings.codecs.open('CANARY_FILE').read())\n",
+        RS, SV, why="the same path through a from-import"),
+    Adv("calendar_private_class", "introspection",
+        "import calendar\nanswer = len(calendar._localized_day('%A'))\n", RS, OK,
+        why="a private name of the real module: harmless here, but not the proxy's surface"),
+    Adv("calendar_repeat_from_itertools", "introspection",
+        "import calendar\nr = calendar.repeat(1, 3)\nanswer = sum(list(r))\n", RS, OK,
+        why="calendar's private import of itertools.repeat: not the proxy's surface"),
 )

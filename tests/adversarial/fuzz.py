@@ -3,10 +3,15 @@
 Every program of the generator (generator.py: the adversarial and honest corpora rewritten
 through every syntactic form, and hypothesmith's grammar) is run
 
-* on two fresh process pools with every layer on, each its own supervisor and zygote, the
-  second seeing each batch in the opposite order (another zygote history): the determinism
-  oracle compares their results field by field (``result.DETERMINISTIC_FIELDS``);
-* (hostile programs) on a pool with layer 2 off, where layer 1 must stand alone;
+* on two fresh process pools with every layer on, each its own supervisor and zygote: the first
+  runs each batch in order on one worker, the second in a shuffled order over ``B_WORKERS``
+  workers (issue 46: a history effect the same in both pools was never seen when both ran the
+  same order); the determinism oracle compares their results field by field
+  (``result.DETERMINISTIC_FIELDS``);
+* (hostile rewrites, walks from an allowed module, memory-pressure programs: generator.py) on a
+  pool with layer 2 off, where layer 1 must stand alone against the real modules;
+* (memory-pressure programs) every configuration must end them with a result line (MEMORY_LIMIT,
+  OK, PROGRAM_ERROR, OUTPUT_LIMIT; a time limit under load), never CRASH (``memory_results_lost``);
 * (a sample, ``--container-share``) on the container backend, compared with the first pool;
 * (honest and grammar programs) in plain CPython (reference.py), to count what CPython runs and
   the executor refuses;
@@ -37,6 +42,7 @@ import collections
 import datetime as _dt
 import json
 import os
+import random
 import re
 import signal
 import sys
@@ -63,6 +69,12 @@ SANDBOX_OUTCOMES = frozenset({Outcome.SANDBOX_VIOLATION.value, Outcome.INFRA_ERR
 # forms a model's honest program may take (no by-name attribute access, no class, no forbidden
 # name, no import of a module outside the allowed ones): an honest program through them must be
 # answered as CPython answers it
+B_WORKERS = 3  # pool b's size (pool a has one worker)
+LAYER_1_ALONE_FAMILIES = frozenset({"hostile", "walk", "memory"})
+# a memory-pressure program whose result line was lost (the child died without one, or wrote a
+# broken one); a CPU or wall-clock limit met first under load is a recorded residual, not a loss
+MEMORY_LOST = frozenset({Outcome.CRASH.value, Outcome.INFRA_ERROR.value, Outcome.SANDBOX_VIOLATION.value,
+                         getattr(Outcome, "PERSISTENT_INFRA_ERROR", Outcome.INFRA_ERROR).value})
 HONEST_FORMS = frozenset({*generator.EXPRESSION_FORMS, *generator.HOISTED_FORMS, *generator.NAME_FORMS,
                           *generator.CALL_FORMS, *generator.STATEMENT_FORMS, "format_field_literal",
                           "import_alias", "import_in_a_function", "import_star"}
@@ -147,6 +159,8 @@ class Tally:
     escape_count: int = 0
     nondeterministic: list = field(default_factory=list)
     nondeterministic_count: int = 0
+    memory_lost: list = field(default_factory=list)
+    memory_lost_count: int = 0
     residuals: collections.Counter = field(default_factory=collections.Counter)
     residual_examples: dict = field(default_factory=lambda: collections.defaultdict(list))
     refusals: collections.Counter = field(default_factory=collections.Counter)
@@ -181,6 +195,17 @@ class Tally:
                                           "a": deterministic_key(a), "b": deterministic_key(b),
                                           "source": program.source})
 
+    def memory_result(self, program, config: str, result) -> None:
+        """A memory-pressure program must end with its result line (MEMORY_LIMIT, OK,
+        PROGRAM_ERROR, OUTPUT_LIMIT, or a time limit under load): issue 46, never CRASH."""
+        if result.outcome not in MEMORY_LOST:
+            return
+        self.memory_lost_count += 1
+        if len(self.memory_lost) < self.limit:
+            self.memory_lost.append({"program": program.label, "configuration": config,
+                                     "outcome": result.outcome, "exit_code": result.exit_code,
+                                     "error": result.error, "source": program.source})
+
     def explained(self, program, name: str, what: str, a, b) -> None:
         self.residuals[name] += 1
         if len(self.residual_examples[name]) < KEEP_EXAMPLES:
@@ -210,8 +235,12 @@ class Fuzzer:
         self.limits = dict(TEST_LIMITS if limits is None else limits)
         self.canaries = Canaries()
         memory = self.canaries.memory
+        # the determinism oracle (issue 46): pool a runs each batch in order on one worker, pool b
+        # in a shuffled order over B_WORKERS workers, so a result that depends on what ran before
+        # it in a pool (or on which worker) differs between them
         self.pools = {"all_layers_a": make_executor("process", limits=self.limits, canary=memory),
-                      "all_layers_b": make_executor("process", limits=self.limits, canary=memory)}
+                      "all_layers_b": make_executor("process", limits=self.limits, canary=memory,
+                                                    workers=B_WORKERS)}
         if static_alone:
             self.pools["static_alone"] = make_executor("process", disabled_layers=("builtins",),
                                                        limits=self.limits, canary=memory)
@@ -235,21 +264,29 @@ class Fuzzer:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _run_pool(self, name: str, batch: list, reverse: bool = False) -> list:
+    def _run_pool(self, name: str, batch: list, shuffle: int | None = None) -> list:
+        """Run ``batch`` on a pool: in order, one program after another, or (``shuffle``: the
+        seed of a permutation) in a shuffled order through ``run_many`` over all its workers."""
         ex = self.pools[name]
-        order = list(reversed(range(len(batch)))) if reverse else list(range(len(batch)))
+        if shuffle is None:
+            return [ex.run(self.canaries.substitute(p.source)) for p in batch]
+        order = list(range(len(batch)))
+        random.Random(shuffle).shuffle(order)
+        results = ex.run_many([self.canaries.substitute(batch[i].source) for i in order])
         out = [None] * len(batch)
-        for i in order:
-            out[i] = ex.run(self.canaries.substitute(batch[i].source))
+        for i, result in zip(order, results):
+            out[i] = result
         return out
 
     def run_batch(self, batch: list, tally: Tally, start_index: int) -> None:
         sample = max(1, round(1 / self.container_share)) if self.container_share > 0 else 0
-        hostile = [p for p in batch if p.family == "hostile"]
-        checked = [p for p in batch if p.family != "hostile"]
+        # layer 1 alone against the real modules: the hostile rewrites, the walks from an allowed
+        # module and the memory-pressure programs (issue 46: only the hostile rewrites before)
+        hostile = [p for p in batch if p.family in LAYER_1_ALONE_FAMILIES]
+        checked = [p for p in batch if p.family not in ("hostile", "walk")]
         in_container = [p for i, p in enumerate(batch) if sample and (start_index + i) % sample == 0]
         jobs = {"all_layers_a": self._threads.submit(self._run_pool, "all_layers_a", batch),
-                "all_layers_b": self._threads.submit(self._run_pool, "all_layers_b", batch, True),
+                "all_layers_b": self._threads.submit(self._run_pool, "all_layers_b", batch, start_index + 1),
                 "reference": self._threads.submit(self.reference.run,
                                                   [self.canaries.substitute(p.source) for p in checked])}
         if "static_alone" in self.pools and hostile:
@@ -267,11 +304,18 @@ class Fuzzer:
             tally.by_family[program.family] += 1
             self._observe(program, "all_layers_a", a, ALL_LAYERS, tally)
             self._observe(program, "all_layers_b", b, ALL_LAYERS, tally)
+            if program.family == "memory":
+                for config, result in (("all_layers_a", a), ("all_layers_b", b)):
+                    tally.memory_result(program, config, result)
             self._compare(program, "all_layers_a/all_layers_b", a, b, False, tally)
             if id(program) in static:
                 self._observe(program, "static_alone", static[id(program)], STATIC_ALONE, tally)
+                if program.family == "memory":
+                    tally.memory_result(program, "static_alone", static[id(program)])
             if id(program) in container:
                 self._observe(program, "container", container[id(program)], ALL_LAYERS, tally)
+                if program.family == "memory":
+                    tally.memory_result(program, "container", container[id(program)])
                 self._compare(program, "container/all_layers_a", container[id(program)], a, True, tally)
             if id(program) in verdicts:
                 verdict = verdicts[id(program)]
@@ -426,6 +470,7 @@ def report(tally: Tally, machine, seconds: float, settings: dict) -> dict:
         "programs": {"tried": tally.tried, "by_family": dict(tally.by_family), "runs": dict(tally.runs),
                      "cpython_completed": tally.cpython_completed, "honest_shaped": tally.honest_shaped},
         "escapes": {"count": tally.escape_count, "cases": tally.escapes},
+        "memory_results_lost": {"count": tally.memory_lost_count, "cases": tally.memory_lost},
         "nondeterministic": {"count": tally.nondeterministic_count, "cases": tally.nondeterministic,
                              "recorded_residuals": dict(tally.residuals),
                              "residual_examples": dict(tally.residual_examples)},
@@ -477,7 +522,8 @@ def main(argv=None) -> int:
           f"escapes, {result['nondeterministic']['count']} nondeterministic, "
           f"{result['refusals_of_cpython_runnable']['count']} refusals of CPython-runnable programs "
           f"({result['refusals_of_cpython_runnable']['honest_shaped']['count']} honest-shaped)", file=sys.stderr)
-    return 1 if result["escapes"]["count"] or result["nondeterministic"]["count"] or not result["complete"] else 0
+    return 1 if (result["escapes"]["count"] or result["nondeterministic"]["count"]
+                 or result["memory_results_lost"]["count"] or not result["complete"]) else 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,14 @@ Programs come from three families:
   several in turn, rewritten through a syntactic form Python offers for it;
 * ``honest``: the honest corpus (bench/honest_programs.py) rewritten the same way: programs in
   the shape models write, through every form, which the executor must answer as CPython does;
-* ``grammar``: random well-formed programs from hypothesmith's grammar (``grammar_programs``).
+* ``grammar``: random well-formed programs from hypothesmith's grammar (``grammar_programs``);
+* ``walk`` (issue 46): walks from an allowed module through the *real* module's attributes,
+  every name ``dir()`` shows (private and imported ones included), to ``WALK_DEPTH`` steps: the
+  same graph the reachability check (reachability.py) walks through the names layer 1 admits,
+  here through all of them, read, from-imported, called and aimed at the canaries;
+* ``memory`` (issue 46): memory-pressure forms: exhaustion inside an exception's construction
+  and its message, inside print, inside the answer, and an answer computed while holding all
+  the memory there is, at drawn sizes.
 
 An *access* is a name read, an attribute read, a call, an import or a statement. Its forms
 (``FORMS``): in place (``(lambda: E)()``, ``[E for _ in (0,)][0]``, walrus, ...), through a
@@ -41,7 +48,7 @@ PREFIX = "_adv"  # names the rewrites introduce (single underscore: the program'
 @dataclass(frozen=True)
 class Program:
     source: str
-    family: str               # "hostile" | "honest" | "grammar"
+    family: str               # "hostile" | "honest" | "grammar" | "walk" | "memory"
     origin: str               # the case or corpus program it was made from
     forms: tuple[str, ...]    # the rewrites applied, in order
 
@@ -553,12 +560,113 @@ def grammar_programs(n: int, seed: int = 0) -> list[Program]:
     return [Program(s, "grammar", f"hypothesmith-{seed}-{i}", ()) for i, s in enumerate(drawn[:n])]
 
 
+# --- issue 46: walks from an allowed module, memory pressure -------------------------------------
+
+WALK_DEPTH = 5
+WALK_MODULES = ("math", "datetime", "time", "calendar")
+_WALK_LEAVES = ("open", "system", "modules", "builtins", "exec", "eval", "__import__", "_getframe")
+
+
+def walk_paths(depth: int = WALK_DEPTH) -> list[tuple[str, ...]]:
+    """Attribute paths from each allowed module through the real modules' attributes (every
+    name ``dir()`` shows but the dunders, which the dunder rule refuses anywhere), breadth first, each object once, to ``depth`` names. The reachability
+    check walks the same graph through the names layer 1 admits (reachability.py)."""
+    import importlib
+    found: list[tuple[str, ...]] = []
+    seen: set[int] = set()
+    queue = [((m,), importlib.import_module(m)) for m in WALK_MODULES]
+    keep = [obj for _p, obj in queue]
+    while queue:
+        path, obj = queue.pop(0)
+        if len(path) > depth:
+            continue
+        try:
+            names = sorted(n for n in dir(obj) if isinstance(n, str) and not (n.startswith("__") and n.endswith("__")))
+        except Exception:
+            continue
+        for name in names:
+            try:
+                value = getattr(obj, name)
+            except BaseException:
+                continue
+            found.append(path + (name,))
+            if id(value) not in seen and len(path) < depth:
+                seen.add(id(value))
+                keep.append(value)
+                queue.append((path + (name,), value))
+    return found
+
+
+_WALK_TEMPLATES = (
+    "import {m}\nx = {m}.{rest}\nprint(str(x)[:80])\nanswer = 1\n",
+    "from {m} import {first}\nx = {first}{tail}\nprint(str(x)[:80])\nanswer = 1\n",
+    "import {m}\nx = {m}.{rest}\ntry:\n    y = x()\nexcept Exception:\n    y = None\nprint(str(y)[:80])\nanswer = 1\n",
+    "import {m}\nx = {m}.{rest}\nanswer = len(str(x('CANARY_FILE').read()))\n",
+    "import {m}\nf = '{{0.{dotted}}}'.format({m})\nprint(f[:80])\nanswer = 1\n",
+)
+
+
+def walk_programs(seed: int = 0) -> Iterator[Program]:
+    """Programs that walk a path of ``walk_paths`` (in a seeded order, endlessly): read it,
+    take its first step by a from-import, call what it reaches, aim it at the file canary,
+    name it in a format field."""
+    rng = random.Random(seed * 7 + 46)
+    paths = walk_paths()
+    rng.shuffle(paths)
+    while True:
+        for path in paths:
+            m, first, rest = path[0], path[1], ".".join(path[1:])
+            template = rng.choice(_WALK_TEMPLATES)
+            if path[-1] not in _WALK_LEAVES and "CANARY_FILE" in template:
+                template = _WALK_TEMPLATES[0]
+            tail = "".join("." + n for n in path[2:])
+            source = template.format(m=m, first=first, tail=tail, rest=rest, dotted=rest)
+            yield Program(source, "walk", ".".join(path), (template.split("\n")[-3][:12],))
+
+
+_MEMORY_TEMPLATES = {
+    "message": "print('so far')\nmsg = 'x' * ({n} * 2**20)\nraise ValueError(msg)\n",
+    "message_repr": "print('so far')\nmsg = 'x' * ({n} * 2**20)\nraise ValueError(msg, msg)\n",
+    "in_construction": "hold = [bytearray(2**20) for _ in range({h})]\nraise ValueError('x' * ({n} * 2**20))\n",
+    "in_print": "print('so far')\nhold = [bytearray(2**20) for _ in range({h})]\nprint([0] * ({n} * 2**20))\n",
+    "huge_print": "print('abc')\ns = 'z' * ({n} * 2**20)\nprint(s)\nanswer = 1\n",
+    "in_answer": "print('so far')\nhold = [bytearray(2**20) for _ in range({h})]\nanswer = sum([1.5] * ({n} * 2**20))\n",
+    "answer_holding_all": ("print('start')\nhold = []\nsize = 2**20\nwhile size >= {g}:\n    try:\n"
+                           "        hold.append(bytearray(size))\n    except Exception:\n        size //= 2\n"
+                           "answer = {n} + 0.5\n"),
+}
+
+
+def memory_programs(seed: int = 0) -> Iterator[Program]:
+    """Memory-pressure programs at drawn sizes, endlessly."""
+    rng = random.Random(seed * 11 + 46)
+    names = sorted(_MEMORY_TEMPLATES)
+    while True:
+        name = rng.choice(names)
+        n, h, g = rng.choice((8, 40, 100, 150, 230, 300)), rng.choice((0, 100, 200, 240)), rng.choice((1, 64, 4096))
+        yield Program(_MEMORY_TEMPLATES[name].format(n=n, h=h, g=g), "memory", name, (f"n={n},h={h},g={g}",))
+
+
+# one program in WALK_EVERY is a walk, one in MEMORY_EVERY a memory-pressure program
+WALK_EVERY = 8
+MEMORY_EVERY = 24
+
+
 def programs(n: int, seed: int = 0, grammar: int = 0, as_is: bool = True, quick: bool = False) -> Iterator[Program]:
-    """``n`` programs: ``grammar`` of them from hypothesmith, spread evenly, the rest rewritten
+    """``n`` programs: ``grammar`` of them from hypothesmith, spread evenly, one in WALK_EVERY a
+    walk from an allowed module, one in MEMORY_EVERY a memory-pressure program, the rest rewritten
     from the corpora (``rewritten``)."""
     source = rewritten(seed, as_is=as_is, quick=quick)
+    walks, memory = walk_programs(seed), memory_programs(seed)
     extra = grammar_programs(min(grammar, n), seed) if grammar else []
     at = {int((k + 0.5) * n / len(extra)) for k in range(len(extra))} if extra else set()
     drawn = iter(extra)
     for i in range(n):
-        yield next(drawn) if i in at else next(source)
+        if i in at:
+            yield next(drawn)
+        elif i % WALK_EVERY == WALK_EVERY - 1:
+            yield next(walks)
+        elif i % MEMORY_EVERY == MEMORY_EVERY - 2:
+            yield next(memory)
+        else:
+            yield next(source)

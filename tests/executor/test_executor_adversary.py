@@ -131,6 +131,9 @@ def test_a_bounded_slice_finds_no_escape_no_nondeterminism_and_refuses_no_honest
     assert report["programs"]["tried"] == 240
     assert report["escapes"]["count"] == 0, report["escapes"]["cases"][:3]
     assert report["nondeterministic"]["count"] == 0, report["nondeterministic"]["cases"][:3]
+    assert report["memory_results_lost"]["count"] == 0, report["memory_results_lost"]["cases"][:3]
+    families = report["programs"]["by_family"]  # issue 46: walks and memory pressure in every slice
+    assert families.get("walk", 0) >= 20 and families.get("memory", 0) >= 5, families
     honest = report["refusals_of_cpython_runnable"]["honest_shaped"]
     assert honest["count"] == 0, honest["cases"][:3]
     assert report["programs"]["honest_shaped"] > 50 and report["programs"]["runs"]["static_alone"] > 50
