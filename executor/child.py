@@ -51,6 +51,14 @@ from dataclasses import dataclass, field
 from executor import policy, static_check
 from executor.outcomes import Outcome
 
+# names for the type checker only: the child never imports typing (it stays out of the program's process)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, NoReturn, TypeVar
+
+    _T = TypeVar("_T")
+
 LAYERS = tuple(policy.LAYER_SWITCHES)  # the test-only switch names (policy.LAYER_SWITCHES)
 EXIT_RESULT_WRITE_FAILED = 70  # the child could not write its result line (the supervisor reads it so)
 _MISSING = object()
@@ -573,7 +581,7 @@ class _ChildRun:
         self.lines = 0
         self.reserve = None  # map_reserve(): address space for the result path
 
-    def with_reserve(self, function, *args):
+    def with_reserve(self, function: Callable[..., _T], *args: Any) -> _T:
         """``function(*args)``; if it runs out of memory while the reserve is held, the reserve
         is unmapped and it is called once more (a MemoryError then propagates). The reserve is
         released only when needed, so the common path makes no system call for it."""
@@ -601,7 +609,7 @@ class _ChildRun:
                         f"{type(exc).__name__} does not fit in the "
                         f"{self.t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit")
 
-    def finish(self, outcome: Outcome, error: str | None = None, kind=None, answer=None):
+    def finish(self, outcome: Outcome, error: str | None = None, kind=None, answer=None) -> NoReturn:
         """Write the one result line and end the child. Never returns.
 
         The line always fits the supervisor's cap (``limits["result_bytes"]``) and is the whole

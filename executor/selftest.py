@@ -67,12 +67,13 @@ def run_selftest(supervisor) -> dict:
     ``{"ok", "failed": [...], "results": {mode: {canary: outcome}}}``."""
     modes = {"all_layers": supervisor, "os_layers_only": supervisor.with_layers_off({"static", "builtins"})}
     failed: list[str] = []
-    results: dict[str, dict[str, str]] = {}
+    results: dict[str, object] = {}
     for mode, sup in modes.items():
-        results[mode] = {}
+        outcomes: dict[str, str] = {}
+        results[mode] = outcomes
         for canary in CANARIES:
             res = sup.run(canary.source)
-            results[mode][canary.name] = res["outcome"]
+            outcomes[canary.name] = res["outcome"]
             problem = _check(canary, res)
             if problem:
                 failed.append(f"[{mode}] {problem}")

@@ -185,6 +185,7 @@ class Zygote:
 
     def forward_reports(self) -> None:
         """Hand every spare a go-between reported to the loop, with its two descriptors."""
+        assert self.reports is not None, "start_moulds() first"
         while True:
             try:
                 data, fds, _flags, _addr = socket.recv_fds(self.reports, MAX_MESSAGE, 2)
@@ -243,6 +244,7 @@ class Zygote:
         poller = select.poll()
         poller.register(self.sock.fileno(), 1)   # POLLIN
         poller.register(wake_r, 1)
+        assert self.reports is not None, "start_moulds() first"
         poller.register(self.reports.fileno(), 1)
         _send(self.sock, {"hello": {"pid": os.getpid(), "address_layout": self.address_layout}})
         try:

@@ -18,6 +18,7 @@ from pathlib import Path
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes, PublicKeyTypes
 
 KEY_TYPE = "ssh-ed25519"
 PASSPHRASE_ENV = "HARNESS_SIGNING_PASSPHRASE"     # the passphrase of an encrypted private key, when it has one
@@ -49,6 +50,7 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
         raise SigningKeyError(f"{path}: cannot read the private key ({exc.strerror})") from None
     passphrase = os.environ.get(PASSPHRASE_ENV)
     password = passphrase.encode() if passphrase else None
+    key: PrivateKeyTypes
     try:
         if b"BEGIN OPENSSH PRIVATE KEY" in data:
             key = serialization.load_ssh_private_key(data, password=password)
@@ -115,10 +117,12 @@ def read_allowed_signers(path: Path) -> list[AllowedSigner]:
         if fields[at] != KEY_TYPE:
             raise SigningKeyError(f"{where}: a {fields[at]} key; result sets are signed with ed25519 only")
         try:
-            key = serialization.load_ssh_public_key(f"{fields[at]} {fields[at + 1]}".encode())
+            public: PublicKeyTypes = serialization.load_ssh_public_key(f"{fields[at]} {fields[at + 1]}".encode())
         except (ValueError, UnsupportedAlgorithm) as exc:
             raise SigningKeyError(f"{where}: not a readable ssh-ed25519 public key ({exc})") from None
-        out.append(AllowedSigner(tuple(fields[0].split(",")), key, where))
+        if not isinstance(public, Ed25519PublicKey):
+            raise SigningKeyError(f"{where}: not an ed25519 public key ({type(public).__name__})")
+        out.append(AllowedSigner(tuple(fields[0].split(",")), public, where))
     if not out:
         raise SigningKeyError(f"{path}: no ssh-ed25519 key in it")
     return out
