@@ -19,6 +19,8 @@ rounded +7.1) is judged against the interval the paper prints for the same compa
 """
 from __future__ import annotations
 
+import numpy as np
+
 from harness.analysis.comparison import ours as stats
 from harness.analysis.comparison import tolerance as tol
 from harness.analysis.comparison.context import MODEL_FREE_ARMS, Context
@@ -259,7 +261,12 @@ class NumberRows:
         an, ctx = self.ctx.an, self.ctx
         ms = ctx.models_for(None, ("gold-lib",))
         m = ms[0] if ms else None
-        st = stats.Stat(float(an.impl_mask().sum()), n_cases=an.data.n_cases) if m else None
+        if m:   # on the library's own cases: a case only another arm's records name is none of its
+            have = ~np.isnan(an.data.block(m, "gold-lib")).all(axis=0)
+            st = stats.Stat(float((an.impl_mask() & have).sum()), n_cases=int(have.sum()),
+                            extra={"calcs": stats.calculator_counts(an, have)})
+        else:
+            st = None
         reasons = ctx.reasons(m, None, ("gold-lib",), st, "full") if m else []
         self.add(source=source, where=where, line=line, what="cases the library covers", paper_model=None, model=m,
                  unit="cases", paper=paper, digits=digits, stat=st, tolerance=tol.exact(), reasons=reasons,
