@@ -11,7 +11,7 @@ case set), and writes OUT/synthetic-fullsize-cases.csv and OUT/results:
   so the gold answers (and the stored scores) stay valid;
 * seeds: --seeds new seeds, the i-th a copy of the source's (i mod n)-th seed;
 * records: every source record once per (case copy, new seed), with case id, row number, seed, dataset
-  (name, path, sha256) and key rewritten, marked `"synthetic": true` and `detail.synthetic_fullsize` (which
+  (name, path, sha256) rewritten and the key recomputed from them (harness.run.recompute.recomputed_key), marked `"synthetic": true` and `detail.synthetic_fullsize` (which
   source record and copy it is: in `detail`, since a record holds no field outside its schema, harness.run.record);
   records of the rehearsal server stay synthetic (rehearsal model ids), so `harness merge` and `verify` refuse to
   mix them with real results;
@@ -23,7 +23,6 @@ figures, report and verify at the paper's record count (`python -m bench stages`
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import shutil
 from dataclasses import replace
@@ -32,6 +31,7 @@ from pathlib import Path
 from harness.core.canonical_json import record_line
 from harness.core.hashing import file_sha256
 from harness.run.manifest import RunManifest, read_manifests, write_manifest
+from harness.run.recompute import recomputed_key
 from harness.run.store import iter_result_files, results_location
 
 ROW_STRIDE = 100_000
@@ -96,7 +96,8 @@ def synthesize(source: Path, out: Path, n_cases: int, seeds: list[int]) -> dict:
                                 "detail": {**(rec.get("detail") or {}),
                                            "synthetic_fullsize": {"source_key": rec["key"], "replica": rep,
                                                                   "source_seed": old_seed}},
-                                "key": hashlib.sha256(f"{rec['key']}:{rep}:{new_seed}".encode()).hexdigest()}
+                                "key": ""}
+                        copy["key"] = recomputed_key(copy)   # the key the runner gives these fields: compare recomputes it
                         fh.write(record_line(copy))
                         written += 1
     for found in read_manifests(src_results):   # the rehearsal's run and reproduce manifests

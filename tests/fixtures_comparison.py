@@ -18,7 +18,10 @@ the Verified split exactly as it would a downloaded one.
 from __future__ import annotations
 
 import copy
+import csv
+import datetime
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -35,7 +38,8 @@ from harness.arms.options import with_convention
 from harness.arms.registry import ARMS
 from harness.core.paths import REPO_ROOT
 from harness.data.calculator_ids import CALCULATOR_IDS
-from harness.data.dataset import Dataset
+from harness.data.dataset import Dataset, load_dataset
+from harness.scoring.scorers import score_value
 from harness.model.vllm.launcher import VllmLauncher
 from harness.model.vllm.locks import image_lock
 from harness.arms.prompts import template_hashes
@@ -49,8 +53,32 @@ from harness.run.record import Record
 from harness.run.schedule import ARM_MAJOR
 from harness.run.store import ResultStore, read_result_file, record_key, results_path
 
-VERIFIED_SHA = hashlib.sha256(b"stand-in for the MedCalc-Bench Verified test split (tests/fixtures_comparison.py)"
-                              ).hexdigest()
+def stand_in_split_bytes() -> bytes:
+    """The stand-in Verified split as a loadable CSV: 1,100 cases, 20 per calculator of the benchmark's 55, Row Numbers
+    1..1,100 in calculator order (the `Cases` below), each a copy of one of the bundled slice's two cases of that
+    calculator (note, gold answer, limits) under its new row number. Not the benchmark's cases: a split the kit can
+    open, so that compare rescores every record against its gold as it would against the downloaded one."""
+    with open(REPO_ROOT / "harness" / "data" / "test_slice.csv", newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        fields, rows = reader.fieldnames, list(reader)
+    by_calc: dict[int, list[dict]] = {}
+    for r in rows:
+        by_calc.setdefault(int(r["Calculator ID"]), []).append(r)
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    row = 0
+    for c in sorted(CALCULATOR_IDS):
+        for k in range(CASES_PER_CALC):
+            row += 1
+            w.writerow({**by_calc[c][k % len(by_calc[c])], "Row Number": str(row)})
+    return out.getvalue().encode("utf-8")
+
+
+CASES_PER_CALC = 20
+SPLIT_BYTES = stand_in_split_bytes()
+VERIFIED_SHA = hashlib.sha256(SPLIT_BYTES).hexdigest()
+VERIFIED_FILENAME = "data/stand-in-test.csv"
 VERIFIED_REVISION = "5488179" + hashlib.sha256(b"revision").hexdigest()[:33]
 Q7, Q32 = "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-32B-Instruct-AWQ"
 MISTRAL, PHI = "mistralai/Mistral-7B-Instruct-v0.3", "microsoft/Phi-3.5-mini-instruct"   # the other families
@@ -62,7 +90,6 @@ FLIP = {Q7: 0.016, Q32: 0.0004, MISTRAL: 0.016, PHI: 0.016}   # per-cell flip ra
 # ~99.8% (the paper gives the 7B rate for the other families too)
 SPREAD = {Q7: 26.0, Q32: 28.0, MISTRAL: 26.0, PHI: 26.0}   # SD (pp) of Program-Solve's lead over Open-book across
 # calculators
-CASES_PER_CALC = 20
 
 
 def paper_accuracy(model: str, arm: str, subset: str) -> float:
@@ -231,6 +258,52 @@ def _cells(cases: Cases, counts: np.ndarray, orders: dict, n_seeds: int, flip: f
     return cells
 
 
+# ---- answers that score as drawn -------------------------------------------------------------------------------
+def _split_cases() -> dict:
+    """The stand-in split's cases by id (parsed by the kit's own dataset reader)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "stand-in.csv"
+        path.write_bytes(SPLIT_BYTES)
+        return load_dataset(path).by_case_id()
+
+
+SPLIT_CASES = _split_cases()
+
+
+def _typed(case, ok: bool):
+    """(answer, kind) of a value the kit's `paper` scorer scores right (ok) or wrong against the case's gold."""
+    g = case.gold_value
+    if isinstance(g, datetime.date):
+        return (g if ok else g + datetime.timedelta(days=400)).isoformat(), "date"
+    if isinstance(g, tuple):
+        return ([int(g[0]), int(g[1])] if ok else [int(g[0]) + 10, int(g[1])]), "weeks_days"
+    return (float(g) if ok else float(g) + 12345.0), "number"
+
+
+ANSWERS = {(cid, ok): _typed(case, ok) for cid, case in SPLIT_CASES.items() for ok in (True, False)}
+for (_cid, _ok), (_value, _kind) in ANSWERS.items():   # the fixture holds itself to the kit's scorer
+    assert bool(score_value(_value, _kind, SPLIT_CASES[_cid], "paper").correct) is _ok, (_cid, _ok)
+
+
+def case_fields(case_id: str, ok: bool) -> dict:
+    """The fields a record of this case holds that follow from the split and its verdict: answer and kind (scoring
+    `ok` under the paper scorer), gold, calculator, row, output type."""
+    case = SPLIT_CASES[case_id]
+    value, kind = ANSWERS[(case_id, ok)]
+    return {"answer": value, "answer_kind": kind, "case_id": case_id, "calculator_id": case.calculator_id,
+            "row_number": case.row_number, "calculator_name": case.calculator_name, "output_type": case.output_type,
+            "gold": {"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit}}
+
+
+def kit_key(rec: dict) -> str:
+    """The key the runner gives a record with these fields (harness.run.runner.make_key)."""
+    return record_key(model=rec["model"], model_revision=rec.get("model_revision"),
+                      server_profile=rec.get("server_profile"), arm=rec["arm"],
+                      arm_config_hash=rec.get("arm_config_hash"), seed=int(rec["seed"]),
+                      dataset_sha256=rec.get("dataset_sha256"), case_id=rec["case_id"])
+
+
 # ---- writing ------------------------------------------------------------------------------------------------
 def arm_for(name: str):
     """The arm as a run under the Verified split's convention (exact) configures it."""
@@ -271,11 +344,11 @@ def write_records(root: Path, cells: dict, cases: Cases, *, none_share: dict, ke
                           dataset_sha256=VERIFIED_SHA, output_type="decimal", **shared).to_dict()
         with ResultStore(results_path(root, model, arm, seed), sync_every=10**9) as store:
             for ci, outcome, ok in rows:
-                store.append({**template, "key": record_key(model=model, arm=arm, seed=seed, case=cases.ids[ci],
-                                                            cfg=shared["arm_config_hash"]),
-                              "case_id": cases.ids[ci], "calculator_id": int(cases.calc[ci]),
-                              "row_number": int(cases.rows[ci]), "calculator_name": f"calculator {cases.calc[ci]}",
-                              "outcome": outcome, "correct": ok, "scores": {"paper": ok}})
+                rec = {**template, **case_fields(cases.ids[ci], ok), "outcome": outcome, "correct": ok,
+                       "scores": {"paper": ok}}
+                if outcome != "answered":   # no valid answer: none stored (it scores wrong)
+                    rec.update(answer=None, answer_kind=None)
+                store.append({**rec, "key": kit_key(rec)})
 
     for (model, arm), block in cells.items():
         none_cells = set()
@@ -289,7 +362,7 @@ def write_records(root: Path, cells: dict, cases: Cases, *, none_share: dict, ke
         n_keep = (keep_cases or {}).get((model, arm), len(cases.ids))
         spec = arm_for(arm)
         shared = dict(model_revision=VllmLauncher(KEYS[model]).revision, server_profile="vllm",
-                      arm_config_hash=spec.config_hash(), truncated=[False], finish_reasons=["stop"],
+                      arm_config_hash=spec.config_hash(), truncated=[False], finish_reasons=["stop"], server_model=model,
                       request=[{"model": model, "messages": [{"role": "user", "content": "(hand-made)"}],
                                 "temperature": spec.temperature, "max_tokens": spec.max_tokens}])
         for si, seed in enumerate(seeds):
@@ -345,10 +418,15 @@ def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict 
 def verified_pins(tmp_path, monkeypatch) -> Path:
     """A copy of checksums/datasets.json with the stand-in Verified split pinned at the paper's revision."""
     pins = json.loads((REPO_ROOT / "checksums" / "datasets.json").read_text())
-    pins["datasets"]["verified"].update(sha256=VERIFIED_SHA, revision=VERIFIED_REVISION)
+    pins["datasets"]["verified"].update(sha256=VERIFIED_SHA, revision=VERIFIED_REVISION, filename=VERIFIED_FILENAME)
     path = tmp_path / "datasets.json"
     path.write_text(json.dumps(pins))
     monkeypatch.setenv("MATHSOLVER_PINS_FILE", str(path))
+    data = tmp_path / "data-cache"    # `harness data fetch`'s cache, holding the stand-in split where it puts the real one
+    split = data / "verified" / VERIFIED_REVISION / Path(VERIFIED_FILENAME).name
+    split.parent.mkdir(parents=True)
+    split.write_bytes(SPLIT_BYTES)
+    monkeypatch.setenv("MATHSOLVER_DATA_DIR", str(data))
     return path
 
 
@@ -440,9 +518,19 @@ def write_records_file(root: Path, model: str, arm: str, seed: int, records: lis
 
 
 def set_correct(rec: dict, ok: bool) -> dict:
-    """A record scored otherwise: right (answered) or wrong (its outcome kept)."""
-    return {**rec, "correct": ok, "scores": {**(rec.get("scores") or {}), "paper": ok},
-            "outcome": "answered" if ok else rec["outcome"]}
+    """A record answered otherwise: a right answer (answered) or a wrong one (its outcome kept), scored as the kit
+    scores it (its answer, verdict and scores agree: a record a run could have written)."""
+    outcome = "answered" if ok else rec["outcome"]
+    out = {**rec, **case_fields(rec["case_id"], ok), "correct": ok,
+           "scores": {**(rec.get("scores") or {}), "paper": ok}, "outcome": outcome}
+    if outcome != "answered":
+        out.update(answer=None, answer_kind=None)
+    return out
+
+
+def flip_flag(rec: dict) -> dict:
+    """A record whose stored verdict is flipped and nothing else: its answer still scores as before."""
+    return {**rec, "correct": not rec["correct"], "scores": {**(rec.get("scores") or {}), "paper": not rec["correct"]}}
 
 
 def edit_run_manifest(root: Path, who: str, edit) -> None:

@@ -4,7 +4,7 @@ compare with the stored score. Used by `harness score` and `harness verify`.
 Each record is rescored by its arm's solver (`harness.arms.solvers.base.Solver.rescore`): a reply-scored
 solver from the last reply with `score_reply`, every other from the stored answer and kind with `score_value`;
 a record with neither scores wrong. Cases come from the record's dataset, which must still have the sha256 the record
-names.
+names. The rescoring itself (`CaseIndex`, `rescore_record`) is harness.run.recompute's, shared with `harness compare`.
 """
 from __future__ import annotations
 
@@ -15,18 +15,13 @@ from pathlib import Path
 from typing import Iterable
 
 from harness.arms.registry import ARMS
-from harness.arms.solvers import rescore_value, uses_convention
+from harness.arms.solvers import uses_convention
 from harness.data.conventions import default_convention
-from harness.data.dataset import DatasetError, load_dataset
-from harness.scoring.scorers import Gold, gold_of
 from harness.core.parallel import ordered_map
 from harness.model.rehearsal.labels import record_kind
 from harness.run.manifest import read_manifests
+from harness.run.recompute import CaseIndex, RescoreError, rescore_record
 from harness.run.store import StoreError, TornLineWarning, iter_located_records, iter_result_files, read_result_file
-
-
-class RescoreError(Exception):
-    """A record that cannot be rescored; the message names the file and line."""
 
 
 @dataclass
@@ -39,55 +34,6 @@ class Rescored:
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
-
-
-class CaseIndex:
-    """Cases by (dataset name, sha256, case id), loading each dataset once and checking its hash; `gold`
-    gives each case's parsed gold once (a full-size set scores every case about 170 times)."""
-
-    def __init__(self) -> None:
-        self._by_dataset: dict[tuple[str, str], dict] = {}
-        self._gold: dict[int, object] = {}
-
-    def gold(self, record: dict, where: str):
-        """The parsed gold (harness.scoring.scorers.Gold) of the record's case, parsed once per case."""
-        case = self.case(record, where)
-        found = self._gold.get(id(case))
-        if found is None:
-            found = self._gold[id(case)] = gold_of(case)
-        return found
-
-    def case(self, record: dict, where: str):
-        name, sha = record.get("dataset"), record.get("dataset_sha256")
-        if (name, sha) not in self._by_dataset:
-            ds = None
-            for candidate in (name, record.get("dataset_path")):
-                if not candidate:
-                    continue
-                try:
-                    ds = load_dataset(candidate)
-                    break
-                except DatasetError:
-                    continue
-            if ds is None:
-                raise RescoreError(f"{where}: cannot load dataset {name!r} (path {record.get('dataset_path')!r})")
-            if ds.sha256 != sha:
-                raise RescoreError(f"{where}: dataset {name!r} has sha256 {ds.sha256[:12]}..., the record was "
-                                   f"scored against {str(sha)[:12]}...")
-            self._by_dataset[(name, sha)] = ds.by_case_id()
-        cases = self._by_dataset[(name, sha)]
-        if record["case_id"] not in cases:
-            raise RescoreError(f"{where}: case {record['case_id']!r} is not in dataset {name!r}")
-        return cases[record["case_id"]]
-
-
-def rescore_record(record: dict, case: Gold, scorer: str) -> bool:
-    """The record's verdict under `scorer`, as its arm's solver scores it (`Solver.rescore`); a record of an arm
-    no longer registered is value-scored."""
-    arm = ARMS.get(record["arm"])
-    if arm is None:
-        return rescore_value(record, case, scorer)
-    return arm.solver.rescore(record, case, scorer)
 
 
 def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.analysis.results_analysis import Analysis
-from harness.analysis.comparison.ours import Stat, expected_cases
+from harness.analysis.comparison.ours import Stat, expected_cases, subset_calculators
 from harness.analysis.comparison.settings import RunSettings, dataset_revision_problem
-from harness.analysis.comparison.values import paper_checkpoints, paper_seeds
+from harness.analysis.comparison.values import cases_per_calculator, paper_checkpoints, paper_seeds
+from harness.data.calculator_ids import CALCULATOR_IDS
 from harness.arms.registry import model_free_arms
 from harness.data.conventions import KNOWN_DATASETS
 from harness.data.pins import pinned_sha256
@@ -144,4 +145,32 @@ class Context:
         need = expected_cases(self.an, subset)
         if stat.n_cases < need:
             out.append(f"{stat.n_cases:,} of the paper's {need:,} cases" + ("" if model_free else " at every seed"))
+        calcs = stat.extra.get("calcs")
+        if calcs is not None:
+            out += self.calculator_coverage(calcs, subset, model_free)
         return out
+
+    def calculator_coverage(self, calcs: dict[int, int], subset: str, model_free: bool) -> list[str]:
+        """A number's cases by calculator against the paper's: each of the subset's calculators (all 55 for the full
+        set) with its 20 cases, no other calculator; anything else is the subset it is, however many cases it has."""
+        want = subset_calculators(self.an, subset)
+        want = set(CALCULATOR_IDS) if want is None else set(want)
+        per = cases_per_calculator()
+        at = "" if model_free else " at every seed"
+        missing = sorted(c for c in want if calcs.get(c, 0) == 0)
+        odd = sorted(c for c in want if 0 < calcs.get(c, 0) != per)
+        outside = sorted(c for c in calcs if c not in want)
+        if not (missing or odd or outside):
+            return []
+        parts = []
+        if missing:
+            parts.append(f"calculator{'s' * (len(missing) > 1)} {', '.join(map(str, missing[:5]))}"
+                         f"{' ...' if len(missing) > 5 else ''} missing")
+        for c in odd[:3]:
+            parts.append(f"calculator {c} has {calcs[c]} cases, the paper {per}")
+        if outside:
+            parts.append(f"calculator{'s' * (len(outside) > 1)} {', '.join(map(str, outside[:5]))} not among the "
+                         "paper's")
+        have = len(want) - len(missing)
+        return [f"a subset, not the paper's set: {have} of its {len(want)} calculators{at} ({'; '.join(parts)}; "
+                f"{sum(calcs.values()):,} cases)"]

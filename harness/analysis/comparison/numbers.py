@@ -19,6 +19,8 @@ rounded +7.1) is judged against the interval the paper prints for the same compa
 """
 from __future__ import annotations
 
+import numpy as np
+
 from harness.analysis.comparison import ours as stats
 from harness.analysis.comparison import tolerance as tol
 from harness.analysis.comparison.context import MODEL_FREE_ARMS, Context
@@ -68,9 +70,49 @@ def printed_interval(paper_model: str | None, solver: str, reference: str, subse
     return None
 
 
+# A percentile cluster bootstrap needs enough clusters for its 2.5% and 97.5% ends to be between clusters, not at one:
+# with G calculators a resample is G draws of G values, so with 4 the upper end is the best calculator's own accuracy
+# whenever a fifth of the draws repeat it. Below this many calculators the user's interval judges nothing.
+MIN_CLUSTERS = 10
+
+
+# Claims about how the cases cluster, how often seeds agree or how often calls were cut: no accuracy, share or gap
+# rests on them (they are judged as claims only).
+NOT_ON_NUMBERS = ("icc", "effective_n", "seed_agreement", "agreement", "truncated_calls", "truncated_correct")
+
+
+def claim_inputs(check: dict) -> set[tuple[str, str | None]]:
+    """(arm, subset or None) pairs a claim's check rests on: its arms, solvers and references, each with the subset
+    the check states for it ('all' read as 'full'); none for the claims in NOT_ON_NUMBERS."""
+    out: set[tuple[str, str | None]] = set()
+    if check.get("kind") in NOT_ON_NUMBERS:
+        return out
+
+    def walk(x, subset):
+        if isinstance(x, dict):
+            if x.get("quantity") in NOT_ON_NUMBERS:
+                return
+            subset = x.get("subset", subset)
+            for k, v in x.items():
+                if k in ("arm", "solver", "reference", "left", "right", "member", "quantity", "comparisons"):
+                    if isinstance(v, str) and k in ("arm", "solver", "reference"):
+                        out.add((v, None if subset is None else _subset(subset)))
+                    else:
+                        walk(v, subset)
+        elif isinstance(x, list):
+            for v in x:
+                if isinstance(v, str):
+                    out.add((v, None if subset is None else _subset(subset)))
+                else:
+                    walk(v, subset)
+
+    walk(check, None)
+    return out
+
+
 def judge(paper: float, digits: int, value: float | None, tolerance: tol.Tolerance, reasons: list[str],
           paper_ci: tuple | None = None, our_ci: tuple | None = None, signed: bool = False,
-          failed_claims: list[str] = ()) -> tuple[str, str]:
+          failed_claims: list[str] = (), clusters: int | None = None) -> tuple[str, str]:
     """(verdict, why) of one number; module docstring. The difference and the tolerance are compared as the
     decimals they are shown with (one rounding: tolerance.Tolerance), and a seed spread far above the paper's
     rerun evidence keeps a number from *reproduced* whatever its mean."""
@@ -96,6 +138,10 @@ def judge(paper: float, digits: int, value: float | None, tolerance: tol.Toleran
     if paper_ci is not None:
         inside = paper_ci[0] - 1e-9 <= shown <= paper_ci[1] + 1e-9
         where = f"the paper's 95% interval [{paper_ci[0]:.{digits}f}, {paper_ci[1]:.{digits}f}]"
+    elif our_ci is not None and our_ci[0] is not None and clusters is not None and clusters < MIN_CLUSTERS:
+        return DISCREPANCY, (f"{beyond}; your 95% cluster interval rests on {clusters} calculator(s), fewer than the "
+                             f"{MIN_CLUSTERS} a cluster bootstrap needs (its ends sit at single calculators): no "
+                             "sampling interval to judge it by")
     elif our_ci is not None and our_ci[0] is not None:
         lo, hi = round(our_ci[0], digits), round(our_ci[1], digits)   # as shown
         inside = lo - 1e-9 <= paper <= hi + 1e-9
@@ -133,7 +179,8 @@ class NumberRows:
             key, paper_ci=None, signed=False, failed=(), scale=1.0, sign=1):
         value = None if stat is None else sign * stat.value * scale
         ci = None if stat is None or stat.lo is None else tuple(sorted((sign * stat.lo * scale, sign * stat.hi * scale)))
-        verdict, why = judge(paper, digits, value, tolerance, reasons, paper_ci, ci, signed, list(failed))
+        verdict, why = judge(paper, digits, value, tolerance, reasons, paper_ci, ci, signed, list(failed),
+                             None if stat is None else stat.extra.get("clusters"))
         if value is None:
             tolerance = tol.no_result()     # no result: no tolerance is claimed for it
         model_free = model is not None and all(a in MODEL_FREE_ARMS for a in key[2])
@@ -162,7 +209,7 @@ class NumberRows:
                 t = self._rerun(paper_model, st, digits, 1, (arm,))
             self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m, unit="%",
                      paper=paper, digits=digits, stat=st, tolerance=t, reasons=reasons,
-                     key=("accuracy", subset, (arm,)))
+                     key=("accuracy", subset, (arm,)), failed=self.failed_on(m, arm, subset))
 
     def gap(self, source, where, line, what, solver, reference, paper_model, subset, paper, digits, sign=1):
         an = self.ctx.an
@@ -196,7 +243,8 @@ class NumberRows:
                                   f"{st.rows:,} rows / 100, + 0.5 rounding", digits, None)
             self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m,
                      unit="rows" if count else "%", paper=paper, digits=digits, stat=st, tolerance=t,
-                     reasons=reasons, scale=scale, key=("count" if count else "share", kind, (arm,)))
+                     reasons=reasons, scale=scale, key=("count" if count else "share", kind, (arm,)),
+                     failed=self.failed_on(m, arm, "full"))
 
     def route(self, source, where, line, what, arm, paper_model, route, paper, digits):
         an = self.ctx.an
@@ -213,11 +261,29 @@ class NumberRows:
         an, ctx = self.ctx.an, self.ctx
         ms = ctx.models_for(None, ("gold-lib",))
         m = ms[0] if ms else None
-        st = stats.Stat(float(an.impl_mask().sum()), n_cases=an.data.n_cases) if m else None
+        if m:   # on the library's own cases: a case only another arm's records name is none of its
+            have = ~np.isnan(an.data.block(m, "gold-lib")).all(axis=0)
+            st = stats.Stat(float((an.impl_mask() & have).sum()), n_cases=int(have.sum()),
+                            extra={"calcs": stats.calculator_counts(an, have)})
+        else:
+            st = None
         reasons = ctx.reasons(m, None, ("gold-lib",), st, "full") if m else []
         self.add(source=source, where=where, line=line, what="cases the library covers", paper_model=None, model=m,
                  unit="cases", paper=paper, digits=digits, stat=st, tolerance=tol.exact(), reasons=reasons,
                  key=("covered", "full", ("gold-lib",)))
+
+    def failed_on(self, model, arm, subset) -> list[str]:
+        """The claims about `model` that did not hold and rest on `arm` (on `subset`, where the claim states one): a
+        number they rest on is never 'consistent with the paper's claims intact'."""
+        checks = {c["id"]: c["check"] for c in paper_values()["claims"]}
+        out = []
+        for c in self.claims:
+            if c["model"] != model or c["verdict"] != "did not hold" or c["id"] not in checks:
+                continue
+            inputs = claim_inputs(checks[c["id"]])
+            if (arm, _subset(subset)) in inputs or (arm, None) in inputs:
+                out.append(c["says"] + f": {c['why']}")
+        return out
 
     def _rerun(self, paper_model, st, digits, n_arms, arms) -> tol.Tolerance:
         return tol.no_result() if st is None else tol.for_stat(paper_model, st, digits, n_arms, reruns(arms))

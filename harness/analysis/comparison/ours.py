@@ -71,6 +71,13 @@ def _block(an: Analysis, model: str, arm: str, subset: str) -> tuple[np.ndarray,
     return d.block(model, arm)[smask], tuple(s for s, ok in zip(d.seeds, smask) if ok), _mask(an, subset)
 
 
+def calculator_counts(an: Analysis, cases: np.ndarray) -> dict[int, int]:
+    """Calculator id -> how many of the cases `cases` (a boolean mask over the analysis's cases) it has: what a
+    number's coverage is judged by (by calculator and case, never by count alone)."""
+    ids, n = np.unique(an.data.calculator_ids[cases], return_counts=True)
+    return {int(i): int(k) for i, k in zip(ids, n)}
+
+
 def _cluster_ci(an: Analysis, numer: np.ndarray, weight: np.ndarray) -> tuple[float | None, float | None]:
     if not weight.any():
         return None, None
@@ -94,8 +101,11 @@ def accuracy(an: Analysis, model: str, arm: str, subset: str) -> Stat | None:
     numer[mask] = np.nansum(b, axis=0)
     weight[mask] = have.sum(axis=0)
     lo, hi = _cluster_ci(an, numer, weight)
+    full = np.zeros(d.n_cases, dtype=bool)
+    full[np.flatnonzero(mask)[have.all(axis=0)]] = True
     return Stat(float(np.mean(per_seed)), lo, hi, int(have.all(axis=0).sum()), seeds, per_seed, int(have.sum()),
-                extra={"cells": [block]})
+                extra={"cells": [block], "calcs": calculator_counts(an, full),
+                       "clusters": len(set(d.cluster[weight > 0].tolist()))})
 
 
 def gap(an: Analysis, model: str, solver: str, reference: str, subset: str) -> Stat | None:
@@ -110,7 +120,8 @@ def gap(an: Analysis, model: str, solver: str, reference: str, subset: str) -> S
     per_seed = [100 * float(np.mean(a[s, cases] - r[s, cases])) for s in range(a.shape[0])]
     return Stat(float(row["gap"]), float(row["cluster_lo"]), float(row["cluster_hi"]), int(row["n_cases"]),
                 tuple(row["seeds"]), per_seed, int(row["n_cases"]) * len(row["seeds"]), 2,
-                {"icc": row["icc"], "effective_n": row["effective_n"], "perm_p": row["perm_p_case_holm"],
+                {"calcs": calculator_counts(an, cases),
+                 "icc": row["icc"], "effective_n": row["effective_n"], "perm_p": row["perm_p_case_holm"],
                  "perm_p_raw": row["perm_p_case"], "cases_mask": cases, "seed_mask": smask,
                  "cells": [a, r]})
 
@@ -140,7 +151,9 @@ def share(an: Analysis, model: str, arm: str, kind: str) -> Stat | None:
     lo, hi = _cluster_ci(an, hit.sum(axis=0).astype(float), have.sum(axis=0).astype(float))
     seeds = tuple(s for s, ok in zip(d.seeds, smask) if ok)
     return Stat(100 * float(hit.sum() / max(have.sum(), 1)), lo, hi, int(have.all(axis=0).sum()), seeds, per_seed,
-                int(have.sum()), extra={"count": int(hit.sum()), "cells": [np.where(have, hit, np.nan)]})
+                int(have.sum()), extra={"count": int(hit.sum()), "cells": [np.where(have, hit, np.nan)],
+                                        "calcs": calculator_counts(an, have.all(axis=0)),
+                                        "clusters": len(set(d.cluster[have.any(axis=0)].tolist()))})
 
 
 def icc_and_ess(an: Analysis, model: str, solver: str, reference: str) -> dict | None:

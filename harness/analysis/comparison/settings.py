@@ -191,6 +191,12 @@ RECORD_CHECKS = {
     "synthetic": ("synthetic (records)", lambda m, arm: [m.synthetic]),
     "seed": ("seeds (records)", lambda m, arm: list(m.seeds)),
     "model": ("model (records)", lambda m, arm: [m.model.id]),
+    # the model the server answered as: the model the manifest ran (its id, or the served name its client, server or
+    # GET /v1/models recorded); none where no server was asked (a model-free arm) or the server named none
+    "server_model": ("server model (records)", lambda m, arm: [None] + (
+        [n for n in (m.model.id, m.client.model if m.client else None, m.server.model_id if m.server else None,
+                     m.server.served_model.id if m.server and m.server.served_model else None) if n]
+        if ARMS.get(arm) is not None and ARMS[arm].needs_model else [])),
 }
 
 
@@ -363,7 +369,8 @@ class RunSettings:
         for f in files:
             for name, values in f.settings.items():
                 for v in values:
-                    seen.setdefault(name, {}).setdefault(v, "/".join(f.path.parts[-3:]))
+                    line = f.lines.get(name, {}).get(v)
+                    seen.setdefault(name, {}).setdefault(v, "/".join(f.path.parts[-3:]) + (f":{line}" if line else ""))
         out: list[Check] = []
         for name, (label, of_manifest) in RECORD_CHECKS.items():
             allowed = {json.dumps(v, sort_keys=True, ensure_ascii=False) for m in found for v in of_manifest(m, part)}
@@ -380,6 +387,8 @@ class RunSettings:
                     if named:
                         why += f" ({named})"
                 out.append(Check(label, stated, "the run manifest", _text(json.loads(v)), False, why=why))
+        out += self._recomputed_checks(files)
+        out += self._sampling_checks(files, found, part)
         if self.data is not None:
             out += self._case_check(who, part, found)
         if ARMS.get(part) is not None and ARMS[part].needs_model and model_key(paper_model) is not None:
@@ -390,6 +399,71 @@ class RunSettings:
                              "temperature and the output-token cap (Appendix, Arm protocols and settings)",
                              "; ".join(", ".join(b) for b in bad) if bad else ", ".join(want), not bad))
         return out
+
+    def _recomputed_checks(self, files: list[ResultFile]) -> list[Check]:
+        """Every field the records state otherwise than the kit recomputes it (harness.run.recompute, in the analysis's
+        one read: the rescoring `harness verify` uses), and a split the kit cannot open: the first record named by file
+        and line, the records counted."""
+        out: list[Check] = []
+        counts: dict[str, int] = {}
+        first: dict[str, str] = {}
+        for f in files:
+            r = f.recomputed
+            if r.split_missing is not None:
+                why = (f"split missing: {f.path.parts[-3]}/{f.path.parts[-2]}/{f.path.name} names the split "
+                       f"{r.split_missing}, which the kit cannot open ({r.split_reason}): its records' correctness, "
+                       "cases and gold cannot be recomputed (`harness data fetch` gets the pinned split)")
+                out.append(Check("split (records' dataset)", "a split the kit can open", "harness.run.recompute",
+                                 f"{r.split_missing} missing", False, why=why))
+            for name, n in r.counts.items():
+                counts[name] = counts.get(name, 0) + n
+            for line, name, stored, recomputed in r.shown:
+                first.setdefault(name, f"{'/'.join(f.path.parts[-3:])}:{line}: {name} stored {stored}, recomputed "
+                                       f"{recomputed}")
+        for name, n in sorted(counts.items()):
+            out.append(Check(f"recomputed {name} (records)", "what the kit recomputes", "harness.run.recompute",
+                             f"{n:,} records differ", False,
+                             why=f"recomputed {name}: {n:,} record(s) state it otherwise than the kit recomputes it "
+                                 f"(e.g. {first.get(name, '?')}): records not comparable"))
+        return out
+
+    def _sampling_checks(self, files: list[ResultFile], found: list[RunManifest], part: str) -> list[Check]:
+        """The decoding each file's requests went out with against its arm's config in the covering manifests: the
+        arm's temperature must be among them, and every one the arm's own or a solver option's (a greedy extraction
+        or repair call of a sampled arm: 0.0 where the solver makes one); the output-token caps likewise."""
+        out: list[Check] = []
+        for m in found:
+            cfg = m.arms[part]
+            opts = cfg.solver_options or {}
+            temps = {float(cfg.temperature)} | {float(v) for k, v in opts.items() if "temperature" in k}
+            if any(k.startswith(("extract", "repair")) for k in opts) or cfg.solver in ("recalled", "router"):
+                temps.add(0.0)
+            caps = {cfg.max_tokens} | {v for k, v in opts.items() if k.endswith("max_tokens")}
+            for f in files:
+                rel = "/".join(f.path.parts[-3:])
+                first = {float(json.loads(v)): line for v, line in f.lines.get("request.temperature", {}).items()
+                         if json.loads(v) is not None}
+                bad = sorted(t for t in first if t not in temps)
+                if first and float(cfg.temperature) not in first and not bad:
+                    bad = sorted(first)
+                for t in bad:
+                    out.append(Check("sampling (records' requests)", f"temperature {_text(cfg.temperature)}",
+                                     "the run manifest's arm config", f"temperature {t:g}", False,
+                                     why=f"sampling (records' requests): {rel}:{first[t]}: request temperature {t:g}, "
+                                         f"the {part} arm's config in the run manifest states {cfg.temperature:g}: "
+                                         "records and manifest disagree"))
+                for v, line in f.lines.get("request.max_tokens", {}).items():
+                    cap = json.loads(v)
+                    if cap is not None and cap not in caps:
+                        out.append(Check("sampling (records' requests)", f"output-token cap {_text(cfg.max_tokens)}",
+                                         "the run manifest's arm config", f"output-token cap {cap}", False,
+                                         why=f"sampling (records' requests): {rel}:{line}: request max_tokens {cap}, "
+                                             f"the {part} arm's config in the run manifest states {cfg.max_tokens}: "
+                                             "records and manifest disagree"))
+        if not out:
+            out.append(Check("sampling (records' requests)", "the run manifest's arm config", "the records",
+                             "the run manifest's", True))
+        return _dedupe(out)
 
     def _case_check(self, who: str, part: str, found: list[RunManifest]) -> list[Check]:
         d = self.data

@@ -29,6 +29,7 @@ from harness.arms.registry import arm_sort_key, model_free_arms
 from harness.core.hashing import file_sha256
 from harness.core.parallel import ordered_map
 from harness.core.paths import REPO_ROOT
+from harness.run.recompute import CaseIndex, RescoreError, SplitMissing, recompute_record
 from harness.run.record import RECORD_FIELDS
 from harness.run.store import StoreError, TornLineWarning, iter_result_files, read_result_file
 
@@ -50,12 +51,12 @@ assert set(FIELDS) <= set(RECORD_FIELDS), "arrays.FIELDS names a field harness.r
 # only for the very bytes it was read from): a full-size result set is about 1 GB of JSON, parsed once instead
 # of once per stage. HARNESS_ANALYSIS_CACHE=<dir> moves it, =off turns it off.
 CACHE_ENV = "HARNESS_ANALYSIS_CACHE"
-CACHE_VERSION = 3   # 2: views are cached only for files whose every line the store checked as a Record; 3: facts
-# and settings beside the fields
+CACHE_VERSION = 4   # 2: views are cached only for files whose every line the store checked as a Record; 3: facts
+# and settings beside the fields; 4: each record recomputed (harness.run.recompute) and each setting's first line
 # The settings each results file's records state (the comparison sets them against the run manifests): these record
 # fields, and the decoding every request carried (`request.<field>`) and its field names (`request fields`).
 RECORD_SETTINGS = ("model", "seed", "arm_config_hash", "model_revision", "server_profile", "scorer", "dataset_sha256",
-                   "synthetic")
+                   "synthetic", "server_model")
 REQUEST_SETTINGS = ("temperature", "max_tokens")
 REQUEST_FIELDS = "request fields"
 assert set(RECORD_SETTINGS) <= set(RECORD_FIELDS), "arrays.RECORD_SETTINGS names a field Record does not have"
@@ -74,16 +75,21 @@ def _value(v) -> str:
     return json.dumps(v, sort_keys=True, ensure_ascii=False)
 
 
-def file_settings(records: Iterable[dict]) -> dict[str, dict[str, int]]:
+def file_settings(records: Iterable[dict], lines: dict[str, dict[str, int]] | None = None
+                  ) -> dict[str, dict[str, int]]:
     """{setting: {its JSON value: records (or requests) stating it}} over one file's records (RECORD_SETTINGS,
-    each request's REQUEST_SETTINGS as `request.<field>`, and the request's field names)."""
+    each request's REQUEST_SETTINGS as `request.<field>`, and the request's field names); `lines`, when given, gets
+    {setting: {its JSON value: the first line stating it}}."""
     out: dict[str, dict[str, int]] = {}
+    line = 0
 
     def add(name: str, value: str) -> None:
         counts = out.setdefault(name, {})
         counts[value] = counts.get(value, 0) + 1
+        if lines is not None:
+            lines.setdefault(name, {}).setdefault(value, line)
 
-    for rec in records:
+    for line, rec in enumerate(records, 1):
         for name in RECORD_SETTINGS:
             add(name, _value(rec.get(name)))
         for req in rec.get("request") or []:
@@ -94,25 +100,89 @@ def file_settings(records: Iterable[dict]) -> dict[str, dict[str, int]]:
     return out
 
 
+MAX_SHOWN = 20   # disagreements kept per field and file (each counted in full)
+
+
+@dataclass
+class Recomputed:
+    """What the kit recomputed of one file's records (harness.run.recompute): each record's rescored verdict (1, 0,
+    or -1: its case is not in the split, or its split cannot be opened), per field how many records disagree with
+    what they state, the first MAX_SHOWN of them as (line, field, stored, recomputed), and the split that could not
+    be opened (None: it was)."""
+
+    rescored: list[int] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    shown: list[tuple[int, str, str, str]] = field(default_factory=list)
+    split_missing: str | None = None
+    split_reason: str | None = None
+
+    def to_json(self) -> dict:
+        return {"rescored": self.rescored, "counts": self.counts, "shown": self.shown,
+                "split_missing": self.split_missing, "split_reason": self.split_reason}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Recomputed":
+        return cls(list(data["rescored"]), dict(data["counts"]), [tuple(x) for x in data["shown"]],
+                   data.get("split_missing"), data.get("split_reason"))
+
+
+_VIEW_INDEX = CaseIndex()   # per read_views call and process: each split loaded and parsed once
+
+
+def recompute_file(path: Path, records: list[dict], index: CaseIndex | None = None) -> Recomputed:
+    """Every record of one results file recomputed (harness.run.recompute.recompute_record, the rescoring `harness
+    verify` uses), against the split each names and the seed the file's name states."""
+    index = index if index is not None else _VIEW_INDEX
+    out = Recomputed()
+    try:
+        file_seed = int(path.name.removeprefix("seed").removesuffix(".jsonl"))
+    except ValueError:
+        file_seed = None
+    for line, rec in enumerate(records, 1):
+        where = f"{path}:{line}"
+        try:
+            verdict, problems = recompute_record(rec, index, where, file_seed)
+        except SplitMissing as exc:
+            out.split_missing, out.split_reason = exc.split, str(exc).split(": ", 1)[-1]
+            out.rescored.append(-1)
+            continue
+        except (RescoreError, KeyError, TypeError, ValueError) as exc:
+            verdict, problems = None, []
+            out.counts["correct"] = out.counts.get("correct", 0) + 1
+            if out.counts["correct"] <= MAX_SHOWN:
+                out.shown.append((line, "correct", str(rec.get("correct")).lower(), f"not rescorable ({exc})"))
+        out.rescored.append(-1 if verdict is None else int(verdict))
+        for p in problems:
+            out.counts[p.field] = out.counts.get(p.field, 0) + 1
+            if out.counts[p.field] <= MAX_SHOWN:
+                out.shown.append((line, p.field, p.stored, p.recomputed))
+    return out
+
+
 @dataclass(frozen=True)
 class FileView:
     """What one read of a results file keeps: FIELDS of each complete record, their facts (`record_facts`), the
-    file's settings (`file_settings`), and whether its last line is torn."""
+    file's settings (`file_settings`) and the first line stating each, whether its last line is torn, and its
+    records recomputed (`recompute_file`)."""
 
     records: list[dict]
     facts: list[tuple[int, int, str | None]]
     settings: dict[str, dict[str, int]]
     torn: bool
+    lines: dict[str, dict[str, int]] = field(default_factory=dict)
+    recomputed: Recomputed = field(default_factory=Recomputed)
 
 
 @dataclass(frozen=True)
 class ResultFile:
     """One results file of an analysis: where, its sha256 (None when nobody hashed it), the settings its records
-    state."""
+    state (and the first line stating each), what the kit recomputed of its records."""
 
     path: Path
     sha256: str | None
     settings: dict[str, dict[str, int]]
+    lines: dict[str, dict[str, int]] = field(default_factory=dict)
+    recomputed: Recomputed = field(default_factory=Recomputed)
 
 
 class ResultsError(ValueError):
@@ -159,8 +229,11 @@ def _parse_view(path: Path) -> FileView:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TornLineWarning)
         full = read_result_file(path)
+    lines: dict[str, dict[str, int]] = {}
+    settings = file_settings(full, lines)
     return FileView([{k: rec[k] for k in FIELDS if k in rec} for rec in full], [record_facts(r) for r in full],
-                    file_settings(full), any(issubclass(w.category, TornLineWarning) for w in caught))
+                    settings, any(issubclass(w.category, TornLineWarning) for w in caught), lines,
+                    recompute_file(path, full))
 
 
 def _load_cached(cached: Path, digest: str) -> FileView | None:
@@ -170,7 +243,8 @@ def _load_cached(cached: Path, digest: str) -> FileView | None:
         return None  # not cached yet (or an unreadable cache file): read the results file
     if view.get("sha256") != digest or not isinstance(view.get("records"), list):
         return None
-    return FileView(view["records"], [tuple(f) for f in view["facts"]], view["settings"], bool(view.get("torn")))
+    return FileView(view["records"], [tuple(f) for f in view["facts"]], view["settings"], bool(view.get("torn")),
+                    view["lines"], Recomputed.from_json(view["recomputed"]))
 
 
 def _store_cached(cached: Path, digest: str, view: FileView) -> None:
@@ -178,7 +252,8 @@ def _store_cached(cached: Path, digest: str, view: FileView) -> None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"sha256": digest, "torn": view.torn, "records": view.records, "facts": view.facts,
-                                   "settings": view.settings}, separators=(",", ":"), ensure_ascii=False),
+                                   "settings": view.settings, "lines": view.lines,
+                                   "recomputed": view.recomputed.to_json()}, separators=(",", ":"), ensure_ascii=False),
                        encoding="utf-8")
         os.replace(tmp, cached)
     except OSError:
@@ -189,6 +264,8 @@ def read_views(files: list[Path], digests: list[str] | None = None) -> tuple[lis
     """The FileView of each file, in order, and the files' sha256 (None when nobody hashed them): from the cache
     where it holds the file's bytes (by sha256: `digests` when the caller hashed the files already), the others
     parsed by the store's reader in worker processes (harness.core.parallel) and cached."""
+    global _VIEW_INDEX
+    _VIEW_INDEX = CaseIndex()   # fresh per read (workers fork from here): splits are opened and hash-checked anew
     directory = cache_dir()
     if directory is None:
         return ordered_map(_parse_view, files), digests
@@ -198,7 +275,8 @@ def read_views(files: list[Path], digests: list[str] | None = None) -> tuple[lis
     missing = [i for i, v in enumerate(views) if v is None]
     for i, view in zip(missing, ordered_map(_parse_view, [files[i] for i in missing])):
         views[i] = view
-        _store_cached(places[i], digests[i], view)
+        if view.recomputed.split_missing is None:   # a split fetched later is read then
+            _store_cached(places[i], digests[i], view)
     return views, digests
 
 
@@ -228,7 +306,7 @@ def read_root(results_root: str | os.PathLike, digests: dict[Path, str] | None =
         records += [SourcedRecord(path, line, rec, facts)
                     for line, (rec, facts) in enumerate(zip(view.records, view.facts), 1)]
     digest_of = dict(zip(files, known or [])) if known is not None else {}
-    return records, [ResultFile(p, digest_of.get(p), v.settings) for p, v in zip(files, views)]
+    return records, [ResultFile(p, digest_of.get(p), v.settings, v.lines, v.recomputed) for p, v in zip(files, views)]
 
 
 def iter_records(results_root: str | os.PathLike) -> Iterator[SourcedRecord]:
