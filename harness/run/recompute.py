@@ -16,6 +16,7 @@ its requests' seeds say (harness.model.client.derive_seed), and whether its serv
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from harness.arms.registry import ARMS
 from harness.arms.solvers import rescore_value
@@ -43,11 +44,11 @@ class CaseIndex:
     gives each case's parsed gold once (a full-size set scores every case about 170 times)."""
 
     def __init__(self) -> None:
-        self._by_dataset: dict[tuple[str, str], dict] = {}
-        self._missing: dict[tuple[str, str], SplitMissing] = {}
-        self._gold: dict[int, object] = {}
+        self._by_dataset: dict[tuple[Any, Any], dict[str, Any]] = {}
+        self._missing: dict[tuple[Any, Any], SplitMissing] = {}
+        self._gold: dict[int, Gold] = {}
 
-    def gold(self, record: dict, where: str):
+    def gold(self, record: dict[str, Any], where: str) -> Gold:
         """The parsed gold (harness.scoring.scorers.Gold) of the record's case, parsed once per case."""
         case = self.case(record, where)
         found = self._gold.get(id(case))
@@ -55,7 +56,7 @@ class CaseIndex:
             found = self._gold[id(case)] = gold_of(case)
         return found
 
-    def cases_of(self, record: dict, where: str) -> dict:
+    def cases_of(self, record: dict[str, Any], where: str) -> dict[str, Any]:
         """The cases by id of the dataset the record names (SplitMissing: it cannot be opened as those bytes)."""
         name, sha = record.get("dataset"), record.get("dataset_sha256")
         if (name, sha) in self._missing:
@@ -83,23 +84,23 @@ class CaseIndex:
             self._by_dataset[(name, sha)] = ds.by_case_id()
         return self._by_dataset[(name, sha)]
 
-    def case(self, record: dict, where: str):
+    def case(self, record: dict[str, Any], where: str) -> Any:
         cases = self.cases_of(record, where)
         if record["case_id"] not in cases:
             raise RescoreError(f"{where}: case {record['case_id']!r} is not in dataset {record.get('dataset')!r}")
         return cases[record["case_id"]]
 
 
-def rescore_record(record: dict, case: Gold, scorer: str) -> bool:
+def rescore_record(record: dict[str, Any], case: Gold, scorer: str) -> bool:
     """The record's verdict under `scorer`, as its arm's solver scores it (`Solver.rescore`); a record of an arm
     no longer registered is value-scored."""
     arm = ARMS.get(record["arm"])
     if arm is None:
         return rescore_value(record, case, scorer)
-    return arm.solver.rescore(record, case, scorer)
+    return bool(arm.solver.rescore(record, case, scorer))
 
 
-def recomputed_key(record: dict) -> str:
+def recomputed_key(record: dict[str, Any]) -> str:
     """The key the runner gives a record with these fields (harness.run.runner.make_key)."""
     return record_key(model=record.get("model"), model_revision=record.get("model_revision"),
                       server_profile=record.get("server_profile"), arm=record.get("arm"),
@@ -119,11 +120,11 @@ class Disagreement:
         return f"{self.field} stored {self.stored}, recomputed {self.recomputed}"
 
 
-def _gold_dict(case) -> dict:
+def _gold_dict(case: Any) -> dict[str, Any]:
     return {"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit}
 
 
-def recompute_record(record: dict, index: CaseIndex, where: str, file_seed: int | None = None
+def recompute_record(record: dict[str, Any], index: CaseIndex, where: str, file_seed: int | None = None
                      ) -> tuple[bool | None, list[Disagreement]]:
     """(the record's rescored verdict under its own scorer, or None when its case is not in the split; every field
     it states otherwise than the kit recomputes). SplitMissing when its dataset cannot be opened."""
@@ -147,7 +148,7 @@ def recompute_record(record: dict, index: CaseIndex, where: str, file_seed: int 
         who = record.get("server_model") if is_synthetic_model(record.get("server_model")) else record.get("model")
         out.append(Disagreement("synthetic", "false", f"true (a rehearsal server or model: {who})"))
     cases = index.cases_of(record, where)
-    case = cases.get(record.get("case_id"))
+    case = cases.get(str(record.get("case_id")))
     if case is None:
         out.append(Disagreement("case_id", str(record.get("case_id")), f"none: not a case of the split "
                                 f"{record.get('dataset')!r}"))
