@@ -7,6 +7,7 @@ PYTHONPATH, and ``-P`` keeps bench/ (whose executor.py is the benchmark) off the
 
     PYTHONPATH=DIR python3 -P bench/ab_driver.py --src DIR --backend process|container [--image TAG] [--n 100]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,9 @@ def main(argv=None) -> int:
 
     where = os.path.dirname(os.path.dirname(os.path.abspath(executor.__file__)))
     if os.path.realpath(where) != os.path.realpath(args.src):
-        ap.error(f"the executor package came from {where}, not from --src {args.src} (run with PYTHONPATH=--src and -P)")
+        ap.error(
+            f"the executor package came from {where}, not from --src {args.src} (run with PYTHONPATH=--src and -P)"
+        )
 
     mixes = json.loads(args.programs)
     opts = {"image": args.image} if args.image else {}
@@ -54,10 +57,12 @@ def main(argv=None) -> int:
             lat.sort()
             # the child's own CPU time (rusage, from the result): what the program's path costs,
             # much less moved by other jobs on a shared machine than the latency is
-            out["mixes"][mix] = {"median_ms": round(statistics.median(lat), 3),
-                                 "p95_ms": round(lat[min(len(lat) - 1, round(0.95 * len(lat)) - 1)], 3),
-                                 "median_cpu_ms": round(statistics.median(cpu), 3) if cpu else None,
-                                 "outcomes": outcomes}
+            out["mixes"][mix] = {
+                "median_ms": round(statistics.median(lat), 3),
+                "p95_ms": round(lat[min(len(lat) - 1, round(0.95 * len(lat)) - 1)], 3),
+                "median_cpu_ms": round(statistics.median(cpu), 3) if cpu else None,
+                "outcomes": outcomes,
+            }
     print(json.dumps(out))
     return 0
 

@@ -2,6 +2,7 @@
 repeated, a digit then a long whitespace run, repeated JSON keys or "str(" with nothing to close them).
 Shared by the property test (tests/scoring/test_scoring_robustness.py: every scorer returns a verdict)
 and the timing benchmark (bench/scoring.py, `make bench-scoring`)."""
+
 from __future__ import annotations
 
 SIZE = 100_000

@@ -21,6 +21,7 @@ For each: requests per second (wall) and the client process's CPU milliseconds p
 (``time.process_time``: the figure the load of other jobs disturbs least). The machine's load
 average is recorded before and after.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -44,16 +45,23 @@ HEADERS = prompt_headers("bench", "reply")
 
 
 def _messages(i: int, tag: str) -> list[dict]:
-    return [{"role": "system", "content": "You are a careful clinical calculator."},
-            {"role": "user", "content": f"Case {tag}-{i}: a 63-year-old with creatinine 1.1 mg/dL. "
-                                        "What is the eGFR? Give the final answer."}]
+    return [
+        {"role": "system", "content": "You are a careful clinical calculator."},
+        {
+            "role": "user",
+            "content": f"Case {tag}-{i}: a 63-year-old with creatinine 1.1 mg/dL. "
+            "What is the eGFR? Give the final answer.",
+        },
+    ]
 
 
 async def _run_kit(base_url: str, n: int, concurrency: int, tag: str) -> int:
     async with ModelClient(base_url, MODEL, profile="plain", concurrency=concurrency, max_retries=0) as client:
+
         async def one(i):
             r = await client.chat(_messages(i, tag), temperature=0.0, max_tokens=256, headers=HEADERS)
             return len(r.text or "")
+
         return sum(await asyncio.gather(*(one(i) for i in range(n))))
 
 
@@ -61,6 +69,7 @@ async def _run_httpx(base_url: str, n: int, concurrency: int, tag: str) -> int:
     sem = asyncio.Semaphore(concurrency)
     url = base_url.rstrip("/") + "/chat/completions"
     async with httpx.AsyncClient(timeout=60.0) as session:
+
         async def one(i):
             body = {"model": MODEL, "messages": _messages(i, tag), "temperature": 0.0, "max_tokens": 256}
             async with sem:
@@ -68,14 +77,17 @@ async def _run_httpx(base_url: str, n: int, concurrency: int, tag: str) -> int:
                 resp.raise_for_status()
                 data = resp.json()
             return len(data["choices"][0]["message"]["content"] or "")
+
         return sum(await asyncio.gather(*(one(i) for i in range(n))))
 
 
 async def _run_aiohttp(base_url: str, n: int, concurrency: int, tag: str) -> int:
     import aiohttp
+
     sem = asyncio.Semaphore(concurrency)
     url = base_url.rstrip("/") + "/chat/completions"
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+
         async def one(i):
             body = {"model": MODEL, "messages": _messages(i, tag), "temperature": 0.0, "max_tokens": 256}
             async with sem:
@@ -83,6 +95,7 @@ async def _run_aiohttp(base_url: str, n: int, concurrency: int, tag: str) -> int
                     resp.raise_for_status()
                     data = await resp.json()
             return len(data["choices"][0]["message"]["content"] or "")
+
         return sum(await asyncio.gather(*(one(i) for i in range(n))))
 
 
@@ -119,27 +132,43 @@ def main(out: Path, n: int = 2200, rounds: int = 3, concurrency: int = 32) -> in
                     m = _measure(lambda fn=fn, tag=f"{name}-{r}": fn(tag), base_url)
                     m["loadavg_1m"] = loadavg()[0]
                     runs[name].append(m)
-                    print(f"bench-client: round {r + 1} {name}: {n / m['wall_s']:.0f} req/s, "
-                          f"{m['cpu_s'] * 1000 / n:.3f} ms CPU/request, {m['connections_opened']} connections",
-                          file=sys.stderr)
+                    print(
+                        f"bench-client: round {r + 1} {name}: {n / m['wall_s']:.0f} req/s, "
+                        f"{m['cpu_s'] * 1000 / n:.3f} ms CPU/request, {m['connections_opened']} connections",
+                        file=sys.stderr,
+                    )
             machine.finish()
         finally:
             server.stop()
-    summary = {name: {"requests_per_s_median": round(statistics.median(n / m["wall_s"] for m in ms), 1),
-                      "client_cpu_ms_per_request_median": round(statistics.median(m["cpu_s"] * 1000 / n
-                                                                                  for m in ms), 4),
-                      "rounds": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()} for m in ms]}
-               for name, ms in runs.items()}
+    summary = {
+        name: {
+            "requests_per_s_median": round(statistics.median(n / m["wall_s"] for m in ms), 1),
+            "client_cpu_ms_per_request_median": round(statistics.median(m["cpu_s"] * 1000 / n for m in ms), 4),
+            "rounds": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()} for m in ms],
+        }
+        for name, ms in runs.items()
+    }
     base = summary["kit"]["client_cpu_ms_per_request_median"]
     for s in summary.values():
         s["cpu_ratio_to_kit"] = round(s["client_cpu_ms_per_request_median"] / base, 3)
-    report = {"started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "machine": {"cores": machine.cores, "platform": machine.platform, "python": machine.python,
-                          "httpx": httpx.__version__, "loadavg_start": machine.loadavg_start,
-                          "loadavg_end": machine.loadavg_end},
-              "workload": {"n": n, "rounds": rounds, "concurrency": concurrency,
-                           "server": "harness serve rehearsal (the fake server, a scripted fake), no faults"},
-              "clients": summary}
+    report = {
+        "started_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cores": machine.cores,
+            "platform": machine.platform,
+            "python": machine.python,
+            "httpx": httpx.__version__,
+            "loadavg_start": machine.loadavg_start,
+            "loadavg_end": machine.loadavg_end,
+        },
+        "workload": {
+            "n": n,
+            "rounds": rounds,
+            "concurrency": concurrency,
+            "server": "harness serve rehearsal (the fake server, a scripted fake), no faults",
+        },
+        "clients": summary,
+    }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"bench-client: wrote {out}", file=sys.stderr)

@@ -11,6 +11,7 @@ included (they depend on the run settings only, not on how many manifests a resu
 checksums (`content_checksums`) are sha256 of those canonical files plus the raw table files, so two directories
 are identical exactly when their content-checksum listings are byte-identical.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -63,7 +64,9 @@ def content_checksums(results_root: Path, tables_dir: Path | None = None) -> str
     """`<sha256>  <path>` lines: canonical content of every results file, raw bytes of every table file."""
     lines = []
     for path in iter_result_files(results_root):
-        lines.append(f"{hashlib.sha256(canonical_file(path)).hexdigest()}  results/{path.relative_to(results_root).as_posix()}")
+        lines.append(
+            f"{hashlib.sha256(canonical_file(path)).hexdigest()}  results/{path.relative_to(results_root).as_posix()}"
+        )
     if tables_dir is not None and tables_dir.is_dir():
         for path in sorted(p for p in tables_dir.rglob("*") if p.is_file()):
             data = path.read_bytes()
@@ -73,15 +76,22 @@ def content_checksums(results_root: Path, tables_dir: Path | None = None) -> str
 
 def compare(a_lines: str, b_lines: str) -> dict:
     """Two content-checksum listings: identical, and the paths that differ or are on one side only."""
+
     def parse(text):
         return {p: d for d, p in (ln.split("  ", 1) for ln in text.splitlines() if ln.strip())}
+
     a, b = parse(a_lines), parse(b_lines)
     differing = sorted(p for p in a.keys() & b.keys() if a[p] != b[p])
     only_a, only_b = sorted(a.keys() - b.keys()), sorted(b.keys() - a.keys())
-    return {"identical": a_lines == b_lines, "files": len(a), "differing": differing, "only_reference": only_a,
-            "only_resumed": only_b,
-            "results_files": sum(p.startswith("results/") for p in a),
-            "table_files": sum(p.startswith("tables/") for p in a)}
+    return {
+        "identical": a_lines == b_lines,
+        "files": len(a),
+        "differing": differing,
+        "only_reference": only_a,
+        "only_resumed": only_b,
+        "results_files": sum(p.startswith("results/") for p in a),
+        "table_files": sum(p.startswith("tables/") for p in a),
+    }
 
 
 def canonical_records(results_root: Path, *, ignore: tuple[str, ...] = ()) -> dict[str, str]:
@@ -99,5 +109,11 @@ def compare_records(a_root: Path, b_root: Path) -> dict:
     b = canonical_records(b_root, ignore=("dataset_path",))
     same = sum(1 for k in a if k in b and a[k] == b[k])
     differing = sorted(k for k in a if k in b and a[k] != b[k])
-    return {"records_a": len(a), "records_b": len(b), "identical": same, "differing": differing,
-            "one_side_only": len(a.keys() ^ b.keys()), "same": not differing and a.keys() == b.keys()}
+    return {
+        "records_a": len(a),
+        "records_b": len(b),
+        "identical": same,
+        "differing": differing,
+        "one_side_only": len(a.keys() ^ b.keys()),
+        "same": not differing and a.keys() == b.keys(),
+    }

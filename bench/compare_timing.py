@@ -12,6 +12,7 @@ check reads what a user's root holds. --code runs the comparison with the harnes
 machine; --out merges this run's figures under `runs.<label>` (other labels are kept). A synthetic set is compared
 nowhere (every number is not comparable): the timing is of the whole comparison all the same, every record read.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,13 @@ def timed(args: list[str], env: dict, log) -> dict:
     """One `harness ARGS` under `/usr/bin/time -v`: wall, user + system CPU, peak RSS, exit status, the loads."""
     before = loadavg()
     with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
-        rc = subprocess.run([TIME, "-v", "-o", report.name, *harness_argv(*args)], stdout=log,
-                            stderr=subprocess.STDOUT, env=env, cwd=env.get("PYTHONPATH") or REPO_ROOT).returncode
+        rc = subprocess.run(
+            [TIME, "-v", "-o", report.name, *harness_argv(*args)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=env.get("PYTHONPATH") or REPO_ROOT,
+        ).returncode
         text = report.read()
 
     def field(name: str) -> str:
@@ -44,11 +50,15 @@ def timed(args: list[str], env: dict, log) -> dict:
 
     wall = field("Elapsed (wall clock) time (h:mm:ss or m:ss)")
     parts = [float(x) for x in wall.split(":")] if wall else [0.0]
-    seconds = sum(x * 60 ** i for i, x in enumerate(reversed(parts)))
-    return {"wall_s": round(seconds, 2),
-            "cpu_s": round(float(field("User time (seconds)") or 0) + float(field("System time (seconds)") or 0), 2),
-            "peak_rss_mib": round(int(field("Maximum resident set size (kbytes)") or 0) / 1024, 1),
-            "returncode": rc, "loadavg_before": before, "loadavg_after": loadavg()}
+    seconds = sum(x * 60**i for i, x in enumerate(reversed(parts)))
+    return {
+        "wall_s": round(seconds, 2),
+        "cpu_s": round(float(field("User time (seconds)") or 0) + float(field("System time (seconds)") or 0), 2),
+        "peak_rss_mib": round(int(field("Maximum resident set size (kbytes)") or 0) / 1024, 1),
+        "returncode": rc,
+        "loadavg_before": before,
+        "loadavg_after": loadavg(),
+    }
 
 
 def main(results: Path, label: str, out: Path, code: Path | None, draws: int) -> int:
@@ -61,16 +71,23 @@ def main(results: Path, label: str, out: Path, code: Path | None, draws: int) ->
     if code is not None:
         env["PYTHONPATH"] = str(code.resolve())
     args = ["compare", "--results", str(results), "--out", str(work / "comparison"), "--draws", str(draws)]
-    entry = {"results": str(results), "result_files": len(files),
-             "records": sum(sum(1 for _ in open(f, "rb")) for f in files),
-             "result_bytes": sum(f.stat().st_size for f in files), "draws": draws,
-             "code": str(code or REPO_ROOT),
-             "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=code or REPO_ROOT, capture_output=True,
-                                      text=True).stdout.strip() or None,
-             "cpus": os.cpu_count(), "uptime_before": uptime()}
+    entry = {
+        "results": str(results),
+        "result_files": len(files),
+        "records": sum(sum(1 for _ in open(f, "rb")) for f in files),
+        "result_bytes": sum(f.stat().st_size for f in files),
+        "draws": draws,
+        "code": str(code or REPO_ROOT),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=code or REPO_ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        or None,
+        "cpus": os.cpu_count(),
+        "uptime_before": uptime(),
+    }
     with open(work / "compare.log", "w", encoding="utf-8") as log:
-        entry["cold"] = timed(args, env, log)     # an empty analysis cache: every file parsed
-        entry["warm"] = timed(args, env, log)     # the cache the cold run filled
+        entry["cold"] = timed(args, env, log)  # an empty analysis cache: every file parsed
+        entry["warm"] = timed(args, env, log)  # the cache the cold run filled
     entry["uptime_after"] = uptime()
     entry["log"] = str(work / "compare.log")
     synthetic = results.parent / "SYNTHETIC-FULLSIZE.json"
@@ -78,8 +95,11 @@ def main(results: Path, label: str, out: Path, code: Path | None, draws: int) ->
         info = json.loads(synthetic.read_text())
         entry["synthetic_set"] = {k: info[k] for k in ("what", "records", "cases", "seeds") if k in info}
     doc = json.loads(out.read_text()) if out.exists() else {}
-    doc.setdefault("what", "harness compare over one result set (python -m bench compare-timing): wall, CPU, peak "
-                           "RSS, cold and warm analysis cache; read each figure beside its load average")
+    doc.setdefault(
+        "what",
+        "harness compare over one result set (python -m bench compare-timing): wall, CPU, peak "
+        "RSS, cold and warm analysis cache; read each figure beside its load average",
+    )
     doc.setdefault("runs", {})[label] = entry
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")

@@ -19,6 +19,7 @@ ALONE_LOAD), so `--write-lock` (WRITE=1) refuses otherwise; with it the chosen c
 into harness/model/cpu_models.json (`demo_timing.slots`, `wall_s_per_case`), which the demo's default slot count and
 its estimate read.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -37,14 +38,16 @@ from harness.model.cpu_models import CATALOGUE, get_model, role_model
 from harness.model.llama_cpp import LlamaCppLauncher
 from harness.run.store import iter_located_records
 
-ARMS = ("open-book", "program-solve", "blind")          # scripts/demo.sh's model arms
-SLOT_CTX = 8192                                          # the committed demo's one slot
+ARMS = ("open-book", "program-solve", "blind")  # scripts/demo.sh's model arms
+SLOT_CTX = 8192  # the committed demo's one slot
 MIN_GAIN = 0.05
 ALONE_LOAD = 0.5
 REFERENCE = ROOT / "results" / "cpu-demo"
-RULE = (f"among the slot counts whose every compared (arm, case) outcome, correctness and answer equal the committed "
-        f"demo's, the smallest whose wall is within {MIN_GAIN:.0%} of the fastest of them (fewer slots: less memory, "
-        f"the same work); 1 when none qualifies")
+RULE = (
+    f"among the slot counts whose every compared (arm, case) outcome, correctness and answer equal the committed "
+    f"demo's, the smallest whose wall is within {MIN_GAIN:.0%} of the fastest of them (fewer slots: less memory, "
+    f"the same work); 1 when none qualifies"
+)
 COMPARED = ("outcome", "correct", "answer")
 
 
@@ -57,19 +60,34 @@ def compare(run: dict, reference: dict) -> dict:
     """The run's (arm, case) records against the committed demo's: how many are shared, how many have the same
     outcome, correctness and answer, how many the same replies, and which differ."""
     shared = sorted(set(run) & set(reference))
-    differ = [f"{arm} {case}" for arm, case in shared
-              if any(run[(arm, case)][f] != reference[(arm, case)][f] for f in COMPARED)]
+    differ = [
+        f"{arm} {case}"
+        for arm, case in shared
+        if any(run[(arm, case)][f] != reference[(arm, case)][f] for f in COMPARED)
+    ]
     same_replies = sum(run[k]["replies"] == reference[k]["replies"] for k in shared)
-    return {"cases_compared": len(shared), "outcomes_identical": len(shared) - len(differ), "replies_identical":
-            same_replies, "differing": differ, "identical": bool(shared) and not differ}
+    return {
+        "cases_compared": len(shared),
+        "outcomes_identical": len(shared) - len(differ),
+        "replies_identical": same_replies,
+        "differing": differ,
+        "identical": bool(shared) and not differ,
+    }
 
 
 def run_slots(model_id: str, slots: int, cases: int, threads: int, work: Path, reference: dict) -> dict:
     """The demo's model arms against a server with `slots` slots; the figures of the module docstring."""
     model = get_model(model_id)
     out, log = work / f"slots-{slots}", work / f"slots-{slots}.server.log"
-    launcher = LlamaCppLauncher(model_path=model.path, model_id=model.id, port=free_port(), n_threads=threads,
-                                n_parallel=slots, n_ctx=SLOT_CTX * slots, log_path=log)
+    launcher = LlamaCppLauncher(
+        model_path=model.path,
+        model_id=model.id,
+        port=free_port(),
+        n_threads=threads,
+        n_parallel=slots,
+        n_ctx=SLOT_CTX * slots,
+        log_path=log,
+    )
     entry: dict = {"slots": slots, "ctx": SLOT_CTX * slots, "threads": threads, "cases": cases}
     t0 = time.perf_counter()
     launcher.start()
@@ -77,15 +95,40 @@ def run_slots(model_id: str, slots: int, cases: int, threads: int, work: Path, r
         launcher.wait_ready(timeout=600)
         entry["startup_s"] = round(time.perf_counter() - t0, 1)
         cpu0, entry["load_before"], w0 = cpu_seconds(launcher.pid), load(), time.perf_counter()
-        proc = subprocess.run([str(HARNESS), "run", *[a for arm in ARMS for a in ("--arm", arm)], "--dataset",
-                               "bundled-test", "--spread", "--limit", str(cases), "--seeds", "42", "--base-url",
-                               launcher.base_url, "--model", model.id, "--server-profile", launcher.server_profile,
-                               "--executor-backend", "auto", "--concurrency", str(slots), "--no-cache",
-                               "--no-progress", "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.run(
+            [
+                str(HARNESS),
+                "run",
+                *[a for arm in ARMS for a in ("--arm", arm)],
+                "--dataset",
+                "bundled-test",
+                "--spread",
+                "--limit",
+                str(cases),
+                "--seeds",
+                "42",
+                "--base-url",
+                launcher.base_url,
+                "--model",
+                model.id,
+                "--server-profile",
+                launcher.server_profile,
+                "--executor-backend",
+                "auto",
+                "--concurrency",
+                str(slots),
+                "--no-cache",
+                "--no-progress",
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         wall = time.perf_counter() - w0
-        entry.update(wall_s=round(wall, 1), server_cpu_s=round(cpu_seconds(launcher.pid) - cpu0, 1),
-                     load_after=load())
+        entry.update(wall_s=round(wall, 1), server_cpu_s=round(cpu_seconds(launcher.pid) - cpu0, 1), load_after=load())
         if proc.returncode != 0:
             print(proc.stdout[-3000:], file=sys.stderr)
             raise RuntimeError(f"{slots} slot(s): harness run exited {proc.returncode} (log {log})")
@@ -94,11 +137,14 @@ def run_slots(model_id: str, slots: int, cases: int, threads: int, work: Path, r
     got = records(out, model.id)
     tokens = [r.get("tokens") or {} for r in got.values()]
     completion = sum(t.get("completion") or 0 for t in tokens)
-    entry.update(prompt_tokens=sum(t.get("prompt") or 0 for t in tokens), completion_tokens=completion,
-                 completion_tokens_per_s=round(completion / entry["wall_s"], 2) if entry["wall_s"] else None,
-                 wall_s_per_case=round(entry["wall_s"] / cases, 1),
-                 correct={arm: sum(bool(r["correct"]) for (a, _), r in got.items() if a == arm) for arm in ARMS},
-                 same_as_committed_demo=compare(got, reference))
+    entry.update(
+        prompt_tokens=sum(t.get("prompt") or 0 for t in tokens),
+        completion_tokens=completion,
+        completion_tokens_per_s=round(completion / entry["wall_s"], 2) if entry["wall_s"] else None,
+        wall_s_per_case=round(entry["wall_s"] / cases, 1),
+        correct={arm: sum(bool(r["correct"]) for (a, _), r in got.items() if a == arm) for arm in ARMS},
+        same_as_committed_demo=compare(got, reference),
+    )
     entry["records"] = got
     return entry
 
@@ -110,41 +156,58 @@ def choose(runs: list[dict]) -> dict:
         one = next((r for r in runs if r["slots"] == 1), None)
         why = "no slot count gave the committed demo's outcomes on every compared case"
         if one is not None and not one["same_as_committed_demo"]["identical"]:
-            why += ("; not even one slot, the committed demo's own setting: llama.cpp's server reuses a cached prompt "
-                    "prefix, and a reply then depends on the requests before it (ggml-org/llama.cpp#7594), so the "
-                    "committed replies hold only for their own request history")
+            why += (
+                "; not even one slot, the committed demo's own setting: llama.cpp's server reuses a cached prompt "
+                "prefix, and a reply then depends on the requests before it (ggml-org/llama.cpp#7594), so the "
+                "committed replies hold only for their own request history"
+            )
         return {"slots": 1, "reason": why}
     fastest = min(r["wall_s"] for r in eligible)
     best = next(r for r in eligible if r["wall_s"] <= fastest * (1 + MIN_GAIN))
-    return {"slots": best["slots"], "wall_s_per_case": best["wall_s_per_case"],
-            "reason": RULE}
+    return {"slots": best["slots"], "wall_s_per_case": best["wall_s_per_case"], "reason": RULE}
 
 
 def write_lock(model_id: str, chosen: dict, doc: dict) -> None:
     """The chosen slot count and its measured rate into the lock's demo_timing (kept: the CPU-seconds figures)."""
     lock = json.loads(CATALOGUE.read_text(encoding="utf-8"))
     timing = dict(lock["models"][model_id].get("demo_timing") or {})
-    timing.update(slots=chosen["slots"], wall_s_per_case=chosen["wall_s_per_case"], threads=doc["threads"],
-                  measured=f"{doc['date'][:10]}: make bench-demo-slots, {doc['cases']} cases x 3 arms alone "
-                           f"(load {doc['machine']['loadavg_start']}), slots {', '.join(str(r['slots']) for r in doc['runs'])}")
+    timing.update(
+        slots=chosen["slots"],
+        wall_s_per_case=chosen["wall_s_per_case"],
+        threads=doc["threads"],
+        measured=f"{doc['date'][:10]}: make bench-demo-slots, {doc['cases']} cases x 3 arms alone "
+        f"(load {doc['machine']['loadavg_start']}), slots {', '.join(str(r['slots']) for r in doc['runs'])}",
+    )
     lock["models"][model_id]["demo_timing"] = timing
     CATALOGUE.write_text(json.dumps(lock, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def table(doc: dict) -> str:
-    rows = ["| slots | wall s | s per case | completion tokens/s | server CPU s | outcomes as committed | replies as "
-            "committed | outcomes as at 1 slot | load before |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| slots | wall s | s per case | completion tokens/s | server CPU s | outcomes as committed | replies as "
+        "committed | outcomes as at 1 slot | load before |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in doc["runs"]:
         c, o = r["same_as_committed_demo"], r.get("same_as_one_slot")
         as_one = f"{o['outcomes_identical']}/{o['cases_compared']}" if o else "-"
-        rows.append(f"| {r['slots']} | {r['wall_s']} | {r['wall_s_per_case']} | {r['completion_tokens_per_s']} | "
-                    f"{r['server_cpu_s']} | {c['outcomes_identical']}/{c['cases_compared']} | "
-                    f"{c['replies_identical']}/{c['cases_compared']} | {as_one} | {r['load_before']} |")
+        rows.append(
+            f"| {r['slots']} | {r['wall_s']} | {r['wall_s_per_case']} | {r['completion_tokens_per_s']} | "
+            f"{r['server_cpu_s']} | {c['outcomes_identical']}/{c['cases_compared']} | "
+            f"{c['replies_identical']}/{c['cases_compared']} | {as_one} | {r['load_before']} |"
+        )
     return "\n".join(rows)
 
 
-def main(out: Path, slots: list[int], cases: int = 8, model: str | None = None, threads: int | None = None,
-         write: bool = False, work: Path | None = None) -> int:
+def main(
+    out: Path,
+    slots: list[int],
+    cases: int = 8,
+    model: str | None = None,
+    threads: int | None = None,
+    write: bool = False,
+    work: Path | None = None,
+) -> int:
     model_id = model or role_model("demo")
     threads = threads or os.cpu_count() or 1
     if not get_model(model_id).path.is_file():
@@ -155,30 +218,46 @@ def main(out: Path, slots: list[int], cases: int = 8, model: str | None = None, 
     reference = records(REFERENCE, model_id)
     runs = []
     for n in slots:
-        print(f"bench demo-slots: {model_id}, {n} slot(s), {cases} case(s) x 3 arms (load {load()})", file=sys.stderr,
-              flush=True)
+        print(
+            f"bench demo-slots: {model_id}, {n} slot(s), {cases} case(s) x 3 arms (load {load()})",
+            file=sys.stderr,
+            flush=True,
+        )
         runs.append(run_slots(model_id, n, cases, threads, work, reference))
     one = next((r["records"] for r in runs if r["slots"] == 1), None)
-    for r in runs:        # beside the committed demo: this measurement's own one-slot run, the same request history
+    for r in runs:  # beside the committed demo: this measurement's own one-slot run, the same request history
         got = r.pop("records")
         r["same_as_one_slot"] = compare(got, one) if one is not None else None
-    doc = {"what": "make bench-demo-slots: the CPU demo's model arms at each llama.cpp slot count, against the "
-                   "committed demo's per-case outcomes", "date": _dt.datetime.now(_dt.timezone.utc).isoformat(
-                       timespec="seconds"), "model": model_id, "cases": cases, "threads": threads,
-           "machine": {"cpus": os.cpu_count(), "loadavg_start": load_start, "loadavg_end": load()},
-           "alone": float(load_start.split()[0]) <= ALONE_LOAD, "reference": str(REFERENCE), "results_dir": str(work),
-           "runs": runs, "rule": RULE}
+    doc = {
+        "what": "make bench-demo-slots: the CPU demo's model arms at each llama.cpp slot count, against the "
+        "committed demo's per-case outcomes",
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "model": model_id,
+        "cases": cases,
+        "threads": threads,
+        "machine": {"cpus": os.cpu_count(), "loadavg_start": load_start, "loadavg_end": load()},
+        "alone": float(load_start.split()[0]) <= ALONE_LOAD,
+        "reference": str(REFERENCE),
+        "results_dir": str(work),
+        "runs": runs,
+        "rule": RULE,
+    }
     doc["chosen"] = choose(runs)
     doc["table"] = table(doc)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n")
     print(doc["table"])
-    print(f"chosen: {doc['chosen']['slots']} slot(s) ({doc['chosen']['reason']}); measured alone: {doc['alone']} "
-          f"(load at the start {load_start}); {out}")
+    print(
+        f"chosen: {doc['chosen']['slots']} slot(s) ({doc['chosen']['reason']}); measured alone: {doc['alone']} "
+        f"(load at the start {load_start}); {out}"
+    )
     if write:
         if not doc["alone"]:
-            print(f"bench demo-slots: not written to {CATALOGUE.name}: the load at the start ({load_start}) says the "
-                  f"machine was shared; measure alone", file=sys.stderr)
+            print(
+                f"bench demo-slots: not written to {CATALOGUE.name}: the load at the start ({load_start}) says the "
+                f"machine was shared; measure alone",
+                file=sys.stderr,
+            )
             return 1
         if "wall_s_per_case" not in doc["chosen"]:
             print(f"bench demo-slots: not written: {doc['chosen']['reason']}", file=sys.stderr)

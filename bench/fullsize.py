@@ -11,7 +11,8 @@ case set), and writes OUT/synthetic-fullsize-cases.csv and OUT/results:
   so the gold answers (and the stored scores) stay valid;
 * seeds: --seeds new seeds, the i-th a copy of the source's (i mod n)-th seed;
 * records: every source record once per (case copy, new seed), with case id, row number, seed, dataset
-  (name, path, sha256) rewritten and the key recomputed from them (harness.run.recompute.recomputed_key), marked `"synthetic": true` and `detail.synthetic_fullsize` (which
+  (name, path, sha256) rewritten and the key recomputed from them (harness.run.recompute.recomputed_key), marked
+  `"synthetic": true` and `detail.synthetic_fullsize` (which
   source record and copy it is: in `detail`, since a record holds no field outside its schema, harness.run.record);
   records of the rehearsal server stay synthetic (rehearsal model ids), so `harness merge` and `verify` refuse to
   mix them with real results;
@@ -20,6 +21,7 @@ case set), and writes OUT/synthetic-fullsize-cases.csv and OUT/results:
 OUT/SYNTHETIC-FULLSIZE.json says what the set is. Nothing in it is a result: it exists to time stats, tables,
 figures, report and verify at the paper's record count (`python -m bench stages`, bench/stages.py).
 """
+
 from __future__ import annotations
 
 import csv
@@ -39,6 +41,7 @@ ROW_STRIDE = 100_000
 
 class FullsizeError(ValueError):
     """The source cannot give the synthetic set (the message names the file)."""
+
 
 DATASET_NAME = "synthetic-fullsize-cases"
 
@@ -90,31 +93,51 @@ def synthesize(source: Path, out: Path, n_cases: int, seeds: list[int]) -> dict:
                     for rec in records:
                         calc, _, row = str(rec["case_id"]).partition("-")
                         new_row = int(row) + rep * ROW_STRIDE
-                        copy = {**rec, "case_id": f"{calc}-{new_row}", "row_number": new_row, "seed": new_seed,
-                                "dataset": DATASET_NAME, "dataset_path": str(cases_csv), "dataset_sha256": sha,
-                                "synthetic": True,
-                                "detail": {**(rec.get("detail") or {}),
-                                           "synthetic_fullsize": {"source_key": rec["key"], "replica": rep,
-                                                                  "source_seed": old_seed}},
-                                "key": ""}
-                        copy["key"] = recomputed_key(copy)   # the key the runner gives these fields: compare recomputes it
+                        copy = {
+                            **rec,
+                            "case_id": f"{calc}-{new_row}",
+                            "row_number": new_row,
+                            "seed": new_seed,
+                            "dataset": DATASET_NAME,
+                            "dataset_path": str(cases_csv),
+                            "dataset_sha256": sha,
+                            "synthetic": True,
+                            "detail": {
+                                **(rec.get("detail") or {}),
+                                "synthetic_fullsize": {
+                                    "source_key": rec["key"],
+                                    "replica": rep,
+                                    "source_seed": old_seed,
+                                },
+                            },
+                            "key": "",
+                        }
+                        copy["key"] = recomputed_key(
+                            copy
+                        )  # the key the runner gives these fields: compare recomputes it
                         fh.write(record_line(copy))
                         written += 1
-    for found in read_manifests(src_results):   # the rehearsal's run and reproduce manifests
+    for found in read_manifests(src_results):  # the rehearsal's run and reproduce manifests
         man = found.manifest
-        changes: dict = {"synthetic": True,
-                         "dataset": replace(man.dataset, name=DATASET_NAME, path=str(cases_csv), sha256=sha,
-                                            n_cases=rows)}
+        changes: dict = {
+            "synthetic": True,
+            "dataset": replace(man.dataset, name=DATASET_NAME, path=str(cases_csv), sha256=sha, n_cases=rows),
+        }
         if isinstance(man, RunManifest):
             changes["seeds"] = tuple(seeds)
         write_manifest(out / "results", replace(man, **changes))
-    info = {"synthetic": True,
-            "what": "SYNTHETIC full-size copy of a rehearsal result set, for timing the post-run stages only; "
-                    "not a result (the rehearsal server is a scripted fake, and these are copies of its output)",
-            "source": str(source), "cases": rows, "case_replicas": replicas, "seeds": seeds,
-            "seed_sources": {str(k): v for k, v in source_of.items()}, "records": written,
-            "dataset": {"name": DATASET_NAME, "path": str(cases_csv), "sha256": sha},
-            "result_bytes": sum(p.stat().st_size for p in iter_result_files(out / "results"))}
+    info = {
+        "synthetic": True,
+        "what": "SYNTHETIC full-size copy of a rehearsal result set, for timing the post-run stages only; "
+        "not a result (the rehearsal server is a scripted fake, and these are copies of its output)",
+        "source": str(source),
+        "cases": rows,
+        "case_replicas": replicas,
+        "seeds": seeds,
+        "seed_sources": {str(k): v for k, v in source_of.items()},
+        "records": written,
+        "dataset": {"name": DATASET_NAME, "path": str(cases_csv), "sha256": sha},
+        "result_bytes": sum(p.stat().st_size for p in iter_result_files(out / "results")),
+    }
     (out / "SYNTHETIC-FULLSIZE.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     return info
-

@@ -34,6 +34,7 @@ prompt and so would hit the cache too; the recalled arm's extraction, which is e
 
 The KV capacity (kv_capacity) follows vLLM 0.32.0's own sizing (sources cited at the constants).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -45,7 +46,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,8 +67,8 @@ from harness.reproduce.plan import build_plan, model_seconds
 from harness.run.runner import RunSpec, planned_units
 from harness.run.schedule import ARM_MAJOR, CASE_MAJOR, ORDERS, phases
 
-MODELS = ("qwen2.5-7b", "qwen2.5-32b-awq")       # the paper's two models (`make reproduce`'s default)
-SCALE_MODEL = "qwen2.5-7b"                        # the twin's cache is sized after this model's H100 cache
+MODELS = ("qwen2.5-7b", "qwen2.5-32b-awq")  # the paper's two models (`make reproduce`'s default)
+SCALE_MODEL = "qwen2.5-7b"  # the twin's cache is sized after this model's H100 cache
 GIB = 1 << 30
 
 # --- the H100's KV cache, as vLLM 0.32.0 sizes it ------------------------------------------------------------------
@@ -87,8 +88,8 @@ GIB = 1 << 30
 # VLLM_CPU_KVCACHE_SPACE is read with int() (vllm/envs.py:887-891, vllm/platforms/cpu.py:323-326): whole GiB only, a
 #   fraction is refused at start. The twin's capacity is set in blocks instead, --num-gpu-blocks-override
 #   (kv_cache_utils.py:1231-1236 may_override_num_blocks), inside the 2 GiB it reserves.
-H100_TOTAL_BYTES = 81559 * (1 << 20)   # nvidia-smi's total for "NVIDIA H100 80GB HBM3" (huggingface/
-                                       # text-generation-inference#2572); CUDA's mem_get_info reports the same
+H100_TOTAL_BYTES = 81559 * (1 << 20)  # nvidia-smi's total for "NVIDIA H100 80GB HBM3" (huggingface/
+# text-generation-inference#2572); CUDA's mem_get_info reports the same
 H100_BLOCK_SIZE = 16
 H100_MAX_BATCHED_TOKENS = 8192
 TWIN_BLOCK_SIZE = 32
@@ -109,8 +110,8 @@ class Architecture:
     heads: int
     kv_heads: int
     vocab: int
-    kv_dtype_bytes: int          # the served dtype: bfloat16 / float16 = 2, float32 = 4
-    weights: str                 # "dense" (kv_dtype_bytes per parameter) or "awq-int4-g128"
+    kv_dtype_bytes: int  # the served dtype: bfloat16 / float16 = 2, float32 = 4
+    weights: str  # "dense" (kv_dtype_bytes per parameter) or "awq-int4-g128"
     source: str
 
     @property
@@ -125,10 +126,17 @@ class Architecture:
         4-bit linear weights with an fp16 scale and a 4-bit zero per 128 inputs (AutoAWQ's GEMM layout), the rest
         fp16."""
         h, kv = self.hidden, self.kv_heads * self.head_dim
-        linears = [(h, h), (h, kv), (h, kv), (h, h), (h, self.intermediate), (h, self.intermediate),
-                   (self.intermediate, h)]
+        linears = [
+            (h, h),
+            (h, kv),
+            (h, kv),
+            (h, h),
+            (h, self.intermediate),
+            (h, self.intermediate),
+            (self.intermediate, h),
+        ]
         biases = h + 2 * kv
-        other = 2 * self.vocab * h + self.layers * (2 * h + biases) + h          # embeddings, norms, biases
+        other = 2 * self.vocab * h + self.layers * (2 * h + biases) + h  # embeddings, norms, biases
         dense = sum(i * o for i, o in linears) * self.layers
         if self.weights == "dense":
             return (dense + other) * self.kv_dtype_bytes
@@ -138,16 +146,32 @@ class Architecture:
 
 ARCHITECTURES = {
     "qwen2.5-7b": Architecture(
-        28, 3584, 18944, 28, 4, 152064, 2, "dense",
+        28,
+        3584,
+        18944,
+        28,
+        4,
+        152064,
+        2,
+        "dense",
         "config.json of Qwen/Qwen2.5-7B-Instruct (as re-published verbatim, e.g. huggingface.co/osllmai-community/"
         "Qwen2.5-7B-Instruct/blob/main/config.json; the pinned revision's own file is on the hub, which this machine "
         "cannot reach): 28 layers, hidden 3584, intermediate 18944, 28 heads, 4 KV heads, vocab 152064, untied; "
-        "served in bfloat16 (serving.json)"),
+        "served in bfloat16 (serving.json)",
+    ),
     "qwen2.5-32b-awq": Architecture(
-        64, 5120, 27648, 40, 8, 152064, 2, "awq-int4-g128",
+        64,
+        5120,
+        27648,
+        40,
+        8,
+        152064,
+        2,
+        "awq-int4-g128",
         "config.json of Qwen/Qwen2.5-32B (huggingface.co/Qwen/Qwen2.5-32B/blob/main/config.json; the AWQ checkpoint "
         "keeps its architecture): 64 layers, hidden 5120, intermediate 27648, 40 heads, 8 KV heads, vocab 152064, "
-        "untied; served in float16 with 4-bit AWQ weights (serving.json; group size 128 assumed, AutoAWQ's default)"),
+        "untied; served in float16 with 4-bit AWQ weights (serving.json; group size 128 assumed, AutoAWQ's default)",
+    ),
 }
 
 
@@ -160,9 +184,17 @@ def kv_capacity(key: str) -> dict:
     weights = arch.weight_bytes()
     per_token = arch.kv_bytes_per_token()
     per_block = per_token * H100_BLOCK_SIZE
-    out = {"model": key, "architecture": dataclasses.asdict(arch), "gpu_memory_utilization": util,
-           "total_bytes": H100_TOTAL_BYTES, "requested_bytes": requested, "weight_bytes": weights,
-           "kv_bytes_per_token": per_token, "block_size": H100_BLOCK_SIZE, "max_num_seqs": int(flags["max_num_seqs"])}
+    out = {
+        "model": key,
+        "architecture": dataclasses.asdict(arch),
+        "gpu_memory_utilization": util,
+        "total_bytes": H100_TOTAL_BYTES,
+        "requested_bytes": requested,
+        "weight_bytes": weights,
+        "kv_bytes_per_token": per_token,
+        "block_size": H100_BLOCK_SIZE,
+        "max_num_seqs": int(flags["max_num_seqs"]),
+    }
     for name, gib in OVERHEAD_GIB.items():
         kv = requested - weights - int(gib * GIB)
         blocks = kv // per_block
@@ -174,7 +206,8 @@ def kv_capacity(key: str) -> dict:
         f"(assumed, range {OVERHEAD_GIB['low']}-{OVERHEAD_GIB['high']} GiB) = {c['kv_bytes'] / GIB:.2f} GiB; one token "
         f"is 2 x {arch.layers} layers x {arch.kv_heads} KV heads x {arch.head_dim} x {arch.kv_dtype_bytes} bytes = "
         f"{per_token:,} bytes, a block of {H100_BLOCK_SIZE} tokens {per_block:,} bytes: {c['blocks']:,} blocks = "
-        f"{c['tokens']:,} tokens (range {out['high']['tokens']:,}-{out['low']['tokens']:,})")
+        f"{c['tokens']:,} tokens (range {out['high']['tokens']:,}-{out['low']['tokens']:,})"
+    )
     return out
 
 
@@ -183,9 +216,16 @@ def twin_architecture() -> dict:
     cfg = json.loads((model_dir() / "config.json").read_text())
     heads, kv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
-    dtype_bytes = {"float32": 4, "bfloat16": 2, "float16": 2}[str(vllm_pins.serving_config()["cpu_twin"]["flags"]["dtype"])]
-    return {"layers": cfg["num_hidden_layers"], "kv_heads": kv, "head_dim": head_dim, "dtype_bytes": dtype_bytes,
-            "kv_bytes_per_token": 2 * cfg["num_hidden_layers"] * kv * head_dim * dtype_bytes}
+    dtype_bytes = {"float32": 4, "bfloat16": 2, "float16": 2}[
+        str(vllm_pins.serving_config()["cpu_twin"]["flags"]["dtype"])
+    ]
+    return {
+        "layers": cfg["num_hidden_layers"],
+        "kv_heads": kv,
+        "head_dim": head_dim,
+        "dtype_bytes": dtype_bytes,
+        "kv_bytes_per_token": 2 * cfg["num_hidden_layers"] * kv * head_dim * dtype_bytes,
+    }
 
 
 # --- the request stream ------------------------------------------------------------------------------------------
@@ -216,8 +256,9 @@ def copy_cases(cases: list, copies: int) -> list:
     return [dataclasses.replace(c, row_number=c.row_number + k * 1_000_000) for k in range(copies) for c in cases]
 
 
-def build_stream(arms: list, cases: list, order: str, *, max_tokens, seeds=PAPER_SEEDS, dataset=None,
-                 copies: int = 1) -> Stream:
+def build_stream(
+    arms: list, cases: list, order: str, *, max_tokens, seeds=PAPER_SEEDS, dataset=None, copies: int = 1
+) -> Stream:
     """The stream the runner would send for `arms` x `seeds` over `cases` (each in `copies` copies) in `order`."""
     dataset = dataset or load_dataset("bundled-test")
     one_shot = load_dataset("one-shot").cases
@@ -277,8 +318,9 @@ def run_vllm_tool(args: list[str], payload, work: Path, name: str):
     dst.unlink(missing_ok=True)
     src.write_text(text)
     cmd = ["nice", "-n", "10", str(VENV_PYTHON), "-m", "bench.vllm_replay", *args[:1], *args[1:], str(src), str(dst)]
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True,
-                          env={**os.environ, "VLLM_LOGGING_LEVEL": "WARNING"})
+    proc = subprocess.run(
+        cmd, cwd=REPO_ROOT, capture_output=True, text=True, env={**os.environ, "VLLM_LOGGING_LEVEL": "WARNING"}
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"bench.vllm_replay {args[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return json.loads(dst.read_text())
@@ -290,11 +332,13 @@ def tokenize(messages: list[list[dict]], work: Path) -> list[list[int]]:
 
 def copied(ids: list[int], copy: int, cut: int) -> list[int]:
     from bench.vllm_replay import COPY_STRIDE
+
     return ids if not copy else ids[:cut] + [t + copy * COPY_STRIDE for t in ids[cut:]]
 
 
 def distinct_tokens(stream: Stream, ids: list[list[int]], cut: int) -> int:
     from bench.vllm_replay import distinct_tokens as trie
+
     seqs = sorted({(r[0], r[1]) for phase in stream.phases for item in phase for r in item})
     return trie(copied(ids[s], c, cut) for s, c in seqs)
 
@@ -324,8 +368,10 @@ def shared_prefixes(stream: Stream, blanked: Stream, ids: list[list[int]]) -> di
     prompt for another case (template text, or a calculator's page other cases of that calculator share); the
     longest it shares with another arm's prompt for the same case and seed, and which arm; and with its own prompt
     at the next seed."""
+
     def by_item(s: Stream) -> dict:
         return {item: requests[0][0] for item, requests in zip(s.items, (it for ph in s.phases for it in ph))}
+
     by, blank = by_item(stream), by_item(blanked)
     arms = list(dict.fromkeys(a for a, _, _ in by))
     cases = sorted({c for _, _, c in by})
@@ -342,36 +388,49 @@ def shared_prefixes(stream: Stream, blanked: Stream, ids: list[list[int]]) -> di
                 note_at.append(common_prefix(ids[mine], ids[blank[(arm, seeds[0], case)]]))
             others = [by[(arm, seeds[0], c)] for c in cases if c != case and (arm, seeds[0], c) in by]
             other_case.append(max((common_prefix(ids[mine], ids[o]) for o in others), default=0))
-            pairs = [(common_prefix(ids[mine], ids[by[(b, seeds[0], case)]]), b) for b in arms
-                     if b != arm and (b, seeds[0], case) in by]
+            pairs = [
+                (common_prefix(ids[mine], ids[by[(b, seeds[0], case)]]), b)
+                for b in arms
+                if b != arm and (b, seeds[0], case) in by
+            ]
             if pairs:
                 n, b = max(pairs)
                 best.append(n)
                 partner[b] += 1
             if len(seeds) > 1 and (arm, seeds[1], case) in by:
                 next_seed.append(common_prefix(ids[mine], ids[by[(arm, seeds[1], case)]]) / len(ids[mine]))
-        mean = lambda xs: round(statistics.mean(xs), 1) if xs else None      # noqa: E731
-        out[arm] = {"cases": len(length), "prompt_tokens_mean": mean(length), "note_starts_at_token_mean": mean(note_at),
-                    "longest_shared_with_another_case_mean": mean(other_case),
-                    "longest_shared_with_another_arm_mean": mean(best),
-                    "shared_with_another_arm_share_mean": round(statistics.mean(b / n for b, n in zip(best, length)), 3)
-                    if best else None,
-                    "partner": partner.most_common(1)[0][0] if partner else None,
-                    "next_seed_shared_share_mean": round(statistics.mean(next_seed), 3) if next_seed else None}
+        mean = lambda xs: round(statistics.mean(xs), 1) if xs else None  # noqa: E731
+        out[arm] = {
+            "cases": len(length),
+            "prompt_tokens_mean": mean(length),
+            "note_starts_at_token_mean": mean(note_at),
+            "longest_shared_with_another_case_mean": mean(other_case),
+            "longest_shared_with_another_arm_mean": mean(best),
+            "shared_with_another_arm_share_mean": round(statistics.mean(b / n for b, n in zip(best, length)), 3)
+            if best
+            else None,
+            "partner": partner.most_common(1)[0][0] if partner else None,
+            "next_seed_shared_share_mean": round(statistics.mean(next_seed), 3) if next_seed else None,
+        }
     return out
 
 
 # --- the real engine: the CPU twin -----------------------------------------------------------------------------------
-METRICS = {"prefix_cache_queries": "vllm:prefix_cache_queries_total", "prefix_cache_hits": "vllm:prefix_cache_hits_total",
-           "prompt_tokens": "vllm:prompt_tokens_total", "generation_tokens": "vllm:generation_tokens_total",
-           "prompt_tokens_computed": 'vllm:prompt_tokens_by_source_total{source="local_compute"}',
-           "prompt_tokens_cached": 'vllm:prompt_tokens_by_source_total{source="local_cache_hit"}',
-           "preemptions": "vllm:num_preemptions_total", "requests": "vllm:request_success_total"}
+METRICS = {
+    "prefix_cache_queries": "vllm:prefix_cache_queries_total",
+    "prefix_cache_hits": "vllm:prefix_cache_hits_total",
+    "prompt_tokens": "vllm:prompt_tokens_total",
+    "generation_tokens": "vllm:generation_tokens_total",
+    "prompt_tokens_computed": 'vllm:prompt_tokens_by_source_total{source="local_compute"}',
+    "prompt_tokens_cached": 'vllm:prompt_tokens_by_source_total{source="local_cache_hit"}',
+    "preemptions": "vllm:num_preemptions_total",
+    "requests": "vllm:request_success_total",
+}
 
 
 def read_metrics(text: str) -> dict[str, float]:
     """The counters of METRICS from a Prometheus text page (summed over the other labels)."""
-    out = {k: 0.0 for k in METRICS}
+    out = dict.fromkeys(METRICS, 0.0)
     for line in text.splitlines():
         if line.startswith("#") or " " not in line:
             continue
@@ -396,23 +455,41 @@ async def send(stream: Stream, base_url: str, model: str, concurrency: int, ids:
                 nonlocal mismatched
                 for item in queue:
                     for seq, _copy, max_tokens in item:
-                        r = await client.post(f"{base_url}/chat/completions", json={
-                            "model": model, "messages": stream.messages[seq], "max_tokens": max_tokens,
-                            "temperature": stream.temperatures[seq]})
+                        r = await client.post(
+                            f"{base_url}/chat/completions",
+                            json={
+                                "model": model,
+                                "messages": stream.messages[seq],
+                                "max_tokens": max_tokens,
+                                "temperature": stream.temperatures[seq],
+                            },
+                        )
                         r.raise_for_status()
                         mismatched += r.json()["usage"]["prompt_tokens"] != len(ids[seq])
+
             await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
     return {"usage_prompt_tokens_differing_from_tokenizer": mismatched}
 
 
-def twin_session(streams: dict[str, Stream], ids: list[list[int]], *, blocks: int, concurrency: int,
-                 max_model_len: int, log: Path) -> dict:
+def twin_session(
+    streams: dict[str, Stream], ids: list[list[int]], *, blocks: int, concurrency: int, max_model_len: int, log: Path
+) -> dict:
     """Both orders' streams on one CPU twin started by the kit's launcher, the prefix cache reset between them."""
     launcher = VllmCpuLauncher(
-        port=free_port(), log_path=log, overrides={"max_num_seqs": concurrency, "max_model_len": max_model_len},
+        port=free_port(),
+        log_path=log,
+        overrides={"max_num_seqs": concurrency, "max_model_len": max_model_len},
         extra_env={"VLLM_SERVER_DEV_MODE": "1"},
-        extra_args=("--enable-prefix-caching", "--block-size", str(TWIN_BLOCK_SIZE), "--num-gpu-blocks-override",
-                    str(blocks), "--max-num-batched-tokens", str(TWIN_MAX_BATCHED_TOKENS)))
+        extra_args=(
+            "--enable-prefix-caching",
+            "--block-size",
+            str(TWIN_BLOCK_SIZE),
+            "--num-gpu-blocks-override",
+            str(blocks),
+            "--max-num-batched-tokens",
+            str(TWIN_MAX_BATCHED_TOKENS),
+        ),
+    )
     out: dict = {"command": launcher.command_line()}
     started = time.monotonic()
     launcher.start()
@@ -422,12 +499,20 @@ def twin_session(streams: dict[str, Stream], ids: list[list[int]], *, blocks: in
         out["vllm_version"] = launcher.describe().server_version
         root = launcher.base_url[:-3]
         page = httpx.get(f"{root}/metrics").text
-        out["cache_config_info"] = next((ln for ln in page.splitlines() if ln.startswith("vllm:cache_config_info")), None)
+        out["cache_config_info"] = next(
+            (ln for ln in page.splitlines() if ln.startswith("vllm:cache_config_info")), None
+        )
         sample = sorted({r[0] for s in streams.values() for ph in s.phases for it in ph for r in it})
         differing = 0
         for seq in sample:
-            got = httpx.post(f"{root}/tokenize", json={"model": launcher.model_id, "messages": next(
-                iter(streams.values())).messages[seq], "add_generation_prompt": True}).json()["tokens"]
+            got = httpx.post(
+                f"{root}/tokenize",
+                json={
+                    "model": launcher.model_id,
+                    "messages": next(iter(streams.values())).messages[seq],
+                    "add_generation_prompt": True,
+                },
+            ).json()["tokens"]
             differing += got != ids[seq]
         out["tokenize_check"] = {"prompts": len(sample), "differing_from_the_replays_tokenizer": differing}
         for order, stream in streams.items():
@@ -440,21 +525,33 @@ def twin_session(streams: dict[str, Stream], ids: list[list[int]], *, blocks: in
             wall = time.monotonic() - t0
             after = read_metrics(httpx.get(f"{root}/metrics").text)
             counters = {k: int(round(after[k] - before[k])) for k in METRICS}
-            out[order] = {"counters": counters, "requests_sent": stream.requests, "wall_s": round(wall, 1),
-                          "uptime_before": load_before, "uptime_after": uptime(), **checks}
+            out[order] = {
+                "counters": counters,
+                "requests_sent": stream.requests,
+                "wall_s": round(wall, 1),
+                "uptime_before": load_before,
+                "uptime_after": uptime(),
+                **checks,
+            }
     finally:
         launcher.stop()
     return out
 
 
 # --- the engine's scheduler without a model ----------------------------------------------------------------------
-def replay(stream: Stream, ids: list[list[int]], *, engine: dict, concurrency: int, cut: int, work: Path,
-           name: str) -> dict:
+def replay(
+    stream: Stream, ids: list[list[int]], *, engine: dict, concurrency: int, cut: int, work: Path, name: str
+) -> dict:
     used = sorted({r[0] for ph in stream.phases for it in ph for r in it})
     local = {s: i for i, s in enumerate(used)}
-    job = {"model_dir": str(model_dir()), "engine": engine, "concurrency": concurrency, "copies_from": cut,
-           "sequences": [ids[s] for s in used],
-           "phases": [[[[local[r[0]], r[1], r[2]] for r in it] for it in ph] for ph in stream.phases]}
+    job = {
+        "model_dir": str(model_dir()),
+        "engine": engine,
+        "concurrency": concurrency,
+        "copies_from": cut,
+        "sequences": [ids[s] for s in used],
+        "phases": [[[[local[r[0]], r[1], r[2]] for r in it] for it in ph] for ph in stream.phases],
+    }
     return run_vllm_tool(["replay"], job, work, name)
 
 
@@ -469,28 +566,33 @@ def plan_hours(key: str, computed_share: dict[str, float]) -> dict:
     seconds = {b: model_seconds(rows, tp, b) for b in ("min", "max")}
     prefill = {b: s[0] for b, s in seconds.items()}
     decode = {b: s[1] for b, s in seconds.items()}
-    out = {"rates": {k: getattr(tp, k) for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "startup_s")},
-           "prefill_share_of_plan": round(prefill["min"] / (prefill["min"] + decode["min"]), 3),
-           "no_prefix_cache": {b: round((prefill[b] + decode[b] + tp.startup_s) / 3600, 2) for b in ("min", "max")}}
+    out = {
+        "rates": {k: getattr(tp, k) for k in ("prefill_tokens_per_s", "decode_tokens_per_s", "startup_s")},
+        "prefill_share_of_plan": round(prefill["min"] / (prefill["min"] + decode["min"]), 3),
+        "no_prefix_cache": {b: round((prefill[b] + decode[b] + tp.startup_s) / 3600, 2) for b in ("min", "max")},
+    }
     for order, share in computed_share.items():
-        out[order] = {"computed_share": round(share, 4),
-                      "hours": {b: round((prefill[b] * share + decode[b] + tp.startup_s) / 3600, 2)
-                                for b in ("min", "max")}}
+        out[order] = {
+            "computed_share": round(share, 4),
+            "hours": {b: round((prefill[b] * share + decode[b] + tp.startup_s) / 3600, 2) for b in ("min", "max")},
+        }
     slow = float(vllm_pins.serving_config()["throughput_assumptions"].get("deterministic_slowdown", 1.0))
-    out["deterministic"] = {"computed_share": 1.0, "slowdown": slow,
-                            "hours": {b: round(((prefill[b] + decode[b]) * slow + tp.startup_s) / 3600, 2)
-                                      for b in ("min", "max")}}
+    out["deterministic"] = {
+        "computed_share": 1.0,
+        "slowdown": slow,
+        "hours": {b: round(((prefill[b] + decode[b]) * slow + tp.startup_s) / 3600, 2) for b in ("min", "max")},
+    }
     return out
 
 
 @dataclass
 class Options:
     out: Path
-    cases: int = 4               # the twin's sample
-    copies: int | None = None    # copies of the bundled slice [the paper's cases / the slice's]
-    twin: bool = True            # False: the replays only (no server started)
-    work: Path | None = None     # scratch directory [a temporary one]
-    population: int | None = None   # the first N cases of the bundled slice only (a tiny run) [all 110]
+    cases: int = 4  # the twin's sample
+    copies: int | None = None  # copies of the bundled slice [the paper's cases / the slice's]
+    twin: bool = True  # False: the replays only (no server started)
+    work: Path | None = None  # scratch directory [a temporary one]
+    population: int | None = None  # the first N cases of the bundled slice only (a tiny run) [all 110]
     models: tuple[str, ...] = MODELS
 
 
@@ -516,37 +618,56 @@ def main(opts: Options) -> int:
     work = Path(opts.work or tempfile.mkdtemp(prefix="gpu-hours-"))
     work.mkdir(parents=True, exist_ok=True)
     dataset = load_dataset("bundled-test")
-    population = list(dataset.cases)[:opts.population] if opts.population else list(dataset.cases)
-    models = tuple(dict.fromkeys((SCALE_MODEL, *opts.models)))   # the twin's cache is scaled after SCALE_MODEL's
+    population = list(dataset.cases)[: opts.population] if opts.population else list(dataset.cases)
+    models = tuple(dict.fromkeys((SCALE_MODEL, *opts.models)))  # the twin's cache is scaled after SCALE_MODEL's
     paper_cases = int(datahub.entry("verified").get("rows") or 1100)
     copies = opts.copies or max(1, round(paper_cases / len(population)))
-    report: dict = {"issue": 36, "population": {
-        "cases": len(population), "copies": copies, "paper_cases": paper_cases,
-        "note": f"the bundled slice's {len(population)} real cases (2 per calculator, "
-                f"{sum(c.calculator_id in LIBRARY for c in population)} on library calculators), each in {copies} "
-                "copies whose token ids differ after the system message: the stand-in for the Verified split, which "
-                "this machine cannot fetch"}}
+    report: dict = {
+        "issue": 36,
+        "population": {
+            "cases": len(population),
+            "copies": copies,
+            "paper_cases": paper_cases,
+            "note": f"the bundled slice's {len(population)} real cases (2 per calculator, "
+            f"{sum(c.calculator_id in LIBRARY for c in population)} on library calculators), each in {copies} "
+            "copies whose token ids differ after the system message: the stand-in for the Verified split, which "
+            "this machine cannot fetch",
+        },
+    }
     plans = {key: build_plan(ReproduceConfig(models=[key])) for key in models}
 
     def completion(key):
         means = {a.arm: a.tokens_per_request.completion for a in plans[key].arms}
         return lambda arm: max(1, round(means.get(arm.name) or 1))
 
-    one = lambda arm: 1      # noqa: E731 - the twin's requests: the prompt is what the cache counts
-    full = {key: {o: build_stream(model_arms(key), population, o, max_tokens=completion(key), dataset=dataset,
-                                  copies=copies) for o in ORDERS} for key in models}
+    one = lambda arm: 1  # noqa: E731 - the twin's requests: the prompt is what the cache counts
+    full = {
+        key: {
+            o: build_stream(model_arms(key), population, o, max_tokens=completion(key), dataset=dataset, copies=copies)
+            for o in ORDERS
+        }
+        for key in models
+    }
     sample = sample_cases(dataset, opts.cases)
-    twin_streams = {o: build_stream(model_arms(SCALE_MODEL), sample, o, max_tokens=one, dataset=dataset)
-                    for o in ORDERS}
-    pairs = build_stream(model_arms(SCALE_MODEL), population, CASE_MAJOR, max_tokens=one, dataset=dataset,
-                         seeds=PAPER_SEEDS[:2])
-    blanked = build_stream(model_arms(SCALE_MODEL), [dataclasses.replace(c, note="x") for c in population],
-                           CASE_MAJOR, max_tokens=one, dataset=dataset, seeds=PAPER_SEEDS[:1])
+    twin_streams = {
+        o: build_stream(model_arms(SCALE_MODEL), sample, o, max_tokens=one, dataset=dataset) for o in ORDERS
+    }
+    pairs = build_stream(
+        model_arms(SCALE_MODEL), population, CASE_MAJOR, max_tokens=one, dataset=dataset, seeds=PAPER_SEEDS[:2]
+    )
+    blanked = build_stream(
+        model_arms(SCALE_MODEL),
+        [dataclasses.replace(c, note="x") for c in population],
+        CASE_MAJOR,
+        max_tokens=one,
+        dataset=dataset,
+        seeds=PAPER_SEEDS[:1],
+    )
     messages: list[list[dict]] = []
     seen: dict[str, int] = {}
     for stream in [*(s for by in full.values() for s in by.values()), *twin_streams.values(), pairs, blanked]:
         index_messages(stream, messages, seen)
-    ids = tokenize(messages, work)               # every prompt, once, with the model's chat template
+    ids = tokenize(messages, work)  # every prompt, once, with the model's chat template
     cut = system_prefix(ids)
 
     capacity = {key: kv_capacity(key) for key in models}
@@ -556,11 +677,16 @@ def main(opts: Options) -> int:
     # the paper stream's distinct prompt tokens: the replayed population's, per case, x the paper's cases
     per_paper = paper_cases / (len(population) * copies)
     ratio = capacity[SCALE_MODEL]["central"]["tokens"] / (d_full[SCALE_MODEL] * per_paper)
-    report["workload"] = {key: {"requests": full[key][ARM_MAJOR].requests, "prompt_tokens_sent": s_full[key],
-                                "distinct_prompt_tokens": d_full[key],
-                                "distinct_share": round(d_full[key] / s_full[key], 4),
-                                "cache_tokens_over_distinct": round(capacity[key]["central"]["tokens"] / d_full[key], 4)}
-                          for key in models}
+    report["workload"] = {
+        key: {
+            "requests": full[key][ARM_MAJOR].requests,
+            "prompt_tokens_sent": s_full[key],
+            "distinct_prompt_tokens": d_full[key],
+            "distinct_share": round(d_full[key] / s_full[key], 4),
+            "cache_tokens_over_distinct": round(capacity[key]["central"]["tokens"] / d_full[key], 4),
+        }
+        for key in models
+    }
     report["shared_prefixes"] = shared_prefixes(pairs, blanked, ids)
 
     # the sample on the real engine (a scale model of the H100 run) and the same stream replayed
@@ -572,72 +698,130 @@ def main(opts: Options) -> int:
     if twin_blocks * TWIN_BLOCK_SIZE * arch["kv_bytes_per_token"] > reserved:
         raise RuntimeError(f"{twin_blocks} blocks do not fit the twin's {reserved // GIB} GiB KV reservation")
     report["twin_scale"] = {
-        "cases": [c.case_id for c in sample], "distinct_prompt_tokens": d_sample,
-        "prompt_tokens_sent": sent_tokens(twin_streams[ARM_MAJOR], ids), "requests": twin_streams[ARM_MAJOR].requests,
-        "cache_tokens_over_distinct": round(ratio, 4), "blocks": twin_blocks, "block_size": TWIN_BLOCK_SIZE,
-        "tokens": twin_blocks * TWIN_BLOCK_SIZE, "max_num_seqs_and_concurrency": scaled,
-        "max_num_batched_tokens": TWIN_MAX_BATCHED_TOKENS, "architecture": arch, "max_tokens": 1,
-        "derivation": (f"the H100's {capacity[SCALE_MODEL]['central']['tokens']:,} KV tokens for {SCALE_MODEL} over "
-                       f"the paper stream's {round(d_full[SCALE_MODEL] * per_paper):,} distinct prompt tokens = "
-                       f"{ratio:.4f}; x the "
-                       f"sample's {d_sample:,} distinct prompt tokens / {TWIN_BLOCK_SIZE} = {twin_blocks} blocks "
-                       f"(--num-gpu-blocks-override); the plan's {capacity[SCALE_MODEL]['max_num_seqs']} sequences x "
-                       f"{len(sample)}/{paper_cases} cases -> {scaled} (max-num-seqs and the client's concurrency)")}
+        "cases": [c.case_id for c in sample],
+        "distinct_prompt_tokens": d_sample,
+        "prompt_tokens_sent": sent_tokens(twin_streams[ARM_MAJOR], ids),
+        "requests": twin_streams[ARM_MAJOR].requests,
+        "cache_tokens_over_distinct": round(ratio, 4),
+        "blocks": twin_blocks,
+        "block_size": TWIN_BLOCK_SIZE,
+        "tokens": twin_blocks * TWIN_BLOCK_SIZE,
+        "max_num_seqs_and_concurrency": scaled,
+        "max_num_batched_tokens": TWIN_MAX_BATCHED_TOKENS,
+        "architecture": arch,
+        "max_tokens": 1,
+        "derivation": (
+            f"the H100's {capacity[SCALE_MODEL]['central']['tokens']:,} KV tokens for {SCALE_MODEL} over "
+            f"the paper stream's {round(d_full[SCALE_MODEL] * per_paper):,} distinct prompt tokens = "
+            f"{ratio:.4f}; x the "
+            f"sample's {d_sample:,} distinct prompt tokens / {TWIN_BLOCK_SIZE} = {twin_blocks} blocks "
+            f"(--num-gpu-blocks-override); the plan's {capacity[SCALE_MODEL]['max_num_seqs']} sequences x "
+            f"{len(sample)}/{paper_cases} cases -> {scaled} (max-num-seqs and the client's concurrency)"
+        ),
+    }
     # vLLM refuses a cache smaller than one max-length request (kv_cache_utils.py _check_enough_kv_cache_memory): a
     # small sample's twin serves a shorter max-model-len, never shorter than its longest prompt and reply
     max_len = min(8192, (twin_blocks - 1) * TWIN_BLOCK_SIZE)
     longest = max(len(ids[r[0]]) + r[2] for s in twin_streams.values() for ph in s.phases for it in ph for r in it)
     if longest > max_len:
-        raise RuntimeError(f"the twin's {twin_blocks} blocks hold {max_len} tokens, less than the sample's longest "
-                           f"request ({longest}): give more --cases")
+        raise RuntimeError(
+            f"the twin's {twin_blocks} blocks hold {max_len} tokens, less than the sample's longest "
+            f"request ({longest}): give more --cases"
+        )
     report["twin_scale"]["max_model_len"] = max_len
-    twin_engine = {"block_size": TWIN_BLOCK_SIZE, "num_blocks": twin_blocks, "max_num_seqs": scaled,
-                   "max_num_batched_tokens": TWIN_MAX_BATCHED_TOKENS, "max_model_len": max_len}
+    twin_engine = {
+        "block_size": TWIN_BLOCK_SIZE,
+        "num_blocks": twin_blocks,
+        "max_num_seqs": scaled,
+        "max_num_batched_tokens": TWIN_MAX_BATCHED_TOKENS,
+        "max_model_len": max_len,
+    }
     # the H100's settings over the paper's 1,100 cases: each replay is one single-threaded process whose counters
     # depend on nothing but its input, so they run side by side (and beside the twin)
     pool = ThreadPoolExecutor(max_workers=2 * len(models))
     h100_jobs = {}
     for key in models:
         cap = capacity[key]
-        engine = {"block_size": H100_BLOCK_SIZE, "num_blocks": cap["central"]["blocks"],
-                  "max_num_seqs": cap["max_num_seqs"], "max_num_batched_tokens": H100_MAX_BATCHED_TOKENS,
-                  "max_model_len": 8192}
-        h100_jobs[key] = {o: pool.submit(replay, full[key][o], ids, engine=engine, concurrency=cap["max_num_seqs"],
-                                         cut=cut, work=work, name=f"h100-{key}-{o}") for o in ORDERS}
+        engine = {
+            "block_size": H100_BLOCK_SIZE,
+            "num_blocks": cap["central"]["blocks"],
+            "max_num_seqs": cap["max_num_seqs"],
+            "max_num_batched_tokens": H100_MAX_BATCHED_TOKENS,
+            "max_model_len": 8192,
+        }
+        h100_jobs[key] = {
+            o: pool.submit(
+                replay,
+                full[key][o],
+                ids,
+                engine=engine,
+                concurrency=cap["max_num_seqs"],
+                cut=cut,
+                work=work,
+                name=f"h100-{key}-{o}",
+            )
+            for o in ORDERS
+        }
     if opts.twin:
-        report["twin"] = twin_session(twin_streams, ids, blocks=twin_blocks, concurrency=scaled, max_model_len=max_len,
-                                      log=opts.out.with_name("gpu-hours-twin.log"))
-    report["replay_twin_settings"] = {o: replay(s, ids, engine=twin_engine, concurrency=scaled, cut=cut, work=work,
-                                               name=f"twin-{o}") for o, s in twin_streams.items()}
+        report["twin"] = twin_session(
+            twin_streams,
+            ids,
+            blocks=twin_blocks,
+            concurrency=scaled,
+            max_model_len=max_len,
+            log=opts.out.with_name("gpu-hours-twin.log"),
+        )
+    report["replay_twin_settings"] = {
+        o: replay(s, ids, engine=twin_engine, concurrency=scaled, cut=cut, work=work, name=f"twin-{o}")
+        for o, s in twin_streams.items()
+    }
     if opts.twin:
         report["twin_vs_replay"] = {
-            o: {k: {"twin": report["twin"][o]["counters"][k], "replay": report["replay_twin_settings"][o]["counters"][k]}
-                for k in ("prefix_cache_queries", "prefix_cache_hits", "prompt_tokens", "prompt_tokens_computed")}
-            for o in ORDERS}
-        report["twin_vs_replay"]["identical"] = all(v["twin"] == v["replay"] for o in ORDERS
-                                                    for v in report["twin_vs_replay"][o].values())
+            o: {
+                k: {
+                    "twin": report["twin"][o]["counters"][k],
+                    "replay": report["replay_twin_settings"][o]["counters"][k],
+                }
+                for k in ("prefix_cache_queries", "prefix_cache_hits", "prompt_tokens", "prompt_tokens_computed")
+            }
+            for o in ORDERS
+        }
+        report["twin_vs_replay"]["identical"] = all(
+            v["twin"] == v["replay"] for o in ORDERS for v in report["twin_vs_replay"][o].values()
+        )
 
     report["replay_h100"], shares = {}, {}
     for key in models:
         report["replay_h100"][key] = {o: job.result() for o, job in h100_jobs[key].items()}
-        shares[key] = {o: r["counters"]["prompt_tokens_computed"] / r["counters"]["prompt_tokens"]
-                       for o, r in report["replay_h100"][key].items()}
+        shares[key] = {
+            o: r["counters"]["prompt_tokens_computed"] / r["counters"]["prompt_tokens"]
+            for o, r in report["replay_h100"][key].items()
+        }
     pool.shutdown()
     version = report["replay_h100"][models[0]][ARM_MAJOR]["vllm_version"]
     report["projection"] = {
         "computed_share": {key: {o: round(v, 4) for o, v in shares[key].items()} for key in models},
-        "source": (f"docs/bench-gpu-hours.json (`make bench-gpu-hours`): vLLM {version}'s scheduler and KV-cache "
-                   f"manager at the H100's settings over {len(population) * copies:,} cases ({copies} copies of "
-                   f"{len(population)} bundled cases), completions of the plan's length"
-                   + (f"; at the CPU twin's settings its counters equal the real server's on {len(sample)} cases"
-                      if report.get("twin_vs_replay", {}).get("identical") else
-                      "; not checked against the real server in this run" if not opts.twin else
-                      "; at the CPU twin's settings its counters DIFFER from the real server's (twin_vs_replay)"))}
+        "source": (
+            f"docs/bench-gpu-hours.json (`make bench-gpu-hours`): vLLM {version}'s scheduler and KV-cache "
+            f"manager at the H100's settings over {len(population) * copies:,} cases ({copies} copies of "
+            f"{len(population)} bundled cases), completions of the plan's length"
+            + (
+                f"; at the CPU twin's settings its counters equal the real server's on {len(sample)} cases"
+                if report.get("twin_vs_replay", {}).get("identical")
+                else "; not checked against the real server in this run"
+                if not opts.twin
+                else "; at the CPU twin's settings its counters DIFFER from the real server's (twin_vs_replay)"
+            )
+        ),
+    }
     hours = {key: plan_hours(key, shares[key]) for key in models}
-    hours["total"] = {o: {b: round(sum(hours[k][o]["hours"][b] for k in models), 2) for b in ("min", "max")}
-                      for o in (*ORDERS, "deterministic")}
-    hours["total"]["no_prefix_cache"] = {b: round(sum(hours[k]["no_prefix_cache"][b] for k in models), 2)
-                                         for b in ("min", "max")}
+    hours["total"] = {
+        o: {b: round(sum(hours[k][o]["hours"][b] for k in models), 2) for b in ("min", "max")}
+        for o in (*ORDERS, "deterministic")
+    }
+    hours["total"]["no_prefix_cache"] = {
+        b: round(sum(hours[k]["no_prefix_cache"][b] for k in models), 2) for b in ("min", "max")
+    }
     report["gpu_hours"] = hours
     report["machine"] = dataclasses.asdict(machine.finish())
     opts.out.parent.mkdir(parents=True, exist_ok=True)
@@ -649,8 +833,10 @@ def main(opts: Options) -> int:
 def summary(report: dict) -> dict:
     out = {"gpu_hours": report["gpu_hours"]}
     for key, by_order in report["replay_h100"].items():
-        out[key] = {o: {k: r["counters"][k] for k in ("prompt_tokens", "prompt_tokens_computed", "prefix_cache_hits")}
-                    for o, r in by_order.items()}
+        out[key] = {
+            o: {k: r["counters"][k] for k in ("prompt_tokens", "prompt_tokens_computed", "prefix_cache_hits")}
+            for o, r in by_order.items()
+        }
     if "twin" in report:
         out["twin"] = {o: report["twin"][o]["counters"] for o in ORDERS}
     return out

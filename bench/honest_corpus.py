@@ -10,6 +10,7 @@ those sources (``--image``).
 
     .venv/bin/python -m bench honest-corpus --backend process --out runs/bench/honest-corpus.json
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,13 @@ from pathlib import Path
 from bench.honest_programs import CORPUS, REPO, demo_programs
 
 
-def main(backend: str = "process", executor_src: Path | None = None, image: str | None = None, workers: int = 2,
-         out: Path | None = None) -> int:
+def main(
+    backend: str = "process",
+    executor_src: Path | None = None,
+    image: str | None = None,
+    workers: int = 2,
+    out: Path | None = None,
+) -> int:
     """Run the corpus through ``backend``; ``executor_src``: re-run this in a subprocess whose ``executor`` package
     is the one in that directory (first on PYTHONPATH; ``-P`` keeps the working directory off the path)."""
     if executor_src is not None:
@@ -35,9 +41,10 @@ def main(backend: str = "process", executor_src: Path | None = None, image: str 
         cmd += ["--out", str(Path(out).resolve())] if out else []
         env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{REPO}", "MATHSOLVER_EXECUTOR_SRC": str(src)}
         return subprocess.run(cmd, env=env, cwd="/").returncode
+    import executor
     from executor.api import Executor
     from executor.outcomes import TAXONOMY
-    import executor
+
     expected_src = os.environ.get("MATHSOLVER_EXECUTOR_SRC")
     if expected_src and Path(executor.__file__).resolve().parent.parent != Path(expected_src):
         raise RuntimeError(f"the executor package came from {executor.__file__}, not from {expected_src}")
@@ -57,17 +64,23 @@ def main(backend: str = "process", executor_src: Path | None = None, image: str 
         if r.outcome in refusal:
             refused.append({"group": group, "name": name, "outcome": r.outcome, "error": r.error})
         elif group == "corpus" and (r.outcome, r.answer) != ("OK", expected):
-            wrong.append({"name": name, "outcome": r.outcome, "answer": r.answer, "expected": expected,
-                          "error": r.error})
+            wrong.append(
+                {"name": name, "outcome": r.outcome, "answer": r.answer, "expected": expected, "error": r.error}
+            )
     total = {g: sum(c.values()) for g, c in counts.items()}
     report = {
         "executor_src": str(Path(executor.__file__).resolve().parent),
-        "backend": described.get("backend"), "policy_hash": described.get("policy_hash"),
-        "image": described.get("image"), "programs": total, "outcomes": counts,
+        "backend": described.get("backend"),
+        "policy_hash": described.get("policy_hash"),
+        "image": described.get("image"),
+        "programs": total,
+        "outcomes": counts,
         "refused": {g: sum(1 for x in refused if x["group"] == g) for g in counts},
         "refusal_rate": {g: round(sum(1 for x in refused if x["group"] == g) / total[g], 4) for g in counts},
-        "refusals": refused, "corpus_not_answering_as_expected": wrong,
-        "seconds": round(seconds, 1), "load_1min": os.getloadavg()[0],
+        "refusals": refused,
+        "corpus_not_answering_as_expected": wrong,
+        "seconds": round(seconds, 1),
+        "load_1min": os.getloadavg()[0],
     }
     text = json.dumps(report, indent=2, sort_keys=True) + "\n"
     if out:
@@ -76,4 +89,3 @@ def main(backend: str = "process", executor_src: Path | None = None, image: str 
     else:
         sys.stdout.write(text)
     return 0
-

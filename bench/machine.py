@@ -4,6 +4,7 @@ The machine may be shared: a figure is only read beside the load average taken b
 keeps the key names it has always written (`cores` or `cpus`, `loadavg_start`/`loadavg_end`, `uptime_before`/
 `uptime_after`), so older reports and newer ones compare key for key; the values come from here.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,6 +35,6 @@ class Machine:
     loadavg_start: list[float] = field(default_factory=loadavg)
     loadavg_end: list[float] | None = None
 
-    def finish(self) -> "Machine":
+    def finish(self) -> Machine:
         self.loadavg_end = loadavg()
         return self

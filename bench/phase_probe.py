@@ -34,6 +34,7 @@ a round trip to the Sentry.
 
 Output: one JSON object on stdout, ``{"phases": [...], "samples": {phase: [ms, ...]}, ...}``.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,13 +56,32 @@ PROGRAMS = [  # the calculator-like mix of both benchmarks (bench/executor.py im
     "na, glucose, bun = 138, 180, 20\nanswer = round(2 * na + glucose / 18 + bun / 2.8, 1)\n",
 ]
 # stamp slots: parent before fork, child's first line, the child's phases, parent's end of file and wait
-SLOTS = ("before_fork", "child_start", "descriptors", "rlimits", "warm", "request_sent",
-         "request", "check_compile", "seccomp", "program", "eof", "reaped")
-PHASES = (("fork", "before_fork", "child_start"), ("descriptors", "child_start", "descriptors"),
-          ("rlimits", "descriptors", "rlimits"), ("warm", "rlimits", "warm"),
-          ("request", "request_sent", "request"), ("check_compile", "request", "check_compile"),
-          ("seccomp", "check_compile", "seccomp"), ("program", "seccomp", "program"),
-          ("result", "program", "eof"), ("reap", "eof", "reaped"))
+SLOTS = (
+    "before_fork",
+    "child_start",
+    "descriptors",
+    "rlimits",
+    "warm",
+    "request_sent",
+    "request",
+    "check_compile",
+    "seccomp",
+    "program",
+    "eof",
+    "reaped",
+)
+PHASES = (
+    ("fork", "before_fork", "child_start"),
+    ("descriptors", "child_start", "descriptors"),
+    ("rlimits", "descriptors", "rlimits"),
+    ("warm", "rlimits", "warm"),
+    ("request", "request_sent", "request"),
+    ("check_compile", "request", "check_compile"),
+    ("seccomp", "check_compile", "seccomp"),
+    ("program", "seccomp", "program"),
+    ("result", "program", "eof"),
+    ("reap", "eof", "reaped"),
+)
 REQUEST_PATH = ("request", "check_compile", "seccomp", "program", "result", "reap")
 AHEAD_OF_DEMAND = ("fork", "descriptors", "rlimits", "warm")
 MARKER_FD = 3  # executor.policy.RESULT_FD: the one descriptor the child's filter lets it write
@@ -99,6 +119,7 @@ def _child_life(template, stamps, slot, res_w, req_r, devnull, markers: bool) ->
 def _zygote(n: int, bpf_hex: str, action: str, markers: bool, out_fd: int, floor: list[float]) -> None:
     from executor import child, policy
     from executor.seccomp_filter import BpfFilter
+
     flt = BpfFilter(bytes.fromhex(bpf_hex), action)
     flt.set_no_new_privs()  # as executor.zygote.Zygote does, once
     template = child.build_template(policy.policy_dict()["limits"], frozenset(), flt)
@@ -153,12 +174,23 @@ def _zygote(n: int, bpf_hex: str, action: str, markers: bool, out_fd: int, floor
         totals["request_path"].append(round((values["reaped"] - values["request_sent"]) / 1e6, 4))
         totals["ahead_of_demand"].append(round((values["warm"] - values["before_fork"]) / 1e6, 4))
     zygote_fork = _fork_exit_wait(max(10, n // 2))
-    report = {"n": n, "fork_floor_ms": floor, "zygote_fork_exit_wait_ms": zygote_fork, "phases": [name for name, _a, _b in PHASES], "request_path": list(REQUEST_PATH),
-              "ahead_of_demand": list(AHEAD_OF_DEMAND), "samples": samples, "totals": totals,
-              "outcomes": outcomes, "child_minor_faults": faults, "markers": markers, "python": sys.version.split()[0]}
+    report = {
+        "n": n,
+        "fork_floor_ms": floor,
+        "zygote_fork_exit_wait_ms": zygote_fork,
+        "phases": [name for name, _a, _b in PHASES],
+        "request_path": list(REQUEST_PATH),
+        "ahead_of_demand": list(AHEAD_OF_DEMAND),
+        "samples": samples,
+        "totals": totals,
+        "outcomes": outcomes,
+        "child_minor_faults": faults,
+        "markers": markers,
+        "python": sys.version.split()[0],
+    }
     data = (json.dumps(report) + "\n").encode()
     while data:
-        data = data[os.write(out_fd, data):]
+        data = data[os.write(out_fd, data) :]
 
 
 def main(argv: list[str]) -> int:
@@ -183,6 +215,7 @@ def main(argv: list[str]) -> int:
     os.close(out_w)
     os.close(cfg_r)
     from executor import seccomp_filter
+
     probe, flt = seccomp_filter.probe_and_compile()
     if flt is None:
         print(f"probe: seccomp unusable: {probe}", file=sys.stderr)

@@ -31,6 +31,7 @@ Everything written is synthetic: model ids `rehearsal-alpha`/`rehearsal-beta`, r
 (so that it can crash it) and the pipeline adopts it as an external server; `make reproduce LAUNCHER=rehearsal`
 starts one itself.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -56,6 +57,7 @@ from harness.core.canonical_json import json_file_text
 from harness.core.paths import REPO_ROOT
 from harness.core.ports import free_port
 from harness.core.seeds import parse_seeds
+from harness.core.typed_json import to_json
 from harness.data.dataset import load_dataset
 from harness.data.rehearsal_set import build_rehearsal_set, dev_rows_csv
 from harness.model.rehearsal.launcher import RehearsalLauncher
@@ -65,7 +67,6 @@ from harness.model.serving import LaunchError
 from harness.model.vllm.locks import serving_config
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan
-from harness.core.typed_json import to_json
 from harness.run.manifest import ReproduceManifest, RunManifest, git_state, read_manifests
 from harness.run.request import RunRequest, planned_keys
 from harness.run.schedule import DEFAULT_ORDER
@@ -80,10 +81,12 @@ CLIENT_TIMEOUT_S = 10.0
 # server answers by the request body, so without a seed a case's sampled votes would be copies
 SERVER_PROFILE = "vllm-seeded"
 RESUME_SCOPES = ("first-model", "all-models")
-TARGETS = (Target("program_requests_per_s", ">=", 100, label="program_requests_per_s>=100"),
-           Target("other_requests_per_s", ">=", 500, label="other_requests_per_s>=500"),
-           Target("harness_peak_rss_bytes", "<=", 2 ** 30, label="harness_peak_rss<=1GiB"),
-           post_run.POST_RUN_TARGET)
+TARGETS = (
+    Target("program_requests_per_s", ">=", 100, label="program_requests_per_s>=100"),
+    Target("other_requests_per_s", ">=", 500, label="other_requests_per_s>=500"),
+    Target("harness_peak_rss_bytes", "<=", 2**30, label="harness_peak_rss<=1GiB"),
+    post_run.POST_RUN_TARGET,
+)
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -93,18 +96,18 @@ class RehearsalSettings:
 
     size: str = "full"
     out: Path = ROOT / "runs" / "rehearsal"
-    bench: Path = ROOT / "runs" / "bench" / "pipeline.json"   # the JSON report (also written to out/pipeline.json)
-    seed: int = 20261123                    # the rehearsal seed: server replies, fault draws, kill points
-    concurrency: int | None = None          # None: the concurrency `make reproduce` uses
+    bench: Path = ROOT / "runs" / "bench" / "pipeline.json"  # the JSON report (also written to out/pipeline.json)
+    seed: int = 20261123  # the rehearsal seed: server replies, fault draws, kill points
+    concurrency: int | None = None  # None: the concurrency `make reproduce` uses
     executor_backend: str = "container"
-    faults: dict = field(default_factory=lambda: dict(DEFAULT_FAULTS))   # shares of attempts
+    faults: dict = field(default_factory=lambda: dict(DEFAULT_FAULTS))  # shares of attempts
     resume_check: bool = True
-    resume_scope: str = "first-model"       # first-model: rerun the model the kills land in; all-models: both
-    source: Path | None = None              # the dev rows the set is built from [the pinned name `dev`]
-    port: int | None = None                 # the rehearsal server's [a free one]
-    per_calculator: int | None = None       # override the size's cases per calculator
-    seeds: str | None = None                # override the size's seeds, e.g. 42-43
-    order: str | None = None                # the runs' request order [the one `make reproduce` uses]
+    resume_scope: str = "first-model"  # first-model: rerun the model the kills land in; all-models: both
+    source: Path | None = None  # the dev rows the set is built from [the pinned name `dev`]
+    port: int | None = None  # the rehearsal server's [a free one]
+    per_calculator: int | None = None  # override the size's cases per calculator
+    seeds: str | None = None  # override the size's seeds, e.g. 42-43
+    order: str | None = None  # the runs' request order [the one `make reproduce` uses]
 
     def __post_init__(self) -> None:
         if self.size not in SIZES:
@@ -132,14 +135,25 @@ def reproduce_concurrency() -> int:
 
 # --- the rehearsal server ----------------------------------------------------------------------------------
 
+
 def rehearsal_server(out: Path, port: int, seed: int, answer_key: Path, faults: dict) -> RehearsalLauncher:
     """Both rehearsal models in one server process, faults on, every injected fault logged
     (out/server/faults.jsonl), slow replies held past the client's timeout."""
-    return RehearsalLauncher(model_id=MODELS[0], extra_model_ids=MODELS[1:], port=port, seed=seed,
-                             answer_key=answer_key, log_path=out / "server" / "server.log",
-                             faults=Faults(rate_5xx=faults["fault_5xx"], rate_slow=faults["fault_slow"],
-                                           rate_drop=faults["fault_drop"], slow_s=CLIENT_TIMEOUT_S + 5),
-                             fault_log=out / "server" / "faults.jsonl")
+    return RehearsalLauncher(
+        model_id=MODELS[0],
+        extra_model_ids=MODELS[1:],
+        port=port,
+        seed=seed,
+        answer_key=answer_key,
+        log_path=out / "server" / "server.log",
+        faults=Faults(
+            rate_5xx=faults["fault_5xx"],
+            rate_slow=faults["fault_slow"],
+            rate_drop=faults["fault_drop"],
+            slow_s=CLIENT_TIMEOUT_S + 5,
+        ),
+        fault_log=out / "server" / "faults.jsonl",
+    )
 
 
 def start_server(server: RehearsalLauncher) -> dict:
@@ -154,14 +168,52 @@ def start_server(server: RehearsalLauncher) -> dict:
 
 # --- one pipeline process, measured -------------------------------------------------------------------------
 
-def pipeline_argv(models: Iterable[str], dataset: Path, seeds: str, base_url: str, results: Path, concurrency: int,
-                  backend: str, convention: str, order: str | None = None) -> list[str]:
+
+def pipeline_argv(
+    models: Iterable[str],
+    dataset: Path,
+    seeds: str,
+    base_url: str,
+    results: Path,
+    concurrency: int,
+    backend: str,
+    convention: str,
+    order: str | None = None,
+) -> list[str]:
     """`harness serve reproduce` against the running rehearsal server (the external launcher adopts it)."""
-    return [sys.executable, "-m", "harness.cli", "serve", "reproduce", "--launcher", "external",
-            "--base-url", base_url, "--server-profile", SERVER_PROFILE, "--models", ",".join(models),
-            "--arms", "all", "--seeds", seeds, "--dataset", str(dataset), "--out", str(results),
-            "--executor-backend", backend, "--concurrency", str(concurrency), "--timeout", str(CLIENT_TIMEOUT_S),
-            "--no-progress", "--convention", convention, *(["--order", order] if order else [])]
+    return [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "serve",
+        "reproduce",
+        "--launcher",
+        "external",
+        "--base-url",
+        base_url,
+        "--server-profile",
+        SERVER_PROFILE,
+        "--models",
+        ",".join(models),
+        "--arms",
+        "all",
+        "--seeds",
+        seeds,
+        "--dataset",
+        str(dataset),
+        "--out",
+        str(results),
+        "--executor-backend",
+        backend,
+        "--concurrency",
+        str(concurrency),
+        "--timeout",
+        str(CLIENT_TIMEOUT_S),
+        "--no-progress",
+        "--convention",
+        convention,
+        *(["--order", order] if order else []),
+    ]
 
 
 @dataclass
@@ -169,12 +221,12 @@ class Measured:
     """One process run: exit status, wall time, and its CPU seconds and peak RSS sampled from /proc."""
 
     argv: list[str]
-    started: float = 0.0                    # epoch seconds
+    started: float = 0.0  # epoch seconds
     returncode: int | None = None
     killed: bool = False
     wall_s: float = 0.0
-    cpu_s_with_children: float = 0.0        # from wait4: includes the docker CLI processes of the container pool
-    samples: list[tuple[float, float, int]] = field(default_factory=list)   # (epoch, CPU s, VmHWM bytes)
+    cpu_s_with_children: float = 0.0  # from wait4: includes the docker CLI processes of the container pool
+    samples: list[tuple[float, float, int]] = field(default_factory=list)  # (epoch, CPU s, VmHWM bytes)
 
     def at(self, when: float | None = None) -> tuple[float, int]:
         """(CPU seconds, peak RSS bytes) of the process itself at `when` (the last sample before it; None: the
@@ -195,8 +247,13 @@ def _proc_sample(pid: int) -> tuple[float, int] | None:
     return cpu, hwm
 
 
-def run_measured(argv: list[str], log_path: Path, *, kill_after_s: float | None = None,
-                 during: tuple[float, Callable[[], None]] | None = None) -> Measured:
+def run_measured(
+    argv: list[str],
+    log_path: Path,
+    *,
+    kill_after_s: float | None = None,
+    during: tuple[float, Callable[[], None]] | None = None,
+) -> Measured:
     """Run `argv`, sampling its CPU and peak RSS every 0.25 s; SIGKILL it after `kill_after_s` if given; call
     during[1]() once after during[0] seconds if it is still running."""
     res = Measured(argv)
@@ -220,10 +277,12 @@ def run_measured(argv: list[str], log_path: Path, *, kill_after_s: float | None 
         sampler.start()
         timers = []
         if kill_after_s is not None:
+
             def kill():
                 if proc.poll() is None:
                     res.killed = True
                     os.kill(proc.pid, signal.SIGKILL)
+
             timers.append(threading.Timer(kill_after_s, kill))
         if during is not None:
             timers.append(threading.Timer(during[0], lambda: proc.poll() is None and during[1]()))
@@ -247,7 +306,7 @@ class PipelineRun:
     its blocks (model-free arms, then one per model), typed."""
 
     reproduce: ReproduceManifest
-    blocks: list[RunManifest]          # the run manifests, in block order
+    blocks: list[RunManifest]  # the run manifests, in block order
 
     def block(self, model: str) -> RunManifest | None:
         return next((m for m in self.blocks if m.model.id == model), None)
@@ -280,12 +339,16 @@ def _manifest_paths(results: Path) -> set[Path]:
 
 def block_span_s(manifest: RunManifest) -> float:
     """A run manifest's wall time: from its first unit taking a case slot to its last unit's last record."""
-    spans = [(_epoch(s.started_at), _epoch(s.finished_at)) for s in manifest.summaries or ()
-             if s.started_at and s.finished_at]
+    spans = [
+        (_epoch(s.started_at), _epoch(s.finished_at))
+        for s in manifest.summaries or ()
+        if s.started_at and s.finished_at
+    ]
     return max(e for _, e in spans) - min(b for b, _ in spans) if spans else 0.0
 
 
 # --- counting ------------------------------------------------------------------------------------------------
+
 
 def expected_keys(dataset_path: Path, seeds: list[int], convention: str) -> set[str]:
     """Every record key a complete rehearsal must hold (both models, every paper arm and seed), with the arms
@@ -323,12 +386,19 @@ def count_records(results: Path, expected: set[str] | None = None) -> dict:
             a["requests"] += n_req
             a["programs"] += n_prog
             a["correct"] += bool(rec.get("correct"))
-    return {"records": records, "unique_keys": len(seen),
-            "lost": None if expected is None else len(expected - seen.keys()),
-            "duplicated": sum(n - 1 for n in seen.values() if n > 1),
-            "unexpected": None if expected is None else len(seen.keys() - expected),
-            "requests": requests, "programs": programs, "retries": retries, "result_bytes": result_bytes,
-            "by_arm": by_arm, "busy_s": arm_busy_s(intervals)}
+    return {
+        "records": records,
+        "unique_keys": len(seen),
+        "lost": None if expected is None else len(expected - seen.keys()),
+        "duplicated": sum(n - 1 for n in seen.values() if n > 1),
+        "unexpected": None if expected is None else len(seen.keys() - expected),
+        "requests": requests,
+        "programs": programs,
+        "retries": retries,
+        "result_bytes": result_bytes,
+        "by_arm": by_arm,
+        "busy_s": arm_busy_s(intervals),
+    }
 
 
 def arm_walls(manifests: Iterable[RunManifest]) -> dict[str, float]:
@@ -356,8 +426,12 @@ def arm_busy_s(intervals: dict[str, list[tuple[float, float]]]) -> dict[str, flo
     add up to the time anything ran, whatever the request order: run one after another (arm-major) an arm's busy
     time is its wall time; run together (case-major) each arm gets its share of the common wall, where the arms'
     own walls all span the whole run and overlap."""
-    events = sorted((t, +1 if start else -1, arm) for arm, spans in intervals.items() for b, e in spans
-                    for t, start in ((b, True), (max(b, e), False)))
+    events = sorted(
+        (t, +1 if start else -1, arm)
+        for arm, spans in intervals.items()
+        for b, e in spans
+        for t, start in ((b, True), (max(b, e), False))
+    )
     busy = dict.fromkeys(intervals, 0.0)
     in_flight: dict[str, int] = dict.fromkeys(intervals, 0)
     total, last = 0, None
@@ -378,15 +452,24 @@ def request_rates(counts: dict, busy: dict[str, float], walls: dict[str, float])
     share of the common wall), executor programs per second over the program arms' busy seconds; beside them the
     busy seconds and the arms' walls (from first to last unit: under case-major they overlap, so they are no
     denominator)."""
+
     def total(figures: dict[str, float], program: bool) -> float:
-        return sum(v for a, v in figures.items() if (ARMS[a].needs_executor if program
-                                                      else ARMS[a].needs_model and not ARMS[a].needs_executor))
+        return sum(
+            v
+            for a, v in figures.items()
+            if (ARMS[a].needs_executor if program else ARMS[a].needs_model and not ARMS[a].needs_executor)
+        )
+
     prog_busy, other_busy = total(busy, True), total(busy, False)
-    return {"program_requests_per_s": round(counts["requests"]["program"] / prog_busy, 1) if prog_busy else None,
-            "other_requests_per_s": round(counts["requests"]["other"] / other_busy, 1) if other_busy else None,
-            "executor_programs_per_s": round(counts["programs"] / prog_busy, 1) if prog_busy else None,
-            "program_arms_busy_s": round(prog_busy, 1), "other_arms_busy_s": round(other_busy, 1),
-            "program_arms_wall_s": round(total(walls, True), 1), "other_arms_wall_s": round(total(walls, False), 1)}
+    return {
+        "program_requests_per_s": round(counts["requests"]["program"] / prog_busy, 1) if prog_busy else None,
+        "other_requests_per_s": round(counts["requests"]["other"] / other_busy, 1) if other_busy else None,
+        "executor_programs_per_s": round(counts["programs"] / prog_busy, 1) if prog_busy else None,
+        "program_arms_busy_s": round(prog_busy, 1),
+        "other_arms_busy_s": round(other_busy, 1),
+        "program_arms_wall_s": round(total(walls, True), 1),
+        "other_arms_wall_s": round(total(walls, False), 1),
+    }
 
 
 def _by_kind(faults: list[dict]) -> dict:
@@ -398,12 +481,21 @@ def _by_kind(faults: list[dict]) -> dict:
 
 def h100_estimate() -> dict:
     """The plan's estimated model time on one H100 for the paper's run (two Qwen models, all arms, 5 seeds)."""
-    plan = build_plan(ReproduceConfig(launcher="vllm", models=[], arms=["all"], seeds=[42, 43, 44, 45, 46],
-                                      dataset="verified", out=Path("/nonexistent")))
+    plan = build_plan(
+        ReproduceConfig(
+            launcher="vllm",
+            models=[],
+            arms=["all"],
+            seeds=[42, 43, 44, 45, 46],
+            dataset="verified",
+            out=Path("/nonexistent"),
+        )
+    )
     return {"min_s": round(plan.estimate_s.min, 1), "max_s": round(plan.estimate_s.max, 1)}
 
 
 # --- the whole rehearsal --------------------------------------------------------------------------------------
+
 
 @dataclass
 class _Context:
@@ -419,8 +511,17 @@ class _Context:
     server: RehearsalLauncher
 
     def argv(self, models: Iterable[str], results: Path) -> list[str]:
-        return pipeline_argv(models, self.dataset, self.seeds, self.server.base_url, results, self.concurrency,
-                             self.settings.executor_backend, self.convention, self.settings.order)
+        return pipeline_argv(
+            models,
+            self.dataset,
+            self.seeds,
+            self.server.base_url,
+            results,
+            self.concurrency,
+            self.settings.executor_backend,
+            self.convention,
+            self.settings.order,
+        )
 
 
 def rehearse(settings: RehearsalSettings) -> dict:
@@ -431,24 +532,39 @@ def rehearse(settings: RehearsalSettings) -> dict:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     machine = Machine()
-    report: dict = {"synthetic": True, "what": "make rehearse: the kit end to end against the rehearsal server "
-                    "(a scripted fake; nothing here is a model result)", "size": size,
-                    "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                    "machine": {"cpus": machine.cores, "loadavg_start": machine.loadavg_start}, "kit": to_json(git_state()),
-                    "config": {"models": list(MODELS), "seeds": seeds, "per_calculator": per_calculator,
-                               "concurrency": concurrency, "executor_backend": backend,
-                               "order": settings.order or DEFAULT_ORDER,
-                               "rehearsal_seed": settings.seed, "faults": dict(settings.faults),
-                               "client_timeout_s": CLIENT_TIMEOUT_S}}
+    report: dict = {
+        "synthetic": True,
+        "what": "make rehearse: the kit end to end against the rehearsal server "
+        "(a scripted fake; nothing here is a model result)",
+        "size": size,
+        "started_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "machine": {"cpus": machine.cores, "loadavg_start": machine.loadavg_start},
+        "kit": to_json(git_state()),
+        "config": {
+            "models": list(MODELS),
+            "seeds": seeds,
+            "per_calculator": per_calculator,
+            "concurrency": concurrency,
+            "executor_backend": backend,
+            "order": settings.order or DEFAULT_ORDER,
+            "rehearsal_seed": settings.seed,
+            "faults": dict(settings.faults),
+            "client_timeout_s": CLIENT_TIMEOUT_S,
+        },
+    }
     # 1. the case set
     dataset = out / "rehearsal-cases.csv"
     set_manifest = build_rehearsal_set(settings.source or dev_rows_csv(), dataset, per_calculator)
     n_cases = len(load_dataset(dataset).cases)
     report["config"]["cases"] = n_cases
-    report["config"]["rehearsal_set"] = {k: set_manifest[k] for k in ("n_cases", "calculators", "reused_rows",
-                                                                       "source_sha256", "csv_sha256", "convention")}
-    _echo(f"{size}: {n_cases} cases x {len(MODELS)} models x all arms x seeds {seeds}, "
-          f"concurrency {concurrency}, executor {backend}, out {out}")
+    report["config"]["rehearsal_set"] = {
+        k: set_manifest[k]
+        for k in ("n_cases", "calculators", "reused_rows", "source_sha256", "csv_sha256", "convention")
+    }
+    _echo(
+        f"{size}: {n_cases} cases x {len(MODELS)} models x all arms x seeds {seeds}, "
+        f"concurrency {concurrency}, executor {backend}, out {out}"
+    )
     convention = set_manifest["convention"]
     report["config"]["convention"] = convention
     expected = expected_keys(dataset, parse_seeds(seeds), convention)
@@ -462,14 +578,19 @@ def rehearse(settings: RehearsalSettings) -> dict:
         ref, measured = reference_run(ctx, report)
         # 4. the stages after the run
         timed = post_run.run_stages(out / "results", out / "checksums.txt", out / "logs" / "stages.log")
-        stages = {"run": {"wall_s": report["run"]["wall_s"]},
-                  **{name: {"wall_s": s.wall_s, "returncode": s.returncode} for name, s in timed.items()}}
+        stages = {
+            "run": {"wall_s": report["run"]["wall_s"]},
+            **{name: {"wall_s": s.wall_s, "returncode": s.returncode} for name, s in timed.items()},
+        }
         report["stages"] = stages
         report["post_run_wall_s"] = post_run.post_run_wall_s(timed)
         failed = [s for s, v in stages.items() if v.get("returncode") not in (None, 0)]
         report["stages_failed"] = failed
-        _echo("stages: " + ", ".join(f"{s} {v['wall_s']:.1f} s" for s, v in stages.items()) +
-              (f"; FAILED: {failed}" if failed else ""))
+        _echo(
+            "stages: "
+            + ", ".join(f"{s} {v['wall_s']:.1f} s" for s, v in stages.items())
+            + (f"; FAILED: {failed}" if failed else "")
+        )
         ref_sums = content_checksums(out / "results", out / "results" / "tables")
         (out / "content-checksums.txt").write_text(ref_sums)
         # 5. kill and resume
@@ -481,20 +602,27 @@ def rehearse(settings: RehearsalSettings) -> dict:
         server.stop()
     est = h100_estimate()
     total = measured.wall_s
-    report["h100"] = {"plan_estimate_s": est, "pipeline_wall_s": round(total, 1),
-                      "pipeline_share_of_h100_time": {"of_min": round(total / est["min_s"], 4),
-                                                      "of_max": round(total / est["max_s"], 4)},
-                      "note": "the reference `harness serve reproduce` process from start to exit (its runs, then its "
-                              "statistics, tables, figures, report, checksums and verify) against the plan's estimate "
-                              "for the paper's run (two Qwen models, all arms, 5 seeds, 1,100 cases); below SIZE=full "
-                              "the pipeline does a fraction of that work"}
+    report["h100"] = {
+        "plan_estimate_s": est,
+        "pipeline_wall_s": round(total, 1),
+        "pipeline_share_of_h100_time": {
+            "of_min": round(total / est["min_s"], 4),
+            "of_max": round(total / est["max_s"], 4),
+        },
+        "note": "the reference `harness serve reproduce` process from start to exit (its runs, then its "
+        "statistics, tables, figures, report, checksums and verify) against the plan's estimate "
+        "for the paper's run (two Qwen models, all arms, 5 seeds, 1,100 cases); below SIZE=full "
+        "the pipeline does a fraction of that work",
+    }
     report["machine"]["loadavg_end"] = machine.finish().loadavg_end
-    measured_values = {"program_requests_per_s": report["run"]["program_requests_per_s"],
-                       "other_requests_per_s": report["run"]["other_requests_per_s"],
-                       "harness_peak_rss_bytes": report["run"]["harness_peak_rss_bytes"],
-                       "post_run_wall_s": report["post_run_wall_s"]}
+    measured_values = {
+        "program_requests_per_s": report["run"]["program_requests_per_s"],
+        "other_requests_per_s": report["run"]["other_requests_per_s"],
+        "harness_peak_rss_bytes": report["run"]["harness_peak_rss_bytes"],
+        "post_run_wall_s": report["post_run_wall_s"],
+    }
     report["targets"] = {t.key: t.met(measured_values[t.name]) for t in TARGETS}
-    report["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    report["finished_at"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     settings.bench.parent.mkdir(parents=True, exist_ok=True)
     settings.bench.write_text(json_file_text(report, indent=1))
     (out / "pipeline.json").write_text(json_file_text(report, indent=1))
@@ -525,40 +653,61 @@ def reference_run(ctx: _Context, report: dict) -> tuple[PipelineRun, Measured]:
     cache_hits = sum(m.cache_hits or 0 for m in ref.blocks)
     retried = attempts - (total_requests - cache_hits)
     report["run"] = {
-        "requests": total_requests, "programs": counts["programs"], "records": counts["records"],
-        "program_requests": counts["requests"]["program"], "other_requests": counts["requests"]["other"],
+        "requests": total_requests,
+        "programs": counts["programs"],
+        "records": counts["records"],
+        "program_requests": counts["requests"]["program"],
+        "other_requests": counts["requests"]["other"],
         "order": orders[0] if len(orders) == 1 else orders,
         "requests_per_s": round(total_requests / run_wall, 1) if run_wall else None,
         **request_rates(counts, counts["busy_s"], walls),
-        "network_attempts": attempts, "cache_hits": cache_hits,
+        "network_attempts": attempts,
+        "cache_hits": cache_hits,
         "harness_cpu_s": round(cpu_s, 1),
         "harness_cpu_s_with_children": round(measured.cpu_s_with_children, 1),
         "harness_cpu_s_per_request": round(cpu_s / total_requests, 5) if total_requests else None,
         "harness_peak_rss_bytes": peak_rss,
-        "result_bytes": counts["result_bytes"], "wall_s": round(run_wall, 1),
+        "result_bytes": counts["result_bytes"],
+        "wall_s": round(run_wall, 1),
         "loadavg_end": loadavg(),
-        "per_arm": {a: {**v, "wall_s": round(walls.get(a, 0.0), 2), "busy_s": round(counts["busy_s"].get(a, 0.0), 2),
-                        "requests_per_busy_s": round(v["requests"] / counts["busy_s"][a], 1)
-                        if counts["busy_s"].get(a) else None}
-                    for a, v in sorted(counts["by_arm"].items())},
+        "per_arm": {
+            a: {
+                **v,
+                "wall_s": round(walls.get(a, 0.0), 2),
+                "busy_s": round(counts["busy_s"].get(a, 0.0), 2),
+                "requests_per_busy_s": round(v["requests"] / counts["busy_s"][a], 1)
+                if counts["busy_s"].get(a)
+                else None,
+            }
+            for a, v in sorted(counts["by_arm"].items())
+        },
         "rates_note": "requests_per_s: all requests over the run's wall (its blocks' spans); program_ and "
-                      "other_requests_per_s: those arms' requests over their busy seconds (each moment's wall shared "
-                      "among the arms in flight by their share of the cases in flight), which under arm-major order "
-                      "are the arms' walls, as before; per-arm wall_s spans an arm's first to last unit, and under "
-                      "case-major order every arm's span is about the whole run",
+        "other_requests_per_s: those arms' requests over their busy seconds (each moment's wall shared "
+        "among the arms in flight by their share of the cases in flight), which under arm-major order "
+        "are the arms' walls, as before; per-arm wall_s spans an arm's first to last unit, and under "
+        "case-major order every arm's span is about the whole run",
     }
-    report["faults"] = {"injected": len(ref_faults), "retried": retried,
-                        "by_kind": _by_kind(ref_faults), "lost": counts["lost"],
-                        "duplicated": counts["duplicated"], "unexpected": counts["unexpected"],
-                        "note": "reference run: every injected fault (5xx, slow past the client timeout, "
-                                "dropped connection) costs one retried attempt; lost/duplicated compare the "
-                                "expected record keys with the stored ones"}
-    _echo(f"reference ({report['run']['order']} order): {total_requests / run_wall if run_wall else 0:.1f} requests/s "
-          f"over the run's {run_wall:.0f} s; program arms {report['run']['program_requests_per_s']} requests/s, other "
-          f"arms {report['run']['other_requests_per_s']} requests/s, each over their busy seconds")
-    _echo(f"reference: {counts['records']} records, {total_requests} requests, {counts['programs']} programs, "
-          f"faults injected {len(ref_faults)}, retried {retried}, lost {counts['lost']}, "
-          f"duplicated {counts['duplicated']}")
+    report["faults"] = {
+        "injected": len(ref_faults),
+        "retried": retried,
+        "by_kind": _by_kind(ref_faults),
+        "lost": counts["lost"],
+        "duplicated": counts["duplicated"],
+        "unexpected": counts["unexpected"],
+        "note": "reference run: every injected fault (5xx, slow past the client timeout, "
+        "dropped connection) costs one retried attempt; lost/duplicated compare the "
+        "expected record keys with the stored ones",
+    }
+    _echo(
+        f"reference ({report['run']['order']} order): {total_requests / run_wall if run_wall else 0:.1f} requests/s "
+        f"over the run's {run_wall:.0f} s; program arms {report['run']['program_requests_per_s']} requests/s, other "
+        f"arms {report['run']['other_requests_per_s']} requests/s, each over their busy seconds"
+    )
+    _echo(
+        f"reference: {counts['records']} records, {total_requests} requests, {counts['programs']} programs, "
+        f"faults injected {len(ref_faults)}, retried {retried}, lost {counts['lost']}, "
+        f"duplicated {counts['duplicated']}"
+    )
     return ref, measured
 
 
@@ -592,18 +741,29 @@ def kill_and_resume(ctx: _Context, ref: PipelineRun, ref_measured: Measured, ref
     rng = random.Random(ctx.settings.seed)
     res_dir = out / "resume-check" / "results"
     first = ref.block(MODELS[0])
-    first_end = max(_epoch(s.finished_at) for s in first.summaries) if first and first.summaries \
+    first_end = (
+        max(_epoch(s.finished_at) for s in first.summaries)
+        if first and first.summaries
         else ref_measured.started + ref_measured.wall_s
-    first_wall = first_end - ref_measured.started          # the reference pipeline up to its first model's end
+    )
+    first_wall = first_end - ref_measured.started  # the reference pipeline up to its first model's end
     kill_at = round(rng.uniform(0.2, 0.6) * first_wall, 2)
     server_kill_at = round(rng.uniform(0.1, 0.4) * (first_wall - kill_at), 2)
-    info: dict = {"scope": scope, "harness_killed_at_s": kill_at,
-                  "server_killed_at_s_into_resumed_run": server_kill_at, "attempts": []}
+    info: dict = {
+        "scope": scope,
+        "harness_killed_at_s": kill_at,
+        "server_killed_at_s_into_resumed_run": server_kill_at,
+        "attempts": [],
+    }
     if scope == "first-model":
-        info["copied_from_reference"] = {"models": list(MODELS[1:]),
-                                         **copy_model_results(out / "results", res_dir, MODELS[1:])}
-    _echo(f"kill-and-resume ({scope}): pipeline SIGKILL at {kill_at:.1f} s, server SIGKILL {server_kill_at:.1f} s "
-          "into the resume")
+        info["copied_from_reference"] = {
+            "models": list(MODELS[1:]),
+            **copy_model_results(out / "results", res_dir, MODELS[1:]),
+        }
+    _echo(
+        f"kill-and-resume ({scope}): pipeline SIGKILL at {kill_at:.1f} s, server SIGKILL {server_kill_at:.1f} s "
+        "into the resume"
+    )
     log = out / "logs" / "resume-check.log"
     argv = ctx.argv(MODELS[:1], res_dir)
     r = run_measured(argv, log, kill_after_s=kill_at)
@@ -611,16 +771,17 @@ def kill_and_resume(ctx: _Context, ref: PipelineRun, ref_measured: Measured, ref
     before_server_kill = len(server.faults_logged())
     server_kills = []
 
-    def crash_server():                     # SIGKILL, then start again on the same port
+    def crash_server():  # SIGKILL, then start again on the same port
         server.kill()
         server_kills.append(time.time())
         start_server(server)
 
     r = run_measured(argv, log, during=(server_kill_at, crash_server))
-    info["attempts"].append({"returncode": r.returncode, "killed": False, "wall_s": r.wall_s,
-                             "server_killed": bool(server_kills)})
+    info["attempts"].append(
+        {"returncode": r.returncode, "killed": False, "wall_s": r.wall_s, "server_killed": bool(server_kills)}
+    )
     tries = 0
-    while r.returncode != 0 and tries < 3:       # e.g. retries exhausted while the server was down
+    while r.returncode != 0 and tries < 3:  # e.g. retries exhausted while the server was down
         tries += 1
         r = run_measured(argv, log)
         info["attempts"].append({"returncode": r.returncode, "wall_s": r.wall_s, "extra_resume": True})
@@ -635,16 +796,26 @@ def kill_and_resume(ctx: _Context, ref: PipelineRun, ref_measured: Measured, ref
     res_sums = content_checksums(res_dir, res_dir / "tables")
     (out / "resume-check" / "content-checksums.txt").write_text(res_sums)
     cmp = compare(ref_sums, res_sums)
-    info.update({"identical": cmp["identical"], "comparison": cmp, "lost": counts["lost"],
-                 "duplicated": counts["duplicated"], "records": counts["records"],
-                 "server_kills": len(server_kills), "harness_killed": info["attempts"][0]["killed"],
-                 "faults_injected_during_resume": len(server.faults_logged()) - before_server_kill,
-                 "retries_in_resumed_records": counts["retries"],
-                 "what_is_compared": "per-case files as canonical records (sorted by key, without latency_ms, "
-                                     "started_at, finished_at, cached, retries and the executor's wall_ms/cpu_ms) "
-                                     "and the tables byte for byte; see bench/compare.py"})
-    _echo(f"kill-and-resume: identical={cmp['identical']} lost={counts['lost']} duplicated={counts['duplicated']} "
-          f"differing={cmp['differing'][:5]}")
+    info.update(
+        {
+            "identical": cmp["identical"],
+            "comparison": cmp,
+            "lost": counts["lost"],
+            "duplicated": counts["duplicated"],
+            "records": counts["records"],
+            "server_kills": len(server_kills),
+            "harness_killed": info["attempts"][0]["killed"],
+            "faults_injected_during_resume": len(server.faults_logged()) - before_server_kill,
+            "retries_in_resumed_records": counts["retries"],
+            "what_is_compared": "per-case files as canonical records (sorted by key, without latency_ms, "
+            "started_at, finished_at, cached, retries and the executor's wall_ms/cpu_ms) "
+            "and the tables byte for byte; see bench/compare.py",
+        }
+    )
+    _echo(
+        f"kill-and-resume: identical={cmp['identical']} lost={counts['lost']} duplicated={counts['duplicated']} "
+        f"differing={cmp['differing'][:5]}"
+    )
     return info
 
 
@@ -654,6 +825,10 @@ def main(settings: RehearsalSettings) -> int:
     except (RuntimeError, FileNotFoundError) as exc:
         print(f"rehearse: {exc}", file=sys.stderr)
         return 1
-    bad = report["stages_failed"] or report["faults"]["lost"] or report["faults"]["duplicated"] \
+    bad = (
+        report["stages_failed"]
+        or report["faults"]["lost"]
+        or report["faults"]["duplicated"]
         or (settings.resume_check and not report["resume"]["identical"])
+    )
     return 1 if bad else 0

@@ -2,6 +2,7 @@
 an integer, a date and a gestational-age case; the slowest call per scorer and in all. Writes JSON
 (`make bench-scoring`: runs/bench/scoring.json). Target: every call under 1 s (before the answer readers were made
 linear, a 20 kB digit run took 10-17 s under the medcalc scorers, so 100 kB took minutes)."""
+
 from __future__ import annotations
 
 import json
@@ -30,20 +31,37 @@ def main(out: Path, size: int = SIZE) -> int:
             for scorer in SCORERS:
                 t0 = time.perf_counter()
                 s = score_reply(reply, gold, scorer)
-                rows.append({"reply": name, "chars": len(reply), "case": kind, "scorer": scorer,
-                             "seconds": round(time.perf_counter() - t0, 4), "correct": s.correct, "code": s.code})
+                rows.append(
+                    {
+                        "reply": name,
+                        "chars": len(reply),
+                        "case": kind,
+                        "scorer": scorer,
+                        "seconds": round(time.perf_counter() - t0, 4),
+                        "correct": s.correct,
+                        "code": s.code,
+                    }
+                )
     worst = max(rows, key=lambda r: r["seconds"])
     per_scorer = {sc: max(r["seconds"] for r in rows if r["scorer"] == sc) for sc in SCORERS}
     report = {
         "benchmark": "scorers on adversarial replies",
-        "reply_chars": size, "calls": len(rows), TARGET.key: TARGET.bound,
-        "max_seconds_per_scorer": per_scorer, "slowest": worst, "meets_target": TARGET.met(worst["seconds"]),
+        "reply_chars": size,
+        "calls": len(rows),
+        TARGET.key: TARGET.bound,
+        "max_seconds_per_scorer": per_scorer,
+        "slowest": worst,
+        "meets_target": TARGET.met(worst["seconds"]),
         "total_seconds": round(sum(r["seconds"] for r in rows), 3),
-        "load_average": machine.loadavg_start, "python": machine.python, "machine": machine.arch,
+        "load_average": machine.loadavg_start,
+        "python": machine.python,
+        "machine": machine.arch,
         "rows": rows,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"scoring benchmark: {len(rows)} calls on {size:,}-character replies, slowest {worst['seconds']} s "
-          f"({worst['scorer']} on {worst['reply']} / {worst['case']}), per scorer {per_scorer}; -> {out}")
+    print(
+        f"scoring benchmark: {len(rows)} calls on {size:,}-character replies, slowest {worst['seconds']} s "
+        f"({worst['scorer']} on {worst['reply']} / {worst['case']}), per scorer {per_scorer}; -> {out}"
+    )
     return 0 if report["meets_target"] else 1

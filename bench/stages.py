@@ -10,6 +10,7 @@ with `uptime` before and after. Issue 9's target is stats + tables + figures + r
 the same set on the same machine; --out merges this run's figures under `runs.<label>` of the JSON file (other
 labels are kept).
 """
+
 from __future__ import annotations
 
 import json
@@ -27,19 +28,21 @@ from harness.run.store import iter_result_files
 
 ROOT = REPO_ROOT
 STAGES = ("stats", "tables", "figures", "report", "checksums", "verify")
-POST_RUN = ("stats", "tables", "figures", "report", "verify")   # the stages issue 9's target sums
+POST_RUN = ("stats", "tables", "figures", "report", "verify")  # the stages issue 9's target sums
 POST_RUN_TARGET = Target("post_run_wall_s", "<=", 60, label="post_run_stages<=60s")
 
 
 def stage_args(results: Path, checksums: Path) -> dict[str, list[str]]:
     """Each stage's `harness` arguments: outputs under the result set, the sums file at `checksums`."""
     r = str(results)
-    return {"stats": ["stats", "--results", r, "--out", str(results / "stats")],
-            "tables": ["tables", "--results", r, "--out", str(results / "tables")],
-            "figures": ["figures", "--results", r, "--out", str(results / "figures")],
-            "report": ["report", "--results", r, "--out", str(results / "report")],
-            "checksums": ["checksums", "update", "--results", r, "--sums", str(checksums)],
-            "verify": ["verify", "--results", r, "--sums", str(checksums)]}
+    return {
+        "stats": ["stats", "--results", r, "--out", str(results / "stats")],
+        "tables": ["tables", "--results", r, "--out", str(results / "tables")],
+        "figures": ["figures", "--results", r, "--out", str(results / "figures")],
+        "report": ["report", "--results", r, "--out", str(results / "report")],
+        "checksums": ["checksums", "update", "--results", r, "--sums", str(checksums)],
+        "verify": ["verify", "--results", r, "--sums", str(checksums)],
+    }
 
 
 def harness_argv(*args: str) -> list[str]:
@@ -51,7 +54,7 @@ def harness_argv(*args: str) -> list[str]:
 @dataclass(frozen=True)
 class StageTime:
     wall_s: float
-    cpu_s: float          # user + system of the stage and its worker processes
+    cpu_s: float  # user + system of the stage and its worker processes
     returncode: int
 
 
@@ -63,11 +66,13 @@ def run_stage(args: list[str], log, *, code: Path | None = None) -> StageTime:
     log.write(f"$ harness {' '.join(args)}\n")
     log.flush()
     t0, c0 = time.perf_counter(), os.times()
-    rc = subprocess.run(harness_argv(*args), stdout=log, stderr=subprocess.STDOUT, cwd=code or ROOT,
-                        env=env).returncode
+    rc = subprocess.run(harness_argv(*args), stdout=log, stderr=subprocess.STDOUT, cwd=code or ROOT, env=env).returncode
     c1 = os.times()
-    return StageTime(round(time.perf_counter() - t0, 3),
-                     round((c1.children_user - c0.children_user) + (c1.children_system - c0.children_system), 2), rc)
+    return StageTime(
+        round(time.perf_counter() - t0, 3),
+        round((c1.children_user - c0.children_user) + (c1.children_system - c0.children_system), 2),
+        rc,
+    )
 
 
 def run_stages(results: Path, checksums: Path, log_path: Path, *, code: Path | None = None) -> dict[str, StageTime]:
@@ -89,16 +94,28 @@ def main(results: Path, label: str, out: Path, code: Path | None) -> int:
     records = sum(sum(1 for _ in open(f, "rb")) for f in files)
     machine = Machine()
     before = uptime()
-    stages = run_stages(results, work / "checksums.txt", work / f"bench-stages-{label}.log",
-                        code=code.resolve() if code else None)
-    entry = {"results": str(results), "records": records, "result_bytes": sum(f.stat().st_size for f in files),
-             "synthetic_set": json.loads(synthetic.read_text()) if synthetic.exists() else None,
-             "code": str(code or ROOT), "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=code or ROOT,
-                                                                capture_output=True, text=True).stdout.strip(),
-             "cpus": machine.cores, "uptime_before": before, "uptime_after": uptime(),
-             "stages": {name: {"wall_s": round(s.wall_s, 2), "cpu_s": s.cpu_s, "returncode": s.returncode}
-                        for name, s in stages.items()},
-             "post_run_wall_s": post_run_wall_s(stages), "target_s": POST_RUN_TARGET.bound}
+    stages = run_stages(
+        results, work / "checksums.txt", work / f"bench-stages-{label}.log", code=code.resolve() if code else None
+    )
+    entry = {
+        "results": str(results),
+        "records": records,
+        "result_bytes": sum(f.stat().st_size for f in files),
+        "synthetic_set": json.loads(synthetic.read_text()) if synthetic.exists() else None,
+        "code": str(code or ROOT),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=code or ROOT, capture_output=True, text=True
+        ).stdout.strip(),
+        "cpus": machine.cores,
+        "uptime_before": before,
+        "uptime_after": uptime(),
+        "stages": {
+            name: {"wall_s": round(s.wall_s, 2), "cpu_s": s.cpu_s, "returncode": s.returncode}
+            for name, s in stages.items()
+        },
+        "post_run_wall_s": post_run_wall_s(stages),
+        "target_s": POST_RUN_TARGET.bound,
+    }
     if entry["synthetic_set"]:
         entry["synthetic_set"] = {k: entry["synthetic_set"][k] for k in ("what", "records", "cases", "seeds")}
     doc = json.loads(out.read_text()) if out.exists() else {}

@@ -7,6 +7,7 @@ The loop is timed on a subset of the draws (every gap, `--loop-draws` draws) and
 linearly to the full draw count; the report says so. Writes JSON (`make bench-stats`: runs/bench/stats.json).
 Targets: array version <= 10 s and >= 50x faster than the loop.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,10 @@ from harness.analysis.stats.paired import collect_pairs
 from harness.analysis.stats.synthetic_records import synthetic_arrays
 from harness.analysis.tables.gaps import table_s5
 
-TARGETS = (Target("array_version_seconds", "<=", 10, label="array_seconds_max"),
-           Target("speedup", ">=", 50, label="speedup_min"))
+TARGETS = (
+    Target("array_version_seconds", "<=", 10, label="array_seconds_max"),
+    Target("speedup", ">=", 50, label="speedup_min"),
+)
 
 
 def loop_s5(pairs, cluster, draws: int, seed: int) -> list[dict]:
@@ -56,10 +59,18 @@ def loop_s5(pairs, cluster, draws: int, seed: int) -> list[dict]:
             perm_calc += abs((rng.choice((-1.0, 1.0), n_clusters) * calc_sums).sum()) >= obs_calc - 1e-9
         mc = mcnemar_exact(p.solver_sum[idx] * 2 > n_seeds, p.reference_sum[idx] * 2 > n_seeds)
         s = summarize(d[idx], cluster[idx])
-        rows.append({"family": (p.model, p.comparison.family), "gap": 100 * d[idx].mean(),
-                     "cluster": np.nanpercentile(cl, [2.5, 97.5]), "case": np.percentile(cs, [2.5, 97.5]),
-                     "p_case": (1 + perm_case) / (1 + draws), "p_calc": (1 + perm_calc) / (1 + draws),
-                     "mcnemar": mc.pvalue, "icc": s.icc})
+        rows.append(
+            {
+                "family": (p.model, p.comparison.family),
+                "gap": 100 * d[idx].mean(),
+                "cluster": np.nanpercentile(cl, [2.5, 97.5]),
+                "case": np.percentile(cs, [2.5, 97.5]),
+                "p_case": (1 + perm_case) / (1 + draws),
+                "p_calc": (1 + perm_calc) / (1 + draws),
+                "mcnemar": mc.pvalue,
+                "icc": s.icc,
+            }
+        )
     fams = {}
     for i, r in enumerate(rows):
         fams.setdefault(r["family"], []).append(i)
@@ -106,8 +117,16 @@ def main(out: Path, draws: int = DEFAULT_DRAWS, loop_draws: int = 200, repeats: 
     measured = {"array_version_seconds": fast, "speedup": speedup}
     report = {
         "benchmark": "full s5 table (every declared paired gap) on synthetic correctness data",
-        "data": {"models": 4, "arms": 12, "seeds": 5, "cases": 1100, "calculators": 55, "synthetic": True,
-                 "derived_hybrid_arms": len(an.hybrids), "paired_gaps": n_gaps},
+        "data": {
+            "models": 4,
+            "arms": 12,
+            "seeds": 5,
+            "cases": 1100,
+            "calculators": 55,
+            "synthetic": True,
+            "derived_hybrid_arms": len(an.hybrids),
+            "paired_gaps": n_gaps,
+        },
         "draws": draws,
         "array_version_seconds": round(fast, 3),
         "array_version_repeats": [round(t, 3) for t in times],
@@ -116,16 +135,19 @@ def main(out: Path, draws: int = DEFAULT_DRAWS, loop_draws: int = 200, repeats: 
         "loop_seconds_extrapolated": round(loop_full, 1),
         "loop_seconds_at": {str(k): round(v, 3) for k, v in timed.items()},
         "loop_note": f"EXTRAPOLATED: the per-draw loop was timed on {d1} and {d2} of {draws} draws for every "
-                     "gap; time = fixed + per_draw * draws fitted to the two runs and evaluated at the full count",
+        "gap; time = fixed + per_draw * draws fitted to the two runs and evaluated at the full count",
         "loop_vs_array_max_point_gap_difference_pp": gap_diff,
         "speedup": round(speedup, 1),
         "targets": {t.key: t.bound for t in TARGETS},
         "meets_targets": all(t.met(measured[t.name]) for t in TARGETS),
-        "machine": {"cpus": machine.cores, "python": machine.python, "numpy": np.__version__,
-                    "platform": machine.platform},
+        "machine": {
+            "cpus": machine.cores,
+            "python": machine.python,
+            "numpy": np.__version__,
+            "platform": machine.platform,
+        },
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     return 0 if report["meets_targets"] else 1
-

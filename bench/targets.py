@@ -7,6 +7,7 @@
 lower one). `label` is the name the report files it under when that is not the figure's own name (the rehearsal's
 "program_requests_per_s>=100", the statistics benchmark's "speedup_min").
 """
+
 from __future__ import annotations
 
 import operator
@@ -18,8 +19,8 @@ _SIGNS = {"<=": "\u2264", "<": "<", ">=": "\u2265", ">": ">"}
 
 @dataclass(frozen=True)
 class Target:
-    name: str                 # the measured figure
-    op: str                   # "<=", "<", ">=", ">"
+    name: str  # the measured figure
+    op: str  # "<=", "<", ">=", ">"
     bound: float
     label: str | None = None  # the report's name for it [default: name]
 
@@ -47,5 +48,9 @@ class Target:
         return round(measured / self.bound if self.upper else self.bound / measured, 2)
 
     def verdict(self, measured: float) -> dict:
-        return {"target": f"{_SIGNS[self.op]} {self.bound}", "measured": measured, "met": self.met(measured),
-                "off_by": self.off_by(measured)}
+        return {
+            "target": f"{_SIGNS[self.op]} {self.bound}",
+            "measured": measured,
+            "met": self.met(measured),
+            "off_by": self.off_by(measured),
+        }

@@ -9,6 +9,7 @@ one already running when $MATHSOLVER_VLLM_CPU_SERVER names its record (then no s
 whose prompt is about --prompt-tokens long with max_tokens 1, timed end to end (prompt_tokens / wall). Decode: a
 short prompt with `ignore_eos` and --decode-tokens tokens, (wall - that prompt's prefill) / tokens. Requests go one
 at a time (the kit's CPU runs send few at once)."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,6 @@ from pathlib import Path
 import httpx
 
 from bench.machine import loadavg as load
-from harness.core.paths import REPO_ROOT as ROOT
 from harness.core.ports import free_port
 from harness.model.vllm.cpu import ATTACH_ENV, VllmCpuLauncher
 
@@ -33,9 +33,17 @@ def server_rss_bytes(pid: int) -> int:
 
 def chat(base_url: str, model: str, content: str, max_tokens: int, **extra: object) -> tuple[dict, float]:
     started = time.perf_counter()
-    r = httpx.post(f"{base_url}/chat/completions", timeout=1800,
-                   json={"model": model, "messages": [{"role": "user", "content": content}], "temperature": 0,
-                         "max_tokens": max_tokens, **extra})
+    r = httpx.post(
+        f"{base_url}/chat/completions",
+        timeout=1800,
+        json={
+            "model": model,
+            "messages": [{"role": "user", "content": content}],
+            "temperature": 0,
+            "max_tokens": max_tokens,
+            **extra,
+        },
+    )
     r.raise_for_status()
     return r.json(), time.perf_counter() - started
 
@@ -52,7 +60,7 @@ def main(out: Path, prompt_tokens: int = 1000, decode_tokens: int = 64) -> int:
             report["startup_s"] = round(time.monotonic() - started, 1)
         report["vllm_version"] = launcher.describe().server_version
         base, model = launcher.base_url, launcher.model_id
-        chat(base, model, "Say hi.", 2)                       # warm-up
+        chat(base, model, "Say hi.", 2)  # warm-up
         # " and" is one Qwen2.5 token: the prompt is about the asked length (the usage says exactly)
         body, wall = chat(base, model, "Repeat nothing." + " and" * prompt_tokens, 1)
         n = body["usage"]["prompt_tokens"]
@@ -60,18 +68,25 @@ def main(out: Path, prompt_tokens: int = 1000, decode_tokens: int = 64) -> int:
         short, short_wall = chat(base, model, "Count upwards from 1.", 1)
         body, wall = chat(base, model, "Count upwards from 1.", decode_tokens, ignore_eos=True)
         k = body["usage"]["completion_tokens"]
-        report["decode"] = {"completion_tokens": k, "wall_s": round(wall, 2),
-                            "tokens_per_s": round((k - 1) / max(1e-6, wall - short_wall), 2)}
-        record = json.loads(launcher.record_path().read_text()) if not report["attached"] else \
-            json.loads(Path(os.environ[ATTACH_ENV]).read_text())
+        report["decode"] = {
+            "completion_tokens": k,
+            "wall_s": round(wall, 2),
+            "tokens_per_s": round((k - 1) / max(1e-6, wall - short_wall), 2),
+        }
+        record = (
+            json.loads(launcher.record_path().read_text())
+            if not report["attached"]
+            else json.loads(Path(os.environ[ATTACH_ENV]).read_text())
+        )
         report["server_rss_bytes"] = server_rss_bytes(int(record["pid"]))
         report["command"] = launcher.command_line()
     finally:
         launcher.stop()
     report["load_after"] = load()
-    report["note"] = ("one request at a time; 2-core machine; the load averages say whether it was alone (figures "
-                      "taken under load are upper bounds on time, lower bounds on tokens/s)")
+    report["note"] = (
+        "one request at a time; 2-core machine; the load averages say whether it was alone (figures "
+        "taken under load are upper bounds on time, lower bounds on tokens/s)"
+    )
     out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     return 0
-

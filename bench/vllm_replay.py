@@ -29,6 +29,7 @@ The replay job (JSON):
                        list of requests [sequence index, copy, max_tokens] sent one after another
     concurrency        items in flight (each free slot takes the next item of the phase)
 """
+
 from __future__ import annotations
 
 import json
@@ -36,12 +37,13 @@ import sys
 import time
 from collections import deque
 
-COPY_STRIDE = 1_000_000        # beyond every vocabulary: a copied id never equals a real one
+COPY_STRIDE = 1_000_000  # beyond every vocabulary: a copied id never equals a real one
 
 
 def tokenize(model_dir: str, prompts: list[list[dict]]) -> list[list[int]]:
     """Each chat prompt's token ids under the model's chat template, with the assistant turn opened."""
     from transformers import AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(model_dir)
     out = []
     for messages in prompts:
@@ -76,17 +78,32 @@ def engine(model_dir: str, e: dict):
     from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCacheGroupSpec
     from vllm.v1.structured_output import StructuredOutputManager
 
-    args = EngineArgs(model=model_dir, block_size=e["block_size"], max_num_seqs=e["max_num_seqs"],
-                      max_num_batched_tokens=e["max_num_batched_tokens"], max_model_len=e["max_model_len"],
-                      enable_prefix_caching=True, num_gpu_blocks_override=e["num_blocks"], enforce_eager=True,
-                      dtype="float32")
+    args = EngineArgs(
+        model=model_dir,
+        block_size=e["block_size"],
+        max_num_seqs=e["max_num_seqs"],
+        max_num_batched_tokens=e["max_num_batched_tokens"],
+        max_model_len=e["max_model_len"],
+        enable_prefix_caching=True,
+        num_gpu_blocks_override=e["num_blocks"],
+        enforce_eager=True,
+        dtype="float32",
+    )
     cfg = args.create_engine_config()
-    cfg.cache_config.num_gpu_blocks = e["num_blocks"]     # what the worker's profiling would have set
+    cfg.cache_config.num_gpu_blocks = e["num_blocks"]  # what the worker's profiling would have set
     spec = FullAttentionSpec(block_size=e["block_size"], num_kv_heads=1, head_size=1, dtype=torch.float32)
-    kv = KVCacheConfig(num_blocks=e["num_blocks"], kv_cache_tensors=[],
-                       kv_cache_groups=[KVCacheGroupSpec(["model.layers.0.self_attn.attn"], spec)])
-    sched = Scheduler(vllm_config=cfg, kv_cache_config=kv, structured_output_manager=StructuredOutputManager(cfg),
-                      block_size=e["block_size"], log_stats=True)
+    kv = KVCacheConfig(
+        num_blocks=e["num_blocks"],
+        kv_cache_tensors=[],
+        kv_cache_groups=[KVCacheGroupSpec(["model.layers.0.self_attn.attn"], spec)],
+    )
+    sched = Scheduler(
+        vllm_config=cfg,
+        kv_cache_config=kv,
+        structured_output_manager=StructuredOutputManager(cfg),
+        block_size=e["block_size"],
+        log_stats=True,
+    )
     hash_fn = get_hash_fn_by_name(cfg.cache_config.prefix_caching_hash_algo)
     init_none_hash(hash_fn)
     return cfg, sched, get_request_block_hasher(e["block_size"], hash_fn)
@@ -115,7 +132,7 @@ def replay(job: dict) -> dict:
     n = 0
     for phase in job["phases"]:
         waiting = deque(phase)
-        active: dict[str, deque] = {}          # request id -> the rest of its item's requests
+        active: dict[str, deque] = {}  # request id -> the rest of its item's requests
         while waiting or active:
             while waiting and len(active) < concurrency:
                 item = deque(waiting.popleft())
@@ -136,8 +153,9 @@ def replay(job: dict) -> dict:
                 r = sched.requests[rid]
                 complete = r.num_computed_tokens + out.num_scheduled_tokens[rid] >= r.num_tokens
                 sampled.append([7] if complete else [])
-            mro = ModelRunnerOutput(req_ids=req_ids, req_id_to_index={r: i for i, r in enumerate(req_ids)},
-                                    sampled_token_ids=sampled)
+            mro = ModelRunnerOutput(
+                req_ids=req_ids, req_id_to_index={r: i for i, r in enumerate(req_ids)}, sampled_token_ids=sampled
+            )
             outputs = sched.update_from_output(out, mro)
             steps += 1
             for eco in outputs.values():
@@ -157,8 +175,9 @@ def replay(job: dict) -> dict:
                             rid = f"r{n}"
                             n += 1
                             active[rid] = rest
-                            sched.add_request(_request(Request, SamplingParams, rid, tokens(nxt[0], nxt[1]), nxt[2],
-                                                       hasher))
+                            sched.add_request(
+                                _request(Request, SamplingParams, rid, tokens(nxt[0], nxt[1]), nxt[2], hasher)
+                            )
                             key = (nxt[0], nxt[1])
                             if key not in sent_sequences:
                                 sent_sequences.add(key)
@@ -166,20 +185,32 @@ def replay(job: dict) -> dict:
                             requests += 1
             idle = 0 if req_ids else idle + 1
             if idle > 1000:
-                raise RuntimeError(f"the scheduler admits none of {len(active)} request(s) in flight: a prompt larger "
-                                   f"than the KV cache ({job['engine']['num_blocks']} blocks)?")
+                raise RuntimeError(
+                    f"the scheduler admits none of {len(active)} request(s) in flight: a prompt larger "
+                    f"than the KV cache ({job['engine']['num_blocks']} blocks)?"
+                )
     kvm = sched.kv_cache_manager
     return {
-        "counters": {"requests": requests, "prefix_cache_queries": queries, "prefix_cache_hits": hits,
-                     "prompt_tokens": prompt_stats.total, "prompt_tokens_computed": prompt_stats.computed,
-                     "prompt_tokens_cached": prompt_stats.cached_tokens, "generation_tokens": generated,
-                     "preempted_requests": preempted, "steps": steps},
+        "counters": {
+            "requests": requests,
+            "prefix_cache_queries": queries,
+            "prefix_cache_hits": hits,
+            "prompt_tokens": prompt_stats.total,
+            "prompt_tokens_computed": prompt_stats.computed,
+            "prompt_tokens_cached": prompt_stats.cached_tokens,
+            "generation_tokens": generated,
+            "preempted_requests": preempted,
+            "steps": steps,
+        },
         "distinct_prompt_tokens": distinct_tokens(tokens(p, c) for p, c in distinct_input),
         "distinct_prompts": len(distinct_input),
-        "engine": {**job["engine"], "num_blocks_in_pool": kvm.block_pool.num_gpu_blocks,
-                   "prefix_caching_hash_algo": cfg.cache_config.prefix_caching_hash_algo,
-                   "scheduler": type(sched).__module__ + "." + type(sched).__name__,
-                   "async_scheduling": bool(cfg.scheduler_config.async_scheduling)},
+        "engine": {
+            **job["engine"],
+            "num_blocks_in_pool": kvm.block_pool.num_gpu_blocks,
+            "prefix_caching_hash_algo": cfg.cache_config.prefix_caching_hash_algo,
+            "scheduler": type(sched).__module__ + "." + type(sched).__name__,
+            "async_scheduling": bool(cfg.scheduler_config.async_scheduling),
+        },
         "vllm_version": _version(),
         "wall_s": round(time.monotonic() - started, 1),
     }
@@ -187,6 +218,7 @@ def replay(job: dict) -> dict:
 
 def _version() -> str:
     from vllm import __version__
+
     return str(__version__)
 
 
@@ -201,8 +233,10 @@ def main(argv: list[str]) -> int:
     elif len(argv) == 3 and argv[0] == "replay":
         result = replay(json.loads(open(argv[1], encoding="utf-8").read()))
     else:
-        print("usage: python -m bench.vllm_replay tokenize MODEL_DIR PROMPTS.json OUT.json | replay JOB.json OUT.json",
-              file=sys.stderr)
+        print(
+            "usage: python -m bench.vllm_replay tokenize MODEL_DIR PROMPTS.json OUT.json | replay JOB.json OUT.json",
+            file=sys.stderr,
+        )
         return 2
     with open(argv[-1], "w", encoding="utf-8") as f:
         json.dump(result, f)

@@ -1,4 +1,5 @@
 """``python -m executor ...`` is the same as the ``executor`` command."""
+
 import sys
 
 from executor.cli import main

@@ -15,6 +15,7 @@ a dead or hung supervisor and an INFRA_ERROR result are retried on a fresh super
 ``max_attempts`` attempts in all. The result schema is ``result.py``. Test-only layer switch: see
 ``supervisor.disabled_layers_from_env``.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,9 +36,18 @@ REQUESTABLE_BACKENDS = requestable()
 class Executor:
     """Facade: ``run``, ``run_many``, ``describe``; a context manager."""
 
-    def __init__(self, backend: str = "auto", workers: int | None = None, *, limits: dict | None = None,
-                 image: str | None = None, max_attempts: int = 3, python: str | None = None, **container_opts):
-        chosen = None if backend == AUTO else BACKENDS.lookup(backend)   # ValueError naming the choices
+    def __init__(
+        self,
+        backend: str = "auto",
+        workers: int | None = None,
+        *,
+        limits: dict | None = None,
+        image: str | None = None,
+        max_attempts: int = 3,
+        python: str | None = None,
+        **container_opts,
+    ):
+        chosen = None if backend == AUTO else BACKENDS.lookup(backend)  # ValueError naming the choices
         if workers is not None and (not isinstance(workers, int) or workers < 1):
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
         self.workers = workers or os.cpu_count() or 1
@@ -48,13 +58,21 @@ class Executor:
         self.test_canary = supervisor.test_canary_from_env()
         self.max_attempts = max_attempts
         self._impl = None
-        options = BackendOptions(self.workers, limits, self.disabled_layers, self.test_canary, max_attempts,
-                                 image=image, python=python, extra=container_opts)
+        options = BackendOptions(
+            self.workers,
+            limits,
+            self.disabled_layers,
+            self.test_canary,
+            max_attempts,
+            image=image,
+            python=python,
+            extra=container_opts,
+        )
         if chosen is None:
             started = start_auto(options)
             self._impl, self.backend, self.backend_reason = started.pool, started.backend, started.reason
         else:
-            self._impl = chosen.start(options)   # by name: never a fallback
+            self._impl = chosen.start(options)  # by name: never a fallback
             self.backend, self.backend_reason = chosen.name, "requested"
 
     def run(self, source: str) -> ExecResult:
@@ -82,10 +100,16 @@ class Executor:
             return list(tp.map(self.run, sources))
 
     def describe(self) -> dict:
-        d = {"backend": self.backend, "requested_backend": self.requested_backend,
-             "backend_reason": self.backend_reason, "workers": self.workers,
-             "policy_hash": self.policy_hash, "limits": policy.policy_dict(self.limits)["limits"],
-             "disabled_layers": self.disabled_layers, "host_python": sys.version.split()[0]}
+        d = {
+            "backend": self.backend,
+            "requested_backend": self.requested_backend,
+            "backend_reason": self.backend_reason,
+            "workers": self.workers,
+            "policy_hash": self.policy_hash,
+            "limits": policy.policy_dict(self.limits)["limits"],
+            "disabled_layers": self.disabled_layers,
+            "host_python": sys.version.split()[0],
+        }
         try:
             d.update(self._impl.describe())
         except Exception as exc:
@@ -98,7 +122,7 @@ class Executor:
             self._impl.close()
             self._impl = None
 
-    def __enter__(self) -> "Executor":
+    def __enter__(self) -> Executor:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -31,6 +31,7 @@ layer happens").
 
 Nothing here returns to the supervisor: every path ends in ``os._exit``.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -66,14 +67,21 @@ _MISSING = object()
 
 # --- module proxies and builtins (layer 2) ---------------------------------------------------
 
+
 def exposed_names(module: types.ModuleType) -> list[str]:
     """The names of ``module`` a program may use, per policy.MODULE_EXPOSED_NAMES."""
     spec = policy.MODULE_EXPOSED_NAMES[module.__name__]
     if spec is None:
         spec = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
     hidden = set(policy.MODULE_HIDDEN_NAMES)
-    return [n for n in spec if n not in hidden and not n.startswith("_") and hasattr(module, n)
-            and not isinstance(getattr(module, n), types.ModuleType)]
+    return [
+        n
+        for n in spec
+        if n not in hidden
+        and not n.startswith("_")
+        and hasattr(module, n)
+        and not isinstance(getattr(module, n), types.ModuleType)
+    ]
 
 
 def make_module_proxy(module: types.ModuleType, replaced: dict | None = None) -> types.SimpleNamespace:
@@ -97,17 +105,19 @@ def _isolated(source: str, filename: str, module_name: str, **names) -> dict:
 _CLOCK_SOURCE = (
     "def time():\n    return INSTANT\n"
     "def time_ns():\n    return INSTANT_NS\n"
-    + "".join(f"def {name}():\n    return {0 if name.endswith('_ns') else 0.0!r}\n"
-              for name in policy.FROZEN_CLOCK["time.interval"])
+    + "".join(
+        f"def {name}():\n    return {0 if name.endswith('_ns') else 0.0!r}\n"
+        for name in policy.FROZEN_CLOCK["time.interval"]
+    )
     + "def current(args):\n"
-      "    if not args or (args[0] is None and not args[1:]):\n"
-      "        return (INSTANT,)\n"
-      "    return args\n"
-      "def gmtime(*args):\n    return real_gmtime(*current(args))\n"
-      "def localtime(*args):\n    return real_localtime(*current(args))\n"
-      "def ctime(*args):\n    return real_ctime(*current(args))\n"
-      "def asctime(*args):\n    return real_asctime(*(args or (real_localtime(INSTANT),)))\n"
-      "def strftime(format, *args):\n    return real_strftime(format, *(args or (real_localtime(INSTANT),)))\n"
+    "    if not args or (args[0] is None and not args[1:]):\n"
+    "        return (INSTANT,)\n"
+    "    return args\n"
+    "def gmtime(*args):\n    return real_gmtime(*current(args))\n"
+    "def localtime(*args):\n    return real_localtime(*current(args))\n"
+    "def ctime(*args):\n    return real_ctime(*current(args))\n"
+    "def asctime(*args):\n    return real_asctime(*(args or (real_localtime(INSTANT),)))\n"
+    "def strftime(format, *args):\n    return real_strftime(format, *(args or (real_localtime(INSTANT),)))\n"
 )
 _DATETIME_CLOCK_SOURCE = (
     "def now(cls, tz=None):\n    return cls.fromtimestamp(INSTANT, tz)\n"
@@ -142,20 +152,39 @@ def make_frozen_clock(time_module: types.ModuleType) -> dict[str, dict]:
       type name stays ``datetime.datetime``, so reprs and error messages read as before.
     """
     instant = clock_instant()
-    clock = _isolated(_CLOCK_SOURCE, "<executor-clock>", "time", INSTANT=instant,
-                      INSTANT_NS=int(instant) * 1_000_000_000,
-                      real_gmtime=time_module.gmtime, real_localtime=time_module.localtime,
-                      real_ctime=time_module.ctime, real_asctime=time_module.asctime,
-                      real_strftime=time_module.strftime)
+    clock = _isolated(
+        _CLOCK_SOURCE,
+        "<executor-clock>",
+        "time",
+        INSTANT=instant,
+        INSTANT_NS=int(instant) * 1_000_000_000,
+        real_gmtime=time_module.gmtime,
+        real_localtime=time_module.localtime,
+        real_ctime=time_module.ctime,
+        real_asctime=time_module.asctime,
+        real_strftime=time_module.strftime,
+    )
     names = [n for key in ("time.instant", "time.interval", "time.default") for n in policy.FROZEN_CLOCK[key]]
-    methods = _isolated(_DATETIME_CLOCK_SOURCE, "<executor-clock>", "datetime", INSTANT=instant,
-                        TypeError=TypeError, repr=repr)
+    methods = _isolated(
+        _DATETIME_CLOCK_SOURCE, "<executor-clock>", "datetime", INSTANT=instant, TypeError=TypeError, repr=repr
+    )
     base = datetime.datetime
-    closed_type = type("type", (type,), {"__slots__": (), "__module__": "builtins",
-                                         "__setattr__": methods["refuse"], "__delattr__": methods["refuse"]})
-    frozen_datetime = closed_type("datetime.datetime", (base,), {
-        "__slots__": (), "__module__": "datetime", "__qualname__": "datetime", "__doc__": base.__doc__,
-        **{name: classmethod(methods[name]) for name in policy.FROZEN_CLOCK["datetime.datetime"]}})
+    closed_type = type(
+        "type",
+        (type,),
+        {"__slots__": (), "__module__": "builtins", "__setattr__": methods["refuse"], "__delattr__": methods["refuse"]},
+    )
+    frozen_datetime = closed_type(
+        "datetime.datetime",
+        (base,),
+        {
+            "__slots__": (),
+            "__module__": "datetime",
+            "__qualname__": "datetime",
+            "__doc__": base.__doc__,
+            **{name: classmethod(methods[name]) for name in policy.FROZEN_CLOCK["datetime.datetime"]},
+        },
+    )
     for name in ("min", "max"):  # the executor's own write, past the metaclass
         real = getattr(base, name)
         type.__setattr__(frozen_datetime, name, frozen_datetime.combine(real.date(), real.timetz()))
@@ -166,6 +195,7 @@ def freeze_real_time(clock: dict[str, dict]) -> None:
     """Replace ``time.time`` in the real module: the C code of ``date.today()`` calls it
     (through the interpreter's module table, not the program's proxy). Only in a child."""
     import time
+
     time.time = clock["time"]["time"]
 
 
@@ -173,8 +203,9 @@ _ADDRESS = re.compile(policy.ADDRESS_PATTERN)
 _ADDRESS_AT_END = re.compile(policy.ADDRESS_PATTERN + r"\Z")
 # the end of a text that may be the start of an address: a proper prefix of ADDRESS_PREFIX,
 # or all of it with no digit yet (" ", " a", " at", ..., " at 0x")
-_ADDRESS_START_AT_END = re.compile("(?:" + "|".join(
-    re.escape(policy.ADDRESS_PREFIX[:k]) for k in range(len(policy.ADDRESS_PREFIX), 0, -1)) + r")\Z")
+_ADDRESS_START_AT_END = re.compile(
+    "(?:" + "|".join(re.escape(policy.ADDRESS_PREFIX[:k]) for k in range(len(policy.ADDRESS_PREFIX), 0, -1)) + r")\Z"
+)
 
 
 def mask_addresses(text: str) -> tuple[str, int]:
@@ -193,7 +224,7 @@ class AddressMask:
     a few characters wait."""
 
     def __init__(self):
-        self.pending = ""      # a tail that may begin an address
+        self.pending = ""  # a tail that may begin an address
         self.in_address = False  # the last piece ended in address digits
         self.count = 0
 
@@ -204,7 +235,7 @@ class AddressMask:
         text, self.pending = self.pending + text, ""
         start = _ADDRESS_START_AT_END.search(text)
         if start:
-            text, self.pending = text[:start.start()], text[start.start():]
+            text, self.pending = text[: start.start()], text[start.start() :]
         masked, n = _ADDRESS.subn(policy.ADDRESS_MASK, text)
         self.count += n
         self.in_address = self.in_address or bool(n and not self.pending and _ADDRESS_AT_END.search(text))
@@ -240,14 +271,14 @@ class OutputCapture:
             self._write(text)
         else:  # in pieces: no copy of a huge text is made (policy.OUTPUT_PIECE_CHARS)
             for start in range(0, len(text), piece):
-                self._write(text[start:start + piece])
+                self._write(text[start : start + piece])
         return len(text)
 
     def _write(self, text: str) -> None:
         masked = self.mask.feed(text)
         self.total += len(masked)
         if self.kept < self._keep:
-            self.parts.append(masked[:self._keep - self.kept])
+            self.parts.append(masked[: self._keep - self.kept])
             self.kept += len(self.parts[-1])
         self.truncated = self.truncated or self.total > self._keep
         if self.total + len(self.mask.pending) > self._flood:  # pending masks to at least its length
@@ -274,7 +305,7 @@ class OutputCapture:
     def text(self) -> str:
         """What is kept: the masked stream's first ``keep`` characters (a tail that may still
         have begun an address is written as it is: the stream ended)."""
-        tail = self.mask.pending[:self._keep - self.kept]
+        tail = self.mask.pending[: self._keep - self.kept]
         if len(self.mask.pending) > len(tail):
             self.truncated = True
         return "".join(self.parts) + tail
@@ -307,8 +338,7 @@ def make_importer(proxies: dict[str, types.SimpleNamespace]):
             return proxies[name]
         if level == 0 and name in policy.C_LEVEL_IMPORTS:
             return internal
-        raise ImportError(f"import of {name!r} is not allowed "
-                          f"(allowed: {', '.join(policy.ALLOWED_MODULES)})")
+        raise ImportError(f"import of {name!r} is not allowed (allowed: {', '.join(policy.ALLOWED_MODULES)})")
 
     return restricted_import
 
@@ -339,9 +369,18 @@ def _value_hashed_types() -> tuple[type, ...]:
 
 
 def make_hash():
-    return _isolated(_HASH_SOURCE, "<executor-hash>", "builtins", real_hash=builtins.hash,
-                     isinstance=isinstance, type=type, repr=repr, TypeError=TypeError,
-                     CONTAINERS=(tuple, frozenset), VALUE_TYPES=_value_hashed_types())["hash"]
+    return _isolated(
+        _HASH_SOURCE,
+        "<executor-hash>",
+        "builtins",
+        real_hash=builtins.hash,
+        isinstance=isinstance,
+        type=type,
+        repr=repr,
+        TypeError=TypeError,
+        CONTAINERS=(tuple, frozenset),
+        VALUE_TYPES=_value_hashed_types(),
+    )["hash"]
 
 
 def make_safe_builtins(proxies: dict[str, types.SimpleNamespace]) -> dict:
@@ -353,6 +392,7 @@ def make_safe_builtins(proxies: dict[str, types.SimpleNamespace]) -> dict:
 
 
 # --- the template built once in the supervisor -------------------------------------------------
+
 
 @dataclass
 class ChildTemplate:
@@ -372,6 +412,7 @@ def prepare_time_zone() -> None:
     returns without touching the file system. Each child sets TZ again after clearing its
     environment (run_child), so the value glibc remembers still matches."""
     import time
+
     os.environ["TZ"] = policy.CHILD_TIMEZONE
     time.tzset()
 
@@ -383,6 +424,7 @@ def preload_codecs() -> list[str]:
     CJK extension modules the image strips) stay unknown: a LookupError, not a kill."""
     import codecs
     import encodings
+
     left_out = set(policy.CODEC_MODULES_LEFT_OUT)  # one codec set on both backends (issue 46)
     loaded = []
     for directory in encodings.__path__:
@@ -411,8 +453,10 @@ def import_and_warm_modules() -> dict[str, types.ModuleType]:
     import calendar
     import time
     import warnings  # noqa: F401  (shows SyntaxWarnings without opening files)
+
     prepare_time_zone()
     import linecache  # noqa: F401
+
     datetime.datetime.strptime("2020-01-31", "%Y-%m-%d")
     time.strptime("2020-01-31", "%Y-%m-%d")
     time.localtime()
@@ -425,6 +469,7 @@ def import_and_warm_modules() -> dict[str, types.ModuleType]:
     # a non-ASCII identifier makes the parser import unicodedata (for NFKC normalisation)
     static_check.parse_program("\uff58 = 1\n")
     import unicodedata  # noqa: F401
+
     preload_codecs()
     return {name: sys.modules[name] for name in policy.ALLOWED_MODULES}
 
@@ -438,12 +483,18 @@ def build_template(limits: dict, disabled_layers=frozenset(), seccomp_filter=Non
     off = frozenset(disabled_layers)
     if "seccomp" not in off and seccomp_filter is None:
         raise ValueError("the seccomp layer is on but no compiled filter was given")
-    return ChildTemplate(limits=dict(limits), disabled_layers=off,
-                         seccomp_filter=None if "seccomp" in off else seccomp_filter,
-                         proxies=proxies, safe_builtins=make_safe_builtins(proxies), clock=clock)
+    return ChildTemplate(
+        limits=dict(limits),
+        disabled_layers=off,
+        seccomp_filter=None if "seccomp" in off else seccomp_filter,
+        proxies=proxies,
+        safe_builtins=make_safe_builtins(proxies),
+        clock=clock,
+    )
 
 
 # --- answer checking ----------------------------------------------------------------------------
+
 
 def weeks_days_problem(weeks: int, days: int) -> str | None:
     """Why (weeks, days) is not a gestational-age reading (policy.WEEKS_DAYS_RANGE), or None."""
@@ -488,11 +539,15 @@ def check_answer(value) -> tuple[str | None, object, str | None]:
             if problem:
                 return None, None, f"answer ({weeks!r}, {days!r}) is not a (weeks, days) gestational age: {problem}"
             return "weeks_days", [weeks, days], None
-    return None, None, (f"answer has type {type(value).__name__}, expected a number, a date "
-                        "or a (weeks, days) tuple of ints")
+    return (
+        None,
+        None,
+        (f"answer has type {type(value).__name__}, expected a number, a date or a (weeks, days) tuple of ints"),
+    )
 
 
 # --- error messages for a repair turn -------------------------------------------------------
+
 
 def _program_line(exc: BaseException) -> int | None:
     if isinstance(exc, SyntaxError) and exc.filename == "<program>":
@@ -518,7 +573,7 @@ def describe_exception(exc: BaseException) -> str:
     if not isinstance(message, str):
         message = "<unprintable message>"
     if len(message) > policy.ERROR_SCAN_CHARS:  # no second copy of a huge message
-        message = message[:policy.ERROR_SCAN_CHARS]
+        message = message[: policy.ERROR_SCAN_CHARS]
     name = type(exc).__name__
     text = f"{name}: {message}" if message else name
     line = _program_line(exc)
@@ -544,7 +599,7 @@ def fit_result_line(message: dict, cap: int) -> bytes:
     for name, share in shares.items():
         text = message[name]
         if need[name] > share:
-            text = text[:_prefix_within(text, share)]
+            text = text[: _prefix_within(text, share)]
             bare[f"{name}_truncated"] = True
         bare[name] = text
     return (json.dumps(bare) + "\n").encode("ascii")
@@ -563,6 +618,7 @@ def _prefix_within(text: str, size: int) -> int:
 
 
 # --- the child itself -------------------------------------------------------------------------
+
 
 def _no_mark(_phase: str) -> None:
     return None
@@ -605,9 +661,12 @@ class _ChildRun:
         try:
             return self.with_reserve(describe_exception, exc)
         except MemoryError:
-            self.finish(Outcome.MEMORY_LIMIT, f"MemoryError: the message of the program's "
-                        f"{type(exc).__name__} does not fit in the "
-                        f"{self.t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit")
+            self.finish(
+                Outcome.MEMORY_LIMIT,
+                f"MemoryError: the message of the program's "
+                f"{type(exc).__name__} does not fit in the "
+                f"{self.t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit",
+            )
 
     def finish(self, outcome: Outcome, error: str | None = None, kind=None, answer=None) -> NoReturn:
         """Write the one result line and end the child. Never returns.
@@ -628,11 +687,16 @@ class _ChildRun:
             except MemoryError:
                 self.stdout.parts.clear()
                 self.stderr.parts.clear()
-                data = self._result_line(Outcome.MEMORY_LIMIT, "MemoryError: no memory left to report "
-                                         "the program's result", None, None, keep_output=False)
+                data = self._result_line(
+                    Outcome.MEMORY_LIMIT,
+                    "MemoryError: no memory left to report the program's result",
+                    None,
+                    None,
+                    keep_output=False,
+                )
             view = memoryview(data)
             while view:
-                view = view[os.write(policy.RESULT_FD, view):]
+                view = view[os.write(policy.RESULT_FD, view) :]
         except BaseException:
             os._exit(EXIT_RESULT_WRITE_FAILED)
         os._exit(0)
@@ -645,17 +709,26 @@ class _ChildRun:
             masked += in_error
             limit = int(limits["error_chars"])
             if len(error) > limit:
-                error = error[:max(limit - 3, 0)] + "..."
-        message = {"nonce": self.nonce, "outcome": outcome.value, "answer": answer, "kind": kind,
-                   "stdout": self.stdout.text() if keep_output else "",
-                   "stderr": self.stderr.text() if keep_output else "",
-                   "stdout_truncated": self.stdout.truncated, "stderr_truncated": self.stderr.truncated,
-                   "error": error, "addresses_masked": masked}
+                error = error[: max(limit - 3, 0)] + "..."
+        message = {
+            "nonce": self.nonce,
+            "outcome": outcome.value,
+            "answer": answer,
+            "kind": kind,
+            "stdout": self.stdout.text() if keep_output else "",
+            "stderr": self.stderr.text() if keep_output else "",
+            "stdout_truncated": self.stdout.truncated,
+            "stderr_truncated": self.stderr.truncated,
+            "error": error,
+            "addresses_masked": masked,
+        }
         return fit_result_line(message, int(limits["result_bytes"]))
 
     def flood(self):
-        self.finish(Outcome.OUTPUT_LIMIT, f"the program wrote more than "
-                    f"{self.t.limits['output_flood_chars']} characters of output")
+        self.finish(
+            Outcome.OUTPUT_LIMIT,
+            f"the program wrote more than {self.t.limits['output_flood_chars']} characters of output",
+        )
 
     def check_tracer(self, tracer) -> None:
         """End with LINE_CAP when the line-cap tracer is no longer installed. CPython removes a
@@ -665,8 +738,11 @@ class _ChildRun:
         so the cap cannot be vouched for and the program must not end OK."""
         if tracer is not None and sys.gettrace() is not tracer:
             sys.settrace(None)
-            self.finish(Outcome.LINE_CAP, "the line-cap tracer stopped while the program ran "
-                        f"(after {self.lines} counted lines); the line cap cannot be enforced")
+            self.finish(
+                Outcome.LINE_CAP,
+                "the line-cap tracer stopped while the program ran "
+                f"(after {self.lines} counted lines); the line cap cannot be enforced",
+            )
 
     def make_tracer(self):
         cap = int(self.t.limits["line_cap"])
@@ -688,8 +764,9 @@ def map_reserve() -> mmap.mmap:
     """The result path's reserve (policy.RESULT_RESERVE_BYTES): anonymous, private, never
     touched, so it takes address space under RLIMIT_AS and no memory. Mapped by the spare before
     its program arrives, unmapped by ``_ChildRun.release_reserve``."""
-    return mmap.mmap(-1, policy.RESULT_RESERVE_BYTES, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
-                     mmap.PROT_READ | mmap.PROT_WRITE)
+    return mmap.mmap(
+        -1, policy.RESULT_RESERVE_BYTES, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, mmap.PROT_READ | mmap.PROT_WRITE
+    )
 
 
 REQUEST_FD = policy.RESULT_FD + 1  # the spare child reads "<nonce>\n<source>" here, then closes it
@@ -782,14 +859,26 @@ def _warm_spare(template: ChildTemplate) -> None:
         def trace(frame, event, arg):
             lines[0] += 1
             return trace
+
         sys.settrace(trace)
         try:
             exec(code, scratch)
         finally:
             sys.settrace(None)
-        json.dumps({"nonce": "0" * 32, "outcome": Outcome.OK.value, "answer": 1.5, "kind": "number",
-                    "stdout": capture.text(), "stderr": "", "stdout_truncated": False,
-                    "stderr_truncated": False, "error": None, "addresses_masked": capture.masked})
+        json.dumps(
+            {
+                "nonce": "0" * 32,
+                "outcome": Outcome.OK.value,
+                "answer": 1.5,
+                "kind": "number",
+                "stdout": capture.text(),
+                "stderr": "",
+                "stdout_truncated": False,
+                "stderr_truncated": False,
+                "error": None,
+                "addresses_masked": capture.masked,
+            }
+        )
     except Exception:
         pass
 
@@ -901,8 +990,10 @@ def _run_program(run: _ChildRun, code) -> None:
         exec(code, namespace)
     except MemoryError:
         sys.settrace(None)
-        run.finish(Outcome.MEMORY_LIMIT, f"MemoryError: the program exceeded the "
-                   f"{t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit")
+        run.finish(
+            Outcome.MEMORY_LIMIT,
+            f"MemoryError: the program exceeded the {t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit",
+        )
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included: end of program
         # not OK whatever the tracer did: a RecursionError met inside the hook that ends the
         # program (plain runaway recursion) stays the PROGRAM_ERROR a repair turn can act on

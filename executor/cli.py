@@ -9,6 +9,7 @@
   policy.py (containers/executor/seccomp.json is generated with this).
 * ``executor policy`` prints the policy and its sha256.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,6 +40,7 @@ def _read_program(path: str) -> str:
 
 def _cmd_run(args) -> int:
     from executor.api import Executor, ExecutorUnavailable
+
     source = _read_program(args.file)
     try:
         with Executor(backend=args.backend, workers=1, runtime=args.runtime) as ex:
@@ -68,16 +70,27 @@ def json_line(obj) -> str:
 
 def _cmd_selftest(args) -> int:
     from executor.api import Executor, ExecutorUnavailable
+
     try:
         with Executor(backend=args.backend, workers=1, runtime=args.runtime) as ex:
             info = ex.describe()
     except ExecutorUnavailable as exc:
         print(json.dumps({"ok": False, "error": str(exc)}, indent=2))
         return 1
-    print(json.dumps({"ok": True, "backend": info["backend"], "backend_reason": info["backend_reason"],
-                      "policy_hash": info["policy_hash"], "runtime": info.get("runtime"),
-                      "seccomp": info.get("seccomp"),
-                      "selftest": info.get("selftest")}, indent=2))
+    print(
+        json.dumps(
+            {
+                "ok": True,
+                "backend": info["backend"],
+                "backend_reason": info["backend_reason"],
+                "policy_hash": info["policy_hash"],
+                "runtime": info.get("runtime"),
+                "seccomp": info.get("seccomp"),
+                "selftest": info.get("selftest"),
+            },
+            indent=2,
+        )
+    )
     return 0
 
 
@@ -100,14 +113,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one program and print its result as JSON")
     run.add_argument("--backend", choices=["auto", "process", "container"], default="auto")
-    run.add_argument("--runtime", default=DEFAULT_RUN_VALUES["runtime"],
-                     help="docker runtime of the container backend (default: %(default)s)")
+    run.add_argument(
+        "--runtime",
+        default=DEFAULT_RUN_VALUES["runtime"],
+        help="docker runtime of the container backend (default: %(default)s)",
+    )
     run.add_argument("file", help="program file, or - for standard input")
     run.set_defaults(func=_cmd_run)
     st = sub.add_parser("selftest", help="start the backend and report the start-up canaries")
     st.add_argument("--backend", choices=["auto", "process", "container"], default="auto")
-    st.add_argument("--runtime", default=DEFAULT_RUN_VALUES["runtime"],
-                    help="docker runtime of the container backend (default: %(default)s)")
+    st.add_argument(
+        "--runtime",
+        default=DEFAULT_RUN_VALUES["runtime"],
+        help="docker runtime of the container backend (default: %(default)s)",
+    )
     st.set_defaults(func=_cmd_selftest)
     sp = sub.add_parser("seccomp-profile", help="print or write the docker seccomp profile")
     sp.add_argument("-o", "--output", default=None, help="write to this path instead of stdout")

@@ -4,6 +4,7 @@ the executor source digest the image must carry), the ``docker run`` flags of
 the image report and the benchmark. Standard library only: the docker CLI is run as a
 subprocess (see ``docker_cli``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,8 +49,7 @@ def executor_source_digest(package_dir: Path = PACKAGE_DIR) -> str:
     """Digest of the executor sources, computed exactly like the build script does:
     sha256 over ``sha256sum``-style lines "<hex>  executor/<file>.py" in C-sorted path order."""
     root = package_dir.parent
-    files = sorted(p.relative_to(root).as_posix() for p in package_dir.rglob("*.py")
-                   if "__pycache__" not in p.parts)
+    files = sorted(p.relative_to(root).as_posix() for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts)
     lines = "".join(f"{hashlib.sha256((root / f).read_bytes()).hexdigest()}  {f}\n" for f in files)
     return hashlib.sha256(lines.encode()).hexdigest()
 

@@ -25,6 +25,7 @@ The child stops at the first of 2, 6, 7, 8, 10, 11, 12 it meets, the parent only
 with 1, 3, 4, 5 or 9, which are decided from how the child ended; so precedence is also the
 order of the checks.
 """
+
 from __future__ import annotations
 
 import enum
@@ -93,8 +94,7 @@ def parse_outcome(value: str | Outcome) -> Outcome:
     try:
         return Outcome(value)
     except ValueError:
-        raise ValueError(f"unknown executor outcome {value!r}; known: "
-                         f"{', '.join(o.value for o in Outcome)}") from None
+        raise ValueError(f"unknown executor outcome {value!r}; known: {', '.join(o.value for o in Outcome)}") from None
 
 
 def taxonomy(outcome: str | Outcome) -> str:

@@ -26,6 +26,7 @@ sources than this checkout is refused (stale image).
 Only the standard library and the docker CLI are used (no docker SDK): this package stays
 stdlib + pyseccomp only (SECURITY.md, "Dependencies").
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,21 +42,50 @@ from pathlib import Path
 
 from executor import policy, supervisor
 from executor.container_config import (  # noqa: F401  (re-exported: pool.X is the public name)
-    CONTAINER_DIR, DEFAULT_IMAGE, DEFAULT_RUN_VALUES, IMAGE_LOCK, IMAGE_NAME, LABEL_ROOTFS,
-    LABEL_SRC, PACKAGE_DIR, REPO_ROOT, RUN_FLAGS_FILE, SECCOMP_PROFILE, SUPERVISOR_COMMAND,
-    ContainerBackendUnavailable, default_image, default_run_flags, docker_cli, docker_json,
-    executor_source_digest, read_run_flags, runsc_version)
+    CONTAINER_DIR,
+    DEFAULT_IMAGE,
+    DEFAULT_RUN_VALUES,
+    IMAGE_LOCK,
+    IMAGE_NAME,
+    LABEL_ROOTFS,
+    LABEL_SRC,
+    PACKAGE_DIR,
+    REPO_ROOT,
+    RUN_FLAGS_FILE,
+    SECCOMP_PROFILE,
+    SUPERVISOR_COMMAND,
+    ContainerBackendUnavailable,
+    default_image,
+    default_run_flags,
+    docker_cli,
+    docker_json,
+    executor_source_digest,
+    read_run_flags,
+    runsc_version,
+)
 from executor.outcomes import Outcome
 from executor.result import FIELDS as RESULT_FIELDS  # noqa: F401
 from executor.result import make_result
-from executor.workers import (ContainerWorker, ExecutorUnavailable, ForgedReply, ProcessWorker,
-                              WorkerFailure, remove_container)
+from executor.workers import (
+    ContainerWorker,
+    ExecutorUnavailable,
+    ForgedReply,
+    ProcessWorker,
+    WorkerFailure,
+    remove_container,
+)
 
 # An honest program the pool runs after a program failed as infrastructure on every attempt.
 CONTROL_PROGRAM = "import math\nanswer = math.factorial(5) + 1\n"
 CONTROL_ANSWER = 121
-DEFAULT_RECYCLE_ON = frozenset({Outcome.SANDBOX_VIOLATION.value, Outcome.CRASH.value,
-                                Outcome.INFRA_ERROR.value, Outcome.PERSISTENT_INFRA_ERROR.value})
+DEFAULT_RECYCLE_ON = frozenset(
+    {
+        Outcome.SANDBOX_VIOLATION.value,
+        Outcome.CRASH.value,
+        Outcome.INFRA_ERROR.value,
+        Outcome.PERSISTENT_INFRA_ERROR.value,
+    }
+)
 
 
 class WorkerPool:
@@ -64,9 +94,17 @@ class WorkerPool:
 
     backend = "?"
 
-    def __init__(self, workers: int | None, *, recycle_after: int = 500, recycle_on=DEFAULT_RECYCLE_ON,
-                 max_attempts: int = 3, request_timeout: float | None = None,
-                 limits: dict | None = None, start_timeout: float = 120.0):
+    def __init__(
+        self,
+        workers: int | None,
+        *,
+        recycle_after: int = 500,
+        recycle_on=DEFAULT_RECYCLE_ON,
+        max_attempts: int = 3,
+        request_timeout: float | None = None,
+        limits: dict | None = None,
+        start_timeout: float = 120.0,
+    ):
         if workers is None:
             workers = os.cpu_count() or 1
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
@@ -129,6 +167,7 @@ class WorkerPool:
 
     def _replace_in_background(self, old, kill: bool) -> None:
         """Stop ``old`` and put a fresh worker on the idle queue, off the caller's path."""
+
         def work():
             if old is not None:
                 self._retire(old, kill)
@@ -138,6 +177,7 @@ class WorkerPool:
                 self._idle.put(exc)  # the next caller sees the failure and retries the start
                 return
             self._idle.put(new)
+
         t = threading.Thread(target=work, name=f"executor-{self.backend}-replace", daemon=True)
         with self._lock:
             self._threads = [x for x in self._threads if x.is_alive()] + [t]
@@ -177,8 +217,11 @@ class WorkerPool:
             except ForgedReply as exc:  # the program wrote into the protocol: its own fault
                 self.stats["replaced"] += 1
                 self._replace_in_background(w, kill=True)
-                return make_result(Outcome.SANDBOX_VIOLATION, self.backend, error=(
-                    f"the program wrote into the executor's reply stream ({str(exc)[:200]})"))
+                return make_result(
+                    Outcome.SANDBOX_VIOLATION,
+                    self.backend,
+                    error=(f"the program wrote into the executor's reply stream ({str(exc)[:200]})"),
+                )
             except WorkerFailure as exc:
                 tail = w.stderr_tail(300)
                 died.append(f"{exc}" + (f" [{tail}]" if tail else ""))
@@ -198,14 +241,25 @@ class WorkerPool:
             result.setdefault("backend", self.backend)
             return result
         if died and not infra:
-            return make_result(Outcome.CRASH, self.backend, error=(
-                f"the sandbox died while running this program ({len(died)} attempt(s)): {died[-1]}"))
+            return make_result(
+                Outcome.CRASH,
+                self.backend,
+                error=(f"the sandbox died while running this program ({len(died)} attempt(s)): {died[-1]}"),
+            )
         if self._control_program_ok():  # the sandbox works for others: this program breaks it
-            return make_result(Outcome.PERSISTENT_INFRA_ERROR, self.backend, error=(
-                f"the program caused an infrastructure failure on all {self.max_attempts} attempt(s) "
-                f"while a control program ran fine: {(infra or died)[-1]}"))
-        return make_result(Outcome.INFRA_ERROR, self.backend, error=(
-            f"infrastructure failure on all {self.max_attempts} attempt(s): {(infra or died)[-1]}"))
+            return make_result(
+                Outcome.PERSISTENT_INFRA_ERROR,
+                self.backend,
+                error=(
+                    f"the program caused an infrastructure failure on all {self.max_attempts} attempt(s) "
+                    f"while a control program ran fine: {(infra or died)[-1]}"
+                ),
+            )
+        return make_result(
+            Outcome.INFRA_ERROR,
+            self.backend,
+            error=(f"infrastructure failure on all {self.max_attempts} attempt(s): {(infra or died)[-1]}"),
+        )
 
     def _control_program_ok(self) -> bool:
         """Run the executor's own CONTROL_PROGRAM on the pool: True when it answers correctly
@@ -236,13 +290,19 @@ class WorkerPool:
             return list(tp.map(self.run, sources))
 
     def describe(self) -> dict:
-        return {"backend": self.backend, "workers": self.workers, "recycle_after": self.recycle_after,
-                "recycle_on": sorted(self.recycle_on), "max_attempts": self.max_attempts,
-                "stats": dict(self.stats),
-                "address_layout": self.ready_info.get("address_layout"),
-                "supervisor": {k: self.ready_info.get(k) for k in ("policy_hash", "seccomp", "python",
-                                                                 "limits", "disabled_layers", "spares",
-                                                                 "address_layout")}}
+        return {
+            "backend": self.backend,
+            "workers": self.workers,
+            "recycle_after": self.recycle_after,
+            "recycle_on": sorted(self.recycle_on),
+            "max_attempts": self.max_attempts,
+            "stats": dict(self.stats),
+            "address_layout": self.ready_info.get("address_layout"),
+            "supervisor": {
+                k: self.ready_info.get(k)
+                for k in ("policy_hash", "seccomp", "python", "limits", "disabled_layers", "spares", "address_layout")
+            },
+        }
 
     def close(self) -> None:
         """Stop every worker (idempotent)."""
@@ -271,23 +331,36 @@ class ProcessPool(WorkerPool):
 
     backend = "process"
 
-    def __init__(self, workers: int | None = None, limits: dict | None = None, disabled_layers=(),
-                 python: str | None = None, max_attempts: int = 3, spares: int | None = None,
-                 test_canary: str = "", **opts):
+    def __init__(
+        self,
+        workers: int | None = None,
+        limits: dict | None = None,
+        disabled_layers=(),
+        python: str | None = None,
+        max_attempts: int = 3,
+        spares: int | None = None,
+        test_canary: str = "",
+        **opts,
+    ):
         super().__init__(workers, limits=limits, max_attempts=max_attempts, **opts)
         self.disabled_layers = list(disabled_layers)
-        self.command = supervisor.supervisor_command(python, limits=limits, spares=spares,
-                                                     disabled_layers=self.disabled_layers, test_canary=test_canary)
+        self.command = supervisor.supervisor_command(
+            python, limits=limits, spares=spares, disabled_layers=self.disabled_layers, test_canary=test_canary
+        )
         self._start_all(ExecutorUnavailable)
 
     def _new_worker(self):
         return ProcessWorker(self.command, self.start_timeout)
 
     def describe(self) -> dict:
-        return {**super().describe(), "supervisor_command": self.command[1:],
-                "python": self.ready_info.get("python"), "seccomp": self.ready_info.get("seccomp"),
-                "selftest": (self.ready_info.get("selftest") or {}).get("results"),
-                "replaced_supervisors": self.stats["replaced"]}
+        return {
+            **super().describe(),
+            "supervisor_command": self.command[1:],
+            "python": self.ready_info.get("python"),
+            "seccomp": self.ready_info.get("seccomp"),
+            "selftest": (self.ready_info.get("selftest") or {}).get("results"),
+            "replaced_supervisors": self.stats["replaced"],
+        }
 
 
 class ContainerPool(WorkerPool):
@@ -306,15 +379,29 @@ class ContainerPool(WorkerPool):
 
     backend = "container"
 
-    def __init__(self, workers: int | None = None, image: str | None = None, *,
-                 memory: str = DEFAULT_RUN_VALUES["memory"], pids_limit: int = DEFAULT_RUN_VALUES["pids_limit"],
-                 limits: dict | None = None, disabled_layers=(), spares: int | None = None,
-                 runtime: str = DEFAULT_RUN_VALUES["runtime"],
-                 docker: str = "docker", seccomp_profile: str | os.PathLike | None = None,
-                 run_flags_file: str | os.PathLike | None = None, check_image_source: bool = True,
-                 pin_cpus: bool = False, test_canary: str = "", **opts):
+    def __init__(
+        self,
+        workers: int | None = None,
+        image: str | None = None,
+        *,
+        memory: str = DEFAULT_RUN_VALUES["memory"],
+        pids_limit: int = DEFAULT_RUN_VALUES["pids_limit"],
+        limits: dict | None = None,
+        disabled_layers=(),
+        spares: int | None = None,
+        runtime: str = DEFAULT_RUN_VALUES["runtime"],
+        docker: str = "docker",
+        seccomp_profile: str | os.PathLike | None = None,
+        run_flags_file: str | os.PathLike | None = None,
+        check_image_source: bool = True,
+        pin_cpus: bool = False,
+        test_canary: str = "",
+        **opts,
+    ):
         if not isinstance(pids_limit, int) or pids_limit < 128:
-            raise ValueError(f"pids_limit must be an integer >= 128 (64 kills a forking runsc sandbox), got {pids_limit!r}")
+            raise ValueError(
+                f"pids_limit must be an integer >= 128 (64 kills a forking runsc sandbox), got {pids_limit!r}"
+            )
         super().__init__(workers, limits=limits, **opts)
         self.image = image or default_image()
         self.docker = docker
@@ -324,14 +411,26 @@ class ContainerPool(WorkerPool):
         self._docker_bin = self._preflight_docker()
         self._image_info = self._preflight_image(check_image_source)
         if not self.seccomp_profile.is_file():
-            raise ContainerBackendUnavailable(f"seccomp profile {self.seccomp_profile} missing "
-                                              "(render it with `executor seccomp-profile`)")
-        self.run_flags = read_run_flags(self.run_flags_file, runtime=runtime, memory=memory,
-                                        pids_limit=str(pids_limit),
-                                        seccomp_profile=str(self.seccomp_profile))
-        self.command = [*SUPERVISOR_COMMAND, *supervisor.supervisor_args(
-            limits=limits, disabled_layers=tuple(disabled_layers), backend_label="container", spares=spares,
-            test_canary=test_canary)]
+            raise ContainerBackendUnavailable(
+                f"seccomp profile {self.seccomp_profile} missing (render it with `executor seccomp-profile`)"
+            )
+        self.run_flags = read_run_flags(
+            self.run_flags_file,
+            runtime=runtime,
+            memory=memory,
+            pids_limit=str(pids_limit),
+            seccomp_profile=str(self.seccomp_profile),
+        )
+        self.command = [
+            *SUPERVISOR_COMMAND,
+            *supervisor.supervisor_args(
+                limits=limits,
+                disabled_layers=tuple(disabled_layers),
+                backend_label="container",
+                spares=spares,
+                test_canary=test_canary,
+            ),
+        ]
         self.pin_cpus = bool(pin_cpus)
         self._cpus = sorted(os.sched_getaffinity(0))
         self._starting_cpus: list[int] = []
@@ -342,45 +441,58 @@ class ContainerPool(WorkerPool):
     def _preflight_docker(self) -> str:
         path = shutil.which(self.docker)
         if not path:
-            raise ContainerBackendUnavailable(f"docker CLI {self.docker!r} not found on PATH "
-                                              "(install the host with scripts/install-host.sh)")
+            raise ContainerBackendUnavailable(
+                f"docker CLI {self.docker!r} not found on PATH (install the host with scripts/install-host.sh)"
+            )
         try:
             info = docker_cli(path, "info", "--format", "{{json .}}", timeout=30)
         except subprocess.TimeoutExpired:
             raise ContainerBackendUnavailable("dockerd did not answer `docker info` within 30 s") from None
         if info.returncode != 0:
-            raise ContainerBackendUnavailable("dockerd not reachable (`docker info` failed: "
-                                              f"{info.stderr.strip()[:300]}); start it with scripts/install-host.sh")
+            raise ContainerBackendUnavailable(
+                "dockerd not reachable (`docker info` failed: "
+                f"{info.stderr.strip()[:300]}); start it with scripts/install-host.sh"
+            )
         data = json.loads(info.stdout)
         runtimes = data.get("Runtimes") or {}
         if self.runtime not in runtimes:
             raise ContainerBackendUnavailable(
                 f"dockerd has no {self.runtime!r} runtime (has: {', '.join(sorted(runtimes))}); "
-                "configure it with scripts/install-host.sh")
-        self._docker_info = {"server_version": data.get("ServerVersion"),
-                             "runtime": {"name": self.runtime, **runtimes[self.runtime]}}
+                "configure it with scripts/install-host.sh"
+            )
+        self._docker_info = {
+            "server_version": data.get("ServerVersion"),
+            "runtime": {"name": self.runtime, **runtimes[self.runtime]},
+        }
         return path
 
     def _preflight_image(self, check_source: bool) -> dict:
         data = docker_json(self._docker_bin, "image", "inspect", self.image)
         if data is None:
-            raise ContainerBackendUnavailable(f"executor image {self.image!r} not found: build it with "
-                                              "scripts/build-executor-image.sh")
+            raise ContainerBackendUnavailable(
+                f"executor image {self.image!r} not found: build it with scripts/build-executor-image.sh"
+            )
         labels = (data.get("Config") or {}).get("Labels") or {}
-        info = {"image": self.image, "image_id": data.get("Id"),
-                "rootfs_sha256": labels.get(LABEL_ROOTFS),
-                "layers": (data.get("RootFS") or {}).get("Layers"),
-                "executor_src_sha256": labels.get(LABEL_SRC)}
+        info = {
+            "image": self.image,
+            "image_id": data.get("Id"),
+            "rootfs_sha256": labels.get(LABEL_ROOTFS),
+            "layers": (data.get("RootFS") or {}).get("Layers"),
+            "executor_src_sha256": labels.get(LABEL_SRC),
+        }
         if check_source:
             image_src = labels.get(LABEL_SRC)
             if not image_src:
-                raise ContainerBackendUnavailable(f"image {self.image!r} has no {LABEL_SRC} label: it was "
-                                                  "not built by scripts/build-executor-image.sh")
+                raise ContainerBackendUnavailable(
+                    f"image {self.image!r} has no {LABEL_SRC} label: it was "
+                    "not built by scripts/build-executor-image.sh"
+                )
             here = executor_source_digest()
             if image_src != here:
                 raise ContainerBackendUnavailable(
                     f"image {self.image!r} is stale: built from executor sources {image_src[:12]}, "
-                    f"this checkout has {here[:12]}; rebuild with scripts/build-executor-image.sh")
+                    f"this checkout has {here[:12]}; rebuild with scripts/build-executor-image.sh"
+                )
         return info
 
     # --- containers --------------------------------------------------------------------------
@@ -399,8 +511,7 @@ class ContainerPool(WorkerPool):
     def _new_worker(self):
         pin = self._pick_cpu()
         try:
-            c = ContainerWorker(self._docker_bin, self.run_flags + pin, self.image, self.command,
-                                self.start_timeout)
+            c = ContainerWorker(self._docker_bin, self.run_flags + pin, self.image, self.command, self.start_timeout)
         finally:
             if pin:
                 with self._lock:

@@ -9,6 +9,7 @@ and the policy: the same on every worker, backend and day.
 ``make_result`` builds the dict form (what crosses the supervisor protocol), ``ExecResult`` is
 the typed form the harness receives.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,7 +47,7 @@ class ExecResult:
     address_layout: str | None = None
 
     @classmethod
-    def from_dict(cls, data: dict) -> "ExecResult":
+    def from_dict(cls, data: dict) -> ExecResult:
         if not isinstance(data, dict):
             raise ValueError(f"executor result must be a JSON object, got {type(data).__name__}")
         unknown = set(data) - set(FIELDS)

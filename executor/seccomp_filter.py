@@ -27,6 +27,7 @@ the supervisor's ready line under ``selftest.seccomp``.
 
 The Debian ``python3-seccomp`` module, which has the same API, is used when pyseccomp is absent.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -120,8 +121,9 @@ def build_child_filter(action: str = "KILL_PROCESS"):
     if action not in KILL_ACTIONS:
         raise ValueError(f"unknown seccomp kill action {action!r}; known: {', '.join(KILL_ACTIONS)}")
     seccomp = _binding()
-    flt = seccomp.SyscallFilter(defaction={"KILL_PROCESS": seccomp.KILL_PROCESS,
-                                           "KILL_THREAD": seccomp.KILL_THREAD}[action])
+    flt = seccomp.SyscallFilter(
+        defaction={"KILL_PROCESS": seccomp.KILL_PROCESS, "KILL_THREAD": seccomp.KILL_THREAD}[action]
+    )
     for name in policy.CHILD_SYSCALLS:
         if name == "write":
             flt.add_rule(seccomp.ALLOW, "write", seccomp.Arg(0, seccomp.EQ, policy.RESULT_FD))
@@ -159,8 +161,11 @@ def probe_kill_action(preferred: tuple[str, ...] = ("KILL_PROCESS", "KILL_THREAD
             tried.append({"action": action, "result": f"killed by signal {sig}"})
             return {"action": action, "signal": sig, "tried": tried}
         code = os.WEXITSTATUS(status)
-        reason = {_PROBE_LOAD_EINVAL: "load failed with EINVAL", _PROBE_LOAD_OTHER: "load failed",
-                  _PROBE_SURVIVED: "forbidden call did not kill"}.get(code, f"exit code {code}")
+        reason = {
+            _PROBE_LOAD_EINVAL: "load failed with EINVAL",
+            _PROBE_LOAD_OTHER: "load failed",
+            _PROBE_SURVIVED: "forbidden call did not kill",
+        }.get(code, f"exit code {code}")
         tried.append({"action": action, "result": reason})
     return {"action": None, "error": "no seccomp kill action both loads and kills", "tried": tried}
 

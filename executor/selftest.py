@@ -8,6 +8,7 @@ seccomp; numbering of policy.LAYERS) are shown to hold on their own on *this* ke
 release at every start. Both runs use children forked by the supervisor's zygote, as programs do.
 A clean program must also still give the right answer, or the sandbox is broken the other way.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,16 +31,17 @@ _STOPPED = frozenset({O.REJECTED_STATIC, O.SANDBOX_VIOLATION, O.PROGRAM_ERROR})
 CANARIES: tuple[Canary, ...] = (
     Canary("read_etc_passwd", "answer = len(open('/etc/passwd').read())\n", _STOPPED),
     # the child has no disk finder (child._stop_disk_imports); put back, it must meet seccomp
-    Canary("open_socket", "import sys\nsys.meta_path.append(sys.modules['_frozen_importlib_external'].PathFinder)\n"
-           "import socket\ns = socket.socket()\nanswer = 1\n", _STOPPED),
+    Canary(
+        "open_socket",
+        "import sys\nsys.meta_path.append(sys.modules['_frozen_importlib_external'].PathFinder)\n"
+        "import socket\ns = socket.socket()\nanswer = 1\n",
+        _STOPPED,
+    ),
     Canary("fork", "import os\nanswer = os.fork()\n", _STOPPED),
     Canary("exec", "import os\nos.execv('/bin/sh', ['sh', '-c', 'true'])\nanswer = 1\n", _STOPPED),
-    Canary("read_environment", "import os\nanswer = len(os.environ)\n",
-           _STOPPED | {O.OK}, answer_must_be=0),
-    Canary("busy_loop", "while True:\n    pass\n",
-           frozenset({O.LINE_CAP, O.CPU_LIMIT, O.TIMEOUT_WALL})),
-    Canary("memory_bomb", "x = bytearray(8 * 1024 ** 3)\nanswer = 1\n",
-           frozenset({O.MEMORY_LIMIT, O.CRASH})),
+    Canary("read_environment", "import os\nanswer = len(os.environ)\n", _STOPPED | {O.OK}, answer_must_be=0),
+    Canary("busy_loop", "while True:\n    pass\n", frozenset({O.LINE_CAP, O.CPU_LIMIT, O.TIMEOUT_WALL})),
+    Canary("memory_bomb", "x = bytearray(8 * 1024 ** 3)\nanswer = 1\n", frozenset({O.MEMORY_LIMIT, O.CRASH})),
 )
 CLEAN = ("import math\nanswer = round(math.sqrt(16) + 1, 2)\n", 5.0)
 # The memory calibration (issue 46, item 4), recorded with the canaries in describe(): the largest
@@ -83,8 +85,13 @@ def run_selftest(supervisor) -> dict:
     results["memory_calibration"] = {
         "largest_block_bytes": calibration.get("answer") if calibration["outcome"] == O.OK.value else None,
         "outcome": calibration["outcome"],
-        "address_space_bytes": int(getattr(supervisor, "limits", {}).get("address_space_bytes", 0))}
+        "address_space_bytes": int(getattr(supervisor, "limits", {}).get("address_space_bytes", 0)),
+    }
     if clean["outcome"] != O.OK.value or clean["answer"] != CLEAN[1]:
         failed.append(f"clean program: {clean['outcome']} {clean.get('answer')!r} ({clean.get('error')})")
-    return {"ok": not failed, "failed": failed, "results": results,
-            "seccomp": getattr(supervisor, "seccomp_probe", None)}
+    return {
+        "ok": not failed,
+        "failed": failed,
+        "results": results,
+        "seccomp": getattr(supervisor, "seccomp_probe", None),
+    }

@@ -14,6 +14,7 @@ NFKC-normalises identifiers while parsing, so a fullwidth or otherwise Unicode-s
 A SyntaxError is not a policy violation: it is returned by ``parse_program`` for the caller to
 report as a program error, exactly as running the program would.
 """
+
 from __future__ import annotations
 
 import _string
@@ -30,8 +31,12 @@ def forbidden_builtin_names() -> frozenset[str]:
     program's own binding): policy.FORBIDDEN_NAMES, and every name of this interpreter's builtins
     module that the policy does not classify (deny by default: a builtin a newer Python adds is
     refused until policy.py lists it)."""
-    classified = {*policy.ALLOWED_BUILTINS, *policy.WRAPPED_BUILTINS, *policy.HARMLESS_ABSENT_BUILTINS,
-                  *policy.READABLE_DUNDER_NAMES}
+    classified = {
+        *policy.ALLOWED_BUILTINS,
+        *policy.WRAPPED_BUILTINS,
+        *policy.HARMLESS_ABSENT_BUILTINS,
+        *policy.READABLE_DUNDER_NAMES,
+    }
     unclassified = {n for n in dir(builtins) if n not in classified and not _is_dunder(n)}
     return frozenset(policy.FORBIDDEN_NAMES) | unclassified
 
@@ -133,26 +138,39 @@ class _Scopes:
             surely = self.flow.get(node, surely)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._bind(scope, node.name)
-                outer = [*node.decorator_list, *node.args.defaults,
-                         *[d for d in node.args.kw_defaults if d is not None]]
+                outer = [
+                    *node.decorator_list,
+                    *node.args.defaults,
+                    *[d for d in node.args.kw_defaults if d is not None],
+                ]
                 if node.returns is not None:
                     outer.append(node.returns)
                 inner = self._new_scope(node, scope)
-                for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
-                          *([node.args.vararg] if node.args.vararg else []),
-                          *([node.args.kwarg] if node.args.kwarg else [])):
+                for a in (
+                    *node.args.posonlyargs,
+                    *node.args.args,
+                    *node.args.kwonlyargs,
+                    *([node.args.vararg] if node.args.vararg else []),
+                    *([node.args.kwarg] if node.args.kwarg else []),
+                ):
                     self._bind(inner, a.arg)
                     if a.annotation is not None:
                         outer.append(a.annotation)
                 stack.extend((n, scope, surely) for n in outer)
                 stack.extend((n, inner, surely) for n in node.body)
             elif isinstance(node, ast.Lambda):
-                stack.extend((n, scope, surely) for n in (*node.args.defaults,
-                                                  *[d for d in node.args.kw_defaults if d is not None]))
+                stack.extend(
+                    (n, scope, surely)
+                    for n in (*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None])
+                )
                 inner = self._new_scope(node, scope)
-                for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
-                          *([node.args.vararg] if node.args.vararg else []),
-                          *([node.args.kwarg] if node.args.kwarg else [])):
+                for a in (
+                    *node.args.posonlyargs,
+                    *node.args.args,
+                    *node.args.kwonlyargs,
+                    *([node.args.vararg] if node.args.vararg else []),
+                    *([node.args.kwarg] if node.args.kwarg else []),
+                ):
                     self._bind(inner, a.arg)
                 stack.append((node.body, inner, surely))
             elif isinstance(node, _COMPREHENSIONS):
@@ -202,8 +220,11 @@ class _Scopes:
 
     def forbidden_reads(self) -> list[ast.Name]:
         """Reads of forbidden builtin names that may reach the builtin."""
-        return [read for read, scope, surely in self.reads
-                if read.id in _FORBIDDEN_NAMES and not self.program_owns(read, scope, surely)]
+        return [
+            read
+            for read, scope, surely in self.reads
+            if read.id in _FORBIDDEN_NAMES and not self.program_owns(read, scope, surely)
+        ]
 
 
 def _global_and_nonlocal_names(body: list[ast.stmt]) -> set[str]:
@@ -344,8 +365,11 @@ def _import_problems(node: ast.AST) -> list[str]:
     one of the names the proxies hide."""
     allowed = ", ".join(policy.ALLOWED_MODULES)
     if isinstance(node, ast.Import):
-        return [f"import of {a.name!r} is not allowed (allowed: {allowed})"
-                for a in node.names if a.name not in _ALLOWED_MODULES]
+        return [
+            f"import of {a.name!r} is not allowed (allowed: {allowed})"
+            for a in node.names
+            if a.name not in _ALLOWED_MODULES
+        ]
     problems = []
     if node.level or node.module not in _ALLOWED_MODULES:
         problems.append(f"import from {'.' * node.level}{node.module or ''!s} is not allowed (allowed: {allowed})")
@@ -353,7 +377,8 @@ def _import_problems(node: ast.AST) -> list[str]:
         if alias.name == "*":
             continue
         p = attribute_problem(alias.name, None) or (
-            f"name {alias.name!r} is not allowed" if alias.name in policy.MODULE_HIDDEN_NAMES else None)
+            f"name {alias.name!r} is not allowed" if alias.name in policy.MODULE_HIDDEN_NAMES else None
+        )
         if p:
             problems.append(p)
     return problems
@@ -365,7 +390,9 @@ def _identifier_problems(node: ast.AST, field: str, role: str, value) -> list[st
         return []
     if role == "attribute":
         receiver = node.value if isinstance(node, ast.Attribute) else None
-        return [p for p in (attribute_problem(a, receiver) for a in ([value] if isinstance(value, str) else value)) if p]
+        return [
+            p for p in (attribute_problem(a, receiver) for a in ([value] if isinstance(value, str) else value)) if p
+        ]
     if role == "name":
         if value in _READABLE_DUNDERS and isinstance(node.ctx, ast.Load):
             return []
@@ -389,11 +416,15 @@ def _plan(cls: type):
     fields = policy.ALLOWED_SYNTAX.get(name)
     if fields is None:
         plan = policy.FORBIDDEN_NODES.get(name) or (
-            f"the construct {name!r} is not allowed (it is not on the policy's syntax allow-list)")
+            f"the construct {name!r} is not allowed (it is not on the policy's syntax allow-list)"
+        )
     else:
         unknown = [f for f in cls._fields if f not in fields]
-        plan = (f"the construct {name!r} has a field the policy does not know ({', '.join(unknown)})"
-                if unknown else tuple((f, r) for f, r in fields.items() if r not in ("node", "constant")))
+        plan = (
+            f"the construct {name!r} has a field the policy does not know ({', '.join(unknown)})"
+            if unknown
+            else tuple((f, r) for f, r in fields.items() if r not in ("node", "constant"))
+        )
     _PLAN[cls] = plan
     return plan
 
@@ -415,8 +446,9 @@ def check_tree(tree: ast.AST) -> list[Violation]:
     found: list[Violation] = []
     depth = _nesting_depth(tree)
     if depth > policy.MAX_AST_DEPTH:
-        return [Violation(0, f"the program is nested more than {policy.MAX_AST_DEPTH} levels "
-                             "deep (policy.MAX_AST_DEPTH)")]
+        return [
+            Violation(0, f"the program is nested more than {policy.MAX_AST_DEPTH} levels deep (policy.MAX_AST_DEPTH)")
+        ]
     for node in ast.walk(tree):
         for message in _node_problems(node):
             found.append(Violation(getattr(node, "lineno", 0) or 0, message))

@@ -34,6 +34,7 @@ next request. (Measured under gVisor, bench/executor.json and SECURITY.md: forki
 itself put the fork and the copy-on-write faults it causes in the loop on the request path;
 asking for the replacement when a spare is taken made the fork compete with the running child.)
 """
+
 from __future__ import annotations
 
 import os
@@ -59,10 +60,19 @@ from executor.result import make_result, reply_mac
 LAYER_SWITCH_ENV = "EXECUTOR_UNSAFE_DISABLE_LAYERS"
 TESTING_ENV = "EXECUTOR_TESTING"
 CANARY_ENV = "EXECUTOR_TEST_CANARY"
-CHILD_OUTCOMES = frozenset({Outcome.OK, Outcome.PROGRAM_ERROR, Outcome.REJECTED_STATIC,
-                            Outcome.MEMORY_LIMIT, Outcome.OUTPUT_LIMIT, Outcome.LINE_CAP,
-                            Outcome.BAD_RETURN_KIND, Outcome.INFRA_ERROR})
-DEFAULT_SPARES = 2            # children kept forked ahead per supervisor (measured: bench/executor.json)
+CHILD_OUTCOMES = frozenset(
+    {
+        Outcome.OK,
+        Outcome.PROGRAM_ERROR,
+        Outcome.REJECTED_STATIC,
+        Outcome.MEMORY_LIMIT,
+        Outcome.OUTPUT_LIMIT,
+        Outcome.LINE_CAP,
+        Outcome.BAD_RETURN_KIND,
+        Outcome.INFRA_ERROR,
+    }
+)
+DEFAULT_SPARES = 2  # children kept forked ahead per supervisor (measured: bench/executor.json)
 ZYGOTE_START_SECONDS = 120.0  # how long the loop waits for the zygote to answer
 
 
@@ -75,8 +85,9 @@ def disabled_layers_from_env(environ=None) -> list[str]:
     if not raw:
         return []
     if env.get(TESTING_ENV) != "1":
-        raise RuntimeError(f"{LAYER_SWITCH_ENV} is set but {TESTING_ENV}=1 is not: refusing to "
-                           "weaken the sandbox outside tests")
+        raise RuntimeError(
+            f"{LAYER_SWITCH_ENV} is set but {TESTING_ENV}=1 is not: refusing to weaken the sandbox outside tests"
+        )
     layers = [x.strip() for x in raw.split(",") if x.strip()]
     unknown = [x for x in layers if x not in policy.LAYER_SWITCHES]
     if unknown:
@@ -122,8 +133,14 @@ def seccomp_binding_dir() -> str | None:
     return None
 
 
-def supervisor_args(limits: dict | None = None, disabled_layers=(), backend_label: str = "process",
-                    sys_paths=(), spares: int | None = None, test_canary: str = "") -> list[str]:
+def supervisor_args(
+    limits: dict | None = None,
+    disabled_layers=(),
+    backend_label: str = "process",
+    sys_paths=(),
+    spares: int | None = None,
+    test_canary: str = "",
+) -> list[str]:
     """Arguments after ``python3 -I -S <script>``."""
     args: list[str] = []
     if test_canary:
@@ -144,24 +161,43 @@ def supervisor_command(python: str | None = None, **kwargs) -> list[str]:
     """Full host command line for a local supervisor (process backend)."""
     binding = seccomp_binding_dir()
     sys_paths = kwargs.pop("sys_paths", None) or ([binding] if binding else [])
-    return [python or sys.executable, "-I", "-S", "-B", supervisor_script(),
-            *supervisor_args(sys_paths=sys_paths, **kwargs)]
+    return [
+        python or sys.executable,
+        "-I",
+        "-S",
+        "-B",
+        supervisor_script(),
+        *supervisor_args(sys_paths=sys_paths, **kwargs),
+    ]
 
 
-CHILD_MESSAGE_KEYS = frozenset({"nonce", "outcome", "answer", "kind", "stdout", "stderr",
-                                "stdout_truncated", "stderr_truncated", "error", "addresses_masked"})
+CHILD_MESSAGE_KEYS = frozenset(
+    {
+        "nonce",
+        "outcome",
+        "answer",
+        "kind",
+        "stdout",
+        "stderr",
+        "stdout_truncated",
+        "stderr_truncated",
+        "error",
+        "addresses_masked",
+    }
+)
 
 
 def _answer_problem(kind, answer) -> str | None:
     """Why ``answer`` is not a valid JSON answer of ``kind`` (child.check_answer's output)."""
     import datetime
     import math
+
     if kind == "number":
         if isinstance(answer, bool) or not isinstance(answer, (int, float)):
             return "number answer is not a number"
         if isinstance(answer, float) and not math.isfinite(answer):
             return "number answer is not finite"
-        if isinstance(answer, int) and abs(answer) > 10 ** 400:
+        if isinstance(answer, int) and abs(answer) > 10**400:
             return "number answer is out of range"
         return None
     if kind == "date":
@@ -173,8 +209,11 @@ def _answer_problem(kind, answer) -> str | None:
             return "date answer is not YYYY-MM-DD"
         return None
     if kind == "weeks_days":
-        if (not isinstance(answer, list) or len(answer) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) for v in answer)):
+        if (
+            not isinstance(answer, list)
+            or len(answer) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in answer)
+        ):
             return "weeks_days answer is not two ints"
         if weeks_days_problem(*answer):
             return "weeks_days answer is not a (weeks, days) reading"
@@ -217,8 +256,14 @@ class Supervisor:
     as soon as one is taken, so a request waits for a fork only when requests arrive faster
     than the zygote can fork. Start-up (the self-test) asks for each child on demand."""
 
-    def __init__(self, limits: dict | None = None, disabled_layers=(), backend_label: str = "process",
-                 spares: int = DEFAULT_SPARES, test_canary: str = ""):
+    def __init__(
+        self,
+        limits: dict | None = None,
+        disabled_layers=(),
+        backend_label: str = "process",
+        spares: int = DEFAULT_SPARES,
+        test_canary: str = "",
+    ):
         self.test_canary = test_canary  # test_canary_from_env: the start of every nonce
         self.policy = policy.policy_dict(limits)
         self.limits = self.policy["limits"]
@@ -230,8 +275,10 @@ class Supervisor:
         self.spares_target = spares
         self.broken: str | None = None
         self.address_layout: str | None = None  # "fixed" | "randomised", from the zygote's hello
-        self._ready: dict[bytes, collections.deque] = {zygote.SPARE: collections.deque(),
-                                                       zygote.TEST_SPARE: collections.deque()}
+        self._ready: dict[bytes, collections.deque] = {
+            zygote.SPARE: collections.deque(),
+            zygote.TEST_SPARE: collections.deque(),
+        }
         self._asked = {zygote.SPARE: 0, zygote.TEST_SPARE: 0}
         self._exits: dict[int, tuple[int, float]] = {}
         self._discarded: set[int] = set()  # spares found dead before their program: exit not needed
@@ -243,11 +290,15 @@ class Supervisor:
         try:
             if "seccomp" not in self.disabled_layers:
                 from executor import seccomp_filter
+
                 self.seccomp_probe, bpf = seccomp_filter.probe_and_compile()
                 if bpf is None:
                     raise RuntimeError(f"seccomp unusable: {self.seccomp_probe}")
-            self.sock.send(json.dumps({"seccomp_bpf": bpf.bpf.hex() if bpf else None,
-                                       "action": bpf.action if bpf else None}).encode())
+            self.sock.send(
+                json.dumps(
+                    {"seccomp_bpf": bpf.bpf.hex() if bpf else None, "action": bpf.action if bpf else None}
+                ).encode()
+            )
         except OSError as exc:  # the zygote died before it read its configuration: say why
             said = self._zygote_last_words()
             self.close()
@@ -352,7 +403,7 @@ class Supervisor:
         self._run_phase = True
         self.replenish()
 
-    def with_layers_off(self, layers) -> "_SelftestView":
+    def with_layers_off(self, layers) -> _SelftestView:
         """Children with layers 1-2 also off, for the self-test canaries (start-up only)."""
         if frozenset(layers) != zygote.SELFTEST_LAYERS_OFF:
             raise ValueError(f"the self-test can only turn off {sorted(zygote.SELFTEST_LAYERS_OFF)}")
@@ -449,57 +500,89 @@ class Supervisor:
                 os.kill(pid, signal.SIGKILL)
                 return b"".join(chunks), False, True
 
-    def classify(self, data: bytes, nonce: str, status: int, timed_out: bool, overflow: bool,
-                 wall_ms: float, cpu_ms: float | None) -> dict:
+    def classify(
+        self,
+        data: bytes,
+        nonce: str,
+        status: int,
+        timed_out: bool,
+        overflow: bool,
+        wall_ms: float,
+        cpu_ms: float | None,
+    ) -> dict:
         """How the child ended -> result dict (see outcomes.py for the precedence)."""
         exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-        common = {"wall_ms": round(wall_ms, 3), "cpu_ms": None if cpu_ms is None else round(cpu_ms, 3),
-                  "exit_code": exit_code, "signal": sig}
+        common = {
+            "wall_ms": round(wall_ms, 3),
+            "cpu_ms": None if cpu_ms is None else round(cpu_ms, 3),
+            "exit_code": exit_code,
+            "signal": sig,
+        }
         message, forged = self._parse_message(data, nonce)
-        keep = {k: message[k] for k in ("stdout", "stderr", "stdout_truncated", "stderr_truncated",
-                                        "addresses_masked") if message and k in message}
+        keep = {
+            k: message[k]
+            for k in ("stdout", "stderr", "stdout_truncated", "stderr_truncated", "addresses_masked")
+            if message and k in message
+        }
         for name, limit in (("stdout", "stdout_chars"), ("stderr", "stderr_chars")):
             if len(keep.get(name, "")) > int(self.limits[limit]):  # only a forged line is longer
-                keep[name] = keep[name][:int(self.limits[limit])]
+                keep[name] = keep[name][: int(self.limits[limit])]
                 keep[f"{name}_truncated"] = True
         cpu_limit_ms = float(self.limits["cpu_seconds"]) * 1000.0
         if sig is not None and sig in self.violation_signals:
-            return self._result(Outcome.SANDBOX_VIOLATION, error="the program made a forbidden system "
-                                "call and was stopped by the sandbox", **common, **keep)
+            return self._result(
+                Outcome.SANDBOX_VIOLATION,
+                error="the program made a forbidden system call and was stopped by the sandbox",
+                **common,
+                **keep,
+            )
         if overflow:  # more than a child's line ever is (child.fit_result_line): not the executor's
-            return self._result(Outcome.SANDBOX_VIOLATION, error="the program wrote to the executor's "
-                                "result channel", **common, **keep)
+            return self._result(
+                Outcome.SANDBOX_VIOLATION, error="the program wrote to the executor's result channel", **common, **keep
+            )
         if timed_out:
-            return self._result(Outcome.TIMEOUT_WALL, error=f"the program ran longer than "
-                                f"{self.limits['wall_seconds']} s (wall clock) and was stopped", **common)
+            return self._result(
+                Outcome.TIMEOUT_WALL,
+                error=f"the program ran longer than {self.limits['wall_seconds']} s (wall clock) and was stopped",
+                **common,
+            )
         # soft = hard: the kernel sends SIGKILL at the hard limit (SIGXCPU only if soft < hard).
         # rusage lags the scheduler's exact runtime by up to a few ticks, hence the 80 % margin.
-        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_ms is not None
-                                     and cpu_ms >= 0.8 * cpu_limit_ms):
-            return self._result(Outcome.CPU_LIMIT, error=f"the program used more than "
-                                f"{self.limits['cpu_seconds']} s of CPU time and was stopped", **common)
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_ms is not None and cpu_ms >= 0.8 * cpu_limit_ms):
+            return self._result(
+                Outcome.CPU_LIMIT,
+                error=f"the program used more than {self.limits['cpu_seconds']} s of CPU time and was stopped",
+                **common,
+            )
         if sig == signal.SIGKILL:  # not ours, not RLIMIT_CPU: an outside agent (OOM killer, operator)
-            return self._result(Outcome.INFRA_ERROR, error="the child was killed from outside the "
-                                "sandbox (SIGKILL); retry", **common)
+            return self._result(
+                Outcome.INFRA_ERROR, error="the child was killed from outside the sandbox (SIGKILL); retry", **common
+            )
         if sig is not None:
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
             return self._result(Outcome.CRASH, error=f"the program crashed (signal {name})", **common, **keep)
         if forged and exit_code == EXIT_RESULT_WRITE_FAILED and not data.endswith(b"\n"):
             # the child's own finish failed between the first and the last byte of its line
             # (child._ChildRun.finish): a crash of the executor's code, not a forgery
-            return self._result(Outcome.CRASH, error="the program ended while its result was being "
-                                "written", **common)
+            return self._result(Outcome.CRASH, error="the program ended while its result was being written", **common)
         if forged:
-            return self._result(Outcome.SANDBOX_VIOLATION, error="the program wrote to the executor's "
-                                "result channel", **common, **keep)
+            return self._result(
+                Outcome.SANDBOX_VIOLATION, error="the program wrote to the executor's result channel", **common, **keep
+            )
         if message is None:
-            return self._result(Outcome.CRASH, error=f"the program ended without a result "
-                                f"(exit code {exit_code})", **common)
+            return self._result(
+                Outcome.CRASH, error=f"the program ended without a result (exit code {exit_code})", **common
+            )
         outcome = Outcome(message["outcome"])
-        return self._result(outcome, answer=message.get("answer"), kind=message.get("kind"),
-                            error=(message.get("error") or "")[:4 * int(self.limits["error_chars"])] or None,
-                            **common, **keep)
+        return self._result(
+            outcome,
+            answer=message.get("answer"),
+            kind=message.get("kind"),
+            error=(message.get("error") or "")[: 4 * int(self.limits["error_chars"])] or None,
+            **common,
+            **keep,
+        )
 
     @staticmethod
     def _parse_message(data: bytes, nonce: str):
@@ -528,11 +611,18 @@ class Supervisor:
         return make_result(outcome, self.backend_label, address_layout=self.address_layout, **fields)
 
     def ready_info(self, selftest: dict) -> dict:
-        return {"ready": True, "policy_hash": self.policy_hash, "selftest": selftest,
-                "limits": self.limits, "disabled_layers": sorted(self.disabled_layers),
-                "seccomp": self.seccomp_probe, "python": sys.version.split()[0],
-                "address_layout": self.address_layout,
-                "backend": self.backend_label, "spares": self.spares_target}
+        return {
+            "ready": True,
+            "policy_hash": self.policy_hash,
+            "selftest": selftest,
+            "limits": self.limits,
+            "disabled_layers": sorted(self.disabled_layers),
+            "seccomp": self.seccomp_probe,
+            "python": sys.version.split()[0],
+            "address_layout": self.address_layout,
+            "backend": self.backend_label,
+            "spares": self.spares_target,
+        }
 
 
 class _SelftestView:
@@ -550,7 +640,7 @@ class _SelftestView:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def handle_line(sup: Supervisor, line: bytes) -> dict:
@@ -615,9 +705,15 @@ def main(argv=None) -> int:
         if bad:
             raise ValueError(f"unknown layer(s) {bad}; known: {list(policy.LAYER_SWITCHES)}")
         zygote.make_not_dumpable()
-        sup = Supervisor(limits, layers, args.backend_label, spares=args.spares,
-                         test_canary=checked_canary(args.test_canary, "--test-canary"))
+        sup = Supervisor(
+            limits,
+            layers,
+            args.backend_label,
+            spares=args.spares,
+            test_canary=checked_canary(args.test_canary, "--test-canary"),
+        )
         from executor import selftest
+
         if {"seccomp", "rlimits"} & set(layers):  # canaries would really fork/exec/read files
             report = {"ok": True, "skipped": f"OS layers disabled for a test: {sorted(layers)}", "failed": []}
         else:

@@ -9,6 +9,7 @@ Both speak the supervisor protocol (docs/ARCHITECTURE.md): a ready line, then on
 request line. A worker that dies, hangs past the pool deadline, refuses to start or breaks the
 protocol raises ``WorkerFailure``; the pool (``pool.WorkerPool``) then replaces it and retries.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -38,8 +39,6 @@ class ForgedReply(WorkerFailure):
     worker, whose stream is no longer trustworthy, is killed."""
 
 
-
-
 def _wait_fd(fd: int, events: int, timeout_s: float) -> bool:
     """poll() one descriptor (no FD_SETSIZE limit, unlike select); True when ready or closed."""
     p = select.poll()
@@ -59,8 +58,9 @@ class SupervisorWorker:
         self._buf = bytearray()
         self._ids = 0
         self._stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._stderr, bufsize=0, **popen)
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0, **popen
+        )
         os.set_blocking(self.proc.stdin.fileno(), False)  # writes are bounded by poll + deadline
         try:
             line = self._readline(time.monotonic() + start_timeout)
@@ -68,8 +68,9 @@ class SupervisorWorker:
         except (WorkerFailure, ValueError) as exc:
             detail = self.stderr_tail()
             self.kill()
-            raise WorkerFailure(f"{self.kind} supervisor did not become ready: {exc}"
-                                + (f"; it said: {detail}" if detail else "")) from None
+            raise WorkerFailure(
+                f"{self.kind} supervisor did not become ready: {exc}" + (f"; it said: {detail}" if detail else "")
+            ) from None
         if not isinstance(msg, dict) or msg.get("ready") is not True:
             self.kill()
             err = msg.get("error") if isinstance(msg, dict) else msg
@@ -91,7 +92,7 @@ class SupervisorWorker:
             nl = self._buf.find(b"\n")
             if nl >= 0:
                 line = bytes(self._buf[:nl])
-                del self._buf[:nl + 1]
+                del self._buf[: nl + 1]
                 return line
             left = deadline - time.monotonic()
             if left <= 0:
@@ -116,9 +117,13 @@ class SupervisorWorker:
             msg = json.loads(raw)
         except Exception:  # ValueError, RecursionError of a deeply nested line
             raise ForgedReply(f"a non-JSON line on the reply stream: {raw[:200]!r}") from None
-        if (not isinstance(msg, dict) or msg.get("id") != rid or not isinstance(msg.get("result"), dict)
-                or not isinstance(msg.get("mac"), str)
-                or not hmac.compare_digest(msg["mac"], reply_mac(key, rid, msg["result"]))):
+        if (
+            not isinstance(msg, dict)
+            or msg.get("id") != rid
+            or not isinstance(msg.get("result"), dict)
+            or not isinstance(msg.get("mac"), str)
+            or not hmac.compare_digest(msg["mac"], reply_mac(key, rid, msg["result"]))
+        ):
             raise ForgedReply(f"a reply to request {rid} without its MAC: {raw[:200]!r}")
         return msg["result"]
 
@@ -181,8 +186,9 @@ class ProcessWorker(SupervisorWorker):
     kind = "process"
 
     def __init__(self, command: list[str], start_timeout: float = 120.0):
-        super().__init__(command, start_timeout, name=f"process-{uuid.uuid4().hex[:10]}",
-                         env={}, cwd="/", close_fds=True)
+        super().__init__(
+            command, start_timeout, name=f"process-{uuid.uuid4().hex[:10]}", env={}, cwd="/", close_fds=True
+        )
 
 
 class ContainerWorker(SupervisorWorker):
@@ -190,8 +196,7 @@ class ContainerWorker(SupervisorWorker):
 
     kind = "container"
 
-    def __init__(self, docker: str, run_flags: list[str], image: str, command: list[str],
-                 start_timeout: float):
+    def __init__(self, docker: str, run_flags: list[str], image: str, command: list[str], start_timeout: float):
         self.docker = docker
         self.cpu: int | None = None
         name = f"mathsolver-exec-{os.getpid()}-{uuid.uuid4().hex[:10]}"

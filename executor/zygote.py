@@ -36,6 +36,7 @@ keeps a random secret and ASLR (policy.py, "Determinism"). The zygote checks the
 makes itself not dumpable (execve resets that flag) and reports ``address_layout`` ("fixed" or
 "randomised") in its hello.
 """
+
 from __future__ import annotations
 
 import gc
@@ -155,12 +156,12 @@ class Zygote:
         flt = None
         if config.get("seccomp_bpf"):
             from executor.seccomp_filter import BpfFilter
+
             flt = BpfFilter(bytes.fromhex(config["seccomp_bpf"]), config["action"])
         if flt is not None:  # once, inherited by every child (seccomp_filter.BpfFilter.prepare)
             flt.set_no_new_privs()
         self.templates = {SPARE: child.build_template(limits, disabled_layers, flt)}
-        self.templates[TEST_SPARE] = child.build_template(
-            limits, frozenset(disabled_layers) | SELFTEST_LAYERS_OFF, flt)
+        self.templates[TEST_SPARE] = child.build_template(limits, frozenset(disabled_layers) | SELFTEST_LAYERS_OFF, flt)
         self.children: set[int] = set()
         self.address_layout = "randomised"
         self.moulds: dict[bytes, Mould] = {}
@@ -173,8 +174,9 @@ class Zygote:
         self.reports, mould_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.reports.setblocking(False)
         for kind, template in self.templates.items():
-            self.moulds[kind] = Mould(kind, template, mould_end, self.devnull,
-                                      close_fds=(self.sock.fileno(), self.reports.fileno()))
+            self.moulds[kind] = Mould(
+                kind, template, mould_end, self.devnull, close_fds=(self.sock.fileno(), self.reports.fileno())
+            )
         mould_end.close()
 
     def fork_spare(self, kind: bytes) -> None:
@@ -232,8 +234,10 @@ class Zygote:
                     pass
                 continue
             self.children.discard(pid)
-            _send(self.sock, {"exit": pid, "status": status,
-                              "cpu_ms": round((usage.ru_utime + usage.ru_stime) * 1000.0, 3)})
+            _send(
+                self.sock,
+                {"exit": pid, "status": status, "cpu_ms": round((usage.ru_utime + usage.ru_stime) * 1000.0, 3)},
+            )
 
     def serve(self) -> None:
         wake_r, wake_w = os.pipe()
@@ -242,7 +246,7 @@ class Zygote:
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         poller = select.poll()
-        poller.register(self.sock.fileno(), 1)   # POLLIN
+        poller.register(self.sock.fileno(), 1)  # POLLIN
         poller.register(wake_r, 1)
         assert self.reports is not None, "start_moulds() first"
         poller.register(self.reports.fileno(), 1)
@@ -297,6 +301,7 @@ ZYGOTE_ENVIRONMENT = {"PYTHONHASHSEED": str(policy.HASH_SEED)}
 
 def _libc():
     import ctypes
+
     libc = ctypes.CDLL(None, use_errno=True)
     libc.personality.argtypes = (ctypes.c_ulong,)
     return ctypes, libc
@@ -335,7 +340,7 @@ def request_fixed_address_layout() -> None:
 
 
 def address_layout() -> str:
-    """"fixed" when this process runs with ADDR_NO_RANDOMIZE (or the kernel randomises
+    """ "fixed" when this process runs with ADDR_NO_RANDOMIZE (or the kernel randomises
     nothing), else "randomised"."""
     try:
         _ctypes, libc = _libc()
@@ -356,11 +361,16 @@ def address_layout() -> str:
 def check_hash_settings() -> None:
     """Refuse to serve unless this interpreter hashes str/bytes as the policy says."""
     info = sys.hash_info
-    if sys.flags.hash_randomization != (policy.HASH_SEED != 0) or info.algorithm != policy.HASH_ALGORITHM \
-            or info.width != 64:
-        raise RuntimeError(f"the zygote's str hash is not the policy's (PYTHONHASHSEED={policy.HASH_SEED}, "
-                           f"{policy.HASH_ALGORITHM}, 64 bits): hash_randomization="
-                           f"{sys.flags.hash_randomization}, algorithm={info.algorithm}, width={info.width}")
+    if (
+        sys.flags.hash_randomization != (policy.HASH_SEED != 0)
+        or info.algorithm != policy.HASH_ALGORITHM
+        or info.width != 64
+    ):
+        raise RuntimeError(
+            f"the zygote's str hash is not the policy's (PYTHONHASHSEED={policy.HASH_SEED}, "
+            f"{policy.HASH_ALGORITHM}, 64 bits): hash_randomization="
+            f"{sys.flags.hash_randomization}, algorithm={info.algorithm}, width={info.width}"
+        )
 
 
 def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
@@ -376,8 +386,9 @@ def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
         # The zygote's own plumbing stays out of its children's module table: a child that
         # wants ``socket`` (possible only with layers 1-2 off) must import it from the file
         # system, which its seccomp filter stops (tests/executor/test_adversarial.py, importlib_socket).
-        for name in [n for n in sys.modules if n in ("socket", "_socket", "_ctypes")
-                     or n == "ctypes" or n.startswith("ctypes.")]:  # ctypes: make_not_dumpable
+        for name in [
+            n for n in sys.modules if n in ("socket", "_socket", "_ctypes") or n == "ctypes" or n.startswith("ctypes.")
+        ]:  # ctypes: make_not_dumpable
             sys.modules.pop(name, None)
         z.start_moulds()
         z.serve()
@@ -402,10 +413,8 @@ def zygote_command(fd: int, limits: dict, disabled_layers) -> list[str]:
     """The zygote's command line: this interpreter, the executor package importable (its parent
     directory first on sys.path: the repository on the host, the stdlib directory in the image)."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    code = (f"import sys; sys.path.insert(0, {package_parent!r}); "
-            "from executor import zygote; zygote.exec_main()")
-    return [_interpreter(), *ZYGOTE_FLAGS, "-c", code, str(fd), json.dumps(limits),
-            ",".join(sorted(disabled_layers))]
+    code = f"import sys; sys.path.insert(0, {package_parent!r}); from executor import zygote; zygote.exec_main()"
+    return [_interpreter(), *ZYGOTE_FLAGS, "-c", code, str(fd), json.dumps(limits), ",".join(sorted(disabled_layers))]
 
 
 def _interpreter() -> str:
@@ -434,4 +443,3 @@ def start_zygote(limits: dict, disabled_layers) -> tuple[int, socket.socket]:
             os._exit(127)
     zygote_end.close()
     return pid, loop_end
-

@@ -18,6 +18,7 @@ of transformers, gguf and torch, the wall time and the peak RSS of the conversio
 
 Run it with the interpreter of .venv-vllm (make vllm-cpu-model), which has transformers, gguf and torch.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,10 +35,17 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_GGUF = ROOT / "models" / "qwen2.5-coder-0.5b-instruct.gguf"
 # Qwen2.5-7B-Instruct's generation_config.json sampling fields (containers/vllm/serving.json,
 # generation_config_choices.auto); token ids are the Qwen2.5 tokenizer's <|endoftext|> and <|im_end|>.
-QWEN_GENERATION_CONFIG = {"bos_token_id": 151643, "pad_token_id": 151643, "eos_token_id": [151645, 151643],
-                          "do_sample": True, "temperature": 0.7, "top_p": 0.8, "top_k": 20,
-                          "repetition_penalty": 1.05}
-FORMAT = 1   # bump when the directory's layout changes: older caches are rebuilt
+QWEN_GENERATION_CONFIG = {
+    "bos_token_id": 151643,
+    "pad_token_id": 151643,
+    "eos_token_id": [151645, 151643],
+    "do_sample": True,
+    "temperature": 0.7,
+    "top_p": 0.8,
+    "top_k": 20,
+    "repetition_penalty": 1.05,
+}
+FORMAT = 1  # bump when the directory's layout changes: older caches are rebuilt
 
 
 def sha256_of(path: Path) -> str:
@@ -88,21 +96,32 @@ def convert(gguf: Path, out: Path, dtype: str, sha: str) -> dict:
     # tied embeddings: lm_head.weight is the embedding matrix, absent from the GGUF by design
     missing = [k for k in missing if not (k == "lm_head.weight" and config.tie_word_embeddings)]
     if missing or unexpected:
-        raise SystemExit(f"{gguf}: weights do not fit the config's model (missing {missing[:5]}, "
-                         f"unexpected {unexpected[:5]})")
+        raise SystemExit(
+            f"{gguf}: weights do not fit the config's model (missing {missing[:5]}, unexpected {unexpected[:5]})"
+        )
     del state
     plain.save_pretrained(tmp, safe_serialization=True)
     del plain
     AutoTokenizer.from_pretrained(src_dir, gguf_file=name).save_pretrained(tmp)
     (tmp / "generation_config.json").write_text(json.dumps(QWEN_GENERATION_CONFIG, indent=2) + "\n")
     files = sorted(p.name for p in tmp.iterdir() if p.is_file())
-    record = {"format": FORMAT, "gguf": str(gguf), "gguf_sha256": sha, "dtype": dtype, "files": files,
-              "bytes": sum((tmp / f).stat().st_size for f in files),
-              "generation_config": "Qwen2.5-7B-Instruct's sampling fields (scripts/convert_gguf_model.py)",
-              "versions": {"transformers": transformers.__version__, "gguf": version("gguf"),
-                           "torch": torch.__version__, "python": sys.version.split()[0]},
-              "wall_s": round(time.monotonic() - started, 1),
-              "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    record = {
+        "format": FORMAT,
+        "gguf": str(gguf),
+        "gguf_sha256": sha,
+        "dtype": dtype,
+        "files": files,
+        "bytes": sum((tmp / f).stat().st_size for f in files),
+        "generation_config": "Qwen2.5-7B-Instruct's sampling fields (scripts/convert_gguf_model.py)",
+        "versions": {
+            "transformers": transformers.__version__,
+            "gguf": version("gguf"),
+            "torch": torch.__version__,
+            "python": sys.version.split()[0],
+        },
+        "wall_s": round(time.monotonic() - started, 1),
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
     (tmp / "conversion.json").write_text(json.dumps(record, indent=2) + "\n")
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
@@ -126,12 +145,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     record = cached(out, sha, a.dtype)
     if record:
-        print(f"convert_gguf_model: {out} holds the conversion of {a.gguf.name} (sha256 {sha[:12]}..., "
-              f"{a.dtype}); reused")
+        print(
+            f"convert_gguf_model: {out} holds the conversion of {a.gguf.name} (sha256 {sha[:12]}..., {a.dtype}); reused"
+        )
         return 0
     record = convert(a.gguf, out, a.dtype, sha)
-    print(f"convert_gguf_model: {out}: {len(record['files'])} files, {record['bytes'] / 1e9:.2f} GB, "
-          f"{record['wall_s']} s, peak RSS {record['peak_rss_bytes'] / 1e9:.2f} GB")
+    print(
+        f"convert_gguf_model: {out}: {len(record['files'])} files, {record['bytes'] / 1e9:.2f} GB, "
+        f"{record['wall_s']} s, peak RSS {record['peak_rss_bytes'] / 1e9:.2f} GB"
+    )
     return 0
 
 

@@ -10,6 +10,7 @@ It serves until SIGTERM or SIGINT. The GGUF's own chat template is applied (jinj
 is llama.cpp's slot count: requests beyond it queue in the server. Prints one JSON line `{"listening": ...,
 "xllamacpp": version, "system_info": ...}` to stdout when the server is up.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isfile(a.model):
         print(f"cpu_model_server: model file {a.model} does not exist", file=sys.stderr)
         return 2
-    import xllamacpp as xlc   # after the checks: a usage error needs no model runtime
+    import xllamacpp as xlc  # after the checks: a usage error needs no model runtime
 
     params = xlc.CommonParams()
     params.model.path = a.model
@@ -48,12 +49,20 @@ def main(argv: list[str] | None = None) -> int:
     params.cpuparams_batch.n_threads = a.threads
     params.use_jinja = True
     server = xlc.Server(params)
-    print(json.dumps({"listening": server.listening_address, "xllamacpp": xlc.__version__,
-                      "system_info": xlc.get_system_info().strip()}), flush=True)
+    print(
+        json.dumps(
+            {
+                "listening": server.listening_address,
+                "xllamacpp": xlc.__version__,
+                "system_info": xlc.get_system_info().strip(),
+            }
+        ),
+        flush=True,
+    )
     signal.sigwait({signal.SIGTERM, signal.SIGINT})
     return 0
 
 
 if __name__ == "__main__":
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})   # delivered to sigwait, not a handler
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})  # delivered to sigwait, not a handler
     raise SystemExit(main())

@@ -21,6 +21,7 @@ use it in four steps, all stdlib Python plus dpkg-deb and gpgv:
 
 Usage: scripts/deb_lock.py {check,fetch,repo,installed,lock,diff} --lock FILE [options]  (see --help of each)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -79,10 +80,12 @@ def _compare_part(a: str, b: str) -> int:
 
 def compare_versions(a: str, b: str) -> int:
     """-1, 0 or 1 as Debian version `a` sorts before, equal to or after `b`."""
+
     def split(v: str) -> tuple[int, str, str]:
         epoch, _, rest = v.rpartition(":") if ":" in v else ("0", "", v)
         upstream, _, revision = rest.rpartition("-") if "-" in rest else (rest, "", "")
         return int(epoch or 0), upstream, revision
+
     ea, ua, ra = split(a)
     eb, ub, rb = split(b)
     if ea != eb:
@@ -98,10 +101,10 @@ class Deb:
     arch: str
     sha256: str
     size: int
-    priority: str = ""       # the archive's priority (its override, which can differ from the .deb's own field;
-                             # mmdebstrap's minbase takes every `required` package, apt included, by it)
-    archive: str = ""        # the archive's name: the last path segment of the mirror URL (debian, debian-security)
-    filename: str = ""       # the pool path inside that archive
+    priority: str = ""  # the archive's priority (its override, which can differ from the .deb's own field;
+    # mmdebstrap's minbase takes every `required` package, apt included, by it)
+    archive: str = ""  # the archive's name: the last path segment of the mirror URL (debian, debian-security)
+    filename: str = ""  # the pool path inside that archive
 
     @property
     def key(self) -> tuple[str, str]:
@@ -112,24 +115,36 @@ class Deb:
         return f"{self.package}_{self.version.replace(':', '%3a')}_{self.arch}.deb"
 
     def line(self) -> str:
-        return " ".join((self.package, self.version, self.arch, self.sha256, str(self.size), self.priority or "-",
-                         self.archive or "-", self.filename or "-"))
+        return " ".join(
+            (
+                self.package,
+                self.version,
+                self.arch,
+                self.sha256,
+                str(self.size),
+                self.priority or "-",
+                self.archive or "-",
+                self.filename or "-",
+            )
+        )
 
 
 @dataclass
 class Lock:
     image: str
     snapshot: str
-    releases: list[str] = field(default_factory=list)   # "archive suite date" per mirror line
+    releases: list[str] = field(default_factory=list)  # "archive suite date" per mirror line
     debs: dict[tuple[str, str], Deb] = field(default_factory=dict)
     path: str = "debs.lock"
 
     def text(self) -> str:
-        lines = [f"# Debian packages of the {self.image} image, every .deb by name, version, architecture and sha256",
-                 "# (scripts/deb_lock.py; regenerate with `make deb-lock`, or a build with RELOCK=1).",
-                 f"# snapshot: {self.snapshot}",
-                 *[f"# release: {r}" for r in self.releases],
-                 HEADER]
+        lines = [
+            f"# Debian packages of the {self.image} image, every .deb by name, version, architecture and sha256",
+            "# (scripts/deb_lock.py; regenerate with `make deb-lock`, or a build with RELOCK=1).",
+            f"# snapshot: {self.snapshot}",
+            *[f"# release: {r}" for r in self.releases],
+            HEADER,
+        ]
         lines += [d.line() for d in sorted(self.debs.values(), key=lambda d: d.key)]
         return "\n".join(lines) + "\n"
 
@@ -203,7 +218,7 @@ def parse_mirrors(spec: str) -> list[Mirror]:
 
 def _get(url: str, timeout: float = 120.0) -> bytes:
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 (the mirror's URL, http/https/file)
+        with urllib.request.urlopen(url, timeout=timeout) as r:
             return r.read()
     except (urllib.error.URLError, OSError) as exc:
         raise LockError(f"cannot fetch {url}: {exc}") from None
@@ -231,11 +246,14 @@ def verified_release(mirror: Mirror, keyring: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp, "InRelease"), Path(tmp, "Release")
         src.write_bytes(signed)
-        res = subprocess.run(["gpgv", "--quiet", "--keyring", keyring, "--output", str(out), str(src)],
-                             capture_output=True, text=True)
+        res = subprocess.run(
+            ["gpgv", "--quiet", "--keyring", keyring, "--output", str(out), str(src)], capture_output=True, text=True
+        )
         if res.returncode != 0 or not out.exists():
-            raise LockError(f"{mirror.url}/dists/{mirror.suite}/InRelease: signature not valid against {keyring}: "
-                            f"{res.stderr.strip().splitlines()[-1:] or res.returncode}")
+            raise LockError(
+                f"{mirror.url}/dists/{mirror.suite}/InRelease: signature not valid against {keyring}: "
+                f"{res.stderr.strip().splitlines()[-1:] or res.returncode}"
+            )
         return out.read_text()
 
 
@@ -271,8 +289,16 @@ def candidates(stanzas) -> dict[tuple[str, str], Deb]:
     best: dict[tuple[str, str], Deb] = {}
     for s in stanzas:
         try:
-            deb = Deb(s["Package"], s["Version"], s["Architecture"], s["SHA256"], int(s["Size"]),
-                      s.get("Priority", "-"), s["_archive"], s["Filename"])
+            deb = Deb(
+                s["Package"],
+                s["Version"],
+                s["Architecture"],
+                s["SHA256"],
+                int(s["Size"]),
+                s.get("Priority", "-"),
+                s["_archive"],
+                s["Filename"],
+            )
         except KeyError:
             continue
         old = best.get(deb.key)
@@ -305,8 +331,10 @@ class Change:
         if self.new is None:
             return f"{name} {self.old.version} -> gone"
         if self.old.version == self.new.version:
-            return (f"{name} {self.old.version} -> {self.new.version} (same version, other bytes: sha256 "
-                    f"{self.old.sha256[:12]}... -> {self.new.sha256[:12]}...)")
+            return (
+                f"{name} {self.old.version} -> {self.new.version} (same version, other bytes: sha256 "
+                f"{self.old.sha256[:12]}... -> {self.new.sha256[:12]}...)"
+            )
         return f"{name} {self.old.version} -> {self.new.version}"
 
 
@@ -322,17 +350,25 @@ def moved(lock: Lock, served: dict[tuple[str, str], Deb]) -> list[Change]:
 
 def diff(old: dict[tuple[str, str], Deb], new: dict[tuple[str, str], Deb]) -> list[Change]:
     """Every package added, removed or changed from one package set to another."""
-    return [Change(k[0], k[1], old.get(k), new.get(k)) for k in sorted(set(old) | set(new))
-            if old.get(k) is None or new.get(k) is None or old[k].version != new[k].version
-            or old[k].sha256 != new[k].sha256]
+    return [
+        Change(k[0], k[1], old.get(k), new.get(k))
+        for k in sorted(set(old) | set(new))
+        if old.get(k) is None
+        or new.get(k) is None
+        or old[k].version != new[k].version
+        or old[k].sha256 != new[k].sha256
+    ]
 
 
 def refusal(lock: Lock, changes: list[Change]) -> str:
-    return (f"{lock.path}: the mirror moved on for {len(changes)} of {len(lock.debs)} locked packages "
-            f"(locked at snapshot {lock.snapshot}): " + "; ".join(c.describe() for c in changes)
-            + " -- refusing to build; RELOCK=1 rebuilds and rewrites the lock, or fetch the locked state from "
-            f"Debian's snapshot archive at {lock.snapshot} (DEBIAN_MIRRORS), or build from the cached .debs with "
-            "DEBS_OFFLINE=1")
+    return (
+        f"{lock.path}: the mirror moved on for {len(changes)} of {len(lock.debs)} locked packages "
+        f"(locked at snapshot {lock.snapshot}): "
+        + "; ".join(c.describe() for c in changes)
+        + " -- refusing to build; RELOCK=1 rebuilds and rewrites the lock, or fetch the locked state from "
+        f"Debian's snapshot archive at {lock.snapshot} (DEBIAN_MIRRORS), or build from the cached .debs with "
+        "DEBS_OFFLINE=1"
+    )
 
 
 # --- .deb files -----------------------------------------------------------------------------------------------------
@@ -387,16 +423,19 @@ def fetch(lock: Lock, cache: Path, mirrors: list[Mirror] | None) -> tuple[int, i
             continue
         data = _get(f"{mirror.url}/{deb.filename}")
         if hashlib.sha256(data).hexdigest() != deb.sha256:
-            raise LockError(f"{lock.path}: {deb.package}:{deb.arch} {deb.version} from {mirror.url}/{deb.filename} "
-                            f"is not the locked sha256 {deb.sha256[:16]}...")
+            raise LockError(
+                f"{lock.path}: {deb.package}:{deb.arch} {deb.version} from {mirror.url}/{deb.filename} "
+                f"is not the locked sha256 {deb.sha256[:16]}..."
+            )
         tmp = cache / (deb.cache_name + ".part")
         tmp.write_bytes(data)
         os.replace(tmp, cache / deb.cache_name)
         got += 1
         nbytes += len(data)
     if missing:
-        raise LockError(f"{lock.path}: {len(missing)} locked .debs neither in {cache} nor on a mirror: "
-                        + ", ".join(missing))
+        raise LockError(
+            f"{lock.path}: {len(missing)} locked .debs neither in {cache} nor on a mirror: " + ", ".join(missing)
+        )
     return hit, got, nbytes
 
 
@@ -420,7 +459,8 @@ def make_repo(lock: Lock, cache: Path, out: Path) -> None:
     (out / "Packages").write_bytes(packages)
     (out / "Release").write_text(
         "Origin: mathsolver-kit\nLabel: locked Debian packages\nSuite: bookworm\nCodename: bookworm\n"
-        f"Architectures: {ARCH} all\nSHA256:\n {hashlib.sha256(packages).hexdigest()} {len(packages)} Packages\n")
+        f"Architectures: {ARCH} all\nSHA256:\n {hashlib.sha256(packages).hexdigest()} {len(packages)} Packages\n"
+    )
 
 
 def installed_set(path: Path) -> dict[tuple[str, str], str]:
@@ -439,14 +479,18 @@ def installed_set(path: Path) -> dict[tuple[str, str], str]:
 def check_installed(lock: Lock, path: Path) -> None:
     have = installed_set(path)
     want = {k: d.version for k, d in lock.debs.items()}
-    problems = [f"{p}:{a} {want.get((p, a), 'not locked')} -> {have.get((p, a), 'not installed')}"
-                for p, a in sorted(set(have) | set(want)) if have.get((p, a)) != want.get((p, a))]
+    problems = [
+        f"{p}:{a} {want.get((p, a), 'not locked')} -> {have.get((p, a), 'not installed')}"
+        for p, a in sorted(set(have) | set(want))
+        if have.get((p, a)) != want.get((p, a))
+    ]
     if problems:
         raise LockError(f"{path}: the root's packages are not {lock.path}'s: " + "; ".join(problems))
 
 
-def make_lock(image: str, resolved: Path, mirrors: list[Mirror], keyring: str, cache: Path,
-              old: Lock | None, path: str) -> tuple[Lock, list[Change]]:
+def make_lock(
+    image: str, resolved: Path, mirrors: list[Mirror], keyring: str, cache: Path, old: Lock | None, path: str
+) -> tuple[Lock, list[Change]]:
     """The lock of the .debs a resolution against the mirror downloaded (every one found in the mirror's index
     with the same bytes); they are stored in the cache."""
     releases, _best, stanzas = mirror_state(mirrors, keyring)
@@ -456,8 +500,10 @@ def make_lock(image: str, resolved: Path, mirrors: list[Mirror], keyring: str, c
         d = read_deb(f)
         s = index.get((d.package, d.version, d.arch, d.sha256))
         if s is None:
-            raise LockError(f"{f.name}: {d.package}:{d.arch} {d.version} with sha256 {d.sha256[:16]}... is not in "
-                            "the mirror's signed index")
+            raise LockError(
+                f"{f.name}: {d.package}:{d.arch} {d.version} with sha256 {d.sha256[:16]}... is not in "
+                "the mirror's signed index"
+            )
         d = Deb(d.package, d.version, d.arch, d.sha256, d.size, s.get("Priority", "-"), s["_archive"], s["Filename"])
         if d.key in debs:
             raise LockError(f"{resolved}: two versions of {d.package}:{d.arch} were downloaded")
@@ -467,7 +513,7 @@ def make_lock(image: str, resolved: Path, mirrors: list[Mirror], keyring: str, c
             _place(f, cache / d.cache_name)
     if not debs:
         raise LockError(f"{resolved}: no .deb was downloaded (the resolution kept none)")
-    snapshot = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    snapshot = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     lock = Lock(image, snapshot, releases, debs, path)
     return lock, diff(old.debs if old else {}, debs)
 
@@ -477,8 +523,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     ap.add_argument("command", choices=("check", "fetch", "repo", "installed", "lock", "diff", "sha256"))
     ap.add_argument("--lock", required=True, help="containers/<image>/debs.lock")
-    ap.add_argument("--mirrors", default=os.environ.get("DEBIAN_MIRRORS", ""),
-                    help="mmdebstrap mirror lines separated by | [DEBIAN_MIRRORS]")
+    ap.add_argument(
+        "--mirrors",
+        default=os.environ.get("DEBIAN_MIRRORS", ""),
+        help="mmdebstrap mirror lines separated by | [DEBIAN_MIRRORS]",
+    )
     ap.add_argument("--keyring", default=DEFAULT_KEYRING)
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help=f"the .deb cache [{DEFAULT_CACHE}]")
     ap.add_argument("--out", type=Path, help="repo: the repository directory")
@@ -496,16 +545,28 @@ def main(argv=None) -> int:
                     old = parse_lock(Path(args.lock).read_text(), args.lock)
                 except LockError as exc:
                     print(f"{PROG}: the old lock is not readable ({exc}); writing a new one", file=sys.stderr)
-            lock, changes = make_lock(args.image or (old.image if old else "?"), args.resolved,
-                                      parse_mirrors(args.mirrors), args.keyring, args.cache, old, args.lock)
-            if old is not None and not changes:   # the same packages: the old snapshot still names their state
-                print(f"{PROG}: {args.lock}: no package changed since snapshot {old.snapshot}; the lock is kept",
-                      file=sys.stderr)
+            lock, changes = make_lock(
+                args.image or (old.image if old else "?"),
+                args.resolved,
+                parse_mirrors(args.mirrors),
+                args.keyring,
+                args.cache,
+                old,
+                args.lock,
+            )
+            if old is not None and not changes:  # the same packages: the old snapshot still names their state
+                print(
+                    f"{PROG}: {args.lock}: no package changed since snapshot {old.snapshot}; the lock is kept",
+                    file=sys.stderr,
+                )
                 return 0
             Path(args.lock).write_text(lock.text())
             what = "; ".join(c.describe() for c in changes) if old else f"{len(changes)} packages, first lock"
-            print(f"{PROG}: wrote {args.lock}: {len(lock.debs)} packages at snapshot {lock.snapshot}; "
-                  f"changed: {what or 'nothing'}", file=sys.stderr)
+            print(
+                f"{PROG}: wrote {args.lock}: {len(lock.debs)} packages at snapshot {lock.snapshot}; "
+                f"changed: {what or 'nothing'}",
+                file=sys.stderr,
+            )
             return 0
         lock = read_lock(args.lock)
         if args.command == "sha256":
@@ -516,12 +577,17 @@ def main(argv=None) -> int:
             if changes:
                 print(f"{PROG}: ERROR: {refusal(lock, changes)}", file=sys.stderr)
                 return 3
-            print(f"{PROG}: {args.lock}: the mirror serves all {len(lock.debs)} locked packages as locked "
-                  f"({'; '.join(releases)})", file=sys.stderr)
+            print(
+                f"{PROG}: {args.lock}: the mirror serves all {len(lock.debs)} locked packages as locked "
+                f"({'; '.join(releases)})",
+                file=sys.stderr,
+            )
         elif args.command == "fetch":
             hit, got, nbytes = fetch(lock, args.cache, None if args.offline else parse_mirrors(args.mirrors))
-            print(f"{PROG}: {args.lock}: {hit} .debs from {args.cache}, {got} downloaded ({nbytes} bytes)",
-                  file=sys.stderr)
+            print(
+                f"{PROG}: {args.lock}: {hit} .debs from {args.cache}, {got} downloaded ({nbytes} bytes)",
+                file=sys.stderr,
+            )
         elif args.command == "repo":
             make_repo(lock, args.cache, args.out)
             print(f"{PROG}: {args.out}: flat repository of the {len(lock.debs)} locked .debs", file=sys.stderr)

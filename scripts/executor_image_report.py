@@ -13,6 +13,7 @@ Usage: scripts/executor_image_report.py [--image TAG] [--out FILE] [--files] [--
            and hashes): scripts/executor-image-report.sh passes the executor's and, where built, the vLLM image's
 Needs dockerd (no runtime is started: the image is read with docker create/cp/export).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,18 +28,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from executor import pool  # noqa: E402
+from executor import pool
 
 # Created by docker in every container filesystem, not part of the image.
-DOCKER_ADDED = {".dockerenv", "dev", "proc", "sys", "etc/hostname", "etc/hosts", "etc/resolv.conf",
-                "etc/mtab"}
+DOCKER_ADDED = {".dockerenv", "dev", "proc", "sys", "etc/hostname", "etc/hosts", "etc/resolv.conf", "etc/mtab"}
 
 
 def docker(*args: str, binary: bool = False, timeout: float = 120):
     res = subprocess.run(["docker", *args], capture_output=True, timeout=timeout)
     if res.returncode != 0:
-        raise SystemExit(f"executor-image-report: docker {' '.join(args[:2])} failed: "
-                         f"{res.stderr.decode(errors='replace').strip()[:400]}")
+        raise SystemExit(
+            f"executor-image-report: docker {' '.join(args[:2])} failed: "
+            f"{res.stderr.decode(errors='replace').strip()[:400]}"
+        )
     return res.stdout if binary else res.stdout.decode()
 
 
@@ -57,8 +59,17 @@ def file_manifest(container: str) -> list[dict]:
                 digest = hashlib.sha256(tar.extractfile(m).read()).hexdigest()
             elif m.issym() or m.islnk():
                 digest = "-> " + m.linkname
-            entries.append({"path": path, "type": kind, "mode": oct(m.mode), "uid": m.uid, "gid": m.gid,
-                            "size": m.size if m.isfile() else 0, "sha256": digest})
+            entries.append(
+                {
+                    "path": path,
+                    "type": kind,
+                    "mode": oct(m.mode),
+                    "uid": m.uid,
+                    "gid": m.gid,
+                    "size": m.size if m.isfile() else 0,
+                    "sha256": digest,
+                }
+            )
     entries.sort(key=lambda e: e["path"])
     return entries
 
@@ -77,13 +88,17 @@ def report(image: str, with_files: bool) -> dict:
     name = f"mathsolver-report-{uuid.uuid4().hex[:8]}"
     docker("create", "--name", name, image, "python3")
     try:
-        packages = [dict(zip(("package", "version", "arch"), line.split("\t")))
-                    for line in read_meta(name, "packages.tsv").splitlines() if line.strip()]
+        packages = [
+            dict(zip(("package", "version", "arch"), line.split("\t")))
+            for line in read_meta(name, "packages.tsv").splitlines()
+            if line.strip()
+        ]
         files = file_manifest(name)
     finally:
         docker("rm", "-f", name)
-    listing = "".join(f"{e['type']} {e['mode']} {e['uid']}:{e['gid']} {e['size']} {e['sha256']} {e['path']}\n"
-                      for e in files)
+    listing = "".join(
+        f"{e['type']} {e['mode']} {e['uid']}:{e['gid']} {e['size']} {e['sha256']} {e['path']}\n" for e in files
+    )
     profile_text = pool.SECCOMP_PROFILE.read_text()
     profile = json.loads(profile_text)
     info = json.loads(docker("info", "--format", "{{json .}}"))
@@ -111,21 +126,47 @@ def report(image: str, with_files: bool) -> dict:
             "lock": lock,
         },
         "packages": packages,
-        "files": {"count": len(files), "list_sha256": hashlib.sha256(listing.encode()).hexdigest(),
-                  "total_bytes": sum(e["size"] for e in files),
-                  "executables": [e["path"] for e in files if e["type"] == "f" and int(e["mode"], 8) & 0o111],
-                  "setuid_or_setgid": [e["path"] for e in files if int(e["mode"], 8) & 0o6000]},
-        "seccomp_profile": {"path": str(pool.SECCOMP_PROFILE.relative_to(pool.REPO_ROOT)),
-                            "sha256": hashlib.sha256(profile_text.encode()).hexdigest(),
-                            "defaultAction": profile.get("defaultAction"),
-                            "allowed": sorted({n for r in profile.get("syscalls", []) if r.get("action") == "SCMP_ACT_ALLOW"
-                                               for n in r.get("names", [])})},
-        "run": {"flags": flags,
-                "command": ["docker", "run", "-i", "--rm", *flags, image, *pool.SUPERVISOR_COMMAND,
-                            "--backend-label", "container"]},
-        "host": {"dockerd": info.get("ServerVersion"), "runsc_runtime": runtime,
-                 "runsc_version": runsc_version[0] if runsc_version else None,
-                 "kernel": info.get("KernelVersion"), "cgroup_version": info.get("CgroupVersion")},
+        "files": {
+            "count": len(files),
+            "list_sha256": hashlib.sha256(listing.encode()).hexdigest(),
+            "total_bytes": sum(e["size"] for e in files),
+            "executables": [e["path"] for e in files if e["type"] == "f" and int(e["mode"], 8) & 0o111],
+            "setuid_or_setgid": [e["path"] for e in files if int(e["mode"], 8) & 0o6000],
+        },
+        "seccomp_profile": {
+            "path": str(pool.SECCOMP_PROFILE.relative_to(pool.REPO_ROOT)),
+            "sha256": hashlib.sha256(profile_text.encode()).hexdigest(),
+            "defaultAction": profile.get("defaultAction"),
+            "allowed": sorted(
+                {
+                    n
+                    for r in profile.get("syscalls", [])
+                    if r.get("action") == "SCMP_ACT_ALLOW"
+                    for n in r.get("names", [])
+                }
+            ),
+        },
+        "run": {
+            "flags": flags,
+            "command": [
+                "docker",
+                "run",
+                "-i",
+                "--rm",
+                *flags,
+                image,
+                *pool.SUPERVISOR_COMMAND,
+                "--backend-label",
+                "container",
+            ],
+        },
+        "host": {
+            "dockerd": info.get("ServerVersion"),
+            "runsc_runtime": runtime,
+            "runsc_version": runsc_version[0] if runsc_version else None,
+            "kernel": info.get("KernelVersion"),
+            "cgroup_version": info.get("CgroupVersion"),
+        },
     }
     if with_files:
         out["files"]["list"] = files
@@ -143,6 +184,7 @@ def main(argv=None) -> int:
     if args.sbom:
         sys.path.insert(0, str(pool.REPO_ROOT / "scripts"))
         import sbom_writer
+
         rep["sboms"] = [sbom_writer.summary(p) for p in args.sbom]
     text = json.dumps(rep, indent=2) + "\n"
     if args.out:
@@ -150,9 +192,12 @@ def main(argv=None) -> int:
     else:
         sys.stdout.write(text)
     img = rep["image"]
-    print(f"executor image {img['tag']} {img['id']}: {len(rep['packages'])} packages, {rep['files']['count']} files "
-          f"(list sha256 {rep['files']['list_sha256'][:16]}), rootfs {img['rootfs_sha256']}, "
-          f"{'STALE' if img['stale'] else 'current'} vs this checkout", file=sys.stderr)
+    print(
+        f"executor image {img['tag']} {img['id']}: {len(rep['packages'])} packages, {rep['files']['count']} files "
+        f"(list sha256 {rep['files']['list_sha256'][:16]}), rootfs {img['rootfs_sha256']}, "
+        f"{'STALE' if img['stale'] else 'current'} vs this checkout",
+        file=sys.stderr,
+    )
     return 0
 
 

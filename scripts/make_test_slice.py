@@ -9,6 +9,7 @@ is a verbatim subset of the source.
 
 Usage: .venv/bin/python scripts/make_test_slice.py [--source FILE] [--out FILE] [--per-calculator N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SOURCE = Path(os.environ.get("MEDCALC_SHARED_DIR", ROOT.parent / "shared" / "data" / "medcalc-bench")) / "test_dev_v1.0.csv"
+DEFAULT_SOURCE = (
+    Path(os.environ.get("MEDCALC_SHARED_DIR", ROOT.parent / "shared" / "data" / "medcalc-bench")) / "test_dev_v1.0.csv"
+)
 DEFAULT_OUT = ROOT / "harness" / "data" / "test_slice.csv"
 
 

@@ -6,6 +6,7 @@ components (package URL ``pkg:deb/debian/<name>@<version>?arch=..&distro=debian-
 licences from the distribution's METADATA), the container as the metadata component, and the CycloneDX 1.6 JSON
 output, validated against the schema (cyclonedx-python-lib's strict validator) before anything is written.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -44,8 +45,9 @@ class SbomError(SystemExit):
 def docker(prog: str, *args: str, timeout: float = 120) -> bytes:
     res = subprocess.run(["docker", *args], capture_output=True, timeout=timeout)
     if res.returncode != 0:
-        raise SbomError(f"{prog}: docker {' '.join(args[:2])} failed: "
-                        f"{res.stderr.decode(errors='replace').strip()[:400]}")
+        raise SbomError(
+            f"{prog}: docker {' '.join(args[:2])} failed: {res.stderr.decode(errors='replace').strip()[:400]}"
+        )
     return res.stdout
 
 
@@ -136,43 +138,60 @@ def debian_licenses(doc_tar: bytes) -> dict[str, list[str] | str]:
     return out
 
 
-def deb_component(stanza: dict[str, str], locked: deb_lock.Deb | None = None,
-                  licenses: list[str] | str | None = None) -> Component:
+def deb_component(
+    stanza: dict[str, str], locked: deb_lock.Deb | None = None, licenses: list[str] | str | None = None
+) -> Component:
     """A Debian package; with its debs.lock entry, the .deb's sha256 (the version must be the locked one); with its
     copyright file's licence names (debian_licenses), those."""
     src, src_version = source_package(stanza)
     qualifiers = {"arch": stanza["Architecture"], "distro": DEBIAN_DISTRO}
     if src != stanza["Package"]:
         qualifiers["upstream"] = f"{src}@{src_version}" if src_version != stanza["Version"] else src
-    purl = PackageURL(type="deb", namespace="debian", name=stanza["Package"], version=stanza["Version"],
-                      qualifiers=qualifiers)
+    purl = PackageURL(
+        type="deb", namespace="debian", name=stanza["Package"], version=stanza["Version"], qualifiers=qualifiers
+    )
     props = [Property(name="debian:source", value=src), Property(name="debian:source_version", value=src_version)]
     hashes = []
     if locked is not None:
         if locked.version != stanza["Version"]:
-            raise ValueError(f"{stanza['Package']}:{stanza['Architecture']} {stanza['Version']} is installed, the "
-                             f"deb lock has {locked.version}")
+            raise ValueError(
+                f"{stanza['Package']}:{stanza['Architecture']} {stanza['Version']} is installed, the "
+                f"deb lock has {locked.version}"
+            )
         hashes = [HashType(alg=HashAlgorithm.SHA_256, content=locked.sha256)]
         props.append(Property(name="mathsolver:deb", value=f"{locked.archive}/{locked.filename}"))
     lic = []
     if isinstance(licenses, list):
         lic = [DisjunctiveLicense(name=n if len(n) <= 100 else n[:97] + "...") for n in licenses]
     elif licenses in (NOT_DEP5, NO_COPYRIGHT):
-        props.append(Property(name="mathsolver:license",
-                              value=f"/usr/share/doc/{stanza['Package']}/copyright is not machine-readable"
-                              if licenses == NOT_DEP5 else f"the image has no /usr/share/doc/{stanza['Package']}/copyright"))
+        props.append(
+            Property(
+                name="mathsolver:license",
+                value=f"/usr/share/doc/{stanza['Package']}/copyright is not machine-readable"
+                if licenses == NOT_DEP5
+                else f"the image has no /usr/share/doc/{stanza['Package']}/copyright",
+            )
+        )
     return Component(
         type=ComponentType.LIBRARY if stanza["Package"].startswith("lib") else ComponentType.APPLICATION,
-        name=stanza["Package"], version=stanza["Version"], purl=purl, bom_ref=purl.to_string(),
-        publisher=stanza.get("Maintainer"), hashes=hashes, licenses=lic, properties=props)
+        name=stanza["Package"],
+        version=stanza["Version"],
+        purl=purl,
+        bom_ref=purl.to_string(),
+        publisher=stanza.get("Maintainer"),
+        hashes=hashes,
+        licenses=lic,
+        properties=props,
+    )
 
 
-def deb_components(status_text: str, lock: deb_lock.Lock | None, what: str,
-                   licenses: dict[str, list[str] | str] | None = None) -> list[Component]:
+def deb_components(
+    status_text: str, lock: deb_lock.Lock | None, what: str, licenses: dict[str, list[str] | str] | None = None
+) -> list[Component]:
     """Every installed package of a dpkg status file; with the image's deb lock, exactly its packages with hashes;
     with `licenses` (debian_licenses), each package's."""
     stanzas = parse_dpkg_status(status_text)
-    if licenses is not None:   # every package's entry, the absent ones named as such
+    if licenses is not None:  # every package's entry, the absent ones named as such
         licenses = {s["Package"]: licenses.get(s["Package"], NO_COPYRIGHT) for s in stanzas}
     licenses = licenses or {}
     if not stanzas:
@@ -183,12 +202,17 @@ def deb_components(status_text: str, lock: deb_lock.Lock | None, what: str,
     missing = sorted(set(lock.debs) - have)
     extra = sorted(have - set(lock.debs))
     if missing or extra:
-        raise SbomError(f"{what}: the image's packages are not {lock.path}'s: "
-                        + "; ".join([f"{p}:{a} locked, not installed" for p, a in missing]
-                                    + [f"{p}:{a} installed, not locked" for p, a in extra]))
+        raise SbomError(
+            f"{what}: the image's packages are not {lock.path}'s: "
+            + "; ".join(
+                [f"{p}:{a} locked, not installed" for p, a in missing]
+                + [f"{p}:{a} installed, not locked" for p, a in extra]
+            )
+        )
     try:
-        return [deb_component(s, lock.debs[(s["Package"], s["Architecture"])], licenses.get(s["Package"]))
-                for s in stanzas]
+        return [
+            deb_component(s, lock.debs[(s["Package"], s["Architecture"])], licenses.get(s["Package"])) for s in stanzas
+        ]
     except ValueError as exc:
         raise SbomError(f"{what}: {exc}") from None
 
@@ -197,8 +221,9 @@ def deb_components(status_text: str, lock: deb_lock.Lock | None, what: str,
 def lock_pins(text: str) -> dict[str, tuple[str, list[str]]]:
     """normalized name -> (version, sha256 hashes) of a pip-compile lock with --hash lines."""
     pins = {}
-    for m in re.finditer(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)((?:[ \t]*\\\n[ \t]*--hash=sha256:[0-9a-f]{64})+)",
-                         text, re.M):
+    for m in re.finditer(
+        r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)((?:[ \t]*\\\n[ \t]*--hash=sha256:[0-9a-f]{64})+)", text, re.M
+    ):
         pins[normalize(m.group(1))] = (m.group(2), re.findall(r"sha256:([0-9a-f]{64})", m.group(3)))
     return pins
 
@@ -236,22 +261,39 @@ def pypi_component(meta: dict, pin: tuple[str, list[str]] | None, lock_name: str
         hashes = [HashType(alg=HashAlgorithm.SHA_256, content=h) for h in pin[1]]
         props.append(Property(name="mathsolver:hashes", value=f"{lock_name} pins (the wheel pip installed is one)"))
     else:
-        props.append(Property(name="mathsolver:source",
-                              value=f"not in {lock_name}: the venv's own (python3 -m venv, Debian's python3-venv)"))
+        props.append(
+            Property(
+                name="mathsolver:source",
+                value=f"not in {lock_name}: the venv's own (python3 -m venv, Debian's python3-venv)",
+            )
+        )
     lic = licenses(meta)
     if not lic:
         props.append(Property(name="mathsolver:license", value="none declared in METADATA"))
-    return Component(type=ComponentType.LIBRARY, name=name, version=version, purl=purl, bom_ref=purl.to_string(),
-                     hashes=hashes, licenses=lic, description=meta.get("summary") or None, properties=props)
+    return Component(
+        type=ComponentType.LIBRARY,
+        name=name,
+        version=version,
+        purl=purl,
+        bom_ref=purl.to_string(),
+        hashes=hashes,
+        licenses=lic,
+        description=meta.get("summary") or None,
+        properties=props,
+    )
 
 
 # --- the document ----------------------------------------------------------------------------------------------------
 def container_component(name: str, image: str, rootfs_sha256: str, properties: dict[str, str]) -> Component:
     return Component(
-        type=ComponentType.CONTAINER, name=name, version=image.rpartition(":")[2], bom_ref=f"image:{image}",
+        type=ComponentType.CONTAINER,
+        name=name,
+        version=image.rpartition(":")[2],
+        bom_ref=f"image:{image}",
         hashes=[HashType(alg=HashAlgorithm.SHA_256, content=rootfs_sha256)],
         properties=[Property(name="mathsolver:hash", value="sha256 of the reproducible rootfs tar")]
-        + [Property(name=f"mathsolver:{k}", value=str(v)) for k, v in properties.items()])
+        + [Property(name=f"mathsolver:{k}", value=str(v)) for k, v in properties.items()],
+    )
 
 
 def make_bom(metadata: Component, components: list[Component]) -> Bom:
@@ -292,8 +334,14 @@ def summary(path: Path) -> dict:
         kinds[kind] = kinds.get(kind, 0) + 1
     with_lic = sum(1 for c in doc.get("components", []) if c.get("licenses"))
     with_hash = sum(1 for c in doc.get("components", []) if c.get("hashes"))
-    return {"path": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path),
-            "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
-            "spec": f"CycloneDX {doc.get('specVersion')}", "subject": (doc.get("metadata") or {}).get("component", {}).get("bom-ref"),
-            "components": len(doc.get("components", [])), "by_kind": kinds, "with_licenses": with_lic,
-            "with_hashes": with_hash}
+    return {
+        "path": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "bytes": len(data),
+        "spec": f"CycloneDX {doc.get('specVersion')}",
+        "subject": (doc.get("metadata") or {}).get("component", {}).get("bom-ref"),
+        "components": len(doc.get("components", [])),
+        "by_kind": kinds,
+        "with_licenses": with_lic,
+        "with_hashes": with_hash,
+    }

@@ -1,6 +1,7 @@
 """Shared pytest configuration. Each part of the kit keeps its fixtures in tests/fixtures_<part>.py;
 they are all loaded here so test modules can use them without imports. The lanes (`--lane`, the markers a test
 earns by its fixtures) are tests/lanes.py's."""
+
 from __future__ import annotations
 
 import os
@@ -17,11 +18,18 @@ pytest_plugins = sorted(f"tests.{p.stem}" for p in TESTS_DIR.glob("fixtures_*.py
 
 
 def pytest_addoption(parser):
-    parser.addoption("--lane", choices=("all", *LANES), default="all",
-                     help="run one lane of the suite (tests/lanes.py): unit (no real component; run it with -n), "
-                          "docker, slurm, model, vllm; all [default] runs every test")
-    parser.addoption("--show-lanes", action="store_true",
-                     help="print each collected test's lane (with --collect-only: where a new test will run)")
+    parser.addoption(
+        "--lane",
+        choices=("all", *LANES),
+        default="all",
+        help="run one lane of the suite (tests/lanes.py): unit (no real component; run it with -n), "
+        "docker, slurm, model, vllm; all [default] runs every test",
+    )
+    parser.addoption(
+        "--show-lanes",
+        action="store_true",
+        help="print each collected test's lane (with --collect-only: where a new test will run)",
+    )
 
 
 def pytest_report_collectionfinish(config, items):
@@ -30,7 +38,7 @@ def pytest_report_collectionfinish(config, items):
     return []
 
 
-@pytest.hookimpl(tryfirst=True)     # before -m/-k deselection and tests/fixtures_vllm.py's ordering
+@pytest.hookimpl(tryfirst=True)  # before -m/-k deselection and tests/fixtures_vllm.py's ordering
 def pytest_collection_modifyitems(config, items):
     """Mark every test with the real components its fixtures use, then keep the tests of the chosen lane."""
     for item in items:
@@ -53,9 +61,12 @@ def claim(request, marker: str) -> None:
     i.e. a test asked for it at run time (getfixturevalue) without carrying the mark."""
     lane = request.config.getoption("lane")
     if not admits(lane, marker):
-        pytest.fail(f"{request.fixturename} (the {marker} lane's component) was asked for in the {lane} lane: mark "
-                    f"the test requesting it `{marker}` (pytest.mark.{marker}, or on the parameter that needs it) or "
-                    f"request the fixture by argument, so that it runs in the {marker} lane", pytrace=False)
+        pytest.fail(
+            f"{request.fixturename} (the {marker} lane's component) was asked for in the {lane} lane: mark "
+            f"the test requesting it `{marker}` (pytest.mark.{marker}, or on the parameter that needs it) or "
+            f"request the fixture by argument, so that it runs in the {marker} lane",
+            pytrace=False,
+        )
 
 
 def in_ci() -> bool:

@@ -1,4 +1,5 @@
 """Helpers of the analysis tests: how often the store's reader parses a results file."""
+
 from __future__ import annotations
 
 from harness.run import store

@@ -15,6 +15,7 @@ The Verified test split cannot be fetched here; its identity is a stand-in sha25
 copy of checksums/datasets.json at the paper's revision (MATHSOLVER_PINS_FILE), so the kit recognises the set as
 the Verified split exactly as it would a downloaded one.
 """
+
 from __future__ import annotations
 
 import copy
@@ -35,23 +36,35 @@ from executor.api import Executor
 from harness.analysis.comparison.values import number, paper_seeds
 from harness.analysis.stats import catalog
 from harness.arms.options import with_convention
+from harness.arms.prompts import template_hashes
 from harness.arms.registry import ARMS
 from harness.core.paths import REPO_ROOT
+from harness.core.sums import write_own_sums
+from harness.core.typed_json import from_json, to_json
 from harness.data.calculator_ids import CALCULATOR_IDS
 from harness.data.dataset import Dataset, load_dataset
-from harness.scoring.scorers import score_value
+from harness.model.client import SERVER_PROFILES
+from harness.model.server_info import ServerInfo
 from harness.model.vllm.launcher import VllmLauncher
 from harness.model.vllm.locks import image_lock
-from harness.arms.prompts import template_hashes
-from harness.core.typed_json import from_json, to_json
-from harness.model.server_info import ServerInfo
-from harness.core.sums import write_own_sums
-from harness.model.client import SERVER_PROFILES
-from harness.run.manifest import (ClientInfo, ClientProfile, ConventionRef, ExecutorInfo, ModelRef, RunManifest, arm_configs,
-                                  dataset_ref, origin, read_manifests, write_manifest)
+from harness.run.manifest import (
+    ClientInfo,
+    ClientProfile,
+    ConventionRef,
+    ExecutorInfo,
+    ModelRef,
+    RunManifest,
+    arm_configs,
+    dataset_ref,
+    origin,
+    read_manifests,
+    write_manifest,
+)
 from harness.run.record import Record
 from harness.run.schedule import ARM_MAJOR
 from harness.run.store import ResultStore, read_result_file, record_key, results_path
+from harness.scoring.scorers import score_value
+
 
 def stand_in_split_bytes() -> bytes:
     """The stand-in Verified split as a loadable CSV: 1,100 cases, 20 per calculator of the benchmark's 55, Row Numbers
@@ -81,14 +94,14 @@ VERIFIED_SHA = hashlib.sha256(SPLIT_BYTES).hexdigest()
 VERIFIED_FILENAME = "data/stand-in-test.csv"
 VERIFIED_REVISION = "5488179" + hashlib.sha256(b"revision").hexdigest()[:33]
 Q7, Q32 = "Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-32B-Instruct-AWQ"
-MISTRAL, PHI = "mistralai/Mistral-7B-Instruct-v0.3", "microsoft/Phi-3.5-mini-instruct"   # the other families
+MISTRAL, PHI = "mistralai/Mistral-7B-Instruct-v0.3", "microsoft/Phi-3.5-mini-instruct"  # the other families
 KEYS = {Q7: "qwen2.5-7b", Q32: "qwen2.5-32b-awq", MISTRAL: "mistral-7b", PHI: "phi-3.5-mini"}
 COL = {Q7: "Qwen2.5-7B", Q32: "Qwen2.5-32B"}
 ROW = {"open-book": "Open-book arithmetic", "program-solve": "Program-Solve", "blind": "Blind Program-Solve"}
-OTHER_COL = {"open-book": "Arithmetic, full", "program-solve": "Code, full"}   # Table 1's lower block
-FLIP = {Q7: 0.016, Q32: 0.0004, MISTRAL: 0.016, PHI: 0.016}   # per-cell flip rate: pairwise seed agreement ~95% /
+OTHER_COL = {"open-book": "Arithmetic, full", "program-solve": "Code, full"}  # Table 1's lower block
+FLIP = {Q7: 0.016, Q32: 0.0004, MISTRAL: 0.016, PHI: 0.016}  # per-cell flip rate: pairwise seed agreement ~95% /
 # ~99.8% (the paper gives the 7B rate for the other families too)
-SPREAD = {Q7: 26.0, Q32: 28.0, MISTRAL: 26.0, PHI: 26.0}   # SD (pp) of Program-Solve's lead over Open-book across
+SPREAD = {Q7: 26.0, Q32: 28.0, MISTRAL: 26.0, PHI: 26.0}  # SD (pp) of Program-Solve's lead over Open-book across
 # calculators
 
 
@@ -96,8 +109,12 @@ def paper_accuracy(model: str, arm: str, subset: str) -> float:
     if model in (MISTRAL, PHI):
         return number(f"table1-other:{model.rsplit('/', 1)[-1]}:{OTHER_COL[arm]}")["value"]
     if subset == "replaced":
-        name = {("program-solve", Q7): "ps_7b", ("program-solve", Q32): "ps_32b", ("open-book", Q7): "ob_7b",
-                ("open-book", Q32): "ob_32b"}[(arm, model)]
+        name = {
+            ("program-solve", Q7): "ps_7b",
+            ("program-solve", Q32): "ps_32b",
+            ("open-book", Q7): "ob_7b",
+            ("open-book", Q32): "ob_32b",
+        }[(arm, model)]
         return number(f"text:limitations:replaced#{name}")["value"]
     return number(f"table1:{ROW[arm]}:{COL[model]}:{subset}")["value"]
 
@@ -110,11 +127,11 @@ def paper_none_share(model: str) -> float:
 class Targets:
     """Correct case-seed cells per (model, arm) on the library's calculators, the replaced ones and the full set."""
 
-    accuracy: dict = field(default_factory=dict)   # (model, arm) -> {"impl": %, "replaced": %, "full": %}
+    accuracy: dict = field(default_factory=dict)  # (model, arm) -> {"impl": %, "replaced": %, "full": %}
     none_share: dict = field(default_factory=dict)  # model -> % of Program-Solve rows with no valid answer
 
     @classmethod
-    def paper(cls) -> "Targets":
+    def paper(cls) -> Targets:
         t = cls()
         for m in (Q7, Q32):
             for a in ("open-book", "program-solve"):
@@ -123,7 +140,7 @@ class Targets:
         return t
 
     @classmethod
-    def blind(cls) -> "Targets":
+    def blind(cls) -> Targets:
         """Blind Program-Solve at 7B and 32B: Table 1's library and full-set values (the rerun-agreement claims)."""
         t = cls()
         for m in (Q7, Q32):
@@ -132,7 +149,7 @@ class Targets:
         return t
 
     @classmethod
-    def other_families(cls) -> "Targets":
+    def other_families(cls) -> Targets:
         """Mistral-7B and Phi-3.5-mini on Program-Solve and Open-book arithmetic: Table 1's lower block (the full set
         only); no no-answer share is stated for them (none drawn)."""
         t = cls()
@@ -154,15 +171,17 @@ class Cases:
         self.ids = [f"{c}-{r}" for c, r in zip(self.calc, self.rows)]
         lib, groups = catalog.library_calculators(), catalog.audit_groups()
         self.group = {c: ("lib-" if c in lib else "") + groups[c] for c in self.calcs}
-        self.subsets = {"impl": {c for c in self.calcs if c in lib},
-                        "replaced": {c for c in self.calcs if groups[c] == "replaced"},
-                        "no_issue": {c for c in self.calcs if groups[c] == "no_issue"},
-                        "full": set(self.calcs)}
+        self.subsets = {
+            "impl": {c for c in self.calcs if c in lib},
+            "replaced": {c for c in self.calcs if groups[c] == "replaced"},
+            "no_issue": {c for c in self.calcs if groups[c] == "no_issue"},
+            "full": set(self.calcs),
+        }
 
 
-OB_SPREAD = 40.0     # SD (pp) of Open-book's accuracy across calculators
-SHARED = 0.95        # share of calculators whose cases are hard or easy for both arms alike
-WIDE = 0.25          # share of calculators where Program-Solve's lead departs from its group's
+OB_SPREAD = 40.0  # SD (pp) of Open-book's accuracy across calculators
+SHARED = 0.95  # share of calculators whose cases are hard or easy for both arms alike
+WIDE = 0.25  # share of calculators where Program-Solve's lead departs from its group's
 
 
 def _fix_sum(counts: np.ndarray, target: int, rng, unit: int) -> np.ndarray:
@@ -189,10 +208,10 @@ def _group_totals(cases: Cases, targets: dict[str, int]) -> dict[str, int]:
             for g in members[s]:
                 tot[g] = min(tot[g] * want / have, size[g]) if have else 0
     out = {g: int(round(v)) for g, v in tot.items()}
-    for s in [x for x in targets if x != "full"] + ["full"]:   # integer fix-up, the full total last
+    for s in [x for x in targets if x != "full"] + ["full"]:  # integer fix-up, the full total last
         diff = targets[s] - sum(out[g] for g in members[s])
         own = members[s] - set().union(*[members[o] for o in targets if o not in (s, "full")])
-        out[max(own, key=lambda x: size[x])] += diff   # a group no other subset counts: the others stay met
+        out[max(own, key=lambda x: size[x])] += diff  # a group no other subset counts: the others stay met
     return out
 
 
@@ -208,7 +227,7 @@ def correctness(cases: Cases, t: Targets, seed: int = 5) -> dict:
     out = {}
     for model in dict.fromkeys(m for m, _ in t.accuracy):
         per_calc, base = {}, None
-        for arm in dict.fromkeys(a for m, a in t.accuracy if m == model):   # the first drawn alone, the next beside it
+        for arm in dict.fromkeys(a for m, a in t.accuracy if m == model):  # the first drawn alone, the next beside it
             acc = t.accuracy[(model, arm)]
             n_cases = {s: CASES_PER_CALC * len(cases.subsets[s]) for s in acc}
             want = {s: int(round(acc[s] * n_cases[s] * n_seeds / 100)) for s in acc}
@@ -216,7 +235,7 @@ def correctness(cases: Cases, t: Targets, seed: int = 5) -> dict:
             counts = np.zeros(len(cases.calcs), dtype=int)
             for g, total in totals.items():
                 idx = np.array([i for i, c in enumerate(cases.calcs) if cases.group[c] == g])
-                mean = total / len(idx)          # cells of 100 (20 cases x 5 seeds) per calculator
+                mean = total / len(idx)  # cells of 100 (20 cases x 5 seeds) per calculator
                 if base is None:
                     draw = rng.normal(mean, OB_SPREAD, len(idx))
                 else:
@@ -229,7 +248,7 @@ def correctness(cases: Cases, t: Targets, seed: int = 5) -> dict:
             if base is None:
                 base = counts.astype(float)
             per_calc[arm] = counts
-        orders = {c: rng.permutation(CASES_PER_CALC) for c in cases.calcs}   # each calculator's hard-to-easy cases
+        orders = {c: rng.permutation(CASES_PER_CALC) for c in cases.calcs}  # each calculator's hard-to-easy cases
         for arm, counts in per_calc.items():
             own = {c: orders[c] if rng.random() < SHARED else rng.permutation(CASES_PER_CALC) for c in cases.calcs}
             out[(model, arm)] = _cells(cases, counts, own, n_seeds, FLIP[model], rng)
@@ -262,6 +281,7 @@ def _cells(cases: Cases, counts: np.ndarray, orders: dict, n_seeds: int, flip: f
 def _split_cases() -> dict:
     """The stand-in split's cases by id (parsed by the kit's own dataset reader)."""
     import tempfile
+
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "stand-in.csv"
         path.write_bytes(SPLIT_BYTES)
@@ -282,7 +302,7 @@ def _typed(case, ok: bool):
 
 
 ANSWERS = {(cid, ok): _typed(case, ok) for cid, case in SPLIT_CASES.items() for ok in (True, False)}
-for (_cid, _ok), (_value, _kind) in ANSWERS.items():   # the fixture holds itself to the kit's scorer
+for (_cid, _ok), (_value, _kind) in ANSWERS.items():  # the fixture holds itself to the kit's scorer
     assert bool(score_value(_value, _kind, SPLIT_CASES[_cid], "paper").correct) is _ok, (_cid, _ok)
 
 
@@ -291,17 +311,30 @@ def case_fields(case_id: str, ok: bool) -> dict:
     `ok` under the paper scorer), gold, calculator, row, output type."""
     case = SPLIT_CASES[case_id]
     value, kind = ANSWERS[(case_id, ok)]
-    return {"answer": value, "answer_kind": kind, "case_id": case_id, "calculator_id": case.calculator_id,
-            "row_number": case.row_number, "calculator_name": case.calculator_name, "output_type": case.output_type,
-            "gold": {"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit}}
+    return {
+        "answer": value,
+        "answer_kind": kind,
+        "case_id": case_id,
+        "calculator_id": case.calculator_id,
+        "row_number": case.row_number,
+        "calculator_name": case.calculator_name,
+        "output_type": case.output_type,
+        "gold": {"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit},
+    }
 
 
 def kit_key(rec: dict) -> str:
     """The key the runner gives a record with these fields (harness.run.runner.make_key)."""
-    return record_key(model=rec["model"], model_revision=rec.get("model_revision"),
-                      server_profile=rec.get("server_profile"), arm=rec["arm"],
-                      arm_config_hash=rec.get("arm_config_hash"), seed=int(rec["seed"]),
-                      dataset_sha256=rec.get("dataset_sha256"), case_id=rec["case_id"])
+    return record_key(
+        model=rec["model"],
+        model_revision=rec.get("model_revision"),
+        server_profile=rec.get("server_profile"),
+        arm=rec["arm"],
+        arm_config_hash=rec.get("arm_config_hash"),
+        seed=int(rec["seed"]),
+        dataset_sha256=rec.get("dataset_sha256"),
+        case_id=rec["case_id"],
+    )
 
 
 # ---- writing ------------------------------------------------------------------------------------------------
@@ -319,9 +352,16 @@ def server_block(model: str, *, vllm_version: str | None = None) -> ServerInfo:
 def client_block(model: ModelRef) -> ClientInfo:
     """The run manifest's `client` as `harness run` records it for the vLLM profile (harness.model.client
     ModelClient.describe())."""
-    return ClientInfo(base_url="http://127.0.0.1:8000/v1", model=model.id, model_revision=model.revision,
-                      profile=from_json(ClientProfile, SERVER_PROFILES.lookup("vllm").describe()),
-                      concurrency=64, timeout_s=600.0, max_retries=5, cache_dir=None)
+    return ClientInfo(
+        base_url="http://127.0.0.1:8000/v1",
+        model=model.id,
+        model_revision=model.revision,
+        profile=from_json(ClientProfile, SERVER_PROFILES.lookup("vllm").describe()),
+        concurrency=64,
+        timeout_s=600.0,
+        max_retries=5,
+        cache_dir=None,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -330,8 +370,15 @@ def executor_description() -> dict:
         return ex.describe()
 
 
-def write_records(root: Path, cells: dict, cases: Cases, *, none_share: dict, keep_cases: dict | None = None,
-                  keep_seeds: dict | None = None) -> None:
+def write_records(
+    root: Path,
+    cells: dict,
+    cases: Cases,
+    *,
+    none_share: dict,
+    keep_cases: dict | None = None,
+    keep_seeds: dict | None = None,
+) -> None:
     """The records of one hand-made set (`keep_cases` / `keep_seeds`: (model, arm) -> how many cases, the first
     ones, / which seeds were run), and the Gold-Solve library's. One `Record` per results file gives the shape; each
     case's record is it with the case's fields, and the store checks every line through `Record.from_dict`."""
@@ -339,20 +386,38 @@ def write_records(root: Path, cells: dict, cases: Cases, *, none_share: dict, ke
     rng = np.random.default_rng(11)
 
     def write(model, arm, seed, rows, **shared):
-        template = Record(key="", model=model, arm=arm, seed=seed, case_id="", calculator_id=0, outcome="answered",
-                          correct=False, scorer="paper", dataset="verified", dataset_path="(stand-in)",
-                          dataset_sha256=VERIFIED_SHA, output_type="decimal", **shared).to_dict()
+        template = Record(
+            key="",
+            model=model,
+            arm=arm,
+            seed=seed,
+            case_id="",
+            calculator_id=0,
+            outcome="answered",
+            correct=False,
+            scorer="paper",
+            dataset="verified",
+            dataset_path="(stand-in)",
+            dataset_sha256=VERIFIED_SHA,
+            output_type="decimal",
+            **shared,
+        ).to_dict()
         with ResultStore(results_path(root, model, arm, seed), sync_every=10**9) as store:
             for ci, outcome, ok in rows:
-                rec = {**template, **case_fields(cases.ids[ci], ok), "outcome": outcome, "correct": ok,
-                       "scores": {"paper": ok}}
-                if outcome != "answered":   # no valid answer: none stored (it scores wrong)
+                rec = {
+                    **template,
+                    **case_fields(cases.ids[ci], ok),
+                    "outcome": outcome,
+                    "correct": ok,
+                    "scores": {"paper": ok},
+                }
+                if outcome != "answered":  # no valid answer: none stored (it scores wrong)
                     rec.update(answer=None, answer_kind=None)
                 store.append({**rec, "key": kit_key(rec)})
 
     for (model, arm), block in cells.items():
         none_cells = set()
-        if arm == "program-solve":   # whole cases fail the same way at every seed, as greedy reruns do
+        if arm == "program-solve":  # whole cases fail the same way at every seed, as greedy reruns do
             k = int(round(none_share[model] * block.size / 100))
             for ci in rng.permutation(np.flatnonzero((block == 0).all(axis=0))):
                 take = min(block.shape[0], k - len(none_cells))
@@ -361,32 +426,64 @@ def write_records(root: Path, cells: dict, cases: Cases, *, none_share: dict, ke
                     break
         n_keep = (keep_cases or {}).get((model, arm), len(cases.ids))
         spec = arm_for(arm)
-        shared = dict(model_revision=VllmLauncher(KEYS[model]).revision, server_profile="vllm",
-                      arm_config_hash=spec.config_hash(), truncated=[False], finish_reasons=["stop"], server_model=model,
-                      request=[{"model": model, "messages": [{"role": "user", "content": "(hand-made)"}],
-                                "temperature": spec.temperature, "max_tokens": spec.max_tokens}])
+        shared = dict(
+            model_revision=VllmLauncher(KEYS[model]).revision,
+            server_profile="vllm",
+            arm_config_hash=spec.config_hash(),
+            truncated=[False],
+            finish_reasons=["stop"],
+            server_model=model,
+            request=[
+                {
+                    "model": model,
+                    "messages": [{"role": "user", "content": "(hand-made)"}],
+                    "temperature": spec.temperature,
+                    "max_tokens": spec.max_tokens,
+                }
+            ],
+        )
         for si, seed in enumerate(seeds):
             if seed in (keep_seeds or {}).get((model, arm), seeds):
-                write(model, arm, seed, [(ci, "raised_error" if (si, ci) in none_cells else "answered",
-                                          bool(block[si, ci])) for ci in range(n_keep)], **shared)
+                write(
+                    model,
+                    arm,
+                    seed,
+                    [
+                        (ci, "raised_error" if (si, ci) in none_cells else "answered", bool(block[si, ci]))
+                        for ci in range(n_keep)
+                    ],
+                    **shared,
+                )
     lib = catalog.library_calculators()
     for seed in seeds:
-        write("library", "gold-lib", seed, [(ci, "answered" if int(c) in lib else "abstained", int(c) in lib)
-                                            for ci, c in enumerate(cases.calc)],
-              arm_config_hash=arm_for("gold-lib").config_hash())
+        write(
+            "library",
+            "gold-lib",
+            seed,
+            [(ci, "answered" if int(c) in lib else "abstained", int(c) in lib) for ci, c in enumerate(cases.calc)],
+            arm_config_hash=arm_for("gold-lib").config_hash(),
+        )
 
 
-def stand_in_dataset(cases: "Cases") -> Dataset:
+def stand_in_dataset(cases: Cases) -> Dataset:
     """The Verified split as the manifest writer reads it (name, path, sha256, number of cases); its cases are the
     case ids only (the writer counts them): a stand-in, not a loadable dataset."""
     return Dataset("verified", Path("(stand-in for the Verified test split)"), VERIFIED_SHA, list(cases.ids))
 
-CONVENTION = ConventionRef(name="exact", source="dataset", reason="MedCalc-Bench Verified test split (pinned)",
-                           rounding="none")
+
+CONVENTION = ConventionRef(
+    name="exact", source="dataset", reason="MedCalc-Bench Verified test split (pinned)", rounding="none"
+)
 
 
-def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict | None = None,
-                    models: tuple[str, ...] = (Q7, Q32), arms: tuple[str, ...] = ("open-book", "program-solve")) -> None:
+def write_manifests(
+    root: Path,
+    cases: Cases,
+    executor: dict,
+    manifests: dict | None = None,
+    models: tuple[str, ...] = (Q7, Q32),
+    arms: tuple[str, ...] = ("open-book", "program-solve"),
+) -> None:
     """One run manifest for the library run and one per model, as `harness run` writes them; `manifests`: model (or
     "library") -> a function editing that manifest's JSON form before it is read back (a typed RunManifest: an edit
     outside the schema fails here, as it would for the reader) and written."""
@@ -394,12 +491,23 @@ def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict 
     dataset = dataset_ref(stand_in_dataset(cases))
 
     def write(run_id: str, who: str, arms: list, model: ModelRef, server, executor_info) -> None:
-        manifest = RunManifest(run_id=run_id, origin=origin(), dataset=dataset, arms=arm_configs(arms),
-                               arm_config_hashes={a.name: a.config_hash() for a in arms}, prompts=template_hashes(),
-                               seeds=seeds, scorer="paper", case_ids=tuple(cases.ids), model=model,
-                               client=client_block(model) if server is not None else None,
-                               server=server, executor=executor_info, convention=CONVENTION,
-                               order=ARM_MAJOR)
+        manifest = RunManifest(
+            run_id=run_id,
+            origin=origin(),
+            dataset=dataset,
+            arms=arm_configs(arms),
+            arm_config_hashes={a.name: a.config_hash() for a in arms},
+            prompts=template_hashes(),
+            seeds=seeds,
+            scorer="paper",
+            case_ids=tuple(cases.ids),
+            model=model,
+            client=client_block(model) if server is not None else None,
+            server=server,
+            executor=executor_info,
+            convention=CONVENTION,
+            order=ARM_MAJOR,
+        )
         edit = (manifests or {}).get(who)
         if edit:
             data = to_json(manifest)
@@ -409,9 +517,14 @@ def write_manifests(root: Path, cases: "Cases", executor: dict, manifests: dict 
 
     write("20270101T000000000000Z", "library", [arm_for("gold-lib")], ModelRef("library", None, None), None, None)
     for i, model in enumerate(models):
-        write(f"20270101T00000{i + 1}000000Z", model, [arm_for(a) for a in arms],
-              ModelRef(model, VllmLauncher(KEYS[model]).revision, "vllm"), server_block(model),
-              ExecutorInfo.of(copy.deepcopy(executor)))
+        write(
+            f"20270101T00000{i + 1}000000Z",
+            model,
+            [arm_for(a) for a in arms],
+            ModelRef(model, VllmLauncher(KEYS[model]).revision, "vllm"),
+            server_block(model),
+            ExecutorInfo.of(copy.deepcopy(executor)),
+        )
 
 
 @pytest.fixture
@@ -422,7 +535,9 @@ def verified_pins(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "datasets.json"
     path.write_text(json.dumps(pins))
     monkeypatch.setenv("MATHSOLVER_PINS_FILE", str(path))
-    data = tmp_path / "data-cache"    # `harness data fetch`'s cache, holding the stand-in split where it puts the real one
+    data = (
+        tmp_path / "data-cache"
+    )  # `harness data fetch`'s cache, holding the stand-in split where it puts the real one
     split = data / "verified" / VERIFIED_REVISION / Path(VERIFIED_FILENAME).name
     split.parent.mkdir(parents=True)
     split.write_bytes(SPLIT_BYTES)
@@ -438,24 +553,25 @@ def hand_made(tmp_path_factory, executor_description):
     base_cells = correctness(cases, Targets.paper())
     made: dict[str, Path] = {}
 
-    def build(name: str, *, targets: Targets | None = None, manifests: dict | None = None, keep_cases=None,
-              keep_seeds=None) -> Path:
+    def build(
+        name: str, *, targets: Targets | None = None, manifests: dict | None = None, keep_cases=None, keep_seeds=None
+    ) -> Path:
         if name in made:
             return made[name]
         root = tmp_path_factory.mktemp(name) / "results"
         t, paper = targets or Targets.paper(), Targets.paper()
         cells = dict(base_cells)
-        if targets is not None:   # only the blocks whose targets moved are redrawn; the others stay the faithful ones
+        if targets is not None:  # only the blocks whose targets moved are redrawn; the others stay the faithful ones
             redrawn = correctness(cases, t)
             cells.update({k: redrawn[k] for k in cells if t.accuracy[k] != paper.accuracy[k]})
         if targets is None and not keep_cases and not keep_seeds and "faithful" in made:
             shutil.copytree(made["faithful"], root, ignore=shutil.ignore_patterns("comparison*"))
-            for found in read_manifests(root):   # this set's own are written below
+            for found in read_manifests(root):  # this set's own are written below
                 found.path.unlink()
         else:
             write_records(root, cells, cases, none_share=t.none_share, keep_cases=keep_cases, keep_seeds=keep_seeds)
         write_manifests(root, cases, executor_description, manifests)
-        write_own_sums(root)   # as `make reproduce` leaves a root: every file's sha256 beside it
+        write_own_sums(root)  # as `make reproduce` leaves a root: every file's sha256 beside it
         made[name] = root
         return root
 
@@ -521,8 +637,13 @@ def set_correct(rec: dict, ok: bool) -> dict:
     """A record answered otherwise: a right answer (answered) or a wrong one (its outcome kept), scored as the kit
     scores it (its answer, verdict and scores agree: a record a run could have written)."""
     outcome = "answered" if ok else rec["outcome"]
-    out = {**rec, **case_fields(rec["case_id"], ok), "correct": ok,
-           "scores": {**(rec.get("scores") or {}), "paper": ok}, "outcome": outcome}
+    out = {
+        **rec,
+        **case_fields(rec["case_id"], ok),
+        "correct": ok,
+        "scores": {**(rec.get("scores") or {}), "paper": ok},
+        "outcome": outcome,
+    }
     if outcome != "answered":
         out.update(answer=None, answer_kind=None)
     return out

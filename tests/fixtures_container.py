@@ -6,6 +6,7 @@ executor image are there; otherwise the test is skipped locally and FAILS in CI 
 "on both backends" uses. Build order on a fresh machine: ``scripts/install-host.sh`` then
 ``scripts/build-executor-image.sh``.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,6 +25,7 @@ CONTAINER_RUNTIME_ENV = "EXECUTOR_CONTAINER_RUNTIME"
 
 def container_runtime() -> str:
     from executor.container_config import DEFAULT_RUN_VALUES
+
     return os.environ.get(CONTAINER_RUNTIME_ENV) or DEFAULT_RUN_VALUES["runtime"]
 
 
@@ -57,8 +59,12 @@ def container_backend_problem(image: str | None = None) -> str | None:
         return problem
     if container_runtime() not in json.loads(runtimes or "{}"):
         return f"dockerd has no {container_runtime()} runtime (run scripts/install-host.sh)"
-    res = subprocess.run([shutil.which("docker"), "image", "inspect", "--format", "{{json .Config.Labels}}", image],
-                         capture_output=True, text=True, timeout=30)
+    res = subprocess.run(
+        [shutil.which("docker"), "image", "inspect", "--format", "{{json .Config.Labels}}", image],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     if res.returncode != 0:
         return f"executor image {image} missing (run scripts/build-executor-image.sh)"
     labels = json.loads(res.stdout or "null") or {}

@@ -1,6 +1,7 @@
 """Fixtures for the dataset/datahub tests: real rows to build bad CSVs from, temp copies of the bundled
 files, and `fake_local_hub`, a tiny HTTP server on 127.0.0.1 that answers the few Hugging Face hub routes
 huggingface_hub calls for list_repo_commits, list_repo_files and hf_hub_download."""
+
 from __future__ import annotations
 
 import csv
@@ -115,8 +116,13 @@ def _make_handler(hub: FakeHub):
                 page = int(parse_qs(url.query).get("p", ["0"])[0])
                 chunk = hub.commits[page * hub.page_size : (page + 1) * hub.page_size]
                 items = [
-                    {"id": c, "authors": [{"user": "nsk7153"}], "date": "2025-06-01T00:00:00.000Z",
-                     "title": f"commit {c[:7]}", "message": ""}
+                    {
+                        "id": c,
+                        "authors": [{"user": "nsk7153"}],
+                        "date": "2025-06-01T00:00:00.000Z",
+                        "title": f"commit {c[:7]}",
+                        "message": "",
+                    }
                     for c in chunk
                 ]
                 headers = {}
@@ -124,23 +130,27 @@ def _make_handler(hub: FakeHub):
                     headers["Link"] = f'<{hub.endpoint}{url.path}?p={page + 1}>; rel="next"'
                 return self._json(200, items, headers, head)
             if path.startswith(api + "tree/"):
-                rev = path[len(api + "tree/"):].split("/")[0]
+                rev = path[len(api + "tree/") :].split("/")[0]
                 if rev not in hub.files:
                     return self._not_found("Revision not found", head, "RevisionNotFound")
-                items = [{"type": "file", "path": p, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
-                         for p, b in sorted(hub.files[rev].items())]
+                items = [
+                    {"type": "file", "path": p, "size": len(b), "oid": hashlib.sha1(b).hexdigest()}
+                    for p, b in sorted(hub.files[rev].items())
+                ]
                 return self._json(200, items, None, head)
             if path.startswith(resolve):
-                rev, _, filename = path[len(resolve):].partition("/")
+                rev, _, filename = path[len(resolve) :].partition("/")
                 if rev not in hub.files:
                     return self._not_found("Revision not found", head, "RevisionNotFound")
                 body = hub.files[rev].get(filename)
                 if body is None:
-                    return self._json(404, {"error": "Entry not found"},
-                                      {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": rev}, head)
+                    return self._json(
+                        404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": rev}, head
+                    )
                 etag = '"' + hashlib.sha256(body).hexdigest() + '"'
-                return self._send(200, body, {"X-Repo-Commit": rev, "ETag": etag,
-                                              "Content-Type": "application/octet-stream"}, head)
+                return self._send(
+                    200, body, {"X-Repo-Commit": rev, "ETag": etag, "Content-Type": "application/octet-stream"}, head
+                )
             return self._not_found(f"no route {path}", head, "RepoNotFound")
 
         def do_GET(self) -> None:

@@ -4,6 +4,7 @@ the container side provides it.
 
 Limits: CPU 1 s for speed, wall 10 s so that a loaded 2-core machine still hits the CPU limit first; everything else is the shipped policy.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -44,8 +45,9 @@ def layer_switch(layers, canary: str = ""):
     """Set the documented test-only switches (EXECUTOR_TESTING=1 + EXECUTOR_UNSAFE_DISABLE_LAYERS,
     EXECUTOR_TEST_CANARY: tests/adversarial/canaries.py) while an Executor is constructed; restore
     the environment afterwards."""
-    saved = {k: os.environ.get(k) for k in ("EXECUTOR_TESTING", "EXECUTOR_UNSAFE_DISABLE_LAYERS",
-                                            "EXECUTOR_TEST_CANARY")}
+    saved = {
+        k: os.environ.get(k) for k in ("EXECUTOR_TESTING", "EXECUTOR_UNSAFE_DISABLE_LAYERS", "EXECUTOR_TEST_CANARY")
+    }
     if layers or canary:
         os.environ["EXECUTOR_TESTING"] = "1"
     if layers:
@@ -62,15 +64,19 @@ def layer_switch(layers, canary: str = ""):
                 os.environ[k] = v
 
 
-def make_executor(backend: str = "process", disabled_layers=(), limits=None, workers: int = 1,
-                  canary: str = "") -> Executor:
+def make_executor(
+    backend: str = "process", disabled_layers=(), limits=None, workers: int = 1, canary: str = ""
+) -> Executor:
     """An Executor with the test limits; the container backend gets the tests' runtime setting
     (tests/fixtures_container.py, container_runtime); ``canary``: the memory canary every nonce
     starts with (tests/adversarial/canaries.py)."""
     from tests.fixtures_container import container_runtime
+
     opts = {"runtime": container_runtime()} if backend != "process" else {}
     with layer_switch(disabled_layers, canary):
-        return Executor(backend=backend, workers=workers, limits=dict(TEST_LIMITS if limits is None else limits), **opts)
+        return Executor(
+            backend=backend, workers=workers, limits=dict(TEST_LIMITS if limits is None else limits), **opts
+        )
 
 
 @pytest.fixture(scope="session", autouse=False)
@@ -83,6 +89,7 @@ def host_secret():
 def canaries(host_secret):
     """The planted secrets every session executor carries (tests/adversarial/canaries.py)."""
     from tests.adversarial.canaries import Canaries
+
     planted = Canaries()
     yield planted
     planted.close()
@@ -113,6 +120,7 @@ def process_executor_static_alone(canaries):
 
 def _container_fixture(request, name: str):
     from tests.conftest import require
+
     try:
         return request.getfixturevalue(name)
     except pytest.FixtureLookupError:

@@ -6,6 +6,7 @@ the model; otherwise starts one on a free loopback port with harness.model.llama
 it at the end of the session. Missing pieces (.venv-server, the GGUF) skip locally and fail in CI
 (`require`); in CI a missing GGUF is first fetched with scripts/fetch-model.sh.
 """
+
 from __future__ import annotations
 
 import os
@@ -46,7 +47,9 @@ def model_server(tmp_path_factory, request):
     if CPU_MODEL_ID in _listing(url):
         yield ModelServer(url, CPU_MODEL_ID, started_here=False)
         return
-    require(DEFAULT_SERVER_PYTHON.exists(), f"CPU model server virtualenv missing ({DEFAULT_SERVER_PYTHON}); run make setup")
+    require(
+        DEFAULT_SERVER_PYTHON.exists(), f"CPU model server virtualenv missing ({DEFAULT_SERVER_PYTHON}); run make setup"
+    )
     if not DEFAULT_GGUF.exists() and in_ci():
         subprocess.run([str(ROOT / "scripts" / "fetch-model.sh"), "--role", "test"], check=True)
     require(DEFAULT_GGUF.exists(), f"model GGUF missing ({DEFAULT_GGUF}); run scripts/fetch-model.sh")

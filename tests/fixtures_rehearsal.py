@@ -1,5 +1,6 @@
 """The rehearsal server (a scripted fake, harness.model.rehearsal.server.RehearsalServer) on a free port, in a
 background thread."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -20,5 +21,6 @@ def running_rehearsal_server(**kwargs):
 def rehearsal_server():
     """A fault-free rehearsal server with the bundled slice as its answer key, seed 7."""
     from harness.data.dataset import load_dataset
+
     with running_rehearsal_server(seed=7, answer_key=load_dataset("bundled-test").path) as server:
         yield server

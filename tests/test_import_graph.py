@@ -1,6 +1,7 @@
 """The harness package's import graph: no module-level cycle, no module outside harness.cli imports the CLI, and
 stage packages import only downwards (cli -> reproduce -> verify -> analysis -> run -> arms/model/scoring ->
 calculators -> data -> core). Every import counts, function-level ones included: a lazy import still is an edge."""
+
 from __future__ import annotations
 
 import ast
@@ -62,8 +63,9 @@ def _imports(module: str) -> set[str]:
                 anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 base = ".".join(anchor + ([base] if base else []))
             names = [f"{base}.{a.name}" for a in node.names] + [base]
-            if base.startswith("harness") and (base not in MODULES or
-                                              (base == "harness" and any(n not in MODULES for n in names[:-1]))):
+            if base.startswith("harness") and (
+                base not in MODULES or (base == "harness" and any(n not in MODULES for n in names[:-1]))
+            ):
                 UNRESOLVED.append(f"{module}: from {base} import {', '.join(a.name for a in node.names)}")
         else:
             continue
@@ -92,7 +94,7 @@ def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         stack.pop()
@@ -116,8 +118,11 @@ def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 
 
 def test_every_stage_package_is_known():
-    stages = {_stage(m) for m in MODULES if _stage(m) and MODULES[m].parent != PACKAGE or
-              (_stage(m) and MODULES[m].name == "__init__.py")}
+    stages = {
+        _stage(m)
+        for m in MODULES
+        if (_stage(m) and MODULES[m].parent != PACKAGE) or (_stage(m) and MODULES[m].name == "__init__.py")
+    }
     stages |= {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert stages <= set(RANK), f"stage package(s) without a layer: {sorted(stages - set(RANK))}"
     loose = sorted(m for m in MODULES if m.count(".") == 1 and MODULES[m].parent == PACKAGE)
@@ -127,11 +132,23 @@ def test_every_stage_package_is_known():
 # The packages and modules issue 21 made (typed record and manifest reader, run request, arm spec and solvers,
 # one calculators package, one rehearsal package, the generic registry): the walker must see each, with its
 # edges, or the checks below would pass over them.
-ISSUE_21_MODULES = ("harness.run.record", "harness.run.manifest", "harness.run.request", "harness.arms.spec",
-                    "harness.arms.families", "harness.arms.options", "harness.arms.solvers",
-                    "harness.arms.solvers.base", "harness.calculators", "harness.calculators.versions",
-                    "harness.calculators.entities", "harness.model.rehearsal", "harness.model.rehearsal.server",
-                    "harness.core.registry", "harness.verify.verification")
+ISSUE_21_MODULES = (
+    "harness.run.record",
+    "harness.run.manifest",
+    "harness.run.request",
+    "harness.arms.spec",
+    "harness.arms.families",
+    "harness.arms.options",
+    "harness.arms.solvers",
+    "harness.arms.solvers.base",
+    "harness.calculators",
+    "harness.calculators.versions",
+    "harness.calculators.entities",
+    "harness.model.rehearsal",
+    "harness.model.rehearsal.server",
+    "harness.core.registry",
+    "harness.verify.verification",
+)
 
 
 def test_the_new_packages_are_in_the_graph():
@@ -154,14 +171,19 @@ def test_no_import_cycle():
 
 
 def test_no_module_outside_the_cli_imports_the_cli():
-    offenders = sorted(f"{m} -> {t}" for m, targets in GRAPH.items() if _stage(m) != "cli"
-                       for t in targets if _stage(t) == "cli")
+    offenders = sorted(
+        f"{m} -> {t}" for m, targets in GRAPH.items() if _stage(m) != "cli" for t in targets if _stage(t) == "cli"
+    )
     assert offenders == []
 
 
 def test_stages_import_only_downwards():
-    upward = sorted(f"{m} -> {t}" for m, targets in GRAPH.items() for t in targets
-                    if _stage(m) in RANK and _stage(t) in RANK and RANK[_stage(t)] < RANK[_stage(m)])
+    upward = sorted(
+        f"{m} -> {t}"
+        for m, targets in GRAPH.items()
+        for t in targets
+        if _stage(m) in RANK and _stage(t) in RANK and RANK[_stage(t)] < RANK[_stage(m)]
+    )
     assert upward == [], "imports against the pipeline direction:\n" + "\n".join(upward)
     packages = {}
     for m, targets in GRAPH.items():
@@ -212,31 +234,57 @@ def test_the_rehearsal_package_is_one_contract():
     """The rehearsal's model side (harness.model.rehearsal) learns a request's reply form from its header, so it
     imports no arm, prompt or template; the run and verify stages read only its labels, never its server or script."""
     rehearsal = [m for m in MODULES if m.startswith("harness.model.rehearsal")]
-    assert {"harness.model.rehearsal.server", "harness.model.rehearsal.sources", "harness.model.rehearsal.replies",
-            "harness.model.rehearsal.labels", "harness.model.rehearsal.launcher"} <= set(rehearsal)
+    assert {
+        "harness.model.rehearsal.server",
+        "harness.model.rehearsal.sources",
+        "harness.model.rehearsal.replies",
+        "harness.model.rehearsal.labels",
+        "harness.model.rehearsal.launcher",
+    } <= set(rehearsal)
     assert not sorted(f"{m} -> {t}" for m in rehearsal for t in GRAPH[m] if _stage(t) == "arms")
-    readers = sorted(f"{m} -> {t}" for m, targets in GRAPH.items() if _stage(m) in ("run", "verify", "analysis")
-                     for t in targets if t.startswith("harness.model.rehearsal") and t != "harness.model.rehearsal.labels")
+    readers = sorted(
+        f"{m} -> {t}"
+        for m, targets in GRAPH.items()
+        if _stage(m) in ("run", "verify", "analysis")
+        for t in targets
+        if t.startswith("harness.model.rehearsal") and t != "harness.model.rehearsal.labels"
+    )
     assert readers == []
 
 
 # The packages and modules issue 35 made (typed manifests on a typed-JSON reader, the server description, the vLLM
 # package, prerequisites per launcher, the host record, the table registry and its groups): the walker must see
 # each, and their edges must say what the split promised.
-ISSUE_35_MODULES = ("harness.core.typed_json", "harness.core.host", "harness.model.server_info",
-                    "harness.model.prerequisites", "harness.model.vllm", "harness.model.vllm.locks",
-                    "harness.model.vllm.contract", "harness.model.vllm.launcher", "harness.model.vllm.logs",
-                    "harness.model.vllm.prerequisites", "harness.model.vllm.cpu", "harness.analysis.tables",
-                    "harness.analysis.tables.spec", "harness.analysis.tables.cells", "harness.analysis.tables.ladder",
-                    "harness.analysis.tables.gaps", "harness.analysis.tables.ledger", "harness.analysis.tables.audit",
-                    "harness.analysis.tables.router")
+ISSUE_35_MODULES = (
+    "harness.core.typed_json",
+    "harness.core.host",
+    "harness.model.server_info",
+    "harness.model.prerequisites",
+    "harness.model.vllm",
+    "harness.model.vllm.locks",
+    "harness.model.vllm.contract",
+    "harness.model.vllm.launcher",
+    "harness.model.vllm.logs",
+    "harness.model.vllm.prerequisites",
+    "harness.model.vllm.cpu",
+    "harness.analysis.tables",
+    "harness.analysis.tables.spec",
+    "harness.analysis.tables.cells",
+    "harness.analysis.tables.ladder",
+    "harness.analysis.tables.gaps",
+    "harness.analysis.tables.ledger",
+    "harness.analysis.tables.audit",
+    "harness.analysis.tables.router",
+)
 TABLE_GROUPS = ("ladder", "gaps", "ledger", "audit", "router")
 
 
 def test_the_issue_35_modules_are_in_the_graph_with_their_edges():
     missing = [m for m in ISSUE_35_MODULES if m not in MODULES]
     assert missing == [], f"not in the walked tree: {missing}"
-    assert not (PACKAGE / "model" / "vllm.py").exists() and not (PACKAGE / "analysis" / "tables_supplementary.py").exists()
+    assert (
+        not (PACKAGE / "model" / "vllm.py").exists() and not (PACKAGE / "analysis" / "tables_supplementary.py").exists()
+    )
     # the manifests are typed on the one typed-JSON reader, with the server as the launchers describe it
     assert {"harness.core.typed_json", "harness.model.server_info"} <= GRAPH["harness.run.manifest"]
     assert "harness.model.server_info" in GRAPH["harness.model.serving"]
@@ -245,10 +293,17 @@ def test_the_issue_35_modules_are_in_the_graph_with_their_edges():
     assert "harness.model.vllm.locks" in GRAPH["harness.model.vllm.launcher"]
     assert "harness.model.vllm.launcher" not in GRAPH["harness.model.vllm.locks"]
     # each launcher's prerequisites are its module's; the shared checks import no launcher
-    assert not [t for t in GRAPH["harness.model.prerequisites"] if t.startswith("harness.model.")
-                and t != "harness.model.prerequisites"]
-    for m in ("harness.model.vllm.prerequisites", "harness.model.vllm.cpu", "harness.model.serving",
-              "harness.model.rehearsal.launcher"):
+    assert not [
+        t
+        for t in GRAPH["harness.model.prerequisites"]
+        if t.startswith("harness.model.") and t != "harness.model.prerequisites"
+    ]
+    for m in (
+        "harness.model.vllm.prerequisites",
+        "harness.model.vllm.cpu",
+        "harness.model.serving",
+        "harness.model.rehearsal.launcher",
+    ):
         assert "harness.model.prerequisites" in GRAPH[m], m
     # the table groups build on the spec and the shared cells, never on each other; the ledger reads the manifests
     groups = {f"harness.analysis.tables.{f}" for f in TABLE_GROUPS}
@@ -279,11 +334,29 @@ def _absolute_imports(path: Path, package: str) -> set[str]:
 
 
 BENCH = {("bench." + p.stem if p.stem != "__init__" else "bench"): p for p in (REPO / "bench").glob("*.py")}
-EXECUTOR = {".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): p
-            for p in (REPO / "executor").rglob("*.py")}
-BENCH_MODULES = ("bench.machine", "bench.targets", "bench.stages", "bench.rehearsal", "bench.compare",
-                 "bench.fullsize", "bench.executor", "bench.phase_probe", "bench.client", "bench.stats",
-                 "bench.scoring", "bench.cli", "bench.ab_driver", "bench.honest_programs", "bench.honest_corpus", "bench.vllm_cpu", "bench.demo_models")
+EXECUTOR = {
+    ".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): p
+    for p in (REPO / "executor").rglob("*.py")
+}
+BENCH_MODULES = (
+    "bench.machine",
+    "bench.targets",
+    "bench.stages",
+    "bench.rehearsal",
+    "bench.compare",
+    "bench.fullsize",
+    "bench.executor",
+    "bench.phase_probe",
+    "bench.client",
+    "bench.stats",
+    "bench.scoring",
+    "bench.cli",
+    "bench.ab_driver",
+    "bench.honest_programs",
+    "bench.honest_corpus",
+    "bench.vllm_cpu",
+    "bench.demo_models",
+)
 
 
 def test_the_bench_package_is_walked():
@@ -294,22 +367,34 @@ def test_the_bench_package_is_walked():
 
 
 def test_nothing_in_harness_or_executor_imports_bench():
-    offenders = sorted(f"{m} -> {n}" for m, p in [*MODULES.items(), *EXECUTOR.items()]
-                       for n in _absolute_imports(p, m if p.name == "__init__.py" else m.rpartition(".")[0])
-                       if n == "bench" or n.startswith("bench."))
+    offenders = sorted(
+        f"{m} -> {n}"
+        for m, p in [*MODULES.items(), *EXECUTOR.items()]
+        for n in _absolute_imports(p, m if p.name == "__init__.py" else m.rpartition(".")[0])
+        if n == "bench" or n.startswith("bench.")
+    )
     assert offenders == []
 
 
 def test_bench_imports_no_tests_and_only_modules_that_exist():
     """No more sys.path games: bench reaches harness and executor as packages, never tests/ or scripts/."""
-    tests = sorted(f"{m} -> {n}" for m, p in BENCH.items() for n in _absolute_imports(p, "bench")
-                   if n.split(".")[0] in ("tests", "scripts"))
+    tests = sorted(
+        f"{m} -> {n}"
+        for m, p in BENCH.items()
+        for n in _absolute_imports(p, "bench")
+        if n.split(".")[0] in ("tests", "scripts")
+    )
     assert tests == []
-    stale = sorted(f"{m} -> {n}" for m, p in BENCH.items() for n in _absolute_imports(p, "bench")
-                   if n.startswith("harness.") and _resolve(n) in (None, "harness"))
+    stale = sorted(
+        f"{m} -> {n}"
+        for m, p in BENCH.items()
+        for n in _absolute_imports(p, "bench")
+        if n.startswith("harness.") and _resolve(n) in (None, "harness")
+    )
     assert stale == []
-    paths = sorted(m for m, p in BENCH.items()
-                   if re.search(r"sys\.path\.(insert|append)", p.read_text(encoding="utf-8")))
+    paths = sorted(
+        m for m, p in BENCH.items() if re.search(r"sys\.path\.(insert|append)", p.read_text(encoding="utf-8"))
+    )
     assert paths == []
 
 
@@ -317,6 +402,10 @@ def test_one_cli_no_other_entry_point_in_harness():
     """Every stage runs through the Click CLI: no module of harness/ parses its own arguments or has a `__main__`
     block (harness/cli/__main__.py is the CLI itself, for `python -m harness.cli`)."""
     argparse_users = sorted(m for m in MODULES if "argparse" in _third_party(m))
-    mains = sorted(m for m, p in MODULES.items() if m != "harness.cli.__main__"
-                   and re.search(r"^if __name__ == .__main__.:", p.read_text(encoding="utf-8"), re.M))
+    mains = sorted(
+        m
+        for m, p in MODULES.items()
+        if m != "harness.cli.__main__"
+        and re.search(r"^if __name__ == .__main__.:", p.read_text(encoding="utf-8"), re.M)
+    )
     assert argparse_users == [] and mains == []

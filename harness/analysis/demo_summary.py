@@ -11,6 +11,7 @@ unless `--server` names a file written by `harness serve start --server-info`.
 
 The wall time and the machine's load are not part of it (summary.md's closing lines say them).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -21,17 +22,22 @@ from harness.model.server_info import ServerInfo, read_server_info
 from harness.run.manifest import run_manifests
 from harness.run.store import iter_located_records
 
-MODEL_ARMS = ("open-book", "program-solve", "blind")      # the demo's model arms, in the order the text names them
+MODEL_ARMS = ("open-book", "program-solve", "blind")  # the demo's model arms, in the order the text names them
 LIBRARY_ARM = "gold-lib"
-ARM_ROLE = {   # harness/arms/registry.py: what each arm gives the model and who computes
+ARM_ROLE = {  # harness/arms/registry.py: what each arm gives the model and who computes
     "open-book": "note, formula text and the patient's values given; the model does the arithmetic in its reply",
     "program-solve": "the same inputs; the model writes a Python program and the hardened executor computes",
     "blind": "note and question only; the model recalls the formula and writes the program",
 }
 OUTCOME_WORDS = {
-    "answered": "answered wrong", "raised_error": "raised an error", "no_program": "wrote no program",
-    "sandbox_rejection": "refused by the sandbox", "wrong_return_kind": "returned the wrong kind of value",
-    "unreadable_value": "gave an unreadable value", "abstained": "abstained", "request_rejected": "request refused",
+    "answered": "answered wrong",
+    "raised_error": "raised an error",
+    "no_program": "wrote no program",
+    "sandbox_rejection": "refused by the sandbox",
+    "wrong_return_kind": "returned the wrong kind of value",
+    "unreadable_value": "gave an unreadable value",
+    "abstained": "abstained",
+    "request_rejected": "request refused",
 }
 
 
@@ -63,13 +69,19 @@ def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
     arms_run = [a for a in MODEL_ARMS if a in by_arm]
     ran = "; ".join(f"{arm_label(a)} ({ARM_ROLE[a]})" for a in arms_run)
     lib = by_arm.get(LIBRARY_ARM, [])
-    lib_text = (f" The {arm_label(LIBRARY_ARM)} (no model) answered all {len(lib)} rows of the slice: "
-                f"{sum(r['correct'] for r in lib)} correct, the rest outside the library it has." if lib else "")
-    what = (f"What was run: the kit's real pipeline on a CPU. {_model_words(server, model_id)}, served by llama.cpp "
-            f"with greedy decoding, answered {len(cases)} cases of the bundled 110-row slice, one from each of "
-            f"{len(calcs)} calculators spread over the benchmark's categories (the shortest note of each; rule in "
-            f"harness/run/case_selection.py), at seed{'s' if len(seeds) > 1 else ''} "
-            f"{', '.join(map(str, seeds))}, through {ran}; the prompts are the paper's.{lib_text}")
+    lib_text = (
+        f" The {arm_label(LIBRARY_ARM)} (no model) answered all {len(lib)} rows of the slice: "
+        f"{sum(r['correct'] for r in lib)} correct, the rest outside the library it has."
+        if lib
+        else ""
+    )
+    what = (
+        f"What was run: the kit's real pipeline on a CPU. {_model_words(server, model_id)}, served by llama.cpp "
+        f"with greedy decoding, answered {len(cases)} cases of the bundled 110-row slice, one from each of "
+        f"{len(calcs)} calculators spread over the benchmark's categories (the shortest note of each; rule in "
+        f"harness/run/case_selection.py), at seed{'s' if len(seeds) > 1 else ''} "
+        f"{', '.join(map(str, seeds))}, through {ran}; the prompts are the paper's.{lib_text}"
+    )
 
     counts = {a: (sum(r["correct"] for r in by_arm[a]), len(by_arm[a])) for a in arms_run}
     each = []
@@ -85,29 +97,38 @@ def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
         lost = sorted(c for c in prog if not prog[c]["correct"] and c in book and book[c]["correct"])
         p_ok, b_ok = counts["program-solve"][0], counts["open-book"][0]
         if won:
-            shows += (f" A program got right what the model's own arithmetic got wrong on {len(won)} case(s): "
-                      + "; ".join(f"{prog[c]['calculator_name']} (program {_value(prog[c]['answer'])}, open-book "
-                                  f"{_value(book[c]['answer'])}, gold {_value(prog[c]['gold']['answer'])})"
-                                  for c in won) + ".")
+            shows += (
+                f" A program got right what the model's own arithmetic got wrong on {len(won)} case(s): "
+                + "; ".join(
+                    f"{prog[c]['calculator_name']} (program {_value(prog[c]['answer'])}, open-book "
+                    f"{_value(book[c]['answer'])}, gold {_value(prog[c]['gold']['answer'])})"
+                    for c in won
+                )
+                + "."
+            )
         if lost:
-            shows += (f" The reverse on {len(lost)}: "
-                      + "; ".join(prog[c]["calculator_name"] for c in lost) + ".")
+            shows += f" The reverse on {len(lost)}: " + "; ".join(prog[c]["calculator_name"] for c in lost) + "."
         if p_ok > b_ok:
-            shows += (f" On these cases Program-Solve answered more correctly than open-book arithmetic "
-                      f"({p_ok} vs {b_ok}): the method the paper studies, working on a small model.")
+            shows += (
+                f" On these cases Program-Solve answered more correctly than open-book arithmetic "
+                f"({p_ok} vs {b_ok}): the method the paper studies, working on a small model."
+            )
         elif p_ok == b_ok:
             shows += f" On these cases Program-Solve and open-book arithmetic tie ({p_ok} each)."
         else:
-            shows += (f" On these cases open-book arithmetic answered more correctly than Program-Solve "
-                      f"({b_ok} vs {p_ok}).")
+            shows += (
+                f" On these cases open-book arithmetic answered more correctly than Program-Solve ({b_ok} vs {p_ok})."
+            )
     size = (server.weights.size_label if server is not None and server.weights is not None else None) or "small"
     n = len(cases)
     seed_words = "one seed" if len(seeds) == 1 else f"{len(seeds)} seeds"
-    not_shows = (f"What they do not show: the paper's results. The paper runs Qwen2.5-7B/32B (and Mistral-7B, "
-                 f"Phi-3.5-mini) on all 1,100 test cases at five seeds on an H100 (make reproduce); {n} cases at "
-                 f"{seed_words} with a {size} model say that the pipeline works end to end and show the "
-                 f"method on a few cases; a difference of a case or two between arms here is within chance, "
-                 f"and the accuracy of a {size} model is not the paper's.")
+    not_shows = (
+        f"What they do not show: the paper's results. The paper runs Qwen2.5-7B/32B (and Mistral-7B, "
+        f"Phi-3.5-mini) on all 1,100 test cases at five seeds on an H100 (make reproduce); {n} cases at "
+        f"{seed_words} with a {size} model say that the pipeline works end to end and show the "
+        f"method on a few cases; a difference of a case or two between arms here is within chance, "
+        f"and the accuracy of a {size} model is not the paper's."
+    )
     return "\n".join([what, "", shows, "", not_shows]) + "\n"
 
 
@@ -128,6 +149,5 @@ def about_results(results: Path, server_path: Path | None = None) -> str:
         server = read_server_info(server_path)
     else:
         models = {r["model"] for r in records if r["arm"] in MODEL_ARMS}
-        server = next((m.server for m in run_manifests(results) if m.server is not None and m.model.id in models),
-                      None)
+        server = next((m.server for m in run_manifests(results) if m.server is not None and m.model.id in models), None)
     return about_text(records, server)

@@ -11,6 +11,7 @@ Output is deterministic: the Agg backend, a fixed style, and no timestamps or ve
 the file metadata (`CreationDate`/`Creator` removed from PDFs, `Software` from PNGs), so the same
 results give the same bytes.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,21 +19,30 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from harness.analysis.results_analysis import Analysis  # noqa: E402
-from harness.analysis.stats.labels import arm_label, model_label  # noqa: E402
-from harness.arms.registry import ladder, matched_arms  # noqa: E402
-from harness.analysis.stats.paired import accuracy  # noqa: E402
-from harness.analysis.router_report import curves, matched_records, router_records  # noqa: E402
-from harness.analysis.stats.risk_coverage import single_arm_point  # noqa: E402
+from harness.analysis.results_analysis import Analysis
+from harness.analysis.router_report import curves, matched_records, router_records
+from harness.analysis.stats.labels import arm_label, model_label
+from harness.analysis.stats.paired import accuracy
+from harness.analysis.stats.risk_coverage import single_arm_point
+from harness.arms.registry import ladder, matched_arms
 
 PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
 PNG_META = {"Software": None}
-STYLE = {"font.family": "DejaVu Sans", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
-         "svg.hashsalt": "harness", "pdf.compression": 6, "figure.dpi": 100, "savefig.dpi": 150}
+STYLE = {
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "svg.hashsalt": "harness",
+    "pdf.compression": 6,
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+}
 COLORS = ("#1b6ca8", "#d1495b", "#66a182", "#edae49", "#6d597a", "#2e4057")
+
 
 def _save(fig, out_dir: Path, stem: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -64,13 +74,31 @@ def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
                 acc = accuracy(d, m, arm)
                 if acc is None:
                     continue
-                ax.plot([lib_k], [acc["mean"]], marker=marker, color=color, ls="none", ms=6, clip_on=False,
-                        zorder=5, label=f"{arm_label(arm, short=True)} {model_label(m)}")
+                ax.plot(
+                    [lib_k],
+                    [acc["mean"]],
+                    marker=marker,
+                    color=color,
+                    ls="none",
+                    ms=6,
+                    clip_on=False,
+                    zorder=5,
+                    label=f"{arm_label(arm, short=True)} {model_label(m)}",
+                )
             acc = accuracy(d, m, "program-solve")
             if acc is not None:
-                ax.plot([n_calc], [acc["mean"]], marker="o", color=color, ls="none", ms=6, clip_on=False,
-                        zorder=5, label=f"Prog. {model_label(m)}")
-        ax.set_xlim(0, n_calc + 2)    # markers at k = all and at 0 % are drawn whole (clip_on=False)
+                ax.plot(
+                    [n_calc],
+                    [acc["mean"]],
+                    marker="o",
+                    color=color,
+                    ls="none",
+                    ms=6,
+                    clip_on=False,
+                    zorder=5,
+                    label=f"Prog. {model_label(m)}",
+                )
+        ax.set_xlim(0, n_calc + 2)  # markers at k = all and at 0 % are drawn whole (clip_on=False)
         ax.set_ylim(0, 100)
         ax.set_xlabel(f"calculators implemented, k (of {n_calc})")
         ax.set_ylabel("full-set accuracy (%)")
@@ -96,18 +124,40 @@ def figure_accuracy(an: Analysis, out_dir: Path) -> list[Path]:
                     continue
                 blind = arm == "blind"
                 xpos = x[j] + (i - (len(d.models) - 1) / 2) * width
-                ax.bar(xpos, acc["mean"], width * 0.92,
-                       color="white" if blind else color, edgecolor=color, linewidth=1.2,
-                       hatch="//" if blind else None, label=model_label(m) if j == 0 or (
-                           j == min(jj for jj, a in enumerate(arms) if d.has(m, a))) else None)
+                ax.bar(
+                    xpos,
+                    acc["mean"],
+                    width * 0.92,
+                    color="white" if blind else color,
+                    edgecolor=color,
+                    linewidth=1.2,
+                    hatch="//" if blind else None,
+                    label=model_label(m)
+                    if j == 0 or (j == min(jj for jj, a in enumerate(arms) if d.has(m, a)))
+                    else None,
+                )
                 # the value and the cases under each bar: a 0 % bar has no height, and arms cover different cases
-                ax.plot([xpos - width * 0.46, xpos + width * 0.46], [0, 0], color=color, lw=2.5,
-                        solid_capstyle="butt", clip_on=False)
-                ax.annotate(f"{acc['mean']:.0f}%\nn={acc['cases']}", (xpos, acc["mean"]), xytext=(0, 2),
-                            textcoords="offset points", ha="center", va="bottom", fontsize=6, color="0.2")
+                ax.plot(
+                    [xpos - width * 0.46, xpos + width * 0.46],
+                    [0, 0],
+                    color=color,
+                    lw=2.5,
+                    solid_capstyle="butt",
+                    clip_on=False,
+                )
+                ax.annotate(
+                    f"{acc['mean']:.0f}%\nn={acc['cases']}",
+                    (xpos, acc["mean"]),
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                    ha="center",
+                    va="bottom",
+                    fontsize=6,
+                    color="0.2",
+                )
         ax.set_xticks(x)
         ax.set_xticklabels([arm_label(a, short=True) for a in arms], rotation=30, ha="right")
-        ax.set_ylim(0, 112)              # room for the labels over a 100 % bar
+        ax.set_ylim(0, 112)  # room for the labels over a 100 % bar
         ax.set_ylabel("accuracy on the cases each arm ran (%)")
         ax.set_title("Accuracy by arm (blind arm open; n = cases the arm ran)", fontsize=9)
         handles, labels = ax.get_legend_handles_labels()
@@ -133,18 +183,38 @@ def figure_risk_coverage(an: Analysis, out_dir: Path) -> list[Path]:
             lo = np.array([100 * p.accuracy_ci[0] for p in c.points])
             hi = np.array([100 * p.accuracy_ci[1] for p in c.points])
             ok = ~np.isnan(acc)
-            ax.plot(cov[ok], acc[ok], marker="o", ms=4, color=color, lw=1.2,
-                    label=f"{arm_label(c.arm, short=True)} {model_label(c.model)} (AURC {c.aurc:.3f})")
+            ax.plot(
+                cov[ok],
+                acc[ok],
+                marker="o",
+                ms=4,
+                color=color,
+                lw=1.2,
+                label=f"{arm_label(c.arm, short=True)} {model_label(c.model)} (AURC {c.aurc:.3f})",
+            )
             ax.fill_between(cov[ok], lo[ok], hi[ok], color=color, alpha=0.15, lw=0)
             for p, x, y in zip(c.points, cov, acc):
                 if not np.isnan(y):
-                    ax.annotate(p.label.replace("library only", "lib"), (x, y), fontsize=6, color=color,
-                                xytext=(3, 3), textcoords="offset points")
+                    ax.annotate(
+                        p.label.replace("library only", "lib"),
+                        (x, y),
+                        fontsize=6,
+                        color=color,
+                        xytext=(3, 3),
+                        textcoords="offset points",
+                    )
             matched = matched_records(an, c)
             if matched:
                 e = single_arm_point(matched, matched_arms()[c.arm])
-                ax.plot([100 * e["coverage"]], [100 * e["accuracy"]], marker="x", color=color, ls="none", ms=6,
-                        label=f"{arm_label(matched_arms()[c.arm], short=True)} alone {model_label(c.model)}")
+                ax.plot(
+                    [100 * e["coverage"]],
+                    [100 * e["accuracy"]],
+                    marker="x",
+                    color=color,
+                    ls="none",
+                    ms=6,
+                    label=f"{arm_label(matched_arms()[c.arm], short=True)} alone {model_label(c.model)}",
+                )
         ax.set_xlim(0, 100)
         ax.set_ylim(0, 100)
         ax.set_xlabel("coverage: rows answered (%)")
@@ -153,7 +223,6 @@ def figure_risk_coverage(an: Analysis, out_dir: Path) -> list[Path]:
         ax.legend(fontsize=6.5, frameon=False, loc="lower left")
         fig.tight_layout()
         return _save(fig, Path(out_dir), "fig-risk-coverage")
-
 
 
 def build_figures(an: Analysis, out_dir) -> list[Path]:

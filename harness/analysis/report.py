@@ -4,6 +4,7 @@ Nothing is fetched when the page opens: styles are inline and images are data UR
 be mailed or archived alone. `build_report(results_dir, out_dir)` writes `<out>/report.html` and
 also the tables and figures it shows (under `<out>/tables` and `<out>/figures`).
 """
+
 from __future__ import annotations
 
 import base64
@@ -16,13 +17,13 @@ import numpy as np
 
 from harness.analysis.comparison import ComparisonFiles, comparison_html, write_comparison
 from harness.analysis.figures import build_figures
-from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.results_analysis import Analysis, analyse
+from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats.labels import arm_label, model_label, synthetic_notice
 from harness.analysis.table_format import Table
+from harness.analysis.tables import build_tables, write_tables
 from harness.core.typed_json import to_json
 from harness.run.manifest import ManifestFile, read_manifests
-from harness.analysis.tables import build_tables, write_tables
 
 CSS = """
 p.synthetic{background:#fde2e1;border:2px solid #b3261e;color:#7a1410;font-weight:bold;padding:8px}
@@ -51,24 +52,32 @@ def _manifest_html(manifests: list[ManifestFile], root: Path) -> str:
     out = []
     for m in manifests:
         text = json.dumps(to_json(m.manifest), indent=2, sort_keys=True)
-        out.append(f"<details><summary>{html.escape(str(m.path.relative_to(root)))}</summary>"
-                   f"<pre>{html.escape(text)}</pre></details>")
+        out.append(
+            f"<details><summary>{html.escape(str(m.path.relative_to(root)))}</summary>"
+            f"<pre>{html.escape(text)}</pre></details>"
+        )
     return "\n".join(out)
 
 
 def _figure_html(png: Path, caption: str) -> str:
     data = base64.b64encode(png.read_bytes()).decode("ascii")
-    return (f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    return (
+        f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+    )
 
 
 FIGURE_CAPTIONS = {
-    "fig1b-accuracy": ("Figure 1b: accuracy by arm on the cases each arm ran (value and n cases over each bar), "
-                       "the blind arm drawn open."),
+    "fig1b-accuracy": (
+        "Figure 1b: accuracy by arm on the cases each arm ran (value and n cases over each bar), "
+        "the blind arm drawn open."
+    ),
     "fig2-coverage": "Figure 2: coverage against full-set accuracy for a library of k calculators.",
-    "fig-risk-coverage": ("Beyond the paper: accuracy on answered rows against coverage for the router arms as the "
-                          "agreement threshold m goes from k to 1 (library only first), calculator-cluster 95% bands; "
-                          "crosses: the matched single-program arm."),
+    "fig-risk-coverage": (
+        "Beyond the paper: accuracy on answered rows against coverage for the router arms as the "
+        "agreement threshold m goes from k to 1 (library only first), calculator-cluster 95% bands; "
+        "crosses: the matched single-program arm."
+    ),
 }
 
 
@@ -99,24 +108,35 @@ def _glance_html(an: Analysis) -> list[str]:
             block = d.block(m, arm) if d.has(m, arm) else None
             ran = 0 if block is None else int(np.count_nonzero(~np.isnan(block)))
             ok = 0 if block is None else int(np.nansum(block))
-            cells.append(f'<td class="r">{ok:,}/{ran:,} ({100.0 * ok / ran:.0f}%)</td>' if ran else
-                         '<td class="r">not run</td>')
+            cells.append(
+                f'<td class="r">{ok:,}/{ran:,} ({100.0 * ok / ran:.0f}%)</td>' if ran else '<td class="r">not run</td>'
+            )
         rows.append(f'<tr><td class="l">{html.escape(arm_label(arm))}</td>{"".join(cells)}</tr>')
     head = "".join(f'<th class="r">{html.escape(model_label(m))}</th>' for m in d.models)
-    return ["<h2>At a glance</h2>",
-            '<div class="wrap"><table class="res" id="glance"><caption>Correct answers of the rows each arm ran '
-            "(cases x seeds); the tables below give intervals and the reasons</caption>"
-            f'<thead><tr><th class="l">Arm</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>']
+    return [
+        "<h2>At a glance</h2>",
+        '<div class="wrap"><table class="res" id="glance"><caption>Correct answers of the rows each arm ran '
+        "(cases x seeds); the tables below give intervals and the reasons</caption>"
+        f'<thead><tr><th class="l">Arm</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>',
+    ]
 
 
-def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: list[Path], results_dir,
-                  comparison: ComparisonFiles | None = None) -> str:
+def render_report(
+    an: Analysis,
+    tables: list[Table],
+    omitted: dict,
+    figures: list[Path],
+    results_dir,
+    comparison: ComparisonFiles | None = None,
+) -> str:
     """The report page as one HTML string."""
     root = Path(results_dir)
     d, r = an.data, an.resampler.describe()
     parts = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        "<title>Deterministic math solver: results report</title>", f"<style>{CSS}</style></head><body>",
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>Deterministic math solver: results report</title>",
+        f"<style>{CSS}</style></head><body>",
         "<h1>Towards a Deterministic Math Solver for Clinical Language Models: results report</h1>",
         *([f'<p class="synthetic">{html.escape(notice)}</p>'] if (notice := synthetic_notice(d.models)) else []),
         *_about_html(root),
@@ -136,8 +156,11 @@ def render_report(an: Analysis, tables: list[Table], omitted: dict, figures: lis
         parts += [f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in omitted.items()]
         parts.append("</ul>")
     if an.notes:
-        parts.append('<h2>Analysis notes</h2><ul class="notes">'
-                     + "".join(f"<li>{html.escape(n)}</li>" for n in an.notes) + "</ul>")
+        parts.append(
+            '<h2>Analysis notes</h2><ul class="notes">'
+            + "".join(f"<li>{html.escape(n)}</li>" for n in an.notes)
+            + "</ul>"
+        )
     parts += comparison_html(comparison) if comparison is not None else []  # the paper beside these results
     parts.append("<h2>Run manifests</h2>")
     parts.append(_manifest_html(read_manifests(root), root))
@@ -163,15 +186,17 @@ def write_outputs(an: Analysis, out_dir, results_dir) -> ReportFiles:
     tables, omitted = build_tables(an)
     table_paths = write_tables(tables, omitted, out / "tables", an)
     figures = build_figures(an, out / "figures")
-    comparison = write_comparison(an, out / "comparison", read_manifests(results_dir, kind="run")
-                                  if results_dir is not None else [])
+    comparison = write_comparison(
+        an, out / "comparison", read_manifests(results_dir, kind="run") if results_dir is not None else []
+    )
     page = out / "report.html"
     page.write_text(render_report(an, tables, omitted, figures, results_dir, comparison), encoding="utf-8")
     return ReportFiles(tables, omitted, table_paths, figures, page, comparison)
 
 
-def build_report(results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
-                 dataset: str | None = None) -> Path:
+def build_report(
+    results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, dataset: str | None = None
+) -> Path:
     """Analyse once, write tables and figures under `out_dir`, then `out_dir/report.html`."""
     an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset)
     return write_outputs(an, out_dir, results_dir).page

@@ -6,12 +6,13 @@ tables need (s8, s15, the router and formula-version tables) are read through th
 (harness.run.store) once per analysis and cached on it. Nothing here formats a table
 (harness.analysis.tables does).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -78,19 +79,31 @@ class Analysis:
         for path in iter_result_files(self.results_dir, arms):
             key = str(path)
             if key not in self._records:
-                self._records[key] = [r for r in read_result_file(path) if r.get("case_id") in cases
-                                      and (chosen is None or dataset_of(r) == chosen)]
+                self._records[key] = [
+                    r
+                    for r in read_result_file(path)
+                    if r.get("case_id") in cases and (chosen is None or dataset_of(r) == chosen)
+                ]
             out.extend(self._records[key])
         return out
 
 
 def audit_comparisons() -> tuple[Comparison, ...]:
-    return tuple(Comparison(c.solver, c.reference, f"audit-{s}", c.access, s)
-                 for s in ("not_replaced", "no_issue") for c in HEADLINE)
+    return tuple(
+        Comparison(c.solver, c.reference, f"audit-{s}", c.access, s)
+        for s in ("not_replaced", "no_issue")
+        for c in HEADLINE
+    )
 
 
-def analyse(results_dir: str | Path | None, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, data: CorrectnessArrays | None = None,
-            dataset: str | None = None, digests: dict[Path, str] | None = None) -> Analysis:
+def analyse(
+    results_dir: str | Path | None,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+    data: CorrectnessArrays | None = None,
+    dataset: str | None = None,
+    digests: dict[Path, str] | None = None,
+) -> Analysis:
     """Load results (one dataset; `digests`: the results files' sha256 by resolved path, where the caller hashed
     them), add hybrids, compute every declared gap on one shared Resampler. The library's calculator list and the
     catalogue's audit groups are part of the kit: a malformed one raises (LookupError naming the entry), it is not
@@ -107,5 +120,13 @@ def analyse(results_dir: str | Path | None, draws: int = DEFAULT_DRAWS, seed: in
     resampler = Resampler(data.cluster, draws=draws, seed=seed)
     result = paired_gaps(data, comps, resampler)
     notes += [n for n in result.notes if "has no results" not in n]
-    return Analysis(data, resampler, result.rows, notes, library, audit, hybrids,
-                    Path(results_dir) if results_dir is not None else None)
+    return Analysis(
+        data,
+        resampler,
+        result.rows,
+        notes,
+        library,
+        audit,
+        hybrids,
+        Path(results_dir) if results_dir is not None else None,
+    )

@@ -18,6 +18,7 @@ These exist only when the results hold router arms (s20, s21, the figure) or non
 versions (s22); otherwise nothing is written and nothing is listed as omitted, so the paper's
 tables and their index stay byte-identical.
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection
@@ -52,17 +53,19 @@ def router_comparisons(arms: Collection[str]) -> tuple[Comparison, ...]:
 
 def curves(an: Analysis) -> list[Curve]:
     """The router curves of the analysis (one per model and router arm), computed once per analysis."""
+
     def compute() -> list[Curve]:
         rows = level_rows(router_records(an))
-        return [curve(rows[key], resampler=None, draws=an.resampler.draws, seed=an.resampler.seed)
-                for key in sorted(rows)]
+        return [
+            curve(rows[key], resampler=None, draws=an.resampler.draws, seed=an.resampler.seed) for key in sorted(rows)
+        ]
+
     return an.once("router curves", compute)
 
 
 def default_m(an: Analysis, c: Curve) -> int:
-    ms = {int(r["detail"]["router"]["m"]) for r in router_records(an)
-          if r["model"] == c.model and r["arm"] == c.arm}
+    ms = {int(r["detail"]["router"]["m"]) for r in router_records(an) if r["model"] == c.model and r["arm"] == c.arm}
     return ms.pop() if len(ms) == 1 else max(ms)
 
 
-__all__ = ["router_records", "matched_records", "router_comparisons", "curves", "default_m", "GOLD_FIRST"]
+__all__ = ["GOLD_FIRST", "curves", "default_m", "matched_records", "router_comparisons", "router_records"]

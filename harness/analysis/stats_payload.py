@@ -1,4 +1,5 @@
 """The `harness stats` payload: accuracies, paired gaps, bootstrap settings and notes of one analysis, JSON-safe."""
+
 from __future__ import annotations
 
 import math
@@ -26,7 +27,16 @@ def stats_payload(an: Analysis) -> dict:
     """Everything `harness stats` reports: accuracies, paired gaps, bootstrap settings, notes."""
     d = an.data
     acc = [{"model": m, "arm": a, **accuracy(d, m, a)} for m in d.models for a in d.arms if d.has(m, a)]
-    return _clean({"bootstrap": an.resampler.describe(), "mcnemar_outcome": MCNEMAR_OUTCOME,
-                   "holm": "within (model, family), case-level tests only", "n_cases": d.n_cases,
-                   "calculators": len(d.calculators), "models": d.models, "accuracy": acc, "gaps": an.gaps,
-                   "notes": an.notes})
+    return _clean(
+        {
+            "bootstrap": an.resampler.describe(),
+            "mcnemar_outcome": MCNEMAR_OUTCOME,
+            "holm": "within (model, family), case-level tests only",
+            "n_cases": d.n_cases,
+            "calculators": len(d.calculators),
+            "models": d.models,
+            "accuracy": acc,
+            "gaps": an.gaps,
+            "notes": an.notes,
+        }
+    )

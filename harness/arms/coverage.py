@@ -6,17 +6,17 @@ about calculators, answered here so the run stage knows nothing of the library o
     formula_version_fields(arm, case, answer, kind, scorer, convention)
                                          `formula_version` and, off the benchmark version, `reference`
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
 from harness.arms.spec import Arm
+from harness.calculators import LIBRARY
+from harness.calculators.versions import benchmark_version, library_reference
 from harness.core.units import EXACT, Convention
 from harness.data.dataset import Case
-from harness.calculators.versions import benchmark_version
-from harness.calculators import LIBRARY
-from harness.calculators.versions import library_reference
 from harness.scoring.scorers import Gold, score_value
 
 
@@ -30,8 +30,9 @@ def arm_cases(arm: Arm, cases: list[Case], all_cases: bool = False) -> list[Case
     return covered_cases(cases) if arm.covered_only and not all_cases else list(cases)
 
 
-def formula_version_fields(arm: Arm, case: Case, answer: Any, kind: str | None, scorer: str,
-                           convention: Convention = EXACT) -> dict:
+def formula_version_fields(
+    arm: Arm, case: Case, answer: Any, kind: str | None, scorer: str, convention: Convention = EXACT
+) -> dict:
     """`formula_version` for arms that use formulas or the library (the version in force for the case's
     calculator, None when unversioned); and, when that is not the benchmark's version, `reference`: the
     "library-derived reference" from the gold variables and the answer's verdict against it. Benchmark gold
@@ -51,4 +52,4 @@ def formula_version_fields(arm: Arm, case: Case, answer: Any, kind: str | None, 
     return out
 
 
-__all__ = ["covered_cases", "arm_cases", "formula_version_fields"]
+__all__ = ["arm_cases", "covered_cases", "formula_version_fields"]

@@ -8,6 +8,7 @@ server answers by that form and never reads the prompt's text to guess it.
 A new family is one `register_family(PromptFamily(...))` with its builder (and its template in
 harness.arms.prompts).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,19 +40,25 @@ def choose_example(arm: Arm, seed: int, case, one_shot: list) -> prompts.Example
 
 
 def _note_only(arm: Arm, ctx) -> list[dict]:
-    return prompts.build_note_only(ctx.case, choose_example(arm, ctx.seed, ctx.case, ctx.one_shot),
-                                   note_words=arm.note_words, gold_variables=arm.gold_variables)
+    return prompts.build_note_only(
+        ctx.case,
+        choose_example(arm, ctx.seed, ctx.case, ctx.one_shot),
+        note_words=arm.note_words,
+        gold_variables=arm.gold_variables,
+    )
 
 
 def _page(arm: Arm, ctx) -> list[dict]:
     cid = ctx.case.calculator_id
-    return prompts.build_page(ctx.case, formula=arm.formula_text(cid) if arm.formula else None,
-                              note_words=arm.note_words)
+    return prompts.build_page(
+        ctx.case, formula=arm.formula_text(cid) if arm.formula else None, note_words=arm.note_words
+    )
 
 
 def _program(arm: Arm, ctx) -> list[dict]:
-    return prompts.build_program(ctx.case, formula=arm.formula_text(ctx.case.calculator_id), syntax=arm.syntax,
-                                 note_words=arm.note_words)
+    return prompts.build_program(
+        ctx.case, formula=arm.formula_text(ctx.case.calculator_id), syntax=arm.syntax, note_words=arm.note_words
+    )
 
 
 def _blind(arm: Arm, ctx) -> list[dict]:
@@ -108,6 +115,24 @@ def extract_prompt(case, variables: list[tuple[str, str]], *, note_words: int | 
     return Prompt(EXTRACT, prompts.build_extract(case, variables, note_words=note_words))
 
 
-__all__ = ["NOTE_ONLY_T", "PAGE_T", "PROGRAM_T", "BLIND_T", "REPAIR_T", "EXTRACT_T", "FORMULATE_T", "choose_example",
-           "NOTE_ONLY", "PAGE", "PROGRAM", "BLIND", "FORMULATE", "EXTRACT", "REPAIR", "PROMPT_FAMILIES",
-           "register_family", "repair_prompt", "extract_prompt"]
+__all__ = [
+    "BLIND",
+    "BLIND_T",
+    "EXTRACT",
+    "EXTRACT_T",
+    "FORMULATE",
+    "FORMULATE_T",
+    "NOTE_ONLY",
+    "NOTE_ONLY_T",
+    "PAGE",
+    "PAGE_T",
+    "PROGRAM",
+    "PROGRAM_T",
+    "PROMPT_FAMILIES",
+    "REPAIR",
+    "REPAIR_T",
+    "choose_example",
+    "extract_prompt",
+    "register_family",
+    "repair_prompt",
+]

@@ -1,11 +1,11 @@
 """What the library-calling arms ask the model for: a library calculator's inputs as (key, description) pairs,
 and the calculator an arm calls for a case at its formula version."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.calculators import LIBRARY, Calculator
-from harness.calculators import versioned_calculator
+from harness.calculators import LIBRARY, Calculator, versioned_calculator
 
 if TYPE_CHECKING:
     from harness.arms.spec import Arm

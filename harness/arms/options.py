@@ -4,6 +4,7 @@ k, m and temperature, and the unit convention an arm's config records.
     apply_options(arms, formula_versions=("9=ckd-epi-2021",), k=7) -> (arms, notes)
     ArmOptionError.option names the command-line option at fault.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -31,8 +32,14 @@ def with_convention(arm: Arm, convention: str) -> Arm:
     return arm.replace(convention=convention if arm.solver.uses_convention else None)
 
 
-def with_options(arm: Arm, *, formula_versions: dict[int, str] | None = None, k: int | None = None,
-                 m: int | None = None, temperature: float | None = None) -> Arm:
+def with_options(
+    arm: Arm,
+    *,
+    formula_versions: dict[int, str] | None = None,
+    k: int | None = None,
+    m: int | None = None,
+    temperature: float | None = None,
+) -> Arm:
     """The arm with formula versions (arms that use formulas only) and, for the router arms, k, m and the
     sampling temperature replaced (`Solver.option_changes`). Raises ValueError naming the problem."""
     changes: dict = {}
@@ -42,8 +49,13 @@ def with_options(arm: Arm, *, formula_versions: dict[int, str] | None = None, k:
     return arm.replace(**changes) if changes else arm
 
 
-def apply_options(arms: Sequence[Arm], formula_versions: Iterable[str] = (), k: int | None = None,
-                  m: int | None = None, temperature: float | None = None) -> tuple[list[Arm], list[str]]:
+def apply_options(
+    arms: Sequence[Arm],
+    formula_versions: Iterable[str] = (),
+    k: int | None = None,
+    m: int | None = None,
+    temperature: float | None = None,
+) -> tuple[list[Arm], list[str]]:
     """The arms with --formula-version CALC_ID=VERSION and --router-k/-m/-temperature applied, and notes to show
     the user. ArmOptionError (naming the option) for a bad value or an option none of the arms takes."""
     notes: list[str] = []
@@ -54,12 +66,15 @@ def apply_options(arms: Sequence[Arm], formula_versions: Iterable[str] = (), k: 
     if chosen:
         using = [a.name for a in arms if a.uses_formulas]
         if not using:
-            raise ArmOptionError(f"none of the arms {', '.join(a.name for a in arms)} supplies formula text "
-                                 "or calls the library", "--formula-version")
+            raise ArmOptionError(
+                f"none of the arms {', '.join(a.name for a in arms)} supplies formula text or calls the library",
+                "--formula-version",
+            )
         notes.append(f"formula versions {chosen} apply to: {', '.join(using)}")
     routers = [a for a in arms if a.solver.agreement_options]
     if (k is not None or m is not None or temperature is not None) and not routers:
         from harness.arms.registry import router_arms
+
         raise ArmOptionError(f"no router arm selected ({', '.join(router_arms())})", "--router-k/-m")
     out = []
     for a in arms:
@@ -71,4 +86,4 @@ def apply_options(arms: Sequence[Arm], formula_versions: Iterable[str] = (), k: 
     return out, notes
 
 
-__all__ = ["ArmOptionError", "reads_gold_variables", "with_convention", "with_options", "apply_options"]
+__all__ = ["ArmOptionError", "apply_options", "reads_gold_variables", "with_convention", "with_options"]

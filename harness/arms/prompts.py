@@ -17,14 +17,16 @@ Choices where the paper is silent (written down here, referred to from harness.a
   a `datetime.date`, or a `(weeks, days)` tuple of ints) and may import only math, datetime, time and
   calendar.
 """
+
 from __future__ import annotations
 
 import ast
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 SYSTEM = "You are a careful assistant for clinical calculations."
 
@@ -151,11 +153,21 @@ Comparisons give 1 when true and 0 when false; "if" takes [condition, value_if_t
 Example: {{"op": "/", "args": [{{"op": "+", "args": ["a", "b"]}}, 2]}} computes (a + b) / 2."""
 
 TEMPLATES: dict[str, str] = {
-    "system": SYSTEM, "answer_format": ANSWER_FORMAT, "note_only": NOTE_ONLY, "variables_section": VARIABLES_SECTION,
-    "page": PAGE, "formula_section": FORMULA_SECTION, "program_contract": PROGRAM_CONTRACT,
-    "syntax_lines": SYNTAX_LINES, "return_one_block": RETURN_ONE_BLOCK, "program": PROGRAM,
-    "blind_program": BLIND_PROGRAM, "repair": REPAIR, "no_program_error": NO_PROGRAM_ERROR,
-    "extract": EXTRACT, "formulate": FORMULATE,
+    "system": SYSTEM,
+    "answer_format": ANSWER_FORMAT,
+    "note_only": NOTE_ONLY,
+    "variables_section": VARIABLES_SECTION,
+    "page": PAGE,
+    "formula_section": FORMULA_SECTION,
+    "program_contract": PROGRAM_CONTRACT,
+    "syntax_lines": SYNTAX_LINES,
+    "return_one_block": RETURN_ONE_BLOCK,
+    "program": PROGRAM,
+    "blind_program": BLIND_PROGRAM,
+    "repair": REPAIR,
+    "no_program_error": NO_PROGRAM_ERROR,
+    "extract": EXTRACT,
+    "formulate": FORMULATE,
 }
 
 
@@ -166,6 +178,7 @@ def template_hashes(names: Iterable[str] | None = None) -> dict[str, str]:
 
 
 # --- building blocks ------------------------------------------------------------------------------------
+
 
 def first_words(text: str, n: int | None) -> str:
     """The first n whitespace-separated words joined by single spaces; the text unchanged when n is None."""
@@ -207,45 +220,88 @@ class Example:
 
 def make_example(case, note_words: int = 24, explanation_words: int = 40) -> Example:
     """Cut a one-shot row to the paper's example budgets (note 24 words, explanation 40 words)."""
-    return Example(case.case_id, first_words(case.note, note_words), case.question,
-                   first_words(case.explanation, explanation_words), str(case.gold_answer))
+    return Example(
+        case.case_id,
+        first_words(case.note, note_words),
+        case.question,
+        first_words(case.explanation, explanation_words),
+        str(case.gold_answer),
+    )
 
 
 # --- builders, one per prompt family ------------------------------------------------------------------
 
-def build_note_only(case, example: Example, *, note_words: int | None = 120, gold_variables: bool = False) -> list[dict]:
+
+def build_note_only(
+    case, example: Example, *, note_words: int | None = 120, gold_variables: bool = False
+) -> list[dict]:
     section = VARIABLES_SECTION.format(variables=variable_block(case.entities)) if gold_variables else ""
-    return messages(NOTE_ONLY.format(
-        answer_format=ANSWER_FORMAT, ex_note=example.note, ex_question=example.question,
-        ex_explanation=example.explanation, ex_answer=example.answer, note=first_words(case.note, note_words),
-        variables_section=section, question=case.question))
+    return messages(
+        NOTE_ONLY.format(
+            answer_format=ANSWER_FORMAT,
+            ex_note=example.note,
+            ex_question=example.question,
+            ex_explanation=example.explanation,
+            ex_answer=example.answer,
+            note=first_words(case.note, note_words),
+            variables_section=section,
+            question=case.question,
+        )
+    )
 
 
 def build_page(case, *, formula: str | None, note_words: int | None) -> list[dict]:
     """Page without formula (formula None, 250 words) and Open-book arithmetic (formula, whole note)."""
     section = FORMULA_SECTION.format(formula=formula) if formula is not None else ""
-    return messages(PAGE.format(
-        answer_format=ANSWER_FORMAT, calculator_name=case.calculator_name, formula_section=section,
-        variables=variable_block(case.entities), note=first_words(case.note, note_words), question=case.question))
+    return messages(
+        PAGE.format(
+            answer_format=ANSWER_FORMAT,
+            calculator_name=case.calculator_name,
+            formula_section=section,
+            variables=variable_block(case.entities),
+            note=first_words(case.note, note_words),
+            question=case.question,
+        )
+    )
 
 
 def build_program(case, *, formula: str, syntax: bool = False, note_words: int | None = None) -> list[dict]:
-    return messages(PROGRAM.format(
-        calculator_name=case.calculator_name, formula=formula, variables=variable_block(case.entities),
-        note=first_words(case.note, note_words), question=case.question, contract=PROGRAM_CONTRACT,
-        syntax_section=(SYNTAX_LINES + "\n") if syntax else "", return_block=RETURN_ONE_BLOCK))
+    return messages(
+        PROGRAM.format(
+            calculator_name=case.calculator_name,
+            formula=formula,
+            variables=variable_block(case.entities),
+            note=first_words(case.note, note_words),
+            question=case.question,
+            contract=PROGRAM_CONTRACT,
+            syntax_section=(SYNTAX_LINES + "\n") if syntax else "",
+            return_block=RETURN_ONE_BLOCK,
+        )
+    )
 
 
 def build_blind_program(case, *, syntax: bool = False, note_words: int | None = None) -> list[dict]:
-    return messages(BLIND_PROGRAM.format(
-        note=first_words(case.note, note_words), question=case.question, contract=PROGRAM_CONTRACT,
-        syntax_section=(SYNTAX_LINES + "\n") if syntax else "", return_block=RETURN_ONE_BLOCK))
+    return messages(
+        BLIND_PROGRAM.format(
+            note=first_words(case.note, note_words),
+            question=case.question,
+            contract=PROGRAM_CONTRACT,
+            syntax_section=(SYNTAX_LINES + "\n") if syntax else "",
+            return_block=RETURN_ONE_BLOCK,
+        )
+    )
 
 
 def build_repair(original: list[dict], reply: str, error: str) -> list[dict]:
     """The corrective turn: the original prompt, the previous reply, the executor's own error string."""
-    return [*original, {"role": "assistant", "content": reply},
-            {"role": "user", "content": REPAIR.format(error=error.strip() or "(no message)", return_block=RETURN_ONE_BLOCK)}]
+    return [
+        *original,
+        {"role": "assistant", "content": reply},
+        {
+            "role": "user",
+            "content": REPAIR.format(error=error.strip() or "(no message)", return_block=RETURN_ONE_BLOCK),
+        },
+    ]
 
 
 def build_extract(case, variables: list[tuple[str, str]], *, note_words: int | None = None) -> list[dict]:
@@ -253,8 +309,11 @@ def build_extract(case, variables: list[tuple[str, str]], *, note_words: int | N
     if not variables:
         raise ValueError(f"calculator {case.calculator_id} has no variables to extract")
     lines = "\n".join(f'"{key}": {desc}' for key, desc in variables)
-    return messages(EXTRACT.format(calculator_name=case.calculator_name, note=first_words(case.note, note_words),
-                                   variable_lines=lines))
+    return messages(
+        EXTRACT.format(
+            calculator_name=case.calculator_name, note=first_words(case.note, note_words), variable_lines=lines
+        )
+    )
 
 
 def build_formulate(case, *, note_words: int | None = None) -> list[dict]:
@@ -318,7 +377,7 @@ def extract_json_object(reply: str) -> dict | None:
     candidates = [m.group(1)] if m else []
     start, end = reply.find("{"), reply.rfind("}")
     if start != -1 and end > start:
-        candidates.append(reply[start:end + 1])
+        candidates.append(reply[start : end + 1])
     for text in candidates:
         try:
             obj = json.loads(text)

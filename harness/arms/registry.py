@@ -33,109 +33,245 @@ Choices where the paper is silent (Table s14's values are not in the text we hav
   names the calculation); they get no separate calculator name, formula or variables.
 - Formulate-Solve operators: + - * / ^ neg min max, the six comparisons (1/0), and a ternary "if".
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from harness.arms.families import BLIND, EXTRACT, FORMULATE, NOTE_ONLY, PAGE, PROGRAM
+from harness.arms.solvers import (
+    SOLVERS,
+    ExtractLibrarySolver,
+    GoldLibrarySolver,
+    ProgramSolver,
+    RecalledSolver,
+    RepairSolver,
+    ReplySolver,
+    RouterSolver,
+    Solver,
+    TreeSolver,
+    VoteSolver,
+    register_solver,
+    unregister_solver,
+)
 from harness.arms.spec import Arm, Decoding, Display, HybridRole
-from harness.arms.solvers import (SOLVERS, ExtractLibrarySolver, GoldLibrarySolver, ProgramSolver, RecalledSolver,
-                                  RepairSolver, ReplySolver, RouterSolver, Solver, TreeSolver, VoteSolver,
-                                  register_solver, unregister_solver)
 from harness.core.registry import Registry
 
 COT_TOKENS = 1024
 
 
 def _arms() -> list[Arm]:
-    note_only = Arm("note-only", "Note only", ReplySolver(), NOTE_ONLY, Decoding(max_tokens=COT_TOKENS),
-                    note_words=120, example="seeded",
-                    notes="one call; example chosen per (seed, case) from the one-shot split",
-                    display=Display("Note only", "Note only", 0, ("recalled", "extracted", "model")))
-    page = Arm("page-no-formula", "Page without formula", ReplySolver(), PAGE, Decoding(max_tokens=COT_TOKENS),
-               note_words=250, gold_variables=True,
-               notes="calculator name kept on the page; formula text suppressed",
-               display=Display("Page without formula", "Page w/o formula", 3, ("suppressed", "given", "model")))
-    program = Arm("program-solve", "Program-Solve", ProgramSolver(), PROGRAM, Decoding(max_tokens=2048),
-                  gold_variables=True, formula=True, needs_executor=True,
-                  display=Display("Program-Solve", "Prog.", 8, ("given", "given", "executor"), program_table=True,
-                                  hybrid=HybridRole("fallback", 0)))
-    blind = Arm("blind", "Blind Program-Solve", ProgramSolver(), BLIND, Decoding(max_tokens=1024), needs_executor=True,
-                notes="the question is kept (it is the task); no name, formula or variables",
-                display=Display("Blind Program-Solve", "Blind", 10, ("recalled", "extracted", "executor"), program_table=True))
-    extract = Arm("extract-lib", "Extract-Solve library", ExtractLibrarySolver(), EXTRACT,
-                  notes="abstains without a call outside the 22 library calculators",
-                  display=Display("Extract-Solve library", "Extract lib.", 5, ("hardcoded", "extracted", "function"),
-                                  hybrid=HybridRole("library", 1, "extract")))
-    tree = Arm("formulate-tree", "Formulate-Solve tree", TreeSolver(), FORMULATE, Decoding(max_tokens=COT_TOKENS),
-               notes="the question is kept (it is the task); no variables, calculator name or formula; exact rational "
-                     "evaluation, '^' with a fractional exponent falls back to float; 'if' added to the operators",
-               display=Display("Formulate-Solve tree", "Tree", 14, program_table=True))
+    note_only = Arm(
+        "note-only",
+        "Note only",
+        ReplySolver(),
+        NOTE_ONLY,
+        Decoding(max_tokens=COT_TOKENS),
+        note_words=120,
+        example="seeded",
+        notes="one call; example chosen per (seed, case) from the one-shot split",
+        display=Display("Note only", "Note only", 0, ("recalled", "extracted", "model")),
+    )
+    page = Arm(
+        "page-no-formula",
+        "Page without formula",
+        ReplySolver(),
+        PAGE,
+        Decoding(max_tokens=COT_TOKENS),
+        note_words=250,
+        gold_variables=True,
+        notes="calculator name kept on the page; formula text suppressed",
+        display=Display("Page without formula", "Page w/o formula", 3, ("suppressed", "given", "model")),
+    )
+    program = Arm(
+        "program-solve",
+        "Program-Solve",
+        ProgramSolver(),
+        PROGRAM,
+        Decoding(max_tokens=2048),
+        gold_variables=True,
+        formula=True,
+        needs_executor=True,
+        display=Display(
+            "Program-Solve",
+            "Prog.",
+            8,
+            ("given", "given", "executor"),
+            program_table=True,
+            hybrid=HybridRole("fallback", 0),
+        ),
+    )
+    blind = Arm(
+        "blind",
+        "Blind Program-Solve",
+        ProgramSolver(),
+        BLIND,
+        Decoding(max_tokens=1024),
+        needs_executor=True,
+        notes="the question is kept (it is the task); no name, formula or variables",
+        display=Display("Blind Program-Solve", "Blind", 10, ("recalled", "extracted", "executor"), program_table=True),
+    )
+    extract = Arm(
+        "extract-lib",
+        "Extract-Solve library",
+        ExtractLibrarySolver(),
+        EXTRACT,
+        notes="abstains without a call outside the 22 library calculators",
+        display=Display(
+            "Extract-Solve library",
+            "Extract lib.",
+            5,
+            ("hardcoded", "extracted", "function"),
+            hybrid=HybridRole("library", 1, "extract"),
+        ),
+    )
+    tree = Arm(
+        "formulate-tree",
+        "Formulate-Solve tree",
+        TreeSolver(),
+        FORMULATE,
+        Decoding(max_tokens=COT_TOKENS),
+        notes="the question is kept (it is the task); no variables, calculator name or formula; exact rational "
+        "evaluation, '^' with a fractional exponent falls back to float; 'if' added to the operators",
+        display=Display("Formulate-Solve tree", "Tree", 14, program_table=True),
+    )
     sampled_blind = Decoding(temperature=0.7, max_tokens=1024, samples=5)
     arms = [
         note_only,
-        note_only.replace(name="note-only-gold", title="Note only with gold variables", gold_variables=True,
-                          notes="adds the gold variable block to the same single call",
-                          display=Display("Note only with gold variables", "Note only + gold", 1)),
+        note_only.replace(
+            name="note-only-gold",
+            title="Note only with gold variables",
+            gold_variables=True,
+            notes="adds the gold variable block to the same single call",
+            display=Display("Note only with gold variables", "Note only + gold", 1),
+        ),
         page,
-        page.replace(name="open-book", title="Open-book arithmetic", note_words=None, formula=True,
-                     notes="whole note, formula text and gold variables",
-                     display=Display("Open-book arithmetic", "Arith.", 4, ("given", "given", "model"),
-                                     hybrid=HybridRole("fallback", 1))),
+        page.replace(
+            name="open-book",
+            title="Open-book arithmetic",
+            note_words=None,
+            formula=True,
+            notes="whole note, formula text and gold variables",
+            display=Display(
+                "Open-book arithmetic", "Arith.", 4, ("given", "given", "model"), hybrid=HybridRole("fallback", 1)
+            ),
+        ),
         extract,
-        Arm("gold-lib", "Gold-Solve library", GoldLibrarySolver(), None, needs_model=False,
+        Arm(
+            "gold-lib",
+            "Gold-Solve library",
+            GoldLibrarySolver(),
+            None,
+            needs_model=False,
             notes="the hand-written functions on the gold variables; no model",
-            display=Display("Gold-Solve library", "Gold lib.", 6, ("hardcoded", "given", "function"),
-                            hybrid=HybridRole("library", 0, "gold"))),
-        Arm("extract-lib-recalled", "Extract-Solve library, recalled", RecalledSolver(), NOTE_ONLY,
-            Decoding(temperature=0.7, max_tokens=COT_TOKENS, samples=3), note_words=120, example="fixed",
+            display=Display(
+                "Gold-Solve library",
+                "Gold lib.",
+                6,
+                ("hardcoded", "given", "function"),
+                hybrid=HybridRole("library", 0, "gold"),
+            ),
+        ),
+        Arm(
+            "extract-lib-recalled",
+            "Extract-Solve library, recalled",
+            RecalledSolver(),
+            NOTE_ONLY,
+            Decoding(temperature=0.7, max_tokens=COT_TOKENS, samples=3),
+            note_words=120,
+            example="fixed",
             notes="3 samples at 0.7 from the Note-only prompt (fixed example: first one-shot row); "
-                  "routing extraction is greedy over the whole note",
-            display=Display("Extract-Solve library, recalled", "Recalled lib.", 7)),
+            "routing extraction is greedy over the whole note",
+            display=Display("Extract-Solve library, recalled", "Recalled lib.", 7),
+        ),
         program,
-        program.replace(name="program-solve-syntax", title="Program-Solve + syntax", syntax=True,
-                        display=Display("Program-Solve + syntax", "Prog. + syntax", 9, ("given", "given", "executor"),
-                                        program_table=True)),
+        program.replace(
+            name="program-solve-syntax",
+            title="Program-Solve + syntax",
+            syntax=True,
+            display=Display(
+                "Program-Solve + syntax", "Prog. + syntax", 9, ("given", "given", "executor"), program_table=True
+            ),
+        ),
         blind,
-        blind.replace(name="blind-vote", title="Blind Program-Solve + vote", solver=VoteSolver(),
-                      decoding=sampled_blind, covered_only=True,
-                      notes="5 programs at 0.7; values equal at 10 significant digits",
-                      display=Display("Blind + vote", "Blind + vote", 11, program_table=True)),
-        blind.replace(name="blind-repair", title="Blind Program-Solve + repair", solver=RepairSolver(),
-                      covered_only=True,
-                      notes="greedy repair turn; a reply without a program gets the fixed no-program line",
-                      display=Display("Blind + repair", "Blind + repair", 12, program_table=True)),
-        blind.replace(name="blind-repair-vote", title="Blind Program-Solve + repair + vote",
-                      solver=VoteSolver(repair_cap=3), decoding=sampled_blind, covered_only=True,
-                      notes="5 samples at 0.7; greedy repair for at most 3 failing samples (5-8 calls)",
-                      display=Display("Blind + repair + vote", "Blind + repair + vote", 13, program_table=True)),
+        blind.replace(
+            name="blind-vote",
+            title="Blind Program-Solve + vote",
+            solver=VoteSolver(),
+            decoding=sampled_blind,
+            covered_only=True,
+            notes="5 programs at 0.7; values equal at 10 significant digits",
+            display=Display("Blind + vote", "Blind + vote", 11, program_table=True),
+        ),
+        blind.replace(
+            name="blind-repair",
+            title="Blind Program-Solve + repair",
+            solver=RepairSolver(),
+            covered_only=True,
+            notes="greedy repair turn; a reply without a program gets the fixed no-program line",
+            display=Display("Blind + repair", "Blind + repair", 12, program_table=True),
+        ),
+        blind.replace(
+            name="blind-repair-vote",
+            title="Blind Program-Solve + repair + vote",
+            solver=VoteSolver(repair_cap=3),
+            decoding=sampled_blind,
+            covered_only=True,
+            notes="5 samples at 0.7; greedy repair for at most 3 failing samples (5-8 calls)",
+            display=Display("Blind + repair + vote", "Blind + repair + vote", 13, program_table=True),
+        ),
         tree,
         # Note-budget ablation: the extracting arms capped at 250 words.
-        extract.replace(name="extract-lib-250", title="Extract-Solve library, 250 words", note_words=250,
-                        display=Display()),
+        extract.replace(
+            name="extract-lib-250", title="Extract-Solve library, 250 words", note_words=250, display=Display()
+        ),
         blind.replace(name="blind-250", title="Blind Program-Solve, 250 words", note_words=250, display=Display()),
-        tree.replace(name="formulate-tree-250", title="Formulate-Solve tree, 250 words", note_words=250,
-                     display=Display()),
+        tree.replace(
+            name="formulate-tree-250", title="Formulate-Solve tree, 250 words", note_words=250, display=Display()
+        ),
         # The paper's recommended configuration, run live (issue 11): library, else m of k programs, else abstain.
         # Beyond the paper: run when named, never by `all` or `make reproduce`'s default.
-        Arm("routed-gold", "Routed, formula given", RouterSolver(m=3, library="gold"), PROGRAM,
-            Decoding(temperature=0.7, max_tokens=2048, samples=5), gold_variables=True, formula=True,
-            needs_executor=True, extension=True,
+        Arm(
+            "routed-gold",
+            "Routed, formula given",
+            RouterSolver(m=3, library="gold"),
+            PROGRAM,
+            Decoding(temperature=0.7, max_tokens=2048, samples=5),
+            gold_variables=True,
+            formula=True,
+            needs_executor=True,
+            extension=True,
             notes="Gold-Solve where the library implements the calculator; else 5 Program-Solve programs at 0.7, "
-                  "the value at least 3 agree on (decimals within +-5%); else abstain",
-            display=Display("Routed, formula given", "Routed (gold)", matched="program-solve")),
-        Arm("routed-blind", "Routed, blind", RouterSolver(m=3, library="extract"), BLIND, sampled_blind,
-            needs_executor=True, extension=True,
+            "the value at least 3 agree on (decimals within +-5%); else abstain",
+            display=Display("Routed, formula given", "Routed (gold)", matched="program-solve"),
+        ),
+        Arm(
+            "routed-blind",
+            "Routed, blind",
+            RouterSolver(m=3, library="extract"),
+            BLIND,
+            sampled_blind,
+            needs_executor=True,
+            extension=True,
             notes="Extract-Solve where the library implements the calculator (an invalid extraction falls "
-                  "through); else 5 Blind Program-Solve programs at 0.7, the value at least 3 agree on; else abstain",
-            display=Display("Routed, blind", "Routed (blind)", matched="blind")),
+            "through); else 5 Blind Program-Solve programs at 0.7, the value at least 3 agree on; else abstain",
+            display=Display("Routed, blind", "Routed (blind)", matched="blind"),
+        ),
         # Note budget against variable access (Table s16).
-        note_only.replace(name="note-only-250-nogold", title="Note only, 250 words, no gold variables",
-                          note_words=250,
-                          display=Display("Note only, 250 words, no gold variables", "Note only 250", 2)),
-        note_only.replace(name="note-only-gold-250", title="Note only with gold variables, 250 words",
-                          note_words=250, gold_variables=True, display=Display()),
+        note_only.replace(
+            name="note-only-250-nogold",
+            title="Note only, 250 words, no gold variables",
+            note_words=250,
+            display=Display("Note only, 250 words, no gold variables", "Note only 250", 2),
+        ),
+        note_only.replace(
+            name="note-only-gold-250",
+            title="Note only with gold variables, 250 words",
+            note_words=250,
+            gold_variables=True,
+            display=Display(),
+        ),
     ]
     return arms
 
@@ -147,16 +283,22 @@ class ArmRegistry(Registry[Arm]):
         if isinstance(arm, Arm):
             kind = SOLVERS.get(getattr(arm.solver, "name", ""))
             if kind is None or type(arm.solver) is not kind:
-                raise ValueError(f"arm {arm.name!r}: its solver {arm.solver!r} is not a registered solver kind "
-                                 f"(known solvers: {', '.join(SOLVERS)})")
+                raise ValueError(
+                    f"arm {arm.name!r}: its solver {arm.solver!r} is not a registered solver kind "
+                    f"(known solvers: {', '.join(SOLVERS)})"
+                )
         return super().register(arm, aliases=aliases)
 
 
 ARMS: ArmRegistry = ArmRegistry("arm", Arm)
 # Other spellings accepted on the command line (results are stored under the canonical slug).
 _ALIASES = {
-    "gold-lib": ("gold-solve",), "extract-lib": ("extract-solve",), "extract-lib-recalled": ("extract-solve-recalled",),
-    "open-book": ("open-book-arithmetic",), "blind": ("blind-program-solve",), "note-only-gold": ("note-only-with-gold",),
+    "gold-lib": ("gold-solve",),
+    "extract-lib": ("extract-solve",),
+    "extract-lib-recalled": ("extract-solve-recalled",),
+    "open-book": ("open-book-arithmetic",),
+    "blind": ("blind-program-solve",),
+    "note-only-gold": ("note-only-with-gold",),
 }
 for _arm in _arms():
     ARMS.register(_arm, aliases=_ALIASES.get(_arm.name, ()))
@@ -207,6 +349,7 @@ def get_arm(name: str) -> Arm:
 
 # --- name lists, derived from the registry ---------------------------------------------------------------
 
+
 def paper_arms() -> tuple[str, ...]:
     """The paper's arms (what `--arm all` and reproduce's default run): every registered arm but the extensions."""
     return tuple(n for n, a in ARMS.items() if not a.extension)
@@ -234,15 +377,24 @@ def matched_arms() -> dict[str, str]:
 
 def hybrid_libraries() -> dict[str, str]:
     """{hybrid key: library arm} of the library-first hybrids, in their rank order (Display.hybrid)."""
-    roles = sorted((a.display.hybrid.rank, a.display.hybrid.key, n) for n, a in ARMS.items()
-                   if a.display.hybrid and a.display.hybrid.kind == "library")
+    roles = sorted(
+        (a.display.hybrid.rank, a.display.hybrid.key, n)
+        for n, a in ARMS.items()
+        if a.display.hybrid and a.display.hybrid.kind == "library"
+    )
     return {key: name for _, key, name in roles}
 
 
 def hybrid_fallbacks() -> tuple[str, ...]:
     """The fallback arms of the library-first hybrids, in their rank order (Display.hybrid)."""
-    return tuple(n for _, n in sorted((a.display.hybrid.rank, n) for n, a in ARMS.items()
-                                      if a.display.hybrid and a.display.hybrid.kind == "fallback"))
+    return tuple(
+        n
+        for _, n in sorted(
+            (a.display.hybrid.rank, n)
+            for n, a in ARMS.items()
+            if a.display.hybrid and a.display.hybrid.kind == "fallback"
+        )
+    )
 
 
 def arm_order() -> tuple[str, ...]:
@@ -271,7 +423,7 @@ def _but_budget(arm: Arm) -> dict:
     return {k: v for k, v in arm.config().items() if k not in ("name", "title", "notes", "note_words")}
 
 
-_BUDGET_VARIANTS: dict[tuple, dict[str, str]] = {}   # by the registry's entries: arms registered later count
+_BUDGET_VARIANTS: dict[tuple, dict[str, str]] = {}  # by the registry's entries: arms registered later count
 
 
 def budget_variants() -> dict[str, str]:
@@ -291,8 +443,11 @@ def _budget_variants() -> dict[str, str]:
         if arm.note_words is None:
             continue
         mine = _but_budget(arm)
-        bases = [o.name for o in ARMS.values() if o.name != name and _but_budget(o) == mine
-                 and (o.note_words is None or o.note_words < arm.note_words)]
+        bases = [
+            o.name
+            for o in ARMS.values()
+            if o.name != name and _but_budget(o) == mine and (o.note_words is None or o.note_words < arm.note_words)
+        ]
         if bases:
             out[name] = min(bases, key=lambda b: (ARMS[b].note_words is not None, ARMS[b].note_words or 0, b))
     return out

@@ -13,6 +13,7 @@
 the arm's output, recorded plainly (the decoding flattened, the solver by name with its own parameters under
 `solver_options`, the formula versions and the unit convention always present, empty or null when not set).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.arms import prompts
-from harness.core.canonical_json import canonical_json
-from harness.core.typed_json import from_json
 from harness.calculators.catalogue import CATALOGUE
 from harness.calculators.versions import version_of, version_text
+from harness.core.canonical_json import canonical_json
+from harness.core.typed_json import from_json
 
 # `Solver` and `Context` (harness.arms.solvers.base) appear in annotations only: the solvers import this module,
 # so it does not import them back (the import graph stays acyclic).
@@ -57,8 +58,9 @@ class PromptFamily:
 
     def __post_init__(self) -> None:
         if self.reply_form not in REPLY_FORMS:
-            raise ValueError(f"prompt family {self.name!r}: reply form {self.reply_form!r} is not one of "
-                             f"{', '.join(REPLY_FORMS)}")
+            raise ValueError(
+                f"prompt family {self.name!r}: reply form {self.reply_form!r} is not one of {', '.join(REPLY_FORMS)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class HybridRole:
     "library" (answering where it implements the calculator; `key` names it in the hybrid, e.g. "gold") or a
     "fallback" (answering the rest); `rank` orders each kind."""
 
-    kind: str   # "library" | "fallback"
+    kind: str  # "library" | "fallback"
     rank: int
     key: str = ""
 
@@ -103,25 +105,25 @@ class Display:
 @dataclass(frozen=True)
 class Arm:
     name: str
-    title: str                      # the paper's name
-    solver: Solver                  # a configured solver instance (harness.arms.solvers)  # noqa: F821
-    prompt: PromptFamily | None     # the first request's prompt family; None: the arm sends no prompt
+    title: str  # the paper's name
+    solver: Solver  # a configured solver instance (harness.arms.solvers)  # noqa: F821
+    prompt: PromptFamily | None  # the first request's prompt family; None: the arm sends no prompt
     decoding: Decoding = Decoding()
-    note_words: int | None = None   # None: the whole note
+    note_words: int | None = None  # None: the whole note
     gold_variables: bool = False
     formula: bool = False
     syntax: bool = False
-    example: str | None = None      # "seeded" | "fixed" | None
+    example: str | None = None  # "seeded" | "fixed" | None
     needs_model: bool = True
     needs_executor: bool = False
-    covered_only: bool = False      # run on the library's calculators only (unless --all-cases)
-    extension: bool = False         # beyond the paper: run when named, never by `all` or reproduce's default
+    covered_only: bool = False  # run on the library's calculators only (unless --all-cases)
+    extension: bool = False  # beyond the paper: run when named, never by `all` or reproduce's default
     templates: tuple[str, ...] = ()  # templates beyond the prompt family's and the solver's own
     notes: str = ""
     display: Display = field(default=Display(), compare=False)
-    formula_versions: tuple[tuple[int, str], ...] = ()   # non-benchmark formula versions, (calculator id, version)
-    convention: str | None = None   # the unit convention the answers are computed under: set by the run request
-                                    # (harness.run.request.apply_convention) on arms whose solver depends on it
+    formula_versions: tuple[tuple[int, str], ...] = ()  # non-benchmark formula versions, (calculator id, version)
+    convention: str | None = None  # the unit convention the answers are computed under: set by the run request
+    # (harness.run.request.apply_convention) on arms whose solver depends on it
 
     # --- decoding, read by the solvers ---------------------------------------------------------------------
     @property
@@ -138,8 +140,12 @@ class Arm:
 
     def all_templates(self) -> tuple[str, ...]:
         """Every template the arm's requests use: the system message, its family's, its solver's, its own."""
-        names = ["system", *(self.prompt.templates if self.prompt else ()), *self.solver.templates(self),
-                 *self.templates]
+        names = [
+            "system",
+            *(self.prompt.templates if self.prompt else ()),
+            *self.solver.templates(self),
+            *self.templates,
+        ]
         if self.syntax:
             names.append("syntax_lines")
         return tuple(dict.fromkeys(names))
@@ -147,13 +153,21 @@ class Arm:
     def config(self) -> dict:
         """The arm's configuration as stored in manifests and hashed (module docstring)."""
         cfg: dict = {
-            "name": self.name, "title": self.title, "solver": self.solver.name,
+            "name": self.name,
+            "title": self.title,
+            "solver": self.solver.name,
             "prompt": self.prompt.name if self.prompt else None,
             **dataclasses.asdict(self.decoding),
-            "note_words": self.note_words, "gold_variables": self.gold_variables, "formula": self.formula,
-            "syntax": self.syntax, "example": self.example, "needs_model": self.needs_model,
-            "needs_executor": self.needs_executor, "covered_only": self.covered_only,
-            "templates": prompts.template_hashes(self.all_templates()), "notes": self.notes,
+            "note_words": self.note_words,
+            "gold_variables": self.gold_variables,
+            "formula": self.formula,
+            "syntax": self.syntax,
+            "example": self.example,
+            "needs_model": self.needs_model,
+            "needs_executor": self.needs_executor,
+            "covered_only": self.covered_only,
+            "templates": prompts.template_hashes(self.all_templates()),
+            "notes": self.notes,
             "solver_options": self.solver.config(),
             "formula_versions": {str(cid): v for cid, v in self.formula_versions},
             "convention": self.convention,
@@ -222,7 +236,7 @@ class ArmConfig:
         return from_json(cls, arm.config())
 
 
-DOCUMENTATION_FIELDS = ("title", "notes")   # an arm config's fields that decide no output (never hashed)
+DOCUMENTATION_FIELDS = ("title", "notes")  # an arm config's fields that decide no output (never hashed)
 
 
 def config_hash(config: dict) -> str:
@@ -241,5 +255,16 @@ def catalogue_formula_text(calculator_id: int) -> str:
     return entry.text
 
 
-__all__ = ["REPLY_FORMS", "Decoding", "PromptFamily", "Prompt", "HybridRole", "Display", "Arm", "ArmConfig",
-           "DOCUMENTATION_FIELDS", "config_hash", "catalogue_formula_text"]
+__all__ = [
+    "DOCUMENTATION_FIELDS",
+    "REPLY_FORMS",
+    "Arm",
+    "ArmConfig",
+    "Decoding",
+    "Display",
+    "HybridRole",
+    "Prompt",
+    "PromptFamily",
+    "catalogue_formula_text",
+    "config_hash",
+]

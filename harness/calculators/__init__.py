@@ -9,6 +9,7 @@ of the arms so coverage matches the paper's 22 x 20 = 440 cases). Which 22 and w
     calc = LIBRARY[2]
     calc.compute(**calc.from_entities(case.entities))   # == solve_gold(case)
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -21,19 +22,30 @@ from . import dates, lab, physical
 from .base import Calculator, LibraryAbstain, Variable, parse_date, parse_sex
 from .versions import coefficient_calculator, provenance, version_of
 
-__all__ = ["LIBRARY", "LIBRARY_IDS", "IMPLEMENTED", "units", "Calculator", "Variable", "LibraryAbstain",
-           "solve_gold", "get_calculator", "parse_date", "parse_sex", "versioned_calculator", "solve_gold_versioned"]
+__all__ = [
+    "IMPLEMENTED",
+    "LIBRARY",
+    "LIBRARY_IDS",
+    "Calculator",
+    "LibraryAbstain",
+    "Variable",
+    "get_calculator",
+    "parse_date",
+    "parse_sex",
+    "solve_gold",
+    "solve_gold_versioned",
+    "units",
+    "versioned_calculator",
+]
 
 IMPLEMENTED: dict[int, Calculator] = {
     c.calculator_id: c
-    for c in sorted((*lab.CALCULATORS, *physical.CALCULATORS, *dates.CALCULATORS),
-                    key=lambda c: c.calculator_id)
+    for c in sorted((*lab.CALCULATORS, *physical.CALCULATORS, *dates.CALCULATORS), key=lambda c: c.calculator_id)
 }
 
 # The first 22 Calculator IDs among MedCalc-Bench's lab/physical/date calculators that are not
 # scores (MELD Na, ID 23, and the Framingham Risk Score, ID 46, are left out). See docs/LIBRARY.md.
-LIBRARY_IDS: tuple[int, ...] = (2, 3, 5, 6, 7, 9, 10, 11, 13, 19, 22, 26, 30, 31, 38, 39, 40, 44, 56, 57,
-                                58, 59)
+LIBRARY_IDS: tuple[int, ...] = (2, 3, 5, 6, 7, 9, 10, 11, 13, 19, 22, 26, 30, 31, 38, 39, 40, 44, 56, 57, 58, 59)
 
 LIBRARY: dict[int, Calculator] = {i: IMPLEMENTED[i] for i in LIBRARY_IDS}
 
@@ -46,13 +58,13 @@ def get_calculator(calculator_id: int, *, library: dict[int, Calculator] | None 
     try:
         return lib[int(calculator_id)]
     except (KeyError, TypeError, ValueError):
-        raise LibraryAbstain(f"calculator {calculator_id} is not in the library "
-                             f"({len(lib)} calculators: {sorted(lib)})",
-                             calculator_id=calculator_id) from None
+        raise LibraryAbstain(
+            f"calculator {calculator_id} is not in the library ({len(lib)} calculators: {sorted(lib)})",
+            calculator_id=calculator_id,
+        ) from None
 
 
-def solve_gold(case: Any, *, convention: Convention | str = EXACT,
-               library: dict[int, Calculator] | None = None) -> Any:
+def solve_gold(case: Any, *, convention: Convention | str = EXACT, library: dict[int, Calculator] | None = None) -> Any:
     """Gold-Solve: the library function on the case's gold variables.
 
     ``case`` needs ``calculator_id`` and ``entities`` (a dict, as ``harness.data.dataset.Case`` has).
@@ -64,8 +76,9 @@ def solve_gold(case: Any, *, convention: Convention | str = EXACT,
     return calc.compute(**calc.from_entities(case.entities, convention=convention))
 
 
-def versioned_calculator(calculator_id: int, version: str | None, *,
-                         library: Mapping[int, Calculator] | None = None) -> tuple[Calculator, dict]:
+def versioned_calculator(
+    calculator_id: int, version: str | None, *, library: Mapping[int, Calculator] | None = None
+) -> tuple[Calculator, dict]:
     """(Calculator, provenance) for a library calculator at a version. The benchmark version (or None)
     of a library calculator is the library's own calculator, unchanged. Raises LibraryAbstain for a
     calculator outside ``library`` (default: the arms' 22)."""
@@ -80,8 +93,13 @@ def versioned_calculator(calculator_id: int, version: str | None, *,
     return calc, provenance(calc, cid, version)
 
 
-def solve_gold_versioned(case: Any, versions: Mapping[int, str] | None = None, *, convention: str = "exact",
-                         library: Mapping[int, Calculator] | None = None) -> tuple[Any, dict]:
+def solve_gold_versioned(
+    case: Any,
+    versions: Mapping[int, str] | None = None,
+    *,
+    convention: str = "exact",
+    library: Mapping[int, Calculator] | None = None,
+) -> tuple[Any, dict]:
     """Gold-Solve at the chosen versions: (value, provenance). Same abstentions as ``solve_gold``."""
     cid = int(case.calculator_id)
     calc, prov = versioned_calculator(cid, version_of(cid, versions), library=library)

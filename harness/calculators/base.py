@@ -9,19 +9,21 @@ Each ``Variable`` knows
 ``from_entities`` reads gold variables; ``parse_extraction`` validates a model's JSON extraction.
 Both raise ``LibraryAbstain`` with a message naming the calculator and the variable.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from harness.core.units import EXACT, Convention, UnitError, get_convention
 from harness.data import values as value_parsing
 from harness.data.values import parse_number
 
-__all__ = ["LibraryAbstain", "Variable", "Calculator", "parse_date", "parse_sex"]
+__all__ = ["Calculator", "LibraryAbstain", "Variable", "parse_date", "parse_sex"]
 
 
 class LibraryAbstain(Exception):
@@ -120,22 +122,26 @@ class Variable:
     convert: Callable[[float, str, Convention], float] | None = None
     default: Any = None
 
-    def from_raw(self, raw: Any, calc: "Calculator", convention: Convention = EXACT) -> Any:
+    def from_raw(self, raw: Any, calc: Calculator, convention: Convention = EXACT) -> Any:
         """Convert one raw value (gold entity or extracted) to this variable's unit and type, under
         ``convention`` (a ``harness.core.units.Convention``)."""
         try:
             if self.kind == "quantity":
                 if isinstance(raw, dict):
                     raw = [raw.get("value"), raw.get("unit")]
-                if (isinstance(raw, (list, tuple)) and len(raw) >= 4 and len(raw) % 2 == 0
-                        and all(isinstance(u, str) for u in raw[1::2])):
+                if (
+                    isinstance(raw, (list, tuple))
+                    and len(raw) >= 4
+                    and len(raw) % 2 == 0
+                    and all(isinstance(u, str) for u in raw[1::2])
+                ):
                     # compound value, e.g. [5, 'ft', 10, 'in']: sum of the converted parts
                     assert self.convert is not None
                     return sum(self.convert(entity_number(v), u, convention) for v, u in zip(raw[::2], raw[1::2]))
                 if isinstance(raw, str):
                     m = _NUMBER_WITH_UNIT.fullmatch(raw.strip())
                     if m and m.group(2):
-                        raw = [m.group(1), m.group(2)]   # "154 lbs" -> [154, "lbs"]
+                        raw = [m.group(1), m.group(2)]  # "154 lbs" -> [154, "lbs"]
                 if isinstance(raw, (list, tuple)) and len(raw) == 2:
                     value, unit = raw
                     if unit is None or (isinstance(unit, str) and not unit.strip()):
@@ -165,7 +171,9 @@ class Variable:
         except (UnitError, ValueError, TypeError) as exc:
             raise LibraryAbstain(
                 f"{calc.name} (calculator {calc.calculator_id}): variable {self.name!r}: {exc}",
-                calculator_id=calc.calculator_id, variable=self.name) from exc
+                calculator_id=calc.calculator_id,
+                variable=self.name,
+            ) from exc
         raise AssertionError(f"unknown variable kind {self.kind}")
 
 
@@ -176,7 +184,7 @@ class Calculator:
     calculator_id: int
     name: str
     output_type: str  # "decimal" | "integer" | "date" | "weeks_days"
-    source: str       # formula + citation
+    source: str  # formula + citation
     variables: list[Variable]
     fn: Callable[..., Any] = field(repr=False)
     # Keyword arguments of ``fn`` that a convention decides (a benchmark's reference behaviour, e.g. the sign of
@@ -200,17 +208,21 @@ class Calculator:
         extra = values.keys() - names - set(self.convention_args(EXACT) if self.convention_args else ())
         if missing or extra:
             raise LibraryAbstain(
-                f"{self.name} (calculator {self.calculator_id}): missing {sorted(missing)} "
-                f"unexpected {sorted(extra)}", calculator_id=self.calculator_id,
-                variable=sorted(missing or extra)[0])
+                f"{self.name} (calculator {self.calculator_id}): missing {sorted(missing)} unexpected {sorted(extra)}",
+                calculator_id=self.calculator_id,
+                variable=sorted(missing or extra)[0],
+            )
         try:
             result = self.fn(**values)
         except (ValueError, ZeroDivisionError, OverflowError, TypeError) as exc:
-            raise LibraryAbstain(f"{self.name} (calculator {self.calculator_id}): {exc}",
-                                 calculator_id=self.calculator_id) from exc
+            raise LibraryAbstain(
+                f"{self.name} (calculator {self.calculator_id}): {exc}", calculator_id=self.calculator_id
+            ) from exc
         if isinstance(result, complex) or (isinstance(result, float) and not math.isfinite(result)):
-            raise LibraryAbstain(f"{self.name} (calculator {self.calculator_id}): no real finite result "
-                                 f"for {values}", calculator_id=self.calculator_id)
+            raise LibraryAbstain(
+                f"{self.name} (calculator {self.calculator_id}): no real finite result for {values}",
+                calculator_id=self.calculator_id,
+            )
         return result
 
     def _find(self, entities: dict, var: Variable) -> tuple[bool, Any]:
@@ -236,8 +248,11 @@ class Calculator:
         depend on)."""
         conv = get_convention(convention)
         if not isinstance(entities, dict):
-            raise LibraryAbstain(f"{self.name} (calculator {self.calculator_id}): entities must be a "
-                                 f"dict, got {type(entities).__name__}", calculator_id=self.calculator_id)
+            raise LibraryAbstain(
+                f"{self.name} (calculator {self.calculator_id}): entities must be a "
+                f"dict, got {type(entities).__name__}",
+                calculator_id=self.calculator_id,
+            )
         out = {}
         for var in self.variables:
             found, raw = self._find(entities, var)
@@ -246,7 +261,9 @@ class Calculator:
                     raise LibraryAbstain(
                         f"{self.name} (calculator {self.calculator_id}): variable {var.name!r} "
                         f"missing from the gold entities (looked for {[var.name, *var.entity_keys]})",
-                        calculator_id=self.calculator_id, variable=var.name)
+                        calculator_id=self.calculator_id,
+                        variable=var.name,
+                    )
                 out[var.name] = var.default
                 continue
             out[var.name] = var.from_raw(raw, self, conv)
@@ -259,20 +276,26 @@ class Calculator:
         ``from_entities``."""
         conv = get_convention(convention)
         if not isinstance(obj, dict):
-            raise LibraryAbstain(f"{self.name} (calculator {self.calculator_id}): extraction must be "
-                                 f"a JSON object, got {type(obj).__name__}", calculator_id=self.calculator_id)
+            raise LibraryAbstain(
+                f"{self.name} (calculator {self.calculator_id}): extraction must be "
+                f"a JSON object, got {type(obj).__name__}",
+                calculator_id=self.calculator_id,
+            )
         out = {}
         for var in self.variables:
             found, raw = self._find(obj, var)
             if found and var.kind == "quantity" and (_is_number(raw) or isinstance(raw, str)):
                 unit_found, unit = self._find_unit(obj, var)
                 if unit_found and isinstance(unit, str) and unit.strip():
-                    raw = [raw, unit]            # {"weight": 70, "weight_unit": "lb"}
+                    raw = [raw, unit]  # {"weight": 70, "weight_unit": "lb"}
             if not found or raw is None:
                 if var.default is None:
                     raise LibraryAbstain(
                         f"{self.name} (calculator {self.calculator_id}): variable {var.name!r} "
-                        f"missing from the extraction", calculator_id=self.calculator_id, variable=var.name)
+                        f"missing from the extraction",
+                        calculator_id=self.calculator_id,
+                        variable=var.name,
+                    )
                 out[var.name] = var.default
                 continue
             out[var.name] = var.from_raw(raw, self, conv)

@@ -17,25 +17,27 @@ bodies of Tables s9, s17 and s17b are elided. The per-calculator assignments out
 group are therefore this kit's own literature-based reading, made to match those counts, and every
 entry says so in ``provenance``.
 """
+
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from .literal import LITERAL, literal_compute
 
 __all__ = [
+    "AUDIT_GROUPS",
     "CATALOGUE",
+    "CATALOGUE_FILES",
+    "COMPLETENESS",
+    "CONCERN_TYPES",
     "FormulaEntry",
     "literal_compute",
     "load_catalogue",
-    "CATALOGUE_FILES",
-    "CONCERN_TYPES",
-    "AUDIT_GROUPS",
-    "COMPLETENESS",
 ]
 
 CATALOGUE_FILES = (
@@ -108,18 +110,22 @@ def _entry(raw: dict[str, Any]) -> FormulaEntry:
         raise ValueError(f"calculator {cid}: unknown completeness {completeness!r}")
     if completeness != "complete" and not raw.get("repair"):
         raise ValueError(f"calculator {cid}: {completeness} needs a repair note")
-    flags = MappingProxyType({
-        "concern": None if concern == "none" else concern,
-        "replaced_by_guideline": replaced,
-        "replacing_guideline": raw.get("replacing_guideline") if replaced else None,
-        "note": raw.get("concern_note", ""),
-    })
+    flags = MappingProxyType(
+        {
+            "concern": None if concern == "none" else concern,
+            "replaced_by_guideline": replaced,
+            "replacing_guideline": raw.get("replacing_guideline") if replaced else None,
+            "note": raw.get("concern_note", ""),
+        }
+    )
     group = "replaced" if replaced else ("other_concern" if concern != "none" else "no_issue")
-    provenance = MappingProxyType({
-        "text": "written from the benchmark's Ground Truth Explanations and the cited source",
-        "audit_group": PROVENANCE_REPLACED if replaced else PROVENANCE_RECONSTRUCTED,
-        "completeness": PROVENANCE_RECONSTRUCTED,
-    })
+    provenance = MappingProxyType(
+        {
+            "text": "written from the benchmark's Ground Truth Explanations and the cited source",
+            "audit_group": PROVENANCE_REPLACED if replaced else PROVENANCE_RECONSTRUCTED,
+            "completeness": PROVENANCE_RECONSTRUCTED,
+        }
+    )
     return FormulaEntry(
         calculator_id=cid,
         name=raw["name"],

@@ -6,19 +6,21 @@ decimal and integer outputs (the two limits equal the gold answer on integer row
 equality there), is the gold calendar day for dates, and equals the gold (weeks, days) for
 gestational age. Exceptions count as disagreement and are reported.
 """
+
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from harness.core.units import EXACT, Convention
 from harness.data.values import parse_number
 
 from .literal import literal_compute
 
-__all__ = ["CaseResult", "CalculatorAgreement", "V1_ERRATA", "load_cases", "check_cases", "agrees"]
+__all__ = ["V1_ERRATA", "CalculatorAgreement", "CaseResult", "agrees", "check_cases", "load_cases"]
 
 
 @dataclass
@@ -74,6 +76,7 @@ V1_ERRATA: dict[int, str] = {
 
 # ----- dataset access ---------------------------------------------------------------------------
 
+
 def load_cases(path_or_name: str | Path) -> tuple[str, list[Any]]:
     """(dataset label, cases) via harness.data.dataset.load_dataset: a pinned name or a CSV/parquet path."""
     from harness.data.dataset import load_dataset
@@ -83,6 +86,7 @@ def load_cases(path_or_name: str | Path) -> tuple[str, list[Any]]:
 
 
 # ----- comparison -------------------------------------------------------------------------------
+
 
 def agrees(value: Any, case: Any) -> bool:
     """Does a computed value match the case's gold answer under the benchmark's own rule?"""

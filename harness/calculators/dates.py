@@ -2,14 +2,15 @@
 
 Dates are ``datetime.date``; the gold variables write them month/day/year (``base.parse_date``).
 """
+
 from __future__ import annotations
 
 import datetime as dt
 
-from .variables import LMP
 from harness.core.units import Convention
 
 from .base import Calculator, Variable
+from .variables import LMP
 
 NAEGELE_DAYS = 280  # 40 weeks from the first day of the last menstrual period
 STANDARD_CYCLE = 28
@@ -44,22 +45,44 @@ def gestational_age(current_date: dt.date, last_menstrual_date: dt.date) -> tupl
     return days // 7, days % 7
 
 
-CYCLE = Variable("cycle_length", "days", "menstrual cycle length in days (not stated: 28)", "number",
-                 ("cycle length",), default=28)
-CURRENT = Variable("current_date", "MM/DD/YYYY", "today's date, the date of the visit (month/day/year)",
-                   "date", ("Current Date", "today"))
+CYCLE = Variable(
+    "cycle_length", "days", "menstrual cycle length in days (not stated: 28)", "number", ("cycle length",), default=28
+)
+CURRENT = Variable(
+    "current_date",
+    "MM/DD/YYYY",
+    "today's date, the date of the visit (month/day/year)",
+    "date",
+    ("Current Date", "today"),
+)
 
 CALCULATORS = [
-    Calculator(13, "Estimated Due Date", "date",
-               "Naegele's rule: due date = LMP + 280 days + (cycle length - 28) days (MedCalc-Bench v1.0 "
-               "adds |cycle - 28| days; under its convention the library does too). Naegele FC, Lehrbuch der "
-               "Geburtshulfe, 1830.",
-               [LMP, CYCLE], due_date, convention_args=_due_date_args),
-    Calculator(68, "Estimated of Conception", "date",
-               "Conception date = LMP + 14 days (ovulation two weeks after the LMP in a 28-day cycle).",
-               [LMP], conception_date),
-    Calculator(69, "Estimated Gestational Age", "weeks_days",
-               "Gestational age = (current date - LMP) in completed weeks and days (ACOG Committee "
-               "Opinion 700, 2017: dating by LMP).",
-               [CURRENT, LMP], gestational_age),
+    Calculator(
+        13,
+        "Estimated Due Date",
+        "date",
+        "Naegele's rule: due date = LMP + 280 days + (cycle length - 28) days (MedCalc-Bench v1.0 "
+        "adds |cycle - 28| days; under its convention the library does too). Naegele FC, Lehrbuch der "
+        "Geburtshulfe, 1830.",
+        [LMP, CYCLE],
+        due_date,
+        convention_args=_due_date_args,
+    ),
+    Calculator(
+        68,
+        "Estimated of Conception",
+        "date",
+        "Conception date = LMP + 14 days (ovulation two weeks after the LMP in a 28-day cycle).",
+        [LMP],
+        conception_date,
+    ),
+    Calculator(
+        69,
+        "Estimated Gestational Age",
+        "weeks_days",
+        "Gestational age = (current date - LMP) in completed weeks and days (ACOG Committee "
+        "Opinion 700, 2017: dating by LMP).",
+        [CURRENT, LMP],
+        gestational_age,
+    ),
 ]

@@ -8,18 +8,20 @@ aliases; every unit conversion is made by the one units module, ``harness.core.u
 unit that module does not know for the quantity raises ``UnitError``; a bare number (no unit) is taken to
 be in the unit the formula text states.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable
 from typing import Any
 
+from harness.calculators.base import entity_flag, entity_number, normalize_key
 from harness.core import units
 from harness.core.units import EXACT, Convention, UnitError, get_convention
-from harness.calculators.base import entity_flag, entity_number, normalize_key
 from harness.data.values import parse_date
 
-__all__ = ["Entities", "normalize_key", "parse_us_date", "UnitError"]
+__all__ = ["Entities", "UnitError", "normalize_key", "parse_us_date"]
+
 
 def parse_us_date(text: str) -> _dt.date:
     """Parse the benchmark's month/day/year date strings ("02/24/2000", "02-24-2000"; four-digit
@@ -123,18 +125,17 @@ class Entities:
 
     def mg_dl(self, analyte: str, *names: str) -> float | None:
         """A concentration of ``analyte`` (a ``harness.core.units.COMPOUNDS`` key) in mg/dL."""
-        return self._convert(names, lambda x, s: units.concentration(analyte, x, s, "mg/dL", self.convention),
-                             "mg/dL")
+        return self._convert(names, lambda x, s: units.concentration(analyte, x, s, "mg/dL", self.convention), "mg/dL")
 
     def mmol_l(self, analyte: str, *names: str) -> float | None:
         """An electrolyte of ``analyte`` in mmol/L (= mEq/L for the monovalent ions)."""
-        return self._convert(names, lambda x, s: units.concentration(analyte, x, s, "mmol/L", self.convention),
-                             "mmol/L")
+        return self._convert(
+            names, lambda x, s: units.concentration(analyte, x, s, "mmol/L", self.convention), "mmol/L"
+        )
 
     def g_dl(self, analyte: str, *names: str) -> float | None:
         """A protein concentration (albumin, hemoglobin) in g/dL."""
-        return self._convert(names, lambda x, s: units.concentration(analyte, x, s, "g/dL", self.convention),
-                             "g/dL")
+        return self._convert(names, lambda x, s: units.concentration(analyte, x, s, "g/dL", self.convention), "g/dL")
 
     def per_ul(self, *names: str) -> float | None:
         """A cell count per µL (= per mm³)."""

@@ -14,11 +14,13 @@ CKD-EPI 2021 (3), MDRD (9) and Friedewald (44) call the versioned functions of
 Return types: decimal and integer calculators return a number, the two date calculators a
 ``datetime.date``, gestational age a ``(weeks, days)`` tuple.
 """
+
 from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from harness.core.units import EXACT, Convention, UnitError
 
@@ -34,6 +36,7 @@ def _calc(cid: int):
     def deco(fn):
         LITERAL[cid] = fn
         return fn
+
     return deco
 
 
@@ -49,6 +52,7 @@ def literal_compute(calculator_id: int, entities: dict | Entities, convention: C
 
 
 # ----- shared pieces ----------------------------------------------------------------------------
+
 
 def _is_female(e: Entities) -> bool:
     return e.text("sex", "gender").startswith("f")
@@ -104,6 +108,7 @@ def _creatinine(e: Entities, *names: str) -> float:
 
 
 # ----- physical and laboratory formulas -------------------------------------------------------
+
 
 @_calc(2)
 def creatinine_clearance(e: Entities) -> float:
@@ -179,7 +184,8 @@ def qtc_rautaharju(e: Entities) -> float:
 def fib4(e: Entities) -> float:
     plt_per_l_billions = e.per_ul("Platelet count") / 1000.0
     return (e.age_years() * e.number("Aspartate aminotransferase", unit="U/L")) / (
-        plt_per_l_billions * math.sqrt(e.number("Alanine aminotransferase", unit="U/L")))
+        plt_per_l_billions * math.sqrt(e.number("Alanine aminotransferase", unit="U/L"))
+    )
 
 
 @_calc(22)
@@ -195,8 +201,10 @@ def maintenance_fluids(e: Entities) -> float:
 @_calc(23)
 def meld_na(e: Entities) -> float:
     cr = _creatinine(e)
-    if e.flag("Dialysis at least twice in the past week",
-              "Continuous veno-venous hemodialysis for >=24 hours in the past week"):
+    if e.flag(
+        "Dialysis at least twice in the past week",
+        "Continuous veno-venous hemodialysis for >=24 hours in the past week",
+    ):
         cr = 4.0
     cr = min(max(cr, 1.0), 4.0)
     bili = max(e.mg_dl("bilirubin", "Bilirubin"), 1.0)
@@ -348,7 +356,7 @@ def mme(e: Entities) -> float:
     total = 0.0
     for key, value in e.raw.items():
         k = key.strip()
-        if not k.lower().endswith(" dose") :
+        if not k.lower().endswith(" dose"):
             continue
         drug = k[: -len(" dose")].strip().lower()
         factor = _MME_FACTOR.get(drug)
@@ -365,6 +373,7 @@ def mme(e: Entities) -> float:
 
 
 # ----- dates --------------------------------------------------------------------------------------
+
 
 @_calc(13)
 def due_date(e: Entities) -> dt.date:
@@ -385,6 +394,7 @@ def gestational_age(e: Entities) -> tuple[int, int]:
 
 
 # ----- point scores ---------------------------------------------------------------------------------
+
 
 @_calc(4)
 def cha2ds2_vasc(e: Entities) -> int:
@@ -433,8 +443,11 @@ def child_pugh(e: Entities) -> int:
 def wells_dvt(e: Entities) -> int:
     s = 0
     s += e.flag("Active cancer")
-    s += e.flag("Bedridden recently >3 days or major surgery within 12 weeks",
-                "Bedridden recently >3 days", "Major surgery within 12 weeks")
+    s += e.flag(
+        "Bedridden recently >3 days or major surgery within 12 weeks",
+        "Bedridden recently >3 days",
+        "Major surgery within 12 weeks",
+    )
     s += e.flag("Calf swelling >3 centimeters compared to the other leg")
     s += e.flag("Collateral (nonvaricose) superficial veins present")
     s += e.flag("Entire Leg Swollen")
@@ -467,14 +480,17 @@ def heart_score(e: Entities) -> int:
     s += 2 if "significant" in ekg else 1 if "repolarization" in ekg else 0
     age = e.age_years()
     s += 2 if age >= 65 else 1 if age >= 45 else 0
-    factors = sum(bool(e.flag(*k)) for k in (
-        ("Hypertension history", "Hypertension"),
-        ("hypercholesterolemia",),
-        ("Diabetes mellitus criteria for CCI rule", "Diabetes mellitus"),
-        ("obesity",),
-        ("smoking",),
-        ("parent or sibling with Cardiovascular disease before age 65",),
-    ))
+    factors = sum(
+        bool(e.flag(*k))
+        for k in (
+            ("Hypertension history", "Hypertension"),
+            ("hypercholesterolemia",),
+            ("Diabetes mellitus criteria for CCI rule", "Diabetes mellitus"),
+            ("obesity",),
+            ("smoking",),
+            ("parent or sibling with Cardiovascular disease before age 65",),
+        )
+    )
     athero = e.flag("atherosclerotic disease", "Transient Ischemic Attacks History")
     s += 2 if athero or factors >= 3 else 1 if factors >= 1 else 0
     trop = e.text("Initial troponin")
@@ -513,9 +529,11 @@ def _gcs_part(value: str, table: list[tuple[str, int]], full: int) -> int:
 
 @_calc(21)
 def glasgow_coma_scale(e: Entities) -> int:
-    return (_gcs_part(e.text("Best eye response"), _GCS["eye"], 4)
-            + _gcs_part(e.text("Best verbal response"), _GCS["verbal"], 5)
-            + _gcs_part(e.text("Best motor response"), _GCS["motor"], 6))
+    return (
+        _gcs_part(e.text("Best eye response"), _GCS["eye"], 4)
+        + _gcs_part(e.text("Best verbal response"), _GCS["verbal"], 5)
+        + _gcs_part(e.text("Best motor response"), _GCS["motor"], 6)
+    )
 
 
 @_calc(25)
@@ -570,38 +588,122 @@ def apache_ii(e: Entities) -> int:
         s += 2 if surgery.startswith("elective") else 5 if surgery.startswith(("nonoperative", "emergency")) else 0
     t = e.temperature_c()
     if t is not None:
-        s += (4 if t >= 41 else 3 if t >= 39 else 1 if t >= 38.5 else 0 if t >= 36 else
-              1 if t >= 34 else 2 if t >= 32 else 3 if t >= 30 else 4)
+        s += (
+            4
+            if t >= 41
+            else 3
+            if t >= 39
+            else 1
+            if t >= 38.5
+            else 0
+            if t >= 36
+            else 1
+            if t >= 34
+            else 2
+            if t >= 32
+            else 3
+            if t >= 30
+            else 4
+        )
     if e.has("Systolic Blood Pressure") and e.has("Diastolic Blood Pressure"):
         m = _map(e)
         s += 4 if m > 159 else 3 if m > 129 else 2 if m > 109 else 0 if m > 69 else 2 if m > 49 else 4
     hr = e.number("Heart Rate or Pulse", unit="beats/min")
     if hr is not None:
-        s += (4 if hr >= 180 else 3 if hr >= 140 else 2 if hr >= 110 else 0 if hr >= 70 else
-              2 if hr >= 55 else 3 if hr >= 40 else 4)
+        s += (
+            4
+            if hr >= 180
+            else 3
+            if hr >= 140
+            else 2
+            if hr >= 110
+            else 0
+            if hr >= 70
+            else 2
+            if hr >= 55
+            else 3
+            if hr >= 40
+            else 4
+        )
     rr = e.number("respiratory rate", unit="breaths/min")
     if rr is not None:
-        s += (4 if rr >= 50 else 3 if rr >= 35 else 1 if rr >= 25 else 0 if rr >= 12 else
-              1 if rr >= 10 else 2 if rr >= 6 else 4)
+        s += (
+            4
+            if rr >= 50
+            else 3
+            if rr >= 35
+            else 1
+            if rr >= 25
+            else 0
+            if rr >= 12
+            else 1
+            if rr >= 10
+            else 2
+            if rr >= 6
+            else 4
+        )
     fio2 = e.fraction_percent("FiO2")
     aa = e.number("A-a gradient", unit="mmHg")
-    pao2 = e.number("Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen", unit="mmHg")
+    pao2 = e.number(
+        "Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen", unit="mmHg"
+    )
     if fio2 is not None and fio2 >= 50 and aa is not None:
         s += 4 if aa > 499 else 3 if aa >= 350 else 2 if aa >= 200 else 0
     elif pao2 is not None:
         s += 0 if pao2 > 70 else 1 if pao2 >= 61 else 3 if pao2 >= 55 else 4
     ph = e.number("pH")
     if ph is not None:
-        s += (4 if ph >= 7.7 else 3 if ph >= 7.6 else 1 if ph >= 7.5 else 0 if ph >= 7.33 else
-              2 if ph >= 7.25 else 3 if ph >= 7.15 else 4)
+        s += (
+            4
+            if ph >= 7.7
+            else 3
+            if ph >= 7.6
+            else 1
+            if ph >= 7.5
+            else 0
+            if ph >= 7.33
+            else 2
+            if ph >= 7.25
+            else 3
+            if ph >= 7.15
+            else 4
+        )
     na = e.mmol_l("sodium", "Sodium")
     if na is not None:
-        s += (4 if na >= 180 else 3 if na >= 160 else 2 if na >= 155 else 1 if na >= 150 else
-              0 if na >= 130 else 2 if na >= 120 else 3 if na >= 111 else 4)
+        s += (
+            4
+            if na >= 180
+            else 3
+            if na >= 160
+            else 2
+            if na >= 155
+            else 1
+            if na >= 150
+            else 0
+            if na >= 130
+            else 2
+            if na >= 120
+            else 3
+            if na >= 111
+            else 4
+        )
     k = e.mmol_l("potassium", "Potassium")
     if k is not None:
-        s += (4 if k >= 7 else 3 if k >= 6 else 1 if k >= 5.5 else 0 if k >= 3.5 else
-              1 if k >= 3 else 2 if k >= 2.5 else 4)
+        s += (
+            4
+            if k >= 7
+            else 3
+            if k >= 6
+            else 1
+            if k >= 5.5
+            else 0
+            if k >= 3.5
+            else 1
+            if k >= 3
+            else 2
+            if k >= 2.5
+            else 4
+        )
     cr = e.mg_dl("creatinine", "creatinine")
     if cr is not None:
         acute = e.flag("Acute renal failure")
@@ -658,7 +760,9 @@ def psi(e: Entities) -> int:
     s += 10 if glu is not None and glu >= 250 else 0
     hct = e.number("Hematocrit", unit="%")
     s += 10 if hct is not None and hct < 30 else 0
-    pao2 = e.number("Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen", unit="mmHg")
+    pao2 = e.number(
+        "Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen", unit="mmHg"
+    )
     s += 10 if pao2 is not None and pao2 < 60 else 0
     s += 10 * e.flag("Pleural effusion on x-ray")
     return int(s)
@@ -695,9 +799,13 @@ def feverpain(e: Entities) -> int:
     # "No cough or coryza": an unmentioned cough/coryza counts as absent (+1), as in Centor and in MedCalc-Bench
     # Verified (calculator_implementations/feverpain.py, the 'cough_coryza_absent' not-reported branch).
     no_cough = e.flag("Absence of cough or coryza") if e.has("Absence of cough or coryza") else True
-    return int(e.flag("Fever in past 24 hours") + no_cough
-               + e.flag("Symptom onset <=3 days") + e.flag("Purulent tonsils")
-               + e.flag("Severe tonsil inflammation"))
+    return int(
+        e.flag("Fever in past 24 hours")
+        + no_cough
+        + e.flag("Symptom onset <=3 days")
+        + e.flag("Purulent tonsils")
+        + e.flag("Severe tonsil inflammation")
+    )
 
 
 _CAPRINI_EVENTS = [  # (entity, points)
@@ -753,12 +861,15 @@ def caprini(e: Entities) -> int:
 @_calc(43)
 def sofa(e: Entities) -> int:
     s = 0
-    pao2 = e.number("Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen", unit="mmHg")
+    pao2 = e.number(
+        "Partial pressure of oxygen (PaO2) for Apache II", "PaO2", "Partial pressure of oxygen", unit="mmHg"
+    )
     fio2 = e.fraction_percent("FiO2")
     if pao2 is not None and fio2:
         ratio = pao2 / (fio2 / 100.0)
-        support = e.flag("On mechanical ventilation", "Continous positive airway pressure",
-                         "Continuous positive airway pressure")
+        support = e.flag(
+            "On mechanical ventilation", "Continous positive airway pressure", "Continuous positive airway pressure"
+        )
         if ratio >= 400:
             s += 0
         elif ratio >= 300:
@@ -831,16 +942,32 @@ def framingham_hard_chd(e: Entities) -> float:
     la = math.log(age)
     if _is_female(e):
         age_smoke = min(age, 78.0)
-        score = (31.764001 * la + 22.465206 * math.log(tc) - 1.187731 * math.log(hdl)
-                 + 2.552905 * math.log(sbp) + 0.420251 * bp_med + 13.07543 * smoker
-                 - 5.060998 * la * math.log(tc) - 2.996945 * math.log(age_smoke) * smoker - 146.5933061)
+        score = (
+            31.764001 * la
+            + 22.465206 * math.log(tc)
+            - 1.187731 * math.log(hdl)
+            + 2.552905 * math.log(sbp)
+            + 0.420251 * bp_med
+            + 13.07543 * smoker
+            - 5.060998 * la * math.log(tc)
+            - 2.996945 * math.log(age_smoke) * smoker
+            - 146.5933061
+        )
         base = 0.98767
     else:
         age_smoke = min(age, 70.0)
-        score = (52.00961 * la + 20.014077 * math.log(tc) - 0.905964 * math.log(hdl)
-                 + 1.305784 * math.log(sbp) + 0.241549 * bp_med + 12.096316 * smoker
-                 - 4.605038 * la * math.log(tc) - 2.84367 * math.log(age_smoke) * smoker
-                 - 2.93323 * la * la - 172.300168)
+        score = (
+            52.00961 * la
+            + 20.014077 * math.log(tc)
+            - 0.905964 * math.log(hdl)
+            + 1.305784 * math.log(sbp)
+            + 0.241549 * bp_med
+            + 12.096316 * smoker
+            - 4.605038 * la * math.log(tc)
+            - 2.84367 * math.log(age_smoke) * smoker
+            - 2.93323 * la * la
+            - 172.300168
+        )
         base = 0.9402
     return (1.0 - base ** math.exp(score)) * 100.0
 

@@ -3,14 +3,15 @@
 Each function takes plain numbers in the units its ``Variable`` list states and returns the
 unrounded result; the benchmark scores decimals within +-5% of its own rounded answer.
 """
+
 from __future__ import annotations
 
 import math
 
 from harness.core import units
 
-from .variables import plain, HEART_RATE, HEIGHT, QT, SEX, WEIGHT
 from .base import Calculator, Variable
+from .variables import HEART_RATE, HEIGHT, QT, SEX, WEIGHT, plain
 
 CM_PER_IN = 2.54
 
@@ -90,58 +91,133 @@ def target_weight(target_bmi: float, height: float) -> float:
     return target_bmi * m * m
 
 
-SBP = Variable("systolic_bp", "mm Hg", "systolic blood pressure in mm Hg", "quantity",
-               ("Systolic Blood Pressure", "systolic blood pressure", "sbp"), plain(units.blood_pressure_mmhg))
-DBP = Variable("diastolic_bp", "mm Hg", "diastolic blood pressure in mm Hg", "quantity",
-               ("Diastolic Blood Pressure", "diastolic blood pressure", "dbp"), plain(units.blood_pressure_mmhg))
-TARGET_BMI = Variable("target_bmi", "kg/m^2", "target body mass index in kg/m^2", "quantity",
-                      ("Body Mass Index (BMI)", "bmi", "body mass index"), plain(units.bmi_kg_m2))
+SBP = Variable(
+    "systolic_bp",
+    "mm Hg",
+    "systolic blood pressure in mm Hg",
+    "quantity",
+    ("Systolic Blood Pressure", "systolic blood pressure", "sbp"),
+    plain(units.blood_pressure_mmhg),
+)
+DBP = Variable(
+    "diastolic_bp",
+    "mm Hg",
+    "diastolic blood pressure in mm Hg",
+    "quantity",
+    ("Diastolic Blood Pressure", "diastolic blood pressure", "dbp"),
+    plain(units.blood_pressure_mmhg),
+)
+TARGET_BMI = Variable(
+    "target_bmi",
+    "kg/m^2",
+    "target body mass index in kg/m^2",
+    "quantity",
+    ("Body Mass Index (BMI)", "bmi", "body mass index"),
+    plain(units.bmi_kg_m2),
+)
 
 _QT = "QT in ms, RR = 60 / heart rate (s)"
 
 CALCULATORS = [
-    Calculator(5, "Mean Arterial Pressure (MAP)", "decimal",
-               "MAP = 2/3 x DBP + 1/3 x SBP (mm Hg). Standard bedside estimate; e.g. Klabunde RE, "
-               "Cardiovascular Physiology Concepts, 3rd ed. 2021, ch. 5.",
-               [SBP, DBP], lambda systolic_bp, diastolic_bp: mean_arterial_pressure(systolic_bp, diastolic_bp)),
-    Calculator(6, "Body Mass Index (BMI)", "decimal",
-               "BMI = weight (kg) / height (m)^2. WHO, Obesity: preventing and managing the global "
-               "epidemic, TRS 894, 2000.",
-               [WEIGHT, HEIGHT], bmi),
-    Calculator(10, "Ideal Body Weight", "decimal",
-               "Devine: IBW = 50 kg (male) or 45.5 kg (female) + 2.3 kg x (height in inches - 60). "
-               "Devine BJ. Drug Intell Clin Pharm 1974;8:650-655.",
-               [SEX, HEIGHT], ideal_body_weight),
-    Calculator(11, "QTc Bazett Calculator", "decimal",
-               f"QTc = QT / sqrt(RR); {_QT}. Bazett HC. Heart 1920;7:353-370.",
-               [HEART_RATE, QT], qtc_bazett),
-    Calculator(22, "Maintenance Fluids Calculations", "decimal",
-               "Holliday-Segar 4-2-1 rule (mL/hr): weight < 10 kg: 4 x wt; 10-20 kg: 40 + 2 x (wt - 10); "
-               "> 20 kg: 60 + (wt - 20). Holliday MA, Segar WE. Pediatrics 1957;19:823-832.",
-               [WEIGHT], maintenance_fluids),
-    Calculator(56, "QTc Fridericia Calculator", "decimal",
-               f"QTc = QT / RR^(1/3); {_QT}. Fridericia LS. Acta Med Scand 1920;53:469-486.",
-               [HEART_RATE, QT], qtc_fridericia),
-    Calculator(57, "QTc Framingham Calculator", "decimal",
-               f"QTc = QT + 154 x (1 - RR); {_QT}. Sagie A et al. Am J Cardiol 1992;70:797-801.",
-               [HEART_RATE, QT], qtc_framingham),
-    Calculator(58, "QTc Hodges Calculator", "decimal",
-               "QTc = QT + 1.75 x (heart rate - 60); QT in ms. Hodges M et al. J Am Coll Cardiol "
-               "1983;1:694 (abstract).",
-               [HEART_RATE, QT], qtc_hodges),
-    Calculator(59, "QTc Rautaharju Calculator", "decimal",
-               "QTc = QT x (120 + heart rate) / 180; QT in ms. Rautaharju PM, Mason JW, Akiyama T. "
-               "Int J Cardiol 2014;174:535-540.",
-               [HEART_RATE, QT], qtc_rautaharju),
-    Calculator(60, "Body Surface Area Calculator", "decimal",
-               "Mosteller: BSA (m^2) = sqrt(height (cm) x weight (kg) / 3600). Mosteller RD. N Engl J Med "
-               "1987;317:1098.",
-               [WEIGHT, HEIGHT], body_surface_area),
-    Calculator(61, "Target weight", "decimal",
-               "Target weight (kg) = target BMI (kg/m^2) x height (m)^2 (inverse of the BMI definition).",
-               [TARGET_BMI, HEIGHT], target_weight),
-    Calculator(62, "Adjusted Body Weight", "decimal",
-               "ABW = IBW + 0.4 x (actual weight - IBW), IBW by Devine. Pai MP, Paloucek FP. Ann "
-               "Pharmacother 2000;34:1066-1069; Devine BJ 1974.",
-               [SEX, WEIGHT, HEIGHT], adjusted_body_weight),
+    Calculator(
+        5,
+        "Mean Arterial Pressure (MAP)",
+        "decimal",
+        "MAP = 2/3 x DBP + 1/3 x SBP (mm Hg). Standard bedside estimate; e.g. Klabunde RE, "
+        "Cardiovascular Physiology Concepts, 3rd ed. 2021, ch. 5.",
+        [SBP, DBP],
+        lambda systolic_bp, diastolic_bp: mean_arterial_pressure(systolic_bp, diastolic_bp),
+    ),
+    Calculator(
+        6,
+        "Body Mass Index (BMI)",
+        "decimal",
+        "BMI = weight (kg) / height (m)^2. WHO, Obesity: preventing and managing the global epidemic, TRS 894, 2000.",
+        [WEIGHT, HEIGHT],
+        bmi,
+    ),
+    Calculator(
+        10,
+        "Ideal Body Weight",
+        "decimal",
+        "Devine: IBW = 50 kg (male) or 45.5 kg (female) + 2.3 kg x (height in inches - 60). "
+        "Devine BJ. Drug Intell Clin Pharm 1974;8:650-655.",
+        [SEX, HEIGHT],
+        ideal_body_weight,
+    ),
+    Calculator(
+        11,
+        "QTc Bazett Calculator",
+        "decimal",
+        f"QTc = QT / sqrt(RR); {_QT}. Bazett HC. Heart 1920;7:353-370.",
+        [HEART_RATE, QT],
+        qtc_bazett,
+    ),
+    Calculator(
+        22,
+        "Maintenance Fluids Calculations",
+        "decimal",
+        "Holliday-Segar 4-2-1 rule (mL/hr): weight < 10 kg: 4 x wt; 10-20 kg: 40 + 2 x (wt - 10); "
+        "> 20 kg: 60 + (wt - 20). Holliday MA, Segar WE. Pediatrics 1957;19:823-832.",
+        [WEIGHT],
+        maintenance_fluids,
+    ),
+    Calculator(
+        56,
+        "QTc Fridericia Calculator",
+        "decimal",
+        f"QTc = QT / RR^(1/3); {_QT}. Fridericia LS. Acta Med Scand 1920;53:469-486.",
+        [HEART_RATE, QT],
+        qtc_fridericia,
+    ),
+    Calculator(
+        57,
+        "QTc Framingham Calculator",
+        "decimal",
+        f"QTc = QT + 154 x (1 - RR); {_QT}. Sagie A et al. Am J Cardiol 1992;70:797-801.",
+        [HEART_RATE, QT],
+        qtc_framingham,
+    ),
+    Calculator(
+        58,
+        "QTc Hodges Calculator",
+        "decimal",
+        "QTc = QT + 1.75 x (heart rate - 60); QT in ms. Hodges M et al. J Am Coll Cardiol 1983;1:694 (abstract).",
+        [HEART_RATE, QT],
+        qtc_hodges,
+    ),
+    Calculator(
+        59,
+        "QTc Rautaharju Calculator",
+        "decimal",
+        "QTc = QT x (120 + heart rate) / 180; QT in ms. Rautaharju PM, Mason JW, Akiyama T. "
+        "Int J Cardiol 2014;174:535-540.",
+        [HEART_RATE, QT],
+        qtc_rautaharju,
+    ),
+    Calculator(
+        60,
+        "Body Surface Area Calculator",
+        "decimal",
+        "Mosteller: BSA (m^2) = sqrt(height (cm) x weight (kg) / 3600). Mosteller RD. N Engl J Med 1987;317:1098.",
+        [WEIGHT, HEIGHT],
+        body_surface_area,
+    ),
+    Calculator(
+        61,
+        "Target weight",
+        "decimal",
+        "Target weight (kg) = target BMI (kg/m^2) x height (m)^2 (inverse of the BMI definition).",
+        [TARGET_BMI, HEIGHT],
+        target_weight,
+    ),
+    Calculator(
+        62,
+        "Adjusted Body Weight",
+        "decimal",
+        "ABW = IBW + 0.4 x (actual weight - IBW), IBW by Devine. Pai MP, Paloucek FP. Ann "
+        "Pharmacother 2000;34:1066-1069; Devine BJ 1974.",
+        [SEX, WEIGHT, HEIGHT],
+        adjusted_body_weight,
+    ),
 ]

@@ -34,20 +34,32 @@ naming the variable). PREVENT's diabetes, statin and antihypertensive flags defa
 benchmark's own rule for a finding the note does not mention). Outside PREVENT's validated ranges
 (age 30-79) and above Sampson's triglyceride limit (800 mg/dL) the function abstains.
 """
+
 from __future__ import annotations
 
 import math
 import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from harness.calculators.base import Calculator, LibraryAbstain, Variable
 from harness.calculators.physical import SBP
-from harness.calculators.variables import (AGE, ALBUMIN, CREATININE, HDL, RACE, SEX, SODIUM, TOTAL_CHOL,
-                                           TRIGLYCERIDES, conc)
+from harness.calculators.variables import (
+    AGE,
+    ALBUMIN,
+    CREATININE,
+    HDL,
+    RACE,
+    SEX,
+    SODIUM,
+    TOTAL_CHOL,
+    TRIGLYCERIDES,
+    conc,
+)
 from harness.core import units
 
 VERSIONS_FILE = Path(__file__).with_name("versions.toml")
@@ -67,12 +79,19 @@ class FormulaVersion:
     source: str
     date: str
     coefficients: Mapping[str, Any]
-    text: str | None   # None for the benchmark version: the catalogue's text is used
+    text: str | None  # None for the benchmark version: the catalogue's text is used
 
     def to_dict(self) -> dict:
-        return {"calculator_id": self.calculator_id, "version": self.version, "benchmark": self.benchmark,
-                "title": self.title, "source": self.source, "date": self.date,
-                "coefficients": _plain(self.coefficients), "text": self.text}
+        return {
+            "calculator_id": self.calculator_id,
+            "version": self.version,
+            "benchmark": self.benchmark,
+            "title": self.title,
+            "source": self.source,
+            "date": self.date,
+            "coefficients": _plain(self.coefficients),
+            "text": self.text,
+        }
 
 
 def _plain(m: Any) -> Any:
@@ -97,9 +116,16 @@ def load_versions(path: Path = VERSIONS_FILE) -> dict[int, dict[str, FormulaVers
         where = f"{path.name}: version entry {i}"
         try:
             cid, vid = int(entry["calculator_id"]), str(entry["version"])
-            fv = FormulaVersion(cid, vid, bool(entry["benchmark"]), entry["title"], entry["source"],
-                                str(entry["date"]), _freeze(entry.get("coefficients", {})),
-                                entry.get("text", "").strip() or None)
+            fv = FormulaVersion(
+                cid,
+                vid,
+                bool(entry["benchmark"]),
+                entry["title"],
+                entry["source"],
+                str(entry["date"]),
+                _freeze(entry.get("coefficients", {})),
+                entry.get("text", "").strip() or None,
+            )
         except KeyError as exc:
             raise FormulaVersionError(f"{where}: missing field {exc.args[0]!r}") from None
         where = f"{path.name}: calculator {cid} version {vid!r}"
@@ -114,8 +140,9 @@ def load_versions(path: Path = VERSIONS_FILE) -> dict[int, dict[str, FormulaVers
     for cid, versions in out.items():
         bench = [v for v in versions.values() if v.benchmark]
         if len(bench) != 1:
-            raise FormulaVersionError(f"{path.name}: calculator {cid} needs exactly one benchmark version, "
-                                      f"has {len(bench)}")
+            raise FormulaVersionError(
+                f"{path.name}: calculator {cid} needs exactly one benchmark version, has {len(bench)}"
+            )
     return dict(sorted(out.items()))
 
 
@@ -146,11 +173,13 @@ def benchmark_coefficients(calculator_id: int) -> Mapping[str, Any]:
 def get_version(calculator_id: int, version: str) -> FormulaVersion:
     versions = VERSIONS.get(int(calculator_id))
     if not versions:
-        raise FormulaVersionError(f"calculator {calculator_id} has no versioned formula entries "
-                                  f"(versioned calculators: {sorted(VERSIONS)})")
+        raise FormulaVersionError(
+            f"calculator {calculator_id} has no versioned formula entries (versioned calculators: {sorted(VERSIONS)})"
+        )
     if version not in versions:
-        raise FormulaVersionError(f"calculator {calculator_id} has no version {version!r}; "
-                                  f"known: {', '.join(versions)}")
+        raise FormulaVersionError(
+            f"calculator {calculator_id} has no version {version!r}; known: {', '.join(versions)}"
+        )
     return versions[version]
 
 
@@ -168,10 +197,14 @@ def parse_formula_versions(items: Iterable[str]) -> dict[int, str]:
         try:
             cid = int(cid_text)
         except ValueError:
-            raise FormulaVersionError(f"--formula-version {text!r}: calculator id {cid_text!r} is not an integer") from None
+            raise FormulaVersionError(
+                f"--formula-version {text!r}: calculator id {cid_text!r} is not an integer"
+            ) from None
         fv = get_version(cid, version.strip())
         if cid in seen and seen[cid] != fv.version:
-            raise FormulaVersionError(f"--formula-version: calculator {cid} given twice ({seen[cid]!r} and {fv.version!r})")
+            raise FormulaVersionError(
+                f"--formula-version: calculator {cid} given twice ({seen[cid]!r} and {fv.version!r})"
+            )
         seen[cid] = fv.version
         if not fv.benchmark:
             out[cid] = fv.version
@@ -199,29 +232,60 @@ def version_of(calculator_id: int, chosen: Mapping[int, str] | None) -> str | No
 
 # ---- inputs the 22-calculator library does not define ------------------------------------------------
 BILIRUBIN = conc("bilirubin", "bilirubin", "mg/dL", "total bilirubin in mg/dL", "Bilirubin", "total bilirubin")
-INR = Variable("inr", "ratio", "international normalized ratio (INR)", "number",
-               ("international normalized ratio", "INR"))
-DIALYSIS = Variable("dialysis_twice", "true|false", "dialysis at least twice in the past week", "bool",
-                    ("Dialysis at least twice in the past week",), default=False)
-CVVHD = Variable("cvvhd", "true|false", "continuous veno-venous hemodialysis for >= 24 hours in the past week",
-                 "bool", ("Continuous veno-venous hemodialysis for ≥24 hours in the past week",
-                          "Continuous veno-venous hemodialysis for >=24 hours in the past week"), default=False)
-BP_MEDICINE = Variable("bp_medicine", "true|false", "blood pressure treated with medicines", "bool",
-                       ("Blood pressure being treated with medicines", "antihypertensive"), default=False)
-SMOKER = Variable("smoker", "true|false", "current smoker", "bool", ("Smoker", "smoking", "current smoker"),
-                  default=False)
-DIABETES = Variable("diabetes", "true|false", "diabetes mellitus", "bool", ("Diabetes", "diabetes mellitus"),
-                    default=False)
-STATIN = Variable("statin", "true|false", "on statin (lipid-lowering) therapy", "bool", ("Statin", "statin use"),
-                  default=False)
-EGFR = Variable("egfr", "mL/min/1.73 m²", "estimated GFR in mL/min/1.73 m²", "number",
-                ("eGFR", "estimated glomerular filtration rate", "Glomerular filtration rate"))
+INR = Variable(
+    "inr", "ratio", "international normalized ratio (INR)", "number", ("international normalized ratio", "INR")
+)
+DIALYSIS = Variable(
+    "dialysis_twice",
+    "true|false",
+    "dialysis at least twice in the past week",
+    "bool",
+    ("Dialysis at least twice in the past week",),
+    default=False,
+)
+CVVHD = Variable(
+    "cvvhd",
+    "true|false",
+    "continuous veno-venous hemodialysis for >= 24 hours in the past week",
+    "bool",
+    (
+        "Continuous veno-venous hemodialysis for ≥24 hours in the past week",
+        "Continuous veno-venous hemodialysis for >=24 hours in the past week",
+    ),
+    default=False,
+)
+BP_MEDICINE = Variable(
+    "bp_medicine",
+    "true|false",
+    "blood pressure treated with medicines",
+    "bool",
+    ("Blood pressure being treated with medicines", "antihypertensive"),
+    default=False,
+)
+SMOKER = Variable(
+    "smoker", "true|false", "current smoker", "bool", ("Smoker", "smoking", "current smoker"), default=False
+)
+DIABETES = Variable(
+    "diabetes", "true|false", "diabetes mellitus", "bool", ("Diabetes", "diabetes mellitus"), default=False
+)
+STATIN = Variable(
+    "statin", "true|false", "on statin (lipid-lowering) therapy", "bool", ("Statin", "statin use"), default=False
+)
+EGFR = Variable(
+    "egfr",
+    "mL/min/1.73 m²",
+    "estimated GFR in mL/min/1.73 m²",
+    "number",
+    ("eGFR", "estimated glomerular filtration rate", "Glomerular filtration rate"),
+)
 
 
 # ---- the functions (plain numbers in the variables' units; coefficients first) -----------------------
 
-def ckd_epi(c: Mapping, sex: str, age: float, creatinine: float, race: str = "other",
-            male_low_kappa: float | None = None) -> float:
+
+def ckd_epi(
+    c: Mapping, sex: str, age: float, creatinine: float, race: str = "other", male_low_kappa: float | None = None
+) -> float:
     """CKD-EPI creatinine eGFR = A x min(SCr/k,1)^a x max(SCr/k,1)^u x B^age x F (female) x R (Black).
 
     ``male_low_kappa`` (the library's convention argument, harness.calculators.lab.ckd_epi_2021): for a man with
@@ -252,23 +316,34 @@ def mdrd(c: Mapping, sex: str, age: float, creatinine: float, race: str) -> floa
     return g
 
 
-def meld_na(c: Mapping, creatinine: float, bilirubin: float, inr: float, sodium: float, dialysis_twice: bool,
-            cvvhd: bool) -> int:
+def meld_na(
+    c: Mapping, creatinine: float, bilirubin: float, inr: float, sodium: float, dialysis_twice: bool, cvvhd: bool
+) -> int:
     """OPTN 2016 MELD-Na: bounded labs, MELD(i) rounded to a tenth x 10, the sodium term above 11, cap 40."""
     floor = c["lab_floor"]
     cr = c["creatinine_cap"] if (dialysis_twice or cvvhd) else min(max(creatinine, floor), c["creatinine_cap"])
     bili, ratio = max(bilirubin, floor), max(inr, floor)
     na = min(max(sodium, c["sodium_low"]), c["sodium_high"])
-    meld_i = (c["creatinine"] * math.log(cr) + c["bilirubin"] * math.log(bili) + c["inr"] * math.log(ratio)
-              + c["constant"])
+    meld_i = (
+        c["creatinine"] * math.log(cr) + c["bilirubin"] * math.log(bili) + c["inr"] * math.log(ratio) + c["constant"]
+    )
     meld = round(meld_i, 1) * 10.0
     if meld > c["meld_i_threshold"]:
         meld = meld + c["sodium"] * (c["sodium_high"] - na) - c["sodium_interaction"] * meld * (c["sodium_high"] - na)
     return int(min(round(meld), c["score_cap"]))
 
 
-def meld_3(c: Mapping, sex: str, creatinine: float, bilirubin: float, inr: float, sodium: float, albumin: float,
-           dialysis_twice: bool, cvvhd: bool) -> int:
+def meld_3(
+    c: Mapping,
+    sex: str,
+    creatinine: float,
+    bilirubin: float,
+    inr: float,
+    sodium: float,
+    albumin: float,
+    dialysis_twice: bool,
+    cvvhd: bool,
+) -> int:
     """MELD 3.0 (Kim 2021): bounded labs, sex, sodium-bilirubin and albumin-creatinine interactions, cap 40."""
     floor = c["lab_floor"]
     cr = c["creatinine_cap"] if (dialysis_twice or cvvhd) else min(max(creatinine, floor), c["creatinine_cap"])
@@ -276,10 +351,17 @@ def meld_3(c: Mapping, sex: str, creatinine: float, bilirubin: float, inr: float
     na = min(max(sodium, c["sodium_low"]), c["sodium_high"])
     alb = min(max(albumin, c["albumin_low"]), c["albumin_high"])
     dna, dalb = c["sodium_high"] - na, c["albumin_high"] - alb
-    score = (c["female"] * (sex == "female") + c["bilirubin"] * math.log(bili) + c["sodium"] * dna
-             + c["sodium_bilirubin"] * dna * math.log(bili) + c["inr"] * math.log(ratio)
-             + c["creatinine"] * math.log(cr) + c["albumin"] * dalb + c["albumin_creatinine"] * dalb * math.log(cr)
-             + c["constant"])
+    score = (
+        c["female"] * (sex == "female")
+        + c["bilirubin"] * math.log(bili)
+        + c["sodium"] * dna
+        + c["sodium_bilirubin"] * dna * math.log(bili)
+        + c["inr"] * math.log(ratio)
+        + c["creatinine"] * math.log(cr)
+        + c["albumin"] * dalb
+        + c["albumin_creatinine"] * dalb * math.log(cr)
+        + c["constant"]
+    )
     return int(min(round(score), c["score_cap"]))
 
 
@@ -294,30 +376,59 @@ def ldl_sampson(c: Mapping, total_cholesterol: float, hdl: float, triglycerides:
         raise ValueError(f"Sampson equation not valid for triglycerides {triglycerides:g} mg/dL > {c['tg_max']:g}")
     non_hdl = total_cholesterol - hdl
     tg = triglycerides
-    return (total_cholesterol / c["total_divisor"] - hdl / c["hdl_divisor"]
-            - (tg / c["tg_divisor"] + tg * non_hdl / c["tg_nonhdl_divisor"] - tg * tg / c["tg_squared_divisor"])
-            - c["constant"])
+    return (
+        total_cholesterol / c["total_divisor"]
+        - hdl / c["hdl_divisor"]
+        - (tg / c["tg_divisor"] + tg * non_hdl / c["tg_nonhdl_divisor"] - tg * tg / c["tg_squared_divisor"])
+        - c["constant"]
+    )
 
 
-def framingham_atp3(c: Mapping, sex: str, age: float, total_cholesterol: float, hdl: float, systolic_bp: float,
-                    bp_medicine: bool, smoker: bool) -> float:
+def framingham_atp3(
+    c: Mapping,
+    sex: str,
+    age: float,
+    total_cholesterol: float,
+    hdl: float,
+    systolic_bp: float,
+    bp_medicine: bool,
+    smoker: bool,
+) -> float:
     """ATP III Framingham hard-CHD 10-year risk (%), sex-specific continuous form."""
     k = c["female"] if sex == "female" else c["male"]
     la, ltc = math.log(age), math.log(total_cholesterol)
     s = float(bool(smoker))
-    score = (k["ln_age"] * la + k["ln_total_cholesterol"] * ltc + k["ln_hdl"] * math.log(hdl)
-             + k["ln_sbp"] * math.log(systolic_bp) + k["bp_medicine"] * float(bool(bp_medicine)) + k["smoker"] * s
-             + k["ln_age_ln_total_cholesterol"] * la * ltc
-             + k["ln_age_smoke_smoker"] * math.log(min(age, k["smoke_age_cap"])) * s
-             + k["ln_age_squared"] * la * la + k["constant"])
+    score = (
+        k["ln_age"] * la
+        + k["ln_total_cholesterol"] * ltc
+        + k["ln_hdl"] * math.log(hdl)
+        + k["ln_sbp"] * math.log(systolic_bp)
+        + k["bp_medicine"] * float(bool(bp_medicine))
+        + k["smoker"] * s
+        + k["ln_age_ln_total_cholesterol"] * la * ltc
+        + k["ln_age_smoke_smoker"] * math.log(min(age, k["smoke_age_cap"])) * s
+        + k["ln_age_squared"] * la * la
+        + k["constant"]
+    )
     return (1.0 - k["baseline_survival"] ** math.exp(score)) * 100.0
 
 
 MG_DL_TO_MMOL_L = 0.02586  # cholesterol, PREVENT's own conversion
 
 
-def prevent_ascvd(c: Mapping, sex: str, age: float, total_cholesterol: float, hdl: float, systolic_bp: float,
-                  bp_medicine: bool, statin: bool, diabetes: bool, smoker: bool, egfr: float) -> float:
+def prevent_ascvd(
+    c: Mapping,
+    sex: str,
+    age: float,
+    total_cholesterol: float,
+    hdl: float,
+    systolic_bp: float,
+    bp_medicine: bool,
+    statin: bool,
+    diabetes: bool,
+    smoker: bool,
+    egfr: float,
+) -> float:
     """AHA PREVENT base model, 10-year ASCVD risk (%), logistic form; ages 30-79."""
     if not 30 <= age <= 79:
         raise ValueError(f"PREVENT is defined for ages 30-79, got {age:g}")
@@ -330,12 +441,28 @@ def prevent_ascvd(c: Mapping, sex: str, age: float, total_cholesterol: float, hd
     el = (min(egfr, 60.0) - 60.0) / -15.0
     eh = (max(egfr, 60.0) - 90.0) / -15.0
     dm, smk, bptx, st = (float(bool(x)) for x in (diabetes, smoker, bp_medicine, statin))
-    x = (k["age"] * a + k["non_hdl"] * n + k["hdl"] * h + k["sbp_low"] * sl + k["sbp_high"] * sh
-         + k["diabetes"] * dm + k["smoker"] * smk + k["egfr_low"] * el + k["egfr_high"] * eh
-         + k["antihypertensive"] * bptx + k["statin"] * st + k["sbp_high_antihypertensive"] * sh * bptx
-         + k["non_hdl_statin"] * n * st + k["age_non_hdl"] * a * n + k["age_hdl"] * a * h
-         + k["age_sbp_high"] * a * sh + k["age_diabetes"] * a * dm + k["age_smoker"] * a * smk
-         + k["age_egfr_low"] * a * el + k["constant"])
+    x = (
+        k["age"] * a
+        + k["non_hdl"] * n
+        + k["hdl"] * h
+        + k["sbp_low"] * sl
+        + k["sbp_high"] * sh
+        + k["diabetes"] * dm
+        + k["smoker"] * smk
+        + k["egfr_low"] * el
+        + k["egfr_high"] * eh
+        + k["antihypertensive"] * bptx
+        + k["statin"] * st
+        + k["sbp_high_antihypertensive"] * sh * bptx
+        + k["non_hdl_statin"] * n * st
+        + k["age_non_hdl"] * a * n
+        + k["age_hdl"] * a * h
+        + k["age_sbp_high"] * a * sh
+        + k["age_diabetes"] * a * dm
+        + k["age_smoker"] * a * smk
+        + k["age_egfr_low"] * a * el
+        + k["constant"]
+    )
     return 100.0 * math.exp(x) / (1.0 + math.exp(x))
 
 
@@ -350,8 +477,11 @@ _SPECS: dict[tuple[int, str], tuple[Any, list[Variable], str]] = {
     (44, "friedewald-1972"): (ldl_friedewald, [TOTAL_CHOL, HDL, TRIGLYCERIDES], "decimal"),
     (44, "sampson-2020"): (ldl_sampson, [TOTAL_CHOL, HDL, TRIGLYCERIDES], "decimal"),
     (46, "atp3-framingham-2001"): (framingham_atp3, [SEX, AGE, TOTAL_CHOL, HDL, SBP, BP_MEDICINE, SMOKER], "decimal"),
-    (46, "prevent-2023"): (prevent_ascvd, [SEX, AGE, TOTAL_CHOL, HDL, SBP, BP_MEDICINE, STATIN, DIABETES, SMOKER,
-                                           EGFR], "decimal"),
+    (46, "prevent-2023"): (
+        prevent_ascvd,
+        [SEX, AGE, TOTAL_CHOL, HDL, SBP, BP_MEDICINE, STATIN, DIABETES, SMOKER, EGFR],
+        "decimal",
+    ),
 }
 
 
@@ -365,12 +495,14 @@ def coefficient_calculator(calculator_id: int, version: str) -> Calculator:
     try:
         fn, variables, output_type = _SPECS[(fv.calculator_id, fv.version)]
     except KeyError:
-        raise LibraryAbstain(f"calculator {calculator_id} version {version!r} has no library implementation",
-                             calculator_id=calculator_id) from None
+        raise LibraryAbstain(
+            f"calculator {calculator_id} version {version!r} has no library implementation", calculator_id=calculator_id
+        ) from None
     bound = partial(fn, fv.coefficients)
     bound.__name__ = fn.__name__  # type: ignore[attr-defined]
-    return Calculator(fv.calculator_id, f"{fv.title} [{fv.version}]", output_type,
-                      f"{fv.title}. {fv.source}", list(variables), bound)
+    return Calculator(
+        fv.calculator_id, f"{fv.title} [{fv.version}]", output_type, f"{fv.title}. {fv.source}", list(variables), bound
+    )
 
 
 def provenance(calc: Calculator, calculator_id: int, version: str | None) -> dict:
@@ -392,10 +524,13 @@ def library_reference(case: Any, version: str, *, convention: str = "exact") -> 
     except LibraryAbstain as exc:
         out["reason"] = str(exc)
         entities = case.entities if isinstance(case.entities, dict) else {}
-        missing = [v.name for v in calc.variables if v.default is None and not calc._find(entities, v)[0]] \
-            if "calc" in locals() else []
+        missing = (
+            [v.name for v in calc.variables if v.default is None and not calc._find(entities, v)[0]]
+            if "calc" in locals()
+            else []
+        )
         if len(missing) > 1:
-            out["reason"] = (f"{calc.name} (calculator {cid}): variables {missing} missing from the gold entities")
+            out["reason"] = f"{calc.name} (calculator {cid}): variables {missing} missing from the gold entities"
         out["missing"] = missing
     return out
 
@@ -405,4 +540,29 @@ def benchmark_round(value: Any) -> Any:
     return units.benchmark_round(value) if isinstance(value, float) else value
 
 
-__all__ = ["VERSIONS", "VERSIONS_FILE", "REFERENCE_LABEL", "FormulaVersion", "FormulaVersionError", "load_versions", "benchmark_version", "get_version", "parse_formula_versions", "version_text", "version_of", "ckd_epi", "mdrd", "meld_na", "meld_3", "ldl_friedewald", "ldl_sampson", "framingham_atp3", "prevent_ascvd", "implemented_versions", "coefficient_calculator", "library_reference", "provenance", "benchmark_coefficients"]
+__all__ = [
+    "REFERENCE_LABEL",
+    "VERSIONS",
+    "VERSIONS_FILE",
+    "FormulaVersion",
+    "FormulaVersionError",
+    "benchmark_coefficients",
+    "benchmark_version",
+    "ckd_epi",
+    "coefficient_calculator",
+    "framingham_atp3",
+    "get_version",
+    "implemented_versions",
+    "ldl_friedewald",
+    "ldl_sampson",
+    "library_reference",
+    "load_versions",
+    "mdrd",
+    "meld_3",
+    "meld_na",
+    "parse_formula_versions",
+    "prevent_ascvd",
+    "provenance",
+    "version_of",
+    "version_text",
+]

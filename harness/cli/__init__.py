@@ -3,6 +3,7 @@
 Commands are registered statically, in the order `harness --help` lists them; a missing module is an
 ImportError, never a silently absent command.
 """
+
 from __future__ import annotations
 
 import click
@@ -27,25 +28,25 @@ def main() -> None:
 
 
 SUBCOMMANDS = (
-    data,       # data fetch | pin | build-dev | check | list | show
-    run,        # run one arm over a dataset
-    score,      # rescore stored replies
-    formulas,   # formula catalogue check
-    export,     # results -> parquet / csv
+    data,  # data fetch | pin | build-dev | check | list | show
+    run,  # run one arm over a dataset
+    score,  # rescore stored replies
+    formulas,  # formula catalogue check
+    export,  # results -> parquet / csv
     checksums,  # sha256 sums of result files
-    verify,     # checksums + rescoring + table re-derivation (+ signatures: --signed-by)
-    sign,       # a result set's signed provenance (in-toto statement, DSSE, ed25519)
-    keygen,     # a new ed25519 signing key
+    verify,  # checksums + rescoring + table re-derivation (+ signatures: --signed-by)
+    sign,  # a result set's signed provenance (in-toto statement, DSSE, ed25519)
+    keygen,  # a new ed25519 signing key
     stats,
     tables,
     figures,
     report,
-    compare,    # the paper's numbers beside ours, a verdict per number
-    about,      # the opening paragraph of a result set
-    serve,      # model server launchers, preflight, reproduce plan
+    compare,  # the paper's numbers beside ours, a verdict per number
+    about,  # the opening paragraph of a result set
+    serve,  # model server launchers, preflight, reproduce plan
     cpu_model,  # the CPU models: fetch, id, path, describe, estimate, slots, inspect
-    shard,      # shard plan | run | submit (SLURM array)
-    merge,      # shard directories -> one result set
+    shard,  # shard plan | run | submit (SLURM array)
+    merge,  # shard directories -> one result set
 )
 for _command in SUBCOMMANDS:
     main.add_command(_command)

@@ -5,35 +5,58 @@ comparison-cases.csv (with --paper-cases) and comparison.png (harness.analysis.c
 integrity check found, one plain sentence per model and the verdict counts. The paper's values are the kit's
 committed harness/analysis/paper_values.json.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
 
-from harness.core.sums import refresh_own_sums
 from harness.analysis.comparison import IntegrityError, PaperCasesError, compare_root
 from harness.analysis.comparison.render import counts
 from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.cli.errors import explain
+from harness.core.sums import refresh_own_sums
 from harness.run.manifest import ManifestError
 
 
 @click.command("compare")
-@click.option("--results", "results_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              default=Path("results"), show_default=True, help="results root")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="output directory [default: RESULTS/comparison]")
+@click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="results root",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="output directory [default: RESULTS/comparison]",
+)
 @click.option("--dataset", default=None, help="compare this dataset's records when the root holds several")
-@click.option("--paper-cases", "paper_cases", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              default=None, help="a directory of the paper's per-case CSV files (Row Number, Calculator ID, Model, "
-                                 "Arm, Seed, Correct): adds the case-by-case agreement check")
-@click.option("--draws", type=click.IntRange(min=100), default=DEFAULT_DRAWS, show_default=True,
-              help="bootstrap draws (the paper's intervals use 10,000)")
+@click.option(
+    "--paper-cases",
+    "paper_cases",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="a directory of the paper's per-case CSV files (Row Number, Calculator ID, Model, "
+    "Arm, Seed, Correct): adds the case-by-case agreement check",
+)
+@click.option(
+    "--draws",
+    type=click.IntRange(min=100),
+    default=DEFAULT_DRAWS,
+    show_default=True,
+    help="bootstrap draws (the paper's intervals use 10,000)",
+)
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="bootstrap RNG seed")
-def compare(results_dir: Path, out_dir: Path | None, dataset: str | None, paper_cases: Path | None, draws: int,
-            seed: int) -> None:
+def compare(
+    results_dir: Path, out_dir: Path | None, dataset: str | None, paper_cases: Path | None, draws: int, seed: int
+) -> None:
     """The paper's values and claims (Table 1, Table 2, the text) beside these results: per number the paper's value
     and interval, yours with your cases x seeds and interval, the rerun tolerance (from the paper's rerun evidence;
     your seeds' spread beside it, never widening it) and a verdict (reproduced / consistent / discrepancy / not
@@ -70,10 +93,15 @@ def compare(results_dir: Path, out_dir: Path | None, dataset: str | None, paper_
     click.echo("claims: " + ", ".join(f"{k} {v}" for k, v in sorted(counts(files.claims).items())))
     if files.cases is not None:
         click.echo("per case: " + ", ".join(f"{k} {v}" for k, v in sorted(counts(files.cases).items())))
-    differ = [f"{r['field']} ({', '.join(r['differs'])})" if r.get("differs") else r["setting"]
-              for r in files.ledger if not r["status"].startswith("matches")]
-    click.echo(f"settings: {len(files.ledger) - len(differ)} match the paper's, {len(differ)} differ or are not "
-               "recorded" + (f": {'; '.join(differ)}" if differ else ""))
+    differ = [
+        f"{r['field']} ({', '.join(r['differs'])})" if r.get("differs") else r["setting"]
+        for r in files.ledger
+        if not r["status"].startswith("matches")
+    ]
+    click.echo(
+        f"settings: {len(files.ledger) - len(differ)} match the paper's, {len(differ)} differ or are not "
+        "recorded" + (f": {'; '.join(differ)}" if differ else "")
+    )
     for p in files.paths:
         click.echo(f"wrote {p}")
-    refresh_own_sums(results_dir, out_dir)    # its output inside the root: the root's sums cover it
+    refresh_own_sums(results_dir, out_dir)  # its output inside the root: the root's sums cover it

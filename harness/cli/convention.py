@@ -1,4 +1,5 @@
 """The `--convention` option every command that solves or scores takes, and how the CLI says which applies."""
+
 from __future__ import annotations
 
 import click
@@ -6,16 +7,19 @@ import click
 from harness.data.conventions import ConventionChoice, convention_names, resolve_convention
 from harness.data.errors import DatasetError
 
-HELP = ("Unit convention for gold variables, extractions and library references: exact (plain arithmetic, "
-        "MedCalc-Bench Verified) or medcalc-v1.0 (v1.0's stepwise-rounded conversions). Default: by content, the "
-        "file's sha256 or its rows (known v1.0 rows -> medcalc-v1.0; a file mixing conventions is refused), else "
-        "exact; never by file name.")
+HELP = (
+    "Unit convention for gold variables, extractions and library references: exact (plain arithmetic, "
+    "MedCalc-Bench Verified) or medcalc-v1.0 (v1.0's stepwise-rounded conversions). Default: by content, the "
+    "file's sha256 or its rows (known v1.0 rows -> medcalc-v1.0; a file mixing conventions is refused), else "
+    "exact; never by file name."
+)
 
 
 def convention_option(fn):
     """Click decorator: ``--convention exact|medcalc-v1.0`` (passed as ``convention``, None when not given)."""
-    return click.option("--convention", "convention", default=None, type=click.Choice(convention_names()),
-                        help=HELP)(fn)
+    return click.option("--convention", "convention", default=None, type=click.Choice(convention_names()), help=HELP)(
+        fn
+    )
 
 
 def announce(dataset, option: str | None, *, quiet: bool = False) -> ConventionChoice:

@@ -1,4 +1,5 @@
 """`harness data ...`: fetch, pin, build, check, list and show the MedCalc-Bench datasets the kit knows."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -57,38 +58,56 @@ def fetch_cmd(revision: str | None, out: Path | None, endpoint: str | None, pins
 
 
 @data.command("build-dev")
-@click.option("--source", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="MedCalc-Bench v1.0 dataset/test_data.csv (sha256 c2d23097...; download it on a networked machine "
-                   f"from {dev_split.V1_TEST_DATA_URL}).")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="File or directory to write test_dev_v1.0.csv to (default: where --dataset dev looks: "
-                   "$MEDCALC_SHARED_DIR, else $MATHSOLVER_DATA_DIR or ~/.cache/mathsolver-kit).")
+@click.option(
+    "--source",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="MedCalc-Bench v1.0 dataset/test_data.csv (sha256 c2d23097...; download it on a networked machine "
+    f"from {dev_split.V1_TEST_DATA_URL}).",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="File or directory to write test_dev_v1.0.csv to (default: where --dataset dev looks: "
+    "$MEDCALC_SHARED_DIR, else $MATHSOLVER_DATA_DIR or ~/.cache/mathsolver-kit).",
+)
 def build_dev_cmd(source: Path, out: Path | None) -> None:
     """Build the 'dev' split (625 rows of MedCalc-Bench v1.0) from the pinned v1.0 test_data.csv."""
     try:
         path = dev_split.build_dev(source, out)
     except DatasetError as exc:
         _fail(exc)
-    click.echo(f"dev split ok: {path} ({dev_split.definition()['rows']} rows, sha256 "
-               f"{dev_split.definition()['sha256'][:12]}...); use it with --dataset dev")
+    click.echo(
+        f"dev split ok: {path} ({dev_split.definition()['rows']} rows, sha256 "
+        f"{dev_split.definition()['sha256'][:12]}...); use it with --dataset dev"
+    )
 
 
 @data.command("rehearsal-set")
 @click.argument("out_csv", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--per-calculator", type=click.IntRange(1), required=True, help="Cases per calculator.")
-@click.option("--source", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Benchmark-schema CSV the rows are taken from [the dev rows: --dataset dev].")
+@click.option(
+    "--source",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Benchmark-schema CSV the rows are taken from [the dev rows: --dataset dev].",
+)
 def rehearsal_set_cmd(out_csv: Path, per_calculator: int, source: Path | None) -> None:
     """Build a rehearsal case set (N dev rows per calculator, fresh row numbers) and its provenance; print the set's
     unit convention on stdout (for `--convention "$(...)"`), the summary on stderr."""
     import json
+
     from harness.data.rehearsal_set import RehearsalSetError, build_rehearsal_set, dev_rows_csv
+
     try:
         info = build_rehearsal_set(source or dev_rows_csv(), out_csv, per_calculator)
     except (FileNotFoundError, RehearsalSetError) as exc:
         _fail(exc)
-    click.echo(json.dumps({k: info[k] for k in ("n_cases", "reused_rows", "source_sha256", "csv_sha256",
-                                                "convention")}), err=True)
+    click.echo(
+        json.dumps({k: info[k] for k in ("n_cases", "reused_rows", "source_sha256", "csv_sha256", "convention")}),
+        err=True,
+    )
     click.echo(info["convention"])
 
 
@@ -162,10 +181,28 @@ def show_cmd(dataset, case_id: str | None) -> None:
     if case_id:
         case = dataset.by_case_id().get(case_id)
         if case is None:
-            raise click.ClickException(f"{dataset.path}: no case {case_id!r} (case ids are <calculator_id>-<row_number>)")
-        for field_name in ("case_id", "row_number", "calculator_id", "calculator_name", "category", "output_type",
-                           "raw_output_type", "note_id", "note_type", "gold_answer", "gold_value", "lower_limit",
-                           "upper_limit", "entities", "question", "note", "explanation"):
+            raise click.ClickException(
+                f"{dataset.path}: no case {case_id!r} (case ids are <calculator_id>-<row_number>)"
+            )
+        for field_name in (
+            "case_id",
+            "row_number",
+            "calculator_id",
+            "calculator_name",
+            "category",
+            "output_type",
+            "raw_output_type",
+            "note_id",
+            "note_type",
+            "gold_answer",
+            "gold_value",
+            "lower_limit",
+            "upper_limit",
+            "entities",
+            "question",
+            "note",
+            "explanation",
+        ):
             value = getattr(case, field_name)
             click.echo(f"{field_name}: {value!r}" if not isinstance(value, str) else f"{field_name}: {value}")
         return

@@ -1,5 +1,6 @@
 """The `--dataset` option of the commands: a pinned name or a dataset file, loaded by the data stage
 (harness.data.dataset); the data stage itself knows nothing of click."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -7,6 +7,7 @@ directory, foreign or corrupt result records, a corrupt response-cache entry) be
 a bug still shows its traceback. `check_out_dir` is the preflight `harness run` makes before it writes
 anything (the model server's is harness.model.preflight, called by the run session).
 """
+
 from __future__ import annotations
 
 import errno
@@ -33,8 +34,9 @@ def check_out_dir(out_dir: str | os.PathLike) -> Path:
         probe.unlink()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise click.ClickException(f"cannot write results to {out} ({reason}: {exc.filename or out}); "
-                                   "choose a writable directory with --out") from None
+        raise click.ClickException(
+            f"cannot write results to {out} ({reason}: {exc.filename or out}); choose a writable directory with --out"
+        ) from None
     return out
 
 
@@ -49,19 +51,27 @@ def explain(exc: BaseException, command: str | None = None) -> str | None:
     if isinstance(exc, (ModelServerError, CacheEntryError)):
         return str(exc)
     if isinstance(exc, ModelRequestError):
-        return (f"model request failed, run stopped (finished rows are kept; rerun to resume): {exc}")
+        return f"model request failed, run stopped (finished rows are kept; rerun to resume): {exc}"
     if type(exc).__name__ in ("ExecutorUnavailable", "ContainerBackendUnavailable"):
-        return (f"the container executor backend is unavailable: {exc}\n"
-                "Install docker and gVisor (make host executor-image) or pass --executor-backend process.")
+        return (
+            f"the container executor backend is unavailable: {exc}\n"
+            "Install docker and gVisor (make host executor-image) or pass --executor-backend process."
+        )
     if isinstance(exc, (StoreError, ResultsError, RescoreError)):
-        return (f"{exc}\nThe results root holds records that the kit did not write or that do not belong together: "
-                "move the named file out (or fix it) and rerun; other result files are untouched.")
-    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EROFS, errno.ENOTDIR, errno.ENOSPC,
-                                                  errno.EPERM):
-        kept = ("finished rows are kept" if command is None or command in WRITES_RESULTS
-                else "nothing under --results was changed")
-        return (f"cannot write {exc.filename or 'a results file'} ({exc.strerror}); choose a writable --out or "
-                f"free space; {kept}.")
+        return (
+            f"{exc}\nThe results root holds records that the kit did not write or that do not belong together: "
+            "move the named file out (or fix it) and rerun; other result files are untouched."
+        )
+    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EROFS, errno.ENOTDIR, errno.ENOSPC, errno.EPERM):
+        kept = (
+            "finished rows are kept"
+            if command is None or command in WRITES_RESULTS
+            else "nothing under --results was changed"
+        )
+        return (
+            f"cannot write {exc.filename or 'a results file'} ({exc.strerror}); choose a writable --out or "
+            f"free space; {kept}."
+        )
     return None
 
 

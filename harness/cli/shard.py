@@ -9,6 +9,7 @@ The reproduce options are those of `harness serve reproduce` (launcher, models, 
 out, ...). `make reproduce SLURM=1 [SHARDS=N] [PARTITION=...] [GPUS_PER_TASK=...] [DRY_RUN=1]` calls
 `shard submit`.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,15 +25,26 @@ from harness.core.typed_json import to_json
 
 def _run_options(f):
     opts = [
-        click.option("--executor-backend", type=click.Choice(REQUESTABLE_BACKENDS), default="auto",
-                     show_default=True),
-        click.option("--concurrency", type=click.IntRange(1, 1024), default=None,
-                     help="Requests in flight per shard [default: the server's max-num-seqs; 1 for llama.cpp]."),
+        click.option("--executor-backend", type=click.Choice(REQUESTABLE_BACKENDS), default="auto", show_default=True),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 1024),
+            default=None,
+            help="Requests in flight per shard [default: the server's max-num-seqs; 1 for llama.cpp].",
+        ),
         click.option("--timeout", type=float, default=900.0, show_default=True, help="Per-request timeout, seconds."),
-        click.option("--ready-timeout", type=float, default=None,
-                     help="Seconds to wait for /v1/models [vllm 1800, llama.cpp 300]."),
-        click.option("--draws", type=click.IntRange(min=100), default=None,
-                     help="Bootstrap draws of the merged statistics [default: the kit's 10,000]."),
+        click.option(
+            "--ready-timeout",
+            type=float,
+            default=None,
+            help="Seconds to wait for /v1/models [vllm 1800, llama.cpp 300].",
+        ),
+        click.option(
+            "--draws",
+            type=click.IntRange(min=100),
+            default=None,
+            help="Bootstrap draws of the merged statistics [default: the kit's 10,000].",
+        ),
         click.option("--shards", "n_shards", type=click.IntRange(1), required=True, help="Number of shards."),
     ]
     for opt in reversed(opts):
@@ -41,8 +53,15 @@ def _run_options(f):
 
 
 def _cfg(executor_backend, concurrency, timeout, ready_timeout, draws, **kw):
-    return _config(**kw, executor_backend=executor_backend, concurrency=concurrency, timeout=timeout,
-                   ready_timeout=ready_timeout, draws=draws, progress=False)
+    return _config(
+        **kw,
+        executor_backend=executor_backend,
+        concurrency=concurrency,
+        timeout=timeout,
+        ready_timeout=ready_timeout,
+        draws=draws,
+        progress=False,
+    )
 
 
 @click.group("shard")
@@ -53,11 +72,17 @@ def shard() -> None:
 @shard.command("plan")
 @_common
 @_run_options
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the plan here [default: print it].")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the plan here [default: print it].",
+)
 def plan_cmd(n_shards, json_path, **kw):
     """The stable split by model, arm, seed and case range (one case of one arm and seed is never split)."""
     from harness.reproduce.shard import ShardError, build_shard_plan, write_plan
+
     cfg = _cfg(**kw)
     try:
         plan = build_shard_plan(cfg, n_shards)
@@ -65,8 +90,10 @@ def plan_cmd(n_shards, json_path, **kw):
         raise click.ClickException(str(exc)) from None
     if json_path:
         write_plan(plan, json_path)
-        click.echo(f"{plan.n_shards} shard(s), {plan.n_units} unit(s), units per shard "
-                   f"{[s.units for s in plan.shards]}, request order {plan.config.order} -> {json_path}")
+        click.echo(
+            f"{plan.n_shards} shard(s), {plan.n_units} unit(s), units per shard "
+            f"{[s.units for s in plan.shards]}, request order {plan.config.order} -> {json_path}"
+        )
     else:
         click.echo(json.dumps(to_json(plan), indent=1, sort_keys=True))
 
@@ -74,23 +101,33 @@ def plan_cmd(n_shards, json_path, **kw):
 @shard.command("run")
 @click.option("--plan", "plan_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--shard", "index", required=True, type=click.IntRange(0), help="Shard index ($SLURM_ARRAY_TASK_ID).")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="The reproduction's directory; the shard writes OUT/shards/shard-KKK.")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The reproduction's directory; the shard writes OUT/shards/shard-KKK.",
+)
 def run_cmd(plan_path, index, out):
     """Run one shard (resumable): start its models' servers, run its slices, stop them. Exit 1 on failure."""
     from harness.reproduce.config import ReproduceError
     from harness.reproduce.shard import ShardError, load_plan, run_shard
+
     try:
         manifest = run_shard(load_plan(plan_path), index, out, echo=click.echo)
     except (ShardError, ReproduceError) as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:
-        click.echo(f"shard {index}: interrupted (SIGTERM or Ctrl-C); its server was stopped, finished records are "
-                   "kept; resubmit to resume", err=True)
+        click.echo(
+            f"shard {index}: interrupted (SIGTERM or Ctrl-C); its server was stopped, finished records are "
+            "kept; resubmit to resume",
+            err=True,
+        )
         sys.exit(130)
     except Exception as exc:
         from harness.model.client import ModelRequestError
         from harness.model.serving import LaunchError
+
         if isinstance(exc, (LaunchError, ModelRequestError)):
             raise click.ClickException(f"shard {index}: {exc}") from None
         raise
@@ -103,17 +140,22 @@ def run_cmd(plan_path, index, out):
 @_common
 @_run_options
 @click.option("--partition", default=None, help="SLURM partition [default: the cluster's default].")
-@click.option("--gpus-per-task", type=click.IntRange(0), default=None,
-              help="GPUs per array task [default for vllm: the largest tensor-parallel size of the models "
-                   "(1; 2 with Mistral-7B); 0 otherwise].")
+@click.option(
+    "--gpus-per-task",
+    type=click.IntRange(0),
+    default=None,
+    help="GPUs per array task [default for vllm: the largest tensor-parallel size of the models "
+    "(1; 2 with Mistral-7B); 0 otherwise].",
+)
 @click.option("--cpus-per-task", type=click.IntRange(1), default=None)
 @click.option("--time", "time_limit", default=None, help="sbatch --time per task, e.g. 08:00:00.")
 @click.option("--dry-run", is_flag=True, help="Print the plan summary, both sbatch scripts and the commands.")
 def submit_cmd(partition, gpus_per_task, cpus_per_task, time_limit, dry_run, n_shards, **kw):
     """Write the plan, the array script and the merge script under OUT/slurm/ and submit them (sbatch
     --array, then the merge with --dependency=afterok). Again after a failure: only missing shards rerun."""
-    from harness.reproduce.slurm import SlurmOptions, submit
     from harness.reproduce.shard import ShardError
+    from harness.reproduce.slurm import SlurmOptions, submit
+
     cfg = _cfg(**kw)
     gpus = gpus_per_task if gpus_per_task is not None else _default_gpus(cfg)
     opts = SlurmOptions(partition=partition, gpus_per_task=gpus, cpus_per_task=cpus_per_task, time_limit=time_limit)
@@ -132,15 +174,25 @@ def _default_gpus(cfg) -> int:
 @click.command("merge")
 @click.argument("shard_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--plan", "plan_path", default=None, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="The shard plan: every one of its shards must be given.")
-@click.option("--draws", type=click.IntRange(min=100), default=None,
-              help="Bootstrap draws [default: the plan's, else the kit's 10,000].")
+@click.option(
+    "--plan",
+    "plan_path",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The shard plan: every one of its shards must be given.",
+)
+@click.option(
+    "--draws",
+    type=click.IntRange(min=100),
+    default=None,
+    help="Bootstrap draws [default: the plan's, else the kit's 10,000].",
+)
 @click.option("--no-outputs", is_flag=True, help="Only records, manifest and checksums (no stats/tables/report).")
 def merge(shard_dirs, out, plan_path, draws, no_outputs):
     """Merge shard directories by record key into OUT (refusing shards that differ), then tables and checksums."""
     from harness.reproduce.merge import merge_shards
     from harness.reproduce.shard import ShardError, load_plan
+
     try:
         plan = load_plan(plan_path) if plan_path else None
         if draws is None and plan is not None:

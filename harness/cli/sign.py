@@ -1,4 +1,5 @@
 """`harness sign` and `harness keygen`: signed result sets (harness.verify.provenance)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,9 +15,14 @@ DEFAULT_KEY = Path("~/.config/mathsolver-kit/signing/id_ed25519")
 
 @click.command()
 @click.argument("results", type=click.Path(file_okay=False, exists=True, path_type=Path))
-@click.option("--key", "key_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="An ed25519 private key: OpenSSH's (e.g. ~/.ssh/id_ed25519) or one `harness keygen` made. An "
-                   "encrypted key takes its passphrase from $HARNESS_SIGNING_PASSPHRASE.")
+@click.option(
+    "--key",
+    "key_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="An ed25519 private key: OpenSSH's (e.g. ~/.ssh/id_ed25519) or one `harness keygen` made. An "
+    "encrypted key takes its passphrase from $HARNESS_SIGNING_PASSPHRASE.",
+)
 def sign(results: Path, key_path: Path) -> None:
     """Sign a result set: an in-toto statement (every file of its sums with its sha256, and what produced it: the
     kit's commit, images, locks, dataset, model revisions, executor policy, launcher, server version) in a DSSE
@@ -31,10 +37,20 @@ def sign(results: Path, key_path: Path) -> None:
 
 
 @click.command()
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_KEY,
-              show_default=True, help="Where the private key goes (never inside the kit's checkout); OUT.pub too.")
-@click.option("--principal", default="mathsolver-kit-results", show_default=True,
-              help="The name the allowed-signers line gives the key.")
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_KEY,
+    show_default=True,
+    help="Where the private key goes (never inside the kit's checkout); OUT.pub too.",
+)
+@click.option(
+    "--principal",
+    default="mathsolver-kit-results",
+    show_default=True,
+    help="The name the allowed-signers line gives the key.",
+)
 def keygen(out_path: Path, principal: str) -> None:
     """Make a new ed25519 signing key (OpenSSH format, mode 0600) and print its allowed-signers line."""
     out_path = out_path.expanduser().resolve()

@@ -11,6 +11,7 @@ defined once.
 Every JSON the kit hashes, compares or writes to a file goes through these (the executor keeps its own policy
 hash: it imports nothing from the harness); JSON printed for a reader (`--json` output) need not.
 """
+
 from __future__ import annotations
 
 import json

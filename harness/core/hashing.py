@@ -1,4 +1,5 @@
 """sha256 of a file on disk (the one file-hash helper: datasets, sums files, run manifests)."""
+
 from __future__ import annotations
 
 import hashlib

@@ -1,5 +1,6 @@
 """What the kit's install scripts recorded about this host: the runsc runtime they installed (release, platform
 chosen by a measured self-test), which the executor's preflight and the reproduce manifest copy."""
+
 from __future__ import annotations
 
 import json
@@ -9,9 +10,9 @@ from typing import Any
 
 from harness.core.typed_json import TypedJsonError, from_json
 
-RUNSC_RECORD = Path("/etc/docker/mathsolver-runsc.json")   # written by scripts/install-host.sh
+RUNSC_RECORD = Path("/etc/docker/mathsolver-runsc.json")  # written by scripts/install-host.sh
 
-__all__ = ["RUNSC_RECORD", "RunscRecord", "runsc_record", "runsc_host_record"]
+__all__ = ["RUNSC_RECORD", "RunscRecord", "runsc_host_record", "runsc_record"]
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class RunscRecord:
     release: str
     platform: str
     chosen_by: str
-    self_test_s: dict[str, float | None]   # None: the platform failed its self-test
+    self_test_s: dict[str, float | None]  # None: the platform failed its self-test
     os: str
 
 

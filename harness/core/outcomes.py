@@ -14,6 +14,7 @@ below is the order of the outcome columns in summaries and the code of each outc
     request_rejected   the model server refused one of the case's requests with a 4xx answer (e.g. prompt +
                        max_tokens over the served context): recorded, counted and named in the log, never retried
 """
+
 from __future__ import annotations
 
 import enum

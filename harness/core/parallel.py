@@ -1,12 +1,14 @@
 """Work spread over processes, results in input order (so what is written never depends on how many workers
 ran): `ordered_map(fn, items)`. Workers: HARNESS_WORKERS, else the CPUs this process may use (at most 8);
 one worker, or one item, runs in this process."""
+
 from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from typing import Callable, Iterable, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")

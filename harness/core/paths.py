@@ -1,4 +1,5 @@
 """Where the repository and the package's bundled files are on disk (one definition, used by every stage)."""
+
 from __future__ import annotations
 
 from pathlib import Path

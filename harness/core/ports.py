@@ -1,4 +1,5 @@
 """A free TCP port on the loopback interface (for servers the kit starts itself)."""
+
 from __future__ import annotations
 
 import socket

@@ -9,6 +9,7 @@ In the spirit of lm-evaluation-harness's `Registry[T]`: a read-only mapping from
   later (tests, one-off studies) can be unregistered;
 - says which names it knows when asked for an unknown one (ValueError: "unknown arm 'x'; known arms: ...").
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -26,8 +27,15 @@ def _name_attribute(obj: Any) -> str:
 class Registry(Mapping[str, T], Generic[T]):
     """Name -> object, in registration order (module docstring)."""
 
-    def __init__(self, kind: str, type_: type | tuple[type, ...], *, name_of: Callable[[T], str] = _name_attribute,
-                 plural: str | None = None, classes: bool = False) -> None:
+    def __init__(
+        self,
+        kind: str,
+        type_: type | tuple[type, ...],
+        *,
+        name_of: Callable[[T], str] = _name_attribute,
+        plural: str | None = None,
+        classes: bool = False,
+    ) -> None:
         """`type_`: what entries must be instances of (with `classes`, subclasses of)."""
         self.kind = kind
         self._classes = classes
@@ -90,7 +98,7 @@ class Registry(Mapping[str, T], Generic[T]):
             if alias in self._entries or self._aliases.get(alias, name) != name:
                 raise ValueError(f"{self.kind} alias {alias!r} is already registered")
         self._entries[name] = obj
-        self._aliases.update({a: name for a in aliases})
+        self._aliases.update(dict.fromkeys(aliases, name))
         return obj
 
     def unregister(self, name: str) -> None:

@@ -1,11 +1,12 @@
 """The seed-list syntax every stage accepts: "42-46", "42,43" or "42", at most MAX_SEEDS seeds."""
+
 from __future__ import annotations
 
-MAX_SEEDS = 100   # the paper runs 5; a typo such as 42-1000000 would otherwise plan a million runs
+MAX_SEEDS = 100  # the paper runs 5; a typo such as 42-1000000 would otherwise plan a million runs
 
 
 def parse_seeds(text: str) -> list[int]:
-    """"42-46", "42,43" or "42" -> sorted distinct seeds; ValueError naming the part that is not a seed or a
+    """ "42-46", "42,43" or "42" -> sorted distinct seeds; ValueError naming the part that is not a seed or a
     range (a range running backwards included), when there is no seed at all, or when there are more than
     MAX_SEEDS."""
     seeds: set[int] = set()
@@ -23,7 +24,9 @@ def parse_seeds(text: str) -> list[int]:
         except ValueError:
             raise ValueError(f"{part!r} is not a seed or a range like 42-46") from None
         if hi - lo + 1 > MAX_SEEDS:
-            raise ValueError(f"{part!r} is {hi - lo + 1:,} seeds; at most {MAX_SEEDS} per run (the paper uses 5: 42-46)")
+            raise ValueError(
+                f"{part!r} is {hi - lo + 1:,} seeds; at most {MAX_SEEDS} per run (the paper uses 5: 42-46)"
+            )
         seeds.update(range(lo, hi + 1))
         if len(seeds) > MAX_SEEDS:
             raise ValueError(f"{text!r} is more than {MAX_SEEDS} seeds; at most {MAX_SEEDS} per run")

@@ -14,6 +14,7 @@ ends (an error, Ctrl-C), through `SumsOnExit` and `write_own_sums`, the one writ
 checksums update` writes them on demand. The repository's `results/` and its committed sets are covered by the
 committed list instead (`in_committed_list`), which only `harness checksums update` rewrites.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,11 +26,11 @@ from pathlib import Path
 from harness.core.hashing import file_sha256
 from harness.core.paths import REPO_ROOT
 
-SUMS_FILE = "SHA256SUMS"                              # a results root's own sums, paths relative to that root
-SIGNATURE_FILE = "provenance.dsse.json"               # a set's signed statement (harness.verify.provenance): it signs
-                                                      # the sums' files, so no sums file lists it
-COMMITTED_SUMS = REPO_ROOT / "checksums" / "results.sha256"   # the committed result sets', relative to the repo
-REPO_RESULTS = REPO_ROOT / "results"                  # the committed sets' parent
+SUMS_FILE = "SHA256SUMS"  # a results root's own sums, paths relative to that root
+SIGNATURE_FILE = "provenance.dsse.json"  # a set's signed statement (harness.verify.provenance): it signs
+# the sums' files, so no sums file lists it
+COMMITTED_SUMS = REPO_ROOT / "checksums" / "results.sha256"  # the committed result sets', relative to the repo
+REPO_RESULTS = REPO_ROOT / "results"  # the committed sets' parent
 
 
 class SumsError(Exception):
@@ -39,8 +40,14 @@ class SumsError(Exception):
 def covered_files(tree: Path) -> list[Path]:
     """Every regular file under a results tree (hidden files, caches, the tree's own SHA256SUMS and every set's
     signed statement, SIGNATURE_FILE, excluded)."""
-    return sorted(p for p in tree.rglob("*") if p.is_file() and p != tree / SUMS_FILE and p.name != SIGNATURE_FILE
-                  and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(tree).parts))
+    return sorted(
+        p
+        for p in tree.rglob("*")
+        if p.is_file()
+        and p != tree / SUMS_FILE
+        and p.name != SIGNATURE_FILE
+        and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(tree).parts)
+    )
 
 
 def read_sums(path: Path) -> dict[str, str]:
@@ -70,8 +77,11 @@ def write_sums(path: Path, trees: list[Path], root: Path = REPO_ROOT) -> int:
         for p in covered_files(tree):
             lines.append(f"{file_sha256(p)}  {p.relative_to(root).as_posix()}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("# sha256 of every committed result file; regenerate with `harness checksums update`\n"
-                    + "\n".join(sorted(lines, key=lambda s: s[66:])) + "\n")
+    path.write_text(
+        "# sha256 of every committed result file; regenerate with `harness checksums update`\n"
+        + "\n".join(sorted(lines, key=lambda s: s[66:]))
+        + "\n"
+    )
     return len(lines)
 
 
@@ -149,8 +159,11 @@ class SumsOnExit:
         except OSError as write_error:
             if exc_type is None:
                 raise
-            print(f"could not write {self.root / SUMS_FILE} ({write_error}); `harness checksums update --results "
-                  f"{self.root}` writes it", file=sys.stderr)
+            print(
+                f"could not write {self.root / SUMS_FILE} ({write_error}); `harness checksums update --results "
+                f"{self.root}` writes it",
+                file=sys.stderr,
+            )
 
 
 def refresh_own_sums(results_root: Path, written: Path) -> SumsWritten | None:
@@ -176,12 +189,16 @@ class SumsReport:
         return not (self.missing or self.changed or self.unlisted)
 
     def lines(self) -> list[str]:
-        return ([f"MISSING  {p}" for p in self.missing] + [f"CHANGED  {p}" for p in self.changed]
-                + [f"UNLISTED {p}" for p in self.unlisted])
+        return (
+            [f"MISSING  {p}" for p in self.missing]
+            + [f"CHANGED  {p}" for p in self.changed]
+            + [f"UNLISTED {p}" for p in self.unlisted]
+        )
 
 
-def check_sums(entries: dict[str, str], trees: list[Path], root: Path,
-               digest: Callable[[Path], str] = file_sha256) -> SumsReport:
+def check_sums(
+    entries: dict[str, str], trees: list[Path], root: Path, digest: Callable[[Path], str] = file_sha256
+) -> SumsReport:
     """Each listed file (path relative to `root`) against its sha256; every file under `trees` not listed.
     `digest`: how a file's sha256 is had (a caller that hashed the files already passes its lookup)."""
     root = root.resolve()
@@ -209,8 +226,8 @@ class Sums:
     """The sums that cover one result set: its entries (paths relative to `base`), where they come from."""
 
     entries: dict[str, str]
-    base: Path          # the directory the entries' paths are relative to
-    source: Path        # the sums file read
+    base: Path  # the directory the entries' paths are relative to
+    source: Path  # the sums file read
 
 
 def sums_for(result_set: Path, within: Path | None = None, committed: Path = COMMITTED_SUMS) -> Sums | None:
@@ -225,7 +242,7 @@ def sums_for(result_set: Path, within: Path | None = None, committed: Path = COM
             return Sums(read_sums(d / SUMS_FILE), d, d / SUMS_FILE)
     if committed.is_file():
         prefix = f"results/{result_set.name}/"
-        entries = {rel[len(prefix):]: digest for rel, digest in read_sums(committed).items() if rel.startswith(prefix)}
+        entries = {rel[len(prefix) :]: digest for rel, digest in read_sums(committed).items() if rel.startswith(prefix)}
         if entries:
             return Sums(entries, result_set, committed)
     return None

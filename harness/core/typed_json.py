@@ -9,24 +9,25 @@ Declared types understood: a dataclass (nested), `X | None`, `list[X]`, `tuple[X
 `Literal[...]`, `Any`, and str, int, float (an int is a float; a bool is neither), bool. A JSON array read into a
 `tuple[X, ...]` field becomes a tuple, so a value read back equals the value written.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import types
 import typing
-from functools import lru_cache
+from functools import cache
 from typing import Any, Literal, TypeVar, Union
 
 T = TypeVar("T")
 
-__all__ = ["TypedJsonError", "from_json", "to_json", "field_names"]
+__all__ = ["TypedJsonError", "field_names", "from_json", "to_json"]
 
 
 class TypedJsonError(ValueError):
     """JSON that is not a value of the type; the message starts with the field path."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hints(cls: Any) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
@@ -36,13 +37,23 @@ def field_names(cls: Any) -> tuple[str, ...]:
 
 
 def _required(cls: Any) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls)
-                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+    return tuple(
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    )
 
 
 def _kind(value: Any) -> str:
-    return {dict: "a JSON object", list: "a JSON array", str: "a string", bool: "a boolean", int: "an integer",
-            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        dict: "a JSON object",
+        list: "a JSON array",
+        str: "a string",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)
 
 
 def _read(tp: Any, value: Any, where: str) -> Any:
@@ -112,9 +123,11 @@ def from_json(cls: type[T], data: Any, where: str = "") -> T:
         raise TypedJsonError(f"missing field(s) {', '.join(missing)}")
     unknown = sorted(set(data) - set(field_names(cls)))
     if unknown:
-        raise TypedJsonError(f"unknown field(s) {', '.join(prefix + u for u in unknown)} (a {cls.__name__} has "
-                             f"{', '.join(field_names(cls))})")
-    hints = _hints(typing.cast(Any, cls))   # lru_cache asks for Hashable; a class is
+        raise TypedJsonError(
+            f"unknown field(s) {', '.join(prefix + u for u in unknown)} (a {cls.__name__} has "
+            f"{', '.join(field_names(cls))})"
+        )
+    hints = _hints(typing.cast(Any, cls))  # lru_cache asks for Hashable; a class is
     return cls(**{name: _read(hints[name], value, prefix + name) for name, value in data.items()})
 
 

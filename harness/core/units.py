@@ -24,21 +24,43 @@ in days 1/365.25.
 Unknown units are an error everywhere: every function raises :class:`UnitError` naming the quantity, the
 unit it cannot handle and the units it knows. Nothing passes a value through in a unit it does not know.
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from collections.abc import Callable
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = [
-    "UnitError", "Convention", "EXACT", "MEDCALC_V1", "CONVENTIONS", "get_convention", "benchmark_round",
-    "norm_unit", "weight_kg", "height_cm", "age_years", "concentration", "platelets_per_nl", "cells_per_ul",
-    "blood_pressure_mmhg", "interval_ms", "heart_rate_bpm", "respiratory_rate", "enzyme_u_per_l",
-    "insulin_uiu_per_ml", "bmi_kg_m2", "percent", "temperature_c", "dimensionless", "convert",
     "COMPOUNDS",
+    "CONVENTIONS",
+    "EXACT",
+    "MEDCALC_V1",
+    "Convention",
+    "UnitError",
+    "age_years",
+    "benchmark_round",
+    "blood_pressure_mmhg",
+    "bmi_kg_m2",
+    "cells_per_ul",
+    "concentration",
+    "convert",
+    "dimensionless",
+    "enzyme_u_per_l",
+    "get_convention",
+    "heart_rate_bpm",
+    "height_cm",
+    "insulin_uiu_per_ml",
+    "interval_ms",
+    "norm_unit",
+    "percent",
+    "platelets_per_nl",
+    "respiratory_rate",
+    "temperature_c",
+    "weight_kg",
 ]
 
 
@@ -56,28 +78,41 @@ def benchmark_round(x: float) -> float:
 
 
 # compound -> (molar mass g/mol or None, valence or None)
-COMPOUNDS: Mapping[str, tuple[float | None, int | None]] = MappingProxyType({
-    "creatinine": (113.12, None),
-    "glucose": (180.16, None),
-    "sodium": (22.99, 1),
-    "potassium": (39.10, 1),
-    "chloride": (35.45, 1),
-    "bicarbonate": (61.02, 1),
-    "calcium": (40.08, 2),
-    "bun": (28.02, None),
-    "cholesterol": (386.654, None),
-    "triglycerides": (861.338, None),
-    "bilirubin": (548.66, None),
-    "bilirubin-584.66": (584.66, None),
-    "albumin": (66500.0, None),
-    "hemoglobin": (64500.0, None),
-})
+COMPOUNDS: Mapping[str, tuple[float | None, int | None]] = MappingProxyType(
+    {
+        "creatinine": (113.12, None),
+        "glucose": (180.16, None),
+        "sodium": (22.99, 1),
+        "potassium": (39.10, 1),
+        "chloride": (35.45, 1),
+        "bicarbonate": (61.02, 1),
+        "calcium": (40.08, 2),
+        "bun": (28.02, None),
+        "cholesterol": (386.654, None),
+        "triglycerides": (861.338, None),
+        "bilirubin": (548.66, None),
+        "bilirubin-584.66": (584.66, None),
+        "albumin": (66500.0, None),
+        "hemoglobin": (64500.0, None),
+    }
+)
 
-_AGE_YEARS = MappingProxyType({
-    "years": 1.0, "year": 1.0, "yr": 1.0, "yrs": 1.0, "y": 1.0,
-    "months": 1 / 12, "month": 1 / 12, "mo": 1 / 12,
-    "weeks": 7 / 365.25, "week": 7 / 365.25, "days": 1 / 365.25, "day": 1 / 365.25,
-})
+_AGE_YEARS = MappingProxyType(
+    {
+        "years": 1.0,
+        "year": 1.0,
+        "yr": 1.0,
+        "yrs": 1.0,
+        "y": 1.0,
+        "months": 1 / 12,
+        "month": 1 / 12,
+        "mo": 1 / 12,
+        "weeks": 7 / 365.25,
+        "week": 7 / 365.25,
+        "days": 1 / 365.25,
+        "day": 1 / 365.25,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -90,8 +125,9 @@ class Convention:
     name: str
     description: str
     rounding: str
-    compounds: Mapping[str, tuple[float | None, int | None]] = field(default_factory=lambda: COMPOUNDS,
-                                                                    repr=False, compare=False)
+    compounds: Mapping[str, tuple[float | None, int | None]] = field(
+        default_factory=lambda: COMPOUNDS, repr=False, compare=False
+    )
     age_years: Mapping[str, float] = field(default_factory=lambda: _AGE_YEARS, repr=False, compare=False)
     # A cell count "per m^3": MedCalc-Bench v1.0 reads that spelling as per mm^3 (its worked explanations
     # compare "6370 count/m^3" with the per-mm^3 thresholds); Verified converts it as the cubic metre it
@@ -114,19 +150,28 @@ class Convention:
 
     def to_dict(self) -> dict[str, Any]:
         """What a run manifest records about the convention."""
-        return {"name": self.name, "rounding": self.rounding,
-                "molar_mass": {k: v[0] for k, v in sorted(self.compounds.items()) if v[0] is not None},
-                "age_years": dict(sorted(self.age_years.items())),
-                "cells_per_m3_to_per_ul": self.cells_per_m3_to_per_ul, "reference": self.reference}
+        return {
+            "name": self.name,
+            "rounding": self.rounding,
+            "molar_mass": {k: v[0] for k, v in sorted(self.compounds.items()) if v[0] is not None},
+            "age_years": dict(sorted(self.age_years.items())),
+            "cells_per_m3_to_per_ul": self.cells_per_m3_to_per_ul,
+            "reference": self.reference,
+        }
 
 
 EXACT = Convention("exact", "plain arithmetic (MedCalc-Bench Verified's reference code)", "none")
-MEDCALC_V1 = Convention("medcalc-v1.0", "MedCalc-Bench v1.0's stepwise-rounded mass <-> amount conversions",
-                        "v1.0-stepwise", cells_per_m3_to_per_ul=1.0, reference="medcalc-v1.0")
+MEDCALC_V1 = Convention(
+    "medcalc-v1.0",
+    "MedCalc-Bench v1.0's stepwise-rounded mass <-> amount conversions",
+    "v1.0-stepwise",
+    cells_per_m3_to_per_ul=1.0,
+    reference="medcalc-v1.0",
+)
 CONVENTIONS: Mapping[str, Convention] = MappingProxyType({c.name: c for c in (EXACT, MEDCALC_V1)})
 
 
-def get_convention(convention: "Convention | str") -> Convention:
+def get_convention(convention: Convention | str) -> Convention:
     """A :class:`Convention` from itself or its name; ``ValueError`` naming the known ones otherwise."""
     if isinstance(convention, Convention):
         return convention
@@ -152,10 +197,22 @@ def _lookup(table: Mapping[str, float], quantity: str, unit: str) -> float:
     return table[key]
 
 
-_WEIGHT_KG = MappingProxyType({"kg": 1.0, "kgs": 1.0, "g": 0.001, "mg": 1e-6, "lb": 0.453592,
-                               "lbs": 0.453592, "pound": 0.453592, "pounds": 0.453592, "oz": 0.0283495})
-_HEIGHT_CM = MappingProxyType({"cm": 1.0, "m": 100.0, "mm": 0.1, "in": 2.54, "inch": 2.54, "inches": 2.54,
-                               "ft": 30.48, "feet": 30.48})
+_WEIGHT_KG = MappingProxyType(
+    {
+        "kg": 1.0,
+        "kgs": 1.0,
+        "g": 0.001,
+        "mg": 1e-6,
+        "lb": 0.453592,
+        "lbs": 0.453592,
+        "pound": 0.453592,
+        "pounds": 0.453592,
+        "oz": 0.0283495,
+    }
+)
+_HEIGHT_CM = MappingProxyType(
+    {"cm": 1.0, "m": 100.0, "mm": 0.1, "in": 2.54, "inch": 2.54, "inches": 2.54, "ft": 30.48, "feet": 30.48}
+)
 
 
 def weight_kg(value: float, unit: str) -> float:
@@ -174,13 +231,25 @@ def age_years(value: float, unit: str, convention: Convention = EXACT) -> float:
 
 
 # unit -> (kind, factor to the base of that kind per litre): mass in g/L, amount in mol/L, eq/L
-_CONC = MappingProxyType({
-    "g/l": ("mass", 1.0), "g/dl": ("mass", 10.0), "mg/dl": ("mass", 1e-2), "mg/l": ("mass", 1e-3),
-    "mg/ml": ("mass", 1.0), "µg/dl": ("mass", 1e-5), "µg/ml": ("mass", 1e-3),
-    "mol/l": ("amount", 1.0), "mmol/l": ("amount", 1e-3), "µmol/l": ("amount", 1e-6),
-    "umol/l": ("amount", 1e-6), "mm": ("amount", 1e-3),
-    "eq/l": ("eq", 1.0), "meq/l": ("eq", 1e-3), "meq/dl": ("eq", 1e-2),
-})
+_CONC = MappingProxyType(
+    {
+        "g/l": ("mass", 1.0),
+        "g/dl": ("mass", 10.0),
+        "mg/dl": ("mass", 1e-2),
+        "mg/l": ("mass", 1e-3),
+        "mg/ml": ("mass", 1.0),
+        "µg/dl": ("mass", 1e-5),
+        "µg/ml": ("mass", 1e-3),
+        "mol/l": ("amount", 1.0),
+        "mmol/l": ("amount", 1e-3),
+        "µmol/l": ("amount", 1e-6),
+        "umol/l": ("amount", 1e-6),
+        "mm": ("amount", 1e-3),
+        "eq/l": ("eq", 1.0),
+        "meq/l": ("eq", 1e-3),
+        "meq/dl": ("eq", 1e-2),
+    }
+)
 
 
 def _v1_mass_amount(value: float, unit: str, target: str, mm: float) -> float | None:
@@ -193,12 +262,12 @@ def _v1_mass_amount(value: float, unit: str, target: str, mm: float) -> float | 
         mol = r(value * amount[src])
         grams = r(mol * mm)
         mg = r(grams * 1000.0)
-        return r(mg / 10.0)          # per L -> per dL
+        return r(mg / 10.0)  # per L -> per dL
     if src == "mg/dl" and dst in amount:
         grams = r(value * 0.001)
         mol = r(grams / mm)
         sub = r(mol / amount[dst])
-        return r(sub / 0.1)          # per dL -> per L
+        return r(sub / 0.1)  # per dL -> per L
     return None
 
 
@@ -245,16 +314,42 @@ def concentration(compound: str, value: float, unit: str, target: str, conventio
 
 
 # count-per-volume units -> multiplier to 10^9 cells per litre
-_PLATELETS = MappingProxyType({
-    "l": 1e-9, "/l": 1e-9, "µl": 1e-3, "/µl": 1e-3, "mm3": 1e-3, "/mm3": 1e-3,
-    "cells/µl": 1e-3, "109/l": 1.0, "10e9/l": 1.0, "x109/l": 1.0, "×109/l": 1.0,
-    "103/µl": 1.0, "k/µl": 1.0, "x103/µl": 1.0, "×103/µl": 1.0, "giga/l": 1.0,
-})
+_PLATELETS = MappingProxyType(
+    {
+        "l": 1e-9,
+        "/l": 1e-9,
+        "µl": 1e-3,
+        "/µl": 1e-3,
+        "mm3": 1e-3,
+        "/mm3": 1e-3,
+        "cells/µl": 1e-3,
+        "109/l": 1.0,
+        "10e9/l": 1.0,
+        "x109/l": 1.0,
+        "×109/l": 1.0,
+        "103/µl": 1.0,
+        "k/µl": 1.0,
+        "x103/µl": 1.0,
+        "×103/µl": 1.0,
+        "giga/l": 1.0,
+    }
+)
 # count-per-volume units -> divisor to cells per µL (the catalogue's texts state counts per µL)
-_CELLS_PER_UL_DIV = MappingProxyType({"µl": 1.0, "/µl": 1.0, "mm3": 1.0, "/mm3": 1.0, "cells/µl": 1.0,
-                                      "l": 1e6, "/l": 1e6})
-_CELLS_PER_UL_MUL = MappingProxyType({"109/l": 1000.0, "x109/l": 1000.0, "10e9/l": 1000.0, "×109/l": 1000.0,
-                                      "103/µl": 1000.0, "x103/µl": 1000.0, "×103/µl": 1000.0, "k/µl": 1000.0})
+_CELLS_PER_UL_DIV = MappingProxyType(
+    {"µl": 1.0, "/µl": 1.0, "mm3": 1.0, "/mm3": 1.0, "cells/µl": 1.0, "l": 1e6, "/l": 1e6}
+)
+_CELLS_PER_UL_MUL = MappingProxyType(
+    {
+        "109/l": 1000.0,
+        "x109/l": 1000.0,
+        "10e9/l": 1000.0,
+        "×109/l": 1000.0,
+        "103/µl": 1000.0,
+        "x103/µl": 1000.0,
+        "×103/µl": 1000.0,
+        "k/µl": 1000.0,
+    }
+)
 
 
 def platelets_per_nl(value: float, unit: str) -> float:
@@ -272,8 +367,9 @@ def cells_per_ul(value: float, unit: str, convention: Convention = EXACT) -> flo
         return float(value) / _CELLS_PER_UL_DIV[key]
     if key in _CELLS_PER_UL_MUL:
         return float(value) * _CELLS_PER_UL_MUL[key]
-    raise UnitError(f"cell count: unit {unit!r} not supported (known: "
-                    f"{sorted({*_CELLS_PER_UL_DIV, *_CELLS_PER_UL_MUL})})")
+    raise UnitError(
+        f"cell count: unit {unit!r} not supported (known: {sorted({*_CELLS_PER_UL_DIV, *_CELLS_PER_UL_MUL})})"
+    )
 
 
 def _identity(quantity: str, accepted: set[str]) -> Callable[[float, str], float]:
@@ -283,6 +379,7 @@ def _identity(quantity: str, accepted: set[str]) -> Callable[[float, str], float
         if norm_unit(unit) not in frozen:
             raise UnitError(f"{quantity}: unit {unit!r} not supported (known: {sorted(frozen)})")
         return float(value)
+
     conv.__doc__ = f"{quantity} in its only accepted unit family {sorted(frozen)}."
     conv.accepted = frozen  # type: ignore[attr-defined]
     return conv
@@ -295,8 +392,7 @@ respiratory_rate = _identity("respiratory rate", {"breathsperminute", "breaths/m
 enzyme_u_per_l = _identity("enzyme activity", {"u/l", "iu/l", "units/l"})
 bmi_kg_m2 = _identity("body mass index", {"kg/m2", "kg/m²"})
 percent = _identity("percentage", {"%", "percent"})
-_INSULIN = MappingProxyType({"µiu/ml": 1.0, "uiu/ml": 1.0, "miu/l": 1.0, "µu/ml": 1.0, "uu/ml": 1.0,
-                             "pmol/l": 1 / 6.0})
+_INSULIN = MappingProxyType({"µiu/ml": 1.0, "uiu/ml": 1.0, "miu/l": 1.0, "µu/ml": 1.0, "uu/ml": 1.0, "pmol/l": 1 / 6.0})
 
 
 def insulin_uiu_per_ml(value: float, unit: str) -> float:
@@ -307,8 +403,9 @@ def insulin_uiu_per_ml(value: float, unit: str) -> float:
 
 # The benchmark's entity files spell Celsius and Fahrenheit in several ways, misspellings included.
 _CELSIUS = frozenset({"c", "°c", "degc", "celsius", "degreescelsius", "degreescelsisus", "degreecelsius"})
-_FAHRENHEIT = frozenset({"f", "°f", "degf", "fahrenheit", "degreesfahrenheit", "degreesfahreinheit",
-                         "degreefahrenheit"})
+_FAHRENHEIT = frozenset(
+    {"f", "°f", "degf", "fahrenheit", "degreesfahrenheit", "degreesfahreinheit", "degreefahrenheit"}
+)
 
 
 def temperature_c(value: float, unit: str) -> float:
@@ -329,10 +426,19 @@ def dimensionless(quantity: str, accepted: set[str] | frozenset[str]) -> Callabl
 
 # Quantities by target unit, for ``convert``: target spelling (normalized) -> converter(value, unit).
 _BY_TARGET: dict[str, Callable[[float, str], float]] = {
-    "kg": weight_kg, "cm": height_cm, "mmhg": blood_pressure_mmhg, "ms": interval_ms,
-    "beats/min": heart_rate_bpm, "breaths/min": respiratory_rate, "u/l": enzyme_u_per_l,
-    "kg/m2": bmi_kg_m2, "%": percent, "µiu/ml": insulin_uiu_per_ml, "°c": temperature_c,
-    "109/l": platelets_per_nl, "/µl": cells_per_ul,
+    "kg": weight_kg,
+    "cm": height_cm,
+    "mmhg": blood_pressure_mmhg,
+    "ms": interval_ms,
+    "beats/min": heart_rate_bpm,
+    "breaths/min": respiratory_rate,
+    "u/l": enzyme_u_per_l,
+    "kg/m2": bmi_kg_m2,
+    "%": percent,
+    "µiu/ml": insulin_uiu_per_ml,
+    "°c": temperature_c,
+    "109/l": platelets_per_nl,
+    "/µl": cells_per_ul,
 }
 
 

@@ -14,6 +14,7 @@ convention:
 
 The conventions themselves (constants, rounding rule) are ``harness.core.units.Convention`` objects.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,8 +26,18 @@ from .errors import DatasetError
 from .pins import pinned_sha256
 from .row_fingerprints import known_rows, row_fingerprint
 
-__all__ = ["KnownDataset", "KNOWN_DATASETS", "ConventionChoice", "RowCounts", "MixedConventionsError", "row_counts", "known_dataset",
-           "default_convention", "resolve_convention", "convention_names"]
+__all__ = [
+    "KNOWN_DATASETS",
+    "ConventionChoice",
+    "KnownDataset",
+    "MixedConventionsError",
+    "RowCounts",
+    "convention_names",
+    "default_convention",
+    "known_dataset",
+    "resolve_convention",
+    "row_counts",
+]
 
 
 @dataclass(frozen=True)
@@ -40,18 +51,30 @@ class KnownDataset:
 # Datasets the kit knows by content. MedCalc-Bench v1.0's gold answers depend on its stepwise-rounded
 # conversions (harness.core.units.MEDCALC_V1); Verified's reference code converts with plain arithmetic.
 KNOWN_DATASETS: tuple[KnownDataset, ...] = (
-    KnownDataset("c2d23097f8bdb7ae4a77dbf4a5a767335df7303998d7c7664a73a29fd8e2b31a",
-                 "MedCalc-Bench v1.0 test_data.csv (1,047 rows)", MEDCALC_V1.name,
-                 "ncbi-nlp/MedCalc-Bench dataset/test_data.csv"),
-    KnownDataset("df9c3d74fb15a7641cb527382a6edce84d75d066d70ae520015be00e539dfd28",
-                 "MedCalc-Bench v1.0 dev split test_dev_v1.0.csv (625 rows)", MEDCALC_V1.name,
-                 "625 rows of MedCalc-Bench v1.0 test_data.csv (the kit's 'dev' split)"),
-    KnownDataset("d653fe0b83289259f2eaa90784234a066bfec0414d502d28590de19a14239604",
-                 "MedCalc-Bench v1.0 bundled slice test_slice.csv (110 rows)", MEDCALC_V1.name,
-                 "two rows per calculator of test_dev_v1.0.csv (the kit's 'bundled-test')"),
-    KnownDataset("0728278c75b93a96a358c928d60912e7a1ea247c4f37be276ffe9f13efae292f",
-                 "MedCalc-Bench Verified one-shot split one_shot_verified.csv (55 rows)", EXACT.name,
-                 "nikhilk7153/MedCalc-Bench-Verified datasets/one_shot_data.csv at 0eb5960"),
+    KnownDataset(
+        "c2d23097f8bdb7ae4a77dbf4a5a767335df7303998d7c7664a73a29fd8e2b31a",
+        "MedCalc-Bench v1.0 test_data.csv (1,047 rows)",
+        MEDCALC_V1.name,
+        "ncbi-nlp/MedCalc-Bench dataset/test_data.csv",
+    ),
+    KnownDataset(
+        "df9c3d74fb15a7641cb527382a6edce84d75d066d70ae520015be00e539dfd28",
+        "MedCalc-Bench v1.0 dev split test_dev_v1.0.csv (625 rows)",
+        MEDCALC_V1.name,
+        "625 rows of MedCalc-Bench v1.0 test_data.csv (the kit's 'dev' split)",
+    ),
+    KnownDataset(
+        "d653fe0b83289259f2eaa90784234a066bfec0414d502d28590de19a14239604",
+        "MedCalc-Bench v1.0 bundled slice test_slice.csv (110 rows)",
+        MEDCALC_V1.name,
+        "two rows per calculator of test_dev_v1.0.csv (the kit's 'bundled-test')",
+    ),
+    KnownDataset(
+        "0728278c75b93a96a358c928d60912e7a1ea247c4f37be276ffe9f13efae292f",
+        "MedCalc-Bench Verified one-shot split one_shot_verified.csv (55 rows)",
+        EXACT.name,
+        "nikhilk7153/MedCalc-Bench-Verified datasets/one_shot_data.csv at 0eb5960",
+    ),
 )
 
 
@@ -69,8 +92,9 @@ def known_dataset(sha256: str | None) -> KnownDataset | None:
             return k
     verified = pinned_sha256("verified")
     if verified and verified == sha256:
-        return KnownDataset(sha256, "MedCalc-Bench Verified test split (pinned)", EXACT.name,
-                            "checksums/datasets.json 'verified'")
+        return KnownDataset(
+            sha256, "MedCalc-Bench Verified test split (pinned)", EXACT.name, "checksums/datasets.json 'verified'"
+        )
     return None
 
 
@@ -88,8 +112,7 @@ class ConventionChoice:
         return self.convention.name
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "source": self.source, "reason": self.reason,
-                "rounding": self.convention.rounding}
+        return {"name": self.name, "source": self.source, "reason": self.reason, "rounding": self.convention.rounding}
 
     def describe(self) -> str:
         return f"unit convention: {self.name} ({self.reason})"
@@ -161,12 +184,18 @@ def _by_rows(dataset: Any) -> ConventionChoice | None:
         raise MixedConventionsError(
             f"the rows mix unit conventions: {counts.describe()} (of {total}; known rows by content, "
             "harness/data/row_fingerprints.py). The kit cannot choose one for the whole file: split it by "
-            "convention, or give --convention exact|medcalc-v1.0", counts, file=path)
+            "convention, or give --convention exact|medcalc-v1.0",
+            counts,
+            file=path,
+        )
     (name,) = known
     rest = f"; {counts.describe()}" if counts.unknown or counts.shared else ""
-    return ConventionChoice(get_convention(name), "dataset",
-                            f"{counts.by_convention[name]} of {total} rows are known rows of "
-                            f"{' and '.join(counts.labels)} by content{rest}")
+    return ConventionChoice(
+        get_convention(name),
+        "dataset",
+        f"{counts.by_convention[name]} of {total} rows are known rows of "
+        f"{' and '.join(counts.labels)} by content{rest}",
+    )
 
 
 def default_convention(dataset: Any) -> ConventionChoice:
@@ -175,16 +204,20 @@ def default_convention(dataset: Any) -> ConventionChoice:
     sha = _sha(dataset)
     known = known_dataset(sha)
     if known is not None:
-        return ConventionChoice(get_convention(known.convention), "dataset",
-                                f"dataset content sha256 {sha[:12]}... is {known.label}")
+        return ConventionChoice(
+            get_convention(known.convention), "dataset", f"dataset content sha256 {sha[:12]}... is {known.label}"
+        )
     if getattr(dataset, "cases", None):
         by_rows = _by_rows(dataset)
         if by_rows is not None:
             return by_rows
     short = f"{sha[:12]}..." if sha else "unknown"
-    return ConventionChoice(EXACT, "default",
-                            f"dataset content sha256 {short} is not a file the kit knows and no row is a known "
-                            f"row; exact arithmetic (give --convention medcalc-v1.0 for MedCalc-Bench v1.0 rows)")
+    return ConventionChoice(
+        EXACT,
+        "default",
+        f"dataset content sha256 {short} is not a file the kit knows and no row is a known "
+        f"row; exact arithmetic (give --convention medcalc-v1.0 for MedCalc-Bench v1.0 rows)",
+    )
 
 
 def resolve_convention(dataset: Any, option: str | Convention | None = None) -> ConventionChoice:

@@ -7,22 +7,21 @@ pinned by full commit revision + sha256 of the downloaded file; `pin()` resolves
 pinned revision and refuses unless the bytes match the pinned sha256. `check()` hashes every dataset
 file the kit knows.
 """
+
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.data.dataset import PINNED_NAMES, DatasetError, bundled_dir, load_dataset, sha256_file
 from harness.data.dev_split import dev_path
+from harness.data.locations import cache_dir
 from harness.data.pins import (
-    DEFAULT_PINS_FILE,
     DEFAULT_VERIFIED_FILENAME,
     UNPINNED,
     VERIFIED_REPO_ID,
@@ -30,13 +29,10 @@ from harness.data.pins import (
     entry,
     is_pinned,
     load_pins,
-    pinned_sha256,
     pins_path,
     save_pins,
     verified_file,
-    verified_path,
 )
-from harness.data.locations import cache_dir
 
 _TEST_FILE_PATTERNS = (
     re.compile(r"data/test-\d{5}-of-\d{5}(?:-[0-9a-f]{8,64})?\.parquet"),  # datasets push_to_hub shards
@@ -146,7 +142,7 @@ def pin(
             filename=filename,
             sha256=digest,
             rows=rows,
-            pinned_at=dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat(),
+            pinned_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
             status="pinned",
         )
         _place(local, verified_file(e, root))
@@ -267,7 +263,9 @@ def check(
             results.append(CheckResult(name, None, "unpinned", required=required))
             continue
         if not path.exists():
-            results.append(CheckResult(name, path, "missing" if required else "absent", e.get("sha256"), None, required))
+            results.append(
+                CheckResult(name, path, "missing" if required else "absent", e.get("sha256"), None, required)
+            )
             continue
         actual = sha256_file(path)
         status = "ok" if actual == e.get("sha256") else "mismatch"

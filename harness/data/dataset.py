@@ -32,6 +32,7 @@ Refused at load, so no scorer or arm meets them mid-run (one rule for every scor
 Answers and limits are parsed by harness/data/values.py, the kit's one value parser, with its
 defaults (the file forms above).
 """
+
 from __future__ import annotations
 
 import ast
@@ -43,16 +44,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from harness.core.hashing import file_sha256 as sha256_file
-from harness.core.paths import REPO_ROOT
 from harness.data import pins
 from harness.data.calculator_ids import CALCULATOR_IDS
-from harness.data.errors import DatasetError
 from harness.data.dev_split import dev_path, how_to_build
-from harness.data.locations import BUNDLED_DIR, bundled_dir
+from harness.data.errors import DatasetError
+from harness.data.locations import bundled_dir
 from harness.data.values import looks_like_weeks_days, parse_date, parse_number, parse_weeks_days
-
 
 COLUMNS = (
     "Row Number",
@@ -94,7 +92,6 @@ PINNED_NAMES: dict[str, tuple[str, str]] = {
     "dev": ("shared", "test_dev_v1.0.csv"),
     "verified": ("cache", ""),
 }
-
 
 
 @dataclass(frozen=True)
@@ -259,8 +256,9 @@ def _more_swapped_rows(records: list[dict[str, str]], after: int) -> int:
     n = 0
     for rec in records[after:]:
         try:
-            n += _limits_swapped(rec["Output Type"].strip(), parse_number(rec["Lower Limit"]),
-                                 parse_number(rec["Upper Limit"]))
+            n += _limits_swapped(
+                rec["Output Type"].strip(), parse_number(rec["Lower Limit"]), parse_number(rec["Upper Limit"])
+            )
         except ValueError:
             continue
     return n
@@ -285,9 +283,12 @@ def case_from_row(rec: dict[str, str], *, file: Path, row: int) -> Case:
     except ValueError as exc:
         raise err("Calculator ID", str(exc)) from None
     if calculator_id not in CALCULATOR_IDS:
-        raise err("Calculator ID", f"calculator id {calculator_id} is not one of MedCalc-Bench's 55 calculators "
-                                   f"({min(CALCULATOR_IDS)}..{max(CALCULATOR_IDS)}, listed in "
-                                   "harness/data/calculator_ids.py)")
+        raise err(
+            "Calculator ID",
+            f"calculator id {calculator_id} is not one of MedCalc-Bench's 55 calculators "
+            f"({min(CALCULATOR_IDS)}..{max(CALCULATOR_IDS)}, listed in "
+            "harness/data/calculator_ids.py)",
+        )
 
     raw_type = rec["Output Type"].strip()
     if raw_type not in RAW_OUTPUT_TYPES:
@@ -306,10 +307,13 @@ def case_from_row(rec: dict[str, str], *, file: Path, row: int) -> Case:
         except ValueError as exc:
             raise err(col, f"{exc} (output type {output_type})") from None
     if _limits_swapped(output_type, values["Lower Limit"], values["Upper Limit"]):
-        raise err("Lower Limit", f"Lower Limit {rec['Lower Limit'].strip()} exceeds Upper Limit "
-                                 f"{rec['Upper Limit'].strip()} (gold {gold_text.strip()}): no answer could score "
-                                 "correct; swap the two cells (limits computed as gold*0.95 and gold*1.05 come out "
-                                 "swapped for a negative gold)")
+        raise err(
+            "Lower Limit",
+            f"Lower Limit {rec['Lower Limit'].strip()} exceeds Upper Limit "
+            f"{rec['Upper Limit'].strip()} (gold {gold_text.strip()}): no answer could score "
+            "correct; swap the two cells (limits computed as gold*0.95 and gold*1.05 come out "
+            "swapped for a negative gold)",
+        )
 
     try:
         entities = parse_entities(rec["Relevant Entities"])
@@ -346,8 +350,13 @@ def parse_cases(records: list[dict[str, str]], *, file: Path) -> list[Case]:
         except DatasetError as exc:
             more = _more_swapped_rows(records, i) if exc.problem.startswith("Lower Limit ") else 0
             if more:  # a copy with every negative gold's limits swapped: say how many rows need the fix
-                raise DatasetError(f"{exc.problem}; {more} later row{'s' * (more != 1)} too", file=file, row=i,
-                                   row_number=exc.row_number, column=exc.column) from None
+                raise DatasetError(
+                    f"{exc.problem}; {more} later row{'s' * (more != 1)} too",
+                    file=file,
+                    row=i,
+                    row_number=exc.row_number,
+                    column=exc.column,
+                ) from None
             raise
         if case.row_number in seen:
             raise DatasetError(
@@ -380,8 +389,11 @@ def resolve(name_or_path: str | os.PathLike) -> tuple[str, Path]:
         if where == "shared":
             path = dev_path()
             if not path.exists():
-                raise DatasetError(f"dataset 'dev' has not been built ({path} does not exist): {how_to_build()} "
-                                   "(or set MEDCALC_SHARED_DIR to a directory holding test_dev_v1.0.csv)", file=path)
+                raise DatasetError(
+                    f"dataset 'dev' has not been built ({path} does not exist): {how_to_build()} "
+                    "(or set MEDCALC_SHARED_DIR to a directory holding test_dev_v1.0.csv)",
+                    file=path,
+                )
             return spec, path
         return spec, pins.verified_path()  # the Verified split's location depends on its pin
     path = Path(spec).expanduser()

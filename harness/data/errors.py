@@ -1,4 +1,5 @@
 """The one error a dataset problem raises: DatasetError, locating the file, row and column at fault."""
+
 from __future__ import annotations
 
 import os

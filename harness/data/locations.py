@@ -2,6 +2,7 @@
 
 Each location can be moved with an environment variable (tests point them at copies).
 """
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """The dataset pins file (checksums/datasets.json): reading and writing pins, the pinned sha256 of a named
 dataset, and where the pinned Verified split is once fetched."""
+
 from __future__ import annotations
 
 import json

@@ -13,6 +13,7 @@ the v1.0 dev rows). The rehearsal runs with that convention given explicitly (`-
 builds the set from the dev rows (the pinned name `dev`), prints the provenance's summary on stderr and the
 set's convention on stdout (for scripts: `--convention "$(...)"`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -25,8 +26,7 @@ from harness.core.canonical_json import json_file_text
 from harness.data.conventions import default_convention
 from harness.data.dataset import COLUMNS, DatasetError, resolve
 
-
-PROVENANCE_SUFFIX = ".provenance.json"   # beside the set's CSV: where each row comes from (not a run manifest)
+PROVENANCE_SUFFIX = ".provenance.json"  # beside the set's CSV: where each row comes from (not a run manifest)
 
 
 class RehearsalSetError(ValueError):
@@ -53,8 +53,14 @@ def build_rehearsal_set(source: str | os.PathLike, out_csv: str | os.PathLike, p
         for k in range(per_calculator):
             row = dict(src[k % len(src)])
             new_number = len(out_rows) + 1
-            provenance.append({"row_number": new_number, "calculator_id": calc_id,
-                               "source_row_number": int(row["Row Number"]), "reused": k >= len(src)})
+            provenance.append(
+                {
+                    "row_number": new_number,
+                    "calculator_id": calc_id,
+                    "source_row_number": int(row["Row Number"]),
+                    "reused": k >= len(src),
+                }
+            )
             row["Row Number"] = str(new_number)
             out_rows.append(row)
     out_csv.parent.mkdir(parents=True, exist_ok=True)
@@ -68,20 +74,31 @@ def build_rehearsal_set(source: str | os.PathLike, out_csv: str | os.PathLike, p
     source_sha = hashlib.sha256(source.read_bytes()).hexdigest()
     convention = default_convention(source_sha)
     provenance_doc = {
-        "kind": "rehearsal case set", "synthetic": True,
-        "note": ("built from MedCalc-Bench dev rows for pipeline rehearsals only; rows are copied unchanged "
-                 "except Row Number, which is fresh (so are the case ids); calculators with fewer dev rows "
-                 "than per_calculator reuse their rows"),
-        "source": str(source), "source_sha256": source_sha,
-        "convention": convention.name, "convention_reason": f"the source's: {convention.reason}",
-        "csv": out_csv.name, "csv_sha256": hashlib.sha256(out_csv.read_bytes()).hexdigest(),
-        "per_calculator": per_calculator, "calculators": len(by_calc), "n_cases": len(out_rows),
+        "kind": "rehearsal case set",
+        "synthetic": True,
+        "note": (
+            "built from MedCalc-Bench dev rows for pipeline rehearsals only; rows are copied unchanged "
+            "except Row Number, which is fresh (so are the case ids); calculators with fewer dev rows "
+            "than per_calculator reuse their rows"
+        ),
+        "source": str(source),
+        "source_sha256": source_sha,
+        "convention": convention.name,
+        "convention_reason": f"the source's: {convention.reason}",
+        "csv": out_csv.name,
+        "csv_sha256": hashlib.sha256(out_csv.read_bytes()).hexdigest(),
+        "per_calculator": per_calculator,
+        "calculators": len(by_calc),
+        "n_cases": len(out_rows),
         "reused_rows": sum(p["reused"] for p in provenance),
-        "calculators_with_reuse": {str(c): {"dev_rows": n, "reused": per_calculator - n} for c, n in sorted(short.items())},
+        "calculators_with_reuse": {
+            str(c): {"dev_rows": n, "reused": per_calculator - n} for c, n in sorted(short.items())
+        },
         "rows": provenance,
     }
-    Path(str(out_csv) + PROVENANCE_SUFFIX).write_text(json_file_text(provenance_doc, indent=1, sort_keys=False),
-                                                      encoding="utf-8")
+    Path(str(out_csv) + PROVENANCE_SUFFIX).write_text(
+        json_file_text(provenance_doc, indent=1, sort_keys=False), encoding="utf-8"
+    )
     return provenance_doc
 
 
@@ -91,4 +108,3 @@ def dev_rows_csv() -> Path:
         return resolve("dev")[1]
     except DatasetError as exc:
         raise FileNotFoundError(f"the rehearsal set is built from the dev rows: {exc}") from None
-

@@ -15,6 +15,7 @@ rows are CC BY-SA 4.0, attribution in harness/data/ATTRIBUTION.md). It is writte
 split. The Verified test split is not in it (the hub was unreachable when the kit was built): once pinned
 and fetched (`harness data fetch`), its rows are fingerprinted from the downloaded file when first needed.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -31,7 +32,7 @@ from harness.data.dataset import load_dataset
 from harness.data.errors import DatasetError
 from harness.data.pins import pinned_sha256, verified_path
 
-__all__ = ["FINGERPRINTS_FILE", "KnownRows", "row_fingerprint", "fingerprints_of", "known_rows"]
+__all__ = ["FINGERPRINTS_FILE", "KnownRows", "fingerprints_of", "known_rows", "row_fingerprint"]
 
 FINGERPRINTS_FILE = BUNDLED_DATA_DIR / "row_fingerprints.json"
 _HEX = 16
@@ -72,15 +73,20 @@ class KnownRows:
 @functools.lru_cache(maxsize=2)
 def _shipped(path: Path = FINGERPRINTS_FILE) -> tuple[KnownRows, ...]:
     data = json.loads(path.read_text(encoding="utf-8"))
-    return tuple(KnownRows(s["label"], s["convention"], s["source"], frozenset(s["fingerprints"]))
-                 for s in data["sets"])
+    return tuple(
+        KnownRows(s["label"], s["convention"], s["source"], frozenset(s["fingerprints"])) for s in data["sets"]
+    )
 
 
 @functools.lru_cache(maxsize=4)
 def _verified_rows(path: str, sha256: str) -> KnownRows:
     ds = load_dataset(path, verify=False)
-    return KnownRows("MedCalc-Bench Verified test split (pinned, fetched)", "exact",
-                     f"{path} (sha256 {sha256[:12]}...)", frozenset(fingerprints_of(ds.cases)))
+    return KnownRows(
+        "MedCalc-Bench Verified test split (pinned, fetched)",
+        "exact",
+        f"{path} (sha256 {sha256[:12]}...)",
+        frozenset(fingerprints_of(ds.cases)),
+    )
 
 
 def known_rows() -> list[KnownRows]:

@@ -27,6 +27,7 @@ Forms (each raises ValueError naming the text when it does not fit):
 * `looks_like_weeks_days`: whether a gold string is written as a tuple (the benchmark's gestational-age
   format, whatever the row's Output Type says); ``brackets`` as above.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -34,7 +35,7 @@ import math
 import re
 from typing import Any
 
-__all__ = ["parse_number", "parse_date", "parse_weeks_days", "looks_like_weeks_days", "MONTHS", "calendar_day"]
+__all__ = ["MONTHS", "calendar_day", "looks_like_weeks_days", "parse_date", "parse_number", "parse_weeks_days"]
 
 
 # ----------------------------------------------------------------------------- numbers
@@ -68,9 +69,17 @@ MONTHS: dict[str, int] = {
     name: i
     for i, names in enumerate(
         [
-            ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
-            ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
-            ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
             ("dec", "december"),
         ],
         start=1,
@@ -104,8 +113,9 @@ def _forms(iso: bool, dashes: bool, two_digit_year: bool, month_names: bool) -> 
     return names
 
 
-def parse_date(text: Any, *, iso: bool = False, dashes: bool = False, two_digit_year: bool = False,
-               month_names: bool = False) -> dt.date:
+def parse_date(
+    text: Any, *, iso: bool = False, dashes: bool = False, two_digit_year: bool = False, month_names: bool = False
+) -> dt.date:
     """A calendar date in the forms of the module docstring; ValueError otherwise."""
     if isinstance(text, dt.datetime):
         return text.date()
@@ -133,8 +143,9 @@ def parse_date(text: Any, *, iso: bool = False, dashes: bool = False, two_digit_
 # ----------------------------------------------------------------------------- gestational age
 
 _Q = r"""\s*['"]?\s*"""
-_WD_WORDS = re.compile(rf"\s*([(\[])\s*['\"]?\s*([0-9]+)\s*weeks?{_Q},{_Q}([0-9]+)\s*days?{_Q}([)\]])\s*",
-                       re.IGNORECASE)
+_WD_WORDS = re.compile(
+    rf"\s*([(\[])\s*['\"]?\s*([0-9]+)\s*weeks?{_Q},{_Q}([0-9]+)\s*days?{_Q}([)\]])\s*", re.IGNORECASE
+)
 _WD_PAIR = re.compile(r"\s*([(\[])\s*([0-9]+)\s*,\s*([0-9]+)\s*([)\]])\s*")
 _CLOSE = {"(": ")", "[": "]"}
 

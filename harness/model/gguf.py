@@ -12,9 +12,9 @@ read past, and only their element type and length are kept (the tokenizer's voca
 
     harness cpu-model inspect FILE.gguf      # prints the summary as JSON
 """
+
 from __future__ import annotations
 
-import json
 import struct
 from pathlib import Path
 from typing import BinaryIO
@@ -24,12 +24,35 @@ MAGIC = b"GGUF"
 _SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 _STRING, _ARRAY = 8, 9
 # general.file_type (llama_ftype in llama.h) for the types a CPU demo GGUF is likely to carry
-FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
-              11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S",
-              17: "Q5_K_M", 18: "Q6_K", 32: "BF16"}
+FILE_TYPES = {
+    0: "F32",
+    1: "F16",
+    2: "Q4_0",
+    3: "Q4_1",
+    7: "Q8_0",
+    8: "Q5_0",
+    9: "Q5_1",
+    10: "Q2_K",
+    11: "Q3_K_S",
+    12: "Q3_K_M",
+    13: "Q3_K_L",
+    14: "Q4_K_S",
+    15: "Q4_K_M",
+    16: "Q5_K_S",
+    17: "Q5_K_M",
+    18: "Q6_K",
+    32: "BF16",
+}
 # the keys a summary reports (architecture-specific ones are looked up under general.architecture)
-SUMMARY_KEYS = ("general.name", "general.basename", "general.finetune", "general.size_label", "general.architecture",
-                "general.file_type", "general.quantization_version")
+SUMMARY_KEYS = (
+    "general.name",
+    "general.basename",
+    "general.finetune",
+    "general.size_label",
+    "general.architecture",
+    "general.file_type",
+    "general.quantization_version",
+)
 
 
 class GGUFError(ValueError):

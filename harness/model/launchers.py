@@ -7,6 +7,7 @@ outside a launcher class compares launcher names.
 
 A study registers its own kind for a block (`with registered(MyLauncher): ...`); the kit's five are frozen.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator

@@ -6,6 +6,7 @@ Each launcher owns its own list, as inspect_ai's sandbox providers own theirs: e
 `prerequisites` (the H100 path's through harness.model.vllm.prerequisites); `Launcher.preflight` adds the dataset's
 (`harness serve preflight`).
 """
+
 from __future__ import annotations
 
 import json
@@ -46,10 +47,13 @@ def run_quietly(cmd: list[str], timeout: float = 20) -> subprocess.CompletedProc
 
 
 def python_check() -> Check:
-    return Check("Python for the kit's hash locks", sys.version_info >= (3, 11),
-                 f"{platform.python_version()} ({sys.executable})",
-                 "the locks need Python >= 3.11: on Ubuntu 22.04 apt-get install python3.11 python3.11-venv, "
-                 "then make setup PYTHON=python3.11")
+    return Check(
+        "Python for the kit's hash locks",
+        sys.version_info >= (3, 11),
+        f"{platform.python_version()} ({sys.executable})",
+        "the locks need Python >= 3.11: on Ubuntu 22.04 apt-get install python3.11 python3.11-venv, "
+        "then make setup PYTHON=python3.11",
+    )
 
 
 def docker_runtimes() -> tuple[Check, dict]:
@@ -62,9 +66,14 @@ def docker_runtimes() -> tuple[Check, dict]:
             runtimes = json.loads(info.stdout or "{}") or {}
         except json.JSONDecodeError:
             runtimes = {}
-    check = Check("docker", ok, "docker info answered" if ok else
-                  ("docker not installed" if shutil.which("docker") is None else "docker daemon not reachable"),
-                  "install docker.io and start dockerd (scripts/install-host.sh does both)")
+    check = Check(
+        "docker",
+        ok,
+        "docker info answered"
+        if ok
+        else ("docker not installed" if shutil.which("docker") is None else "docker daemon not reachable"),
+        "install docker.io and start dockerd (scripts/install-host.sh does both)",
+    )
     return check, runtimes
 
 
@@ -75,8 +84,12 @@ def runtime_check(name: str, runtimes: dict, why: str, fix: str) -> Check:
 def executor_image_check() -> Check:
     img = run_quietly(["docker", "image", "inspect", "--format", "{{.Id}}", EXECUTOR_IMAGE])
     have = img is not None and img.returncode == 0
-    return Check("executor image", have, f"{EXECUTOR_IMAGE} " + (img.stdout.strip()[:19] if have else "not built"),
-                 "make executor-image (offline image for the runsc executor)")
+    return Check(
+        "executor image",
+        have,
+        f"{EXECUTOR_IMAGE} " + (img.stdout.strip()[:19] if have else "not built"),
+        "make executor-image (offline image for the runsc executor)",
+    )
 
 
 def runsc_check() -> Check:
@@ -94,16 +107,22 @@ def runsc_check() -> Check:
     ver = run_quietly([path, "--version"])
     version = ver.stdout.splitlines()[0].strip() if ver is not None and ver.returncode == 0 and ver.stdout else None
     rec = runsc_record()
-    detail = (f"{version or 'runsc version unknown'}; platform {chosen or 'runsc default'}"
-              + (f" ({rec.get('chosen_by')}, self-test {rec.get('self_test_s')})" if rec else ""))
+    detail = f"{version or 'runsc version unknown'}; platform {chosen or 'runsc default'}" + (
+        f" ({rec.get('chosen_by')}, self-test {rec.get('self_test_s')})" if rec else ""
+    )
     return Check("runsc release and platform", bool(version), detail, "run scripts/install-host.sh")
 
 
 def executor_host_checks(runtimes: dict, docker_ok: bool) -> list[Check]:
     """The container executor's host: runsc registered with docker, its release and platform, the image."""
-    checks = [runtime_check("runsc", runtimes, "runsc runtime for the executor",
-                            "run scripts/install-host.sh (installs runsc, registers it with --network=none "
-                            "--oci-seccomp)")]
+    checks = [
+        runtime_check(
+            "runsc",
+            runtimes,
+            "runsc runtime for the executor",
+            "run scripts/install-host.sh (installs runsc, registers it with --network=none --oci-seccomp)",
+        )
+    ]
     if docker_ok:
         checks += [executor_image_check(), runsc_check()]
     return checks
@@ -122,8 +141,12 @@ def port_check(port: int, what: str = "the vLLM server") -> Check:
             free = True
         except OSError:
             free = False
-    return Check(f"port {port} free for {what}", free, f"127.0.0.1:{port} " + ("free" if free else "in use"),
-                 f"stop whatever listens on {port} (ss -ltnp 'sport = :{port}')")
+    return Check(
+        f"port {port} free for {what}",
+        free,
+        f"127.0.0.1:{port} " + ("free" if free else "in use"),
+        f"stop whatever listens on {port} (ss -ltnp 'sport = :{port}')",
+    )
 
 
 def path_check(name: str, path: Path, fix: str, *, kind: str = "exists") -> Check:
@@ -136,9 +159,13 @@ def dataset_check(name: str = "verified") -> Check:
     """The dataset loads and matches its pinned sha256 (the Verified split raises until it is pinned)."""
     try:
         from harness.data.dataset import load_dataset
+
         ds = load_dataset(name)
         return Check(f"pinned dataset ({name})", True, f"{ds.path} ({len(ds.cases)} rows, sha256 {ds.sha256[:12]}...)")
     except Exception as exc:  # noqa: BLE001 - any failure is reported as the check's detail
-        fix = ("`harness data pin` then `harness data fetch` (on a machine that reaches the Hugging Face hub)"
-               if name == "verified" else "see `harness data --help`")
+        fix = (
+            "`harness data pin` then `harness data fetch` (on a machine that reaches the Hugging Face hub)"
+            if name == "verified"
+            else "see `harness data --help`"
+        )
         return Check(f"pinned dataset ({name})", False, str(exc).splitlines()[0], fix)

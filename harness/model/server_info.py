@@ -10,6 +10,7 @@ server logged. What only a person reads (the image lock, GGUF metadata, GPU name
 `facts`, keyed by name. `ServerInfo.from_json` refuses unknown fields, so a renamed field is a load error naming
 the file that holds it, never a silent "not recorded" in a table.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,9 +19,18 @@ from typing import Any
 
 from harness.core.typed_json import TypedJsonError, from_json, to_json
 
-__all__ = ["ServerInfo", "ServerSettings", "ServedModel", "Weights", "Determinism", "ContractPin", "ServerInfoError",
-           "read_server_info",
-           "server_args_for_record", "TRANSPORT_FLAGS"]
+__all__ = [
+    "TRANSPORT_FLAGS",
+    "ContractPin",
+    "Determinism",
+    "ServedModel",
+    "ServerInfo",
+    "ServerInfoError",
+    "ServerSettings",
+    "Weights",
+    "read_server_info",
+    "server_args_for_record",
+]
 
 # Flags that say where a server listens, not what it computes (a shard's server gets a free port).
 TRANSPORT_FLAGS = ("--host", "--port")
@@ -85,32 +95,32 @@ class ServerSettings:
 class ServerInfo:
     """One model server as its launcher describes it (module docstring)."""
 
-    launcher: str                       # the launcher kind (harness.model.launchers): vllm, vllm-cpu, ...
+    launcher: str  # the launcher kind (harness.model.launchers): vllm, vllm-cpu, ...
     base_url: str
-    model_id: str                       # the served model name
-    server_profile: str                 # the client profile its requests use (harness.model.client)
-    server: str | None = None           # what answers: "vLLM", "llama.cpp server (xllamacpp)", the rehearsal fake
+    model_id: str  # the served model name
+    server_profile: str  # the client profile its requests use (harness.model.client)
+    server: str | None = None  # what answers: "vLLM", "llama.cpp server (xllamacpp)", the rehearsal fake
     server_version: str | None = None
-    revision: str | None = None         # what pins the served weights (it goes into every record key); None: nothing
-    weights: Weights | None = None      # the weights file served (a GGUF), as it names itself
-    command: tuple[str, ...] = ()       # as started: interpreter or docker wrapping, local paths, port
-    args: tuple[str, ...] = ()          # the server's own flags: no wrapping, host or port; local paths masked
+    revision: str | None = None  # what pins the served weights (it goes into every record key); None: nothing
+    weights: Weights | None = None  # the weights file served (a GGUF), as it names itself
+    command: tuple[str, ...] = ()  # as started: interpreter or docker wrapping, local paths, port
+    args: tuple[str, ...] = ()  # the server's own flags: no wrapping, host or port; local paths masked
     env: dict[str, str] = field(default_factory=dict)
-    flags: dict[str, Any] = field(default_factory=dict)   # the resolved settings behind `args` (no port)
-    image: str | None = None            # the container image serving it (vLLM on an H100)
-    model: dict | None = None           # the served weights' lock entry (models.lock.json, cpu_models.json)
+    flags: dict[str, Any] = field(default_factory=dict)  # the resolved settings behind `args` (no port)
+    image: str | None = None  # the container image serving it (vLLM on an H100)
+    model: dict | None = None  # the served weights' lock entry (models.lock.json, cpu_models.json)
     determinism: Determinism | None = None
     contract: ContractPin | None = None
     generation_config_meaning: str | None = None
-    sampling_defaults_logged: dict | None = None        # what the server logged at start-up (None: nothing)
-    sampling_defaults: dict[str, Any] = field(default_factory=dict)   # the fields it fills in for chat requests
+    sampling_defaults_logged: dict | None = None  # what the server logged at start-up (None: nothing)
+    sampling_defaults: dict[str, Any] = field(default_factory=dict)  # the fields it fills in for chat requests
     # the kernels a vLLM server said it chose at start-up (harness.model.vllm.logs.logged_kernels: attention backend,
     # FlashAttention version, sampler); None: not read (not vLLM, or not started)
     kernels_logged: dict | None = None
-    served_model: ServedModel | None = None    # the served model as the server lists it (GET /v1/models)
-    synthetic: bool = False             # the rehearsal fake: every record it feeds is synthetic
+    served_model: ServedModel | None = None  # the served model as the server lists it (GET /v1/models)
+    synthetic: bool = False  # the rehearsal fake: every record it feeds is synthetic
     log: str | None = None
-    facts: dict[str, Any] = field(default_factory=dict)   # launcher-specific facts no stage reads
+    facts: dict[str, Any] = field(default_factory=dict)  # launcher-specific facts no stage reads
 
     def settings(self) -> ServerSettings:
         return ServerSettings(self.image, dict(self.flags), self.server_profile)
@@ -126,6 +136,7 @@ class ServerInfo:
 def read_server_info(path: str | Path) -> ServerInfo:
     """A server description written by `harness serve start --server-info` (ServerInfoError naming the file)."""
     import json
+
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

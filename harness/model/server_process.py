@@ -10,6 +10,7 @@ server, the vLLM CPU twin, the rehearsal fake; the H100 server runs in docker an
 The server runs in a session of its own, so stopping it stops what it started too (a server's workers, an
 interpreter's children), and a Ctrl-C in the kit's terminal reaches the kit, which stops the server itself.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,15 @@ class ServerProcess:
         whole environment (None: this process's)."""
         Path(self.log_path).parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
-            self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          start_new_session=True, env=env, cwd=cwd)
+            self._proc = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                env=env,
+                cwd=cwd,
+            )
         return self._proc.pid
 
     @property

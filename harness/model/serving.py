@@ -22,13 +22,15 @@ Nothing outside a launcher class branches on its name: the pipeline, the plan, t
 acceptance check ask the class. Readiness is polled at GET {base_url}/models until the served model id is listed
 (`poll_models`); a server the kit runs as a local process is started and stopped by harness.model.server_process.
 """
+
 from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import httpx
 
@@ -36,8 +38,17 @@ from harness.model.prerequisites import Check, dataset_check
 from harness.model.server_info import ServerInfo
 from harness.model.server_process import ServerProcess
 
-__all__ = ["LaunchError", "LauncherSettingsError", "LaunchOptions", "Throughput", "ImagePlan", "ServerPlan",
-           "LauncherDescription", "Launcher", "poll_models"]
+__all__ = [
+    "ImagePlan",
+    "LaunchError",
+    "LaunchOptions",
+    "Launcher",
+    "LauncherDescription",
+    "LauncherSettingsError",
+    "ServerPlan",
+    "Throughput",
+    "poll_models",
+]
 
 
 class LaunchError(RuntimeError):
@@ -56,9 +67,9 @@ class LaunchOptions:
     generation_config: str = "auto"
     deterministic: bool = False
     log_dir: Path = Path("server-logs")
-    dataset: str = "verified"            # the rehearsal fake's answer key
-    base_url: str | None = None          # the external launcher's server
-    server_profile: str | None = None    # the client profile asked for (vllm-seeded: vLLM's sampling seeds)
+    dataset: str = "verified"  # the rehearsal fake's answer key
+    base_url: str | None = None  # the external launcher's server
+    server_profile: str | None = None  # the client profile asked for (vllm-seeded: vLLM's sampling seeds)
 
 
 @dataclass(frozen=True)
@@ -77,15 +88,15 @@ class Throughput:
 class ImagePlan:
     """The server image a launcher kind runs, as a dry run shows it (the vLLM launcher's; None for the others)."""
 
-    reference: str | None               # None: not pinned
+    reference: str | None  # None: not pinned
     vllm_version: str | None = None
-    choice: str | None = None           # own (built on the box by make vllm-image) | upstream
+    choice: str | None = None  # own (built on the box by make vllm-image) | upstream
     source: str | None = None
     lock: str | None = None
     lock_sha256: str | None = None
-    content: str | None = None          # the kit's build: the rootfs sha256
+    content: str | None = None  # the kit's build: the rootfs sha256
     id: str | None = None
-    download_bytes: int | None = None   # None: unknown
+    download_bytes: int | None = None  # None: unknown
 
 
 @dataclass(frozen=True)
@@ -114,7 +125,7 @@ class LauncherDescription:
     image: ImagePlan | None = None
     generation_config_meaning: str | None = None
     deterministic_meaning: str | None = None
-    header: tuple[str, ...] = ()        # its lines at the top of the printed plan
+    header: tuple[str, ...] = ()  # its lines at the top of the printed plan
     notes: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     gpus_per_task: int = 0
@@ -130,17 +141,17 @@ class Launcher(ABC):
 
     # ---- the kind -----------------------------------------------------------------------------------------------
     name: ClassVar[str]
-    summary: ClassVar[str]                           # one line: who serves the model
-    ready_timeout: ClassVar[float] = 300.0           # seconds to wait for /v1/models to list the model
-    smoke_request_timeout: ClassVar[float] = 300.0   # seconds one smoke request may take (the arm's own token cap)
-    logs_sampling_defaults: ClassVar[bool] = False   # the server logs the sampling defaults it applies
-    deterministic_refusal: ClassVar[str | None] = None   # why --deterministic does not apply (None: it does)
-    takes_sampling_seeds: ClassVar[bool] = False     # --sampling-seeds: sampled requests carry a derived seed
+    summary: ClassVar[str]  # one line: who serves the model
+    ready_timeout: ClassVar[float] = 300.0  # seconds to wait for /v1/models to list the model
+    smoke_request_timeout: ClassVar[float] = 300.0  # seconds one smoke request may take (the arm's own token cap)
+    logs_sampling_defaults: ClassVar[bool] = False  # the server logs the sampling defaults it applies
+    deterministic_refusal: ClassVar[str | None] = None  # why --deterministic does not apply (None: it does)
+    takes_sampling_seeds: ClassVar[bool] = False  # --sampling-seeds: sampled requests carry a derived seed
     # an NVIDIA GPU serves it: the dry run's H100 projections (gpu-acceptance's measured rates, the prefix-cache
     # shares of docs/bench-gpu-hours.json) apply, and gpu-acceptance runs its GPU phases
     gpu: ClassVar[bool] = False
-    acceptance_model: ClassVar[str | None] = None    # the model gpu-acceptance serves (None: it does not run it)
-    stated_throughput: ClassVar[Throughput | None] = None   # the same for every model of the kind
+    acceptance_model: ClassVar[str | None] = None  # the model gpu-acceptance serves (None: it does not run it)
+    stated_throughput: ClassVar[Throughput | None] = None  # the same for every model of the kind
 
     @classmethod
     def default_models(cls) -> list[str]:
@@ -161,16 +172,19 @@ class Launcher(ABC):
             return list(known)
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise LauncherSettingsError(f"unknown model(s) for the {cls.name} launcher: {', '.join(unknown)}; "
-                                        f"known: {', '.join(known)} (or 'all')")
+            raise LauncherSettingsError(
+                f"unknown model(s) for the {cls.name} launcher: {', '.join(unknown)}; "
+                f"known: {', '.join(known)} (or 'all')"
+            )
         return list(dict.fromkeys(names))
 
     @classmethod
     def check_config(cls, *, base_url: str | None, deterministic: bool) -> None:
         """LauncherSettingsError for settings this kind does not take (before any preflight or plan)."""
         if base_url:
-            raise LauncherSettingsError(f"--base-url is for the external launcher, not {cls.name} (it starts its "
-                                        "own server)")
+            raise LauncherSettingsError(
+                f"--base-url is for the external launcher, not {cls.name} (it starts its own server)"
+            )
         if deterministic and cls.deterministic_refusal:
             raise LauncherSettingsError(cls.deterministic_refusal)
 
@@ -214,11 +228,17 @@ class Launcher(ABC):
             launcher = cls.for_model(key, options)
             info = launcher.describe()
             lines, problems = launcher.plan_lines(info)
-            plan = ServerPlan(key, info.model_id, info.revision, info, lines, problems,
-                              weights_bytes=cls.weights_bytes(key))
+            plan = ServerPlan(
+                key, info.model_id, info.revision, info, lines, problems, weights_bytes=cls.weights_bytes(key)
+            )
         except Exception as exc:  # noqa: BLE001 - an unpinned model is reported, the plan continues
-            plan = ServerPlan(key, *cls.unbuilt_model(key), problems=(f"{key}: {exc}",), error=str(exc),
-                              weights_bytes=cls.weights_bytes(key))
+            plan = ServerPlan(
+                key,
+                *cls.unbuilt_model(key),
+                problems=(f"{key}: {exc}",),
+                error=str(exc),
+                weights_bytes=cls.weights_bytes(key),
+            )
         try:
             return replace(plan, throughput=cls.throughput(key))
         except Exception as exc:  # noqa: BLE001 - an unpinned model has no throughput entry: reported, plan goes on
@@ -297,8 +317,15 @@ class Launcher(ABC):
         self.stop()
 
 
-def poll_models(base_url: str, model_id: str | None, timeout: float, *, process: ServerProcess | None = None,
-                log: Path | None = None, interval: float = 0.5) -> list[str]:
+def poll_models(
+    base_url: str,
+    model_id: str | None,
+    timeout: float,
+    *,
+    process: ServerProcess | None = None,
+    log: Path | None = None,
+    interval: float = 0.5,
+) -> list[str]:
     """Poll GET {base_url}/models until `model_id` (or any model, if None) is listed; return the ids. LaunchError
     naming the log when the server's `process` exits first or the time runs out."""
     deadline = time.monotonic() + timeout

@@ -2,6 +2,7 @@
 writes), what its names mean, resolved once (`ReproduceConfig.resolve()` -> `Resolved`: the dataset's selected cases,
 the arms, each model's arms), and the guard that keeps one results directory to one combination of server
 settings."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -23,9 +24,23 @@ ROOT = REPO_ROOT
 PAPER_SEEDS = list(ReproduceSettings.seeds)
 DEFAULT_OUT = ROOT / "results" / "reproduce"
 
-__all__ = ["ROOT", "PAPER_SEEDS", "DEFAULT_OUT", "LAUNCHERS", "ReproduceError", "ReproduceConfig", "Resolved",
-           "split_names", "resolve_arms", "model_arm_names", "OTHER_CHECKPOINT_ARMS", "PAPER_ARMS_BY_MODEL",
-           "select_cases", "check_same_settings", "preflight"]
+__all__ = [
+    "DEFAULT_OUT",
+    "LAUNCHERS",
+    "OTHER_CHECKPOINT_ARMS",
+    "PAPER_ARMS_BY_MODEL",
+    "PAPER_SEEDS",
+    "ROOT",
+    "ReproduceConfig",
+    "ReproduceError",
+    "Resolved",
+    "check_same_settings",
+    "model_arm_names",
+    "preflight",
+    "resolve_arms",
+    "select_cases",
+    "split_names",
+]
 
 
 @dataclass(frozen=True)
@@ -64,7 +79,7 @@ class ReproduceConfig(ReproduceSettings):
     progress: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("models", "arms", "seeds"):        # lists given by a caller, tuples as the type says
+        for name in ("models", "arms", "seeds"):  # lists given by a caller, tuples as the type says
             object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "seeds", tuple(int(s) for s in self.seeds))
         object.__setattr__(self, "out", Path(self.out))
@@ -88,16 +103,17 @@ class ReproduceConfig(ReproduceSettings):
         if self.sampling_seeds:
             if not kind.takes_sampling_seeds:
                 takers = " or ".join(n for n, k in LAUNCHERS.items() if k.takes_sampling_seeds)
-                raise LauncherSettingsError(f"--sampling-seeds (SAMPLING_SEEDS=1) is a {takers} launcher option; the "
-                                            "external launcher takes --server-profile vllm-seeded")
+                raise LauncherSettingsError(
+                    f"--sampling-seeds (SAMPLING_SEEDS=1) is a {takers} launcher option; the "
+                    "external launcher takes --server-profile vllm-seeded"
+                )
             object.__setattr__(self, "server_profile", "vllm-seeded")
         kind.check_models(list(self.models), deterministic=self.deterministic)
 
     @classmethod
     def of(cls, settings: ReproduceSettings, *, out: Path, progress: bool = True) -> ReproduceConfig:
         """The config of recorded settings (a shard plan's), written into `out`; checked again."""
-        return cls(**{f.name: getattr(settings, f.name) for f in fields(ReproduceSettings)}, out=out,
-                   progress=progress)
+        return cls(**{f.name: getattr(settings, f.name) for f in fields(ReproduceSettings)}, out=out, progress=progress)
 
     @property
     def settings(self) -> ReproduceSettings:
@@ -111,9 +127,14 @@ class ReproduceConfig(ReproduceSettings):
 
     def launch_options(self, log_dir: Path | None = None) -> LaunchOptions:
         """What every model's launcher is built with (`log_dir`: where its server logs go)."""
-        return LaunchOptions(generation_config=self.generation_config, deterministic=self.deterministic,
-                             log_dir=Path(log_dir) if log_dir is not None else self.out / "server-logs",
-                             dataset=self.dataset, base_url=self.base_url, server_profile=self.server_profile)
+        return LaunchOptions(
+            generation_config=self.generation_config,
+            deterministic=self.deterministic,
+            log_dir=Path(log_dir) if log_dir is not None else self.out / "server-logs",
+            dataset=self.dataset,
+            base_url=self.base_url,
+            server_profile=self.server_profile,
+        )
 
     def launch_settings(self) -> LaunchSettings:
         """The settings that change what the server answers but are not part of a record's key (the key has the
@@ -134,8 +155,12 @@ class ReproduceConfig(ReproduceSettings):
         """The dataset (loaded unless given), its selected cases, the arms and each model's arms (ReproduceError for a
         dataset that cannot be loaded or a selection that selects nothing)."""
         dataset = dataset if dataset is not None else self.load_dataset()
-        return Resolved(dataset, tuple(select_cases(dataset, self.limit, self.shortest)),
-                        tuple(resolve_arms(self.arms)), self.model_arm_names())
+        return Resolved(
+            dataset,
+            tuple(select_cases(dataset, self.limit, self.shortest)),
+            tuple(resolve_arms(self.arms)),
+            self.model_arm_names(),
+        )
 
 
 def split_names(text: str | None) -> list[str]:
@@ -148,12 +173,14 @@ def split_names(text: str | None) -> list[str]:
 # and the Extract-Solve library (its Table "ladder", "Other checkpoints", and section "Other families");
 # a model not listed here (the Qwen models, CPU and rehearsal models) gets every paper arm.
 OTHER_CHECKPOINT_ARMS = ("program-solve", "open-book", "extract-lib")
-PAPER_ARMS_BY_MODEL: dict[str, tuple[str, ...]] = {"mistral-7b": OTHER_CHECKPOINT_ARMS,
-                                                   "phi-3.5-mini": OTHER_CHECKPOINT_ARMS}
+PAPER_ARMS_BY_MODEL: dict[str, tuple[str, ...]] = {
+    "mistral-7b": OTHER_CHECKPOINT_ARMS,
+    "phi-3.5-mini": OTHER_CHECKPOINT_ARMS,
+}
 
 
 def _paper_arms() -> list[Arm]:
-    return [ARMS[n] for n in paper_arms()]   # the extensions (routers) run by name only
+    return [ARMS[n] for n in paper_arms()]  # the extensions (routers) run by name only
 
 
 def resolve_arms(names, model_key: str | None = None) -> list[Arm]:
@@ -171,8 +198,10 @@ def resolve_arms(names, model_key: str | None = None) -> list[Arm]:
         return [a for a in _paper_arms() if a.name in subset or not a.needs_model]
     unknown = [n for n in names if n not in ARMS]
     if unknown:
-        raise ReproduceError(f"unknown arm(s): {', '.join(unknown)}; known: {', '.join(ARMS)} "
-                             "(or 'all': the paper's arms for each model; 'every': every paper arm for every model)")
+        raise ReproduceError(
+            f"unknown arm(s): {', '.join(unknown)}; known: {', '.join(ARMS)} "
+            "(or 'all': the paper's arms for each model; 'every': every paper arm for every model)"
+        )
     return [ARMS[n] for n in dict.fromkeys(names)]
 
 
@@ -198,13 +227,18 @@ def check_same_settings(cfg: ReproduceConfig) -> None:
         raise ReproduceError(str(exc)) from None
     for f in found:
         theirs = f.manifest.settings
-        diff = {k: (getattr(theirs, k), getattr(mine, k)) for k in ("launcher", "generation_config", "deterministic")
-                if getattr(theirs, k) != getattr(mine, k)}
+        diff = {
+            k: (getattr(theirs, k), getattr(mine, k))
+            for k in ("launcher", "generation_config", "deterministic")
+            if getattr(theirs, k) != getattr(mine, k)
+        }
         if diff:
             said = ", ".join(f"{k}={a!r} there, {b!r} now" for k, (a, b) in diff.items())
-            raise ReproduceError(f"{cfg.out} holds results made under other server settings ({said}; see "
-                                 f"{f.path.name}); give this run its own --out (OUT=) so the two are compared, not "
-                                 "mixed")
+            raise ReproduceError(
+                f"{cfg.out} holds results made under other server settings ({said}; see "
+                f"{f.path.name}); give this run its own --out (OUT=) so the two are compared, not "
+                "mixed"
+            )
 
 
 def preflight(cfg: ReproduceConfig) -> list[Check]:

@@ -1,4 +1,5 @@
 """The reproduce package's one error type."""
+
 from __future__ import annotations
 
 

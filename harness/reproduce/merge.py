@@ -16,14 +16,15 @@ shard agreed on, the duplicates dropped), a copy of each shard's `shard.json` un
 shard's run manifests as `manifest-shard<NNN>-<run id>.json` (what the ledger tables s14/s14b read), then
 statistics, tables, figures and the report, and last a fresh SHA256SUMS (also when a step fails).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from harness.core.canonical_json import record_line
 from harness.core.sums import SumsOnExit
@@ -31,8 +32,17 @@ from harness.core.typed_json import to_json
 from harness.model.rehearsal.labels import record_kind
 from harness.reproduce.reproduction import outputs as derive_outputs
 from harness.reproduce.shard import ShardError, ShardPlan, read_shard_manifest
-from harness.run.manifest import (MergedShard, MergeManifest, ShardManifest, ShardsAgreed, manifest_path, origin,
-                                  read_manifests, updated, write_manifest)
+from harness.run.manifest import (
+    MergedShard,
+    MergeManifest,
+    ShardManifest,
+    ShardsAgreed,
+    manifest_path,
+    origin,
+    read_manifests,
+    updated,
+    write_manifest,
+)
 from harness.run.schedule import file_order
 from harness.run.store import StoreError, iter_result_files, scan_result_file
 
@@ -58,8 +68,15 @@ class MergeError(ShardError):
     """Shards that cannot be merged; the message names the shard and the field."""
 
 
-def merge_shards(shard_dirs: list[Path], out: Path, *, plan: ShardPlan | None = None, draws: int | None = None,
-                 outputs: bool = True, echo: Echo = print) -> MergeManifest:
+def merge_shards(
+    shard_dirs: list[Path],
+    out: Path,
+    *,
+    plan: ShardPlan | None = None,
+    draws: int | None = None,
+    outputs: bool = True,
+    echo: Echo = print,
+) -> MergeManifest:
     """Merge shard directories into `out` (module docstring); returns the merge manifest (also written there)."""
     out = Path(out)
     loaded = load_shards(shard_dirs)
@@ -72,13 +89,23 @@ def merge_shards(shard_dirs: list[Path], out: Path, *, plan: ShardPlan | None = 
     with SumsOnExit(out):
         total = write_merged(merged, out, file_order(agreed.order, agreed.seeds))
         run_manifests = copy_manifests(loaded, out)
-        manifest = MergeManifest(origin=origin(), n_shards=len(loaded), plan_n_shards=plan.n_shards if plan else None,
-                                 records=total, results_files=len(merged), duplicates_dropped=duplicates,
-                                 agreed=agreed, synthetic=agreed.synthetic, shards=tuple(per_shard),
-                                 run_manifests=tuple(run_manifests))
+        manifest = MergeManifest(
+            origin=origin(),
+            n_shards=len(loaded),
+            plan_n_shards=plan.n_shards if plan else None,
+            records=total,
+            results_files=len(merged),
+            duplicates_dropped=duplicates,
+            agreed=agreed,
+            synthetic=agreed.synthetic,
+            shards=tuple(per_shard),
+            run_manifests=tuple(run_manifests),
+        )
         path = write_manifest(out, manifest)
-        echo(f"merge: {total} records in {len(merged)} results file(s) from {len(loaded)} shard(s) "
-             f"({duplicates} duplicate(s) dropped) -> {out}")
+        echo(
+            f"merge: {total} records in {len(merged)} results file(s) from {len(loaded)} shard(s) "
+            f"({duplicates} duplicate(s) dropped) -> {out}"
+        )
         if outputs:
             manifest = updated(manifest, outputs=derive_outputs(out, draws, echo=echo))
             path = write_manifest(out, manifest)
@@ -92,8 +119,11 @@ def load_shards(shard_dirs: list[Path]) -> list[tuple[Path, ShardManifest]]:
     for d in map(Path, shard_dirs):
         m = read_shard_manifest(d)
         if m.status != "complete":
-            raise MergeError(f"shard {m.index} ({d}) is {m.status!r}, not complete"
-                             + (f" ({m.error})" if m.error else "") + ": rerun it (resubmit) before merging")
+            raise MergeError(
+                f"shard {m.index} ({d}) is {m.status!r}, not complete"
+                + (f" ({m.error})" if m.error else "")
+                + ": rerun it (resubmit) before merging"
+            )
         loaded.append((d, m))
     loaded.sort(key=lambda dm: (dm[1].index, str(dm[0])))
     seen: dict[int, Path] = {}
@@ -119,8 +149,10 @@ def _agreed_value(shards: list[tuple[Path, ShardManifest]], label: str, get, opt
         if ref is None:
             ref = (directory, m.index, value)
         elif value != ref[2]:
-            raise MergeError(f"shard {m.index} ({directory}) differs in {label} from shard {ref[1]} "
-                             f"({ref[0]}): {_short(value)} vs {_short(ref[2])}")
+            raise MergeError(
+                f"shard {m.index} ({directory}) differs in {label} from shard {ref[1]} "
+                f"({ref[0]}): {_short(value)} vs {_short(ref[2])}"
+            )
     return None if ref is None else ref[2]
 
 
@@ -130,8 +162,12 @@ def check_compatible(shards: list[tuple[Path, ShardManifest]]) -> ShardsAgreed:
         raise MergeError("no shard directories given")
     agreed = {name: _agreed_value(shards, label, get, name in OPTIONAL) for name, label, get in COMPARED}
     model_keys = sorted({k for _, m in shards for k in (m.server or {})})
-    server = {k: _agreed_value(shards, f"server settings of {k} (image, flags, profile)",
-                               lambda m, k=k: (m.server or {}).get(k), True) for k in model_keys}
+    server = {
+        k: _agreed_value(
+            shards, f"server settings of {k} (image, flags, profile)", lambda m, k=k: (m.server or {}).get(k), True
+        )
+        for k in model_keys
+    }
     return ShardsAgreed(**agreed, server=server, synthetic=_agreed_synthetic(shards))
 
 
@@ -143,8 +179,10 @@ def _agreed_synthetic(shards: list[tuple[Path, ShardManifest]]) -> bool:
     if len(kinds) > 1:
         syn = next((d, m) for d, m in served if m.synthetic)
         real = next((d, m) for d, m in served if not m.synthetic)
-        raise MergeError(f"shard {syn[1].index} ({syn[0]}) holds synthetic rehearsal-server output and shard "
-                         f"{real[1].index} ({real[0]}) real results: they are never merged")
+        raise MergeError(
+            f"shard {syn[1].index} ({syn[0]}) holds synthetic rehearsal-server output and shard "
+            f"{real[1].index} ({real[0]}) real results: they are never merged"
+        )
     return kinds.pop() if kinds else False
 
 
@@ -165,8 +203,9 @@ class _Collected:
     duplicates: int = 0
 
 
-def collect_records(shards: list[tuple[Path, ShardManifest]], agreed: ShardsAgreed
-                    ) -> tuple[dict[Path, dict[str, dict]], list[MergedShard], int]:
+def collect_records(
+    shards: list[tuple[Path, ShardManifest]], agreed: ShardsAgreed
+) -> tuple[dict[Path, dict[str, dict]], list[MergedShard], int]:
     """Every shard's records by results file (relative path) and key, the lowest shard index's copy of a key kept;
     what each shard gave; the duplicates dropped. MergeError for a torn file, another dataset's record, or a
     synthetic record in a real set (and the reverse)."""
@@ -174,8 +213,16 @@ def collect_records(shards: list[tuple[Path, ShardManifest]], agreed: ShardsAgre
     per_shard = []
     for d, m in shards:
         kept = sum(_collect_file(collected, d, m, path, agreed) for path in iter_result_files(d))
-        per_shard.append(MergedShard(m.index, str(d), kept, m.records, m.slurm,
-                                     hashlib.sha256(manifest_path("shard", root=d).read_bytes()).hexdigest()))
+        per_shard.append(
+            MergedShard(
+                m.index,
+                str(d),
+                kept,
+                m.records,
+                m.slurm,
+                hashlib.sha256(manifest_path("shard", root=d).read_bytes()).hexdigest(),
+            )
+        )
     return collected.merged, per_shard, collected.duplicates
 
 
@@ -191,12 +238,16 @@ def _collect_file(collected: _Collected, d: Path, m: ShardManifest, path: Path, 
     n = 0
     for lineno, rec in enumerate(records, 1):
         if rec.get("dataset_sha256") not in (None, agreed.dataset_sha256):
-            raise MergeError(f"shard {m.index}: {path}:{lineno} has dataset sha256 {rec.get('dataset_sha256')}, the "
-                             f"shards' is {agreed.dataset_sha256}")
-        kind = record_kind(rec)       # None: a model-free record, in either kind of set
+            raise MergeError(
+                f"shard {m.index}: {path}:{lineno} has dataset sha256 {rec.get('dataset_sha256')}, the "
+                f"shards' is {agreed.dataset_sha256}"
+            )
+        kind = record_kind(rec)  # None: a model-free record, in either kind of set
         if kind is not None and (kind == "synthetic") != agreed.synthetic:
-            raise MergeError(f"shard {m.index}: {path}:{lineno} is {kind} in a "
-                             f"{'synthetic' if agreed.synthetic else 'real'} result set")
+            raise MergeError(
+                f"shard {m.index}: {path}:{lineno} is {kind} in a "
+                f"{'synthetic' if agreed.synthetic else 'real'} result set"
+            )
         if rec["key"] in bucket:
             collected.duplicates += 1
             continue

@@ -8,6 +8,7 @@ docs/bench-gpu-hours.json, `make bench-gpu-hours`).
 The plan is one frozen value (`Plan`, with an `ArmPlan` per arm and a `ModelPlan` per model), read and written
 through harness.core.typed_json (`harness serve plan --json`); `build_plan` makes it in named steps and
 `format_plan` prints it section by section."""
+
 from __future__ import annotations
 
 import json
@@ -29,17 +30,33 @@ from harness.reproduce.config import PAPER_SEEDS, ROOT, ReproduceConfig, Reprodu
 from harness.reproduce.smoke import SMOKE_DESCRIPTION
 from harness.run.store import StoreError, iter_result_files, read_result_file, result_sets
 
-CHARS_PER_TOKEN = 4.0     # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
-GPU_HOURS_REPORT = ROOT / "docs" / "bench-gpu-hours.json"   # prefix-cache shares per model and order (issue 36)
-WORDS_TO_TOKENS = 1.35    # fallback: note words to tokens
-RECORD_FIELDS_BYTES = 2000   # a record's fields besides the request and replies (keys, scores, program, executor)
+CHARS_PER_TOKEN = 4.0  # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
+GPU_HOURS_REPORT = ROOT / "docs" / "bench-gpu-hours.json"  # prefix-cache shares per model and order (issue 36)
+WORDS_TO_TOKENS = 1.35  # fallback: note words to tokens
+RECORD_FIELDS_BYTES = 2000  # a record's fields besides the request and replies (keys, scores, program, executor)
 BOUNDS = ("min", "max")
 
-__all__ = ["Plan", "ArmPlan", "ModelPlan", "Requests", "Seconds", "Tokens", "PrefixCache", "Disk", "Downloads",
-           "build_plan", "format_plan", "plan_population", "request_bounds", "model_seconds", "read_plan"]
+__all__ = [
+    "ArmPlan",
+    "Disk",
+    "Downloads",
+    "ModelPlan",
+    "Plan",
+    "PrefixCache",
+    "Requests",
+    "Seconds",
+    "Tokens",
+    "build_plan",
+    "format_plan",
+    "model_seconds",
+    "plan_population",
+    "read_plan",
+    "request_bounds",
+]
 
 
 # ---- the plan's types --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Requests:
@@ -72,7 +89,7 @@ class Tokens:
     completion: float
     source: Literal["measured", "estimated", "-"]
     detail: str
-    measured_on: tuple[str, ...] = ()   # the models whose stored results were measured
+    measured_on: tuple[str, ...] = ()  # the models whose stored results were measured
 
 
 @dataclass(frozen=True)
@@ -145,8 +162,8 @@ class Plan:
     launcher: str
     model_keys: tuple[str, ...]
     seeds: tuple[int, ...]
-    dataset: str                        # what was counted, in words
-    dataset_stand_in: bool              # the published shape of an unfetched dataset
+    dataset: str  # what was counted, in words
+    dataset_stand_in: bool  # the published shape of an unfetched dataset
     n_cases: int
     out: str
     generation_config: str
@@ -156,9 +173,9 @@ class Plan:
     launcher_header: tuple[str, ...]
     arms: tuple[ArmPlan, ...]
     models: tuple[ModelPlan, ...]
-    requests_per_model: Requests        # a model that runs every arm of the plan
+    requests_per_model: Requests  # a model that runs every arm of the plan
     requests_all_models: Requests
-    estimate_s: Seconds | None          # None: a model's throughput is unknown (an external server)
+    estimate_s: Seconds | None  # None: a model's throughput is unknown (an external server)
     estimate_with_prefix_cache_s: dict[str, Seconds] | None
     estimate_unknown_for: tuple[str, ...]
     disk: Disk
@@ -187,7 +204,7 @@ class Population:
     name: str
     cases: list
     description: str
-    token_cases: list          # real cases whose prompts are measured for the token estimate
+    token_cases: list  # real cases whose prompts are measured for the token estimate
     stand_in: bool = False
 
 
@@ -203,21 +220,29 @@ def plan_population(dataset: str, limit: int | None, shortest: bool) -> Populati
         slice_ = load_dataset("bundled-test")
         by_calc = slice_.by_calculator_id()
         if not rows or rows % len(by_calc):
-            raise ReproduceError(f"cannot derive the Verified shape: {rows} pinned rows over {len(by_calc)} "
-                                 "calculators") from None
+            raise ReproduceError(
+                f"cannot derive the Verified shape: {rows} pinned rows over {len(by_calc)} calculators"
+            ) from None
         per_calc = rows // len(by_calc)
         cases = []
         for _cid, group in sorted(by_calc.items()):
             cases += [group[i % len(group)] for i in range(per_calc)]
         if limit is not None:
             cases = cases[:limit]
-        desc = (f"verified (not fetched here: {str(exc).splitlines()[0]}); counted on its published shape, "
-                f"{len(by_calc)} calculators x {per_calc} cases = {rows} rows (calculators and output types "
-                f"from the bundled slice)")
+        desc = (
+            f"verified (not fetched here: {str(exc).splitlines()[0]}); counted on its published shape, "
+            f"{len(by_calc)} calculators x {per_calc} cases = {rows} rows (calculators and output types "
+            f"from the bundled slice)"
+        )
         return Population("verified", cases, desc, slice_.cases, stand_in=True)
     cases = select_cases(ds, limit, shortest)
-    return Population(ds.name, cases, f"{ds.name}: {ds.path} ({len(ds.cases)} rows, sha256 {ds.sha256[:12]}...)"
-                      + (f"; {len(cases)} selected" if len(cases) != len(ds.cases) else ""), cases)
+    return Population(
+        ds.name,
+        cases,
+        f"{ds.name}: {ds.path} ({len(ds.cases)} rows, sha256 {ds.sha256[:12]}...)"
+        + (f"; {len(cases)} selected" if len(cases) != len(ds.cases) else ""),
+        cases,
+    )
 
 
 @dataclass
@@ -238,13 +263,13 @@ def measured_token_means(results_root: Path = ROOT / "results") -> dict[str, Mea
     root = Path(results_root)
     if not root.is_dir():
         return {}
-    tokens: dict[str, list] = {}     # arm -> [prompt tokens, completion tokens, requests, models]
-    sizes: dict[str, list] = {}      # arm -> [bytes, records, models]
+    tokens: dict[str, list] = {}  # arm -> [prompt tokens, completion tokens, requests, models]
+    sizes: dict[str, list] = {}  # arm -> [bytes, records, models]
     for path in (p for result_set in result_sets(root) for p in iter_result_files(result_set)):
         try:
             records = read_result_file(path)
         except (OSError, StoreError):
-            continue        # an unreadable file only costs the estimate its measurements
+            continue  # an unreadable file only costs the estimate its measurements
         if records:
             size = sizes.setdefault(records[0].get("arm"), [0, 0, set()])
             size[0], size[1] = size[0] + path.stat().st_size, size[1] + len(records)
@@ -278,15 +303,20 @@ def estimated_token_means(arm: Arm, cases: list) -> Tokens:
     except Exception as exc:  # noqa: BLE001 - fall back to note lengths, and say so
         sizes, source = [], f"note lengths x {WORDS_TO_TOKENS} tokens/word + 300 (prompts not buildable: {exc})"
     if not sizes:
-        words = [min(len(c.note.split()), arm.note_words or 10 ** 9) for c in cases]
+        words = [min(len(c.note.split()), arm.note_words or 10**9) for c in cases]
         sizes = [w * WORDS_TO_TOKENS + 300 for w in words] or [0]
         if not source.startswith("note"):
             source = f"note lengths x {WORDS_TO_TOKENS} tokens/word + 300"
-    return Tokens(statistics.mean(sizes), completion, "estimated",
-                  f"prompt: {source}; completion: stated assumption ({completion} tokens)")
+    return Tokens(
+        statistics.mean(sizes),
+        completion,
+        "estimated",
+        f"prompt: {source}; completion: stated assumption ({completion} tokens)",
+    )
 
 
 # ---- building the plan --------------------------------------------------------------------------------------------
+
 
 def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -> Plan:
     """The plan of `cfg` (module docstring): the population, the arms counted, the launcher described, the models
@@ -299,16 +329,30 @@ def build_plan(cfg: ReproduceConfig, *, results_root: Path = ROOT / "results") -
     unknown = tuple(m.key for m in models if m.estimate_s is None and m.arms)
     problems = desc.problems + tuple(p for m in models for p in m.server.problems)
     return Plan(
-        launcher=cfg.launcher, model_keys=tuple(cfg.models), seeds=tuple(cfg.seeds), dataset=pop.description,
-        dataset_stand_in=pop.stand_in, n_cases=len(pop.cases), out=str(cfg.out),
-        generation_config=cfg.generation_config, deterministic=cfg.deterministic, order=cfg.order, image=desc.image,
-        launcher_header=desc.header, arms=arms, models=models,
+        launcher=cfg.launcher,
+        model_keys=tuple(cfg.models),
+        seeds=tuple(cfg.seeds),
+        dataset=pop.description,
+        dataset_stand_in=pop.stand_in,
+        n_cases=len(pop.cases),
+        out=str(cfg.out),
+        generation_config=cfg.generation_config,
+        deterministic=cfg.deterministic,
+        order=cfg.order,
+        image=desc.image,
+        launcher_header=desc.header,
+        arms=arms,
+        models=models,
         requests_per_model=sum((a.requests for a in arms), Requests(0, 0)),
         requests_all_models=sum((m.requests for m in models), Requests(0, 0)),
         estimate_s=None if unknown else sum((m.estimate_s for m in models if m.estimate_s), Seconds(0.0, 0.0)),
-        estimate_with_prefix_cache_s=_with_prefix_cache(models), estimate_unknown_for=unknown,
-        disk=disk_estimate(arms, len(models), measured), downloads=download_estimate(desc),
-        notes=desc.notes + plan_notes(arms, models), problems=problems)
+        estimate_with_prefix_cache_s=_with_prefix_cache(models),
+        estimate_unknown_for=unknown,
+        disk=disk_estimate(arms, len(models), measured),
+        downloads=download_estimate(desc),
+        notes=desc.notes + plan_notes(arms, models),
+        problems=problems,
+    )
 
 
 def arm_plan(arm: Arm, pop: Population, measured: dict[str, MeasuredArm], cfg: ReproduceConfig) -> ArmPlan:
@@ -319,24 +363,38 @@ def arm_plan(arm: Arm, pop: Population, measured: dict[str, MeasuredArm], cfg: R
     m = measured.get(arm.name)
     tokens = arm_tokens(arm, m, [c for c in pop.token_cases if arm_cases(arm, [c], cfg.all_cases)])
     n_seeds = len(cfg.seeds)
-    record_bytes = (m.record_bytes if m and m.record_bytes else
-                    estimated_record_bytes(tokens, per_seed.max / max(1, len(sel))))
-    return ArmPlan(arm=arm.name, title=arm.title, solver=arm.solver.name, needs_model=arm.needs_model,
-                   covered_only=arm.covered_only and not cfg.all_cases, samples=arm.samples,
-                   repair_cap=arm.solver.config().get("repair_cap", 0), cases=len(sel),
-                   requests_per_case=Requests(min((b[0] for b in bounds), default=0), max((b[1] for b in bounds),
-                                                                                         default=0)),
-                   requests_per_seed=per_seed, requests=per_seed.times(n_seeds), tokens_per_request=tokens,
-                   results_bytes=round(record_bytes * len(sel) * n_seeds),
-                   results_bytes_source="measured" if m and m.record_bytes else "estimated")
+    record_bytes = (
+        m.record_bytes if m and m.record_bytes else estimated_record_bytes(tokens, per_seed.max / max(1, len(sel)))
+    )
+    return ArmPlan(
+        arm=arm.name,
+        title=arm.title,
+        solver=arm.solver.name,
+        needs_model=arm.needs_model,
+        covered_only=arm.covered_only and not cfg.all_cases,
+        samples=arm.samples,
+        repair_cap=arm.solver.config().get("repair_cap", 0),
+        cases=len(sel),
+        requests_per_case=Requests(min((b[0] for b in bounds), default=0), max((b[1] for b in bounds), default=0)),
+        requests_per_seed=per_seed,
+        requests=per_seed.times(n_seeds),
+        tokens_per_request=tokens,
+        results_bytes=round(record_bytes * len(sel) * n_seeds),
+        results_bytes_source="measured" if m and m.record_bytes else "estimated",
+    )
 
 
 def arm_tokens(arm: Arm, m: MeasuredArm | None, token_cases: list) -> Tokens:
     """Tokens per request: measured on stored results where there are some, else estimated (no model: none)."""
     if m is not None and m.requests:
-        return Tokens(m.prompt, m.completion, "measured",
-                      f"means of {m.requests} stored requests of {', '.join(m.models)} (assumed to hold for the "
-                      f"planned models: replies of another model, size or server differ)", tuple(m.models))
+        return Tokens(
+            m.prompt,
+            m.completion,
+            "measured",
+            f"means of {m.requests} stored requests of {', '.join(m.models)} (assumed to hold for the "
+            f"planned models: replies of another model, size or server differ)",
+            tuple(m.models),
+        )
     if arm.needs_model:
         return estimated_token_means(arm, token_cases)
     return Tokens(0.0, 0.0, "-", "no model")
@@ -345,16 +403,16 @@ def arm_tokens(arm: Arm, m: MeasuredArm | None, token_cases: list) -> Tokens:
 def model_plans(cfg: ReproduceConfig, arms: tuple[ArmPlan, ...], desc: LauncherDescription) -> list[ModelPlan]:
     """Each model's arms and requests, its launcher's part, and its time at the throughput assumed (the box's
     measured rates where gpu-acceptance measured them; the prefix-cache projection on a GPU launcher)."""
-    gpu = cfg.kind.gpu                                       # the H100 projections apply
-    shares = prefix_cache_shares() if gpu else {}          # read once for every model
-    rates = measured_rates() if gpu else {}                # make gpu-acceptance's, once written
+    gpu = cfg.kind.gpu  # the H100 projections apply
+    shares = prefix_cache_shares() if gpu else {}  # read once for every model
+    rates = measured_rates() if gpu else {}  # make gpu-acceptance's, once written
     any_model = any(a.needs_model for a in arms)
     arm_names = cfg.model_arm_names()
     out = []
     for key in cfg.models:
         names = arm_names[key]
         rows = tuple(a for a in arms if a.needs_model and a.arm in names)
-        server = desc.models[key]                # its launcher described (or why it could not be built)
+        server = desc.models[key]  # its launcher described (or why it could not be built)
         tp = _measured(server.throughput, rates.get(key))
         est = prefix = None
         if tp is not None:
@@ -362,8 +420,17 @@ def model_plans(cfg: ReproduceConfig, arms: tuple[ArmPlan, ...], desc: LauncherD
             start = tp.startup_s if any_model else 0
             est = Seconds(*((sum(model_seconds(rows, tp, b)) * slow + start) for b in BOUNDS))
             prefix = prefix_cache_projection(key, rows, tp, slow, cfg, any_model, shares) if gpu else None
-        out.append(ModelPlan(key, tuple(a.arm for a in rows), sum((a.requests for a in rows), Requests(0, 0)), server,
-                             tp, est, prefix))
+        out.append(
+            ModelPlan(
+                key,
+                tuple(a.arm for a in rows),
+                sum((a.requests for a in rows), Requests(0, 0)),
+                server,
+                tp,
+                est,
+                prefix,
+            )
+        )
     return out
 
 
@@ -371,10 +438,14 @@ def _measured(tp: Throughput | None, rates: dict | None) -> Throughput | None:
     """The stated assumption with the box's measured rates in its place (make gpu-acceptance), where measured."""
     if tp is None or not rates:
         return tp
-    return replace(tp, prefill_tokens_per_s=rates["prefill_tokens_per_s"],
-                   decode_tokens_per_s=rates["decode_tokens_per_s"], source=rates["source"],
-                   deterministic_slowdown=rates.get("deterministic_slowdown", tp.deterministic_slowdown),
-                   measured=True)
+    return replace(
+        tp,
+        prefill_tokens_per_s=rates["prefill_tokens_per_s"],
+        decode_tokens_per_s=rates["decode_tokens_per_s"],
+        source=rates["source"],
+        deterministic_slowdown=rates.get("deterministic_slowdown", tp.deterministic_slowdown),
+        measured=True,
+    )
 
 
 def _with_prefix_cache(models: tuple[ModelPlan, ...]) -> dict[str, Seconds] | None:
@@ -382,8 +453,9 @@ def _with_prefix_cache(models: tuple[ModelPlan, ...]) -> dict[str, Seconds] | No
     projected = [m.prefix_cache for m in models]
     if not projected or not all(p is not None and p.estimate_s for p in projected):
         return None
-    return {order: sum((p.estimate_s[order] for p in projected), Seconds(0.0, 0.0))
-            for order in projected[0].estimate_s}
+    return {
+        order: sum((p.estimate_s[order] for p in projected), Seconds(0.0, 0.0)) for order in projected[0].estimate_s
+    }
 
 
 def plan_notes(arms: tuple[ArmPlan, ...], models: tuple[ModelPlan, ...]) -> tuple[str, ...]:
@@ -391,16 +463,22 @@ def plan_notes(arms: tuple[ArmPlan, ...], models: tuple[ModelPlan, ...]) -> tupl
     notes = []
     partial = [m for m in models if len(m.arms) < sum(a.needs_model for a in arms)]
     if partial:
-        notes.append("ARMS=all runs, for each model, the arms the paper reports for it: "
-                     + "; ".join(f"{m.key}: {', '.join(m.arms)}" for m in partial)
-                     + " (ARMS=every runs every paper arm on every model).")
+        notes.append(
+            "ARMS=all runs, for each model, the arms the paper reports for it: "
+            + "; ".join(f"{m.key}: {', '.join(m.arms)}" for m in partial)
+            + " (ARMS=every runs every paper arm on every model)."
+        )
     notes.append("Arms without a model (Gold-Solve) run without a server, once for all models; they send no request.")
-    notes += [f"tokens per request: {d}" for d in sorted({a.tokens_per_request.detail for a in arms
-                                                         if a.tokens_per_request.source != "-"})]
-    notes.append("Time = sum over arms of requests x (prompt tokens / prefill rate + completion tokens / decode rate), "
-                 "plus server start-up; weight downloads are not included. Each rate is an assumption (its source is "
-                 "printed with the model) until `make gpu-acceptance` has measured it on your box (then the model's "
-                 "line says `measured`).")
+    notes += [
+        f"tokens per request: {d}"
+        for d in sorted({a.tokens_per_request.detail for a in arms if a.tokens_per_request.source != "-"})
+    ]
+    notes.append(
+        "Time = sum over arms of requests x (prompt tokens / prefill rate + completion tokens / decode rate), "
+        "plus server start-up; weight downloads are not included. Each rate is an assumption (its source is "
+        "printed with the model) until `make gpu-acceptance` has measured it on your box (then the model's "
+        "line says `measured`)."
+    )
     return tuple(notes)
 
 
@@ -422,25 +500,33 @@ def model_seconds(rows, tp: Throughput, bound: str) -> tuple[float, float]:
     return prefill, decode
 
 
-def prefix_cache_projection(key: str, rows, tp: Throughput, slow: float, cfg: ReproduceConfig, any_model: bool,
-                            measured: dict) -> PrefixCache:
+def prefix_cache_projection(
+    key: str, rows, tp: Throughput, slow: float, cfg: ReproduceConfig, any_model: bool, measured: dict
+) -> PrefixCache:
     """The time estimate with vLLM's prefix cache: the prefill term times the share of prompt tokens the engine
     computes under each request order (`measured`: prefix_cache_shares(), docs/bench-gpu-hours.json), the decode
     term and start-up unchanged. Off in deterministic mode (serving.json's flags turn prefix caching off: every prompt
     token is computed, whatever the order)."""
     if cfg.deterministic:
-        return PrefixCache(off="deterministic mode runs with --no-enable-prefix-caching: every prompt token is "
-                               "computed, in either order")
+        return PrefixCache(
+            off="deterministic mode runs with --no-enable-prefix-caching: every prompt token is "
+            "computed, in either order"
+        )
     shares = (measured.get("shares") or {}).get(key)
     if not shares:
         return PrefixCache(unmeasured=f"no prefix-cache measurement for {key} in {GPU_HOURS_REPORT.name}")
     start = tp.startup_s if any_model else 0
 
     def seconds(share: float) -> Seconds:
-        return Seconds(*((model_seconds(rows, tp, b)[0] * share + model_seconds(rows, tp, b)[1]) * slow + start
-                         for b in BOUNDS))
-    return PrefixCache(computed_share=dict(shares), source=measured["source"],
-                       estimate_s={order: seconds(share) for order, share in shares.items()})
+        return Seconds(
+            *((model_seconds(rows, tp, b)[0] * share + model_seconds(rows, tp, b)[1]) * slow + start for b in BOUNDS)
+        )
+
+    return PrefixCache(
+        computed_share=dict(shares),
+        source=measured["source"],
+        estimate_s={order: seconds(share) for order, share in shares.items()},
+    )
 
 
 def estimated_record_bytes(tokens: Tokens, requests_per_case: float) -> float:
@@ -455,12 +541,16 @@ def disk_estimate(arms: tuple[ArmPlan, ...], n_models: int, measured: dict[str, 
     total = sum(a.results_bytes * (max(1, n_models) if a.needs_model else 1) for a in arms)
     sources = sorted({m for a in arms if a.results_bytes_source == "measured" for m in measured[a.arm].size_models})
     estimated = tuple(a.arm for a in arms if a.results_bytes_source == "estimated")
-    assumption = (f"record sizes measured on stored results of {', '.join(sources)} (another model's replies "
-                  f"differ in length)" if sources else "")
+    assumption = (
+        f"record sizes measured on stored results of {', '.join(sources)} (another model's replies differ in length)"
+        if sources
+        else ""
+    )
     if estimated:
         assumption += ("; " if assumption else "") + (
             f"{len(estimated)} arm(s) without stored results estimated at {RECORD_FIELDS_BYTES} bytes of fields "
-            f"+ {CHARS_PER_TOKEN:.0f} characters per prompt and completion token of each request")
+            f"+ {CHARS_PER_TOKEN:.0f} characters per prompt and completion token of each request"
+        )
     return Disk(total, assumption, estimated)
 
 
@@ -470,11 +560,11 @@ def download_estimate(desc: LauncherDescription) -> Downloads:
     weights = {key: m.weights_bytes for key, m in desc.models.items()}
     image = desc.image_bytes
     sizes = list(weights.values()) + [image]
-    return Downloads(weights, image, None if any(v is None for v in sizes) else sum(sizes),
-                     sum(v for v in sizes if v))
+    return Downloads(weights, image, None if any(v is None for v in sizes) else sum(sizes), sum(v for v in sizes if v))
 
 
 # ---- printing it ----------------------------------------------------------------------------------------------------
+
 
 def _size(n: int | None) -> str:
     if n is None:
@@ -490,7 +580,7 @@ def _hours(s: float) -> str:
 
 
 def _span(rq: Requests) -> str:
-    """"a" or "a..b", thousands separated."""
+    """ "a" or "a..b", thousands separated."""
     return f"{rq.min:,}" if rq.min == rq.max else f"{rq.min:,}..{rq.max:,}"
 
 
@@ -505,12 +595,17 @@ def format_plan(plan: Plan) -> str:
 
 
 def _run_lines(plan: Plan) -> list[str]:
-    return ["Reproduction plan (dry run: nothing is started, nothing is downloaded)", "",
-            f"launcher:   {plan.launcher}",
-            f"models:     {', '.join(m.key for m in plan.models)}",
-            f"seeds:      {', '.join(map(str, plan.seeds))}",
-            f"dataset:    {plan.dataset}",
-            f"results:    {plan.out}", *plan.launcher_header, ""]
+    return [
+        "Reproduction plan (dry run: nothing is started, nothing is downloaded)",
+        "",
+        f"launcher:   {plan.launcher}",
+        f"models:     {', '.join(m.key for m in plan.models)}",
+        f"seeds:      {', '.join(map(str, plan.seeds))}",
+        f"dataset:    {plan.dataset}",
+        f"results:    {plan.out}",
+        *plan.launcher_header,
+        "",
+    ]
 
 
 def _model_lines(m: ModelPlan, order: str) -> list[str]:
@@ -518,9 +613,11 @@ def _model_lines(m: ModelPlan, order: str) -> list[str]:
     time."""
     server, info = m.server, m.server.info
     lock = (info.model if info is not None else None) or {}
-    lines = [f"model {m.key}: {server.model_id} @ {server.revision or 'UNPINNED'}"
-             + (f"  [{lock['license']}]" if lock.get("license") else "")
-             + ("  [gated: needs HF_TOKEN]" if lock.get("gated") else "")]
+    lines = [
+        f"model {m.key}: {server.model_id} @ {server.revision or 'UNPINNED'}"
+        + (f"  [{lock['license']}]" if lock.get("license") else "")
+        + ("  [gated: needs HF_TOKEN]" if lock.get("gated") else "")
+    ]
     if server.error:
         lines.append(f"  REFUSED: {server.error}")
     if info is not None and info.command:
@@ -528,17 +625,20 @@ def _model_lines(m: ModelPlan, order: str) -> list[str]:
     if info is not None and info.flags and server.lines:
         lines.append("  flags:   " + ", ".join(f"{k}={v}" for k, v in info.flags.items() if k != "port"))
     if m.estimate_s is None and m.arms:
-        lines.append("  time:    unknown (no throughput assumption for this launcher: time a few requests on "
-                     "your server)")
+        lines.append(
+            "  time:    unknown (no throughput assumption for this launcher: time a few requests on your server)"
+        )
     lines += [f"  {ln}" for ln in server.lines]
     if info is not None and info.command:
         lines.append(f"  smoke:   first, `harness serve smoke`: {SMOKE_DESCRIPTION}")
     if m.estimate_s is not None and m.throughput is not None:
         tp = m.throughput
-        lines.append(f"  time:    {_hours(m.estimate_s.min)} .. {_hours(m.estimate_s.max)} "
-                     f"({'measured' if tp.measured else 'assumed'} {tp.prefill_tokens_per_s} prompt tok/s, "
-                     f"{tp.decode_tokens_per_s} completion tok/s, start-up {tp.startup_s} s; "
-                     f"{'source' if tp.measured else 'assumption'}: {tp.source or 'not stated'})")
+        lines.append(
+            f"  time:    {_hours(m.estimate_s.min)} .. {_hours(m.estimate_s.max)} "
+            f"({'measured' if tp.measured else 'assumed'} {tp.prefill_tokens_per_s} prompt tok/s, "
+            f"{tp.decode_tokens_per_s} completion tok/s, start-up {tp.startup_s} s; "
+            f"{'source' if tp.measured else 'assumption'}: {tp.source or 'not stated'})"
+        )
         lines += _prefix_cache_lines(m.prefix_cache, order)
     return lines
 
@@ -550,57 +650,89 @@ def _prefix_cache_lines(pc: PrefixCache | None, order: str) -> list[str]:
     if pc.off or pc.unmeasured:
         return [f"  prefix cache: {pc.off or pc.unmeasured}"]
     mine = pc.estimate_s.get(order)
-    lines = [f"  prefix cache, order {order} (this run's): {_hours(mine.min)} .. {_hours(mine.max)}, "
-             f"{pc.computed_share[order]:.0%} of prompt tokens computed"] if mine else []
-    lines += [f"  prefix cache, order {o}: {_hours(e.min)} .. {_hours(e.max)}, "
-              f"{pc.computed_share[o]:.0%} of prompt tokens computed" for o, e in pc.estimate_s.items() if o != order]
+    lines = (
+        [
+            f"  prefix cache, order {order} (this run's): {_hours(mine.min)} .. {_hours(mine.max)}, "
+            f"{pc.computed_share[order]:.0%} of prompt tokens computed"
+        ]
+        if mine
+        else []
+    )
+    lines += [
+        f"  prefix cache, order {o}: {_hours(e.min)} .. {_hours(e.max)}, "
+        f"{pc.computed_share[o]:.0%} of prompt tokens computed"
+        for o, e in pc.estimate_s.items()
+        if o != order
+    ]
     lines.append(f"  (prefill term x the share vLLM computed; {pc.source})")
     return lines
 
 
 def _arm_table(plan: Plan) -> list[str]:
     """Requests per arm (per model), the totals per model and for all models."""
-    lines = ["", f"Requests per arm, per model, {len(plan.seeds)} seed(s):",
-             f"  {'arm':<22} {'cases':>6} {'req/case':>9} {'requests':>15} {'prompt tok':>10} {'compl. tok':>10}  "
-             "source"]
+    lines = [
+        "",
+        f"Requests per arm, per model, {len(plan.seeds)} seed(s):",
+        f"  {'arm':<22} {'cases':>6} {'req/case':>9} {'requests':>15} {'prompt tok':>10} {'compl. tok':>10}  source",
+    ]
     for a in plan.arms:
         rpc, t = a.requests_per_case, a.tokens_per_request
         per = f"{rpc.min}" if rpc.min == rpc.max else f"{rpc.min}..{rpc.max}"
         cases = f"{a.cases}" + ("c" if a.covered_only else "")
-        lines.append(f"  {a.arm:<22} {cases:>6} {per:>9} {_span(a.requests):>15} {t.prompt:>10.0f} "
-                     f"{t.completion:>10.0f}  {t.source}" + (f" on {', '.join(t.measured_on)}" if t.measured_on else ""))
+        lines.append(
+            f"  {a.arm:<22} {cases:>6} {per:>9} {_span(a.requests):>15} {t.prompt:>10.0f} "
+            f"{t.completion:>10.0f}  {t.source}" + (f" on {', '.join(t.measured_on)}" if t.measured_on else "")
+        )
     tot = plan.requests_per_model
     lines.append(f"  {'total per model':<22} {'':>6} {'':>9} {tot.min:,}..{tot.max:,}".rstrip())
     n_model_arms = sum(a.needs_model for a in plan.arms)
-    lines += [f"  {m.key:<22} {'':>6} {'':>9} {_span(m.requests):>15}  ({len(m.arms)} arm(s): {', '.join(m.arms)})"
-              for m in plan.models if len(m.arms) < n_model_arms]
+    lines += [
+        f"  {m.key:<22} {'':>6} {'':>9} {_span(m.requests):>15}  ({len(m.arms)} arm(s): {', '.join(m.arms)})"
+        for m in plan.models
+        if len(m.arms) < n_model_arms
+    ]
     every = plan.requests_all_models if plan.models else tot
-    return lines + [f"  {f'all {len(plan.models) or 1} model(s)':<22} {'':>6} {'':>9} {every.min:,}..{every.max:,}",
-                    "  (c: the library's covered cases only, as in the paper)", ""]
+    return lines + [
+        f"  {f'all {len(plan.models) or 1} model(s)':<22} {'':>6} {'':>9} {every.min:,}..{every.max:,}",
+        "  (c: the library's covered cases only, as in the paper)",
+        "",
+    ]
 
 
 def _total_lines(plan: Plan) -> list[str]:
     """The run's time (with the prefix cache, where projected), its disk and downloads."""
     est, cached = plan.estimate_s, plan.estimate_with_prefix_cache_s
     if est is None:
-        lines = [f"Estimated time, all models: unknown (no throughput assumption for "
-                 f"{', '.join(plan.estimate_unknown_for)} under launcher {plan.launcher})"]
+        lines = [
+            f"Estimated time, all models: unknown (no throughput assumption for "
+            f"{', '.join(plan.estimate_unknown_for)} under launcher {plan.launcher})"
+        ]
     else:
-        lines = [f"Estimated time, all models: {_hours(est.min)} .. {_hours(est.max)}"
-                 + (" (every prompt token computed)" if cached else "")]
+        lines = [
+            f"Estimated time, all models: {_hours(est.min)} .. {_hours(est.max)}"
+            + (" (every prompt token computed)" if cached else "")
+        ]
     if cached and plan.order in cached:
         mine = cached[plan.order]
         others = "; ".join(f"{o}: {_hours(v.min)} .. {_hours(v.max)}" for o, v in cached.items() if o != plan.order)
-        lines.append(f"With vLLM's prefix cache, order {plan.order} (this run's): {_hours(mine.min)} .. "
-                     f"{_hours(mine.max)}" + (f" ({others})" if others else ""))
+        lines.append(
+            f"With vLLM's prefix cache, order {plan.order} (this run's): {_hours(mine.min)} .. "
+            f"{_hours(mine.max)}" + (f" ({others})" if others else "")
+        )
     disk, dl = plan.disk, plan.downloads
     own_image = plan.image is not None and plan.image.choice == "own"
     lines.append(f"Disk for results: about {_size(disk.results_bytes)} (assumption: {disk.assumption})")
-    lines.append(f"Downloads: {_size(dl.total_bytes)}"
-                 + (f" (at least {_size(dl.known_bytes)})" if dl.total_bytes is None and dl.known_bytes else "")
-                 + " - weights: " + ", ".join(f"{k} {_size(v)}" for k, v in dl.weights_bytes.items())
-                 + (f"; server image {_size(dl.image_bytes)}" if dl.image_bytes != 0 else "")
-                 + (" (the wheels make vllm-image downloads)" if dl.image_bytes and own_image else "")
-                 + ("; unknown: the pins record no size (see the model's and the image's registry pages)"
-                    if dl.total_bytes is None else ""))
+    lines.append(
+        f"Downloads: {_size(dl.total_bytes)}"
+        + (f" (at least {_size(dl.known_bytes)})" if dl.total_bytes is None and dl.known_bytes else "")
+        + " - weights: "
+        + ", ".join(f"{k} {_size(v)}" for k, v in dl.weights_bytes.items())
+        + (f"; server image {_size(dl.image_bytes)}" if dl.image_bytes != 0 else "")
+        + (" (the wheels make vllm-image downloads)" if dl.image_bytes and own_image else "")
+        + (
+            "; unknown: the pins record no size (see the model's and the image's registry pages)"
+            if dl.total_bytes is None
+            else ""
+        )
+    )
     return lines

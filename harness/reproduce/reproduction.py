@@ -15,20 +15,21 @@ directory's SHA256SUMS are written last, also when the run fails or is interrupt
 The only branch between the H100 path, CI, rehearsals and an external server is the launcher kind
 (harness.model.launchers): vllm, vllm-cpu, llama-cpp, rehearsal (a scripted fake; synthetic records) or external.
 """
+
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import datetime as _dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from harness.analysis.report import write_outputs
+from harness.analysis.results_analysis import analyse
 from harness.analysis.stats.arrays import ResultsError
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
 from harness.analysis.stats_payload import stats_payload
-from harness.analysis.results_analysis import analyse
 from harness.arms.spec import Arm
 from harness.core.canonical_json import json_file_text
 from harness.core.host import runsc_host_record
@@ -37,8 +38,18 @@ from harness.model.rehearsal.labels import is_synthetic_model
 from harness.model.server_info import ServerInfo
 from harness.model.serving import Launcher
 from harness.reproduce.config import ReproduceConfig, ReproduceError, Resolved, check_same_settings
-from harness.run.manifest import (Block, ConventionRef, LiveManifest, Outputs, ReproduceManifest, ServerRun,
-                                  dataset_ref, manifest_path, now, origin)
+from harness.run.manifest import (
+    Block,
+    ConventionRef,
+    LiveManifest,
+    Outputs,
+    ReproduceManifest,
+    ServerRun,
+    dataset_ref,
+    manifest_path,
+    now,
+    origin,
+)
 from harness.run.request import ModelTarget, RunRequest, planned_keys
 from harness.run.session import run_session, sigterm_as_interrupt
 from harness.run.store import iter_result_files, read_result_file, results_path
@@ -85,10 +96,12 @@ class _Pipeline:
         check_same_settings(cfg)
         cfg.out.mkdir(parents=True, exist_ok=True)
         existing = sum(1 for _ in iter_result_files(cfg.out))
-        echo(f"reproduce: {len(request.arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(resolved.cases)} case(s) of "
-             f"{resolved.dataset.name}, models {', '.join(cfg.models) if resolved.with_model else '(none needed)'}, "
-             f"launcher {cfg.launcher}, results in {cfg.out}"
-             + (f" (resuming: {existing} results file(s) already there)" if existing else ""))
+        echo(
+            f"reproduce: {len(request.arms)} arm(s) x {len(cfg.seeds)} seed(s) on {len(resolved.cases)} case(s) of "
+            f"{resolved.dataset.name}, models {', '.join(cfg.models) if resolved.with_model else '(none needed)'}, "
+            f"launcher {cfg.launcher}, results in {cfg.out}"
+            + (f" (resuming: {existing} results file(s) already there)" if existing else "")
+        )
         return cls(cfg, resolved, request, LiveManifest(cfg.out, _first_manifest(cfg, resolved, request)), echo)
 
     def run_model_free(self) -> None:
@@ -103,10 +116,14 @@ class _Pipeline:
         cfg, echo = self.cfg, self.echo
         launcher = cfg.kind.for_model(key, cfg.launch_options())
         if is_synthetic_model(launcher.model_id):
-            self.live.update(synthetic=True)   # a rehearsal server's model: its records are synthetic
+            self.live.update(synthetic=True)  # a rehearsal server's model: its records are synthetic
         arms = self.resolved.arms_of(key, self.request.arms)
-        todo = pending_cases(dataclasses.replace(self.request, arms=arms), model=launcher.model_id,
-                             revision=launcher.revision, profile=launcher.server_profile)
+        todo = pending_cases(
+            dataclasses.replace(self.request, arms=arms),
+            model=launcher.model_id,
+            revision=launcher.revision,
+            profile=launcher.server_profile,
+        )
         if not todo:
             echo(f"[{key}] every record is already in {cfg.out}: the server is not started")
             self._put_server(ServerRun(key, launcher.describe(), skipped="all records present"), new=True)
@@ -115,9 +132,17 @@ class _Pipeline:
         self._put_server(ServerRun(key), new=True)
         try:
             info = self._start_server(key, launcher)
-            request = _block_request(cfg, self.request, arms, base_url=launcher.base_url, model=launcher.model_id,
-                                     revision=launcher.revision, profile=launcher.server_profile,
-                                     concurrency=cfg.concurrency or launcher.concurrency, server=info)
+            request = _block_request(
+                cfg,
+                self.request,
+                arms,
+                base_url=launcher.base_url,
+                model=launcher.model_id,
+                revision=launcher.revision,
+                profile=launcher.server_profile,
+                concurrency=cfg.concurrency or launcher.concurrency,
+                server=info,
+            )
             self._add_block(_run_block(cfg, request, model_key=key, echo=echo))
         finally:
             echo(f"[{key}] stopping the server")
@@ -150,23 +175,33 @@ class _Pipeline:
 
     def stopped(self, exc: BaseException, signals: list[int]) -> None:
         """The manifest says how the run ended early: interrupted (Ctrl-C, SIGTERM) or failed, and why."""
-        self.live.update(error=f"{type(exc).__name__}: signal {signals[0]}" if signals else
-                         f"{type(exc).__name__}: {exc}",
-                         status="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed")
+        self.live.update(
+            error=f"{type(exc).__name__}: signal {signals[0]}" if signals else f"{type(exc).__name__}: {exc}",
+            status="interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+        )
 
     def finish(self) -> None:
         """The status, then the outputs derived from the records (the report shows the manifest as of its status)."""
-        self.live.update(infra_failed=self.infra_failed,
-                         status="complete" if not self.infra_failed else "incomplete")
+        self.live.update(infra_failed=self.infra_failed, status="complete" if not self.infra_failed else "incomplete")
         self.live.update(outputs=outputs(self.cfg.out, self.cfg.draws, echo=self.echo))
 
 
 def _request(cfg: ReproduceConfig, resolved: Resolved) -> RunRequest:
     """The whole reproduction as one run request (each block narrows it), its unit convention resolved once."""
     try:
-        return RunRequest.build(resolved.arms, resolved.dataset, resolved.cases, cfg.seeds, out_dir=cfg.out,
-                                convention=cfg.convention, executor_backend=cfg.executor_backend, scorer=cfg.scorer,
-                                all_cases=cfg.all_cases, progress=cfg.progress, order=cfg.order)
+        return RunRequest.build(
+            resolved.arms,
+            resolved.dataset,
+            resolved.cases,
+            cfg.seeds,
+            out_dir=cfg.out,
+            convention=cfg.convention,
+            executor_backend=cfg.executor_backend,
+            scorer=cfg.scorer,
+            all_cases=cfg.all_cases,
+            progress=cfg.progress,
+            order=cfg.order,
+        )
     except ValueError as exc:
         raise ReproduceError(str(exc)) from None
 
@@ -174,12 +209,19 @@ def _request(cfg: ReproduceConfig, resolved: Resolved) -> RunRequest:
 def _first_manifest(cfg: ReproduceConfig, resolved: Resolved, request: RunRequest) -> ReproduceManifest:
     arms = request.arms
     return ReproduceManifest(
-        run_id=_dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ"), origin=origin(),
-        dataset=dataset_ref(resolved.dataset), settings=cfg.launch_settings(), config=cfg.settings,
-        case_ids=tuple(c.case_id for c in resolved.cases), arms=tuple(a.name for a in arms),
+        run_id=_dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ"),
+        origin=origin(),
+        dataset=dataset_ref(resolved.dataset),
+        settings=cfg.launch_settings(),
+        config=cfg.settings,
+        case_ids=tuple(c.case_id for c in resolved.cases),
+        arms=tuple(a.name for a in arms),
         arms_by_model={key: tuple(sorted(names)) for key, names in resolved.model_arm_names.items()},
-        arm_config_hashes={a.name: a.config_hash() for a in arms}, convention=ConventionRef.of(request.convention),
-        gvisor=runsc_host_record(), status="running")
+        arm_config_hashes={a.name: a.config_hash() for a in arms},
+        convention=ConventionRef.of(request.convention),
+        gvisor=runsc_host_record(),
+        status="running",
+    )
 
 
 def _say_done(cfg: ReproduceConfig, manifest: Path, sums: SumsWritten | None, echo: Echo) -> None:
@@ -189,17 +231,35 @@ def _say_done(cfg: ReproduceConfig, manifest: Path, sums: SumsWritten | None, ec
     for line in checked.notes + checked.problems:
         echo(f"verify: {line}")
     if sums is not None:
-        echo(f"checksums: {sums.path} ({sums.files} files); verify with `harness verify --results {cfg.out}` (or "
-             f"`cd {cfg.out} && sha256sum -c {Path(sums.path).name}`)")
+        echo(
+            f"checksums: {sums.path} ({sums.files} files); verify with `harness verify --results {cfg.out}` (or "
+            f"`cd {cfg.out} && sha256sum -c {Path(sums.path).name}`)"
+        )
 
 
-def _block_request(cfg: ReproduceConfig, request: RunRequest, arms: tuple[Arm, ...], *, base_url: str | None = None,
-                   model: str | None = None, revision: str | None = None, profile: str | None = None,
-                   concurrency: int = 1, server: ServerInfo | None = None) -> RunRequest:
+def _block_request(
+    cfg: ReproduceConfig,
+    request: RunRequest,
+    arms: tuple[Arm, ...],
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    revision: str | None = None,
+    profile: str | None = None,
+    concurrency: int = 1,
+    server: ServerInfo | None = None,
+) -> RunRequest:
     """The reproduction's request narrowed to one block: `arms` against one server (or none); `server` is what the
     run manifest records of it (the launcher's describe())."""
-    target = ModelTarget(base_url=base_url, model=model, revision=revision, server_profile=profile or "plain",
-                         timeout=cfg.timeout, cache_dir=cfg.out / ".cache" / "responses", server_info=server)
+    target = ModelTarget(
+        base_url=base_url,
+        model=model,
+        revision=revision,
+        server_profile=profile or "plain",
+        timeout=cfg.timeout,
+        cache_dir=cfg.out / ".cache" / "responses",
+        server_info=server,
+    )
     return dataclasses.replace(request, arms=tuple(arms), target=target, concurrency=concurrency)
 
 
@@ -208,11 +268,18 @@ def _run_block(cfg: ReproduceConfig, request: RunRequest, *, model_key: str | No
     lists it: the run manifest it wrote, by name."""
     run = asyncio.run(run_session(request))
     for s in run.summaries:
-        echo(f"{s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, {s.infra_failed} "
-             f"infra-failed, {s.correct} correct, outcomes {s.outcomes} -> {s.path}")
-    return Block(model=run.model.id if run.uses_model else None, model_key=model_key,
-                 arms=tuple(a.name for a in request.arms), run_manifest=manifest_path("run", run.run_id, root=".").name,
-                 executor=run.executor, summaries=run.summaries)
+        echo(
+            f"{s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} resumed, {s.infra_failed} "
+            f"infra-failed, {s.correct} correct, outcomes {s.outcomes} -> {s.path}"
+        )
+    return Block(
+        model=run.model.id if run.uses_model else None,
+        model_key=model_key,
+        arms=tuple(a.name for a in request.arms),
+        run_manifest=manifest_path("run", run.run_id, root=".").name,
+        executor=run.executor,
+        summaries=run.summaries,
+    )
 
 
 def pending_cases(request: RunRequest, *, model: str, revision: str | None, profile: str | None) -> int:
@@ -242,9 +309,14 @@ def outputs(out: Path, draws: int | None = None, *, echo: Echo = print) -> Outpu
     p.write_text(json_file_text(stats_payload(an), indent=1), encoding="utf-8")
     files = write_outputs(an, out, out)
     echo("outputs: " + "; ".join([str(p), f"{len(files.tables)} table(s) in {Path(out) / 'tables'}", str(files.page)]))
-    return Outputs(stats=str(p), tables=tuple(str(x) for x in files.table_paths), tables_omitted=dict(files.omitted),
-                   figures=tuple(str(x) for x in files.figures), report=str(files.page),
-                   comparison=str(files.comparison.markdown) if files.comparison else None)
+    return Outputs(
+        stats=str(p),
+        tables=tuple(str(x) for x in files.table_paths),
+        tables_omitted=dict(files.omitted),
+        figures=tuple(str(x) for x in files.figures),
+        report=str(files.page),
+        comparison=str(files.comparison.markdown) if files.comparison else None,
+    )
 
 
 def verify_run(out: Path, *, tables: bool = True) -> Report:

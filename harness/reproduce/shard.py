@@ -25,15 +25,17 @@ A shard's directory gets `shard.json` (written at the start, rewritten at the en
 its slices, the request order, and what `harness merge` compares: dataset sha256, prompt template hashes, arm config
 hashes, executor policy hash, server settings and the kit's commit; and its SHA256SUMS when the shard ends.
 """
+
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 from harness.arms.coverage import arm_cases
 from harness.arms.prompts import template_hashes
@@ -46,8 +48,19 @@ from harness.data.dataset import Dataset, DatasetError, load_dataset
 from harness.model.serving import Launcher
 from harness.reproduce.config import ReproduceConfig, Resolved, resolve_arms
 from harness.reproduce.plan import plan_population, request_bounds
-from harness.run.manifest import (LiveManifest, ManifestError, ReproduceSettings, ShardManifest, SliceSummary,
-                                  dataset_ref, manifest_path, now, origin, read_manifest, read_manifests)
+from harness.run.manifest import (
+    LiveManifest,
+    ManifestError,
+    ReproduceSettings,
+    ShardManifest,
+    SliceSummary,
+    dataset_ref,
+    manifest_path,
+    now,
+    origin,
+    read_manifest,
+    read_manifests,
+)
 from harness.run.request import ModelTarget, RunRequest, apply_convention
 from harness.run.schedule import CASE_MAJOR, case_order
 from harness.run.session import run_session, sigterm_as_interrupt
@@ -57,7 +70,7 @@ PLAN_KIND = "shard-plan"
 # A test hook: comma-separated shard indexes that fail on purpose after their first slice, so a test can
 # show that a resubmission finishes the run. Recorded in the shard manifest when it fires.
 FAIL_ENV = "HARNESS_SHARD_FAIL_FOR_TEST"
-MODEL_FREE_KEY = None   # model_key of slices of model-free arms (stored under the `library` model)
+MODEL_FREE_KEY = None  # model_key of slices of model-free arms (stored under the `library` model)
 Echo = Callable[[str], None]
 
 
@@ -66,6 +79,7 @@ class ShardError(RuntimeError):
 
 
 # ---- the plan's types --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class CaseUnit:
@@ -123,7 +137,7 @@ class ShardPlan:
     dataset: PlanDataset
     n_shards: int
     n_units: int
-    estimated_requests: int             # 0 when every unit costs one request (or none)
+    estimated_requests: int  # 0 when every unit costs one request (or none)
     shards: tuple[Shard, ...]
     plan_sha256: str = ""
     kind: Literal["shard-plan"] = PLAN_KIND
@@ -143,6 +157,7 @@ def shard_dir(out: Path, index: int) -> Path:
 
 # ---- building the plan ---------------------------------------------------------------------------------------------
 
+
 def build_shard_plan(cfg: ReproduceConfig, n_shards: int, *, stand_in: bool = False) -> ShardPlan:
     """Split `cfg` into `n_shards` shards (module docstring).
 
@@ -160,8 +175,9 @@ def build_shard_plan(cfg: ReproduceConfig, n_shards: int, *, stand_in: bool = Fa
         raise ShardError(f"{n_shards} shards for {len(blocks)} {what}: give at most {len(blocks)}")
     shards = _cut(blocks, n_shards, cfg.order == CASE_MAJOR, [a.name for a in resolved.arms], list(cfg.seeds))
     total = sum(u.weight for u in units)
-    return ShardPlan(cfg.settings, dataset, n_shards, len(units), total if any(u.weight > 1 for u in units) else 0,
-                     tuple(shards)).sealed()
+    return ShardPlan(
+        cfg.settings, dataset, n_shards, len(units), total if any(u.weight > 1 for u in units) else 0, tuple(shards)
+    ).sealed()
 
 
 class _StandInCase:
@@ -206,21 +222,35 @@ def _blocks(cfg: ReproduceConfig, resolved: Resolved) -> list[list[CaseUnit]]:
     blocks: list[list[CaseUnit]] = []
     for key, arms in _groups(cfg, resolved):
         covered = {a.name: [c.case_id for c in arm_cases(a, list(resolved.cases), cfg.all_cases)] for a in arms}
-        weight = {(a.name, c.case_id): max(1, request_bounds(a, c)[1])
-                  for a in arms for c in arm_cases(a, list(resolved.cases), cfg.all_cases)}
+        weight = {
+            (a.name, c.case_id): max(1, request_bounds(a, c)[1])
+            for a in arms
+            for c in arm_cases(a, list(resolved.cases), cfg.all_cases)
+        }
         if cfg.order == CASE_MAJOR:
             ids = set().union(*map(set, covered.values()))
             for case in case_order([c for c in resolved.cases if c.case_id in ids], cfg.seeds[0]):
-                blocks.append([CaseUnit(key, a.name, seed, case.case_id, weight[(a.name, case.case_id)])
-                               for a in arms if case.case_id in covered[a.name] for seed in cfg.seeds])
+                blocks.append(
+                    [
+                        CaseUnit(key, a.name, seed, case.case_id, weight[(a.name, case.case_id)])
+                        for a in arms
+                        if case.case_id in covered[a.name]
+                        for seed in cfg.seeds
+                    ]
+                )
         else:
-            blocks += [[CaseUnit(key, a.name, seed, cid, weight[(a.name, cid)])]
-                       for a in arms for seed in cfg.seeds for cid in covered[a.name]]
+            blocks += [
+                [CaseUnit(key, a.name, seed, cid, weight[(a.name, cid)])]
+                for a in arms
+                for seed in cfg.seeds
+                for cid in covered[a.name]
+            ]
     return blocks
 
 
-def _cut(blocks: list[list[CaseUnit]], n_shards: int, case_major: bool, arms: list[str], seeds: list[int]
-         ) -> list[Shard]:
+def _cut(
+    blocks: list[list[CaseUnit]], n_shards: int, case_major: bool, arms: list[str], seeds: list[int]
+) -> list[Shard]:
     """Contiguous runs of blocks of about equal weight; the last blocks fill the last shards so none is empty."""
     total = sum(u.weight for block in blocks for u in block)
     parts: list[list[CaseUnit]] = [[] for _ in range(n_shards)]
@@ -240,6 +270,7 @@ def _slices(units: list[CaseUnit], case_major: bool, arms: list[str], seeds: lis
     """A shard's units as slices, each one run: consecutive units of one model (case-major: its arms and seeds
     together) or of one (model, arm, seed) (arm-major); arms and seeds in the run's order (`arms`, `seeds`), cases in
     the units' (the run's case order)."""
+
     def group(u: CaseUnit) -> tuple:
         return (u.model_key,) if case_major else (u.model_key, u.arm, u.seed)
 
@@ -248,12 +279,21 @@ def _slices(units: list[CaseUnit], case_major: bool, arms: list[str], seeds: lis
         if not runs or group(u) != group(runs[-1][0]):
             runs.append([])
         runs[-1].append(u)
-    return [Slice(run[0].model_key, tuple(a for a in arms if any(u.arm == a for u in run)),
-                  tuple(s for s in seeds if any(u.seed == s for u in run)),
-                  tuple(dict.fromkeys(u.case_id for u in run)), len(run), sum(u.weight for u in run)) for run in runs]
+    return [
+        Slice(
+            run[0].model_key,
+            tuple(a for a in arms if any(u.arm == a for u in run)),
+            tuple(s for s in seeds if any(u.seed == s for u in run)),
+            tuple(dict.fromkeys(u.case_id for u in run)),
+            len(run),
+            sum(u.weight for u in run),
+        )
+        for run in runs
+    ]
 
 
 # ---- the plan on disk ----------------------------------------------------------------------------------------------
+
 
 def write_plan(plan: ShardPlan, path: Path) -> Path:
     path = Path(path)
@@ -312,6 +352,7 @@ def shard_status(out: Path, index: int) -> str:
 
 # ---- running one shard ----------------------------------------------------------------------------------------------
 
+
 def run_shard(plan: ShardPlan, index: int, out: Path, *, echo: Echo = print) -> ShardManifest:
     """Run shard `index` of `plan` into `shard_dir(out, index)`; returns its manifest. Resumes by record key; the
     directory's SHA256SUMS are written when it ends, however it ends."""
@@ -320,8 +361,9 @@ def run_shard(plan: ShardPlan, index: int, out: Path, *, echo: Echo = print) -> 
     directory.mkdir(parents=True, exist_ok=True)
     cfg = config_from_plan(plan, directory)
     dataset = _plan_dataset(cfg, plan)
-    run = _ShardRun(plan, shard, cfg, dataset, LiveManifest(directory, _first_manifest(plan, shard, cfg, dataset)),
-                    echo)
+    run = _ShardRun(
+        plan, shard, cfg, dataset, LiveManifest(directory, _first_manifest(plan, shard, cfg, dataset)), echo
+    )
     with SumsOnExit(directory):
         with sigterm_as_interrupt():  # scancel and the time limit send SIGTERM: `finally` still stops the server
             run.run()
@@ -344,23 +386,44 @@ def _plan_dataset(cfg: ReproduceConfig, plan: ShardPlan) -> Dataset:
     except DatasetError as exc:
         raise ShardError(f"dataset {cfg.dataset!r} is not available: {exc}") from None
     if dataset.sha256 != plan.dataset.sha256:
-        raise ShardError(f"dataset {cfg.dataset!r} has sha256 {dataset.sha256} here but the plan was made with "
-                         f"{plan.dataset.sha256}: every node must see the same dataset file")
+        raise ShardError(
+            f"dataset {cfg.dataset!r} has sha256 {dataset.sha256} here but the plan was made with "
+            f"{plan.dataset.sha256}: every node must see the same dataset file"
+        )
     return dataset
 
 
 def _first_manifest(plan: ShardPlan, shard: Shard, cfg: ReproduceConfig, dataset: Dataset) -> ShardManifest:
-    try:   # every arm of the run as the runs configure them (the convention recorded in their config): merge compares
+    try:  # every arm of the run as the runs configure them (the convention recorded in their config): merge compares
         arms, _choice = apply_convention(resolve_arms(cfg.arms), dataset, cfg.convention)
     except ValueError as exc:
         raise ShardError(str(exc)) from None
     return ShardManifest(
-        origin=origin(), index=shard.index, n_shards=plan.n_shards, plan_sha256=plan.plan_sha256, status="running",
-        slurm={k: os.environ[k] for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
-                                          "SLURMD_NODENAME", "CUDA_VISIBLE_DEVICES") if k in os.environ},
-        dataset=dataset_ref(dataset), prompt_hashes=template_hashes(),
-        arm_config_hashes={a.name: a.config_hash() for a in arms}, launch=cfg.launch_settings(), order=cfg.order,
-        seeds=cfg.seeds, units=shard.units, slices=tuple(sl.summary() for sl in shard.slices))
+        origin=origin(),
+        index=shard.index,
+        n_shards=plan.n_shards,
+        plan_sha256=plan.plan_sha256,
+        status="running",
+        slurm={
+            k: os.environ[k]
+            for k in (
+                "SLURM_JOB_ID",
+                "SLURM_ARRAY_JOB_ID",
+                "SLURM_ARRAY_TASK_ID",
+                "SLURMD_NODENAME",
+                "CUDA_VISIBLE_DEVICES",
+            )
+            if k in os.environ
+        },
+        dataset=dataset_ref(dataset),
+        prompt_hashes=template_hashes(),
+        arm_config_hashes={a.name: a.config_hash() for a in arms},
+        launch=cfg.launch_settings(),
+        order=cfg.order,
+        seeds=cfg.seeds,
+        units=shard.units,
+        slices=tuple(sl.summary() for sl in shard.slices),
+    )
 
 
 def _fail_requested(index: int) -> bool:
@@ -401,16 +464,20 @@ class _ShardRun:
     def run_model(self, key: str, slices: list[Slice]) -> None:
         cfg, index, echo = self.cfg, self.shard.index, self.echo
         launcher = cfg.kind.for_model(key, cfg.launch_options(self.live.root / "server-logs"))
-        launcher.for_task(index)   # several array tasks may share a node: own port, name, devices
+        launcher.for_task(index)  # several array tasks may share a node: own port, name, devices
         self.live.update(server={**(self.live.manifest.server or {}), key: launcher.describe().settings()})
         try:
             echo(f"shard {index}: starting {cfg.launcher} server for {key}: {' '.join(launcher.command())}")
             launcher.start()
             launcher.wait_ready(cfg.ready_timeout or cfg.kind.ready_timeout)
             info = launcher.describe()
-            self.live.update(servers={**self.live.manifest.servers, key: info},
-                             synthetic=self.live.manifest.synthetic or info.synthetic)
-            self.run_slices(slices, _target(cfg, self.live.root, launcher, info), cfg.concurrency or launcher.concurrency)
+            self.live.update(
+                servers={**self.live.manifest.servers, key: info},
+                synthetic=self.live.manifest.synthetic or info.synthetic,
+            )
+            self.run_slices(
+                slices, _target(cfg, self.live.root, launcher, info), cfg.concurrency or launcher.concurrency
+            )
         finally:
             echo(f"shard {index}: stopping the {key} server")
             launcher.stop()
@@ -420,20 +487,33 @@ class _ShardRun:
         cfg, index = self.cfg, self.shard.index
         by_id = self.dataset.by_case_id()
         for sl in slices:
-            request = RunRequest.build([get_arm(a) for a in sl.arms], self.dataset, [by_id[c] for c in sl.case_ids],
-                                       sl.seeds, out_dir=self.live.root, convention=cfg.convention,
-                                       target=target or _target(cfg, self.live.root), concurrency=concurrency,
-                                       executor_backend=cfg.executor_backend, scorer=cfg.scorer,
-                                       all_cases=cfg.all_cases, progress=False, order=cfg.order)
+            request = RunRequest.build(
+                [get_arm(a) for a in sl.arms],
+                self.dataset,
+                [by_id[c] for c in sl.case_ids],
+                sl.seeds,
+                out_dir=self.live.root,
+                convention=cfg.convention,
+                target=target or _target(cfg, self.live.root),
+                concurrency=concurrency,
+                executor_backend=cfg.executor_backend,
+                scorer=cfg.scorer,
+                all_cases=cfg.all_cases,
+                progress=False,
+                order=cfg.order,
+            )
             for s in asyncio.run(run_session(request)).summaries:
                 self.infra_failed += s.infra_failed
-                self.echo(f"shard {index}: {s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} "
-                          f"resumed, {s.infra_failed} infra-failed -> {s.path}")
+                self.echo(
+                    f"shard {index}: {s.arm} seed {s.seed}: {s.total} cases, {s.written} new, {s.skipped} "
+                    f"resumed, {s.infra_failed} infra-failed -> {s.path}"
+                )
             self.slices_done += 1
             if _fail_requested(index):
                 self.live.update(failed_on_purpose=FAIL_ENV)
-                raise ShardError(f"shard {index} fails on purpose after {self.slices_done} slice(s) ({FAIL_ENV} is "
-                                 "set)")
+                raise ShardError(
+                    f"shard {index} fails on purpose after {self.slices_done} slice(s) ({FAIL_ENV} is set)"
+                )
 
     def finish(self) -> ShardManifest:
         """Counts, executor policy hash (from the run manifests) and the synthetic flag; shard.json rewritten."""
@@ -450,10 +530,17 @@ class _ShardRun:
                 policy.add(found.manifest.executor.policy_hash)
         changes: dict = {}
         if len(policy) > 1:
-            changes.update(status="failed",
-                           error=f"runs of this shard used different executor policies: {', '.join(sorted(policy))}")
-        self.live.update(executor_policy_hash=next(iter(policy)) if len(policy) == 1 else None, records=n,
-                         synthetic=synthetic, finished_at=now(), **changes)
+            changes.update(
+                status="failed",
+                error=f"runs of this shard used different executor policies: {', '.join(sorted(policy))}",
+            )
+        self.live.update(
+            executor_policy_hash=next(iter(policy)) if len(policy) == 1 else None,
+            records=n,
+            synthetic=synthetic,
+            finished_at=now(),
+            **changes,
+        )
         return self.live.manifest
 
 
@@ -461,6 +548,12 @@ def _target(cfg: ReproduceConfig, directory: Path, launcher: Launcher | None = N
     """The model a slice's run talks to (none for model-free slices)."""
     if launcher is None:
         return ModelTarget(timeout=cfg.timeout, cache_dir=directory / ".cache" / "responses")
-    return ModelTarget(base_url=launcher.base_url, model=launcher.model_id, revision=launcher.revision,
-                       server_profile=launcher.server_profile or "plain", timeout=cfg.timeout,
-                       cache_dir=directory / ".cache" / "responses", server_info=info)
+    return ModelTarget(
+        base_url=launcher.base_url,
+        model=launcher.model_id,
+        revision=launcher.revision,
+        server_profile=launcher.server_profile or "plain",
+        timeout=cfg.timeout,
+        cache_dir=directory / ".cache" / "responses",
+        server_info=info,
+    )

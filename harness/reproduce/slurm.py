@@ -13,6 +13,7 @@ record key, a merge job of an earlier submission that can no longer run (its arr
 cancelled, and a new merge job waits on the new array. Every submission is appended to
 OUT/slurm/submissions.json.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -20,9 +21,9 @@ import json
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from harness.core.canonical_json import json_file_text
 from harness.core.paths import REPO_ROOT
@@ -40,11 +41,11 @@ class SlurmError(ShardError):
 @dataclass
 class SlurmOptions:
     partition: str | None = None
-    gpus_per_task: int = 1           # vllm: one GPU per task; 0 for CPU shards (llama-cpp, tests)
+    gpus_per_task: int = 1  # vllm: one GPU per task; 0 for CPU shards (llama-cpp, tests)
     cpus_per_task: int | None = None
-    time_limit: str | None = None    # sbatch --time, e.g. 08:00:00
+    time_limit: str | None = None  # sbatch --time, e.g. 08:00:00
     harness: str = ".venv/bin/harness"
-    extra_env: dict | None = None    # exported in the array script (documented in it)
+    extra_env: dict | None = None  # exported in the array script (documented in it)
 
 
 def _array_spec(indexes: list[int]) -> str:
@@ -79,8 +80,9 @@ def _header(name: str, log: Path, opts: SlurmOptions, *, gpus: int, cpus: int | 
 
 def array_script(plan_path: Path, out: Path, opts: SlurmOptions) -> str:
     logs = out / "slurm" / "logs"
-    lines = _header("mathsolver-shard", logs / "shard-%a.%A.out", opts, gpus=opts.gpus_per_task,
-                    cpus=opts.cpus_per_task)
+    lines = _header(
+        "mathsolver-shard", logs / "shard-%a.%A.out", opts, gpus=opts.gpus_per_task, cpus=opts.cpus_per_task
+    )
     lines += [
         "# One task per shard of the plan. The --array= list is given on the sbatch command line, so a",
         "# resubmission names only the shards that are not complete. The task needs: the kit checkout at the",
@@ -99,7 +101,7 @@ def array_script(plan_path: Path, out: Path, opts: SlurmOptions) -> str:
         'echo "shard ${SLURM_ARRAY_TASK_ID} of job ${SLURM_ARRAY_JOB_ID} on $(hostname -s), '
         'GPUs: ${CUDA_VISIBLE_DEVICES:-none}"',
         f"exec {shlex.quote(opts.harness)} shard run --plan {shlex.quote(str(plan_path))} "
-        f"--out {shlex.quote(str(out))} --shard \"$SLURM_ARRAY_TASK_ID\"",
+        f'--out {shlex.quote(str(out))} --shard "$SLURM_ARRAY_TASK_ID"',
     ]
     return "\n".join(lines) + "\n"
 
@@ -124,7 +126,9 @@ def _run(cmd: list[str]) -> str:
         raise SlurmError(f"{cmd[0]} not found: this needs a SLURM client (`make slurm` sets up a one-node cluster)")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if proc.returncode != 0:
-        raise SlurmError(f"`{shlex.join(cmd)}` failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}")
+        raise SlurmError(
+            f"`{shlex.join(cmd)}` failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
+        )
     return proc.stdout.strip()
 
 
@@ -132,8 +136,7 @@ def job_state(job_id: str) -> str | None:
     """The job's state while SLURM still lists it (PENDING, RUNNING, ...), else None."""
     if shutil.which("squeue") is None:
         return None
-    proc = subprocess.run(["squeue", "-h", "-j", str(job_id), "-o", "%T"], capture_output=True, text=True,
-                          timeout=30)
+    proc = subprocess.run(["squeue", "-h", "-j", str(job_id), "-o", "%T"], capture_output=True, text=True, timeout=30)
     states = [s.strip() for s in proc.stdout.splitlines() if s.strip()]
     return states[0] if proc.returncode == 0 and states else None
 
@@ -155,13 +158,16 @@ def prepare(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False) ->
     if plan_path.exists() and not plan.dataset.stand_in:
         old = load_plan(plan_path)
         if old.plan_sha256 != plan.plan_sha256:
-            raise SlurmError(f"{plan_path} holds another plan ({old.n_shards} shards, config "
-                             f"{json.dumps(to_json(old.config), sort_keys=True)[:200]}...): give this run its own OUT=")
+            raise SlurmError(
+                f"{plan_path} holds another plan ({old.n_shards} shards, config "
+                f"{json.dumps(to_json(old.config), sort_keys=True)[:200]}...): give this run its own OUT="
+            )
     return plan, plan_path, array_script(plan_path, out, opts), merge_script(plan_path, out, opts)
 
 
-def submit(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False,
-           echo: Callable[[str], None] = print) -> dict:
+def submit(
+    cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False, echo: Callable[[str], None] = print
+) -> dict:
     """Write the plan and scripts and submit the array plus the merge job (or print them when dry_run)."""
     out = Path(cfg.out).resolve()
     plan, plan_path, array_text, merge_text = prepare(cfg, n_shards, opts, dry_run=dry_run)
@@ -171,12 +177,18 @@ def submit(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False,
     array_cmd = ["sbatch", "--parsable", f"--array={_array_spec(todo)}", str(array_path)] if todo else None
     merge_cmd = ["sbatch", "--parsable"] + (["--dependency=afterok:ARRAY_JOB_ID"] if todo else []) + [str(merge_path)]
     if dry_run:
-        _print_dry_run(plan, plan_path, ((array_path, array_text), (merge_path, merge_text)), array_cmd, merge_cmd,
-                       echo)
+        _print_dry_run(
+            plan, plan_path, ((array_path, array_text), (merge_path, merge_text)), array_cmd, merge_cmd, echo
+        )
         return {"dry_run": True, "plan": str(plan_path), "todo": todo}
     previous = read_submissions(out)
-    if not todo and manifest_path("merge", root=out / "merged").exists() and previous and \
-            previous[-1].get("merge_job") and job_state(previous[-1]["merge_job"]) is None:
+    if (
+        not todo
+        and manifest_path("merge", root=out / "merged").exists()
+        and previous
+        and previous[-1].get("merge_job")
+        and job_state(previous[-1]["merge_job"]) is None
+    ):
         echo(f"every shard is complete and {out / 'merged'} is merged: nothing to submit")
         return {"submitted": False, "todo": []}
     write_plan(plan, plan_path)
@@ -188,26 +200,44 @@ def submit(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False,
     array_job = _run(array_cmd).split(";")[0] if array_cmd else None
     merge_cmd = [c.replace("ARRAY_JOB_ID", array_job) if array_job else c for c in merge_cmd]
     merge_job = _run(merge_cmd).split(";")[0]
-    record = {"submitted_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              "array_job": array_job, "array": _array_spec(todo), "merge_job": merge_job,
-              "cancelled": cancelled, "plan_sha256": plan.plan_sha256}
+    record = {
+        "submitted_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "array_job": array_job,
+        "array": _array_spec(todo),
+        "merge_job": merge_job,
+        "cancelled": cancelled,
+        "plan_sha256": plan.plan_sha256,
+    }
     _submissions_path(out).write_text(json_file_text(previous + [record], indent=1, sort_keys=False), encoding="utf-8")
-    echo(f"submitted array job {array_job} (shards {_array_spec(todo) or 'none'}) and merge job {merge_job}"
-         + (" after it" if array_job else "") + (f"; cancelled {', '.join(cancelled)}" if cancelled else "")
-         + f"; results: {out / 'merged'}, logs: {out / 'slurm' / 'logs'}")
+    echo(
+        f"submitted array job {array_job} (shards {_array_spec(todo) or 'none'}) and merge job {merge_job}"
+        + (" after it" if array_job else "")
+        + (f"; cancelled {', '.join(cancelled)}" if cancelled else "")
+        + f"; results: {out / 'merged'}, logs: {out / 'slurm' / 'logs'}"
+    )
     return {"submitted": True, **record, "todo": todo}
 
 
-def _print_dry_run(plan: ShardPlan, plan_path: Path, scripts: tuple, array_cmd: list[str] | None,
-                   merge_cmd: list[str], echo: Callable[[str], None]) -> None:
+def _print_dry_run(
+    plan: ShardPlan,
+    plan_path: Path,
+    scripts: tuple,
+    array_cmd: list[str] | None,
+    merge_cmd: list[str],
+    echo: Callable[[str], None],
+) -> None:
     """The plan's summary, both scripts and the submission commands, as a dry run prints them."""
     if plan.dataset.stand_in:
         echo(f"# {plan.dataset.stand_in}")
-    echo(f"# plan: {plan.n_shards} shard(s), {plan.n_units} (model, arm, seed, case) unit(s), "
-         f"{plan.estimated_requests} request(s) at most, request order {plan.config.order} -> {plan_path}")
+    echo(
+        f"# plan: {plan.n_shards} shard(s), {plan.n_units} (model, arm, seed, case) unit(s), "
+        f"{plan.estimated_requests} request(s) at most, request order {plan.config.order} -> {plan_path}"
+    )
     for s in plan.shards:
-        desc = ", ".join(f"{sl.model_key or 'model-free'}/{'+'.join(sl.arms)}/seed{'+'.join(map(str, sl.seeds))}"
-                         f":{len(sl.case_ids)}" for sl in s.slices)
+        desc = ", ".join(
+            f"{sl.model_key or 'model-free'}/{'+'.join(sl.arms)}/seed{'+'.join(map(str, sl.seeds))}:{len(sl.case_ids)}"
+            for sl in s.slices
+        )
         echo(f"#   shard {s.index}: {s.units} unit(s), weight {s.weight}: {desc}")
     for path, text in scripts:
         echo(f"# ---- {path}")
@@ -233,6 +263,8 @@ def _cancel_earlier(previous: list[dict]) -> list[str]:
                 _run(["scancel", str(job)])
                 cancelled.append(job)
             else:
-                raise SlurmError(f"job {job} of an earlier submission is still {state}: wait for it or "
-                                 f"`scancel {job}` before resubmitting")
+                raise SlurmError(
+                    f"job {job} of an earlier submission is still {state}: wait for it or "
+                    f"`scancel {job}` before resubmitting"
+                )
     return cancelled

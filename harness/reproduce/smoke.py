@@ -3,17 +3,18 @@ form (a program, a final-answer reply, a library extraction's JSON object) on on
 what the server logged (vLLM version, sampling defaults), stop. `make reproduce` runs it first for every model, so
 a server that cannot start, a request the server refuses or replies no parser reads fail within minutes, named,
 before the multi-hour run."""
+
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from harness.arms import prompts
+from harness.arms.library_inputs import calculator_for
 from harness.arms.registry import ARMS
 from harness.arms.solvers import Context
-from harness.arms.library_inputs import calculator_for
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient, ModelRequestError
 from harness.model.serving import LaunchError
@@ -23,10 +24,12 @@ from harness.scoring.scorers import score_reply
 
 # One arm per reply form (harness.arms.spec.REPLY_FORMS) the paper's arms ask for, whose reply must parse as one.
 REPLY_FORMS = (("program", "program-solve"), ("reply", "note-only"), ("extract", "extract-lib"))
-SMOKE_DESCRIPTION = ("start the server, wait until it lists the model, send one chat request per reply form "
-                     "(program: program-solve, reply: note-only, extract: extract-lib) on one covered case with "
-                     "the arms' own temperature and token cap, check each reply parses (a program, a final answer, "
-                     "a JSON object), record the logged vLLM version and sampling defaults, stop")
+SMOKE_DESCRIPTION = (
+    "start the server, wait until it lists the model, send one chat request per reply form "
+    "(program: program-solve, reply: note-only, extract: extract-lib) on one covered case with "
+    "the arms' own temperature and token cap, check each reply parses (a program, a final answer, "
+    "a JSON object), record the logged vLLM version and sampling defaults, stop"
+)
 
 
 class SmokeError(ReproduceError):
@@ -55,8 +58,9 @@ def _parses(reply_form: str, text: str, case) -> tuple[bool, str]:
 
 async def _requests(launcher, case, one_shot, timeout: float) -> list[FormResult]:
     out = []
-    async with ModelClient(launcher.base_url, launcher.model_id, profile=launcher.server_profile, timeout=timeout,
-                           max_retries=2) as client:
+    async with ModelClient(
+        launcher.base_url, launcher.model_id, profile=launcher.server_profile, timeout=timeout, max_retries=2
+    ) as client:
         for reply_form, arm_name in REPLY_FORMS:
             arm = ARMS[arm_name]
             ctx = Context(case=case, arm=arm, seed=42, client=client, one_shot=one_shot)
@@ -70,8 +74,9 @@ async def _requests(launcher, case, one_shot, timeout: float) -> list[FormResult
     return out
 
 
-def smoke(cfg: ReproduceConfig, model_key: str, *, echo: Callable[[str], None] = print,
-          log_dir: Path | None = None) -> dict:
+def smoke(
+    cfg: ReproduceConfig, model_key: str, *, echo: Callable[[str], None] = print, log_dir: Path | None = None
+) -> dict:
     """Smoke-test one model's server; returns what it found, raises SmokeError naming the cause."""
     kind = cfg.kind
     ds = load_dataset(cfg.dataset)
@@ -94,11 +99,15 @@ def smoke(cfg: ReproduceConfig, model_key: str, *, echo: Callable[[str], None] =
     found["vllm_version"] = server.server_version
     found["sampling_defaults_logged"] = server.sampling_defaults_logged
     for r in results:
-        echo(f"[smoke {model_key}] {r.reply_form} ({r.arm}): {'ok' if r.parsed else 'FAIL'}, {r.detail}, "
-             f"finish {r.finish_reason}")
+        echo(
+            f"[smoke {model_key}] {r.reply_form} ({r.arm}): {'ok' if r.parsed else 'FAIL'}, {r.detail}, "
+            f"finish {r.finish_reason}"
+        )
     if kind.logs_sampling_defaults:
-        echo(f"[smoke {model_key}] server version {found['vllm_version']}, sampling defaults logged: "
-             f"{found['sampling_defaults_logged']}")
+        echo(
+            f"[smoke {model_key}] server version {found['vllm_version']}, sampling defaults logged: "
+            f"{found['sampling_defaults_logged']}"
+        )
     bad = [r for r in results if not r.parsed]
     if bad:
         raise SmokeError(f"smoke {model_key}: " + "; ".join(f"{r.reply_form} reply: {r.detail}" for r in bad))

@@ -8,9 +8,11 @@ within a category calculators in the order of their shortest note. So `limit` ca
 any category gives a second. This is the CPU demo's rule; it replaces "the N shortest notes", which
 on the bundled slice are all date and gestational-age templates.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 
 def _words(case: Any) -> int:

@@ -29,6 +29,7 @@ result sets is not a result set), each through its kind's `from_json`; a file th
 `kind`, another schema, an unknown field, a missing one or one of the wrong type is one `ManifestError` naming the
 file. `write_manifest(root, manifest)` is the one writer (atomic); `LiveManifest` rewrites a manifest as its run goes.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -64,13 +65,49 @@ MANIFEST_SCHEMA = MANIFEST_SCHEMAS["run"]
 MANIFEST_GLOB = "manifest-*.json"
 SHARD_MANIFEST = "shard.json"
 
-__all__ = ["MANIFEST_SCHEMA", "MANIFEST_SCHEMAS", "ManifestError", "ReproduceSettings", "Outputs", "ShardsAgreed",
-           "LiveManifest", "RunscRecord", "GitState", "Packages", "Origin", "DatasetRef", "ModelRef",
-           "ConventionRef", "ClientProfile", "ClientInfo", "ExecutorInfo", "RunManifest", "LaunchSettings", "Block",
-           "ServerRun", "ReproduceManifest", "MergedShard", "MergeManifest", "SliceSummary", "ShardManifest",
-           "Manifest", "ManifestFile", "manifest_path", "manifest_files", "read_manifests", "read_manifest", "run_manifests",
-           "write_manifest",
-           "origin", "git_state", "dataset_ref", "locked_packages", "ArmConfig", "ServerInfo", "ServerSettings"]
+__all__ = [
+    "MANIFEST_SCHEMA",
+    "MANIFEST_SCHEMAS",
+    "ArmConfig",
+    "Block",
+    "ClientInfo",
+    "ClientProfile",
+    "ConventionRef",
+    "DatasetRef",
+    "ExecutorInfo",
+    "GitState",
+    "LaunchSettings",
+    "LiveManifest",
+    "Manifest",
+    "ManifestError",
+    "ManifestFile",
+    "MergeManifest",
+    "MergedShard",
+    "ModelRef",
+    "Origin",
+    "Outputs",
+    "Packages",
+    "ReproduceManifest",
+    "ReproduceSettings",
+    "RunManifest",
+    "RunscRecord",
+    "ServerInfo",
+    "ServerRun",
+    "ServerSettings",
+    "ShardManifest",
+    "ShardsAgreed",
+    "SliceSummary",
+    "dataset_ref",
+    "git_state",
+    "locked_packages",
+    "manifest_files",
+    "manifest_path",
+    "origin",
+    "read_manifest",
+    "read_manifests",
+    "run_manifests",
+    "write_manifest",
+]
 
 
 class ManifestError(ValueError):
@@ -78,6 +115,7 @@ class ManifestError(ValueError):
 
 
 # ---- the typed parts ------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class GitState:
@@ -219,6 +257,7 @@ class ExecutorInfo:
 
 # ---- the four kinds ---------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class RunManifest:
     """One run (module docstring); `summaries`, `requests_sent` and `cache_hits` are None until it ends."""
@@ -237,7 +276,7 @@ class RunManifest:
     server: ServerInfo | None
     executor: ExecutorInfo | None
     convention: ConventionRef
-    order: Order   # the request order (harness.run.schedule); no record depends on it
+    order: Order  # the request order (harness.run.schedule); no record depends on it
     synthetic: bool = False
     summaries: tuple[ArmSeedSummary, ...] | None = None
     requests_sent: int | None = None
@@ -262,7 +301,7 @@ class ReproduceSettings:
     (harness.reproduce.config.ReproduceConfig, which adds the output directory)."""
 
     launcher: str = "vllm"
-    models: tuple[str, ...] = ()            # empty: the launcher's defaults
+    models: tuple[str, ...] = ()  # empty: the launcher's defaults
     arms: tuple[str, ...] = ("all",)
     seeds: tuple[int, ...] = (42, 43, 44, 45, 46)
     dataset: str = "verified"
@@ -277,11 +316,11 @@ class ReproduceSettings:
     ready_timeout: float | None = None
     scorer: str = "paper"
     draws: int | None = None
-    convention: str | None = None           # unit convention; None: the dataset's own by content
-    base_url: str | None = None             # the external launcher's server
-    server_profile: str | None = None       # the external launcher's client profile [plain]
-    sampling_seeds: bool = False            # sampled requests carry a derived seed (profile vllm-seeded)
-    order: Order = DEFAULT_ORDER   # the request order: changes no record
+    convention: str | None = None  # unit convention; None: the dataset's own by content
+    base_url: str | None = None  # the external launcher's server
+    server_profile: str | None = None  # the external launcher's client profile [plain]
+    sampling_seeds: bool = False  # sampled requests carry a derived seed (profile vllm-seeded)
+    order: Order = DEFAULT_ORDER  # the request order: changes no record
 
 
 @dataclass(frozen=True)
@@ -301,7 +340,7 @@ class Block:
     model: str | None
     model_key: str | None
     arms: tuple[str, ...]
-    run_manifest: str                   # the file name of the run manifest it wrote
+    run_manifest: str  # the file name of the run manifest it wrote
     executor: ExecutorInfo | None
     summaries: tuple[ArmSeedSummary, ...]
 
@@ -312,7 +351,7 @@ class ServerRun:
 
     model_key: str
     info: ServerInfo | None = None
-    skipped: str | None = None          # why it was not started (every record already there)
+    skipped: str | None = None  # why it was not started (every record already there)
     stopped_at: str | None = None
 
 
@@ -322,10 +361,10 @@ class Outputs:
 
     stats: str
     tables: tuple[str, ...]
-    tables_omitted: dict[str, str]      # table id -> why the results cannot determine it
+    tables_omitted: dict[str, str]  # table id -> why the results cannot determine it
     figures: tuple[str, ...]
     report: str
-    comparison: str | None              # the paper against these results (comparison.md)
+    comparison: str | None  # the paper against these results (comparison.md)
 
 
 @dataclass(frozen=True)
@@ -336,14 +375,14 @@ class ReproduceManifest:
     origin: Origin
     dataset: DatasetRef
     settings: LaunchSettings
-    config: ReproduceSettings           # the reproduction as asked
+    config: ReproduceSettings  # the reproduction as asked
     case_ids: tuple[str, ...]
     arms: tuple[str, ...]
     arms_by_model: dict[str, tuple[str, ...]]
     arm_config_hashes: dict[str, str]
     convention: ConventionRef
-    gvisor: RunscRecord | None          # /etc/docker/mathsolver-runsc.json (scripts/install-host.sh); None: none
-    status: str                         # running | complete | incomplete | interrupted | failed
+    gvisor: RunscRecord | None  # /etc/docker/mathsolver-runsc.json (scripts/install-host.sh); None: none
+    status: str  # running | complete | incomplete | interrupted | failed
     blocks: tuple[Block, ...] = ()
     servers: tuple[ServerRun, ...] = ()
     synthetic: bool = False
@@ -384,7 +423,7 @@ class ShardsAgreed:
     order: Order
     seeds: tuple[int, ...]
     kit_commit: str | None
-    server: dict[str, ServerSettings]   # per model key, over the shards that served it
+    server: dict[str, ServerSettings]  # per model key, over the shards that served it
     synthetic: bool
 
 
@@ -401,7 +440,7 @@ class MergeManifest:
     agreed: ShardsAgreed
     synthetic: bool
     shards: tuple[MergedShard, ...]
-    run_manifests: tuple[str, ...]      # the shards' run manifests, copied here (the ledger tables read them)
+    run_manifests: tuple[str, ...]  # the shards' run manifests, copied here (the ledger tables read them)
     outputs: Outputs | None = None
     kind: Literal["merge"] = "merge"
     manifest_schema: int = MANIFEST_SCHEMAS["merge"]
@@ -432,18 +471,18 @@ class ShardManifest:
     index: int
     n_shards: int
     plan_sha256: str
-    status: str                         # running | complete | incomplete | failed
+    status: str  # running | complete | incomplete | failed
     slurm: dict[str, str]
     dataset: DatasetRef
     prompt_hashes: dict[str, str]
     arm_config_hashes: dict[str, str]
     launch: LaunchSettings
-    order: Order   # the request order its slices ran in (each slice's run manifest says it)
-    seeds: tuple[int, ...]              # the run's seeds in order: the first orders a case-major run's cases
+    order: Order  # the request order its slices ran in (each slice's run manifest says it)
+    seeds: tuple[int, ...]  # the run's seeds in order: the first orders a case-major run's cases
     units: int
     slices: tuple[SliceSummary, ...]
     executor_policy_hash: str | None = None
-    server: dict[str, ServerSettings] | None = None   # per model key, what changes its answers (merge compares)
+    server: dict[str, ServerSettings] | None = None  # per model key, what changes its answers (merge compares)
     servers: dict[str, ServerInfo] = field(default_factory=dict)
     synthetic: bool = False
     records: int | None = None
@@ -460,11 +499,16 @@ class ShardManifest:
 
 
 Manifest = RunManifest | ReproduceManifest | MergeManifest | ShardManifest
-KINDS: dict[str, type] = {"run": RunManifest, "reproduce": ReproduceManifest, "merge": MergeManifest,
-                          "shard": ShardManifest}
+KINDS: dict[str, type] = {
+    "run": RunManifest,
+    "reproduce": ReproduceManifest,
+    "merge": MergeManifest,
+    "shard": ShardManifest,
+}
 
 
 # ---- files ---------------------------------------------------------------------------------------------------
+
 
 def manifest_path(kind: str, id: str | None = None, *, root: str | os.PathLike[str]) -> Path:  # noqa: A002 (the manifest's id)
     """The one place a manifest's file name is made (module docstring)."""
@@ -501,8 +545,10 @@ def _parse(path: Path) -> Manifest:
         raise ManifestError(f"{path}: manifest kind {data.get('kind')!r}, not one of {', '.join(KINDS)}")
     schema, wanted = data.get("manifest_schema"), MANIFEST_SCHEMAS[data["kind"]]
     if schema != wanted:
-        raise ManifestError(f"{path}: manifest schema {schema!r}, this kit reads schema {wanted} for a "
-                            f"{data['kind']} manifest; regenerate the result set with this kit")
+        raise ManifestError(
+            f"{path}: manifest schema {schema!r}, this kit reads schema {wanted} for a "
+            f"{data['kind']} manifest; regenerate the result set with this kit"
+        )
     try:
         return from_json(cls, data)
     except TypedJsonError as exc:
@@ -562,12 +608,15 @@ class LiveManifest:
 
 # ---- what every manifest records ---------------------------------------------------------------------------------
 
+
 def git_state(root: Path = ROOT) -> GitState:
     """Commit and dirty flag of the kit's checkout (None when not a git checkout)."""
+
     def run(*args: str) -> str | None:
         try:
-            return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                                  check=True, timeout=10).stdout.strip()
+            return subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, check=True, timeout=10
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return None
 
@@ -598,7 +647,7 @@ def _installed(names: list[str]) -> dict[str, str | None]:
 
 
 def now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def origin() -> Origin:
@@ -606,22 +655,28 @@ def origin() -> Origin:
     locked = locked_packages()
     installed = _installed(sorted(locked))
     drift = tuple(sorted(n for n, v in locked.items() if installed.get(n) not in (None, v)))
-    return Origin(created_at=now(), command=(Path(sys.argv[0]).name, *sys.argv[1:]), git=git_state(),
-                  python=sys.version.split()[0], platform=platform.platform(),
-                  packages=Packages(LOCK_FILE.name, locked, drift))
+    return Origin(
+        created_at=now(),
+        command=(Path(sys.argv[0]).name, *sys.argv[1:]),
+        git=git_state(),
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        packages=Packages(LOCK_FILE.name, locked, drift),
+    )
 
 
 def dataset_ref(dataset: Dataset, n_cases: int | None = None) -> DatasetRef:
     """A Dataset as manifests name it (pinned by its sha256; checksums/datasets.json holds the hub revision)."""
-    return DatasetRef(dataset.name, str(dataset.path), dataset.sha256, None,
-                      len(dataset.cases) if n_cases is None else n_cases)
+    return DatasetRef(
+        dataset.name, str(dataset.path), dataset.sha256, None, len(dataset.cases) if n_cases is None else n_cases
+    )
 
 
 def arm_configs(arms: list[Arm]) -> dict[str, ArmConfig]:
     return {a.name: ArmConfig.of(a) for a in arms}
 
 
-M = TypeVar("M", bound=Manifest)   # updated() gives back the kind it was given
+M = TypeVar("M", bound=Manifest)  # updated() gives back the kind it was given
 
 
 def updated(manifest: M, **changes: Any) -> M:

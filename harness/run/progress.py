@@ -13,12 +13,14 @@ the runner shows a rich progress bar instead (harness.run.runner.make_progress).
 It has the three calls the runner makes on rich's Progress (add_task, advance, start/stop) and `note` for the
 arm lines.
 """
+
 from __future__ import annotations
 
 import sys
 import threading
 import time
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 DEFAULT_INTERVAL_S = 60.0
 
@@ -46,9 +48,11 @@ def activity_text(activity: dict[str, Any] | None) -> str:
     waiting = f" (oldest {duration(oldest)})" if n and oldest is not None else ""
     replies = activity.get("replies", 0)
     cached = f", {activity['cache_hits']:,} from the cache" if activity.get("cache_hits") else ""
-    return (f"; model: {n} request{'s' if n != 1 else ''} in flight{waiting}, {replies:,} repl"
-            f"{'ies' if replies != 1 else 'y'}{cached}, {activity.get('completion_tokens', 0):,} completion "
-            f"tokens received")
+    return (
+        f"; model: {n} request{'s' if n != 1 else ''} in flight{waiting}, {replies:,} repl"
+        f"{'ies' if replies != 1 else 'y'}{cached}, {activity.get('completion_tokens', 0):,} completion "
+        f"tokens received"
+    )
 
 
 class LineProgress:
@@ -56,8 +60,13 @@ class LineProgress:
     `interval_s` seconds while started, plus `note` lines. `activity` (optional) returns the model client's
     counters for the timed lines."""
 
-    def __init__(self, interval_s: float = DEFAULT_INTERVAL_S, stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.monotonic, activity: Callable[[], dict[str, Any] | None] | None = None):
+    def __init__(
+        self,
+        interval_s: float = DEFAULT_INTERVAL_S,
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        activity: Callable[[], dict[str, Any] | None] | None = None,
+    ):
         if interval_s <= 0:
             raise ValueError(f"progress interval must be > 0 seconds, got {interval_s}")
         self.interval_s = interval_s
@@ -65,7 +74,7 @@ class LineProgress:
         self.clock = clock
         self.activity = activity
         self.total = 0
-        self.planned = 0          # the whole run's records, when the runner says so up front (plan())
+        self.planned = 0  # the whole run's records, when the runner says so up front (plan())
         self.resumed = 0
         self.new = 0
         self.started: float | None = None
@@ -90,7 +99,7 @@ class LineProgress:
 
     def tick(self) -> None:
         """A line if `interval_s` has passed since the last one (the timer thread calls this)."""
-        with self._lock:            # the timer thread and the runner both tick: one line per interval
+        with self._lock:  # the timer thread and the runner both tick: one line per interval
             now = self.clock()
             if self.last_line is None or now - self.last_line >= self.interval_s:
                 self.emit(now)

@@ -13,6 +13,7 @@ above, under the record's scorer), its case, row, calculator and gold against th
 its requests' seeds say (harness.model.client.derive_seed), and whether its server is a rehearsal one
 (harness.model.rehearsal.labels.record_kind). Each disagreement is a `Disagreement` naming the field.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,8 +24,8 @@ from harness.arms.solvers import rescore_value
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model.client import derive_seed
 from harness.model.rehearsal.labels import is_synthetic_model, record_kind
-from harness.scoring.scorers import Gold, gold_of
 from harness.run.store import record_key
+from harness.scoring.scorers import Gold, gold_of
 
 
 class RescoreError(Exception):
@@ -74,12 +75,15 @@ class CaseIndex:
             split = f"{name!r} (sha256 {str(sha)[:12]}...)"
             if ds is None:
                 self._missing[(name, sha)] = SplitMissing(
-                    f"cannot load dataset {name!r} (path {record.get('dataset_path')!r})", split)
+                    f"cannot load dataset {name!r} (path {record.get('dataset_path')!r})", split
+                )
                 raise SplitMissing(f"{where}: {self._missing[(name, sha)]}", split)
             if ds.sha256 != sha:
                 self._missing[(name, sha)] = SplitMissing(
                     f"dataset {name!r} has sha256 {ds.sha256[:12]}..., the record was scored against "
-                    f"{str(sha)[:12]}...", split)
+                    f"{str(sha)[:12]}...",
+                    split,
+                )
                 raise SplitMissing(f"{where}: {self._missing[(name, sha)]}", split)
             self._by_dataset[(name, sha)] = ds.by_case_id()
         return self._by_dataset[(name, sha)]
@@ -102,10 +106,16 @@ def rescore_record(record: dict[str, Any], case: Gold, scorer: str) -> bool:
 
 def recomputed_key(record: dict[str, Any]) -> str:
     """The key the runner gives a record with these fields (harness.run.runner.make_key)."""
-    return record_key(model=record.get("model"), model_revision=record.get("model_revision"),
-                      server_profile=record.get("server_profile"), arm=record.get("arm"),
-                      arm_config_hash=record.get("arm_config_hash"), seed=int(record["seed"]),
-                      dataset_sha256=record.get("dataset_sha256"), case_id=record.get("case_id"))
+    return record_key(
+        model=record.get("model"),
+        model_revision=record.get("model_revision"),
+        server_profile=record.get("server_profile"),
+        arm=record.get("arm"),
+        arm_config_hash=record.get("arm_config_hash"),
+        seed=int(record["seed"]),
+        dataset_sha256=record.get("dataset_sha256"),
+        case_id=record.get("case_id"),
+    )
 
 
 @dataclass(frozen=True)
@@ -124,43 +134,64 @@ def _gold_dict(case: Any) -> dict[str, Any]:
     return {"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit}
 
 
-def recompute_record(record: dict[str, Any], index: CaseIndex, where: str, file_seed: int | None = None
-                     ) -> tuple[bool | None, list[Disagreement]]:
+def recompute_record(
+    record: dict[str, Any], index: CaseIndex, where: str, file_seed: int | None = None
+) -> tuple[bool | None, list[Disagreement]]:
     """(the record's rescored verdict under its own scorer, or None when its case is not in the split; every field
     it states otherwise than the kit recomputes). SplitMissing when its dataset cannot be opened."""
     out: list[Disagreement] = []
     if record.get("key") != recomputed_key(record):
-        out.append(Disagreement("key", str(record.get("key"))[:12] + "...",
-                                recomputed_key(record)[:12] + "... (from model, revision, profile, arm, config, "
-                                "seed, dataset, case)"))
+        out.append(
+            Disagreement(
+                "key",
+                str(record.get("key"))[:12] + "...",
+                recomputed_key(record)[:12] + "... (from model, revision, profile, arm, config, seed, dataset, case)",
+            )
+        )
     if file_seed is not None and record.get("seed") != file_seed:
         out.append(Disagreement("seed", str(record.get("seed")), f"{file_seed} (its file's name)"))
     requests = record.get("request") or []
     sent = [(i, r["seed"]) for i, r in enumerate(requests) if isinstance(r, dict) and r.get("seed") is not None]
     if sent:
-        allowed = {derive_seed(int(record["seed"]), record["case_id"], record["arm"], i)
-                   for i in range(max(len(requests), 1) * 4)}
+        allowed = {
+            derive_seed(int(record["seed"]), record["case_id"], record["arm"], i)
+            for i in range(max(len(requests), 1) * 4)
+        }
         bad = [s for _, s in sent if s not in allowed]
         if bad:
-            out.append(Disagreement("seed", str(record.get("seed")), f"not the run seed its requests' seed {bad[0]} "
-                                    "was derived from"))
+            out.append(
+                Disagreement(
+                    "seed", str(record.get("seed")), f"not the run seed its requests' seed {bad[0]} was derived from"
+                )
+            )
     if record_kind(record) == "synthetic" and not record.get("synthetic"):
         who = record.get("server_model") if is_synthetic_model(record.get("server_model")) else record.get("model")
         out.append(Disagreement("synthetic", "false", f"true (a rehearsal server or model: {who})"))
     cases = index.cases_of(record, where)
     case = cases.get(str(record.get("case_id")))
     if case is None:
-        out.append(Disagreement("case_id", str(record.get("case_id")), f"none: not a case of the split "
-                                f"{record.get('dataset')!r}"))
+        out.append(
+            Disagreement(
+                "case_id", str(record.get("case_id")), f"none: not a case of the split {record.get('dataset')!r}"
+            )
+        )
         return None, out
-    for name, want in (("calculator_id", case.calculator_id), ("row_number", case.row_number),
-                       ("output_type", case.output_type)):
+    for name, want in (
+        ("calculator_id", case.calculator_id),
+        ("row_number", case.row_number),
+        ("output_type", case.output_type),
+    ):
         if record.get(name) is not None and record.get(name) != want:
             out.append(Disagreement(name, str(record.get(name)), f"{want} (the split's case {case.case_id})"))
     if record.get("gold") is not None and record.get("gold") != _gold_dict(case):
         out.append(Disagreement("gold", str(record["gold"].get("answer")), f"{case.gold_answer} (the split's)"))
     verdict = rescore_record(record, index.gold(record, where), record["scorer"])
     if verdict != bool(record["correct"]):
-        out.append(Disagreement("correct", str(record["correct"]).lower(), f"{str(verdict).lower()} (its answer "
-                                f"rescored against the split's gold, scorer {record['scorer']})"))
+        out.append(
+            Disagreement(
+                "correct",
+                str(record["correct"]).lower(),
+                f"{str(verdict).lower()} (its answer rescored against the split's gold, scorer {record['scorer']})",
+            )
+        )
     return verdict, out

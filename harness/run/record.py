@@ -16,12 +16,13 @@ arms that use no formulas; ``synthetic`` is False for real rows), and the schema
 through it: required fields and their types, no unknown field, this schema);
 ``Record.to_dict`` the one writer (field order is the dataclass order).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-__all__ = ["RECORD_SCHEMA", "Record", "RecordError", "RECORD_FIELDS", "REQUIRED_FIELDS"]
+__all__ = ["RECORD_FIELDS", "RECORD_SCHEMA", "REQUIRED_FIELDS", "Record", "RecordError"]
 
 RECORD_SCHEMA = 2
 
@@ -87,7 +88,7 @@ class Record:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Record":
+    def from_dict(cls, data: Any) -> Record:
         """A record from its JSON form; RecordError naming missing required fields, unknown fields or another
         schema. Records written without ``record_schema`` are not of this schema."""
         if not isinstance(data, dict):
@@ -97,13 +98,18 @@ class Record:
             raise RecordError(f"record lacks required field(s) {', '.join(missing)}")
         schema = data.get("record_schema")
         if schema != RECORD_SCHEMA:
-            raise RecordError(f"record schema {schema!r}, this kit reads schema {RECORD_SCHEMA}; regenerate the "
-                              "result set with this kit")
+            raise RecordError(
+                f"record schema {schema!r}, this kit reads schema {RECORD_SCHEMA}; regenerate the "
+                "result set with this kit"
+            )
         unknown = sorted(set(data) - set(RECORD_FIELDS))
         if unknown:
             raise RecordError(f"unknown record field(s) {', '.join(unknown)}")
-        wrong = [f"{name} ({type(data[name]).__name__}, not {kind.__name__})"
-                 for name, kind in REQUIRED_TYPES.items() if type(data[name]) is not kind]
+        wrong = [
+            f"{name} ({type(data[name]).__name__}, not {kind.__name__})"
+            for name, kind in REQUIRED_TYPES.items()
+            if type(data[name]) is not kind
+        ]
         if wrong:
             raise RecordError(f"record field(s) of the wrong type: {', '.join(wrong)}")
         return cls(**data)
@@ -112,5 +118,14 @@ class Record:
 RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Record))
 # The fields without a default: a line without one of them is not a record (the store refuses it).
 REQUIRED_FIELDS: tuple[str, ...] = RECORD_FIELDS[:9]
-REQUIRED_TYPES: dict[str, type] = {"key": str, "model": str, "arm": str, "seed": int, "case_id": str,
-                                   "calculator_id": int, "outcome": str, "correct": bool, "scorer": str}
+REQUIRED_TYPES: dict[str, type] = {
+    "key": str,
+    "model": str,
+    "arm": str,
+    "seed": int,
+    "case_id": str,
+    "calculator_id": int,
+    "outcome": str,
+    "correct": bool,
+    "scorer": str,
+}

@@ -19,18 +19,20 @@ chosen by
 measurement: `python -m bench gpu-hours` (docs/bench-gpu-hours.json) counts the real vLLM engine's prefix-cache
 hits under both orders.
 """
+
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Final, Iterable, Literal, Protocol, Sequence, cast, get_args
+from typing import Any, Final, Literal, Protocol, cast, get_args
 
 ARM_MAJOR: Final = "arm-major"
 CASE_MAJOR: Final = "case-major"
-Order = Literal["arm-major", "case-major"]   # the manifests' type of an order: the two above
+Order = Literal["arm-major", "case-major"]  # the manifests' type of an order: the two above
 ORDERS: tuple[str, ...] = get_args(Order)
 assert ORDERS == (ARM_MAJOR, CASE_MAJOR)
-DEFAULT_ORDER: Order = CASE_MAJOR   # docs/bench-gpu-hours.json: fewer prompt tokens computed on the real engine
+DEFAULT_ORDER: Order = CASE_MAJOR  # docs/bench-gpu-hours.json: fewer prompt tokens computed on the real engine
 
 
 def case_rank(seed: int, case_id: str) -> str:
@@ -60,7 +62,7 @@ class Item:
     """One (arm, seed, case) of a run: `unit` indexes the run's units (planned_units order)."""
 
     unit: int
-    case: Any   # a harness.data.dataset.Case
+    case: Any  # a harness.data.dataset.Case
     key: str
 
 
@@ -96,7 +98,7 @@ def phases(units: Sequence[ScheduledUnit], order: str) -> list[Phase]:
     seed's case order) as phases run one after another (module docstring)."""
     check_order(order)
     items = [[Item(i, case, key) for case, key in unit.todo] for i, unit in enumerate(units)]
-    if order == ARM_MAJOR:          # one phase per arm, its seeds' items seed after seed
+    if order == ARM_MAJOR:  # one phase per arm, its seeds' items seed after seed
         groups: list[list[int]] = []
         for i, unit in enumerate(units):
             if i == 0 or unit.arm is not units[i - 1].arm:

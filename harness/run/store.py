@@ -15,6 +15,7 @@ The store enforces the record type: every line it reads is checked through `Reco
 and their types, no unknown field, this record schema), and a line that is not a record of this schema is a
 StoreError naming the file and line. Readers get the record's dict form (`Record.to_dict`: every field).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,14 +24,14 @@ import os
 import re
 import time
 import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from harness.core.canonical_json import canonical_json, record_line
 from harness.model.rehearsal.labels import record_kind
 from harness.run.record import RECORD_FIELDS, Record, RecordError
-
 
 
 class StoreError(Exception):
@@ -39,8 +40,6 @@ class StoreError(Exception):
 
 class TornLineWarning(UserWarning):
     """The last line of a results file was incomplete (a crash mid-write) and was dropped."""
-
-
 
 
 def sha256_text(text: str) -> str:
@@ -73,7 +72,7 @@ class ResultsLocation:
     """What a results file's place in the layout says: `<root>/<model_dir>/<arm>/seed<seed>.jsonl`."""
 
     root: Path
-    model_dir: str      # the model's path name (model_slug of the model id)
+    model_dir: str  # the model's path name (model_slug of the model id)
     arm: str
     seed: int
 
@@ -173,8 +172,10 @@ class ResultStore:
             self._kinds = _kinds(self.records)
         new = _kinds([record])
         if new and self._kinds and new != self._kinds:
-            raise StoreError(f"refusing to append a {next(iter(new))} record to {self.path}, which holds "
-                             f"{next(iter(self._kinds))} records: rehearsal output is never mixed with real results")
+            raise StoreError(
+                f"refusing to append a {next(iter(new))} record to {self.path}, which holds "
+                f"{next(iter(self._kinds))} records: rehearsal output is never mixed with real results"
+            )
         self._kinds |= new
 
     def append(self, record: dict[str, Any]) -> bool:
@@ -196,11 +197,12 @@ class ResultStore:
             # \udXXX, which reads back as the same string: lossless, and the line stays UTF-8
             data = line.encode("utf-8", "backslashreplace")
             written = os.write(self._fd, data)
-            while written < len(data):          # a short write: finish the line (a crash here leaves a torn line)
+            while written < len(data):  # a short write: finish the line (a crash here leaves a torn line)
                 written += os.write(self._fd, data[written:])
             self._unsynced += 1
-            if self._unsynced >= self.sync_every or (self.sync_interval_s is not None and
-                                                     time.monotonic() - self._last_sync >= self.sync_interval_s):
+            if self._unsynced >= self.sync_every or (
+                self.sync_interval_s is not None and time.monotonic() - self._last_sync >= self.sync_interval_s
+            ):
                 self.sync()
         except OSError as exc:  # e.g. a full disk: a write on a descriptor names no file, so name it
             if exc.filename is None:
@@ -224,7 +226,7 @@ class ResultStore:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> "ResultStore":
+    def __enter__(self) -> ResultStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -241,7 +243,7 @@ def _kinds(records: Iterable[dict[str, Any]]) -> set[Any]:
     return {k for k in map(record_kind, records) if k is not None}
 
 
-RESULT_FILE_GLOB = "seed*.jsonl"   # results_path's file name; a result set holds <model>/<arm>/seed<N>.jsonl
+RESULT_FILE_GLOB = "seed*.jsonl"  # results_path's file name; a result set holds <model>/<arm>/seed<N>.jsonl
 
 
 def result_sets(results_root: str | os.PathLike[str]) -> list[Path]:
@@ -278,8 +280,9 @@ def load_records(results_root: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return out
 
 
-def iter_located_records(results_root: str | os.PathLike[str],
-                         arms: Iterable[str] | None = None) -> Iterator[tuple[Path, int, dict[str, Any]]]:
+def iter_located_records(
+    results_root: str | os.PathLike[str], arms: Iterable[str] | None = None
+) -> Iterator[tuple[Path, int, dict[str, Any]]]:
     """(file, 1-based line number, record) for every complete record under a root (of `arms` when given),
     for error messages."""
     for path in iter_result_files(results_root, arms):
@@ -291,13 +294,32 @@ def iter_located_records(results_root: str | os.PathLike[str],
 # model_revision, server_profile, formula_version, reference, detail, reason, truncated, ...), so an exported
 # file keeps what the records say, the synthetic label above all.
 FLAT_COLUMNS = (
-    "key", "model", "arm", "arm_config_hash", "seed", "dataset", "dataset_sha256", "case_id", "row_number",
-    "calculator_id", "calculator_name", "output_type", "prompt_hash", "outcome", "answer", "answer_kind",
-    "correct", "scorer", "latency_ms", "retries", "started_at", "finished_at",
+    "key",
+    "model",
+    "arm",
+    "arm_config_hash",
+    "seed",
+    "dataset",
+    "dataset_sha256",
+    "case_id",
+    "row_number",
+    "calculator_id",
+    "calculator_name",
+    "output_type",
+    "prompt_hash",
+    "outcome",
+    "answer",
+    "answer_kind",
+    "correct",
+    "scorer",
+    "latency_ms",
+    "retries",
+    "started_at",
+    "finished_at",
 )
 
 
-def records_frame(records: Iterable[dict[str, Any]]) -> Any:   # a pandas DataFrame (pandas has no types here)
+def records_frame(records: Iterable[dict[str, Any]]) -> Any:  # a pandas DataFrame (pandas has no types here)
     """Records as a flat pandas DataFrame: every field a column (FLAT_COLUMNS first, the rest in the order they
     first appear), `tokens` split into prompt/completion columns, nested values and `answer` as JSON strings."""
     import pandas as pd  # only the export needs pandas (0.5 s to import): kept out of every CLI start
@@ -319,7 +341,7 @@ def records_frame(records: Iterable[dict[str, Any]]) -> Any:   # a pandas DataFr
                 row[name] = value
         columns.update(dict.fromkeys(row))
         rows.append(row)
-    for name in columns:        # a field whose values differ in type across records is exported as JSON text
+    for name in columns:  # a field whose values differ in type across records is exported as JSON text
         kinds = {type(r[name]) for r in rows if r.get(name) is not None}
         if len(kinds) > 1:
             for r in rows:
@@ -328,7 +350,7 @@ def records_frame(records: Iterable[dict[str, Any]]) -> Any:   # a pandas DataFr
     return pd.DataFrame(rows, columns=list(columns))
 
 
-def load_results(results_root: str | os.PathLike[str]) -> Any:   # a pandas DataFrame
+def load_results(results_root: str | os.PathLike[str]) -> Any:  # a pandas DataFrame
     return records_frame(load_records(results_root))
 
 

@@ -47,6 +47,7 @@ longer form wins. Counts must be whole, non-negative numbers ("4.5 weeks" is not
 is reduced: total days = 7 * weeks + days, giving (total // 7, total % 7), so "4 weeks 9 days" is
 (5, 2).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -58,8 +59,8 @@ from harness.data.values import MONTHS
 
 __all__ = [
     "final_answer_text",
-    "first_number",
     "first_date",
+    "first_number",
     "first_weeks_days",
     "reduce_weeks_days",
 ]
@@ -74,12 +75,16 @@ _BOXED = re.compile(r"\\boxed\s*\{")
 _PHRASE_TAIL = r"(?![A-Za-z])[\s*_\"']*(?:\([^()\n]{0,40}\)[\s*_\"']*)?(?::|=|\bis\b|\bwas\b)"
 # (phrase, heading) pairs: first the "final answer" forms, then any "answer" form.
 _PHRASE_TIERS = (
-    ("final_answer_phrase",
-     re.compile(r"(?<![A-Za-z])final[\s_*]+answer" + _PHRASE_TAIL, re.IGNORECASE),
-     re.compile(r"^[\W_]*final\s+answer[\W_]*$", re.IGNORECASE)),
-    ("answer_phrase",
-     re.compile(r"(?<![A-Za-z])answer" + _PHRASE_TAIL, re.IGNORECASE),
-     re.compile(r"^[\W_]*answer[\W_]*$", re.IGNORECASE)),
+    (
+        "final_answer_phrase",
+        re.compile(r"(?<![A-Za-z])final[\s_*]+answer" + _PHRASE_TAIL, re.IGNORECASE),
+        re.compile(r"^[\W_]*final\s+answer[\W_]*$", re.IGNORECASE),
+    ),
+    (
+        "answer_phrase",
+        re.compile(r"(?<![A-Za-z])answer" + _PHRASE_TAIL, re.IGNORECASE),
+        re.compile(r"^[\W_]*answer[\W_]*$", re.IGNORECASE),
+    ),
 )
 
 
@@ -107,10 +112,10 @@ def final_answer_text(reply: str) -> tuple[str, str]:
             m = phrase.search(lines[i]) or heading.search(lines[i])
             if m is None:
                 continue
-            rest = lines[i][m.end():]
+            rest = lines[i][m.end() :]
             if _ALNUM.search(rest):
                 return rest.strip(), rule
-            for later in lines[i + 1:]:
+            for later in lines[i + 1 :]:
                 if _ALNUM.search(later):
                     return later.strip(), rule
             return "", rule
@@ -129,7 +134,7 @@ def _json_value(text: str, start: int) -> str:
         i = start + 1
         while i < len(text) and text[i] != quote:
             i += 2 if text[i] == "\\" else 1
-        raw = text[start + 1:i]
+        raw = text[start + 1 : i]
         try:
             body = raw if quote == '"' else raw.replace('"', '\\"')
             return json.loads('"' + body + '"').strip()
@@ -193,10 +198,16 @@ _ORD = r"(?:st|nd|rd|th)?"
 _DATE_FORMS: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"(?<![0-9])([0-9]{1,2})([/-])([0-9]{1,2})\2([0-9]{4})(?![0-9])"), "mdy"),
     (re.compile(r"(?<![0-9])([0-9]{4})([/-])([0-9]{1,2})\2([0-9]{1,2})(?![0-9])"), "ymd"),
-    (re.compile(rf"(?<![A-Za-z])({_MONTH_ALT})\.?\s+([0-9]{{1,2}}){_ORD},?\s+([0-9]{{4}})(?![0-9])",
-                re.IGNORECASE), "name_dy"),
-    (re.compile(rf"(?<![0-9])([0-9]{{1,2}}){_ORD}\s+(?:of\s+)?({_MONTH_ALT})\.?,?\s+([0-9]{{4}})(?![0-9])",
-                re.IGNORECASE), "d_name_y"),
+    (
+        re.compile(rf"(?<![A-Za-z])({_MONTH_ALT})\.?\s+([0-9]{{1,2}}){_ORD},?\s+([0-9]{{4}})(?![0-9])", re.IGNORECASE),
+        "name_dy",
+    ),
+    (
+        re.compile(
+            rf"(?<![0-9])([0-9]{{1,2}}){_ORD}\s+(?:of\s+)?({_MONTH_ALT})\.?,?\s+([0-9]{{4}})(?![0-9])", re.IGNORECASE
+        ),
+        "d_name_y",
+    ),
 )
 
 

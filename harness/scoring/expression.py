@@ -23,48 +23,197 @@ the official code would take seconds to minutes or exhaust memory.
 `evaluate` raises for every failure (Unsupported for a form left out, the Python or numpy exception
 otherwise); callers map failures to the official "N/A".
 """
+
 from __future__ import annotations
 
 import ast
 import math
-from collections import ChainMap
 import numbers
 import operator
-from typing import Any, Callable
+from collections import ChainMap
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-__all__ = ["evaluate", "Unsupported"]
+__all__ = ["Unsupported", "evaluate"]
 
-_MATH_NAMES = ("sqrt", "exp", "log", "log10", "log2", "log1p", "expm1", "pow", "floor", "ceil", "fabs", "trunc",
-               "sin", "cos", "tan", "atan", "atan2", "asin", "acos", "sinh", "cosh", "tanh", "hypot", "isclose",
-               "degrees", "radians", "fsum", "factorial", "prod", "comb", "perm", "gcd", "lcm", "isqrt", "copysign",
-               "fmod", "modf", "isfinite", "isinf", "isnan", "erf", "erfc", "gamma", "lgamma", "dist", "cbrt",
-               "exp2", "remainder", "pi", "e", "tau", "inf", "nan")
+_MATH_NAMES = (
+    "sqrt",
+    "exp",
+    "log",
+    "log10",
+    "log2",
+    "log1p",
+    "expm1",
+    "pow",
+    "floor",
+    "ceil",
+    "fabs",
+    "trunc",
+    "sin",
+    "cos",
+    "tan",
+    "atan",
+    "atan2",
+    "asin",
+    "acos",
+    "sinh",
+    "cosh",
+    "tanh",
+    "hypot",
+    "isclose",
+    "degrees",
+    "radians",
+    "fsum",
+    "factorial",
+    "prod",
+    "comb",
+    "perm",
+    "gcd",
+    "lcm",
+    "isqrt",
+    "copysign",
+    "fmod",
+    "modf",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "erf",
+    "erfc",
+    "gamma",
+    "lgamma",
+    "dist",
+    "cbrt",
+    "exp2",
+    "remainder",
+    "pi",
+    "e",
+    "tau",
+    "inf",
+    "nan",
+)
 _MATH_FUNCS: dict[str, Any] = {n: getattr(math, n) for n in _MATH_NAMES if hasattr(math, n)}
-_NP_NAMES = ("sqrt", "cbrt", "square", "exp", "exp2", "expm1", "log", "log10", "log2", "log1p", "power", "float_power",
-             "floor", "ceil", "trunc", "rint", "round", "around", "abs", "absolute", "fabs", "sign", "mean", "average",
-             "median", "sum", "prod", "max", "min", "amax", "amin", "maximum", "minimum", "clip", "std", "var",
-             "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod", "remainder", "hypot",
-             "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "radians", "degrees", "deg2rad",
-             "rad2deg", "isclose", "array", "asarray", "where", "float64", "float32", "float16", "int64", "int32",
-             "int16", "int8", "int_", "float_", "double", "pi", "e", "inf", "nan")
+_NP_NAMES = (
+    "sqrt",
+    "cbrt",
+    "square",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log10",
+    "log2",
+    "log1p",
+    "power",
+    "float_power",
+    "floor",
+    "ceil",
+    "trunc",
+    "rint",
+    "round",
+    "around",
+    "abs",
+    "absolute",
+    "fabs",
+    "sign",
+    "mean",
+    "average",
+    "median",
+    "sum",
+    "prod",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "maximum",
+    "minimum",
+    "clip",
+    "std",
+    "var",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "true_divide",
+    "floor_divide",
+    "mod",
+    "remainder",
+    "hypot",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arctan2",
+    "radians",
+    "degrees",
+    "deg2rad",
+    "rad2deg",
+    "isclose",
+    "array",
+    "asarray",
+    "where",
+    "float64",
+    "float32",
+    "float16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "int_",
+    "float_",
+    "double",
+    "pi",
+    "e",
+    "inf",
+    "nan",
+)
 _NP_FUNCS: dict[str, Any] = {n: getattr(np, n) for n in _NP_NAMES if hasattr(np, n)}
-_NAMES: dict[str, Any] = {"min": min, "pow": pow, "round": round, "abs": abs, "int": int, "float": float,
-                          "math": _MATH_FUNCS, "np": _NP_FUNCS, "numpy": _NP_FUNCS}
+_NAMES: dict[str, Any] = {
+    "min": min,
+    "pow": pow,
+    "round": round,
+    "abs": abs,
+    "int": int,
+    "float": float,
+    "math": _MATH_FUNCS,
+    "np": _NP_FUNCS,
+    "numpy": _NP_FUNCS,
+}
 _VALUE_ATTRS = frozenset({"real", "imag"})
 _BINOPS: dict[type, Callable] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
 }
-_UNOPS: dict[type, Callable] = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
-                                ast.Invert: operator.invert}
-_CMPOPS: dict[type, Callable] = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
-                                 ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+_UNOPS: dict[type, Callable] = {
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+    ast.Not: operator.not_,
+    ast.Invert: operator.invert,
+}
+_CMPOPS: dict[type, Callable] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
 _MAX_BITS = 1_000_000
-_MAX_FACTORIAL = 20_000   # math.factorial beyond this takes seconds; "N/A" (a documented deviation)
-_MAX_ITEMS = 100_000      # longest sequence a comprehension or multiplication may build
+_MAX_FACTORIAL = 20_000  # math.factorial beyond this takes seconds; "N/A" (a documented deviation)
+_MAX_ITEMS = 100_000  # longest sequence a comprehension or multiplication may build
 
 
 def _check_size(base: Any, exponent: Any) -> None:
@@ -76,7 +225,6 @@ def _check_size(base: Any, exponent: Any) -> None:
 
 class Unsupported(Exception):
     """An expression form (or result size) the evaluator leaves out; the message names it."""
-
 
 
 def _is_number(x: Any) -> bool:
@@ -147,7 +295,7 @@ def _lambda(node: ast.Lambda, env: dict[str, Any]) -> Callable:
         if len(args) > len(names) or len(args) < len(names) - len(defaults):
             raise TypeError("lambda called with the wrong number of arguments")
         missing = len(names) - len(args)
-        full = list(args) + (defaults[len(defaults) - missing:] if missing else [])
+        full = list(args) + (defaults[len(defaults) - missing :] if missing else [])
         return _eval_node(node.body, {**env, **dict(zip(names, full))})  # the lambda's own scope: a new dict
 
     return call
@@ -190,14 +338,18 @@ def _eval_node(node: ast.AST, env: dict[str, Any]) -> Any:
         return _lambda(node, env)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
         left, right = _eval_node(node.left, env), _eval_node(node.right, env)
-        if isinstance(node.op, ast.Mult) and isinstance(left, (list, tuple, str)) != isinstance(right, (list, tuple, str)):
+        if isinstance(node.op, ast.Mult) and isinstance(left, (list, tuple, str)) != isinstance(
+            right, (list, tuple, str)
+        ):
             seq, n = (left, right) if isinstance(left, (list, tuple, str)) else (right, left)
             if isinstance(n, int) and len(seq) * max(n, 0) > _MAX_ITEMS:
                 raise Unsupported("sequence too long")
             return _BINOPS[ast.Mult](left, right)
         if isinstance(node.op, ast.Add) and isinstance(left, (list, tuple)) and type(left) is type(right):
             return left + right
-        if not (_is_number(left) or isinstance(left, np.ndarray)) or not (_is_number(right) or isinstance(right, np.ndarray)):
+        if not (_is_number(left) or isinstance(left, np.ndarray)) or not (
+            _is_number(right) or isinstance(right, np.ndarray)
+        ):
             raise Unsupported("arithmetic on non-numbers")
         if isinstance(node.op, ast.Pow):
             _check_size(left, right)
@@ -239,7 +391,6 @@ def _eval_node(node: ast.AST, env: dict[str, Any]) -> Any:
             raise Unsupported("**kwargs")
         return _guarded_call(func, args, kwargs)
     raise Unsupported(type(node).__name__)
-
 
 
 def evaluate(expr: str) -> Any:

@@ -19,6 +19,7 @@ Tolerance (`Gold.interval`, used by the `paper` scorer): the benchmark's own int
 files set both limits to the gold. When a row has no limits, decimal uses gold +-5% and integer the
 gold.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,7 +29,7 @@ from typing import Any
 
 from harness.data.values import looks_like_weeks_days, parse_date, parse_number, parse_weeks_days
 
-__all__ = ["ScoringError", "OUTPUT_TYPES", "Gold", "gold_of"]
+__all__ = ["OUTPUT_TYPES", "Gold", "ScoringError", "gold_of"]
 
 OUTPUT_TYPES = ("decimal", "integer", "date", "weeks_days")
 
@@ -85,7 +86,7 @@ class Gold:
         object.__setattr__(self, "value", value)
 
     @classmethod
-    def from_mapping(cls, m: Mapping) -> "Gold":
+    def from_mapping(cls, m: Mapping) -> Gold:
         """From a dict: keys output_type, gold_answer (or answer), lower_limit (or lower), upper_limit
         (or upper), calculator_id, case_id; a results-store record (gold nested under "gold") works."""
         g = m.get("gold") if isinstance(m.get("gold"), Mapping) else m

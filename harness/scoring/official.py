@@ -61,28 +61,74 @@ dunder attributes), numpy functions off the whitelist, and results past the size
 power or shift of over a million bits, factorial above 20,000, sequences over 100,000 items).
 MedCalc-Bench Verified's own scripts were not reproduced.
 """
+
 from __future__ import annotations
 
 import ast
 import datetime as dt
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from harness.scoring.answer_parsing import final_answer_text
 from harness.scoring.expression import evaluate
 from harness.scoring.gold import Gold
 from harness.scoring.verdict import Score, short, typed_value
 
-__all__ = ["MedCalcScorer", "OfficialError", "official_answer_text", "line_answer_text", "official_parse",
-           "official_check", "official_expression", "OFFICIAL_SUBSTITUTIONS"]
+__all__ = [
+    "OFFICIAL_SUBSTITUTIONS",
+    "MedCalcScorer",
+    "OfficialError",
+    "line_answer_text",
+    "official_answer_text",
+    "official_check",
+    "official_expression",
+    "official_parse",
+]
 
 _DATE_IDS = frozenset({13, 68})
 _WEEKS_IDS = frozenset({69})
 # 69 is in _WEEKS_IDS only, not in _INTEGER_IDS although the official lists name it in both: the module docstring
 # gives the evidence (the official if/elif tests the weeks/days list first, so its integer listing is unreachable).
 _INTEGER_IDS = frozenset({4, 15, 16, 17, 18, 20, 21, 25, 27, 28, 29, 32, 33, 36, 43, 45, 48, 51})
-_DECIMAL_IDS = frozenset({2, 3, 5, 6, 7, 8, 9, 10, 11, 19, 22, 23, 24, 26, 30, 31, 38, 39, 40, 44, 46, 49,
-                          56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67})
+_DECIMAL_IDS = frozenset(
+    {
+        2,
+        3,
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        11,
+        19,
+        22,
+        23,
+        24,
+        26,
+        30,
+        31,
+        38,
+        39,
+        40,
+        44,
+        46,
+        49,
+        56,
+        57,
+        58,
+        59,
+        60,
+        61,
+        62,
+        63,
+        64,
+        65,
+        66,
+        67,
+    }
+)
 _TYPE_BRANCH = {"date": "date", "weeks_days": "weeks_days", "integer": "integer", "decimal": "decimal"}
 
 # Patterns of the official evaluation (facts about its behaviour, cited in the module docstring), as written there.
@@ -117,8 +163,11 @@ _OFF_NUMBER = re.compile(OFFICIAL_PATTERNS["number"])
 _OFF_PERCENT = re.compile(r"(-?(?<!\d)\d+(\.\d+)?)\%")
 _OFF_EGFR = re.compile(r"(-?(?<!\d)\d+(\.\d+)?)\s*mL/min/1.73")
 _OFF_ANSWER_KEY = re.compile(r'[Aa]nswer":\s*')
-_OFF_PLACEHOLDERS = ("str(short_and_direct_answer_of_the_question)", "str(value which is the answer to the question)",
-                     "X.XX")
+_OFF_PLACEHOLDERS = (
+    "str(short_and_direct_answer_of_the_question)",
+    "str(value which is the answer to the question)",
+    "X.XX",
+)
 
 
 def _answer_fields(reply: str) -> list[str]:
@@ -157,12 +206,26 @@ def _expr_body(text: str) -> str | None:
         end = len(text) if end < 0 else end
         close = text.rfind(")", p + 4, end)
         if close >= 0:
-            return text[p + 4:close]
+            return text[p + 4 : close]
         p = text.find("str(", end)
     return None
-OFFICIAL_SUBSTITUTIONS = (("^", "**"), ("is odd", "% 2 == 1"), ("is even", "% 2 == 0"), ("sqrt", "math.sqrt"),
-                      (".math", ""), ("weight", ""), ("height", ""), ("mg/dl", ""), ("g/dl", ""),
-                      ("mmol/L", ""), ("kg", ""), ("g", ""), ("mEq/L", ""))
+
+
+OFFICIAL_SUBSTITUTIONS = (
+    ("^", "**"),
+    ("is odd", "% 2 == 1"),
+    ("is even", "% 2 == 0"),
+    ("sqrt", "math.sqrt"),
+    (".math", ""),
+    ("weight", ""),
+    ("height", ""),
+    ("mg/dl", ""),
+    ("g/dl", ""),
+    ("mmol/L", ""),
+    ("kg", ""),
+    ("g", ""),
+    ("mEq/L", ""),
+)
 
 
 class OfficialError(Exception):
@@ -303,8 +366,13 @@ class MedCalcScorer:
             ok, got = official_check(answer, gold, branch)
         except OfficialError as exc:
             return Score(False, None, f"official_error: {exc}; official answer {shown}", self.name)
-        return Score(ok, got, f"{'correct' if ok else 'wrong'}: official answer {shown} read as {got!r}, "
-                              f"gold {gold.gold_answer!r} ({branch} rule)", self.name)
+        return Score(
+            ok,
+            got,
+            f"{'correct' if ok else 'wrong'}: official answer {shown} read as {got!r}, "
+            f"gold {gold.gold_answer!r} ({branch} rule)",
+            self.name,
+        )
 
     def score_reply(self, reply: str | None, gold: Gold) -> Score:
         try:
@@ -339,7 +407,6 @@ class MedCalcScorer:
         return self._decide(answer, gold, branch, repr(answer))
 
 
-
 def official_expression(expr: str) -> Any:
     """Value of an official "str(<expr>)" answer after the official substitutions, or "N/A"."""
     for old, new in OFFICIAL_SUBSTITUTIONS:
@@ -354,4 +421,3 @@ def official_expression(expr: str) -> Any:
         return evaluate(expr)
     except Exception:  # noqa: BLE001 - the official code maps every evaluation failure to "N/A"
         return "N/A"
-

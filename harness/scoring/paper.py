@@ -10,6 +10,7 @@ Gestational ages (output type "weeks_days", or any row whose gold is written as 
 to (weeks, days) integers with days < 7 and must equal the gold exactly. Typed values (score_value)
 are checked by the same rules (harness/scoring/verdict.py `typed_value`).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,7 +25,7 @@ from harness.scoring.answer_parsing import (
 from harness.scoring.gold import Gold
 from harness.scoring.verdict import Score, short, typed_value
 
-__all__ = ["PaperScorer", "REL_SLACK", "in_interval"]
+__all__ = ["REL_SLACK", "PaperScorer", "in_interval"]
 
 REL_SLACK = 1e-9
 
@@ -38,29 +39,44 @@ class PaperScorer:
     """The paper's rules (module docstring)."""
 
     name = "paper"
-    description = ("first number on the final-answer line inside the benchmark interval (gold +-5% decimal, "
-                   "gold exactly for integers); dates to the calendar day; gestational age as (weeks, days)")
+    description = (
+        "first number on the final-answer line inside the benchmark interval (gold +-5% decimal, "
+        "gold exactly for integers); dates to the calendar day; gestational age as (weeks, days)"
+    )
 
     def _score(self, kind: str, parsed: Any, gold: Gold, where: str) -> Score:
         if kind == "number":
             lo, hi = gold.interval()
             ok = in_interval(parsed, lo, hi)
-            return Score(ok, parsed, f"{'correct' if ok else 'wrong'}: {parsed!r} {'in' if ok else 'not in'} "
-                                     f"[{lo!r}, {hi!r}]{where}", self.name)
+            return Score(
+                ok,
+                parsed,
+                f"{'correct' if ok else 'wrong'}: {parsed!r} {'in' if ok else 'not in'} [{lo!r}, {hi!r}]{where}",
+                self.name,
+            )
         if kind == "date":
             ok = parsed == gold.value
-            return Score(ok, parsed, f"{'correct' if ok else 'wrong'}: {parsed.isoformat()} "
-                                     f"{'==' if ok else '!='} gold {gold.value.isoformat()}{where}", self.name)
+            return Score(
+                ok,
+                parsed,
+                f"{'correct' if ok else 'wrong'}: {parsed.isoformat()} "
+                f"{'==' if ok else '!='} gold {gold.value.isoformat()}{where}",
+                self.name,
+            )
         want = reduce_weeks_days(*gold.value)
         ok = parsed == want
-        return Score(ok, parsed, f"{'correct' if ok else 'wrong'}: {parsed} {'==' if ok else '!='} gold {want}{where}",
-                     self.name)
+        return Score(
+            ok, parsed, f"{'correct' if ok else 'wrong'}: {parsed} {'==' if ok else '!='} gold {want}{where}", self.name
+        )
 
     def score_reply(self, reply: str | None, gold: Gold) -> Score:
         text, rule = final_answer_text("" if reply is None else reply)
         where = f" (final-answer text {short(text)} by {rule})"
-        reader, code = {"number": (first_number, "no_number"), "date": (first_date, "no_date"),
-                        "weeks_days": (first_weeks_days, "no_weeks_days")}[gold.kind]
+        reader, code = {
+            "number": (first_number, "no_number"),
+            "date": (first_date, "no_date"),
+            "weeks_days": (first_weeks_days, "no_weeks_days"),
+        }[gold.kind]
         parsed = reader(text)
         if parsed is None:
             return Score(False, None, f"{code}: nothing readable as {gold.kind}{where}", self.name)

@@ -23,6 +23,7 @@ naming the case and the field; so do an unknown scorer name or value kind. A rep
 cannot be read is not an error: it scores wrong, with the reason saying why. No scorer raises on any
 reply text.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -33,17 +34,22 @@ from harness.scoring.official import MedCalcScorer, line_answer_text, official_a
 from harness.scoring.paper import PaperScorer
 from harness.scoring.verdict import VALUE_KINDS, Score
 
-__all__ = ["Score", "Gold", "ScoringError", "SCORERS", "score_reply", "score_value", "score_all", "gold_of"]
+__all__ = ["SCORERS", "Gold", "Score", "ScoringError", "gold_of", "score_all", "score_reply", "score_value"]
 
 # ----------------------------------------------------------------------------- public API
 
 SCORERS: Registry[PaperScorer | MedCalcScorer] = Registry("scorer", (PaperScorer, MedCalcScorer))
 for _scorer_obj in (
     PaperScorer(),
-    MedCalcScorer("medcalc", "official MedCalc-Bench extract_answer + check_correctness, quirks included",
-                  official_answer_text),
-    MedCalcScorer("medcalc_line", "official MedCalc-Bench per-type extraction and checks applied to the paper's "
-                  "final-answer text instead of the JSON answer field", line_answer_text),
+    MedCalcScorer(
+        "medcalc", "official MedCalc-Bench extract_answer + check_correctness, quirks included", official_answer_text
+    ),
+    MedCalcScorer(
+        "medcalc_line",
+        "official MedCalc-Bench per-type extraction and checks applied to the paper's "
+        "final-answer text instead of the JSON answer field",
+        line_answer_text,
+    ),
 ):
     SCORERS.register(_scorer_obj)
 SCORERS.freeze()
@@ -71,7 +77,9 @@ def score_value(value: Any, kind: str, case: Any, scorer: str = "paper") -> Scor
     return s.score_value(value, kind, gold_of(case))
 
 
-def score_all(case: Any, *, reply_text: str | None = None, value: Any = None, kind: str | None = None) -> dict[str, Score]:
+def score_all(
+    case: Any, *, reply_text: str | None = None, value: Any = None, kind: str | None = None
+) -> dict[str, Score]:
     """Every scorer's Score for a reply (or, when `kind` is given, a typed value): {scorer name: Score}."""
     if kind is not None:
         return {name: score_value(value, kind, case, name) for name in SCORERS}

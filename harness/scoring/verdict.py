@@ -10,6 +10,7 @@ only: the official code raises on this reply, which its run loop records as Inco
 not bool), "date" ("YYYY-MM-DD" string or datetime.date), "weeks_days" ((weeks, days) tuple or list
 of whole non-negative numbers, reduced).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -22,7 +23,7 @@ from typing import Any
 from harness.scoring.answer_parsing import reduce_weeks_days
 from harness.scoring.gold import ScoringError
 
-__all__ = ["Score", "VALUE_KINDS", "typed_value", "short"]
+__all__ = ["VALUE_KINDS", "Score", "short", "typed_value"]
 
 VALUE_KINDS = ("number", "date", "weeks_days")
 
@@ -51,8 +52,7 @@ class Score:
         return p
 
     def to_dict(self) -> dict:
-        return {"correct": self.correct, "parsed": self.parsed_json(), "reason": self.reason,
-                "scorer": self.scorer}
+        return {"correct": self.correct, "parsed": self.parsed_json(), "reason": self.reason, "scorer": self.scorer}
 
 
 def short(text: str, n: int = 80) -> str:

@@ -11,6 +11,7 @@ The envelope is JSON: {"payload": base64(body), "payloadType": type, "signatures
 base64(signature)}]} (standard base64 with padding; a verifier also accepts URL-safe). The signature itself is
 `cryptography`'s Ed25519 (RFC 8032): no hand-written crypto.
 """
+
 from __future__ import annotations
 
 import base64
@@ -39,8 +40,11 @@ def pae(payload_type: str, payload: bytes) -> bytes:
 def sign(payload: bytes, key: Ed25519PrivateKey, payload_type: str = INTOTO_PAYLOAD_TYPE) -> dict:
     """An envelope holding `payload` with one ed25519 signature, keyid the key's OpenSSH fingerprint."""
     signature = key.sign(pae(payload_type, payload))
-    return {"payload": base64.b64encode(payload).decode(), "payloadType": payload_type,
-            "signatures": [{"keyid": fingerprint(key.public_key()), "sig": base64.b64encode(signature).decode()}]}
+    return {
+        "payload": base64.b64encode(payload).decode(),
+        "payloadType": payload_type,
+        "signatures": [{"keyid": fingerprint(key.public_key()), "sig": base64.b64encode(signature).decode()}],
+    }
 
 
 def _b64(value: object, what: str) -> bytes:
@@ -66,8 +70,11 @@ class Verified:
 
 def verify(envelope: dict, allowed: list[AllowedSigner]) -> Verified:
     """The payload, when a signature verifies under one of the allowed keys; EnvelopeError saying why not."""
-    if not isinstance(envelope, dict) or not isinstance(envelope.get("payloadType"), str) \
-            or not isinstance(envelope.get("signatures"), list):
+    if (
+        not isinstance(envelope, dict)
+        or not isinstance(envelope.get("payloadType"), str)
+        or not isinstance(envelope.get("signatures"), list)
+    ):
         raise EnvelopeError("not a DSSE envelope (payload, payloadType, signatures)")
     payload = _b64(envelope.get("payload"), "payload")
     message = pae(envelope["payloadType"], payload)
@@ -86,8 +93,9 @@ def verify(envelope: dict, allowed: list[AllowedSigner]) -> Verified:
     known = {s.fingerprint for s in allowed}
     if keyids and not known & set(keyids):
         raise EnvelopeError(f"signed by {', '.join(keyids)}, no key of the allowed signers")
-    raise EnvelopeError("no signature verifies under the allowed signers' keys (the envelope was changed after "
-                        "signing)")
+    raise EnvelopeError(
+        "no signature verifies under the allowed signers' keys (the envelope was changed after signing)"
+    )
 
 
 def dumps(envelope: dict) -> str:

@@ -7,6 +7,7 @@ Keys are parsed and serialised by the `cryptography` package (hash-locked in req
 cryptography by hand. A key is named by its OpenSSH fingerprint (`SHA256:` and the unpadded base64 of the sha256
 of the public key's wire blob, as `ssh-keygen -l` prints it): the DSSE signature's `keyid`.
 """
+
 from __future__ import annotations
 
 import base64
@@ -21,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes, PublicKeyTypes
 
 KEY_TYPE = "ssh-ed25519"
-PASSPHRASE_ENV = "HARNESS_SIGNING_PASSPHRASE"     # the passphrase of an encrypted private key, when it has one
+PASSPHRASE_ENV = "HARNESS_SIGNING_PASSPHRASE"  # the passphrase of an encrypted private key, when it has one
 
 
 class SigningKeyError(ValueError):
@@ -56,13 +57,15 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
             key = serialization.load_ssh_private_key(data, password=password)
         else:
             key = serialization.load_pem_private_key(data, password=password)
-    except TypeError as exc:        # encrypted without a passphrase, or a passphrase for a plain key
+    except TypeError as exc:  # encrypted without a passphrase, or a passphrase for a plain key
         raise SigningKeyError(f"{path}: {exc} (an encrypted key takes its passphrase from ${PASSPHRASE_ENV})") from None
     except (ValueError, UnsupportedAlgorithm) as exc:
         raise SigningKeyError(f"{path}: not an OpenSSH or PEM private key the kit can read ({exc})") from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise SigningKeyError(f"{path}: a {type(key).__name__.replace('PrivateKey', '')} key; result sets are signed with "
-                        "ed25519 only (ssh-keygen -t ed25519, or `harness keygen`)")
+        raise SigningKeyError(
+            f"{path}: a {type(key).__name__.replace('PrivateKey', '')} key; result sets are signed with "
+            "ed25519 only (ssh-keygen -t ed25519, or `harness keygen`)"
+        )
     return key
 
 
@@ -73,8 +76,9 @@ def generate(path: Path, comment: str) -> tuple[Path, str]:
     if path.exists():
         raise SigningKeyError(f"{path}: exists; the kit never overwrites a private key")
     key = Ed25519PrivateKey.generate()
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
-                                serialization.NoEncryption())
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as f:
@@ -90,7 +94,7 @@ class AllowedSigner:
 
     principals: tuple[str, ...]
     key: Ed25519PublicKey
-    where: str          # "FILE:LINE"
+    where: str  # "FILE:LINE"
 
     @property
     def fingerprint(self) -> str:

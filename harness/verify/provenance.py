@@ -18,6 +18,7 @@ The statement:
   - `signer_checkout`: the commit and dirty flag of the checkout that signed.
   The last four are what the signer attests; a verifier reads them, it cannot re-derive them.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,8 +56,10 @@ def subjects(result_set: Path) -> list[dict]:
     except SumsError as exc:
         raise ProvenanceError(str(exc)) from None
     if found is None:
-        raise ProvenanceError(f"{_shown(result_set)}: no sums cover it (`harness checksums update --results "
-                              f"{_shown(result_set)}` writes them); a set is signed as its sums list it")
+        raise ProvenanceError(
+            f"{_shown(result_set)}: no sums cover it (`harness checksums update --results "
+            f"{_shown(result_set)}` writes them); a set is signed as its sums list it"
+        )
     out = []
     for rel, digest in found.entries.items():
         path = (found.base / rel).resolve()
@@ -73,13 +76,25 @@ def run_facts(manifest: RunManifest) -> dict:
     return {
         "run_id": manifest.run_id,
         "kit": {"commit": manifest.origin.git.commit, "dirty": manifest.origin.git.dirty},
-        "dataset": {"name": manifest.dataset.name, "sha256": manifest.dataset.sha256,
-                    "revision": manifest.dataset.revision},
-        "model": {"id": manifest.model.id, "revision": manifest.model.revision,
-                  "served_revision": server.revision if server else None},
-        "executor": None if executor is None else {
-            "policy_hash": executor.policy_hash, "backend": executor.backend, "image": executor.image,
-            "image_id": executor.image_id, "rootfs_sha256": executor.rootfs_sha256},
+        "dataset": {
+            "name": manifest.dataset.name,
+            "sha256": manifest.dataset.sha256,
+            "revision": manifest.dataset.revision,
+        },
+        "model": {
+            "id": manifest.model.id,
+            "revision": manifest.model.revision,
+            "served_revision": server.revision if server else None,
+        },
+        "executor": None
+        if executor is None
+        else {
+            "policy_hash": executor.policy_hash,
+            "backend": executor.backend,
+            "image": executor.image,
+            "image_id": executor.image_id,
+            "rootfs_sha256": executor.rootfs_sha256,
+        },
         "launcher": server.launcher if server else None,
         "server_version": server.server_version if server else None,
         "server_image": server.image if server else None,
@@ -116,10 +131,16 @@ def _vllm_image(root: Path = REPO_ROOT) -> dict | None:
     lock = json.loads(path.read_text())
     own = lock.get("own") or {}
     build = own.get("build") or {}
-    return {"own": {"image": f"{own.get('image')}:{own.get('tag')}", "lock": own.get("lock"),
-                    "lock_sha256": own.get("lock_sha256"), "image_id": build.get("image_id"),
-                    "rootfs_sha256": build.get("rootfs_sha256")},
-            "upstream": {"image": f"{lock.get('image')}:{lock.get('tag')}", "digest": lock.get("digest")}}
+    return {
+        "own": {
+            "image": f"{own.get('image')}:{own.get('tag')}",
+            "lock": own.get("lock"),
+            "lock_sha256": own.get("lock_sha256"),
+            "image_id": build.get("image_id"),
+            "rootfs_sha256": build.get("rootfs_sha256"),
+        },
+        "upstream": {"image": f"{lock.get('image')}:{lock.get('tag')}", "digest": lock.get("digest")},
+    }
 
 
 def predicate(result_set: Path) -> dict:
@@ -132,15 +153,22 @@ def predicate(result_set: Path) -> dict:
         datasets.append({"sha256": sha, "pin": name, "revision": entry.get("revision"), "source": entry.get("source")})
     executors = sorted({json.dumps(r["executor"], sort_keys=True) for r in found if r["executor"]})
     status = _git("status", "--porcelain", "--untracked-files=no")
-    return {"runs": found, "datasets": datasets,
-            "images": {"executor": [json.loads(e) for e in executors], "vllm": _vllm_image()},
-            "locks": lock_files(),
-            "signer_checkout": {"commit": _git("rev-parse", "HEAD"), "dirty": None if status is None else bool(status)}}
+    return {
+        "runs": found,
+        "datasets": datasets,
+        "images": {"executor": [json.loads(e) for e in executors], "vllm": _vllm_image()},
+        "locks": lock_files(),
+        "signer_checkout": {"commit": _git("rev-parse", "HEAD"), "dirty": None if status is None else bool(status)},
+    }
 
 
 def statement(result_set: Path) -> dict:
-    return {"_type": STATEMENT_TYPE, "subject": subjects(result_set), "predicateType": PREDICATE_TYPE,
-            "predicate": predicate(result_set)}
+    return {
+        "_type": STATEMENT_TYPE,
+        "subject": subjects(result_set),
+        "predicateType": PREDICATE_TYPE,
+        "predicate": predicate(result_set),
+    }
 
 
 def sign_set(result_set: Path, key: Ed25519PrivateKey) -> Path:
@@ -151,8 +179,10 @@ def sign_set(result_set: Path, key: Ed25519PrivateKey) -> Path:
     listed = {s["name"]: s["digest"]["sha256"] for s in body["subject"]}
     for name, digest in sorted(listed.items()):
         if not (root / name).is_file() or file_sha256(root / name) != digest:
-            raise ProvenanceError(f"{_shown(root)}/{name}: differs from its sums (`harness checksums update` first, "
-                                  "if the change is meant)")
+            raise ProvenanceError(
+                f"{_shown(root)}/{name}: differs from its sums (`harness checksums update` first, "
+                "if the change is meant)"
+            )
     for path in covered_files(root):
         if path.relative_to(root).as_posix() not in listed:
             raise ProvenanceError(f"{_shown(path)}: not in the set's sums (`harness checksums update` first)")
@@ -198,18 +228,25 @@ def check_signed(result_set: Path, allowed: list[AllowedSigner]) -> str:
         statement_ = json.loads(verified.payload)
     except json.JSONDecodeError:
         raise ProvenanceError(f"{_shown(envelope_path)}: the signed payload is not JSON") from None
-    if verified.payload_type != dsse.INTOTO_PAYLOAD_TYPE or statement_.get("_type") != STATEMENT_TYPE \
-            or statement_.get("predicateType") != PREDICATE_TYPE:
-        raise ProvenanceError(f"{_shown(envelope_path)}: not this kit's in-toto statement ({verified.payload_type}, "
-                              f"{statement_.get('_type')}, {statement_.get('predicateType')})")
+    if (
+        verified.payload_type != dsse.INTOTO_PAYLOAD_TYPE
+        or statement_.get("_type") != STATEMENT_TYPE
+        or statement_.get("predicateType") != PREDICATE_TYPE
+    ):
+        raise ProvenanceError(
+            f"{_shown(envelope_path)}: not this kit's in-toto statement ({verified.payload_type}, "
+            f"{statement_.get('_type')}, {statement_.get('predicateType')})"
+        )
     signed = {s["name"]: s["digest"]["sha256"] for s in statement_.get("subject", [])}
     for name, digest in sorted(signed.items()):
         path = result_set / name
         if not path.is_file():
             raise ProvenanceError(f"{shown}/{name}: signed but missing")
         if file_sha256(path) != digest:
-            raise ProvenanceError(f"{shown}/{name}: sha256 {file_sha256(path)[:16]}... differs from the signed "
-                                  f"{digest[:16]}... (changed after signing)")
+            raise ProvenanceError(
+                f"{shown}/{name}: sha256 {file_sha256(path)[:16]}... differs from the signed "
+                f"{digest[:16]}... (changed after signing)"
+            )
     for path in covered_files(result_set):
         name = path.relative_to(result_set).as_posix()
         if name not in signed:
@@ -217,6 +254,8 @@ def check_signed(result_set: Path, allowed: list[AllowedSigner]) -> str:
     difference = _first_difference(statement_["predicate"].get("runs"), runs(result_set), "predicate.runs")
     if difference:
         raise ProvenanceError(f"{shown}: provenance differs from its manifests: {difference}")
-    return (f"signature: {shown}: {len(signed)} files and the provenance of {len(statement_['predicate']['runs'])} "
-            f"run(s) signed by {','.join(verified.signer.principals)} ({verified.signer.fingerprint}, "
-            f"{verified.signer.where})")
+    return (
+        f"signature: {shown}: {len(signed)} files and the provenance of {len(statement_['predicate']['runs'])} "
+        f"run(s) signed by {','.join(verified.signer.principals)} ({verified.signer.fingerprint}, "
+        f"{verified.signer.where})"
+    )

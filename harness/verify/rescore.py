@@ -6,18 +6,19 @@ solver from the last reply with `score_reply`, every other from the stored answe
 a record with neither scores wrong. Cases come from the record's dataset, which must still have the sha256 the record
 names. The rescoring itself (`CaseIndex`, `rescore_record`) is harness.run.recompute's, shared with `harness compare`.
 """
+
 from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from harness.arms.registry import ARMS
 from harness.arms.solvers import uses_convention
-from harness.data.conventions import default_convention
 from harness.core.parallel import ordered_map
+from harness.data.conventions import default_convention
 from harness.model.rehearsal.labels import record_kind
 from harness.run.manifest import read_manifests
 from harness.run.recompute import CaseIndex, RescoreError, rescore_record
@@ -36,9 +37,15 @@ class Rescored:
         return f"{self.path}:{self.line}"
 
 
-def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,
-                 arms: tuple[str, ...] = (), *, located: Iterable[tuple[Path, int, dict]] | None = None,
-                 keep: bool = True, index: CaseIndex | None = None) -> tuple[list[Rescored], list[str]]:
+def rescore_tree(
+    results_root: str | os.PathLike,
+    scorer: str | None = None,
+    arms: tuple[str, ...] = (),
+    *,
+    located: Iterable[tuple[Path, int, dict]] | None = None,
+    keep: bool = True,
+    index: CaseIndex | None = None,
+) -> tuple[list[Rescored], list[str]]:
     """Rescore every record under a results root (or of `located`, (file, line, record) triples read by the
     store's reader, when the caller reads them for other checks too). Returns (rescored rows, mismatch
     messages naming file:line) where a mismatch is a stored score that differs from the rescored one under
@@ -48,7 +55,7 @@ def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,
     index = index if index is not None else CaseIndex()
     rows: list[Rescored] = []
     mismatches: list[str] = []
-    for path, line, rec in (iter_located_records(results_root) if located is None else located):
+    for path, line, rec in iter_located_records(results_root) if located is None else located:
         if arms and rec["arm"] not in arms:
             continue
         where = f"{path}:{line}"
@@ -56,13 +63,16 @@ def rescore_tree(results_root: str | os.PathLike, scorer: str | None = None,
         use = scorer or rec["scorer"]
         verdict = rescore_record(rec, case, use)
         if use == rec["scorer"] and verdict != bool(rec["correct"]):
-            mismatches.append(f"{where}: {rec['arm']} seed {rec['seed']} case {rec['case_id']}: stored correct="
-                              f"{rec['correct']}, rescored {verdict} ({use})")
+            mismatches.append(
+                f"{where}: {rec['arm']} seed {rec['seed']} case {rec['case_id']}: stored correct="
+                f"{rec['correct']}, rescored {verdict} ({use})"
+            )
         if scorer is None:
             for name, stored in sorted((rec.get("scores") or {}).items()):
                 if name != rec["scorer"] and rescore_record(rec, case, name) != bool(stored):
-                    mismatches.append(f"{where}: {rec['arm']} case {rec['case_id']}: stored {name}={stored}, "
-                                      f"rescored {not stored}")
+                    mismatches.append(
+                        f"{where}: {rec['arm']} case {rec['case_id']}: stored {name}={stored}, rescored {not stored}"
+                    )
         rows.append(Rescored(path, line, rec if keep else {}, verdict))
     return rows, mismatches
 
@@ -78,14 +88,14 @@ class FileCheck:
     mismatches: list[str] = field(default_factory=list)
     firsts: dict = field(default_factory=dict)
     torn: bool = False
-    conventions: dict = field(default_factory=dict)   # record_conventions of this file
+    conventions: dict = field(default_factory=dict)  # record_conventions of this file
     error: str | None = None
 
 
 # One per check_files call and process: each worker loads a dataset and parses a case's gold once, however many
 # files it checks.
 _WORKER_INDEX = CaseIndex()
-_WORKER_CONVENTIONS: dict[tuple[str, str], str] = {}   # the run manifests' conventions (record_conventions)
+_WORKER_CONVENTIONS: dict[tuple[str, str], str] = {}  # the run manifests' conventions (record_conventions)
 
 
 def check_file(path: Path) -> FileCheck:
@@ -99,9 +109,12 @@ def check_file(path: Path) -> FileCheck:
         located = [(path, line, rec) for line, rec in enumerate(records, 1)]
         for item in located:
             kind = record_kind(item[2])
-            if kind not in out.firsts:   # what record_kind reads, so the parent's mixing check sees the same kind
-                out.firsts[kind] = (str(path), item[1], {k: item[2].get(k) for k in ("model", "synthetic",
-                                                                                     "server_model")})
+            if kind not in out.firsts:  # what record_kind reads, so the parent's mixing check sees the same kind
+                out.firsts[kind] = (
+                    str(path),
+                    item[1],
+                    {k: item[2].get(k) for k in ("model", "synthetic", "server_model")},
+                )
         out.conventions = record_conventions(path.parent, located=located, by_run=_WORKER_CONVENTIONS)
         rows, out.mismatches = rescore_tree(path.parent, located=located, keep=False, index=_WORKER_INDEX)
         out.records = len(rows)
@@ -114,7 +127,7 @@ def check_files(results_root: str | os.PathLike) -> list[FileCheck]:
     """`check_file` for every results file under a root, spread over worker processes (harness.core.parallel),
     in file order (so messages come in the same order whatever the number of workers)."""
     global _WORKER_INDEX, _WORKER_CONVENTIONS
-    _WORKER_INDEX = CaseIndex()   # fresh per call (workers fork from here): datasets are read and hash-checked anew
+    _WORKER_INDEX = CaseIndex()  # fresh per call (workers fork from here): datasets are read and hash-checked anew
     _WORKER_CONVENTIONS = _manifest_conventions(Path(results_root))
     return ordered_map(check_file, list(iter_result_files(results_root)))
 
@@ -128,7 +141,10 @@ def merged_conventions(checks: list[FileCheck]) -> dict[tuple[str, str], dict[st
             for name, n in counts.items():
                 mine[name] = mine.get(name, 0) + n
     return out
+
+
 # ----- unit conventions ------------------------------------------------------------------------------
+
 
 def _manifest_conventions(results_root: Path) -> dict[tuple[str, str], str]:
     """(dataset sha256, arm_config_hash) -> the convention its run used, for the convention-dependent arms of
@@ -142,14 +158,18 @@ def _manifest_conventions(results_root: Path) -> dict[tuple[str, str], str]:
     return out
 
 
-def record_conventions(results_root: str | os.PathLike, *, located: Iterable[tuple[Path, int, dict]] | None = None,
-                       by_run: dict[tuple[str, str], str] | None = None) -> dict[tuple[str, str], dict[str, int]]:
+def record_conventions(
+    results_root: str | os.PathLike,
+    *,
+    located: Iterable[tuple[Path, int, dict]] | None = None,
+    by_run: dict[tuple[str, str], str] | None = None,
+) -> dict[tuple[str, str], dict[str, int]]:
     """(dataset name, arm) -> {convention name: record count} over the records of the arms whose answer depends
     on the unit convention (from the run manifests; a record with no manifest entry: its dataset's own). `located`
     and `by_run`: records already read and the manifests' conventions already found (verify's one pass)."""
     by_run = _manifest_conventions(Path(results_root)) if by_run is None else by_run
     out: dict[tuple[str, str], dict[str, int]] = {}
-    for _path, _line, rec in (iter_located_records(results_root) if located is None else located):
+    for _path, _line, rec in iter_located_records(results_root) if located is None else located:
         arm = ARMS.get(rec.get("arm"))
         key = (rec.get("dataset_sha256"), rec.get("arm_config_hash"))
         if key not in by_run and (arm is None or not arm.solver.uses_convention):
@@ -160,8 +180,11 @@ def record_conventions(results_root: str | os.PathLike, *, located: Iterable[tup
     return out
 
 
-def convention_problems(results_root: str | os.PathLike, expected: str | None = None,
-                        counted: dict[tuple[str, str], dict[str, int]] | None = None) -> tuple[list[str], list[str]]:
+def convention_problems(
+    results_root: str | os.PathLike,
+    expected: str | None = None,
+    counted: dict[tuple[str, str], dict[str, int]] | None = None,
+) -> tuple[list[str], list[str]]:
     """(lines saying which convention each convention-dependent arm's records were made under, problems): a
     (dataset, arm) whose records mix conventions, or, with ``expected``, records made under another one.
     `counted`: `record_conventions` already computed."""
@@ -173,6 +196,7 @@ def convention_problems(results_root: str | os.PathLike, expected: str | None = 
         if len(counts) > 1:
             problems.append(f"{results_root}: {arm} on {dataset} mixes unit conventions: {said}")
         elif expected is not None and expected not in counts:
-            problems.append(f"{results_root}: {arm} on {dataset} was made under unit convention {said}, "
-                            f"not --convention {expected}")
+            problems.append(
+                f"{results_root}: {arm} on {dataset} was made under unit convention {said}, not --convention {expected}"
+            )
     return lines, problems

@@ -13,6 +13,7 @@ What a root is checked against:
   stored reply or value rescored against its stored score;
 - tables: a set's `tables/` re-derived byte for byte.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -20,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.analysis.tables import build_all
-from harness.model.rehearsal.labels import mixing_problem
-from harness.run.store import result_sets
 from harness.core.paths import REPO_ROOT as ROOT
 from harness.core.sums import COMMITTED_SUMS, SumsError, SumsReport, check_sums, read_sums, sums_for
+from harness.model.rehearsal.labels import mixing_problem
+from harness.run.store import result_sets
 from harness.verify.keys import SigningKeyError, read_allowed_signers
 from harness.verify.provenance import ProvenanceError, check_signed
 from harness.verify.rescore import check_files, convention_problems, merged_conventions
@@ -34,6 +35,7 @@ REPO_RESULTS = ROOT / "results"
 @dataclass
 class Report:
     """What verify found: `notes` say what was checked and passed, `problems` each name a file (and line)."""
+
     root: Path
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -63,8 +65,9 @@ def _lines(report: SumsReport, base: Path) -> list[str]:
     return [f"{line[:9]}{_shown(base / line[9:])}" for line in report.lines()]
 
 
-def check_checksums(results_root: Path, sums: Path | None = None,
-                    committed_sums: Path = COMMITTED_SUMS) -> tuple[list[str], list[str]]:
+def check_checksums(
+    results_root: Path, sums: Path | None = None, committed_sums: Path = COMMITTED_SUMS
+) -> tuple[list[str], list[str]]:
     """(notes, problems) of the checksums of every result set under the root (see the module's docstring)."""
     root = results_root.resolve()
     if sums is not None:
@@ -76,7 +79,7 @@ def check_checksums(results_root: Path, sums: Path | None = None,
     committed: dict[str, str] = read_sums(committed_sums) if committed_sums.is_file() else {}
     committed_sets = sorted({"/".join(rel.split("/")[:2]) for rel in committed if rel.count("/") >= 2})
     sets = result_sets(root)
-    if root == REPO_RESULTS.resolve():            # a committed set that is gone is named, not skipped
+    if root == REPO_RESULTS.resolve():  # a committed set that is gone is named, not skipped
         sets = sorted(set(sets) | {ROOT / s for s in committed_sets})
     notes: list[str] = []
     problems: list[str] = []
@@ -88,16 +91,21 @@ def check_checksums(results_root: Path, sums: Path | None = None,
             problems.append(str(exc))
             continue
         if found is None:
-            notes.append(f"checksums: none for {_shown(result_set)} (record them with `harness checksums update "
-                         f"--results {_shown(result_set)}`; rescoring still checks every record)")
+            notes.append(
+                f"checksums: none for {_shown(result_set)} (record them with `harness checksums update "
+                f"--results {_shown(result_set)}`; rescoring still checks every record)"
+            )
             continue
         own = found.source != committed_sums
         if own and found.base in done:
             continue
         done.add(found.base)
         report = check_sums(found.entries, [found.base], root=found.base)
-        notes.append(f"checksums: {len(report.ok)} files match {_shown(found.source)}" if own else
-                     f"checksums: {len(report.ok)} files of {_shown(result_set)} match {_shown(committed_sums)}")
+        notes.append(
+            f"checksums: {len(report.ok)} files match {_shown(found.source)}"
+            if own
+            else f"checksums: {len(report.ok)} files of {_shown(result_set)} match {_shown(committed_sums)}"
+        )
         problems += _lines(report, found.base)
     return notes, problems
 
@@ -115,13 +123,19 @@ def check_records(result_set: Path, convention: str | None = None) -> tuple[list
     firsts: dict = {}
     for c in checks:
         for kind, item in c.firsts.items():
-            firsts.setdefault(kind, item)   # the first record of each kind, in file order, decides mixing
+            firsts.setdefault(kind, item)  # the first record of each kind, in file order, decides mixing
     problem = mixing_problem(firsts.values())
     mixing = [f"SYNTHETIC {result_set}: {problem}"] if problem else []
-    mismatches = [f"{c.path}: ignoring an incomplete last line (a committed file must end with a complete record)"
-                  for c in checks if c.torn] + [m for c in checks for m in c.mismatches]
-    notes = list(notes) + [f"rescoring: {sum(c.records for c in checks)} records in {result_set} reproduce their "
-                           f"stored scores" if not mismatches else f"rescoring: {len(mismatches)} mismatches in {result_set}"]
+    mismatches = [
+        f"{c.path}: ignoring an incomplete last line (a committed file must end with a complete record)"
+        for c in checks
+        if c.torn
+    ] + [m for c in checks for m in c.mismatches]
+    notes = list(notes) + [
+        f"rescoring: {sum(c.records for c in checks)} records in {result_set} reproduce their stored scores"
+        if not mismatches
+        else f"rescoring: {len(mismatches)} mismatches in {result_set}"
+    ]
     return notes, mixing + [f"CONVENTION {p}" for p in conv_problems] + [f"RESCORE  {m}" for m in mismatches]
 
 
@@ -134,12 +148,21 @@ def check_tables(result_set: Path) -> tuple[list[str], list[str]]:
         build_all(result_set, Path(tmp))
         fresh = {p.relative_to(tmp).as_posix(): p.read_bytes() for p in Path(tmp).rglob("*") if p.is_file()}
         old = {p.relative_to(committed).as_posix(): p.read_bytes() for p in committed.rglob("*") if p.is_file()}
-    problems = [f"TABLE    {committed / name}: differs from the recomputed table" for name in sorted(old)
-                if name in fresh and fresh[name] != old[name]]
-    problems += [f"TABLE    {committed / name}: committed but not produced by the current code" for name in sorted(old)
-                 if name not in fresh]
-    problems += [f"TABLE    {committed / name}: produced by the current code but not committed" for name in sorted(fresh)
-                 if name not in old]
+    problems = [
+        f"TABLE    {committed / name}: differs from the recomputed table"
+        for name in sorted(old)
+        if name in fresh and fresh[name] != old[name]
+    ]
+    problems += [
+        f"TABLE    {committed / name}: committed but not produced by the current code"
+        for name in sorted(old)
+        if name not in fresh
+    ]
+    problems += [
+        f"TABLE    {committed / name}: produced by the current code but not committed"
+        for name in sorted(fresh)
+        if name not in old
+    ]
     return ([] if problems else [f"tables: {len(old)} files in {committed} re-derive byte for byte"]), problems
 
 
@@ -159,8 +182,15 @@ def check_signatures(results_root: Path, signed_by: Path) -> tuple[list[str], li
     return notes, problems
 
 
-def verify(results_root: Path, *, sums: Path | None = None, convention: str | None = None,
-           tables: bool = True, committed_sums: Path = COMMITTED_SUMS, signed_by: Path | None = None) -> Report:
+def verify(
+    results_root: Path,
+    *,
+    sums: Path | None = None,
+    convention: str | None = None,
+    tables: bool = True,
+    committed_sums: Path = COMMITTED_SUMS,
+    signed_by: Path | None = None,
+) -> Report:
     """Every check of a results root: checksums, records (mixing, convention, rescoring), tables; with `signed_by`
     (an allowed-signers file) each set's signature, signed digests and provenance first."""
     report = Report(Path(results_root))

@@ -5,13 +5,14 @@
 Every other key survives as it was: other runtimes (the NVIDIA toolkit's `nvidia`), `default-runtime`, data-root,
 log options. Exit 0: the file already said this (untouched); 10: it was written (dockerd must restart);
 1: the file is not a JSON object (named, untouched). Used by scripts/install-host.sh; standard library only."""
+
 from __future__ import annotations
 
 import json
 import os
 import sys
 
-RUNTIME_ARGS = ["--network=none", "--oci-seccomp"]   # no network stack in the sandbox; honour docker's seccomp
+RUNTIME_ARGS = ["--network=none", "--oci-seccomp"]  # no network stack in the sandbox; honour docker's seccomp
 
 
 def merged(cfg: dict, runsc: str, platform: str) -> dict:

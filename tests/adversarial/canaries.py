@@ -22,6 +22,7 @@ the real canaries. Which checks apply depends on the layers that are on (``Confi
 layers 1-2 off a program may read the nonce by design (SECURITY.md, residual: it only chooses its
 own answer), with layer 2 off module reprs show the standard library's paths.
 """
+
 from __future__ import annotations
 
 import errno
@@ -46,8 +47,8 @@ class Configuration:
 
     name: str
     disabled_layers: tuple[str, ...]
-    memory: bool        # the nonce and the forged answer (layers 1 and 2 stop these; layer 1 alone must)
-    host_paths: bool    # paths of the host in anything returned (layer 2 hides module paths)
+    memory: bool  # the nonce and the forged answer (layers 1 and 2 stop these; layer 1 alone must)
+    host_paths: bool  # paths of the host in anything returned (layer 2 hides module paths)
 
 
 ALL_LAYERS = Configuration("all_layers", (), memory=True, host_paths=True)
@@ -75,8 +76,9 @@ class Canaries:
         self.listener.setblocking(False)
         self.port = self.listener.getsockname()[1]
         os.environ[HOST_SECRET_NAME] = HOST_SECRET
-        self.host_paths = tuple(sorted({str(REPO), sys.prefix, sysconfig.get_paths()["stdlib"],
-                                        "/usr/lib/python3", "site-packages"}))
+        self.host_paths = tuple(
+            sorted({str(REPO), sys.prefix, sysconfig.get_paths()["stdlib"], "/usr/lib/python3", "site-packages"})
+        )
 
     # --- planting ----------------------------------------------------------------------------
     def environment(self) -> dict[str, str]:
@@ -85,8 +87,11 @@ class Canaries:
 
     def substitute(self, source: str) -> str:
         """Aim a hostile program at the real canaries."""
-        return (source.replace("CANARY_FILE", self.file).replace("CANARY_PORT", str(self.port))
-                .replace("CANARY_FORGED_ANSWER", str(self.forged_answer)))
+        return (
+            source.replace("CANARY_FILE", self.file)
+            .replace("CANARY_PORT", str(self.port))
+            .replace("CANARY_FORGED_ANSWER", str(self.forged_answer))
+        )
 
     # --- checking -----------------------------------------------------------------------------
     def escapes(self, result, config: Configuration = ALL_LAYERS) -> list[str]:

@@ -35,6 +35,7 @@ listed with examples, never silently dropped.
 A progress line goes to stderr at least every 30 s. ``run(...)`` is the same run as a function:
 the test suite runs a bounded slice of it (tests/executor/test_executor_adversary.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,10 +63,18 @@ from tests.fixtures_executor import TEST_LIMITS, make_executor
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "runs" / "bench" / "fuzz-executor.json"
 PROGRESS_SECONDS = 30.0
-LIMIT_OUTCOMES = frozenset({Outcome.CPU_LIMIT.value, Outcome.TIMEOUT_WALL.value, Outcome.MEMORY_LIMIT.value,
-                            Outcome.LINE_CAP.value, Outcome.CRASH.value})
-SANDBOX_OUTCOMES = frozenset({Outcome.SANDBOX_VIOLATION.value, Outcome.INFRA_ERROR.value,
-                              Outcome.PERSISTENT_INFRA_ERROR.value})
+LIMIT_OUTCOMES = frozenset(
+    {
+        Outcome.CPU_LIMIT.value,
+        Outcome.TIMEOUT_WALL.value,
+        Outcome.MEMORY_LIMIT.value,
+        Outcome.LINE_CAP.value,
+        Outcome.CRASH.value,
+    }
+)
+SANDBOX_OUTCOMES = frozenset(
+    {Outcome.SANDBOX_VIOLATION.value, Outcome.INFRA_ERROR.value, Outcome.PERSISTENT_INFRA_ERROR.value}
+)
 # forms a model's honest program may take (no by-name attribute access, no class, no forbidden
 # name, no import of a module outside the allowed ones): an honest program through them must be
 # answered as CPython answers it
@@ -73,12 +82,28 @@ B_WORKERS = 3  # pool b's size (pool a has one worker)
 LAYER_1_ALONE_FAMILIES = frozenset({"hostile", "walk", "memory"})
 # a memory-pressure program whose result line was lost (the child died without one, or wrote a
 # broken one); a CPU or wall-clock limit met first under load is a recorded residual, not a loss
-MEMORY_LOST = frozenset({Outcome.CRASH.value, Outcome.INFRA_ERROR.value, Outcome.SANDBOX_VIOLATION.value,
-                         getattr(Outcome, "PERSISTENT_INFRA_ERROR", Outcome.INFRA_ERROR).value})
-HONEST_FORMS = frozenset({*generator.EXPRESSION_FORMS, *generator.HOISTED_FORMS, *generator.NAME_FORMS,
-                          *generator.CALL_FORMS, *generator.STATEMENT_FORMS, "format_field_literal",
-                          "import_alias", "import_in_a_function", "import_star"}
-                         - {"class_body", "class_scope"})
+MEMORY_LOST = frozenset(
+    {
+        Outcome.CRASH.value,
+        Outcome.INFRA_ERROR.value,
+        Outcome.SANDBOX_VIOLATION.value,
+        getattr(Outcome, "PERSISTENT_INFRA_ERROR", Outcome.INFRA_ERROR).value,
+    }
+)
+HONEST_FORMS = frozenset(
+    {
+        *generator.EXPRESSION_FORMS,
+        *generator.HOISTED_FORMS,
+        *generator.NAME_FORMS,
+        *generator.CALL_FORMS,
+        *generator.STATEMENT_FORMS,
+        "format_field_literal",
+        "import_alias",
+        "import_in_a_function",
+        "import_star",
+    }
+    - {"class_body", "class_scope"}
+)
 KEEP_EXAMPLES = 5
 
 
@@ -121,8 +146,10 @@ def refusal_category(result, verdict: list) -> str | None:
     if result.outcome == ref_outcome == Outcome.BAD_RETURN_KIND.value:
         return None
     if result.outcome == ref_outcome == Outcome.PROGRAM_ERROR.value and (
-            (detail == "no answer" and "did not assign" in (result.error or ""))
-            or (result.error or "").startswith(f"{detail}:") or result.error == detail):
+        (detail == "no answer" and "did not assign" in (result.error or ""))
+        or (result.error or "").startswith(f"{detail}:")
+        or result.error == detail
+    ):
         return None
     if ref_outcome == Outcome.PROGRAM_ERROR.value and detail != "no answer":
         if result.outcome == Outcome.REJECTED_STATIC.value:
@@ -178,22 +205,42 @@ class Tally:
         if result.outcome in SANDBOX_OUTCOMES or result.outcome == Outcome.CRASH.value:
             key = f"{config}: {result.outcome}"
             if len(self.notable[key]) < KEEP_EXAMPLES * 4:
-                self.notable[key].append({"program": program.label, "error": result.error,
-                                          "signal": result.signal, "exit_code": result.exit_code,
-                                          "source": program.source})
+                self.notable[key].append(
+                    {
+                        "program": program.label,
+                        "error": result.error,
+                        "signal": result.signal,
+                        "exit_code": result.exit_code,
+                        "source": program.source,
+                    }
+                )
 
     def escape(self, program, config: str, found: list[str], result) -> None:
         self.escape_count += 1
         if len(self.escapes) < self.limit:
-            self.escapes.append({"program": program.label, "configuration": config, "found": found,
-                                 "outcome": result.outcome if result is not None else None, "source": program.source})
+            self.escapes.append(
+                {
+                    "program": program.label,
+                    "configuration": config,
+                    "found": found,
+                    "outcome": result.outcome if result is not None else None,
+                    "source": program.source,
+                }
+            )
 
     def nondeterminism(self, program, what: str, fields: list[str], a, b) -> None:
         self.nondeterministic_count += 1
         if len(self.nondeterministic) < self.limit:
-            self.nondeterministic.append({"program": program.label, "between": what, "fields": fields,
-                                          "a": deterministic_key(a), "b": deterministic_key(b),
-                                          "source": program.source})
+            self.nondeterministic.append(
+                {
+                    "program": program.label,
+                    "between": what,
+                    "fields": fields,
+                    "a": deterministic_key(a),
+                    "b": deterministic_key(b),
+                    "source": program.source,
+                }
+            )
 
     def memory_result(self, program, config: str, result) -> None:
         """A memory-pressure program must end with its result line (MEMORY_LIMIT, OK,
@@ -202,30 +249,55 @@ class Tally:
             return
         self.memory_lost_count += 1
         if len(self.memory_lost) < self.limit:
-            self.memory_lost.append({"program": program.label, "configuration": config,
-                                     "outcome": result.outcome, "exit_code": result.exit_code,
-                                     "error": result.error, "source": program.source})
+            self.memory_lost.append(
+                {
+                    "program": program.label,
+                    "configuration": config,
+                    "outcome": result.outcome,
+                    "exit_code": result.exit_code,
+                    "error": result.error,
+                    "source": program.source,
+                }
+            )
 
     def explained(self, program, name: str, what: str, a, b) -> None:
         self.residuals[name] += 1
         if len(self.residual_examples[name]) < KEEP_EXAMPLES:
-            self.residual_examples[name].append({"program": program.label, "between": what,
-                                                 "outcomes": [a.outcome, b.outcome], "source": program.source})
+            self.residual_examples[name].append(
+                {
+                    "program": program.label,
+                    "between": what,
+                    "outcomes": [a.outcome, b.outcome],
+                    "source": program.source,
+                }
+            )
 
     def refusal(self, program, category: str, result, verdict) -> None:
         self.refusals[category] += 1
         if len(self.refusal_examples[category]) < KEEP_EXAMPLES:
-            self.refusal_examples[category].append({"program": program.label, "executor": [result.outcome, result.error],
-                                                    "cpython": verdict, "source": program.source})
+            self.refusal_examples[category].append(
+                {
+                    "program": program.label,
+                    "executor": [result.outcome, result.error],
+                    "cpython": verdict,
+                    "source": program.source,
+                }
+            )
         # the honest bar (0): an honest-shaped program that plain CPython answers gets that answer. A rewrite can
         # break an honest program (it unbinds `__name__`, calls what `.format` returned): CPython answers nothing
         # then, and the executor refusing it is counted above with every other refusal, not against the bar
         if honest_shaped(program) and verdict[0] == Outcome.OK.value and not category.startswith("limit:"):
             self.honest_shaped_refusals[category] += 1
             if len(self.honest_shaped_examples) < self.limit:
-                self.honest_shaped_examples.append({"program": program.label, "category": category,
-                                                    "executor": [result.outcome, result.error],
-                                                    "cpython": verdict, "source": program.source})
+                self.honest_shaped_examples.append(
+                    {
+                        "program": program.label,
+                        "category": category,
+                        "executor": [result.outcome, result.error],
+                        "cpython": verdict,
+                        "source": program.source,
+                    }
+                )
 
 
 class Fuzzer:
@@ -238,17 +310,20 @@ class Fuzzer:
         # the determinism oracle (issue 46): pool a runs each batch in order on one worker, pool b
         # in a shuffled order over B_WORKERS workers, so a result that depends on what ran before
         # it in a pool (or on which worker) differs between them
-        self.pools = {"all_layers_a": make_executor("process", limits=self.limits, canary=memory),
-                      "all_layers_b": make_executor("process", limits=self.limits, canary=memory,
-                                                    workers=B_WORKERS)}
+        self.pools = {
+            "all_layers_a": make_executor("process", limits=self.limits, canary=memory),
+            "all_layers_b": make_executor("process", limits=self.limits, canary=memory, workers=B_WORKERS),
+        }
         if static_alone:
-            self.pools["static_alone"] = make_executor("process", disabled_layers=("builtins",),
-                                                       limits=self.limits, canary=memory)
+            self.pools["static_alone"] = make_executor(
+                "process", disabled_layers=("builtins",), limits=self.limits, canary=memory
+            )
         self.container_share = container_share
         if container_share > 0:
             self.pools["container"] = make_executor("container", limits=self.limits, canary=memory)
-        self.reference = Reference({"cpu_seconds": self.limits["cpu_seconds"],
-                                    "wall_seconds": self.limits["wall_seconds"]})
+        self.reference = Reference(
+            {"cpu_seconds": self.limits["cpu_seconds"], "wall_seconds": self.limits["wall_seconds"]}
+        )
         self._threads = ThreadPoolExecutor(max_workers=len(self.pools) + 1)
 
     def close(self) -> None:
@@ -258,7 +333,7 @@ class Fuzzer:
         self.reference.close()
         self.canaries.close()
 
-    def __enter__(self) -> "Fuzzer":
+    def __enter__(self) -> Fuzzer:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -285,10 +360,13 @@ class Fuzzer:
         hostile = [p for p in batch if p.family in LAYER_1_ALONE_FAMILIES]
         checked = [p for p in batch if p.family not in ("hostile", "walk")]
         in_container = [p for i, p in enumerate(batch) if sample and (start_index + i) % sample == 0]
-        jobs = {"all_layers_a": self._threads.submit(self._run_pool, "all_layers_a", batch),
-                "all_layers_b": self._threads.submit(self._run_pool, "all_layers_b", batch, start_index + 1),
-                "reference": self._threads.submit(self.reference.run,
-                                                  [self.canaries.substitute(p.source) for p in checked])}
+        jobs = {
+            "all_layers_a": self._threads.submit(self._run_pool, "all_layers_a", batch),
+            "all_layers_b": self._threads.submit(self._run_pool, "all_layers_b", batch, start_index + 1),
+            "reference": self._threads.submit(
+                self.reference.run, [self.canaries.substitute(p.source) for p in checked]
+            ),
+        }
         if "static_alone" in self.pools and hostile:
             jobs["static_alone"] = self._threads.submit(self._run_pool, "static_alone", hostile)
         if in_container:
@@ -367,22 +445,39 @@ class Fuzzer:
             tally.nondeterminism(program, what, fields, a, b)
 
 
-def run(n: int, seed: int = 0, grammar: int = 0, container_share: float = 0.0, batch: int = 64,
-        limits: dict | None = None, progress=None, static_alone: bool = True, as_is: bool = True,
-        quick: bool = False, out: Path | None = None) -> dict:
+def run(
+    n: int,
+    seed: int = 0,
+    grammar: int = 0,
+    container_share: float = 0.0,
+    batch: int = 64,
+    limits: dict | None = None,
+    progress=None,
+    static_alone: bool = True,
+    as_is: bool = True,
+    quick: bool = False,
+    out: Path | None = None,
+) -> dict:
     """Generate ``n`` programs and run them all; the report (``report``'s keys). The next batch
     is generated while the last one runs (the pools' threads wait on their supervisors). With
     ``out``, the report so far is written there after a batch at most every PROGRESS_SECONDS
     (``"complete": false``) and once more at the end, also when the run is interrupted
     (Ctrl-C, SIGTERM): nothing it found is lost."""
     from bench.machine import Machine
+
     machine = Machine()
     started = time.monotonic()
     tally = Tally()
     lock = threading.Lock()  # the tally between the batch thread and the progress and report writers
-    settings = {"n": n, "seed": seed, "grammar": grammar, "container_share": container_share, "batch": batch,
-                "limits": dict(TEST_LIMITS if limits is None else limits),
-                "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    settings = {
+        "n": n,
+        "seed": seed,
+        "grammar": grammar,
+        "container_share": container_share,
+        "batch": batch,
+        "limits": dict(TEST_LIMITS if limits is None else limits),
+        "started_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    }
     written = [started]
 
     def write(complete: bool) -> dict:
@@ -453,34 +548,52 @@ def run(n: int, seed: int = 0, grammar: int = 0, container_share: float = 0.0, b
 
 def _progress_line(tally: Tally, n: int, seconds: float) -> str:
     rate = tally.tried / seconds if seconds else 0.0
-    return (f"fuzz-executor: {tally.tried:,}/{n:,} programs in {seconds:,.0f} s ({rate:.1f}/s), escapes "
-            f"{tally.escape_count}, nondeterministic {tally.nondeterministic_count}, honest-shaped refused "
-            f"{sum(tally.honest_shaped_refusals.values())}, load {os.getloadavg()[0]:.2f}")
+    return (
+        f"fuzz-executor: {tally.tried:,}/{n:,} programs in {seconds:,.0f} s ({rate:.1f}/s), escapes "
+        f"{tally.escape_count}, nondeterministic {tally.nondeterministic_count}, honest-shaped refused "
+        f"{sum(tally.honest_shaped_refusals.values())}, load {os.getloadavg()[0]:.2f}"
+    )
 
 
 def report(tally: Tally, machine, seconds: float, settings: dict) -> dict:
     return {
         "started_at": settings.get("started_at"),
         "settings": settings,
-        "machine": {"cores": machine.cores, "platform": machine.platform, "python": machine.python,
-                    "loadavg_start": machine.loadavg_start, "loadavg_end": machine.loadavg_end,
-                    "loadavg_now": [round(x, 2) for x in os.getloadavg()]},
+        "machine": {
+            "cores": machine.cores,
+            "platform": machine.platform,
+            "python": machine.python,
+            "loadavg_start": machine.loadavg_start,
+            "loadavg_end": machine.loadavg_end,
+            "loadavg_now": [round(x, 2) for x in os.getloadavg()],
+        },
         "seconds": round(seconds, 1),
         "programs_per_second": round(tally.tried / seconds, 2) if seconds else None,
-        "programs": {"tried": tally.tried, "by_family": dict(tally.by_family), "runs": dict(tally.runs),
-                     "cpython_completed": tally.cpython_completed, "honest_shaped": tally.honest_shaped},
+        "programs": {
+            "tried": tally.tried,
+            "by_family": dict(tally.by_family),
+            "runs": dict(tally.runs),
+            "cpython_completed": tally.cpython_completed,
+            "honest_shaped": tally.honest_shaped,
+        },
         "escapes": {"count": tally.escape_count, "cases": tally.escapes},
         "memory_results_lost": {"count": tally.memory_lost_count, "cases": tally.memory_lost},
-        "nondeterministic": {"count": tally.nondeterministic_count, "cases": tally.nondeterministic,
-                             "recorded_residuals": dict(tally.residuals),
-                             "residual_examples": dict(tally.residual_examples)},
+        "nondeterministic": {
+            "count": tally.nondeterministic_count,
+            "cases": tally.nondeterministic,
+            "recorded_residuals": dict(tally.residuals),
+            "residual_examples": dict(tally.residual_examples),
+        },
         "refusals_of_cpython_runnable": {
             "count": sum(tally.refusals.values()),
-            "honest_shaped": {"count": sum(tally.honest_shaped_refusals.values()),
-                              "by_category": dict(tally.honest_shaped_refusals),
-                              "cases": tally.honest_shaped_examples},
+            "honest_shaped": {
+                "count": sum(tally.honest_shaped_refusals.values()),
+                "by_category": dict(tally.honest_shaped_refusals),
+                "cases": tally.honest_shaped_examples,
+            },
             "by_category": dict(tally.refusals.most_common()),
-            "examples": dict(tally.refusal_examples)},
+            "examples": dict(tally.refusal_examples),
+        },
         "outcomes": {k: dict(v) for k, v in tally.outcomes.items()},
         "notable_outcomes": dict(tally.notable),
     }
@@ -494,10 +607,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="fuzz-executor", description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=10_000, help="programs to generate and run")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--grammar", type=int, default=None,
-                    help="how many of them come from hypothesmith's grammar (default: 2 %%, at most 2,000)")
-    ap.add_argument("--container-share", type=float, default=None,
-                    help="share also run on the container backend (default 0.02 where docker and runsc work, else 0)")
+    ap.add_argument(
+        "--grammar",
+        type=int,
+        default=None,
+        help="how many of them come from hypothesmith's grammar (default: 2 %%, at most 2,000)",
+    )
+    ap.add_argument(
+        "--container-share",
+        type=float,
+        default=None,
+        help="share also run on the container backend (default 0.02 where docker and runsc work, else 0)",
+    )
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = ap.parse_args(argv)
@@ -507,23 +628,45 @@ def main(argv=None) -> int:
     share = args.container_share
     if share is None:
         from tests.fixtures_container import container_backend_problem
+
         problem = container_backend_problem()
         share = 0.0 if problem else 0.02
         if problem:
             print(f"fuzz-executor: container backend skipped: {problem}", file=sys.stderr)
-    print(f"fuzz-executor: {args.n:,} programs ({grammar:,} from hypothesmith), seed {args.seed}, container share "
-          f"{share}, load {os.getloadavg()[0]:.2f}", file=sys.stderr)
+    print(
+        f"fuzz-executor: {args.n:,} programs ({grammar:,} from hypothesmith), seed {args.seed}, container share "
+        f"{share}, load {os.getloadavg()[0]:.2f}",
+        file=sys.stderr,
+    )
     signal.signal(signal.SIGTERM, _interrupt)  # as Ctrl-C: the report is written, the pools closed
-    result = run(args.n, args.seed, grammar, share, args.batch, out=args.out,
-                 progress=lambda line: print(line, file=sys.stderr, flush=True))
+    result = run(
+        args.n,
+        args.seed,
+        grammar,
+        share,
+        args.batch,
+        out=args.out,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
     result["command"] = " ".join(["python -m tests.adversarial.fuzz", *(argv if argv is not None else sys.argv[1:])])
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")
-    print(f"fuzz-executor: wrote {args.out}: {result['programs']['tried']:,} programs, {result['escapes']['count']} "
-          f"escapes, {result['nondeterministic']['count']} nondeterministic, "
-          f"{result['refusals_of_cpython_runnable']['count']} refusals of CPython-runnable programs "
-          f"({result['refusals_of_cpython_runnable']['honest_shaped']['count']} honest-shaped)", file=sys.stderr)
-    return 1 if (result["escapes"]["count"] or result["nondeterministic"]["count"]
-                 or result["memory_results_lost"]["count"] or not result["complete"]) else 0
+    print(
+        f"fuzz-executor: wrote {args.out}: {result['programs']['tried']:,} programs, {result['escapes']['count']} "
+        f"escapes, {result['nondeterministic']['count']} nondeterministic, "
+        f"{result['refusals_of_cpython_runnable']['count']} refusals of CPython-runnable programs "
+        f"({result['refusals_of_cpython_runnable']['honest_shaped']['count']} honest-shaped)",
+        file=sys.stderr,
+    )
+    return (
+        1
+        if (
+            result["escapes"]["count"]
+            or result["nondeterministic"]["count"]
+            or result["memory_results_lost"]["count"]
+            or not result["complete"]
+        )
+        else 0
+    )
 
 
 if __name__ == "__main__":

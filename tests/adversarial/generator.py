@@ -31,13 +31,14 @@ handed out; one that does not compile is dropped.
 Everything is deterministic for a seed: ``programs(n, seed)`` gives the same n programs, so a
 run of ``make fuzz-executor`` can be repeated and any program it reports regenerated.
 """
+
 from __future__ import annotations
 
 import ast
 import itertools
 import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 from bench.honest_programs import CORPUS as HONEST_CORPUS
 from tests.adversarial.cases import CASES
@@ -48,9 +49,9 @@ PREFIX = "_adv"  # names the rewrites introduce (single underscore: the program'
 @dataclass(frozen=True)
 class Program:
     source: str
-    family: str               # "hostile" | "honest" | "grammar" | "walk" | "memory"
-    origin: str               # the case or corpus program it was made from
-    forms: tuple[str, ...]    # the rewrites applied, in order
+    family: str  # "hostile" | "honest" | "grammar" | "walk" | "memory"
+    origin: str  # the case or corpus program it was made from
+    forms: tuple[str, ...]  # the rewrites applied, in order
 
     @property
     def label(self) -> str:
@@ -80,10 +81,10 @@ def _parents(tree: ast.AST) -> dict[ast.AST, tuple[ast.AST, str, int]]:
 @dataclass
 class _Access:
     node: ast.AST
-    kind: str                 # "name" | "attribute" | "call" | "import" | "statement"
-    hoistable: bool           # a statement may be put before the one holding it
-    block: list | None        # the statement list holding the enclosing statement
-    index: int                # the enclosing statement's place in it
+    kind: str  # "name" | "attribute" | "call" | "import" | "statement"
+    hoistable: bool  # a statement may be put before the one holding it
+    block: list | None  # the statement list holding the enclosing statement
+    index: int  # the enclosing statement's place in it
     module_level: bool
 
 
@@ -109,11 +110,14 @@ def _accesses(tree: ast.Module) -> list[_Access]:
                 break
             if isinstance(parent, _PATTERNS) or (isinstance(parent, ast.match_case) and field == "pattern"):
                 inside = True  # a pattern's value must stay a dotted name
-            if isinstance(parent, (*_SCOPES, ast.ExceptHandler)) or (
-                    isinstance(parent, ast.IfExp) and field != "test") or (
-                    isinstance(parent, ast.BoolOp) and parent.values[0] is not current) or (
-                    isinstance(parent, ast.While) and field == "test") or (
-                    isinstance(parent, ast.match_case) and field == "guard") or isinstance(parent, ast.JoinedStr):
+            if (
+                isinstance(parent, (*_SCOPES, ast.ExceptHandler))
+                or (isinstance(parent, ast.IfExp) and field != "test")
+                or (isinstance(parent, ast.BoolOp) and parent.values[0] is not current)
+                or (isinstance(parent, ast.While) and field == "test")
+                or (isinstance(parent, ast.match_case) and field == "guard")
+                or isinstance(parent, ast.JoinedStr)
+            ):
                 hoistable = False  # evaluated later, more than once, or not at all
             current = parent
         if inside or block is None:
@@ -123,6 +127,7 @@ def _accesses(tree: ast.Module) -> list[_Access]:
 
 
 # --- the forms --------------------------------------------------------------------------------------
+
 
 class _Names:
     def __init__(self, tree: ast.AST):
@@ -153,36 +158,48 @@ Rewrite = Callable[[_Access, _Names], "tuple[str | None, list[str]]"]
 def _in_place(template: str) -> Rewrite:
     def rewrite(access: _Access, names: _Names):
         return template.format(E=_src(access.node), N=names.new()), []
+
     return rewrite
 
 
 def _before(*lines: str, result: str = "{N}") -> Rewrite:
     """Statements before the holding statement compute E (``{E}``) into a fresh name ``{N}``
     (``{M}`` a second fresh name); ``result`` replaces the access."""
+
     def rewrite(access: _Access, names: _Names):
         n, m = names.new(), names.new()
         fill = {"E": _src(access.node), "N": n, "M": m}
         return result.format(**fill), [line.format(**fill) for line in lines]
+
     return rewrite
 
 
 def _unbinding(*lines: str) -> Rewrite:
     """Statements before the holding statement that bind and then unbind the name read."""
+
     def rewrite(access: _Access, names: _Names):
         fill = {"E": access.node.id, "N": names.new()}
         return None, [line.format(**fill) for line in lines]
+
     return rewrite
 
 
 def _by_name(template: str, *before: str) -> Rewrite:
     """An attribute read by its name: ``{X}`` the object, ``{A}`` the attribute as a string
     literal, ``{S}`` the same string built at run time, ``{N}`` a fresh name."""
+
     def rewrite(access: _Access, names: _Names):
         attr = access.node.attr
         half = len(attr) // 2
-        fill = {"X": _src(access.node.value), "A": repr(attr), "N": names.new(), "a": attr,
-                "S": f"({attr[:half]!r} + {attr[half:]!r})"}
+        fill = {
+            "X": _src(access.node.value),
+            "A": repr(attr),
+            "N": names.new(),
+            "a": attr,
+            "S": f"({attr[:half]!r} + {attr[half:]!r})",
+        }
         return template.format(**fill), [line.format(**fill) for line in before]
+
     return rewrite
 
 
@@ -193,9 +210,13 @@ def _field_chain(node: ast.AST) -> tuple[ast.AST, str] | None:
     while True:
         if isinstance(node, ast.Attribute):
             parts.append("." + node.attr)
-        elif (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
-              and isinstance(node.slice.value, (int, str)) and not isinstance(node.slice.value, bool)
-              and not set(str(node.slice.value)) & set("[]{}:!.'\" ")):
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, (int, str))
+            and not isinstance(node.slice.value, bool)
+            and not set(str(node.slice.value)) & set("[]{}:!.'\" ")
+        ):
             parts.append(f"[{node.slice.value}]")
         else:
             break
@@ -208,15 +229,21 @@ def _field_chain(node: ast.AST) -> tuple[ast.AST, str] | None:
 def _format_chain(template: str, *before: str) -> Rewrite:
     """A whole chain ``X.a[k].b`` read by one format field (``{X}``, ``{F}`` the field path as a
     literal, ``{R}`` built at run time, ``{N}`` a fresh name): the hidden set's form."""
+
     def rewrite(access: _Access, names: _Names):
         chain = _field_chain(access.node)
         if chain is None:
             raise ValueError("not a chain")
         base, path = chain
         half = len(path) // 2
-        fill = {"X": _src(base), "F": repr("{0." + path + "}"), "N": names.new(),
-                "R": f"('{{0.' + {path[:half]!r} + {path[half:]!r} + '}}')"}
+        fill = {
+            "X": _src(base),
+            "F": repr("{0." + path + "}"),
+            "N": names.new(),
+            "R": f"('{{0.' + {path[:half]!r} + {path[half:]!r} + '}}')",
+        }
         return template.format(**fill), [line.format(**fill) for line in before]
+
     return rewrite
 
 
@@ -227,11 +254,13 @@ def _call_form(template: str) -> Rewrite:
             return "", []
         args = ", ".join(_src(a) for a in call.args)
         return template.format(F=_src(call.func), A=args, A1=(args + ",") if args else "", N=names.new()), []
+
     return rewrite
 
 
 def _import_form(template_import: str, template_from: str) -> Rewrite:
     """An import statement replaced: ``{m}`` module, ``{b}`` bound name, ``{n}`` imported name."""
+
     def rewrite(access: _Access, names: _Names):
         node, lines = access.node, []
         for alias in node.names:
@@ -239,28 +268,36 @@ def _import_form(template_import: str, template_from: str) -> Rewrite:
                 bound = (alias.asname or alias.name).split(".")[0]
                 lines.append(template_import.format(m=alias.name, b=bound, N=names.new()))
             elif alias.name != "*" and not node.level and node.module:
-                lines.append(template_from.format(m=node.module, n=alias.name, b=alias.asname or alias.name,
-                                                  N=names.new()))
+                lines.append(
+                    template_from.format(m=node.module, n=alias.name, b=alias.asname or alias.name, N=names.new())
+                )
             else:
                 return "", []
         return None, lines
+
     return rewrite
 
 
-def _wrapped(*head: str, indent: int = 4, inside_after: tuple[str, ...] = (), after: tuple[str, ...] = (),
-             declare_global: bool = False) -> Rewrite:
+def _wrapped(
+    *head: str,
+    indent: int = 4,
+    inside_after: tuple[str, ...] = (),
+    after: tuple[str, ...] = (),
+    declare_global: bool = False,
+) -> Rewrite:
     """The statement moved into a block: the ``head`` lines, the statement indented by
     ``indent``, ``inside_after`` at the same indent, then the ``after`` lines (``{N}`` a fresh
     name); ``declare_global`` declares what the statement binds global (a module-level
     statement moved into a function)."""
+
     def rewrite(access: _Access, names: _Names):
         fill = {"N": names.new()}
         body = _src(access.node).splitlines() + [line.format(**fill) for line in inside_after]
         if declare_global and _bound_names(access.node):
             body.insert(0, f"global {', '.join(sorted(_bound_names(access.node)))}")
-        lines = ([h.format(**fill) for h in head] + [" " * indent + b for b in body]
-                 + [a.format(**fill) for a in after])
+        lines = [h.format(**fill) for h in head] + [" " * indent + b for b in body] + [a.format(**fill) for a in after]
         return "\n".join(lines), []
+
     return rewrite
 
 
@@ -309,8 +346,11 @@ HOISTED_FORMS: dict[str, Rewrite] = {
     "annotation_walrus": _before("{M}: ({N} := {E})"),
     "annotated_assignment": _before("{N}: float = {E}"),
     "global_in_a_helper": _before("def {M}():\n    global {N}\n    {N} = {E}\n{M}()"),
-    "nonlocal_in_a_helper": _before("def {M}():\n    {N} = None\n    def inner():\n        nonlocal {N}\n"
-                                    "        {N} = {E}\n    inner()\n    return {N}", result="{M}()"),
+    "nonlocal_in_a_helper": _before(
+        "def {M}():\n    {N} = None\n    def inner():\n        nonlocal {N}\n"
+        "        {N} = {E}\n    inner()\n    return {N}",
+        result="{M}()",
+    ),
     "class_body": _before("class {M}:\n    {N} = {E}", result="{M}.{N}"),
     "match_capture": _before("match {E}:\n    case {N}:\n        pass"),
     "star_unpacking": _before("{N}, *{M} = {E}, None"),
@@ -324,7 +364,9 @@ NAME_FORMS: dict[str, Rewrite] = {  # bind the name, then unbind it: the read ma
     "unbound_by_except": _unbinding("{E} = None", "try:\n    1 / 0\nexcept ZeroDivisionError as {E}:\n    pass"),
     "unbound_by_global_del": _unbinding("def {N}():\n    global {E}\n    {E} = None\n    del {E}", "{N}()"),
     "unbound_by_except_in_global": _unbinding(
-        "def {N}():\n    global {E}\n    try:\n        1 / 0\n    except ZeroDivisionError as {E}:\n        pass", "{N}()"),
+        "def {N}():\n    global {E}\n    try:\n        1 / 0\n    except ZeroDivisionError as {E}:\n        pass",
+        "{N}()",
+    ),
 }
 ATTRIBUTE_FORMS: dict[str, Rewrite] = {
     "getattr": _by_name("getattr({X}, {A})"),
@@ -332,10 +374,12 @@ ATTRIBUTE_FORMS: dict[str, Rewrite] = {
     "format_field_literal": _by_name("'{{0.{a}}}'.format({X})"),
     "format_field_variable": _by_name("{N}.format({X})", "{N} = '{{0.' + {S} + '}}'"),
     "format_field_class_pattern": _by_name(
-        "{N}", "match '{{0.' + {S} + '}}':\n    case str(format={N}f):\n        {N} = {N}f({X})"),
+        "{N}", "match '{{0.' + {S} + '}}':\n    case str(format={N}f):\n        {N} = {N}f({X})"
+    ),
     "format_chain_literal": _format_chain("{F}.format({X})"),
     "format_chain_class_pattern_shown": _format_chain(
-        "{N}", "match {R}:\n    case str(format={N}f):\n        {N} = {N}f({X})\n        print({N})"),
+        "{N}", "match {R}:\n    case str(format={N}f):\n        {N} = {N}f({X})\n        print({N})"
+    ),
     "class_pattern_object": _by_name("{N}", "match {X}:\n    case object({a}={N}):\n        pass"),
     "class_pattern_type": _by_name("{N}", "{N}t = type({X})\nmatch {X}:\n    case {N}t({a}={N}):\n        pass"),
     "vars": _by_name("vars({X})[{A}]"),
@@ -352,10 +396,14 @@ CALL_FORMS: dict[str, Rewrite] = {
 }
 IMPORT_FORMS: dict[str, Rewrite] = {
     "dunder_import": _import_form("{b} = __import__({m!r})", "{b} = __import__({m!r}).{n}"),
-    "importlib": _import_form("import importlib\n{b} = importlib.import_module({m!r})",
-                              "import importlib\n{b} = getattr(importlib.import_module({m!r}), {n!r})"),
-    "import_in_a_function": _import_form("def {N}():\n    import {m}\n    return {m}\n{b} = {N}()",
-                                         "def {N}():\n    from {m} import {n}\n    return {n}\n{b} = {N}()"),
+    "importlib": _import_form(
+        "import importlib\n{b} = importlib.import_module({m!r})",
+        "import importlib\n{b} = getattr(importlib.import_module({m!r}), {n!r})",
+    ),
+    "import_in_a_function": _import_form(
+        "def {N}():\n    import {m}\n    return {m}\n{b} = {N}()",
+        "def {N}():\n    from {m} import {n}\n    return {n}\n{b} = {N}()",
+    ),
     "import_alias": _import_form("import {m} as {N}\n{b} = {N}", "import {m} as {N}\n{b} = {N}.{n}"),
     "exec_import": _import_form("exec('import {m}')", "exec('from {m} import {n}')"),
     "import_star": _import_form("from {m} import *", "from {m} import *"),
@@ -379,10 +427,23 @@ FORMS: dict[str, tuple[tuple[str, ...], Rewrite]] = {
     **{k: (("import",), f) for k, f in IMPORT_FORMS.items()},
     **{k: (("statement", "import"), f) for k, f in STATEMENT_FORMS.items()},
 }
-_NEEDS_BEFORE = set(HOISTED_FORMS) | set(NAME_FORMS) | {
-    k for k, f in ATTRIBUTE_FORMS.items() if k in ("format_field_variable", "format_field_class_pattern",
-                                                    "format_chain_class_pattern_shown", "class_pattern_object",
-                                                    "class_pattern_type", "attrgetter")}
+_NEEDS_BEFORE = (
+    set(HOISTED_FORMS)
+    | set(NAME_FORMS)
+    | {
+        k
+        for k, f in ATTRIBUTE_FORMS.items()
+        if k
+        in (
+            "format_field_variable",
+            "format_field_class_pattern",
+            "format_chain_class_pattern_shown",
+            "class_pattern_object",
+            "class_pattern_type",
+            "attrgetter",
+        )
+    }
+)
 
 
 def applicable(access: _Access) -> list[str]:
@@ -395,14 +456,16 @@ def applicable(access: _Access) -> list[str]:
             continue
         if name == "function_scope" and not access.module_level:
             continue
-        if access.kind == "statement" and isinstance(access.node, (ast.Return, ast.Break, ast.Continue,
-                                                                   ast.Global, ast.Nonlocal)):
+        if access.kind == "statement" and isinstance(
+            access.node, (ast.Return, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
+        ):
             continue
         out.append(name)
     return out
 
 
 # --- applying a form ----------------------------------------------------------------------------
+
 
 def rewrite(source: str, index: int, form: str) -> str | None:
     """``source`` with its ``index``-th access rewritten by ``form``; None when that does not
@@ -426,11 +489,11 @@ def rewrite(source: str, index: int, form: str) -> str | None:
         statements = [s for text in before for s in _stmts(text)]
         if access.kind in ("statement", "import"):
             new = _stmts(replacement) if replacement is not None else []
-            access.block[access.index:access.index + 1] = statements + new
+            access.block[access.index : access.index + 1] = statements + new
         else:
             if replacement is not None:
                 _replace(tree, access.node, _expr(replacement))
-            access.block[access.index:access.index] = statements
+            access.block[access.index : access.index] = statements
         text = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
         compile(text, "<generated>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError):
@@ -519,7 +582,7 @@ def rewritten(seed: int = 0, max_steps: int = 4, as_is: bool = True, quick: bool
     ``max_steps`` rewrites."""
     rng = random.Random(seed)
     starts = seeds(quick)
-    for family, origin, source in (starts if as_is else ()):
+    for family, origin, source in starts if as_is else ():
         yield Program(source, family, origin, ())
     starts = [(f, o, s) for f, o, s in starts if len(s) <= MAX_REWRITTEN_SOURCE]
     iterators = [((f, o), single_rewrites(s)) for f, o, s in starts]
@@ -542,19 +605,26 @@ def rewritten(seed: int = 0, max_steps: int = 4, as_is: bool = True, quick: bool
 def grammar_programs(n: int, seed: int = 0) -> list[Program]:
     """``n`` random well-formed programs from hypothesmith's grammar strategy (test-only
     dependency, pinned in requirements-test.lock), drawn deterministically for ``seed``."""
+    import hypothesmith
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
-    import hypothesmith
 
     drawn: list[str] = []
     batch = 0
     while len(drawn) < n:
+
         @hypothesis_seed(seed * 1_000_003 + batch)
-        @settings(max_examples=min(200, n - len(drawn)), database=None, deadline=None,
-                  phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=min(200, n - len(drawn)),
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
         @given(hypothesmith.from_grammar())
         def draw(source):
             drawn.append(source)
+
         draw()
         batch += 1
     return [Program(s, "grammar", f"hypothesmith-{seed}-{i}", ()) for i, s in enumerate(drawn[:n])]
@@ -569,9 +639,11 @@ _WALK_LEAVES = ("open", "system", "modules", "builtins", "exec", "eval", "__impo
 
 def walk_paths(depth: int = WALK_DEPTH) -> list[tuple[str, ...]]:
     """Attribute paths from each allowed module through the real modules' attributes (every
-    name ``dir()`` shows but the dunders, which the dunder rule refuses anywhere), breadth first, each object once, to ``depth`` names. The reachability
+    name ``dir()`` shows but the dunders, which the dunder rule refuses anywhere), breadth first, each object
+    once, to ``depth`` names. The reachability
     check walks the same graph through the names layer 1 admits (reachability.py)."""
     import importlib
+
     found: list[tuple[str, ...]] = []
     seen: set[int] = set()
     queue = [((m,), importlib.import_module(m)) for m in WALK_MODULES]
@@ -630,10 +702,12 @@ _MEMORY_TEMPLATES = {
     "in_construction": "hold = [bytearray(2**20) for _ in range({h})]\nraise ValueError('x' * ({n} * 2**20))\n",
     "in_print": "print('so far')\nhold = [bytearray(2**20) for _ in range({h})]\nprint([0] * ({n} * 2**20))\n",
     "huge_print": "print('abc')\ns = 'z' * ({n} * 2**20)\nprint(s)\nanswer = 1\n",
-    "in_answer": "print('so far')\nhold = [bytearray(2**20) for _ in range({h})]\nanswer = sum([1.5] * ({n} * 2**20))\n",
-    "answer_holding_all": ("print('start')\nhold = []\nsize = 2**20\nwhile size >= {g}:\n    try:\n"
-                           "        hold.append(bytearray(size))\n    except Exception:\n        size //= 2\n"
-                           "answer = {n} + 0.5\n"),
+    "in_answer": "print('so far')\nhold = [bytearray(2**20) for _ in range({h})]\nanswer = sum([1.5] * ({n} * 2**20))\n",  # noqa: E501
+    "answer_holding_all": (
+        "print('start')\nhold = []\nsize = 2**20\nwhile size >= {g}:\n    try:\n"
+        "        hold.append(bytearray(size))\n    except Exception:\n        size //= 2\n"
+        "answer = {n} + 0.5\n"
+    ),
 }
 
 

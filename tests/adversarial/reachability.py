@@ -20,6 +20,7 @@ of a list, tuple or dict. A path *fails* when it reaches a module other than the
 code of the executor's own modules. The report gives the number of paths walked, the objects
 reached and the failing paths (shortest first).
 """
+
 from __future__ import annotations
 
 import json
@@ -27,7 +28,7 @@ import json
 DEPTH = 4
 MAX_FAILURES = 40
 
-WALKER = r'''
+WALKER = r"""
 import ast, builtins, json, sys, types
 from executor import policy, static_check
 
@@ -127,18 +128,18 @@ failures.sort(key=lambda f: (len(f[0]), f[0]))
 print(json.dumps({"paths": paths, "objects": len(seen), "failures_total": len(failures),
                   "failures": failures[:MAX_FAILURES], "module_paths": samples[:300]}))
 answer = len(failures)
-''' % {"depth": DEPTH, "max_failures": MAX_FAILURES}
+""" % {"depth": DEPTH, "max_failures": MAX_FAILURES}  # noqa: UP031
 
 # the walker runs with these off (it uses getattr and walks tens of thousands of objects);
 # "builtins" off is the point: the real modules and builtins, as with layer 1 alone
 WALKER_LAYERS_OFF = ("static", "builtins", "linecap", "seccomp")
-WALKER_LIMITS = {"cpu_seconds": 120, "wall_seconds": 240.0, "stdout_chars": 262_144,
-                 "result_bytes": 4_194_304}
+WALKER_LIMITS = {"cpu_seconds": 120, "wall_seconds": 240.0, "stdout_chars": 262_144, "result_bytes": 4_194_304}
 
 
 def walk() -> dict:
     """Run the walker on a process-backend executor of its own; its report."""
     from tests.fixtures_executor import make_executor
+
     with make_executor("process", disabled_layers=WALKER_LAYERS_OFF, limits=WALKER_LIMITS) as ex:
         r = ex.run(WALKER)
     if r.outcome not in ("OK",):

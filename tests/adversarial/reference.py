@@ -14,6 +14,7 @@ A verdict is ``[outcome, detail]``: ``["OK", answer]``, ``["PROGRAM_ERROR", exce
 ``executor.child.check_answer``, so the comparison is of what the program computes, not of
 how the sandbox treats it.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,10 +37,16 @@ class Reference:
 
     def __init__(self, limits: dict | None = None):
         limits = {**LIMITS, **(limits or {})}
-        code = (f"import sys; sys.path.insert(0, {str(REPO)!r}); "
-                "from tests.adversarial.reference import serve; serve(__import__('json').loads(sys.argv[1]))")
-        self._proc = subprocess.Popen([sys.executable, "-I", "-c", code, json.dumps(limits)],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={})
+        code = (
+            f"import sys; sys.path.insert(0, {str(REPO)!r}); "
+            "from tests.adversarial.reference import serve; serve(__import__('json').loads(sys.argv[1]))"
+        )
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", code, json.dumps(limits)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={},
+        )
 
     def run(self, sources: list[str]) -> list[list]:
         out = []
@@ -58,7 +65,7 @@ class Reference:
             self._proc.wait(timeout=30)
         self._proc.stdout.close()
 
-    def __enter__(self) -> "Reference":
+    def __enter__(self) -> Reference:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -72,6 +79,7 @@ def plain_cpython(sources: list[str]) -> list[list]:
 
 
 # --- the server ----------------------------------------------------------------------------------
+
 
 def _freeze_clock(instant: float) -> None:
     import datetime
@@ -99,6 +107,7 @@ def _child(source: str, limits: dict, write_fd: int, directory: str) -> None:
     import io
 
     from executor.child import check_answer
+
     resource.setrlimit(resource.RLIMIT_AS, (limits["address_space_bytes"],) * 2)
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"],) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
@@ -167,6 +176,7 @@ def serve(limits: dict) -> None:
     import datetime
 
     from executor import policy
+
     _freeze_clock(datetime.datetime.fromisoformat(policy.CLOCK_INSTANT).timestamp())
     with tempfile.TemporaryDirectory(prefix="reference-") as directory:
         for line in sys.stdin:

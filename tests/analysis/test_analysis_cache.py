@@ -2,6 +2,7 @@
 file's sha256, so a later stage over the same bytes skips the JSON parsing, and any change to a file (an
 appended record, an edited score, a torn last line) is read afresh. Records: the committed CPU-demo set
 (the real 0.5B model through the real executor), copied to tmp_path so it can be edited."""
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,7 @@ def demo(tmp_path, monkeypatch):
     root = tmp_path / "demo"
     shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("tables", "report", "*.log"))
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
-    monkeypatch.setenv(WORKERS_ENV, "1")     # parse in this process, so the counting reader below sees it
+    monkeypatch.setenv(WORKERS_ENV, "1")  # parse in this process, so the counting reader below sees it
     return root
 
 
@@ -38,8 +39,11 @@ def _parses(monkeypatch, module=arrays) -> list:
 
 
 def _same(a, b) -> bool:
-    return (a.models, a.arms, a.seeds, a.case_ids) == (b.models, b.arms, b.seeds, b.case_ids) and \
-        np.array_equal(a.correct, b.correct, equal_nan=True) and np.array_equal(a.outcome, b.outcome)
+    return (
+        (a.models, a.arms, a.seeds, a.case_ids) == (b.models, b.arms, b.seeds, b.case_ids)
+        and np.array_equal(a.correct, b.correct, equal_nan=True)
+        and np.array_equal(a.outcome, b.outcome)
+    )
 
 
 def test_second_read_comes_from_the_cache_and_equals_the_first(demo, monkeypatch, tmp_path):
@@ -65,7 +69,7 @@ def test_a_changed_file_is_read_again(demo, monkeypatch):
     path.write_text(json.dumps(flipped) + "\n" + "".join(lines[1:]), encoding="utf-8")
     calls.clear()
     after = load_arrays(demo)
-    assert calls == [path]                       # only the edited file is parsed again
+    assert calls == [path]  # only the edited file is parsed again
     m, a = after.m(rec["model"]), after.a("program-solve")
     i = after.case_ids.index(rec["case_id"])
     assert after.correct[m, a, 0, i] == (0.0 if rec["correct"] else 1.0)
@@ -77,7 +81,7 @@ def test_a_torn_last_line_warns_from_the_cache_too(demo, monkeypatch):
     with open(path, "a", encoding="utf-8") as fh:
         fh.write('{"key": "torn", "mod')
     calls = _parses(monkeypatch)
-    for _ in range(2):                           # parsed, then cached: the warning both times
+    for _ in range(2):  # parsed, then cached: the warning both times
         with pytest.warns(TornLineWarning, match="incomplete last line"):
             load_arrays(demo)
     assert calls.count(path) == 1
@@ -102,7 +106,7 @@ def test_records_reads_only_the_arms_files(demo, monkeypatch):
     recs = an.records("program-solve")
     assert recs and {r["arm"] for r in recs} == {"program-solve"}
     assert seen and {p.parent.name for p in seen} == {"program-solve"}
-    assert an.records("program-solve") == recs and len(seen) == len({*seen})   # read once per analysis
+    assert an.records("program-solve") == recs and len(seen) == len({*seen})  # read once per analysis
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert an.records("no-such-arm") == []

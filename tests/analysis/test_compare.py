@@ -3,6 +3,7 @@ verdicts on hand-made result sets (tests/fixtures_comparison.py: the kit's own r
 and executor types; correctness drawn to the paper's statistics) as a careful reader of the paper would give them,
 reason named; on real Gold-Solve runs; on the committed CPU demo; on a small rehearsal (synthetic: compared
 nowhere)."""
+
 from __future__ import annotations
 
 import csv
@@ -67,7 +68,7 @@ def test_every_value_and_claim_sits_on_its_line(tex):
         for n in t["numbers"]:
             assert n["raw"] in lines[n["line"] - 1] and ext.number(n["raw"]) == n["value"], (t["id"], n)
     whole = "\n".join(lines)
-    for c in v["claims"]:   # each claim's anchor starts on its line
+    for c in v["claims"]:  # each claim's anchor starts on its line
         first = c["raw"].split(" ")[0]
         assert first in lines[c["line"] - 1] or first in c["raw"], c["id"]
         assert c["raw"].replace(" ", "") in whole.replace("\n", "").replace(" ", ""), c["id"]
@@ -76,9 +77,11 @@ def test_every_value_and_claim_sits_on_its_line(tex):
     # the numbers the issue asked for: the permutation p-values and the rerun agreement, with their lines
     assert number("text:results:other-families-p#p_mistral") == {"value": 0.001, "digits": 3, "line": 271}
     assert number("text:results:other-families-p#p_phi")["value"] == 0.010
-    assert (number("text:appendix:rerun-agreement#agree_7b")["value"],
-            number("text:appendix:rerun-agreement#agree_32b")["value"]) == (95.0, 99.8)
-    assert number("text:limitations:audit-flags#replaced")["value"] == 4.0   # "four of them replaced"
+    assert (
+        number("text:appendix:rerun-agreement#agree_7b")["value"],
+        number("text:appendix:rerun-agreement#agree_32b")["value"],
+    ) == (95.0, 99.8)
+    assert number("text:limitations:audit-flags#replaced")["value"] == 4.0  # "four of them replaced"
 
 
 def test_every_claim_names_numbers_the_file_holds():
@@ -87,18 +90,31 @@ def test_every_claim_names_numbers_the_file_holds():
             for r in ref if isinstance(ref, list) else [ref]:
                 assert number(r)["line"] > 0, (c["id"], r)
     kinds = {c["check"]["kind"] for c in paper_values()["claims"]}
-    assert kinds == {"interval", "sign", "order", "equals", "within_interval", "zero", "p_value", "range",
-                     "agreement", "at_most"}
+    assert kinds == {
+        "interval",
+        "sign",
+        "order",
+        "equals",
+        "within_interval",
+        "zero",
+        "p_value",
+        "range",
+        "agreement",
+        "at_most",
+    }
 
 
-@pytest.mark.parametrize("old,new", [
-    ("& \\textbf{75.31} &", "& \\textbf{75.21} &"),                  # a Table 1 cell
-    ("$+3.29$ $[-3.49, 10.38]$ & $+7.05$", "$+3.29$ $[-3.49, 10.39]$ & $+7.05$"),  # a Table 2 interval end
-    ("reaches\n81.64\\%", "reaches\n81.65\\%"),                        # a number in the prose
-    ("5\\,s wall clock", "6\\,s wall clock"),                          # a stated setting
-    ("permutation $p<0.001$ and $p=0.010$", "permutation $p<0.001$ and $p=0.011$"),   # a p-value
-    ("but is at 32B, clear of zero", "but is at 32B, near zero"),     # a claim's anchor
-])
+@pytest.mark.parametrize(
+    "old,new",
+    [
+        ("& \\textbf{75.31} &", "& \\textbf{75.21} &"),  # a Table 1 cell
+        ("$+3.29$ $[-3.49, 10.38]$ & $+7.05$", "$+3.29$ $[-3.49, 10.39]$ & $+7.05$"),  # a Table 2 interval end
+        ("reaches\n81.64\\%", "reaches\n81.65\\%"),  # a number in the prose
+        ("5\\,s wall clock", "6\\,s wall clock"),  # a stated setting
+        ("permutation $p<0.001$ and $p=0.010$", "permutation $p<0.001$ and $p=0.011$"),  # a p-value
+        ("but is at 32B, clear of zero", "but is at 32B, near zero"),  # a claim's anchor
+    ],
+)
 def test_a_one_word_change_in_the_tex_fails(tex, tmp_path, old, new):
     text = tex.read_text(encoding="utf-8")
     assert text.count(old) == 1, old
@@ -109,16 +125,21 @@ def test_a_one_word_change_in_the_tex_fails(tex, tmp_path, old, new):
 
 def test_the_kits_arm_specs_and_serving_pins_are_the_papers_settings():
     """Token caps, note budgets and temperatures are read from the arm specs; they must be the paper's."""
-    caps, budgets, temps = setting("token-caps")["values"], setting("note-budgets")["values"], \
-        setting("temperatures")["values"]
+    caps, budgets, temps = (
+        setting("token-caps")["values"],
+        setting("note-budgets")["values"],
+        setting("temperatures")["values"],
+    )
     assert ARMS["program-solve"].max_tokens == ARMS["program-solve-syntax"].max_tokens == caps["program-solve"]
     assert {ARMS[a].max_tokens for a in ("blind", "blind-vote", "blind-repair", "blind-repair-vote")} == {caps["blind"]}
-    assert (ARMS["note-only"].note_words, ARMS["page-no-formula"].note_words) == \
-        (budgets["note_only"], budgets["page_no_formula"])
+    assert (ARMS["note-only"].note_words, ARMS["page-no-formula"].note_words) == (
+        budgets["note_only"],
+        budgets["page_no_formula"],
+    )
     assert {ARMS[a].temperature for a in ARMS if ARMS[a].samples == 1 and not ARMS[a].extension} == {temps["greedy"]}
     assert {ARMS[a].temperature for a in ARMS if ARMS[a].samples > 1 and not ARMS[a].extension} == {temps["sampled"]}
-    assert vllm.serving_flags("qwen2.5-7b")["dtype"] == "bfloat16"            # "Qwen2.5-7B-Instruct (bf16)"
-    assert vllm.serving_flags("qwen2.5-32b-awq")["quantization"].startswith("awq")   # "-AWQ (4-bit)"
+    assert vllm.serving_flags("qwen2.5-7b")["dtype"] == "bfloat16"  # "Qwen2.5-7B-Instruct (bf16)"
+    assert vllm.serving_flags("qwen2.5-32b-awq")["quantization"].startswith("awq")  # "-AWQ (4-bit)"
     assert vllm.serving_flags("qwen2.5-7b")["tensor_parallel_size"] == setting("tensor-parallel")["values"]["tp"]
 
 
@@ -126,7 +147,7 @@ def test_the_kits_arm_specs_and_serving_pins_are_the_papers_settings():
 def test_the_papers_own_rerun_lies_within_the_tolerance_derived_from_its_agreement():
     rows = {r["model"]: r for r in tol.paper_rerun_check()}
     assert rows["7B"]["moved"] == pytest.approx(0.14) and rows["32B"]["moved"] == pytest.approx(0.04)
-    assert rows["7B"]["half_width"] == pytest.approx(1.96 * 100 * (0.05 / 2200) ** 0.5, rel=1e-3)   # 0.93
+    assert rows["7B"]["half_width"] == pytest.approx(1.96 * 100 * (0.05 / 2200) ** 0.5, rel=1e-3)  # 0.93
     assert rows["32B"]["half_width"] == pytest.approx(1.96 * 100 * (0.002 / 2200) ** 0.5, rel=1e-3)  # 0.19
     assert all(r["moved"] < r["half_width"] for r in rows.values())
     # a 2.3-point move at n = 1,100 x 5 is about 4x the 7B half-width (0.59), far beyond it (issue 32)
@@ -141,8 +162,9 @@ def test_judge_reads_rerun_noise_then_sampling_uncertainty():
     assert numbers_mod.judge(75.31, 2, 60.0, t, [], our_ci=(55.0, 65.0))[0] == "discrepancy"
     v, why = numbers_mod.judge(3.29, 2, -3.40, t, [], paper_ci=(-3.49, 10.38), signed=True)
     assert v == "discrepancy" and why.startswith("sign reversed")
-    v, why = numbers_mod.judge(7.05, 2, 0.60, t, [], paper_ci=(0.47, 14.60), signed=True,
-                               failed_claims=["interval clears zero: yours crosses"])
+    v, why = numbers_mod.judge(
+        7.05, 2, 0.60, t, [], paper_ci=(0.47, 14.60), signed=True, failed_claims=["interval clears zero: yours crosses"]
+    )
     assert v == "discrepancy" and "claim did not hold" in why
     assert numbers_mod.judge(7.05, 2, 0.60, t, ["seeds 42, the paper's 42-46"])[0] == "not comparable"
     assert numbers_mod.judge(7.05, 2, None, t, [])[0] == "no result"
@@ -195,8 +217,9 @@ def test_a_faithful_rerun_reproduces_and_its_claims_hold(faithful):
     judged = [r for r in nums if r["verdict"] not in ("no result",)]
     assert len(judged) >= 40
     comparable = [r for r in judged if r["verdict"] != "not comparable"]
-    assert comparable and all(r["verdict"] == "reproduced" for r in comparable), \
-        [(r["where"], r["verdict"], r["why"]) for r in comparable if r["verdict"] != "reproduced"]
+    assert comparable and all(r["verdict"] == "reproduced" for r in comparable), [
+        (r["where"], r["verdict"], r["why"]) for r in comparable if r["verdict"] != "reproduced"
+    ]
     # the only numbers not compared are on the kit's own reading of the audit groups (not the paper's calculators)
     assert all("the kit's audit groups" in r["why"] for r in judged if r["verdict"] == "not comparable")
     table1 = _num(nums, "Table 1", "Program-Solve | Qwen2.5-7B Full", Q7)
@@ -206,21 +229,39 @@ def test_a_faithful_rerun_reproduces_and_its_claims_hold(faithful):
     # every claim whose inputs these results hold holds; the set has three of the paper's 19 arms, so a claim over
     # arms or members it lacks is not comparable and names them (issue 41, class 4), never a bare "held"
     lacking = {c["id"] for c in checked if c["lacks"]}
-    assert all(c["verdict"] == "held" for c in checked if "the kit's audit groups" not in c["why"] and not c["lacks"]), \
-        [(c["id"], c["model"], c["why"]) for c in checked if c["verdict"] not in ("held", "not comparable")]
+    assert all(
+        c["verdict"] == "held" for c in checked if "the kit's audit groups" not in c["why"] and not c["lacks"]
+    ), [(c["id"], c["model"], c["why"]) for c in checked if c["verdict"] not in ("held", "not comparable")]
     assert {c["id"] for c in checked if c["verdict"] == "held"} == {
-        "claim:matched-7b", "claim:matched-32b", "claim:library-lead-7b", "claim:library-lead-32b",
-        "claim:library-where-both-answer-7b", "claim:library-where-both-answer-32b", "claim:library-exact",
-        "claim:fallback-interval-7b", "claim:fallback-interval-32b", "claim:open-book-always-answers-7b",
-        "claim:open-book-always-answers-32b"}
-    assert lacking == {"claim:gold-first-above-all-7b", "claim:gold-first-above-all-32b", "claim:audit-robust-7b",
-                       "claim:audit-robust-32b", "claim:icc-library", "claim:ess-library", "claim:ess-arithmetic",
-                       "claim:seed-agreement-greedy", "claim:truncation-any", "claim:truncation-32b",
-                       "claim:truncation-never-correct"}
+        "claim:matched-7b",
+        "claim:matched-32b",
+        "claim:library-lead-7b",
+        "claim:library-lead-32b",
+        "claim:library-where-both-answer-7b",
+        "claim:library-where-both-answer-32b",
+        "claim:library-exact",
+        "claim:fallback-interval-7b",
+        "claim:fallback-interval-32b",
+        "claim:open-book-always-answers-7b",
+        "claim:open-book-always-answers-32b",
+    }
+    assert lacking == {
+        "claim:gold-first-above-all-7b",
+        "claim:gold-first-above-all-32b",
+        "claim:audit-robust-7b",
+        "claim:audit-robust-32b",
+        "claim:icc-library",
+        "claim:ess-library",
+        "claim:ess-arithmetic",
+        "claim:seed-agreement-greedy",
+        "claim:truncation-any",
+        "claim:truncation-32b",
+        "claim:truncation-never-correct",
+    }
     for c in checked:
         if c["lacks"]:
             assert c["verdict"] == "not comparable" and c["why"].startswith(f"these results lack {c['lacks']}"), c
-    gold_first = _claim(claims, "gold-first-above-all-32b")   # the paper's deciding margin is over an arm not run
+    gold_first = _claim(claims, "gold-first-above-all-32b")  # the paper's deciding margin is over an arm not run
     assert "blind" in gold_first["lacks"] and "program-solve-syntax" in gold_first["lacks"]
     lead = _lead(md)
     assert "**Qwen/Qwen2.5-32B-Instruct-AWQ**: Held: At 32B, Program-Solve is more accurate" in lead
@@ -240,15 +281,19 @@ def test_a_32b_gap_whose_interval_crosses_zero_is_a_discrepancy_wherever_the_pap
     claim = _claim(claims, "matched-32b")
     assert claim["verdict"] == "did not hold" and "crosses zero" in claim["why"]
     # the same gap, printed three times (Table 2, the abstract, the conclusion's rounded +7.1): one verdict
-    rows = [r for r in nums if r["model"] == Q32 and r["what"].startswith(("Program-Solve \u2212 Open-book",
-                                                                          "program-solve \u2212 open-book"))]
+    rows = [
+        r
+        for r in nums
+        if r["model"] == Q32
+        and r["what"].startswith(("Program-Solve \u2212 Open-book", "program-solve \u2212 open-book"))
+    ]
     assert len(rows) == 3, rows
     assert {r["verdict"] for r in rows} == {"discrepancy"}
     assert all("claim did not hold" in r["why"] for r in rows)
     assert float(_num(nums, T2, _ps_ob(Q32), Q32)["ours"]) == pytest.approx(0.60, abs=0.01)
     lead = _lead(md)
     assert "Did not hold: At 32B, Program-Solve is more accurate than Open-book arithmetic" in lead
-    assert _claim(claims, "matched-7b")["verdict"] == "held"      # the 7B side is untouched
+    assert _claim(claims, "matched-7b")["verdict"] == "held"  # the 7B side is untouched
 
 
 @pytest.fixture
@@ -318,49 +363,116 @@ def _set(path: str, value):
         for k in keys[:-1]:
             node = node[k]
         node[keys[-1]] = value(node[keys[-1]]) if callable(value) else value
+
     return edit
 
 
 def _llama_cpp(fields):
-    fields["server"] = {"launcher": "llama-cpp", "base_url": "http://127.0.0.1:8088/v1", "server": "llama-cpp-python",
-                        "model_id": "Qwen2.5-7B-Instruct", "server_profile": "llama.cpp"}
+    fields["server"] = {
+        "launcher": "llama-cpp",
+        "base_url": "http://127.0.0.1:8088/v1",
+        "server": "llama-cpp-python",
+        "model_id": "Qwen2.5-7B-Instruct",
+        "server_profile": "llama.cpp",
+    }
 
 
-@pytest.mark.parametrize("name,model,edit,affected,reason", [
-    ("scorer", Q7, _set("scorer", "medcalc"), ("program-solve", "open-book"),
-     "scorer medcalc, not paper (the paper's Scoring paragraph (.tex line 400))"),
-    ("convention", "library", _set("arms", lambda a: {"gold-lib": {**a["gold-lib"], "convention": "medcalc-v1.0"}}),
-     ("gold-lib", "gold-first"), "unit convention medcalc-v1.0, not exact"),   # the library and its hybrids
-    ("formula-version", Q32, _set("arms", lambda a: {**a, "program-solve": {**a["program-solve"],
-                                                                            "formula_versions": {"9": "ckd-epi-2021"}}}),
-     ("program-solve",), "formula version {9: ckd-epi-2021}, not the benchmark's"),
-    ("quantization", Q32, _set("server.flags", lambda f: {**f, "quantization": "gptq_marlin"}),
-     ("program-solve", "open-book"), "quantization gptq_marlin, not awq_marlin"),
-    ("dtype", Q7, _set("server.flags", lambda f: {**f, "dtype": "float16"}), ("program-solve", "open-book"),
-     "dtype float16, not bfloat16"),
-    ("tensor-parallel", Q7, _set("server.flags", lambda f: {**f, "tensor_parallel_size": 2}),
-     ("program-solve", "open-book"), "tensor parallelism 2, not 1"),
-    ("vllm-version", Q32, _set("server.server_version", "0.11.0"), ("program-solve", "open-book"),
-     "vLLM version 0.11.0, not "),
-    ("revision", Q7, _set("model.revision", "0" * 40), ("program-solve", "open-book"), "model revision 0000"),
-    ("llama-cpp-alias", Q7, _llama_cpp, ("program-solve", "open-book"), "model server llama-cpp, not vllm"),
-    ("token-cap", Q7, _set("arms", lambda a: {**a, "program-solve": {**a["program-solve"], "max_tokens": 1024}}),
-     ("program-solve",), "output-token cap 1024, not 2048 (the kit's arm spec for program-solve; the paper, .tex "
-                         "line 382)"),
-    ("executor-memory", Q7, _set("executor.limits", lambda x: {**x, "address_space_bytes": 512 * 2**20}),
-     ("program-solve",), "executor memory 512 MB, not 256 MB"),
-    ("no-server-recorded", Q32, _set("server", None), ("program-solve", "open-book"),
-     "model server not recorded in the run manifest"),
-])
+@pytest.mark.parametrize(
+    "name,model,edit,affected,reason",
+    [
+        (
+            "scorer",
+            Q7,
+            _set("scorer", "medcalc"),
+            ("program-solve", "open-book"),
+            "scorer medcalc, not paper (the paper's Scoring paragraph (.tex line 400))",
+        ),
+        (
+            "convention",
+            "library",
+            _set("arms", lambda a: {"gold-lib": {**a["gold-lib"], "convention": "medcalc-v1.0"}}),
+            ("gold-lib", "gold-first"),
+            "unit convention medcalc-v1.0, not exact",
+        ),  # the library and its hybrids
+        (
+            "formula-version",
+            Q32,
+            _set(
+                "arms",
+                lambda a: {**a, "program-solve": {**a["program-solve"], "formula_versions": {"9": "ckd-epi-2021"}}},
+            ),
+            ("program-solve",),
+            "formula version {9: ckd-epi-2021}, not the benchmark's",
+        ),
+        (
+            "quantization",
+            Q32,
+            _set("server.flags", lambda f: {**f, "quantization": "gptq_marlin"}),
+            ("program-solve", "open-book"),
+            "quantization gptq_marlin, not awq_marlin",
+        ),
+        (
+            "dtype",
+            Q7,
+            _set("server.flags", lambda f: {**f, "dtype": "float16"}),
+            ("program-solve", "open-book"),
+            "dtype float16, not bfloat16",
+        ),
+        (
+            "tensor-parallel",
+            Q7,
+            _set("server.flags", lambda f: {**f, "tensor_parallel_size": 2}),
+            ("program-solve", "open-book"),
+            "tensor parallelism 2, not 1",
+        ),
+        (
+            "vllm-version",
+            Q32,
+            _set("server.server_version", "0.11.0"),
+            ("program-solve", "open-book"),
+            "vLLM version 0.11.0, not ",
+        ),
+        ("revision", Q7, _set("model.revision", "0" * 40), ("program-solve", "open-book"), "model revision 0000"),
+        ("llama-cpp-alias", Q7, _llama_cpp, ("program-solve", "open-book"), "model server llama-cpp, not vllm"),
+        (
+            "token-cap",
+            Q7,
+            _set("arms", lambda a: {**a, "program-solve": {**a["program-solve"], "max_tokens": 1024}}),
+            ("program-solve",),
+            "output-token cap 1024, not 2048 (the kit's arm spec for program-solve; the paper, .tex line 382)",
+        ),
+        (
+            "executor-memory",
+            Q7,
+            _set("executor.limits", lambda x: {**x, "address_space_bytes": 512 * 2**20}),
+            ("program-solve",),
+            "executor memory 512 MB, not 256 MB",
+        ),
+        (
+            "no-server-recorded",
+            Q32,
+            _set("server", None),
+            ("program-solve", "open-book"),
+            "model server not recorded in the run manifest",
+        ),
+    ],
+)
 def test_a_setting_that_differs_makes_its_numbers_not_comparable_and_names_the_field(
-        hand_made, verified_pins, tmp_path, name, model, edit, affected, reason):
+    hand_made, verified_pins, tmp_path, name, model, edit, affected, reason
+):
     root = hand_made(f"setting-{name}", manifests={model: edit})
     nums, claims, md = _compare(root, tmp_path / "cmp")
     hit = [r for r in nums if r["verdict"] == "not comparable" and reason in r["why"]]
     assert hit, [r["why"] for r in nums if r["verdict"] == "not comparable"][:3]
     who = "library (no model)" if model == "library" else model
-    mine = [r for r in nums if r["model"] == who and r["verdict"] != "no result"
-            and any(a in r["key"] for a in affected) and "the kit's audit groups" not in r["why"]]
+    mine = [
+        r
+        for r in nums
+        if r["model"] == who
+        and r["verdict"] != "no result"
+        and any(a in r["key"] for a in affected)
+        and "the kit's audit groups" not in r["why"]
+    ]
     assert mine and all(r["verdict"] == "not comparable" and reason in r["why"] for r in mine)
     others = [r for r in nums if r["verdict"] not in ("no result",) and not any(a in r["key"] for a in affected)]
     assert others and all(r["verdict"] in ("reproduced", "not comparable") and reason not in r["why"] for r in others)
@@ -380,8 +492,9 @@ def test_the_expected_vllm_version_is_read_from_the_image_lock(hand_made, verifi
     monkeypatch.setenv("MATHSOLVER_VLLM_DIR", str(moved))
     nums, _, _ = _compare(hand_made("faithful"), tmp_path / "old")
     assert _num(nums, T2, _ps_ob(Q32), Q32)["verdict"] == "not comparable"
-    assert f"vLLM version {pinned}, not 0.99.0 (containers/vllm/image.lock.json" in \
-        _num(nums, T2, _ps_ob(Q32), Q32)["why"]
+    assert (
+        f"vLLM version {pinned}, not 0.99.0 (containers/vllm/image.lock.json" in _num(nums, T2, _ps_ob(Q32), Q32)["why"]
+    )
     root = hand_made("vllm-repinned", manifests={m: _set("server.server_version", "0.99.0") for m in (Q7, Q32)})
     nums, _, _ = _compare(root, tmp_path / "new")
     assert _num(nums, T2, _ps_ob(Q32), Q32)["verdict"] == "reproduced"
@@ -392,6 +505,7 @@ def _paper_cases(root: Path, out: Path, flip_every: int = 0) -> Path:
     """Per-case files as the paper's repository would hold them (the benchmark's Row Number and Calculator ID), made
     from a hand-made set's records; `flip_every`: every n-th row's correctness flipped."""
     from harness.run.store import iter_located_records
+
     out.mkdir()
     by: dict[tuple, list] = {}
     for _path, _line, rec in iter_located_records(root):
@@ -410,15 +524,27 @@ def _paper_cases(root: Path, out: Path, flip_every: int = 0) -> Path:
 def test_per_case_agreement_with_the_papers_files(hand_made, verified_pins, tmp_path):
     root = hand_made("faithful")
     same = _paper_cases(root, tmp_path / "same")
-    out = _run(["compare", "--results", str(root), "--out", str(tmp_path / "a"), "--draws", DRAWS,
-                "--paper-cases", str(same)])
+    out = _run(
+        ["compare", "--results", str(root), "--out", str(tmp_path / "a"), "--draws", DRAWS, "--paper-cases", str(same)]
+    )
     rows = list(csv.DictReader(open(tmp_path / "a" / "comparison-cases.csv")))
     assert len(rows) == 2 and all(r["verdict"] == "reproduced" and float(r["agree"]) == 100 for r in rows)
     assert "per case: reproduced 2" in out
     assert "The stronger per-case check was not possible" not in (tmp_path / "a" / "comparison.md").read_text()
-    drifted = _paper_cases(root, tmp_path / "drifted", flip_every=10)   # 90% agreement: below a rerun's
-    _run(["compare", "--results", str(root), "--out", str(tmp_path / "b"), "--draws", DRAWS,
-          "--paper-cases", str(drifted)])
+    drifted = _paper_cases(root, tmp_path / "drifted", flip_every=10)  # 90% agreement: below a rerun's
+    _run(
+        [
+            "compare",
+            "--results",
+            str(root),
+            "--out",
+            str(tmp_path / "b"),
+            "--draws",
+            DRAWS,
+            "--paper-cases",
+            str(drifted),
+        ]
+    )
     rows = {r["paper_model"]: r for r in csv.DictReader(open(tmp_path / "b" / "comparison-cases.csv"))}
     assert rows[Q32]["verdict"] == "discrepancy" and float(rows[Q32]["agree"]) == pytest.approx(90, abs=0.5)
     assert rows[Q7]["verdict"] == "discrepancy"
@@ -428,13 +554,37 @@ def test_a_per_case_file_without_the_benchmarks_columns_is_refused_by_name(hand_
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "cases.csv").write_text("row,calc,Model,Arm,Seed,Correct\n1,2,m,Program-Solve,42,1\n")
-    res = CliRunner().invoke(cli, ["compare", "--results", str(hand_made("faithful")), "--out", str(tmp_path / "o"),
-                                   "--draws", DRAWS, "--paper-cases", str(bad)])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            "--results",
+            str(hand_made("faithful")),
+            "--out",
+            str(tmp_path / "o"),
+            "--draws",
+            DRAWS,
+            "--paper-cases",
+            str(bad),
+        ],
+    )
     assert res.exit_code != 0
     assert f"--paper-cases: {bad / 'cases.csv'}: missing column(s) Row Number, Calculator ID" in res.output
     (bad / "cases.csv").write_text("Row Number,Calculator ID,Model,Arm,Seed,Correct\n1,2,m,Chain of thought,42,1\n")
-    res = CliRunner().invoke(cli, ["compare", "--results", str(hand_made("faithful")), "--out", str(tmp_path / "o"),
-                                   "--draws", DRAWS, "--paper-cases", str(bad)])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            "--results",
+            str(hand_made("faithful")),
+            "--out",
+            str(tmp_path / "o"),
+            "--draws",
+            DRAWS,
+            "--paper-cases",
+            str(bad),
+        ],
+    )
     assert f"{bad / 'cases.csv'}:2: unknown arm 'Chain of thought'" in res.output
 
 
@@ -442,15 +592,16 @@ def test_a_per_case_file_without_the_benchmarks_columns_is_refused_by_name(hand_
 def test_gold_solve_on_the_one_shot_split_holds_by_construction(tmp_path):
     root = tmp_path / "results"
     _run(["run", "--arm", "gold-lib", "--dataset", "one-shot", "--seeds", "42-46", "--out", str(root), "--no-progress"])
-    _run(["checksums", "update", "--results", str(root)])   # what `make reproduce` writes after a run
+    _run(["checksums", "update", "--results", str(root)])  # what `make reproduce` writes after a run
     nums, claims, md = _compare(root, tmp_path / "cmp")
     gold = [r for r in nums if r["source"] == "Table 1" and r["verdict"] != "no result"]
     assert len(gold) == 4 and all(r["verdict"] == "reproduced" for r in gold), gold
     assert {(r["paper"], r["ours"]) for r in gold} == {("100.00", "100.00"), ("40.00", "40.00")}
     assert all("holds by construction" in r["tolerance_source"] for r in gold)
     count = [r for r in nums if r["unit"] == "cases"]
-    assert count and all(r["verdict"] == "not comparable" and "55 of the paper's 1,100 cases" in r["why"]
-                         for r in count)
+    assert count and all(
+        r["verdict"] == "not comparable" and "55 of the paper's 1,100 cases" in r["why"] for r in count
+    )
     assert _claim(claims, "library-exact")["verdict"] == "held"
     assert "**Gold-Solve library (no model)**: Held: The Gold-Solve library is exact" in md
     assert (tmp_path / "cmp" / "comparison.png").stat().st_size > 10_000
@@ -482,9 +633,34 @@ def test_rehearsal_records_are_never_compared(tmp_path):
 
     root = tmp_path / "runs" / "rehearsal" / "results"
     with running_rehearsal_server(seed=7, answer_key=load_dataset("bundled-test").path) as server:
-        _run(["run", "--arm", "open-book", "--arm", "program-solve", "--arm", "gold-lib", "--dataset", "bundled-test",
-              "--seeds", "42,43", "--base-url", server.base_url, "--model", "rehearsal-alpha", "--server-profile",
-              "plain", "--executor-backend", "process", "--out", str(root), "--no-progress", "--concurrency", "8"])
+        _run(
+            [
+                "run",
+                "--arm",
+                "open-book",
+                "--arm",
+                "program-solve",
+                "--arm",
+                "gold-lib",
+                "--dataset",
+                "bundled-test",
+                "--seeds",
+                "42,43",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "rehearsal-alpha",
+                "--server-profile",
+                "plain",
+                "--executor-backend",
+                "process",
+                "--out",
+                str(root),
+                "--no-progress",
+                "--concurrency",
+                "8",
+            ]
+        )
     nums, claims, md = _compare(root, root / "comparison")
     model_rows = [r for r in nums if r["ours"] and r["model"].startswith("rehearsal-")]
     assert len(model_rows) >= 20

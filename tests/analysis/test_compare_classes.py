@@ -3,6 +3,7 @@ tests/fixtures_comparison.py perturbed through the kit's own store, manifest and
 whose settings disagree with their manifest, one noisy seed, ordering claims over arms not run, p-values at their
 Monte Carlo floor, a tolerance at the edge of its rounding. The generated cases are tests/analysis/
 test_compare_properties.py; each counterexample it found is a case here."""
+
 from __future__ import annotations
 
 import csv
@@ -20,8 +21,19 @@ from harness.arms.registry import ARMS
 from harness.cli import main as cli
 from harness.run.store import model_slug, results_path
 from tests.fixtures_analysis import count_parses
-from tests.fixtures_comparison import (MISTRAL, Q7, Q32, arm_for, copy_root, edit_run_manifest, read_records,
-                                       replace_bytes, seal, set_correct, write_records_file)
+from tests.fixtures_comparison import (
+    MISTRAL,
+    Q7,
+    Q32,
+    arm_for,
+    copy_root,
+    edit_run_manifest,
+    read_records,
+    replace_bytes,
+    seal,
+    set_correct,
+    write_records_file,
+)
 
 DRAWS = 1000
 T1_PS_7B = ("Table 1", "Program-Solve | Qwen2.5-7B Full")
@@ -65,7 +77,7 @@ def test_a_record_edited_after_it_was_written_is_not_comparable_naming_the_file(
     root = copy_root(faithful, tmp_path / "tampered")
     recs = read_records(root, Q7, "program-solve", 42)
     flipped = [set_correct(r, True) if not r["correct"] and i % 2 == 0 else r for i, r in enumerate(recs)]
-    write_records_file(root, Q7, "program-solve", 42, flipped)     # the sums are left as written
+    write_records_file(root, Q7, "program-solve", 42, flipped)  # the sums are left as written
     nums, claims, files = compare(root, tmp_path / "cmp")
     rel = f"{model_slug(Q7)}/program-solve/seed42.jsonl"
     acc = row(nums, *T1_PS_7B, Q7)
@@ -81,9 +93,11 @@ def test_a_record_edited_after_it_was_written_is_not_comparable_naming_the_file(
             assert r["verdict"] == base[(r["source"], r["where"], r["model"])], r
     assert claim(claims, "matched-7b", Q7)["verdict"] == "not comparable"
     assert claim(claims, "matched-32b", Q32)["verdict"] == "held"
-    assert files.integrity.summary() == (f"integrity: 27 files read match {root.resolve() / 'SHA256SUMS'}; 1 read "
-                                         "file(s) changed after they were written, their numbers not comparable: "
-                                         f"{rel} (changed)")
+    assert files.integrity.summary() == (
+        f"integrity: 27 files read match {root.resolve() / 'SHA256SUMS'}; 1 read "
+        "file(s) changed after they were written, their numbers not comparable: "
+        f"{rel} (changed)"
+    )
 
 
 def test_a_root_without_sums_has_no_comparable_number_and_says_how_to_record_them(faithful, tmp_path):
@@ -92,8 +106,11 @@ def test_a_root_without_sums_has_no_comparable_number_and_says_how_to_record_the
     nums, claims, files = compare(root, tmp_path / "cmp")
     judged = [r for r in nums if r["verdict"] != "no result"]
     assert judged and all(r["verdict"] == "not comparable" for r in judged)
-    assert all(f"no SHA256SUMS covers {root.resolve()}: nothing shows these files are as written" in r["why"]
-               and "harness checksums update --results" in r["why"] for r in judged)
+    assert all(
+        f"no SHA256SUMS covers {root.resolve()}: nothing shows these files are as written" in r["why"]
+        and "harness checksums update --results" in r["why"]
+        for r in judged
+    )
     assert {c["verdict"] for c in claims} <= {"not comparable", "no result"}
 
 
@@ -124,7 +141,9 @@ def test_a_deleted_and_an_added_results_file_are_named(faithful, tmp_path):
     root = copy_root(faithful, tmp_path / "moved")
     results_path(root, Q32, "program-solve", 46).unlink()
     extra = results_path(root, Q32, "open-book", 47)
-    write_records_file(root, Q32, "open-book", 47, [{**r, "seed": 47} for r in read_records(root, Q32, "open-book", 46)])
+    write_records_file(
+        root, Q32, "open-book", 47, [{**r, "seed": 47} for r in read_records(root, Q32, "open-book", 46)]
+    )
     nums, _, _ = compare(root, tmp_path / "cmp")
     ps = row(nums, "Table 1", "Program-Solve | Qwen2.5-32B Full", Q32)
     assert ps["verdict"] == "not comparable"
@@ -139,8 +158,11 @@ def test_a_changed_run_manifest_makes_the_numbers_it_covers_not_comparable(faith
     nums, _, _ = compare(root, tmp_path / "cmp")
     for r in nums:
         if r["model"] == Q32 and r["verdict"] != "no result":
-            assert r["verdict"] == "not comparable" and "manifest-" in r["why"] and "changed after it was written" \
-                in r["why"], r
+            assert (
+                r["verdict"] == "not comparable"
+                and "manifest-" in r["why"]
+                and "changed after it was written" in r["why"]
+            ), r
     assert row(nums, *T1_PS_7B, Q7)["verdict"] == "reproduced"
 
 
@@ -157,10 +179,22 @@ def _records_under(root, model, arm, spec):
     """Rewrite the arm's records as made under `spec` (an Arm): its config hash and its requests' decoding."""
     for seed in (42, 43, 44, 45, 46):
         recs = read_records(root, model, arm, seed)
-        write_records_file(root, model, arm, seed, [
-            {**r, "arm_config_hash": spec.config_hash(),
-             "request": [{**q, "temperature": spec.temperature, "max_tokens": spec.max_tokens} for q in r["request"]]}
-            for r in recs])
+        write_records_file(
+            root,
+            model,
+            arm,
+            seed,
+            [
+                {
+                    **r,
+                    "arm_config_hash": spec.config_hash(),
+                    "request": [
+                        {**q, "temperature": spec.temperature, "max_tokens": spec.max_tokens} for q in r["request"]
+                    ],
+                }
+                for r in recs
+            ],
+        )
 
 
 def test_records_made_at_another_temperature_than_their_manifest_are_not_comparable(faithful, tmp_path):
@@ -169,13 +203,15 @@ def test_records_made_at_another_temperature_than_their_manifest_are_not_compara
     spec = arm_for("program-solve")
     hot = dataclasses.replace(spec, decoding=dataclasses.replace(spec.decoding, temperature=0.7))
     _records_under(root, Q7, "program-solve", hot)
-    seal(root)    # as the run wrote them: the integrity holds, the settings disagree
+    seal(root)  # as the run wrote them: the integrity holds, the settings disagree
     nums, _, _ = compare(root, tmp_path / "cmp")
     acc = row(nums, *T1_PS_7B, Q7)
     assert acc["verdict"] == "not comparable"
     assert f"arm config (records' arm_config_hash): the records state {hot.config_hash()[:12]}" in acc["why"]
-    assert "records and manifest disagree (the records' hash is the manifest's program-solve config with " \
-           "temperature 0.7)" in acc["why"]
+    assert (
+        "records and manifest disagree (the records' hash is the manifest's program-solve config with "
+        "temperature 0.7)" in acc["why"]
+    )
     assert row(nums, "Table 1", "Open-book arithmetic | Qwen2.5-7B Full", Q7)["verdict"] == "reproduced"
 
 
@@ -188,6 +224,7 @@ def test_records_and_manifest_both_at_another_temperature_name_the_papers_settin
     def edit(m):
         m["arms"]["program-solve"]["temperature"] = 0.7
         m["arm_config_hashes"]["program-solve"] = hot.config_hash()
+
     edit_run_manifest(root, Q7, edit)
     seal(root)
     acc = row(compare(root, tmp_path / "cmp")[0], *T1_PS_7B, Q7)
@@ -209,7 +246,7 @@ def _shift_seed(root, model, arm, seed, cases: int, to: bool):
 def test_one_bad_seed_is_reported_and_never_widens_the_tolerance(faithful, faithful_cmp, tmp_path):
     """Before: one seed 5 points off widened the tolerance about fivefold and the number reproduced."""
     root = copy_root(faithful, tmp_path / "bad-seed")
-    _shift_seed(root, Q7, "program-solve", 44, 55, False)     # seed 44: 5 points lower (55 of 1,100 cases)
+    _shift_seed(root, Q7, "program-solve", 44, 55, False)  # seed 44: 5 points lower (55 of 1,100 cases)
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
     before, after = row(faithful_cmp[0], *T1_PS_7B, Q7), row(nums, *T1_PS_7B, Q7)
@@ -220,8 +257,8 @@ def test_one_bad_seed_is_reported_and_never_widens_the_tolerance(faithful, faith
 
 def test_seeds_that_disagree_beyond_the_papers_reruns_do_not_reproduce_whatever_their_mean(faithful, tmp_path):
     root = copy_root(faithful, tmp_path / "noisy")
-    _shift_seed(root, Q32, "program-solve", 43, 11, True)      # one seed 1 point up, another 1 point down:
-    _shift_seed(root, Q32, "program-solve", 45, 11, False)     # the mean stays, the seeds disagree
+    _shift_seed(root, Q32, "program-solve", 43, 11, True)  # one seed 1 point up, another 1 point down:
+    _shift_seed(root, Q32, "program-solve", 45, 11, False)  # the mean stays, the seeds disagree
     seal(root)
     acc = row(compare(root, tmp_path / "cmp")[0], "Table 1", "Program-Solve | Qwen2.5-32B Full", Q32)
     assert acc["difference"] == "0.00" and acc["verdict"] == "consistent"
@@ -236,13 +273,15 @@ def test_an_ordering_claim_over_arms_not_run_is_never_a_bare_held(faithful_cmp):
     c = claim(faithful_cmp[1], "gold-first-above-all-32b", Q32)
     assert c["verdict"] == "not comparable"
     assert c["lacks"] == "note-only; page-no-formula; extract-lib; program-solve-syntax; blind"
-    assert c["why"].startswith("these results lack note-only; page-no-formula; extract-lib; program-solve-syntax; "
-                               "blind (on what ran: yours is +")
+    assert c["why"].startswith(
+        "these results lack note-only; page-no-formula; extract-lib; program-solve-syntax; "
+        "blind (on what ran: yours is +"
+    )
 
 
 def test_an_ordering_claim_that_fails_on_what_ran_did_not_hold_whatever_it_lacks(faithful, tmp_path):
     root = copy_root(faithful, tmp_path / "ob-up")
-    for seed in (42, 43, 44, 45, 46):                          # open-book 20 points up at 7B: above the hybrid
+    for seed in (42, 43, 44, 45, 46):  # open-book 20 points up at 7B: above the hybrid
         _shift_seed(root, Q7, "open-book", seed, 220, True)
     seal(root)
     c = claim(compare(root, tmp_path / "cmp")[1], "gold-first-above-all-7b", Q7)
@@ -250,14 +289,16 @@ def test_an_ordering_claim_that_fails_on_what_ran_did_not_hold_whatever_it_lacks
 
 
 # ---- 5. p-value claims know their Monte Carlo floor -------------------------------------------------------------
-def test_a_p_value_claim_at_its_monte_carlo_floor_is_undecided_and_says_how_many_flips(other_families, verified_pins,
-                                                                                       tmp_path):
+def test_a_p_value_claim_at_its_monte_carlo_floor_is_undecided_and_says_how_many_flips(
+    other_families, verified_pins, tmp_path
+):
     """Before: with 1,000 flips a Holm-adjusted p < 0.001 cannot be reached and the claim read 'did not hold'."""
     _, claims, _ = compare(other_families, tmp_path / "few", draws=1000)
     c = claim(claims, "other-family-p-mistral", MISTRAL)
-    assert c["verdict"] == "undecided" and c["lacks"] == ""    # the family member not run is within the bounds
-    need = int(re.search(r"undecided at 1,000 sign flips \(at least ([\d,]+) needed\)", c["why"]).group(1)
-               .replace(",", ""))
+    assert c["verdict"] == "undecided" and c["lacks"] == ""  # the family member not run is within the bounds
+    need = int(
+        re.search(r"undecided at 1,000 sign flips \(at least ([\d,]+) needed\)", c["why"]).group(1).replace(",", "")
+    )
     assert "the smallest p 1,000 flips can give after Holm over 3 comparisons is 0.0030" in c["why"]
     _, claims, _ = compare(other_families, tmp_path / "enough", draws=need)
     assert claim(claims, "other-family-p-mistral", MISTRAL)["verdict"] == "held"
@@ -265,7 +306,7 @@ def test_a_p_value_claim_at_its_monte_carlo_floor_is_undecided_and_says_how_many
 
 def test_a_p_value_claim_needs_the_papers_direction(other_families, verified_pins, tmp_path):
     root = copy_root(other_families, tmp_path / "reversed")
-    for seed in (42, 43, 44, 45, 46):                          # Mistral's code route 20 points up: Phi-like sign
+    for seed in (42, 43, 44, 45, 46):  # Mistral's code route 20 points up: Phi-like sign
         _shift_seed(root, MISTRAL, "program-solve", seed, 220, True)
     seal(root)
     c = claim(compare(root, tmp_path / "cmp", draws=2000)[1], "other-family-p-mistral", MISTRAL)
@@ -298,6 +339,7 @@ def test_a_claim_margin_is_decided_as_shown(faithful_cmp):
 def test_the_settings_summary_names_only_the_model_and_arm_a_setting_differs_for(hand_made, verified_pins, tmp_path):
     def cap(m):
         m["arms"]["program-solve"]["max_tokens"] = 1024
+
     root = hand_made("summary-cap", manifests={Q7: cap})
     res = CliRunner().invoke(cli, ["compare", "--results", str(root), "--out", str(tmp_path / "o"), "--draws", "200"])
     assert res.exit_code == 0, res.output
@@ -333,8 +375,8 @@ def test_compare_parses_every_results_file_once(faithful, tmp_path, monkeypatch)
     from harness.analysis.stats.arrays import CACHE_ENV
     from harness.core.parallel import WORKERS_ENV
 
-    monkeypatch.setenv(CACHE_ENV, "off")          # no cache: every file is parsed by this comparison
-    monkeypatch.setenv(WORKERS_ENV, "1")          # in this process, where the counter sees it
+    monkeypatch.setenv(CACHE_ENV, "off")  # no cache: every file is parsed by this comparison
+    monkeypatch.setenv(WORKERS_ENV, "1")  # in this process, where the counter sees it
     parsed = count_parses(monkeypatch)
     compare(faithful, tmp_path / "cmp")
     files = sorted(faithful.glob("*/*/seed*.jsonl"))
@@ -345,12 +387,14 @@ def test_a_headline_claim_a_partial_arm_set_cannot_check_is_named_in_the_lead(fa
     """A partial arm set (32B ran Program-Solve, not Open-book arithmetic): the headline claim it cannot check is said
     in the model's sentence, not left out of it."""
     import shutil
+
     root = copy_root(faithful, tmp_path / "partial")
     shutil.rmtree(results_path(root, Q32, "open-book", 42).parent)
 
     def edit(m):
         m["arms"].pop("open-book")
         m["arm_config_hashes"].pop("open-book")
+
     edit_run_manifest(root, Q32, edit)
     seal(root)
     _, claims, files = compare(root, tmp_path / "cmp")
@@ -367,9 +411,15 @@ def test_a_users_own_vllm_endpoint_is_judged_on_the_version_it_reports(faithful,
     root = copy_root(faithful, tmp_path / "own")
 
     def own_endpoint(data):
-        data["server"] = {"launcher": "external", "base_url": "http://127.0.0.1:8000/v1", "model_id": Q7,
-                          "server_profile": "vllm", "server": "vLLM", "server_version": "0.31.0",
-                          "revision": data["server"]["revision"]}
+        data["server"] = {
+            "launcher": "external",
+            "base_url": "http://127.0.0.1:8000/v1",
+            "model_id": Q7,
+            "server_profile": "vllm",
+            "server": "vLLM",
+            "server_version": "0.31.0",
+            "revision": data["server"]["revision"],
+        }
 
     edit_run_manifest(root, Q7, own_endpoint)
     seal(root)

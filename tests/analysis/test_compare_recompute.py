@@ -10,6 +10,7 @@ hold reaching the numbers it rests on, and an interval from too few clusters. Ea
 numbers are not comparable (or not consistent), naming the file, the line and the field. And the differential test:
 compare's rescoring (the analysis's one read, harness.analysis.stats.arrays) equals `harness verify`'s
 (harness.verify.rescore) on every committed set and on generated ones."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,9 +24,22 @@ from harness.core.paths import REPO_ROOT
 from harness.run.manifest import read_manifests
 from harness.verify.rescore import rescore_tree
 from tests.analysis.test_compare_classes import T1_PS_7B, claim, compare, row
-from tests.fixtures_comparison import (Q7, Q32, Cases, Targets, copy_root, correctness, flip_flag, kit_key,
-                                       read_records, seal, set_correct, write_manifests, write_records,
-                                       write_records_file)
+from tests.fixtures_comparison import (
+    Q7,
+    Q32,
+    Cases,
+    Targets,
+    copy_root,
+    correctness,
+    flip_flag,
+    kit_key,
+    read_records,
+    seal,
+    set_correct,
+    write_manifests,
+    write_records,
+    write_records_file,
+)
 
 T1_OB_7B = ("Table 1", "Open-book arithmetic | Qwen2.5-7B Full")
 T1_PS_32B = ("Table 1", "Program-Solve | Qwen2.5-32B Full")
@@ -45,8 +59,9 @@ def faithful(hand_made, verified_pins):
 
 def _edit(root: Path, model: str, arm: str, seeds, edit) -> None:
     for seed in seeds:
-        write_records_file(root, model, arm, seed, [edit(i, r) for i, r in enumerate(read_records(root, model, arm,
-                                                                                                  seed))])
+        write_records_file(
+            root, model, arm, seed, [edit(i, r) for i, r in enumerate(read_records(root, model, arm, seed))]
+        )
 
 
 def _only_ps_7b_moved(nums, why_has: list[str]) -> None:
@@ -68,8 +83,13 @@ def test_one_flipped_correct_flag_makes_its_numbers_not_comparable_naming_file_l
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
     stored = str(read_records(root, Q7, "program-solve", 44)[6]["correct"]).lower()
-    _only_ps_7b_moved(nums, ["recomputed correct: 1 record(s) state it otherwise than the kit recomputes it",
-                             f"{PS_7B_FILE}44.jsonl:7: correct stored {stored}, recomputed"])
+    _only_ps_7b_moved(
+        nums,
+        [
+            "recomputed correct: 1 record(s) state it otherwise than the kit recomputes it",
+            f"{PS_7B_FILE}44.jsonl:7: correct stored {stored}, recomputed",
+        ],
+    )
 
 
 def test_ninety_flipped_flags_that_would_reproduce_the_paper_are_not_comparable(faithful, tmp_path):
@@ -79,8 +99,9 @@ def test_ninety_flipped_flags_that_would_reproduce_the_paper_are_not_comparable(
     for seed in (42, 43):
         recs = read_records(root, Q7, "program-solve", seed)
         wrong = [i for i, r in enumerate(recs) if not r["correct"] and r["outcome"] == "answered"][:45]
-        write_records_file(root, Q7, "program-solve", seed, [flip_flag(r) if i in wrong else r
-                                                             for i, r in enumerate(recs)])
+        write_records_file(
+            root, Q7, "program-solve", seed, [flip_flag(r) if i in wrong else r for i, r in enumerate(recs)]
+        )
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
     _only_ps_7b_moved(nums, ["recomputed correct: 90 record(s)", "correct stored true, recomputed false"])
@@ -89,8 +110,9 @@ def test_ninety_flipped_flags_that_would_reproduce_the_paper_are_not_comparable(
 def test_a_seed_file_that_is_another_seeds_records_is_not_a_new_seed(faithful, tmp_path):
     """Seed 46 replaced by seed 45's records with only `seed` changed (before: counted as a fifth seed)."""
     root = copy_root(faithful, tmp_path / "copyseed")
-    write_records_file(root, Q7, "program-solve", 46, [{**r, "seed": 46} for r in read_records(root, Q7,
-                                                                                                "program-solve", 45)])
+    write_records_file(
+        root, Q7, "program-solve", 46, [{**r, "seed": 46} for r in read_records(root, Q7, "program-solve", 45)]
+    )
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
     _only_ps_7b_moved(nums, ["recomputed key: 1,100 record(s)", f"{PS_7B_FILE}46.jsonl:1: key stored"])
@@ -98,8 +120,13 @@ def test_a_seed_file_that_is_another_seeds_records_is_not_a_new_seed(faithful, t
 
 def test_a_seed_field_its_file_name_contradicts_is_named(faithful, tmp_path):
     root = copy_root(faithful, tmp_path / "seedfield")
-    _edit(root, Q7, "program-solve", [43], lambda i, r: {**r, "seed": 47, "key": kit_key({**r, "seed": 47})}
-          if i == 0 else r)
+    _edit(
+        root,
+        Q7,
+        "program-solve",
+        [43],
+        lambda i, r: {**r, "seed": 47, "key": kit_key({**r, "seed": 47})} if i == 0 else r,
+    )
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
     _only_ps_7b_moved(nums, [f"{PS_7B_FILE}43.jsonl:1: seed stored 47, recomputed 43 (its file's name)"])
@@ -114,11 +141,17 @@ def test_cases_outside_the_pinned_split_are_named(faithful, tmp_path):
             return r
         r = {**r, "case_id": f"{r['calculator_id']}-{5000 + i}", "row_number": 5000 + i}
         return {**r, "key": kit_key(r)}
+
     _edit(root, Q7, "program-solve", [42, 43, 44, 45, 46], outside)
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
-    _only_ps_7b_moved(nums, ["recomputed case_id: 50 record(s)", "case_id stored 2-5000, recomputed none: not a "
-                             "case of the split 'verified'"])
+    _only_ps_7b_moved(
+        nums,
+        [
+            "recomputed case_id: 50 record(s)",
+            "case_id stored 2-5000, recomputed none: not a case of the split 'verified'",
+        ],
+    )
 
 
 def test_a_missing_calculator_and_a_doubled_one_keeping_1100_cases_is_a_subset(faithful, tmp_path):
@@ -131,12 +164,19 @@ def test_a_missing_calculator_and_a_doubled_one_keeping_1100_cases_is_a_subset(f
             return r
         r = {**r, "calculator_id": 3, "case_id": f"3-{9000 + i}", "row_number": 9000 + i}
         return {**r, "key": kit_key(r)}
+
     _edit(root, Q7, "program-solve", [42, 43, 44, 45, 46], doubled)
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
-    _only_ps_7b_moved(nums, ["recomputed case_id: 100 record(s)", "case_id stored 3-9000, recomputed none",
-                             "a subset, not the paper's set: 54 of its 55 calculators at every seed (calculator 2 "
-                             "missing; calculator 3 has 40 cases, the paper 20; 1,100 cases)"])
+    _only_ps_7b_moved(
+        nums,
+        [
+            "recomputed case_id: 100 record(s)",
+            "case_id stored 3-9000, recomputed none",
+            "a subset, not the paper's set: 54 of its 55 calculators at every seed (calculator 2 "
+            "missing; calculator 3 has 40 cases, the paper 20; 1,100 cases)",
+        ],
+    )
 
 
 def test_records_carrying_their_own_gold_are_judged_on_the_splits(faithful, tmp_path):
@@ -147,8 +187,13 @@ def test_records_carrying_their_own_gold_are_judged_on_the_splits(faithful, tmp_
         if r["correct"] or r["answer_kind"] != "number" or i > 200:
             return r
         g = str(r["answer"])
-        return {**r, "gold": {"answer": g, "lower": g, "upper": g}, "correct": True,
-                "scores": {**r["scores"], "paper": True}}
+        return {
+            **r,
+            "gold": {"answer": g, "lower": g, "upper": g},
+            "correct": True,
+            "scores": {**r["scores"], "paper": True},
+        }
+
     _edit(root, Q7, "program-solve", [42], own_gold)
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
@@ -158,16 +203,27 @@ def test_records_carrying_their_own_gold_are_judged_on_the_splits(faithful, tmp_
 def test_greedy_requests_sent_at_0_7_are_not_comparable_though_manifest_and_config_agree(faithful, tmp_path):
     """The arm config hash and the manifest say 0.0; the requests went out at 0.7 (before: reproduced)."""
     root = copy_root(faithful, tmp_path / "hot-requests")
-    _edit(root, Q7, "program-solve", [45], lambda i, r: {**r, "request": [{**q, "temperature": 0.7}
-                                                                          for q in r["request"]]} if i >= 3 else r)
+    _edit(
+        root,
+        Q7,
+        "program-solve",
+        [45],
+        lambda i, r: {**r, "request": [{**q, "temperature": 0.7} for q in r["request"]]} if i >= 3 else r,
+    )
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
-    _only_ps_7b_moved(nums, [f"sampling (records' requests): {PS_7B_FILE}45.jsonl:4: request temperature 0.7, the "
-                             "program-solve arm's config in the run manifest states 0: records and manifest disagree"])
+    _only_ps_7b_moved(
+        nums,
+        [
+            f"sampling (records' requests): {PS_7B_FILE}45.jsonl:4: request temperature 0.7, the "
+            "program-solve arm's config in the run manifest states 0: records and manifest disagree"
+        ],
+    )
 
 
-def test_a_sampled_arm_whose_requests_went_out_greedy_is_not_in_its_setting(tmp_path, verified_pins,
-                                                                           executor_description):
+def test_a_sampled_arm_whose_requests_went_out_greedy_is_not_in_its_setting(
+    tmp_path, verified_pins, executor_description
+):
     """Blind vote (temperature 0.7, five samples) whose every request went out at 0.0: its setting is not comparable
     (the paper prints no number of it; its settings are what a number of it would rest on)."""
     cases = Cases()
@@ -180,36 +236,63 @@ def test_a_sampled_arm_whose_requests_went_out_greedy_is_not_in_its_setting(tmp_
     ok = RunSettings(read_manifests(root, kind="run"), an.data.files, None, an.data)
     assert not [r for r in ok.reasons(Q7, "blind-vote", "Qwen2.5-7B-Instruct") if "sampling" in r]
     for seed in (42, 43, 44, 45, 46):
-        write_records_file(root, Q7, "blind-vote", seed, [
-            {**r, "request": [{**q, "temperature": 0.0} for q in r["request"]]}
-            for r in read_records(root, Q7, "blind-vote", seed)])
+        write_records_file(
+            root,
+            Q7,
+            "blind-vote",
+            seed,
+            [
+                {**r, "request": [{**q, "temperature": 0.0} for q in r["request"]]}
+                for r in read_records(root, Q7, "blind-vote", seed)
+            ],
+        )
     an = analyse(root, draws=100, seed=1)
     got = RunSettings(read_manifests(root, kind="run"), an.data.files, None, an.data).reasons(
-        Q7, "blind-vote", "Qwen2.5-7B-Instruct")
-    assert any("sampling (records' requests): Qwen_Qwen2.5-7B-Instruct/blind-vote/seed42.jsonl:1: request "
-               "temperature 0, the blind-vote arm's config in the run manifest states 0.7" in r for r in got), got
+        Q7, "blind-vote", "Qwen2.5-7B-Instruct"
+    )
+    assert any(
+        "sampling (records' requests): Qwen_Qwen2.5-7B-Instruct/blind-vote/seed42.jsonl:1: request "
+        "temperature 0, the blind-vote arm's config in the run manifest states 0.7" in r
+        for r in got
+    ), got
 
 
 def test_records_whose_server_answered_as_another_model_are_not_comparable(faithful, tmp_path):
     root = copy_root(faithful, tmp_path / "server-model")
-    _edit(root, Q7, "program-solve", [42], lambda i, r: {**r, "server_model": "Qwen/Qwen2.5-72B-Instruct"}
-          if i == 9 else r)
+    _edit(
+        root,
+        Q7,
+        "program-solve",
+        [42],
+        lambda i, r: {**r, "server_model": "Qwen/Qwen2.5-72B-Instruct"} if i == 9 else r,
+    )
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
-    _only_ps_7b_moved(nums, ["server model (records): the records state Qwen/Qwen2.5-72B-Instruct (e.g. "
-                             f"{PS_7B_FILE}42.jsonl:10)"])
+    _only_ps_7b_moved(
+        nums, [f"server model (records): the records state Qwen/Qwen2.5-72B-Instruct (e.g. {PS_7B_FILE}42.jsonl:10)"]
+    )
 
 
 def test_rehearsal_records_relabelled_as_real_are_recognised(faithful, tmp_path):
     """A rehearsal server's records with `synthetic` set false and the model renamed: record_kind still sees the
     rehearsal server (before: judged as real)."""
     root = copy_root(faithful, tmp_path / "relabelled")
-    _edit(root, Q7, "program-solve", [42, 43, 44, 45, 46],
-          lambda i, r: {**r, "server_model": "rehearsal-qwen2.5-7b", "synthetic": False})
+    _edit(
+        root,
+        Q7,
+        "program-solve",
+        [42, 43, 44, 45, 46],
+        lambda i, r: {**r, "server_model": "rehearsal-qwen2.5-7b", "synthetic": False},
+    )
     seal(root)
     nums, _, _ = compare(root, tmp_path / "cmp")
-    _only_ps_7b_moved(nums, ["recomputed synthetic: 5,500 record(s)", "synthetic stored false, recomputed true (a "
-                             "rehearsal server or model: rehearsal-qwen2.5-7b)"])
+    _only_ps_7b_moved(
+        nums,
+        [
+            "recomputed synthetic: 5,500 record(s)",
+            "synthetic stored false, recomputed true (a rehearsal server or model: rehearsal-qwen2.5-7b)",
+        ],
+    )
 
 
 def test_records_of_a_split_the_kit_cannot_open_are_not_comparable_saying_which(faithful, tmp_path, monkeypatch):
@@ -219,8 +302,12 @@ def test_records_of_a_split_the_kit_cannot_open_are_not_comparable_saying_which(
     nums, _, _ = compare(faithful, tmp_path / "cmp")
     acc = row(nums, *T1_PS_7B, Q7)
     assert acc["verdict"] == "not comparable"
-    assert "split missing: Qwen_Qwen2.5-7B-Instruct/program-solve/seed42.jsonl names the split 'verified' (sha256 " \
-           in acc["why"] and "which the kit cannot open" in acc["why"] and "harness data fetch" in acc["why"]
+    assert (
+        "split missing: Qwen_Qwen2.5-7B-Instruct/program-solve/seed42.jsonl names the split 'verified' (sha256 "
+        in acc["why"]
+        and "which the kit cannot open" in acc["why"]
+        and "harness data fetch" in acc["why"]
+    )
     assert {r["verdict"] for r in nums} <= {"not comparable", "no result"}
 
 
@@ -236,10 +323,12 @@ def test_a_number_whose_claim_did_not_hold_is_not_consistent(hand_made, verified
     assert claim(claims, "matched-7b", Q7)["verdict"] == "did not hold"
     for where in (T1_PS_7B, T1_OB_7B):
         acc = row(nums, *where, Q7)
-        assert float(acc["ours_lo"]) <= float(acc["paper"]) <= float(acc["ours_hi"])   # the interval holds it
+        assert float(acc["ours_lo"]) <= float(acc["paper"]) <= float(acc["ours_hi"])  # the interval holds it
         assert acc["verdict"] == "discrepancy", acc["why"][:400]
-        assert acc["why"].startswith("the paper's claim did not hold (At 7B, Program-Solve is not reliably more "
-                                     "accurate than Open-book arithmetic")
+        assert acc["why"].startswith(
+            "the paper's claim did not hold (At 7B, Program-Solve is not reliably more "
+            "accurate than Open-book arithmetic"
+        )
     assert row(nums, *T1_PS_32B, Q32)["verdict"] == "reproduced"
 
 
@@ -254,16 +343,19 @@ def test_an_interval_from_four_clusters_judges_nothing(hand_made, verified_pins,
     assert len(got) == 1
     r = got[0]
     assert float(r["ours"]) == pytest.approx(70.0, abs=0.01)
-    assert float(r["ours_lo"]) <= 90.0 <= float(r["ours_hi"])     # the interval holds the paper's value
+    assert float(r["ours_lo"]) <= 90.0 <= float(r["ours_hi"])  # the interval holds the paper's value
     assert r["verdict"] == "discrepancy", r["why"]
     assert "rests on 4 calculator(s), fewer than the 10 a cluster bootstrap needs" in r["why"]
 
 
-# ---- 4. the differential test: compare's rescoring is verify's --------------------------------------------------------
+# ---- 4. the differential test: compare's rescoring is verify's --------------------------------------------------------  # noqa: E501
 def _compare_rescored(root: Path) -> dict[tuple[str, int], bool | None]:
     _, files = read_root(root)
-    return {(str(f.path.resolve()), line): (None if v < 0 else bool(v))
-            for f in files for line, v in enumerate(f.recomputed.rescored, 1)}
+    return {
+        (str(f.path.resolve()), line): (None if v < 0 else bool(v))
+        for f in files
+        for line, v in enumerate(f.recomputed.rescored, 1)
+    }
 
 
 def _verify_rescored(root: Path) -> dict[tuple[str, int], bool]:
@@ -288,4 +380,4 @@ def test_compares_rescoring_is_verifys_on_generated_sets(faithful, tmp_path):
     flipped = [k for k in ours if f"{PS_7B_FILE}42.jsonl" in k[0] and k[1] % 7 == 1]
     assert len(flipped) == 158
     recs = read_records(root, Q7, "program-solve", 42)
-    assert all(ours[k] != recs[k[1] - 1]["correct"] for k in flipped)   # the flags flipped, the rescoring not
+    assert all(ours[k] != recs[k[1] - 1]["correct"] for k in flipped)  # the flags flipped, the rescoring not

@@ -4,6 +4,7 @@ run manifest) give byte-identical ledger tables.
 
 Real components: the reproduce pipeline running the Gold-Solve library arm on the bundled slice, and the
 committed CPU-demo manifests (the real 0.5B model through the real executor) for the model rows."""
+
 from __future__ import annotations
 
 import json
@@ -11,10 +12,10 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from harness.analysis.tables.ledger import table_s14
-from harness.analysis.table_format import SECTION
 from harness.analysis.results_analysis import analyse
+from harness.analysis.table_format import SECTION
 from harness.analysis.tables import build_all
+from harness.analysis.tables.ledger import table_s14
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.reproduction import run_pipeline
 from harness.run.manifest import read_manifests, write_manifest
@@ -25,8 +26,18 @@ DEMO = ROOT / "results" / "cpu-demo"
 
 
 def _run(out: Path, seeds: list[int]) -> None:
-    run_pipeline(ReproduceConfig(launcher="llama-cpp", arms=["gold-lib"], seeds=seeds, dataset="bundled-test",
-                                 out=out, draws=DRAWS, progress=False), echo=lambda _: None)
+    run_pipeline(
+        ReproduceConfig(
+            launcher="llama-cpp",
+            arms=["gold-lib"],
+            seeds=seeds,
+            dataset="bundled-test",
+            out=out,
+            draws=DRAWS,
+            progress=False,
+        ),
+        echo=lambda _: None,
+    )
 
 
 def _ledger(tables: Path) -> dict[str, bytes]:
@@ -39,8 +50,8 @@ def _ledger(tables: Path) -> dict[str, bytes]:
 def test_resumed_run_with_split_seeds_gives_the_single_runs_ledger(tmp_path):
     single, resumed = tmp_path / "single", tmp_path / "resumed"
     _run(single, [42, 43])
-    _run(resumed, [43])          # the first block: seed 43 only
-    _run(resumed, [42, 43])      # resumed: seed 42 is new, 43 is taken from the store
+    _run(resumed, [43])  # the first block: seed 43 only
+    _run(resumed, [42, 43])  # resumed: seed 42 is new, 43 is taken from the store
     one = sorted(single.glob("manifest-2*.json"))
     two = sorted(resumed.glob("manifest-2*.json"))
     assert len(one) == 1 and len(two) == 2

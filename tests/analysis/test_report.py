@@ -1,9 +1,9 @@
 """HTML report from a SYNTHETIC record set: self-contained, shows tables, figures and manifests, and
 renders in headless Chromium."""
+
 from __future__ import annotations
 
 import base64
-import json
 import re
 import shutil
 import struct
@@ -24,8 +24,14 @@ def synthetic_report(tmp_path, monkeypatch):
 
     monkeypatch.setattr(catalog, "library_calculators", lambda: {1})
     monkeypatch.setattr(catalog, "audit_groups", lambda: {1: "no_issue", 2: "replaced", 3: "other_concern"})
-    recs = synthetic_records(models=("synthetic/model",), arms=("open-book", "program-solve", "gold-lib", "blind"),
-                             seeds=(42, 43), sizes=(4, 3, 5), library={1}, seed=3)
+    recs = synthetic_records(
+        models=("synthetic/model",),
+        arms=("open-book", "program-solve", "gold-lib", "blind"),
+        seeds=(42, 43),
+        sizes=(4, 3, 5),
+        library={1},
+        seed=3,
+    )
     root = write_records(tmp_path / "synthetic-results", recs)
     write_manifest(root, run_manifest("synthetic-run", scorer="<b>&"))
     return build_report(root, tmp_path / "out", draws=300), tmp_path
@@ -52,11 +58,26 @@ def test_report_renders_in_headless_chromium(synthetic_report, tmp_path):
     page, _ = synthetic_report
     shot = tmp_path / "shot.png"
     with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                               "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                               "--disable-sync", f"--user-data-dir={profile}", f"--screenshot={shot}",
-                               "--window-size=1280,1600", f"file://{page}"],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={profile}",
+                f"--screenshot={shot}",
+                "--window-size=1280,1600",
+                f"file://{page}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert shot.exists(), proc.stderr[-2000:]
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"

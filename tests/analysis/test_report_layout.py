@@ -8,6 +8,7 @@ the committed CPU demo's report and on a rehearsal result (the rehearsal server:
 
 A probe script appended to a copy of the page measures the layout in the browser and writes it into the DOM, which
 `chromium --dump-dom` prints."""
+
 from __future__ import annotations
 
 import json
@@ -43,10 +44,26 @@ def layout(page: Path) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         probed = Path(tmp) / "probed.html"
         probed.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE), encoding="utf-8")
-        proc = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                               "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                               "--disable-sync", f"--user-data-dir={tmp}/profile", f"--window-size={WIDTH},{HEIGHT}",
-                               "--dump-dom", f"file://{probed}"], capture_output=True, text=True, timeout=180)
+        proc = subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={tmp}/profile",
+                f"--window-size={WIDTH},{HEIGHT}",
+                "--dump-dom",
+                f"file://{probed}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
     found = re.search(r'<pre id="layout-probe">([^<]*)</pre>', proc.stdout)
     assert found, proc.stderr[-2000:]
     return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
@@ -58,10 +75,12 @@ def check_layout(got: dict, first_screen: str) -> None:
     for t in got["tables"]:
         assert t["inWrap"] and t["ox"] in ("auto", "scroll"), f"table {t['id']!r} is not in a scrolling box"
         assert t["tw"] <= t["ww"] or t["ox"] in ("auto", "scroll"), t
-    assert got[first_screen] is not None and got[first_screen] <= got["h"], \
+    assert got[first_screen] is not None and got[first_screen] <= got["h"], (
         f"{first_screen} ends at {got[first_screen]} px, below the first screen ({got['h']} px)"
-    assert got["glance"] is not None and got["glance"] <= got["h"] + 120, \
+    )
+    assert got["glance"] is not None and got["glance"] <= got["h"] + 120, (
         f"the At-a-glance table ends at {got['glance']} px, far below the first screen ({got['h']} px)"
+    )
     for img in got["imgs"]:
         assert img["w"] >= min(img["nw"], 0.9 * (WIDTH - 166)) - 1, f"figure {img['alt']!r} shrunk: {img}"
 
@@ -81,12 +100,39 @@ def test_rehearsal_report_reads_at_a_laptops_width(tmp_path):
 
     root = tmp_path / "rehearsal"
     with running_rehearsal_server(seed=7, answer_key=load_dataset("bundled-test").path) as server:
-        r = CliRunner().invoke(main, ["run", "--arm", "open-book", "--arm", "program-solve", "--arm", "gold-lib",
-                                      "--dataset", "bundled-test", "--seeds", "42", "--base-url", server.base_url,
-                                      "--model", "rehearsal-alpha", "--server-profile", "plain", "--executor-backend",
-                                      "process", "--out", str(root), "--no-progress", "--concurrency", "8"])
+        r = CliRunner().invoke(
+            main,
+            [
+                "run",
+                "--arm",
+                "open-book",
+                "--arm",
+                "program-solve",
+                "--arm",
+                "gold-lib",
+                "--dataset",
+                "bundled-test",
+                "--seeds",
+                "42",
+                "--base-url",
+                server.base_url,
+                "--model",
+                "rehearsal-alpha",
+                "--server-profile",
+                "plain",
+                "--executor-backend",
+                "process",
+                "--out",
+                str(root),
+                "--no-progress",
+                "--concurrency",
+                "8",
+            ],
+        )
     assert r.exit_code == 0, r.output
-    r = CliRunner().invoke(main, ["report", "--results", str(root), "--out", str(tmp_path / "report"), "--draws", "200"])
+    r = CliRunner().invoke(
+        main, ["report", "--results", str(root), "--out", str(tmp_path / "report"), "--draws", "200"]
+    )
     assert r.exit_code == 0, r.output
     got = layout(tmp_path / "report" / "report.html")
     check_layout(got, "synthetic")

@@ -1,6 +1,7 @@
 """The report as a reader sees it, on the real committed CPU-demo results rendered in headless Chromium: no
 table runs past the page's right edge, s8 does not print a degenerate program whole, Table 1's superscripts say
 what they count."""
+
 from __future__ import annotations
 
 import re
@@ -10,8 +11,8 @@ import tempfile
 
 import pytest
 
-from harness.core.paths import REPO_ROOT
 from harness.analysis.tables.gaps import S8_MAX_LINES, _program_lines
+from harness.core.paths import REPO_ROOT
 
 DEMO = REPO_ROOT / "results" / "cpu-demo"
 
@@ -29,6 +30,7 @@ window.addEventListener('load', () => {
 @pytest.fixture(scope="module")
 def demo_report(tmp_path_factory):
     from harness.analysis.report import build_report
+
     out = tmp_path_factory.mktemp("report")
     return build_report(DEMO, out, draws=200)
 
@@ -40,22 +42,40 @@ def test_no_table_is_clipped_and_s8_is_bounded_in_the_rendered_page(demo_report,
     page = tmp_path / "measured.html"
     page.write_text(demo_report.read_text().replace("</body>", MEASURE))
     with tempfile.TemporaryDirectory() as profile:
-        proc = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                               "--disable-background-networking", f"--user-data-dir={profile}",
-                               "--window-size=1280,1600", "--virtual-time-budget=5000", "--dump-dom", f"file://{page}"],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                f"--user-data-dir={profile}",
+                "--window-size=1280,1600",
+                "--virtual-time-budget=5000",
+                "--dump-dom",
+                f"file://{page}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     title = re.search(r"<title>(WIDE=[^<]*)</title>", proc.stdout)
     assert title, proc.stderr[-2000:]
     wide, s8_rows = re.fullmatch(r"WIDE=([^;]*);S8ROWS=(-?\d+)", title.group(1)).groups()
     assert wide == "", f"tables past the right edge at 1280 px: {wide}"
-    assert 0 < int(s8_rows) <= S8_MAX_LINES + 4          # header, program lines, outcome heading and row
+    assert 0 < int(s8_rows) <= S8_MAX_LINES + 4  # header, program lines, outcome heading and row
 
 
 def test_a_degenerate_program_is_collapsed_and_cut():
     program = "x = {\n" + '"blood urea": 120,\n"blood sodium": 120,\n' * 500 + "}\nprint(x)\n"
     lines = _program_lines(program)
-    assert lines[:4] == ["x = {", '"blood urea": 120,', '"blood sodium": 120,',
-                         "[... the 2 lines above repeated 499 more times]"]
+    assert lines[:4] == [
+        "x = {",
+        '"blood urea": 120,',
+        '"blood sodium": 120,',
+        "[... the 2 lines above repeated 499 more times]",
+    ]
     assert lines[-2:] == ["}", "print(x)"]
     long = "\n".join(f"y{i} = {i}" for i in range(100))
     cut = _program_lines(long)
@@ -81,6 +101,7 @@ def test_figure_1b_labels_every_bar_with_value_and_cases_and_figure_2_draws_edge
     def keep(fig, out_dir, stem):
         kept[stem] = fig
         return []
+
     monkeypatch.setattr(figures, "_save", keep)
     an = analyse(DEMO, draws=200)
     figures.figure_accuracy(an, tmp_path)

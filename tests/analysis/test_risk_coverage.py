@@ -3,6 +3,7 @@
 The records here are synthetic (model "synthetic/router", dataset "synthetic") and can never be
 mistaken for results: they exist to give a curve whose every point is known in advance.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -12,16 +13,33 @@ import numpy as np
 import pytest
 
 from harness.analysis.stats.bootstrap import Resampler, percentile_interval
-from harness.analysis.stats.risk_coverage import (RiskCoverageError, aurc_from_groups, curve, level_rows, row_level,
-                                         single_arm_point, thresholds)
+from harness.analysis.stats.risk_coverage import (
+    RiskCoverageError,
+    aurc_from_groups,
+    curve,
+    level_rows,
+    row_level,
+    single_arm_point,
+    thresholds,
+)
 from tests.records import record
 
 GOLD = 10
 WRONG = 99
 
 
-def synthetic_router_record(calc: int, row: int, seed: int, *, route: str, k: int = 5, top: int = 0,
-                            top_right: bool = False, library_right: bool = True, arm: str = "routed-gold") -> dict:
+def synthetic_router_record(
+    calc: int,
+    row: int,
+    seed: int,
+    *,
+    route: str,
+    k: int = 5,
+    top: int = 0,
+    top_right: bool = False,
+    library_right: bool = True,
+    arm: str = "routed-gold",
+) -> dict:
     """One synthetic router record. route library: the library answered (right or not); otherwise the
     k programs' largest agreement cluster has `top` members holding the right or a wrong value."""
     clusters = []
@@ -39,10 +57,20 @@ def synthetic_router_record(calc: int, row: int, seed: int, *, route: str, k: in
     else:
         answer, correct, outcome, route = None, False, "abstained", "abstain"
     return record(
-        key=f"{arm}|{seed}|{calc}-{row}", model="synthetic/router", arm=arm, seed=seed, dataset="synthetic",
-        synthetic=True, case_id=f"{calc}-{row}", calculator_id=calc, output_type="integer", scorer="paper",
+        key=f"{arm}|{seed}|{calc}-{row}",
+        model="synthetic/router",
+        arm=arm,
+        seed=seed,
+        dataset="synthetic",
+        synthetic=True,
+        case_id=f"{calc}-{row}",
+        calculator_id=calc,
+        output_type="integer",
+        scorer="paper",
         gold={"answer": str(GOLD), "lower": str(GOLD), "upper": str(GOLD)},
-        answer=answer, answer_kind="number" if answer is not None else None, outcome=outcome,
+        answer=answer,
+        answer_kind="number" if answer is not None else None,
+        outcome=outcome,
         correct=correct,
         detail={"router": {"route": route, "k": k, "m": m, "clusters": clusters}},
     )
@@ -50,7 +78,7 @@ def synthetic_router_record(calc: int, row: int, seed: int, *, route: str, k: in
 
 # calculator -> list of (route, top, top_right, library_right) per row; one seed
 DESIGN = {
-    1: [("library", 0, False, True)] * 3 + [("library", 0, False, False)],          # 4 library rows, 1 wrong
+    1: [("library", 0, False, True)] * 3 + [("library", 0, False, False)],  # 4 library rows, 1 wrong
     2: [("p", 5, True, True), ("p", 5, False, True), ("p", 4, True, True), ("p", 3, True, True)],
     3: [("p", 3, False, True), ("p", 2, True, True), ("p", 1, True, True), ("p", 0, False, True)],
     4: [("p", 2, False, True), ("p", 1, False, True)],
@@ -62,8 +90,17 @@ def design_records(seeds=(42,)) -> list[dict]:
     for seed in seeds:
         for calc, rows in DESIGN.items():
             for i, (route, top, top_right, lib_right) in enumerate(rows, start=1):
-                out.append(synthetic_router_record(calc, i, seed, route="library" if route == "library" else "p",
-                                                   top=top, top_right=top_right, library_right=lib_right))
+                out.append(
+                    synthetic_router_record(
+                        calc,
+                        i,
+                        seed,
+                        route="library" if route == "library" else "p",
+                        top=top,
+                        top_right=top_right,
+                        library_right=lib_right,
+                    )
+                )
     return out
 
 
@@ -71,8 +108,11 @@ def brute_point(records, min_level):
     """Coverage, accuracy and full accuracy by plain loops over (level, correct) pairs."""
     levels = [row_level(r)[1:] for r in records]
     answered = [ok for lv, ok in levels if lv >= min_level]
-    return (len(answered) / len(levels), (sum(answered) / len(answered)) if answered else math.nan,
-            sum(answered) / len(levels))
+    return (
+        len(answered) / len(levels),
+        (sum(answered) / len(answered)) if answered else math.nan,
+        sum(answered) / len(levels),
+    )
 
 
 def brute_aurc(pairs):
@@ -115,7 +155,7 @@ def test_known_curve_points_by_hand():
 
 def test_aurc_matches_exhaustive_tie_orders():
     recs = design_records()
-    small = [r for r in recs if r["calculator_id"] in (1, 3, 4)]   # 10 rows, ties of size <= 4
+    small = [r for r in recs if r["calculator_id"] in (1, 3, 4)]  # 10 rows, ties of size <= 4
     pairs = [row_level(r)[1:] for r in small]
     rows = level_rows(small)[("synthetic/router", "routed-gold")]
     c = curve(rows, draws=50, seed=3)
@@ -124,7 +164,7 @@ def test_aurc_matches_exhaustive_tie_orders():
 
 def test_aurc_hand_value():
     # two right library rows, one wrong program row at level 5, one never answered: (0/1 + 0/2 + 1/3) / 4
-    n = np.array([2, 1, 0, 0, 0, 0, 1])   # levels 6..1, then never answered
+    n = np.array([2, 1, 0, 0, 0, 0, 1])  # levels 6..1, then never answered
     e = np.array([0, 1, 0, 0, 0, 0, 0])
     assert float(aurc_from_groups(n, e)) == pytest.approx(1 / 12, abs=1e-15)
     # all right -> 0; nothing answerable -> NaN
@@ -198,7 +238,11 @@ def test_bad_records_are_named():
 
 
 def test_single_arm_point_counts_abstentions():
-    recs = [{"outcome": "answered", "correct": True}, {"outcome": "answered", "correct": False},
-            {"outcome": "raised_error", "correct": False}, {"outcome": "answered", "correct": True}]
+    recs = [
+        {"outcome": "answered", "correct": True},
+        {"outcome": "answered", "correct": False},
+        {"outcome": "raised_error", "correct": False},
+        {"outcome": "answered", "correct": True},
+    ]
     pt = single_arm_point(recs, "program-solve")
     assert (pt["coverage"], pt["accuracy"], pt["full_accuracy"]) == (0.75, 2 / 3, 0.5)

@@ -2,11 +2,12 @@
 
 Synthetic records only (model "synthetic/router", dataset "synthetic", `"synthetic": true`): the point
 is a result set whose curve is known, not a result."""
+
 from __future__ import annotations
 
+from harness.analysis.results_analysis import analyse
 from harness.analysis.stats.risk_coverage import curve, level_rows
 from harness.analysis.stats.synthetic_records import synthetic_records, write_records
-from harness.analysis.results_analysis import analyse
 from harness.analysis.tables import build_tables
 from tests.analysis.test_risk_coverage import DESIGN, design_records
 
@@ -15,13 +16,17 @@ SEEDS = (42, 43)
 
 def results(tmp_path, with_router=True):
     sizes = tuple(len(DESIGN[c]) for c in sorted(DESIGN))
-    recs = synthetic_records(models=("synthetic/router",), arms=("program-solve", "gold-lib"), seeds=SEEDS,
-                             sizes=sizes, library=(1,), seed=3)
+    recs = synthetic_records(
+        models=("synthetic/router",), arms=("program-solve", "gold-lib"), seeds=SEEDS, sizes=sizes, library=(1,), seed=3
+    )
     if with_router:
         for r in design_records(seeds=SEEDS):
             calc, row = (int(x) for x in r["case_id"].split("-"))
-            r.update(row_number=100 * calc + row, calculator_name=f"Synthetic calculator {calc}",
-                     key=f"router|{r['seed']}|{r['case_id']}")
+            r.update(
+                row_number=100 * calc + row,
+                calculator_name=f"Synthetic calculator {calc}",
+                key=f"router|{r['seed']}|{r['case_id']}",
+            )
             recs.append(r)
     return write_records(tmp_path / "results", recs)
 
@@ -45,8 +50,9 @@ def test_router_tables_from_records(tmp_path):
     s20 = by["s20"].rows[0]
     assert s20[1] == "Routed, formula given" and s20[2] == f"{100 * 18 / 28:.2f}"
     assert s20[5] == f"{100 * 8 / 28:.1f} / {100 * 10 / 28:.1f} / {100 * 10 / 28:.1f}"
-    assert s20[6] != "\u2013" and s20[7] != "\u2013"      # both paired gaps computed
+    assert s20[6] != "\u2013" and s20[7] != "\u2013"  # both paired gaps computed
     from harness.analysis.figures import build_figures
+
     paths = build_figures(an, tmp_path / "fig")
     assert (tmp_path / "fig" / "fig-risk-coverage.png").exists() and len(paths) == 6
 

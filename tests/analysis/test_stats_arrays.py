@@ -1,5 +1,6 @@
 """Correctness arrays, paired gaps and hybrids on SYNTHETIC record sets written to tmp_path, checked
 against straightforward pandas / dict computations from the same records."""
+
 from __future__ import annotations
 
 import json
@@ -31,8 +32,9 @@ def fake_catalog(monkeypatch):
 
 @pytest.fixture
 def synthetic_set(tmp_path):
-    recs = synthetic_records(models=("synthetic/m1",), arms=ARMS, seeds=(42, 43, 44), sizes=(6, 3, 8, 5, 4, 7),
-                             library={1, 2}, seed=5)
+    recs = synthetic_records(
+        models=("synthetic/m1",), arms=ARMS, seeds=(42, 43, 44), sizes=(6, 3, 8, 5, 4, 7), library={1, 2}, seed=5
+    )
     write_records(tmp_path / "synthetic-results", recs)
     return tmp_path / "synthetic-results", recs
 
@@ -64,12 +66,15 @@ def _rec(**kw):
     return {**record(model="synthetic/m", arm="open-book", case_id="1-1", calculator_id=1), **kw}
 
 
-@pytest.mark.parametrize("bad,message", [
-    ({"correct": "yes"}, r"wrong type: correct \(str, not bool\)"),    # the store's Record check
-    ({"outcome": "exploded"}, "unknown outcome 'exploded'"),
-    ({"outcome": "abstained", "correct": True}, "marked correct but its outcome is 'abstained'"),
-    ({"calculator_id": "x"}, r"wrong type: calculator_id \(str, not int\)"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ({"correct": "yes"}, r"wrong type: correct \(str, not bool\)"),  # the store's Record check
+        ({"outcome": "exploded"}, "unknown outcome 'exploded'"),
+        ({"outcome": "abstained", "correct": True}, "marked correct but its outcome is 'abstained'"),
+        ({"calculator_id": "x"}, r"wrong type: calculator_id \(str, not int\)"),
+    ],
+)
 def test_bad_records_name_file_and_line(tmp_path, bad, message):
     path = tmp_path / "r" / "synthetic_m" / "open-book" / "seed42.jsonl"
     _write(path, [_rec(case_id="1-1"), _rec(case_id="1-2", **bad)])
@@ -106,8 +111,9 @@ def test_torn_last_line_is_skipped_with_warning(tmp_path):
 
 
 def test_model_free_gold_lib_is_shared_across_models_and_seeds(tmp_path):
-    recs = synthetic_records(models=("synthetic/m1", "synthetic/m2"), arms=("program-solve",), seeds=(42, 43),
-                             sizes=(2, 2), seed=1)
+    recs = synthetic_records(
+        models=("synthetic/m1", "synthetic/m2"), arms=("program-solve",), seeds=(42, 43), sizes=(2, 2), seed=1
+    )
     recs += synthetic_records(models=("none",), arms=("gold-lib",), seeds=(42,), sizes=(2, 2), library={1})
     write_records(tmp_path / "r", recs)
     data = load_arrays(tmp_path / "r")
@@ -173,8 +179,10 @@ def test_hybrids_assembled_per_case_and_seed(synthetic_set):
     added = add_hybrids(data)
     assert set(added) == {hybrid_name(lib, fb) for lib in ("gold", "extract") for fb in ("program-solve", "open-book")}
     by = {(r["arm"], r["seed"], r["case_id"]): r for r in recs}
-    for name, lib in ((hybrid_name("gold", "program-solve"), "gold-lib"),
-                      (hybrid_name("extract", "open-book"), "extract-lib")):
+    for name, lib in (
+        (hybrid_name("gold", "program-solve"), "gold-lib"),
+        (hybrid_name("extract", "open-book"), "extract-lib"),
+    ):
         fb = name.split("+")[1]
         block = data.block("synthetic/m1", name)
         used = 0
@@ -198,7 +206,9 @@ def test_one_dataset_is_analysed_when_a_root_holds_several(tmp_path):
     assert any("dataset synthetic-dev excluded" in n for n in data.notes)
     dev = load_arrays(tmp_path / "r", dataset="synthetic-dev")
     assert dev.n_cases == 15 and dev.arms == ["gold-lib"]
-    with pytest.raises(ResultsError, match="dataset 'nope' not found in the results; present: synthetic, synthetic-dev"):
+    with pytest.raises(
+        ResultsError, match="dataset 'nope' not found in the results; present: synthetic, synthetic-dev"
+    ):
         load_arrays(tmp_path / "r", dataset="nope")
 
 
@@ -206,18 +216,30 @@ def test_gap_permutation_p_is_exhaustive_for_few_discordant_cases(tmp_path):
     """With few non-zero seed-averaged differences the case-level p is the exact enumeration."""
     import itertools
 
-    recs = synthetic_records(models=("synthetic/m",), arms=("open-book", "program-solve"), seeds=(42, 43),
-                             sizes=(3, 3, 3), accuracy={"open-book": 0.5, "program-solve": 0.5}, seed=8)
+    recs = synthetic_records(
+        models=("synthetic/m",),
+        arms=("open-book", "program-solve"),
+        seeds=(42, 43),
+        sizes=(3, 3, 3),
+        accuracy={"open-book": 0.5, "program-solve": 0.5},
+        seed=8,
+    )
     write_records(tmp_path / "r", recs)
     data = load_arrays(tmp_path / "r")
     row = paired_gaps(data, PRIMARY[:1], Resampler(data.cluster, draws=500, seed=2)).rows[0]
     d = (data.block("synthetic/m", "program-solve") - data.block("synthetic/m", "open-book")).mean(axis=0)
     nz = d[d != 0]
-    brute = np.mean([abs(np.dot(s, nz)) >= abs(nz.sum()) - 1e-12
-                     for s in itertools.product((-1, 1), repeat=nz.size)]) if nz.size else 1.0
+    brute = (
+        np.mean([abs(np.dot(s, nz)) >= abs(nz.sum()) - 1e-12 for s in itertools.product((-1, 1), repeat=nz.size)])
+        if nz.size
+        else 1.0
+    )
     assert row["perm_p_case"] == pytest.approx(brute)
     calc = np.bincount(data.cluster, weights=d)
     calc = calc[calc != 0]
-    brute_calc = np.mean([abs(np.dot(s, calc)) >= abs(calc.sum()) - 1e-12
-                          for s in itertools.product((-1, 1), repeat=calc.size)]) if calc.size else 1.0
+    brute_calc = (
+        np.mean([abs(np.dot(s, calc)) >= abs(calc.sum()) - 1e-12 for s in itertools.product((-1, 1), repeat=calc.size)])
+        if calc.size
+        else 1.0
+    )
     assert row["perm_p_calc"] == pytest.approx(brute_calc)

@@ -1,5 +1,6 @@
 """Statistics core against reference implementations (scipy, statsmodels, exhaustive enumeration,
 an independent slow-loop bootstrap, data simulated with a known ICC)."""
+
 from __future__ import annotations
 
 import itertools
@@ -11,8 +12,8 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from harness.analysis.stats.bootstrap import Resampler, percentile_interval, ratio
-from harness.analysis.stats.icc import design_effect, effective_sample_size, icc1, summarize
 from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact, sign_flip_p
+from harness.analysis.stats.icc import design_effect, effective_sample_size, icc1, summarize
 
 
 # ---- McNemar --------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 the paper's order; a table defined outside the kit is built and indexed like the kit's own; and the note-budget
 ablation reads each arm's budget from its spec, so an arm capped at another budget is tabulated with that budget
 (SYNTHETIC records, never a model's)."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,17 +26,42 @@ def fake_catalog(monkeypatch):
 
 
 def _analysis(tmp_path, arms):
-    recs = synthetic_records(models=("synthetic/Alpha-7B-Instruct",), arms=arms, seeds=(42, 43), sizes=(4, 3, 5),
-                             library={1}, seed=5)
+    recs = synthetic_records(
+        models=("synthetic/Alpha-7B-Instruct",), arms=arms, seeds=(42, 43), sizes=(4, 3, 5), library={1}, seed=5
+    )
     return analyse(write_records(tmp_path / "results", recs), draws=200)
 
 
 def test_every_table_is_one_spec_of_one_group_in_the_papers_order():
     assert isinstance(TABLES, Registry) and all(isinstance(s, TableSpec) for s in TABLES.values())
-    assert PAPER_TABLES == ("table1", "table1-other", "table2", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9",
-                            "s10", "s11", "s12", "s13", "s14", "s14b", "s15", "s15b", "s16", "s17", "s17b", "s18",
-                            "s19")
-    assert list(TABLES)[len(PAPER_TABLES):] == ["s20", "s21", "s22"]     # beyond the paper, after it
+    assert PAPER_TABLES == (
+        "table1",
+        "table1-other",
+        "table2",
+        "s1",
+        "s2",
+        "s3",
+        "s4",
+        "s5",
+        "s6",
+        "s7",
+        "s8",
+        "s9",
+        "s10",
+        "s11",
+        "s12",
+        "s13",
+        "s14",
+        "s14b",
+        "s15",
+        "s15b",
+        "s16",
+        "s17",
+        "s17b",
+        "s18",
+        "s19",
+    )
+    assert list(TABLES)[len(PAPER_TABLES) :] == ["s20", "s21", "s22"]  # beyond the paper, after it
     assert {s.group for s in TABLES.values()} == set(GROUPS)
     assert {n for n, s in TABLES.items() if s.group == "ledger"} == {"s14", "s14b"}
     with pytest.raises(ValueError, match="group 'inputs' is not one of ladder, gaps, ledger, audit, router"):
@@ -46,8 +72,13 @@ def test_a_table_registered_outside_the_kit_is_built_and_indexed(tmp_path, fake_
     an = _analysis(tmp_path, ("open-book", "program-solve", "gold-lib"))
 
     def cases(a):
-        return Table("s99", "Cases per calculator", ["Calculator", "Cases"],
-                     [[str(c), str(int((a.data.calculator_ids == c).sum()))] for c in a.data.calculators], [])
+        return Table(
+            "s99",
+            "Cases per calculator",
+            ["Calculator", "Cases"],
+            [[str(c), str(int((a.data.calculator_ids == c).sum()))] for c in a.data.calculators],
+            [],
+        )
 
     TABLES.register(TableSpec("s99", "ladder", cases))
     try:
@@ -64,8 +95,9 @@ def test_a_table_registered_outside_the_kit_is_built_and_indexed(tmp_path, fake_
 def test_the_note_budget_ablation_reads_the_budget_from_the_arm_spec(tmp_path, fake_catalog):
     """An arm capped at 90 words (defined here, not in the kit) is the budget variant of the arm it caps: its label,
     its declared comparison and table s4 say 90 words, which no table module names."""
-    capped = ARMS["extract-lib"].replace(name="extract-lib-90", title="Extract-Solve library, 90 words",
-                                        note_words=90, display=Display())
+    capped = ARMS["extract-lib"].replace(
+        name="extract-lib-90", title="Extract-Solve library, 90 words", note_words=90, display=Display()
+    )
     with registered(capped):
         assert budget_variants()["extract-lib-90"] == "extract-lib"
         assert arm_label("extract-lib-90") == "Extract-Solve library, 90 words"

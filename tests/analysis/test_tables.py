@@ -1,5 +1,6 @@
 """Tables and figures from SYNTHETIC record sets in tmp_path: values against pandas, byte-stable
 re-derivation, graceful omission, LaTeX/CSV well-formedness, CLI commands."""
+
 from __future__ import annotations
 
 import csv
@@ -9,16 +10,24 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from harness.analysis.results_analysis import analyse
 from harness.analysis.stats import catalog
 from harness.analysis.stats.families import arm_label
-from harness.analysis.results_analysis import analyse
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import tex_escape
 from harness.analysis.tables import build_all
 from harness.analysis.tables.ladder import table1
 
-ARMS = ("note-only", "open-book", "program-solve", "program-solve-syntax", "gold-lib", "extract-lib", "blind",
-        "blind-vote")
+ARMS = (
+    "note-only",
+    "open-book",
+    "program-solve",
+    "program-solve-syntax",
+    "gold-lib",
+    "extract-lib",
+    "blind",
+    "blind-vote",
+)
 LIB = {1, 2}
 DRAWS = 400
 
@@ -34,8 +43,15 @@ def fake_catalog(monkeypatch):
 def synthetic_results(tmp_path):
     from harness.analysis.stats.synthetic_records import synthetic_records, write_records
 
-    recs = synthetic_records(models=("synthetic/Alpha-7B-Instruct", "synthetic/Beta-32B-Instruct"), arms=ARMS,
-                             seeds=(42, 43, 44), sizes=(5, 4, 6, 3, 5), library=LIB, date_calcs={3}, seed=11)
+    recs = synthetic_records(
+        models=("synthetic/Alpha-7B-Instruct", "synthetic/Beta-32B-Instruct"),
+        arms=ARMS,
+        seeds=(42, 43, 44),
+        sizes=(5, 4, 6, 3, 5),
+        library=LIB,
+        date_calcs={3},
+        seed=11,
+    )
     write_records(tmp_path / "synthetic-results", recs)
     return tmp_path / "synthetic-results", recs
 
@@ -92,10 +108,14 @@ def test_a_broken_catalogue_contract_raises_not_omits(synthetic_results, monkeyp
 def test_single_seed_and_partial_arms(tmp_path, fake_catalog):
     from harness.analysis.stats.synthetic_records import synthetic_records, write_records
 
-    recs = synthetic_records(models=("synthetic/demo",), arms=("open-book", "program-solve"), seeds=(42,),
-                             sizes=(3, 3, 3), seed=1)
-    recs += [r for r in synthetic_records(models=("synthetic/demo",), arms=("blind",), seeds=(42,),
-                                          sizes=(3, 3, 3), seed=2) if r["calculator_id"] == 1]
+    recs = synthetic_records(
+        models=("synthetic/demo",), arms=("open-book", "program-solve"), seeds=(42,), sizes=(3, 3, 3), seed=1
+    )
+    recs += [
+        r
+        for r in synthetic_records(models=("synthetic/demo",), arms=("blind",), seeds=(42,), sizes=(3, 3, 3), seed=2)
+        if r["calculator_id"] == 1
+    ]
     write_records(tmp_path / "r", recs)
     paths = build_all(tmp_path / "r", tmp_path / "t", draws=DRAWS)
     index = (tmp_path / "t" / "index.md").read_text()
@@ -134,13 +154,17 @@ def test_cli_commands(synthetic_results, fake_catalog, tmp_path):
     assert (tmp_path / "figures" / "fig2-coverage.pdf").exists()
     bad = tmp_path / "bad" / "synthetic_m" / "blind" / "seed42.jsonl"
     bad.parent.mkdir(parents=True)
-    bad.write_text('{"key": "k", "scorer": "paper", "model": "m", "arm": "blind", "seed": 42, "case_id": "1-1", '
-                   '"calculator_id": 1, "correct": 1, "outcome": "answered", "record_schema": 2}\n')
+    bad.write_text(
+        '{"key": "k", "scorer": "paper", "model": "m", "arm": "blind", "seed": 42, "case_id": "1-1", '
+        '"calculator_id": 1, "correct": 1, "outcome": "answered", "record_schema": 2}\n'
+    )
     res = runner.invoke(main, ["tables", "--results", str(tmp_path / "bad"), "--out", str(tmp_path / "o")])
     assert res.exit_code != 0 and "seed42.jsonl:1" in res.output and "correct (int, not bool)" in res.output
     # the store's reader checks the record's required fields first (one reader, one rule for every stage)
-    bad.write_text('{"model": "m", "arm": "blind", "seed": 42, "case_id": "1-1", "calculator_id": 1, '
-                   '"correct": true, "outcome": "answered"}\n')
+    bad.write_text(
+        '{"model": "m", "arm": "blind", "seed": 42, "case_id": "1-1", "calculator_id": 1, '
+        '"correct": true, "outcome": "answered"}\n'
+    )
     res = runner.invoke(main, ["tables", "--results", str(tmp_path / "bad"), "--out", str(tmp_path / "o")])
     assert res.exit_code != 0 and "seed42.jsonl:1" in res.output and "lacks required field(s) key, scorer" in res.output
 
@@ -151,8 +175,12 @@ def test_figures_are_byte_stable_without_timestamps(synthetic_results, fake_cata
     an = analyse(synthetic_results[0], draws=200)
     a = build_figures(an, tmp_path / "a")
     b = build_figures(an, tmp_path / "b")
-    assert sorted(p.name for p in a) == ["fig1b-accuracy.pdf", "fig1b-accuracy.png", "fig2-coverage.pdf",
-                                         "fig2-coverage.png"]
+    assert sorted(p.name for p in a) == [
+        "fig1b-accuracy.pdf",
+        "fig1b-accuracy.png",
+        "fig2-coverage.pdf",
+        "fig2-coverage.png",
+    ]
     for pa, pb in zip(a, b):
         data = pa.read_bytes()
         assert data == pb.read_bytes(), pa.name

@@ -2,6 +2,7 @@
 result set (the real CPU demo model through the real executor) and the real formula catalogue. Each test
 recomputes the table's numbers here, from the raw JSONL lines, the manifest files, the catalogue's TOML
 files or `executor policy`, and compares."""
+
 from __future__ import annotations
 
 import csv
@@ -14,12 +15,26 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from harness.analysis.tables.audit import ANNOTATION_FILE, NOT_ANNOTATED, OUTCOME_CATEGORIES, READING_CATEGORIES, S15_PER_STRATUM, SHEET_COLUMNS, annotation_sheet, draw_sample, table_s15, table_s15b, table_s17, table_s17b, table_s9
+from harness.analysis.results_analysis import analyse
+from harness.analysis.tables import PAPER_TABLES, build_all, build_tables
+from harness.analysis.tables.audit import (
+    ANNOTATION_FILE,
+    NOT_ANNOTATED,
+    OUTCOME_CATEGORIES,
+    READING_CATEGORIES,
+    S15_PER_STRATUM,
+    SHEET_COLUMNS,
+    annotation_sheet,
+    draw_sample,
+    table_s9,
+    table_s15,
+    table_s15b,
+    table_s17,
+    table_s17b,
+)
 from harness.analysis.tables.gaps import _program_lines, recall_losses, table_s7, table_s8
 from harness.analysis.tables.ladder import table1_other
 from harness.analysis.tables.ledger import table_s14, table_s14b
-from harness.analysis.results_analysis import analyse
-from harness.analysis.tables import PAPER_TABLES, build_all, build_tables
 from harness.run.manifest import run_manifests
 from tests.conftest import ROOT
 
@@ -28,8 +43,12 @@ DRAWS = 200  # the tables here do not use the bootstrap; keep the shared analysi
 
 
 def raw_records(root=DEMO) -> list[dict]:
-    return [json.loads(line) for p in sorted(root.glob("*/*/seed*.jsonl"))
-            for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line)
+        for p in sorted(root.glob("*/*/seed*.jsonl"))
+        for line in p.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +80,12 @@ def test_table1_lower_block_matches_raw_accuracy(an):
         mine = [r for r in recs if r["model"] == model and r["arm"] == arm]
         acc[arm] = 100.0 * sum(r["correct"] for r in mine) / len(mine)
     (row,) = cells(table1_other(an))
-    assert row == [model, f"{acc['program-solve']:.2f}", f"{acc['open-book']:.2f}",
-                   f"{acc['program-solve'] - acc['open-book']:+.2f}"]
+    assert row == [
+        model,
+        f"{acc['program-solve']:.2f}",
+        f"{acc['open-book']:.2f}",
+        f"{acc['program-solve'] - acc['open-book']:+.2f}",
+    ]
 
 
 def test_s7_pairs_match_raw_records(an):
@@ -124,15 +147,15 @@ def test_s9_counts_match_catalogue_files(an):
     sections = [r[1] for r in table.rows if r[0] == "__section__"]
     assert sections[0].startswith(f"The {len(concern)} calculators") and sections[1].startswith(f"The {len(others)} ")
     body = cells(table)
-    named = body[:len(concern)]
+    named = body[: len(concern)]
     assert sorted(int(r[0].rsplit("(", 1)[1].rstrip(")")) for r in named) == sorted(c["id"] for c in concern)
     for r in named:
         cid = int(r[0].rsplit("(", 1)[1].rstrip(")"))
         assert r[1].endswith(f"use: {use[cid]}")
-    counted = {r[0]: int(r[3].split()[0]) for r in body[len(concern):]}
+    counted = {r[0]: int(r[3].split()[0]) for r in body[len(concern) :]}
     assert counted == dict(Counter(use[c["id"]] for c in others))
     replaced = [c for c in raw if c.get("replaced_by_guideline")]
-    assert all("replaced by" in r[1] for r in named[:len(replaced)])
+    assert all("replaced by" in r[1] for r in named[: len(replaced)])
 
 
 @pytest.mark.parametrize("name,status", [("s17", "could_not_reproduce"), ("s17b", "omitted")])
@@ -165,8 +188,9 @@ def test_s14_values_come_from_the_manifests(an):
 
 
 def test_s14b_limits_are_the_executor_policy(an):
-    out = subprocess.run([str(ROOT / ".venv" / "bin" / "executor"), "policy"], capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "executor"), "policy"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     limits = json.loads(out.stdout)["policy"]["limits"]
     table = table_s14b(an)
@@ -179,8 +203,10 @@ def test_s14b_limits_are_the_executor_policy(an):
     assert rows["Policy hash"].startswith(used[0].policy_hash)
     assert "container" in rows["Backend"] and "runsc" in rows["Backend"]
     policy = json.loads(out.stdout)["policy"]
-    assert rows["Determinism"].startswith(f"str hash seed {policy['hash_seed']} ({policy['hash_algorithm']}); "
-                                          f"clock frozen at {policy['clock_instant']}; address layout ")
+    assert rows["Determinism"].startswith(
+        f"str hash seed {policy['hash_seed']} ({policy['hash_algorithm']}); "
+        f"clock frozen at {policy['clock_instant']}; address layout "
+    )
     layouts = sorted({e.address_layout for e in used if e.address_layout})
     assert (", ".join(layouts) if layouts else "not recorded") in rows["Determinism"]
 

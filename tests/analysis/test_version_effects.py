@@ -1,10 +1,11 @@
 """Gold-Solve under each formula version on the bundled slice: what changes, from the gold variables."""
+
 from __future__ import annotations
 
-from harness.data.dataset import load_dataset
-from harness.data.conventions import default_convention
-from harness.calculators import LIBRARY, solve_gold
 from harness.analysis.stats.version_effects import case_rows, summarise
+from harness.calculators import LIBRARY, solve_gold
+from harness.data.conventions import default_convention
+from harness.data.dataset import load_dataset
 
 
 def test_bundled_slice_version_changes():
@@ -27,6 +28,7 @@ def test_bundled_slice_version_changes():
     summary = {(s["calculator_id"], s["version"]): s for s in summarise(rows)}
     assert summary[(23, "meld-3.0")]["reference_available"] == 0
     assert "gold variables lack" in summary[(46, "prevent-2023")]["unavailable_reasons"]
-    assert summary[(44, "sampson-2020")]["differs"] == 2      # Sampson never equals Friedewald here
+    assert summary[(44, "sampson-2020")]["differs"] == 2  # Sampson never equals Friedewald here
     assert sum(s["gold_solve_changes"] for s in summary.values()) == sum(
-        1 for r in rows if r["changes"] and r["in_gold_solve"])
+        1 for r in rows if r["changes"] and r["in_gold_solve"]
+    )

@@ -3,6 +3,7 @@
 Real components throughout: real bundled rows, the real library, the real executor (process backend).
 The model is replaced only in the *_scripted_fake_server tests, for fault paths a real model cannot be
 made to take on demand (a failing first program for repair, 5xx answers, sample disagreement)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -12,24 +13,41 @@ import pytest
 from click.testing import CliRunner
 
 from harness.arms.registry import ARMS, get_arm
-from harness.cli.run import run as run_cmd, score as score_cmd, seeds_option
-from harness.data.dataset import load_dataset
-from harness.run.manifest import run_manifests
-from harness.run.runner import RunSpec, case_order, run_arms
 from harness.arms.solvers import majority, to_json_value, vote_key
+from harness.cli.run import run as run_cmd
+from harness.cli.run import score as score_cmd
+from harness.cli.run import seeds_option
+from harness.data.dataset import load_dataset
 from harness.model.rehearsal.server import ScriptedServer
 from harness.model.rehearsal.sources import chat_completion as completion
+from harness.run.manifest import run_manifests
+from harness.run.runner import RunSpec, case_order, run_arms
 
 PAPER_ARMS = {
-    "note-only", "note-only-gold", "page-no-formula", "open-book", "extract-lib", "gold-lib", "extract-lib-recalled",
-    "program-solve", "program-solve-syntax", "blind", "blind-vote", "blind-repair", "blind-repair-vote",
-    "formulate-tree", "extract-lib-250", "blind-250", "formulate-tree-250", "note-only-250-nogold",
+    "note-only",
+    "note-only-gold",
+    "page-no-formula",
+    "open-book",
+    "extract-lib",
+    "gold-lib",
+    "extract-lib-recalled",
+    "program-solve",
+    "program-solve-syntax",
+    "blind",
+    "blind-vote",
+    "blind-repair",
+    "blind-repair-vote",
+    "formulate-tree",
+    "extract-lib-250",
+    "blind-250",
+    "formulate-tree-250",
+    "note-only-250-nogold",
     "note-only-gold-250",
 }
 
 
 def test_registry_has_every_paper_arm():
-    assert set(ARMS) == PAPER_ARMS | {"routed-gold", "routed-blind"}   # + the live router (issue 11)
+    assert set(ARMS) == PAPER_ARMS | {"routed-gold", "routed-blind"}  # + the live router (issue 11)
     assert get_arm("gold-solve") is ARMS["gold-lib"] and get_arm("blind") is ARMS["blind"]
     with pytest.raises(ValueError, match="unknown arm 'nope'; known arms:"):
         get_arm("nope")
@@ -69,12 +87,13 @@ def test_case_order_is_fixed_by_seed():
 def test_seeds_option():
     assert seeds_option("42-46") == [42, 43, 44, 45, 46] and seeds_option("43,42,43") == [42, 43]
     import click
+
     with pytest.raises(click.BadParameter, match="not a seed"):
         seeds_option("4x")
 
 
 def test_vote_majority_ties_to_first_sampled():
-    assert majority([1.0, 2.0, 2.0, 1.0, 3.0]) == (1.0, 2)         # tie 2-2: first sampled wins
+    assert majority([1.0, 2.0, 2.0, 1.0, 3.0]) == (1.0, 2)  # tie 2-2: first sampled wins
     assert majority([5.0, 7.0, 7.0, 7.0, 5.0]) == (7.0, 3)
     assert majority([40.970000000001, 40.97]) == (40.970000000001, 2)  # equal at 10 significant digits
     assert majority([]) is None
@@ -83,6 +102,7 @@ def test_vote_majority_ties_to_first_sampled():
 
 def test_to_json_value():
     import datetime as dt
+
     assert to_json_value(dt.date(2021, 3, 4)) == ("2021-03-04", "date")
     assert to_json_value((4, 2)) == ([4, 2], "weeks_days")
     assert to_json_value(3.5) == (3.5, "number")
@@ -93,6 +113,7 @@ def test_to_json_value():
 
 # --- end to end without a model -------------------------------------------------------------------
 
+
 def test_gold_lib_end_to_end_cli_resume_and_score(tmp_path):
     runner = CliRunner()
     args = ["--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--out", str(tmp_path), "--no-progress"]
@@ -102,6 +123,7 @@ def test_gold_lib_end_to_end_cli_resume_and_score(tmp_path):
     recs = [json.loads(line) for line in path.read_text().splitlines()]
     ds = load_dataset("bundled-test")
     from harness.calculators import LIBRARY
+
     covered = [c for c in ds.cases if c.calculator_id in LIBRARY]
     assert len(recs) == len(ds.cases)
     answered = [r for r in recs if r["outcome"] == "answered"]
@@ -146,24 +168,37 @@ def test_cli_bad_input_named(tmp_path):
 
 # --- fault paths with a scripted fake server (real executor, real rows) ------------------------------
 
+
 @pytest.fixture(scope="module")
 def process_executor():
     from executor.api import Executor
+
     with Executor(backend="process", workers=1) as ex:
         yield ex
 
 
 def _run(arm_name, replies, cases, tmp_path, executor, seed=42):
     from harness.model.client import ModelClient
+
     script = [(200, completion(r), 0) if isinstance(r, str) else r for r in replies]
 
     async def go(url):
         async with ModelClient(url, "scripted-model", backoff=0.01) as client:
             ds = load_dataset("bundled-test")
             spec = RunSpec(model="scripted-model", server_profile="llama.cpp", out_dir=tmp_path, progress=False)
-            (summary,) = await run_arms([ARMS[arm_name]], ds, [seed], spec, client=client, executor=executor,
-                                        one_shot=load_dataset("one-shot").cases, cases=cases, all_cases=True)
+            (summary,) = await run_arms(
+                [ARMS[arm_name]],
+                ds,
+                [seed],
+                spec,
+                client=client,
+                executor=executor,
+                one_shot=load_dataset("one-shot").cases,
+                cases=cases,
+                all_cases=True,
+            )
             return summary
+
     with ScriptedServer(script) as srv:
         summary = asyncio.run(go(srv.url))
         requests = srv.requests
@@ -177,36 +212,50 @@ def _case(case_id):
 
 def test_blind_repair_sends_executor_error_back_scripted_fake_server(tmp_path, process_executor):
     case = _case("61-968")  # target weight = 19.2 * 1.96^2
-    recs, reqs = _run("blind-repair", ["```python\nw = 19.2 * 1.96 ** 2\nprint(w)\n```",
-                                       "```python\nanswer = 19.2 * 1.96 ** 2\n```"], [case], tmp_path, process_executor)
+    recs, reqs = _run(
+        "blind-repair",
+        ["```python\nw = 19.2 * 1.96 ** 2\nprint(w)\n```", "```python\nanswer = 19.2 * 1.96 ** 2\n```"],
+        [case],
+        tmp_path,
+        process_executor,
+    )
     (rec,) = recs
     assert len(reqs) == 2 and rec["outcome"] == "answered" and rec["correct"] and rec["detail"]["repaired"]
     turn = reqs[1]["messages"]
     assert turn[:2] == reqs[0]["messages"] and turn[2]["role"] == "assistant"
-    assert "did not assign a value to `answer`" in turn[3]["content"]          # the executor's own error
+    assert "did not assign a value to `answer`" in turn[3]["content"]  # the executor's own error
     assert "Target weight" not in turn[3]["content"] and reqs[1]["temperature"] == 0
 
 
 def test_blind_repair_second_failure_keeps_taxonomy_scripted_fake_server(tmp_path, process_executor):
-    recs, reqs = _run("blind-repair", ["no code here", "```python\nimport os\nanswer = 1\n```"],
-                      [_case("61-968")], tmp_path, process_executor)
+    recs, reqs = _run(
+        "blind-repair",
+        ["no code here", "```python\nimport os\nanswer = 1\n```"],
+        [_case("61-968")],
+        tmp_path,
+        process_executor,
+    )
     assert len(reqs) == 2 and "no Python code block" in reqs[1]["messages"][-1]["content"]
     assert recs[0]["outcome"] == "sandbox_rejection"
 
 
 def test_blind_vote_majority_and_seeds_scripted_fake_server(tmp_path, process_executor):
-    progs = ["```python\nanswer = 70.0\n```", "```python\nanswer = 73.7568\n```", "```python\nanswer = 73.7568\n```",
-             "```python\nanswer = 70.0\n```", "oops"]
+    progs = [
+        "```python\nanswer = 70.0\n```",
+        "```python\nanswer = 73.7568\n```",
+        "```python\nanswer = 73.7568\n```",
+        "```python\nanswer = 70.0\n```",
+        "oops",
+    ]
     recs, reqs = _run("blind-vote", progs, [_case("61-968")], tmp_path, process_executor)
     (rec,) = recs
     assert len(reqs) == 5 and all(r["temperature"] == 0.7 for r in reqs)
-    assert len({r["seed"] for r in reqs}) == 5                       # one derived seed per sample
+    assert len({r["seed"] for r in reqs}) == 5  # one derived seed per sample
     assert rec["answer"] == 70.0 and not rec["correct"] and rec["detail"]["votes"] == 2  # 2-2 tie: first sampled
 
 
 def test_blind_vote_abstains_when_none_runs_scripted_fake_server(tmp_path, process_executor):
-    recs, reqs = _run("blind-vote", ["```python\nanswer = 1/0\n```"] * 5, [_case("61-968")], tmp_path,
-                      process_executor)
+    recs, reqs = _run("blind-vote", ["```python\nanswer = 1/0\n```"] * 5, [_case("61-968")], tmp_path, process_executor)
     assert len(reqs) == 5 and recs[0]["outcome"] == "abstained"
 
 
@@ -218,8 +267,11 @@ def test_blind_repair_vote_caps_repairs_scripted_fake_server(tmp_path, process_e
 def test_program_solve_outcomes_scripted_fake_server(tmp_path, process_executor):
     cases = [_case("61-968"), _case("2-1"), _case("69-1028")]
     ordered = case_order(cases, 42)
-    replies = {"61-968": "```python\nanswer = 'heavy'\n```", "2-1": "Sorry.",
-               "69-1028": "```python\nanswer = (0, 6)\n```"}
+    replies = {
+        "61-968": "```python\nanswer = 'heavy'\n```",
+        "2-1": "Sorry.",
+        "69-1028": "```python\nanswer = (0, 6)\n```",
+    }
     recs, _ = _run("program-solve", [replies[c.case_id] for c in ordered], cases, tmp_path, process_executor)
     by = {r["case_id"]: r for r in recs}
     assert by["61-968"]["outcome"] == "wrong_return_kind" and by["2-1"]["outcome"] == "no_program"
@@ -227,18 +279,28 @@ def test_program_solve_outcomes_scripted_fake_server(tmp_path, process_executor)
 
 
 def test_retry_on_503_recorded_in_row_scripted_fake_server(tmp_path, process_executor):
-    recs, reqs = _run("blind", [(503, {"error": "busy"}, 0), "```python\nanswer = 73.7568\n```"],
-                      [_case("61-968")], tmp_path, process_executor)
+    recs, reqs = _run(
+        "blind",
+        [(503, {"error": "busy"}, 0), "```python\nanswer = 73.7568\n```"],
+        [_case("61-968")],
+        tmp_path,
+        process_executor,
+    )
     assert len(reqs) == 2 and recs[0]["retries"] == 1 and recs[0]["correct"]
 
 
 def test_formulate_tree_scripted_fake_server(tmp_path, process_executor):
-    tree = {"calculation": "target weight", "formula": "bmi*h^2", "variables": {"bmi": 19.2, "h": 1.96},
-            "missing": [], "tree": {"op": "*", "args": ["bmi", {"op": "^", "args": ["h", 2]}]}}
+    tree = {
+        "calculation": "target weight",
+        "formula": "bmi*h^2",
+        "variables": {"bmi": 19.2, "h": 1.96},
+        "missing": [],
+        "tree": {"op": "*", "args": ["bmi", {"op": "^", "args": ["h", 2]}]},
+    }
     cases = [_case("61-968"), _case("69-1028")]
     recs, reqs = _run("formulate-tree", [json.dumps(tree)], cases, tmp_path, process_executor)
     by = {r["case_id"]: r for r in recs}
-    assert len(reqs) == 1                                              # the date case makes no call
+    assert len(reqs) == 1  # the date case makes no call
     assert by["69-1028"]["outcome"] == "abstained" and by["69-1028"]["request"] == []
     assert by["61-968"]["outcome"] == "answered" and by["61-968"]["correct"]
 
@@ -246,9 +308,26 @@ def test_formulate_tree_scripted_fake_server(tmp_path, process_executor):
 def test_cli_4xx_is_the_cases_request_rejected_outcome_scripted_fake_server(tmp_path):
     """A 4xx no longer ends the run: the case is recorded as request_rejected, named on stderr (issue 20)."""
     with ScriptedServer([(400, {"error": "prompt too long"}, 0)]) as srv:
-        res = CliRunner().invoke(run_cmd, [
-            "--arm", "gold-lib", "--arm", "blind", "--case", "61-968", "--base-url", srv.url, "--model",
-            "scripted-model", "--out", str(tmp_path), "--executor-backend", "process", "--no-progress"])
+        res = CliRunner().invoke(
+            run_cmd,
+            [
+                "--arm",
+                "gold-lib",
+                "--arm",
+                "blind",
+                "--case",
+                "61-968",
+                "--base-url",
+                srv.url,
+                "--model",
+                "scripted-model",
+                "--out",
+                str(tmp_path),
+                "--executor-backend",
+                "process",
+                "--no-progress",
+            ],
+        )
     assert res.exit_code == 0, res.output
     # the model-free arm ran first and is stored under the `library` model, not the server's
     assert (tmp_path / "library" / "gold-lib" / "seed42.jsonl").exists()

@@ -2,6 +2,7 @@
 
 Snapshots live in tests/arms/snapshots/<arm>.txt; regenerate after an intended prompt change with
 UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/arms/test_prompts.py (and review the diff)."""
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,8 @@ import pytest
 from harness.arms import prompts
 from harness.arms.families import choose_example
 from harness.arms.registry import ARMS
-from harness.data.dataset import load_dataset
 from harness.arms.solvers import Context
+from harness.data.dataset import load_dataset
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 # Real bundled rows: a library calculator with a short note (Target weight), a Cockcroft-Gault row,
@@ -62,14 +63,20 @@ def test_prompt_snapshot(arm_name, rows):
 
 def test_note_budgets_and_inputs_follow_the_paper(rows):
     cases, one_shot = rows
-    case = next(c for c in cases if len(c.note.split()) > 250) if any(len(c.note.split()) > 250 for c in cases) \
-        else None
+    case = (
+        next(c for c in cases if len(c.note.split()) > 250) if any(len(c.note.split()) > 250 for c in cases) else None
+    )
     dev = load_dataset("bundled-test").cases
     long_case = case or max(dev, key=lambda c: len(c.note.split()))
     assert len(long_case.note.split()) > 250
 
     def user(name):
-        return ARMS[name].build(Context(case=long_case, arm=ARMS[name], seed=42, one_shot=one_shot)).messages[-1]["content"]
+        return (
+            ARMS[name]
+            .build(Context(case=long_case, arm=ARMS[name], seed=42, one_shot=one_shot))
+            .messages[-1]["content"]
+        )
+
     first_120 = " ".join(long_case.note.split()[:120])
     first_121 = " ".join(long_case.note.split()[:121])
     assert first_120 in user("note-only") and first_121 not in user("note-only")
@@ -86,6 +93,7 @@ def test_note_budgets_and_inputs_follow_the_paper(rows):
     assert block in user("note-only-gold") and block not in user("note-only")
     assert block not in user("blind") and block not in user("formulate-tree")
     from harness.arms.spec import catalogue_formula_text
+
     formula = catalogue_formula_text(long_case.calculator_id)
     assert formula in user("open-book") and formula in user("program-solve")
     assert formula not in user("page-no-formula") and formula not in user("blind")
@@ -114,21 +122,24 @@ def test_first_words():
         prompts.first_words("a", 0)
 
 
-@pytest.mark.parametrize("reply, program", [
-    ("```python\nanswer = 1\n```", "answer = 1\n"),
-    ("text\n```py\nx = 2\nanswer = x\n```\nmore", "x = 2\nanswer = x\n"),
-    ("```\nanswer = 3\n```", "answer = 3\n"),                                   # untagged fence
-    ("```python\nanswer = 1\n```\n```python\nprint(answer)\n```", "answer = 1\n"),  # last ASSIGNING block
-    ("```python\nanswer = 1\n```\nfix:\n```python\nanswer = 2\n```", "answer = 2\n"),
-    ("```python\nx = 5\n```", "x = 5\n"),                                       # no assignment: last block
-    ("```bash\nls\n```", None),                                                 # other languages ignored
-    ("```python\nanswer = (1,", "answer = (1,\n"),                              # open fence (truncated)
-    ("answer = 4", "answer = 4\n"),                                             # bare program
-    ("The answer is 4.", None),
-    ("", None),
-    ("```python\n\n```", None),
-    ("~~~python\nanswer = 7\n~~~", "answer = 7\n"),
-])
+@pytest.mark.parametrize(
+    "reply, program",
+    [
+        ("```python\nanswer = 1\n```", "answer = 1\n"),
+        ("text\n```py\nx = 2\nanswer = x\n```\nmore", "x = 2\nanswer = x\n"),
+        ("```\nanswer = 3\n```", "answer = 3\n"),  # untagged fence
+        ("```python\nanswer = 1\n```\n```python\nprint(answer)\n```", "answer = 1\n"),  # last ASSIGNING block
+        ("```python\nanswer = 1\n```\nfix:\n```python\nanswer = 2\n```", "answer = 2\n"),
+        ("```python\nx = 5\n```", "x = 5\n"),  # no assignment: last block
+        ("```bash\nls\n```", None),  # other languages ignored
+        ("```python\nanswer = (1,", "answer = (1,\n"),  # open fence (truncated)
+        ("answer = 4", "answer = 4\n"),  # bare program
+        ("The answer is 4.", None),
+        ("", None),
+        ("```python\n\n```", None),
+        ("~~~python\nanswer = 7\n~~~", "answer = 7\n"),
+    ],
+)
 def test_extract_program(reply, program):
     assert prompts.extract_program(reply) == program
 

@@ -1,5 +1,6 @@
 """Router arms and formula versions in the registry: config hashes, options, request bounds, records
 (Gold-Solve at a version: no model needed, real bundled rows)."""
+
 from __future__ import annotations
 
 import json
@@ -33,11 +34,12 @@ def test_existing_hashes_and_defaults_unchanged():
                 assert rec["arm_config_hash"] == arm.config_hash(), path
                 assert arm.config()["convention"] == (convention if arm.solver.uses_convention else None)
     assert {"gold-lib", "program-solve", "blind", "open-book"} <= set(seen)
-    for name in seen:   # the config records every field plainly, empty where unset
+    for name in seen:  # the config records every field plainly, empty where unset
         cfg = ARMS[name].config()
         assert cfg["formula_versions"] == {} and "agree_min" not in cfg["solver_options"]
     # an explicit benchmark version is the default
     from harness.calculators.versions import parse_formula_versions
+
     same = with_options(ARMS["program-solve"], formula_versions=parse_formula_versions(["9=mdrd-2006"]))
     assert same.config_hash() == ARMS["program-solve"].config_hash()
     assert not set(extension_arms()) & {a.name for a in resolve_arms([])}
@@ -47,9 +49,13 @@ def test_router_config_covers_k_m_temperature_and_versions():
     base = ARMS["routed-gold"]
     assert (base.samples, base.solver.m, base.temperature, base.solver.library) == (5, 3, 0.7, "gold")
     assert (with_options(base, k=7, m=4).samples, with_options(base, k=7, m=4).solver.m) == (7, 4)
-    hashes = {base.config_hash(), with_options(base, k=7).config_hash(), with_options(base, m=2).config_hash(),
-              with_options(base, temperature=0.9).config_hash(),
-              with_options(base, formula_versions={9: "ckd-epi-2021"}).config_hash()}
+    hashes = {
+        base.config_hash(),
+        with_options(base, k=7).config_hash(),
+        with_options(base, m=2).config_hash(),
+        with_options(base, temperature=0.9).config_hash(),
+        with_options(base, formula_versions={9: "ckd-epi-2021"}).config_hash(),
+    }
     assert len(hashes) == 5
     with pytest.raises(ValueError, match="between 1 and k=5"):
         with_options(base, m=6)
@@ -59,13 +65,14 @@ def test_router_config_covers_k_m_temperature_and_versions():
     assert with_options(ARMS["blind"], formula_versions={9: "ckd-epi-2021"}) is ARMS["blind"]
     v = with_options(ARMS["program-solve"], formula_versions={9: "ckd-epi-2021"})
     assert v.config()["formula_versions"] == {"9": "ckd-epi-2021"} and v.version_for(9) == "ckd-epi-2021"
-    assert v.version_for(3) == "ckd-epi-2021" and v.version_for(2) is None   # 3's benchmark is 2021 too
+    assert v.version_for(3) == "ckd-epi-2021" and v.version_for(2) is None  # 3's benchmark is 2021 too
 
 
 def test_versioned_prompt_text():
     ds = load_dataset("bundled-test")
     case = next(c for c in ds.cases if c.calculator_id == 9)
     from harness.arms.solvers import Context
+
     default = ARMS["program-solve"].build(Context(case=case, arm=ARMS["program-solve"], seed=42)).messages
     versioned_arm = with_options(ARMS["program-solve"], formula_versions={9: "ckd-epi-2021"})
     versioned = versioned_arm.build(Context(case=case, arm=versioned_arm, seed=42)).messages
@@ -85,9 +92,25 @@ def test_request_bounds_in_the_plan():
 
 def test_gold_lib_at_a_version_records_reference(tmp_path):
     out = tmp_path / "r"
-    res = CliRunner().invoke(cli, ["run", "--arm", "gold-lib", "--dataset", "bundled-test", "--calculator", "9",
-                                   "--calculator", "24", "--formula-version", "9=ckd-epi-2021", "--out", str(out),
-                                   "--no-progress"])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "--arm",
+            "gold-lib",
+            "--dataset",
+            "bundled-test",
+            "--calculator",
+            "9",
+            "--calculator",
+            "24",
+            "--formula-version",
+            "9=ckd-epi-2021",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 0, res.output
     recs = [json.loads(line) for line in open(out / "library" / "gold-lib" / "seed42.jsonl")]
     nine = [r for r in recs if r["calculator_id"] == 9]
@@ -95,21 +118,38 @@ def test_gold_lib_at_a_version_records_reference(tmp_path):
     for r in nine:
         ref = r["reference"]
         assert ref["label"] == "library-derived reference" and ref["value"] == r["answer"] and ref["correct"] is True
-        assert r["gold"]["answer"] != str(ref["value"])          # benchmark gold kept as it is
+        assert r["gold"]["answer"] != str(ref["value"])  # benchmark gold kept as it is
         assert r["detail"]["library"]["function"] == "harness.calculators.versions.ckd_epi"
     assert all(r["formula_version"] is None and r["reference"] is None for r in recs if r["calculator_id"] == 24)
     # same root, other configuration: refused, nothing written
     before = (out / "library" / "gold-lib" / "seed42.jsonl").read_bytes()
-    res = CliRunner().invoke(cli, ["run", "--arm", "gold-lib", "--dataset", "bundled-test", "--calculator", "9",
-                                   "--out", str(out), "--no-progress"])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "--arm",
+            "gold-lib",
+            "--dataset",
+            "bundled-test",
+            "--calculator",
+            "9",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+    )
     assert res.exit_code != 0 and "another configuration" in res.output
     assert (out / "library" / "gold-lib" / "seed42.jsonl").read_bytes() == before
 
 
 def test_cli_option_errors(tmp_path):
-    r = CliRunner().invoke(cli, ["run", "--arm", "gold-lib", "--formula-version", "9=nope", "--out", str(tmp_path / "out")])
+    r = CliRunner().invoke(
+        cli, ["run", "--arm", "gold-lib", "--formula-version", "9=nope", "--out", str(tmp_path / "out")]
+    )
     assert r.exit_code == 2 and "no version 'nope'" in r.output
-    r = CliRunner().invoke(cli, ["run", "--arm", "blind", "--formula-version", "9=ckd-epi-2021", "--out", str(tmp_path / "out")])
+    r = CliRunner().invoke(
+        cli, ["run", "--arm", "blind", "--formula-version", "9=ckd-epi-2021", "--out", str(tmp_path / "out")]
+    )
     assert r.exit_code == 2 and "supplies formula text" in r.output
     r = CliRunner().invoke(cli, ["run", "--arm", "gold-lib", "--router-k", "3", "--out", str(tmp_path / "out")])
     assert r.exit_code == 2 and "no router arm" in r.output

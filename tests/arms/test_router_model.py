@@ -6,6 +6,7 @@ run with k = 2 programs, m = 2 and a 256-token cap (set through `with_options` a
 fields); the routing, provenance and record layout are the registry's. Cases: 13-929 (Estimated Due
 Date, a library calculator: Gold-Solve answers without a call; Extract-Solve extracts first) and
 24-951 (Steroid Conversion, outside the library: programs or abstention)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -16,10 +17,10 @@ import pytest
 
 from harness.arms.options import with_options
 from harness.arms.registry import ARMS
+from harness.arms.solvers import TAXONOMY
 from harness.data.conventions import resolve_convention
 from harness.data.dataset import load_dataset
 from harness.run.runner import RunSpec, run_arms
-from harness.arms.solvers import TAXONOMY
 
 pytestmark = pytest.mark.model
 
@@ -30,6 +31,7 @@ LIBRARY_CASE = "13-929"
 @pytest.fixture(scope="module")
 def env(model_server):
     from executor.api import Executor
+
     ds = load_dataset("bundled-test")
     with Executor(backend="process", workers=1) as ex:
         yield ds, ex
@@ -37,18 +39,27 @@ def env(model_server):
 
 def run(arm, env, model_server, out):
     from harness.model.client import ModelClient
+
     ds, ex = env
     by = ds.by_case_id()
 
     async def go():
-        async with ModelClient(model_server.base_url, model_server.model_id, profile="llama.cpp",
-                               cache_dir=out / "cache") as client:
+        async with ModelClient(
+            model_server.base_url, model_server.model_id, profile="llama.cpp", cache_dir=out / "cache"
+        ) as client:
             # the convention `harness run` resolves for this file by content (v1.0 rows: medcalc-v1.0)
-            spec = RunSpec(model=model_server.model_id, server_profile="llama.cpp", out_dir=out, progress=False,
-                           convention=resolve_convention(ds).convention)
-            (summary,) = await run_arms([arm], ds, [42], spec, client=client, executor=ex,
-                                        cases=[by[c] for c in CASES], all_cases=True)
+            spec = RunSpec(
+                model=model_server.model_id,
+                server_profile="llama.cpp",
+                out_dir=out,
+                progress=False,
+                convention=resolve_convention(ds).convention,
+            )
+            (summary,) = await run_arms(
+                [arm], ds, [42], spec, client=client, executor=ex, cases=[by[c] for c in CASES], all_cases=True
+            )
             return summary
+
     summary = asyncio.run(go())
     return [json.loads(line) for line in open(summary.path)]
 
@@ -69,9 +80,10 @@ def test_router_arm_end_to_end(name, env, model_server, tmp_path):
         else:
             assert len(router["samples"]) == 2 and len(r["program"]) == 2
             assert sum(c["count"] for c in router["clusters"]) == sum(
-                1 for s in router["samples"] if s["outcome"] == "answered")
+                1 for s in router["samples"] if s["outcome"] == "answered"
+            )
             programs = [q for q in r["request"] if q["temperature"] == 0.7]
-            assert len(programs) == 2 and len({q["seed"] for q in programs}) == 2   # per-request seeds
+            assert len(programs) == 2 and len({q["seed"] for q in programs}) == 2  # per-request seeds
             if router["route"] == "abstain":
                 assert r["outcome"] == "abstained" and r["reason"] == router["abstain_reason"]
             else:
@@ -79,7 +91,7 @@ def test_router_arm_end_to_end(name, env, model_server, tmp_path):
                 assert router["chosen_program"] == router["clusters"][0]["first"]
     lib = recs[LIBRARY_CASE]["detail"]["router"]
     if name == "routed-gold":
-        assert lib["route"] == "library" and recs[LIBRARY_CASE]["request"] == []   # Gold-Solve: no call
+        assert lib["route"] == "library" and recs[LIBRARY_CASE]["request"] == []  # Gold-Solve: no call
         assert recs[LIBRARY_CASE]["correct"] is True
     else:
         assert lib["library"]["mode"] == "extract" and recs[LIBRARY_CASE]["request"][0]["temperature"] == 0
@@ -88,6 +100,7 @@ def test_router_arm_end_to_end(name, env, model_server, tmp_path):
 
     # the curve and the tables come from these stored records, no new calls
     from harness.analysis.stats.risk_coverage import curve, level_rows
+
     rows = level_rows(recs.values())[(model_server.model_id, name)]
     c = curve(rows, draws=200, seed=1)
     assert [p.label for p in c.points] == ["library only", "m=2", "m=1"]

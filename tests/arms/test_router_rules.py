@@ -1,10 +1,17 @@
 """The router's agreement clusters and program decision."""
+
 from __future__ import annotations
 
 import pytest
 
-from harness.arms.solvers.router import (ROUTE_ABSTAIN, ROUTE_PROGRAMS, agreement_clusters, agrees, check_k_m,
-                             decide_programs)
+from harness.arms.solvers.router import (
+    ROUTE_ABSTAIN,
+    ROUTE_PROGRAMS,
+    agreement_clusters,
+    agrees,
+    check_k_m,
+    decide_programs,
+)
 
 
 def test_decimal_agreement_uses_the_benchmark_tolerance():
@@ -21,7 +28,10 @@ def test_clusters_are_sorted_by_size_then_first_seen():
     vals = [(0, 10.0, "number"), (1, 50.0, "number"), (2, 10.3, "number"), (3, 50.1, "number"), (4, 80.0, "number")]
     cl = agreement_clusters(vals, "decimal")
     assert [(c.answer, c.count, c.first, c.members) for c in cl] == [
-        (10.0, 2, 0, [0, 2]), (50.0, 2, 1, [1, 3]), (80.0, 1, 4, [4])]
+        (10.0, 2, 0, [0, 2]),
+        (50.0, 2, 1, [1, 3]),
+        (80.0, 1, 4, [4]),
+    ]
     # integers: 10 and 10.3 do not agree
     cl = agreement_clusters(vals, "integer")
     assert [c.count for c in cl] == [1, 1, 1, 1, 1]

@@ -1,5 +1,6 @@
 """The solver protocol: one object per solver kind, reached from an arm through the registry; the plan's
 request bounds and token assumptions and the rescoring rule come from it (no caller switches on a name)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,8 +8,15 @@ import dataclasses
 import pytest
 
 from harness.arms.registry import ARMS, register_arm, unregister_arm
-from harness.arms.solvers import (SOLVERS, ExtractLibrarySolver, ReplySolver, Scoring, Solver, register_solver,
-                                  unregister_solver)
+from harness.arms.solvers import (
+    SOLVERS,
+    ExtractLibrarySolver,
+    ReplySolver,
+    Scoring,
+    Solver,
+    register_solver,
+    unregister_solver,
+)
 from harness.arms.spec import Decoding
 from harness.data.dataset import load_dataset
 
@@ -18,7 +26,13 @@ def test_every_arm_reaches_a_registered_solver_object():
         assert isinstance(arm.solver, Solver) and type(arm.solver) is SOLVERS[arm.solver.name]
         assert arm.config()["solver"] == arm.solver.name
     assert {a.name for a in ARMS.values() if a.solver.scoring is Scoring.REPLY} == {
-        "note-only", "note-only-gold", "page-no-formula", "open-book", "note-only-250-nogold", "note-only-gold-250"}
+        "note-only",
+        "note-only-gold",
+        "page-no-formula",
+        "open-book",
+        "note-only-250-nogold",
+        "note-only-gold-250",
+    }
     assert {a.name for a in ARMS.values() if a.solver.agreement_options} == {"routed-gold", "routed-blind"}
 
 
@@ -26,8 +40,11 @@ def test_an_unknown_solver_name_fails_when_the_arm_is_registered():
     class Nope(ReplySolver):
         name = "nope"
 
-    with pytest.raises(ValueError, match="arm 'blind-nope': its solver <solver nope> is not a registered solver kind "
-                                         r"\(known solvers: reply, program"):
+    with pytest.raises(
+        ValueError,
+        match="arm 'blind-nope': its solver <solver nope> is not a registered solver kind "
+        r"\(known solvers: reply, program",
+    ):
         register_arm(dataclasses.replace(ARMS["blind"], name="blind-nope", solver=Nope()))
     assert "blind-nope" not in ARMS
     with pytest.raises(ValueError, match="'blind' is already registered"):

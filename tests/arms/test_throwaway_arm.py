@@ -5,6 +5,7 @@ scripted FAKE OpenAI-compatible server, harness.model.rehearsal.server, which se
 reply form the client sends, without a change), rescores under `harness verify`'s rescoring, is counted by the
 reproduce plan from its solver's request bounds, and shows in the statistics arrays and tables built from its
 records under its own label."""
+
 from __future__ import annotations
 
 import json
@@ -23,13 +24,14 @@ from harness.arms.registry import ARMS, arm_order, ladder, registered
 from harness.arms.solvers import SOLVERS, Context, Solution, Solver
 from harness.arms.solvers.base import ABSTAINED, value_solution
 from harness.arms.spec import Arm, Decoding, Display, PromptFamily
-from harness.verify.verification import verify
-from harness.cli.run import run as run_cmd, score as score_cmd
+from harness.cli.run import run as run_cmd
+from harness.cli.run import score as score_cmd
 from harness.data.dataset import Case, load_dataset
 from harness.model import rehearsal as rehearsal_package
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan
 from harness.scoring.scorers import score_reply
+from harness.verify.verification import verify
 
 NAME = "throwaway-agree-twice"
 N_CASES = 12
@@ -46,8 +48,7 @@ class AgreeTwiceSolver(Solver):
         messages = ctx.prompt()
         parsed = []
         for i in range(2):
-            r = await ctx.chat(messages, temperature=ctx.arm.temperature, max_tokens=ctx.arm.max_tokens,
-                               sample_index=i)
+            r = await ctx.chat(messages, temperature=ctx.arm.temperature, max_tokens=ctx.arm.max_tokens, sample_index=i)
             parsed.append(score_reply(r.text, ctx.case, "paper").parsed)
         if parsed[0] is None or parsed[0] != parsed[1]:
             return Solution(outcome=ABSTAINED, reason="the two replies disagree", detail={"parsed": repr(parsed)})
@@ -69,15 +70,27 @@ Question: {question}"""
 
 
 def build_terse(arm: Arm, ctx: Context) -> list[dict]:
-    return prompts.messages(TEMPLATE.format(answer_format=prompts.ANSWER_FORMAT, question=ctx.case.question,
-                                            note=prompts.first_words(ctx.case.note, arm.note_words)))
+    return prompts.messages(
+        TEMPLATE.format(
+            answer_format=prompts.ANSWER_FORMAT,
+            question=ctx.case.question,
+            note=prompts.first_words(ctx.case.note, arm.note_words),
+        )
+    )
 
 
 FAMILY = PromptFamily("throwaway-terse", "reply", (TEMPLATE_NAME, "answer_format"), build_terse)
 SOLVER = AgreeTwiceSolver()
-THROWAWAY = Arm(NAME, "Throwaway agree-twice", SOLVER, FAMILY, Decoding(temperature=0.7, max_tokens=256, samples=2),
-                note_words=120, notes="defined in this test only",
-                display=Display("Throwaway agree-twice", "Throwaway", 99, ("recalled", "extracted", "model")))
+THROWAWAY = Arm(
+    NAME,
+    "Throwaway agree-twice",
+    SOLVER,
+    FAMILY,
+    Decoding(temperature=0.7, max_tokens=256, samples=2),
+    note_words=120,
+    notes="defined in this test only",
+    display=Display("Throwaway agree-twice", "Throwaway", 99, ("recalled", "extracted", "model")),
+)
 
 
 @pytest.fixture
@@ -96,18 +109,37 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     assert ARMS[NAME].solver is SOLVER and ARMS[NAME].prompt is PROMPT_FAMILIES[FAMILY.name]
     out = tmp_path / "results"
     served_before = rehearsal_server.stats.reply_forms.get("reply", 0)
-    r = CliRunner().invoke(run_cmd, ["--arm", NAME, "--dataset", "bundled-test", "--seeds", "42,43", "--out", str(out),
-                                     "--base-url", rehearsal_server.base_url, "--model", "rehearsal-alpha",
-                                     "--server-profile", "vllm", "--limit", str(N_CASES), "--no-progress",
-                                     "--no-cache"])
+    r = CliRunner().invoke(
+        run_cmd,
+        [
+            "--arm",
+            NAME,
+            "--dataset",
+            "bundled-test",
+            "--seeds",
+            "42,43",
+            "--out",
+            str(out),
+            "--base-url",
+            rehearsal_server.base_url,
+            "--model",
+            "rehearsal-alpha",
+            "--server-profile",
+            "vllm",
+            "--limit",
+            str(N_CASES),
+            "--no-progress",
+            "--no-cache",
+        ],
+    )
     assert r.exit_code == 0, r.output
     files = sorted(out.glob(f"rehearsal-alpha/{NAME}/seed*.jsonl"))
     assert [f.name for f in files] == ["seed42.jsonl", "seed43.jsonl"]
     rows = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     assert len(rows) == 2 * N_CASES and {row["arm"] for row in rows} == {NAME}
     assert {row["arm_config_hash"] for row in rows} == {throwaway.config_hash()}
-    assert all(row["synthetic"] is True for row in rows)        # the fake server's output is labelled as such
-    assert all(len(row["request"]) == 2 for row in rows)        # what request_bounds promises the plan
+    assert all(row["synthetic"] is True for row in rows)  # the fake server's output is labelled as such
+    assert all(len(row["request"]) == 2 for row in rows)  # what request_bounds promises the plan
     assert all(row["request"][0]["messages"][1]["content"].startswith("Answer the question about") for row in rows)
     # served by the reply form the client sent with each request (the server has no code for this family)
     assert rehearsal_server.stats.reply_forms.get("reply", 0) - served_before == 2 * 2 * N_CASES
@@ -117,7 +149,7 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     assert any(row["outcome"] == "answered" for row in rows) and any(row["outcome"] == "abstained" for row in rows)
 
     # rescoring: `harness verify`'s and `harness score`'s, which ask the arm's solver how to rescore a row
-    assert verify(out, tables=False).problems == []     # no mixing, no convention problem, no rescoring mismatch
+    assert verify(out, tables=False).problems == []  # no mixing, no convention problem, no rescoring mismatch
     scored = CliRunner().invoke(score_cmd, ["--results", str(out), "--arm", NAME])
     assert scored.exit_code == 0, scored.output
     assert NAME in scored.output
@@ -131,16 +163,19 @@ def test_throwaway_arm_runs_rescores_plans_and_tabulates(throwaway, rehearsal_se
     assert len(problems) == 1 and bad[flip]["case_id"] in problems[0]
 
     # the reproduce plan: request counts from the solver's bounds, tokens measured from the stored rows
-    plan = build_plan(ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42, 43], models=["qwen2.5-7b"]),
-                      results_root=out)
+    plan = build_plan(
+        ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42, 43], models=["qwen2.5-7b"]), results_root=out
+    )
     (planned,) = [a for a in plan.arms if a.arm == NAME]
     n = len(load_dataset("bundled-test").cases)
     assert (planned.requests_per_case.min, planned.requests_per_case.max) == (2, 2)
     assert (planned.requests.min, planned.requests.max) == (2 * n * 2, 2 * n * 2)
     assert plan.requests_per_model.max == 4 * n and planned.tokens_per_request.source == "measured"
-    unmeasured = build_plan(ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"]),
-                            results_root=tmp_path / "no-results")
-    assert unmeasured.arms[0].tokens_per_request.completion == 77    # the solver's stated assumption
+    unmeasured = build_plan(
+        ReproduceConfig(arms=[NAME], dataset="bundled-test", seeds=[42], models=["qwen2.5-7b"]),
+        results_root=tmp_path / "no-results",
+    )
+    assert unmeasured.arms[0].tokens_per_request.completion == 77  # the solver's stated assumption
 
     # the statistics arrays and the tables built from the records
     arrays = load_arrays(out)

@@ -1,4 +1,5 @@
 """Formulate-Solve tree: exact evaluation and every abstention reason."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -28,10 +29,20 @@ def test_exact_rational_arithmetic_has_no_float_drift():
 
 def test_cockcroft_gault_with_comparison_and_if():
     # CrCl = (140 - age) * weight * (0.85 if female) / (72 * scr)
-    tree = {"op": "/", "args": [
-        {"op": "*", "args": [{"op": "-", "args": [140, "age"]}, "weight",
-                             {"op": "if", "args": [{"op": "==", "args": ["female", 1]}, 0.85, 1]}]},
-        {"op": "*", "args": [72, "scr"]}]}
+    tree = {
+        "op": "/",
+        "args": [
+            {
+                "op": "*",
+                "args": [
+                    {"op": "-", "args": [140, "age"]},
+                    "weight",
+                    {"op": "if", "args": [{"op": "==", "args": ["female", 1]}, 0.85, 1]},
+                ],
+            },
+            {"op": "*", "args": [72, "scr"]},
+        ],
+    }
     v, _ = solve_reply(reply(tree, {"age": 53, "weight": 87, "scr": 1.39, "female": 0}))
     assert v == pytest.approx((140 - 53) * 87 / (72 * 1.39))
     v, _ = solve_reply(reply(tree, {"age": 53, "weight": 87, "scr": 1.39, "female": 1}))
@@ -45,24 +56,27 @@ def test_power_integer_exact_fractional_float():
     assert evaluate({"op": "neg", "args": [{"op": ">=", "args": [2, 2]}]}, {}) == -1
 
 
-@pytest.mark.parametrize("obj, reason", [
-    (None, "no JSON object"),
-    ({"variables": {}}, "lacks the 'tree'"),
-    (reply("x", {"x": "five"}), "'five' is not a number"),
-    (reply("x", {"x": True}), "not a number"),
-    (reply("y", {"x": 1}), "'y', which is not among the variables"),
-    (reply("x", {"x": 1}, ["x"]), "lists as missing"),
-    (reply("x", {"x": None}, []), "not among the variables"),
-    (reply({"op": "/", "args": [1, 0]}), "division by zero"),
-    (reply({"op": "log", "args": [1]}), "unknown operator 'log'"),
-    (reply({"op": "-", "args": [1, 2, 3]}), "takes two arguments"),
-    (reply({"op": "+", "args": [1]}), "at least 2"),
-    (reply({"op": "if", "args": [1, 2]}), "'if' takes"),
-    (reply({"args": [1]}), "invalid node"),
-    (reply({"op": "^", "args": [-8, 0.5]}), "negative base"),
-    (reply({"op": "^", "args": [10.0, 400.5]}), "power failed|overflow"),
-    (reply(1, missing="x"), "'missing' is not a list"),
-])
+@pytest.mark.parametrize(
+    "obj, reason",
+    [
+        (None, "no JSON object"),
+        ({"variables": {}}, "lacks the 'tree'"),
+        (reply("x", {"x": "five"}), "'five' is not a number"),
+        (reply("x", {"x": True}), "not a number"),
+        (reply("y", {"x": 1}), "'y', which is not among the variables"),
+        (reply("x", {"x": 1}, ["x"]), "lists as missing"),
+        (reply("x", {"x": None}, []), "not among the variables"),
+        (reply({"op": "/", "args": [1, 0]}), "division by zero"),
+        (reply({"op": "log", "args": [1]}), "unknown operator 'log'"),
+        (reply({"op": "-", "args": [1, 2, 3]}), "takes two arguments"),
+        (reply({"op": "+", "args": [1]}), "at least 2"),
+        (reply({"op": "if", "args": [1, 2]}), "'if' takes"),
+        (reply({"args": [1]}), "invalid node"),
+        (reply({"op": "^", "args": [-8, 0.5]}), "negative base"),
+        (reply({"op": "^", "args": [10.0, 400.5]}), "power failed|overflow"),
+        (reply(1, missing="x"), "'missing' is not a list"),
+    ],
+)
 def test_abstains_with_reason(obj, reason):
     with pytest.raises(TreeAbstain, match=reason):
         solve_reply(obj)

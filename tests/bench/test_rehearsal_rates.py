@@ -2,6 +2,7 @@
 they add up to the time anything ran under either request order, equal an arm's wall when the arms run one after
 another (the figure the targets always judged), and a case-major run no longer divides each arm's requests by a
 wall that spans the whole run. Generated interval sets (hypothesis), not only the examples written down."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from bench.rehearsal import arm_busy_s, request_rates
 
-ARMS = ("program-solve", "blind", "open-book", "note-only")   # two program arms, two reply arms
+ARMS = ("program-solve", "blind", "open-book", "note-only")  # two program arms, two reply arms
 
 
 def union_s(spans) -> float:
@@ -26,8 +27,13 @@ def union_s(spans) -> float:
     return total
 
 
-spans = st.lists(st.tuples(st.floats(0, 1000, allow_nan=False), st.floats(0, 50, allow_nan=False))
-                 .map(lambda t: (t[0], t[0] + t[1])), min_size=1, max_size=25)
+spans = st.lists(
+    st.tuples(st.floats(0, 1000, allow_nan=False), st.floats(0, 50, allow_nan=False)).map(
+        lambda t: (t[0], t[0] + t[1])
+    ),
+    min_size=1,
+    max_size=25,
+)
 interval_sets = st.dictionaries(st.sampled_from(ARMS), spans, min_size=1)
 
 
@@ -38,7 +44,7 @@ def test_busy_seconds_add_up_to_the_time_anything_ran(intervals):
     assert set(busy) == set(intervals) and all(v >= 0 for v in busy.values())
     everything = [s for v in intervals.values() for s in v]
     assert sum(busy.values()) == pytest.approx(union_s(everything), abs=1e-6 * len(everything) + 1e-2)
-    for arm, v in intervals.items():            # never more than the arm's own wall
+    for arm, v in intervals.items():  # never more than the arm's own wall
         assert busy[arm] <= union_s(v) + 1e-2
 
 
@@ -65,7 +71,7 @@ def test_case_major_shares_the_common_wall_by_cases_in_flight():
 def test_the_rates_divide_by_busy_seconds_and_keep_the_overlapping_walls_beside():
     counts = {"requests": {"program": 600, "other": 100}, "programs": 500}
     busy = {"program-solve": 40.0, "blind": 20.0, "open-book": 10.0}
-    walls = {"program-solve": 70.0, "blind": 70.0, "open-book": 70.0}      # case-major: every wall is the run
+    walls = {"program-solve": 70.0, "blind": 70.0, "open-book": 70.0}  # case-major: every wall is the run
     rates = request_rates(counts, busy, walls)
     assert rates["program_requests_per_s"] == 10.0 and rates["other_requests_per_s"] == 10.0
     assert rates["executor_programs_per_s"] == round(500 / 60, 1)

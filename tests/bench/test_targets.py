@@ -1,5 +1,6 @@
 """The one target type (bench/targets.py) and the one machine snapshot (bench/machine.py): the verdicts the
 committed reports hold are what `Target` gives for their measured values."""
+
 from __future__ import annotations
 
 import json
@@ -16,6 +17,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 @pytest.mark.parametrize("report", ["bench-executor-issue25.json", "bench-executor-fullsize-day.json"])
 def test_the_executor_targets_give_the_committed_verdicts(report):
     from bench.executor import TARGETS
+
     committed = json.loads((DOCS / report).read_text())["targets"]
     assert set(committed) == set(TARGETS)
     for name, verdict in committed.items():
@@ -25,11 +27,14 @@ def test_the_executor_targets_give_the_committed_verdicts(report):
 @pytest.mark.parametrize("report", ["bench-rehearse-small-aiohttp.json", "bench-rehearse-fullsize.json"])
 def test_the_rehearsal_targets_give_the_committed_verdicts(report):
     from bench.rehearsal import TARGETS
+
     doc = json.loads((DOCS / report).read_text())
-    measured = {"program_requests_per_s": doc["run"]["program_requests_per_s"],
-                "other_requests_per_s": doc["run"]["other_requests_per_s"],
-                "harness_peak_rss_bytes": doc["run"]["harness_peak_rss_bytes"],
-                "post_run_wall_s": doc["post_run_wall_s"]}
+    measured = {
+        "program_requests_per_s": doc["run"]["program_requests_per_s"],
+        "other_requests_per_s": doc["run"]["other_requests_per_s"],
+        "harness_peak_rss_bytes": doc["run"]["harness_peak_rss_bytes"],
+        "post_run_wall_s": doc["post_run_wall_s"],
+    }
     assert {t.key: t.met(measured[t.name]) for t in TARGETS} == doc["targets"]
 
 
@@ -39,7 +44,7 @@ def test_a_missed_target_says_by_how_much_and_a_missing_figure_is_no_verdict():
     assert lower.verdict(5.0) == {"target": "\u2265 25.0", "measured": 5.0, "met": False, "off_by": 5.0}
     assert upper.verdict(8.0)["met"] is True and upper.verdict(8.0)["off_by"] is None
     assert Target("s", "<", 1.0).met(1.0) is False and upper.met(None) is None
-    assert Target("rss", "<=", 2 ** 30, label="rss<=1GiB").key == "rss<=1GiB"
+    assert Target("rss", "<=", 2**30, label="rss<=1GiB").key == "rss<=1GiB"
     with pytest.raises(ValueError, match="operator '=<'"):
         Target("x", "=<", 1)
 

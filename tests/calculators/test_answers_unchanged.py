@@ -10,6 +10,7 @@ difference in the last bit changes the hash; an abstention or error is written a
 Regenerate (only on purpose, with the code the figures must match): `python -m
 tests.calculators.test_answers_unchanged`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,7 +29,7 @@ from harness.data.dataset import load_dataset
 
 FIXTURE = Path(__file__).with_name("answers_before_702e195.json")
 CONVENTIONS = ("exact", "medcalc-v1.0")
-FILES = {"dev": "test_dev_v1.0.csv", "one-shot": "one_shot_verified.csv"}   # in the shared data directory
+FILES = {"dev": "test_dev_v1.0.csv", "one-shot": "one_shot_verified.csv"}  # in the shared data directory
 BUNDLED = REPO_ROOT / "harness" / "data" / "test_slice.csv"
 
 
@@ -48,10 +49,17 @@ def answer_lines(path: Path):
         for conv in CONVENTIONS:
             calc = IMPLEMENTED.get(cid)
             if calc is not None:
-                yield (f"{case.case_id} library {conv} "
-                       + _outcome(lambda calc=calc, case=case, conv=conv:
-                                  calc.compute(**calc.from_entities(case.entities, convention=conv))))
-            yield f"{case.case_id} catalogue {conv} " + _outcome(lambda cid=cid, case=case, conv=conv: literal_compute(cid, case.entities, conv))
+                yield (
+                    f"{case.case_id} library {conv} "
+                    + _outcome(
+                        lambda calc=calc, case=case, conv=conv: calc.compute(
+                            **calc.from_entities(case.entities, convention=conv)
+                        )
+                    )
+                )
+            yield f"{case.case_id} catalogue {conv} " + _outcome(
+                lambda cid=cid, case=case, conv=conv: literal_compute(cid, case.entities, conv)
+            )
             for vcid, version in versions:
                 if vcid == cid:
                     ref = library_reference(case, version, convention=conv)
@@ -78,10 +86,13 @@ def test_every_row_answers_as_before(label, shared_data_dir):
     assert digest == before["sha256"], f"{label}: some answer changed (was {before['sha256'][:12]}...)"
 
 
-if __name__ == "__main__":    # regenerate the fixture (see the module docstring)
+if __name__ == "__main__":  # regenerate the fixture (see the module docstring)
     shared = Path(os.environ.get("MEDCALC_SHARED_DIR", REPO_ROOT.parent / "shared" / "data" / "medcalc-bench"))
-    out = {"about": "sha256 of tests/calculators/test_answers_unchanged.answer_lines per file, generated with "
-                    "main's code at commit 702e195", "files": {}}
+    out = {
+        "about": "sha256 of tests/calculators/test_answers_unchanged.answer_lines per file, generated with "
+        "main's code at commit 702e195",
+        "files": {},
+    }
     for label, path in _paths(shared).items():
         digest, lines = answers_sha256(path)
         out["files"][label] = {"file": path.name, "sha256": digest, "lines": lines}

@@ -1,5 +1,6 @@
 """Formula versions: the versioned catalogue, --formula-version parsing, the library implementation
 of every version (pinned on worked cases), and the benchmark versions' equality with the library."""
+
 from __future__ import annotations
 
 import math
@@ -7,16 +8,31 @@ import textwrap
 
 import pytest
 
-from harness.data.dataset import load_dataset
+from harness.calculators import LIBRARY, LibraryAbstain, solve_gold, solve_gold_versioned, versioned_calculator
 from harness.calculators.catalogue import CATALOGUE, literal_compute
-from harness.calculators.versions import (REFERENCE_LABEL, VERSIONS, FormulaVersionError, benchmark_version,
-                                       get_version, load_versions, parse_formula_versions, version_text)
+from harness.calculators.versions import (
+    REFERENCE_LABEL,
+    VERSIONS,
+    FormulaVersionError,
+    benchmark_version,
+    ckd_epi,
+    coefficient_calculator,
+    framingham_atp3,
+    get_version,
+    implemented_versions,
+    ldl_friedewald,
+    ldl_sampson,
+    library_reference,
+    load_versions,
+    mdrd,
+    meld_3,
+    meld_na,
+    parse_formula_versions,
+    prevent_ascvd,
+    version_text,
+)
 from harness.data.conventions import default_convention
-from harness.calculators import LIBRARY, LibraryAbstain, solve_gold
-from harness.calculators import solve_gold_versioned, versioned_calculator
-from harness.calculators.versions import (ckd_epi, coefficient_calculator, framingham_atp3, implemented_versions,
-                                      ldl_friedewald, ldl_sampson, library_reference, mdrd, meld_3, meld_na,
-                                      prevent_ascvd)
+from harness.data.dataset import load_dataset
 
 
 def coeffs(cid, version):
@@ -25,10 +41,15 @@ def coeffs(cid, version):
 
 # ---- the catalogue ------------------------------------------------------------------------------------
 
+
 def test_the_required_versions_exist_with_source_date_and_coefficients():
-    required = {3: {"ckd-epi-2021", "ckd-epi-2009"}, 9: {"mdrd-2006", "ckd-epi-2021"},
-                23: {"meld-na-2016", "meld-3.0"}, 44: {"friedewald-1972", "sampson-2020"},
-                46: {"atp3-framingham-2001", "prevent-2023"}}
+    required = {
+        3: {"ckd-epi-2021", "ckd-epi-2009"},
+        9: {"mdrd-2006", "ckd-epi-2021"},
+        23: {"meld-na-2016", "meld-3.0"},
+        44: {"friedewald-1972", "sampson-2020"},
+        46: {"atp3-framingham-2001", "prevent-2023"},
+    }
     for cid, want in required.items():
         assert want <= set(VERSIONS[cid]), cid
         for fv in VERSIONS[cid].values():
@@ -51,9 +72,13 @@ def test_benchmark_versions_keep_the_catalogue_text():
 
 def test_parse_formula_versions():
     assert parse_formula_versions(["9=ckd-epi-2021", " 44=sampson-2020 "]) == {9: "ckd-epi-2021", 44: "sampson-2020"}
-    assert parse_formula_versions(["9=mdrd-2006"]) == {}          # the benchmark's version is the default
-    for bad, msg in [("9", "expected CALC_ID=VERSION"), ("x=mdrd-2006", "not an integer"),
-                     ("2=anything", "calculator 2 has no versioned formula"), ("9=mdrd-1999", "no version 'mdrd-1999'")]:
+    assert parse_formula_versions(["9=mdrd-2006"]) == {}  # the benchmark's version is the default
+    for bad, msg in [
+        ("9", "expected CALC_ID=VERSION"),
+        ("x=mdrd-2006", "not an integer"),
+        ("2=anything", "calculator 2 has no versioned formula"),
+        ("9=mdrd-1999", "no version 'mdrd-1999'"),
+    ]:
         with pytest.raises(FormulaVersionError, match=msg):
             parse_formula_versions([bad])
     with pytest.raises(FormulaVersionError, match="given twice"):
@@ -66,7 +91,8 @@ def test_bad_version_files_are_named(tmp_path):
         p = tmp_path / "v.toml"
         p.write_text(textwrap.dedent(body))
         return p
-    entry = '''
+
+    entry = """
     [[version]]
     calculator_id = 9
     version = "{v}"
@@ -76,7 +102,7 @@ def test_bad_version_files_are_named(tmp_path):
     date = "2020"
     coefficients = {{ a = {a} }}
     {text}
-    '''
+    """
     with pytest.raises(FormulaVersionError, match="needs its own formula text"):
         load_versions(write(entry.format(v="x", b="false", a=1, text="")))
     with pytest.raises(FormulaVersionError, match="exactly one benchmark version"):
@@ -88,6 +114,7 @@ def test_bad_version_files_are_named(tmp_path):
 
 
 # ---- worked cases, by hand from each source's equation -------------------------------------------------
+
 
 def test_ckd_epi_2009_and_2021_worked_cases():
     # 60-year-old man, creatinine 1.0 mg/dL (above kappa 0.9, so only the upper exponent applies):
@@ -121,9 +148,11 @@ def test_meld_na_and_meld_3_worked_cases():
     assert meld_3(coeffs(23, "meld-3.0"), "male", 1.9, 4.2, 1.8, 130, 2.8, False, False) == 29
     # dialysis sets creatinine to the cap (4.0 for MELD-Na, 3.0 for MELD 3.0); labs below 1 are raised to 1
     assert meld_na(coeffs(23, "meld-na-2016"), 0.5, 0.5, 0.9, 140, True, False) == round(
-        round(0.957 * math.log(4.0) + 0.643, 1) * 10)
+        round(0.957 * math.log(4.0) + 0.643, 1) * 10
+    )
     assert meld_3(coeffs(23, "meld-3.0"), "male", 0.5, 0.5, 0.9, 140, 4.0, False, True) == round(
-        11.14 * math.log(3.0) + 6)
+        11.14 * math.log(3.0) + 6
+    )
 
 
 def test_ldl_friedewald_and_sampson_worked_cases():
@@ -139,16 +168,19 @@ def test_ldl_friedewald_and_sampson_worked_cases():
 def test_prevent_and_framingham_worked_cases():
     # PREVENT calculator example patient: woman, 50 y, TC 200, HDL 45, SBP 160 treated, diabetes, non-smoker,
     # eGFR 90, no statin: 10-year ASCVD 9.2 % (total CVD 14.7 % in the same example).
-    assert prevent_ascvd(coeffs(46, "prevent-2023"), "female", 50, 200, 45, 160, True, False, True, False, 90) \
-        == pytest.approx(9.195, abs=5e-3)
+    assert prevent_ascvd(
+        coeffs(46, "prevent-2023"), "female", 50, 200, 45, 160, True, False, True, False, 90
+    ) == pytest.approx(9.195, abs=5e-3)
     with pytest.raises(ValueError, match="ages 30-79"):
         prevent_ascvd(coeffs(46, "prevent-2023"), "male", 25, 200, 45, 120, False, False, False, False, 90)
     # ATP III (continuous form): man, 55 y, TC 213, HDL 50, SBP 120 untreated, non-smoker -> 6.51 %
-    assert framingham_atp3(coeffs(46, "atp3-framingham-2001"), "male", 55, 213, 50, 120, False, False) \
-        == pytest.approx(6.5085, abs=5e-4)
+    assert framingham_atp3(coeffs(46, "atp3-framingham-2001"), "male", 55, 213, 50, 120, False, False) == pytest.approx(
+        6.5085, abs=5e-4
+    )
 
 
 # ---- benchmark versions equal the kit's existing implementations on real rows ------------------------
+
 
 @pytest.mark.parametrize("dataset", ["bundled-test", "dev"])
 def test_benchmark_versions_equal_the_library_and_literal(dataset):
@@ -185,7 +217,7 @@ def test_versioned_gold_solve_and_provenance():
     ent = coefficient_calculator(9, "ckd-epi-2021").from_entities(case.entities, convention=conv)
     assert v1 == ckd_epi(coeffs(9, "ckd-epi-2021"), ent["sex"], ent["age"], ent["creatinine"])
     with pytest.raises(LibraryAbstain, match="not in the library"):
-        versioned_calculator(23, "meld-3.0")   # MELD is outside the arms' 22 calculators
+        versioned_calculator(23, "meld-3.0")  # MELD is outside the arms' 22 calculators
 
 
 def test_library_reference_is_labelled_and_abstains_with_the_missing_variable():
@@ -193,7 +225,9 @@ def test_library_reference_is_labelled_and_abstains_with_the_missing_variable():
     meld = next(c for c in ds.cases if c.calculator_id == 23)
     ref = library_reference(meld, "meld-3.0")
     assert ref["label"] == REFERENCE_LABEL == "library-derived reference"
-    assert ref["value"] is None and ref["missing"] == ["sex", "albumin"] and "['sex', 'albumin'] missing" in ref["reason"]
+    assert (
+        ref["value"] is None and ref["missing"] == ["sex", "albumin"] and "['sex', 'albumin'] missing" in ref["reason"]
+    )
     ldl = next(c for c in ds.cases if c.calculator_id == 44)
     ref = library_reference(ldl, "sampson-2020", convention=default_convention(ds).convention)
     assert ref["value"] is not None and ref["reason"] is None and ref["function"].endswith("ldl_sampson")

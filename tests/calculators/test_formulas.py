@@ -1,4 +1,5 @@
 """Formula catalogue: all 55 entries, audit flags, and literal implementations against real gold rows."""
+
 from __future__ import annotations
 
 import collections
@@ -7,12 +8,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.formulas import formulas
 from harness.calculators.catalogue import CATALOGUE, FormulaEntry, literal_compute
-from harness.data.conventions import default_convention
-from harness.data.dataset import load_dataset
 from harness.calculators.check import V1_ERRATA, agrees, check_cases, load_cases
 from harness.calculators.docs import committed_block, markdown_table
+from harness.cli.formulas import formulas
+from harness.data.conventions import default_convention
+from harness.data.dataset import load_dataset
 
 SCORE_IDS = {4, 8, 15, 16, 17, 18, 20, 21, 25, 27, 28, 29, 32, 33, 36, 43, 45, 48, 51}
 
@@ -28,6 +29,7 @@ def one_shot(shared_data_dir):
 
 
 # ----- catalogue contents --------------------------------------------------------------------------
+
 
 def test_catalogue_covers_every_benchmark_calculator(dev, one_shot):
     ids = {c.calculator_id for c in dev} | {c.calculator_id for c in one_shot}
@@ -75,13 +77,27 @@ def test_point_scores_carry_their_criteria_tables():
         criteria = [ln for ln in text.splitlines() if ln.lstrip().startswith("-")]
         assert len(criteria) >= 3, cid
     apache = CATALOGUE[28].text
-    for item in ("Age", "Temperature", "Mean arterial pressure", "Heart rate", "Respiratory rate", "Oxygenation",
-                 "pH", "Sodium", "Potassium", "Creatinine", "Hematocrit", "White blood cell", "Glasgow"):
+    for item in (
+        "Age",
+        "Temperature",
+        "Mean arterial pressure",
+        "Heart rate",
+        "Respiratory rate",
+        "Oxygenation",
+        "pH",
+        "Sodium",
+        "Potassium",
+        "Creatinine",
+        "Hematocrit",
+        "White blood cell",
+        "Glasgow",
+    ):
         assert item in apache
     assert "15 - GCS" in apache
 
 
 # ----- literal implementations on real rows ----------------------------------------------------------
+
 
 def test_literal_reproduces_every_verified_one_shot_answer(one_shot):
     res = check_cases(one_shot)
@@ -119,6 +135,7 @@ def test_literal_compute_api_on_a_real_row(dev):
 
 # ----- CLI and docs ----------------------------------------------------------------------------------
 
+
 def test_cli_check_prints_all_55_and_an_overall_line(shared_data_dir):
     path = str(shared_data_dir / "test_dev_v1.0.csv")
     runner = CliRunner()
@@ -153,11 +170,13 @@ def test_library_and_catalogue_find_gold_entities_by_one_key_rule():
     from harness.calculators import IMPLEMENTED
     from harness.calculators.base import normalize_key
     from harness.calculators.entities import Entities
+
     assert normalize_key("  Creatinine_Clearance ") == normalize_key("creatinine clearance")
     assert normalize_key("HCO₃") == "hco3"
-    calc, var, key = next((c, v, k) for c in IMPLEMENTED.values() for v in c.variables for k in v.entity_keys
-                          if " " in k)
-    odd = "  " + key.upper().replace(" ", "_") + " "   # e.g. "  SERUM_CREATININE ": found by both readers
+    calc, var, key = next(
+        (c, v, k) for c in IMPLEMENTED.values() for v in c.variables for k in v.entity_keys if " " in k
+    )
+    odd = "  " + key.upper().replace(" ", "_") + " "  # e.g. "  SERUM_CREATININE ": found by both readers
     assert calc._find({odd: 1}, var) == (True, 1)
     assert Entities({odd: 1}).lookup(key) == 1
 
@@ -165,10 +184,11 @@ def test_library_and_catalogue_find_gold_entities_by_one_key_rule():
 def test_one_flag_reader_with_the_library_strict_and_the_catalogue_lenient():
     from harness.calculators.base import entity_flag
     from harness.calculators.entities import Entities
+
     assert entity_flag("Yes", strict=True) is True and entity_flag(" 0 ", strict=True) is False
     with pytest.raises(ValueError, match="expected true/false"):
         entity_flag("not mentioned", strict=True)
-    assert entity_flag("not mentinoed", strict=False) is False   # the benchmark's own typo counts as absent
+    assert entity_flag("not mentinoed", strict=False) is False  # the benchmark's own typo counts as absent
     assert entity_flag("present since 2010", strict=False) is True and entity_flag(0, strict=False) is False
     assert Entities({"History of stroke": "Not mentioned", "Hypertension": "yes"}).flag("history of stroke") is False
     assert Entities({"History of stroke": "Not mentioned", "Hypertension": "yes"}).flag("stroke", "hypertension")

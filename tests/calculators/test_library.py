@@ -1,5 +1,6 @@
 """The 22-calculator library: registry, Gold-Solve on every real row of every dataset the kit has,
 unit conversions, extraction validation and abstention messages."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -8,11 +9,10 @@ from collections import Counter
 
 import pytest
 
-from harness.data.dataset import DatasetError, load_dataset
-from harness.calculators import (IMPLEMENTED, LIBRARY, LIBRARY_IDS, Calculator, LibraryAbstain,
-                             solve_gold, units)
+from harness.calculators import IMPLEMENTED, LIBRARY, LIBRARY_IDS, Calculator, LibraryAbstain, solve_gold, units
 from harness.core import units as core_units
 from harness.data.conventions import default_convention
+from harness.data.dataset import DatasetError, load_dataset
 
 # ---------------------------------------------------------------- datasets
 
@@ -68,8 +68,9 @@ def test_library_membership_matches_the_papers_description(datasets):
     ds = datasets["one-shot"]
     by_id = {c.calculator_id: c for c in ds.cases}
     assert len(by_id) == 55
-    eligible = sorted(cid for cid, c in by_id.items()
-                      if c.category.split()[0] in {"lab", "physical", "date"} and cid not in {23, 46})
+    eligible = sorted(
+        cid for cid, c in by_id.items() if c.category.split()[0] in {"lab", "physical", "date"} and cid not in {23, 46}
+    )
     assert len(eligible) == 32
     assert list(LIBRARY_IDS) == eligible[:22]
     assert sorted(IMPLEMENTED) == eligible
@@ -111,8 +112,7 @@ def test_gold_solve_on_the_verified_split(datasets):
     ds = datasets["verified"]
     assert default_convention(ds).name == "exact"
     mine = [c for c in ds.cases if c.calculator_id in LIBRARY]
-    wrong = [(c.case_id, c.entities, solve_gold(c), c.gold_answer) for c in mine
-             if not _correct(c, solve_gold(c))]
+    wrong = [(c.case_id, c.entities, solve_gold(c), c.gold_answer) for c in mine if not _correct(c, solve_gold(c))]
     assert not wrong, f"{len(wrong)}/{len(mine)} wrong: {wrong}"
     assert len(mine) == 440
 
@@ -128,8 +128,10 @@ def test_gold_solve_counts_per_calculator(datasets, capsys):
                 total[case.calculator_id] += 1
                 ok[case.calculator_id] += _correct(case, solve_gold(case, convention=conv))
         assert ok == total
-        lines.append(f"{name} ({conv}): {sum(ok.values())}/{sum(total.values())} rows, " +
-                     ", ".join(f"{cid}:{ok[cid]}/{total[cid]}" for cid in sorted(total)))
+        lines.append(
+            f"{name} ({conv}): {sum(ok.values())}/{sum(total.values())} rows, "
+            + ", ".join(f"{cid}:{ok[cid]}/{total[cid]}" for cid in sorted(total))
+        )
     with capsys.disabled():
         print("\nGold-Solve (22-calculator library):\n  " + "\n  ".join(lines))
 
@@ -177,8 +179,11 @@ def test_library_uses_the_core_units_module_under_an_explicit_convention():
     """The library converts through harness.core.units; the convention is an argument, never ambient state."""
     assert units is core_units
     calc = LIBRARY[44]  # LDL: cholesterol and triglycerides
-    ents = {"Total cholesterol": [4.75, "mmol/L"], "high-density lipoprotein cholesterol": [50, "mg/dL"],
-            "Triglycerides": [150, "mg/dL"]}
+    ents = {
+        "Total cholesterol": [4.75, "mmol/L"],
+        "high-density lipoprotein cholesterol": [50, "mg/dL"],
+        "Triglycerides": [150, "mg/dL"],
+    }
     exact = calc.from_entities(ents, convention=core_units.EXACT)
     v1 = calc.from_entities(ents, convention=core_units.MEDCALC_V1)
     assert exact["total_cholesterol"] == pytest.approx(183.66065)
@@ -192,7 +197,7 @@ def test_library_uses_the_core_units_module_under_an_explicit_convention():
 
 
 def test_formulas_on_plain_values():
-    assert LIBRARY[6].compute(weight=70.0, height=175.0) == pytest.approx(70 / 1.75 ** 2)
+    assert LIBRARY[6].compute(weight=70.0, height=175.0) == pytest.approx(70 / 1.75**2)
     assert LIBRARY[5].compute(systolic_bp=120.0, diastolic_bp=80.0) == pytest.approx(80 + 40 / 3)
     assert LIBRARY[11].compute(heart_rate=60.0, qt_interval=400.0) == pytest.approx(400.0)  # RR = 1 s
     assert LIBRARY[56].compute(heart_rate=120.0, qt_interval=300.0) == pytest.approx(300 / 0.5 ** (1 / 3))
@@ -211,10 +216,12 @@ def test_formulas_on_plain_values():
 def test_cockcroft_gault_weight_bands_follow_the_benchmark():
     from harness.calculators.lab import cockcroft_gault_weight
     from harness.calculators.physical import adjusted_body_weight, ideal_body_weight
-    assert cockcroft_gault_weight("male", 48.0, 163.0) == 48.0                      # BMI 18.1: actual
+
+    assert cockcroft_gault_weight("male", 48.0, 163.0) == 48.0  # BMI 18.1: actual
     assert cockcroft_gault_weight("male", 60.0, 170.0) == min(60.0, ideal_body_weight("male", 170.0))
     assert cockcroft_gault_weight("male", 87.0, 175.0) == pytest.approx(
-        adjusted_body_weight("male", 87.0, 175.0))                                   # BMI 28.4: ABW
+        adjusted_body_weight("male", 87.0, 175.0)
+    )  # BMI 28.4: ABW
 
 
 def test_compute_division_by_zero_or_complex_result_abstains():
@@ -231,8 +238,7 @@ def test_compute_division_by_zero_or_complex_result_abstains():
 
 def test_missing_gold_variable_names_calculator_and_variable():
     with pytest.raises(LibraryAbstain) as exc:
-        LIBRARY[2].from_entities({"sex": "Male", "age": [60, "years"], "weight": [70, "kg"],
-                                  "height": [170, "cm"]})
+        LIBRARY[2].from_entities({"sex": "Male", "age": [60, "years"], "weight": [70, "kg"], "height": [170, "cm"]})
     msg = str(exc.value)
     assert "Creatinine Clearance (Cockcroft-Gault Equation)" in msg and "calculator 2" in msg
     assert "'creatinine'" in msg and exc.value.variable == "creatinine"
@@ -246,32 +252,55 @@ def test_bad_unit_names_variable_and_unit():
 
 
 def test_default_race_and_cycle_length():
-    assert LIBRARY[9].from_entities({"age": [85, "years"], "creatinine": [1.36, "mg/dL"],
-                                     "sex": "Female"})["race"] == "other"
+    assert (
+        LIBRARY[9].from_entities({"age": [85, "years"], "creatinine": [1.36, "mg/dL"], "sex": "Female"})["race"]
+        == "other"
+    )
     assert LIBRARY[13].from_entities({"Last menstrual date": "01/07/2017"})["cycle_length"] == 28
 
 
 def test_parse_extraction_accepts_numbers_strings_and_unit_pairs():
     calc = LIBRARY[2]
-    args = calc.parse_extraction({"sex": "female", "age": 70, "weight": {"value": 154, "unit": "lbs"},
-                                  "height": ["65", "in"], "creatinine": "1.2", "note": "ignored"})
-    assert args == {"sex": "female", "age": 70.0, "weight": pytest.approx(69.853168),
-                    "height": pytest.approx(165.1), "creatinine": 1.2}
+    args = calc.parse_extraction(
+        {
+            "sex": "female",
+            "age": 70,
+            "weight": {"value": 154, "unit": "lbs"},
+            "height": ["65", "in"],
+            "creatinine": "1.2",
+            "note": "ignored",
+        }
+    )
+    assert args == {
+        "sex": "female",
+        "age": 70.0,
+        "weight": pytest.approx(69.853168),
+        "height": pytest.approx(165.1),
+        "creatinine": 1.2,
+    }
     assert calc.compute(**args) > 0
     assert LIBRARY[6].parse_extraction({"weight": "154 lbs", "height": 1.7, "height_unit": "m"}) == {
-        "weight": pytest.approx(69.853168), "height": pytest.approx(170.0)}
+        "weight": pytest.approx(69.853168),
+        "height": pytest.approx(170.0),
+    }
     dates = LIBRARY[13].parse_extraction({"last_menstrual_date": "2017-01-07", "cycle_length": 30})
-    assert dates == {"last_menstrual_date": dt.date(2017, 1, 7), "cycle_length": 30.0,
-                     "short_cycle": "subtract"}  # the convention's rule (exact: Verified)
+    assert dates == {
+        "last_menstrual_date": dt.date(2017, 1, 7),
+        "cycle_length": 30.0,
+        "short_cycle": "subtract",
+    }  # the convention's rule (exact: Verified)
 
 
-@pytest.mark.parametrize("obj,variable", [
-    ({"weight": "heavy", "height": 170}, "weight"),
-    ({"weight": 70}, "height"),
-    ({"weight": [70, "kg"], "height": [170, "furlongs"]}, "height"),
-    ({"weight": float("nan"), "height": 170}, "weight"),
-    ({"weight": True, "height": 170}, "weight"),
-])
+@pytest.mark.parametrize(
+    "obj,variable",
+    [
+        ({"weight": "heavy", "height": 170}, "weight"),
+        ({"weight": 70}, "height"),
+        ({"weight": [70, "kg"], "height": [170, "furlongs"]}, "height"),
+        ({"weight": float("nan"), "height": 170}, "weight"),
+        ({"weight": True, "height": 170}, "weight"),
+    ],
+)
 def test_invalid_extraction_abstains_naming_the_variable(obj, variable):
     with pytest.raises(LibraryAbstain) as exc:
         LIBRARY[6].parse_extraction(obj)
@@ -296,8 +325,9 @@ def test_due_date_follows_the_convention():
     assert solve_gold_values(calc, ents, "exact") == dt.date(2020, 10, 7) - dt.timedelta(days=4)
     assert solve_gold_values(calc, ents, "medcalc-v1.0") == dt.date(2020, 10, 7) + dt.timedelta(days=4)
     long = {"Last menstrual date": "01/01/2020", "cycle length": 30}
-    assert solve_gold_values(calc, long, "exact") == solve_gold_values(calc, long, "medcalc-v1.0") \
-        == dt.date(2020, 10, 9)
+    assert (
+        solve_gold_values(calc, long, "exact") == solve_gold_values(calc, long, "medcalc-v1.0") == dt.date(2020, 10, 9)
+    )
     assert calc.compute(last_menstrual_date=dt.date(2020, 1, 1), cycle_length=24) == dt.date(2020, 10, 3)
 
 
@@ -308,8 +338,8 @@ def test_ckd_epi_reproduces_verified_code_for_men_with_low_creatinine():
     ents = {"sex": "Male", "age": [50, "years"], "creatinine": [0.8, "mg/dL"]}
     verified = solve_gold_values(calc, ents, "exact")
     published = solve_gold_values(calc, ents, "medcalc-v1.0")
-    assert verified == pytest.approx(142 * (0.8 / 0.7) ** -0.302 * 0.9938 ** 50)
-    assert published == pytest.approx(142 * (0.8 / 0.9) ** -0.302 * 0.9938 ** 50)
+    assert verified == pytest.approx(142 * (0.8 / 0.7) ** -0.302 * 0.9938**50)
+    assert published == pytest.approx(142 * (0.8 / 0.9) ** -0.302 * 0.9938**50)
     high = {"sex": "Male", "age": [50, "years"], "creatinine": [1.2, "mg/dL"]}
     assert solve_gold_values(calc, high, "exact") == solve_gold_values(calc, high, "medcalc-v1.0")
 

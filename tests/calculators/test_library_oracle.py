@@ -7,6 +7,7 @@ gestational ages. The oracle has no Delta Ratio (ID 64) function, and its Target
 module fails to import (it asks `medcalc.utils.height_conversion` for a function the package does
 not ship); the test gives it that missing name, bound to the package's own metre conversion.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,8 +19,8 @@ from collections import Counter
 
 import pytest
 
-from harness.data.dataset import load_dataset
 from harness.calculators import IMPLEMENTED, LIBRARY
+from harness.data.dataset import load_dataset
 
 medcalc = pytest.importorskip("medcalc", reason="medcalc-bench (the oracle) is not installed")
 
@@ -30,28 +31,42 @@ QT_KEYS = {"heart rate or pulse": "heart_rate", "qt interval": "qt_interval"}
 ORACLE = {
     2: ("creatinine_clearance", "generate_cockcroft_gault_explanation", {}),
     3: ("ckd_epi_2021_creatinine", "ckd_epi_2021_explanation", {}),
-    5: ("mean_arterial_pressure", "mean_arterial_pressure_explanation",
-        {"systolic blood pressure": "sys_bp", "diastolic blood pressure": "dia_bp"}),
+    5: (
+        "mean_arterial_pressure",
+        "mean_arterial_pressure_explanation",
+        {"systolic blood pressure": "sys_bp", "diastolic blood pressure": "dia_bp"},
+    ),
     6: ("bmi_calculator", "bmi_calculator_explanation", {}),
     7: ("calcium_correction", "calculate_corrected_calcium_explanation", {}),
     9: ("mdrd_gfr", "mrdr_gfr_explanation", {}),
     10: ("ideal_body_weight", "ibw_explanation", {}),
     11: ("qt_calculator_bazett", "bazett_calculator_explanation", QT_KEYS),
-    13: ("estimated_due_date", "add_40_weeks_explanation",
-         {"last menstrual date": "menstrual_date", "cycle length": "cycle_length"}),
-    19: ("fibrosis_4", "compute_fib4_explanation", {"alanine aminotransferase": "alt",
-                                                    "aspartate aminotransferase": "ast",
-                                                    "platelet count": "platelet_count"}),
+    13: (
+        "estimated_due_date",
+        "add_40_weeks_explanation",
+        {"last menstrual date": "menstrual_date", "cycle length": "cycle_length"},
+    ),
+    19: (
+        "fibrosis_4",
+        "compute_fib4_explanation",
+        {"alanine aminotransferase": "alt", "aspartate aminotransferase": "ast", "platelet count": "platelet_count"},
+    ),
     22: ("maintenance_fluid_calc", "maintenance_fluid_explanation", {}),
     26: ("sch", "compute_sodium_correction_hyperglycemia_explanation", {}),
     30: ("sOsm", "compute_serum_osmolality_explanation", {"blood urea nitrogen (bun)": "bun"}),
     31: ("homa_ir", "compute_homa_ir_explanation", {}),
     38: ("free_water_deficit", "free_water_deficit_explanation", {}),
     39: ("anion_gap", "compute_anion_gap_explanation", {}),
-    40: ("compute_fena", "compute_fena_explanation", {"urine creatinine": "urine_creatinine",
-                                                      "urine sodium": "urine_sodium"}),
-    44: ("ldl_calculated", "compute_ldl_explanation", {"total cholesterol": "total_cholestrol",
-                                                       "high-density lipoprotein cholesterol": "hdl_cholestrol"}),
+    40: (
+        "compute_fena",
+        "compute_fena_explanation",
+        {"urine creatinine": "urine_creatinine", "urine sodium": "urine_sodium"},
+    ),
+    44: (
+        "ldl_calculated",
+        "compute_ldl_explanation",
+        {"total cholesterol": "total_cholestrol", "high-density lipoprotein cholesterol": "hdl_cholestrol"},
+    ),
     56: ("qt_calculator_fredericia", "fredericia_calculator_explanation", QT_KEYS),
     57: ("qt_calculator_framingham", "framingham_calculator_explanation", QT_KEYS),
     58: ("qt_calculator_hodges", "hodges_calculator_explanation", QT_KEYS),
@@ -63,10 +78,16 @@ ORACLE = {
     65: ("albumin_corrected_anion", "compute_albumin_corrected_anion_explanation", {}),
     66: ("albumin_corrected_delta_gap", "compute_albumin_corrected_delta_gap_explanation", {}),
     67: ("albumin_delta_ratio", "compute_albumin_delta_ratio_explanation", {}),
-    68: ("conception_date", "add_2_weeks_explanation",
-         {"last menstrual date": "menstrual_date", "cycle length": "cycle_length"}),
-    69: ("gestational_age", "compute_gestational_age_explanation",
-         {"last menstrual date": "menstrual_date", "current date": "current_date"}),
+    68: (
+        "conception_date",
+        "add_2_weeks_explanation",
+        {"last menstrual date": "menstrual_date", "cycle length": "cycle_length"},
+    ),
+    69: (
+        "gestational_age",
+        "compute_gestational_age_explanation",
+        {"last menstrual date": "menstrual_date", "current date": "current_date"},
+    ),
 }
 NO_ORACLE = {64: "medcalc-bench ships no Delta Ratio function"}
 
@@ -118,11 +139,11 @@ def rows(request):
 
 
 @pytest.mark.parametrize("calculator_id", sorted(ORACLE))
-def test_library_agrees_with_the_oracle_under_the_datasets_convention(rows, oracle_functions,
-                                                                      calculator_id):
+def test_library_agrees_with_the_oracle_under_the_datasets_convention(rows, oracle_functions, calculator_id):
     """With the dataset's conversion convention (v1.0's rounded molar steps for v1.0 files), the
     library and medcalc-bench agree on every row."""
     from harness.data.conventions import default_convention
+
     calc = IMPLEMENTED[calculator_id]
     mine = [(ds, c) for ds, c in rows if c.calculator_id == calculator_id]
     assert mine, f"no rows for calculator {calculator_id}"
@@ -158,8 +179,9 @@ def test_exact_conversions_disagree_with_the_oracle_only_on_v1_molar_rows(rows, 
         assert units_used & {"mmol/l", "µmol/l"}, (cid, case.row_number, case.entities, ours, theirs)
         explained.append(f"{ds.name}:{cid}-{case.row_number}")
     with capsys.disabled():
-        print("\nlibrary (exact conversions) vs medcalc-bench oracle, rows agreeing per calculator:\n  "
-              + ", ".join(f"{cid}{'*' if cid in LIBRARY else ''}:{agree[cid]}/{total[cid]}"
-                          for cid in sorted(total))
-              + "\n  (* = in the 22; disagreements, all v1.0 stepwise-rounded molar conversions or short-cycle due "
-              f"dates: {explained or 'none'})")
+        print(
+            "\nlibrary (exact conversions) vs medcalc-bench oracle, rows agreeing per calculator:\n  "
+            + ", ".join(f"{cid}{'*' if cid in LIBRARY else ''}:{agree[cid]}/{total[cid]}" for cid in sorted(total))
+            + "\n  (* = in the 22; disagreements, all v1.0 stepwise-rounded molar conversions or short-cycle due "
+            f"dates: {explained or 'none'})"
+        )

@@ -11,26 +11,27 @@ A row counts as compared when Verified's code gives an answer for it (``NotAppli
 its map lacks, a unit its tables lack). Numbers agree within 0.5% (Verified rounds intermediates to 5 decimals),
 integers, dates and (weeks, days) exactly.
 """
+
 from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pytest
 
+from harness.calculators import IMPLEMENTED, LibraryAbstain, solve_gold
+from harness.calculators.catalogue import CATALOGUE, literal_compute
 from harness.core.units import EXACT
 from harness.data.dataset import load_dataset
-from harness.calculators.catalogue import CATALOGUE, literal_compute
-from harness.calculators import IMPLEMENTED, LibraryAbstain, solve_gold
 from tests.oracles.verified_reference import NotApplicable, reference
 
 
 @dataclass(frozen=True)
 class Deviation:
     reason: str
-    applies: Callable[[dict], bool]   # the rows (raw entities) it covers
+    applies: Callable[[dict], bool]  # the rows (raw entities) it covers
 
 
 def _true(entities: dict, *names: str) -> bool:
@@ -40,23 +41,39 @@ def _true(entities: dict, *names: str) -> bool:
 # Where the catalogue departs from Verified's code on purpose (docs/FORMULAS.md, "Deviations from Verified's
 # reference code"; file and line there).
 CATALOGUE_DEVIATIONS: dict[int, Deviation] = {
-    15: Deviation("Verified's code scores an encephalopathy grade outside its table ('Grade 0') 0 points; the "
-                  "catalogue reads it as none (1 point)",
-                  lambda e: str(e.get("Encephalopathy", "No Encephalopathy")) not in
-                  ("No Encephalopathy", "Grade 1-2", "Grade 3-4")),
-    28: Deviation("Verified's code never reads 'History of severe organ failure or immunocompromise' (mapped to "
-                  "a parameter name apache_ii.py does not use): chronic-health points are always 0",
-                  lambda e: _true(e, "History of severe organ failure or immunocompromise")),
-    32: Deviation("a graded item outside Verified's spellings (v1.0 rows: a bare true solid tumour, liver disease "
-                  "'severe') falls through cci.py's graded branches to one point; the catalogue reads them as "
-                  "localized (2) and moderate to severe (3)",
-                  lambda e: e.get("Solid tumor") is True
-                  or str(e.get("Liver disease severity", "none")).lower() not in ("none", "mild", "moderate to severe",
-                                                                                  "false", "true")),
-    36: Deviation("four Caprini items are mapped to parameter names caprini_score.py never reads (major surgery, "
-                  "CHF, plaster cast, stroke in the last month): 0 points in Verified",
-                  lambda e: _true(e, "Major Surgery in the last month", "Congestive Heart Failure in the last month",
-                                  "Immobilizing plaster cast in the last month", "Stroke in the last month")),
+    15: Deviation(
+        "Verified's code scores an encephalopathy grade outside its table ('Grade 0') 0 points; the "
+        "catalogue reads it as none (1 point)",
+        lambda e: (
+            str(e.get("Encephalopathy", "No Encephalopathy")) not in ("No Encephalopathy", "Grade 1-2", "Grade 3-4")
+        ),
+    ),
+    28: Deviation(
+        "Verified's code never reads 'History of severe organ failure or immunocompromise' (mapped to "
+        "a parameter name apache_ii.py does not use): chronic-health points are always 0",
+        lambda e: _true(e, "History of severe organ failure or immunocompromise"),
+    ),
+    32: Deviation(
+        "a graded item outside Verified's spellings (v1.0 rows: a bare true solid tumour, liver disease "
+        "'severe') falls through cci.py's graded branches to one point; the catalogue reads them as "
+        "localized (2) and moderate to severe (3)",
+        lambda e: (
+            e.get("Solid tumor") is True
+            or str(e.get("Liver disease severity", "none")).lower()
+            not in ("none", "mild", "moderate to severe", "false", "true")
+        ),
+    ),
+    36: Deviation(
+        "four Caprini items are mapped to parameter names caprini_score.py never reads (major surgery, "
+        "CHF, plaster cast, stroke in the last month): 0 points in Verified",
+        lambda e: _true(
+            e,
+            "Major Surgery in the last month",
+            "Congestive Heart Failure in the last month",
+            "Immobilizing plaster cast in the last month",
+            "Stroke in the last month",
+        ),
+    ),
 }
 # The library reproduces Verified's code under the exact convention, quirks included (docs/LIBRARY.md).
 LIBRARY_DEVIATIONS: dict[int, Deviation] = {}
@@ -123,8 +140,9 @@ def _table(title: str, stats: dict[int, Counter]) -> str:
     for cid in sorted(stats):
         st = stats[cid]
         rate = f"{st['agree'] / st['n']:.0%}" if st["n"] else "-"
-        lines.append(f"  {cid:>3}  {st['agree']:>3}/{st['n']:<3}  {rate:>6}  {st['deviation']:>14}  "
-                     f"{st['not_applicable']:>18}")
+        lines.append(
+            f"  {cid:>3}  {st['agree']:>3}/{st['n']:<3}  {rate:>6}  {st['deviation']:>14}  {st['not_applicable']:>18}"
+        )
     return "\n".join(lines)
 
 
@@ -146,7 +164,8 @@ def test_the_oracle_reproduces_verifieds_gold_on_its_one_shot_rows():
 
 def test_catalogue_agrees_with_verified_reference(rows, capsys):
     stats, unexplained, explained = _compare(
-        rows, lambda c: literal_compute(c.calculator_id, c.entities, EXACT), CATALOGUE_DEVIATIONS, set(CATALOGUE))
+        rows, lambda c: literal_compute(c.calculator_id, c.entities, EXACT), CATALOGUE_DEVIATIONS, set(CATALOGUE)
+    )
     with capsys.disabled():
         print("\n" + _table("catalogue (exact) vs Verified reference, dev + one-shot rows:", stats))
     assert set(stats) == set(CATALOGUE)
@@ -159,7 +178,8 @@ def test_catalogue_agrees_with_verified_reference(rows, capsys):
 
 def test_library_agrees_with_verified_reference_on_every_row(rows, capsys):
     stats, unexplained, _ = _compare(
-        rows, lambda c: solve_gold(c, convention=EXACT, library=IMPLEMENTED), LIBRARY_DEVIATIONS, set(IMPLEMENTED))
+        rows, lambda c: solve_gold(c, convention=EXACT, library=IMPLEMENTED), LIBRARY_DEVIATIONS, set(IMPLEMENTED)
+    )
     with capsys.disabled():
         print("\n" + _table("library (Gold-Solve, exact) vs Verified reference, dev + one-shot rows:", stats))
     assert set(stats) == set(IMPLEMENTED)
@@ -189,5 +209,6 @@ def test_a_deviation_or_unknown_name_is_not_silently_agreed(rows):
     with pytest.raises(LibraryAbstain):
         solve_gold(type("C", (), {"calculator_id": 4, "entities": {}})())
     caprini = [c for _n, c in rows if c.calculator_id == 36 and CATALOGUE_DEVIATIONS[36].applies(c.entities)]
-    assert caprini and any(not agree(literal_compute(36, c.entities, EXACT), reference(36, c.entities))
-                           for c in caprini)
+    assert caprini and any(
+        not agree(literal_compute(36, c.entities, EXACT), reference(36, c.entities)) for c in caprini
+    )

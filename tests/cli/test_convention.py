@@ -1,6 +1,7 @@
 """`--convention` on the commands that solve or score: the CLI says which convention applies and why, a v1.0
 file under a neutral name gets v1.0 by content, an unknown file gets exact, an explicit option wins, the run
 manifest and arm config record it, and a resumed run under another convention is refused."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,11 @@ def _invoke(*args):
 
 
 def _gold_rows(out):
-    rows = [json.loads(x) for p in sorted(out.glob("library/gold-lib/seed*.jsonl"))
-            for x in p.read_text(encoding="utf-8").splitlines()]
+    rows = [
+        json.loads(x)
+        for p in sorted(out.glob("library/gold-lib/seed*.jsonl"))
+        for x in p.read_text(encoding="utf-8").splitlines()
+    ]
     return rows
 
 
@@ -38,8 +42,9 @@ def test_run_under_a_neutral_name_uses_v1_by_content_and_records_it(tmp_path):
     neutral = tmp_path / "cases.csv"
     shutil.copyfile(SLICE, neutral)
     out = tmp_path / "res"
-    r = _invoke("run", "--arm", "gold-lib", "--dataset", str(neutral), "--seeds", "42", "--out", str(out),
-                "--no-progress")
+    r = _invoke(
+        "run", "--arm", "gold-lib", "--dataset", str(neutral), "--seeds", "42", "--out", str(out), "--no-progress"
+    )
     assert r.exit_code == 0, r.output
     assert "unit convention: medcalc-v1.0 (dataset content sha256 d653fe0b8328... is MedCalc-Bench v1.0" in r.output
     rows = _gold_rows(out)
@@ -59,39 +64,99 @@ def test_committed_gold_solve_keys_are_todays():
     (m,) = run_manifests(root)
     today = with_convention(get_arm("gold-lib"), "medcalc-v1.0").config_hash()
     assert m.arm_config_hashes["gold-lib"] == today != get_arm("gold-lib").config_hash()
-    keys = {json.loads(line)["arm_config_hash"] for p in root.glob("library/gold-lib/seed*.jsonl")
-            for line in p.read_text().splitlines()}
+    keys = {
+        json.loads(line)["arm_config_hash"]
+        for p in root.glob("library/gold-lib/seed*.jsonl")
+        for line in p.read_text().splitlines()
+    }
     assert keys == {today}
 
 
 def test_resumed_run_under_another_convention_is_refused(tmp_path):
     out = tmp_path / "res"
-    first = _invoke("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--out", str(out),
-                    "--no-progress", "--limit", "6")
+    first = _invoke(
+        "run",
+        "--arm",
+        "gold-lib",
+        "--dataset",
+        "bundled-test",
+        "--seeds",
+        "42",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--limit",
+        "6",
+    )
     assert first.exit_code == 0, first.output
     before = sorted(p.read_bytes() for p in out.glob("library/gold-lib/seed*.jsonl"))
-    second = _invoke("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--out", str(out),
-                     "--no-progress", "--limit", "6", "--convention", "exact")
+    second = _invoke(
+        "run",
+        "--arm",
+        "gold-lib",
+        "--dataset",
+        "bundled-test",
+        "--seeds",
+        "42",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--limit",
+        "6",
+        "--convention",
+        "exact",
+    )
     assert second.exit_code != 0
     assert "made under unit convention 'medcalc-v1.0'" in second.output
     assert "cannot mix conventions" in second.output and "--convention medcalc-v1.0" in second.output
     assert sorted(p.read_bytes() for p in out.glob("library/gold-lib/seed*.jsonl")) == before  # nothing written
     # the explicit option matching the directory's convention resumes (nothing new to do)
-    again = _invoke("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--out", str(out),
-                    "--no-progress", "--limit", "6", "--convention", "medcalc-v1.0")
+    again = _invoke(
+        "run",
+        "--arm",
+        "gold-lib",
+        "--dataset",
+        "bundled-test",
+        "--seeds",
+        "42",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--limit",
+        "6",
+        "--convention",
+        "medcalc-v1.0",
+    )
     assert again.exit_code == 0 and "0 new, 6 resumed" in again.output
 
 
 def test_explicit_option_wins_and_changes_the_arm_config(tmp_path):
     out = tmp_path / "res"
-    r = _invoke("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--out", str(out),
-                "--no-progress", "--convention", "exact", "--calculator", "44")
+    r = _invoke(
+        "run",
+        "--arm",
+        "gold-lib",
+        "--dataset",
+        "bundled-test",
+        "--seeds",
+        "42",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--convention",
+        "exact",
+        "--calculator",
+        "44",
+    )
     assert r.exit_code == 0, r.output
     assert "unit convention: exact (--convention exact; the dataset's own would be medcalc-v1.0)" in r.output
     (m,) = _manifests(out)
     assert m.arms["gold-lib"].convention == "exact"
-    assert m.arm_config_hashes["gold-lib"] == with_convention(get_arm("gold-lib"), "exact").config_hash() \
+    assert (
+        m.arm_config_hashes["gold-lib"]
+        == with_convention(get_arm("gold-lib"), "exact").config_hash()
         != with_convention(get_arm("gold-lib"), "medcalc-v1.0").config_hash()
+    )
     # LDL row 44-513 has cholesterol in mmol/L: exact arithmetic misses v1.0's gold, as documented
     rows = {x["case_id"]: x for x in _gold_rows(out)}
     assert rows["44-513"]["correct"] is False
@@ -102,14 +167,15 @@ def test_explicit_option_wins_and_changes_the_arm_config(tmp_path):
 
 def test_unknown_file_gets_exact_and_the_cli_says_so(tmp_path):
     rows = read_rows(SLICE)
-    for row in rows:                            # content the kit does not know: every note edited
+    for row in rows:  # content the kit does not know: every note edited
         row["Patient Note"] += " (edited)"
-    edited = write_rows(tmp_path / "test_dev_v1.0.csv", rows)     # a v1.0 file name
+    edited = write_rows(tmp_path / "test_dev_v1.0.csv", rows)  # a v1.0 file name
     r = _invoke("formulas", "check", "--dataset", str(edited))
     assert "unit convention: exact (dataset content sha256" in r.output
     assert "is not a file the kit knows and no row is a known row; exact arithmetic" in r.output
-    j = CliRunner().invoke(main, ["formulas", "check", "--dataset", str(edited), "--json",
-                                  "--convention", "medcalc-v1.0"])
+    j = CliRunner().invoke(
+        main, ["formulas", "check", "--dataset", str(edited), "--json", "--convention", "medcalc-v1.0"]
+    )
     (rep,) = json.loads(j.stdout)
     assert rep["convention"]["name"] == "medcalc-v1.0" and rep["convention"]["source"] == "option"
 
@@ -127,8 +193,19 @@ def test_users_own_csv_of_v1_rows_gets_the_known_files_gold_solve(tmp_path, shar
     runs = {}
     for name, data, extra in (("mine", mine, ()), ("known", dev, ()), ("exact", mine, ("--convention", "exact"))):
         out = tmp_path / name
-        r = _invoke("run", "--arm", "gold-lib", "--dataset", str(data), "--seeds", "42", "--out", str(out),
-                    "--no-progress", *extra)
+        r = _invoke(
+            "run",
+            "--arm",
+            "gold-lib",
+            "--dataset",
+            str(data),
+            "--seeds",
+            "42",
+            "--out",
+            str(out),
+            "--no-progress",
+            *extra,
+        )
         assert r.exit_code == 0, r.output
         runs[name] = {x["case_id"]: x["correct"] for x in _gold_rows(out)}
         if name == "mine":
@@ -139,8 +216,7 @@ def test_users_own_csv_of_v1_rows_gets_the_known_files_gold_solve(tmp_path, shar
 
 
 def test_every_solving_or_scoring_command_takes_the_option():
-    for args in (["run"], ["score"], ["formulas", "check"], ["verify"], ["serve", "reproduce"],
-                 ["serve", "plan"]):
+    for args in (["run"], ["score"], ["formulas", "check"], ["verify"], ["serve", "reproduce"], ["serve", "plan"]):
         r = CliRunner().invoke(main, [*args, "--help"])
         assert r.exit_code == 0, (args, r.output)
         assert "--convention [exact|medcalc-v1.0]" in r.output, args
@@ -152,12 +228,27 @@ def test_run_on_a_file_mixing_conventions_is_refused_before_anything_is_written(
         row["Row Number"] = str(i + 1)
     mixed = write_rows(tmp_path / "mixed.csv", rows)
     out = tmp_path / "res"
-    r = CliRunner().invoke(main, ["run", "--arm", "gold-lib", "--dataset", str(mixed), "--seeds", "42",
-                                  "--out", str(out), "--no-progress"])
+    r = CliRunner().invoke(
+        main, ["run", "--arm", "gold-lib", "--dataset", str(mixed), "--seeds", "42", "--out", str(out), "--no-progress"]
+    )
     assert r.exit_code == 1
-    assert (f"Error: {mixed}: the rows mix unit conventions: 4 known exact rows, 6 known medcalc-v1.0 rows (of 10;"
-            in r.output), r.output
+    assert (
+        f"Error: {mixed}: the rows mix unit conventions: 4 known exact rows, 6 known medcalc-v1.0 rows (of 10;"
+        in r.output
+    ), r.output
     assert not list(out.glob("**/*.jsonl"))
-    ok = _invoke("run", "--arm", "gold-lib", "--dataset", str(mixed), "--seeds", "42", "--out", str(out),
-                 "--no-progress", "--convention", "exact")
+    ok = _invoke(
+        "run",
+        "--arm",
+        "gold-lib",
+        "--dataset",
+        str(mixed),
+        "--seeds",
+        "42",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--convention",
+        "exact",
+    )
     assert ok.exit_code == 0 and "the dataset's rows mix conventions (4 known exact rows" in ok.output

@@ -2,6 +2,7 @@
 names) and never records it, says 401/403 for what they are, and defaults to the plain server profile (no
 repeat_penalty, which strict OpenAI-compatible servers reject). Against the scripted FAKE model server of
 harness.model.rehearsal.server.ScriptedServer, demanding a key as an OpenAI server does."""
+
 from __future__ import annotations
 
 from click.testing import CliRunner
@@ -11,9 +12,26 @@ from harness.model.rehearsal.server import ScriptedServer
 
 
 def _run(url, out, *extra, env=None):
-    return CliRunner(env=env).invoke(main, ["run", "--arm", "note-only", "--dataset", "bundled-test", "--limit", "2",
-                                            "--seeds", "42", "--base-url", url, "--out", str(out), "--no-progress",
-                                            *extra])
+    return CliRunner(env=env).invoke(
+        main,
+        [
+            "run",
+            "--arm",
+            "note-only",
+            "--dataset",
+            "bundled-test",
+            "--limit",
+            "2",
+            "--seeds",
+            "42",
+            "--base-url",
+            url,
+            "--out",
+            str(out),
+            "--no-progress",
+            *extra,
+        ],
+    )
 
 
 def test_key_from_a_named_variable_is_sent_and_never_recorded_fake_server(tmp_path, monkeypatch):
@@ -58,7 +76,7 @@ def test_readme_shows_the_profile_the_key_and_how_to_build_dev():
 
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     runs = [blk for blk in text.split("```") if "--base-url http://127.0.0.1:8000/v1" in blk]
-    assert runs and all("--server-profile vllm" in blk for blk in runs)     # the vLLM examples name their profile
+    assert runs and all("--server-profile vllm" in blk for blk in runs)  # the vLLM examples name their profile
     assert "OPENAI_API_KEY" in text and "--api-key-env" in text
     assert "harness data build-dev --source test_data.csv" in text and "../shared/data" not in text
 
@@ -83,6 +101,7 @@ def test_a_users_endpoint_is_described_in_the_run_manifest_by_what_it_answers_fa
     GET /version and lists its model without `owned_by: vllm`, so it is not recorded as vLLM, even under the vllm
     profile: nothing is guessed from the profile or the URL."""
     from harness.run.manifest import read_manifests
+
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with ScriptedServer([]) as srv:
         r = _run(srv.url, tmp_path / "res", "--server-profile", "vllm")

@@ -1,6 +1,7 @@
 """Every user-facing CLI failure of issue 10 prints one or two lines naming the problem and the fix,
 exits non-zero, and leaves results already written byte for byte intact. The CLI runs as a user runs
 it (the installed `harness` in a subprocess); results are real records copied from the committed sets."""
+
 from __future__ import annotations
 
 import http.server
@@ -21,8 +22,9 @@ GOLD = ROOT / "results" / "gold-solve"
 
 
 def harness(*args, env=None, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([HARNESS, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [HARNESS, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})}
+    )
 
 
 def seeded_root(tmp_path) -> tuple[Path, dict[Path, bytes]]:
@@ -50,10 +52,26 @@ def assert_short_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
 def test_model_server_unreachable(tmp_path):
     root, before = seeded_root(tmp_path)
     port = free_port()  # nothing listens there
-    proc = harness("run", "--arm", "open-book", "--dataset", "bundled-test", "--limit", "1",
-                   "--base-url", f"http://127.0.0.1:{port}/v1", "--out", str(root), "--no-progress")
-    assert_short_error(proc, f"cannot reach a model server at http://127.0.0.1:{port}/v1",
-                       "scripts/model-server.sh start", "--base-url")
+    proc = harness(
+        "run",
+        "--arm",
+        "open-book",
+        "--dataset",
+        "bundled-test",
+        "--limit",
+        "1",
+        "--base-url",
+        f"http://127.0.0.1:{port}/v1",
+        "--out",
+        str(root),
+        "--no-progress",
+    )
+    assert_short_error(
+        proc,
+        f"cannot reach a model server at http://127.0.0.1:{port}/v1",
+        "scripts/model-server.sh start",
+        "--base-url",
+    )
     assert snapshot(root) == before
 
 
@@ -74,12 +92,36 @@ def static_file_server(tmp_path):
 
 def test_model_server_answers_non_json(tmp_path, static_file_server):
     root, before = seeded_root(tmp_path)
-    proc = harness("run", "--arm", "open-book", "--dataset", "bundled-test", "--limit", "1",
-                   "--base-url", f"{static_file_server}/v1", "--out", str(root), "--no-progress")
+    proc = harness(
+        "run",
+        "--arm",
+        "open-book",
+        "--dataset",
+        "bundled-test",
+        "--limit",
+        "1",
+        "--base-url",
+        f"{static_file_server}/v1",
+        "--out",
+        str(root),
+        "--no-progress",
+    )
     assert_short_error(proc, "answered GET /models with non-JSON", "It works!", "ending in /v1")
     # A URL without the /v1 root: the server answers 404.
-    proc = harness("run", "--arm", "open-book", "--dataset", "bundled-test", "--limit", "1",
-                   "--base-url", f"{static_file_server}/api", "--out", str(root), "--no-progress")
+    proc = harness(
+        "run",
+        "--arm",
+        "open-book",
+        "--dataset",
+        "bundled-test",
+        "--limit",
+        "1",
+        "--base-url",
+        f"{static_file_server}/api",
+        "--out",
+        str(root),
+        "--no-progress",
+    )
     assert_short_error(proc, "HTTP 404", "ending in /v1")
     assert snapshot(root) == before
 
@@ -93,18 +135,30 @@ def test_container_backend_missing_docker(tmp_path):
         found = shutil.which(tool)
         if found:
             (bare / tool).symlink_to(found)
-    proc = harness("run", "--arm", "program-solve", "--dataset", "bundled-test", "--limit", "1",
-                   "--executor-backend", "container", "--base-url", f"http://127.0.0.1:{free_port()}/v1",
-                   "--out", str(root), "--no-progress", env={"PATH": f"{ROOT / '.venv' / 'bin'}:{bare}"})
-    assert_short_error(proc, "container executor backend is unavailable", "docker",
-                       "--executor-backend process")
+    proc = harness(
+        "run",
+        "--arm",
+        "program-solve",
+        "--dataset",
+        "bundled-test",
+        "--limit",
+        "1",
+        "--executor-backend",
+        "container",
+        "--base-url",
+        f"http://127.0.0.1:{free_port()}/v1",
+        "--out",
+        str(root),
+        "--no-progress",
+        env={"PATH": f"{ROOT / '.venv' / 'bin'}:{bare}"},
+    )
+    assert_short_error(proc, "container executor backend is unavailable", "docker", "--executor-backend process")
     assert snapshot(root) == before
 
 
 def test_container_backend_missing_runsc(tmp_path):
     """docker present but asked for a runtime dockerd does not have: the same one-line error names it."""
     from executor.api import Executor, ExecutorUnavailable
-
     from harness.cli.errors import explain
 
     if shutil.which("docker") is None:
@@ -118,8 +172,18 @@ def test_container_backend_missing_runsc(tmp_path):
 def test_unwritable_out(tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory\n")
-    proc = harness("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--limit", "1",
-                   "--out", str(blocker / "results"), "--no-progress")
+    proc = harness(
+        "run",
+        "--arm",
+        "gold-lib",
+        "--dataset",
+        "bundled-test",
+        "--limit",
+        "1",
+        "--out",
+        str(blocker / "results"),
+        "--no-progress",
+    )
     assert_short_error(proc, f"cannot write results to {blocker / 'results'}", "--out")
     assert blocker.read_text() == "not a directory\n"
 
@@ -128,11 +192,17 @@ def test_results_root_with_foreign_records(tmp_path):
     root, _ = seeded_root(tmp_path)
     foreign = root / "someone-else" / "notes" / "seed1.jsonl"
     foreign.parent.mkdir(parents=True)
-    foreign.write_text(json.dumps({"id": 1, "text": "a line from another tool"}) + "\n"
-                       + json.dumps({"id": 2, "text": "and another"}) + "\n")
+    foreign.write_text(
+        json.dumps({"id": 1, "text": "a line from another tool"})
+        + "\n"
+        + json.dumps({"id": 2, "text": "and another"})
+        + "\n"
+    )
     before = snapshot(root)
-    for args in (["tables", "--results", str(root), "--out", str(tmp_path / "tables")],
-                 ["score", "--results", str(root)]):
+    for args in (
+        ["tables", "--results", str(root), "--out", str(tmp_path / "tables")],
+        ["score", "--results", str(root)],
+    ):
         proc = harness(*args)
         assert_short_error(proc, str(foreign), "move the named file out")
     assert snapshot(root) == before
@@ -160,8 +230,22 @@ def test_results_root_with_mixed_records(tmp_path):
 @pytest.mark.model
 def test_corrupt_cache_entry(tmp_path, model_server):
     root, _ = seeded_root(tmp_path)
-    args = ("run", "--arm", "open-book", "--dataset", "bundled-test", "--case", "24-951", "--base-url",
-            model_server.base_url, "--out", str(root), "--no-progress", "--executor-backend", "process")
+    args = (
+        "run",
+        "--arm",
+        "open-book",
+        "--dataset",
+        "bundled-test",
+        "--case",
+        "24-951",
+        "--base-url",
+        model_server.base_url,
+        "--out",
+        str(root),
+        "--no-progress",
+        "--executor-backend",
+        "process",
+    )
     first = harness(*args, timeout=600)
     assert first.returncode == 0, first.stderr
     (entry,) = (root / ".cache" / "responses").rglob("*.json")
@@ -173,4 +257,5 @@ def test_corrupt_cache_entry(tmp_path, model_server):
     # nothing written is changed or lost; the root's sums were rewritten over it (and the new run manifest)
     assert all(p.read_bytes() == b for p, b in before.items() if p.name != "SHA256SUMS")
     from harness.verify.verification import check_checksums
+
     assert check_checksums(root)[1] == []

@@ -2,6 +2,7 @@
 when it ends, however it ends (here: a model server that stops answering), the analysis commands writing inside the
 root, and no own sums for the repository's results/ and its committed sets (the committed list covers them). So
 `harness compare` on a plain run's output has its integrity record without `harness checksums update`."""
+
 from __future__ import annotations
 
 import hashlib
@@ -33,8 +34,20 @@ def _listed_as_on_disk(root: Path) -> dict[str, str]:
 
 def test_a_plain_run_leaves_its_sums_and_compare_reads_them(tmp_path):
     out = tmp_path / "plain"
-    res = run("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--limit", "6", "--out", out,
-              "--no-progress")
+    res = run(
+        "run",
+        "--arm",
+        "gold-lib",
+        "--dataset",
+        "bundled-test",
+        "--seeds",
+        "42",
+        "--limit",
+        "6",
+        "--out",
+        out,
+        "--no-progress",
+    )
     assert res.exit_code == 0, res.output
     listed = _listed_as_on_disk(out)
     assert "library/gold-lib/seed42.jsonl" in listed and any(p.startswith("manifest-") for p in listed)
@@ -55,8 +68,26 @@ def test_a_run_stopped_by_a_failing_server_still_leaves_sums_over_what_it_kept(t
     out = tmp_path / "stopped"
     script = [(200, chat_completion("Final answer: 4", model="m"), 0)] * 2 + [(503, {"error": "down"}, 0)] * 50
     with ScriptedServer(script, model="m") as srv:
-        res = run("run", "--arm", "note-only", "--dataset", "bundled-test", "--seeds", "42", "--limit", "6",
-                  "--base-url", srv.url, "--model", "m", "--out", out, "--no-progress", "--timeout", "5")
+        res = run(
+            "run",
+            "--arm",
+            "note-only",
+            "--dataset",
+            "bundled-test",
+            "--seeds",
+            "42",
+            "--limit",
+            "6",
+            "--base-url",
+            srv.url,
+            "--model",
+            "m",
+            "--out",
+            out,
+            "--no-progress",
+            "--timeout",
+            "5",
+        )
     assert res.exit_code == 1 and "model request failed, run stopped" in res.output, res.output
     listed = _listed_as_on_disk(out)
     kept = out / "m" / "note-only" / "seed42.jsonl"
@@ -84,7 +115,8 @@ def test_the_repositorys_results_and_committed_sets_get_no_sums_of_their_own(tmp
 def test_sums_that_cannot_be_written_never_hide_the_error_that_ended_the_run(tmp_path, capsys, monkeypatch):
     def refuse(root):
         raise PermissionError(13, "Permission denied", str(root / SUMS_FILE))
-    with SumsOnExit(tmp_path) as untouched:      # a block that wrote nothing leaves the root as it was
+
+    with SumsOnExit(tmp_path) as untouched:  # a block that wrote nothing leaves the root as it was
         pass
     assert untouched.written is None and not (tmp_path / SUMS_FILE).exists()
     monkeypatch.setattr(sums, "write_own_sums", refuse)
@@ -93,6 +125,6 @@ def test_sums_that_cannot_be_written_never_hide_the_error_that_ended_the_run(tmp
             (tmp_path / "kept.jsonl").write_text("{}\n")
             raise KeyboardInterrupt
     assert f"could not write {tmp_path / SUMS_FILE}" in capsys.readouterr().err
-    with pytest.raises(PermissionError):          # alone, the failure to write them is the error
+    with pytest.raises(PermissionError):  # alone, the failure to write them is the error
         with SumsOnExit(tmp_path):
             (tmp_path / "kept.jsonl").write_text("{}\n{}\n")

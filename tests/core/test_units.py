@@ -1,5 +1,6 @@
 """harness.core.units: the one unit-conversion module the library and the catalogue share, its explicit frozen
 conventions, and unknown units raising everywhere (the library's variables and the catalogue's entities)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,20 +8,30 @@ import inspect
 
 import pytest
 
+from harness.calculators import LIBRARY, LibraryAbstain
+from harness.calculators.entities import Entities
 from harness.core import units
 from harness.core.units import EXACT, MEDCALC_V1, Convention, UnitError
-from harness.calculators.entities import Entities
-from harness.calculators import LIBRARY, LibraryAbstain
 
 
-@pytest.mark.parametrize("value,unit,kg", [(70, "kg", 70), (2180, "g", 2.18), (142, "lbs", 64.410064),
-                                          (30, "lb", 13.60776), (16, "oz", 0.453592), (70000, "mg", 0.07)])
+@pytest.mark.parametrize(
+    "value,unit,kg",
+    [
+        (70, "kg", 70),
+        (2180, "g", 2.18),
+        (142, "lbs", 64.410064),
+        (30, "lb", 13.60776),
+        (16, "oz", 0.453592),
+        (70000, "mg", 0.07),
+    ],
+)
 def test_weight_conversion(value, unit, kg):
     assert units.weight_kg(value, unit) == pytest.approx(kg, rel=1e-6)
 
 
-@pytest.mark.parametrize("value,unit,cm", [(175, "cm", 175), (1.99, "m", 199), (72, "in", 182.88),
-                                          (6, "ft", 182.88), (1750, "mm", 175)])
+@pytest.mark.parametrize(
+    "value,unit,cm", [(175, "cm", 175), (1.99, "m", 199), (72, "in", 182.88), (6, "ft", 182.88), (1750, "mm", 175)]
+)
 def test_height_conversion(value, unit, cm):
     assert units.height_cm(value, unit) == pytest.approx(cm)
 
@@ -31,17 +42,20 @@ def test_age_fractions_are_the_conventions():
     assert units.age_years(30, "days", MEDCALC_V1) == pytest.approx(30 / 365.25)
 
 
-@pytest.mark.parametrize("compound,value,unit,target,expected", [
-    ("creatinine", 88.4, "µmol/L", "mg/dL", 88.4 * 113.12 / 1e4),
-    ("glucose", 5.5, "mmol/L", "mg/dL", 5.5 * 18.016),
-    ("calcium", 2.5, "mmol/L", "mg/dL", 2.5 * 4.008),
-    ("calcium", 5.0, "mEq/L", "mg/dL", 2.5 * 4.008),
-    ("sodium", 140, "mEq/L", "mmol/L", 140),
-    ("sodium", 137, "mg/dL", "mmol/L", 1370 / 22.99),
-    ("albumin", 31, "g/L", "g/dL", 3.1),
-    ("cholesterol", 5.0, "mmol/L", "mg/dL", 5.0 * 38.6654),
-    ("triglycerides", 1.0, "mmol/L", "mg/dL", 86.1338),
-])
+@pytest.mark.parametrize(
+    "compound,value,unit,target,expected",
+    [
+        ("creatinine", 88.4, "µmol/L", "mg/dL", 88.4 * 113.12 / 1e4),
+        ("glucose", 5.5, "mmol/L", "mg/dL", 5.5 * 18.016),
+        ("calcium", 2.5, "mmol/L", "mg/dL", 2.5 * 4.008),
+        ("calcium", 5.0, "mEq/L", "mg/dL", 2.5 * 4.008),
+        ("sodium", 140, "mEq/L", "mmol/L", 140),
+        ("sodium", 137, "mg/dL", "mmol/L", 1370 / 22.99),
+        ("albumin", 31, "g/L", "g/dL", 3.1),
+        ("cholesterol", 5.0, "mmol/L", "mg/dL", 5.0 * 38.6654),
+        ("triglycerides", 1.0, "mmol/L", "mg/dL", 86.1338),
+    ],
+)
 def test_concentration_conversion(compound, value, unit, target, expected):
     assert units.concentration(compound, value, unit, target, EXACT) == pytest.approx(expected, rel=1e-9)
 
@@ -80,8 +94,9 @@ def test_cells_per_cubic_metre_follow_the_convention():
     assert units.cells_per_ul(12, "10^9/L") == 12000
 
 
-@pytest.mark.parametrize("value,unit,expected", [(150000, "µL", 150), (119000000.0, "L", 0.119),
-                                                 (150, "10^9/L", 150), (150, "K/µL", 150)])
+@pytest.mark.parametrize(
+    "value,unit,expected", [(150000, "µL", 150), (119000000.0, "L", 0.119), (150, "10^9/L", 150), (150, "K/µL", 150)]
+)
 def test_platelet_conversion(value, unit, expected):
     assert units.platelets_per_nl(value, unit) == pytest.approx(expected)
 
@@ -97,11 +112,17 @@ def test_identity_units_accept_spelling_variants():
     assert units.temperature_c(37.2, "degrees celsisus") == 37.2
 
 
-@pytest.mark.parametrize("func,args", [(units.weight_kg, (70, "stone")), (units.height_cm, (5, "yards")),
-                                       (units.blood_pressure_mmhg, (16, "kPa")),
-                                       (units.platelets_per_nl, (150, "per field")),
-                                       (units.temperature_c, (300, "K")),
-                                       (units.cells_per_ul, (5, "per field"))])
+@pytest.mark.parametrize(
+    "func,args",
+    [
+        (units.weight_kg, (70, "stone")),
+        (units.height_cm, (5, "yards")),
+        (units.blood_pressure_mmhg, (16, "kPa")),
+        (units.platelets_per_nl, (150, "per field")),
+        (units.temperature_c, (300, "K")),
+        (units.cells_per_ul, (5, "per field")),
+    ],
+)
 def test_unknown_unit_raises(func, args):
     with pytest.raises(UnitError):
         func(*args)
@@ -109,7 +130,7 @@ def test_unknown_unit_raises(func, args):
 
 def test_conversion_without_data_raises():
     with pytest.raises(UnitError, match="albumin"):
-        units.concentration("albumin", 0.5, "mEq/L", "g/dL")   # no valence
+        units.concentration("albumin", 0.5, "mEq/L", "g/dL")  # no valence
     with pytest.raises(UnitError, match="no conversion data"):
         units.concentration("unobtainium", 1, "mg/dL", "mmol/L")
     with pytest.raises(UnitError, match="no converter"):
@@ -118,10 +139,14 @@ def test_conversion_without_data_raises():
 
 # ----- both layers use the one module: same constants, same errors ---------------------------------------
 
+
 def test_library_and_catalogue_convert_with_the_same_constants():
     """Triglycerides 1.5 mmol/L: one value in the library and in the catalogue's entity view (861.338 g/mol)."""
-    ents = {"Total cholesterol": [200, "mg/dL"], "high-density lipoprotein cholesterol": [50, "mg/dL"],
-            "Triglycerides": [1.5, "mmol/L"]}
+    ents = {
+        "Total cholesterol": [200, "mg/dL"],
+        "high-density lipoprotein cholesterol": [50, "mg/dL"],
+        "Triglycerides": [1.5, "mmol/L"],
+    }
     lib = LIBRARY[44].from_entities(ents, convention=EXACT)["triglycerides"]
     cat = Entities(ents, EXACT).mg_dl("triglycerides", "Triglycerides")
     assert lib == cat == pytest.approx(1.5 * 86.1338)
@@ -138,7 +163,9 @@ def test_unknown_units_are_an_error_in_both_layers():
         LIBRARY[6].from_entities(ents)
     with pytest.raises(UnitError, match="unitless"):
         Entities({"Heart Rate or Pulse": [80, "beats per minute"]}).number("Heart Rate or Pulse")
-    assert Entities({"Heart Rate or Pulse": [80, "beats per minute"]}).number(
-        "Heart Rate or Pulse", unit="beats/min") == 80
+    assert (
+        Entities({"Heart Rate or Pulse": [80, "beats per minute"]}).number("Heart Rate or Pulse", unit="beats/min")
+        == 80
+    )
     with pytest.raises(UnitError, match="temperature"):
         Entities({"Temperature": [310, "kelvin"]}).temperature_c()

@@ -1,5 +1,6 @@
 """harness.data.conventions: the unit convention of a dataset comes from an explicit choice or from its content
 sha256, never from its file name."""
+
 from __future__ import annotations
 
 import shutil
@@ -52,9 +53,9 @@ def test_verified_file_under_a_v1_looking_name_stays_exact(tmp_path):
 
 def test_unknown_file_gets_exact_and_says_why(tmp_path):
     rows = read_rows(BUNDLED / "test_slice.csv")
-    for r in rows:                                  # content the kit does not know: every note edited
+    for r in rows:  # content the kit does not know: every note edited
         r["Patient Note"] += " (edited)"
-    edited = write_rows(tmp_path / "test_slice.csv", rows)   # a v1.0-looking name, other content
+    edited = write_rows(tmp_path / "test_slice.csv", rows)  # a v1.0-looking name, other content
     ds = load_dataset(str(edited))
     choice = default_convention(ds)
     assert choice.convention is EXACT and choice.source == "default"
@@ -70,7 +71,7 @@ def _resaved(rows, path):
 def test_a_subset_reordered_and_resaved_gets_v1_by_its_rows(tmp_path, shared_data_dir):
     rows = read_rows(shared_data_dir / "test_dev_v1.0.csv")[:374][::-1]
     for r in rows[:50]:
-        r["Row Number"] = str(5000 + int(r["Row Number"]))   # renumbered rows are still recognised
+        r["Row Number"] = str(5000 + int(r["Row Number"]))  # renumbered rows are still recognised
     ds = load_dataset(str(_resaved(rows, tmp_path / "my_slice.csv")))
     assert known_dataset(ds.sha256) is None
     choice = default_convention(ds)
@@ -80,7 +81,7 @@ def test_a_subset_reordered_and_resaved_gets_v1_by_its_rows(tmp_path, shared_dat
 
 def test_a_subset_of_the_verified_one_shot_split_gets_exact_by_its_rows(tmp_path):
     rows = read_rows(BUNDLED / "one_shot_verified.csv")[10:40]
-    rows[0]["Patient Note"] += " (edited)"           # known Verified rows next to an unknown one: exact
+    rows[0]["Patient Note"] += " (edited)"  # known Verified rows next to an unknown one: exact
     choice = default_convention(load_dataset(str(_resaved(rows, tmp_path / "mine.csv"))))
     assert choice.convention is EXACT and choice.source == "dataset"
     assert "29 of 30 rows are known rows of MedCalc-Bench Verified one-shot split" in choice.reason
@@ -95,17 +96,22 @@ def test_a_file_mixing_known_conventions_is_refused_with_the_counts(tmp_path):
     with pytest.raises(MixedConventionsError) as info:
         default_convention(ds)
     msg = str(info.value)
-    assert msg.startswith(f"{tmp_path / 'mixed.csv'}: the rows mix unit conventions: 7 known exact rows, "
-                          "20 known medcalc-v1.0 rows (of 27;"), msg
+    assert msg.startswith(
+        f"{tmp_path / 'mixed.csv'}: the rows mix unit conventions: 7 known exact rows, "
+        "20 known medcalc-v1.0 rows (of 27;"
+    ), msg
     assert "--convention" in msg
     # an explicit option decides, and its reason keeps the counts
     choice = resolve_convention(ds, "exact")
-    assert choice.convention is EXACT and "rows mix conventions (7 known exact rows, 20 known medcalc-v1.0" in choice.reason
+    assert (
+        choice.convention is EXACT
+        and "rows mix conventions (7 known exact rows, 20 known medcalc-v1.0" in choice.reason
+    )
 
 
 def test_v1_rows_next_to_unknown_rows_are_refused(tmp_path):
     rows = read_rows(BUNDLED / "test_slice.csv")[:12]
-    rows[5]["Ground Truth Answer"] = "1"                 # one gold the kit does not know
+    rows[5]["Ground Truth Answer"] = "1"  # one gold the kit does not know
     rows[5]["Lower Limit"] = rows[5]["Upper Limit"] = "1"
     ds = load_dataset(str(_resaved(rows, tmp_path / "edited.csv")))
     with pytest.raises(MixedConventionsError, match=r"11 known medcalc-v1\.0 rows, 1 row the kit does not know"):
@@ -128,7 +134,7 @@ def test_shipped_fingerprints_cover_the_known_files_and_hold_no_text(shared_data
 
     text = FINGERPRINTS_FILE.read_text(encoding="utf-8")
     sets = {s.convention: s for s in known_rows()}
-    assert {len(s.fingerprints) for s in sets.values()} == {1039, 55}   # 1,047 v1.0 rows, 8 duplicated in content
+    assert {len(s.fingerprints) for s in sets.values()} == {1039, 55}  # 1,047 v1.0 rows, 8 duplicated in content
     for name, conv in (("dev", "medcalc-v1.0"), ("bundled-test", "medcalc-v1.0"), ("one-shot", "exact")):
         ds = load_dataset(name)
         assert all(row_fingerprint(c) in sets[conv].fingerprints for c in ds), name
@@ -150,11 +156,12 @@ def test_the_fetched_verified_split_adds_its_rows(tmp_path, pins_copy, monkeypat
     (tmp_path / "cache" / "verified" / rev).mkdir(parents=True)
     stand_in = write_rows(tmp_path / "cache" / "verified" / rev / "test.csv", rows)
     pins = _json.loads(pins_copy.read_text())
-    pins["datasets"]["verified"].update(revision=rev, filename="data/test.csv",
-                                        sha256=hashlib.sha256(stand_in.read_bytes()).hexdigest())
+    pins["datasets"]["verified"].update(
+        revision=rev, filename="data/test.csv", sha256=hashlib.sha256(stand_in.read_bytes()).hexdigest()
+    )
     pins_copy.write_text(_json.dumps(pins))
     mine = load_dataset(str(_resaved(rows[::-1], tmp_path / "mine.csv")))
-    assert default_convention(mine).source == "default"          # unknown rows before the split is fetched
+    assert default_convention(mine).source == "default"  # unknown rows before the split is fetched
     monkeypatch.setenv("MATHSOLVER_PINS_FILE", str(pins_copy))
     monkeypatch.setenv("MATHSOLVER_DATA_DIR", str(tmp_path / "cache"))
     choice = default_convention(mine)

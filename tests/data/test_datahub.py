@@ -1,4 +1,5 @@
 """`harness data check` and the pin bookkeeping (no network). Byte changes are made to temp copies only."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,8 +9,8 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from harness.data import datahub
 from harness.cli.data import data
+from harness.data import datahub
 from harness.data.locations import BUNDLED_DIR
 
 
@@ -108,10 +109,16 @@ def test_resolve_prefix():
 
 
 def test_find_test_file():
-    assert datahub.find_test_file(["README.md", "data/train-00000-of-00001.parquet",
-                                   "data/test-00000-of-00001.parquet"]) == "data/test-00000-of-00001.parquet"
-    assert datahub.find_test_file(["data/test-00000-of-00001-0123456789abcdef.parquet", "data/one_shot-00000-of-00001.parquet"]
-                                  ) == "data/test-00000-of-00001-0123456789abcdef.parquet"
+    assert (
+        datahub.find_test_file(["README.md", "data/train-00000-of-00001.parquet", "data/test-00000-of-00001.parquet"])
+        == "data/test-00000-of-00001.parquet"
+    )
+    assert (
+        datahub.find_test_file(
+            ["data/test-00000-of-00001-0123456789abcdef.parquet", "data/one_shot-00000-of-00001.parquet"]
+        )
+        == "data/test-00000-of-00001-0123456789abcdef.parquet"
+    )
     assert datahub.find_test_file(["dataset/test_data.csv", "README.md"]) == "dataset/test_data.csv"
     with pytest.raises(datahub.DatahubError, match=r"several test files"):
         datahub.find_test_file(["data/test-00000-of-00002.parquet", "data/test-00001-of-00002.parquet"])

@@ -3,6 +3,7 @@
 The fake answers the real hub routes huggingface_hub uses (commit list with Link pagination, repo tree,
 HEAD/GET resolve); the file it serves is a real Parquet conversion of the bundled one-shot split.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -13,8 +14,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.data import datahub
 from harness.cli.data import data
+from harness.data import datahub
 from harness.data.dataset import DatasetError, load_dataset
 from harness.data.locations import BUNDLED_DIR
 from harness.data.pins import verified_path
@@ -40,8 +41,9 @@ def split_bytes(tmp_path_factory) -> bytes:
 def hub(fake_local_hub, split_bytes):
     for rev in OTHER_REVS[:2]:
         fake_local_hub.add_commit(rev, {"README.md": b"old", TEST_FILE: b"older bytes"})
-    fake_local_hub.add_commit(PAPER_REV, {"README.md": b"card", TEST_FILE: split_bytes,
-                                          "data/train-00000-of-00001.parquet": b"train"})
+    fake_local_hub.add_commit(
+        PAPER_REV, {"README.md": b"card", TEST_FILE: split_bytes, "data/train-00000-of-00001.parquet": b"train"}
+    )
     fake_local_hub.add_commit(OTHER_REVS[2], {"README.md": b"new", TEST_FILE: b"newer bytes"})
     return fake_local_hub
 
@@ -49,8 +51,8 @@ def hub(fake_local_hub, split_bytes):
 def test_pin_against_fake_local_hub_server_records_full_revision_and_sha(hub, pins_copy, tmp_path, split_bytes):
     out = tmp_path / "cache"
     result = CliRunner().invoke(
-        data, ["pin", "--prefix", "5488179", "--endpoint", hub.endpoint, "--pins-file", str(pins_copy),
-               "--out", str(out)]
+        data,
+        ["pin", "--prefix", "5488179", "--endpoint", hub.endpoint, "--pins-file", str(pins_copy), "--out", str(out)],
     )
     assert result.exit_code == 0, result.output
     e = json.loads(pins_copy.read_text())["datasets"]["verified"]
@@ -77,8 +79,18 @@ def test_pin_against_fake_local_hub_server_ambiguous_prefix_is_an_error(hub, pin
 
 def test_pin_against_fake_local_hub_server_unknown_prefix_is_an_error(hub, pins_copy, tmp_path):
     result = CliRunner().invoke(
-        data, ["pin", "--prefix", "deadbee", "--endpoint", hub.endpoint, "--pins-file", str(pins_copy),
-               "--out", str(tmp_path)]
+        data,
+        [
+            "pin",
+            "--prefix",
+            "deadbee",
+            "--endpoint",
+            hub.endpoint,
+            "--pins-file",
+            str(pins_copy),
+            "--out",
+            str(tmp_path),
+        ],
     )
     assert result.exit_code != 0
     assert "no commit matches prefix 'deadbee' among the 4 commits" in result.output
@@ -86,8 +98,13 @@ def test_pin_against_fake_local_hub_server_unknown_prefix_is_an_error(hub, pins_
 
 def test_pin_against_fake_local_hub_server_missing_file_names_it(hub, pins_copy, tmp_path):
     with pytest.raises(datahub.DatahubError, match=r"data/test-missing\.parquet.*" + PAPER_REV):
-        datahub.pin("5488179", endpoint=hub.endpoint, filename="data/test-missing.parquet",
-                    pins_file=pins_copy, data_dir=tmp_path)
+        datahub.pin(
+            "5488179",
+            endpoint=hub.endpoint,
+            filename="data/test-missing.parquet",
+            pins_file=pins_copy,
+            data_dir=tmp_path,
+        )
 
 
 def _pin_entry(pins_file: Path, sha256: str) -> None:
@@ -100,8 +117,18 @@ def test_fetch_against_fake_local_hub_server_verifies_sha(hub, pins_copy, tmp_pa
     _pin_entry(pins_copy, hashlib.sha256(split_bytes).hexdigest())
     out = tmp_path / "data"
     result = CliRunner().invoke(
-        data, ["fetch", "--revision", "5488179", "--out", str(out), "--endpoint", hub.endpoint,
-               "--pins-file", str(pins_copy)]
+        data,
+        [
+            "fetch",
+            "--revision",
+            "5488179",
+            "--out",
+            str(out),
+            "--endpoint",
+            hub.endpoint,
+            "--pins-file",
+            str(pins_copy),
+        ],
     )
     assert result.exit_code == 0, result.output
     dest = out / "verified" / PAPER_REV / "test-00000-of-00001-3f1a9c2b7d4e6f80.parquet"

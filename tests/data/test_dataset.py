@@ -1,4 +1,5 @@
 """Loading the real datasets: dev (625 rows), one-shot (55), the bundled slice, Parquet, pinned names."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -41,10 +42,16 @@ def test_all_625_dev_rows_load(shared_data_dir):
     assert Counter(c.output_type for c in ds) == {"decimal": 370, "integer": 216, "date": 24, "weeks_days": 15}
     # gestational age is stored with Output Type "integer" in v1.0 and is mapped, not dropped
     ga = [c for c in ds if c.calculator_id == 69]
-    assert len(ga) == 15 and {c.output_type for c in ga} == {"weeks_days"} and {c.raw_output_type for c in ga} == {"integer"}
+    assert (
+        len(ga) == 15
+        and {c.output_type for c in ga} == {"weeks_days"}
+        and {c.raw_output_type for c in ga} == {"integer"}
+    )
     first = ds.by_case_id()["69-1028"]
     assert first.gold_value == (0, 6) and first.entities["Last menstrual date"] == "03/23/2020"
-    assert ds.by_case_id()["13-" + str(next(c.row_number for c in ds if c.calculator_id == 13))].gold_value == dt.date(2007, 1, 9)
+    assert ds.by_case_id()["13-" + str(next(c.row_number for c in ds if c.calculator_id == 13))].gold_value == dt.date(
+        2007, 1, 9
+    )
     _assert_typed(ds)
 
 
@@ -73,7 +80,9 @@ def test_all_55_one_shot_rows_load():
 
 
 def test_one_shot_is_byte_copy_of_shared(shared_data_dir):
-    assert (BUNDLED_DIR / "one_shot_verified.csv").read_bytes() == (shared_data_dir / "one_shot_verified.csv").read_bytes()
+    assert (BUNDLED_DIR / "one_shot_verified.csv").read_bytes() == (
+        shared_data_dir / "one_shot_verified.csv"
+    ).read_bytes()
 
 
 def test_bundled_slice_covers_all_55_calculators_two_lowest_rows(shared_data_dir):
@@ -104,9 +113,17 @@ def test_bundled_slice_alone_covers_all_55_calculators():
 def test_make_test_slice_script_regenerates_identical_bytes(shared_data_dir, tmp_path):
     out = tmp_path / "slice.csv"
     proc = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "scripts" / "make_test_slice.py"),
-         "--source", str(shared_data_dir / "test_dev_v1.0.csv"), "--out", str(out)],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            str(REPO_ROOT / "scripts" / "make_test_slice.py"),
+            "--source",
+            str(shared_data_dir / "test_dev_v1.0.csv"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == (BUNDLED_DIR / "test_slice.csv").read_bytes()

@@ -1,5 +1,6 @@
 """Schema validation: every error names the file, the row and the column. Bad files are built in tmp_path
 from real rows of the bundled one-shot split, each with exactly one defect."""
+
 from __future__ import annotations
 
 import copy
@@ -199,8 +200,12 @@ def test_swapped_limits_are_refused_at_load(one_shot_rows, tmp_path):
         gold = float(rows[i]["Ground Truth Answer"])
         rows[i]["Lower Limit"], rows[i]["Upper Limit"] = repr(gold * 0.95), repr(gold * 1.05)
     p = write_rows(tmp_path / "third_party.csv", rows)
-    err = _expect(p, negative[0] + 1, "Lower Limit",
-                  r"Lower Limit -1\.99499+ exceeds Upper Limit -2\.205 \(gold -2\.1\).*swap.*; 2 later rows too$")
+    err = _expect(
+        p,
+        negative[0] + 1,
+        "Lower Limit",
+        r"Lower Limit -1\.99499+ exceeds Upper Limit -2\.205 \(gold -2\.1\).*swap.*; 2 later rows too$",
+    )
     assert err.row_number == "32" and "(Row Number 32)" in str(err)
 
 

@@ -1,5 +1,6 @@
 """The dev split is defined by the kit (v1.0 Row Numbers) and built from the pinned v1.0 test_data.csv, so
 `--dataset dev` works in a clone that has no ../shared directory."""
+
 from __future__ import annotations
 
 import hashlib
@@ -34,7 +35,7 @@ def test_build_selects_the_rows_verbatim(shared_data_dir, tmp_path):
     src = shared_data_dir / "test_dev_v1.0.csv"
     sha = hashlib.sha256(src.read_bytes()).hexdigest()
     out = dev_split.build_dev(src, tmp_path / "built", source_sha256=sha)
-    assert out == tmp_path / "built" / "test_dev_v1.0.csv"   # a directory gets the file name
+    assert out == tmp_path / "built" / "test_dev_v1.0.csv"  # a directory gets the file name
     assert out.read_bytes() == src.read_bytes()
 
 
@@ -86,6 +87,9 @@ def test_shipped_row_fingerprints_regenerate_from_the_real_v1_file(tmp_path):
     from harness.data.row_fingerprints import FINGERPRINTS_FILE
 
     out = tmp_path / "fp.json"
-    subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "make_row_fingerprints.py"), "--v1", V1_SOURCE,
-                    "--out", str(out)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(REPO_ROOT / "scripts" / "make_row_fingerprints.py"), "--v1", V1_SOURCE, "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
     assert out.read_bytes() == FINGERPRINTS_FILE.read_bytes()

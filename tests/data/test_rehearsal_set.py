@@ -1,4 +1,5 @@
 """The rehearsal case set from real dev rows: sizes, fresh ids, reuse recorded, schema errors named."""
+
 from __future__ import annotations
 
 import csv
@@ -21,7 +22,7 @@ def test_full_set_from_dev_rows(shared_data_dir, tmp_path):
     for c in ds.cases:
         counts[c.calculator_id] = counts.get(c.calculator_id, 0) + 1
     assert set(counts.values()) == {20}
-    assert len({c.case_id for c in ds.cases}) == 1100                    # fresh ids, unique
+    assert len({c.case_id for c in ds.cases}) == 1100  # fresh ids, unique
     dev_by_row = {c.row_number: c for c in dev.cases}
     per_calc_dev = {}
     for c in dev.cases:
@@ -41,7 +42,7 @@ def test_set_keeps_an_unknown_sources_convention(shared_data_dir, tmp_path):
         reader = csv.DictReader(fh)
         fields, rows = reader.fieldnames, list(reader)
     src = tmp_path / "edited.csv"
-    with open(src, "w", newline="", encoding="utf-8") as fh:                # one row fewer: a file nobody pinned
+    with open(src, "w", newline="", encoding="utf-8") as fh:  # one row fewer: a file nobody pinned
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         w.writerows(rows[1:])
@@ -60,7 +61,9 @@ def test_command_builds_from_the_dev_rows_and_prints_the_convention(shared_data_
     """`harness data rehearsal-set OUT --per-calculator N`: the convention on stdout (scripts read it), the summary
     on stderr; a missing count is a usage error, missing dev rows one line naming them."""
     from click.testing import CliRunner
+
     from harness.cli import main
+
     monkeypatch.setenv("MEDCALC_SHARED_DIR", str(shared_data_dir))
     runner = CliRunner()
     r = runner.invoke(main, ["data", "rehearsal-set", str(tmp_path / "set.csv"), "--per-calculator", "1"])

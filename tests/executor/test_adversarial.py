@@ -5,6 +5,7 @@ the OS layers hold alone, and with layer 2 alone off, which proves layer 1 holds
 the host, no canary read, touched or connected to (tests/adversarial/canaries.py: the memory
 canary in every nonce, a host file, a listener, the harness's environment, host paths).
 """
+
 from __future__ import annotations
 
 import json
@@ -91,6 +92,7 @@ def test_how_many_cases_stop_at_the_static_check():
             return bool(check_source(src))
         except SyntaxError:
             return False
+
     at_static = [c.name for c in CASES if stopped(c.source)]
     assert at_static == [c.name for c in CASES if c.on == Outcome.REJECTED_STATIC.value]
     assert (len(at_static), len(CASES)) == (100, 129)
@@ -99,8 +101,16 @@ def test_how_many_cases_stop_at_the_static_check():
 def test_suite_is_large_and_unique():
     assert len(CASES) >= 60
     assert len({c.name for c in CASES}) == len(CASES)
-    assert {c.category for c in CASES} >= {"introspection", "filesystem", "network", "process",
-                                          "resources", "leak", "output", "forgery"}
+    assert {c.category for c in CASES} >= {
+        "introspection",
+        "filesystem",
+        "network",
+        "process",
+        "resources",
+        "leak",
+        "output",
+        "forgery",
+    }
     for c in CASES:
         for o in (c.on, *(c.off if isinstance(c.off, tuple) else (c.off,))):
             Outcome(o)
@@ -144,16 +154,19 @@ def test_adversarial_os_layers_alone(case, backend_executor_os_layers, canaries)
 
 
 def test_residual_nonce_theft_needs_layers_1_2_off_and_only_forges_own_answer(
-        process_executor, process_executor_os_layers):
+    process_executor, process_executor_os_layers
+):
     """Documented residual: a program with full Python powers (layers 1-2 off) can read the
     nonce from the harness frame and write its own verdict. It gains nothing beyond choosing
     its answer (which any program can do) and escapes nothing; with the layers on it never runs."""
-    src = ("import sys, os, json\n"
-           "r = sys._getframe(1).f_locals['run']\n"
-           "msg = {'nonce': r.nonce, 'outcome': 'OK', 'answer': 42, 'kind': 'number', 'stdout': '',"
-           " 'stderr': '', 'stdout_truncated': False, 'stderr_truncated': False, 'error': None}\n"
-           "os.write(3, (json.dumps(msg) + '\\n').encode())\n"
-           "os._exit(0)\n")
+    src = (
+        "import sys, os, json\n"
+        "r = sys._getframe(1).f_locals['run']\n"
+        "msg = {'nonce': r.nonce, 'outcome': 'OK', 'answer': 42, 'kind': 'number', 'stdout': '',"
+        " 'stderr': '', 'stdout_truncated': False, 'stderr_truncated': False, 'error': None}\n"
+        "os.write(3, (json.dumps(msg) + '\\n').encode())\n"
+        "os._exit(0)\n"
+    )
     assert process_executor.run(src).outcome == Outcome.REJECTED_STATIC.value
     forged = process_executor_os_layers.run(src)
     assert forged.outcome in {Outcome.OK.value, Outcome.SANDBOX_VIOLATION.value}

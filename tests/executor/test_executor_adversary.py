@@ -8,13 +8,12 @@ and in plain CPython (reference.py). CI runs a bounded slice here, on the proces
 The oracle is shown able to fail: with layers 1-2 off a program reads the nonce (an escape) and
 the real clock (nondeterministic), and both are caught.
 """
+
 from __future__ import annotations
 
 import ast
 import collections
 import dataclasses
-
-import pytest
 
 from executor.result import ExecResult
 from tests.adversarial import fuzz, generator
@@ -26,10 +25,15 @@ from tests.fixtures_executor import make_executor
 def test_every_form_applies_somewhere_and_every_variant_compiles():
     """Across a few corpus programs every form of generator.FORMS produces a program, and what
     it produces compiles (the generator drops what does not)."""
-    sources = [c.source for c in CASES if c.name in ("builtins_via_self", "datetime_sys_modules", "lambda_import",
-                                                     "format_string_class", "import_os")]
-    sources.append("import math\nfrom datetime import date\nx = math.floor(2.5)\ndef f(a):\n    return abs(a)\n"
-                   "answer = f(x) + len(str(date(2020, 1, 1)))\n")
+    sources = [
+        c.source
+        for c in CASES
+        if c.name in ("builtins_via_self", "datetime_sys_modules", "lambda_import", "format_string_class", "import_os")
+    ]
+    sources.append(
+        "import math\nfrom datetime import date\nx = math.floor(2.5)\ndef f(a):\n    return abs(a)\n"
+        "answer = f(x) + len(str(date(2020, 1, 1)))\n"
+    )
     seen = collections.Counter()
     for source in sources:
         for form, variant in generator.single_rewrites(source):
@@ -54,7 +58,9 @@ def test_a_rewrite_moves_the_access_into_its_form():
 def test_the_programs_are_the_same_for_a_seed_and_spread_over_the_corpora():
     first = list(generator.programs(500, seed=3, as_is=False))
     assert [p.source for p in first] == [p.source for p in generator.programs(500, seed=3, as_is=False)]
-    assert len({p.origin for p in first}) >= len(generator.seeds()) - 5  # one rewrite of each corpus program first (a few do not parse)
+    assert (
+        len({p.origin for p in first}) >= len(generator.seeds()) - 5
+    )  # one rewrite of each corpus program first (a few do not parse)
     families = collections.Counter(p.family for p in first)
     assert families["hostile"] > 100 and families["honest"] > 100
 
@@ -65,8 +71,10 @@ def test_the_oracle_catches_an_escape_and_a_nondeterminism(canaries):
     both. With every layer on, the same programs are refused."""
     nonce = "import sys\nprint(sys._getframe(1).f_locals['run'].nonce)\nanswer = 1\n"
     clock = "import datetime\nanswer = datetime.datetime.now().microsecond + 0.5\n"
-    with make_executor(disabled_layers=("static", "builtins"), canary=canaries.memory) as a, \
-            make_executor(disabled_layers=("static", "builtins"), canary=canaries.memory) as b:
+    with (
+        make_executor(disabled_layers=("static", "builtins"), canary=canaries.memory) as a,
+        make_executor(disabled_layers=("static", "builtins"), canary=canaries.memory) as b,
+    ):
         leaked = a.run(nonce)
         assert "the memory canary (the run's nonce)" in canaries.escapes(leaked, ALL_LAYERS)
         ra, rb = a.run(clock), b.run(clock)
@@ -78,7 +86,9 @@ def test_the_oracle_catches_an_escape_and_a_nondeterminism(canaries):
 
 def test_refusals_are_counted_by_why():
     ok = ExecResult(outcome="OK", answer=3)
-    refused = ExecResult(outcome="REJECTED_STATIC", error="rejected by the executor policy: name 'vars' is not allowed (line 2)")
+    refused = ExecResult(
+        outcome="REJECTED_STATIC", error="rejected by the executor policy: name 'vars' is not allowed (line 2)"
+    )
     failing = ExecResult(outcome="PROGRAM_ERROR", error="NameError: name 'OSError' is not defined (line 4)")
     assert fuzz.refusal_category(ok, ["OK", 3]) is None
     assert fuzz.refusal_category(refused, ["OK", 3]) == "static rule: name '...' is not allowed"
@@ -102,6 +112,7 @@ def test_the_honest_bar_counts_programs_cpython_answers_and_only_those():
     """An honest-shaped program CPython does not answer (a rewrite broke it) is a refusal among the others, never one
     against the honest bar; one CPython answers and the executor refuses is."""
     from tests.adversarial.reference import Reference
+
     honest = generator.Program(source="", family="honest", origin="main_guard", forms=("unbound_by_del",))
     assert fuzz.honest_shaped(honest)
     ref = Reference()
@@ -121,6 +132,7 @@ def test_the_honest_bar_counts_programs_cpython_answers_and_only_those():
     refused = ExecResult(outcome="REJECTED_STATIC", error="rejected by the executor policy: name 'vars' is not allowed")
     tally.refusal(honest, fuzz.refusal_category(refused, ["OK", 1.5]), refused, ["OK", 1.5])
     assert sum(tally.honest_shaped_refusals.values()) == 1
+
 
 def test_a_bounded_slice_finds_no_escape_no_nondeterminism_and_refuses_no_honest_program():
     """The CI slice: a few hundred generated programs (single rewrites across the corpora, one
@@ -145,6 +157,7 @@ def test_the_canaries_see_a_touch_and_a_connection(tmp_path):
         with open(planted.file) as fh:
             fh.read()
         import socket
+
         socket.create_connection(("127.0.0.1", planted.port)).close()
         found = planted.escapes({"answer": None})
         assert "a read of the file canary" in found and "a connection to the listener canary" in found

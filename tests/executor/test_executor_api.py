@@ -1,5 +1,6 @@
 """The Executor facade (process backend), its retry/replace behaviour, the supervisor protocol
 and the command line."""
+
 from __future__ import annotations
 
 import json
@@ -13,13 +14,27 @@ import pytest
 
 from executor import policy, supervisor
 from executor.api import ExecResult, Executor, ExecutorUnavailable
-from executor.outcomes import Outcome
 from executor.result import reply_mac
 from tests.fixtures_executor import TEST_LIMITS, host_children, layer_switch, make_executor
 
-RESULT_KEYS = {"outcome", "answer", "kind", "stdout", "stderr", "stdout_truncated", "stderr_truncated",
-               "wall_ms", "cpu_ms", "exit_code", "signal", "error", "backend", "text_escaped",
-               "addresses_masked", "address_layout"}
+RESULT_KEYS = {
+    "outcome",
+    "answer",
+    "kind",
+    "stdout",
+    "stderr",
+    "stdout_truncated",
+    "stderr_truncated",
+    "wall_ms",
+    "cpu_ms",
+    "exit_code",
+    "signal",
+    "error",
+    "backend",
+    "text_escaped",
+    "addresses_masked",
+    "address_layout",
+}
 EXECUTOR_BIN = os.path.join(os.path.dirname(sys.executable), "executor")
 
 
@@ -102,8 +117,14 @@ def test_hung_supervisor_times_out_and_is_replaced_stopped_supervisor_fault():
 
 def test_supervisor_protocol_answers_every_line_even_bad_ones():
     cmd = supervisor.supervisor_command(limits=TEST_LIMITS)
-    lines = ["not json", "[1]", json.dumps({"id": 5, "source": "answer = 1"}),
-             json.dumps({"id": "b", "source": 3}), "", json.dumps({"id": "c", "source": "answer = 3", "key": "ab" * 32})]
+    lines = [
+        "not json",
+        "[1]",
+        json.dumps({"id": 5, "source": "answer = 1"}),
+        json.dumps({"id": "b", "source": 3}),
+        "",
+        json.dumps({"id": "c", "source": "answer = 3", "key": "ab" * 32}),
+    ]
     out = subprocess.run(cmd, input=("\n".join(lines) + "\n").encode(), capture_output=True, env={}, timeout=60)
     replies = [json.loads(x) for x in out.stdout.splitlines()]
     assert replies[0]["ready"] is True and replies[0]["policy_hash"] == policy.policy_hash(TEST_LIMITS)
@@ -119,13 +140,19 @@ def test_supervisor_protocol_answers_every_line_even_bad_ones():
 def test_cli_run_file_and_stdin(tmp_path):
     prog = tmp_path / "p.py"
     prog.write_text("import datetime\nanswer = datetime.date(2024, 2, 28) + datetime.timedelta(days=2)\n")
-    out = subprocess.run([EXECUTOR_BIN, "run", "--backend", "process", str(prog)], capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [EXECUTOR_BIN, "run", "--backend", "process", str(prog)], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     assert set(res) == RESULT_KEYS and (res["outcome"], res["answer"], res["kind"]) == ("OK", "2024-03-01", "date")
-    out = subprocess.run([EXECUTOR_BIN, "run", "--backend", "process", "-"], input="import os\n",
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [EXECUTOR_BIN, "run", "--backend", "process", "-"],
+        input="import os\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert json.loads(out.stdout)["outcome"] == "REJECTED_STATIC"
     out = subprocess.run([EXECUTOR_BIN, "run", str(tmp_path / "missing.py")], capture_output=True, text=True)
     assert out.returncode != 0 and "no such program file" in out.stderr
@@ -140,13 +167,21 @@ def test_cli_seccomp_profile_and_policy(tmp_path):
 
 
 def test_cli_selftest_reports_the_canaries():
-    out = subprocess.run([EXECUTOR_BIN, "selftest", "--backend", "process"], capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [EXECUTOR_BIN, "selftest", "--backend", "process"], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     rep = json.loads(out.stdout)
     assert rep["ok"] is True and rep["backend"] == "process"
-    assert set(rep["selftest"]["os_layers_only"]) == {"read_etc_passwd", "open_socket", "fork", "exec",
-                                                      "read_environment", "busy_loop", "memory_bomb"}
+    assert set(rep["selftest"]["os_layers_only"]) == {
+        "read_etc_passwd",
+        "open_socket",
+        "fork",
+        "exec",
+        "read_environment",
+        "busy_loop",
+        "memory_bomb",
+    }
 
 
 def _wait_children(pid: int, n: int, timeout: float = 10.0) -> list[int]:

@@ -4,6 +4,7 @@ Each property is checked in a one-off container started with exactly the flags t
 (containers/executor/run-flags.txt) and, where a layer must be shown to do the blocking, against
 a control container that differs only in that layer.
 """
+
 from __future__ import annotations
 
 import errno
@@ -26,14 +27,26 @@ def pool_flags(**overrides) -> list[str]:
     return pool.read_run_flags(**values)
 
 
-def run_py(backend: dict, script: str, flags: list[str] | None = None, timeout: float = 120,
-           user: str | None = None) -> subprocess.CompletedProcess:
+def run_py(
+    backend: dict, script: str, flags: list[str] | None = None, timeout: float = 120, user: str | None = None
+) -> subprocess.CompletedProcess:
     """Run `python3 -I -S -c script` in a fresh container with the pool's flags (or ``flags``)."""
     flags = list(pool_flags() if flags is None else flags)
     if user:
         flags.append(f"--user={user}")
-    argv = [backend["docker"], "run", "--rm", "-i", *flags, backend["image"],
-            "python3", "-I", "-S", "-c", textwrap.dedent(script)]
+    argv = [
+        backend["docker"],
+        "run",
+        "--rm",
+        "-i",
+        *flags,
+        backend["image"],
+        "python3",
+        "-I",
+        "-S",
+        "-c",
+        textwrap.dedent(script),
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
@@ -51,17 +64,23 @@ def last_json(proc: subprocess.CompletedProcess) -> dict:
 
 # --- host configuration ------------------------------------------------------------------------
 
+
 def test_dockerd_runsc_runtime_has_no_network_and_oci_seccomp(dockerd):
-    info = subprocess.run([dockerd, "info", "--format", "{{json .Runtimes}}"],
-                          capture_output=True, text=True, check=True, timeout=30)
+    info = subprocess.run(
+        [dockerd, "info", "--format", "{{json .Runtimes}}"], capture_output=True, text=True, check=True, timeout=30
+    )
     args = json.loads(info.stdout)["runsc"].get("runtimeArgs") or []
     assert "--network=none" in args and "--oci-seccomp" in args, args
 
 
 def test_image_was_built_from_this_checkout(container_backend):
-    res = subprocess.run([container_backend["docker"], "image", "inspect", "--format",
-                          "{{json .Config}}", container_backend["image"]],
-                         capture_output=True, text=True, check=True, timeout=30)
+    res = subprocess.run(
+        [container_backend["docker"], "image", "inspect", "--format", "{{json .Config}}", container_backend["image"]],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
     config = json.loads(res.stdout)
     assert config["Labels"][pool.LABEL_SRC] == pool.executor_source_digest()
     assert config["User"] == "executor"
@@ -70,8 +89,11 @@ def test_image_was_built_from_this_checkout(container_backend):
 
 # --- layer 5 properties ------------------------------------------------------------------------
 
+
 def test_runs_as_non_root_without_capabilities(container_backend):
-    proc = run_py(container_backend, """
+    proc = run_py(
+        container_backend,
+        """
         import ctypes, json, os
         status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
         libc = ctypes.CDLL(None, use_errno=True)
@@ -79,7 +101,8 @@ def test_runs_as_non_root_without_capabilities(container_backend):
                           "caps": {k: status[k].strip() for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb") if k in status},
                           "nnp": libc.prctl(39, 0, 0, 0, 0),  # PR_GET_NO_NEW_PRIVS
                           "seccomp_mode": status.get("Seccomp", "").strip()}))
-    """)
+    """,
+    )
     out = last_json(proc)
     assert out["uid"] == out["euid"] == 10001 and out["gid"] == 10001
     assert out["caps"] and all(int(v, 16) == 0 for v in out["caps"].values()), out["caps"]
@@ -123,7 +146,9 @@ def test_root_filesystem_is_read_only_and_no_directory_is_writable(container_bac
         if user is None:
             # gVisor 20240729 (not 20221219) mounts its own, sandbox-internal cgroupfs hierarchies read-write
             # under /sys/fs/cgroup: the executor user can create nothing there either
-            assert all(e in (errno.EACCES, errno.EPERM, errno.EROFS) for e in out["rw_cgroup_mkdir"].values()), out["rw_cgroup_mkdir"]
+            assert all(e in (errno.EACCES, errno.EPERM, errno.EROFS) for e in out["rw_cgroup_mkdir"].values()), out[
+                "rw_cgroup_mkdir"
+            ]
 
 
 NETWORK_SCRIPT = """
@@ -237,8 +262,19 @@ def test_every_syscall_named_in_the_profile_is_known_to_runsc(container_backend,
     path = tmp_path / "trap-profile.json"
     path.write_text(json.dumps(trap_profile))
     flags = [f if f != SECCOMP_FLAG else f"--security-opt=seccomp={path}" for f in pool_flags()]
-    argv = [container_backend["docker"], "run", "--rm", *flags, container_backend["image"],
-            "python3", "-I", "-S", "-c", textwrap.dedent(PROBE_SCRIPT), *map(str, [*numbers, *outside])]
+    argv = [
+        container_backend["docker"],
+        "run",
+        "--rm",
+        *flags,
+        container_backend["image"],
+        "python3",
+        "-I",
+        "-S",
+        "-c",
+        textwrap.dedent(PROBE_SCRIPT),
+        *map(str, [*numbers, *outside]),
+    ]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     res = {int(k): v for k, v in last_json(proc).items()}
     not_applied = sorted(numbers[n] for n in numbers if res[n] == "denied")
@@ -248,7 +284,9 @@ def test_every_syscall_named_in_the_profile_is_known_to_runsc(container_backend,
 
 def test_memory_limit_holds(container_backend):
     """No rlimits here (raw python, not the supervisor): only --memory/--memory-swap stop it."""
-    proc = run_py(container_backend, """
+    proc = run_py(
+        container_backend,
+        """
         import sys
         chunks = []
         try:
@@ -258,7 +296,9 @@ def test_memory_limit_holds(container_backend):
             print("ALLOCATED-ALL", flush=True)
         except MemoryError:
             print("MemoryError", flush=True)
-    """, timeout=180)
+    """,
+        timeout=180,
+    )
     reached = [int(l.split()[1]) for l in proc.stdout.splitlines() if l.startswith("MiB ")]
     assert "ALLOCATED-ALL" not in proc.stdout
     assert max(reached, default=0) <= 512, reached[-3:]
@@ -271,7 +311,9 @@ def test_pids_limit_contains_a_fork_bomb(container_backend):
     stubs count against the same limit, cannot grow and the sandbox is torn down (observed with
     as few as 20 sleeping children at --pids-limit=128). Both are contained: the bomb never gets
     past the limit, and the next container starts normally."""
-    proc = run_py(container_backend, """
+    proc = run_py(
+        container_backend,
+        """
         import os, time
         n, err = 0, None
         try:
@@ -285,7 +327,9 @@ def test_pids_limit_contains_a_fork_bomb(container_backend):
             err = e.errno
         print("forked", n, "errno", err, flush=True)
         os._exit(0)
-    """, timeout=180)
+    """,
+        timeout=180,
+    )
     lines = [l for l in proc.stdout.splitlines() if l.startswith("forked")]
     if lines:  # the sandbox survived the bomb: fork must have been refused well before 1000
         n, err = int(lines[0].split()[1]), lines[0].split()[3]
@@ -299,11 +343,14 @@ def test_pids_limit_contains_a_fork_bomb(container_backend):
 def test_child_seccomp_kill_thread_kills_inside_gvisor(container_backend):
     """In this gVisor release SECCOMP_RET_KILL_PROCESS is refused with EINVAL; the supervisor's
     probe must fall back to KILL_THREAD and prove that a forbidden call kills the child (SIGSYS)."""
-    proc = run_py(container_backend, """
+    proc = run_py(
+        container_backend,
+        """
         import json
         from executor import seccomp_filter
         print(json.dumps(seccomp_filter.probe_kill_action()))
-    """)
+    """,
+    )
     out = last_json(proc)
     assert out["action"] == "KILL_THREAD", out
     assert out["signal"] == 31, out  # SIGSYS
@@ -319,8 +366,9 @@ def test_install_host_is_idempotent(container_backend):
         pytest.skip("scripts/install-host.sh needs root")
     daemon_json = Path("/etc/docker/daemon.json")
     before = (daemon_json.read_text(), Path("/var/run/docker.pid").read_text())
-    proc = subprocess.run(["bash", str(pool.REPO_ROOT / "scripts" / "install-host.sh")],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["bash", str(pool.REPO_ROOT / "scripts" / "install-host.sh")], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     assert "dockerd already running" in proc.stderr and "ready:" in proc.stderr
     assert (daemon_json.read_text(), Path("/var/run/docker.pid").read_text()) == before

@@ -1,6 +1,7 @@
 """Container-side configuration checks that need no docker: the seccomp profile is not stale,
 the run flags carry every hardening flag, the pool validates its options, and the executor
 source digest matches the build script's recipe."""
+
 from __future__ import annotations
 
 import subprocess
@@ -24,9 +25,16 @@ def test_seccomp_profile_file_is_not_stale():
 
 def test_run_flags_carry_every_hardening_flag():
     flags = pool_flags()
-    for required in ("--runtime=runsc", "--network=none", "--read-only", "--cap-drop=ALL",
-                     "--security-opt=no-new-privileges", "--user=executor", SECCOMP_FLAG,
-                     "--log-driver=none"):
+    for required in (
+        "--runtime=runsc",
+        "--network=none",
+        "--read-only",
+        "--cap-drop=ALL",
+        "--security-opt=no-new-privileges",
+        "--user=executor",
+        SECCOMP_FLAG,
+        "--log-driver=none",
+    ):
         assert required in flags, required
     mem = [f.split("=", 1)[1] for f in flags if f.startswith("--memory=")]
     swap = [f.split("=", 1)[1] for f in flags if f.startswith("--memory-swap=")]
@@ -35,7 +43,8 @@ def test_run_flags_carry_every_hardening_flag():
     assert pids and pids[0] >= 128
     # no writable directory may be shared by the programs of one container (issue 22, item 4)
     assert [f for f in flags if f.startswith(("--tmpfs", "--mount", "--volume", "-v"))] == [
-        "--tmpfs=/tmp:ro,nosuid,nodev,noexec"]
+        "--tmpfs=/tmp:ro,nosuid,nodev,noexec"
+    ]
     assert "--ipc=none" in flags and "--hostname=executor" in flags
 
 
@@ -62,9 +71,15 @@ def test_source_digest_matches_the_build_script_recipe(tmp_path):
     (pkg / "sub").mkdir(parents=True)
     (pkg / "a.py").write_text("A = 1\n")
     (pkg / "sub" / "b.py").write_text("B = 2\n")
-    shell = subprocess.run("find executor -name '*.py' -not -path '*/__pycache__/*' | LC_ALL=C sort "
-                           "| xargs sha256sum | sha256sum | cut -d' ' -f1", shell=True, cwd=tmp_path,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    shell = subprocess.run(
+        "find executor -name '*.py' -not -path '*/__pycache__/*' | LC_ALL=C sort "
+        "| xargs sha256sum | sha256sum | cut -d' ' -f1",
+        shell=True,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert pool.executor_source_digest(pkg) == shell
     (pkg / "a.py").write_text("A = 2\n")
     assert pool.executor_source_digest(pkg) != shell

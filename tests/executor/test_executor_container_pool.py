@@ -1,5 +1,6 @@
 """Layer 6 (the container pool) on a real dockerd + runsc: order, parallelism, recycling,
 replacement of dead containers with the in-flight program retried, clear errors, describe()."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ OS_LAYERS_ONLY = ("static", "builtins")  # test-only switch: prove layers 3-5 on
 @pytest.fixture(scope="module")
 def small_pool(container_backend):
     """One container, layers 1-2 off (so a program can reach the OS layers), recycled every 4."""
-    p = pool.ContainerPool(1, container_backend["image"], recycle_after=4, limits=TEST_LIMITS,
-                           disabled_layers=OS_LAYERS_ONLY)
+    p = pool.ContainerPool(
+        1, container_backend["image"], recycle_after=4, limits=TEST_LIMITS, disabled_layers=OS_LAYERS_ONLY
+    )
     yield p
     p.close()
 
@@ -42,8 +44,12 @@ def wait_for(cond, timeout=60.0):
 
 
 def docker_ps_names(docker: str) -> set[str]:
-    out = subprocess.run([docker, "ps", "--filter", "label=org.mathsolver.executor=1", "--format", "{{.Names}}"],
-                         capture_output=True, text=True, timeout=30).stdout
+    out = subprocess.run(
+        [docker, "ps", "--filter", "label=org.mathsolver.executor=1", "--format", "{{.Names}}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout
     return set(out.split())
 
 
@@ -125,8 +131,9 @@ def test_program_that_kills_its_container_every_time_is_crash_not_lost(container
     """With the in-container supervisor gone after every attempt, the result is CRASH after
     max_attempts, never an exception and never a hang. The container is made to die by a
     pool deadline shorter than the program (a stand-in for a sandbox that dies)."""
-    with pool.ContainerPool(1, container_backend["image"], max_attempts=2, request_timeout=0.5,
-                            limits=TEST_LIMITS) as p:
+    with pool.ContainerPool(
+        1, container_backend["image"], max_attempts=2, request_timeout=0.5, limits=TEST_LIMITS
+    ) as p:
         r = p.run("answer = sum(range(10**10))")
         assert r["outcome"] == Outcome.CRASH.value, r
         assert "2 attempt" in r["error"]
@@ -162,7 +169,9 @@ def test_bad_source_type_is_a_clear_error(small_pool):
 
 
 def test_missing_image_is_a_clear_error(container_backend):
-    with pytest.raises(pool.ContainerBackendUnavailable, match="not found: build it with scripts/build-executor-image.sh"):
+    with pytest.raises(
+        pool.ContainerBackendUnavailable, match="not found: build it with scripts/build-executor-image.sh"
+    ):
         pool.ContainerPool(1, "mathsolver-executor:does-not-exist")
 
 
@@ -179,7 +188,9 @@ def test_missing_docker_cli_is_a_clear_error():
 def test_stale_image_is_refused_with_fake_digest(container_backend, monkeypatch):
     """Fake: the checkout's digest is replaced, as if executor/ had changed since the build."""
     monkeypatch.setattr(pool, "executor_source_digest", lambda *a: "0" * 64)
-    with pytest.raises(pool.ContainerBackendUnavailable, match="is stale.*rebuild with scripts/build-executor-image.sh"):
+    with pytest.raises(
+        pool.ContainerBackendUnavailable, match="is stale.*rebuild with scripts/build-executor-image.sh"
+    ):
         pool.ContainerPool(1, container_backend["image"])
 
 
@@ -192,13 +203,18 @@ def test_program_larger_than_a_pipe_buffer_goes_through(small_pool):
 
 def test_pinned_pool_spreads_containers_over_cpus(container_backend):
     import os
+
     cpus = sorted(os.sched_getaffinity(0))
     with pool.ContainerPool(2, container_backend["image"], limits=TEST_LIMITS, pin_cpus=True) as p:
         got = sorted(c.cpu for c in p._live)
         assert got == sorted(cpus[:2] if len(cpus) >= 2 else cpus * 2)
         names = {c.name: c.cpu for c in p._live}
         for name, cpu in names.items():
-            out = subprocess.run([container_backend["docker"], "inspect", "--format", "{{.HostConfig.CpusetCpus}}", name],
-                                 capture_output=True, text=True, timeout=30).stdout.strip()
+            out = subprocess.run(
+                [container_backend["docker"], "inspect", "--format", "{{.HostConfig.CpusetCpus}}", name],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            ).stdout.strip()
             assert out == str(cpu)
         assert [r["answer"] for r in p.run_many([f"answer = {i}" for i in range(6)])] == list(range(6))

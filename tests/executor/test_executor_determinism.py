@@ -20,6 +20,7 @@ address inside itself. ``ADDRESS_VALUE`` programs do that; on a backend whose re
 ``address_layout == "fixed"`` (Linux: the process backend) they are identical across pools and
 restarts too; on a "randomised" one (gVisor) the result records it, and that is what is checked.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,23 +45,28 @@ DETERMINISTIC: dict[str, str] = {
     # --- set iteration order -------------------------------------------------------------------------
     "first_of_a_set_of_strings": (
         "labs = {'sodium', 'potassium', 'chloride', 'bicarbonate', 'glucose', 'urea', 'creatinine'}\n"
-        "print(list(labs))\nanswer = len(next(iter(labs)))\n"),
+        "print(list(labs))\nanswer = len(next(iter(labs)))\n"
+    ),
     "float_sum_in_set_order": (
         "weights = {'age': 0.1, 'hr': 0.7, 'sbp': 1e-17, 'rr': 3.3, 'temp': 1e17, 'gcs': -1e17}\n"
         "total = 0.0\nfor name in set(weights):\n    total = total * 1.000001 + weights[name]\n"
-        "answer = total\n"),
+        "answer = total\n"
+    ),
     "set_of_dates_and_tuples": (
         "import datetime\ndays = {datetime.date(2021, 1, d) for d in range(1, 25)}\n"
         "pairs = {('a', i) for i in range(30)}\nprint([d.day for d in days][:5], list(pairs)[:3])\n"
-        "answer = list(days)[0]\n"),
+        "answer = list(days)[0]\n"
+    ),
     "frozenset_repr_and_dict_from_set": (
         "fs = frozenset(['x', 'y', 'zz', 'www'])\nd = dict.fromkeys({'cough', 'fever', 'rash'}, 1)\n"
-        "print(fs, list(d))\nanswer = len(list(d)[0])\n"),
+        "print(fs, list(d))\nanswer = len(list(d)[0])\n"
+    ),
     # --- addresses: printed (masked), hashed (refused), id (refused) ---------------------------------
     "addresses_printed": (
         "import calendar\nf = lambda: 0\ndef g():\n    pass\n"
         "print(f, g, [].append, iter([1]), map(abs, []), calendar.TextCalendar(), print)\n"
-        "print(f'{f!r:>60}')\nanswer = 1\n"),
+        "print(f'{f!r:>60}')\nanswer = 1\n"
+    ),
     "address_in_an_error_message": "f = lambda x: x\nanswer = [1, 2].index(f)\n",
     "address_in_a_key_error": "table = {}\nanswer = table[len]\n",
     "hash_of_a_function": "def f():\n    return 1\nanswer = hash(f) % 1000\n",
@@ -73,35 +79,43 @@ DETERMINISTIC: dict[str, str] = {
     "time_ns_and_intervals": (
         "import time\nprint(time.time_ns(), time.monotonic(), time.monotonic_ns(), time.perf_counter(),\n"
         "      time.perf_counter_ns(), time.process_time(), time.process_time_ns())\n"
-        "answer = time.perf_counter() - time.perf_counter()\n"),
+        "answer = time.perf_counter() - time.perf_counter()\n"
+    ),
     "date_today": "import datetime\nanswer = datetime.date.today()\n",
     "datetime_now_variants": (
         "from datetime import datetime, timezone, timedelta\n"
         "print(repr(datetime.now()), datetime.utcnow(), datetime.today(), datetime.now(timezone.utc),\n"
         "      datetime.now(timezone(timedelta(hours=-5))))\n"
-        "answer = (datetime.now() - datetime(2000, 1, 1)).days\n"),
+        "answer = (datetime.now() - datetime(2000, 1, 1)).days\n"
+    ),
     "time_struct_defaults": (
         "import time\nprint(time.localtime(), time.gmtime(), time.localtime(None), time.ctime(), time.asctime())\n"
-        "print(time.strftime('%Y-%m-%d %H:%M:%S %Z %c'))\nanswer = time.localtime().tm_yday\n"),
+        "print(time.strftime('%Y-%m-%d %H:%M:%S %Z %c'))\nanswer = time.localtime().tm_yday\n"
+    ),
     "age_from_today": (
         "from datetime import date\ndob = date(1958, 4, 12)\ntoday = date.today()\n"
-        "age = today.year - dob.year - ((today.month, today.day) < (dob.month, dob.day))\nanswer = age\n"),
+        "age = today.year - dob.year - ((today.month, today.day) < (dob.month, dob.day))\nanswer = age\n"
+    ),
     "gestational_age_from_now": (
         "import datetime\nlmp = datetime.datetime(2024, 6, 3)\ndays = (datetime.datetime.now() - lmp).days\n"
-        "answer = (days // 7, days % 7)\n"),
+        "answer = (days // 7, days % 7)\n"
+    ),
 }
 
 ADDRESS_VALUE: dict[str, str] = {
     "digits_of_a_repr": "f = lambda: 0\nanswer = int(repr(f).split()[-1][:-1], 16) % 100003\n",
     "set_of_functions_order": (
         "def a():\n    return 1\ndef b():\n    return 2\ndef c():\n    return 3\n"
-        "order = [f() for f in {a, b, c, len, abs}  if f not in (len, abs)]\nanswer = order[0] * 100 + order[1] * 10 + order[2]\n"),
+        "order = [f() for f in {a, b, c, len, abs}  if f not in (len, abs)]\nanswer = order[0] * 100 + order[1] * 10 + order[2]\n"
+    ),
 }
 
-FILLER = ("import math\nanswer = math.factorial(12) / 7\n",
-          "x = [str(i) * 20 for i in range(5000)]\nanswer = len(x)\n",
-          "answer = 1 / 0\n",
-          "import os\n")
+FILLER = (
+    "import math\nanswer = math.factorial(12) / 7\n",
+    "x = [str(i) * 20 for i in range(5000)]\nanswer = len(x)\n",
+    "answer = 1 / 0\n",
+    "import os\n",
+)
 CRASH = "t = ()\nfor i in range(150_000):\n    t = (t,)\nanswer = hash(t)\n"  # retires its supervisor
 
 
@@ -128,6 +142,7 @@ def _through_one_zygote(ex, programs: dict[str, str], rounds: int = 3) -> dict[s
 def _restarting_pool(backend: str, request):
     """A fresh pool of two supervisors, each replaced after three programs (pool.recycle_after)."""
     from tests.fixtures_container import container_runtime
+
     if backend == "container":
         image = request.getfixturevalue("container_backend")["image"]
         return pool.ContainerPool(2, image, limits=TEST_LIMITS, recycle_after=3, runtime=container_runtime())
@@ -149,7 +164,9 @@ def _run_set(backend: str, request) -> dict[str, dict[str, list]]:
             if i % 5 == 2:
                 assert p.run(CRASH)["outcome"] in ("CRASH", "CPU_LIMIT")  # retires its supervisor
             results[name] = ExecResult.from_dict(p.run(source))
-        out["fresh pool, 2 workers restarting every 3 programs and after crashes"] = {n: [r] for n, r in results.items()}
+        out["fresh pool, 2 workers restarting every 3 programs and after crashes"] = {
+            n: [r] for n, r in results.items()
+        }
         assert p.stats["recycled"] >= 8, p.stats
     return out
 
@@ -232,19 +249,24 @@ def test_address_values_are_fixed_where_the_layout_is_and_recorded_where_not(bac
         else:
             assert layouts == {"randomised"}
     for name in DETERMINISTIC:  # every result records its layout, whatever the program
-        assert {r.address_layout for r in _all_results(runs, name)} == ({"fixed"} if backend == "process" else {"randomised"})
+        assert {r.address_layout for r in _all_results(runs, name)} == (
+            {"fixed"} if backend == "process" else {"randomised"}
+        )
 
 
 def test_cli_run_three_times_gives_the_same_json(tmp_path):
     """The issue's reproduction: ``executor run`` three times (a fresh pool each time)."""
     program = tmp_path / "p.py"
-    program.write_text(DETERMINISTIC["hash_of_str"].replace("answer =", "h =")
-                       + DETERMINISTIC["datetime_now_variants"]
-                       + "labs = {'sodium', 'potassium', 'chloride'}\nprint(list(labs), lambda: 0)\n")
+    program.write_text(
+        DETERMINISTIC["hash_of_str"].replace("answer =", "h =")
+        + DETERMINISTIC["datetime_now_variants"]
+        + "labs = {'sodium', 'potassium', 'chloride'}\nprint(list(labs), lambda: 0)\n"
+    )
     outs = []
     for _ in range(3):
-        out = subprocess.run([EXECUTOR_BIN, "run", "--backend", "process", str(program)], capture_output=True,
-                             text=True, timeout=300)
+        out = subprocess.run(
+            [EXECUTOR_BIN, "run", "--backend", "process", str(program)], capture_output=True, text=True, timeout=300
+        )
         assert out.returncode == 0, out.stderr
         outs.append(_key(json.loads(out.stdout)))
     assert len(set(outs)) == 1 and "0x?" in outs[0], outs

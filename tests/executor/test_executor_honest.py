@@ -3,6 +3,7 @@ runs and answers on both backends, each answer the one plain CPython gives; ever
 kit's own real-model run produced (the committed CPU demo) ends as plain CPython ends it, and
 none is refused. ``python -m bench honest-corpus`` reports the refusal rate of the same
 programs for any executor checkout (the issue's before/after figure)."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,8 +16,11 @@ REFUSALS = {o.value for o, label in TAXONOMY.items() if label == "sandbox_reject
 
 ISSUE_EXAMPLES = {
     "time.strptime": ("import time\nanswer = time.strptime('2023-03-14', '%Y-%m-%d').tm_yday\n", 73),
-    "underscore local name": ("import datetime\n_now = datetime.date(2023, 3, 14)\n_lmp = datetime.date(2023, 1, 1)\n"
-                              "answer = (_now - _lmp).days\n", 72),
+    "underscore local name": (
+        "import datetime\n_now = datetime.date(2023, 3, 14)\n_lmp = datetime.date(2023, 1, 1)\n"
+        "answer = (_now - _lmp).days\n",
+        72,
+    ),
 }
 
 
@@ -33,8 +37,22 @@ def test_issue_examples_answer_on_both_backends(example, backend_executor):
 def test_corpus_is_large_and_covers_the_constructs():
     assert len(CORPUS) >= 100 and len({h.name for h in CORPUS}) == len(CORPUS)
     text = "\n".join(h.source for h in CORPUS)
-    for construct in ("strptime", "strftime", "calendar", "timedelta", "lambda", "def ", "except",
-                      "f\"", "% (", "from math import *", "_now", "global ", "__name__", ".format("):
+    for construct in (
+        "strptime",
+        "strftime",
+        "calendar",
+        "timedelta",
+        "lambda",
+        "def ",
+        "except",
+        'f"',
+        "% (",
+        "from math import *",
+        "_now",
+        "global ",
+        "__name__",
+        ".format(",
+    ):
         assert construct in text, construct
     assert {h.category for h in CORPUS} == {"dates", "conversions", "scores", "style"}
 
@@ -49,8 +67,11 @@ def test_corpus_answers_are_what_plain_cpython_computes():
 def test_every_honest_program_runs_and_answers(backend_executor):
     backend, ex = backend_executor
     results = ex.run_many([h.source for h in CORPUS])
-    failed = [(h.name, r.outcome, r.answer, r.error) for h, r in zip(CORPUS, results)
-              if (r.outcome, r.answer) != (Outcome.OK.value, h.answer)]
+    failed = [
+        (h.name, r.outcome, r.answer, r.error)
+        for h, r in zip(CORPUS, results)
+        if (r.outcome, r.answer) != (Outcome.OK.value, h.answer)
+    ]
     assert not failed, f"{len(failed)} of {len(CORPUS)} honest programs did not answer on {backend}: {failed}"
     assert not [r for r in results if r.outcome in REFUSALS]
 

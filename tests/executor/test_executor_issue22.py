@@ -8,13 +8,14 @@ cannot make itself unscored (forged lines checked at the boundary, a program tha
 the sandbox is scored); 6 the static check's forbidden names and the C-stack crashers.
 The hostile programs are the kit's own, written for each class.
 """
+
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
-import os
 
 import pytest
 
@@ -92,6 +93,7 @@ def test_runaway_recursion_stays_a_program_error(backend_executor):
 
 # --- item 2: any output is a classified, storable result ----------------------------------------
 
+
 def _random_text(rng: random.Random, n: int) -> str:
     """Arbitrary code points: lone surrogates, NUL and controls, the BMP, the astral planes."""
     pools = [(0xD800, 0xDFFF), (0, 0x1F), (0x20, 0x7E), (0x80, 0xFFFF), (0x10000, 0x10FFFF)]
@@ -112,8 +114,12 @@ def _output_programs(seed: int, count: int) -> list[tuple[str, str]]:
         codes = [ord(c) for c in text]
         build = f"s = ''.join([chr(c) for c in {codes!r}])\n"
         blob = bytes(rng.randrange(256) for _ in range(rng.randint(1, 40)))
-        tail = ["print(s)\nanswer = 1\n", "raise ValueError(s)\n", "answer = s\n",
-                f"print(s, {blob!r}, s.encode('utf-8', 'surrogatepass'))\nanswer = len(s)\n"][i % 4]
+        tail = [
+            "print(s)\nanswer = 1\n",
+            "raise ValueError(s)\n",
+            "answer = s\n",
+            f"print(s, {blob!r}, s.encode('utf-8', 'surrogatepass'))\nanswer = len(s)\n",
+        ][i % 4]
         progs.append((build + tail, text))
     return progs
 
@@ -122,8 +128,19 @@ def _assert_storable(res: dict, tmp_path, name: str, executor_result: bool = Tru
     if executor_result:  # what the CLI prints: must encode as it is
         json.dumps(res, ensure_ascii=False).encode("utf-8")
     store = ResultStore(tmp_path / f"{name}.jsonl")
-    rec = record(key=name, model="m", arm="program-solve", seed=1, case_id="1-1", calculator_id=1,
-                 outcome="answered", correct=False, scorer="paper", executor=res, program="print('\\ud800')")
+    rec = record(
+        key=name,
+        model="m",
+        arm="program-solve",
+        seed=1,
+        case_id="1-1",
+        calculator_id=1,
+        outcome="answered",
+        correct=False,
+        scorer="paper",
+        executor=res,
+        program="print('\\ud800')",
+    )
     assert store.append(rec)
     # what JSON itself keeps: lossless, except that an adjacent high+low surrogate pair reads
     # back as its astral character (as any JSON reader of \\ud83d\\ude00 does)
@@ -155,8 +172,7 @@ def test_cli_prints_a_result_for_a_lone_surrogate(backend, request, tmp_path):
         request.getfixturevalue("container_backend")
     prog = tmp_path / "p.py"
     prog.write_text("print('a\\ud800b', chr(0xdfff))\nraise ValueError('\\udc80')\n")
-    out = subprocess.run([EXECUTOR_BIN, "run", "--backend", backend, str(prog)], capture_output=True,
-                         timeout=300)
+    out = subprocess.run([EXECUTOR_BIN, "run", "--backend", backend, str(prog)], capture_output=True, timeout=300)
     assert out.returncode == 0, out.stderr[-500:]
     res = json.loads(out.stdout.decode("utf-8"))
     assert res["outcome"] == "PROGRAM_ERROR" and res["text_escaped"] is True
@@ -273,8 +289,10 @@ def test_environment_is_empty_even_in_proc(no_seccomp):
     nothing but the policy's PYTHONHASHSEED (issue 33); the container's host name is fixed
     (--hostname=executor)."""
     backend, ex = no_seccomp
-    r = ex.run("import os\nraw = open('/proc/self/environ', 'rb').read()\n"
-               "print(repr(raw), len(os.environ), os.uname().nodename)\nanswer = len(raw)\n")
+    r = ex.run(
+        "import os\nraw = open('/proc/self/environ', 'rb').read()\n"
+        "print(repr(raw), len(os.environ), os.uname().nodename)\nanswer = len(raw)\n"
+    )
     only = f"PYTHONHASHSEED={policy.HASH_SEED}\0".encode()
     assert (r.outcome, r.answer) == ("OK", len(only)), (r.outcome, r.stdout, r.error)
     assert r.stdout.split()[:2] == [repr(only), "0"]  # os.environ itself is empty
@@ -289,10 +307,12 @@ def test_no_directory_is_shared_between_programs_in_the_container(request, conta
     request.getfixturevalue("host_secret")
     ex = _executor(request, "container", NO_PROGRAM_LAYERS)
     try:
-        writer = ex.run("import os\nerrs = []\nfor d in ('/tmp', '/var/tmp', '/dev/shm', '/dev', os.getcwd(), '/'):\n"
-                        "    try:\n        os.close(os.open(d.rstrip('/') + '/drop', os.O_CREAT | os.O_WRONLY))\n"
-                        "        errs.append(0)\n"
-                        "    except OSError as e:\n        errs.append(e.errno)\nprint(errs)\nanswer = errs.count(0)\n")
+        writer = ex.run(
+            "import os\nerrs = []\nfor d in ('/tmp', '/var/tmp', '/dev/shm', '/dev', os.getcwd(), '/'):\n"
+            "    try:\n        os.close(os.open(d.rstrip('/') + '/drop', os.O_CREAT | os.O_WRONLY))\n"
+            "        errs.append(0)\n"
+            "    except OSError as e:\n        errs.append(e.errno)\nprint(errs)\nanswer = errs.count(0)\n"
+        )
         assert (writer.outcome, writer.answer) == ("OK", 0), (writer.outcome, writer.stdout, writer.error)
     finally:
         ex.close()
@@ -373,10 +393,14 @@ def test_dead_branch_binding_is_rejected_on_both_backends(backend_executor):
     assert r.outcome == Outcome.REJECTED_STATIC.value and "'getattr' is not allowed" in r.error
 
 
-@pytest.mark.parametrize("source", [
-    "t = ()\nfor i in range(150_000):\n    t = (t,)\nanswer = hash(t)\n",
-    "m = iter([1])\nfor i in range(400_000):\n    m = map(abs, m)\nanswer = next(m)\n",
-], ids=["nested_tuple_hash", "map_chain"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "t = ()\nfor i in range(150_000):\n    t = (t,)\nanswer = hash(t)\n",
+        "m = iter([1])\nfor i in range(400_000):\n    m = map(abs, m)\nanswer = next(m)\n",
+    ],
+    ids=["nested_tuple_hash", "map_chain"],
+)
 def test_c_stack_crashers_are_contained_crashes(backend_executor, source):
     """policy.MAX_AST_DEPTH explains why no static bound reaches these: the depth is built at
     run time. They end as CRASH (a scored raised_error) and the next program is unaffected."""
@@ -389,14 +413,20 @@ def test_c_stack_crashers_are_contained_crashes(backend_executor, source):
 
 # --- item 7 (self-test table) and item 8 (the runtime is a setting) ------------------------------
 
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_selftest_cli_shows_the_canary_table_and_runtime(backend, request):
     """Before: `executor selftest --backend container` printed "seccomp": null, "selftest": null."""
     from tests.fixtures_container import container_runtime
+
     if backend == "container":
         request.getfixturevalue("container_backend")
-    out = subprocess.run([EXECUTOR_BIN, "selftest", "--backend", backend, "--runtime", container_runtime()],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [EXECUTOR_BIN, "selftest", "--backend", backend, "--runtime", container_runtime()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-500:]
     info = json.loads(out.stdout)
     assert info["backend"] == backend and info["seccomp"]["action"]
@@ -413,6 +443,7 @@ def test_container_runtime_is_a_setting_recorded_in_the_manifest(container_backe
     is in describe() (what the run manifest records)."""
     from executor.api import ExecutorUnavailable
     from tests.fixtures_container import container_runtime
+
     with pytest.raises(ExecutorUnavailable, match="no 'no-such-runtime' runtime"):
         make_executor_with_runtime("no-such-runtime")
     d = container_executor.describe()
@@ -422,4 +453,5 @@ def test_container_runtime_is_a_setting_recorded_in_the_manifest(container_backe
 
 def make_executor_with_runtime(runtime: str):
     from executor.api import Executor
+
     return Executor(backend="container", workers=1, limits=dict(TEST_LIMITS), runtime=runtime)

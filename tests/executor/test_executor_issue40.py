@@ -15,6 +15,7 @@ The adversarial cases of the same classes are in tests/adversarial/cases.py ("fo
 adversary"), run on both backends with every layer on, with layer 1 alone and with the OS layers
 alone (tests/executor/test_adversarial.py).
 """
+
 from __future__ import annotations
 
 import ast
@@ -41,13 +42,31 @@ EXECUTOR_BIN = os.path.join(os.path.dirname(sys.executable), "executor")
 # --- 1. the static policy ------------------------------------------------------------------------
 
 # deprecated aliases: constructing one makes another node (ast.Num() is a Constant)
-_ALIASES = {"Num", "Str", "Bytes", "NameConstant", "Ellipsis", "Index", "ExtSlice", "Suite", "AugLoad",
-            "AugStore", "Param"}
+_ALIASES = {
+    "Num",
+    "Str",
+    "Bytes",
+    "NameConstant",
+    "Ellipsis",
+    "Index",
+    "ExtSlice",
+    "Suite",
+    "AugLoad",
+    "AugStore",
+    "Param",
+}
 
 
 def _leaf_node_types() -> list[type]:
-    return [c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.AST)
-            and c is not ast.AST and not c.__subclasses__() and c.__name__ not in _ALIASES] + [ast.Constant]
+    return [
+        c
+        for c in vars(ast).values()
+        if isinstance(c, type)
+        and issubclass(c, ast.AST)
+        and c is not ast.AST
+        and not c.__subclasses__()
+        and c.__name__ not in _ALIASES
+    ] + [ast.Constant]
 
 
 def test_every_node_type_of_this_python_is_allowed_with_its_fields_or_refused_by_name():
@@ -57,23 +76,29 @@ def test_every_node_type_of_this_python_is_allowed_with_its_fields_or_refused_by
             assert set(cls._fields) <= set(fields), (cls.__name__, cls._fields)
             continue
         problems = static_check._node_problems(cls())
-        assert len(problems) == 1 and (cls.__name__ in problems[0] or problems[0] in policy.FORBIDDEN_NODES.values()), \
-            (cls.__name__, problems)
+        assert len(problems) == 1 and (cls.__name__ in problems[0] or problems[0] in policy.FORBIDDEN_NODES.values()), (
+            cls.__name__,
+            problems,
+        )
 
 
 def test_a_construct_the_policy_does_not_know_is_refused_by_name():
     """What a newer Python adds (3.12's ``type X = ...``, a new field on a known node) is refused
     until policy.py lists it, never admitted by default."""
     new_statement = type("TypeAlias", (ast.stmt,), {"_fields": ("name", "value")})
-    tree = ast.Module(body=[new_statement(name=ast.Name("x", ast.Store()), value=ast.Constant(1), lineno=1)],
-                      type_ignores=[])
+    tree = ast.Module(
+        body=[new_statement(name=ast.Name("x", ast.Store()), value=ast.Constant(1), lineno=1)], type_ignores=[]
+    )
     assert [str(v) for v in static_check.check_tree(tree)] == [
-        "the construct 'TypeAlias' is not allowed (it is not on the policy's syntax allow-list) (line 1)"]
+        "the construct 'TypeAlias' is not allowed (it is not on the policy's syntax allow-list) (line 1)"
+    ]
     widened = type("Attribute", (ast.expr,), {"_fields": ("value", "attr", "ctx", "default")})
-    node = ast.Expr(widened(value=ast.Name("x", ast.Load()), attr="real", ctx=ast.Load(), default=None, lineno=1),
-                    lineno=1)
+    node = ast.Expr(
+        widened(value=ast.Name("x", ast.Load()), attr="real", ctx=ast.Load(), default=None, lineno=1), lineno=1
+    )
     assert [str(v) for v in static_check.check_tree(ast.Module(body=[node], type_ignores=[]))] == [
-        "the construct 'Attribute' has a field the policy does not know (default) (line 1)"]
+        "the construct 'Attribute' has a field the policy does not know (default) (line 1)"
+    ]
 
 
 ATTRIBUTE_PATHS = {
@@ -100,6 +125,7 @@ def test_every_way_of_naming_an_attribute_goes_through_the_one_check(path, monke
     def spy(name, receiver):
         seen.append(name)
         return real(name, receiver)
+
     monkeypatch.setattr(static_check, "attribute_problem", spy)
     violations = [str(v) for v in static_check.check_source(source)]
     assert attr in seen, (path, seen)
@@ -107,16 +133,23 @@ def test_every_way_of_naming_an_attribute_goes_through_the_one_check(path, monke
 
 
 def test_the_attribute_check_admits_what_honest_programs_name():
-    for source in ("match 2.5:\n    case float(real=r, imag=i):\n        answer = r\n",
-                   "answer = float('{0.real:.2f}'.format(2.5))\n",
-                   "from datetime import date as d\nanswer = d(2020, 1, 1)\n",
-                   "import math\nanswer = math.pi\n"):
+    for source in (
+        "match 2.5:\n    case float(real=r, imag=i):\n        answer = r\n",
+        "answer = float('{0.real:.2f}'.format(2.5))\n",
+        "from datetime import date as d\nanswer = d(2020, 1, 1)\n",
+        "import math\nanswer = math.pi\n",
+    ):
         assert static_check.check_source(source) == [], source
 
 
 def test_every_builtin_of_this_python_is_classified_and_a_new_one_is_forbidden(monkeypatch):
-    classified = {*policy.ALLOWED_BUILTINS, *policy.WRAPPED_BUILTINS, *policy.FORBIDDEN_NAMES,
-                  *policy.HARMLESS_ABSENT_BUILTINS, *policy.READABLE_DUNDER_NAMES}
+    classified = {
+        *policy.ALLOWED_BUILTINS,
+        *policy.WRAPPED_BUILTINS,
+        *policy.FORBIDDEN_NAMES,
+        *policy.HARMLESS_ABSENT_BUILTINS,
+        *policy.READABLE_DUNDER_NAMES,
+    }
     unclassified = [n for n in dir(builtins) if n not in classified and not static_check._is_dunder(n)]
     assert unclassified == []
     monkeypatch.setattr(builtins, "capability_of_a_newer_python", print, raising=False)
@@ -126,10 +159,14 @@ def test_every_builtin_of_this_python_is_classified_and_a_new_one_is_forbidden(m
 
 UNBINDING = {
     "except_as": "getattr = len\ntry:\n    1 / 0\nexcept ZeroDivisionError as getattr:\n    pass\nx = getattr(1, 'real')\n",
-    "except_as_global": ("getattr = len\ndef f():\n    global getattr\n    try:\n        1 / 0\n"
-                         "    except ZeroDivisionError as getattr:\n        pass\nf()\nx = getattr(1, 'real')\n"),
-    "except_as_in_a_loop": ("type = len\nfor i in range(2):\n    try:\n        1 / 0\n    except ZeroDivisionError as type:\n"
-                            "        pass\nx = type(1)\n"),
+    "except_as_global": (
+        "getattr = len\ndef f():\n    global getattr\n    try:\n        1 / 0\n"
+        "    except ZeroDivisionError as getattr:\n        pass\nf()\nx = getattr(1, 'real')\n"
+    ),
+    "except_as_in_a_loop": (
+        "type = len\nfor i in range(2):\n    try:\n        1 / 0\n    except ZeroDivisionError as type:\n"
+        "        pass\nx = type(1)\n"
+    ),
     "del": "vars = len\ndel vars\nx = vars()\n",
     "del_global": "vars = len\ndef f():\n    global vars\n    del vars\nf()\nx = vars()\n",
 }
@@ -138,19 +175,23 @@ UNBINDING = {
 @pytest.mark.parametrize("form", sorted(UNBINDING))
 def test_every_unbinding_form_is_a_del_for_the_forbidden_name_rule(form):
     violations = [str(v) for v in static_check.check_source(UNBINDING[form])]
-    assert any("is not allowed" in v and ("'getattr'" in v or "'type'" in v or "'vars'" in v)
-               for v in violations), violations
+    assert any("is not allowed" in v and ("'getattr'" in v or "'type'" in v or "'vars'" in v) for v in violations), (
+        violations
+    )
 
 
 def test_a_local_except_name_stays_the_programs_own():
     """In a function the name is local: after the handler it is unbound (UnboundLocalError), it
     never falls back to the builtin, so the read stays the program's."""
-    src = ("def f():\n    type = 'x'\n    try:\n        1 / 0\n    except ZeroDivisionError as type:\n"
-           "        pass\n    return type\n")
+    src = (
+        "def f():\n    type = 'x'\n    try:\n        1 / 0\n    except ZeroDivisionError as type:\n"
+        "        pass\n    return type\n"
+    )
     assert static_check.check_source(src) == []
 
 
 # --- 2. the frozen datetime class ----------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def frozen():
@@ -159,20 +200,42 @@ def frozen():
 
 def _sample_arguments(name: str, frozen_cls):
     d = frozen_cls(2024, 2, 29, 13, 5, 7, 250, tzinfo=None)
-    utc = datetime.timezone.utc
+    utc = datetime.UTC
     return {
         "astimezone": [(utc,), (datetime.timezone(datetime.timedelta(hours=5)),)],
         "combine": [(datetime.date(2020, 1, 1), datetime.time(1, 2))],
-        "fromisocalendar": [(2020, 5, 3)], "fromisoformat": [("2021-03-04T05:06:07",)],
-        "fromordinal": [(738000,)], "fromtimestamp": [(1_000_000_000,), (0, utc)],
-        "utcfromtimestamp": [(1_000_000_000,)], "strptime": [("2020-01-31 10", "%Y-%m-%d %H")],
-        "replace": [(), (2021,)], "now": [(), (utc,)], "today": [()], "utcnow": [()],
-        "strftime": [("%Y",)], "__format__": [("%d",)], "isoformat": [()], "ctime": [()],
-        "timestamp": [()], "__add__": [(datetime.timedelta(days=3),)],
-        "__radd__": [(datetime.timedelta(days=3),)], "__sub__": [(datetime.timedelta(days=3),), (d,)],
-        "__rsub__": [(d,)], "__eq__": [(d,)], "__ne__": [(d,)], "__lt__": [(d,)], "__le__": [(d,)],
-        "__gt__": [(d,)], "__ge__": [(d,)], "__reduce_ex__": [(2,)], "__getattribute__": [("year",)],
-        "__init_subclass__": [()], "__new__": [], "__setattr__": [], "__delattr__": [], "__init__": [()],
+        "fromisocalendar": [(2020, 5, 3)],
+        "fromisoformat": [("2021-03-04T05:06:07",)],
+        "fromordinal": [(738000,)],
+        "fromtimestamp": [(1_000_000_000,), (0, utc)],
+        "utcfromtimestamp": [(1_000_000_000,)],
+        "strptime": [("2020-01-31 10", "%Y-%m-%d %H")],
+        "replace": [(), (2021,)],
+        "now": [(), (utc,)],
+        "today": [()],
+        "utcnow": [()],
+        "strftime": [("%Y",)],
+        "__format__": [("%d",)],
+        "isoformat": [()],
+        "ctime": [()],
+        "timestamp": [()],
+        "__add__": [(datetime.timedelta(days=3),)],
+        "__radd__": [(datetime.timedelta(days=3),)],
+        "__sub__": [(datetime.timedelta(days=3),), (d,)],
+        "__rsub__": [(d,)],
+        "__eq__": [(d,)],
+        "__ne__": [(d,)],
+        "__lt__": [(d,)],
+        "__le__": [(d,)],
+        "__gt__": [(d,)],
+        "__ge__": [(d,)],
+        "__reduce_ex__": [(2,)],
+        "__getattribute__": [("year",)],
+        "__init_subclass__": [()],
+        "__new__": [],
+        "__setattr__": [],
+        "__delattr__": [],
+        "__init__": [()],
     }.get(name, [()])
 
 
@@ -194,15 +257,19 @@ def test_the_frozen_class_never_hands_out_the_real_class(frozen):
                     out = value(*args)
                 except (TypeError, ValueError, OverflowError, NotImplementedError):
                     continue
-                for item in (out if isinstance(out, tuple) else (out,)):
+                for item in out if isinstance(out, tuple) else (out,):
                     assert item is not real and type(item) is not real, (owner, name, args, out)
                 checked += 1
     assert checked > 150
 
 
 def test_the_frozen_class_is_immutable_with_cpythons_message(frozen):
-    for action in (lambda c: setattr(c, "now", None), lambda c: delattr(c, "now"),
-                   lambda c: setattr(c, "date", None), lambda c: setattr(c, "anything", 1)):
+    for action in (
+        lambda c: setattr(c, "now", None),
+        lambda c: delattr(c, "now"),
+        lambda c: setattr(c, "date", None),
+        lambda c: setattr(c, "anything", 1),
+    ):
         messages = []
         for cls in (datetime.datetime, frozen):
             with pytest.raises(TypeError) as err:
@@ -224,6 +291,7 @@ def test_isinstance_min_max_and_repr_are_cpythons(frozen):
 def test_the_answer_check_calls_only_the_real_classes_methods():
     """A value whose own methods lie (a subclass overriding them) is read through the real
     classes: no method the value carries runs inside the check, outside the line cap."""
+
     def boom(*_args, **_kwargs):
         raise AssertionError("the answer check ran a method of the value")
 
@@ -258,6 +326,7 @@ def test_masking_a_stream_in_pieces_is_masking_it_whole(pieces):
 def test_what_is_kept_and_the_flood_depend_on_the_masked_stream_only(pieces, keep, flood):
     """Two streams that differ only in their addresses' digits keep the same text and flood at
     the same write."""
+
     def run(digits):
         flooded = []
         capture = child.OutputCapture(keep, flood, lambda: flooded.append(True))
@@ -266,20 +335,30 @@ def test_what_is_kept_and_the_flood_depend_on_the_masked_stream_only(pieces, kee
             if flooded:
                 return capture.text(), capture.truncated, i
         return capture.text(), capture.truncated, None
+
     assert run("7ffff6adfe20") == run("55d0")
 
 
 def test_the_result_line_always_fits_its_channel():
     cap = policy.LIMITS["result_bytes"]
-    wide = "\U0001F600" * policy.LIMITS["stdout_chars"]
-    message = {"nonce": "0" * 48, "outcome": "OK", "answer": 10 ** 300, "kind": "number",
-               "stdout": wide, "stderr": "\ud800" + wide, "stdout_truncated": False,
-               "stderr_truncated": False, "error": "\U0001F600" * policy.LIMITS["error_chars"], "addresses_masked": 0}
+    wide = "\U0001f600" * policy.LIMITS["stdout_chars"]
+    message = {
+        "nonce": "0" * 48,
+        "outcome": "OK",
+        "answer": 10**300,
+        "kind": "number",
+        "stdout": wide,
+        "stderr": "\ud800" + wide,
+        "stdout_truncated": False,
+        "stderr_truncated": False,
+        "error": "\U0001f600" * policy.LIMITS["error_chars"],
+        "addresses_masked": 0,
+    }
     line = child.fit_result_line(message, cap)
     back = json.loads(line)
     assert len(line) <= cap and line.endswith(b"\n") and line.count(b"\n") == 1
     assert back["stdout_truncated"] and back["stderr_truncated"]
-    assert wide.startswith(back["stdout"]) and len(back["stdout"]) > 5000 and back["answer"] == 10 ** 300
+    assert wide.startswith(back["stdout"]) and len(back["stdout"]) > 5000 and back["answer"] == 10**300
     small = dict(message, stdout="ok", stderr="")
     assert json.loads(child.fit_result_line(small, cap)) == small
 
@@ -290,7 +369,7 @@ def test_a_line_the_child_could_not_finish_is_a_crash_and_a_forged_one_a_violati
     only such a program can write to the descriptor.)"""
     with make_executor(disabled_layers=("static", "builtins")) as ex:
         half = ex.run(f"import os\nos.write(3, b'{{\"nonce\": ')\nos._exit({child.EXIT_RESULT_WRITE_FAILED})\n")
-        forged = ex.run("import os\nos.write(3, b'{\"nonce\": \"x\"}\\n')\nos._exit(0)\n")
+        forged = ex.run('import os\nos.write(3, b\'{"nonce": "x"}\\n\')\nos._exit(0)\n')
         over = ex.run("import os\nos.write(3, b'x' * 300000)\nos._exit(0)\n")
     assert half.outcome == Outcome.CRASH.value and "while its result was being written" in half.error
     assert forged.outcome == Outcome.SANDBOX_VIOLATION.value
@@ -300,8 +379,9 @@ def test_a_line_the_child_could_not_finish_is_a_crash_and_a_forged_one_a_violati
 def test_the_cli_escapes_the_line_breaks_json_does_not(tmp_path):
     program = tmp_path / "p.py"
     program.write_text("print('a\\x85b\\u2028c\\u2029d')\nanswer = 1\n", encoding="utf-8")
-    out = subprocess.run([EXECUTOR_BIN, "run", "--backend", "process", str(program)],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [EXECUTOR_BIN, "run", "--backend", "process", str(program)], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr[-400:]
     assert len(out.stdout.splitlines()) == 1 and "\\u2028" in out.stdout and "\\u0085" in out.stdout
     assert json.loads(out.stdout)["stdout"] == "a\x85b\u2028c\u2029d\n"
@@ -310,8 +390,10 @@ def test_the_cli_escapes_the_line_breaks_json_does_not(tmp_path):
 # --- 4. C-level imports ----------------------------------------------------------------------------
 
 UNICODE_PROGRAMS = {
-    "namereplace": ("answer = len('\u00e9\u00b5'.encode('ascii', 'namereplace'))\n",
-                    len("\u00e9\u00b5".encode("ascii", "namereplace"))),
+    "namereplace": (
+        "answer = len('\u00e9\u00b5'.encode('ascii', 'namereplace'))\n",
+        len("\u00e9\u00b5".encode("ascii", "namereplace")),
+    ),
     "unicode_escape_names": ("answer = float(b'\\\\N{DIGIT ONE}.\\\\N{DIGIT FIVE}'.decode('unicode_escape'))\n", 1.5),
 }
 
@@ -332,6 +414,7 @@ def test_a_program_importing_the_c_level_names_gets_nothing():
 
 
 # --- 5, 6: the line cap over executor code; the test canary --------------------------------------
+
 
 def test_executor_helpers_count_under_the_line_cap():
     """hash() of a tuple walks it in the executor's own Python code: those lines count, so a

@@ -4,6 +4,7 @@ builtin names.
 
 Each test names what it was shown failing on (main c14e538, or a planted fault).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from executor import policy, static_check
 from executor.outcomes import Outcome
 from executor.result import DETERMINISTIC_FIELDS
+
 
 def deterministic(r) -> dict:
     """The fields of a result that are a function of the program (result.DETERMINISTIC_FIELDS)."""
@@ -44,9 +46,15 @@ HONEST_REBINDINGS = {
     "if_elif_else_binds_type": (IF_ELIF_ELSE_BINDS_TYPE, 4, "intermediate\n"),
     # the same rule through nesting: a function defined in the loop body, an else after a try body
     "function_defined_in_the_loop_body": (
-        "for type in ['a']:\n    def label():\n        return type.upper()\nanswer = len(label())\n", 1, ""),
+        "for type in ['a']:\n    def label():\n        return type.upper()\nanswer = len(label())\n",
+        1,
+        "",
+    ),
     "try_else_after_the_binding": (
-        "try:\n    type = 'x'\nexcept ValueError:\n    type = 'y'\nelse:\n    print(type)\nanswer = 1\n", 1, "x\n"),
+        "try:\n    type = 'x'\nexcept ValueError:\n    type = 'y'\nelse:\n    print(type)\nanswer = 1\n",
+        1,
+        "x\n",
+    ),
 }
 
 # where the program really could read the builtin: still refused
@@ -57,7 +65,7 @@ STILL_REFUSED = {
     "loop_iterable_reads_builtin": "for type in type(1).__mro__:\n    pass\n",
     "function_defined_before_the_binding": "def f():\n    return type(1)\ntype = 1\nanswer = f()\n",
     "unbound_in_the_loop_body": "for type in [1]:\n    del type\n    answer = type(1)\n",
-    "try_body_may_fail_before_binding": "try:\n    x = 1 / 0\n    type = 1\nexcept ZeroDivisionError:\n    pass\nanswer = type(1)\n",
+    "try_body_may_fail_before_binding": "try:\n    x = 1 / 0\n    type = 1\nexcept ZeroDivisionError:\n    pass\nanswer = type(1)\n",  # noqa: E501
     "while_body_may_not_run": "n = 0\nwhile n:\n    type = 1\n    n -= 1\nanswer = type(n) is int\n",
 }
 
@@ -104,35 +112,64 @@ MEMORY_PROGRAMS = {
     # CRASH (exit 70, no result line) on main: the error text was a second copy of the message
     "huge_exception_message": (
         "print('so far')\nmsg = 'x' * (150 * 2**20)\nraise ValueError(msg)\n",
-        Outcome.PROGRAM_ERROR, None, "so far\n", "ValueError: xxxxxxxx"),
+        Outcome.PROGRAM_ERROR,
+        None,
+        "so far\n",
+        "ValueError: xxxxxxxx",
+    ),
     # PROGRAM_ERROR "<unprintable message>" on main (whether str() fit was the luck of memory)
     "exception_message_that_cannot_be_rendered": (
         "print('so far')\nmsg = 'x' * (100 * 2**20)\nraise ValueError(msg, msg)\n",
-        Outcome.MEMORY_LIMIT, None, "so far\n", "MemoryError: the message of the program's ValueError"),
+        Outcome.MEMORY_LIMIT,
+        None,
+        "so far\n",
+        "MemoryError: the message of the program's ValueError",
+    ),
     # MEMORY_LIMIT without its output on main: the answer was computed, then the line did not fit
     "answer_computed_holding_all_memory": (
         "print('start ' * 2000)\n" + _FILL + "answer = 7\n",
-        Outcome.OK, 7, "start start", None),
+        Outcome.OK,
+        7,
+        "start start",
+        None,
+    ),
     # MEMORY_LIMIT on main (a copy of the text before the flood count): the flood limit decides
     "huge_print": (
         "print('abc')\ns = 'z' * (200 * 2**20)\nprint(s)\n",
-        Outcome.OUTPUT_LIMIT, None, "abc\nzzzz", "the program wrote more than"),
+        Outcome.OUTPUT_LIMIT,
+        None,
+        "abc\nzzzz",
+        "the program wrote more than",
+    ),
     # these already ended so on main; kept as fixed cases of the memory-pressure forms
     "exhaustion_inside_print": (
         "print('so far')\nhold = [bytearray(2**20) for _ in range(200)]\nprint([0] * (50 * 2**20))\n",
-        Outcome.MEMORY_LIMIT, None, "so far\n", "MemoryError: the program exceeded"),
+        Outcome.MEMORY_LIMIT,
+        None,
+        "so far\n",
+        "MemoryError: the program exceeded",
+    ),
     "exhaustion_inside_the_answer": (
         "print('so far')\nhold = [bytearray(2**20) for _ in range(200)]\nanswer = sum([1.5] * (60 * 2**20))\n",
-        Outcome.MEMORY_LIMIT, None, "so far\n", "MemoryError: the program exceeded"),
+        Outcome.MEMORY_LIMIT,
+        None,
+        "so far\n",
+        "MemoryError: the program exceeded",
+    ),
     "exhaustion_inside_the_exception_message": (
         "hold = [bytearray(2**20) for _ in range(200)]\nraise ValueError('x' * (100 * 2**20))\n",
-        Outcome.MEMORY_LIMIT, None, "", "MemoryError: the program exceeded"),
+        Outcome.MEMORY_LIMIT,
+        None,
+        "",
+        "MemoryError: the program exceeded",
+    ),
 }
 
 
 @pytest.fixture(scope="module", params=["process", pytest.param("container", marks=pytest.mark.docker)])
 def memory_executor(request):
     from tests.fixtures_executor import make_executor
+
     if request.param == "container":
         request.getfixturevalue("container_backend")
     ex = make_executor(request.param, limits=MEMORY_LIMITS, workers=1)
@@ -162,11 +199,13 @@ def test_memory_exhaustion_never_loses_the_result(memory_executor, name):
 HISTORY_SENSITIVE = {
     "function_addresses": (
         "fs = [lambda: 0 for _ in range(3000)]\nxs = [[float(i)] for i in range(3000)]\n"
-        "answer = sum([int(repr(f).split(' at ')[1][:-1], 16) * (k + 1) for k, f in enumerate(fs)]) % 10**9\n"),
+        "answer = sum([int(repr(f).split(' at ')[1][:-1], 16) * (k + 1) for k, f in enumerate(fs)]) % 10**9\n"
+    ),
     "nan_positions_in_a_set": (
         "keep = [[lambda: 0, [i]] for i in range(3000)]\n"
         "vals = [float('nan') for _ in range(3000)] + [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]\n"
-        "answer = sum([i for i, x in enumerate(set(vals)) if x == x])\n"),
+        "answer = sum([i for i, x in enumerate(set(vals)) if x == x])\n"
+    ),
 }
 # an honest-looking de-duplication of lab values with missing readings as NaN: its answer does
 # not depend on addresses, so it must also be plain CPython's
@@ -179,10 +218,15 @@ LAB_DEDUP = (
 # the history between positions: programs of every ending (small and large heaps, an error, a
 # flood, the line cap, a refusal, memory exhaustion)
 OTHER_PROGRAMS = [
-    *("x = [i * 1.5 for i in range(%d)]\nd = {str(i): i for i in range(%d)}\nanswer = len(x) + len(d)\n" % (n, n)
-      for n in (10, 200, 3000)),
-    "raise ValueError('boom' * 50)\n", "print('y' * 5000)\nanswer = 1\n", "while True:\n    pass\n",
-    "import os\n", "hold = [bytearray(2**20) for _ in range(400)]\n",
+    *(
+        "x = [i * 1.5 for i in range(%d)]\nd = {str(i): i for i in range(%d)}\nanswer = len(x) + len(d)\n" % (n, n)  # noqa: UP031
+        for n in (10, 200, 3000)
+    ),
+    "raise ValueError('boom' * 50)\n",
+    "print('y' * 5000)\nanswer = 1\n",
+    "while True:\n    pass\n",
+    "import os\n",
+    "hold = [bytearray(2**20) for _ in range(400)]\n",
 ]
 
 
@@ -190,12 +234,13 @@ def _at_positions(programs: list[str], pool_sizes=(1, 3), turns: int = 6) -> dic
     """Each program's results, run at a different position of a batch of other programs on each
     turn, in pools of each size (a fresh pool per size)."""
     from tests.fixtures_executor import make_executor
+
     seen: dict[str, list[dict]] = {p: [] for p in programs}
     for workers in pool_sizes:
         ex = make_executor("process", workers=workers)
         try:
             for turn in range(turns):
-                others = OTHER_PROGRAMS[:1 + (turn * 3) % len(OTHER_PROGRAMS)]
+                others = OTHER_PROGRAMS[: 1 + (turn * 3) % len(OTHER_PROGRAMS)]
                 at = turn % (len(others) + 1)
                 batch = others[:at] + programs + others[at:]
                 results = ex.run_many(batch)
@@ -235,6 +280,7 @@ def _codec_names() -> list[str]:
     import encodings
     import encodings.aliases
     import os
+
     names = set(encodings.aliases.aliases) | set(encodings.aliases.aliases.values())
     for directory in encodings.__path__:
         names |= {f[:-3] for f in os.listdir(directory) if f.endswith(".py") and not f.startswith("_")}
@@ -243,9 +289,11 @@ def _codec_names() -> list[str]:
 
 def codec_probe() -> str:
     """A program listing which codec names encode on the backend that runs it."""
-    return (f"names = {_codec_names()!r}\nfound = []\nfor n in names:\n    try:\n"
-            "        'a'.encode(n)\n        found.append(n)\n    except Exception:\n        pass\n"
-            "print(','.join(found))\nanswer = len(found)\n")
+    return (
+        f"names = {_codec_names()!r}\nfound = []\nfor n in names:\n    try:\n"
+        "        'a'.encode(n)\n        found.append(n)\n    except Exception:\n        pass\n"
+        "print(','.join(found))\nanswer = len(found)\n"
+    )
 
 
 def test_the_program_can_use_the_whole_limit_above_the_runtime(memory_executor):
@@ -279,8 +327,13 @@ def test_the_backend_is_not_visible_in_memory_or_codecs(container_backend):
     """The same programs, the same deterministic result on both backends: the largest block
     (to 64 KiB), a 240 MiB table, the codec set, the memory-pressure programs."""
     from tests.fixtures_executor import make_executor
-    programs = [LARGEST_BLOCK, "t = bytearray(240 * 2**20)\nanswer = len(t) // 2**20\n", codec_probe(),
-                *(source for source, *_ in MEMORY_PROGRAMS.values())]
+
+    programs = [
+        LARGEST_BLOCK,
+        "t = bytearray(240 * 2**20)\nanswer = len(t) // 2**20\n",
+        codec_probe(),
+        *(source for source, *_ in MEMORY_PROGRAMS.values()),
+    ]
     results = {}
     for backend in ("process", "container"):
         with make_executor(backend, limits=MEMORY_LIMITS, workers=1) as ex:

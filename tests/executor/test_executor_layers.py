@@ -1,11 +1,11 @@
 """Each layer blocks something on its own (the others turned off with the test-only switch),
 the switch itself is gated, and the start-up self-test names what it could not contain."""
+
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 
 import pytest
 
@@ -36,8 +36,10 @@ def test_builtins_layer_alone_blocks_open_and_module_sys(marker):
     with make_executor(disabled_layers=_only("builtins")) as ex:
         r = ex.run(f"f = open('{marker}', 'w')\nanswer = 1\n")
         assert r.outcome == Outcome.PROGRAM_ERROR.value and "NameError" in r.error
-        r = ex.run("import datetime\ntry:\n    datetime.nothing\nexcept AttributeError as e:\n"
-                   "    m = e.obj\nanswer = len(m.sys.modules)\n")
+        r = ex.run(
+            "import datetime\ntry:\n    datetime.nothing\nexcept AttributeError as e:\n"
+            "    m = e.obj\nanswer = len(m.sys.modules)\n"
+        )
         assert r.outcome == Outcome.PROGRAM_ERROR.value and "'sys'" in r.error
         r = ex.run("m = __import__('os')\nanswer = 1\n")
         assert r.outcome == Outcome.PROGRAM_ERROR.value and "ImportError" in r.error
@@ -45,8 +47,10 @@ def test_builtins_layer_alone_blocks_open_and_module_sys(marker):
         r = ex.run("import _strptime\nx = _strptime.locale\nanswer = 1\n")
         assert r.outcome == Outcome.PROGRAM_ERROR.value and "AttributeError" in r.error, r.error
         # the executor's own helpers do not lead to its module globals
-        r = ex.run("import time\ng = time.localtime.__globals__\nanswer = len([k for k in g if k not in "
-                   "('__builtins__', '__name__') and not callable(g[k])])\n")
+        r = ex.run(
+            "import time\ng = time.localtime.__globals__\nanswer = len([k for k in g if k not in "
+            "('__builtins__', '__name__') and not callable(g[k])])\n"
+        )
         assert (r.outcome, r.answer) == (Outcome.OK.value, 2), (r.outcome, r.answer, r.error)  # INSTANT, INSTANT_NS
         r = ex.run("g = hash.__globals__\nanswer = 1 if 'os' in g or 'sys' in g or g['__builtins__'] else 0\n")
         assert (r.outcome, r.answer) == (Outcome.OK.value, 0), (r.outcome, r.answer, r.error)
@@ -90,8 +94,9 @@ def test_layer_switch_is_refused_without_testing_flag():
     with pytest.raises(RuntimeError, match="EXECUTOR_TESTING=1 is not"):
         supervisor.disabled_layers_from_env(env)
     with pytest.raises(ValueError, match="unknown layer"):
-        supervisor.disabled_layers_from_env({**env, "EXECUTOR_TESTING": "1",
-                                             "EXECUTOR_UNSAFE_DISABLE_LAYERS": "static,walls"})
+        supervisor.disabled_layers_from_env(
+            {**env, "EXECUTOR_TESTING": "1", "EXECUTOR_UNSAFE_DISABLE_LAYERS": "static,walls"}
+        )
     assert supervisor.disabled_layers_from_env({**env, "EXECUTOR_TESTING": "1"}) == ["static"]
     assert supervisor.disabled_layers_from_env({}) == []
 
@@ -108,7 +113,9 @@ def test_selftest_names_uncontained_canaries_when_seccomp_is_off():
     the report must fail and name the canaries that got through. (Forks from the test process;
     the canaries only read /etc/passwd, fork/exec `true` and open an unconnected socket.)"""
     import gc
+
     from executor.selftest import run_selftest
+
     sup = supervisor.Supervisor({"cpu_seconds": 1}, disabled_layers=("seccomp",))
     try:
         report = run_selftest(sup)
@@ -137,13 +144,18 @@ def test_supervisor_runs_under_debian_system_python():
     """The container runs Debian's /usr/bin/python3 (3.11.2): the same supervisor must start
     and answer there (pyseccomp from the venv via --sys-path)."""
     from tests.conftest import require
+
     require(os.path.exists("/usr/bin/python3"), "Debian system python3 not installed")
     cmd = supervisor.supervisor_command("/usr/bin/python3")
     req = json.dumps({"id": "a", "source": "import math\nanswer = math.floor(7.9)\n", "key": "0" * 64}) + "\n"
     out = subprocess.run(cmd, input=req.encode(), capture_output=True, env={}, timeout=60)
     lines = [json.loads(x) for x in out.stdout.splitlines()]
     assert lines[0]["ready"] is True and lines[0]["python"].startswith("3.11"), out.stderr[-500:]
-    assert lines[1] == {"id": "a", "mac": lines[1]["mac"], "result": {**lines[1]["result"], "outcome": "OK", "answer": 7}}
+    assert lines[1] == {
+        "id": "a",
+        "mac": lines[1]["mac"],
+        "result": {**lines[1]["result"], "outcome": "OK", "answer": 7},
+    }
 
 
 def test_closing_the_result_channel_does_not_end_the_wait():

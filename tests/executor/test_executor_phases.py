@@ -4,6 +4,7 @@ The phase probe (bench/phase_probe.py) runs the executor's own ``child.run_child
 forked children of a zygote-like process; these tests run it for real on the host (the process
 backend's conditions) and read its system calls with strace.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,13 +23,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _bench_module():
     import bench.executor
+
     return bench.executor
 
 
 def _probe(*args: str) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-m", "bench.phase_probe", *args], capture_output=True, text=True, env=env,
-                         timeout=120, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.phase_probe", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout)
 
@@ -93,8 +101,16 @@ def test_a_child_without_no_new_privs_refuses_to_prepare_its_filter():
 
 
 def test_syscall_counts_split_by_markers():
-    child = "\n".join(["set_robust_list(0x1, 24) = 0", "dup2(5, 3) = 3", *(['write(3, "", 0) = 0'] * 7),
-                       'write(3, "{}", 2) = 2', "exit_group(0) = ?", "+++ exited with 0 +++"])
+    child = "\n".join(
+        [
+            "set_robust_list(0x1, 24) = 0",
+            "dup2(5, 3) = 3",
+            *(['write(3, "", 0) = 0'] * 7),
+            'write(3, "{}", 2) = 2',
+            "exit_group(0) = ?",
+            "+++ exited with 0 +++",
+        ]
+    )
     zygote = "\n".join(["clone(child_stack=NULL, flags=SIGCHLD) = 101", 'write(3, "", 0) = 0', "wait4(101) = 101"])
     counts = _bench_module().count_syscalls_by_phase({100: zygote, 101: child})
     assert counts["children"] == 1

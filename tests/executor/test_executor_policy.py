@@ -1,4 +1,5 @@
 """policy.py, outcomes.py and the seccomp pieces that do not need a supervisor."""
+
 from __future__ import annotations
 
 import json
@@ -29,14 +30,28 @@ def test_unknown_or_bad_limit_is_a_clear_error():
 
 def test_policy_holds_the_issue_contract():
     assert policy.ALLOWED_MODULES == ("math", "datetime", "time", "calendar")
-    for forbidden in ("open", "eval", "exec", "compile", "__import__", "globals", "vars", "getattr",
-                      "setattr", "delattr", "hasattr", "input", "breakpoint", "memoryview", "type"):
+    for forbidden in (
+        "open",
+        "eval",
+        "exec",
+        "compile",
+        "__import__",
+        "globals",
+        "vars",
+        "getattr",
+        "setattr",
+        "delattr",
+        "hasattr",
+        "input",
+        "breakpoint",
+        "memoryview",
+        "type",
+    ):
         assert forbidden not in policy.ALLOWED_BUILTINS
     lim = policy.LIMITS
     assert lim["address_space_bytes"] == 256 * 1024 * 1024
     assert lim["file_size_bytes"] == 0 and lim["core_bytes"] == 0 and lim["wall_seconds"] == 5.0
-    assert set(policy.CHILD_SYSCALLS) == {"write", "exit_group", "brk", "munmap", "mremap", "mmap",
-                                          "clock_gettime"}
+    assert set(policy.CHILD_SYSCALLS) == {"write", "exit_group", "brk", "munmap", "mremap", "mmap", "clock_gettime"}
 
 
 def test_docker_profile_is_rendered_from_the_policy():

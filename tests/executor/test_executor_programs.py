@@ -5,6 +5,7 @@ Programs are written the way a model writes them for real MedCalc-Bench rows
 (one_shot_verified.csv): the inputs come from the row's Relevant Entities, the expected value
 from its Ground Truth Answer / limits.
 """
+
 from __future__ import annotations
 
 import ast
@@ -16,7 +17,7 @@ import pytest
 from executor.outcomes import Outcome
 
 PROGRAMS = {
-    "Creatinine Clearance (Cockcroft-Gault Equation)": '''
+    "Creatinine Clearance (Cockcroft-Gault Equation)": """
 import math
 age = {age}
 weight = {weight}
@@ -34,36 +35,41 @@ else:
     used = ibw + 0.4 * (weight - ibw)
 answer = (140 - age) * used * (1 if male else 0.85) / (72 * creatinine)
 print(f"BMI {{bmi:.1f}}, weight used {{used:.1f}} kg")
-''',
+""",
     "Mean Arterial Pressure (MAP)": "sbp = {sbp}\ndbp = {dbp}\nanswer = sbp / 3 + 2 * dbp / 3\n",
     "Body Mass Index (BMI)": "w = {weight}\nh = {height} / 100\nanswer = w / (h * h)\n",
     "QTc Bazett Calculator": "import math\nrr = 60 / {hr}\nanswer = {qt} / math.sqrt(rr)\n",
-    "Estimated Due Date": '''
+    "Estimated Due Date": """
 from datetime import datetime, timedelta
 lmp = datetime.strptime("{lmp}", "%m/%d/%Y")
 answer = (lmp + timedelta(days=280 + ({cycle} - 28))).date()
-''',
-    "Estimated Date of Conception": '''
+""",
+    "Estimated Date of Conception": """
 import datetime
 lmp = datetime.datetime.strptime("{lmp}", "%m/%d/%Y").date()
 answer = lmp + datetime.timedelta(weeks=2)
-''',
-    "Estimated Gestational Age": '''
+""",
+    "Estimated Gestational Age": """
 import datetime
 fmt = "%m/%d/%Y"
 today = datetime.datetime.strptime("{today}", fmt).date()
 lmp = datetime.datetime.strptime("{lmp}", fmt).date()
 days = (today - lmp).days
 answer = (days // 7, days % 7)
-''',
+""",
 }
 
 
 def _fill(name: str, ent: dict) -> str:
     tpl = PROGRAMS[name]
     if name.startswith("Creatinine"):
-        return tpl.format(age=ent["age"][0], weight=ent["weight"][0], height=ent["height"][0],
-                          creat=ent["creatinine"][0], male=ent["sex"] == "Male")
+        return tpl.format(
+            age=ent["age"][0],
+            weight=ent["weight"][0],
+            height=ent["height"][0],
+            creat=ent["creatinine"][0],
+            male=ent["sex"] == "Male",
+        )
     if name.startswith("Mean Arterial"):
         return tpl.format(sbp=ent["Systolic Blood Pressure"][0], dbp=ent["Diastolic Blood Pressure"][0])
     if name.startswith("Body Mass"):
@@ -150,8 +156,19 @@ def test_weeks_days_outside_a_reading_is_the_wrong_return_kind_on_both_backends(
 def test_a_forged_line_with_an_out_of_range_reading_is_a_forgery():
     """The supervisor checks a child's line with the same rule (child.weeks_days_problem)."""
     from executor.supervisor import message_problem
-    line = {"nonce": "n", "outcome": "OK", "answer": [39, 10], "kind": "weeks_days", "stdout": "", "stderr": "",
-            "stdout_truncated": False, "stderr_truncated": False, "error": None, "addresses_masked": 0}
+
+    line = {
+        "nonce": "n",
+        "outcome": "OK",
+        "answer": [39, 10],
+        "kind": "weeks_days",
+        "stdout": "",
+        "stderr": "",
+        "stdout_truncated": False,
+        "stderr_truncated": False,
+        "error": None,
+        "addresses_masked": 0,
+    }
     assert message_problem(line) == "weeks_days answer is not a (weeks, days) reading"
     assert message_problem({**line, "answer": [39, 6]}) is None
     assert message_problem({**line, "answer": [39, 6], "addresses_masked": -1}) == "addresses_masked is not a count"
@@ -162,14 +179,20 @@ def test_unset_answer_has_its_own_message(process_executor):
     assert r.error == "the program did not assign a value to `answer`"
 
 
-@pytest.mark.parametrize("source,expected", [
-    ("x = 1\ny = x / 0\n", "ZeroDivisionError: division by zero (line 2)"),
-    ("import calendar\nanswer = calendar.monthrange(2020, 13)\n", "(line 2)"),
-    ("answer = (\n", "SyntaxError"),
-    ("import datetime\nanswer = datetime.date(2020, 2, 30)\n", "ValueError: day is out of range for month (line 2)"),
-    ("import time\ntime.day_name\n", "AttributeError"),  # on the allow-list (calendar), not on time
-    ("raise ValueError('x' * 5000)\n", "ValueError: xxx"),
-])
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        ("x = 1\ny = x / 0\n", "ZeroDivisionError: division by zero (line 2)"),
+        ("import calendar\nanswer = calendar.monthrange(2020, 13)\n", "(line 2)"),
+        ("answer = (\n", "SyntaxError"),
+        (
+            "import datetime\nanswer = datetime.date(2020, 2, 30)\n",
+            "ValueError: day is out of range for month (line 2)",
+        ),
+        ("import time\ntime.day_name\n", "AttributeError"),  # on the allow-list (calendar), not on time
+        ("raise ValueError('x' * 5000)\n", "ValueError: xxx"),
+    ],
+)
 def test_program_errors_are_short_and_show_no_host_paths(source, expected, process_executor):
     r = process_executor.run(source)
     assert r.outcome == "PROGRAM_ERROR"
@@ -191,8 +214,10 @@ def test_output_truncation_without_flood(process_executor):
 
 def test_modules_are_proxies_without_sys_and_print_without_builtins(process_executor_os_layers, process_executor):
     """Layer 2 on its own terms: the module proxies have no 'sys'; print is not the builtin."""
-    r = process_executor.run("import datetime, calendar, time, math\n"
-                             "answer = len([m for m in (datetime, calendar, time, math) if 'sleep' in dir(m)])\n")
+    r = process_executor.run(
+        "import datetime, calendar, time, math\n"
+        "answer = len([m for m in (datetime, calendar, time, math) if 'sleep' in dir(m)])\n"
+    )
     assert r.outcome == "REJECTED_STATIC"  # dir is not allowed statically
     r = process_executor.run("import datetime\nanswer = datetime.date(2020, 1, 1)\nprint(answer, sep='-', end='!')\n")
     assert r.outcome == "OK" and r.stdout == "2020-01-01!"

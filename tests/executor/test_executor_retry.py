@@ -2,6 +2,7 @@
 is never scored. The failure is real: the zygote beside a supervisor (the process that forks
 the programs' children) is SIGKILLed, on the host or inside the gVisor container, so the
 supervisor answers INFRA_ERROR and exits; the pool must retire it and run the program again."""
+
 from __future__ import annotations
 
 import os
@@ -33,12 +34,20 @@ def kill_zygote(worker) -> None:
     """SIGKILL the zygote of one worker (the supervisor's only child)."""
     if isinstance(worker, pool.ContainerWorker):
         # inside the sandbox the supervisor is PID 1; its only child is the zygote
-        out = subprocess.run([worker.docker, "exec", worker.name, "python3", "-I", "-S", "-c", _PROC_PPID_SCRIPT],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            [worker.docker, "exec", worker.name, "python3", "-I", "-S", "-c", _PROC_PPID_SCRIPT],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         pids = out.stdout.split()
         assert len(pids) == 1, (out.stdout, out.stderr)
-        subprocess.run([worker.docker, "exec", worker.name, "python3", "-I", "-S", "-c",
-                        f"import os; os.kill({pids[0]}, 9)"], check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            [worker.docker, "exec", worker.name, "python3", "-I", "-S", "-c", f"import os; os.kill({pids[0]}, 9)"],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
     else:
         kids = host_children(worker.proc.pid)
         assert len(kids) == 1, kids

@@ -1,5 +1,6 @@
 """The CycloneDX SBOM of the executor image (scripts/executor_sbom.py): schema-valid, and it lists
 exactly the Debian packages in the image, plus the executor package with its source digest."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -62,9 +63,14 @@ def test_sbom_is_schema_valid_and_lists_exactly_the_image_packages(container_bac
     assert doc["bomFormat"] == "CycloneDX" and doc["specVersion"] == "1.6"
     debs = {(c["name"], c["version"]) for c in doc["components"] if c.get("purl", "").startswith("pkg:deb/debian/")}
     # two lists written independently at build time: dpkg's status file and packages.tsv
-    status = {(s["Package"], s["Version"]) for s in sbom.parse_dpkg_status(sbom.read_image_file(image, sbom.DPKG_STATUS))}
-    tsv = {tuple(line.split("\t")[:2]) for line in
-           sbom.read_image_file(image, "/usr/share/mathsolver-executor/packages.tsv").splitlines() if line}
+    status = {
+        (s["Package"], s["Version"]) for s in sbom.parse_dpkg_status(sbom.read_image_file(image, sbom.DPKG_STATUS))
+    }
+    tsv = {
+        tuple(line.split("\t")[:2])
+        for line in sbom.read_image_file(image, "/usr/share/mathsolver-executor/packages.tsv").splitlines()
+        if line
+    }
     assert debs == status == tsv
     assert {"python3.11-minimal", "libpython3.11-stdlib", "libseccomp2", "libc6"} <= {n for n, _ in debs}
     by_name = {c["name"]: c for c in doc["components"]}
@@ -81,8 +87,13 @@ def test_schema_validation_rejects_a_broken_sbom():
     """The validator is real: a component without a name is refused."""
     from cyclonedx.schema import SchemaVersion
     from cyclonedx.validation.json import JsonStrictValidator
-    doc = {"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1,
-           "components": [{"type": "library", "version": "1"}]}
+
+    doc = {
+        "bomFormat": "CycloneDX",
+        "specVersion": "1.6",
+        "version": 1,
+        "components": [{"type": "library", "version": "1"}],
+    }
     assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(json.dumps(doc)) is not None
     doc["components"][0]["name"] = "x"
     assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(json.dumps(doc)) is None

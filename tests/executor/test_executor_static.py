@@ -1,5 +1,6 @@
 """Layer 1 on its own, in-process: the AST policy accepts ordinary calculator programs and names
 the construct it rejects."""
+
 from __future__ import annotations
 
 import pytest
@@ -112,7 +113,8 @@ def test_deeply_nested_program_does_not_crash_the_checker():
     """Nesting past policy.MAX_AST_DEPTH is one clear violation (the checker walks iteratively)."""
     src = "answer = " + "[" * 150 + "1" + "]" * 150 + "\n"
     assert [str(v) for v in check_source(src)] == [
-        f"the program is nested more than {policy.MAX_AST_DEPTH} levels deep (policy.MAX_AST_DEPTH)"]
+        f"the program is nested more than {policy.MAX_AST_DEPTH} levels deep (policy.MAX_AST_DEPTH)"
+    ]
     depth = policy.MAX_AST_DEPTH - 3  # Module > Assign > List * depth > Constant: exactly the bound
     assert check_source("answer = " + "[" * depth + "1" + "]" * depth + "\n") == []
     assert check_source("answer = " + "[" * (depth + 1) + "1" + "]" * (depth + 1) + "\n") != []

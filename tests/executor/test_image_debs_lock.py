@@ -2,6 +2,7 @@
 locks name every .deb with its sha256 and the archive state; a package the mirror moved on is refused, named with its
 old and new version; the cache is filled only with bytes of the locked sha256; the build's repository holds exactly
 the locked .debs; a root with other packages than the lock's is refused."""
+
 from __future__ import annotations
 
 import hashlib
@@ -14,8 +15,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-LOCKS = {"executor": ROOT / "containers" / "executor" / "debs.lock",
-         "vllm": ROOT / "containers" / "vllm" / "debs.lock"}
+LOCKS = {"executor": ROOT / "containers" / "executor" / "debs.lock", "vllm": ROOT / "containers" / "vllm" / "debs.lock"}
 
 
 def _module():
@@ -33,20 +33,28 @@ dl = _module()
 def test_the_committed_lock_names_every_deb_with_its_sha256_and_the_archive_state(image):
     lock = dl.read_lock(LOCKS[image])
     assert lock.image == image
-    assert [r.split()[:2] for r in lock.releases] == [["debian", "bookworm"], ["debian", "bookworm-updates"],
-                                                      ["debian-security", "bookworm-security"]]
+    assert [r.split()[:2] for r in lock.releases] == [
+        ["debian", "bookworm"],
+        ["debian", "bookworm-updates"],
+        ["debian-security", "bookworm-security"],
+    ]
     assert len(lock.debs) >= (40 if image == "executor" else 150)
     for deb in lock.debs.values():
         assert deb.priority in ("required", "important", "standard", "optional", "extra")
-        assert deb.archive in ("debian", "debian-security") and deb.filename.startswith(("pool/main/", "pool/updates/main/"))
+        assert deb.archive in ("debian", "debian-security") and deb.filename.startswith(
+            ("pool/main/", "pool/updates/main/")
+        )
         assert deb.filename.endswith(f"_{deb.arch}.deb") and deb.arch in ("amd64", "all")
     # the text is canonical: the lock writes back byte for byte
     assert lock.text() == LOCKS[image].read_text()
-    if image == "vllm":   # the archive's override, not the .deb's field ("important"): minbase takes apt by it
+    if image == "vllm":  # the archive's override, not the .deb's field ("important"): minbase takes apt by it
         assert lock.debs[("apt", "amd64")].priority == "required"
     names = {d.package for d in lock.debs.values()}
-    assert {"libc6", "libseccomp2", "python3.11-minimal"} <= names if image == "executor" else \
-        {"libc6", "python3.11", "gcc-12", "ca-certificates", "apt"} <= names
+    assert (
+        {"libc6", "libseccomp2", "python3.11-minimal"} <= names
+        if image == "executor"
+        else {"libc6", "python3.11", "gcc-12", "ca-certificates", "apt"} <= names
+    )
 
 
 def _served_as_locked(lock):
@@ -68,8 +76,10 @@ def test_a_moved_package_is_refused_naming_it_with_its_old_and_new_version():
     assert [c.package for c in changes] == ["libc6", "libseccomp2"]
     line = dl.refusal(stale, changes)
     assert "\n" not in line
-    assert line.startswith("containers/executor/debs.lock: the mirror moved on for 2 of "
-                           f"{len(lock.debs)} locked packages (locked at snapshot {lock.snapshot}): ")
+    assert line.startswith(
+        "containers/executor/debs.lock: the mirror moved on for 2 of "
+        f"{len(lock.debs)} locked packages (locked at snapshot {lock.snapshot}): "
+    )
     assert f"libc6:amd64 {older} -> {libc6.version}" in line
     assert f"libseccomp2:amd64 {seccomp.version} -> {seccomp.version} (same version, other bytes" in line
     assert "RELOCK=1" in line
@@ -83,8 +93,9 @@ def test_the_check_command_exits_3_with_the_refusal_line(monkeypatch, capsys, tm
     lock = dl.read_lock(LOCKS["executor"])
     served = dict(lock.debs)
     old = served[("libc6", "amd64")]
-    served[("libc6", "amd64")] = dl.Deb(old.package, old.version + "+b1", old.arch, "b" * 64, old.size, old.priority,
-                                        old.archive, old.filename)
+    served[("libc6", "amd64")] = dl.Deb(
+        old.package, old.version + "+b1", old.arch, "b" * 64, old.size, old.priority, old.archive, old.filename
+    )
     monkeypatch.setattr(dl, "mirror_state", lambda mirrors, keyring: (["debian bookworm now"], served, []))
     mirrors = "deb http://mirror.invalid/debian bookworm main"
     assert dl.main(["check", "--lock", str(LOCKS["executor"]), "--mirrors", mirrors]) == 3
@@ -96,9 +107,20 @@ def test_the_check_command_exits_3_with_the_refusal_line(monkeypatch, capsys, tm
     assert "serves all" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("a,b", [("1.0~rc1", "1.0"), ("1.0", "1.0-1"), ("2.36-9+deb12u9", "2.36-9+deb12u10"),
-                                 ("1:0.9", "2:0.1"), ("9.9", "1:0.1"), ("1.0a", "1.0+"), ("3.0.22-1~deb12u2", "3.0.22-1"),
-                                 ("1.2.3-1", "1.2.3-1+b1"), ("1.00", "1.1")])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("1.0~rc1", "1.0"),
+        ("1.0", "1.0-1"),
+        ("2.36-9+deb12u9", "2.36-9+deb12u10"),
+        ("1:0.9", "2:0.1"),
+        ("9.9", "1:0.1"),
+        ("1.0a", "1.0+"),
+        ("3.0.22-1~deb12u2", "3.0.22-1"),
+        ("1.2.3-1", "1.2.3-1+b1"),
+        ("1.00", "1.1"),
+    ],
+)
 def test_debian_version_order(a, b):
     assert dl.compare_versions(a, b) == -1 and dl.compare_versions(b, a) == 1 and dl.compare_versions(a, a) == 0
     if shutil.which("dpkg"):
@@ -121,8 +143,9 @@ def _tiny_deb(tmp_path, name, version):
     (src / "DEBIAN").mkdir(parents=True)
     (src / "usr" / "share" / name).mkdir(parents=True)
     (src / "usr" / "share" / name / "f").write_text(name)
-    (src / "DEBIAN" / "control").write_text(f"Package: {name}\nVersion: {version}\nArchitecture: all\n"
-                                            "Maintainer: t <t@example.invalid>\nDescription: t\n")
+    (src / "DEBIAN" / "control").write_text(
+        f"Package: {name}\nVersion: {version}\nArchitecture: all\nMaintainer: t <t@example.invalid>\nDescription: t\n"
+    )
     out = tmp_path / f"{name}.deb"
     subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(src), str(out)], check=True, capture_output=True)
     return out
@@ -136,20 +159,28 @@ def test_fetch_keeps_only_locked_bytes_and_the_repository_holds_exactly_the_lock
     for name, version in (("tone", "1.0-1"), ("ttwo", "2:0.5")):
         f = _tiny_deb(tmp_path, name, version)
         shutil.copy(f, mirror / "pool" / "main" / "t" / f.name)
-        debs[(name, "all")] = dl.Deb(name, version, "all", hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_size,
-                                     "required" if name == "tone" else "-", "debian", f"pool/main/t/{f.name}")
+        debs[(name, "all")] = dl.Deb(
+            name,
+            version,
+            "all",
+            hashlib.sha256(f.read_bytes()).hexdigest(),
+            f.stat().st_size,
+            "required" if name == "tone" else "-",
+            "debian",
+            f"pool/main/t/{f.name}",
+        )
     lock = dl.Lock("test", "20260101T000000Z", ["debian bookworm x"], debs, "debs.lock")
     mirrors = dl.parse_mirrors(f"deb file://{mirror} bookworm main")
     cache = tmp_path / "cache"
     assert dl.fetch(lock, cache, mirrors)[:2] == (0, 2)
-    assert dl.fetch(lock, cache, None)[:2] == (2, 0)            # offline: the cache alone
+    assert dl.fetch(lock, cache, None)[:2] == (2, 0)  # offline: the cache alone
     assert {p.name for p in cache.iterdir()} == {"tone_1.0-1_all.deb", "ttwo_2%3a0.5_all.deb"}
     repo = tmp_path / "repo"
     dl.make_repo(lock, cache, repo)
     packages = (repo / "Packages").read_text()
     assert packages.count("Package: ") == 2 and f"SHA256: {debs[('tone', 'all')].sha256}" in packages
     assert "Filename: ./ttwo_2%3a0.5_all.deb" in packages
-    assert packages.count("Priority: required") == 1          # the archive's priority from the lock, not the .deb's
+    assert packages.count("Priority: required") == 1  # the archive's priority from the lock, not the .deb's
     # the mirror now serves other bytes under the locked pool path: refused, the package named
     (mirror / "pool" / "main" / "t" / "tone.deb").write_bytes(b"other")
     with pytest.raises(dl.LockError, match=r"tone:all 1.0-1 from .* is not the locked sha256"):
@@ -183,22 +214,44 @@ def test_both_builds_resolve_against_the_locked_repository_and_the_lock_is_an_in
 
 
 @pytest.mark.skipif(not shutil.which("dpkg-deb"), reason="dpkg-deb missing")
-def test_a_relock_takes_what_the_mirror_index_lists_and_keeps_the_lock_when_nothing_changed(tmp_path, monkeypatch,
-                                                                                           capsys):
+def test_a_relock_takes_what_the_mirror_index_lists_and_keeps_the_lock_when_nothing_changed(
+    tmp_path, monkeypatch, capsys
+):
     resolved = tmp_path / "resolved"
     resolved.mkdir()
     stanzas = []
     for name, version in (("tone", "1.0-1"), ("ttwo", "2:0.5")):
         f = _tiny_deb(tmp_path, name, version)
         shutil.copy(f, resolved / f.name)
-        stanzas.append({"Package": name, "Version": version, "Architecture": "all", "Priority": "required",
-                        "SHA256": hashlib.sha256(f.read_bytes()).hexdigest(), "Size": str(f.stat().st_size),
-                        "Filename": f"pool/main/t/{name}.deb", "_archive": "debian"})
-    monkeypatch.setattr(dl, "mirror_state", lambda mirrors, keyring: (["debian bookworm d"], dl.candidates(stanzas),
-                                                                        stanzas))
+        stanzas.append(
+            {
+                "Package": name,
+                "Version": version,
+                "Architecture": "all",
+                "Priority": "required",
+                "SHA256": hashlib.sha256(f.read_bytes()).hexdigest(),
+                "Size": str(f.stat().st_size),
+                "Filename": f"pool/main/t/{name}.deb",
+                "_archive": "debian",
+            }
+        )
+    monkeypatch.setattr(
+        dl, "mirror_state", lambda mirrors, keyring: (["debian bookworm d"], dl.candidates(stanzas), stanzas)
+    )
     lock_path = tmp_path / "debs.lock"
-    args = ["lock", "--lock", str(lock_path), "--image", "test", "--resolved", str(resolved),
-            "--mirrors", "deb http://mirror.invalid/debian bookworm main", "--cache", str(tmp_path / "cache")]
+    args = [
+        "lock",
+        "--lock",
+        str(lock_path),
+        "--image",
+        "test",
+        "--resolved",
+        str(resolved),
+        "--mirrors",
+        "deb http://mirror.invalid/debian bookworm main",
+        "--cache",
+        str(tmp_path / "cache"),
+    ]
     assert dl.main(args) == 0
     lock = dl.read_lock(lock_path)
     assert lock.debs[("ttwo", "all")].filename == "pool/main/t/ttwo.deb"
@@ -206,7 +259,7 @@ def test_a_relock_takes_what_the_mirror_index_lists_and_keeps_the_lock_when_noth
     assert {p.name for p in (tmp_path / "cache").iterdir()} == {"tone_1.0-1_all.deb", "ttwo_2%3a0.5_all.deb"}
     first = lock_path.read_text()
     capsys.readouterr()
-    assert dl.main(args) == 0 and lock_path.read_text() == first          # same packages: the lock is kept
+    assert dl.main(args) == 0 and lock_path.read_text() == first  # same packages: the lock is kept
     assert "no package changed since snapshot" in capsys.readouterr().err
     # the lock names what changed on a relock
     lock_path.write_text(first.replace(" 1.0-1 all ", " 0.9-1 all "))
@@ -251,7 +304,7 @@ echo "REPO=$DEB_REPO"
 def test_a_moved_mirror_with_every_locked_deb_cached_builds_the_locked_state(tmp_path, moved):
     rc, calls, err = _deb_layer(tmp_path, check_rc=3, cached=True, moved=moved)
     assert rc == 0, err
-    assert not any(c.startswith("resolve") for c in calls), calls   # never relocked: the locked bytes are at hand
+    assert not any(c.startswith("resolve") for c in calls), calls  # never relocked: the locked bytes are at hand
     assert "every locked .deb is in" in err
 
 

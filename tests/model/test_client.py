@@ -3,6 +3,7 @@
 Fault paths (5xx, timeouts, connection errors, 4xx, malformed bodies) use the scripted fake server
 (harness.model.rehearsal.server.ScriptedServer: a real HTTP server on 127.0.0.1 that answers from a script), named
 so in each test. The real CPU model server is exercised in test_client_real_server_* (marker `model`)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,8 +23,15 @@ def run(coro):
 
 
 async def _chat(url, *, cache_dir=None, timeout=5.0, max_retries=3, **kw):
-    async with ModelClient(url, "scripted-model", profile="llama.cpp", backoff=0.01, timeout=timeout,
-                           max_retries=max_retries, cache_dir=cache_dir) as c:
+    async with ModelClient(
+        url,
+        "scripted-model",
+        profile="llama.cpp",
+        backoff=0.01,
+        timeout=timeout,
+        max_retries=max_retries,
+        cache_dir=cache_dir,
+    ) as c:
         r = await c.chat(MSG, **kw)
         return r, c.sent
 
@@ -96,8 +104,9 @@ def test_malformed_body_is_an_error_scripted_fake_server():
 
 
 def test_cache_resumed_run_sends_nothing_twice_scripted_fake_server(tmp_path):
-    with ScriptedServer([(200, completion("first"), 0), (200, completion("second"), 0),
-                         (200, completion("third"), 0)]) as srv:
+    with ScriptedServer(
+        [(200, completion("first"), 0), (200, completion("second"), 0), (200, completion("third"), 0)]
+    ) as srv:
         r1, sent1 = run(_chat(srv.url, cache_dir=tmp_path, temperature=0, max_tokens=8, run_seed=42))
         r2, sent2 = run(_chat(srv.url, cache_dir=tmp_path, temperature=0, max_tokens=8, run_seed=42))
         # any change to the request identity misses the cache: sampling field, sample index, run seed
@@ -118,6 +127,7 @@ def test_bad_input_named():
     async def bad():
         async with ModelClient("http://127.0.0.1:1/v1", "m") as c:
             c.build_request([{"role": "robot", "content": "x"}], temperature=0, max_tokens=1)
+
     with pytest.raises(ValueError, match="message 0"):
         run(bad())
 
@@ -125,12 +135,16 @@ def test_bad_input_named():
 @pytest.mark.model
 def test_client_real_server_greedy_call_and_cache(model_server, tmp_path):
     async def go():
-        async with ModelClient(model_server.base_url, model_server.model_id, profile="llama.cpp",
-                               cache_dir=tmp_path) as c:
-            msgs = [{"role": "user", "content": "Write one Python line assigning 6*7 to answer. Return one code block."}]
+        async with ModelClient(
+            model_server.base_url, model_server.model_id, profile="llama.cpp", cache_dir=tmp_path
+        ) as c:
+            msgs = [
+                {"role": "user", "content": "Write one Python line assigning 6*7 to answer. Return one code block."}
+            ]
             a = await c.chat(msgs, temperature=0, max_tokens=40, run_seed=42)
             b = await c.chat(msgs, temperature=0, max_tokens=40, run_seed=42)
             return a, b, c.sent
+
     a, b, sent = run(go())
     assert a.server_model == model_server.model_id and a.completion_tokens and a.prompt_tokens
     assert a.finish_reason in {"stop", "length"} and "answer" in a.text
@@ -139,6 +153,7 @@ def test_client_real_server_greedy_call_and_cache(model_server, tmp_path):
 
 # --------------------------------------------------------------------------- API key (scripted fake server
 # that demands a key, harness.model.rehearsal.server.ScriptedServer)
+
 
 def test_api_key_read_from_openai_api_key_by_default_scripted_fake_server_with_key(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
@@ -169,8 +184,10 @@ def test_401_without_a_key_says_so_scripted_fake_server_with_key(monkeypatch):
         with pytest.raises(ModelAuthError) as info:
             run(_chat(srv.url, temperature=0, max_tokens=8))
     msg = str(info.value)
-    assert "answered 401 Unauthorized: the server wants an API key and none was sent ($OPENAI_API_KEY is not set)" in msg
-    assert "--api-key-env" in msg and len(srv.requests) == 0   # not retried; refused before the body was read
+    assert (
+        "answered 401 Unauthorized: the server wants an API key and none was sent ($OPENAI_API_KEY is not set)" in msg
+    )
+    assert "--api-key-env" in msg and len(srv.requests) == 0  # not retried; refused before the body was read
 
 
 def test_401_and_403_with_a_key_say_what_they_are_scripted_fake_server_with_key(monkeypatch):
@@ -180,8 +197,11 @@ def test_401_and_403_with_a_key_say_what_they_are_scripted_fake_server_with_key(
             run(_chat(srv.url, temperature=0, max_tokens=8))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-stale")
     with ScriptedServer([], api_key="sk-right") as srv:
-        with pytest.raises(ModelAuthError, match=r"401 Unauthorized: the server did not accept the API key from "
-                                                 r"\$OPENAI_API_KEY") as info:
+        with pytest.raises(
+            ModelAuthError,
+            match=r"401 Unauthorized: the server did not accept the API key from "
+            r"\$OPENAI_API_KEY",
+        ) as info:
             run(_chat(srv.url, temperature=0, max_tokens=8))
     assert "sk-stale" not in str(info.value)
 
@@ -205,9 +225,11 @@ def _rehearsal_burst(url: str, n: int, concurrency: int) -> int:
     async def go():
         async with ModelClient(url, "rehearsal-alpha", profile="plain", concurrency=concurrency, max_retries=0) as c:
             msgs = [[{"role": "user", "content": f"case {i}: what is the answer?"}] for i in range(n)]
-            results = await asyncio.gather(*(c.chat(m, temperature=0.0, max_tokens=64,
-                                                    headers=prompt_headers("t", "reply")) for m in msgs))
+            results = await asyncio.gather(
+                *(c.chat(m, temperature=0.0, max_tokens=64, headers=prompt_headers("t", "reply")) for m in msgs)
+            )
             return len(results)
+
     return run(go())
 
 

@@ -3,6 +3,7 @@ owning its command, prerequisites, lifecycle and description; nothing outside a 
 names; a kind defined in this file alone, registered for a block, is planned, preflighted, run by the reproduce
 pipeline and split into shards like the kit's own; the one local-server-process helper stops a server's whole
 process group."""
+
 from __future__ import annotations
 
 import ast
@@ -21,8 +22,7 @@ from harness.model.prerequisites import Check
 from harness.model.rehearsal.server import RehearsalServer
 from harness.model.server_info import ServerInfo
 from harness.model.server_process import ServerProcess
-from harness.model.serving import (LaunchError, Launcher, LauncherSettingsError, LaunchOptions, Throughput,
-                                   poll_models)
+from harness.model.serving import Launcher, LaunchError, LauncherSettingsError, LaunchOptions, Throughput, poll_models
 from harness.reproduce.config import ReproduceConfig, ReproduceError, preflight
 from harness.reproduce.merge import merge_shards
 from harness.reproduce.plan import build_plan, format_plan
@@ -38,7 +38,7 @@ def test_the_registry_holds_one_class_per_kind_each_owning_its_parts():
     for name, kind in LAUNCHERS.items():
         assert isinstance(kind, type) and issubclass(kind, Launcher) and kind.name == name
         assert kind.summary and kind.__module__.startswith("harness.model.")
-        assert not kind.__abstractmethods__, (name, sorted(kind.__abstractmethods__))   # every part its own
+        assert not kind.__abstractmethods__, (name, sorted(kind.__abstractmethods__))  # every part its own
     with pytest.raises(LauncherSettingsError, match="unknown launcher 'tgi'; known launchers: vllm, vllm-cpu"):
         launcher_kind("tgi")
     with pytest.raises(TypeError, match="a launcher must be a subclass of Launcher"):
@@ -58,8 +58,12 @@ def _launcher_name_comparisons(root: Path = PACKAGE) -> list[str]:
             if not isinstance(node, ast.Compare):
                 continue
             sides = [node.left, *node.comparators]
-            names = {c.value for s in sides for c in ast.walk(s)
-                     if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value in home}
+            names = {
+                c.value
+                for s in sides
+                for c in ast.walk(s)
+                if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value in home
+            }
             subject = " ".join(ast.get_source_segment(text, s) or "" for s in sides)
             if "launcher" in subject.lower() and any(path.resolve() != home[name] for name in names):
                 found.append(f"{path.relative_to(root.parent)}:{node.lineno}: {subject}")
@@ -75,12 +79,14 @@ def test_the_name_check_finds_a_comparison_when_there_is_one(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "canary.py").write_text(
         'def f(cfg, profile):\n    ok = profile == "vllm"\n'
-        '    return cfg.launcher == "vllm" or cfg.launcher in ("rehearsal", "external")\n')
+        '    return cfg.launcher == "vllm" or cfg.launcher in ("rehearsal", "external")\n'
+    )
     found = _launcher_name_comparisons(tmp_path / "pkg")
     assert [f.split(": ", 1)[0] for f in found] == ["pkg/canary.py:3", "pkg/canary.py:3"]
 
 
 # ---- a kind defined here alone --------------------------------------------------------------------------------------
+
 
 @dataclass
 class InThreadLauncher(Launcher):
@@ -103,9 +109,10 @@ class InThreadLauncher(Launcher):
         return ["rehearsal-alpha"]
 
     @classmethod
-    def for_model(cls, key: str, options: LaunchOptions) -> "InThreadLauncher":
+    def for_model(cls, key: str, options: LaunchOptions) -> InThreadLauncher:
         cls.check_config(base_url=options.base_url, deterministic=options.deterministic)
         from harness.data.dataset import load_dataset
+
         return cls(model_id=key, answer_key=load_dataset(options.dataset).path)
 
     @classmethod
@@ -134,13 +141,28 @@ class InThreadLauncher(Launcher):
             self._server = None
 
     def describe(self) -> ServerInfo:
-        return ServerInfo(launcher=self.name, base_url=self.base_url, model_id=self.model_id,
-                          server_profile=self.server_profile, server="rehearsal fake in a thread", synthetic=True)
+        return ServerInfo(
+            launcher=self.name,
+            base_url=self.base_url,
+            model_id=self.model_id,
+            server_profile=self.server_profile,
+            server="rehearsal fake in a thread",
+            synthetic=True,
+        )
 
 
 def _cfg(tmp_path, **kw) -> ReproduceConfig:
-    base = dict(launcher="in-thread", arms=["note-only", "gold-lib"], seeds=[42, 43], dataset="bundled-test", limit=3,
-                out=tmp_path / "out", executor_backend="process", draws=200, progress=False)
+    base = dict(
+        launcher="in-thread",
+        arms=["note-only", "gold-lib"],
+        seeds=[42, 43],
+        dataset="bundled-test",
+        limit=3,
+        out=tmp_path / "out",
+        executor_backend="process",
+        draws=200,
+        progress=False,
+    )
     return ReproduceConfig(**{**base, **kw})
 
 
@@ -155,18 +177,23 @@ def test_a_kind_of_a_test_is_planned_run_and_sharded_like_the_kits_own(tmp_path)
         manifest = run_pipeline(cfg, echo=lambda _: None)
         assert manifest.status == "complete" and manifest.servers[0].info.launcher == "in-thread"
         assert manifest.servers[0].stopped_at is not None
-        with pytest.raises(httpx.HTTPError):             # stopped by the pipeline
+        with pytest.raises(httpx.HTTPError):  # stopped by the pipeline
             httpx.get(f"{manifest.servers[0].info.base_url}/models", timeout=2.0)
         shards = build_shard_plan(_cfg(tmp_path, out=tmp_path / "sharded"), 2)
         for i in (1, 0):
             assert run_shard(shards, i, tmp_path / "sharded", echo=lambda _: None).status == "complete"
-        merged = merge_shards([shard_dir(tmp_path / "sharded", i) for i in (0, 1)], tmp_path / "merged",
-                              outputs=False, echo=lambda _: None)
-    assert "in-thread" not in LAUNCHERS                  # registered for the block only
+        merged = merge_shards(
+            [shard_dir(tmp_path / "sharded", i) for i in (0, 1)],
+            tmp_path / "merged",
+            outputs=False,
+            echo=lambda _: None,
+        )
+    assert "in-thread" not in LAUNCHERS  # registered for the block only
     assert merged.records == len(load_records(cfg.out))
 
     def canon(root):
         return sorted((r["key"], r["replies"][-1] if r["replies"] else None, r["correct"]) for r in load_records(root))
+
     assert canon(tmp_path / "merged") == canon(cfg.out)
 
 
@@ -217,7 +244,7 @@ def test_the_server_process_stops_its_whole_group_and_keeps_its_log(tmp_path, ho
         time.sleep(0.05)
     assert not _alive(child), "the server's child outlived the server"
     assert not _alive(pid) and process.pid is None and process.stop() is False
-    assert log.read_text().startswith("an earlier run's line\n")   # appended, never truncated
+    assert log.read_text().startswith("an earlier run's line\n")  # appended, never truncated
 
 
 def test_a_server_that_exits_before_it_is_ready_is_named_with_its_log(tmp_path):

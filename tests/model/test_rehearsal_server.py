@@ -1,6 +1,7 @@
 """The rehearsal server over real HTTP: routes, labels, determinism, every reply shape through the real
 solvers and executor, fault injection counts. It is a scripted fake; these tests check that it is a
 faithful one and that its output is always labelled synthetic."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,9 +18,9 @@ import httpx
 import pytest
 
 from harness.model.client import prompt_headers
-from harness.model.rehearsal.replies import AnswerKey, make_reply, program_reply, reply_reply
-from harness.model.rehearsal.server import Faults
 from harness.model.rehearsal.labels import SYNTHETIC_FINGERPRINT, mixing_problem
+from harness.model.rehearsal.replies import AnswerKey, make_reply, program_reply
+from harness.model.rehearsal.server import Faults
 from tests.fixtures_rehearsal import running_rehearsal_server
 from tests.records import record
 
@@ -27,13 +28,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _body(model="rehearsal-alpha", content="Write a Python program that computes 2+2.", **extra):
-    return {"model": model, "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": content}],
-            "temperature": 0, "max_tokens": 256, **extra}
+    return {
+        "model": model,
+        "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": content}],
+        "temperature": 0,
+        "max_tokens": 256,
+        **extra,
+    }
 
 
 def test_the_version_route_answers_only_for_a_server_version_it_was_given(rehearsal_server):
     """GET /version is vLLM's route: the fake answers it only when it plays a server of that version."""
     from harness.model.rehearsal.server import ScriptedServer
+
     root = rehearsal_server.base_url.removesuffix("/v1")
     with httpx.Client(timeout=10) as http:
         assert http.get(f"{root}/version").status_code == 404
@@ -48,14 +55,21 @@ def test_models_routes_and_errors(rehearsal_server):
     with httpx.Client(timeout=10) as http:
         ids = [m["id"] for m in http.get(f"{base}/models").json()["data"]]
         assert ids == ["rehearsal-alpha", "rehearsal-beta"]
-        r = http.post(f"{base}/chat/completions", json=_body(model="Qwen/Qwen2.5-7B-Instruct"),
-                      headers=prompt_headers("program", "program"))
+        r = http.post(
+            f"{base}/chat/completions",
+            json=_body(model="Qwen/Qwen2.5-7B-Instruct"),
+            headers=prompt_headers("program", "program"),
+        )
         assert r.status_code == 404 and "not served here" in r.text
-        assert http.post(f"{base}/chat/completions", content=b"{not json",
-                         headers=prompt_headers("program", "program")).status_code == 400
+        assert (
+            http.post(
+                f"{base}/chat/completions", content=b"{not json", headers=prompt_headers("program", "program")
+            ).status_code
+            == 400
+        )
         form = prompt_headers("program", "program")
         assert http.post(f"{base}/chat/completions", json={"model": "rehearsal-alpha"}, headers=form).status_code == 400
-        no_form = http.post(f"{base}/chat/completions", json=_body())   # the form is never guessed from the text
+        no_form = http.post(f"{base}/chat/completions", json=_body())  # the form is never guessed from the text
         assert no_form.status_code == 400 and "X-Harness-Reply-Form" in no_form.text
         assert http.get(f"{base}/nothing").status_code == 404
         ok = http.post(f"{base}/chat/completions", json=_body(), headers=form).json()
@@ -74,20 +88,30 @@ def test_malformed_http_is_answered_400_and_the_server_keeps_serving(rehearsal_s
             s.sendall(data)
             return s.recv(65536)
 
-    assert exchange(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}") \
-        .startswith(b"HTTP/1.0 400 ")
+    assert exchange(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}").startswith(
+        b"HTTP/1.0 400 "
+    )
     assert exchange(b"NOT A REQUEST LINE\r\n\r\n").startswith(b"HTTP/1.0 400 ")
-    big = exchange(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 9000000\r\n"
-                   b"X-Harness-Reply-Form: reply\r\n\r\n")
+    big = exchange(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 9000000\r\n"
+        b"X-Harness-Reply-Form: reply\r\n\r\n"
+    )
     assert big.startswith(b"HTTP/1.1 413 ") and b"body too large" in big
     with httpx.Client(timeout=10) as http:
         assert http.get(f"{rehearsal_server.base_url}/models").status_code == 200
-        assert http.post(f"{rehearsal_server.base_url}/chat/completions", json=_body(),
-                         headers=prompt_headers("program", "program")).status_code == 200
+        assert (
+            http.post(
+                f"{rehearsal_server.base_url}/chat/completions",
+                json=_body(),
+                headers=prompt_headers("program", "program"),
+            ).status_code
+            == 200
+        )
 
 
 def test_non_rehearsal_model_ids_are_refused():
     from harness.model.rehearsal.server import RehearsalServer
+
     with pytest.raises(ValueError, match="must start with 'rehearsal-'"):
         RehearsalServer(models=("qwen2.5-7b",))
 
@@ -103,36 +127,63 @@ def test_replies_are_deterministic_per_seed_and_request(rehearsal_server):
     with running_rehearsal_server(seed=8) as other, httpx.Client(timeout=10, headers=form) as http:
         url = f"{other.base_url}/chat/completions"
         other_seed = [http.post(url, json=b).content for b in bodies]
-    assert other_seed != first          # the rehearsal seed changes the replies
+    assert other_seed != first  # the rehearsal seed changes the replies
     key = AnswerKey(None)
-    assert [json.loads(c)["choices"][0]["message"]["content"] for c in first] == \
-        [make_reply(7, b, rehearsal_server.answer_key, "program").text for b in bodies]
+    assert [json.loads(c)["choices"][0]["message"]["content"] for c in first] == [
+        make_reply(7, b, rehearsal_server.answer_key, "program").text for b in bodies
+    ]
     assert make_reply(7, bodies[0], key, "program").reply_form == "program"
     with pytest.raises(ValueError, match="reply form 'poem' is not served"):
         make_reply(7, bodies[0], key, "poem")
 
 
 def test_keep_alive_serves_many_requests_on_one_connection(rehearsal_server):
-    with httpx.Client(timeout=10, limits=httpx.Limits(max_connections=1),
-                      headers=prompt_headers("note_only", "reply")) as http:
+    with httpx.Client(
+        timeout=10, limits=httpx.Limits(max_connections=1), headers=prompt_headers("note_only", "reply")
+    ) as http:
         for i in range(200):
-            assert http.post(f"{rehearsal_server.base_url}/chat/completions",
-                             json=_body(content=f"q{i}")).status_code == 200
+            assert (
+                http.post(f"{rehearsal_server.base_url}/chat/completions", json=_body(content=f"q{i}")).status_code
+                == 200
+            )
     assert rehearsal_server.stats.completions == 200
 
 
-EXPECTED_PROGRAM = {"correct": "answered", "wrong": "answered", "raises": "raised_error",
-                    "static_policy": "sandbox_rejection", "sandbox_memory": "raised_error",
-                    "cpu_loop": "raised_error", "wrong_kind": "wrong_return_kind", "no_answer_var": "raised_error",
-                    "no_code": "no_program", "truncated": "raised_error"}
-EXPECTED_REPLY = {"final_correct": ("answered", True), "final_wrong": ("answered", False),
-                  "final_unreadable": ("unreadable_value", False), "json": ("answered", True),
-                  "boxed": ("answered", True), "truncated": ("unreadable_value", False),
-                  "no_final_line": ("unreadable_value", False)}
-EXPECTED_EXTRACT = {"extraction": "answered", "extraction_missing": "abstained", "no_json": "abstained",
-                    "truncated": "abstained"}
-EXPECTED_TREE = {"tree_correct": "answered", "tree_wrong": "answered", "tree_missing_var": "abstained",
-                 "tree_bad_op": "abstained", "no_json": "abstained", "truncated": "abstained"}
+EXPECTED_PROGRAM = {
+    "correct": "answered",
+    "wrong": "answered",
+    "raises": "raised_error",
+    "static_policy": "sandbox_rejection",
+    "sandbox_memory": "raised_error",
+    "cpu_loop": "raised_error",
+    "wrong_kind": "wrong_return_kind",
+    "no_answer_var": "raised_error",
+    "no_code": "no_program",
+    "truncated": "raised_error",
+}
+EXPECTED_REPLY = {
+    "final_correct": ("answered", True),
+    "final_wrong": ("answered", False),
+    "final_unreadable": ("unreadable_value", False),
+    "json": ("answered", True),
+    "boxed": ("answered", True),
+    "truncated": ("unreadable_value", False),
+    "no_final_line": ("unreadable_value", False),
+}
+EXPECTED_EXTRACT = {
+    "extraction": "answered",
+    "extraction_missing": "abstained",
+    "no_json": "abstained",
+    "truncated": "abstained",
+}
+EXPECTED_TREE = {
+    "tree_correct": "answered",
+    "tree_wrong": "answered",
+    "tree_missing_var": "abstained",
+    "tree_bad_op": "abstained",
+    "no_json": "abstained",
+    "truncated": "abstained",
+}
 
 
 def test_every_program_shape_reaches_its_executor_outcome():
@@ -140,8 +191,9 @@ def test_every_program_shape_reaches_its_executor_outcome():
     backend): the taxonomy outcome the solvers record."""
     from executor.api import Executor
     from executor.outcomes import taxonomy
-    from harness.model.rehearsal.replies import Draw
     from harness.arms.prompts import extract_program
+    from harness.model.rehearsal.replies import Draw
+
     with Executor(backend="process") as ex:
         for shape, expected in EXPECTED_PROGRAM.items():
             text, finish = program_reply(shape, 12.5, Draw("t", shape))
@@ -167,8 +219,8 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     every record's outcome is the one its reply shapes (recomputed from the stored requests) imply."""
     from executor.api import Executor
     from harness.arms.registry import ARMS
-    from harness.model.client import ModelClient
     from harness.data.dataset import load_dataset
+    from harness.model.client import ModelClient
     from harness.run.request import RunRequest, planned_keys
     from harness.run.runner import run_arms
     from harness.run.store import load_records
@@ -181,11 +233,17 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     spec = request.spec("rehearsal-alpha", server_profile="vllm-seeded")
 
     async def go():
-        async with ModelClient(rehearsal_server.base_url, "rehearsal-alpha", profile="vllm-seeded", concurrency=16,
-                               cache_dir=tmp_path / "cache") as client:
+        async with ModelClient(
+            rehearsal_server.base_url,
+            "rehearsal-alpha",
+            profile="vllm-seeded",
+            concurrency=16,
+            cache_dir=tmp_path / "cache",
+        ) as client:
             with Executor(backend="process") as ex:
-                return await run_arms(list(request.arms), ds, [42], spec, client=client, executor=ex,
-                                      one_shot=one_shot, cases=cases)
+                return await run_arms(
+                    list(request.arms), ds, [42], spec, client=client, executor=ex, one_shot=one_shot, cases=cases
+                )
 
     summaries = asyncio.run(go())
     assert sum(s.infra_failed for s in summaries) == 0
@@ -205,7 +263,7 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
         shapes = [make_reply(7, body, key, form).shape for body, form in zip(r["request"], forms)]
         family = forms[0] if forms else None
         seen.update(f"{r['arm']}:{s}" for s in shapes)
-        lo, hi = arm.solver.request_bounds(arm, by_id[r["case_id"]])   # what the reproduce plan counts
+        lo, hi = arm.solver.request_bounds(arm, by_id[r["case_id"]])  # what the reproduce plan counts
         assert lo <= len(r["request"]) <= hi, (r["arm"], r["case_id"], len(r["request"]), (lo, hi))
         if arm.solver.name == "program":
             assert r["outcome"] == EXPECTED_PROGRAM[shapes[0]], (r["case_id"], shapes)
@@ -230,16 +288,29 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
         elif arm.solver.name == "extract_library" and r["request"]:
             assert family == "extract"
             expected = EXPECTED_EXTRACT[shapes[0]]
-            assert r["outcome"] == expected or (shapes[0] == "extraction" and r["outcome"] == "abstained"
-                                                and "LibraryAbstain" in (r["reason"] or ""))
+            assert r["outcome"] == expected or (
+                shapes[0] == "extraction" and r["outcome"] == "abstained" and "LibraryAbstain" in (r["reason"] or "")
+            )
         elif arm.solver.name == "tree" and r["request"]:
             assert family == "tree"
             assert r["outcome"] == EXPECTED_TREE[shapes[0]], (r["case_id"], shapes[0], r["reason"])
             if shapes[0] == "tree_correct":
                 assert r["correct"]
     shapes_seen = {s.split(":")[1] for s in seen}
-    for needed in ("correct", "wrong", "raises", "static_policy", "no_code", "final_correct", "final_wrong",
-                   "final_unreadable", "json", "extraction", "tree_correct", "tree_missing_var"):
+    for needed in (
+        "correct",
+        "wrong",
+        "raises",
+        "static_policy",
+        "no_code",
+        "final_correct",
+        "final_wrong",
+        "final_unreadable",
+        "json",
+        "extraction",
+        "tree_correct",
+        "tree_missing_var",
+    ):
         assert needed in shapes_seen, (needed, sorted(shapes_seen))
     assert any(a.startswith("extract-lib-recalled") for a in seen)
     assert any(r["finish_reasons"] and "length" in r["finish_reasons"] for r in records)
@@ -250,16 +321,35 @@ def test_fault_injection_is_counted_and_retried(tmp_path):
     """5xx, slow (past the client timeout) and dropped connections at high rates: every request still
     completes through the real client's retries, and each injected fault cost exactly one extra attempt."""
     from harness.model.client import ModelClient
+
     log = tmp_path / "faults.jsonl"
     faults = Faults(rate_5xx=0.15, rate_slow=0.05, rate_drop=0.15, slow_s=3.0)
     with running_rehearsal_server(seed=1, faults=faults, fault_log=log) as server:
+
         async def go():
-            async with ModelClient(server.base_url, "rehearsal-beta", profile="vllm", concurrency=32, timeout=1.0,
-                                   max_retries=8, backoff=0.01, backoff_cap=0.05) as client:
-                results = await asyncio.gather(*[
-                    client.chat([{"role": "user", "content": f"Write a Python program {i}"}], temperature=0,
-                                max_tokens=64, headers=prompt_headers("program", "program")) for i in range(300)])
+            async with ModelClient(
+                server.base_url,
+                "rehearsal-beta",
+                profile="vllm",
+                concurrency=32,
+                timeout=1.0,
+                max_retries=8,
+                backoff=0.01,
+                backoff_cap=0.05,
+            ) as client:
+                results = await asyncio.gather(
+                    *[
+                        client.chat(
+                            [{"role": "user", "content": f"Write a Python program {i}"}],
+                            temperature=0,
+                            max_tokens=64,
+                            headers=prompt_headers("program", "program"),
+                        )
+                        for i in range(300)
+                    ]
+                )
                 return client.sent, results
+
         sent, results = asyncio.run(go())
         injected = server.stats.faults
     assert len(results) == 300 and all(r.server_model == "rehearsal-beta" for r in results)
@@ -277,15 +367,25 @@ def test_fault_rates_are_validated():
 
 def test_store_and_verify_refuse_mixing_real_and_synthetic(tmp_path):
     from harness.run.store import ResultStore, StoreError
-    base = {"arm": "open-book", "seed": 42, "case_id": "2-1", "calculator_id": 2, "outcome": "answered",
-            "correct": True, "scorer": "paper"}
+
+    base = {
+        "arm": "open-book",
+        "seed": 42,
+        "case_id": "2-1",
+        "calculator_id": 2,
+        "outcome": "answered",
+        "correct": True,
+        "scorer": "paper",
+    }
     store = ResultStore(tmp_path / "f.jsonl")
     assert store.append(record(**base, key="a", model="Qwen/Qwen2.5-7B-Instruct"))
     with pytest.raises(StoreError, match="never mixed"):
         store.append(record(**base, key="b", model="rehearsal-alpha", synthetic=True))
-    assert store.append(record(**base, key="c", model="library"))      # model-free rows belong to neither
-    recs = [("x.jsonl", 1, {**base, "model": "Qwen/Qwen2.5-7B-Instruct"}),
-            ("y.jsonl", 3, {**base, "model": "rehearsal-beta", "synthetic": True})]
+    assert store.append(record(**base, key="c", model="library"))  # model-free rows belong to neither
+    recs = [
+        ("x.jsonl", 1, {**base, "model": "Qwen/Qwen2.5-7B-Instruct"}),
+        ("y.jsonl", 3, {**base, "model": "rehearsal-beta", "synthetic": True}),
+    ]
     msg = mixing_problem(recs)
     assert "x.jsonl:1" in msg and "y.jsonl:3" in msg
 
@@ -294,14 +394,20 @@ def test_cli_entry_points_start_and_stop(tmp_path):
     """`harness serve rehearsal` (the script, and `python -m harness.cli` as the launcher starts it) listens,
     answers, stops on SIGTERM."""
     import socket
-    for argv in ([str(ROOT / ".venv/bin/harness"), "serve", "rehearsal"],
-                 [sys.executable, "-m", "harness.cli", "serve", "rehearsal"]):
+
+    for argv in (
+        [str(ROOT / ".venv/bin/harness"), "serve", "rehearsal"],
+        [sys.executable, "-m", "harness.cli", "serve", "rehearsal"],
+    ):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         ready = tmp_path / f"ready-{port}.json"
-        proc = subprocess.Popen([*argv, "--port", str(port), "--seed", "3", "--model", "rehearsal-x",
-                                 "--ready-file", str(ready)], stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [*argv, "--port", str(port), "--seed", "3", "--model", "rehearsal-x", "--ready-file", str(ready)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             deadline = time.time() + 60
             while not ready.exists():
@@ -314,8 +420,9 @@ def test_cli_entry_points_start_and_stop(tmp_path):
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(20) == 0
-    bad = subprocess.run([sys.executable, "-m", "harness.cli", "serve", "rehearsal", "--fault-5xx", "2"],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "serve", "rehearsal", "--fault-5xx", "2"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "fault rate" in bad.stderr
 
 
@@ -323,14 +430,22 @@ def test_launcher_serves_both_models_injects_faults_and_survives_a_crash(tmp_pat
     """RehearsalLauncher as `make rehearse` uses it: two models in one process, faults on and logged, its own
     ready line; kill() is a crash (SIGKILL, port freed) and a start on the same port serves again."""
     import socket
+
     from harness.model.client import ModelClient
     from harness.model.rehearsal.launcher import RehearsalLauncher
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    launcher = RehearsalLauncher(model_id="rehearsal-alpha", extra_model_ids=("rehearsal-beta",), port=port, seed=5,
-                                 log_path=tmp_path / "server.log", faults=Faults(rate_5xx=0.3),
-                                 fault_log=tmp_path / "faults.jsonl")
+    launcher = RehearsalLauncher(
+        model_id="rehearsal-alpha",
+        extra_model_ids=("rehearsal-beta",),
+        port=port,
+        seed=5,
+        log_path=tmp_path / "server.log",
+        faults=Faults(rate_5xx=0.3),
+        fault_log=tmp_path / "faults.jsonl",
+    )
     launcher.start()
     try:
         launcher.wait_ready(60)
@@ -339,11 +454,28 @@ def test_launcher_serves_both_models_injects_faults_and_survives_a_crash(tmp_pat
         assert launcher.describe().facts["served"] == served and launcher.describe().synthetic is True
 
         async def go(model):
-            async with ModelClient(launcher.base_url, model, profile="vllm", concurrency=8, timeout=10.0,
-                                   max_retries=20, backoff=0.01, backoff_cap=0.02) as client:
-                return await asyncio.gather(*[client.chat([{"role": "user", "content": f"q {i}"}], temperature=0,
-                                                          max_tokens=32, headers=prompt_headers("note_only", "reply"))
-                                              for i in range(40)])
+            async with ModelClient(
+                launcher.base_url,
+                model,
+                profile="vllm",
+                concurrency=8,
+                timeout=10.0,
+                max_retries=20,
+                backoff=0.01,
+                backoff_cap=0.02,
+            ) as client:
+                return await asyncio.gather(
+                    *[
+                        client.chat(
+                            [{"role": "user", "content": f"q {i}"}],
+                            temperature=0,
+                            max_tokens=32,
+                            headers=prompt_headers("note_only", "reply"),
+                        )
+                        for i in range(40)
+                    ]
+                )
+
         replies = asyncio.run(go("rehearsal-beta"))
         assert {r.server_model for r in replies} == {"rehearsal-beta"}
         logged = launcher.faults_logged()

@@ -4,6 +4,7 @@ server such a prompt) becomes that case's `request_rejected` outcome: recorded, 
 in the log, not retried, and the run goes on; a 5xx stays retried. The server here is the scripted fake server
 (harness.model.rehearsal.server.ScriptedServer, a real HTTP server on 127.0.0.1) playing a FAKE vLLM (ScriptedVllm),
 with the real ModelClient and runner above it."""
+
 from __future__ import annotations
 
 import asyncio
@@ -13,16 +14,18 @@ from harness.arms.registry import ARMS
 from harness.core.outcomes import ROW_OUTCOMES
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient
-from harness.run.runner import RunSpec, run_arms
 from harness.model.rehearsal.server import ScriptedServer
+from harness.run.runner import RunSpec, run_arms
 
 ONE_SHOT = load_dataset("one-shot").cases
 
 
 def _too_long(prompt: int) -> dict:
-    msg = (f"This model's maximum context length is 8192 tokens. However, your prompt contains at least {prompt} "
-           "input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the "
-           f"input prompt. (parameter=input_tokens, value={prompt})")
+    msg = (
+        f"This model's maximum context length is 8192 tokens. However, your prompt contains at least {prompt} "
+        "input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the "
+        f"input prompt. (parameter=input_tokens, value={prompt})"
+    )
     return {"error": {"message": msg, "type": "BadRequestError", "param": "input_tokens", "code": 400}}
 
 
@@ -43,9 +46,11 @@ class ScriptedVllm:
         if self.flaky in text and self.flaky_seen == 0:
             self.flaky_seen += 1
             return 503, b"Service Unavailable"
-        return 200, {"model": body["model"], "choices": [
-            {"message": {"role": "assistant", "content": "Final answer: 1"}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
+        return 200, {
+            "model": body["model"],
+            "choices": [{"message": {"role": "assistant", "content": "Final answer: 1"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+        }
 
 
 def test_a_4xx_is_the_cases_outcome_and_the_run_goes_on(tmp_path, capsys):
@@ -56,8 +61,9 @@ def test_a_4xx_is_the_cases_outcome_and_the_run_goes_on(tmp_path, capsys):
     with ScriptedServer(reply=transport, model="fake-model") as server:
         client = ModelClient(server.url, "fake-model", profile="vllm", backoff=0.01, max_retries=2)
         spec = RunSpec(model="fake-model", server_profile="vllm", out_dir=tmp_path, concurrency=2, progress=False)
-        (summary,) = asyncio.run(run_arms([ARMS["note-only"]], ds, [42], spec, client=client, cases=cases,
-                                          one_shot=ONE_SHOT))
+        (summary,) = asyncio.run(
+            run_arms([ARMS["note-only"]], ds, [42], spec, client=client, cases=cases, one_shot=ONE_SHOT)
+        )
         recs = {r["case_id"]: r for r in map(json.loads, open(summary.path))}
         assert len(recs) == 6 and summary.infra_failed == 0
         bad = recs[rejected.case_id]
@@ -65,13 +71,14 @@ def test_a_4xx_is_the_cases_outcome_and_the_run_goes_on(tmp_path, capsys):
         assert "This model's maximum context length is 8192 tokens" in bad["reason"]
         assert bad["detail"]["rejected_status"] == 400
         assert "request_rejected" in ROW_OUTCOMES and summary.outcomes["request_rejected"] == 1
-        assert recs[flaky.case_id]["outcome"] == "answered" and recs[flaky.case_id]["retries"] == 1   # 5xx retried
+        assert recs[flaky.case_id]["outcome"] == "answered" and recs[flaky.case_id]["retries"] == 1  # 5xx retried
         err = capsys.readouterr().err
         assert f"case {rejected.case_id}: request rejected by the model server (HTTP 400)" in err
         # a resume does not send the rejected request again: the case is recorded
         n = len(transport.calls)
-        (again,) = asyncio.run(run_arms([ARMS["note-only"]], ds, [42], spec, client=client, cases=cases,
-                                        one_shot=ONE_SHOT))
+        (again,) = asyncio.run(
+            run_arms([ARMS["note-only"]], ds, [42], spec, client=client, cases=cases, one_shot=ONE_SHOT)
+        )
         assert len(transport.calls) == n and again.written == 0
 
 
@@ -79,9 +86,11 @@ def test_under_the_vllm_profile_a_request_carries_only_model_messages_temperatur
     msgs = [{"role": "user", "content": "2+2?"}]
     plain = ModelClient("http://x/v1", "m", profile="vllm").build_request(msgs, temperature=0.7, max_tokens=9, seed=5)
     assert set(plain) == {"model", "messages", "temperature", "max_tokens"}
-    seeded = ModelClient("http://x/v1", "m", profile="vllm-seeded").build_request(msgs, temperature=0.7,
-                                                                                 max_tokens=9, seed=5)
+    seeded = ModelClient("http://x/v1", "m", profile="vllm-seeded").build_request(
+        msgs, temperature=0.7, max_tokens=9, seed=5
+    )
     assert seeded["seed"] == 5
-    greedy = ModelClient("http://x/v1", "m", profile="vllm-seeded").build_request(msgs, temperature=0, max_tokens=9,
-                                                                                 seed=5)
+    greedy = ModelClient("http://x/v1", "m", profile="vllm-seeded").build_request(
+        msgs, temperature=0, max_tokens=9, seed=5
+    )
     assert "seed" not in greedy

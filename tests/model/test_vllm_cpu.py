@@ -2,6 +2,7 @@
 the CPU adaptations of serving.json `cpu_twin`, it passes the same contract (whose source files the CPU wheel shares
 byte for byte), and batch invariance is refused by name before anything starts. The server itself is exercised in
 tests/model/test_vllm_cpu_server.py."""
+
 from __future__ import annotations
 
 import json
@@ -11,13 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli.serve import serve
-from harness.model.vllm import locks as vllm
 from harness.model.cpu_models import CPU_MODEL_ID
 from harness.model.serving import LaunchError
-from harness.model.vllm.launcher import VllmLauncher
-from harness.model.vllm.locks import DeterminismRefused
+from harness.model.vllm import locks as vllm
 from harness.model.vllm.contract import check_server_command
 from harness.model.vllm.cpu import ATTACH_ENV, VllmCpuLauncher
+from harness.model.vllm.launcher import VllmLauncher
+from harness.model.vllm.locks import DeterminismRefused
 
 
 def _flags(args: list[str]) -> dict:
@@ -38,8 +39,18 @@ def test_the_cpu_twin_command_is_the_h100_command_with_only_the_cpu_adaptations(
     cpu = _flags(VllmCpuLauncher(port=8123, generation_config=generation_config).server_args())
     differ = {k for k in set(h100) | set(cpu) if h100.get(k) != cpu.get(k)}
     # what names the model and where it listens, and what serving.json cpu_twin adapts for a CPU
-    assert differ == {"--model", "--revision", "--tokenizer-revision", "--served-model-name", "--host", "--port",
-                      "--dtype", "--gpu-memory-utilization", "--max-num-seqs", "--enforce-eager"}
+    assert differ == {
+        "--model",
+        "--revision",
+        "--tokenizer-revision",
+        "--served-model-name",
+        "--host",
+        "--port",
+        "--dtype",
+        "--gpu-memory-utilization",
+        "--max-num-seqs",
+        "--enforce-eager",
+    }
     adapted = vllm.serving_config()["cpu_twin"]["flags"]
     assert set(adapted) == {"dtype", "gpu_memory_utilization", "enforce_eager", "max_num_seqs"}
     assert cpu["--dtype"] == "float32" and "--gpu-memory-utilization" not in cpu and cpu["--enforce-eager"] is True
@@ -68,8 +79,22 @@ def test_batch_invariance_on_cpu_is_refused_by_name_before_anything_starts(tmp_p
     monkeypatch.delenv(ATTACH_ENV, raising=False)
     with pytest.raises(DeterminismRefused, match="vllm-cpu launcher: VLLM_BATCH_INVARIANT=1 on the CPU platform"):
         VllmCpuLauncher(deterministic=True)
-    base = ["reproduce", "--launcher", "vllm-cpu", "--dataset", "bundled-test", "--limit", "1", "--arms", "open-book",
-            "--seeds", "42", "--out", str(tmp_path / "out"), "--no-progress"]
+    base = [
+        "reproduce",
+        "--launcher",
+        "vllm-cpu",
+        "--dataset",
+        "bundled-test",
+        "--limit",
+        "1",
+        "--arms",
+        "open-book",
+        "--seeds",
+        "42",
+        "--out",
+        str(tmp_path / "out"),
+        "--no-progress",
+    ]
     r = CliRunner().invoke(serve, base + ["--deterministic"])
     assert r.exit_code != 0 and "refuses batch invariance before anything starts" in r.output
     assert "vllm/model_executor/determinism/batch_invariant.py:" in r.output
@@ -85,16 +110,26 @@ def test_batch_invariance_on_cpu_is_refused_by_name_before_anything_starts(tmp_p
 def test_attaching_needs_the_same_command_and_a_live_server(tmp_path, monkeypatch):
     running = VllmCpuLauncher(port=8200, log_path=tmp_path / "s.log", log_requests=True)
     record = running.record_path()
-    record.write_text(json.dumps({"pid": os.getpid(), "base_url": running.base_url, "port": 8200,
-                                  "command": running.command(), "env": running.env(), "log": str(running.log_path)}))
+    record.write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "base_url": running.base_url,
+                "port": 8200,
+                "command": running.command(),
+                "env": running.env(),
+                "log": str(running.log_path),
+            }
+        )
+    )
     monkeypatch.setenv(ATTACH_ENV, str(record))
     mine = VllmCpuLauncher(port=9999, log_path=tmp_path / "mine.log")
-    mine.start()                     # the port and request logging aside, the command is the same: attached
+    mine.start()  # the port and request logging aside, the command is the same: attached
     assert mine.port == 8200 and mine.base_url.endswith(":8200/v1") and mine.describe().facts["attached"]["pid"]
-    mine.stop()                      # not its server: nothing to stop
+    mine.stop()  # not its server: nothing to stop
     with pytest.raises(LaunchError, match="command or environment differs"):
         VllmCpuLauncher(generation_config="vllm", log_path=tmp_path / "other.log").start()
     rec = json.loads(record.read_text())
-    record.write_text(json.dumps({**rec, "pid": 2 ** 22 + 17}))
+    record.write_text(json.dumps({**rec, "pid": 2**22 + 17}))
     with pytest.raises(LaunchError, match="is not running"):
         VllmCpuLauncher(log_path=tmp_path / "late.log").start()

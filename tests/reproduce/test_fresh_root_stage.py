@@ -5,6 +5,7 @@ errexit, where a failing command inside an `&&` list does not stop the shell: th
 
 The root itself (mmdebstrap, chroot: root only) is played by a runner given as FRESH_ROOT, which takes
 fresh-root.sh's arguments and runs the step's command in a scratch kit whose `make` is a fake."""
+
 from __future__ import annotations
 
 import os
@@ -16,10 +17,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 STAGE = REPO / ".ci" / "fresh-root-stage"
-PIP_REFUSAL = ("ERROR: In --require-hashes mode, all requirements must have their versions pinned with ==. "
-               "These do not:\n    pyyaml-ft>=8.0.0 (from libcst==1.9.0->-r requirements-test.lock (line 118))")
+PIP_REFUSAL = (
+    "ERROR: In --require-hashes mode, all requirements must have their versions pinned with ==. "
+    "These do not:\n    pyyaml-ft>=8.0.0 (from libcst==1.9.0->-r requirements-test.lock (line 118))"
+)
 
-FAKE_ROOT = r'''#!/usr/bin/env bash
+FAKE_ROOT = r"""#!/usr/bin/env bash
 # fresh-root.sh's arguments: --suite SUITE -- COMMAND...
 suite=bookworm
 while [ "$1" != "--" ]; do [ "$1" = --suite ] && suite=$2; shift; done
@@ -32,9 +35,9 @@ if [ "$2" = scripts/install-host.sh ]; then
     exit 0
 fi
 cd "$FAKE_KIT" && PATH="$FAKE_KIT/bin:$PATH" FAKE_PY=$py exec "$@"
-'''
+"""
 
-FAKE_MAKE = r'''#!/usr/bin/env bash
+FAKE_MAKE = r"""#!/usr/bin/env bash
 # make TARGET: fails when TARGET is $FAKE_MAKE_FAILS (pip's refusal on stderr), else leaves what the target makes
 if [ "$1" = "$FAKE_MAKE_FAILS" ]; then
     echo "$FAKE_REFUSAL" >&2
@@ -49,7 +52,7 @@ case "$1" in
 esac
 chmod +x .venv/bin/* .venv-server/bin/* 2>/dev/null
 exit 0
-'''
+"""
 
 
 @pytest.fixture
@@ -63,9 +66,16 @@ def fake_root(tmp_path):
     runner.write_text(FAKE_ROOT)
 
     def run(suites: str, fails: str = "") -> subprocess.CompletedProcess:
-        env = {**os.environ, "FRESH_ROOT": str(runner), "FAKE_KIT": str(kit), "FRESH_SUITES": suites,
-               "FAKE_MAKE_FAILS": fails, "FAKE_REFUSAL": PIP_REFUSAL}
+        env = {
+            **os.environ,
+            "FRESH_ROOT": str(runner),
+            "FAKE_KIT": str(kit),
+            "FRESH_SUITES": suites,
+            "FAKE_MAKE_FAILS": fails,
+            "FAKE_REFUSAL": PIP_REFUSAL,
+        }
         return subprocess.run(["bash", str(STAGE)], capture_output=True, text=True, env=env, timeout=60)
+
     return run
 
 
@@ -73,14 +83,19 @@ def test_a_failing_make_setup_fails_the_stage_naming_the_suite_and_step(fake_roo
     r = fake_root("trixie", fails="setup")
     assert r.returncode == 1, r.stdout + r.stderr
     assert "fresh-root-stage: FAILED (trixie): make setup, make server-venv (exit 2" in r.stderr
-    assert "pyyaml-ft>=8.0.0" in r.stderr          # the step's tail: pip's own words
+    assert "pyyaml-ft>=8.0.0" in r.stderr  # the step's tail: pip's own words
     assert "fresh-root-stage: passed" not in r.stdout
-    assert "make setup in" not in r.stdout         # no time is reported for a step that failed
+    assert "make setup in" not in r.stdout  # no time is reported for a step that failed
 
 
-@pytest.mark.parametrize("suite,step,fails", [("bookworm", "make setup, make model", "setup"),
-                                              ("bookworm", "make setup, make model", "model"),
-                                              ("trixie", "make setup, make server-venv", "server-venv")])
+@pytest.mark.parametrize(
+    "suite,step,fails",
+    [
+        ("bookworm", "make setup, make model", "setup"),
+        ("bookworm", "make setup, make model", "model"),
+        ("trixie", "make setup, make server-venv", "server-venv"),
+    ],
+)
 def test_every_install_step_can_fail_the_stage(fake_root, suite, step, fails):
     r = fake_root(suite, fails=fails)
     assert r.returncode == 1 and f"fresh-root-stage: FAILED ({suite}): {step}" in r.stderr, r.stdout + r.stderr

@@ -8,6 +8,7 @@
 - scripts/check-python.sh: an interpreter below the locks' 3.11 is refused with the one command that fixes the host,
   or swapped for a newer python3.1x on PATH when PYTHON was left at its default.
 The complete bare-machine run is .ci/fresh-root-stage (scripts/fresh-root.sh), which CI runs on every submission."""
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,6 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from harness.core.paths import REPO_ROOT
 
@@ -49,8 +48,11 @@ UNKNOWN_TO_DPKG = 'echo "dpkg-query: no packages found matching ${@: -1}" >&2\ne
 
 
 def test_plan_on_a_host_whose_dpkg_never_heard_of_docker(tmp_path):
-    r = _run(["bash", str(SCRIPTS / "install-host.sh"), "--plan"], tmp_path,
-             {"dpkg-query": UNKNOWN_TO_DPKG, "dockerd": "exit 1\n"})
+    r = _run(
+        ["bash", str(SCRIPTS / "install-host.sh"), "--plan"],
+        tmp_path,
+        {"dpkg-query": UNKNOWN_TO_DPKG, "dockerd": "exit 1\n"},
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("install-host plan for debian 12 (bookworm)")
     # no dpkg package is installed; the fake dockerd found on PATH is kept, never replaced by docker.io
@@ -74,22 +76,31 @@ def test_a_failing_pipeline_names_every_stage_status(tmp_path):
     # the installer's own package check, with dpkg-query broken in another way (status 2): named, with the
     # statuses of the pipeline's stages, never a silent exit
     script = tmp_path / "step.sh"
-    script.write_text(f'. {SCRIPTS}/lib/errexit.sh\nLOG_NAME=probe\nv=$(dpkg-query -W nosuch | sed s/a/b/)\necho "not reached"\n')
+    script.write_text(
+        f'. {SCRIPTS}/lib/errexit.sh\nLOG_NAME=probe\nv=$(dpkg-query -W nosuch | sed s/a/b/)\necho "not reached"\n'
+    )
     r = _run(["bash", str(script)], tmp_path, {"dpkg-query": "exit 2\n"})
     assert r.returncode == 2 and "not reached" not in r.stdout
-    assert re.search(r"^probe: ERROR: step\.sh line 3: `sed s/a/b/` exited with status 2 \(pipeline statuses: 2 0\)$",
-                     r.stderr, re.M), r.stderr
+    assert re.search(
+        r"^probe: ERROR: step\.sh line 3: `sed s/a/b/` exited with status 2 \(pipeline statuses: 2 0\)$", r.stderr, re.M
+    ), r.stderr
 
 
 def test_handled_failures_stay_quiet(tmp_path):
     script = tmp_path / "handled.sh"
-    script.write_text(f'. {SCRIPTS}/lib/errexit.sh\nv=$(false) || echo handled\nif ! grep -q x /dev/null; then echo fine; fi\n')
+    script.write_text(
+        f". {SCRIPTS}/lib/errexit.sh\nv=$(false) || echo handled\nif ! grep -q x /dev/null; then echo fine; fi\n"
+    )
     r = subprocess.run(["bash", str(script)], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.split() == ["handled", "fine"] and r.stderr == ""
 
 
 def test_every_kit_shell_script_starts_with_the_trap():
-    scripts = sorted(SCRIPTS.glob("*.sh")) + sorted((REPO_ROOT / "bench").glob("*.sh")) + [REPO_ROOT / ".ci" / "run", REPO_ROOT / ".ci" / "fresh-root-stage"]
+    scripts = (
+        sorted(SCRIPTS.glob("*.sh"))
+        + sorted((REPO_ROOT / "bench").glob("*.sh"))
+        + [REPO_ROOT / ".ci" / "run", REPO_ROOT / ".ci" / "fresh-root-stage"]
+    )
     missing = []
     for p in scripts:
         text = p.read_text()
@@ -98,8 +109,12 @@ def test_every_kit_shell_script_starts_with_the_trap():
     assert not missing, f"scripts without scripts/lib/errexit.sh: {missing}"
     # under pipefail `producer | head -n1` fails at random (SIGPIPE, 141) when head exits first: seen in
     # install-host.sh's `runsc --version | head -n1`; the scripts take a first line with `sed -n 1p`
-    heads = [f"{p.name}:{i}" for p in scripts for i, line in enumerate(p.read_text().splitlines(), 1)
-             if re.search(r"\|\s*head\b", line) and not line.lstrip().startswith("#")]
+    heads = [
+        f"{p.name}:{i}"
+        for p in scripts
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"\|\s*head\b", line) and not line.lstrip().startswith("#")
+    ]
     assert not heads, f"pipes into head under pipefail: {heads}"
     assert re.search(r"^\. .*errexit\.sh", (SCRIPTS / "lib" / "run-common.sh").read_text(), re.M)
 
@@ -107,17 +122,22 @@ def test_every_kit_shell_script_starts_with_the_trap():
 def _fake_python(path: Path, version: str) -> Path:
     # a FAKE interpreter that reports another version (the host has only 3.11); anything else goes to the real one
     major, minor, micro = version.split(".")
-    return _exe(path, f'''case "$*" in
+    return _exe(
+        path,
+        f"""case "$*" in
   *version_info\\[:3\\]*) echo {version} ;;
   *version_info\\ \\>=*) [ {minor} -ge 11 ] ;;
   *) exec {sys.executable} "$@" ;;
 esac
-''')
+""",
+    )
 
 
 def test_python_below_311_is_refused_with_the_one_command(tmp_path):
     py = _fake_python(tmp_path / "python3.10", "3.10.12")
-    r = subprocess.run(["bash", str(SCRIPTS / "check-python.sh"), "--explicit", str(py)], capture_output=True, text=True)
+    r = subprocess.run(
+        ["bash", str(SCRIPTS / "check-python.sh"), "--explicit", str(py)], capture_output=True, text=True
+    )
     assert r.returncode == 1 and r.stdout == ""
     assert "is Python 3.10.12; the kit's hash locks (numpy 2.4, contourpy 1.3.3) need Python >= 3.11" in r.stderr
     assert "Fix: " in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -133,8 +153,9 @@ def test_default_python3_below_311_is_swapped_for_a_newer_one_on_path(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "python3.11" and "python3 is Python 3.10.12" in r.stderr
     # named explicitly, it is used or refused, never swapped
-    r = subprocess.run(["bash", str(SCRIPTS / "check-python.sh"), "--explicit", "python3"], capture_output=True,
-                       text=True, env=env)
+    r = subprocess.run(
+        ["bash", str(SCRIPTS / "check-python.sh"), "--explicit", "python3"], capture_output=True, text=True, env=env
+    )
     assert r.returncode == 1 and "need Python >= 3.11" in r.stderr
 
 

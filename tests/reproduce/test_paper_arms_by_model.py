@@ -2,6 +2,7 @@
 Program-Solve, Open-book arithmetic and the Extract-Solve library for Mistral-7B and Phi-3.5-mini (the paper's
 "Other checkpoints" rows); ARMS=every gives every model every paper arm; named arms apply to every model. The
 plan's counts and time, and the shard plan's units, follow the same per-model sets."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -10,8 +11,13 @@ from pathlib import Path
 import pytest
 
 from harness.arms.registry import ARMS, paper_arms
-from harness.reproduce.config import (OTHER_CHECKPOINT_ARMS, ReproduceConfig, ReproduceError, model_arm_names,
-                                      resolve_arms)
+from harness.reproduce.config import (
+    OTHER_CHECKPOINT_ARMS,
+    ReproduceConfig,
+    ReproduceError,
+    model_arm_names,
+    resolve_arms,
+)
 from harness.reproduce.plan import build_plan, format_plan
 from harness.reproduce.shard import build_shard_plan
 
@@ -20,20 +26,31 @@ PAPER_MODEL_ARMS = {n for n in paper_arms() if ARMS[n].needs_model}
 
 def test_all_means_the_paper_arms_of_each_model():
     assert model_arm_names(["all"], "qwen2.5-7b") == PAPER_MODEL_ARMS
-    assert model_arm_names(["all"], "mistral-7b") == set(OTHER_CHECKPOINT_ARMS) == {"program-solve", "open-book",
-                                                                                    "extract-lib"}
+    assert (
+        model_arm_names(["all"], "mistral-7b")
+        == set(OTHER_CHECKPOINT_ARMS)
+        == {"program-solve", "open-book", "extract-lib"}
+    )
     assert model_arm_names(["all"], "phi-3.5-mini") == set(OTHER_CHECKPOINT_ARMS)
-    assert model_arm_names(["all"], "rehearsal-alpha") == PAPER_MODEL_ARMS          # unlisted models: every arm
+    assert model_arm_names(["all"], "rehearsal-alpha") == PAPER_MODEL_ARMS  # unlisted models: every arm
     assert model_arm_names(["every"], "mistral-7b") == PAPER_MODEL_ARMS
-    assert model_arm_names(["blind"], "mistral-7b") == {"blind"}                   # named arms: for every model
-    assert {a.name for a in resolve_arms(["all"], "mistral-7b")} >= {"gold-lib"}   # model-free arms stay
+    assert model_arm_names(["blind"], "mistral-7b") == {"blind"}  # named arms: for every model
+    assert {a.name for a in resolve_arms(["all"], "mistral-7b")} >= {"gold-lib"}  # model-free arms stay
     with pytest.raises(ReproduceError, match="unknown arm.*'every'"):
         resolve_arms(["no-such-arm"])
 
 
 def _plan(**kw):
-    cfg = ReproduceConfig(**{"launcher": "vllm", "models": ["all"], "seeds": [42, 43, 44, 45, 46],
-                             "dataset": "verified", "out": Path("/nonexistent"), **kw})
+    cfg = ReproduceConfig(
+        **{
+            "launcher": "vllm",
+            "models": ["all"],
+            "seeds": [42, 43, 44, 45, 46],
+            "dataset": "verified",
+            "out": Path("/nonexistent"),
+            **kw,
+        }
+    )
     return build_plan(cfg)
 
 
@@ -58,8 +75,9 @@ def test_plan_counts_each_model_over_its_own_arms():
 
 
 def test_shard_plan_gives_each_model_its_own_arms():
-    cfg = ReproduceConfig(launcher="vllm", models=["qwen2.5-7b", "mistral-7b"], seeds=[42], dataset="verified",
-                          out=Path("/nonexistent"))
+    cfg = ReproduceConfig(
+        launcher="vllm", models=["qwen2.5-7b", "mistral-7b"], seeds=[42], dataset="verified", out=Path("/nonexistent")
+    )
     plan = build_shard_plan(cfg, 4, stand_in=True)
     arms = Counter()
     for sh in plan.shards:

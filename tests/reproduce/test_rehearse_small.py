@@ -3,6 +3,7 @@ rehearsal models x 19 arms x 2 seeds, half the small size's cases and the same p
 through `harness serve reproduce` (the pipeline `make reproduce` runs) and the container executor,
 stats/tables/figures/report/checksums/verify, the kill-and-resume rerun and fault injection; the report's fields and
 keys (those of the committed small report), and that a real result set refuses the synthetic records."""
+
 from __future__ import annotations
 
 import json
@@ -24,9 +25,26 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 def small_rehearsal(tmp_path_factory, container_backend, shared_data_dir):
     out = tmp_path_factory.mktemp("rehearsal")
     bench = out / "pipeline.json"
-    proc = subprocess.run([sys.executable, "-m", "bench", "rehearse", "--size", "small", "--per-calculator", "1",
-                           "--out", str(out / "run"),
-                           "--bench", str(bench)], cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "rehearse",
+            "--size",
+            "small",
+            "--per-calculator",
+            "1",
+            "--out",
+            str(out / "run"),
+            "--bench",
+            str(bench),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return out / "run", json.loads(bench.read_text())
 
@@ -35,13 +53,23 @@ def test_report_fields(small_rehearsal):
     _, r = small_rehearsal
     assert r["synthetic"] is True and r["size"] == "custom (1 per calculator, seeds 42-43)"
     run = r["run"]
-    for f in ("requests", "programs", "program_requests_per_s", "other_requests_per_s", "harness_cpu_s_per_request",
-              "harness_peak_rss_bytes", "result_bytes", "executor_programs_per_s"):
+    for f in (
+        "requests",
+        "programs",
+        "program_requests_per_s",
+        "other_requests_per_s",
+        "harness_cpu_s_per_request",
+        "harness_peak_rss_bytes",
+        "result_bytes",
+        "executor_programs_per_s",
+    ):
         assert isinstance(run[f], (int, float)) and run[f] > 0, f
     # the run's own rate beside the arms' rates; the arms' busy seconds share the run's wall, never exceed it
     assert run["requests_per_s"] == pytest.approx(run["requests"] / run["wall_s"], rel=0.01)
     assert run["program_arms_busy_s"] + run["other_arms_busy_s"] <= run["wall_s"] * 1.01
-    assert run["program_requests_per_s"] == pytest.approx(run["program_requests"] / run["program_arms_busy_s"], rel=0.01)
+    assert run["program_requests_per_s"] == pytest.approx(
+        run["program_requests"] / run["program_arms_busy_s"], rel=0.01
+    )
     for s in ("run", "stats", "tables", "figures", "report", "verify"):
         assert r["stages"][s]["wall_s"] > 0
         assert r["stages"][s].get("returncode", 0) == 0, s
@@ -59,11 +87,18 @@ def test_report_keys_are_the_committed_reports(small_rehearsal):
     rehearsal moved into bench/ and onto the reproduce pipeline), and the ones issue 43 added: the request order
     that ran, the run's own request rate, the busy seconds the per-arm rates divide by."""
     from tests.bench.test_report_keys import key_paths
+
     _, r = small_rehearsal
     old = json.loads((ROOT / "docs" / "bench-rehearse-small-aiohttp.json").read_text())
     skip = ("run.per_arm", "faults.by_kind", "resume.comparison", "resume.attempts", "config.rehearsal_set")
-    added = {"config.order", "run.order", "run.requests_per_s", "run.program_arms_busy_s", "run.other_arms_busy_s",
-             "run.rates_note"}
+    added = {
+        "config.order",
+        "run.order",
+        "run.requests_per_s",
+        "run.program_arms_busy_s",
+        "run.other_arms_busy_s",
+        "run.rates_note",
+    }
     assert key_paths(r, 3, skip) == key_paths(old, 3, skip) | added
     assert r["run"]["order"] == r["config"]["order"] == "case-major"
     assert all({"busy_s", "requests_per_busy_s"} <= set(v) for v in r["run"]["per_arm"].values())
@@ -107,6 +142,18 @@ def test_rehearsal_output_is_labelled_and_never_mixes_with_real_results(small_re
     target = mixed / real[0].parts[-3] / real[0].parts[-2] / real[0].name
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(real[0], target)
-    proc = subprocess.run([str(ROOT / ".venv" / "bin" / "harness"), "verify", "--results", str(mixed), "--sums",
-                           str(out.parent / "none.txt"), "--skip-tables"], capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [
+            str(ROOT / ".venv" / "bin" / "harness"),
+            "verify",
+            "--results",
+            str(mixed),
+            "--sums",
+            str(out.parent / "none.txt"),
+            "--skip-tables",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.returncode == 1 and "SYNTHETIC" in proc.stderr and "real and synthetic" in proc.stderr

@@ -1,11 +1,12 @@
 """The CPU demo's case rule on the real bundled slice: the shortest note of each calculator,
 calculators round-robin over the categories (checked against a computation from the CSV itself)."""
+
 from __future__ import annotations
 
 import csv
 
-from harness.run.case_selection import spread_across_calculators
 from harness.data.dataset import load_dataset
+from harness.run.case_selection import spread_across_calculators
 from tests.conftest import ROOT
 
 

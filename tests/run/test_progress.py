@@ -2,6 +2,7 @@
 model client's activity (requests in flight, tokens received), arm start/end lines; and `harness run` piped
 against a slow scripted FAKE model server (harness.model.rehearsal.server.ScriptedServer) keeps talking while a reply
 is awaited."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,11 +16,12 @@ import time
 from pathlib import Path
 
 from harness.model.client import ModelClient
+from harness.model.rehearsal.server import ScriptedServer
+from harness.model.rehearsal.sources import SCRIPTED_MODEL
+from harness.model.rehearsal.sources import chat_completion as completion
 from harness.run.progress import LineProgress, activity_text, duration
 from harness.run.runner import make_progress
 from tests.conftest import ROOT
-from harness.model.rehearsal.server import ScriptedServer
-from harness.model.rehearsal.sources import SCRIPTED_MODEL, chat_completion as completion
 
 
 class Clock:
@@ -36,7 +38,7 @@ def test_lines_come_every_interval_with_done_rate_and_eta():
     p.start(timer=False)
     p.add_task("program-solve seed 42", total=1100, completed=100)
     p.add_task("program-solve seed 43", total=1100)
-    for _ in range(30):            # 30 records in 30 s: no line before the interval
+    for _ in range(30):  # 30 records in 30 s: no line before the interval
         clock.t += 1
         p.advance(0)
     assert out.getvalue() == ""
@@ -46,7 +48,7 @@ def test_lines_come_every_interval_with_done_rate_and_eta():
     lines = out.getvalue().splitlines()
     assert lines == ["progress: 160/2,200 records (7.3%; 100 resumed), 1.00 records/s, ETA 34m 00s, elapsed 1m 00s"]
     clock.t += 5
-    p.stop()                       # a closing line when the run ends
+    p.stop()  # a closing line when the run ends
     assert out.getvalue().splitlines()[-1].startswith("progress: 160/2,200 records")
 
 
@@ -55,7 +57,7 @@ def test_durations_read_at_a_glance():
 
 
 def test_not_on_a_terminal_the_runner_writes_lines_not_a_bar():
-    assert isinstance(make_progress(True), LineProgress)      # pytest captures stdout: not a terminal
+    assert isinstance(make_progress(True), LineProgress)  # pytest captures stdout: not a terminal
     assert make_progress(False) is None
 
 
@@ -63,8 +65,11 @@ def test_the_timer_writes_lines_while_nothing_completes():
     """No record finishes, no advance() is called: the timer thread alone keeps writing, and each line carries
     the model client's counters."""
     out = io.StringIO()
-    p = LineProgress(interval_s=0.1, stream=out, activity=lambda: {"in_flight": 1, "oldest_in_flight_s": 75.0,
-                                                                    "replies": 3, "completion_tokens": 1234})
+    p = LineProgress(
+        interval_s=0.1,
+        stream=out,
+        activity=lambda: {"in_flight": 1, "oldest_in_flight_s": 75.0, "replies": 3, "completion_tokens": 1234},
+    )
     p.add_task("program-solve seed 42", total=8)
     p.start()
     time.sleep(0.55)
@@ -72,17 +77,24 @@ def test_the_timer_writes_lines_while_nothing_completes():
     lines = out.getvalue().splitlines()
     assert len(lines) >= 4, lines
     assert all(line.startswith("progress: 0/8 records") for line in lines)
-    assert lines[0].endswith("; model: 1 request in flight (oldest 1m 15s), 3 replies, 1,234 completion tokens received")
+    assert lines[0].endswith(
+        "; model: 1 request in flight (oldest 1m 15s), 3 replies, 1,234 completion tokens received"
+    )
 
 
 def test_activity_text_says_idle_and_cache_hits_plainly():
     assert activity_text(None) == ""
-    assert activity_text({"in_flight": 0, "oldest_in_flight_s": None, "replies": 1, "completion_tokens": 7,
-                          "cache_hits": 2}) == "; model: 0 requests in flight, 1 reply, 2 from the cache, 7 completion tokens received"
+    assert (
+        activity_text(
+            {"in_flight": 0, "oldest_in_flight_s": None, "replies": 1, "completion_tokens": 7, "cache_hits": 2}
+        )
+        == "; model: 0 requests in flight, 1 reply, 2 from the cache, 7 completion tokens received"
+    )
 
 
 def test_interval_must_be_positive():
     import pytest
+
     with pytest.raises(ValueError, match="progress interval must be > 0"):
         LineProgress(interval_s=0)
 
@@ -94,8 +106,9 @@ def test_client_counts_requests_in_flight_and_tokens_received_slow_fake_server()
 
     async def scenario(url):
         async with ModelClient(url, "scripted-model", profile="plain") as client:
-            task = asyncio.ensure_future(client.chat([{"role": "user", "content": "2+2?"}], temperature=0,
-                                                     max_tokens=8))
+            task = asyncio.ensure_future(
+                client.chat([{"role": "user", "content": "2+2?"}], temperature=0, max_tokens=8)
+            )
             await asyncio.sleep(0.4)
             seen.append(client.activity())
             await task
@@ -105,8 +118,7 @@ def test_client_counts_requests_in_flight_and_tokens_received_slow_fake_server()
         asyncio.run(scenario(srv.url))
     waiting, done = seen
     assert waiting["in_flight"] == 1 and waiting["oldest_in_flight_s"] >= 0.3 and waiting["replies"] == 0
-    assert done == {"in_flight": 0, "oldest_in_flight_s": None, "replies": 1, "completion_tokens": 37,
-                    "cache_hits": 0}
+    assert done == {"in_flight": 0, "oldest_in_flight_s": None, "replies": 1, "completion_tokens": 37, "cache_hits": 0}
 
 
 def test_piped_run_keeps_talking_while_a_slow_reply_is_awaited_slow_fake_server(tmp_path):
@@ -117,14 +129,40 @@ def test_piped_run_keeps_talking_while_a_slow_reply_is_awaited_slow_fake_server(
     replies = [(200, completion("Final answer: 4", completion_tokens=11), 2.5) for _ in range(2)]
     with ScriptedServer(replies) as srv:
         proc = subprocess.Popen(
-            [str(Path(sys.executable).parent / "harness"), "run", "--arm", "open-book", "--dataset", "bundled-test",
-             "--limit", "2", "--seeds", "42", "--base-url", srv.url, "--model", SCRIPTED_MODEL,
-             "--server-profile", "plain", "--executor-backend", "process", "--out", str(tmp_path / "res"),
-             "--progress-interval", "0.5"],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
+            [
+                str(Path(sys.executable).parent / "harness"),
+                "run",
+                "--arm",
+                "open-book",
+                "--dataset",
+                "bundled-test",
+                "--limit",
+                "2",
+                "--seeds",
+                "42",
+                "--base-url",
+                srv.url,
+                "--model",
+                SCRIPTED_MODEL,
+                "--server-profile",
+                "plain",
+                "--executor-backend",
+                "process",
+                "--out",
+                str(tmp_path / "res"),
+                "--progress-interval",
+                "0.5",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "COLUMNS": "200"},
+        )
         stamped: list[tuple[float, str]] = []
-        reader = threading.Thread(target=lambda: stamped.extend((time.monotonic(), line.rstrip("\n"))
-                                                                for line in proc.stderr))
+        reader = threading.Thread(
+            target=lambda: stamped.extend((time.monotonic(), line.rstrip("\n")) for line in proc.stderr)
+        )
         reader.start()
         stdout = proc.stdout.read()
         proc.wait(timeout=120)
@@ -135,11 +173,12 @@ def test_piped_run_keeps_talking_while_a_slow_reply_is_awaited_slow_fake_server(
     end = next(i for i, t in enumerate(text) if t.startswith("arm open-book: done in"))
     timed = [t for t in text[start:end] if t.startswith("progress: ")]
     assert any(t.startswith("progress: 0/2 records") and "1 request in flight" in t for t in timed), text
-    assert any(t.startswith("progress: 1/2 records") and "1 reply, 11 completion tokens received" in t
-               for t in timed), text
-    assert len(timed) >= 6, text                      # about 5 s of waiting at one line per 0.5 s
+    assert any(
+        t.startswith("progress: 1/2 records") and "1 reply, 11 completion tokens received" in t for t in timed
+    ), text
+    assert len(timed) >= 6, text  # about 5 s of waiting at one line per 0.5 s
     assert text[end].endswith("(answered 2)") or "answered 2" in text[end]
-    times = [s for s, t in stamped[start:end + 1]]
+    times = [s for s, t in stamped[start : end + 1]]
     assert max(b - a for a, b in itertools.pairwise(times)) < 2.0, stamped
 
 

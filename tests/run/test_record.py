@@ -1,6 +1,7 @@
 """The typed results record (harness.run.record): the runner builds every record through it, the store checks
 its required fields, the committed result sets are of the current schema, and the executor's typed result
 reaches the solvers (Context.execute) without a detour through a dict."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,18 +12,27 @@ import pytest
 from executor.api import Executor
 from executor.result import ExecResult
 from harness.arms.registry import get_arm
-from harness.arms.spec import ArmConfig
 from harness.arms.solvers.base import Context, InfraError
+from harness.arms.spec import ArmConfig
 from harness.data.dataset import load_dataset
-from harness.run.record import RECORD_FIELDS, RECORD_SCHEMA, REQUIRED_FIELDS, Record, RecordError
 from harness.run.manifest import RunManifest, read_manifests
+from harness.run.record import RECORD_FIELDS, RECORD_SCHEMA, REQUIRED_FIELDS, Record, RecordError
 from harness.run.store import iter_result_files, read_result_file
 from tests.conftest import ROOT
 
 
 def test_from_dict_round_trips_and_names_what_is_wrong():
-    rec = Record(key="k", model="library", arm="gold-lib", seed=42, case_id="2-1", calculator_id=2,
-                 outcome="answered", correct=True, scorer="paper")
+    rec = Record(
+        key="k",
+        model="library",
+        arm="gold-lib",
+        seed=42,
+        case_id="2-1",
+        calculator_id=2,
+        outcome="answered",
+        correct=True,
+        scorer="paper",
+    )
     d = rec.to_dict()
     assert tuple(d) == RECORD_FIELDS and d["record_schema"] == RECORD_SCHEMA and d["request"] == []
     assert Record.from_dict(json.loads(json.dumps(d))) == rec
@@ -32,8 +42,17 @@ def test_from_dict_round_trips_and_names_what_is_wrong():
         Record.from_dict({k: v for k, v in d.items() if k != "record_schema"})
     with pytest.raises(RecordError, match="unknown record field"):
         Record.from_dict({**d, "extra": 1})
-    assert REQUIRED_FIELDS == ("key", "model", "arm", "seed", "case_id", "calculator_id", "outcome", "correct",
-                               "scorer")
+    assert REQUIRED_FIELDS == (
+        "key",
+        "model",
+        "arm",
+        "seed",
+        "case_id",
+        "calculator_id",
+        "outcome",
+        "correct",
+        "scorer",
+    )
 
 
 @pytest.mark.parametrize("result_set", ["results/gold-solve", "results/cpu-demo"])

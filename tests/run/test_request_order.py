@@ -3,6 +3,7 @@ run writes: the same slice run arm-major and case-major against the scripted FAK
 (harness.model.rehearsal.server.ScriptedServer, answering each prompt by its content) with the real runner and the
 real executor (process backend) gives records identical by content, byte-identical tables, the same response-cache
 keys and entries, and the same requests, in another order."""
+
 from __future__ import annotations
 
 import asyncio
@@ -64,10 +65,21 @@ def _run(tmp: Path, order: str, srv: ScriptedServer) -> tuple[Path, list[dict]]:
     out = tmp / order
     arms = [ARMS[n] for n in ARM_NAMES]
     before = len(srv.requests)
-    target = ModelTarget(base_url=srv.url, model=SCRIPTED_MODEL, server_profile="plain",
-                         cache_dir=out / ".cache" / "responses")
-    request = RunRequest.build(arms, ds, cases, SEEDS, out_dir=out, target=target, executor_backend="process",
-                               concurrency=3, progress=False, order=order)
+    target = ModelTarget(
+        base_url=srv.url, model=SCRIPTED_MODEL, server_profile="plain", cache_dir=out / ".cache" / "responses"
+    )
+    request = RunRequest.build(
+        arms,
+        ds,
+        cases,
+        SEEDS,
+        out_dir=out,
+        target=target,
+        executor_backend="process",
+        concurrency=3,
+        progress=False,
+        order=order,
+    )
     asyncio.run(run_session(request))
     build_all(out, out / "tables", draws=200)
     return out, list(srv.requests[before:])
@@ -87,7 +99,7 @@ def test_both_orders_write_the_same_records_tables_and_cache(tmp_path):
         (a, sent_a), (b, sent_b) = (_run(tmp_path, o, srv) for o in (ARM_MAJOR, CASE_MAJOR))
 
     # the server saw the same requests, in another order
-    canon = lambda body: json.dumps(body, sort_keys=True)      # noqa: E731
+    canon = lambda body: json.dumps(body, sort_keys=True)  # noqa: E731
     assert sorted(map(canon, sent_a)) == sorted(map(canon, sent_b))
     assert list(map(canon, sent_a)) != list(map(canon, sent_b))
     assert len(sent_a) > 40
@@ -95,7 +107,7 @@ def test_both_orders_write_the_same_records_tables_and_cache(tmp_path):
     # records by content (bench/compare.py: less timing and transport fields), then every table byte for byte
     records_a = canonical_records(a, ignore=("dataset_path",))
     records_b = canonical_records(b, ignore=("dataset_path",))
-    assert len(records_a) == len(ARM_NAMES) * len(SEEDS) * 4 - 2 * len(SEEDS) * 2   # blind-vote, -repair: 2 cases
+    assert len(records_a) == len(ARM_NAMES) * len(SEEDS) * 4 - 2 * len(SEEDS) * 2  # blind-vote, -repair: 2 cases
     assert records_a == records_b
     tables_a = {p.relative_to(a / "tables"): p.read_bytes() for p in (a / "tables").rglob("*") if p.is_file()}
     tables_b = {p.relative_to(b / "tables"): p.read_bytes() for p in (b / "tables").rglob("*") if p.is_file()}
@@ -117,12 +129,14 @@ def test_case_major_sends_a_case_whole_before_the_next_and_keeps_each_units_item
     (phase,) = phases(units, CASE_MAJOR)
     first = [c.case_id for c in case_order(cases, SEEDS[0])]
     seen = [it.case.case_id for it in phase.items]
-    assert [c for i, c in enumerate(seen) if i == 0 or seen[i - 1] != c] == first     # one run of items per case
+    assert [c for i, c in enumerate(seen) if i == 0 or seen[i - 1] != c] == first  # one run of items per case
     one_case = [(units[it.unit].arm.name, units[it.unit].seed) for it in phase.items if it.case.case_id == first[0]]
     assert one_case == [(u.arm.name, u.seed) for u in units if any(c.case_id == first[0] for c, _ in u.todo)]
     by_arm = phases(units, ARM_MAJOR)
     assert [len(p.units) for p in by_arm] == [len(SEEDS)] * len(ARM_NAMES)
-    assert sorted((it.unit, it.key) for p in by_arm for it in p.items) == sorted((it.unit, it.key) for it in phase.items)
+    assert sorted((it.unit, it.key) for p in by_arm for it in p.items) == sorted(
+        (it.unit, it.key) for it in phase.items
+    )
     # arm-major: seed after seed within an arm, each seed's cases in its own order
     p0 = by_arm[0]
     assert [it.case.case_id for it in p0.items] == [c.case_id for s in SEEDS for c in case_order(cases, s)]

@@ -1,6 +1,7 @@
 """A RunSpec without a convention (a library caller's) solves under the dataset's own, as `harness run` does:
 on the bundled v1.0 slice Gold-Solve is right on every library row; forced to `exact`, the v1.0 rows whose gold
 was computed with v1.0's stepwise conversions (calculators 13 and 44 here) come out wrong."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
 """Results store: durable appends, torn-line recovery, resume without duplicates, export."""
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,19 @@ import pandas as pd
 import pytest
 
 from harness.run.record import RECORD_FIELDS, REQUIRED_FIELDS
-from harness.run.store import (ResultStore, StoreError, TornLineWarning, export_results, iter_located_records,
-                           load_records, read_result_file, record_key, results_path)
+from harness.run.store import (
+    ResultStore,
+    StoreError,
+    TornLineWarning,
+    export_results,
+    iter_located_records,
+    read_result_file,
+    record_key,
+    results_path,
+)
 from tests.records import record
 
-WRITER = r'''
+WRITER = r"""
 import sys, time
 from harness.run.store import ResultStore, record_key
 path, n, delay = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
@@ -31,7 +40,7 @@ for i in range(n):
                   "outcome": "answered", "correct": i % 2 == 0, "scorer": "paper", "replies": ["x" * 2000],
                   "record_schema": 2})
     time.sleep(delay)
-'''
+"""
 
 
 def make_record(i: int, **extra) -> dict:
@@ -107,11 +116,14 @@ def test_record_without_required_fields_is_refused(tmp_path):
     assert not (tmp_path / "seed1.jsonl").exists() or (tmp_path / "seed1.jsonl").read_text() == ""
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"record_schema": 1}, "record schema 1, this kit reads schema 2"),
-    ({"note": "x"}, "unknown record field"),
-    ({"calculator_id": "2"}, r"record field\(s\) of the wrong type: calculator_id \(str, not int\)"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"record_schema": 1}, "record schema 1, this kit reads schema 2"),
+        ({"note": "x"}, "unknown record field"),
+        ({"calculator_id": "2"}, r"record field\(s\) of the wrong type: calculator_id \(str, not int\)"),
+    ],
+)
 def test_every_line_read_is_a_record_of_this_schema(tmp_path, change, message):
     """The store checks every line through Record.from_dict: a bad line is one error naming file and line,
     whoever reads it (resume, verify, analysis)."""
@@ -147,8 +159,11 @@ def test_export_parquet_and_csv_round_trip(tmp_path):
     for arm in ("open-book", "program-solve"):
         store = ResultStore(results_path(root, "m", arm, 42))
         for i in range(5):
-            store.append(make_record(i, arm=arm, key=record_key(arm=arm, i=i), answer=[4, 2],
-                                     tokens={"prompt": 10, "completion": 3}))
+            store.append(
+                make_record(
+                    i, arm=arm, key=record_key(arm=arm, i=i), answer=[4, 2], tokens={"prompt": 10, "completion": 3}
+                )
+            )
     pq = export_results(root, tmp_path / "all.parquet")
     csv = export_results(root, tmp_path / "all.csv")
     a, b = pd.read_parquet(pq), pd.read_csv(csv)
@@ -162,6 +177,7 @@ def test_export_parquet_and_csv_round_trip(tmp_path):
 def test_results_location_is_results_path_read_back(tmp_path):
     """The layout is built in one place (results_path) and read back in one place (results_location)."""
     from harness.run.store import ResultsLocation, results_location, results_path
+
     path = results_path(tmp_path, "Qwen/Qwen2.5-7B-Instruct", "open-book", 46)
     assert results_location(path) == ResultsLocation(tmp_path, "Qwen_Qwen2.5-7B-Instruct", "open-book", 46)
     for bad in ("seed.jsonl", "seedx.jsonl", "seed4.json", "seed-1.jsonl"):

@@ -1,5 +1,6 @@
 """Batched fsync in the results store: a SIGKILLed writer loses nothing it appended, a torn last line is
 still cut on reopen, resume skips exactly the written keys, and sync/close really fsync."""
+
 from __future__ import annotations
 
 import os
@@ -15,9 +16,19 @@ from harness.run.store import ResultStore, TornLineWarning
 
 
 def _rec(i: int) -> dict:
-    return {"key": f"k{i}", "model": "m", "arm": "a", "seed": 1, "case_id": f"2-{i}", "calculator_id": 2,
-            "outcome": "answered", "correct": True, "scorer": "paper", "reason": "x" * (i % 50),
-            "record_schema": 2}
+    return {
+        "key": f"k{i}",
+        "model": "m",
+        "arm": "a",
+        "seed": 1,
+        "case_id": f"2-{i}",
+        "calculator_id": 2,
+        "outcome": "answered",
+        "correct": True,
+        "scorer": "paper",
+        "reason": "x" * (i % 50),
+        "record_schema": 2,
+    }
 
 
 def test_sigkilled_writer_loses_no_appended_record(tmp_path):
@@ -46,11 +57,11 @@ def test_torn_tail_after_batched_appends_is_cut_and_resume_continues(tmp_path):
         for i in range(100):
             s.append(_rec(i))
     with open(path, "ab") as fh:
-        fh.write(b'{"key": "k100", "model": "m", "ar')       # a write cut by a crash
+        fh.write(b'{"key": "k100", "model": "m", "ar')  # a write cut by a crash
     with pytest.warns(TornLineWarning):
         s2 = ResultStore(path, sync_every=64)
     assert len(s2.records) == 100
-    assert not s2.append(_rec(5))                      # done keys are skipped, never duplicated
+    assert not s2.append(_rec(5))  # done keys are skipped, never duplicated
     assert s2.append(_rec(100))
     s2.close()
     with warnings.catch_warnings():
@@ -66,14 +77,14 @@ def test_sync_policy_counts_and_close_syncs(tmp_path, monkeypatch):
     s = ResultStore(tmp_path / "f.jsonl", sync_every=4, sync_interval_s=None)
     for i in range(10):
         s.append(_rec(i))
-    assert len(synced) == 2                            # after records 4 and 8
+    assert len(synced) == 2  # after records 4 and 8
     s.close()
-    assert len(synced) == 3                            # the last 2 on close
+    assert len(synced) == 3  # the last 2 on close
     s.close()
-    assert len(synced) == 3                            # nothing pending: no fsync
+    assert len(synced) == 3  # nothing pending: no fsync
     default = ResultStore(tmp_path / "g.jsonl")
     default.append(_rec(1))
-    assert len(synced) == 4                            # the default still syncs every record
+    assert len(synced) == 4  # the default still syncs every record
     default.close()
     with pytest.raises(ValueError):
         ResultStore(tmp_path / "h.jsonl", sync_every=0)

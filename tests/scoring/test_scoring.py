@@ -1,5 +1,6 @@
 """Scoring: the reply corpus (exact expected outcomes for both scorers), the parsing rules of the
 paper scorer, typed values, and the errors for cases that cannot be scored."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -53,7 +54,8 @@ CORPUS_CASES = [(e, name) for e in ENTRIES for name in sorted(e["expected"])]
 
 
 @pytest.mark.parametrize(
-    "entry, scorer", CORPUS_CASES,
+    "entry, scorer",
+    CORPUS_CASES,
     ids=[f"{ENTRIES.index(e) + 1}-{name}:{e['rule'][:40]}" for e, name in CORPUS_CASES],
 )
 def test_corpus_expected_outcome(entry, scorer):
@@ -93,10 +95,27 @@ def test_final_answer_text(reply, text, rule):
 @pytest.mark.parametrize(
     "text, value",
     [
-        ("25.2 mL/min", 25.2), ("-0.4", -0.4), ("\u22120.4", -0.4), ("+3", 3.0), ("1,234,567.5", 1234567.5),
-        ("1,2345", 1.0), ("4,5", 4.0), ("3/4", 3.0), (".5", 0.5), ("1.2e3", 1200.0), ("1.2E-3", 0.0012),
-        ("1.2 x 10^3", 1200.0), ("5×10^-2", 0.05), ("12.5%", 12.5), ("70kg", 70.0), ("CKD-EPI 2021", 2021.0),
-        ("3-4", 3.0), ("approx. 24.", 24.0), ("1e999", None), ("none", None), ("", None),
+        ("25.2 mL/min", 25.2),
+        ("-0.4", -0.4),
+        ("\u22120.4", -0.4),
+        ("+3", 3.0),
+        ("1,234,567.5", 1234567.5),
+        ("1,2345", 1.0),
+        ("4,5", 4.0),
+        ("3/4", 3.0),
+        (".5", 0.5),
+        ("1.2e3", 1200.0),
+        ("1.2E-3", 0.0012),
+        ("1.2 x 10^3", 1200.0),
+        ("5×10^-2", 0.05),
+        ("12.5%", 12.5),
+        ("70kg", 70.0),
+        ("CKD-EPI 2021", 2021.0),
+        ("3-4", 3.0),
+        ("approx. 24.", 24.0),
+        ("1e999", None),
+        ("none", None),
+        ("", None),
     ],
 )
 def test_first_number(text, value):
@@ -106,11 +125,18 @@ def test_first_number(text, value):
 @pytest.mark.parametrize(
     "text, value",
     [
-        ("01/09/2007", dt.date(2007, 1, 9)), ("1/9/2007.", dt.date(2007, 1, 9)), ("2007-01-09", dt.date(2007, 1, 9)),
-        ("12-31-2020", dt.date(2020, 12, 31)), ("September 5, 2021", dt.date(2021, 9, 5)),
-        ("sept. 5th 2021", dt.date(2021, 9, 5)), ("5 Sep 2021", dt.date(2021, 9, 5)),
-        ("02/30/2021 or 03/01/2021", dt.date(2021, 3, 1)), ("25/12/2021", None), ("1/9/07", None),
-        ("May 2021", None), ("2021-13-01", None),
+        ("01/09/2007", dt.date(2007, 1, 9)),
+        ("1/9/2007.", dt.date(2007, 1, 9)),
+        ("2007-01-09", dt.date(2007, 1, 9)),
+        ("12-31-2020", dt.date(2020, 12, 31)),
+        ("September 5, 2021", dt.date(2021, 9, 5)),
+        ("sept. 5th 2021", dt.date(2021, 9, 5)),
+        ("5 Sep 2021", dt.date(2021, 9, 5)),
+        ("02/30/2021 or 03/01/2021", dt.date(2021, 3, 1)),
+        ("25/12/2021", None),
+        ("1/9/07", None),
+        ("May 2021", None),
+        ("2021-13-01", None),
     ],
 )
 def test_first_date(text, value):
@@ -120,10 +146,21 @@ def test_first_date(text, value):
 @pytest.mark.parametrize(
     "text, value",
     [
-        ("(4, 2)", (4, 2)), ("[4,2]", (4, 2)), ("('4 weeks', '2 days')", (4, 2)), ("4 weeks and 2 days", (4, 2)),
-        ("4 wks 2 d", (4, 2)), ("4w2d", (4, 2)), ("34+3", (34, 3)), ("4 weeks 9 days", (5, 2)),
-        ("4 weeks", (4, 0)), ("30 days", (4, 2)), ("4, 2", (4, 2)), ("4.5 weeks", None), ("unknown", None),
-        ("about 4 weeks (4 weeks and 2 days)", (4, 2)), ("(4 weeks and 2 days) about 4 weeks", (4, 2)),
+        ("(4, 2)", (4, 2)),
+        ("[4,2]", (4, 2)),
+        ("('4 weeks', '2 days')", (4, 2)),
+        ("4 weeks and 2 days", (4, 2)),
+        ("4 wks 2 d", (4, 2)),
+        ("4w2d", (4, 2)),
+        ("34+3", (34, 3)),
+        ("4 weeks 9 days", (5, 2)),
+        ("4 weeks", (4, 0)),
+        ("30 days", (4, 2)),
+        ("4, 2", (4, 2)),
+        ("4.5 weeks", None),
+        ("unknown", None),
+        ("about 4 weeks (4 weeks and 2 days)", (4, 2)),
+        ("(4 weeks and 2 days) about 4 weeks", (4, 2)),
     ],
 )
 def test_first_weeks_days(text, value):
@@ -237,8 +274,12 @@ def test_case_like_objects_and_mappings():
         case_id: str = "2-1"
 
     assert score_reply("Final answer: 25", FakeCase()).correct
-    record = {"output_type": "decimal", "calculator_id": 2, "case_id": "2-1",
-              "gold": {"answer": "25.238", "lower": "23.9761", "upper": "26.4999"}}
+    record = {
+        "output_type": "decimal",
+        "calculator_id": 2,
+        "case_id": "2-1",
+        "gold": {"answer": "25.238", "lower": "23.9761", "upper": "26.4999"},
+    }
     assert score_reply('{"answer": "25"}', record, "medcalc").correct
     both = score_all(record, reply_text='{"answer": "25.9 mL/min"}')
     assert {k: v.correct for k, v in both.items()} == {"paper": True, "medcalc": True, "medcalc_line": True}
@@ -252,7 +293,11 @@ def test_score_json_forms():
     s = score_value("2007-01-09", "date", DUE)
     assert s.parsed_json() == "2007-01-09"
     assert score_value((3, 4), "weeks_days", GEST).to_dict() == {
-        "correct": True, "parsed": [3, 4], "reason": "correct: (3, 4) == gold (3, 4)", "scorer": "paper"}
+        "correct": True,
+        "parsed": [3, 4],
+        "reason": "correct: (3, 4) == gold (3, 4)",
+        "scorer": "paper",
+    }
 
 
 @pytest.mark.parametrize(
@@ -305,8 +350,16 @@ def test_medcalc_reason_shows_official_answer():
 
 
 @pytest.mark.parametrize(
-    "expr", ["9**9**9**9", "(9**9999)**9999", "pow(7, 10**7)", "1 << 10**9", "'a' * 10**10", "[0] * 10**10",
-             "'%999999999d' % 1"],
+    "expr",
+    [
+        "9**9**9**9",
+        "(9**9999)**9999",
+        "pow(7, 10**7)",
+        "1 << 10**9",
+        "'a' * 10**10",
+        "[0] * 10**10",
+        "'%999999999d' % 1",
+    ],
 )
 def test_medcalc_expression_evaluation_is_bounded(expr):
     t0 = time.monotonic()

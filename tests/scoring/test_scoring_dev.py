@@ -1,6 +1,7 @@
 """Scoring over every row of the MedCalc-Bench v1.0 dev slice: the gold answer, written as a model
 would write it, scores correct under both scorers; a value just outside the benchmark interval (or
 the next day, or one more day of gestation) scores wrong; typed gold values score correct."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -102,7 +103,9 @@ def test_paper_integers_are_exact(dev_cases):
 def test_paper_parsed_equals_gold_value(dev_cases):
     for case in dev_cases:
         s = score_reply(f"Final answer: {case.gold_answer}", case)
-        assert s.parsed == (tuple(case.gold_value) if case.output_type == "weeks_days" else case.gold_value), case.case_id
+        assert s.parsed == (tuple(case.gold_value) if case.output_type == "weeks_days" else case.gold_value), (
+            case.case_id
+        )
 
 
 @pytest.mark.parametrize("scorer", sorted(SCORERS))

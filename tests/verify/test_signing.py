@@ -2,6 +2,7 @@
 ed25519, `harness verify --signed-by` checks the signature, every signed digest and the provenance against the set's
 manifests, naming the first thing that differs; the committed sets are signed with the key checksums/allowed_signers
 names."""
+
 from __future__ import annotations
 
 import base64
@@ -33,8 +34,9 @@ def signed_set(tmp_path):
     file, allowed-signers file)."""
     root = tmp_path / "root"
     result_set = root / "gold-solve"
-    shutil.copytree(REPO_ROOT / "results" / "gold-solve", result_set,
-                    ignore=shutil.ignore_patterns(".cache", SIGNATURE_FILE))
+    shutil.copytree(
+        REPO_ROOT / "results" / "gold-solve", result_set, ignore=shutil.ignore_patterns(".cache", SIGNATURE_FILE)
+    )
     write_own_sums(result_set)
     key = tmp_path / "keys" / "id_ed25519"
     pub, _ = generate(key, "tester")
@@ -50,15 +52,19 @@ def _verify(root: Path, allowed: Path):
 
 def test_pae_is_the_spec_encoding():
     # the worked example of DSSE's protocol.md
-    assert dsse.pae("http://example.com/HelloWorld", b"hello world") == \
-        b"DSSEv1 29 http://example.com/HelloWorld 11 hello world"
-    assert dsse.pae("t", "é".encode()) == "DSSEv1 1 t 2 é".encode()     # lengths in bytes, not characters
+    assert (
+        dsse.pae("http://example.com/HelloWorld", b"hello world")
+        == b"DSSEv1 29 http://example.com/HelloWorld 11 hello world"
+    )
+    assert dsse.pae("t", "é".encode()) == "DSSEv1 1 t 2 é".encode()  # lengths in bytes, not characters
 
 
 def test_a_signed_set_verifies_and_names_its_signer(signed_set):
     result_set, _, allowed = signed_set
     note = check_signed(result_set, read_allowed_signers(allowed))
-    assert note.startswith(f"signature: {result_set}: 28 files and the provenance of 1 run(s) signed by tester (SHA256:")
+    assert note.startswith(
+        f"signature: {result_set}: 28 files and the provenance of 1 run(s) signed by tester (SHA256:"
+    )
     envelope = json.loads((result_set / SIGNATURE_FILE).read_text())
     assert envelope["payloadType"] == "application/vnd.in-toto+json"
     payload = json.loads(base64.b64decode(envelope["payload"]))
@@ -79,16 +85,18 @@ def test_an_edited_record_with_rewritten_sums_is_refused_naming_the_record(signe
     record_file = result_set / "library" / "gold-lib" / "seed42.jsonl"
     lines = record_file.read_text().splitlines(keepends=True)
     record = json.loads(lines[0])
-    record["latency_ms"] = (record["latency_ms"] or 0) + 1          # a field no rescoring recomputes
+    record["latency_ms"] = (record["latency_ms"] or 0) + 1  # a field no rescoring recomputes
     lines[0] = json.dumps(record) + "\n"
     record_file.write_text("".join(lines))
-    write_own_sums(result_set)                                        # the sums agree with the edit
+    write_own_sums(result_set)  # the sums agree with the edit
     r = _verify(result_set.parent, allowed)
     assert r.exit_code == 1, r.output
     problems = [line for line in r.output.splitlines() if line.startswith(("SIGNATURE", "CHANGED", "RESCORE"))]
-    assert problems == [f"SIGNATURE {result_set}/library/gold-lib/seed42.jsonl: sha256 "
-                        f"{problems[0].split('sha256 ')[1][:16]}... differs from the signed "
-                        f"{problems[0].split('the signed ')[1][:16]}... (changed after signing)"], r.output
+    assert problems == [
+        f"SIGNATURE {result_set}/library/gold-lib/seed42.jsonl: sha256 "
+        f"{problems[0].split('sha256 ')[1][:16]}... differs from the signed "
+        f"{problems[0].split('the signed ')[1][:16]}... (changed after signing)"
+    ], r.output
 
 
 def test_a_file_added_or_removed_after_signing_is_named(signed_set):
@@ -110,8 +118,11 @@ def test_provenance_that_disagrees_with_the_manifests_is_named_by_field(signed_s
     forged["predicate"]["runs"][0]["model"]["revision"] = "abc123"
     payload = json.dumps(forged).encode()
     (result_set / SIGNATURE_FILE).write_text(dsse.dumps(dsse.sign(payload, load_private_key(key))))
-    with pytest.raises(ProvenanceError, match=r"provenance differs from its manifests: predicate\.runs\[0\]\.model\."
-                                              r"revision: signed 'abc123', the manifests say None"):
+    with pytest.raises(
+        ProvenanceError,
+        match=r"provenance differs from its manifests: predicate\.runs\[0\]\.model\."
+        r"revision: signed 'abc123', the manifests say None",
+    ):
         check_signed(result_set, read_allowed_signers(allowed))
 
 
@@ -145,15 +156,19 @@ def test_a_researchers_openssh_key_signs_and_ssh_keygen_agrees_on_its_fingerprin
     r = CliRunner().invoke(main, ["sign", str(result_set), "--key", str(key)])
     assert r.exit_code == 0, r.output
     note = check_signed(result_set, read_allowed_signers(allowed))
-    ssh_fp = subprocess.run(["ssh-keygen", "-l", "-f", f"{key}.pub"], capture_output=True, text=True,
-                            check=True).stdout.split()[1]
+    ssh_fp = subprocess.run(
+        ["ssh-keygen", "-l", "-f", f"{key}.pub"], capture_output=True, text=True, check=True
+    ).stdout.split()[1]
     assert f"signed by me@lab ({ssh_fp}, " in note
 
 
 def test_keys_other_than_ed25519_and_keys_in_the_checkout_are_refused(tmp_path):
     rsa_key = tmp_path / "id_rsa"
-    rsa_key.write_bytes(rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()))
+    rsa_key.write_bytes(
+        rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()
+        )
+    )
     with pytest.raises(SigningKeyError, match=r"id_rsa: a RSA key; result sets are signed with ed25519 only"):
         load_private_key(rsa_key)
     allowed = tmp_path / "allowed"
@@ -167,7 +182,7 @@ def test_keys_other_than_ed25519_and_keys_in_the_checkout_are_refused(tmp_path):
     assert key.stat().st_mode & 0o777 == 0o600
     with pytest.raises(SigningKeyError, match="never overwrites"):
         generate(key, "x")
-    Ed25519PrivateKey.generate()     # (the library the kit signs with)
+    Ed25519PrivateKey.generate()  # (the library the kit signs with)
 
 
 @pytest.mark.parametrize("result_set", COMMITTED_SETS, ids=[p.name for p in COMMITTED_SETS])
@@ -177,7 +192,7 @@ def test_the_committed_sets_are_signed_by_the_committed_key(result_set):
     note = check_signed(result_set, read_allowed_signers(ALLOWED))
     assert "signed by mathsolver-kit-results" in note
     listed = read_sums(COMMITTED_SUMS)
-    assert f"results/{result_set.name}/{SIGNATURE_FILE}" not in listed   # it signs the sums' files; none lists it
+    assert f"results/{result_set.name}/{SIGNATURE_FILE}" not in listed  # it signs the sums' files; none lists it
 
 
 def test_a_set_whose_files_differ_from_its_sums_is_not_signed(signed_set):

@@ -1,6 +1,7 @@
 """`harness verify` on a real Gold-Solve result set (bundled rows, no model): checksums name missing,
 changed and unlisted files; rescoring names the file and line of a stored score that no longer
 reproduces; tables re-derive byte for byte. Every failure exits non-zero."""
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,18 @@ def run(*args):
 @pytest.fixture
 def result_root(tmp_path):
     root = tmp_path / "results"
-    res = run("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42,43", "--out", root / "gold", "--no-progress")
+    res = run(
+        "run",
+        "--arm",
+        "gold-lib",
+        "--dataset",
+        "bundled-test",
+        "--seeds",
+        "42,43",
+        "--out",
+        root / "gold",
+        "--no-progress",
+    )
     assert res.exit_code == 0, res.output
     assert run("tables", "--results", root / "gold", "--out", root / "gold" / "tables").exit_code == 0
     sums = tmp_path / "results.sha256"
@@ -43,7 +55,10 @@ def test_one_byte_change_missing_and_unlisted_files_are_named(result_root):
     bad = run("verify", "--results", root, "--sums", sums, "--skip-tables")
     assert bad.exit_code == 1
     assert "CHANGED  results/gold/library/gold-lib/seed42.jsonl" in bad.output
-    assert "seed42.jsonl: ignoring an incomplete last line (a committed file must end with a complete record)" in bad.output
+    assert (
+        "seed42.jsonl: ignoring an incomplete last line (a committed file must end with a complete record)"
+        in bad.output
+    )
 
     (root / "gold" / "library" / "gold-lib" / "seed43.jsonl").unlink()
     (root / "gold" / "extra.csv").write_text("x\n")
@@ -88,8 +103,8 @@ def test_verify_without_sums_is_a_clear_error(result_root, tmp_path):
 def test_the_committed_result_sets_verify_and_a_one_byte_change_in_a_copy_is_named(tmp_path):
     """The real committed results (CPU demo with the real model, Gold-Solve) pass `harness verify`;
     a copy with one byte changed fails naming that file."""
-    from harness.core.sums import COMMITTED_SUMS
     from harness.core.paths import REPO_ROOT as ROOT
+    from harness.core.sums import COMMITTED_SUMS
 
     committed = ROOT / "results"
     assert (committed / "cpu-demo").is_dir() and (committed / "gold-solve").is_dir()
@@ -121,13 +136,25 @@ def test_a_users_roots_beside_the_committed_sets_verify_against_their_own_checks
     results = tmp_path / "results"
     shutil.copytree(ROOT / "results" / "gold-solve", results / "gold-solve", ignore=shutil.ignore_patterns(".*"))
     for name in ("reproduce", "my-run"):
-        res = run("run", "--arm", "gold-lib", "--dataset", "bundled-test", "--seeds", "42", "--limit", "5",
-                  "--out", results / name, "--no-progress")
+        res = run(
+            "run",
+            "--arm",
+            "gold-lib",
+            "--dataset",
+            "bundled-test",
+            "--seeds",
+            "42",
+            "--limit",
+            "5",
+            "--out",
+            results / name,
+            "--no-progress",
+        )
         assert res.exit_code == 0, res.output
-        assert (results / name / "SHA256SUMS").is_file()        # `harness run` leaves its root's sums
+        assert (results / name / "SHA256SUMS").is_file()  # `harness run` leaves its root's sums
     shutil.copytree(results / "my-run", results / "no-sums", ignore=shutil.ignore_patterns("SHA256SUMS"))
-    (results / "reproduce" / "stats.json").write_text("{}\n")   # a later output...
-    assert run("checksums", "update", "--results", results / "reproduce").exit_code == 0   # ... recorded on demand
+    (results / "reproduce" / "stats.json").write_text("{}\n")  # a later output...
+    assert run("checksums", "update", "--results", results / "reproduce").exit_code == 0  # ... recorded on demand
 
     ok = run("verify", "--results", results, "--skip-tables")
     assert ok.exit_code == 0, ok.output

@@ -21,12 +21,12 @@ word to a user who has just run the paper's setting. It is built from one analys
 * `render`, `figure`: comparison.md, the CSVs, the report's section and the figure, led by one plain sentence per
   model.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.analysis.results_analysis import Analysis, analyse
 from harness.analysis.comparison import render
 from harness.analysis.comparison.claims import claim_rows
 from harness.analysis.comparison.context import Context, DatasetKind, same_model
@@ -35,12 +35,21 @@ from harness.analysis.comparison.numbers import number_rows
 from harness.analysis.comparison.per_case import PaperCasesError, per_case_rows, read_paper_cases
 from harness.analysis.comparison.settings import RunSettings, identity_rows, ledger_rows
 from harness.analysis.comparison.values import paper_checkpoints, paper_values
+from harness.analysis.results_analysis import Analysis, analyse
 from harness.analysis.stats.arrays import ResultsError
 from harness.model.rehearsal.labels import MODEL_FREE
 from harness.run.manifest import ManifestError, ManifestFile, RunManifest, read_manifests
 
-__all__ = ["ComparisonFiles", "IntegrityError", "PaperCasesError", "compare", "compare_root", "comparison_html",
-           "write_comparison", "Comparison"]
+__all__ = [
+    "Comparison",
+    "ComparisonFiles",
+    "IntegrityError",
+    "PaperCasesError",
+    "compare",
+    "compare_root",
+    "comparison_html",
+    "write_comparison",
+]
 
 
 @dataclass
@@ -58,8 +67,9 @@ class Comparison:
     integrity: Integrity | None = None
 
 
-def compare(an: Analysis, manifests: list[ManifestFile | RunManifest], paper_cases=None,
-            integrity: Integrity | None = None) -> Comparison:
+def compare(
+    an: Analysis, manifests: list[ManifestFile | RunManifest], paper_cases=None, integrity: Integrity | None = None
+) -> Comparison:
     """The comparison of one analysis (its run manifests; `paper_cases`: a directory of the paper's per-case
     files, or None; `integrity`: its files against their sums, checked here from the analysis's root when not
     given)."""
@@ -70,9 +80,12 @@ def compare(an: Analysis, manifests: list[ManifestFile | RunManifest], paper_cas
     numbers = number_rows(ctx, claims)
     cases = per_case_rows(ctx, read_paper_cases(paper_cases)) if paper_cases is not None else None
     models = [m for m in an.data.models if m != MODEL_FREE]
-    ledger = identity_rows([(m, any(same_model(m, p) for p in paper_checkpoints())) for m in models],
-                           ctx.kind.label, ctx.kind.kind == "verified" and ctx.kind.reason(False) is None,
-                           ctx.draws) + ledger_rows(ctx.settings, sorted(ctx.looked_at, key=str))
+    ledger = identity_rows(
+        [(m, any(same_model(m, p) for p in paper_checkpoints())) for m in models],
+        ctx.kind.label,
+        ctx.kind.kind == "verified" and ctx.kind.reason(False) is None,
+        ctx.draws,
+    ) + ledger_rows(ctx.settings, sorted(ctx.looked_at, key=str))
     readers: dict[str, list[str]] = {}
     for c in paper_values()["claims"]:
         for ref in (c["check"].get("evidence") or {}).values():
@@ -81,8 +94,9 @@ def compare(an: Analysis, manifests: list[ManifestFile | RunManifest], paper_cas
                     readers.setdefault(r.split("#")[0], [])
                     if c["id"] not in readers[r.split("#")[0]]:
                         readers[r.split("#")[0]].append(c["id"].removeprefix("claim:"))
-    return Comparison(ctx.kind, render.headline_sentences(claims, numbers), claims, numbers, cases, ledger, readers,
-                      integrity)
+    return Comparison(
+        ctx.kind, render.headline_sentences(claims, numbers), claims, numbers, cases, ledger, readers, integrity
+    )
 
 
 @dataclass
@@ -92,8 +106,9 @@ class ComparisonFiles(Comparison):
     figure: Path | None = None
 
 
-def compare_root(results_dir, out_dir, *, draws: int, seed: int, dataset: str | None = None, paper_cases=None,
-                 figure: bool = True) -> ComparisonFiles:
+def compare_root(
+    results_dir, out_dir, *, draws: int, seed: int, dataset: str | None = None, paper_cases=None, figure: bool = True
+) -> ComparisonFiles:
     """`harness compare`: integrity first (IntegrityError: sums that cannot be read), then one read of every
     results file (its sha256 from the integrity check), the run manifests, the comparison written to `out_dir`. A
     file the readers refuse (ResultsError, ManifestError) is named, and said to have changed after it was written
@@ -119,8 +134,14 @@ def _named_file(message: str) -> Path | None:
     return None
 
 
-def write_comparison(an: Analysis, out_dir, manifests: list[ManifestFile | RunManifest], paper_cases=None,
-                     integrity: Integrity | None = None, figure: bool = True) -> ComparisonFiles:
+def write_comparison(
+    an: Analysis,
+    out_dir,
+    manifests: list[ManifestFile | RunManifest],
+    paper_cases=None,
+    integrity: Integrity | None = None,
+    figure: bool = True,
+) -> ComparisonFiles:
     """comparison.md, comparison.csv (numbers), comparison-claims.csv, comparison-ledger.csv, comparison-cases.csv
     (with per-case files) and comparison.png (unless `figure` is False) under `out_dir`."""
     from harness.analysis.comparison.figure import comparison_figure
@@ -129,8 +150,11 @@ def write_comparison(an: Analysis, out_dir, manifests: list[ManifestFile | RunMa
     out.mkdir(parents=True, exist_ok=True)
     c = compare(an, manifests, paper_cases, integrity)
     files = ComparisonFiles(**c.__dict__, markdown=out / "comparison.md", paths=[])
-    texts = {"comparison.csv": render.numbers_csv(c.numbers), "comparison-claims.csv": render.claims_csv(c.claims),
-             "comparison-ledger.csv": render.ledger_csv(c.ledger)}
+    texts = {
+        "comparison.csv": render.numbers_csv(c.numbers),
+        "comparison-claims.csv": render.claims_csv(c.claims),
+        "comparison-ledger.csv": render.ledger_csv(c.ledger),
+    }
     if c.cases is not None:
         texts["comparison-cases.csv"] = render.cases_csv(c.cases)
     for name, text in texts.items():
@@ -139,7 +163,7 @@ def write_comparison(an: Analysis, out_dir, manifests: list[ManifestFile | RunMa
     files.figure = comparison_figure(c.numbers, c.sentences, out / "comparison.png") if figure else None
     for name, made in (("comparison-cases.csv", c.cases is not None), ("comparison.png", files.figure is not None)):
         if not made and (out / name).exists():
-            (out / name).unlink()   # a rerun must not leave an earlier run's file behind
+            (out / name).unlink()  # a rerun must not leave an earlier run's file behind
     files.markdown.write_text(render.markdown(files), encoding="utf-8")
     files.paths = [files.markdown, *files.paths] + ([files.figure] if files.figure else [])
     return files

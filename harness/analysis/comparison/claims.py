@@ -40,6 +40,7 @@ Readings the kit makes (stated in each row): "p=0.010" is read as significant at
 which arms the seed-agreement ranges span (table s5's and s19's bodies are not in the source), so only that each
 of the user's members lies in the range is checked, not where its ends fall.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,20 +51,30 @@ from scipy.stats import beta
 from harness.analysis.comparison import ours as stats
 from harness.analysis.comparison import tolerance as tol
 from harness.analysis.comparison.context import MODEL_FREE_ARMS, Context, same_model
-from harness.analysis.comparison.values import claims as paper_claims, number, paper_checkpoints
+from harness.analysis.comparison.values import claims as paper_claims
+from harness.analysis.comparison.values import number, paper_checkpoints
 from harness.analysis.stats.families import declared_comparisons
 from harness.analysis.stats.hypothesis_tests import EXACT_MAX_NONZERO, holm
 from harness.model.rehearsal.labels import MODEL_FREE
 
 HELD, NOT_HELD, UNDECIDED, NOT_COMPARABLE, NO_RESULT = (
-    "held", "did not hold", "undecided", "not comparable", "no result")
+    "held",
+    "did not hold",
+    "undecided",
+    "not comparable",
+    "no result",
+)
 CLAIM_VERDICTS = (HELD, NOT_HELD, UNDECIDED, NOT_COMPARABLE, NO_RESULT)
-DECIMALS = 2              # margins and tolerances are shown, and compared, to two decimals (one rounding)
-P_DECIMALS = 4            # p-values to four
-P_LEVEL = 0.05            # "p=0.010" read as significant at the conventional level
-ABOUT = 2.5               # "about 95%": the nearest 5%
-SHORT = {"Qwen2.5-7B-Instruct": "7B", "Qwen2.5-32B-Instruct-AWQ": "32B", "Mistral-7B-Instruct-v0.3": "Mistral-7B",
-         "Phi-3.5-mini-instruct": "Phi-3.5-mini"}
+DECIMALS = 2  # margins and tolerances are shown, and compared, to two decimals (one rounding)
+P_DECIMALS = 4  # p-values to four
+P_LEVEL = 0.05  # "p=0.010" read as significant at the conventional level
+ABOUT = 2.5  # "about 95%": the nearest 5%
+SHORT = {
+    "Qwen2.5-7B-Instruct": "7B",
+    "Qwen2.5-32B-Instruct-AWQ": "32B",
+    "Mistral-7B-Instruct-v0.3": "Mistral-7B",
+    "Phi-3.5-mini-instruct": "Phi-3.5-mini",
+}
 
 
 def _sd(paper_model, st: stats.Stat | None, arms: int) -> float:
@@ -91,21 +102,66 @@ class ClaimRows:
         self.ctx = ctx
         self.rows: list[dict] = []
 
-    def add(self, claim: dict, model: str | None, verdict: str, why: str, paper: str = "", ours: str = "",
-            paper_model: str | None = None, gap=None, lacks=(), margin=None, paper_margin=None, tolerance=None,
-            decimals: int = DECIMALS) -> None:
+    def add(
+        self,
+        claim: dict,
+        model: str | None,
+        verdict: str,
+        why: str,
+        paper: str = "",
+        ours: str = "",
+        paper_model: str | None = None,
+        gap=None,
+        lacks=(),
+        margin=None,
+        paper_margin=None,
+        tolerance=None,
+        decimals: int = DECIMALS,
+    ) -> None:
         chk = claim["check"]
-        self.rows.append({"id": claim["id"], "line": claim["line"], "says": claim["says"],
-                          "headline": bool(claim["headline"]), "kind": chk["kind"],
-                          "paper_model": paper_model if paper_model is not None else chk.get("model") or "",
-                          "model": model or "", "verdict": verdict, "why": why, "paper": paper, "ours": ours,
-                          "gap": gap, "lacks": "; ".join(lacks), "margin": margin, "paper_margin": paper_margin,
-                          "tolerance": tolerance, "decimals": decimals})
+        self.rows.append(
+            {
+                "id": claim["id"],
+                "line": claim["line"],
+                "says": claim["says"],
+                "headline": bool(claim["headline"]),
+                "kind": chk["kind"],
+                "paper_model": paper_model if paper_model is not None else chk.get("model") or "",
+                "model": model or "",
+                "verdict": verdict,
+                "why": why,
+                "paper": paper,
+                "ours": ours,
+                "gap": gap,
+                "lacks": "; ".join(lacks),
+                "margin": margin,
+                "paper_margin": paper_margin,
+                "tolerance": tolerance,
+                "decimals": decimals,
+            }
+        )
 
     # ---- helpers ---------------------------------------------------------------------------------------------
-    def _decide(self, claim, model, margin_user, margin_paper, tolerance, paper_text, ours_text, reasons,
-                paper_model=None, gap=None, said="", lacks=(), rescuable=False, mc=0.0, draws=None, mc_what="",
-                strict=False):
+    def _decide(
+        self,
+        claim,
+        model,
+        margin_user,
+        margin_paper,
+        tolerance,
+        paper_text,
+        ours_text,
+        reasons,
+        paper_model=None,
+        gap=None,
+        said="",
+        lacks=(),
+        rescuable=False,
+        mc=0.0,
+        draws=None,
+        mc_what="",
+        strict=False,
+    ):
         """One claim row from the user's margin (module docstring), every number rounded once to DECIMALS:
         held when the margin is on the claimed side (>= 0) beyond its Monte Carlo band `mc` (1.96 MC SDs); also
         when the paper makes the claim by a hair (its own margin within `tolerance` of zero) and the user's margin
@@ -121,18 +177,29 @@ class ClaimRows:
         on_side = mu > 0 if strict else mu >= 0
         if hair and mu >= mp - t:
             verdict = HELD
-            why = said if on_side else (f"{said}, but the paper makes the claim by a hair: its own margin {mp:.2f} "
-                                        f"and yours {mu:.2f} are within rerun noise (\u00b1{t:.2f}) of each other")
+            why = (
+                said
+                if on_side
+                else (
+                    f"{said}, but the paper makes the claim by a hair: its own margin {mp:.2f} "
+                    f"and yours {mu:.2f} are within rerun noise (\u00b1{t:.2f}) of each other"
+                )
+            )
         elif on_side and (not band or mu > band):
             verdict, why = HELD, said
         elif band and abs(mu) <= band:
             verdict = UNDECIDED
-            why = (f"undecided at {draws:,} {mc_what} (at least {draws_needed(draws, mc / tol.Z95, mu):,} needed): "
-                   f"{said}; your margin {mu:.2f} is within Monte Carlo error (\u00b1{band:.2f}) of zero")
+            why = (
+                f"undecided at {draws:,} {mc_what} (at least {draws_needed(draws, mc / tol.Z95, mu):,} needed): "
+                f"{said}; your margin {mu:.2f} is within Monte Carlo error (\u00b1{band:.2f}) of zero"
+            )
         else:
             verdict = NOT_HELD
-            why = said + (f" (margin {mu:.2f}; the paper's {mp:.2f}, rerun noise \u00b1{t:.2f})" if mp is not None
-                          else f" (margin {mu:.2f})")
+            why = said + (
+                f" (margin {mu:.2f}; the paper's {mp:.2f}, rerun noise \u00b1{t:.2f})"
+                if mp is not None
+                else f" (margin {mu:.2f})"
+            )
         return self._with_lacks(claim, model, verdict, why, paper_text, ours_text, row, rescuable)
 
     def _with_lacks(self, claim, model, verdict, why, paper_text, ours_text, row, rescuable=False):
@@ -154,8 +221,11 @@ class ClaimRows:
         if pairs:
             return pairs
         names = ", ".join(SHORT.get(pm, pm) for pm in paper_models)
-        return [(paper_models[0] if len(paper_models) == 1 else f"one of {names}", m) for m in users
-                if not any(same_model(m, p) for p in paper_checkpoints())]
+        return [
+            (paper_models[0] if len(paper_models) == 1 else f"one of {names}", m)
+            for m in users
+            if not any(same_model(m, p) for p in paper_checkpoints())
+        ]
 
     def _truncations(self, paper_models: list[str]):
         """(paper checkpoint, model, truncation counts, formula arms it ran, those it lacks, reasons) for the
@@ -181,18 +251,38 @@ class ClaimRows:
             if st is None:
                 continue
             reasons = self.ctx.reasons(m, c["model"], (c["solver"], c["reference"]), st, c["subset"])
-            lo, hi = _r(st.lo), _r(st.hi)    # as shown: the numbers the claim is decided on
-            margin_user, margin_paper = _interval_margin(c["expect"], lo, hi), \
-                _interval_margin(c["expect"], plo, phi) if plo is not None else None
+            lo, hi = _r(st.lo), _r(st.hi)  # as shown: the numbers the claim is decided on
+            margin_user, margin_paper = (
+                _interval_margin(c["expect"], lo, hi),
+                _interval_margin(c["expect"], plo, phi) if plo is not None else None,
+            )
             mc = tol.interval_end_sd(st.lo, st.hi, self.ctx.draws) if st.lo is not None else 0.0
             mc_paper = tol.interval_end_sd(plo, phi, tol.paper_draws()) if plo is not None else 0.0
-            t = tol.Z95 * math.sqrt(_sd(c["model"], st, 2) ** 2 + mc ** 2 + mc_paper ** 2)
-            paper_text = (f"{pval:+.2f} [{plo:.2f}, {phi:.2f}]" if plo is not None else
-                          f"{pval:+.2f} (interval not printed)" if pval is not None else "") + f": {c['expect']}"
-            self._decide(claim, m, margin_user, margin_paper, t, paper_text,
-                         f"{st.value:+.2f} [{lo:.2f}, {hi:.2f}], {st.n_text}", reasons, c["model"], key,
-                         f"your interval [{lo:.2f}, {hi:.2f}] {_interval_words(lo, hi)}", mc=tol.Z95 * mc,
-                         draws=self.ctx.draws, mc_what="bootstrap draws", strict=c["expect"] != "crosses zero")
+            t = tol.Z95 * math.sqrt(_sd(c["model"], st, 2) ** 2 + mc**2 + mc_paper**2)
+            paper_text = (
+                f"{pval:+.2f} [{plo:.2f}, {phi:.2f}]"
+                if plo is not None
+                else f"{pval:+.2f} (interval not printed)"
+                if pval is not None
+                else ""
+            ) + f": {c['expect']}"
+            self._decide(
+                claim,
+                m,
+                margin_user,
+                margin_paper,
+                t,
+                paper_text,
+                f"{st.value:+.2f} [{lo:.2f}, {hi:.2f}], {st.n_text}",
+                reasons,
+                c["model"],
+                key,
+                f"your interval [{lo:.2f}, {hi:.2f}] {_interval_words(lo, hi)}",
+                mc=tol.Z95 * mc,
+                draws=self.ctx.draws,
+                mc_what="bootstrap draws",
+                strict=c["expect"] != "crosses zero",
+            )
 
     def sign(self, claim):
         c = claim["check"]
@@ -206,18 +296,31 @@ class ClaimRows:
             reasons = self.ctx.reasons(m, c["model"], (c["solver"], c["reference"]), st, c["subset"])
             t = tol.Z95 * _sd(c["model"], st, 2)
             value = _r(st.value)
-            self._decide(claim, m, want * value, want * pval, t, f"{pval:+.2f} ({c['expect']})",
-                         f"{value:+.2f}, {st.n_text}", reasons, c["model"], key,
-                         f"your point estimate {value:+.2f} is "
-                         f"{'positive' if value > 0 else 'negative' if value < 0 else 'zero'}")
+            self._decide(
+                claim,
+                m,
+                want * value,
+                want * pval,
+                t,
+                f"{pval:+.2f} ({c['expect']})",
+                f"{value:+.2f}, {st.n_text}",
+                reasons,
+                c["model"],
+                key,
+                f"your point estimate {value:+.2f} is "
+                f"{'positive' if value > 0 else 'negative' if value < 0 else 'zero'}",
+            )
 
     def order(self, claim):
         c = claim["check"]
         left_q, rights = c["left"], c["right"]
         ev = c.get("evidence") or {}
         arms = _arms(left_q)
-        chooser = [a for a in arms if a not in MODEL_FREE_ARMS] or \
-            [a for a in _arms(rights[0]) if a not in MODEL_FREE_ARMS] or list(arms)
+        chooser = (
+            [a for a in arms if a not in MODEL_FREE_ARMS]
+            or [a for a in _arms(rights[0]) if a not in MODEL_FREE_ARMS]
+            or list(arms)
+        )
         for m in self._models(c["model"], chooser):
             left = _quantity(self.ctx.an, m, left_q)
             if left is None:
@@ -238,11 +341,22 @@ class ClaimRows:
             right_refs = ev.get("right") or []
             pr = [number(r)["value"] for r in right_refs] if right_refs else None
             pm = (pl - max(pr)) if pl is not None and pr else None
-            paper_text = (f"{pl:.2f} against {max(pr):.2f}" if pm is not None else
-                          f"{pl:.2f}" if pl is not None else "as stated")
-            self._decide(claim, m, margin, pm, t, paper_text, f"{lv:.2f} against {_label(q)} {bv:.2f}",
-                         list(dict.fromkeys(reasons)), c["model"],
-                         said=f"yours is {margin:+.2f} over the largest of the others ({_label(q)})", lacks=lacks)
+            paper_text = (
+                f"{pl:.2f} against {max(pr):.2f}" if pm is not None else f"{pl:.2f}" if pl is not None else "as stated"
+            )
+            self._decide(
+                claim,
+                m,
+                margin,
+                pm,
+                t,
+                paper_text,
+                f"{lv:.2f} against {_label(q)} {bv:.2f}",
+                list(dict.fromkeys(reasons)),
+                c["model"],
+                said=f"yours is {margin:+.2f} over the largest of the others ({_label(q)})",
+                lacks=lacks,
+            )
 
     def within_interval(self, claim):
         c = claim["check"]
@@ -263,11 +377,24 @@ class ClaimRows:
                 parts.append(f"{solver} \u2212 {reference}: {v:+.2f} in [{lo:.2f}, {hi:.2f}]")
             if not parts:
                 continue
-            self._decide(claim, m, worst, None, 0.0, "no headline gap leaves its interval (s10)",
-                         "; ".join(parts), list(dict.fromkeys(reasons)), c["model"],
-                         said="every gap without the replaced calculators lies in your full-set interval"
-                         if worst >= 0 else "a gap without the replaced calculators leaves your full-set interval",
-                         lacks=lacks, mc=band, draws=self.ctx.draws, mc_what="bootstrap draws")
+            self._decide(
+                claim,
+                m,
+                worst,
+                None,
+                0.0,
+                "no headline gap leaves its interval (s10)",
+                "; ".join(parts),
+                list(dict.fromkeys(reasons)),
+                c["model"],
+                said="every gap without the replaced calculators lies in your full-set interval"
+                if worst >= 0
+                else "a gap without the replaced calculators leaves your full-set interval",
+                lacks=lacks,
+                mc=band,
+                draws=self.ctx.draws,
+                mc_what="bootstrap draws",
+            )
 
     def zero(self, claim):
         c = claim["check"]
@@ -278,14 +405,34 @@ class ClaimRows:
                 if st is None:
                     continue
                 reasons = self.ctx.reasons(m, c["model"], (q["arm"],), st, "full")
-                self._decide(claim, m, -float(st.extra["count"]), None, 0.0, "none",
-                             f"{st.extra['count']} of {st.rows:,} rows", reasons, c["model"],
-                             said=f"{st.extra['count']} unanswered rows")
+                self._decide(
+                    claim,
+                    m,
+                    -float(st.extra["count"]),
+                    None,
+                    0.0,
+                    "none",
+                    f"{st.extra['count']} of {st.rows:,} rows",
+                    reasons,
+                    c["model"],
+                    said=f"{st.extra['count']} unanswered rows",
+                )
             return
         for pm, m, tr, ran, lacks, reasons in self._truncations(c["models"]):
-            self._decide(claim, m, -float(tr["correct"]), None, 0.0, "none",
-                         f"{tr['correct']} truncated rows scored correct ({tr['truncated']} of {tr['calls']:,} calls "
-                         f"cut; arms {', '.join(ran)})", reasons, pm, said=f"{tr['correct']} such rows", lacks=lacks)
+            self._decide(
+                claim,
+                m,
+                -float(tr["correct"]),
+                None,
+                0.0,
+                "none",
+                f"{tr['correct']} truncated rows scored correct ({tr['truncated']} of {tr['calls']:,} calls "
+                f"cut; arms {', '.join(ran)})",
+                reasons,
+                pm,
+                said=f"{tr['correct']} such rows",
+                lacks=lacks,
+            )
 
     def equals(self, claim):
         c = claim["check"]
@@ -297,9 +444,18 @@ class ClaimRows:
                 continue
             reasons = self.ctx.reasons(m, None, (q["arm"],), st, q["subset"], construction=True)
             shown = round(st.value, want["digits"])
-            self._decide(claim, MODEL_FREE if q["arm"] in MODEL_FREE_ARMS else m, -abs(shown - want["value"]), None,
-                         0.0, f"{want['value']:.2f}", f"{shown:.2f}, {st.n_text}", reasons, None,
-                         said=f"yours is {shown:.2f}")
+            self._decide(
+                claim,
+                MODEL_FREE if q["arm"] in MODEL_FREE_ARMS else m,
+                -abs(shown - want["value"]),
+                None,
+                0.0,
+                f"{want['value']:.2f}",
+                f"{shown:.2f}, {st.n_text}",
+                reasons,
+                None,
+                said=f"yours is {shown:.2f}",
+            )
 
     def p_value(self, claim):
         """The permutation p of a comparison, Holm within its family, against the paper's bound, in the paper's
@@ -317,40 +473,79 @@ class ClaimRows:
             reasons = self.ctx.reasons(m, c["model"], (c["solver"], c["reference"]), st, "all")
             fam = holm_bounds(self.ctx.an, m, row, self.ctx.draws)
             p = _r(fam["point"], P_DECIMALS)
-            ours = (f"p = {p:.4f} (Holm over {fam['members']} comparison(s) of the '{row['family']}' family; raw "
-                    f"{float(row['perm_p_case']):.4f}; {self.ctx.draws:,} sign flips; gap {_r(st.value):+.2f})")
+            ours = (
+                f"p = {p:.4f} (Holm over {fam['members']} comparison(s) of the '{row['family']}' family; raw "
+                f"{float(row['perm_p_case']):.4f}; {self.ctx.draws:,} sign flips; gap {_r(st.value):+.2f})"
+            )
             # the family members not run are listed only where they could change the verdict (the bounds carry
             # them at 0 and at 1)
-            out = dict(paper_model=c["model"], lacks=fam["lacks"], margin=_r(bound - fam["point"], P_DECIMALS),
-                       decimals=P_DECIMALS)
+            out = dict(
+                paper_model=c["model"],
+                lacks=fam["lacks"],
+                margin=_r(bound - fam["point"], P_DECIMALS),
+                decimals=P_DECIMALS,
+            )
             if reasons:
                 self.add(claim, m, NOT_COMPARABLE, "; ".join(reasons), reading, ours, **out)
                 continue
             value = _r(st.value)
             if want and value * want <= 0:
-                self._with_lacks(claim, m, NOT_HELD, f"your gap {value:+.2f} is not in the paper's direction "
-                                 f"({'negative' if want < 0 else 'positive'}), whatever its p", reading, ours,
-                                 {**out, "lacks": []})
+                self._with_lacks(
+                    claim,
+                    m,
+                    NOT_HELD,
+                    f"your gap {value:+.2f} is not in the paper's direction "
+                    f"({'negative' if want < 0 else 'positive'}), whatever its p",
+                    reading,
+                    ours,
+                    {**out, "lacks": []},
+                )
                 continue
             lo, hi = _r(fam["lower"], P_DECIMALS), _r(fam["upper"], P_DECIMALS)
             if hi < bound:
-                self._with_lacks(claim, m, HELD, f"your p is below {bound:g} (Monte Carlo 95%: {lo:.4f} to "
-                                 f"{hi:.4f})", reading, ours, {**out, "lacks": []})
+                self._with_lacks(
+                    claim,
+                    m,
+                    HELD,
+                    f"your p is below {bound:g} (Monte Carlo 95%: {lo:.4f} to {hi:.4f})",
+                    reading,
+                    ours,
+                    {**out, "lacks": []},
+                )
             elif lo >= bound:
-                self._with_lacks(claim, m, NOT_HELD, f"your p is not below {bound:g} (Monte Carlo 95%: {lo:.4f} to "
-                                 f"{hi:.4f})", reading, ours, {**out, "lacks": []})
+                self._with_lacks(
+                    claim,
+                    m,
+                    NOT_HELD,
+                    f"your p is not below {bound:g} (Monte Carlo 95%: {lo:.4f} to {hi:.4f})",
+                    reading,
+                    ours,
+                    {**out, "lacks": []},
+                )
             elif fam["lacks"] and not (fam["point_upper"] < bound or fam["point_lower"] >= bound):
-                self.add(claim, m, NOT_COMPARABLE, f"these results lack {'; '.join(fam['lacks'])}: Holm over the "
-                         f"family with them could give {_r(fam['point_lower'], P_DECIMALS):.4f} to "
-                         f"{_r(fam['point_upper'], P_DECIMALS):.4f} against {bound:g}", reading, ours, **out)
+                self.add(
+                    claim,
+                    m,
+                    NOT_COMPARABLE,
+                    f"these results lack {'; '.join(fam['lacks'])}: Holm over the "
+                    f"family with them could give {_r(fam['point_lower'], P_DECIMALS):.4f} to "
+                    f"{_r(fam['point_upper'], P_DECIMALS):.4f} against {bound:g}",
+                    reading,
+                    ours,
+                    **out,
+                )
             else:
                 need = flips_needed(fam, bound, self.ctx.draws)
                 floor = fam["floor"]
-                why = (f"undecided at {self.ctx.draws:,} sign flips (at least {need:,} needed): your p {p:.4f} has "
-                       f"Monte Carlo 95% interval {lo:.4f} to {hi:.4f} around {bound:g}")
+                why = (
+                    f"undecided at {self.ctx.draws:,} sign flips (at least {need:,} needed): your p {p:.4f} has "
+                    f"Monte Carlo 95% interval {lo:.4f} to {hi:.4f} around {bound:g}"
+                )
                 if floor >= bound:
-                    why += (f"; the smallest p {self.ctx.draws:,} flips can give after Holm over "
-                            f"{fam['members'] + len(fam['lacks'])} comparisons is {_r(floor, P_DECIMALS):.4f}")
+                    why += (
+                        f"; the smallest p {self.ctx.draws:,} flips can give after Holm over "
+                        f"{fam['members'] + len(fam['lacks'])} comparisons is {_r(floor, P_DECIMALS):.4f}"
+                    )
                 self.add(claim, m, UNDECIDED, why, reading, ours, **{**out, "lacks": []})
 
     def agreement(self, claim):
@@ -369,10 +564,19 @@ class ClaimRows:
             else:
                 margin = value - (want - 0.05 - allow)
                 paper_text = f"at least {want:g}%"
-            self._decide(claim, m, margin, None, 0.0, paper_text,
-                         f"{value:.2f}% mean pairwise agreement over your seeds {st.n_text} "
-                         f"(binomial allowance \u00b1{allow:.2f})", reasons, c["model"],
-                         said=f"your seeds agree on {value:.2f}%")
+            self._decide(
+                claim,
+                m,
+                margin,
+                None,
+                0.0,
+                paper_text,
+                f"{value:.2f}% mean pairwise agreement over your seeds {st.n_text} "
+                f"(binomial allowance \u00b1{allow:.2f})",
+                reasons,
+                c["model"],
+                said=f"your seeds agree on {value:.2f}%",
+            )
 
     def at_most(self, claim):
         c = claim["check"]
@@ -381,10 +585,21 @@ class ClaimRows:
             allow = _r(tol.binomial_allowance(tr["share"], tr["calls"]))
             share = _r(tr["share"])
             bound = want["value"] + 0.5 * 10 ** -want["digits"] + allow
-            self._decide(claim, m, bound - share, None, 0.0, f"at most {want['value']:g}%",
-                         f"{share:.2f}% ({tr['truncated']} of {tr['calls']:,} calls, arms {', '.join(ran)}; "
-                         f"binomial allowance {allow:.2f})", reasons, pm,
-                         said=f"{share:.2f}% of your calls end at the limit", lacks=lacks, rescuable=True)
+            self._decide(
+                claim,
+                m,
+                bound - share,
+                None,
+                0.0,
+                f"at most {want['value']:g}%",
+                f"{share:.2f}% ({tr['truncated']} of {tr['calls']:,} calls, arms {', '.join(ran)}; "
+                f"binomial allowance {allow:.2f})",
+                reasons,
+                pm,
+                said=f"{share:.2f}% of your calls end at the limit",
+                lacks=lacks,
+                rescuable=True,
+            )
 
     def range(self, claim):
         """A range over checkpoints: with `ends` (its ends are the paper's members'), one row over every
@@ -395,8 +610,8 @@ class ClaimRows:
         rounding = 0.5 * 10 ** -max(lo_n["digits"], hi_n["digits"])
         paper_text = f"{lo_n['value']:g} to {hi_n['value']:g}"
         users = [m for m in self.ctx.an.data.models if m != MODEL_FREE]
-        ours_of = lambda ms: "; ".join(f"{label} {v:.2f}" for label, v, _ in ms)   # noqa: E731
-        groups = []          # (paper checkpoints, model label, members, lacks, reasons)
+        ours_of = lambda ms: "; ".join(f"{label} {v:.2f}" for label, v, _ in ms)  # noqa: E731
+        groups = []  # (paper checkpoints, model label, members, lacks, reasons)
         missing = []
         for pm in c["models"]:
             here = [u for u in users if same_model(u, pm)]
@@ -412,55 +627,116 @@ class ClaimRows:
                 # a model that is none of the paper's checkpoints: its members are shown, never judged
                 other += self._members(c["member"], m, f"one of {names}", reasons, [])
             if other:
-                return self.add(claim, ", ".join(users), NOT_COMPARABLE, "; ".join(dict.fromkeys(reasons)),
-                                paper_text, ours_of(other))
+                return self.add(
+                    claim,
+                    ", ".join(users),
+                    NOT_COMPARABLE,
+                    "; ".join(dict.fromkeys(reasons)),
+                    paper_text,
+                    ours_of(other),
+                )
             return self.add(claim, "", NO_RESULT, "none of the members ran here", paper_text, "")
 
         def beyond(members):
-            return [(label, v, t) for label, v, t in members
-                    if v < lo_n["value"] - rounding - t or v > hi_n["value"] + rounding + t]
+            return [
+                (label, v, t)
+                for label, v, t in members
+                if v < lo_n["value"] - rounding - t or v > hi_n["value"] + rounding + t
+            ]
 
         if not c["ends"]:
             for pm, m, members, lacks, reasons in groups:
                 if not members:
                     continue
                 out = beyond(members)
-                verdict, why = (NOT_HELD, "beyond the range (with its tolerance): " + "; ".join(
-                    f"{label} {v:.2f} (\u00b1{t:.2f})" for label, v, t in out)) if out else (
-                    HELD, "every member lies in the range (with its tolerance); which members the paper's range spans "
-                    "is the kit's reading, so its ends are not compared")
+                verdict, why = (
+                    (
+                        NOT_HELD,
+                        "beyond the range (with its tolerance): "
+                        + "; ".join(f"{label} {v:.2f} (\u00b1{t:.2f})" for label, v, t in out),
+                    )
+                    if out
+                    else (
+                        HELD,
+                        "every member lies in the range (with its tolerance); which members the paper's range spans "
+                        "is the kit's reading, so its ends are not compared",
+                    )
+                )
                 if reasons:
-                    self.add(claim, m, NOT_COMPARABLE, "; ".join(dict.fromkeys(reasons)), paper_text, ours_of(members),
-                             paper_model=pm, lacks=lacks)
+                    self.add(
+                        claim,
+                        m,
+                        NOT_COMPARABLE,
+                        "; ".join(dict.fromkeys(reasons)),
+                        paper_text,
+                        ours_of(members),
+                        paper_model=pm,
+                        lacks=lacks,
+                    )
                 else:
-                    self._with_lacks(claim, m, verdict, why, paper_text, ours_of(members),
-                                     dict(paper_model=pm, gap=None, lacks=lacks, margin=None, paper_margin=None,
-                                          tolerance=None))
+                    self._with_lacks(
+                        claim,
+                        m,
+                        verdict,
+                        why,
+                        paper_text,
+                        ours_of(members),
+                        dict(paper_model=pm, gap=None, lacks=lacks, margin=None, paper_margin=None, tolerance=None),
+                    )
             return
         members = [x for g in groups for x in g[2]]
         lacks = [x for g in groups for x in g[3]] + [f"the {name} checkpoint" for name in missing]
         reasons = [x for g in groups for x in g[4]]
         who = ", ".join(sorted({g[1] for g in groups if g[2]}))
-        row = dict(paper_model=", ".join(c["models"]), gap=None, lacks=lacks, margin=None, paper_margin=None,
-                   tolerance=None)
+        row = dict(
+            paper_model=", ".join(c["models"]), gap=None, lacks=lacks, margin=None, paper_margin=None, tolerance=None
+        )
         if reasons:
-            return self.add(claim, who, NOT_COMPARABLE, "; ".join(dict.fromkeys(reasons)), paper_text,
-                            ours_of(members), **row)
+            return self.add(
+                claim, who, NOT_COMPARABLE, "; ".join(dict.fromkeys(reasons)), paper_text, ours_of(members), **row
+            )
         out = beyond(members)
         if out:
-            return self._with_lacks(claim, who, NOT_HELD, "beyond the range (with its tolerance): " + "; ".join(
-                f"{label} {v:.2f} (\u00b1{t:.2f})" for label, v, t in out), paper_text, ours_of(members), row)
+            return self._with_lacks(
+                claim,
+                who,
+                NOT_HELD,
+                "beyond the range (with its tolerance): "
+                + "; ".join(f"{label} {v:.2f} (\u00b1{t:.2f})" for label, v, t in out),
+                paper_text,
+                ours_of(members),
+                row,
+            )
         (lo_l, lo_v, lo_t), (hi_l, hi_v, hi_t) = min(members, key=lambda x: x[1]), max(members, key=lambda x: x[1])
-        off = [f"low end {lo_v:.2f} ({lo_l}) against {lo_n['value']:g}"
-               for _ in [0] if abs(lo_v - lo_n["value"]) > lo_t + rounding] + \
-              [f"high end {hi_v:.2f} ({hi_l}) against {hi_n['value']:g}"
-               for _ in [0] if abs(hi_v - hi_n["value"]) > hi_t + rounding]
-        if off:   # the ends rest on every checkpoint: a missing one could move them back
-            return self._with_lacks(claim, who, NOT_HELD, "every member in the range, but its ends moved beyond "
-                                    "rerun noise: " + "; ".join(off), paper_text, ours_of(members), row,
-                                    rescuable=True)
-        return self._with_lacks(claim, who, HELD, "every member in the range and both ends within rerun noise",
-                                paper_text, ours_of(members), row)
+        off = [
+            f"low end {lo_v:.2f} ({lo_l}) against {lo_n['value']:g}"
+            for _ in [0]
+            if abs(lo_v - lo_n["value"]) > lo_t + rounding
+        ] + [
+            f"high end {hi_v:.2f} ({hi_l}) against {hi_n['value']:g}"
+            for _ in [0]
+            if abs(hi_v - hi_n["value"]) > hi_t + rounding
+        ]
+        if off:  # the ends rest on every checkpoint: a missing one could move them back
+            return self._with_lacks(
+                claim,
+                who,
+                NOT_HELD,
+                "every member in the range, but its ends moved beyond rerun noise: " + "; ".join(off),
+                paper_text,
+                ours_of(members),
+                row,
+                rescuable=True,
+            )
+        return self._with_lacks(
+            claim,
+            who,
+            HELD,
+            "every member in the range and both ends within rerun noise",
+            paper_text,
+            ours_of(members),
+            row,
+        )
 
     def _members(self, member: dict, m: str, pm: str, reasons: list, lacks: list) -> list[tuple[str, float, float]]:
         """(label, value, tolerance) of each member a model contributes to a range (as shown: two decimals); the
@@ -499,8 +775,11 @@ def _direction(paper_model: str, solver: str, reference: str) -> int | None:
     """The gap's direction the paper reports for a comparison (its sign claim), or None."""
     for c in paper_claims():
         k = c["check"]
-        if k["kind"] == "sign" and (k.get("model"), k.get("solver"), k.get("reference")) == (paper_model, solver,
-                                                                                            reference):
+        if k["kind"] == "sign" and (k.get("model"), k.get("solver"), k.get("reference")) == (
+            paper_model,
+            solver,
+            reference,
+        ):
             return 1 if k["expect"] == "positive" else -1
     return None
 
@@ -534,9 +813,11 @@ def holm_bounds(an, model: str, row: dict, draws: int) -> dict:
     fam = [g for g in an.gaps if g["model"] == model and g["family"] == row["family"]]
     i = next(k for k, g in enumerate(fam) if g is row)
     present = {(g["solver"], g["reference"], g["subset"]) for g in fam}
-    lacks = [f"{c.solver} \u2212 {c.reference}" + ("" if c.subset == "all" else f" ({c.subset})")
-             for c in declared_comparisons(an.data.arms)
-             if c.family == row["family"] and (c.solver, c.reference, c.subset) not in present]
+    lacks = [
+        f"{c.solver} \u2212 {c.reference}" + ("" if c.subset == "all" else f" ({c.subset})")
+        for c in declared_comparisons(an.data.arms)
+        if c.family == row["family"] and (c.solver, c.reference, c.subset) not in present
+    ]
     raw = [float(g["perm_p_case"]) for g in fam]
     ends = [_flip_interval(p, draws, _monte_carlo(an, model, g)) for p, g in zip(raw, fam)]
 
@@ -544,10 +825,17 @@ def holm_bounds(an, model: str, row: dict, draws: int) -> dict:
         return float(holm(np.array(values + [fill] * len(lacks)))[i])
 
     point = float(holm(np.array(raw))[i])
-    return {"point": point, "raw": raw[i], "members": len(fam), "lacks": lacks,
-            "lower": adjusted([e[0] for e in ends], 0.0), "upper": adjusted([e[1] for e in ends], 1.0),
-            "point_lower": adjusted(raw, 0.0), "point_upper": adjusted(raw, 1.0),
-            "floor": (len(fam) + len(lacks)) / (draws + 1)}
+    return {
+        "point": point,
+        "raw": raw[i],
+        "members": len(fam),
+        "lacks": lacks,
+        "lower": adjusted([e[0] for e in ends], 0.0),
+        "upper": adjusted([e[1] for e in ends], 1.0),
+        "point_lower": adjusted(raw, 0.0),
+        "point_upper": adjusted(raw, 1.0),
+        "floor": (len(fam) + len(lacks)) / (draws + 1),
+    }
 
 
 def flips_needed(fam: dict, bound: float, draws: int) -> int:
@@ -558,10 +846,10 @@ def flips_needed(fam: dict, bound: float, draws: int) -> int:
     p = max(fam["raw"], 1e-12)
     if fam["point"] < bound:
         q = bound / max(1.0, fam["point_upper"] / p)
-        need = max(tol.Z95 ** 2 * p * (1 - p) / max(q - p, 1e-12) ** 2, 3.69 / q)
+        need = max(tol.Z95**2 * p * (1 - p) / max(q - p, 1e-12) ** 2, 3.69 / q)
     else:
         q = bound / max(1.0, fam["point_lower"] / p)
-        need = tol.Z95 ** 2 * p * (1 - p) / max(p - q, 1e-12) ** 2
+        need = tol.Z95**2 * p * (1 - p) / max(p - q, 1e-12) ** 2
     return int(math.ceil(max(need, draws + 1) / 1000.0) * 1000)
 
 
@@ -581,7 +869,7 @@ def _interval_margin(expect: str, lo, hi) -> float | None:
         return lo
     if expect == "below zero":
         return -hi
-    return min(-lo, hi)   # crosses zero: both ends on their side
+    return min(-lo, hi)  # crosses zero: both ends on their side
 
 
 def _arms(q: dict) -> tuple[str, ...]:
@@ -609,11 +897,11 @@ def claim_rows(ctx: Context) -> list[dict]:
         getattr(b, claim["check"]["kind"])(claim)
         if len(b.rows) == before:
             b.add(claim, None, NO_RESULT, "nothing in these results to check it with")
-    if ctx.synthetic:   # a synthetic set is compared nowhere, whatever a check found
+    if ctx.synthetic:  # a synthetic set is compared nowhere, whatever a check found
         for r in b.rows:
             if r["verdict"] in (HELD, NOT_HELD, UNDECIDED):
                 r["verdict"], r["why"] = NOT_COMPARABLE, "synthetic (rehearsal records, never a model)"
     return b.rows
 
 
-__all__ = ["claim_rows", "CLAIM_VERDICTS", "HELD", "NOT_HELD", "UNDECIDED", "NOT_COMPARABLE", "NO_RESULT"]
+__all__ = ["CLAIM_VERDICTS", "HELD", "NOT_COMPARABLE", "NOT_HELD", "NO_RESULT", "UNDECIDED", "claim_rows"]

@@ -8,16 +8,17 @@ which holds by construction, also on a balanced Verified split such as the one-s
 behind the number ran in the paper's setting (harness.analysis.comparison.settings); and the number's own cases
 and seeds are the paper's (its subset's 20 cases per calculator at each of seeds 42-46; a gap's paired ones).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.analysis.results_analysis import Analysis
 from harness.analysis.comparison.ours import Stat, expected_cases, subset_calculators
 from harness.analysis.comparison.settings import RunSettings, dataset_revision_problem
 from harness.analysis.comparison.values import cases_per_calculator, paper_checkpoints, paper_seeds
-from harness.data.calculator_ids import CALCULATOR_IDS
+from harness.analysis.results_analysis import Analysis
 from harness.arms.registry import model_free_arms
+from harness.data.calculator_ids import CALCULATOR_IDS
 from harness.data.conventions import KNOWN_DATASETS
 from harness.data.pins import pinned_sha256
 from harness.model.rehearsal.labels import MODEL_FREE, is_synthetic_model
@@ -30,8 +31,10 @@ ONE_SHOT_SHA = next(k.sha256 for k in KNOWN_DATASETS if "one-shot" in k.label)
 # Calculator subsets that are the kit's own reading of the paper (harness/calculators/catalogue.py): the paper names
 # the four replaced calculators (so 'replaced' and 'not_replaced' are its own), but table s9's body (which 12 have
 # another concern, which 39 none) is not in the source, so a number on these two subsets is not on its calculators.
-_AUDIT = ("the kit's audit groups beyond the four replaced calculators are its own reading (the paper's s9 body, "
-          "which names them, is not in the source)")
+_AUDIT = (
+    "the kit's audit groups beyond the four replaced calculators are its own reading (the paper's s9 body, "
+    "which names them, is not in the source)"
+)
 KIT_READING = {s: f"calculator set '{s}': {_AUDIT}" for s in ("no_issue", "other_concern")}
 
 
@@ -111,13 +114,20 @@ class Context:
         # another of the paper's checkpoints never stands in for it
         return [m for m in ran if not any(same_model(m, p) for p in paper_checkpoints())]
 
-    def reasons(self, model: str, paper_model: str | None, arms: tuple[str, ...], stat: Stat | None = None,
-                subset: str = "full", construction: bool = False) -> list[str]:
+    def reasons(
+        self,
+        model: str,
+        paper_model: str | None,
+        arms: tuple[str, ...],
+        stat: Stat | None = None,
+        subset: str = "full",
+        construction: bool = False,
+    ) -> list[str]:
         """Every reason the user's number for (model, arms) on `subset` is not the paper's setting; [] when it is.
         `construction`: a value that holds by construction (the library's 100% on its cases, 40% of a balanced
         set), which any balanced split of the Verified benchmark shows as well as the 1,100 cases do."""
         model_free = all(a in MODEL_FREE_ARMS for a in arms)
-        if self.synthetic:   # compared nowhere; its settings still go to the settings table
+        if self.synthetic:  # compared nowhere; its settings still go to the settings table
             self.looked_at.update((model, arm, None) for arm in arms)
             return [SYNTHETIC]
         out = []
@@ -132,7 +142,9 @@ class Context:
             out += [f"{arm}: {r}" for r in self.settings.reasons(model, arm, own)]
         if subset in KIT_READING:
             out.append(KIT_READING[subset])
-        if stat is not None and not (construction and self.kind.balanced and self.kind.kind in ("verified", "one-shot")):
+        if stat is not None and not (
+            construction and self.kind.balanced and self.kind.kind in ("verified", "one-shot")
+        ):
             out += self.coverage(stat, subset, model_free)
         return list(dict.fromkeys(out))
 
@@ -164,13 +176,18 @@ class Context:
             return []
         parts = []
         if missing:
-            parts.append(f"calculator{'s' * (len(missing) > 1)} {', '.join(map(str, missing[:5]))}"
-                         f"{' ...' if len(missing) > 5 else ''} missing")
+            parts.append(
+                f"calculator{'s' * (len(missing) > 1)} {', '.join(map(str, missing[:5]))}"
+                f"{' ...' if len(missing) > 5 else ''} missing"
+            )
         for c in odd[:3]:
             parts.append(f"calculator {c} has {calcs[c]} cases, the paper {per}")
         if outside:
-            parts.append(f"calculator{'s' * (len(outside) > 1)} {', '.join(map(str, outside[:5]))} not among the "
-                         "paper's")
+            parts.append(
+                f"calculator{'s' * (len(outside) > 1)} {', '.join(map(str, outside[:5]))} not among the paper's"
+            )
         have = len(want) - len(missing)
-        return [f"a subset, not the paper's set: {have} of its {len(want)} calculators{at} ({'; '.join(parts)}; "
-                f"{sum(calcs.values()):,} cases)"]
+        return [
+            f"a subset, not the paper's set: {have} of its {len(want)} calculators{at} ({'; '.join(parts)}; "
+            f"{sum(calcs.values()):,} cases)"
+        ]

@@ -19,6 +19,7 @@ nearest at or above the root; for a committed set, the committed `checksums/resu
 
 The sums are not signed: an edit that rewrites them together with the files is beyond what they can show.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -31,9 +32,12 @@ from harness.run.manifest import MANIFEST_GLOB, SHARD_MANIFEST, ManifestError, m
 from harness.run.store import StoreError, iter_result_files, model_slug, results_location
 
 CHANGED, MISSING, UNLISTED = "changed", "missing", "not listed"
-WHAT = {CHANGED: "its sha256 is not the one {sums} records", MISSING: "listed in {sums}, now missing",
-        UNLISTED: "not in {sums}: added after it was written"}
-FIX = ("`harness checksums update --results {root}` records them right after a run; `make reproduce` writes them")
+WHAT = {
+    CHANGED: "its sha256 is not the one {sums} records",
+    MISSING: "listed in {sums}, now missing",
+    UNLISTED: "not in {sums}: added after it was written",
+}
+FIX = "`harness checksums update --results {root}` records them right after a run; `make reproduce` writes them"
 
 
 class IntegrityError(ValueError):
@@ -42,8 +46,8 @@ class IntegrityError(ValueError):
 
 @dataclass(frozen=True)
 class FileProblem:
-    rel: str          # relative to the results root
-    what: str         # CHANGED | MISSING | UNLISTED
+    rel: str  # relative to the results root
+    what: str  # CHANGED | MISSING | UNLISTED
 
     def text(self, sums: str) -> str:
         return f"changed after it was written: {self.rel} ({WHAT[self.what].format(sums=sums)})"
@@ -54,13 +58,13 @@ class Integrity:
     """The files a comparison reads against the root's sums, and what each problem makes not comparable."""
 
     root: Path
-    sums: Path | None                                   # the sums file read; None: no sums cover the root
-    results: dict[tuple[str, str], list[FileProblem]] = field(default_factory=dict)   # (model dir, arm) -> problems
-    manifests: dict[Path, FileProblem] = field(default_factory=dict)   # a manifest file present -> its problem
-    everything: list[FileProblem] = field(default_factory=list)        # problems that feed every number
-    unread: list[FileProblem] = field(default_factory=list)            # files no number is read from
-    checked: int = 0                                                   # files read and found as written
-    digests: dict[Path, str] = field(default_factory=dict)            # sha256 of each file read (by resolved path)
+    sums: Path | None  # the sums file read; None: no sums cover the root
+    results: dict[tuple[str, str], list[FileProblem]] = field(default_factory=dict)  # (model dir, arm) -> problems
+    manifests: dict[Path, FileProblem] = field(default_factory=dict)  # a manifest file present -> its problem
+    everything: list[FileProblem] = field(default_factory=list)  # problems that feed every number
+    unread: list[FileProblem] = field(default_factory=list)  # files no number is read from
+    checked: int = 0  # files read and found as written
+    digests: dict[Path, str] = field(default_factory=dict)  # sha256 of each file read (by resolved path)
 
     @property
     def sums_name(self) -> str:
@@ -70,8 +74,11 @@ class Integrity:
         """Why no number can be judged for want of sums, or None."""
         if self.sums is not None:
             return None
-        return (f"no {SUMS_FILE} covers {self.root}: nothing shows these files are as written ("
-                + FIX.format(root=self.root) + ")")
+        return (
+            f"no {SUMS_FILE} covers {self.root}: nothing shows these files are as written ("
+            + FIX.format(root=self.root)
+            + ")"
+        )
 
     def problems_for(self, model: str, arm: str, manifests: list[Path]) -> list[str]:
         """Every integrity reason of the stored (model, arm), whose run manifests are `manifests`."""
@@ -88,12 +95,17 @@ class Integrity:
         parts = [f"integrity: {self.checked} files read match {self.sums}"]
         if read:
             shown = ", ".join(f"{p.rel} ({p.what})" for p in sorted(read, key=lambda p: p.rel)[:5])
-            parts.append(f"{len(read)} read file(s) changed after they were written, their numbers not comparable: "
-                         f"{shown}" + ("; ..." if len(read) > 5 else ""))
+            parts.append(
+                f"{len(read)} read file(s) changed after they were written, their numbers not comparable: "
+                f"{shown}" + ("; ..." if len(read) > 5 else "")
+            )
         if self.unread:
             shown = ", ".join(f"{p.rel} ({p.what})" for p in self.unread[:5])
-            parts.append(f"{len(self.unread)} file(s) no number is read from differ ({shown}"
-                         + ("; ..." if len(self.unread) > 5 else "") + "; `harness verify` names every file)")
+            parts.append(
+                f"{len(self.unread)} file(s) no number is read from differ ({shown}"
+                + ("; ..." if len(self.unread) > 5 else "")
+                + "; `harness verify` names every file)"
+            )
         return "; ".join(parts)
 
 
@@ -146,7 +158,7 @@ def check_integrity(root: Path, digests: dict[Path, str] | None = None) -> Integ
             loc = results_location(path)
             out.results.setdefault((loc.model_dir, loc.arm), []).append(FileProblem(rel, MISSING))
         elif path.parent == root and (path.match(MANIFEST_GLOB) or path.name == SHARD_MANIFEST):
-            out.everything.append(FileProblem(rel, MISSING))    # a manifest that is gone: what it covered is unknown
+            out.everything.append(FileProblem(rel, MISSING))  # a manifest that is gone: what it covered is unknown
         else:
             out.unread.append(FileProblem(rel, MISSING))
     for path in covered_files(root):

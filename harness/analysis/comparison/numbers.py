@@ -17,6 +17,7 @@ cases and seeds, its 95% cluster interval, the rerun tolerance (harness.analysis
 One quantity gets one verdict wherever the paper prints it: a gap printed without an interval (the conclusion's
 rounded +7.1) is judged against the interval the paper prints for the same comparison elsewhere (Table 2).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,14 +30,24 @@ from harness.arms.registry import ARMS
 from harness.model.rehearsal.labels import MODEL_FREE
 
 REPRODUCED, CONSISTENT, DISCREPANCY, NOT_COMPARABLE, NO_RESULT = (
-    "reproduced", "consistent", "discrepancy", "not comparable", "no result")
+    "reproduced",
+    "consistent",
+    "discrepancy",
+    "not comparable",
+    "no result",
+)
 VERDICTS = (REPRODUCED, CONSISTENT, DISCREPANCY, NOT_COMPARABLE, NO_RESULT)
 
 # Table 1 and 2 rows (paper wording) -> the kit's arms.
 ROW_ARMS = {
-    "Note only": "note-only", "Page without formula": "page-no-formula", "Open-book arithmetic": "open-book",
-    "Extract-Solve library": "extract-lib", "Gold-Solve library": "gold-lib", "Program-Solve": "program-solve",
-    "+ syntax (exploratory)": "program-solve-syntax", "Blind Program-Solve": "blind",
+    "Note only": "note-only",
+    "Page without formula": "page-no-formula",
+    "Open-book arithmetic": "open-book",
+    "Extract-Solve library": "extract-lib",
+    "Gold-Solve library": "gold-lib",
+    "Program-Solve": "program-solve",
+    "+ syntax (exploratory)": "program-solve-syntax",
+    "Blind Program-Solve": "blind",
 }
 GAP_ROWS = {
     "Program-Solve \u2212 Open-book arithmetic": ("program-solve", "open-book"),
@@ -54,14 +65,22 @@ def _subset(s: str) -> str:
 def printed_interval(paper_model: str | None, solver: str, reference: str, subset: str) -> tuple | None:
     """(lo, hi, line) of the 95% interval the paper prints for this comparison anywhere, or None."""
     for c in paper_values()["cells"]:
-        if c["kind"] == "gap" and "lo" in c and c["model"] == paper_model and \
-                GAP_ROWS.get(c["row"]) == (solver, reference) and _subset(subset) == "all":
+        if (
+            c["kind"] == "gap"
+            and "lo" in c
+            and c["model"] == paper_model
+            and GAP_ROWS.get(c["row"]) == (solver, reference)
+            and _subset(subset) == "all"
+        ):
             return c["lo"], c["hi"], c["line"]
     for t in paper_values()["text_numbers"]:
         names = {n["name"]: n for n in t["numbers"]}
         for spec in t["compare"] or []:
-            if spec["kind"] != "gap" or (spec["model"], spec["solver"], spec["reference"]) != \
-                    (paper_model, solver, reference) or _subset(spec["subset"]) != _subset(subset):
+            if (
+                spec["kind"] != "gap"
+                or (spec["model"], spec["solver"], spec["reference"]) != (paper_model, solver, reference)
+                or _subset(spec["subset"]) != _subset(subset)
+            ):
                 continue
             suffix = {"Qwen2.5-7B-Instruct": "_7b", "Qwen2.5-32B-Instruct-AWQ": "_32b"}.get(paper_model, "")
             for lo, hi in ((f"lo{suffix}", f"hi{suffix}"), ("lo", "hi")):
@@ -110,9 +129,18 @@ def claim_inputs(check: dict) -> set[tuple[str, str | None]]:
     return out
 
 
-def judge(paper: float, digits: int, value: float | None, tolerance: tol.Tolerance, reasons: list[str],
-          paper_ci: tuple | None = None, our_ci: tuple | None = None, signed: bool = False,
-          failed_claims: list[str] = (), clusters: int | None = None) -> tuple[str, str]:
+def judge(
+    paper: float,
+    digits: int,
+    value: float | None,
+    tolerance: tol.Tolerance,
+    reasons: list[str],
+    paper_ci: tuple | None = None,
+    our_ci: tuple | None = None,
+    signed: bool = False,
+    failed_claims: list[str] = (),
+    clusters: int | None = None,
+) -> tuple[str, str]:
     """(verdict, why) of one number; module docstring. The difference and the tolerance are compared as the
     decimals they are shown with (one rounding: tolerance.Tolerance), and a seed spread far above the paper's
     rerun evidence keeps a number from *reproduced* whatever its mean."""
@@ -128,9 +156,12 @@ def judge(paper: float, digits: int, value: float | None, tolerance: tol.Toleran
     beside = f"; {spread.text()}" if spread is not None else ""
     if within and not noisy:
         return REPRODUCED, f"{diff:+.{digits}f}, within rerun noise {tolerance.text()}{beside}"
-    beyond = (f"{diff:+.{digits}f} is within rerun noise {tolerance.text()} on the mean, but {spread.text()}: a "
-              "noisier run than the paper's, not a reproduction" if within else
-              f"{diff:+.{digits}f} is beyond rerun noise {tolerance.text()}{beside}")
+    beyond = (
+        f"{diff:+.{digits}f} is within rerun noise {tolerance.text()} on the mean, but {spread.text()}: a "
+        "noisier run than the paper's, not a reproduction"
+        if within
+        else f"{diff:+.{digits}f} is beyond rerun noise {tolerance.text()}{beside}"
+    )
     if signed and paper != 0 and shown * paper < 0 and abs(paper) > tolerance.rounding:
         return DISCREPANCY, f"sign reversed (the paper's {paper:+.{digits}f}, yours {shown:+.{digits}f}); {beyond}"
     if failed_claims:
@@ -139,19 +170,27 @@ def judge(paper: float, digits: int, value: float | None, tolerance: tol.Toleran
         inside = paper_ci[0] - 1e-9 <= shown <= paper_ci[1] + 1e-9
         where = f"the paper's 95% interval [{paper_ci[0]:.{digits}f}, {paper_ci[1]:.{digits}f}]"
     elif our_ci is not None and our_ci[0] is not None and clusters is not None and clusters < MIN_CLUSTERS:
-        return DISCREPANCY, (f"{beyond}; your 95% cluster interval rests on {clusters} calculator(s), fewer than the "
-                             f"{MIN_CLUSTERS} a cluster bootstrap needs (its ends sit at single calculators): no "
-                             "sampling interval to judge it by")
+        return DISCREPANCY, (
+            f"{beyond}; your 95% cluster interval rests on {clusters} calculator(s), fewer than the "
+            f"{MIN_CLUSTERS} a cluster bootstrap needs (its ends sit at single calculators): no "
+            "sampling interval to judge it by"
+        )
     elif our_ci is not None and our_ci[0] is not None:
-        lo, hi = round(our_ci[0], digits), round(our_ci[1], digits)   # as shown
+        lo, hi = round(our_ci[0], digits), round(our_ci[1], digits)  # as shown
         inside = lo - 1e-9 <= paper <= hi + 1e-9
-        where = (f"your 95% cluster interval [{lo:.{digits}f}, {hi:.{digits}f}] "
-                 f"{'holds' if inside else 'excludes'} the paper's value (the paper prints no interval for it)")
+        where = (
+            f"your 95% cluster interval [{lo:.{digits}f}, {hi:.{digits}f}] "
+            f"{'holds' if inside else 'excludes'} the paper's value (the paper prints no interval for it)"
+        )
     else:
         return DISCREPANCY, f"{beyond}; no sampling interval to judge it by"
     if inside:
-        return CONSISTENT, f"{beyond}: something in the setting differs; within {where}" \
-            if paper_ci is not None else f"{beyond}: something in the setting differs; {where}"
+        return (
+            CONSISTENT,
+            f"{beyond}: something in the setting differs; within {where}"
+            if paper_ci is not None
+            else f"{beyond}: something in the setting differs; {where}",
+        )
     return DISCREPANCY, f"{beyond} and beyond {where}" if paper_ci is not None else f"{beyond}; {where}"
 
 
@@ -159,6 +198,7 @@ def reruns(arms) -> bool:
     """Whether the seeds of these arms are repeated runs of one setting: greedy, single-sample, the worked example
     fixed (the seed never reaches the request, .tex lines 341-343); a hybrid by its stored parts."""
     from harness.analysis.comparison.settings import components
+
     for arm in arms:
         for part in components(arm):
             a = ARMS.get(part)
@@ -175,27 +215,74 @@ class NumberRows:
         self.rows: list[dict] = []
 
     # ---- one row ------------------------------------------------------------------------------------------
-    def add(self, *, source, where, line, what, paper_model, model, unit, paper, digits, stat, tolerance, reasons,
-            key, paper_ci=None, signed=False, failed=(), scale=1.0, sign=1):
+    def add(
+        self,
+        *,
+        source,
+        where,
+        line,
+        what,
+        paper_model,
+        model,
+        unit,
+        paper,
+        digits,
+        stat,
+        tolerance,
+        reasons,
+        key,
+        paper_ci=None,
+        signed=False,
+        failed=(),
+        scale=1.0,
+        sign=1,
+    ):
         value = None if stat is None else sign * stat.value * scale
-        ci = None if stat is None or stat.lo is None else tuple(sorted((sign * stat.lo * scale, sign * stat.hi * scale)))
-        verdict, why = judge(paper, digits, value, tolerance, reasons, paper_ci, ci, signed, list(failed),
-                             None if stat is None else stat.extra.get("clusters"))
+        ci = (
+            None if stat is None or stat.lo is None else tuple(sorted((sign * stat.lo * scale, sign * stat.hi * scale)))
+        )
+        verdict, why = judge(
+            paper,
+            digits,
+            value,
+            tolerance,
+            reasons,
+            paper_ci,
+            ci,
+            signed,
+            list(failed),
+            None if stat is None else stat.extra.get("clusters"),
+        )
         if value is None:
-            tolerance = tol.no_result()     # no result: no tolerance is claimed for it
+            tolerance = tol.no_result()  # no result: no tolerance is claimed for it
         model_free = model is not None and all(a in MODEL_FREE_ARMS for a in key[2])
-        self.rows.append({
-            "source": source, "where": where, "line": line, "what": what,
-            "model": (MODEL_FREE + " (no model)") if model_free else (model or ""), "paper_model": paper_model or "",
-            "unit": unit, "paper": paper, "paper_lo": paper_ci[0] if paper_ci else None,
-            "paper_hi": paper_ci[1] if paper_ci else None, "digits": digits, "ours": value,
-            "ours_lo": ci[0] if ci else None, "ours_hi": ci[1] if ci else None,
-            "n": "" if stat is None else stat.n_text,
-            "difference": None if value is None else round(round(value, digits) - paper, digits) + 0.0,
-            "tolerance": None if value is None else tolerance.half_width, "tolerance_shown": tolerance.shown,
-            "tolerance_source": tolerance.source, "spread": "" if tolerance.spread is None else tolerance.spread.text(),
-            "verdict": verdict, "why": why,
-            "key": "|".join([model or "", key[0], key[1], ", ".join(key[2])])})   # arms by ", ": a hybrid has a +
+        self.rows.append(
+            {
+                "source": source,
+                "where": where,
+                "line": line,
+                "what": what,
+                "model": (MODEL_FREE + " (no model)") if model_free else (model or ""),
+                "paper_model": paper_model or "",
+                "unit": unit,
+                "paper": paper,
+                "paper_lo": paper_ci[0] if paper_ci else None,
+                "paper_hi": paper_ci[1] if paper_ci else None,
+                "digits": digits,
+                "ours": value,
+                "ours_lo": ci[0] if ci else None,
+                "ours_hi": ci[1] if ci else None,
+                "n": "" if stat is None else stat.n_text,
+                "difference": None if value is None else round(round(value, digits) - paper, digits) + 0.0,
+                "tolerance": None if value is None else tolerance.half_width,
+                "tolerance_shown": tolerance.shown,
+                "tolerance_source": tolerance.source,
+                "spread": "" if tolerance.spread is None else tolerance.spread.text(),
+                "verdict": verdict,
+                "why": why,
+                "key": "|".join([model or "", key[0], key[1], ", ".join(key[2])]),
+            }
+        )  # arms by ", ": a hybrid has a +
 
     # ---- kinds ---------------------------------------------------------------------------------------------
     def accuracy(self, source, where, line, what, arm, paper_model, subset, paper, digits, construction=False):
@@ -207,9 +294,22 @@ class NumberRows:
                 t = tol.construction(digits)
             else:
                 t = self._rerun(paper_model, st, digits, 1, (arm,))
-            self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m, unit="%",
-                     paper=paper, digits=digits, stat=st, tolerance=t, reasons=reasons,
-                     key=("accuracy", subset, (arm,)), failed=self.failed_on(m, arm, subset))
+            self.add(
+                source=source,
+                where=where,
+                line=line,
+                what=what,
+                paper_model=paper_model,
+                model=m,
+                unit="%",
+                paper=paper,
+                digits=digits,
+                stat=st,
+                tolerance=t,
+                reasons=reasons,
+                key=("accuracy", subset, (arm,)),
+                failed=self.failed_on(m, arm, subset),
+            )
 
     def gap(self, source, where, line, what, solver, reference, paper_model, subset, paper, digits, sign=1):
         an = self.ctx.an
@@ -220,14 +320,37 @@ class NumberRows:
         for m in self.ctx.models_for(paper_model, (solver, reference)) or [None]:
             st = stats.gap(an, m, solver, reference, subset) if m else None
             reasons = self.ctx.reasons(m, paper_model, (solver, reference), st, subset) if m and st else []
-            t = tol.construction(digits) if {solver, reference} <= set(MODEL_FREE_ARMS) else \
-                self._rerun(paper_model, st, digits, 2, (solver, reference))
-            failed = [c["says"] + f": {c['why']}" for c in self.claims
-                      if c["model"] == m and c["verdict"] == "did not hold" and c.get("gap") ==
-                      (paper_model, solver, reference, _subset(subset))]
-            self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m, unit="pp",
-                     paper=paper, digits=digits, stat=st, tolerance=t, reasons=reasons, paper_ci=paper_ci,
-                     signed=True, failed=failed, sign=sign, key=("gap", _subset(subset), (solver, reference)))
+            t = (
+                tol.construction(digits)
+                if {solver, reference} <= set(MODEL_FREE_ARMS)
+                else self._rerun(paper_model, st, digits, 2, (solver, reference))
+            )
+            failed = [
+                c["says"] + f": {c['why']}"
+                for c in self.claims
+                if c["model"] == m
+                and c["verdict"] == "did not hold"
+                and c.get("gap") == (paper_model, solver, reference, _subset(subset))
+            ]
+            self.add(
+                source=source,
+                where=where,
+                line=line,
+                what=what,
+                paper_model=paper_model,
+                model=m,
+                unit="pp",
+                paper=paper,
+                digits=digits,
+                stat=st,
+                tolerance=t,
+                reasons=reasons,
+                paper_ci=paper_ci,
+                signed=True,
+                failed=failed,
+                sign=sign,
+                key=("gap", _subset(subset), (solver, reference)),
+            )
 
     def share(self, source, where, line, what, arm, paper_model, kind, paper, digits, count=False):
         an = self.ctx.an
@@ -237,40 +360,85 @@ class NumberRows:
             t = self._rerun(paper_model, st, digits if not count else 2, 1, (arm,))
             scale = 1.0
             if count and st is not None:
-                scale = st.rows / 100.0      # the share as a count of rows, its tolerance likewise
+                scale = st.rows / 100.0  # the share as a count of rows, its tolerance likewise
                 raw = (tol.Z95 * t.sd_paper if t.sd_paper is not None else 0.0) * scale
-                t = tol.tolerance(raw + 0.5, t.sd_paper, 0.5, t.source.split(", + ")[0] + f", as rows: \u00d7 "
-                                  f"{st.rows:,} rows / 100, + 0.5 rounding", digits, None)
-            self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m,
-                     unit="rows" if count else "%", paper=paper, digits=digits, stat=st, tolerance=t,
-                     reasons=reasons, scale=scale, key=("count" if count else "share", kind, (arm,)),
-                     failed=self.failed_on(m, arm, "full"))
+                t = tol.tolerance(
+                    raw + 0.5,
+                    t.sd_paper,
+                    0.5,
+                    t.source.split(", + ")[0] + f", as rows: \u00d7 {st.rows:,} rows / 100, + 0.5 rounding",
+                    digits,
+                    None,
+                )
+            self.add(
+                source=source,
+                where=where,
+                line=line,
+                what=what,
+                paper_model=paper_model,
+                model=m,
+                unit="rows" if count else "%",
+                paper=paper,
+                digits=digits,
+                stat=st,
+                tolerance=t,
+                reasons=reasons,
+                scale=scale,
+                key=("count" if count else "share", kind, (arm,)),
+                failed=self.failed_on(m, arm, "full"),
+            )
 
     def route(self, source, where, line, what, arm, paper_model, route, paper, digits):
         an = self.ctx.an
         for m in self.ctx.models_for(paper_model, (arm,)) or [None]:
             st = stats.route_share(an, m, arm, route) if m else None
             reasons = self.ctx.reasons(m, paper_model, (arm,), st, "full") if m and st else []
-            self.add(source=source, where=where, line=line, what=what, paper_model=paper_model, model=m, unit="%",
-                     paper=paper, digits=digits, stat=st,
-                     tolerance=self._rerun(paper_model, st, digits, 1, (arm,)), reasons=reasons,
-                     key=("route", route, (arm,)))
+            self.add(
+                source=source,
+                where=where,
+                line=line,
+                what=what,
+                paper_model=paper_model,
+                model=m,
+                unit="%",
+                paper=paper,
+                digits=digits,
+                stat=st,
+                tolerance=self._rerun(paper_model, st, digits, 1, (arm,)),
+                reasons=reasons,
+                key=("route", route, (arm,)),
+            )
 
     def covered(self, source, where, line, paper, digits):
         """The library's covered cases (a count: exact), on the results' cases."""
         an, ctx = self.ctx.an, self.ctx
         ms = ctx.models_for(None, ("gold-lib",))
         m = ms[0] if ms else None
-        if m:   # on the library's own cases: a case only another arm's records name is none of its
+        if m:  # on the library's own cases: a case only another arm's records name is none of its
             have = ~np.isnan(an.data.block(m, "gold-lib")).all(axis=0)
-            st = stats.Stat(float((an.impl_mask() & have).sum()), n_cases=int(have.sum()),
-                            extra={"calcs": stats.calculator_counts(an, have)})
+            st = stats.Stat(
+                float((an.impl_mask() & have).sum()),
+                n_cases=int(have.sum()),
+                extra={"calcs": stats.calculator_counts(an, have)},
+            )
         else:
             st = None
         reasons = ctx.reasons(m, None, ("gold-lib",), st, "full") if m else []
-        self.add(source=source, where=where, line=line, what="cases the library covers", paper_model=None, model=m,
-                 unit="cases", paper=paper, digits=digits, stat=st, tolerance=tol.exact(), reasons=reasons,
-                 key=("covered", "full", ("gold-lib",)))
+        self.add(
+            source=source,
+            where=where,
+            line=line,
+            what="cases the library covers",
+            paper_model=None,
+            model=m,
+            unit="cases",
+            paper=paper,
+            digits=digits,
+            stat=st,
+            tolerance=tol.exact(),
+            reasons=reasons,
+            key=("covered", "full", ("gold-lib",)),
+        )
 
     def failed_on(self, model, arm, subset) -> list[str]:
         """The claims about `model` that did not hold and rest on `arm` (on `subset`, where the claim states one): a
@@ -298,12 +466,23 @@ def number_rows(ctx: Context, claims: list[dict]) -> list[dict]:
         if c["kind"] == "accuracy":
             arm = ROW_ARMS.get(c["row"]) or c.get("arm")
             what = c["row"] if c["block"] == "upper" else f"{c['row']} {c['column']}"
-            b.accuracy(source, where, c["line"], what, arm, c["model"], c["subset"], c["value"], c["digits"],
-                       construction=arm in MODEL_FREE_ARMS)
+            b.accuracy(
+                source,
+                where,
+                c["line"],
+                what,
+                arm,
+                c["model"],
+                c["subset"],
+                c["value"],
+                c["digits"],
+                construction=arm in MODEL_FREE_ARMS,
+            )
         else:
             solver, reference = GAP_ROWS.get(c["row"], ("program-solve", "open-book"))
-            b.gap(source, where, c["line"], c["row"], solver, reference, c["model"], c["subset"], c["value"],
-                  c["digits"])
+            b.gap(
+                source, where, c["line"], c["row"], solver, reference, c["model"], c["subset"], c["value"], c["digits"]
+            )
     for t in paper_values()["text_numbers"]:
         source = f"text ({t['id'].removeprefix('text:')})"
         nums = [n for n in t["numbers"] if not n["name"].startswith(("lo", "hi"))]
@@ -312,21 +491,70 @@ def number_rows(ctx: Context, claims: list[dict]) -> list[dict]:
             k = spec["kind"]
             if k == "gap":
                 label = f"{spec['solver']} \u2212 {spec['reference']}" + (
-                    "" if _subset(spec["subset"]) == "all" else f" ({spec['subset']})")
-                b.gap(source, where, n["line"], label, spec["solver"], spec["reference"], spec["model"],
-                      spec["subset"], n["value"], n["digits"], sign=spec.get("sign", 1))
+                    "" if _subset(spec["subset"]) == "all" else f" ({spec['subset']})"
+                )
+                b.gap(
+                    source,
+                    where,
+                    n["line"],
+                    label,
+                    spec["solver"],
+                    spec["reference"],
+                    spec["model"],
+                    spec["subset"],
+                    n["value"],
+                    n["digits"],
+                    sign=spec.get("sign", 1),
+                )
             elif k == "accuracy":
-                b.accuracy(source, where, n["line"], f"{spec['arm']} ({spec['subset']})", spec["arm"], spec["model"],
-                           spec["subset"], n["value"], n["digits"])
+                b.accuracy(
+                    source,
+                    where,
+                    n["line"],
+                    f"{spec['arm']} ({spec['subset']})",
+                    spec["arm"],
+                    spec["model"],
+                    spec["subset"],
+                    n["value"],
+                    n["digits"],
+                )
             elif k == "outcome_share":
-                b.share(source, where, n["line"], f"{spec['arm']} {spec['share']} share of case-seed rows",
-                        spec["arm"], spec["model"], spec["share"], n["value"], n["digits"])
+                b.share(
+                    source,
+                    where,
+                    n["line"],
+                    f"{spec['arm']} {spec['share']} share of case-seed rows",
+                    spec["arm"],
+                    spec["model"],
+                    spec["share"],
+                    n["value"],
+                    n["digits"],
+                )
             elif k == "outcome_count":
-                b.share(source, where, n["line"], f"{spec['arm']} rows with no valid answer", spec["arm"],
-                        spec["model"], spec["share"], n["value"], n["digits"], count=True)
+                b.share(
+                    source,
+                    where,
+                    n["line"],
+                    f"{spec['arm']} rows with no valid answer",
+                    spec["arm"],
+                    spec["model"],
+                    spec["share"],
+                    n["value"],
+                    n["digits"],
+                    count=True,
+                )
             elif k == "route_share":
-                b.route(source, where, n["line"], f"{spec['arm']} rows routed to the {spec['route']}", spec["arm"],
-                        spec["model"], spec["route"], n["value"], n["digits"])
+                b.route(
+                    source,
+                    where,
+                    n["line"],
+                    f"{spec['arm']} rows routed to the {spec['route']}",
+                    spec["arm"],
+                    spec["model"],
+                    spec["route"],
+                    n["value"],
+                    n["digits"],
+                )
             elif k == "covered_cases":
                 b.covered(source, where, n["line"], n["value"], n["digits"])
     return b.rows
@@ -334,5 +562,8 @@ def number_rows(ctx: Context, claims: list[dict]) -> list[dict]:
 
 def unmapped_numbers() -> list[dict]:
     """The text's numbers with no computation of their own (each read by a claim, the ledger or nothing)."""
-    return [{"id": t["id"], "line": t["line"], "what": t["what"], "values": ", ".join(n["raw"] for n in t["numbers"])}
-            for t in paper_values()["text_numbers"] if not t["compare"]]
+    return [
+        {"id": t["id"], "line": t["line"], "what": t["what"], "values": ", ".join(n["raw"] for n in t["numbers"])}
+        for t in paper_values()["text_numbers"]
+        if not t["compare"]
+    ]

@@ -9,19 +9,20 @@ Gaps come from the analysis's declared paired gaps (harness.analysis.stats.paire
 the two arms); accuracies, shares and counts from the correctness arrays; truncation and routing from the facts the
 same one read of each results file gave (harness.analysis.stats.arrays: no record is parsed twice).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from harness.analysis.comparison.values import cases_per_calculator, paper_cases
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats import icc as icc_mod
 from harness.analysis.stats.arrays import OUTCOME_CODE
 from harness.analysis.stats.bootstrap import percentile_interval
 from harness.analysis.stats.catalog import audit_calculators
 from harness.analysis.tables.ladder import seed_agreement as seed_agreement_of
-from harness.analysis.comparison.values import cases_per_calculator, paper_cases
 from harness.arms.registry import ARMS, paper_arms
 from harness.core.outcomes import RowOutcome
 
@@ -103,9 +104,20 @@ def accuracy(an: Analysis, model: str, arm: str, subset: str) -> Stat | None:
     lo, hi = _cluster_ci(an, numer, weight)
     full = np.zeros(d.n_cases, dtype=bool)
     full[np.flatnonzero(mask)[have.all(axis=0)]] = True
-    return Stat(float(np.mean(per_seed)), lo, hi, int(have.all(axis=0).sum()), seeds, per_seed, int(have.sum()),
-                extra={"cells": [block], "calcs": calculator_counts(an, full),
-                       "clusters": len(set(d.cluster[weight > 0].tolist()))})
+    return Stat(
+        float(np.mean(per_seed)),
+        lo,
+        hi,
+        int(have.all(axis=0).sum()),
+        seeds,
+        per_seed,
+        int(have.sum()),
+        extra={
+            "cells": [block],
+            "calcs": calculator_counts(an, full),
+            "clusters": len(set(d.cluster[weight > 0].tolist())),
+        },
+    )
 
 
 def gap(an: Analysis, model: str, solver: str, reference: str, subset: str) -> Stat | None:
@@ -118,12 +130,26 @@ def gap(an: Analysis, model: str, solver: str, reference: str, subset: str) -> S
     a, r = d.block(model, solver)[smask], d.block(model, reference)[smask]
     cases = ~np.isnan(a).any(axis=0) & ~np.isnan(r).any(axis=0) & _mask(an, "all" if subset == "full" else subset)
     per_seed = [100 * float(np.mean(a[s, cases] - r[s, cases])) for s in range(a.shape[0])]
-    return Stat(float(row["gap"]), float(row["cluster_lo"]), float(row["cluster_hi"]), int(row["n_cases"]),
-                tuple(row["seeds"]), per_seed, int(row["n_cases"]) * len(row["seeds"]), 2,
-                {"calcs": calculator_counts(an, cases),
-                 "icc": row["icc"], "effective_n": row["effective_n"], "perm_p": row["perm_p_case_holm"],
-                 "perm_p_raw": row["perm_p_case"], "cases_mask": cases, "seed_mask": smask,
-                 "cells": [a, r]})
+    return Stat(
+        float(row["gap"]),
+        float(row["cluster_lo"]),
+        float(row["cluster_hi"]),
+        int(row["n_cases"]),
+        tuple(row["seeds"]),
+        per_seed,
+        int(row["n_cases"]) * len(row["seeds"]),
+        2,
+        {
+            "calcs": calculator_counts(an, cases),
+            "icc": row["icc"],
+            "effective_n": row["effective_n"],
+            "perm_p": row["perm_p_case_holm"],
+            "perm_p_raw": row["perm_p_case"],
+            "cases_mask": cases,
+            "seed_mask": smask,
+            "cells": [a, r],
+        },
+    )
 
 
 def difference(an: Analysis, model: str, solver: str, reference: str, subset: str) -> Stat | None:
@@ -150,10 +176,21 @@ def share(an: Analysis, model: str, arm: str, kind: str) -> Stat | None:
     per_seed = [100 * float(hit[s].sum() / have[s].sum()) for s in range(out.shape[0]) if have[s].any()]
     lo, hi = _cluster_ci(an, hit.sum(axis=0).astype(float), have.sum(axis=0).astype(float))
     seeds = tuple(s for s, ok in zip(d.seeds, smask) if ok)
-    return Stat(100 * float(hit.sum() / max(have.sum(), 1)), lo, hi, int(have.all(axis=0).sum()), seeds, per_seed,
-                int(have.sum()), extra={"count": int(hit.sum()), "cells": [np.where(have, hit, np.nan)],
-                                        "calcs": calculator_counts(an, have.all(axis=0)),
-                                        "clusters": len(set(d.cluster[have.any(axis=0)].tolist()))})
+    return Stat(
+        100 * float(hit.sum() / max(have.sum(), 1)),
+        lo,
+        hi,
+        int(have.all(axis=0).sum()),
+        seeds,
+        per_seed,
+        int(have.sum()),
+        extra={
+            "count": int(hit.sum()),
+            "cells": [np.where(have, hit, np.nan)],
+            "calcs": calculator_counts(an, have.all(axis=0)),
+            "clusters": len(set(d.cluster[have.any(axis=0)].tolist())),
+        },
+    )
 
 
 def icc_and_ess(an: Analysis, model: str, solver: str, reference: str) -> dict | None:
@@ -165,10 +202,18 @@ def icc_and_ess(an: Analysis, model: str, solver: str, reference: str) -> dict |
     d = an.data
     smask, cases = g.extra["seed_mask"], g.extra["cases_mask"]
     diff = (d.block(model, solver)[smask] - d.block(model, reference)[smask])[:, cases]
-    loo = [icc_mod.summarize(np.delete(diff, k, axis=0).mean(axis=0), d.cluster[cases]) for k in range(diff.shape[0])] \
-        if diff.shape[0] > 2 else []
-    return {"icc": float(g.extra["icc"]), "effective_n": float(g.extra["effective_n"]), "stat": g,
-            "loo_icc": [s.icc for s in loo], "loo_effective_n": [s.effective_n for s in loo]}
+    loo = (
+        [icc_mod.summarize(np.delete(diff, k, axis=0).mean(axis=0), d.cluster[cases]) for k in range(diff.shape[0])]
+        if diff.shape[0] > 2
+        else []
+    )
+    return {
+        "icc": float(g.extra["icc"]),
+        "effective_n": float(g.extra["effective_n"]),
+        "stat": g,
+        "loo_icc": [s.icc for s in loo],
+        "loo_effective_n": [s.effective_n for s in loo],
+    }
 
 
 def seed_agreement(an: Analysis, model: str, arm: str) -> dict | None:
@@ -230,8 +275,15 @@ def truncation(an: Analysis, model: str, arms: list[str]) -> dict | None:
         rows += int(have.sum())
         seeds |= {s for s, ok in zip(d.seeds, have.any(axis=1)) if ok}
         cases.append(int(have.any(axis=0).sum()))
-    return {"share": 100 * cut / calls if calls else 0.0, "calls": calls, "truncated": cut, "correct": correct,
-            "seeds": tuple(sorted(seeds)), "rows": rows, "cases": min(cases)}
+    return {
+        "share": 100 * cut / calls if calls else 0.0,
+        "calls": calls,
+        "truncated": cut,
+        "correct": correct,
+        "seeds": tuple(sorted(seeds)),
+        "rows": rows,
+        "cases": min(cases),
+    }
 
 
 def route_share(an: Analysis, model: str, arm: str, route: str) -> Stat | None:
@@ -247,5 +299,6 @@ def route_share(an: Analysis, model: str, arm: str, route: str) -> Stat | None:
             seeds.append(s)
             per_seed.append(100 * k / int(have[i].sum()))
             hit += k
-    return Stat(100 * hit / int(have.sum()), None, None, int(have.any(axis=0).sum()), tuple(seeds), per_seed,
-                int(have.sum()))
+    return Stat(
+        100 * hit / int(have.sum()), None, None, int(have.any(axis=0).sum()), tuple(seeds), per_seed, int(have.sum())
+    )

@@ -18,6 +18,7 @@ binomial allowance for the number of pairs. At or above it: reproduced; below: d
 pairwise agreement is reported beside it and never lowers it (a run whose seeds disagree must not earn an easier
 verdict: harness.analysis.comparison.tolerance).
 """
+
 from __future__ import annotations
 
 import csv
@@ -62,9 +63,11 @@ def read_paper_cases(directory) -> dict[tuple[str, str], dict[tuple[int, str], b
             header = {(h or "").strip().lower(): h for h in reader.fieldnames or []}
             missing = [c for c in COLUMNS if c.lower() not in header]
             if missing:
-                raise PaperCasesError(f"{path}: missing column(s) {', '.join(missing)}; a per-case file names each "
-                                      f"case by the benchmark's Row Number and Calculator ID and gives "
-                                      f"{', '.join(COLUMNS[2:])}")
+                raise PaperCasesError(
+                    f"{path}: missing column(s) {', '.join(missing)}; a per-case file names each "
+                    f"case by the benchmark's Row Number and Calculator ID and gives "
+                    f"{', '.join(COLUMNS[2:])}"
+                )
             col = {c: header[c.lower()] for c in COLUMNS}
             for line, row in enumerate(reader, start=2):
                 where = f"{path}:{line}"
@@ -75,14 +78,17 @@ def read_paper_cases(directory) -> dict[tuple[str, str], dict[tuple[int, str], b
                     raise PaperCasesError(f"{where}: Row Number, Calculator ID and Seed must be integers") from None
                 arm = _arm(row[col["Arm"]] or "")
                 if arm is None:
-                    raise PaperCasesError(f"{where}: unknown arm {row[col['Arm']]!r} (the kit's arm names or the "
-                                          "paper's titles)")
+                    raise PaperCasesError(
+                        f"{where}: unknown arm {row[col['Arm']]!r} (the kit's arm names or the paper's titles)"
+                    )
                 flag = (row[col["Correct"]] or "").strip().lower()
                 if flag not in TRUE | FALSE:
                     raise PaperCasesError(f"{where}: Correct must be 1/0 or true/false, not {row[col['Correct']]!r}")
                 cell = out.setdefault((row[col["Model"]].strip(), arm), {})
                 if (seed, case) in cell:
-                    raise PaperCasesError(f"{where}: duplicate row for {row[col['Model']]} {arm} seed {seed} case {case}")
+                    raise PaperCasesError(
+                        f"{where}: duplicate row for {row[col['Model']]} {arm} seed {seed} case {case}"
+                    )
                 cell[(seed, case)] = flag in TRUE
     return out
 
@@ -95,9 +101,19 @@ def per_case_rows(ctx: Context, paper_cases: dict) -> list[dict]:
     for (paper_model, arm), cells in sorted(paper_cases.items()):
         models = [m for m in d.models if same_model(m, paper_model.rsplit("/", 1)[-1]) and d.has(m, arm)]
         if not models:
-            rows.append({"paper_model": paper_model, "arm": arm, "model": "", "paper_pairs": len(cells),
-                         "matched": 0, "agree": None, "yardstick": None, "verdict": "no result",
-                         "why": "these results have no run of this model and arm"})
+            rows.append(
+                {
+                    "paper_model": paper_model,
+                    "arm": arm,
+                    "model": "",
+                    "paper_pairs": len(cells),
+                    "matched": 0,
+                    "agree": None,
+                    "yardstick": None,
+                    "verdict": "no result",
+                    "why": "these results have no run of this model and arm",
+                }
+            )
             continue
         m = models[0]
         block = d.block(m, arm)
@@ -113,14 +129,16 @@ def per_case_rows(ctx: Context, paper_cases: dict) -> list[dict]:
         d_paper, source = tol.paper_disagreement(pm_name)
         own = stats.pairwise_agreement(ctx.an, m, arm, "full")
         yard = 100 * (1 - d_paper)
-        yard_source = f"the paper's {source}" + (f"; your seeds' pairwise agreement {own.value:.2f}% beside it, "
-                                                 "never lowering it" if own is not None else "")
+        yard_source = f"the paper's {source}" + (
+            f"; your seeds' pairwise agreement {own.value:.2f}% beside it, never lowering it" if own is not None else ""
+        )
         allow = tol.round_half_up(tol.binomial_allowance(yard, matched), 2)
-        agree = None if agree is None else tol.round_half_up(agree, 2)   # as shown: the number used
+        agree = None if agree is None else tol.round_half_up(agree, 2)  # as shown: the number used
         reasons = ctx.reasons(m, pm_name, (arm,))
         if matched < len(cells):
-            reasons.append(f"{len(cells) - matched:,} of the paper's {len(cells):,} case-seed pairs are not in "
-                           "your results")
+            reasons.append(
+                f"{len(cells) - matched:,} of the paper's {len(cells):,} case-seed pairs are not in your results"
+            )
         if agree is None:
             verdict, why = "no result", "no case-seed pair in common"
         elif reasons:
@@ -128,18 +146,34 @@ def per_case_rows(ctx: Context, paper_cases: dict) -> list[dict]:
         elif agree >= yard - allow:
             verdict, why = "reproduced", f"agreement {agree:.2f}% at or above {yard:.2f}% - {allow:.2f}"
         else:
-            verdict, why = "discrepancy", f"agreement {agree:.2f}% below {yard:.2f}% - {allow:.2f}: the cases differ " \
-                                          "more than two runs of one setting do"
-        rows.append({"paper_model": paper_model, "arm": arm, "model": m, "paper_pairs": len(cells),
-                     "matched": matched, "agree": agree, "yardstick": yard, "yardstick_source": yard_source,
-                     "verdict": verdict, "why": why})
+            verdict, why = (
+                "discrepancy",
+                f"agreement {agree:.2f}% below {yard:.2f}% - {allow:.2f}: the cases differ "
+                "more than two runs of one setting do",
+            )
+        rows.append(
+            {
+                "paper_model": paper_model,
+                "arm": arm,
+                "model": m,
+                "paper_pairs": len(cells),
+                "matched": matched,
+                "agree": agree,
+                "yardstick": yard,
+                "yardstick_source": yard_source,
+                "verdict": verdict,
+                "why": why,
+            }
+        )
     return rows
 
 
 def not_possible_text() -> str:
     n7, n32 = number("text:appendix:rerun-agreement#agree_7b"), number("text:appendix:rerun-agreement#agree_32b")
-    return ("The stronger per-case check was not possible: no per-case files of the paper were given "
-            "(`harness compare --paper-cases DIR`, CSV files with the benchmark's Row Number and Calculator ID and "
-            "Model, Arm, Seed, Correct). The verdicts above compare aggregates only; the paper's own rerun test "
-            f"compared per-case answers (agreement about {n7['value']:g}% at 7B and at least {n32['value']:g}% "
-            f"at 32B, .tex line {n7['line']}).")
+    return (
+        "The stronger per-case check was not possible: no per-case files of the paper were given "
+        "(`harness compare --paper-cases DIR`, CSV files with the benchmark's Row Number and Calculator ID and "
+        "Model, Arm, Seed, Correct). The verdicts above compare aggregates only; the paper's own rerun test "
+        f"compared per-case answers (agreement about {n7['value']:g}% at 7B and at least {n32['value']:g}% "
+        f"at 32B, .tex line {n7['line']})."
+    )

@@ -2,6 +2,7 @@
 n as cases x seeds, their interval beside the paper's, the tolerance and its source), the per-case check, the
 settings and what was not compared. Markdown (comparison.md), CSV and the HTML report's section; nothing here
 computes a verdict."""
+
 from __future__ import annotations
 
 import csv
@@ -20,24 +21,45 @@ from harness.model.rehearsal.labels import MODEL_FREE
 
 _DIFFERENT = re.compile(r"different model \(([^,]+), not [^)]+\)")
 VOCABULARY = [
-    ("reproduced", "your number lies within the rerun tolerance of the paper's: a same-case rerun of the paper's "
-     "setting moves it about this much."),
-    ("consistent", "beyond rerun noise, so something in your setting differs, but within the sampling uncertainty "
-     "(the paper's printed 95% interval, or, where it prints none, your own 95% calculator-cluster interval holds "
-     "the paper's value), with the gap's sign and the paper's claims about it intact. Not a reproduction."),
-    ("discrepancy", "beyond rerun noise and beyond the sampling uncertainty, a gap whose sign reversed, or a number "
-     "whose claim did not hold; the reason is named."),
-    ("not comparable: reasons", "the setting behind the number is not the paper's (synthetic records, another "
-     "model, dataset or revision, a setting the manifests record otherwise or not at all, missing cases or seeds); "
-     "the arithmetic is shown, no verdict is drawn."),
-    ("held / did not hold", "for a claim: your own statistic (your interval, your sign, your ordering) says, or "
-     "does not say, what the paper says. A claim that lacks an input it rests on (an arm of an ordering, a member of "
-     "a range) is never held: it is not comparable, and says what it lacked."),
-    ("undecided at this many draws (at least N needed)", "for a claim: your margin lies within the Monte Carlo error "
-     "of the bootstrap draws or sign flips that gave it (a p-value at its floor: with 1,000 flips no Holm-adjusted "
-     "p reaches 0.001); rerun `harness compare` with at least N `--draws`."),
-    ("changed after it was written", "a file a number is read from differs from the root's SHA256SUMS (changed, "
-     "missing or added after they were written): that number is not comparable; without SHA256SUMS no number is."),
+    (
+        "reproduced",
+        "your number lies within the rerun tolerance of the paper's: a same-case rerun of the paper's "
+        "setting moves it about this much.",
+    ),
+    (
+        "consistent",
+        "beyond rerun noise, so something in your setting differs, but within the sampling uncertainty "
+        "(the paper's printed 95% interval, or, where it prints none, your own 95% calculator-cluster interval holds "
+        "the paper's value), with the gap's sign and the paper's claims about it intact. Not a reproduction.",
+    ),
+    (
+        "discrepancy",
+        "beyond rerun noise and beyond the sampling uncertainty, a gap whose sign reversed, or a number "
+        "whose claim did not hold; the reason is named.",
+    ),
+    (
+        "not comparable: reasons",
+        "the setting behind the number is not the paper's (synthetic records, another "
+        "model, dataset or revision, a setting the manifests record otherwise or not at all, missing cases or seeds); "
+        "the arithmetic is shown, no verdict is drawn.",
+    ),
+    (
+        "held / did not hold",
+        "for a claim: your own statistic (your interval, your sign, your ordering) says, or "
+        "does not say, what the paper says. A claim that lacks an input it rests on (an arm of an ordering, a member of "
+        "a range) is never held: it is not comparable, and says what it lacked.",
+    ),
+    (
+        "undecided at this many draws (at least N needed)",
+        "for a claim: your margin lies within the Monte Carlo error "
+        "of the bootstrap draws or sign flips that gave it (a p-value at its floor: with 1,000 flips no Holm-adjusted "
+        "p reaches 0.001); rerun `harness compare` with at least N `--draws`.",
+    ),
+    (
+        "changed after it was written",
+        "a file a number is read from differs from the root's SHA256SUMS (changed, "
+        "missing or added after they were written): that number is not comparable; without SHA256SUMS no number is.",
+    ),
 ]
 DERIVATION = (
     "A reproduction runs the paper's own 1,100 cases at its five seeds, so case sampling does not move its numbers; "
@@ -52,7 +74,8 @@ DERIVATION = (
     "a margin (an interval end's distance from zero, one accuracy over another) with the same noise plus the "
     "bootstrap's Monte Carlo error; a claim the paper itself makes by a margin within that tolerance is fragile and "
     "also holds when your margin is within the tolerance of the paper's; a margin within the Monte Carlo error of "
-    "your own draws is undecided. Derivation in full: harness/analysis/comparison/tolerance.py.")
+    "your own draws is undecided. Derivation in full: harness/analysis/comparison/tolerance.py."
+)
 
 
 def _model_name(model: str) -> str:
@@ -72,7 +95,7 @@ def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
             for m in c["model"].split(", "):
                 by.setdefault(m, []).append(c)
     models = list(dict.fromkeys([r["model"] for r in numbers if r["ours"] is not None and r["model"]]))
-    for c in claims:   # a headline claim about a checkpoint that ran here, with nothing to check it: said, not silent
+    for c in claims:  # a headline claim about a checkpoint that ran here, with nothing to check it: said, not silent
         if c["headline"] and c["verdict"] == NO_RESULT and c["paper_model"]:
             for m in models:
                 if same_model(m, c["paper_model"]):
@@ -93,28 +116,44 @@ def headline_sentences(claims: list[dict], numbers: list[dict]) -> list[str]:
         if undecided:
             parts.append("undecided: " + "; ".join(undecided))
         if nc:
-            reasons = list(dict.fromkeys(_DIFFERENT.sub(r"\1 is none of the paper's checkpoints", r)
-                                         for c in nc for r in c["why"].split("; ")))
-            parts.append(f"not comparable: {len(nc)} headline claim{'s' if len(nc) != 1 else ''} "
-                         f"({'; '.join(reasons[:4])}{'; ...' if len(reasons) > 4 else ''})")
+            reasons = list(
+                dict.fromkeys(
+                    _DIFFERENT.sub(r"\1 is none of the paper's checkpoints", r)
+                    for c in nc
+                    for r in c["why"].split("; ")
+                )
+            )
+            parts.append(
+                f"not comparable: {len(nc)} headline claim{'s' if len(nc) != 1 else ''} "
+                f"({'; '.join(reasons[:4])}{'; ...' if len(reasons) > 4 else ''})"
+            )
         if unchecked:
             parts.append("not checked, these results lack the arms for it: " + "; ".join(unchecked))
         if not parts:
             parts.append("none of the paper's headline claims is about what this model ran here")
         mine = [r for r in numbers if r["model"] == m or (m == MODEL_FREE and r["model"].startswith(MODEL_FREE))]
         judged = [r for r in mine if r["verdict"] in ("reproduced", "consistent", "discrepancy")]
-        noisy = sorted({r["key"].split("|")[3] for r in judged if "disagree more than the paper's reruns did" in
-                        r["spread"]})
+        noisy = sorted(
+            {r["key"].split("|")[3] for r in judged if "disagree more than the paper's reruns did" in r["spread"]}
+        )
         if noisy:
-            parts.append(f"your seeds disagree more than the paper's reruns did ({'; '.join(noisy)}): those numbers "
-                         "are not reproductions, whatever their means")
+            parts.append(
+                f"your seeds disagree more than the paper's reruns did ({'; '.join(noisy)}): those numbers "
+                "are not reproductions, whatever their means"
+            )
         if judged:
-            bad = [f"{_short_where(r)} ({r['source']}, line {r['line']})" for r in judged
-                   if r["verdict"] != "reproduced"]
-            tally = ", ".join(f"{sum(r['verdict'] == v for r in judged)} {v}" for v in
-                              ("reproduced", "consistent", "discrepancy") if any(r["verdict"] == v for r in judged))
-            parts.append(f"numbers: {tally} of {len(judged)} comparable" +
-                         (f" (not reproduced: {'; '.join(bad[:4])}{'; ...' if len(bad) > 4 else ''})" if bad else ""))
+            bad = [
+                f"{_short_where(r)} ({r['source']}, line {r['line']})" for r in judged if r["verdict"] != "reproduced"
+            ]
+            tally = ", ".join(
+                f"{sum(r['verdict'] == v for r in judged)} {v}"
+                for v in ("reproduced", "consistent", "discrepancy")
+                if any(r["verdict"] == v for r in judged)
+            )
+            parts.append(
+                f"numbers: {tally} of {len(judged)} comparable"
+                + (f" (not reproduced: {'; '.join(bad[:4])}{'; ...' if len(bad) > 4 else ''})" if bad else "")
+            )
         out.append(f"{_model_name(m)}: " + ". ".join(p[0].upper() + p[1:] for p in parts) + ".")
     if not out:
         out.append("Nothing in these results bears on the paper's headline claims.")
@@ -152,33 +191,62 @@ def _md(s) -> str:
 
 def _number_cells(r: dict) -> list[str]:
     d = r["digits"]
-    return [r["source"], str(r["line"]), r["where"], r["model"], r["n"],
-            f"{_num(r['paper'], d)}{_ci(r['paper_lo'], r['paper_hi'], d)}",
-            f"{_num(r['ours'], d)}{_ci(r['ours_lo'], r['ours_hi'], d)}",
-            "" if r["difference"] is None else f"{r['difference']:+.{d}f}",
-            "" if r["tolerance"] is None else
-            f"\u00b1{r['tolerance']:.{r['tolerance_shown']}f} ({r['tolerance_source']})"
-            + (f"; {r['spread']}" if r["spread"] else ""),
-            r["verdict"] + (f": {r['why']}" if r["verdict"] != "reproduced" else "")]
+    return [
+        r["source"],
+        str(r["line"]),
+        r["where"],
+        r["model"],
+        r["n"],
+        f"{_num(r['paper'], d)}{_ci(r['paper_lo'], r['paper_hi'], d)}",
+        f"{_num(r['ours'], d)}{_ci(r['ours_lo'], r['ours_hi'], d)}",
+        "" if r["difference"] is None else f"{r['difference']:+.{d}f}",
+        ""
+        if r["tolerance"] is None
+        else f"\u00b1{r['tolerance']:.{r['tolerance_shown']}f} ({r['tolerance_source']})"
+        + (f"; {r['spread']}" if r["spread"] else ""),
+        r["verdict"] + (f": {r['why']}" if r["verdict"] != "reproduced" else ""),
+    ]
 
 
-NUMBER_HEAD = ("Source", "Line", "Row, column", "Model", "Your n (cases \u00d7 seeds)", "Paper [95% CI]",
-               "Yours [95% cluster CI]", "Yours \u2212 paper", "Tolerance (source)", "Verdict")
+NUMBER_HEAD = (
+    "Source",
+    "Line",
+    "Row, column",
+    "Model",
+    "Your n (cases \u00d7 seeds)",
+    "Paper [95% CI]",
+    "Yours [95% cluster CI]",
+    "Yours \u2212 paper",
+    "Tolerance (source)",
+    "Verdict",
+)
 CLAIM_HEAD = ("Line", "The paper says", "Model", "Paper", "Yours", "Verdict")
 CASE_HEAD = ("Paper model", "Arm", "Your model", "Paper pairs", "Matched", "Agreement", "Yardstick", "Verdict")
 LEDGER_HEAD = ("Setting", "Expected (source)", "Yours", "Status")
 
 
 def _claim_cells(c: dict) -> list[str]:
-    return [str(c["line"]), c["says"], c["model"], c["paper"], c["ours"],
-            c["verdict"] + (f": {c['why']}" if c["why"] else "")]
+    return [
+        str(c["line"]),
+        c["says"],
+        c["model"],
+        c["paper"],
+        c["ours"],
+        c["verdict"] + (f": {c['why']}" if c["why"] else ""),
+    ]
 
 
 def _case_cells(r: dict) -> list[str]:
-    return [r["paper_model"], r["arm"], r["model"], f"{r['paper_pairs']:,}", f"{r['matched']:,}",
-            "" if r["agree"] is None else f"{r['agree']:.2f}%",
-            "" if r.get("yardstick") is None else f"{r['yardstick']:.2f}% ({r['yardstick_source']})",
-            f"{r['verdict']}: {r['why']}"]
+    return [
+        r["paper_model"],
+        r["arm"],
+        r["model"],
+        f"{r['paper_pairs']:,}",
+        f"{r['matched']:,}",
+        "" if r["agree"] is None else f"{r['agree']:.2f}%",
+        "" if r.get("yardstick") is None else f"{r['yardstick']:.2f}% ({r['yardstick_source']})",
+        f"{r['verdict']}: {r['why']}",
+    ]
 
 
 def _ledger_cells(r: dict) -> list[str]:
@@ -194,9 +262,11 @@ def _table(head, rows) -> list[str]:
 def rerun_check_lines() -> list[str]:
     out = []
     for r in tol.paper_rerun_check():
-        out.append(f"- {r['model']}: Blind Program-Solve on the covered 440 read {r['first']:.2f} and {r['second']:.2f} "
-                   f"in two runs (moved {r['moved']:.2f}); the rerun tolerance from the {r['source']} is "
-                   f"\u00b1{r['half_width']:.2f} (lines {r['lines']}).")
+        out.append(
+            f"- {r['model']}: Blind Program-Solve on the covered 440 read {r['first']:.2f} and {r['second']:.2f} "
+            f"in two runs (moved {r['moved']:.2f}); the rerun tolerance from the {r['source']} is "
+            f"\u00b1{r['half_width']:.2f} (lines {r['lines']})."
+        )
     return out
 
 
@@ -206,37 +276,78 @@ def markdown(files) -> str:
     lines = ["# Did it reproduce? The paper beside these results", ""]
     for s in files.sentences:
         lines += [f"**{s.split(':', 1)[0]}**:{s.split(':', 1)[1]}", ""]
-    lines += [f"Paper: {source_line()}. Results: {files.kind.label}.", "",
-              integrity_line(files.integrity), "",
-              f"Numbers: {_counts_text(files.numbers, VERDICTS)}. Claims: "
-              f"{_counts_text(files.claims, CLAIM_VERDICTS)}.", "",
-              "## How to read the verdicts", ""]
+    lines += [
+        f"Paper: {source_line()}. Results: {files.kind.label}.",
+        "",
+        integrity_line(files.integrity),
+        "",
+        f"Numbers: {_counts_text(files.numbers, VERDICTS)}. Claims: {_counts_text(files.claims, CLAIM_VERDICTS)}.",
+        "",
+        "## How to read the verdicts",
+        "",
+    ]
     lines += [f"- **{k}**: {v}" for k, v in VOCABULARY]
-    lines += ["", "## Tolerances: how they are derived", "", DERIVATION, "",
-              "The paper's own rerun against this tolerance:", *rerun_check_lines(), "",
-              f"## The paper's claims ({len(claims)} checked here of {len(files.claims)})", ""]
-    lines += _table(CLAIM_HEAD, [_claim_cells(c) for c in claims]) if claims else \
-        ["Nothing in these results can check a claim of the paper."]
+    lines += [
+        "",
+        "## Tolerances: how they are derived",
+        "",
+        DERIVATION,
+        "",
+        "The paper's own rerun against this tolerance:",
+        *rerun_check_lines(),
+        "",
+        f"## The paper's claims ({len(claims)} checked here of {len(files.claims)})",
+        "",
+    ]
+    lines += (
+        _table(CLAIM_HEAD, [_claim_cells(c) for c in claims])
+        if claims
+        else ["Nothing in these results can check a claim of the paper."]
+    )
     lines += ["", f"## The paper's numbers ({len(shown)} with a result here)", ""]
-    lines += _table(NUMBER_HEAD, [_number_cells(r) for r in shown]) if shown else \
-        ["Nothing in these results maps onto a number of the paper."]
-    lines += ["", f"{len(files.numbers) - len(shown)} paper numbers have no result here (listed in comparison.csv).",
-              "", "## Per-case check against the paper's per-case files", ""]
-    lines += _table(CASE_HEAD, [_case_cells(r) for r in files.cases]) if files.cases is not None else \
-        [not_possible_text()]
-    lines += ["", "## Run settings against the paper's", "",
-              "Each setting is read from the run manifests and set against what the paper states or, where it "
-              "states nothing, what the kit pins for a reproduction; a difference, or a setting not recorded, makes "
-              "the numbers of that model and arm not comparable (named in their verdicts).", ""]
+    lines += (
+        _table(NUMBER_HEAD, [_number_cells(r) for r in shown])
+        if shown
+        else ["Nothing in these results maps onto a number of the paper."]
+    )
+    lines += [
+        "",
+        f"{len(files.numbers) - len(shown)} paper numbers have no result here (listed in comparison.csv).",
+        "",
+        "## Per-case check against the paper's per-case files",
+        "",
+    ]
+    lines += (
+        _table(CASE_HEAD, [_case_cells(r) for r in files.cases]) if files.cases is not None else [not_possible_text()]
+    )
+    lines += [
+        "",
+        "## Run settings against the paper's",
+        "",
+        "Each setting is read from the run manifests and set against what the paper states or, where it "
+        "states nothing, what the kit pins for a reproduction; a difference, or a setting not recorded, makes "
+        "the numbers of that model and arm not comparable (named in their verdicts).",
+        "",
+    ]
     lines += _table(LEDGER_HEAD, [_ledger_cells(r) for r in files.ledger])
     left = paper_values()["left_out"]
-    lines += ["", "## Not compared", "",
-              f"- {len(left)} supplementary tables ({', '.join(x['table'].removeprefix('tab:') for x in left)}): "
-              "their bodies are not in the available .tex, so no cell could be extracted.",
-              *[f"- text line {c['line']} ({c['id'].removeprefix('text:')}): {c['what']} ({c['values']}): "
-                + (f"read by the claim(s) {', '.join(files.readers[c['id']])}" if files.readers.get(c["id"])
-                   else "no computation of the kit's matches it")
-                for c in unmapped_numbers()], ""]
+    lines += [
+        "",
+        "## Not compared",
+        "",
+        f"- {len(left)} supplementary tables ({', '.join(x['table'].removeprefix('tab:') for x in left)}): "
+        "their bodies are not in the available .tex, so no cell could be extracted.",
+        *[
+            f"- text line {c['line']} ({c['id'].removeprefix('text:')}): {c['what']} ({c['values']}): "
+            + (
+                f"read by the claim(s) {', '.join(files.readers[c['id']])}"
+                if files.readers.get(c["id"])
+                else "no computation of the kit's matches it"
+            )
+            for c in unmapped_numbers()
+        ],
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -255,11 +366,46 @@ def _csv(head: tuple, rows: list[list]) -> str:
     return buf.getvalue()
 
 
-NUMBER_FIELDS = ("source", "where", "line", "what", "model", "paper_model", "unit", "n", "paper", "paper_lo",
-                 "paper_hi", "ours", "ours_lo", "ours_hi", "difference", "tolerance", "tolerance_source", "spread",
-                 "verdict", "why", "key")
-CLAIM_FIELDS = ("id", "line", "says", "headline", "kind", "paper_model", "model", "paper", "ours", "margin",
-                "paper_margin", "tolerance", "lacks", "verdict", "why")
+NUMBER_FIELDS = (
+    "source",
+    "where",
+    "line",
+    "what",
+    "model",
+    "paper_model",
+    "unit",
+    "n",
+    "paper",
+    "paper_lo",
+    "paper_hi",
+    "ours",
+    "ours_lo",
+    "ours_hi",
+    "difference",
+    "tolerance",
+    "tolerance_source",
+    "spread",
+    "verdict",
+    "why",
+    "key",
+)
+CLAIM_FIELDS = (
+    "id",
+    "line",
+    "says",
+    "headline",
+    "kind",
+    "paper_model",
+    "model",
+    "paper",
+    "ours",
+    "margin",
+    "paper_margin",
+    "tolerance",
+    "lacks",
+    "verdict",
+    "why",
+)
 CASE_FIELDS = ("paper_model", "arm", "model", "paper_pairs", "matched", "agree", "yardstick", "verdict", "why")
 
 
@@ -271,6 +417,7 @@ def numbers_csv(rows: list[dict]) -> str:
         if f == "tolerance" and v is not None:
             return f"{v:.{r['tolerance_shown']}f}"
         return "" if v is None else v
+
     return _csv(NUMBER_FIELDS, [[cell(r, f) for f in NUMBER_FIELDS] for r in rows])
 
 
@@ -280,6 +427,7 @@ def claims_csv(rows: list[dict]) -> str:
         if f in ("margin", "paper_margin", "tolerance"):
             return "" if v is None else f"{v:.{r['decimals']}f}"
         return v
+
     return _csv(CLAIM_FIELDS, [[cell(r, f) for f in CLAIM_FIELDS] for r in rows])
 
 
@@ -298,24 +446,32 @@ def section_html(files) -> list[str]:
     e = html.escape
     parts = ["<h2>Did it reproduce? The paper beside these results</h2>"]
     parts += [f"<p><b>{e(s.split(':', 1)[0])}</b>:{e(s.split(':', 1)[1])}</p>" for s in files.sentences]
-    parts.append(f'<p class="meta">Results: {e(files.kind.label)}. {e(integrity_line(files.integrity))} '
-                 f"Numbers: {e(_counts_text(files.numbers, VERDICTS))}. "
-                 f"Claims: {e(_counts_text(files.claims, CLAIM_VERDICTS))}. Files: "
-                 f"{e(', '.join(p.name for p in files.paths))} in {e(str(files.markdown.parent))}.</p>")
+    parts.append(
+        f'<p class="meta">Results: {e(files.kind.label)}. {e(integrity_line(files.integrity))} '
+        f"Numbers: {e(_counts_text(files.numbers, VERDICTS))}. "
+        f"Claims: {e(_counts_text(files.claims, CLAIM_VERDICTS))}. Files: "
+        f"{e(', '.join(p.name for p in files.paths))} in {e(str(files.markdown.parent))}.</p>"
+    )
     parts.append("<ul>" + "".join(f"<li><b>{e(k)}</b>: {e(v)}</li>" for k, v in VOCABULARY) + "</ul>")
     parts.append(f"<p>{e(DERIVATION)}</p>")
     if files.figure is not None:
         data = base64.b64encode(files.figure.read_bytes()).decode("ascii")
-        parts.append(f'<figure><img alt="the paper beside these results" '
-                     f'src="data:image/png;base64,{data}"><figcaption>Each compared number: the paper\'s value and its '
-                     "printed 95% interval (black; grey: the rerun tolerance where it prints none) beside yours and "
-                     "your 95% calculator-cluster interval (coloured by verdict).</figcaption></figure>")
+        parts.append(
+            f'<figure><img alt="the paper beside these results" '
+            f'src="data:image/png;base64,{data}"><figcaption>Each compared number: the paper\'s value and its '
+            "printed 95% interval (black; grey: the rerun tolerance where it prints none) beside yours and "
+            "your 95% calculator-cluster interval (coloured by verdict).</figcaption></figure>"
+        )
 
     def table(caption, head, rows):
-        out = [f'<div class="wrap"><table class="res"><caption>{e(caption)}</caption><thead><tr>'
-               + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead><tbody>"]
-        out += ["<tr>" + "".join(f'<td style="white-space:normal">{e(str(c))}</td>' for c in row) + "</tr>"
-                for row in rows]
+        out = [
+            f'<div class="wrap"><table class="res"><caption>{e(caption)}</caption><thead><tr>'
+            + "".join(f"<th>{e(h)}</th>" for h in head)
+            + "</tr></thead><tbody>"
+        ]
+        out += [
+            "<tr>" + "".join(f'<td style="white-space:normal">{e(str(c))}</td>' for c in row) + "</tr>" for row in rows
+        ]
         return out + ["</tbody></table></div>"]
 
     claims = [c for c in files.claims if c["verdict"] != "no result"]
@@ -323,8 +479,9 @@ def section_html(files) -> list[str]:
     shown = [r for r in files.numbers if r["verdict"] != "no result"]
     parts += table("The paper's numbers beside yours", NUMBER_HEAD, [_number_cells(r) for r in shown])
     if files.cases is not None:
-        parts += table("Per-case agreement with the paper's per-case files", CASE_HEAD,
-                       [_case_cells(r) for r in files.cases])
+        parts += table(
+            "Per-case agreement with the paper's per-case files", CASE_HEAD, [_case_cells(r) for r in files.cases]
+        )
     else:
         parts.append(f"<p>{e(not_possible_text())}</p>")
     parts += table("Run settings against the paper's", LEDGER_HEAD, [_ledger_cells(r) for r in files.ledger])

@@ -37,6 +37,7 @@ reasons and the settings table name) or stated to decide no number, and why; tes
 walks the manifest type and fails on a field declared nowhere. And before any setting, the files' integrity
 (harness.analysis.comparison.integrity): a file changed after it was written is the first reason.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -44,45 +45,61 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
 from executor import policy as executor_policy
+from harness.analysis.comparison.integrity import Integrity
+from harness.analysis.comparison.values import number, paper_cases, paper_checkpoints, setting
 from harness.analysis.stats.arrays import REQUEST_FIELDS, CorrectnessArrays, ResultFile
+from harness.analysis.stats.labels import HYBRIDS, model_label
 from harness.arms.prompts import template_hashes
 from harness.arms.registry import ARMS
 from harness.arms.spec import DOCUMENTATION_FIELDS, config_hash
+from harness.calculators.catalogue import CATALOGUE
 from harness.core.typed_json import to_json
 from harness.core.units import EXACT
-from harness.data.pins import DatahubError, entry as pin_entry
+from harness.data.pins import DatahubError
+from harness.data.pins import entry as pin_entry
 from harness.model.client import SERVER_PROFILES
+from harness.model.rehearsal.labels import MODEL_FREE
 from harness.model.vllm import locks as vllm
 from harness.model.vllm.launcher import VllmLauncher
-from harness.model.rehearsal.labels import MODEL_FREE
 from harness.run.manifest import ManifestFile, RunManifest
 from harness.run.store import model_slug, results_location
-from harness.analysis.comparison.values import number, paper_cases, paper_checkpoints, setting
-from harness.calculators.catalogue import CATALOGUE
-from harness.analysis.stats.labels import HYBRIDS, model_label
-from harness.analysis.comparison.integrity import Integrity
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-PAPER_SCORER = "paper"   # harness/scoring/paper.py: the paper's Scoring paragraph
+PAPER_SCORER = "paper"  # harness/scoring/paper.py: the paper's Scoring paragraph
 ARM_FIELDS = {  # arm config field -> (what it is, the paper's .tex setting that states it, if any)
-    "temperature": ("temperature", "temperatures"), "max_tokens": ("output-token cap", "token-caps"),
-    "samples": ("samples per case", None), "note_words": ("note budget (words)", "note-budgets"),
-    "solver": ("solver", None), "solver_options": ("solver options", None), "prompt": ("prompt family", None),
-    "templates": ("prompt templates", None), "gold_variables": ("gold variables", None),
-    "formula": ("formula text", None), "syntax": ("syntax lines", None), "example": ("worked example", None),
+    "temperature": ("temperature", "temperatures"),
+    "max_tokens": ("output-token cap", "token-caps"),
+    "samples": ("samples per case", None),
+    "note_words": ("note budget (words)", "note-budgets"),
+    "solver": ("solver", None),
+    "solver_options": ("solver options", None),
+    "prompt": ("prompt family", None),
+    "templates": ("prompt templates", None),
+    "gold_variables": ("gold variables", None),
+    "formula": ("formula text", None),
+    "syntax": ("syntax lines", None),
+    "example": ("worked example", None),
 }
-ARM_SPEC_FIELDS = {"needs_model": "uses a model", "needs_executor": "uses the executor",
-                   "covered_only": "library-covered cases only"}   # compared with the kit's spec, no paper line
-SERVER_FLAGS = {"dtype": "dtype", "quantization": "quantization", "tensor_parallel_size": "tensor parallelism",
-                "max_model_len": "context length", "generation_config": "generation config"}
-NOT_SERVER_FLAGS = ("port", "host")   # where the server listens: no answer depends on it
-PAPER_REQUEST_FIELDS = ("max_tokens", "model", "temperature")   # the paper's requests set temperature and the cap
+ARM_SPEC_FIELDS = {
+    "needs_model": "uses a model",
+    "needs_executor": "uses the executor",
+    "covered_only": "library-covered cases only",
+}  # compared with the kit's spec, no paper line
+SERVER_FLAGS = {
+    "dtype": "dtype",
+    "quantization": "quantization",
+    "tensor_parallel_size": "tensor parallelism",
+    "max_model_len": "context length",
+    "generation_config": "generation config",
+}
+NOT_SERVER_FLAGS = ("port", "host")  # where the server listens: no answer depends on it
+PAPER_REQUEST_FIELDS = ("max_tokens", "model", "temperature")  # the paper's requests set temperature and the cap
 INTEGRITY = "integrity"
 
 # Every field of a run manifest (harness.run.manifest.RunManifest), by path ("arms.*" for each arm's config, "executor.*"
@@ -95,23 +112,34 @@ INTEGRITY = "integrity"
 _NO = "-"
 MANIFEST_FIELDS: dict[str, tuple[str, str, str]] = {
     "run_id": (_NO, "the run's name", ""),
-    "origin": (_NO, "when, where and by which command and checkout it ran: provenance (harness verify rescores every "
-                    "record with this kit)", ""),
+    "origin": (
+        _NO,
+        "when, where and by which command and checkout it ran: provenance (harness verify rescores every "
+        "record with this kit)",
+        "",
+    ),
     "dataset.name": (_NO, "a label: the sha256 says which file", ""),
     "dataset.path": (_NO, "where the file was", ""),
     "dataset.sha256": ("dataset (records' dataset_sha256)", "the records'; they decide the dataset", "run"),
     "dataset.revision": ("dataset revision", "the paper's revision, where recorded", "run"),
     "dataset.n_cases": (_NO, "the file's row count: the sha256 decides the file, each number counts its own cases", ""),
     "arms.*.name": ("arm", "an arm of the kit's registry", "arm"),
-    **{f"arms.*.{k}": (_NO, "documentation (never hashed: harness.arms.spec.DOCUMENTATION_FIELDS)", "")
-       for k in DOCUMENTATION_FIELDS},
-    **{f"arms.*.{k}": (what, "the kit's arm spec" + (" (the paper's .tex)" if stated else ""), "arm")
-       for k, (what, stated) in ARM_FIELDS.items()},
+    **{
+        f"arms.*.{k}": (_NO, "documentation (never hashed: harness.arms.spec.DOCUMENTATION_FIELDS)", "")
+        for k in DOCUMENTATION_FIELDS
+    },
+    **{
+        f"arms.*.{k}": (what, "the kit's arm spec" + (" (the paper's .tex)" if stated else ""), "arm")
+        for k, (what, stated) in ARM_FIELDS.items()
+    },
     **{f"arms.*.{k}": (what, "the kit's arm spec", "arm") for k, what in ARM_SPEC_FIELDS.items()},
     "arms.*.formula_versions": ("formula version", "the benchmark's", "arm"),
     "arms.*.convention": ("unit convention", "the Verified split's own", "arm+convention"),
-    "arm_config_hashes": ("arm config hash (run manifest)", "the hash of the manifest's own arm config, and the "
-                          "records' arm_config_hash", "arm"),
+    "arm_config_hashes": (
+        "arm config hash (run manifest)",
+        "the hash of the manifest's own arm config, and the records' arm_config_hash",
+        "arm",
+    ),
     "prompts": ("prompt templates (run manifest's prompts)", "the kit's templates", "templates"),
     "seeds": ("seeds (records)", "every record's seed is one the manifest states", "run"),
     "scorer": ("scorer", "the paper's Scoring paragraph; and the records'", "run"),
@@ -127,8 +155,11 @@ MANIFEST_FIELDS: dict[str, tuple[str, str, str]] = {
     "client.timeout_s": (_NO, "a request that times out is a retried or failed row, counted", ""),
     "client.max_retries": (_NO, "a failed row is counted", ""),
     "client.cache_dir": (_NO, "where replies were cached", ""),
-    "server.launcher": (_NO, "how the server was started: what answered (`server`: its launcher's description or GET "
-                             "/version) decides", ""),
+    "server.launcher": (
+        _NO,
+        "how the server was started: what answered (`server`: its launcher's description or GET /version) decides",
+        "",
+    ),
     "server.base_url": (_NO, "where the server listened", ""),
     "server.model_id": (_NO, "the served name", ""),
     "server.server_profile": ("request fields", "the manifest's model's client profile", "vllm"),
@@ -147,27 +178,51 @@ MANIFEST_FIELDS: dict[str, tuple[str, str, str]] = {
     "server.determinism.env": ("server environment", "the kit's launcher for the checkpoint", "vllm"),
     "server.contract": (_NO, "the vLLM contract file read (its version stands in when the server states none)", ""),
     "server.generation_config_meaning": (_NO, "words", ""),
-    "server.sampling_defaults_logged": (_NO, "what the server logged the generation config gave: the generation "
-                                             "config flag decides it", ""),
-    "server.sampling_defaults": (_NO, "what the started server filled in from the weights' generation config: the "
-                                      "generation config flag and the weights' revision decide it", ""),
+    "server.sampling_defaults_logged": (
+        _NO,
+        "what the server logged the generation config gave: the generation config flag decides it",
+        "",
+    ),
+    "server.sampling_defaults": (
+        _NO,
+        "what the started server filled in from the weights' generation config: the "
+        "generation config flag and the weights' revision decide it",
+        "",
+    ),
     "server.synthetic": ("synthetic", "a rehearsal server's records are compared nowhere", "everything"),
     "server.log": (_NO, "where the server logged", ""),
-    "server.kernels_logged": (_NO, "which attention kernels the started server logged: the flags and the environment "
-                                   "that choose them are checked", ""),
+    "server.kernels_logged": (
+        _NO,
+        "which attention kernels the started server logged: the flags and the environment that choose them are checked",
+        "",
+    ),
     "server.served_model.id": (_NO, "the served name GET /v1/models answered", ""),
-    "server.served_model.root": (_NO, "the weights the server says it loaded (a path or a repository): the revision "
-                                      "is checked", ""),
+    "server.served_model.root": (
+        _NO,
+        "the weights the server says it loaded (a path or a repository): the revision is checked",
+        "",
+    ),
     "server.served_model.max_model_len": ("context length", "containers/vllm/serving.json", "vllm"),
     "server.served_model.owned_by": (_NO, "words", ""),
     "server.facts": (_NO, "launcher facts no stage reads", ""),
-    "executor.limits": ("executor limits", "the paper's 256 MB and 5 s, the rest the kit's policy (limit_label)",
-                        "executor"),
-    "executor.policy_hash": (_NO, "which programs the kit's policy refuses, not what an honest program computes "
-                                  "(the limits the paper states are checked)", ""),
-    "executor.*": (_NO, "how the executor ran (backend, workers, recycling, isolation layers, supervisor, container, "
-                        "seccomp, selftest, counters): the deterministic fields of a result do not depend on it "
-                        "(executor/result.py DETERMINISTIC_FIELDS)", ""),
+    "executor.limits": (
+        "executor limits",
+        "the paper's 256 MB and 5 s, the rest the kit's policy (limit_label)",
+        "executor",
+    ),
+    "executor.policy_hash": (
+        _NO,
+        "which programs the kit's policy refuses, not what an honest program computes "
+        "(the limits the paper states are checked)",
+        "",
+    ),
+    "executor.*": (
+        _NO,
+        "how the executor ran (backend, workers, recycling, isolation layers, supervisor, container, "
+        "seccomp, selftest, counters): the deterministic fields of a result do not depend on it "
+        "(executor/result.py DETERMINISTIC_FIELDS)",
+        "",
+    ),
     "convention.name": ("unit convention", "the Verified split's own", "convention"),
     "convention.source": (_NO, "words: why that convention", ""),
     "convention.reason": (_NO, "words: why that convention", ""),
@@ -193,10 +248,26 @@ RECORD_CHECKS = {
     "model": ("model (records)", lambda m, arm: [m.model.id]),
     # the model the server answered as: the model the manifest ran (its id, or the served name its client, server or
     # GET /v1/models recorded); none where no server was asked (a model-free arm) or the server named none
-    "server_model": ("server model (records)", lambda m, arm: [None] + (
-        [n for n in (m.model.id, m.client.model if m.client else None, m.server.model_id if m.server else None,
-                     m.server.served_model.id if m.server and m.server.served_model else None) if n]
-        if ARMS.get(arm) is not None and ARMS[arm].needs_model else [])),
+    "server_model": (
+        "server model (records)",
+        lambda m, arm: (
+            [None]
+            + (
+                [
+                    n
+                    for n in (
+                        m.model.id,
+                        m.client.model if m.client else None,
+                        m.server.model_id if m.server else None,
+                        m.server.served_model.id if m.server and m.server.served_model else None,
+                    )
+                    if n
+                ]
+                if ARMS.get(arm) is not None and ARMS[arm].needs_model
+                else []
+            )
+        ),
+    ),
 }
 
 
@@ -210,8 +281,8 @@ class Check:
     source: str
     ours: str
     ok: bool | None
-    subject: str = ""   # the stored (model, arm) it is about, for the settings table
-    why: str | None = None   # the reason in full where "field ours, not expected" does not say it
+    subject: str = ""  # the stored (model, arm) it is about, for the settings table
+    why: str | None = None  # the reason in full where "field ours, not expected" does not say it
 
     def reason(self) -> str:
         if self.why is not None:
@@ -245,15 +316,20 @@ def _text(value) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_text(v)}" for k, v in sorted(value.items())) + "}" if value else "none"
     text = str(value)
-    return text[:12] if _SHA256.fullmatch(text) else text   # a template hash: its first 12 hex digits
+    return text[:12] if _SHA256.fullmatch(text) else text  # a template hash: its first 12 hex digits
 
 
 class RunSettings:
     """The run manifests of a result set (with their files), its results files' settings and their integrity,
     asked per (model, arm)."""
 
-    def __init__(self, manifests: list[ManifestFile | RunManifest], files: list[ResultFile] = (),
-                 integrity: Integrity | None = None, data: CorrectnessArrays | None = None):
+    def __init__(
+        self,
+        manifests: list[ManifestFile | RunManifest],
+        files: list[ResultFile] = (),
+        integrity: Integrity | None = None,
+        data: CorrectnessArrays | None = None,
+    ):
         self.files_of_manifest = [(f.path, f.manifest) if isinstance(f, ManifestFile) else (None, f) for f in manifests]
         self.manifests = [m for _, m in self.files_of_manifest]
         self.integrity, self.data = integrity, data
@@ -270,7 +346,8 @@ class RunSettings:
 
     def synthetic(self) -> bool:
         return any(m.synthetic or (m.server is not None and m.server.synthetic) for m in self.manifests) or any(
-            json.loads(v) is True for fs in self.results.values() for f in fs for v in f.settings.get("synthetic", {}))
+            json.loads(v) is True for fs in self.results.values() for f in fs for v in f.settings.get("synthetic", {})
+        )
 
     # ---- the checks ---------------------------------------------------------------------------------------
     def checks(self, model: str, arm: str, paper_model: str | None) -> list[Check]:
@@ -288,9 +365,17 @@ class RunSettings:
             subject = f"{model_label(who)} {part}"
             out += [dataclasses.replace(c, subject=subject) for c in self._integrity_checks(who, part, found)]
             if not found:
-                out.append(Check("run manifest", "a run manifest naming this arm", "harness run writes one", "none",
-                                 None, subject, why=f"run manifest: none states {part} for {model_label(who)} "
-                                                    "(harness run writes one)"))
+                out.append(
+                    Check(
+                        "run manifest",
+                        "a run manifest naming this arm",
+                        "harness run writes one",
+                        "none",
+                        None,
+                        subject,
+                        why=f"run manifest: none states {part} for {model_label(who)} (harness run writes one)",
+                    )
+                )
                 continue
             for m in found:
                 out += [dataclasses.replace(c, subject=subject) for c in self._manifest_checks(m, part, paper_model)]
@@ -305,55 +390,124 @@ class RunSettings:
             return []
         missing = self.integrity.missing_sums()
         if missing:
-            return [Check(INTEGRITY, "the files as written (SHA256SUMS)", "harness.core.sums", "no SHA256SUMS", None,
-                          why=missing)]
+            return [
+                Check(
+                    INTEGRITY,
+                    "the files as written (SHA256SUMS)",
+                    "harness.core.sums",
+                    "no SHA256SUMS",
+                    None,
+                    why=missing,
+                )
+            ]
         paths = [p for p, m in self.files_of_manifest if p is not None and any(m is f for f in found)]
-        return [Check(INTEGRITY, "the files as written (SHA256SUMS)", str(self.integrity.sums), "changed", False,
-                      why=w) for w in self.integrity.problems_for(who, part, [Path(p).resolve() for p in paths])]
+        return [
+            Check(INTEGRITY, "the files as written (SHA256SUMS)", str(self.integrity.sums), "changed", False, why=w)
+            for w in self.integrity.problems_for(who, part, [Path(p).resolve() for p in paths])
+        ]
 
     def _manifest_checks(self, m: RunManifest, arm: str, paper_model: str | None) -> list[Check]:
         cfg = m.arms[arm]
         spec = ARMS.get(arm)
-        out = [Check("scorer", PAPER_SCORER, f"the paper's Scoring paragraph (.tex line {setting('scoring')['line']})",
-                     _text(m.scorer), m.scorer == PAPER_SCORER)]
+        out = [
+            Check(
+                "scorer",
+                PAPER_SCORER,
+                f"the paper's Scoring paragraph (.tex line {setting('scoring')['line']})",
+                _text(m.scorer),
+                m.scorer == PAPER_SCORER,
+            )
+        ]
         if spec is None or cfg.name != arm:
             return out + [Check("arm", "an arm of the kit's registry", "harness/arms/registry.py", cfg.name, False)]
         kit = spec.config()
         for key, (what, stated) in ARM_FIELDS.items():
-            where = f"the kit's arm spec for {arm}" + (f"; the paper, .tex line {setting(stated)['line']}"
-                                                        if stated else "")
+            where = f"the kit's arm spec for {arm}" + (
+                f"; the paper, .tex line {setting(stated)['line']}" if stated else ""
+            )
             ours = getattr(cfg, key)
             out.append(Check(what, _text(kit.get(key)), where, _text(ours), ours == kit.get(key)))
         for key, what in ARM_SPEC_FIELDS.items():
             ours = getattr(cfg, key)
-            out.append(Check(what, _text(kit.get(key)), f"the kit's arm spec for {arm}", _text(ours),
-                             ours == kit.get(key)))
-        out.append(Check("formula version", "the benchmark's", "the paper scores every arm against the benchmark's "
-                         "formulas", _text(cfg.formula_versions) if cfg.formula_versions else "the benchmark's",
-                         not cfg.formula_versions))
+            out.append(
+                Check(what, _text(kit.get(key)), f"the kit's arm spec for {arm}", _text(ours), ours == kit.get(key))
+            )
+        out.append(
+            Check(
+                "formula version",
+                "the benchmark's",
+                "the paper scores every arm against the benchmark's formulas",
+                _text(cfg.formula_versions) if cfg.formula_versions else "the benchmark's",
+                not cfg.formula_versions,
+            )
+        )
         if not spec.solver.uses_convention:
-            out.append(Check("unit convention", "none (the arm depends on none)", f"the kit's arm spec for {arm}",
-                             _text(cfg.convention), cfg.convention is None))
+            out.append(
+                Check(
+                    "unit convention",
+                    "none (the arm depends on none)",
+                    f"the kit's arm spec for {arm}",
+                    _text(cfg.convention),
+                    cfg.convention is None,
+                )
+            )
         else:
             got = cfg.convention or m.convention.name
-            out.append(Check("unit convention", EXACT.name, "the Verified split's own: plain arithmetic "
-                             "(harness/data/conventions.py)", _text(got), got == EXACT.name))
+            out.append(
+                Check(
+                    "unit convention",
+                    EXACT.name,
+                    "the Verified split's own: plain arithmetic (harness/data/conventions.py)",
+                    _text(got),
+                    got == EXACT.name,
+                )
+            )
             if m.convention.name != got:
-                out.append(Check("unit convention", got, "the arm's own, which the run's should be",
-                                 f"{m.convention.name} (the run's)", False))
+                out.append(
+                    Check(
+                        "unit convention",
+                        got,
+                        "the arm's own, which the run's should be",
+                        f"{m.convention.name} (the run's)",
+                        False,
+                    )
+                )
         stated, own = m.arm_config_hashes.get(arm), config_hash(to_json(cfg))
-        out.append(Check("arm config hash (run manifest)", "the hash of its own arm config", "harness.arms.spec."
-                         "config_hash", _text(stated), stated == own,
-                         why=None if stated == own else f"arm config hash (run manifest): {_text(stated)} is not the "
-                         f"hash of the manifest's own {arm} config ({own[:12]}): the manifest contradicts itself"))
+        out.append(
+            Check(
+                "arm config hash (run manifest)",
+                "the hash of its own arm config",
+                "harness.arms.spec.config_hash",
+                _text(stated),
+                stated == own,
+                why=None
+                if stated == own
+                else f"arm config hash (run manifest): {_text(stated)} is not the "
+                f"hash of the manifest's own {arm} config ({own[:12]}): the manifest contradicts itself",
+            )
+        )
         kit_templates = template_hashes(cfg.templates)
         differ = sorted(t for t in cfg.templates if m.prompts.get(t) != kit_templates.get(t))
-        out.append(Check("prompt templates (run manifest's prompts)", "the kit's templates", "harness/arms/prompts.py",
-                         ", ".join(differ) + " differ" if differ else "the kit's", not differ))
+        out.append(
+            Check(
+                "prompt templates (run manifest's prompts)",
+                "the kit's templates",
+                "harness/arms/prompts.py",
+                ", ".join(differ) + " differ" if differ else "the kit's",
+                not differ,
+            )
+        )
         if m.dataset.revision is not None:
             want = setting("dataset-revision")["values"]["revision"]
-            out.append(Check("dataset revision", want, f"the paper (.tex line {setting('dataset-revision')['line']})",
-                             _text(m.dataset.revision), m.dataset.revision.startswith(want)))
+            out.append(
+                Check(
+                    "dataset revision",
+                    want,
+                    f"the paper (.tex line {setting('dataset-revision')['line']})",
+                    _text(m.dataset.revision),
+                    m.dataset.revision.startswith(want),
+                )
+            )
         if spec.formula:
             out.append(catalogue_check())
         if cfg.needs_model:
@@ -365,7 +519,7 @@ class RunSettings:
     def _record_checks(self, who: str, part: str, found: list[RunManifest], paper_model: str | None) -> list[Check]:
         """The records' own settings against the manifests that cover them (module docstring)."""
         files = self.results.get((model_slug(who), part), [])
-        seen: dict[str, dict[str, str]] = {}          # setting -> its JSON value -> the first file stating it
+        seen: dict[str, dict[str, str]] = {}  # setting -> its JSON value -> the first file stating it
         for f in files:
             for name, values in f.settings.items():
                 for v in values:
@@ -380,8 +534,10 @@ class RunSettings:
                 continue
             stated = " or ".join(sorted(_text(json.loads(v)) for v in allowed)) or "none"
             for v, where in sorted(bad.items()):
-                why = (f"{label}: the records state {_text(json.loads(v))} (e.g. {where}), the run manifest "
-                       f"{stated}: records and manifest disagree")
+                why = (
+                    f"{label}: the records state {_text(json.loads(v))} (e.g. {where}), the run manifest "
+                    f"{stated}: records and manifest disagree"
+                )
                 if name == "arm_config_hash":
                     named = _named_field(json.loads(v), found, part, seen)
                     if named:
@@ -395,9 +551,16 @@ class RunSettings:
             want = sorted(set(PAPER_REQUEST_FIELDS) | set(SERVER_PROFILES.lookup("vllm").extra))
             got = sorted({v for v in seen.get(REQUEST_FIELDS, {})})
             bad = [json.loads(v) for v in got if json.loads(v) != want]
-            out.append(Check("request fields (records' requests)", ", ".join(want), "the paper's requests set only "
-                             "temperature and the output-token cap (Appendix, Arm protocols and settings)",
-                             "; ".join(", ".join(b) for b in bad) if bad else ", ".join(want), not bad))
+            out.append(
+                Check(
+                    "request fields (records' requests)",
+                    ", ".join(want),
+                    "the paper's requests set only "
+                    "temperature and the output-token cap (Appendix, Arm protocols and settings)",
+                    "; ".join(", ".join(b) for b in bad) if bad else ", ".join(want),
+                    not bad,
+                )
+            )
         return out
 
     def _recomputed_checks(self, files: list[ResultFile]) -> list[Check]:
@@ -410,21 +573,39 @@ class RunSettings:
         for f in files:
             r = f.recomputed
             if r.split_missing is not None:
-                why = (f"split missing: {f.path.parts[-3]}/{f.path.parts[-2]}/{f.path.name} names the split "
-                       f"{r.split_missing}, which the kit cannot open ({r.split_reason}): its records' correctness, "
-                       "cases and gold cannot be recomputed (`harness data fetch` gets the pinned split)")
-                out.append(Check("split (records' dataset)", "a split the kit can open", "harness.run.recompute",
-                                 f"{r.split_missing} missing", False, why=why))
+                why = (
+                    f"split missing: {f.path.parts[-3]}/{f.path.parts[-2]}/{f.path.name} names the split "
+                    f"{r.split_missing}, which the kit cannot open ({r.split_reason}): its records' correctness, "
+                    "cases and gold cannot be recomputed (`harness data fetch` gets the pinned split)"
+                )
+                out.append(
+                    Check(
+                        "split (records' dataset)",
+                        "a split the kit can open",
+                        "harness.run.recompute",
+                        f"{r.split_missing} missing",
+                        False,
+                        why=why,
+                    )
+                )
             for name, n in r.counts.items():
                 counts[name] = counts.get(name, 0) + n
             for line, name, stored, recomputed in r.shown:
-                first.setdefault(name, f"{'/'.join(f.path.parts[-3:])}:{line}: {name} stored {stored}, recomputed "
-                                       f"{recomputed}")
+                first.setdefault(
+                    name, f"{'/'.join(f.path.parts[-3:])}:{line}: {name} stored {stored}, recomputed {recomputed}"
+                )
         for name, n in sorted(counts.items()):
-            out.append(Check(f"recomputed {name} (records)", "what the kit recomputes", "harness.run.recompute",
-                             f"{n:,} records differ", False,
-                             why=f"recomputed {name}: {n:,} record(s) state it otherwise than the kit recomputes it "
-                                 f"(e.g. {first.get(name, '?')}): records not comparable"))
+            out.append(
+                Check(
+                    f"recomputed {name} (records)",
+                    "what the kit recomputes",
+                    "harness.run.recompute",
+                    f"{n:,} records differ",
+                    False,
+                    why=f"recomputed {name}: {n:,} record(s) state it otherwise than the kit recomputes it "
+                    f"(e.g. {first.get(name, '?')}): records not comparable",
+                )
+            )
         return out
 
     def _sampling_checks(self, files: list[ResultFile], found: list[RunManifest], part: str) -> list[Check]:
@@ -441,28 +622,52 @@ class RunSettings:
             caps = {cfg.max_tokens} | {v for k, v in opts.items() if k.endswith("max_tokens")}
             for f in files:
                 rel = "/".join(f.path.parts[-3:])
-                first = {float(json.loads(v)): line for v, line in f.lines.get("request.temperature", {}).items()
-                         if json.loads(v) is not None}
+                first = {
+                    float(json.loads(v)): line
+                    for v, line in f.lines.get("request.temperature", {}).items()
+                    if json.loads(v) is not None
+                }
                 bad = sorted(t for t in first if t not in temps)
                 if first and float(cfg.temperature) not in first and not bad:
                     bad = sorted(first)
                 for t in bad:
-                    out.append(Check("sampling (records' requests)", f"temperature {_text(cfg.temperature)}",
-                                     "the run manifest's arm config", f"temperature {t:g}", False,
-                                     why=f"sampling (records' requests): {rel}:{first[t]}: request temperature {t:g}, "
-                                         f"the {part} arm's config in the run manifest states {cfg.temperature:g}: "
-                                         "records and manifest disagree"))
+                    out.append(
+                        Check(
+                            "sampling (records' requests)",
+                            f"temperature {_text(cfg.temperature)}",
+                            "the run manifest's arm config",
+                            f"temperature {t:g}",
+                            False,
+                            why=f"sampling (records' requests): {rel}:{first[t]}: request temperature {t:g}, "
+                            f"the {part} arm's config in the run manifest states {cfg.temperature:g}: "
+                            "records and manifest disagree",
+                        )
+                    )
                 for v, line in f.lines.get("request.max_tokens", {}).items():
                     cap = json.loads(v)
                     if cap is not None and cap not in caps:
-                        out.append(Check("sampling (records' requests)", f"output-token cap {_text(cfg.max_tokens)}",
-                                         "the run manifest's arm config", f"output-token cap {cap}", False,
-                                         why=f"sampling (records' requests): {rel}:{line}: request max_tokens {cap}, "
-                                             f"the {part} arm's config in the run manifest states {cfg.max_tokens}: "
-                                             "records and manifest disagree"))
+                        out.append(
+                            Check(
+                                "sampling (records' requests)",
+                                f"output-token cap {_text(cfg.max_tokens)}",
+                                "the run manifest's arm config",
+                                f"output-token cap {cap}",
+                                False,
+                                why=f"sampling (records' requests): {rel}:{line}: request max_tokens {cap}, "
+                                f"the {part} arm's config in the run manifest states {cfg.max_tokens}: "
+                                "records and manifest disagree",
+                            )
+                        )
         if not out:
-            out.append(Check("sampling (records' requests)", "the run manifest's arm config", "the records",
-                             "the run manifest's", True))
+            out.append(
+                Check(
+                    "sampling (records' requests)",
+                    "the run manifest's arm config",
+                    "the records",
+                    "the run manifest's",
+                    True,
+                )
+            )
         return _dedupe(out)
 
     def _case_check(self, who: str, part: str, found: list[RunManifest]) -> list[Check]:
@@ -476,17 +681,27 @@ class RunSettings:
         extra = [c for c, ok in zip(d.case_ids, have) if ok and c not in stated]
         if not extra:
             return [Check("cases (records)", "the run manifest's", "the records", "the run manifest's", True)]
-        return [Check("cases (records)", "the run manifest's case_ids", "the run manifest", f"{len(extra)} others",
-                      False, why=f"cases (records): {len(extra):,} recorded case(s) the run manifest does not state "
-                                 f"(e.g. {extra[0]}): records and manifest disagree")]
+        return [
+            Check(
+                "cases (records)",
+                "the run manifest's case_ids",
+                "the run manifest",
+                f"{len(extra)} others",
+                False,
+                why=f"cases (records): {len(extra):,} recorded case(s) the run manifest does not state "
+                f"(e.g. {extra[0]}): records and manifest disagree",
+            )
+        ]
 
 
 def _named_field(record_hash: str, found: list[RunManifest], arm: str, seen: dict) -> str | None:
     """Which field of the manifest's arm config, set to a value the records' requests or the kit's spec carry,
     gives the records' arm config hash: 'the records' hash is the manifest's config at temperature 0.7'."""
     kit = ARMS[arm].config() if arm in ARMS else {}
-    observed = {"temperature": [json.loads(v) for v in seen.get("request.temperature", {})],
-                "max_tokens": [json.loads(v) for v in seen.get("request.max_tokens", {})]}
+    observed = {
+        "temperature": [json.loads(v) for v in seen.get("request.temperature", {})],
+        "max_tokens": [json.loads(v) for v in seen.get("request.max_tokens", {})],
+    }
     for m in found:
         cfg = to_json(m.arms[arm])
         for key, (what, _) in {**ARM_FIELDS, **{k: (w, None) for k, w in ARM_SPEC_FIELDS.items()}}.items():
@@ -506,64 +721,155 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
     # record (flags, environment) is "not recorded", never "differs".
     vllm_served = server is not None and server.server == "vLLM"
     shown = "vllm" if vllm_served else server.launcher if server is not None else None
-    said = (f"model server {shown}, not vllm (the server says it is {server.server})"
-            if server is not None and not vllm_served and server.server else None)
-    out = [Check("model server", "vllm", f"the paper serves its checkpoints through vLLM (.tex line "
-                 f"{setting('tensor-parallel')['line']})", _text(shown), vllm_served if shown else None, why=said)]
+    said = (
+        f"model server {shown}, not vllm (the server says it is {server.server})"
+        if server is not None and not vllm_served and server.server
+        else None
+    )
+    out = [
+        Check(
+            "model server",
+            "vllm",
+            f"the paper serves its checkpoints through vLLM (.tex line {setting('tensor-parallel')['line']})",
+            _text(shown),
+            vllm_served if shown else None,
+            why=said,
+        )
+    ]
     profile = m.model.server_profile
-    out.append(Check("request fields", "vllm (temperature and output-token cap only)", "the paper's requests set "
-                     "only those (Appendix, Arm protocols and settings)", _text(profile),
-                     profile == "vllm" if profile else None))
+    out.append(
+        Check(
+            "request fields",
+            "vllm (temperature and output-token cap only)",
+            "the paper's requests set only those (Appendix, Arm protocols and settings)",
+            _text(profile),
+            profile == "vllm" if profile else None,
+        )
+    )
     if m.client is not None:
         want = SERVER_PROFILES.lookup(profile).describe() if profile in SERVER_PROFILES else None
         got = to_json(m.client.profile)
-        out.append(Check("request fields (run manifest's client)", f"the kit's {profile} profile",
-                         "harness/model/client.py SERVER_PROFILES", _text(got), got == want))
-        out.append(Check("model revision", "the manifest's model revision", "the run manifest's model",
-                         _text(m.client.model_revision), m.client.model_revision == m.model.revision))
+        out.append(
+            Check(
+                "request fields (run manifest's client)",
+                f"the kit's {profile} profile",
+                "harness/model/client.py SERVER_PROFILES",
+                _text(got),
+                got == want,
+            )
+        )
+        out.append(
+            Check(
+                "model revision",
+                "the manifest's model revision",
+                "the run manifest's model",
+                _text(m.client.model_revision),
+                m.client.model_revision == m.model.revision,
+            )
+        )
     if not vllm_served:
         return out
     lock, want = vllm.model_entry(key), vllm.serving_flags(key)
     revision = m.model.revision
-    out.append(Check("model revision", lock["revision"], f"containers/vllm/models.lock.json {key} (the paper states "
-                     "none)", _text(revision), revision == lock["revision"] if revision else None))
-    out.append(Check("model revision", lock["revision"], f"containers/vllm/models.lock.json {key}: the server's",
-                     _text(server.revision), server.revision == lock["revision"] if server.revision else None))
-    out.append(Check("request fields", "the manifest's model's profile", "the run manifest's model",
-                     _text(server.server_profile), server.server_profile == profile))
+    out.append(
+        Check(
+            "model revision",
+            lock["revision"],
+            f"containers/vllm/models.lock.json {key} (the paper states none)",
+            _text(revision),
+            revision == lock["revision"] if revision else None,
+        )
+    )
+    out.append(
+        Check(
+            "model revision",
+            lock["revision"],
+            f"containers/vllm/models.lock.json {key}: the server's",
+            _text(server.revision),
+            server.revision == lock["revision"] if server.revision else None,
+        )
+    )
+    out.append(
+        Check(
+            "request fields",
+            "the manifest's model's profile",
+            "the run manifest's model",
+            _text(server.server_profile),
+            server.server_profile == profile,
+        )
+    )
     flags = sorted((set(want) | set(server.flags)) - set(NOT_SERVER_FLAGS))
-    for flag in flags:   # a flag the pinned set leaves out (7B: quantization) is unset
+    for flag in flags:  # a flag the pinned set leaves out (7B: quantization) is unset
         what = flag_label(flag)
-        out.append(Check(what, _text(want.get(flag)), f"containers/vllm/serving.json {key} (the paper: 7B bf16, 32B "
-                         "AWQ 4-bit, tensor parallel 1, Mistral 2)", _text(server.flags.get(flag)),
-                         server.flags.get(flag) == want.get(flag) if server.flags else None))
+        out.append(
+            Check(
+                what,
+                _text(want.get(flag)),
+                f"containers/vllm/serving.json {key} (the paper: 7B bf16, 32B AWQ 4-bit, tensor parallel 1, Mistral 2)",
+                _text(server.flags.get(flag)),
+                server.flags.get(flag) == want.get(flag) if server.flags else None,
+            )
+        )
     served = server.served_model.max_model_len if server.served_model else None
-    if served is not None:   # what the server itself answered (GET /v1/models): the one evidence an endpoint gives
-        out.append(Check(SERVER_FLAGS["max_model_len"], _text(want.get("max_model_len")), f"containers/vllm/serving.json "
-                         f"{key}: the server's own answer at GET /v1/models", _text(served),
-                         served == want.get("max_model_len")))
+    if served is not None:  # what the server itself answered (GET /v1/models): the one evidence an endpoint gives
+        out.append(
+            Check(
+                SERVER_FLAGS["max_model_len"],
+                _text(want.get("max_model_len")),
+                f"containers/vllm/serving.json {key}: the server's own answer at GET /v1/models",
+                _text(served),
+                served == want.get("max_model_len"),
+            )
+        )
     for flag in SERVER_FLAGS:
         if flag not in flags:
             out.append(Check(SERVER_FLAGS[flag], "none", f"containers/vllm/serving.json {key}", "none", True))
     pinned = vllm.image_lock().get("vllm_version")
     ran = server.server_version or (server.contract.vllm_version if server.contract else None)
-    out.append(Check("vLLM version", _text(pinned), "containers/vllm/image.lock.json (the paper names none)",
-                     _text(ran), ran == pinned if ran else None))
+    out.append(
+        Check(
+            "vLLM version",
+            _text(pinned),
+            "containers/vllm/image.lock.json (the paper names none)",
+            _text(ran),
+            ran == pinned if ran else None,
+        )
+    )
     invariant = server.determinism.batch_invariant if server.determinism else None
-    out.append(Check("batch-invariant kernels", "off", "the paper ran vLLM's default kernels "
-                     "(containers/vllm/serving.json)", "on" if invariant else "off" if invariant is False else "none",
-                     (not invariant) if invariant is not None else None))
+    out.append(
+        Check(
+            "batch-invariant kernels",
+            "off",
+            "the paper ran vLLM's default kernels (containers/vllm/serving.json)",
+            "on" if invariant else "off" if invariant is False else "none",
+            (not invariant) if invariant is not None else None,
+        )
+    )
     kit = _launcher_description(key, vllm.vllm_dir())
     env = {**server.env, **(server.determinism.env if server.determinism else {})}
     kit_env = {**kit.env, **(kit.determinism.env if kit.determinism else {})}
-    out.append(Check("server environment", _text(kit_env), f"the kit's vLLM launcher for {key}", _text(env),
-                     env == kit_env if env else None))
-    out.append(Check("server image", _text(kit.image), "containers/vllm/image.lock.json", _text(server.image),
-                     server.image == kit.image if server.image else None))
+    out.append(
+        Check(
+            "server environment",
+            _text(kit_env),
+            f"the kit's vLLM launcher for {key}",
+            _text(env),
+            env == kit_env if env else None,
+        )
+    )
+    out.append(
+        Check(
+            "server image",
+            _text(kit.image),
+            "containers/vllm/image.lock.json",
+            _text(server.image),
+            server.image == kit.image if server.image else None,
+        )
+    )
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _launcher_description(key: str, pins: Path):
     """What the kit's vLLM launcher would start for a checkpoint (its environment and image), from
     the pins in `pins` (the cache's key: a moved pins directory is read afresh)."""
@@ -577,29 +883,54 @@ def _executor_checks(m: RunManifest) -> list[Check]:
     limits = ex.limits
     paper = setting("executor-memory")
     mb = f"{paper['values']['memory_mb']:g} MB"
-    out = [Check("executor memory", mb, f"the paper, .tex line {paper['line']}",
-                 f"{int(limits['address_space_bytes']) // 2**20} MB" if "address_space_bytes" in limits else "none",
-                 int(limits["address_space_bytes"]) == int(paper["values"]["memory_mb"]) * 2**20
-                 if "address_space_bytes" in limits else None),
-           Check("executor wall clock", f"{paper['values']['wall_s']:g} s", f"the paper, .tex line {paper['line']}",
-                 f"{float(limits['wall_seconds']):g} s" if "wall_seconds" in limits else "none",
-                 float(limits["wall_seconds"]) == float(paper["values"]["wall_s"]) if "wall_seconds" in limits
-                 else None)]
+    out = [
+        Check(
+            "executor memory",
+            mb,
+            f"the paper, .tex line {paper['line']}",
+            f"{int(limits['address_space_bytes']) // 2**20} MB" if "address_space_bytes" in limits else "none",
+            int(limits["address_space_bytes"]) == int(paper["values"]["memory_mb"]) * 2**20
+            if "address_space_bytes" in limits
+            else None,
+        ),
+        Check(
+            "executor wall clock",
+            f"{paper['values']['wall_s']:g} s",
+            f"the paper, .tex line {paper['line']}",
+            f"{float(limits['wall_seconds']):g} s" if "wall_seconds" in limits else "none",
+            float(limits["wall_seconds"]) == float(paper["values"]["wall_s"]) if "wall_seconds" in limits else None,
+        ),
+    ]
     for name, value in executor_policy.LIMITS.items():
         if name in ("address_space_bytes", "wall_seconds"):
             continue
-        out.append(Check(limit_label(name), _text(value), "the kit's executor/policy.py LIMITS",
-                         _text(limits.get(name)), limits.get(name) == value if name in limits else None))
+        out.append(
+            Check(
+                limit_label(name),
+                _text(value),
+                "the kit's executor/policy.py LIMITS",
+                _text(limits.get(name)),
+                limits.get(name) == value if name in limits else None,
+            )
+        )
     for name in sorted(set(limits) - set(executor_policy.LIMITS)):
-        out.append(Check(limit_label(name), "none (not a limit of the kit's policy)", "executor/policy.py LIMITS",
-                         _text(limits[name]), False))
+        out.append(
+            Check(
+                limit_label(name),
+                "none (not a limit of the kit's policy)",
+                "executor/policy.py LIMITS",
+                _text(limits[name]),
+                False,
+            )
+        )
     return out
 
 
 def limit_label(name: str) -> str:
     """The field an executor limit's check names."""
-    return {"address_space_bytes": "executor memory", "wall_seconds": "executor wall clock"}.get(name,
-                                                                                                 f"executor {name}")
+    return {"address_space_bytes": "executor memory", "wall_seconds": "executor wall clock"}.get(
+        name, f"executor {name}"
+    )
 
 
 def flag_label(flag: str) -> str:
@@ -619,10 +950,15 @@ def catalogue_check() -> Check:
     (complete,) = _counts("text:caption:s17b-counts", ("complete",))
     want = (unable, incomplete, complete)
     ours = (got["could_not_reproduce"], got["could_not_reproduce"] + got["omitted"], got["complete"])
-    return Check("formula texts (completeness audit)", "{} could not reproduce, {} wrong or incomplete, {} complete"
-                 .format(*want), "the paper, .tex lines {}, {}".format(number("text:limitations:formula-audit#unable")[
-                     "line"], number("text:caption:s17b-counts#complete")["line"]),
-                 "{} could not reproduce, {} wrong or incomplete, {} complete".format(*ours), ours == want)
+    return Check(
+        "formula texts (completeness audit)",
+        "{} could not reproduce, {} wrong or incomplete, {} complete".format(*want),
+        "the paper, .tex lines {}, {}".format(
+            number("text:limitations:formula-audit#unable")["line"], number("text:caption:s17b-counts#complete")["line"]
+        ),
+        "{} could not reproduce, {} wrong or incomplete, {} complete".format(*ours),
+        ours == want,
+    )
 
 
 def identity_rows(model_rows: list[tuple[str, bool]], dataset: str, dataset_ok: bool, draws: int) -> list[dict]:
@@ -634,23 +970,41 @@ def identity_rows(model_rows: list[tuple[str, bool]], dataset: str, dataset_ok: 
     others = [m for m, ok in model_rows if not ok]
     want_draws = int(setting("bootstrap-draws")["values"]["draws"])
     return [
-        {"setting": "models", "paper": ", ".join(paper_checkpoints()) + " (the paper's checkpoints)",
-         "ours": ", ".join(m for m, _ in model_rows) or "none (library only)",
-         "status": f"differs: {', '.join(others)} {'is' if len(others) == 1 else 'are'} none of the paper's "
-                   "checkpoints: shown, never judged" if others else "matches"},
-        {"setting": "dataset", "paper": f"MedCalc-Bench Verified test split, {paper_cases():,} cases, revision "
-                                        f"{setting('dataset-revision')['values']['revision']} (.tex lines "
-                                        f"{setting('dataset')['line']}, {setting('dataset-revision')['line']})",
-         "ours": dataset, "status": "matches" if dataset_ok else "differs: no number is judged"},
-        {"setting": "calculator audit (s9)", "paper": f"{flagged} flagged, {replaced} replaced by a guideline, {clean} "
-                                                       "with no issue (.tex lines 293-294, 217)",
-         "ours": "{} flagged, {} replaced, {} with no issue (the kit's catalogue; beyond the four replaced, which "
-                 "calculators is its own reading)".format(*ours),
-         "status": "matches (counts)" if ours == (flagged, replaced, clean) else
-                   "differs: the replaced calculators' numbers are not the paper's"},
-        {"setting": "bootstrap draws", "paper": f"{want_draws:,} (.tex line {setting('bootstrap-draws')['line']})",
-         "ours": f"{draws:,}", "status": "matches" if draws == want_draws else
-         "differs: interval ends carry more Monte Carlo error; the claims' tolerance includes it"},
+        {
+            "setting": "models",
+            "paper": ", ".join(paper_checkpoints()) + " (the paper's checkpoints)",
+            "ours": ", ".join(m for m, _ in model_rows) or "none (library only)",
+            "status": f"differs: {', '.join(others)} {'is' if len(others) == 1 else 'are'} none of the paper's "
+            "checkpoints: shown, never judged"
+            if others
+            else "matches",
+        },
+        {
+            "setting": "dataset",
+            "paper": f"MedCalc-Bench Verified test split, {paper_cases():,} cases, revision "
+            f"{setting('dataset-revision')['values']['revision']} (.tex lines "
+            f"{setting('dataset')['line']}, {setting('dataset-revision')['line']})",
+            "ours": dataset,
+            "status": "matches" if dataset_ok else "differs: no number is judged",
+        },
+        {
+            "setting": "calculator audit (s9)",
+            "paper": f"{flagged} flagged, {replaced} replaced by a guideline, {clean} "
+            "with no issue (.tex lines 293-294, 217)",
+            "ours": "{} flagged, {} replaced, {} with no issue (the kit's catalogue; beyond the four replaced, which "
+            "calculators is its own reading)".format(*ours),
+            "status": "matches (counts)"
+            if ours == (flagged, replaced, clean)
+            else "differs: the replaced calculators' numbers are not the paper's",
+        },
+        {
+            "setting": "bootstrap draws",
+            "paper": f"{want_draws:,} (.tex line {setting('bootstrap-draws')['line']})",
+            "ours": f"{draws:,}",
+            "status": "matches"
+            if draws == want_draws
+            else "differs: interval ends carry more Monte Carlo error; the claims' tolerance includes it",
+        },
     ]
 
 
@@ -672,9 +1026,18 @@ def ledger_rows(settings: RunSettings, pairs: list[tuple[str, str, str | None]])
     for model, arm, paper_model in pairs:
         for c in settings.checks(model, arm, paper_model):
             field = c.field.split(": ", 1)[-1]
-            r = rows.setdefault((field, c.expected, c.source), {"setting": field, "expected": c.expected,
-                                                                "source": c.source, "ours": set(), "who": set(),
-                                                                "differs": [], "unrecorded": []})
+            r = rows.setdefault(
+                (field, c.expected, c.source),
+                {
+                    "setting": field,
+                    "expected": c.expected,
+                    "source": c.source,
+                    "ours": set(),
+                    "who": set(),
+                    "differs": [],
+                    "unrecorded": [],
+                },
+            )
             r["ours"].add(c.ours)
             r["who"].add(c.subject)
             if c.ok is False:
@@ -684,13 +1047,24 @@ def ledger_rows(settings: RunSettings, pairs: list[tuple[str, str, str | None]])
     split = {field for field, *_ in rows if sum(k[0] == field for k in rows) > 1}
     out = []
     for (field, _, _), r in rows.items():
-        status = ("differs for " + ", ".join(sorted(set(r["differs"]))) + ": not comparable" if r["differs"] else
-                  "not recorded for " + ", ".join(sorted(set(r["unrecorded"]))) + ": not comparable"
-                  if r["unrecorded"] else "matches")
+        status = (
+            "differs for " + ", ".join(sorted(set(r["differs"]))) + ": not comparable"
+            if r["differs"]
+            else "not recorded for " + ", ".join(sorted(set(r["unrecorded"]))) + ": not comparable"
+            if r["unrecorded"]
+            else "matches"
+        )
         name = field + (f" ({', '.join(sorted(r['who']))})" if field in split else "")
-        out.append({"setting": name, "paper": f"{r['expected']} ({r['source']})",
-                    "ours": ", ".join(sorted(r["ours"])), "status": status, "field": field,
-                    "differs": sorted(set(r["differs"]) | set(r["unrecorded"]))})
+        out.append(
+            {
+                "setting": name,
+                "paper": f"{r['expected']} ({r['source']})",
+                "ours": ", ".join(sorted(r["ours"])),
+                "status": status,
+                "field": field,
+                "differs": sorted(set(r["differs"]) | set(r["unrecorded"])),
+            }
+        )
     return out
 
 
@@ -702,6 +1076,8 @@ def dataset_revision_problem() -> str | None:
     except DatahubError as exc:
         return f"the pins file could not be read ({exc})"
     if not got.startswith(want):
-        return (f"the pinned Verified revision is {got or 'not recorded'}, the paper read {want} "
-                f"(.tex line {setting('dataset-revision')['line']})")
+        return (
+            f"the pinned Verified revision is {got or 'not recorded'}, the paper read {want} "
+            f"(.tex line {setting('dataset-revision')['line']})"
+        )
     return None

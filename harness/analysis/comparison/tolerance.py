@@ -42,6 +42,7 @@ the paper's 10,000 draws and the user's B are independent. A claim whose paper m
 combined tolerance of zero is fragile: a faithful rerun may land on either side, so the comparison calls it held
 when the user's margin is within the tolerance of the paper's, and says so.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,13 +56,15 @@ from harness.analysis.comparison.values import number, paper_seeds, setting
 
 Z95 = 1.959964
 Q_END = 0.025
-PHI_Z = math.exp(-Z95 ** 2 / 2) / math.sqrt(2 * math.pi)   # normal density at the 97.5% quantile
+PHI_Z = math.exp(-(Z95**2) / 2) / math.sqrt(2 * math.pi)  # normal density at the 97.5% quantile
 AGREEMENT = "text:appendix:rerun-agreement"
-RERUN_ACCURACIES = (("table1:Blind Program-Solve:Qwen2.5-7B:impl", "text:appendix:covered-rerun#blind_7b", "7B"),
-                    ("table1:Blind Program-Solve:Qwen2.5-32B:impl", "text:appendix:covered-rerun#blind_32b", "32B"))
+RERUN_ACCURACIES = (
+    ("table1:Blind Program-Solve:Qwen2.5-7B:impl", "text:appendix:covered-rerun#blind_7b", "7B"),
+    ("table1:Blind Program-Solve:Qwen2.5-32B:impl", "text:appendix:covered-rerun#blind_32b", "32B"),
+)
 PAPER_32B = "Qwen2.5-32B-Instruct-AWQ"
-EXCESS_P = 0.001   # a seed spread this unlikely under the paper's rerun noise is a finding
-MIN_EXPECTED = 5   # departures a seed's cases must expect before its per-seed variance is read as normal
+EXCESS_P = 0.001  # a seed spread this unlikely under the paper's rerun noise is a finding
+MIN_EXPECTED = 5  # departures a seed's cases must expect before its per-seed variance is read as normal
 
 
 @dataclass(frozen=True)
@@ -74,13 +77,13 @@ class Spread:
     cases expect at least MIN_EXPECTED departures, so the normal approximation holds), and the count of cells that
     depart from their case's majority against Binomial(cells, q) (exact; it holds at any n)."""
 
-    sd_means: float                # SD (pp) of the difference of two S-seed means from the user's seeds
-    sd_seed: float                 # SD (pp) of the user's per-seed values
-    sd_expected: float | None      # SD (pp) of one seed's value under the paper's rerun noise (None: no estimate)
+    sd_means: float  # SD (pp) of the difference of two S-seed means from the user's seeds
+    sd_seed: float  # SD (pp) of the user's per-seed values
+    sd_expected: float | None  # SD (pp) of one seed's value under the paper's rerun noise (None: no estimate)
     seeds: int
-    reruns: bool                   # whether the seeds are repeated runs of one setting (a finding can be drawn)
-    q: float = 0.0                 # a seed's departure probability under the paper's rerun noise
-    rows_per_seed: float = 0.0     # the case rows one seed's value averages
+    reruns: bool  # whether the seeds are repeated runs of one setting (a finding can be drawn)
+    q: float = 0.0  # a seed's departure probability under the paper's rerun noise
+    rows_per_seed: float = 0.0  # the case rows one seed's value averages
     departures: int | None = None  # cells departing from their case's majority over the seeds (None: not counted)
     cells: int = 0
 
@@ -111,10 +114,14 @@ class Spread:
         if self.p_variance is not None and self.p_variance < EXCESS_P:
             found.append(f"per-seed SD {self.sd_seed:.2f} against {self.sd_expected:.2f}")
         if self.p_departures is not None and self.p_departures < EXCESS_P:
-            found.append(f"{self.departures:,} of {self.cells:,} case-seed cells depart from their case's other "
-                         f"seeds against {self.q * self.cells:.1f} expected")
-        return (base + f"; your seeds disagree more than the paper's reruns did ({'; '.join(found)}, from the "
-                f"paper's rerun agreement; p < {EXCESS_P:g})")
+            found.append(
+                f"{self.departures:,} of {self.cells:,} case-seed cells depart from their case's other "
+                f"seeds against {self.q * self.cells:.1f} expected"
+            )
+        return (
+            base + f"; your seeds disagree more than the paper's reruns did ({'; '.join(found)}, from the "
+            f"paper's rerun agreement; p < {EXCESS_P:g})"
+        )
 
 
 def departures(blocks) -> tuple[int, int]:
@@ -149,7 +156,7 @@ class Tolerance:
 
     def units(self, value: float) -> int:
         """`value` in units of the last shown decimal: how verdicts compare a difference with the tolerance."""
-        return int(round_half_up(value * 10 ** self.shown))
+        return int(round_half_up(value * 10**self.shown))
 
 
 def round_half_up(x: float, digits: int = 0) -> float:
@@ -162,8 +169,9 @@ def shown_decimals(digits: int) -> int:
     return max(int(digits), 2)
 
 
-def tolerance(half: float, sd_paper: float | None, rounding: float, source: str, digits: int,
-              spread: Spread | None = None) -> Tolerance:
+def tolerance(
+    half: float, sd_paper: float | None, rounding: float, source: str, digits: int, spread: Spread | None = None
+) -> Tolerance:
     """A Tolerance with its half-width rounded once to the decimals it is shown with."""
     shown = shown_decimals(digits)
     return Tolerance(round_half_up(half, shown), sd_paper, rounding, source, shown, spread)
@@ -195,11 +203,12 @@ def jackknife_sd(leave_one_out) -> float | None:
 
 def rerun(digits: int, sd_paper: float | None, paper_source: str | None, spread: Spread | None = None) -> Tolerance:
     """1.96 x the paper's rerun SD, plus the rounding of the printed value; the user's spread beside it."""
-    rounding = 0.5 * 10 ** -digits
+    rounding = 0.5 * 10**-digits
     if sd_paper is None or np.isnan(sd_paper):
         return tolerance(rounding, None, rounding, "rounding only: no rerun estimate of the paper's", digits, spread)
-    return tolerance(Z95 * sd_paper + rounding, sd_paper, rounding,
-                     f"{paper_source}, + {rounding:g} rounding", digits, spread)
+    return tolerance(
+        Z95 * sd_paper + rounding, sd_paper, rounding, f"{paper_source}, + {rounding:g} rounding", digits, spread
+    )
 
 
 def binomial_allowance(pct: float, n: int) -> float:
@@ -214,8 +223,12 @@ def for_stat(paper_model: str | None, stat, digits: int, arms: int = 1, reruns: 
     rows, per-seed values and seeds) for a number the paper prints to `digits`; `arms`: 2 for a paired gap;
     `reruns`: whether the statistic's seeds are repeated runs of one setting (the spread finding applies)."""
     d, source = paper_disagreement(paper_model)
-    return rerun(digits, flip_sd(d, stat.rows, arms) if stat.rows else None, f"the paper's {source}",
-                 spread_of(stat, d, arms, reruns))
+    return rerun(
+        digits,
+        flip_sd(d, stat.rows, arms) if stat.rows else None,
+        f"the paper's {source}",
+        spread_of(stat, d, arms, reruns),
+    )
 
 
 def spread_of(stat, d: float, arms: int, reruns: bool) -> Spread | None:
@@ -227,12 +240,21 @@ def spread_of(stat, d: float, arms: int, reruns: bool) -> Spread | None:
     per_seed_rows = stat.rows / v.size if stat.rows else 0
     expected = 100 * math.sqrt(arms * q * (1 - q) / per_seed_rows) if per_seed_rows else None
     dep, cells = departures(stat.extra["cells"]) if stat.extra.get("cells") is not None else (None, 0)
-    return Spread(float(v.std(ddof=1) * math.sqrt(2 / v.size)), float(v.std(ddof=1)), expected, int(v.size), reruns,
-                  q, per_seed_rows, dep, cells)
+    return Spread(
+        float(v.std(ddof=1) * math.sqrt(2 / v.size)),
+        float(v.std(ddof=1)),
+        expected,
+        int(v.size),
+        reruns,
+        q,
+        per_seed_rows,
+        dep,
+        cells,
+    )
 
 
 def construction(digits: int) -> Tolerance:
-    r = 0.5 * 10 ** -digits
+    r = 0.5 * 10**-digits
     return tolerance(r, None, r, "holds by construction (no model): rounding only", digits)
 
 
@@ -264,6 +286,15 @@ def paper_rerun_check() -> list[dict]:
         rows = int(a["n_cases"]) * len(paper_seeds())
         d, source = paper_disagreement(PAPER_32B if label == "32B" else None)
         half = Z95 * flip_sd(d, rows)
-        out.append({"model": label, "first": a["value"], "second": b["value"], "moved": abs(a["value"] - b["value"]),
-                    "half_width": half, "source": source, "lines": f"{a['line']}, {b['line']}"})
+        out.append(
+            {
+                "model": label,
+                "first": a["value"],
+                "second": b["value"],
+                "moved": abs(a["value"] - b["value"]),
+                "half_width": half,
+                "source": source,
+                "lines": f"{a['line']}, {b['line']}",
+            }
+        )
     return out

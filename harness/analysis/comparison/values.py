@@ -7,6 +7,7 @@ checks, each anchored to its .tex line), `settings` (the run settings the text s
 supplementary tables whose bodies the source lacks). Everything the comparison needs from the paper is read
 here: the paper's seeds, its cases per calculator, a number by reference (`number(ref)`).
 """
+
 from __future__ import annotations
 
 import json

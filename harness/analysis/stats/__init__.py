@@ -6,18 +6,34 @@ sign-flip permutation, Holm, ICC, and library-first hybrids.
     add_hybrids(data)
     res = paired_gaps(data, declared_comparisons(data.arms), Resampler(data.cluster, draws=10_000, seed=...))
 """
+
 from harness.analysis.stats.arrays import CorrectnessArrays, ResultsError, build_arrays, iter_records, load_arrays
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED, Resampler, percentile_interval
 from harness.analysis.stats.families import Comparison, declared_comparisons
 from harness.analysis.stats.hybrids import add_hybrids
+from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact, sign_flip_p
 from harness.analysis.stats.icc import design_effect, effective_sample_size, icc1
 from harness.analysis.stats.paired import accuracy, paired_gaps
-from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact, sign_flip_p
 
 __all__ = [
-    "CorrectnessArrays", "ResultsError", "build_arrays", "iter_records", "load_arrays",
-    "DEFAULT_DRAWS", "DEFAULT_SEED", "Resampler", "percentile_interval",
-    "Comparison", "declared_comparisons", "add_hybrids",
-    "design_effect", "effective_sample_size", "icc1", "accuracy", "paired_gaps",
-    "holm", "mcnemar_exact", "sign_flip_p",
+    "DEFAULT_DRAWS",
+    "DEFAULT_SEED",
+    "Comparison",
+    "CorrectnessArrays",
+    "Resampler",
+    "ResultsError",
+    "accuracy",
+    "add_hybrids",
+    "build_arrays",
+    "declared_comparisons",
+    "design_effect",
+    "effective_sample_size",
+    "holm",
+    "icc1",
+    "iter_records",
+    "load_arrays",
+    "mcnemar_exact",
+    "paired_gaps",
+    "percentile_interval",
+    "sign_flip_p",
 ]

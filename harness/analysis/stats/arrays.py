@@ -12,21 +12,22 @@ The same one read of each results file also gives what the paper comparison read
 output-token cap and the route a recall or router record names (`calls`, `cut`, `routes`), and per file its
 sha256 and the settings its records state (`files`: `ResultFile`).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 
-from harness.core.outcomes import ROW_OUTCOMES
 from harness.arms.registry import arm_sort_key, model_free_arms
 from harness.core.hashing import file_sha256
+from harness.core.outcomes import ROW_OUTCOMES
 from harness.core.parallel import ordered_map
 from harness.core.paths import REPO_ROOT
 from harness.run.recompute import CaseIndex, RescoreError, SplitMissing, recompute_record
@@ -44,19 +45,41 @@ OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 
 # The record fields statistics read; everything else (requests, replies, programs) is dropped on
 # reading so a full result set (hundreds of thousands of records) fits in memory.
-FIELDS = ("model", "arm", "seed", "case_id", "row_number", "calculator_id", "calculator_name", "output_type",
-          "outcome", "correct", "dataset", "dataset_sha256", "reference")
+FIELDS = (
+    "model",
+    "arm",
+    "seed",
+    "case_id",
+    "row_number",
+    "calculator_id",
+    "calculator_name",
+    "output_type",
+    "outcome",
+    "correct",
+    "dataset",
+    "dataset_sha256",
+    "reference",
+)
 assert set(FIELDS) <= set(RECORD_FIELDS), "arrays.FIELDS names a field harness.run.record.Record does not have"
 # Where the analysis keeps these fields per results file, named by the file's sha256 (so a cached view is used
 # only for the very bytes it was read from): a full-size result set is about 1 GB of JSON, parsed once instead
 # of once per stage. HARNESS_ANALYSIS_CACHE=<dir> moves it, =off turns it off.
 CACHE_ENV = "HARNESS_ANALYSIS_CACHE"
-CACHE_VERSION = 4   # 2: views are cached only for files whose every line the store checked as a Record; 3: facts
+CACHE_VERSION = 4  # 2: views are cached only for files whose every line the store checked as a Record; 3: facts
 # and settings beside the fields; 4: each record recomputed (harness.run.recompute) and each setting's first line
 # The settings each results file's records state (the comparison sets them against the run manifests): these record
 # fields, and the decoding every request carried (`request.<field>`) and its field names (`request fields`).
-RECORD_SETTINGS = ("model", "seed", "arm_config_hash", "model_revision", "server_profile", "scorer", "dataset_sha256",
-                   "synthetic", "server_model")
+RECORD_SETTINGS = (
+    "model",
+    "seed",
+    "arm_config_hash",
+    "model_revision",
+    "server_profile",
+    "scorer",
+    "dataset_sha256",
+    "synthetic",
+    "server_model",
+)
 REQUEST_SETTINGS = ("temperature", "max_tokens")
 REQUEST_FIELDS = "request fields"
 assert set(RECORD_SETTINGS) <= set(RECORD_FIELDS), "arrays.RECORD_SETTINGS names a field Record does not have"
@@ -75,8 +98,7 @@ def _value(v) -> str:
     return json.dumps(v, sort_keys=True, ensure_ascii=False)
 
 
-def file_settings(records: Iterable[dict], lines: dict[str, dict[str, int]] | None = None
-                  ) -> dict[str, dict[str, int]]:
+def file_settings(records: Iterable[dict], lines: dict[str, dict[str, int]] | None = None) -> dict[str, dict[str, int]]:
     """{setting: {its JSON value: records (or requests) stating it}} over one file's records (RECORD_SETTINGS,
     each request's REQUEST_SETTINGS as `request.<field>`, and the request's field names); `lines`, when given, gets
     {setting: {its JSON value: the first line stating it}}."""
@@ -89,7 +111,7 @@ def file_settings(records: Iterable[dict], lines: dict[str, dict[str, int]] | No
         if lines is not None:
             lines.setdefault(name, {}).setdefault(value, line)
 
-    for line, rec in enumerate(records, 1):
+    for line, rec in enumerate(records, 1):  # noqa: B007
         for name in RECORD_SETTINGS:
             add(name, _value(rec.get(name)))
         for req in rec.get("request") or []:
@@ -100,7 +122,7 @@ def file_settings(records: Iterable[dict], lines: dict[str, dict[str, int]] | No
     return out
 
 
-MAX_SHOWN = 20   # disagreements kept per field and file (each counted in full)
+MAX_SHOWN = 20  # disagreements kept per field and file (each counted in full)
 
 
 @dataclass
@@ -117,16 +139,26 @@ class Recomputed:
     split_reason: str | None = None
 
     def to_json(self) -> dict:
-        return {"rescored": self.rescored, "counts": self.counts, "shown": self.shown,
-                "split_missing": self.split_missing, "split_reason": self.split_reason}
+        return {
+            "rescored": self.rescored,
+            "counts": self.counts,
+            "shown": self.shown,
+            "split_missing": self.split_missing,
+            "split_reason": self.split_reason,
+        }
 
     @classmethod
-    def from_json(cls, data: dict) -> "Recomputed":
-        return cls(list(data["rescored"]), dict(data["counts"]), [tuple(x) for x in data["shown"]],
-                   data.get("split_missing"), data.get("split_reason"))
+    def from_json(cls, data: dict) -> Recomputed:
+        return cls(
+            list(data["rescored"]),
+            dict(data["counts"]),
+            [tuple(x) for x in data["shown"]],
+            data.get("split_missing"),
+            data.get("split_reason"),
+        )
 
 
-_VIEW_INDEX = CaseIndex()   # per read_views call and process: each split loaded and parsed once
+_VIEW_INDEX = CaseIndex()  # per read_views call and process: each split loaded and parsed once
 
 
 def recompute_file(path: Path, records: list[dict], index: CaseIndex | None = None) -> Recomputed:
@@ -198,7 +230,7 @@ def no_records_message(root: Path) -> str:
     """'no result records found under ROOT', the layout looked for, and any subfolder that does hold records."""
     below = sorted(d for d in root.iterdir() if d.is_dir() and any(d.glob("*/*/seed*.jsonl"))) if root.is_dir() else []
     hint = f"; did you mean --results {below[0]}?" if below else ""
-    return (f"no result records found under {root} (looked for <model>/<arm>/seed<N>.jsonl files there){hint}")
+    return f"no result records found under {root} (looked for <model>/<arm>/seed<N>.jsonl files there){hint}"
 
 
 @dataclass
@@ -208,7 +240,7 @@ class SourcedRecord:
     path: Path
     line: int
     record: dict
-    facts: tuple[int, int, str | None] | None = None   # record_facts, when the reader derived them
+    facts: tuple[int, int, str | None] | None = None  # record_facts, when the reader derived them
 
 
 def cache_dir() -> Path | None:
@@ -231,9 +263,14 @@ def _parse_view(path: Path) -> FileView:
         full = read_result_file(path)
     lines: dict[str, dict[str, int]] = {}
     settings = file_settings(full, lines)
-    return FileView([{k: rec[k] for k in FIELDS if k in rec} for rec in full], [record_facts(r) for r in full],
-                    settings, any(issubclass(w.category, TornLineWarning) for w in caught), lines,
-                    recompute_file(path, full))
+    return FileView(
+        [{k: rec[k] for k in FIELDS if k in rec} for rec in full],
+        [record_facts(r) for r in full],
+        settings,
+        any(issubclass(w.category, TornLineWarning) for w in caught),
+        lines,
+        recompute_file(path, full),
+    )
 
 
 def _load_cached(cached: Path, digest: str) -> FileView | None:
@@ -243,18 +280,36 @@ def _load_cached(cached: Path, digest: str) -> FileView | None:
         return None  # not cached yet (or an unreadable cache file): read the results file
     if view.get("sha256") != digest or not isinstance(view.get("records"), list):
         return None
-    return FileView(view["records"], [tuple(f) for f in view["facts"]], view["settings"], bool(view.get("torn")),
-                    view["lines"], Recomputed.from_json(view["recomputed"]))
+    return FileView(
+        view["records"],
+        [tuple(f) for f in view["facts"]],
+        view["settings"],
+        bool(view.get("torn")),
+        view["lines"],
+        Recomputed.from_json(view["recomputed"]),
+    )
 
 
 def _store_cached(cached: Path, digest: str, view: FileView) -> None:
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"sha256": digest, "torn": view.torn, "records": view.records, "facts": view.facts,
-                                   "settings": view.settings, "lines": view.lines,
-                                   "recomputed": view.recomputed.to_json()}, separators=(",", ":"), ensure_ascii=False),
-                       encoding="utf-8")
+        tmp.write_text(
+            json.dumps(
+                {
+                    "sha256": digest,
+                    "torn": view.torn,
+                    "records": view.records,
+                    "facts": view.facts,
+                    "settings": view.settings,
+                    "lines": view.lines,
+                    "recomputed": view.recomputed.to_json(),
+                },
+                separators=(",", ":"),
+                ensure_ascii=False,
+            ),
+            encoding="utf-8",
+        )
         os.replace(tmp, cached)
     except OSError:
         pass  # a read-only cache directory only costs speed
@@ -265,7 +320,7 @@ def read_views(files: list[Path], digests: list[str] | None = None) -> tuple[lis
     where it holds the file's bytes (by sha256: `digests` when the caller hashed the files already), the others
     parsed by the store's reader in worker processes (harness.core.parallel) and cached."""
     global _VIEW_INDEX
-    _VIEW_INDEX = CaseIndex()   # fresh per read (workers fork from here): splits are opened and hash-checked anew
+    _VIEW_INDEX = CaseIndex()  # fresh per read (workers fork from here): splits are opened and hash-checked anew
     directory = cache_dir()
     if directory is None:
         return ordered_map(_parse_view, files), digests
@@ -275,13 +330,14 @@ def read_views(files: list[Path], digests: list[str] | None = None) -> tuple[lis
     missing = [i for i, v in enumerate(views) if v is None]
     for i, view in zip(missing, ordered_map(_parse_view, [files[i] for i in missing])):
         views[i] = view
-        if view.recomputed.split_missing is None:   # a split fetched later is read then
+        if view.recomputed.split_missing is None:  # a split fetched later is read then
             _store_cached(places[i], digests[i], view)
     return views, digests
 
 
-def read_root(results_root: str | os.PathLike, digests: dict[Path, str] | None = None
-              ) -> tuple[list[SourcedRecord], list[ResultFile]]:
+def read_root(
+    results_root: str | os.PathLike, digests: dict[Path, str] | None = None
+) -> tuple[list[SourcedRecord], list[ResultFile]]:
     """Every complete record under `<root>/<model>/<arm>/seed<seed>.jsonl` with its file, line and facts, keeping
     only the fields statistics read (FIELDS), and every results file with its settings; `digests`: the files'
     sha256 by resolved path where the caller hashed them (harness compare checks them against the root's sums).
@@ -303,8 +359,9 @@ def read_root(results_root: str | os.PathLike, digests: dict[Path, str] | None =
     for path, view in zip(files, views):
         if view.torn:
             warnings.warn(f"{path}: ignoring an incomplete last line", TornLineWarning, stacklevel=2)
-        records += [SourcedRecord(path, line, rec, facts)
-                    for line, (rec, facts) in enumerate(zip(view.records, view.facts), 1)]
+        records += [
+            SourcedRecord(path, line, rec, facts) for line, (rec, facts) in enumerate(zip(view.records, view.facts), 1)
+        ]
     digest_of = dict(zip(files, known or [])) if known is not None else {}
     return records, [ResultFile(p, digest_of.get(p), v.settings, v.lines, v.recomputed) for p, v in zip(files, views)]
 
@@ -333,8 +390,10 @@ class CorrectnessArrays:
     dataset: str | None = None  # the analysed dataset (`dataset_of`) when the records name one or several
     versioned: list[dict] = field(default_factory=list)  # records run at a formula version (FIELDS; s22)
     calls: np.ndarray | None = None  # [M, A, S, N] int32: model calls of each record (record_facts), -1 no record
-    cut: np.ndarray | None = None    # [M, A, S, N] int32: those cut at the output-token cap, -1 no record
-    routes: dict[tuple[str, str, int], dict[str, int]] = field(default_factory=dict)  # (model, arm, seed) -> route: rows
+    cut: np.ndarray | None = None  # [M, A, S, N] int32: those cut at the output-token cap, -1 no record
+    routes: dict[tuple[str, str, int], dict[str, int]] = field(
+        default_factory=dict
+    )  # (model, arm, seed) -> route: rows
     files: list[ResultFile] = field(default_factory=list)  # the results files read, with their settings
 
     # ---- shape helpers -------------------------------------------------------------------------
@@ -397,7 +456,7 @@ class CorrectnessArrays:
         self.arms.append(name)
         self.correct = np.concatenate([self.correct, correct[:, None]], axis=1)
         self.outcome = np.concatenate([self.outcome, outcome[:, None].astype(np.int8)], axis=1)
-        if self.calls is not None:   # a derived arm made no calls of its own
+        if self.calls is not None:  # a derived arm made no calls of its own
             none = np.full(self.calls.shape[:1] + self.calls.shape[2:], -1, dtype=self.calls.dtype)[:, None]
             self.calls = np.concatenate([self.calls, none], axis=1)
             self.cut = np.concatenate([self.cut, none], axis=1)
@@ -421,8 +480,9 @@ def dataset_of(rec: dict) -> str:
     return f"{name}@{str(sha)[:12]}" if sha else name
 
 
-def choose_dataset(sources: list[SourcedRecord], dataset: str | None
-                   ) -> tuple[list[SourcedRecord], list[str], str | None]:
+def choose_dataset(
+    sources: list[SourcedRecord], dataset: str | None
+) -> tuple[list[SourcedRecord], list[str], str | None]:
     """Keep the records of one dataset. With `dataset` None and several present, the dataset with the
     most model-arm-seed files wins and the others are excluded with a note (e.g. a Gold-Solve check
     on another split stored in the same root)."""
@@ -432,19 +492,27 @@ def choose_dataset(sources: list[SourcedRecord], dataset: str | None
     if dataset is not None:
         picked = [k for k in by if k == dataset or k.split("@")[0] == dataset]
         if len(picked) != 1:
-            raise ResultsError(f"dataset {dataset!r} {'is ambiguous' if picked else 'not found'} in the results; "
-                               f"present: {', '.join(sorted(by))}")
+            raise ResultsError(
+                f"dataset {dataset!r} {'is ambiguous' if picked else 'not found'} in the results; "
+                f"present: {', '.join(sorted(by))}"
+            )
         keep = picked[0]
     elif len(by) <= 1:
         return sources, [], next(iter(by), None)
     else:
+
         def weight(k):
-            files = {(s.record.get("model"), s.record.get("arm"), s.record.get("seed")) for s in by[k]
-                     if s.record.get("arm") not in model_free_arms()}
+            files = {
+                (s.record.get("model"), s.record.get("arm"), s.record.get("seed"))
+                for s in by[k]
+                if s.record.get("arm") not in model_free_arms()
+            }
             return (len(files), len(by[k]), k)
+
         keep = max(by, key=weight)
-    notes = [f"dataset {k} excluded ({len(v)} records; choose it with --dataset)" for k, v in sorted(by.items())
-             if k != keep]
+    notes = [
+        f"dataset {k} excluded ({len(v)} records; choose it with --dataset)" for k, v in sorted(by.items()) if k != keep
+    ]
     return by[keep], ([f"dataset analysed: {keep}"] + notes if notes else []), keep
 
 
@@ -461,20 +529,37 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
         rec, where = src.record, f"{src.path}:{src.line}"
         key = (model, arm, seed, case_id)
         if key in seen:
-            raise ResultsError(f"{where}: duplicate record for model {model}, arm {arm}, seed {seed}, case {case_id} "
-                               f"(first at {seen[key]})")
+            raise ResultsError(
+                f"{where}: duplicate record for model {model}, arm {arm}, seed {seed}, case {case_id} "
+                f"(first at {seen[key]})"
+            )
         seen[key] = where
         row = rec.get("row_number")
-        info = (calc, int(row) if isinstance(row, int) else 0, str(rec.get("calculator_name") or calc),
-                str(rec.get("output_type") or ""), where)
+        info = (
+            calc,
+            int(row) if isinstance(row, int) else 0,
+            str(rec.get("calculator_name") or calc),
+            str(rec.get("output_type") or ""),
+            where,
+        )
         old = case_info.get(case_id)
         if old is None:
             case_info[case_id] = info
         elif old[0] != calc:
             raise ResultsError(f"{where}: case {case_id} has calculator {calc} here but {old[0]} at {old[4]}")
         facts = src.facts if src.facts is not None else record_facts(rec)
-        rows.append((model, arm, seed, case_id, 1.0 if rec["correct"] else 0.0, OUTCOME_CODE[rec["outcome"]],
-                     facts[0], facts[1]))
+        rows.append(
+            (
+                model,
+                arm,
+                seed,
+                case_id,
+                1.0 if rec["correct"] else 0.0,
+                OUTCOME_CODE[rec["outcome"]],
+                facts[0],
+                facts[1],
+            )
+        )
         if facts[2] is not None:
             routes = route_rows.setdefault((model, arm, seed), {})
             routes[facts[2]] = routes.get(facts[2], 0) + 1
@@ -503,9 +588,25 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
     cut = np.full(shape, -1, dtype=np.int32)
     calls[idx] = [r[6] for r in rows]
     cut[idx] = [r[7] for r in rows]
-    data = CorrectnessArrays(models, arms, seeds, case_ids, calc_ids, cluster, calculators, names,
-                             [case_info[c][3] for c in case_ids], correct, outcome, list(notes), chosen,
-                             versioned, calls, cut, route_rows)
+    data = CorrectnessArrays(
+        models,
+        arms,
+        seeds,
+        case_ids,
+        calc_ids,
+        cluster,
+        calculators,
+        names,
+        [case_info[c][3] for c in case_ids],
+        correct,
+        outcome,
+        list(notes),
+        chosen,
+        versioned,
+        calls,
+        cut,
+        route_rows,
+    )
     _share_model_free_arms(data)
     return data
 
@@ -541,8 +642,10 @@ def _share_model_free_arms(data: CorrectnessArrays) -> None:
                 data.outcome[mi, ai, s] = data.outcome[si, ai, base]
                 filled.append(data.seeds[s])
             if filled and src == m:
-                data.notes.append(f"{arm} for {m}: seeds {', '.join(map(str, filled))} reuse seed "
-                                  f"{data.seeds[int(np.argmax(have))]} (the arm is deterministic)")
+                data.notes.append(
+                    f"{arm} for {m}: seeds {', '.join(map(str, filled))} reuse seed "
+                    f"{data.seeds[int(np.argmax(have))]} (the arm is deterministic)"
+                )
     keep = [m for m in data.models if set(data.arms_of(m)) - set(model_free_arms())]
     if keep and len(keep) < len(data.models):
         dropped = [m for m in data.models if m not in keep]
@@ -555,8 +658,9 @@ def _share_model_free_arms(data: CorrectnessArrays) -> None:
         data.cut = data.cut[idx]
 
 
-def load_arrays(results_root: str | os.PathLike, dataset: str | None = None,
-                digests: dict[Path, str] | None = None) -> CorrectnessArrays:
+def load_arrays(
+    results_root: str | os.PathLike, dataset: str | None = None, digests: dict[Path, str] | None = None
+) -> CorrectnessArrays:
     """Read every result file under `results_root` once (one dataset: see `choose_dataset`) into
     `CorrectnessArrays`, with the files' settings (`digests`: their sha256 where the caller has them)."""
     records, files = read_root(results_root, digests)

@@ -18,6 +18,7 @@ multiplicity counts replace the per-draw loop; operands are integers, so the pro
 (float32 while every partial sum stays below 2**24, else float64) and results do not depend on the
 BLAS summation order.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -53,9 +54,9 @@ def _counts_from_uniforms(u: np.ndarray, k: int) -> np.ndarray:
     offsets = (np.arange(_CHUNK, dtype=np.int64) * k)[:, None]
     for start in range(0, draws, _CHUNK):
         n = min(_CHUNK, draws - start)
-        idx = np.minimum((u[start:start + n, :k] * k).astype(np.int64), k - 1)
+        idx = np.minimum((u[start : start + n, :k] * k).astype(np.int64), k - 1)
         idx += offsets[:n]
-        out[start:start + n] = np.bincount(idx.ravel(), minlength=n * k).reshape(n, k)
+        out[start : start + n] = np.bincount(idx.ravel(), minlength=n * k).reshape(n, k)
     return out
 
 
@@ -79,8 +80,9 @@ class Resampler:
         self._onehot = np.zeros((self.n_cases, self.n_clusters))
         self._onehot[np.arange(self.n_cases), self.cluster] = 1.0
         # One seed; independent child streams so each matrix is the same whatever is built first.
-        self._streams = dict(zip(("cluster", "case", "sign_case", "sign_cluster"),
-                                 np.random.SeedSequence(self.seed).spawn(4)))
+        self._streams = dict(
+            zip(("cluster", "case", "sign_case", "sign_cluster"), np.random.SeedSequence(self.seed).spawn(4))
+        )
 
     def _uniforms(self, kind: str) -> np.ndarray:
         key = ("u", kind)
@@ -125,13 +127,18 @@ class Resampler:
         return np.atleast_2d(per_case) @ self._onehot
 
     def describe(self) -> dict:
-        return {"draws": self.draws, "seed": self.seed,
-                "rng": "numpy PCG64, SeedSequence(seed).spawn(4): cluster, case, case signs, cluster signs",
-                "resampling": "each statistic resamples, with replacement, as many units as it has from its own "
-                              "units, mapped from one shared uniform matrix per level",
-                "interval": f"percentile {LEVEL:.0%}", "quantile_method": QUANTILE_METHOD,
-                "cluster_unit": "calculator (seeds and cases kept together)", "n_clusters": self.n_clusters,
-                "n_cases": self.n_cases}
+        return {
+            "draws": self.draws,
+            "seed": self.seed,
+            "rng": "numpy PCG64, SeedSequence(seed).spawn(4): cluster, case, case signs, cluster signs",
+            "resampling": "each statistic resamples, with replacement, as many units as it has from its own "
+            "units, mapped from one shared uniform matrix per level",
+            "interval": f"percentile {LEVEL:.0%}",
+            "quantile_method": QUANTILE_METHOD,
+            "cluster_unit": "calculator (seeds and cases kept together)",
+            "n_clusters": self.n_clusters,
+            "n_cases": self.n_cases,
+        }
 
     # ---- draws of ratio statistics -------------------------------------------------------------
     def _ratio_draws(self, kind: str, numer: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -182,5 +189,13 @@ def ratio(numer: np.ndarray, weight: np.ndarray) -> np.ndarray:
         return numer.sum(axis=1) / weight.sum(axis=1)
 
 
-__all__ = ["DEFAULT_DRAWS", "DEFAULT_SEED", "QUANTILE_METHOD", "LEVEL", "Resampler", "exact_matmul",
-           "percentile_interval", "ratio"]
+__all__ = [
+    "DEFAULT_DRAWS",
+    "DEFAULT_SEED",
+    "LEVEL",
+    "QUANTILE_METHOD",
+    "Resampler",
+    "exact_matmul",
+    "percentile_interval",
+    "ratio",
+]

@@ -8,13 +8,19 @@
 Both raise LookupError naming a malformed entry: the library and the catalogue are part of the kit, so the
 analysis stops rather than omitting the affected columns.
 """
+
 from __future__ import annotations
 
-from harness.calculators.catalogue import AUDIT_GROUPS, CATALOGUE
 from harness.calculators import LIBRARY
+from harness.calculators.catalogue import AUDIT_GROUPS, CATALOGUE
 
-AUDIT_LABELS = {"replaced": "Replaced by a guideline", "other_concern": "Other concern",
-                "no_issue": "No issue identified", "not_replaced": "Not replaced", "all": "All"}
+AUDIT_LABELS = {
+    "replaced": "Replaced by a guideline",
+    "other_concern": "Other concern",
+    "no_issue": "No issue identified",
+    "not_replaced": "Not replaced",
+    "all": "All",
+}
 
 
 def library_calculators() -> set[int]:
@@ -31,8 +37,10 @@ def audit_groups() -> dict[int, str]:
     for cid, entry in CATALOGUE.items():
         group = entry.audit_group
         if group not in AUDIT_GROUPS:
-            raise LookupError(f"harness.calculators.catalogue.CATALOGUE[{cid}] has audit_group {group!r}, "
-                              f"expected one of {', '.join(AUDIT_GROUPS)}")
+            raise LookupError(
+                f"harness.calculators.catalogue.CATALOGUE[{cid}] has audit_group {group!r}, "
+                f"expected one of {', '.join(AUDIT_GROUPS)}"
+            )
         out[int(cid)] = group
     return out
 

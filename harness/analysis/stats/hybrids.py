@@ -6,18 +6,19 @@ arm's row: Program-Solve or Open-book arithmetic. A hybrid row exists only where
 the fallback row both exist for that (model, seed, case). Hybrids are added to the arrays as
 derived arms named `hybrid:<library>-first+<fallback>`.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from harness.core.outcomes import RowOutcome
 from harness.analysis.stats.arrays import OUTCOME_CODE, CorrectnessArrays
-
 from harness.analysis.stats.labels import FALLBACKS, HYBRIDS, LIBRARIES, hybrid_name  # noqa: F401  (re-exported)
+from harness.core.outcomes import RowOutcome
 
 
-def assemble(library: np.ndarray, library_outcome: np.ndarray, fallback: np.ndarray,
-             fallback_outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def assemble(
+    library: np.ndarray, library_outcome: np.ndarray, fallback: np.ndarray, fallback_outcome: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Combine [S, N] library and fallback rows; returns (correct, outcome, library_used) arrays.
 
     A row is the library's when the library answered, else the fallback's; it is missing (NaN, -1)
@@ -43,8 +44,9 @@ def add_hybrids(data: CorrectnessArrays) -> list[str]:
         correct, outcome = np.full(shape, np.nan), np.full(shape, -1, dtype=np.int8)
         for m in data.models:
             mi = data.m(m)
-            correct[mi], outcome[mi], _ = assemble(data.block(m, lib), data.outcome_block(m, lib),
-                                                    data.block(m, fb), data.outcome_block(m, fb))
+            correct[mi], outcome[mi], _ = assemble(
+                data.block(m, lib), data.outcome_block(m, lib), data.block(m, fb), data.outcome_block(m, fb)
+            )
         data.add_arm(name, correct, outcome)
         added.append(name)
     return added
@@ -53,7 +55,8 @@ def add_hybrids(data: CorrectnessArrays) -> list[str]:
 def library_share(data: CorrectnessArrays, model: str, name: str) -> float:
     """Fraction of a hybrid's case-seed rows answered by its library."""
     _, lib, fb = next(h for h in HYBRIDS if h[0] == name)
-    _, _, used = assemble(data.block(model, lib), data.outcome_block(model, lib),
-                          data.block(model, fb), data.outcome_block(model, fb))
+    _, _, used = assemble(
+        data.block(model, lib), data.outcome_block(model, lib), data.block(model, fb), data.outcome_block(model, fb)
+    )
     rows = ~np.isnan(data.block(model, name))
     return float(used[rows].mean()) if rows.any() else float("nan")

@@ -8,6 +8,7 @@
   when n is small, else Monte Carlo over a shared sign matrix with p = (1 + #{|T*| >= |T|}) / (1 + B).
 * `holm(p)`: Holm's step-down adjustment (not Holm-Sidak).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

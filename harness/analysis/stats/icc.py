@@ -11,6 +11,7 @@ unequal sizes:
 Design effect DE = 1 + (m - 1) * max(ICC, 0) with m = N / C the mean cluster size, and effective
 sample size N / DE (the paper's 0.68 to 0.81 on 55 calculators of 20 give 79 to 67 cases).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,10 +1,12 @@
 """Display names of arms and of the library-first hybrids (paper wording), and the hybrids' names."""
+
 from __future__ import annotations
 
 import re
 
 from harness.arms.registry import ARMS, budget_variants, hybrid_fallbacks, hybrid_libraries
 from harness.model.rehearsal.labels import is_synthetic_model
+
 
 def _label(arm: str) -> str | None:
     entry = ARMS.get(arm)
@@ -32,8 +34,8 @@ def arm_label(arm: str, short: bool = False) -> str:
     return arm
 
 
-LIBRARIES = hybrid_libraries()    # {"gold": "gold-lib", "extract": "extract-lib"}, from the arms' Display.hybrid
-FALLBACKS = hybrid_fallbacks()    # ("program-solve", "open-book")
+LIBRARIES = hybrid_libraries()  # {"gold": "gold-lib", "extract": "extract-lib"}, from the arms' Display.hybrid
+FALLBACKS = hybrid_fallbacks()  # ("program-solve", "open-book")
 
 
 def hybrid_name(library: str, fallback: str) -> str:
@@ -61,5 +63,7 @@ def synthetic_notice(models) -> str | None:
     names = [m for m in models if is_synthetic_model(m)]
     if not names:
         return None
-    return (f"SYNTHETIC: {', '.join(names)} {'is' if len(names) == 1 else 'are'} the rehearsal server's scripted "
-            f"replies (a fake for testing the pipeline), not a model's results; do not cite these numbers.")
+    return (
+        f"SYNTHETIC: {', '.join(names)} {'is' if len(names) == 1 else 'are'} the rehearsal server's scripted "
+        f"replies (a fake for testing the pipeline), not a model's results; do not cite these numbers."
+    )

@@ -11,16 +11,17 @@ Secondary tests (case level): exact McNemar on the declared binary outcome "corr
 majority of the paired seeds"; sign-flip permutation on the seed-averaged per-case differences; and
 beside it the same sign-flip with whole calculators as units. Holm within (model, family).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from harness.analysis.stats import catalog
 from harness.analysis.stats import icc as icc_mod
 from harness.analysis.stats.arrays import CorrectnessArrays
 from harness.analysis.stats.bootstrap import Resampler, percentile_interval, ratio
-from harness.analysis.stats import catalog
 from harness.analysis.stats.families import Comparison
 from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact, sign_flip_p
 
@@ -55,8 +56,7 @@ def subset_calculators(subset: str) -> set[int] | None:
     return catalog.audit_calculators(subset)
 
 
-def make_pair(data: CorrectnessArrays, model: str, comp: Comparison,
-              calculators: set[int] | None = None) -> Pair | str:
+def make_pair(data: CorrectnessArrays, model: str, comp: Comparison, calculators: set[int] | None = None) -> Pair | str:
     """Build one pair, or return a string saying why it cannot be built."""
     for arm in (comp.solver, comp.reference):
         if not data.has(model, arm):
@@ -72,8 +72,9 @@ def make_pair(data: CorrectnessArrays, model: str, comp: Comparison,
     a0, r0 = np.where(cases, a, 0.0), np.where(cases, r, 0.0)
     n_seeds = int(s_mask.sum())
     seeds = [s for s, ok in zip(data.seeds, s_mask) if ok]
-    return Pair(model, comp, seeds, cases, (a0 - r0).sum(axis=0), cases * float(n_seeds),
-                a0.sum(axis=0), r0.sum(axis=0))
+    return Pair(
+        model, comp, seeds, cases, (a0 - r0).sum(axis=0), cases * float(n_seeds), a0.sum(axis=0), r0.sum(axis=0)
+    )
 
 
 def collect_pairs(data: CorrectnessArrays, comparisons, models=None) -> tuple[list[Pair], list[str]]:
@@ -107,19 +108,35 @@ def analyse_pairs(pairs: list[Pair], resampler: Resampler, cluster: np.ndarray) 
         idx = np.flatnonzero(p.cases)
         mc = mcnemar_exact(p.solver_sum[idx] * 2 > n_seeds, p.reference_sum[idx] * 2 > n_seeds)
         summ = icc_mod.summarize(p.diff[idx] / n_seeds, cluster[idx])
-        rows.append({
-            "model": p.model, "family": p.comparison.family, "solver": p.comparison.solver,
-            "reference": p.comparison.reference, "comparison": p.comparison.label,
-            "access": p.comparison.access, "subset": p.comparison.subset,
-            "n_cases": int(idx.size), "n_calculators": summ.clusters, "seeds": p.seeds,
-            "solver_acc": 100 * p.solver_sum[idx].sum() / (idx.size * n_seeds),
-            "reference_acc": 100 * p.reference_sum[idx].sum() / (idx.size * n_seeds),
-            "gap": gap[k], "case_lo": cs[0, k], "case_hi": cs[1, k],
-            "cluster_lo": cl[0, k], "cluster_hi": cl[1, k],
-            "mcnemar_b": mc.b, "mcnemar_c": mc.c, "mcnemar_p": mc.pvalue,
-            "perm_p_case": p_case[k], "perm_p_calc": p_calc[k],
-            "icc": summ.icc, "design_effect": summ.design_effect, "effective_n": summ.effective_n,
-        })
+        rows.append(
+            {
+                "model": p.model,
+                "family": p.comparison.family,
+                "solver": p.comparison.solver,
+                "reference": p.comparison.reference,
+                "comparison": p.comparison.label,
+                "access": p.comparison.access,
+                "subset": p.comparison.subset,
+                "n_cases": int(idx.size),
+                "n_calculators": summ.clusters,
+                "seeds": p.seeds,
+                "solver_acc": 100 * p.solver_sum[idx].sum() / (idx.size * n_seeds),
+                "reference_acc": 100 * p.reference_sum[idx].sum() / (idx.size * n_seeds),
+                "gap": gap[k],
+                "case_lo": cs[0, k],
+                "case_hi": cs[1, k],
+                "cluster_lo": cl[0, k],
+                "cluster_hi": cl[1, k],
+                "mcnemar_b": mc.b,
+                "mcnemar_c": mc.c,
+                "mcnemar_p": mc.pvalue,
+                "perm_p_case": p_case[k],
+                "perm_p_calc": p_calc[k],
+                "icc": summ.icc,
+                "design_effect": summ.design_effect,
+                "effective_n": summ.effective_n,
+            }
+        )
     _holm_within_family(rows)
     return rows
 
@@ -155,5 +172,9 @@ def accuracy(data: CorrectnessArrays, model: str, arm: str, cases: np.ndarray | 
         return None
     per_seed = 100 * np.nansum(block, axis=1) / np.maximum(have.sum(axis=1), 1)
     per_seed = per_seed[have.any(axis=1)]
-    return {"mean": float(per_seed.mean()), "sd": float(per_seed.std(ddof=1)) if per_seed.size > 1 else float("nan"),
-            "seeds": int(per_seed.size), "cases": int(have.any(axis=0).sum())}
+    return {
+        "mean": float(per_seed.mean()),
+        "sd": float(per_seed.std(ddof=1)) if per_seed.size > 1 else float("nan"),
+        "seeds": int(per_seed.size),
+        "cases": int(have.any(axis=0).sum()),
+    }

@@ -30,10 +30,11 @@ Intervals: calculator-cluster bootstrap on the kit's shared `Resampler` (harness
 every statistic of one curve is computed on the same draws of the arm's calculators (a calculator
 brings all its cases and seeds), percentile 95%.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import numpy as np
 
@@ -53,12 +54,12 @@ class LevelRows:
 
     model: str
     arm: str
-    k: int                       # programs per case; levels run 0 .. k + 1
-    case_ids: list[str]          # [N] distinct cases, grouped by calculator
-    calculator_ids: np.ndarray   # [N]
-    count: np.ndarray            # [k + 2, N] rows of each case at each level (seeds summed)
-    correct: np.ndarray          # [k + 2, N] of those, rows whose would-be answer is correct
-    routes: dict = field(default_factory=dict)   # route -> row count
+    k: int  # programs per case; levels run 0 .. k + 1
+    case_ids: list[str]  # [N] distinct cases, grouped by calculator
+    calculator_ids: np.ndarray  # [N]
+    count: np.ndarray  # [k + 2, N] rows of each case at each level (seeds summed)
+    correct: np.ndarray  # [k + 2, N] of those, rows whose would-be answer is correct
+    routes: dict = field(default_factory=dict)  # route -> row count
 
     @property
     def n_rows(self) -> int:
@@ -106,8 +107,9 @@ def level_rows(records: Iterable[dict]) -> dict[tuple[str, str], LevelRows]:
         if len(ks) != 1:
             raise RiskCoverageError(f"{model}/{arm}: records mix k values {sorted(ks)}; one curve needs one k")
         k = ks.pop()
-        cases = sorted({(int(r["calculator_id"]), str(r["case_id"])) for r, _ in items},
-                       key=lambda c: (c[0], _row_order(c[1])))
+        cases = sorted(
+            {(int(r["calculator_id"]), str(r["case_id"])) for r, _ in items}, key=lambda c: (c[0], _row_order(c[1]))
+        )
         index = {cid: i for i, (_, cid) in enumerate(cases)}
         count = np.zeros((k + 2, len(cases)), dtype=np.int64)
         correct = np.zeros_like(count)
@@ -117,8 +119,16 @@ def level_rows(records: Iterable[dict]) -> dict[tuple[str, str], LevelRows]:
             count[level, j] += 1
             correct[level, j] += int(ok)
             routes[rec["detail"]["router"]["route"]] += 1
-        out[(model, arm)] = LevelRows(model, arm, k, [c for _, c in cases],
-                                      np.array([c for c, _ in cases], dtype=np.int64), count, correct, routes)
+        out[(model, arm)] = LevelRows(
+            model,
+            arm,
+            k,
+            [c for _, c in cases],
+            np.array([c for c, _ in cases], dtype=np.int64),
+            count,
+            correct,
+            routes,
+        )
     return out
 
 
@@ -133,6 +143,7 @@ def thresholds(k: int) -> list[tuple[str, int]]:
 
 
 # ---- point statistics on (possibly resampled) group totals -------------------------------------------
+
 
 def _harmonic(n_max: int) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, n_max + 1))])
@@ -169,8 +180,8 @@ class CurvePoint:
     label: str
     min_level: int
     coverage: float
-    accuracy: float          # on answered rows
-    full_accuracy: float     # abstentions counted wrong
+    accuracy: float  # on answered rows
+    full_accuracy: float  # abstentions counted wrong
     coverage_ci: tuple[float, float]
     accuracy_ci: tuple[float, float]
     full_accuracy_ci: tuple[float, float]
@@ -180,10 +191,17 @@ class CurvePoint:
         return 1.0 - self.accuracy
 
     def to_dict(self) -> dict:
-        return {"label": self.label, "min_level": self.min_level, "coverage": self.coverage,
-                "accuracy": self.accuracy, "risk": self.risk, "full_accuracy": self.full_accuracy,
-                "coverage_ci": list(self.coverage_ci), "accuracy_ci": list(self.accuracy_ci),
-                "full_accuracy_ci": list(self.full_accuracy_ci)}
+        return {
+            "label": self.label,
+            "min_level": self.min_level,
+            "coverage": self.coverage,
+            "accuracy": self.accuracy,
+            "risk": self.risk,
+            "full_accuracy": self.full_accuracy,
+            "coverage_ci": list(self.coverage_ci),
+            "accuracy_ci": list(self.accuracy_ci),
+            "full_accuracy_ci": list(self.full_accuracy_ci),
+        }
 
 
 @dataclass
@@ -201,10 +219,19 @@ class Curve:
     resampler: dict
 
     def to_dict(self) -> dict:
-        return {"model": self.model, "arm": self.arm, "k": self.k, "n_rows": self.n_rows, "n_cases": self.n_cases,
-                "n_calculators": self.n_calculators, "aurc": self.aurc, "aurc_ci": list(self.aurc_ci),
-                "routes": dict(self.routes), "points": [p.to_dict() for p in self.points],
-                "resampler": self.resampler}
+        return {
+            "model": self.model,
+            "arm": self.arm,
+            "k": self.k,
+            "n_rows": self.n_rows,
+            "n_cases": self.n_cases,
+            "n_calculators": self.n_calculators,
+            "aurc": self.aurc,
+            "aurc_ci": list(self.aurc_ci),
+            "routes": dict(self.routes),
+            "points": [p.to_dict() for p in self.points],
+            "resampler": self.resampler,
+        }
 
 
 def _cumulative(rows: LevelRows) -> tuple[np.ndarray, np.ndarray]:
@@ -214,8 +241,9 @@ def _cumulative(rows: LevelRows) -> tuple[np.ndarray, np.ndarray]:
     return answered, correct
 
 
-def curve(rows: LevelRows, *, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
-          resampler: Resampler | None = None) -> Curve:
+def curve(
+    rows: LevelRows, *, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, resampler: Resampler | None = None
+) -> Curve:
     """The risk-coverage curve of one (model, router arm) with cluster-bootstrap bands and AURC."""
     k = rows.k
     cluster = rows.cluster
@@ -232,11 +260,11 @@ def curve(rows: LevelRows, *, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SE
     cor_c = correct[levels] @ onehot
     pres_c = present @ onehot
     units = np.flatnonzero(pres_c > 0)
-    w = rs.subset_counts("cluster", units)            # [B, U]
+    w = rs.subset_counts("cluster", units)  # [B, U]
     top = float(units.size)
-    ans_b = exact_matmul(w, ans_c[:, units].T, top)   # [B, T]
+    ans_b = exact_matmul(w, ans_c[:, units].T, top)  # [B, T]
     cor_b = exact_matmul(w, cor_c[:, units].T, top)
-    pres_b = exact_matmul(w, pres_c[units][:, None], top)[:, 0]   # [B]
+    pres_b = exact_matmul(w, pres_c[units][:, None], top)[:, 0]  # [B]
     with np.errstate(invalid="ignore", divide="ignore"):
         cov_b = ans_b / pres_b[:, None]
         acc_b = cor_b / ans_b
@@ -248,23 +276,44 @@ def curve(rows: LevelRows, *, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SE
         cov_ci = percentile_interval(cov_b[:, j])[:, 0]
         acc_ci = _nan_percentile(acc_b[:, j])
         full_ci = percentile_interval(full_b[:, j])[:, 0]
-        points.append(CurvePoint(label, t, a / tot_p, c / a if a else float("nan"), c / tot_p,
-                                 tuple(map(float, cov_ci)), acc_ci, tuple(map(float, full_ci))))
+        points.append(
+            CurvePoint(
+                label,
+                t,
+                a / tot_p,
+                c / a if a else float("nan"),
+                c / tot_p,
+                tuple(map(float, cov_ci)),
+                acc_ci,
+                tuple(map(float, full_ci)),
+            )
+        )
     # AURC: groups k+1, k, ..., 1, then the never-answered rows (level 0).
     group_levels = list(range(k + 1, 0, -1))
-    n_c = rows.count[group_levels] @ onehot                      # [G, C]
+    n_c = rows.count[group_levels] @ onehot  # [G, C]
     e_c = (rows.count - rows.correct)[group_levels] @ onehot
     never_c = rows.count[0] @ onehot
     n_groups = np.vstack([n_c, never_c[None]])
     e_groups = np.vstack([e_c, np.zeros((1, rs.n_clusters))])
     point = float(aurc_from_groups(n_groups.sum(axis=1), e_groups.sum(axis=1)))
-    n_b = exact_matmul(w, n_groups[:, units].T, top).T          # [G+1, B]
+    n_b = exact_matmul(w, n_groups[:, units].T, top).T  # [G+1, B]
     e_b = exact_matmul(w, e_groups[:, units].T, top).T
     harmonic = _harmonic(int(np.max(n_b.sum(axis=0), initial=0)))
     aurc_b = aurc_from_groups(np.rint(n_b), np.rint(e_b), harmonic)
     aurc_ci = _nan_percentile(aurc_b)
-    return Curve(rows.model, rows.arm, k, rows.n_rows, int(cluster.size), int(units.size), points, point, aurc_ci,
-                 dict(rows.routes), rs.describe())
+    return Curve(
+        rows.model,
+        rows.arm,
+        k,
+        rows.n_rows,
+        int(cluster.size),
+        int(units.size),
+        points,
+        point,
+        aurc_ci,
+        dict(rows.routes),
+        rs.describe(),
+    )
 
 
 def _nan_percentile(values: np.ndarray) -> tuple[float, float]:
@@ -289,9 +338,25 @@ def single_arm_point(records: Iterable[dict], label: str) -> dict:
             correct += int(bool(rec.get("correct")))
     if n == 0:
         raise RiskCoverageError(f"{label}: no records")
-    return {"label": label, "coverage": answered / n, "accuracy": correct / answered if answered else float("nan"),
-            "full_accuracy": correct / n, "n_rows": n}
+    return {
+        "label": label,
+        "coverage": answered / n,
+        "accuracy": correct / answered if answered else float("nan"),
+        "full_accuracy": correct / n,
+        "n_rows": n,
+    }
 
 
-__all__ = ["ROUTES", "RiskCoverageError", "LevelRows", "row_level", "level_rows", "thresholds",
-           "aurc_from_groups", "CurvePoint", "Curve", "curve", "single_arm_point"]
+__all__ = [
+    "ROUTES",
+    "Curve",
+    "CurvePoint",
+    "LevelRows",
+    "RiskCoverageError",
+    "aurc_from_groups",
+    "curve",
+    "level_rows",
+    "row_level",
+    "single_arm_point",
+    "thresholds",
+]

@@ -4,6 +4,7 @@ Nothing here is a result: every record is marked `"synthetic": true` and `datase
 Correctness is drawn with a calculator effect (so cases cluster within calculators) and a
 per-case effect shared by all seeds (so seeds agree more than chance).
 """
+
 from __future__ import annotations
 
 import json
@@ -26,13 +27,28 @@ def _probabilities(rng, n_arms, sizes, base):
     return 1 / (1 + np.exp(-logit)), cluster
 
 
-def synthetic_arrays(n_models=4, arms=None, seeds=(42, 43, 44, 45, 46), cases_per_calc=20,
-                     n_calculators=55, seed=0) -> CorrectnessArrays:
+def synthetic_arrays(
+    n_models=4, arms=None, seeds=(42, 43, 44, 45, 46), cases_per_calc=20, n_calculators=55, seed=0
+) -> CorrectnessArrays:
     """Correctness arrays of the benchmark's shape (default 4 x 12 x 5 x 1,100), all rows present."""
     rng = np.random.default_rng(seed)
-    arms = list(arms or ["note-only", "note-only-gold", "page-no-formula", "open-book", "extract-lib",
-                         "gold-lib", "extract-lib-recalled", "program-solve", "program-solve-syntax",
-                         "blind", "blind-vote", "blind-repair"])
+    arms = list(
+        arms
+        or [
+            "note-only",
+            "note-only-gold",
+            "page-no-formula",
+            "open-book",
+            "extract-lib",
+            "gold-lib",
+            "extract-lib-recalled",
+            "program-solve",
+            "program-solve-syntax",
+            "blind",
+            "blind-vote",
+            "blind-repair",
+        ]
+    )
     sizes = np.full(n_calculators, cases_per_calc) if np.isscalar(cases_per_calc) else np.asarray(cases_per_calc)
     n = int(sizes.sum())
     correct = np.empty((n_models, len(arms), len(seeds), n))
@@ -44,14 +60,31 @@ def synthetic_arrays(n_models=4, arms=None, seeds=(42, 43, 44, 45, 46), cases_pe
     calculators = list(range(1, n_calculators + 1))
     calc_ids = np.repeat(np.array(calculators), sizes)
     case_ids = [f"{c}-{i}" for c, k in zip(calculators, sizes) for i in range(int(k))]
-    return CorrectnessArrays([f"synthetic-model-{m}" for m in range(n_models)], arms, list(seeds), case_ids,
-                             calc_ids, np.repeat(np.arange(n_calculators), sizes), calculators,
-                             {c: f"Synthetic calculator {c}" for c in calculators},
-                             ["decimal"] * n, correct, outcome)
+    return CorrectnessArrays(
+        [f"synthetic-model-{m}" for m in range(n_models)],
+        arms,
+        list(seeds),
+        case_ids,
+        calc_ids,
+        np.repeat(np.arange(n_calculators), sizes),
+        calculators,
+        {c: f"Synthetic calculator {c}" for c in calculators},
+        ["decimal"] * n,
+        correct,
+        outcome,
+    )
 
 
-def synthetic_records(models=("synthetic/model-a",), arms=("open-book", "program-solve"), seeds=(42,),
-                      sizes=(3, 2, 4), accuracy=None, seed=0, library=(), date_calcs=()) -> list[dict]:
+def synthetic_records(
+    models=("synthetic/model-a",),
+    arms=("open-book", "program-solve"),
+    seeds=(42,),
+    sizes=(3, 2, 4),
+    accuracy=None,
+    seed=0,
+    library=(),
+    date_calcs=(),
+) -> list[dict]:
     """Per-case records in the results-store format (harness.run.record.Record, dict form). `library` calculators get
     Gold-Solve answers;
     Gold-Solve abstains on the others; `date_calcs` get output_type 'date'."""
@@ -71,13 +104,24 @@ def synthetic_records(models=("synthetic/model-a",), arms=("open-book", "program
                         else:
                             ok = bool(rng.random() < accuracy.get(arm, 0.6))
                             outcome = "answered" if ok else str(rng.choice(OUTCOMES))
-                        out.append(Record(
-                            key=f"{model}|{arm}|{s}|{c}-{row}", model=model, arm=arm, seed=int(s),
-                            dataset="synthetic", case_id=f"{c}-{row}", row_number=100 * c + row,
-                            calculator_id=c, calculator_name=f"Synthetic calculator {c}",
-                            output_type="date" if c in date_calcs else "decimal",
-                            outcome=outcome, correct=ok, scorer="paper", synthetic=True,
-                        ).to_dict())
+                        out.append(
+                            Record(
+                                key=f"{model}|{arm}|{s}|{c}-{row}",
+                                model=model,
+                                arm=arm,
+                                seed=int(s),
+                                dataset="synthetic",
+                                case_id=f"{c}-{row}",
+                                row_number=100 * c + row,
+                                calculator_id=c,
+                                calculator_name=f"Synthetic calculator {c}",
+                                output_type="date" if c in date_calcs else "decimal",
+                                outcome=outcome,
+                                correct=ok,
+                                scorer="paper",
+                                synthetic=True,
+                            ).to_dict()
+                        )
     return out
 
 

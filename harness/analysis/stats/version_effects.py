@@ -10,15 +10,21 @@ i.e. when choosing the guideline version would turn a benchmark-correct Gold-Sol
 the benchmark scores wrong. "differs" counts any numeric difference at the benchmark's 3-decimal
 rounding.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from harness.calculators.versions import REFERENCE_LABEL, VERSIONS, benchmark_version
-from harness.data.conventions import resolve_convention
-from harness.calculators import LIBRARY, LibraryAbstain
-from harness.calculators.versions import coefficient_calculator, library_reference
 from harness.arms.solvers.router import agrees
+from harness.calculators import LIBRARY, LibraryAbstain
+from harness.calculators.versions import (
+    REFERENCE_LABEL,
+    VERSIONS,
+    benchmark_version,
+    coefficient_calculator,
+    library_reference,
+)
+from harness.data.conventions import resolve_convention
 from harness.scoring.scorers import score_value
 
 
@@ -38,8 +44,7 @@ def case_rows(dataset, convention=None) -> list[dict]:
             bench_reason = None
         except LibraryAbstain as exc:
             bench_value, bench_reason = None, str(exc)
-        bench_correct = (bool(score_value(bench_value, "number", case).correct)
-                         if bench_value is not None else None)
+        bench_correct = bool(score_value(bench_value, "number", case).correct) if bench_value is not None else None
         for version, fv in VERSIONS[cid].items():
             if fv.benchmark:
                 continue
@@ -49,14 +54,26 @@ def case_rows(dataset, convention=None) -> list[dict]:
             if value is not None and bench_value is not None:
                 differs = round(float(value), 3) != round(float(bench_value), 3)
                 changes = not agrees(value, "number", bench_value, "number", case.output_type)
-            rows.append({
-                "dataset": dataset.name, "case_id": case.case_id, "calculator_id": cid,
-                "calculator_name": case.calculator_name, "in_gold_solve": cid in LIBRARY,
-                "benchmark_version": bench, "benchmark_gold": case.gold_answer,
-                "benchmark_value": bench_value, "benchmark_correct": bench_correct, "benchmark_reason": bench_reason,
-                "version": version, "reference_label": REFERENCE_LABEL, "reference_value": value,
-                "reference_reason": ref["reason"], "differs": differs, "changes": changes,
-            })
+            rows.append(
+                {
+                    "dataset": dataset.name,
+                    "case_id": case.case_id,
+                    "calculator_id": cid,
+                    "calculator_name": case.calculator_name,
+                    "in_gold_solve": cid in LIBRARY,
+                    "benchmark_version": bench,
+                    "benchmark_gold": case.gold_answer,
+                    "benchmark_value": bench_value,
+                    "benchmark_correct": bench_correct,
+                    "benchmark_reason": bench_reason,
+                    "version": version,
+                    "reference_label": REFERENCE_LABEL,
+                    "reference_value": value,
+                    "reference_reason": ref["reason"],
+                    "differs": differs,
+                    "changes": changes,
+                }
+            )
     return rows
 
 
@@ -65,11 +82,24 @@ def summarise(rows: list[dict]) -> list[dict]:
     out: dict[tuple, dict[str, Any]] = {}
     for r in rows:
         key = (r["dataset"], r["calculator_id"], r["version"])
-        s = out.setdefault(key, {
-            "dataset": r["dataset"], "calculator_id": r["calculator_id"], "calculator_name": r["calculator_name"],
-            "benchmark_version": r["benchmark_version"], "version": r["version"], "in_gold_solve": r["in_gold_solve"],
-            "cases": 0, "benchmark_correct": 0, "reference_available": 0, "differs": 0, "changes": 0,
-            "gold_solve_changes": 0, "unavailable_reasons": set()})
+        s = out.setdefault(
+            key,
+            {
+                "dataset": r["dataset"],
+                "calculator_id": r["calculator_id"],
+                "calculator_name": r["calculator_name"],
+                "benchmark_version": r["benchmark_version"],
+                "version": r["version"],
+                "in_gold_solve": r["in_gold_solve"],
+                "cases": 0,
+                "benchmark_correct": 0,
+                "reference_available": 0,
+                "differs": 0,
+                "changes": 0,
+                "gold_solve_changes": 0,
+                "unavailable_reasons": set(),
+            },
+        )
         s["cases"] += 1
         s["benchmark_correct"] += int(bool(r["benchmark_correct"]))
         if r["reference_value"] is not None:

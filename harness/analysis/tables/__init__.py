@@ -10,6 +10,7 @@ which tables each holds): `ladder`, `gaps`, `ledger`, `audit`, `router`.
 `index.md`; `build_all` does both from a results root. The same results, draws and seed give byte-identical files
 (`make verify` relies on it).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,11 +24,13 @@ from harness.analysis.tables import audit, gaps, ladder, ledger, router
 from harness.analysis.tables.spec import GROUPS, TableSpec, paper_order
 from harness.core.registry import Registry
 
-__all__ = ["TABLES", "PAPER_TABLES", "GROUPS", "TableSpec", "build_tables", "write_tables", "build_all"]
+__all__ = ["GROUPS", "PAPER_TABLES", "TABLES", "TableSpec", "build_all", "build_tables", "write_tables"]
 
 TABLES: Registry[TableSpec] = Registry("table", TableSpec)
-for _spec in sorted(ladder.SPECS + gaps.SPECS + ledger.SPECS + audit.SPECS + router.SPECS,
-                    key=lambda s: (not s.paper, paper_order(s.name))):
+for _spec in sorted(
+    ladder.SPECS + gaps.SPECS + ledger.SPECS + audit.SPECS + router.SPECS,
+    key=lambda s: (not s.paper, paper_order(s.name)),
+):
     TABLES.register(_spec)
 TABLES.freeze()
 
@@ -46,7 +49,7 @@ def build_tables(an: Analysis) -> tuple[list[Table], dict[str, str]]:
             if spec.paper:
                 omitted[name] = str(exc)
     notice = synthetic_notice(an.data.models)
-    if notice:                       # said first, in every table: the title and the first note
+    if notice:  # said first, in every table: the title and the first note
         tables = [dataclasses.replace(t, title=f"SYNTHETIC - {t.title}", notes=[notice, *t.notes]) for t in tables]
     return tables, omitted
 
@@ -66,9 +69,12 @@ def write_tables(tables: list[Table], omitted: dict[str, str], out_dir, an: Anal
         index += [f"**{notice}**", ""]
     if an is not None:
         r = an.resampler.describe()
-        index += [f"Derived from per-case results by `harness tables`: {an.data.n_cases} cases, "
-                  f"{len(an.data.calculators)} calculators, models {', '.join(model_label(m) for m in an.data.models)}. "
-                  f"Bootstrap: {r['draws']:,} draws, seed {r['seed']}, {r['interval']} ({r['quantile_method']}).", ""]
+        index += [
+            f"Derived from per-case results by `harness tables`: {an.data.n_cases} cases, "
+            f"{len(an.data.calculators)} calculators, models {', '.join(model_label(m) for m in an.data.models)}. "
+            f"Bootstrap: {r['draws']:,} draws, seed {r['seed']}, {r['interval']} ({r['quantile_method']}).",
+            "",
+        ]
     index += [f"- [{t.name}]({t.name}.md): {t.title}" for t in tables]
     if omitted:
         index += ["", "Omitted:"] + [f"- {k}: {v}" for k, v in omitted.items()]
@@ -85,8 +91,9 @@ def write_tables(tables: list[Table], omitted: dict[str, str], out_dir, an: Anal
     return paths
 
 
-def build_all(results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
-              dataset: str | None = None) -> list[Path]:
+def build_all(
+    results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, dataset: str | None = None
+) -> list[Path]:
     """Re-derive every table from `results_dir` into `out_dir` (Markdown, LaTeX, CSV); return the paths.
 
     Same results, draws and seed give byte-identical files."""

@@ -2,6 +2,7 @@
 (s17, s17b), both from the formula catalogue (harness.calculators.catalogue); accuracy by audit group (s11); and
 the failure audit of Program-Solve (s15, s15b) with its hash-drawn annotation sheet (written beside the tables; the
 filled sheet is read from <results>/annotations/s15-failure-audit.csv)."""
+
 from __future__ import annotations
 
 import csv
@@ -15,9 +16,9 @@ from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.catalog import AUDIT_GROUPS, AUDIT_LABELS
 from harness.analysis.stats.families import arm_label
 from harness.analysis.stats.labels import model_label
+from harness.analysis.table_format import SECTION, Omit, Table
 from harness.analysis.tables.cells import acc_cell, results_root, stored_records
 from harness.analysis.tables.spec import Sheet, TableSpec
-from harness.analysis.table_format import SECTION, Omit, Table
 from harness.calculators.catalogue import CATALOGUE
 from harness.data.dataset import load_dataset
 
@@ -51,9 +52,16 @@ READING_CATEGORIES = (
 def table_s11(an: Analysis) -> Table:
     d = an.data
     masks = {g: d.case_mask([c for c, grp in an.audit.items() if grp == g]) for g in AUDIT_GROUPS}
-    cols = ["Model", "Arm"] + [f"{AUDIT_LABELS[g]} ({len(set(d.calculator_ids[masks[g]].tolist()))} calc.)" for g in AUDIT_GROUPS]
-    rows = [[model_label(m), arm_label(a)] + [acc_cell(an, m, a, masks[g]) if masks[g].any() else "\u2013" for g in AUDIT_GROUPS]
-            for m in d.models for a in AUDIT_ARMS if d.has(m, a)]
+    cols = ["Model", "Arm"] + [
+        f"{AUDIT_LABELS[g]} ({len(set(d.calculator_ids[masks[g]].tolist()))} calc.)" for g in AUDIT_GROUPS
+    ]
+    rows = [
+        [model_label(m), arm_label(a)]
+        + [acc_cell(an, m, a, masks[g]) if masks[g].any() else "\u2013" for g in AUDIT_GROUPS]
+        for m in d.models
+        for a in AUDIT_ARMS
+        if d.has(m, a)
+    ]
     if not rows:
         raise Omit("none of Open-book arithmetic, Program-Solve, Blind Program-Solve ran")
     return Table("s11", "Exploratory: accuracy by audit group", cols, rows, ["Accuracy (%), mean over seeds."])
@@ -77,9 +85,11 @@ def _provenance_note(entries, field: str) -> list[str]:
     recon = sorted(e.calculator_id for e in entries if "reconstruction" in e.provenance.get(field, ""))
     if not recon:
         return []
-    return [f"Reconstruction, not the paper's: the {field.replace('_', ' ')} of calculators "
-            f"{', '.join(map(str, recon))} is the kit's own reading (the paper's table body is elided in the "
-            "available source; counts match the paper). See harness/calculators/catalogue.py."]
+    return [
+        f"Reconstruction, not the paper's: the {field.replace('_', ' ')} of calculators "
+        f"{', '.join(map(str, recon))} is the kit's own reading (the paper's table body is elided in the "
+        "available source; counts match the paper). See harness/calculators/catalogue.py."
+    ]
 
 
 def table_s9(an: Analysis) -> Table:
@@ -92,16 +102,31 @@ def table_s9(an: Analysis) -> Table:
         kind = e.flags.get("concern") or ""
         if e.replaced_by_guideline:
             kind += f"; replaced by {e.flags.get('replacing_guideline') or 'a guideline'}"
-        rows.append([f"{e.name} ({e.calculator_id})", f"{kind}; use: {uses.get(e.calculator_id, 'unknown')}",
-                     f"{e.guideline_version} ({e.guideline_date})", e.flags.get("note", ""), e.source])
+        rows.append(
+            [
+                f"{e.name} ({e.calculator_id})",
+                f"{kind}; use: {uses.get(e.calculator_id, 'unknown')}",
+                f"{e.guideline_version} ({e.guideline_date})",
+                e.flags.get("note", ""),
+                e.source,
+            ]
+        )
     rows.append([SECTION, f"The {len(others)} others (no issue identified), counted by use"])
     for use, n in sorted(Counter(uses.get(e.calculator_id, "unknown") for e in others).items()):
         rows.append([use, "", "", f"{n} calculators", ""])
-    notes = ["Concern types: version, use, coefficient. Use: the benchmark's category of the calculator. "
-             "Gold answers are the calculator's own output, so a replaced formula still scores correct.",
-             *_provenance_note(concern + others, "audit_group")]
-    return Table("s9", f"Literature audit of the {len(cat)} calculators",
-                  ["Formula", "Type and use", "Guideline body and date", "Concern", "Sources"], rows, notes, "lllll")
+    notes = [
+        "Concern types: version, use, coefficient. Use: the benchmark's category of the calculator. "
+        "Gold answers are the calculator's own output, so a replaced formula still scores correct.",
+        *_provenance_note(concern + others, "audit_group"),
+    ]
+    return Table(
+        "s9",
+        f"Literature audit of the {len(cat)} calculators",
+        ["Formula", "Type and use", "Guideline body and date", "Concern", "Sources"],
+        rows,
+        notes,
+        "lllll",
+    )
 
 
 def _completeness_table(name: str, title: str, status: str, an: Analysis):
@@ -109,15 +134,22 @@ def _completeness_table(name: str, title: str, status: str, an: Analysis):
     chosen = [e for e in cat.values() if e.completeness == status]
     counts = Counter(e.completeness for e in cat.values())
     rows = [[f"{e.name} ({e.calculator_id})", e.repair] for e in sorted(chosen, key=lambda e: e.calculator_id)]
-    notes = [f"Of {len(cat)} supplied formula texts: {counts.get('could_not_reproduce', 0)} could not reproduce the "
-             f"benchmark's number, {counts.get('omitted', 0)} omitted a constant, unit, branch or convention, "
-             f"{counts.get('complete', 0)} complete (unchanged).", *_provenance_note(chosen, "completeness")]
+    notes = [
+        f"Of {len(cat)} supplied formula texts: {counts.get('could_not_reproduce', 0)} could not reproduce the "
+        f"benchmark's number, {counts.get('omitted', 0)} omitted a constant, unit, branch or convention, "
+        f"{counts.get('complete', 0)} complete (unchanged).",
+        *_provenance_note(chosen, "completeness"),
+    ]
     return Table(name, title, ["Calculator", "Repair"], rows, notes, "ll")
 
 
 def table_s17(an: Analysis) -> Table:
-    return _completeness_table("s17", "Completeness audit, part one: texts that could not reproduce the benchmark's "
-                               "number", "could_not_reproduce", an)
+    return _completeness_table(
+        "s17",
+        "Completeness audit, part one: texts that could not reproduce the benchmark's number",
+        "could_not_reproduce",
+        an,
+    )
 
 
 def table_s17b(an: Analysis) -> Table:
@@ -161,22 +193,52 @@ def draw_sample(an: Analysis, per_stratum: int = S15_PER_STRATUM) -> list[dict]:
     return sample
 
 
-SHEET_COLUMNS = ("model", "case_id", "seed", "hash", "stratum", "stratum_size", "calculator", "gold", "answer",
-                 "error", "program", "category", "uncertain", "annotator_note")
+SHEET_COLUMNS = (
+    "model",
+    "case_id",
+    "seed",
+    "hash",
+    "stratum",
+    "stratum_size",
+    "calculator",
+    "gold",
+    "answer",
+    "error",
+    "program",
+    "category",
+    "uncertain",
+    "annotator_note",
+)
 
 
 def annotation_sheet(an: Analysis, per_stratum: int = S15_PER_STRATUM) -> str:
     buf = io.StringIO()
-    buf.write(f"# s15 failure audit annotation sheet. Fill 'category' with one of: {' | '.join(READING_CATEGORIES)}; "
-              "'uncertain' with yes or no. Save as <results>/" + ANNOTATION_FILE.as_posix() + "\n")
+    buf.write(
+        f"# s15 failure audit annotation sheet. Fill 'category' with one of: {' | '.join(READING_CATEGORIES)}; "
+        "'uncertain' with yes or no. Save as <results>/" + ANNOTATION_FILE.as_posix() + "\n"
+    )
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(SHEET_COLUMNS)
     for r in draw_sample(an, per_stratum):
         err = ((r.get("executor") or {}).get("error") or "")[:300]
-        w.writerow([r["model"], r["case_id"], r["seed"], stable_hash(r["model"], r["case_id"], r["seed"])[:16],
-                    r["stratum"], r["stratum_size"], r.get("calculator_name", r["calculator_id"]),
-                    (r.get("gold") or {}).get("answer", ""), json.dumps(r.get("answer")), err,
-                    r.get("program") or "", "", "", ""])
+        w.writerow(
+            [
+                r["model"],
+                r["case_id"],
+                r["seed"],
+                stable_hash(r["model"], r["case_id"], r["seed"])[:16],
+                r["stratum"],
+                r["stratum_size"],
+                r.get("calculator_name", r["calculator_id"]),
+                (r.get("gold") or {}).get("answer", ""),
+                json.dumps(r.get("answer")),
+                err,
+                r.get("program") or "",
+                "",
+                "",
+                "",
+            ]
+        )
     return buf.getvalue()
 
 
@@ -198,7 +260,9 @@ def read_annotations(path: Path, sample: list[dict]) -> dict[tuple, tuple[str, b
         if key not in keys:
             raise AnnotationError(f"{path}: row {i} ({key[0]}, {key[1]}, seed {key[2]}) is not in the drawn sample")
         if cat not in READING_CATEGORIES:
-            raise AnnotationError(f"{path}: row {i}: unknown category {cat!r}; use one of {', '.join(READING_CATEGORIES)}")
+            raise AnnotationError(
+                f"{path}: row {i}: unknown category {cat!r}; use one of {', '.join(READING_CATEGORIES)}"
+            )
         out[key] = (cat, (row.get("uncertain") or "").strip().lower() in ("yes", "y", "true", "1"))
     return out
 
@@ -240,15 +304,26 @@ def table_s15(an: Analysis) -> Table:
             else:
                 k = sum(c == cat for c, _ in done)
                 rows.append([f"  wrong value: {cat}", f"{k} of {len(done)} read", ""])
-    notes = ["Program-Solve, formula and gold variables given; every case-seed row by category, seeds pooled. "
-             "Supported: cases of the calculators the library implements. Outcome-decided categories come from the "
-             "records; wrong values are split by reading a hash-drawn stratified sample (Table s15b).",
-             "The reading categories are the kit's reconstruction (the paper's list is elided in the available source)."]
-    notes.append(f"Annotations: {path}." if path else
-                 f"No filled sheet at <results>/{ANNOTATION_FILE.as_posix()}: wrong-value categories are not yet "
-                 f"annotated (the sheet to fill is {SHEET_NAME} next to these tables).")
-    return Table("s15", "Why Program-Solve fails with formula and gold variables given", ["Category", "Full", "Supported"],
-                  rows, notes, "lll")
+    notes = [
+        "Program-Solve, formula and gold variables given; every case-seed row by category, seeds pooled. "
+        "Supported: cases of the calculators the library implements. Outcome-decided categories come from the "
+        "records; wrong values are split by reading a hash-drawn stratified sample (Table s15b).",
+        "The reading categories are the kit's reconstruction (the paper's list is elided in the available source).",
+    ]
+    notes.append(
+        f"Annotations: {path}."
+        if path
+        else f"No filled sheet at <results>/{ANNOTATION_FILE.as_posix()}: wrong-value categories are not yet "
+        f"annotated (the sheet to fill is {SHEET_NAME} next to these tables)."
+    )
+    return Table(
+        "s15",
+        "Why Program-Solve fails with formula and gold variables given",
+        ["Category", "Full", "Supported"],
+        rows,
+        notes,
+        "lll",
+    )
 
 
 def table_s15b(an: Analysis) -> Table:
@@ -270,17 +345,36 @@ def table_s15b(an: Analysis) -> Table:
                 u = sum(c == cat and unc for c, unc in got)
                 row.append(f"{k} ({u})" if u else str(k))
         rows.append(row)
-    return Table("s15b", "The annotated sample behind the failure audit", cols, rows,
-                  [f"Hash-drawn stratified sample: in each stratum (model, wrong value or raised error, supported or "
-                   f"not) the {S15_PER_STRATUM} rows with the smallest sha256 of (model, case, seed). One category "
-                   "each; uncertain counts in parentheses. " + (f"Annotations: {path}." if path else
-                   f"Not yet annotated: fill {SHEET_NAME} and save it as <results>/{ANNOTATION_FILE.as_posix()}.")],
-                  "ll" + "r" * 2 + "l" * len(READING_CATEGORIES))
+    return Table(
+        "s15b",
+        "The annotated sample behind the failure audit",
+        cols,
+        rows,
+        [
+            f"Hash-drawn stratified sample: in each stratum (model, wrong value or raised error, supported or "
+            f"not) the {S15_PER_STRATUM} rows with the smallest sha256 of (model, case, seed). One category "
+            "each; uncertain counts in parentheses. "
+            + (
+                f"Annotations: {path}."
+                if path
+                else f"Not yet annotated: fill {SHEET_NAME} and save it as <results>/{ANNOTATION_FILE.as_posix()}."
+            )
+        ],
+        "ll" + "r" * 2 + "l" * len(READING_CATEGORIES),
+    )
 
 
-SHEET = Sheet(SHEET_NAME, annotation_sheet,
-              f"Failure-audit annotation sheet (s15, s15b): [{SHEET_NAME}]({SHEET_NAME}); fill it and save it as "
-              f"<results>/{ANNOTATION_FILE.as_posix()}.")
-SPECS = (TableSpec("s9", "audit", table_s9), TableSpec("s11", "audit", table_s11),
-         TableSpec("s15", "audit", table_s15, sheet=SHEET), TableSpec("s15b", "audit", table_s15b),
-         TableSpec("s17", "audit", table_s17), TableSpec("s17b", "audit", table_s17b))
+SHEET = Sheet(
+    SHEET_NAME,
+    annotation_sheet,
+    f"Failure-audit annotation sheet (s15, s15b): [{SHEET_NAME}]({SHEET_NAME}); fill it and save it as "
+    f"<results>/{ANNOTATION_FILE.as_posix()}.",
+)
+SPECS = (
+    TableSpec("s9", "audit", table_s9),
+    TableSpec("s11", "audit", table_s11),
+    TableSpec("s15", "audit", table_s15, sheet=SHEET),
+    TableSpec("s15b", "audit", table_s15b),
+    TableSpec("s17", "audit", table_s17),
+    TableSpec("s17b", "audit", table_s17b),
+)

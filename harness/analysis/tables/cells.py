@@ -1,5 +1,6 @@
 """What several table groups share: the accuracy and gap cells, the note on arms that did not run, and the results
 root and stored records of the tables that read records."""
+
 from __future__ import annotations
 
 from pathlib import Path

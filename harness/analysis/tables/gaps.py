@@ -1,6 +1,7 @@
 """The paired gaps: Table 2, the syntax-lines and note-budget ablations (s3, s4), every declared gap (s5), the headline
 gaps by audit set (s10), the library-first hybrids (s13, s18), note budget against variable access (s16), and what
 recall loses: the calculators the blind arm loses on every seed (s7) and one case with both programs (s8)."""
+
 from __future__ import annotations
 
 import json
@@ -9,12 +10,19 @@ import numpy as np
 
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.catalog import AUDIT_LABELS
-from harness.analysis.stats.families import BUDGET_VS_VARIABLES, HEADLINE, PRIMARY, SYNTAX, arm_label, budget_comparisons
+from harness.analysis.stats.families import (
+    BUDGET_VS_VARIABLES,
+    HEADLINE,
+    PRIMARY,
+    SYNTAX,
+    arm_label,
+    budget_comparisons,
+)
 from harness.analysis.stats.hybrids import HYBRIDS, LIBRARIES, hybrid_name, library_share
 from harness.analysis.stats.labels import model_label
+from harness.analysis.table_format import MINUS, SECTION, Omit, Table, fmt, fmt_ci, fmt_p, fmt_signed
 from harness.analysis.tables.cells import gap_cell, stored_records
 from harness.analysis.tables.spec import TableSpec
-from harness.analysis.table_format import MINUS, SECTION, Omit, Table, fmt, fmt_ci, fmt_p, fmt_signed
 from harness.arms.registry import ARMS
 
 S7_MIN_PAIRS = 10
@@ -40,16 +48,28 @@ def _per_model_gap_table(an: Analysis, name, title, blocks, notes) -> Table:
 
 
 def table2(an: Analysis) -> Table:
-    notes = ["Paired gaps (pp), solver minus reference, on the cases and seeds both arms ran; 95% "
-             f"calculator-cluster bootstrap percentile intervals ({an.resampler.draws:,} draws, seed "
-             f"{an.resampler.seed}), unadjusted for multiplicity.", an.seeds_note()]
-    return _per_model_gap_table(an, "table2", "Paired gaps with calculator-cluster intervals",
-                                [("", PRIMARY), ("Exploratory, prompt selected on the test split", SYNTAX[:2])], notes)
+    notes = [
+        "Paired gaps (pp), solver minus reference, on the cases and seeds both arms ran; 95% "
+        f"calculator-cluster bootstrap percentile intervals ({an.resampler.draws:,} draws, seed "
+        f"{an.resampler.seed}), unadjusted for multiplicity.",
+        an.seeds_note(),
+    ]
+    return _per_model_gap_table(
+        an,
+        "table2",
+        "Paired gaps with calculator-cluster intervals",
+        [("", PRIMARY), ("Exploratory, prompt selected on the test split", SYNTAX[:2])],
+        notes,
+    )
 
 
 def table_s3(an: Analysis) -> Table:
     d = an.data
-    pairs = [("program-solve", "open-book"), ("program-solve-syntax", "open-book"), ("program-solve-syntax", "program-solve")]
+    pairs = [
+        ("program-solve", "open-book"),
+        ("program-solve-syntax", "open-book"),
+        ("program-solve-syntax", "program-solve"),
+    ]
     rows = []
     for m in d.models:
         cells = [an.gap(m, s, r) for s, r in pairs]
@@ -59,8 +79,13 @@ def table_s3(an: Analysis) -> Table:
     if not rows:
         raise Omit("Program-Solve + syntax did not run")
     cols = ["Model", f"Prog. {MINUS} Arith.", f"Prog. + syntax {MINUS} Arith.", f"Prog. + syntax {MINUS} Prog."]
-    return Table("s3", "Syntax-lines ablation", cols, rows,
-                 ["Paired gaps (pp) with calculator-cluster 95% intervals, on the cases both arms ran."])
+    return Table(
+        "s3",
+        "Syntax-lines ablation",
+        cols,
+        rows,
+        ["Paired gaps (pp) with calculator-cluster 95% intervals, on the cases both arms ran."],
+    )
 
 
 def _read(arm: str) -> str:
@@ -77,15 +102,31 @@ def table_s4(an: Analysis) -> Table:
             g = an.gap(m, c.solver, c.reference)
             if g is None:
                 continue
-            rows.append([model_label(m), arm_label(c.solver), _read(c.solver), fmt(g["solver_acc"]), _read(c.reference),
-                         fmt(g["reference_acc"]), gap_cell(g)])
+            rows.append(
+                [
+                    model_label(m),
+                    arm_label(c.solver),
+                    _read(c.solver),
+                    fmt(g["solver_acc"]),
+                    _read(c.reference),
+                    fmt(g["reference_acc"]),
+                    gap_cell(g),
+                ]
+            )
     if not rows:
         raise Omit("no note-budget variant ran beside the arm it caps")
-    return Table("s4", "Note-budget ablation (each arm against itself with a shorter note)",
-                 ["Model", "Arm", "Reads", "Acc.", "Capped at", "Capped acc.", "Gap"], rows,
-                 ["Accuracy (%) on the paired cases and seeds; gap: the arm as it reads minus the arm capped (pp), "
-                  "calculator-cluster 95% interval. Note budgets as each arm's spec holds them "
-                  "(harness/arms/registry.py)."], "ll" + "r" * 5)
+    return Table(
+        "s4",
+        "Note-budget ablation (each arm against itself with a shorter note)",
+        ["Model", "Arm", "Reads", "Acc.", "Capped at", "Capped acc.", "Gap"],
+        rows,
+        [
+            "Accuracy (%) on the paired cases and seeds; gap: the arm as it reads minus the arm capped (pp), "
+            "calculator-cluster 95% interval. Note budgets as each arm's spec holds them "
+            "(harness/arms/registry.py)."
+        ],
+        "ll" + "r" * 5,
+    )
 
 
 def table_s5(an: Analysis) -> Table:
@@ -93,33 +134,70 @@ def table_s5(an: Analysis) -> Table:
     for g in an.gaps:
         if g["family"].startswith("audit-"):
             continue
-        rows.append([
-            model_label(g["model"]), g["family"], g["comparison"], str(g["n_cases"]), str(len(g["seeds"])),
-            fmt_signed(g["gap"]), fmt_ci(g["case_lo"], g["case_hi"]), fmt_ci(g["cluster_lo"], g["cluster_hi"]),
-            f"{g['mcnemar_b']}/{g['mcnemar_c']}", f"{fmt_p(g['mcnemar_p'])} ({fmt_p(g['mcnemar_p_holm'])})",
-            f"{fmt_p(g['perm_p_case'])} ({fmt_p(g['perm_p_case_holm'])})",
-            f"{fmt_p(g['perm_p_calc'])} ({fmt_p(g['perm_p_calc_holm'])})",
-            fmt(g["icc"]), fmt(g["design_effect"], 1), fmt(g["effective_n"], 0),
-        ])
+        rows.append(
+            [
+                model_label(g["model"]),
+                g["family"],
+                g["comparison"],
+                str(g["n_cases"]),
+                str(len(g["seeds"])),
+                fmt_signed(g["gap"]),
+                fmt_ci(g["case_lo"], g["case_hi"]),
+                fmt_ci(g["cluster_lo"], g["cluster_hi"]),
+                f"{g['mcnemar_b']}/{g['mcnemar_c']}",
+                f"{fmt_p(g['mcnemar_p'])} ({fmt_p(g['mcnemar_p_holm'])})",
+                f"{fmt_p(g['perm_p_case'])} ({fmt_p(g['perm_p_case_holm'])})",
+                f"{fmt_p(g['perm_p_calc'])} ({fmt_p(g['perm_p_calc_holm'])})",
+                fmt(g["icc"]),
+                fmt(g["design_effect"], 1),
+                fmt(g["effective_n"], 0),
+            ]
+        )
     if not rows:
         raise Omit("no declared comparison has both arms")
-    cols = ["Model", "Family", "Comparison", "Cases", "Seeds", "Gap", "Case CI", "Cluster CI", "b/c",
-            "McNemar p (Holm)", "Perm. p case (Holm)", "Perm. p calc. (Holm)", "ICC", "DE", "ESS"]
+    cols = [
+        "Model",
+        "Family",
+        "Comparison",
+        "Cases",
+        "Seeds",
+        "Gap",
+        "Case CI",
+        "Cluster CI",
+        "b/c",
+        "McNemar p (Holm)",
+        "Perm. p case (Holm)",
+        "Perm. p calc. (Holm)",
+        "ICC",
+        "DE",
+        "ESS",
+    ]
     r = an.resampler
-    notes = [f"Solver minus reference (pp). Case and calculator-cluster bootstrap, {r.draws:,} draws, seed {r.seed}, "
-             "percentile 95% intervals, one resample matrix for every gap. McNemar: exact, on the per-case outcome "
-             "'correct on a strict majority of the paired seeds' (b: solver only, c: reference only). Permutation: "
-             "sign flips of seed-averaged per-case differences (case) or per-calculator sums (calc.), exact when at "
-             "most 16 differences are non-zero. Holm within model and family. ICC(1) of the per-case differences "
-             "within calculators; DE = 1 + (m - 1) ICC; ESS = cases / DE."]
+    notes = [
+        f"Solver minus reference (pp). Case and calculator-cluster bootstrap, {r.draws:,} draws, seed {r.seed}, "
+        "percentile 95% intervals, one resample matrix for every gap. McNemar: exact, on the per-case outcome "
+        "'correct on a strict majority of the paired seeds' (b: solver only, c: reference only). Permutation: "
+        "sign flips of seed-averaged per-case differences (case) or per-calculator sums (calc.), exact when at "
+        "most 16 differences are non-zero. Holm within model and family. ICC(1) of the per-case differences "
+        "within calculators; DE = 1 + (m - 1) ICC; ESS = cases / DE."
+    ]
     return Table("s5", "Every paired gap", cols, rows, notes + an.notes, "lll" + "r" * 12)
 
 
 def table_s10(an: Analysis) -> Table:
     d = an.data
     subsets = ("all", "not_replaced", "no_issue")
-    sizes = {s: len([c for c in d.calculators if s == "all" or (
-        an.audit.get(c) != "replaced" if s == "not_replaced" else an.audit.get(c) == "no_issue")]) for s in subsets}
+    sizes = {
+        s: len(
+            [
+                c
+                for c in d.calculators
+                if s == "all"
+                or (an.audit.get(c) != "replaced" if s == "not_replaced" else an.audit.get(c) == "no_issue")
+            ]
+        )
+        for s in subsets
+    }
     cols = ["Model", "Comparison"] + [f"{AUDIT_LABELS[s]} ({sizes[s]} calc.)" for s in subsets]
     rows = []
     for m in d.models:
@@ -130,8 +208,13 @@ def table_s10(an: Analysis) -> Table:
             rows.append([model_label(m), c.label] + [gap_cell(x) for x in cells])
     if not rows:
         raise Omit("none of the headline comparisons has both arms")
-    return Table("s10", "Exploratory: headline gaps by audit calculator set", cols, rows,
-                 ["Paired gaps (pp) with calculator-cluster 95% intervals; calculator counts are those present in the results."])
+    return Table(
+        "s10",
+        "Exploratory: headline gaps by audit calculator set",
+        cols,
+        rows,
+        ["Paired gaps (pp) with calculator-cluster 95% intervals; calculator counts are those present in the results."],
+    )
 
 
 def table_s13(an: Analysis) -> Table:
@@ -142,13 +225,28 @@ def table_s13(an: Analysis) -> Table:
             g = an.gap(m, name, fb)
             if g is None:
                 continue
-            rows.append([model_label(m), arm_label(name), fmt(g["solver_acc"]), arm_label(fb, short=True),
-                         fmt(g["reference_acc"]), gap_cell(g)])
+            rows.append(
+                [
+                    model_label(m),
+                    arm_label(name),
+                    fmt(g["solver_acc"]),
+                    arm_label(fb, short=True),
+                    fmt(g["reference_acc"]),
+                    gap_cell(g),
+                ]
+            )
     if not rows:
         raise Omit("no hybrid: a library arm and a fallback arm never ran together")
-    return Table("s13", "Library-first hybrid baselines", ["Model", "Baseline", "Acc.", "Reference", "Ref. acc.", "Gap"],
-                 rows, ["Assembled per case and seed; gap is baseline minus the fallback arm alone (pp), "
-                        "calculator-cluster 95% interval."])
+    return Table(
+        "s13",
+        "Library-first hybrid baselines",
+        ["Model", "Baseline", "Acc.", "Reference", "Ref. acc.", "Gap"],
+        rows,
+        [
+            "Assembled per case and seed; gap is baseline minus the fallback arm alone (pp), "
+            "calculator-cluster 95% interval."
+        ],
+    )
 
 
 def table_s16(an: Analysis) -> Table:
@@ -157,12 +255,25 @@ def table_s16(an: Analysis) -> Table:
         for c in BUDGET_VS_VARIABLES:
             g = an.gap(m, c.solver, c.reference)
             if g is not None:
-                rows.append([model_label(m), arm_label(c.solver), arm_label(c.reference), fmt(g["solver_acc"]),
-                             fmt(g["reference_acc"]), gap_cell(g)])
+                rows.append(
+                    [
+                        model_label(m),
+                        arm_label(c.solver),
+                        arm_label(c.reference),
+                        fmt(g["solver_acc"]),
+                        fmt(g["reference_acc"]),
+                        gap_cell(g),
+                    ]
+                )
     if not rows:
         raise Omit("the note-budget / variable-access arms did not run in pairs")
-    return Table("s16", "Note budget and variable access", ["Model", "Left", "Right", "Left acc.", "Right acc.", "Gap"],
-                 rows, ["Gap is left minus right (pp) with calculator-cluster 95% interval."])
+    return Table(
+        "s16",
+        "Note budget and variable access",
+        ["Model", "Left", "Right", "Left acc.", "Right acc.", "Gap"],
+        rows,
+        ["Gap is left minus right (pp) with calculator-cluster 95% interval."],
+    )
 
 
 def table_s18(an: Analysis) -> Table:
@@ -174,14 +285,28 @@ def table_s18(an: Analysis) -> Table:
             if g is None:
                 continue
             share = 100 * library_share(an.data, m, prog)
-            rows.append([model_label(m), f"{lib.capitalize()}-first", fmt(share), fmt(g["solver_acc"]),
-                         fmt(g["reference_acc"]), gap_cell(g)])
+            rows.append(
+                [
+                    model_label(m),
+                    f"{lib.capitalize()}-first",
+                    fmt(share),
+                    fmt(g["solver_acc"]),
+                    fmt(g["reference_acc"]),
+                    gap_cell(g),
+                ]
+            )
     if not rows:
         raise Omit("no library-first baseline has both fallbacks")
-    return Table("s18", "Library-first baselines by fallback", ["Model", "Baseline", "Library share", "Prog. fallback",
-                                                               "Arith. fallback", "Gap"], rows,
-                 [f"Gap: Program-Solve fallback {MINUS} Open-book fallback on the same cases and seeds (pp), "
-                  "calculator-cluster 95% interval. Library share: % of case-seed rows the library answers."])
+    return Table(
+        "s18",
+        "Library-first baselines by fallback",
+        ["Model", "Baseline", "Library share", "Prog. fallback", "Arith. fallback", "Gap"],
+        rows,
+        [
+            f"Gap: Program-Solve fallback {MINUS} Open-book fallback on the same cases and seeds (pp), "
+            "calculator-cluster 95% interval. Library share: % of case-seed rows the library answers."
+        ],
+    )
 
 
 # ---- s7, s8: what recall loses ------------------------------------------------------------------------
@@ -205,9 +330,16 @@ def recall_losses(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP
             if pairs < min_pairs or not np.all(per_seed[seeds] >= 1):
                 continue
             n = int(both[seeds][:, cases].sum())
-            rows.append({"calculator_id": cid, "name": d.calculator_names.get(cid, str(cid)), "pairs": pairs,
-                         "evaluated": n, "ps": 100 * float(np.nansum(ps[seeds][:, cases]) / max(n, 1)),
-                         "blind": 100 * float(np.nansum(bl[seeds][:, cases]) / max(n, 1))})
+            rows.append(
+                {
+                    "calculator_id": cid,
+                    "name": d.calculator_names.get(cid, str(cid)),
+                    "pairs": pairs,
+                    "evaluated": n,
+                    "ps": 100 * float(np.nansum(ps[seeds][:, cases]) / max(n, 1)),
+                    "blind": 100 * float(np.nansum(bl[seeds][:, cases]) / max(n, 1)),
+                }
+            )
         rows.sort(key=lambda r: (-r["pairs"], r["calculator_id"]))
         out[m] = rows[:top]
     return out
@@ -222,14 +354,21 @@ def table_s7(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> 
         if not items:
             rows.append([model_label(m), f"(no calculator reaches {min_pairs} pairs lost at every seed)", "", "", ""])
         for r in items:
-            rows.append([model_label(m), f"{r['name']} ({r['calculator_id']})", str(r["pairs"]),
-                         fmt(r["ps"]), fmt(r["blind"])])
-    return Table("s7", "What recall loses: calculators the blind arm loses on every seed",
-                  ["Model", "Calculator", "Pairs", "Prog. acc.", "Blind acc."], rows,
-                  [f"Pairs: case-seed pairs where Program-Solve (formula and gold variables given) is correct and "
-                   f"Blind Program-Solve is not; listed when at least {min_pairs} pairs and at least one at every "
-                   f"seed both arms ran; top {top} per model. Accuracy (%) on those calculators' case-seed rows."],
-                  "llrrr")
+            rows.append(
+                [model_label(m), f"{r['name']} ({r['calculator_id']})", str(r["pairs"]), fmt(r["ps"]), fmt(r["blind"])]
+            )
+    return Table(
+        "s7",
+        "What recall loses: calculators the blind arm loses on every seed",
+        ["Model", "Calculator", "Pairs", "Prog. acc.", "Blind acc."],
+        rows,
+        [
+            f"Pairs: case-seed pairs where Program-Solve (formula and gold variables given) is correct and "
+            f"Blind Program-Solve is not; listed when at least {min_pairs} pairs and at least one at every "
+            f"seed both arms ran; top {top} per model. Accuracy (%) on those calculators' case-seed rows."
+        ],
+        "llrrr",
+    )
 
 
 def worked_case(an: Analysis) -> tuple[dict, dict, str] | None:
@@ -237,8 +376,11 @@ def worked_case(an: Analysis) -> tuple[dict, dict, str] | None:
     fallback: among (model, seed, case) with both programs written, prefer Program-Solve correct and
     Blind not, then Program-Solve correct, then any; first by model, seed, case id."""
     recs = stored_records(an, "program-solve", "blind")
-    idx = {(r["model"], r["arm"], int(r["seed"]), r["case_id"]): r for r in recs
-           if r.get("arm") in ("program-solve", "blind")}
+    idx = {
+        (r["model"], r["arm"], int(r["seed"]), r["case_id"]): r
+        for r in recs
+        if r.get("arm") in ("program-solve", "blind")
+    }
     calc, seed, model = S8_RULE
     for (m, arm, s, case), r in sorted(idx.items()):
         if (m, s, arm) == (model, seed, "program-solve") and int(r["calculator_id"]) == calc:
@@ -255,8 +397,14 @@ def worked_case(an: Analysis) -> tuple[dict, dict, str] | None:
         return None
     rank, m, s, case, r, other = min(pairs, key=lambda p: p[:4])
     why = ["Program-Solve correct and Blind not", "Program-Solve correct", "no pair with Program-Solve correct"][rank]
-    return r, other, (f"fallback (the paper's case, calculator {calc} at seed {seed} for {model}, is not in these "
-                      f"results): first model, seed and case with both programs written and {why}")
+    return (
+        r,
+        other,
+        (
+            f"fallback (the paper's case, calculator {calc} at seed {seed} for {model}, is not in these "
+            f"results): first model, seed and case with both programs written and {why}"
+        ),
+    )
 
 
 def _answer_text(rec: dict) -> str:
@@ -271,22 +419,36 @@ def table_s8(an: Analysis) -> Table:
     ps, bl, rule = found
     a = _program_lines(ps.get("program") or "")
     b = _program_lines(bl.get("program") or "")
-    rows = [[x.replace("\t", "    "), y.replace("\t", "    ")]
-            for x, y in zip(a + [""] * (len(b) - len(a)), b + [""] * (len(a) - len(b)))]
+    rows = [
+        [x.replace("\t", "    "), y.replace("\t", "    ")]
+        for x, y in zip(a + [""] * (len(b) - len(a)), b + [""] * (len(a) - len(b)))
+    ]
     rows.append([SECTION, "Outcome"])
-    rows.append([f"returned {_answer_text(ps)}: {ps['outcome']}, {'correct' if ps['correct'] else 'wrong'}",
-                 f"returned {_answer_text(bl)}: {bl['outcome']}, {'correct' if bl['correct'] else 'wrong'}"])
+    rows.append(
+        [
+            f"returned {_answer_text(ps)}: {ps['outcome']}, {'correct' if ps['correct'] else 'wrong'}",
+            f"returned {_answer_text(bl)}: {bl['outcome']}, {'correct' if bl['correct'] else 'wrong'}",
+        ]
+    )
     gold = (ps.get("gold") or {}).get("answer", "?")
-    return Table("s8", f"One case, formula given against formula recalled: {ps.get('calculator_name', '')} "
-                  f"(case {ps['case_id']}), seed {ps['seed']}, {model_label(ps['model'])}, gold {gold}",
-                  ["Formula given (Program-Solve)", "Formula recalled (Blind Program-Solve)"], rows,
-                  [f"Chosen by rule: {rule}.", "Both programs as the model wrote them (one line per row; a line "
-                   f"repeated over and over is shown once with its count, and a program longer than "
-                   f"{S8_MAX_LINES} lines is cut, as a small model's degenerate output can be: the record holds it "
-                   "whole); the outcome row gives the executor's return value and the scorer's verdict."], "ll")
+    return Table(
+        "s8",
+        f"One case, formula given against formula recalled: {ps.get('calculator_name', '')} "
+        f"(case {ps['case_id']}), seed {ps['seed']}, {model_label(ps['model'])}, gold {gold}",
+        ["Formula given (Program-Solve)", "Formula recalled (Blind Program-Solve)"],
+        rows,
+        [
+            f"Chosen by rule: {rule}.",
+            "Both programs as the model wrote them (one line per row; a line "
+            f"repeated over and over is shown once with its count, and a program longer than "
+            f"{S8_MAX_LINES} lines is cut, as a small model's degenerate output can be: the record holds it "
+            "whole); the outcome row gives the executor's return value and the scorer's verdict.",
+        ],
+        "ll",
+    )
 
 
-S8_MAX_LINES = 40   # a program shown in s8; a degenerate one (thousands of lines) would fill the report
+S8_MAX_LINES = 40  # a program shown in s8; a degenerate one (thousands of lines) would fill the report
 
 
 def _program_lines(program: str) -> list[str]:
@@ -297,24 +459,33 @@ def _program_lines(program: str) -> list[str]:
     i = 0
     while i < len(lines):
         for width in range(1, 5):
-            group = lines[i:i + width]
+            group = lines[i : i + width]
             reps = 1
-            while lines[i + reps * width:i + (reps + 1) * width] == group:
+            while lines[i + reps * width : i + (reps + 1) * width] == group:
                 reps += 1
             if reps >= 3 and len(group) == width:
-                out += group + [f"[... the {'line' if width == 1 else f'{width} lines'} above repeated "
-                                f"{reps - 1} more times]"]
+                out += group + [
+                    f"[... the {'line' if width == 1 else f'{width} lines'} above repeated {reps - 1} more times]"
+                ]
                 i += reps * width
                 break
         else:
             out.append(lines[i])
             i += 1
     if len(out) > S8_MAX_LINES:
-        out = out[:S8_MAX_LINES - 1] + [f"[... {len(out) - S8_MAX_LINES + 1} more lines not shown]"]
+        out = out[: S8_MAX_LINES - 1] + [f"[... {len(out) - S8_MAX_LINES + 1} more lines not shown]"]
     return out
 
 
-SPECS = (TableSpec("table2", "gaps", table2), TableSpec("s3", "gaps", table_s3), TableSpec("s4", "gaps", table_s4),
-         TableSpec("s5", "gaps", table_s5), TableSpec("s7", "gaps", table_s7), TableSpec("s8", "gaps", table_s8),
-         TableSpec("s10", "gaps", table_s10), TableSpec("s13", "gaps", table_s13), TableSpec("s16", "gaps", table_s16),
-         TableSpec("s18", "gaps", table_s18))
+SPECS = (
+    TableSpec("table2", "gaps", table2),
+    TableSpec("s3", "gaps", table_s3),
+    TableSpec("s4", "gaps", table_s4),
+    TableSpec("s5", "gaps", table_s5),
+    TableSpec("s7", "gaps", table_s7),
+    TableSpec("s8", "gaps", table_s8),
+    TableSpec("s10", "gaps", table_s10),
+    TableSpec("s13", "gaps", table_s13),
+    TableSpec("s16", "gaps", table_s16),
+    TableSpec("s18", "gaps", table_s18),
+)

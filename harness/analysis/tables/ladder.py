@@ -1,6 +1,7 @@
 """The accuracy ladders: Table 1 (upper block: the paper's main checkpoints; lower block, table1-other: other
 checkpoints), s1 (every arm that ran), s2 (Blind Program-Solve's levers), the outcomes of the program arms (s6, s12)
 and seed agreement (s19)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,9 +10,9 @@ from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.arrays import OUTCOME_CODE
 from harness.analysis.stats.families import arm_label
 from harness.analysis.stats.labels import model_label
+from harness.analysis.table_format import Omit, Table, fmt
 from harness.analysis.tables.cells import acc_cell, omitted_note
 from harness.analysis.tables.spec import TableSpec
-from harness.analysis.table_format import Omit, Table, fmt
 from harness.arms.registry import ladder, model_free_arms, program_table_arms
 from harness.core.outcomes import RowOutcome
 
@@ -45,9 +46,12 @@ def table1(an: Analysis) -> Table:
             row.append(acc_cell(an, m, arm, impl))
             row.append(acc_cell(an, m, arm))
         rows.append(row)
-    notes = [f"Accuracy (%), mean over seeds ({an.seeds_note()}). Impl.: cases of the library's calculators; "
-             "Full: every case in the results. Superscript n=N: the arm covers only N cases of the column; "
-             "1 seed: it ran at one seed of several.", *omitted_note(an, cells)]
+    notes = [
+        f"Accuracy (%), mean over seeds ({an.seeds_note()}). Impl.: cases of the library's calculators; "
+        "Full: every case in the results. Superscript n=N: the arm covers only N cases of the column; "
+        "1 seed: it ran at one seed of several.",
+        *omitted_note(an, cells),
+    ]
     return Table("table1", "Accuracy ladder (Impl. and Full)", cols, rows, notes, "llll" + "r" * (len(cols) - 4))
 
 
@@ -75,17 +79,26 @@ def _full_acc(an: Analysis, model: str, arm: str) -> float:
 def table1_other(an: Analysis) -> Table:
     models = other_checkpoints(an)
     if not models:
-        raise Omit("no model outside the paper's main checkpoints (Qwen2.5-7B, Qwen2.5-32B) ran both "
-                    "Program-Solve and Open-book arithmetic")
+        raise Omit(
+            "no model outside the paper's main checkpoints (Qwen2.5-7B, Qwen2.5-32B) ran both "
+            "Program-Solve and Open-book arithmetic"
+        )
     rows = []
     for m in models:
         code, arith = _full_acc(an, m, "program-solve"), _full_acc(an, m, "open-book")
         rows.append([m.rsplit("/", 1)[-1], fmt(code), fmt(arith), f"{code - arith:+.2f}"])
-    return Table("table1-other", "Accuracy ladder, lower block: other checkpoints",
-                  ["Other checkpoints", "Code, full", "Arithmetic, full", "Gap (pp)"], rows,
-                  ["Accuracy (%) on the cases each arm ran, mean over seeds. Code: Program-Solve; Arithmetic: "
-                   "Open-book arithmetic; gap: code minus arithmetic. Lower block of Table 1: every model other "
-                   f"than {' and '.join(MAIN_CHECKPOINTS)}."], "lrrr")
+    return Table(
+        "table1-other",
+        "Accuracy ladder, lower block: other checkpoints",
+        ["Other checkpoints", "Code, full", "Arithmetic, full", "Gap (pp)"],
+        rows,
+        [
+            "Accuracy (%) on the cases each arm ran, mean over seeds. Code: Program-Solve; Arithmetic: "
+            "Open-book arithmetic; gap: code minus arithmetic. Lower block of Table 1: every model other "
+            f"than {' and '.join(MAIN_CHECKPOINTS)}."
+        ],
+        "lrrr",
+    )
 
 
 # ---- s1, s2, s6, s12, s19 ----------------------------------------------------------------------------
@@ -94,9 +107,16 @@ def table_s1(an: Analysis) -> Table:
     arms = [a for a in d.arms if not a.startswith("hybrid:") and any(d.has(m, a) for m in d.models)]
     cols = ["Arm"] + [model_label(m) for m in d.models]
     rows = [[arm_label(a)] + [acc_cell(an, m, a, sd=True) for m in d.models] for a in arms]
-    return Table("s1", "Full ladders, every arm that ran", cols, rows,
-                 [f"Accuracy (%), mean over seeds, seed SD in parentheses; superscripts: n=N when the arm covers "
-                  f"N cases of all {d.n_cases}, 1 seed when it ran at one seed of several. {an.seeds_note()}."])
+    return Table(
+        "s1",
+        "Full ladders, every arm that ran",
+        cols,
+        rows,
+        [
+            f"Accuracy (%), mean over seeds, seed SD in parentheses; superscripts: n=N when the arm covers "
+            f"N cases of all {d.n_cases}, 1 seed when it ran at one seed of several. {an.seeds_note()}."
+        ],
+    )
 
 
 def table_s2(an: Analysis) -> Table:
@@ -108,7 +128,9 @@ def table_s2(an: Analysis) -> Table:
     notes = ["Accuracy (%), mean over seeds, seed SD in parentheses."]
     cols = ["Arm"] + [model_label(m) for m in d.models]
     rows = [[arm_label(a)] + [acc_cell(an, m, a, impl, sd=True) for m in d.models] for a in arms]
-    return Table("s2", "Blind Program-Solve levers on the covered subset", cols, rows, notes + omitted_note(an, LEVER_ARMS))
+    return Table(
+        "s2", "Blind Program-Solve levers on the covered subset", cols, rows, notes + omitted_note(an, LEVER_ARMS)
+    )
 
 
 def table_s6(an: Analysis) -> Table:
@@ -124,10 +146,18 @@ def table_s6(an: Analysis) -> Table:
             c = d.block(m, a)
             have = oc >= 0
             n = int(have.sum())
-            counts = [int(np.sum(oc == code[k])) for k in (RowOutcome.ANSWERED, RowOutcome.NO_PROGRAM,
-                                                              RowOutcome.SANDBOX_REJECTION, RowOutcome.RAISED_ERROR,
-                                                              RowOutcome.WRONG_RETURN_KIND,
-                                                              RowOutcome.UNREADABLE_VALUE, RowOutcome.ABSTAINED)]
+            counts = [
+                int(np.sum(oc == code[k]))
+                for k in (
+                    RowOutcome.ANSWERED,
+                    RowOutcome.NO_PROGRAM,
+                    RowOutcome.SANDBOX_REJECTION,
+                    RowOutcome.RAISED_ERROR,
+                    RowOutcome.WRONG_RETURN_KIND,
+                    RowOutcome.UNREADABLE_VALUE,
+                    RowOutcome.ABSTAINED,
+                )
+            ]
             att = oc == code[RowOutcome.ANSWERED]
             acc = 100 * np.nansum(c) / n
             att_acc = 100 * np.nansum(np.where(att, c, 0)) / att.sum() if att.any() else float("nan")
@@ -136,11 +166,32 @@ def table_s6(an: Analysis) -> Table:
             rows.append([model_label(m), arm_label(a), str(n), *map(str, counts), fmt(acc), fmt(att_acc), fmt(dacc)])
     if not rows:
         raise Omit("no program arm ran")
-    cols = ["Model", "Arm", "Rows", "Answered", "No program", "Sandbox rej.", "Raised error", "Wrong kind",
-            "Unreadable", "Abstained", "Acc.", "Att.", "Dates"]
-    return Table("s6", "Outcome taxonomy of the program arms", cols, rows,
-                 ["Case-seed rows pooled over the seeds run. Att.: accuracy on answered rows; Dates: accuracy on "
-                  "date and gestational-age cases (n/a when none)."], "ll" + "r" * 11)
+    cols = [
+        "Model",
+        "Arm",
+        "Rows",
+        "Answered",
+        "No program",
+        "Sandbox rej.",
+        "Raised error",
+        "Wrong kind",
+        "Unreadable",
+        "Abstained",
+        "Acc.",
+        "Att.",
+        "Dates",
+    ]
+    return Table(
+        "s6",
+        "Outcome taxonomy of the program arms",
+        cols,
+        rows,
+        [
+            "Case-seed rows pooled over the seeds run. Att.: accuracy on answered rows; Dates: accuracy on "
+            "date and gestational-age cases (n/a when none)."
+        ],
+        "ll" + "r" * 11,
+    )
 
 
 def _breakdown(oc: np.ndarray, c: np.ndarray, mask: np.ndarray) -> dict:
@@ -152,10 +203,20 @@ def _breakdown(oc: np.ndarray, c: np.ndarray, mask: np.ndarray) -> dict:
     pct = lambda x: 100 * float(np.sum(x & sel)) / n  # noqa: E731
     right = pct(c == 1)
     none_out = pct(np.isin(oc, [code[RowOutcome.NO_PROGRAM], code[RowOutcome.ABSTAINED]]))
-    exec_fail = pct(np.isin(oc, [code[RowOutcome.SANDBOX_REJECTION], code[RowOutcome.RAISED_ERROR], code[RowOutcome.WRONG_RETURN_KIND]]))
+    exec_fail = pct(
+        np.isin(
+            oc, [code[RowOutcome.SANDBOX_REJECTION], code[RowOutcome.RAISED_ERROR], code[RowOutcome.WRONG_RETURN_KIND]]
+        )
+    )
     unread = pct(oc == code[RowOutcome.UNREADABLE_VALUE])
-    return {"right": right, "wrong": pct((oc == code[RowOutcome.ANSWERED]) & (c == 0)), "none": none_out + exec_fail + unread,
-            "no_output": none_out, "exec": exec_fail, "unread": unread}
+    return {
+        "right": right,
+        "wrong": pct((oc == code[RowOutcome.ANSWERED]) & (c == 0)),
+        "none": none_out + exec_fail + unread,
+        "no_output": none_out,
+        "exec": exec_fail,
+        "unread": unread,
+    }
 
 
 def table_s12(an: Analysis) -> Table:
@@ -174,10 +235,25 @@ def table_s12(an: Analysis) -> Table:
                 row += [fmt(b.get(k, np.nan)) for k in ("right", "wrong", "none")]
             row += [fmt(full[k]) for k in ("right", "wrong", "no_output", "exec", "unread")]
             rows.append(row)
-    cols = ["Model", "Arm", "Supp. right", "Supp. wrong", "Supp. none", "Unsupp. right", "Unsupp. wrong",
-            "Unsupp. none", "Full right", "Full wrong", "No output", "Executor failure", "Unreadable"]
-    notes = ["Percent of case-seed rows, seeds pooled. Supported: the library's calculators. No output: no program "
-             "or abstained; executor failure: sandbox rejection, raised error or wrong return kind."]
+    cols = [
+        "Model",
+        "Arm",
+        "Supp. right",
+        "Supp. wrong",
+        "Supp. none",
+        "Unsupp. right",
+        "Unsupp. wrong",
+        "Unsupp. none",
+        "Full right",
+        "Full wrong",
+        "No output",
+        "Executor failure",
+        "Unreadable",
+    ]
+    notes = [
+        "Percent of case-seed rows, seeds pooled. Supported: the library's calculators. No output: no program "
+        "or abstained; executor failure: sandbox rejection, raised error or wrong return kind."
+    ]
     return Table("s12", "Outcome breakdown by library support", cols, rows, notes, "ll" + "r" * (len(cols) - 2))
 
 
@@ -192,9 +268,14 @@ def seed_agreement(block: np.ndarray) -> dict | None:
     b = block[:, cases]
     s = b.shape[0]
     pair = [np.mean(b[i] == b[j]) for i in range(s) for j in range(i + 1, s)]
-    return {"seeds": s, "cases": int(cases.sum()), "agree": 100 * float(np.mean(np.all(b == b[0], axis=0))),
-            "pairwise": 100 * float(np.mean(pair)), "right": 100 * float(np.mean(np.all(b == 1, axis=0))),
-            "wrong": 100 * float(np.mean(np.all(b == 0, axis=0)))}
+    return {
+        "seeds": s,
+        "cases": int(cases.sum()),
+        "agree": 100 * float(np.mean(np.all(b == b[0], axis=0))),
+        "pairwise": 100 * float(np.mean(pair)),
+        "right": 100 * float(np.mean(np.all(b == 1, axis=0))),
+        "wrong": 100 * float(np.mean(np.all(b == 0, axis=0))),
+    }
 
 
 def table_s19(an: Analysis) -> Table:
@@ -208,15 +289,38 @@ def table_s19(an: Analysis) -> Table:
                 continue
             s = seed_agreement(d.block(m, a))
             if s:
-                rows.append([model_label(m), arm_label(a), str(s["seeds"]), str(s["cases"]), fmt(s["agree"], 1),
-                             fmt(s["pairwise"], 1), fmt(s["right"], 1), fmt(s["wrong"], 1)])
+                rows.append(
+                    [
+                        model_label(m),
+                        arm_label(a),
+                        str(s["seeds"]),
+                        str(s["cases"]),
+                        fmt(s["agree"], 1),
+                        fmt(s["pairwise"], 1),
+                        fmt(s["right"], 1),
+                        fmt(s["wrong"], 1),
+                    ]
+                )
     if not rows:
         raise Omit("no arm ran more than one seed")
-    return Table("s19", "Seed agreement", ["Model", "Arm", "Seeds", "Cases", "Agree", "Pairwise", "Right", "Wrong"], rows,
-                 ["Agree: % of cases all seeds score alike; Pairwise: mean over seed pairs; Right, Wrong: unanimous "
-                  "cases. Cases present at every seed only."])
+    return Table(
+        "s19",
+        "Seed agreement",
+        ["Model", "Arm", "Seeds", "Cases", "Agree", "Pairwise", "Right", "Wrong"],
+        rows,
+        [
+            "Agree: % of cases all seeds score alike; Pairwise: mean over seed pairs; Right, Wrong: unanimous "
+            "cases. Cases present at every seed only."
+        ],
+    )
 
 
-SPECS = (TableSpec("table1", "ladder", table1), TableSpec("table1-other", "ladder", table1_other),
-         TableSpec("s1", "ladder", table_s1), TableSpec("s2", "ladder", table_s2), TableSpec("s6", "ladder", table_s6),
-         TableSpec("s12", "ladder", table_s12), TableSpec("s19", "ladder", table_s19))
+SPECS = (
+    TableSpec("table1", "ladder", table1),
+    TableSpec("table1-other", "ladder", table1_other),
+    TableSpec("s1", "ladder", table_s1),
+    TableSpec("s2", "ladder", table_s2),
+    TableSpec("s6", "ladder", table_s6),
+    TableSpec("s12", "ladder", table_s12),
+    TableSpec("s19", "ladder", table_s19),
+)

@@ -14,6 +14,7 @@ what they show in the paper, never by what they read:
              failure audit and its annotation sheet (s15, s15b)
     router   beyond the paper: router arms (s20, s21) and formula versions (s22)
 """
+
 from __future__ import annotations
 
 import re
@@ -32,17 +33,17 @@ class Sheet:
 
     name: str
     text: Callable[[Analysis], str]
-    index_note: str             # the index's line about it
+    index_note: str  # the index's line about it
 
 
 @dataclass(frozen=True)
 class TableSpec:
     """One table of the registry (module docstring)."""
 
-    name: str                   # its id: "table1", "s14b"
-    group: str                  # one of GROUPS
+    name: str  # its id: "table1", "s14b"
+    group: str  # one of GROUPS
     build: Callable[[Analysis], Table]
-    paper: bool = True          # the paper has it: its omission is listed with the reason
+    paper: bool = True  # the paper has it: its omission is listed with the reason
     sheet: Sheet | None = None
 
     def __post_init__(self) -> None:

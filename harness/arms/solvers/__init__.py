@@ -9,12 +9,27 @@ e.g. `RouterSolver(m=3, library="gold")`).
 
 Nothing outside these modules switches on a solver name.
 """
+
 from __future__ import annotations
 
 from harness.arms.library_inputs import calculator_for, library_variables
-from harness.arms.solvers.base import (ABSTAINED, ANSWERED, NO_PROGRAM, TAXONOMY, ChatClient, Context, InfraError,
-                                       ProgramExecutor, Scoring, Solution, Solver, majority, rescore_value,
-                                       to_json_value, vote_key)
+from harness.arms.solvers.base import (
+    ABSTAINED,
+    ANSWERED,
+    NO_PROGRAM,
+    TAXONOMY,
+    ChatClient,
+    Context,
+    InfraError,
+    ProgramExecutor,
+    Scoring,
+    Solution,
+    Solver,
+    majority,
+    rescore_value,
+    to_json_value,
+    vote_key,
+)
 from harness.arms.solvers.formulate import DATE_OUTPUT_TYPES, TreeSolver
 from harness.arms.solvers.library import ExtractLibrarySolver, GoldLibrarySolver, RecalledSolver
 from harness.arms.solvers.program import ProgramSolver, RepairSolver, VoteSolver
@@ -23,8 +38,17 @@ from harness.arms.solvers.router import RouterSolver
 from harness.core.registry import Registry
 
 SOLVERS: Registry[type[Solver]] = Registry("solver", Solver, classes=True)
-for _kind in (ReplySolver, ProgramSolver, RepairSolver, VoteSolver, ExtractLibrarySolver, GoldLibrarySolver,
-              RecalledSolver, TreeSolver, RouterSolver):
+for _kind in (
+    ReplySolver,
+    ProgramSolver,
+    RepairSolver,
+    VoteSolver,
+    ExtractLibrarySolver,
+    GoldLibrarySolver,
+    RecalledSolver,
+    TreeSolver,
+    RouterSolver,
+):
     SOLVERS.register(_kind)
 SOLVERS.freeze()
 
@@ -46,8 +70,36 @@ def unregister_solver(name: str) -> None:
     SOLVERS.unregister(name)
 
 
-__all__ = ["ABSTAINED", "ANSWERED", "NO_PROGRAM", "TAXONOMY", "ChatClient", "Context", "InfraError",
-           "ProgramExecutor", "Scoring", "Solution", "Solver", "majority", "rescore_value", "to_json_value",
-           "vote_key", "DATE_OUTPUT_TYPES", "calculator_for", "library_variables", "SOLVERS", "uses_convention",
-           "register_solver", "unregister_solver", "ExtractLibrarySolver", "GoldLibrarySolver", "RecalledSolver",
-           "ProgramSolver", "RepairSolver", "VoteSolver", "ReplySolver", "RouterSolver", "TreeSolver"]
+__all__ = [
+    "ABSTAINED",
+    "ANSWERED",
+    "DATE_OUTPUT_TYPES",
+    "NO_PROGRAM",
+    "SOLVERS",
+    "TAXONOMY",
+    "ChatClient",
+    "Context",
+    "ExtractLibrarySolver",
+    "GoldLibrarySolver",
+    "InfraError",
+    "ProgramExecutor",
+    "ProgramSolver",
+    "RecalledSolver",
+    "RepairSolver",
+    "ReplySolver",
+    "RouterSolver",
+    "Scoring",
+    "Solution",
+    "Solver",
+    "TreeSolver",
+    "VoteSolver",
+    "calculator_for",
+    "library_variables",
+    "majority",
+    "register_solver",
+    "rescore_value",
+    "to_json_value",
+    "unregister_solver",
+    "uses_convention",
+    "vote_key",
+]

@@ -24,6 +24,7 @@ Outcomes: harness.core.outcomes.RowOutcome. Reply-scored solvers leave `Solution
 sets answered / unreadable_value from the paper parser. An executor INFRA_ERROR (after the executor's own
 retries) raises InfraError: the case is not recorded, so a resumed run retries it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -49,7 +50,7 @@ ANSWERED, ABSTAINED, NO_PROGRAM = RowOutcome.ANSWERED.value, RowOutcome.ABSTAINE
 UNREADABLE_VALUE = RowOutcome.UNREADABLE_VALUE.value
 TAXONOMY = ROW_OUTCOMES
 
-Answer = int | float | str | list[int]   # JSON form of an answer: number, "YYYY-MM-DD", [weeks, days]
+Answer = int | float | str | list[int]  # JSON form of an answer: number, "YYYY-MM-DD", [weeks, days]
 DEFAULT_COMPLETION_TOKENS = 300  # a program's typical length; the reply and extraction solvers state their own
 
 
@@ -60,9 +61,17 @@ class InfraError(RuntimeError):
 class ChatClient(Protocol):
     """What a solver needs of the model client (harness.model.client.ModelClient, or a test's client)."""
 
-    async def chat(self, messages: list[dict], *, temperature: float, max_tokens: int, sample_index: int = 0,
-                   seed: int | None = None, run_seed: int | None = None,
-                   headers: dict[str, str] | None = None) -> ChatResult: ...
+    async def chat(
+        self,
+        messages: list[dict],
+        *,
+        temperature: float,
+        max_tokens: int,
+        sample_index: int = 0,
+        seed: int | None = None,
+        run_seed: int | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> ChatResult: ...
 
 
 class ProgramExecutor(Protocol):
@@ -73,13 +82,13 @@ class ProgramExecutor(Protocol):
 
 @dataclass
 class Solution:
-    outcome: str | None = None                        # a RowOutcome value; None: decided by the scorer (reply-scored)
-    text: str | None = None                           # the reply to score with score_reply, for reply-scored solvers
-    answer: Answer | None = None                      # JSON value: number, "YYYY-MM-DD", [weeks, days]
-    answer_kind: str | None = None                    # "number" | "date" | "weeks_days"
-    program: str | list[str | None] | None = None     # a list for multi-program arms
+    outcome: str | None = None  # a RowOutcome value; None: decided by the scorer (reply-scored)
+    text: str | None = None  # the reply to score with score_reply, for reply-scored solvers
+    answer: Answer | None = None  # JSON value: number, "YYYY-MM-DD", [weeks, days]
+    answer_kind: str | None = None  # "number" | "date" | "weeks_days"
+    program: str | list[str | None] | None = None  # a list for multi-program arms
     executor: ExecResult | list[ExecResult | None] | None = None  # a list for multi-program arms
-    reason: str | None = None                         # why it abstained / failed, for reading
+    reason: str | None = None  # why it abstained / failed, for reading
     detail: dict = field(default_factory=dict)
 
 
@@ -95,7 +104,7 @@ class Context:
     one_shot: list[Case] = field(default_factory=list)
     dataset: Dataset | None = None
     chats: list[ChatResult] = field(default_factory=list)
-    convention: Convention = EXACT   # the unit convention in force (harness.data.conventions.resolve_convention)
+    convention: Convention = EXACT  # the unit convention in force (harness.data.conventions.resolve_convention)
     _prompt: Prompt | None = field(default=None, init=False, repr=False)
 
     def prompt(self) -> Prompt:
@@ -104,15 +113,22 @@ class Context:
             self._prompt = self.arm.build(self)
         return self._prompt
 
-    async def chat(self, prompt: Prompt, *, temperature: float, max_tokens: int | None,
-                   sample_index: int = 0) -> ChatResult:
+    async def chat(
+        self, prompt: Prompt, *, temperature: float, max_tokens: int | None, sample_index: int = 0
+    ) -> ChatResult:
         """Send a prompt; its family and reply form go with it as headers (harness.model.client.prompt_headers)."""
         if self.client is None:
             raise RuntimeError(f"arm {self.arm.name} needs a model: give --base-url/--model")
         seed = derive_seed(self.seed, self.case.case_id, self.arm.name, sample_index) if temperature > 0 else None
-        result = await self.client.chat(prompt.messages, temperature=temperature, max_tokens=max_tokens,
-                                        sample_index=sample_index, seed=seed, run_seed=self.seed,
-                                        headers=prompt_headers(prompt.family.name, prompt.family.reply_form))
+        result = await self.client.chat(
+            prompt.messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            sample_index=sample_index,
+            seed=seed,
+            run_seed=self.seed,
+            headers=prompt_headers(prompt.family.name, prompt.family.reply_form),
+        )
         self.chats.append(result)
         return result
 
@@ -129,8 +145,8 @@ class Context:
 class Scoring(enum.StrEnum):
     """How a solver's rows are scored, at run time and when `harness score`/`verify` rescore them."""
 
-    REPLY = "reply"   # the last reply's text, with score_reply
-    VALUE = "value"   # the stored answer and kind, with score_value
+    REPLY = "reply"  # the last reply's text, with score_reply
+    VALUE = "value"  # the stored answer and kind, with score_value
 
 
 def rescore_value(record: dict, case: Case | Gold, scorer: str) -> bool:
@@ -161,7 +177,7 @@ class Solver(ABC):
     def completion_tokens(self, arm: Arm) -> int:
         """Completion tokens per request assumed for the plan when no measured results exist (a stated
         assumption: typical reply lengths of instruction models on these prompts), capped at the arm's cap."""
-        return min(self.completion_assumption, arm.max_tokens or 10 ** 9)
+        return min(self.completion_assumption, arm.max_tokens or 10**9)
 
     def rescore(self, record: dict, case: Case | Gold, scorer: str) -> bool:
         """A stored record's verdict under `scorer`, from what the record holds (the reply or the value); `case`
@@ -174,13 +190,15 @@ class Solver(ABC):
         """Whether the arm converts the benchmark's gold variables (then the dataset's own convention applies)."""
         return False
 
-    def option_changes(self, arm: Arm, *, k: int | None = None, m: int | None = None,
-                       temperature: float | None = None) -> dict:
+    def option_changes(
+        self, arm: Arm, *, k: int | None = None, m: int | None = None, temperature: float | None = None
+    ) -> dict:
         """The Arm fields --router-k/--router-m/--router-temperature change; ValueError for a solver they do not
         apply to (all but the router)."""
         if k is not None or m is not None or temperature is not None:
-            raise ValueError(f"--router-k/--router-m/--router-temperature apply to the router arms only, not "
-                             f"{arm.name}")
+            raise ValueError(
+                f"--router-k/--router-m/--router-temperature apply to the router arms only, not {arm.name}"
+            )
         return {}
 
     def config(self) -> dict:
@@ -208,6 +226,7 @@ def samples_of(arm: Arm) -> int:
 
 # --- values ------------------------------------------------------------------------------------------
 
+
 def to_json_value(value: Any) -> tuple[Any, str]:
     """A Python answer (number, date, (weeks, days)) as (JSON value, kind); ValueError otherwise."""
     if isinstance(value, bool):
@@ -220,8 +239,11 @@ def to_json_value(value: Any) -> tuple[Any, str]:
         return value.date().isoformat(), "date"
     if isinstance(value, _dt.date):
         return value.isoformat(), "date"
-    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
-                                                                     for v in value):
+    if (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
         return [value[0], value[1]], "weeks_days"
     raise ValueError(f"not an answer value: {value!r}")
 

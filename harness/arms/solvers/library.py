@@ -1,6 +1,7 @@
 """The library solvers: Extract-Solve library (`extract_library`), Gold-Solve library (`gold_library`) and
 Extract-Solve library, recalled (`recalled`). They call the hand-written functions (harness.calculators), so a
 formula version applies to them."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -8,21 +9,32 @@ from typing import TYPE_CHECKING
 from harness.arms import prompts
 from harness.arms.families import EXTRACT_T, extract_prompt
 from harness.arms.library_inputs import calculator_for, library_variables
-from harness.arms.solvers.base import (ABSTAINED, ANSWERED, UNREADABLE_VALUE, Context, Solution, Solver, jsonable,
-                                       majority, samples_of, to_json_value, value_solution)
+from harness.arms.solvers.base import (
+    ABSTAINED,
+    ANSWERED,
+    UNREADABLE_VALUE,
+    Context,
+    Solution,
+    Solver,
+    jsonable,
+    majority,
+    samples_of,
+    to_json_value,
+    value_solution,
+)
+from harness.calculators import LIBRARY, Calculator, LibraryAbstain, solve_gold, solve_gold_versioned
 from harness.data.dataset import Case
-from harness.calculators import LIBRARY, Calculator, LibraryAbstain, solve_gold
-from harness.calculators import solve_gold_versioned
 from harness.scoring.scorers import score_reply
 
 if TYPE_CHECKING:
     from harness.arms.spec import Arm, Prompt
 
-EXTRACT_MAX_TOKENS = 512   # the library extraction call's output-token cap (the paper is silent)
+EXTRACT_MAX_TOKENS = 512  # the library extraction call's output-token cap (the paper is silent)
 
 
-async def extract_and_compute(ctx: Context, calc: Calculator, *, max_tokens: int,
-                              prompt: Prompt | None = None) -> Solution:
+async def extract_and_compute(
+    ctx: Context, calc: Calculator, *, max_tokens: int, prompt: Prompt | None = None
+) -> Solution:
     """One greedy extraction call (`prompt`, else the extraction prompt for `calc`), then the hand-written
     function; an invalid extraction or a raise abstains."""
     if prompt is None:
@@ -48,7 +60,7 @@ class ExtractLibrarySolver(Solver):
     name = "extract_library"
     uses_library = True
     uses_convention = True
-    completion_assumption = 120   # a JSON object of a few variables
+    completion_assumption = 120  # a JSON object of a few variables
 
     def __init__(self, *, max_tokens: int = EXTRACT_MAX_TOKENS):
         self.max_tokens = int(max_tokens)
@@ -82,8 +94,9 @@ class GoldLibrarySolver(Solver):
         detail = {}
         try:
             if ctx.arm.formula_versions:
-                value, detail["library"] = solve_gold_versioned(ctx.case, dict(ctx.arm.formula_versions),
-                                                                convention=convention)
+                value, detail["library"] = solve_gold_versioned(
+                    ctx.case, dict(ctx.arm.formula_versions), convention=convention
+                )
             else:
                 value = solve_gold(ctx.case, convention=convention)
         except LibraryAbstain as exc:
@@ -106,8 +119,8 @@ class RecalledSolver(Solver):
     sample's when there is no majority."""
 
     name = "recalled"
-    uses_library = False          # it calls the unversioned library: no formula version applies
-    uses_convention = True        # its library route converts a model's extraction
+    uses_library = False  # it calls the unversioned library: no formula version applies
+    uses_convention = True  # its library route converts a model's extraction
     completion_assumption = 350
 
     def __init__(self, *, extract_max_tokens: int = EXTRACT_MAX_TOKENS):
@@ -140,8 +153,11 @@ class RecalledSolver(Solver):
             return value_solution(top[0], {**detail, "route": "majority"})
         first = parsed[0]
         if first is None:
-            return Solution(outcome=UNREADABLE_VALUE, reason="the first sample has no parseable answer",
-                            detail={**detail, "route": "first"})
+            return Solution(
+                outcome=UNREADABLE_VALUE,
+                reason="the first sample has no parseable answer",
+                detail={**detail, "route": "first"},
+            )
         return value_solution(first, {**detail, "route": "first"})
 
     def request_bounds(self, arm: Arm, case: Case) -> tuple[int, int]:

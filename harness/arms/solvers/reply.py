@@ -1,4 +1,5 @@
 """The reply solver (Note only, Page without formula, Open-book arithmetic): one call; the reply text is scored."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -15,7 +16,7 @@ class ReplySolver(Solver):
 
     name = "reply"
     scoring = Scoring.REPLY
-    completion_assumption = 350   # a chain of thought and the answer line
+    completion_assumption = 350  # a chain of thought and the answer line
 
     async def solve(self, ctx: Context) -> Solution:
         arm = ctx.arm

@@ -17,6 +17,7 @@ integer outputs, dates and (weeks, days) exact equality (numbers at 10 significa
 vote arms compare). Clusters are formed in sample order (a value joins the first cluster it agrees
 with), sorted by size, ties to the cluster seen first. Nothing here reads gold.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,18 +25,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.arms.families import EXTRACT_T
-from harness.arms.solvers.base import (ABSTAINED, ANSWERED, Context, Solution, Solver, answer_of, samples_of,
-                                       to_json_value)
+from harness.arms.solvers.base import (
+    ABSTAINED,
+    ANSWERED,
+    Context,
+    Solution,
+    Solver,
+    answer_of,
+    samples_of,
+    to_json_value,
+)
 from harness.arms.solvers.library import EXTRACT_MAX_TOKENS, extract_and_compute
 from harness.arms.solvers.program import program_attempt
+from harness.calculators import LIBRARY, LibraryAbstain, versioned_calculator
 from harness.data.dataset import Case
-from harness.calculators import LIBRARY, LibraryAbstain
-from harness.calculators import versioned_calculator
 
 if TYPE_CHECKING:
     from harness.arms.spec import Arm
 
-DECIMAL_TOLERANCE = 0.05   # the benchmark's own interval for decimal outputs: gold +-5%
+DECIMAL_TOLERANCE = 0.05  # the benchmark's own interval for decimal outputs: gold +-5%
 DEFAULT_K = 5
 DEFAULT_M = 3
 DEFAULT_TEMPERATURE = 0.7
@@ -61,18 +69,23 @@ def agrees(value: Any, kind: str, representative: Any, rep_kind: str, output_typ
 
 @dataclass
 class Cluster:
-    answer: Any          # the first value of the cluster (JSON form)
+    answer: Any  # the first value of the cluster (JSON form)
     kind: str
-    first: int           # sample index of that value
-    members: list[int]   # sample indices
+    first: int  # sample index of that value
+    members: list[int]  # sample indices
 
     @property
     def count(self) -> int:
         return len(self.members)
 
     def to_dict(self) -> dict:
-        return {"answer": self.answer, "kind": self.kind, "count": self.count, "first": self.first,
-                "members": list(self.members)}
+        return {
+            "answer": self.answer,
+            "kind": self.kind,
+            "count": self.count,
+            "first": self.first,
+            "members": list(self.members),
+        }
 
 
 def agreement_clusters(values: list[tuple[int, Any, str]], output_type: str) -> list[Cluster]:
@@ -90,12 +103,12 @@ def agreement_clusters(values: list[tuple[int, Any, str]], output_type: str) -> 
 
 @dataclass(frozen=True)
 class Decision:
-    route: str                   # library | programs | abstain
+    route: str  # library | programs | abstain
     answer: Any = None
     kind: str | None = None
-    agreeing: int = 0            # size of the largest cluster (0: no program returned a value)
-    chosen: int | None = None    # sample index of the chosen program
-    reason: str | None = None    # why it abstained
+    agreeing: int = 0  # size of the largest cluster (0: no program returned a value)
+    chosen: int | None = None  # sample index of the chosen program
+    reason: str | None = None  # why it abstained
 
 
 def decide_programs(clusters: list[Cluster], k: int, m: int) -> Decision:
@@ -105,9 +118,12 @@ def decide_programs(clusters: list[Cluster], k: int, m: int) -> Decision:
     top = clusters[0]
     if top.count >= m:
         return Decision(ROUTE_PROGRAMS, top.answer, top.kind, top.count, top.first)
-    return Decision(ROUTE_ABSTAIN, agreeing=top.count,
-                    reason=f"no value agreed by at least {m} of {k} programs (largest agreement {top.count}, "
-                           f"{len(clusters)} distinct values)")
+    return Decision(
+        ROUTE_ABSTAIN,
+        agreeing=top.count,
+        reason=f"no value agreed by at least {m} of {k} programs (largest agreement {top.count}, "
+        f"{len(clusters)} distinct values)",
+    )
 
 
 def check_k_m(k: int, m: int) -> None:
@@ -117,8 +133,8 @@ def check_k_m(k: int, m: int) -> None:
         raise ValueError(f"router m (agreement needed) must be between 1 and k={k}, got {m}")
 
 
-
 # --- the solver -------------------------------------------------------------------------------------------
+
 
 async def _router_library(ctx: Context, solver: RouterSolver) -> tuple[Solution | None, dict]:
     """The library step: (an answering Solution or None to fall through, its provenance)."""
@@ -130,8 +146,9 @@ async def _router_library(ctx: Context, solver: RouterSolver) -> tuple[Solution 
     info = {"used": True, **prov, "mode": solver.library}
     if solver.library == "gold":
         try:
-            answer, kind = to_json_value(calc.compute(**calc.from_entities(ctx.case.entities,
-                                                                           convention=ctx.convention)))
+            answer, kind = to_json_value(
+                calc.compute(**calc.from_entities(ctx.case.entities, convention=ctx.convention))
+            )
         except (LibraryAbstain, ValueError) as exc:
             return None, {**info, "answered": False, "reason": str(exc)}
         return Solution(outcome=ANSWERED, answer=answer, answer_kind=kind), {**info, "answered": True}
@@ -149,19 +166,26 @@ async def _solve_router(ctx: Context, solver: RouterSolver) -> Solution:
     `detail["router"]` holds the route and its provenance (docs: README)."""
     arm, k, m = ctx.arm, ctx.arm.samples, solver.m
     check_k_m(k, m)
-    router = {"k": k, "m": m, "temperature": arm.temperature, "library_mode": solver.library,
-              "formula_version": arm.version_for(ctx.case.calculator_id)}
+    router = {
+        "k": k,
+        "m": m,
+        "temperature": arm.temperature,
+        "library_mode": solver.library,
+        "formula_version": arm.version_for(ctx.case.calculator_id),
+    }
     sol, router["library"] = await _router_library(ctx, solver)
     if sol is not None:
-        router.update(route=ROUTE_LIBRARY, agreeing=None, chosen_program=None, abstain_reason=None,
-                      samples=[], clusters=[])
+        router.update(
+            route=ROUTE_LIBRARY, agreeing=None, chosen_program=None, abstain_reason=None, samples=[], clusters=[]
+        )
         sol.detail = {**sol.detail, "router": router}
         return sol
     messages = ctx.prompt()
     programs, results, samples, values = [], [], [], []
     for i in range(k):
-        _reply, program, result, outcome = await program_attempt(ctx, messages, temperature=arm.temperature,
-                                                                  sample_index=i)
+        _reply, program, result, outcome = await program_attempt(
+            ctx, messages, temperature=arm.temperature, sample_index=i
+        )
         programs.append(program)
         results.append(result)
         answer, kind = answer_of(result) if outcome == ANSWERED else (None, None)
@@ -170,13 +194,26 @@ async def _solve_router(ctx: Context, solver: RouterSolver) -> Solution:
             values.append((i, answer, kind))
     clusters = agreement_clusters(values, ctx.case.output_type)
     decision = decide_programs(clusters, k, m)
-    router.update(route=decision.route, agreeing=decision.agreeing, chosen_program=decision.chosen,
-                  abstain_reason=decision.reason, samples=samples, clusters=[c.to_dict() for c in clusters])
+    router.update(
+        route=decision.route,
+        agreeing=decision.agreeing,
+        chosen_program=decision.chosen,
+        abstain_reason=decision.reason,
+        samples=samples,
+        clusters=[c.to_dict() for c in clusters],
+    )
     if decision.route == ROUTE_ABSTAIN:
-        return Solution(outcome=ABSTAINED, program=programs, executor=results, reason=decision.reason,
-                        detail={"router": router})
-    return Solution(outcome=ANSWERED, answer=decision.answer, answer_kind=decision.kind, program=programs,
-                    executor=results, detail={"router": router})
+        return Solution(
+            outcome=ABSTAINED, program=programs, executor=results, reason=decision.reason, detail={"router": router}
+        )
+    return Solution(
+        outcome=ANSWERED,
+        answer=decision.answer,
+        answer_kind=decision.kind,
+        program=programs,
+        executor=results,
+        detail={"router": router},
+    )
 
 
 class RouterSolver(Solver):
@@ -218,8 +255,9 @@ class RouterSolver(Solver):
     def reads_gold_variables(self, arm: Arm) -> bool:
         return self.library == "gold"
 
-    def option_changes(self, arm: Arm, *, k: int | None = None, m: int | None = None,
-                       temperature: float | None = None) -> dict:
+    def option_changes(
+        self, arm: Arm, *, k: int | None = None, m: int | None = None, temperature: float | None = None
+    ) -> dict:
         """The arm's decoding (k = samples, temperature) and solver (m) with k, m and the sampling temperature
         replaced (ValueError naming the problem)."""
         k2 = arm.samples if k is None else int(k)
@@ -230,10 +268,25 @@ class RouterSolver(Solver):
             if not temperature > 0:
                 raise ValueError(f"router temperature must be above 0 (sampled programs), got {temperature}")
             decoding = dataclasses.replace(decoding, temperature=float(temperature))
-        return {"decoding": decoding,
-                "solver": RouterSolver(m=m2, library=self.library, extract_max_tokens=self.extract_max_tokens)}
+        return {
+            "decoding": decoding,
+            "solver": RouterSolver(m=m2, library=self.library, extract_max_tokens=self.extract_max_tokens),
+        }
 
 
-__all__ = ["DECIMAL_TOLERANCE", "DEFAULT_K", "DEFAULT_M", "DEFAULT_TEMPERATURE", "ROUTE_LIBRARY", "ROUTE_PROGRAMS",
-           "ROUTE_ABSTAIN", "agrees", "Cluster", "agreement_clusters", "Decision", "decide_programs", "check_k_m",
-           "RouterSolver"]
+__all__ = [
+    "DECIMAL_TOLERANCE",
+    "DEFAULT_K",
+    "DEFAULT_M",
+    "DEFAULT_TEMPERATURE",
+    "ROUTE_ABSTAIN",
+    "ROUTE_LIBRARY",
+    "ROUTE_PROGRAMS",
+    "Cluster",
+    "Decision",
+    "RouterSolver",
+    "agreement_clusters",
+    "agrees",
+    "check_k_m",
+    "decide_programs",
+]

@@ -9,6 +9,7 @@ exactness is impossible). Comparisons give 1 or 0.
 Every way a reply can fail raises TreeAbstain with a reason: the arm then abstains (paper: invalid
 tree or variables, a referenced variable listed as missing, or an evaluation error).
 """
+
 from __future__ import annotations
 
 import math
@@ -52,11 +53,18 @@ def parse_reply(obj: Any) -> dict:
     missing = obj.get("missing") or []
     if not isinstance(missing, list) or not all(isinstance(m, str) for m in missing):
         raise TreeAbstain("'missing' is not a list of names")
-    return {"calculation": obj.get("calculation"), "formula": obj.get("formula"), "variables": values,
-            "missing": set(missing), "tree": obj["tree"]}
+    return {
+        "calculation": obj.get("calculation"),
+        "formula": obj.get("formula"),
+        "variables": values,
+        "missing": set(missing),
+        "tree": obj["tree"],
+    }
 
 
-def evaluate(tree: Any, variables: dict[str, Fraction], missing: set[str] | frozenset = frozenset()) -> Fraction | float:
+def evaluate(
+    tree: Any, variables: dict[str, Fraction], missing: set[str] | frozenset = frozenset()
+) -> Fraction | float:
     """Evaluate a tree; raise TreeAbstain on an unknown op, a bad arity, an unknown or missing variable,
     division by zero, a non-finite result, or a tree larger than MAX_NODES / deeper than MAX_DEPTH."""
     count = [0]

@@ -7,9 +7,10 @@ when any of its records is; records of model-free arms (Gold-Solve, model `libra
 sit in either kind of set. `mixing_problem` names the first real and the first synthetic record of a set
 that holds both: the store refuses to append across the line and `harness verify` fails such a set.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 SYNTHETIC_PREFIX = "rehearsal-"
 SYNTHETIC_FINGERPRINT = "rehearsal-fake"
@@ -22,8 +23,11 @@ def is_synthetic_model(model_id: str | None) -> bool:
 
 def record_kind(record: dict) -> str | None:
     """'synthetic', 'real', or None for a model-free record (it belongs to neither)."""
-    if record.get("synthetic") or is_synthetic_model(record.get("model")) \
-            or is_synthetic_model(record.get("server_model")):
+    if (
+        record.get("synthetic")
+        or is_synthetic_model(record.get("model"))
+        or is_synthetic_model(record.get("server_model"))
+    ):
         return "synthetic"
     if record.get("model") == MODEL_FREE:
         return None
@@ -39,6 +43,8 @@ def mixing_problem(located: Iterable[tuple[object, int, dict]]) -> str | None:
             continue
         first[kind] = f"{path}:{line} ({rec.get('model')})"
         if len(first) == 2:
-            return (f"real and synthetic (rehearsal) records are mixed: real {first['real']}, synthetic "
-                    f"{first['synthetic']}; rehearsal output can never be part of a real result set")
+            return (
+                f"real and synthetic (rehearsal) records are mixed: real {first['real']}, synthetic "
+                f"{first['synthetic']}; rehearsal output can never be part of a real result set"
+            )
     return None

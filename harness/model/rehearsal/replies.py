@@ -17,6 +17,7 @@ Reply shapes, by the reply form the request asks for (REPLY_FORM_HEADER, sent by
 note's first words and the question (or, for extraction, the calculator name) in the prompt; without one, or when
 the case is not found, a number is invented.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -35,6 +36,7 @@ NOTE_KEY_WORDS = 20
 
 # --- deterministic choice ------------------------------------------------------------------------------
 
+
 class Draw:
     """A stream of uniform numbers in [0, 1) from sha256(seed, label, request identity, index)."""
 
@@ -45,7 +47,7 @@ class Draw:
     def u(self) -> float:
         h = hashlib.sha256(self._base + self._i.to_bytes(4, "big")).digest()
         self._i += 1
-        return int.from_bytes(h[:8], "big") / 2.0 ** 64
+        return int.from_bytes(h[:8], "big") / 2.0**64
 
     def pick(self, table: list[tuple[str, float]]) -> str:
         """A label from [(label, weight), ...] (weights need not sum to 1)."""
@@ -59,6 +61,7 @@ class Draw:
 
 
 # --- the answer key: find the case a prompt is about ------------------------------------------------------
+
 
 def _note_key(note: str) -> str:
     return " ".join(note.split()[:NOTE_KEY_WORDS])
@@ -115,23 +118,50 @@ class AnswerKey:
 
 # --- reply shapes ------------------------------------------------------------------------------------------
 
-PROGRAM_SHAPES = [("correct", 0.58), ("wrong", 0.12), ("raises", 0.07), ("static_policy", 0.05),
-                  ("sandbox_memory", 0.03), ("wrong_kind", 0.04), ("no_code", 0.07), ("truncated", 0.03),
-                  ("no_answer_var", 0.008), ("cpu_loop", 0.001)]
+PROGRAM_SHAPES = [
+    ("correct", 0.58),
+    ("wrong", 0.12),
+    ("raises", 0.07),
+    ("static_policy", 0.05),
+    ("sandbox_memory", 0.03),
+    ("wrong_kind", 0.04),
+    ("no_code", 0.07),
+    ("truncated", 0.03),
+    ("no_answer_var", 0.008),
+    ("cpu_loop", 0.001),
+]
 REPAIR_SHAPES = [("correct", 0.6), ("wrong", 0.12), ("raises", 0.1), ("no_code", 0.1), ("wrong_kind", 0.08)]
-REPLY_SHAPES = [("final_correct", 0.46), ("final_wrong", 0.2), ("final_unreadable", 0.07), ("json", 0.08),
-                ("boxed", 0.05), ("truncated", 0.06), ("no_final_line", 0.08)]
+REPLY_SHAPES = [
+    ("final_correct", 0.46),
+    ("final_wrong", 0.2),
+    ("final_unreadable", 0.07),
+    ("json", 0.08),
+    ("boxed", 0.05),
+    ("truncated", 0.06),
+    ("no_final_line", 0.08),
+]
 EXTRACT_SHAPES = [("extraction", 0.7), ("extraction_missing", 0.1), ("no_json", 0.1), ("truncated", 0.1)]
-TREE_SHAPES = [("tree_correct", 0.55), ("tree_wrong", 0.15), ("tree_missing_var", 0.1), ("tree_bad_op", 0.07),
-               ("no_json", 0.08), ("truncated", 0.05)]
+TREE_SHAPES = [
+    ("tree_correct", 0.55),
+    ("tree_wrong", 0.15),
+    ("tree_missing_var", 0.1),
+    ("tree_bad_op", 0.07),
+    ("no_json", 0.08),
+    ("truncated", 0.05),
+]
 # Per-model skill: the share moved from the first ("correct") shape to the second, so the two rehearsal
 # models differ the way two real models do.
 MODEL_SKILL_SHIFT = {"rehearsal-alpha": 0.0, "rehearsal-beta": 0.12}
 
 
 # The reply forms served (harness.arms.spec.REPLY_FORMS) and their shape tables.
-SHAPES_BY_FORM = {"program": PROGRAM_SHAPES, "repair": REPAIR_SHAPES, "extract": EXTRACT_SHAPES, "tree": TREE_SHAPES,
-                  "reply": REPLY_SHAPES}
+SHAPES_BY_FORM = {
+    "program": PROGRAM_SHAPES,
+    "repair": REPAIR_SHAPES,
+    "extract": EXTRACT_SHAPES,
+    "tree": TREE_SHAPES,
+    "reply": REPLY_SHAPES,
+}
 
 
 def _shifted(table: list[tuple[str, float]], shift: float) -> list[tuple[str, float]]:
@@ -170,8 +200,10 @@ def _wrong_value(value: Any, draw: Draw) -> Any:
 
 def _program_for(value: Any) -> str:
     if isinstance(value, _dt.date):
-        return ("import datetime\n\n# dates built from their parts\n"
-                f"answer = datetime.date({value.year}, {value.month}, {value.day})\n")
+        return (
+            "import datetime\n\n# dates built from their parts\n"
+            f"answer = datetime.date({value.year}, {value.month}, {value.day})\n"
+        )
     if isinstance(value, tuple):
         return f"weeks = {value[0]}\ndays = {value[1]}\nanswer = (weeks, days)\n"
     v = float(value)
@@ -203,8 +235,10 @@ def program_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
     if shape == "no_answer_var":
         return _fence(f"result = {_value_text(gold)!r}\nprint(result)\n"), "stop"
     if shape == "no_code":
-        return ("I cannot compute this reliably without more information about the patient; "
-                "please consult the relevant clinical guideline."), "stop"
+        return (
+            "I cannot compute this reliably without more information about the patient; "
+            "please consult the relevant clinical guideline."
+        ), "stop"
     if shape == "truncated":
         return "Here is the program.\n\n```python\nimport math\n\nweight = 70\nheight = (", "length"
     raise ValueError(shape)
@@ -242,7 +276,7 @@ def extract_reply(shape: str, case: CaseInfo | None, draw: Draw, prompt: str) ->
     if shape == "extraction":
         return canonical_json(obj), "stop"
     if shape == "extraction_missing":
-        return canonical_json({k: None for k in keys} or {"value": None}), "stop"
+        return canonical_json(dict.fromkeys(keys) or {"value": None}), "stop"
     if shape == "no_json":
         return "The note lists the patient's values in the history section.", "stop"
     if shape == "truncated":
@@ -275,7 +309,7 @@ def tree_reply(shape: str, gold: Any, draw: Draw) -> tuple[str, str]:
 class Reply:
     text: str
     finish_reason: str
-    reply_form: str           # the form asked for (program, repair, extract, tree, reply)
+    reply_form: str  # the form asked for (program, repair, extract, tree, reply)
     shape: str
     case_found: bool
 
@@ -284,8 +318,10 @@ class Reply:
 # 5 s of wall time) depends on the machine's load, and a repair turn quotes that message. The reply is
 # drawn from the body with either message replaced by one token, so a repair after a clock limit gets the
 # same reply whichever clock fired (the kill-and-resume comparison, bench/compare.py, does the same).
-CLOCK_LIMIT_MESSAGE = re.compile(r"the program (?:ran longer than [\d.]+ s \(wall clock\)|used more than [\d.]+ s "
-                                 r"of CPU time) and was stopped")
+CLOCK_LIMIT_MESSAGE = re.compile(
+    r"the program (?:ran longer than [\d.]+ s \(wall clock\)|used more than [\d.]+ s "
+    r"of CPU time) and was stopped"
+)
 
 
 def clock_neutral(text: str) -> str:

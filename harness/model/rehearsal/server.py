@@ -21,6 +21,7 @@ connections alive opens few).
 Run it in a background thread (`with server:`, for tests and benchmarks) or as its own process (`harness serve
 rehearsal`, `serve_until_stopped`), which prints and writes its ready line.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -29,24 +30,32 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from aiohttp import web
 
 from harness.core.canonical_json import canonical_json
 from harness.model.rehearsal.replies import Draw
-from harness.model.rehearsal.sources import (DEFAULT_MODELS, SCRIPTED_MODEL, Answer, Chat, RehearsalReplies,
-                                             ReplySource, ScriptedReplies, error)
+from harness.model.rehearsal.sources import (
+    DEFAULT_MODELS,
+    SCRIPTED_MODEL,
+    Answer,
+    Chat,
+    RehearsalReplies,
+    ReplySource,
+    ScriptedReplies,
+    error,
+)
 
 MAX_BODY = 8 * 1024 * 1024
 MODEL_PATHS = ("/v1/models", "/models")
 STATS_PATHS = ("/health", "/rehearsal/stats")
 VERSION_PATH = "/version"
 COMPLETION_PATHS = ("/v1/chat/completions", "/chat/completions")
-SHUTDOWN_S = 0.5    # open keep-alive connections and slow replies are cut this long after close()
-CHAT = web.RequestKey("chat", Chat)   # the accepted chat request, set by the _read_chat middleware
+SHUTDOWN_S = 0.5  # open keep-alive connections and slow replies are cut this long after close()
+CHAT = web.RequestKey("chat", Chat)  # the accepted chat request, set by the _read_chat middleware
 
 
 @dataclass
@@ -76,11 +85,11 @@ class Faults:
 
 @dataclass
 class Stats:
-    connections: int = 0    # TCP connections accepted (a client that reuses its connections opens few)
+    connections: int = 0  # TCP connections accepted (a client that reuses its connections opens few)
     requests: int = 0
     completions: int = 0
     faults: dict = field(default_factory=lambda: {"http_5xx": 0, "slow": 0, "drop": 0})
-    reply_forms: dict = field(default_factory=dict)   # completions per reply form
+    reply_forms: dict = field(default_factory=dict)  # completions per reply form
     shapes: dict = field(default_factory=dict)
     case_found: int = 0
     started_at: float = field(default_factory=time.time)
@@ -88,8 +97,11 @@ class Stats:
 
 def _json(status: int, payload: dict | bytes) -> web.Response:
     """A JSON response (bytes are sent as they are: a script may send a body that is not JSON)."""
-    body = payload if isinstance(payload, bytes) else \
-        json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    body = (
+        payload
+        if isinstance(payload, bytes)
+        else json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    )
     return web.Response(status=status, body=body, content_type="application/json")
 
 
@@ -97,9 +109,19 @@ class FakeServer:
     """The fake server (module docstring) around one reply source. `await start()` / `await close()` in a running
     loop, or `with server:` in a background thread; `base_url` ends in /v1."""
 
-    def __init__(self, source: ReplySource, *, host: str = "127.0.0.1", port: int = 0, seed: int = 0,
-                 faults: Faults | None = None, fault_log: str | os.PathLike | None = None,
-                 api_key: str | None = None, forbidden_keys: Iterable[str] = (), server_version: str | None = None):
+    def __init__(
+        self,
+        source: ReplySource,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        seed: int = 0,
+        faults: Faults | None = None,
+        fault_log: str | os.PathLike | None = None,
+        api_key: str | None = None,
+        forbidden_keys: Iterable[str] = (),
+        server_version: str | None = None,
+    ):
         self.source = source
         self.server_version = server_version
         self.host, self.port, self.seed = host, port, int(seed)
@@ -108,7 +130,7 @@ class FakeServer:
         self.fault_log = Path(fault_log) if fault_log else None
         self.api_key = api_key
         self._forbidden = {f"Bearer {k}" for k in forbidden_keys}
-        self.auth: list[str | None] = []       # every request's Authorization header (None when absent)
+        self.auth: list[str | None] = []  # every request's Authorization header (None when absent)
         self.stats = Stats()
         self._attempts: dict[str, int] = {}
         self._fault_fh = None
@@ -124,15 +146,24 @@ class FakeServer:
 
     def stats_dict(self) -> dict:
         s = self.stats
-        return {"synthetic": True, "connections": s.connections, "requests": s.requests, "completions": s.completions,
-                "faults": dict(s.faults), "reply_forms": dict(s.reply_forms), "shapes": dict(s.shapes),
-                "case_found": s.case_found, "uptime_s": round(time.time() - s.started_at, 3), **self.describe()}
+        return {
+            "synthetic": True,
+            "connections": s.connections,
+            "requests": s.requests,
+            "completions": s.completions,
+            "faults": dict(s.faults),
+            "reply_forms": dict(s.reply_forms),
+            "shapes": dict(s.shapes),
+            "case_found": s.case_found,
+            "uptime_s": round(time.time() - s.started_at, 3),
+            **self.describe(),
+        }
 
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    url = base_url   # the scripted tests' name for it
+    url = base_url  # the scripted tests' name for it
 
     # -- life cycle --
 
@@ -140,8 +171,9 @@ class FakeServer:
         if self.fault_log is not None:
             self.fault_log.parent.mkdir(parents=True, exist_ok=True)
             self._fault_fh = open(self.fault_log, "a", buffering=1, encoding="utf-8")
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._count, self._authorize, self._read_chat,
-                                                                     self._inject_fault])
+        app = web.Application(
+            client_max_size=MAX_BODY, middlewares=[self._count, self._authorize, self._read_chat, self._inject_fault]
+        )
         app.router.add_route("*", "/{path:.*}", self._route)
         # handler_cancellation: a reply whose client went away (a slow one past its timeout) is cancelled
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_S, handler_cancellation=True)
@@ -161,13 +193,13 @@ class FakeServer:
             await self._listener.wait_closed()
             self._listener = None
         if self._runner is not None:
-            await self._runner.cleanup()     # open keep-alive connections and slow replies end here
+            await self._runner.cleanup()  # open keep-alive connections and slow replies end here
             self._runner = None
         if self._fault_fh is not None:
             self._fault_fh.close()
             self._fault_fh = None
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         """Serve from a background thread with its own event loop (tests, benchmarks)."""
         loop = asyncio.new_event_loop()
         started = threading.Event()
@@ -223,8 +255,9 @@ class FakeServer:
             if got in self._forbidden:
                 return _json(403, error("forbidden", type="permission_error"))
             if got != f"Bearer {self.api_key}":
-                return _json(401, error("Incorrect API key provided", type="invalid_request_error",
-                                        code="invalid_api_key"))
+                return _json(
+                    401, error("Incorrect API key provided", type="invalid_request_error", code="invalid_api_key")
+                )
         return await handler(request)
 
     @web.middleware
@@ -254,9 +287,9 @@ class FakeServer:
         if fault == "http_5xx":
             return _json(503, error("rehearsal: injected server error"))
         if fault == "drop":
-            request.transport.abort()          # the request was read; the client sees the connection reset
-            return web.Response(status=500)    # never sent: the transport is gone
-        await asyncio.sleep(self.faults.slow_s)   # "slow": the client gives up first; then answer normally
+            request.transport.abort()  # the request was read; the client sees the connection reset
+            return web.Response(status=500)  # never sent: the transport is gone
+        await asyncio.sleep(self.faults.slow_s)  # "slow": the client gives up first; then answer normally
         return await handler(request)
 
     def _fault_for(self, ident: str) -> str | None:
@@ -275,8 +308,9 @@ class FakeServer:
     def _log_fault(self, kind: str, ident: str, model: str | None) -> None:
         self.stats.faults[kind] += 1
         if self._fault_fh is not None:
-            self._fault_fh.write(canonical_json({"fault": kind, "request": ident, "model": model,
-                                                 "at": round(time.time(), 3)}) + "\n")
+            self._fault_fh.write(
+                canonical_json({"fault": kind, "request": ident, "model": model, "at": round(time.time(), 3)}) + "\n"
+            )
 
     # -- routes --
 
@@ -313,11 +347,25 @@ class RehearsalServer(FakeServer):
     """The fake server with the rehearsal's reply script (sources.RehearsalReplies): `make rehearse`, the rehearsal
     launcher, the arm and client tests. Model ids must start with `rehearsal-`."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, seed: int = 0,
-                 models: tuple[str, ...] = DEFAULT_MODELS, answer_key: str | os.PathLike | None = None,
-                 faults: Faults | None = None, fault_log: str | os.PathLike | None = None):
-        super().__init__(RehearsalReplies(seed=seed, models=models, answer_key=answer_key), host=host, port=port,
-                         seed=seed, faults=faults, fault_log=fault_log)
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        seed: int = 0,
+        models: tuple[str, ...] = DEFAULT_MODELS,
+        answer_key: str | os.PathLike | None = None,
+        faults: Faults | None = None,
+        fault_log: str | os.PathLike | None = None,
+    ):
+        super().__init__(
+            RehearsalReplies(seed=seed, models=models, answer_key=answer_key),
+            host=host,
+            port=port,
+            seed=seed,
+            faults=faults,
+            fault_log=fault_log,
+        )
 
     @property
     def answer_key(self):
@@ -337,10 +385,24 @@ class ScriptedServer(FakeServer):
             ...   # srv.url is "http://127.0.0.1:<port>/v1"
     """
 
-    def __init__(self, script: Iterable[tuple] = (), *, reply=None, model: str = SCRIPTED_MODEL, port: int = 0,
-                 api_key: str | None = None, forbidden_keys: Iterable[str] = (), server_version: str | None = None):
-        super().__init__(ScriptedReplies(list(script), reply, model), port=port, api_key=api_key,
-                         forbidden_keys=forbidden_keys, server_version=server_version)
+    def __init__(
+        self,
+        script: Iterable[tuple] = (),
+        *,
+        reply=None,
+        model: str = SCRIPTED_MODEL,
+        port: int = 0,
+        api_key: str | None = None,
+        forbidden_keys: Iterable[str] = (),
+        server_version: str | None = None,
+    ):
+        super().__init__(
+            ScriptedReplies(list(script), reply, model),
+            port=port,
+            api_key=api_key,
+            forbidden_keys=forbidden_keys,
+            server_version=server_version,
+        )
 
     @property
     def requests(self) -> list:

@@ -10,6 +10,7 @@ and describes itself; the server does the HTTP, the fault injection and the coun
 
 `chat_completion` is the one OpenAI chat.completion body both build.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -26,13 +27,22 @@ from harness.model.rehearsal.replies import SHAPES_BY_FORM, AnswerKey, make_repl
 
 DEFAULT_MODELS = ("rehearsal-alpha", "rehearsal-beta")
 SCRIPTED_MODEL = "scripted-model"
-CREATED = 1700000000   # fixed: completions are a pure function of the request
+CREATED = 1700000000  # fixed: completions are a pure function of the request
 
 
-def chat_completion(text: str = "Final answer: 4", *, model: str = SCRIPTED_MODEL, finish: str = "stop",
-                    prompt_tokens: int = 12, completion_tokens: int = 5, id: str = "x", created: int | None = None,
-                    system_fingerprint: str | None = None, choice_fields: dict | None = None,
-                    extra: dict | None = None) -> dict:
+def chat_completion(
+    text: str = "Final answer: 4",
+    *,
+    model: str = SCRIPTED_MODEL,
+    finish: str = "stop",
+    prompt_tokens: int = 12,
+    completion_tokens: int = 5,
+    id: str = "x",
+    created: int | None = None,
+    system_fingerprint: str | None = None,
+    choice_fields: dict | None = None,
+    extra: dict | None = None,
+) -> dict:
     """An OpenAI chat.completion body with one choice (`choice_fields` added to it; `created`,
     `system_fingerprint` and `extra` added at the top level when given)."""
     body: dict = {"id": id, "object": "chat.completion"}
@@ -41,10 +51,19 @@ def chat_completion(text: str = "Final answer: 4", *, model: str = SCRIPTED_MODE
     body["model"] = model
     if system_fingerprint is not None:
         body["system_fingerprint"] = system_fingerprint
-    body["choices"] = [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
-                        **(choice_fields or {})}]
-    body["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                     "total_tokens": prompt_tokens + completion_tokens}
+    body["choices"] = [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "finish_reason": finish,
+            **(choice_fields or {}),
+        }
+    ]
+    body["usage"] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
     return {**body, **(extra or {})}
 
 
@@ -104,8 +123,9 @@ class RehearsalReplies:
     the form is never guessed from the prompt), for model ids starting with `rehearsal-` only (another id: 404).
     Everything it emits is labelled synthetic (`system_fingerprint`, a `rehearsal` block)."""
 
-    def __init__(self, *, seed: int = 0, models: tuple[str, ...] = DEFAULT_MODELS,
-                 answer_key: str | os.PathLike | None = None):
+    def __init__(
+        self, *, seed: int = 0, models: tuple[str, ...] = DEFAULT_MODELS, answer_key: str | os.PathLike | None = None
+    ):
         bad = [m for m in models if not is_synthetic_model(m)]
         if bad or not models:
             raise ValueError(f"rehearsal model ids must start with {SYNTHETIC_PREFIX!r}: {bad or 'none given'}")
@@ -114,18 +134,33 @@ class RehearsalReplies:
         self.answer_key = AnswerKey(answer_key)
 
     def describe(self) -> dict:
-        return {"kind": "rehearsal", "synthetic": True, "system_fingerprint": SYNTHETIC_FINGERPRINT,
-                "models": list(self.models), "seed": self.seed, "answer_key": self.answer_key.path}
+        return {
+            "kind": "rehearsal",
+            "synthetic": True,
+            "system_fingerprint": SYNTHETIC_FINGERPRINT,
+            "models": list(self.models),
+            "seed": self.seed,
+            "answer_key": self.answer_key.path,
+        }
 
     def model_list(self) -> dict:
-        return {"object": "list", "data": [{"id": m, "object": "model", "created": CREATED,
-                                            "owned_by": "rehearsal-fake"} for m in self.models]}
+        return {
+            "object": "list",
+            "data": [
+                {"id": m, "object": "model", "created": CREATED, "owned_by": "rehearsal-fake"} for m in self.models
+            ],
+        }
 
     def accept(self, raw: bytes, headers: dict[str, str]) -> Chat | Answer:
         reply_form = headers.get(REPLY_FORM_HEADER.lower())
         if reply_form not in SHAPES_BY_FORM:
-            return Answer(400, error(f"header {REPLY_FORM_HEADER} must name a reply form "
-                                     f"({', '.join(SHAPES_BY_FORM)}), got {reply_form!r}"))
+            return Answer(
+                400,
+                error(
+                    f"header {REPLY_FORM_HEADER} must name a reply form "
+                    f"({', '.join(SHAPES_BY_FORM)}), got {reply_form!r}"
+                ),
+            )
         try:
             body = json.loads(raw)
             if not isinstance(body, dict):
@@ -138,8 +173,9 @@ class RehearsalReplies:
             return Answer(400, error(f"bad chat-completion body: {exc}"))
         model = body.get("model")
         if model not in self.models:
-            return Answer(404, error(f"model {model!r} is not served here; this rehearsal server serves "
-                                     f"{list(self.models)}"))
+            return Answer(
+                404, error(f"model {model!r} is not served here; this rehearsal server serves {list(self.models)}")
+            )
         return Chat(raw, body, _ident(body), model, reply_form)
 
     def answer(self, chat: Chat) -> Answer:
@@ -153,12 +189,18 @@ class RehearsalReplies:
             completion_tokens = max_tokens
         elif completion_tokens >= max_tokens:
             text, finish, completion_tokens = text[: 4 * max_tokens], "length", max_tokens
-        payload = chat_completion(text, model=chat.model, finish=finish, prompt_tokens=max(1, prompt_chars // 4),
-                                  completion_tokens=completion_tokens, id="rehearsal-" + chat.ident[:24],
-                                  created=CREATED, system_fingerprint=SYNTHETIC_FINGERPRINT,
-                                  choice_fields={"logprobs": None},
-                                  extra={"rehearsal": {"synthetic": True, "reply_form": reply.reply_form,
-                                                       "shape": reply.shape}})
+        payload = chat_completion(
+            text,
+            model=chat.model,
+            finish=finish,
+            prompt_tokens=max(1, prompt_chars // 4),
+            completion_tokens=completion_tokens,
+            id="rehearsal-" + chat.ident[:24],
+            created=CREATED,
+            system_fingerprint=SYNTHETIC_FINGERPRINT,
+            choice_fields={"logprobs": None},
+            extra={"rehearsal": {"synthetic": True, "reply_form": reply.reply_form, "shape": reply.shape}},
+        )
         return Answer(200, payload, reply_form=reply.reply_form, shape=reply.shape, case_found=reply.case_found)
 
 
@@ -199,8 +241,6 @@ class ScriptedReplies:
         if self.script:
             status, payload, delay = self.script.pop(0)
             return Answer(status, payload, delay)
-        got = self.reply(chat.raw) if self.reply else \
-            chat_completion("Final answer: 4", model=self.model)
+        got = self.reply(chat.raw) if self.reply else chat_completion("Final answer: 4", model=self.model)
         status, payload = got if isinstance(got, tuple) else (200, got)
         return Answer(status, payload)
-

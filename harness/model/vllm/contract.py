@@ -9,6 +9,7 @@ consults batch invariance is not batch-invariant; and on the CPU platform (the `
 aten ops with Triton kernels, which have no CPU backend, so the engine dies at the first request. An empty list
 means the release accepts the command as written. The CPU twin is checked against the same contract: its source
 files are byte-identical to the GPU wheel's (the contract's `cpu_twin`)."""
+
 from __future__ import annotations
 
 import json
@@ -78,7 +79,7 @@ def _config_json_problems(name: str, spec: dict, value: str, *, key: str | None 
         if field is None:
             problems.append(f"{name}: {spec['config']} has no field {k!r} ({spec.get('config_source')})")
             continue
-        if key is not None:                       # the dotted form's value is text, parsed as the field's type
+        if key is not None:  # the dotted form's value is text, parsed as the field's type
             why = _value_ok(field, v)
         else:
             why = _json_value_ok(field, v)
@@ -99,16 +100,20 @@ def _json_value_ok(field: dict, v: Any) -> str | None:
     if v is None:
         optional = field.get("optional") or re.search(r"\bNone\b", field.get("annotation", ""))
         return None if optional else "null is not allowed (the field is not optional)"
-    if kind in ("json_or_str", "config_json", "list", "tuple", "set") or isinstance(v, (dict, list)) and kind not in (
-            "int", "float", "bool", "str", "enum_name") and "choices" not in field:
-        return None                               # nested values: vLLM's own validator, not checked here
+    if kind in ("json_or_str", "config_json", "list", "tuple", "set") or (
+        isinstance(v, (dict, list))
+        and kind not in ("int", "float", "bool", "str", "enum_name")
+        and "choices" not in field
+    ):
+        return None  # nested values: vLLM's own validator, not checked here
     if isinstance(v, (dict, list)):
         return f"{v!r} is not a {kind}"
     choices = field.get("choices")
     if choices is not None:
         numeric = isinstance(v, (int, float)) and not isinstance(v, bool)
-        hit = any(v == c and (numeric if isinstance(c, (int, float)) else isinstance(v, str))
-                  for c in choices if c != "None")
+        hit = any(
+            v == c and (numeric if isinstance(c, (int, float)) else isinstance(v, str)) for c in choices if c != "None"
+        )
         return None if hit else f"{v!r} is not one of {choices}"
     if kind == "int":
         if isinstance(v, bool) or isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
@@ -127,8 +132,11 @@ def _json_value_ok(field: dict, v: Any) -> str | None:
             return None
         return None if isinstance(v, str) and v.strip().lower() in _BOOL_WORDS else f"{v!r} is not a bool"
     if kind == "enum_name":
-        return None if isinstance(v, str) and (v.upper() in field.get("enum_members", []) or v.lower() == "auto") \
+        return (
+            None
+            if isinstance(v, str) and (v.upper() in field.get("enum_members", []) or v.lower() == "auto")
             else f"{v!r} is not a member of {field.get('enum')}"
+        )
     return None if isinstance(v, str) else f"{v!r} is not text"
 
 
@@ -148,7 +156,7 @@ def check_server_command(contract: dict, args: list[str], env: dict[str, str], *
         tok = args[i]
         if not tok.startswith("-"):
             if i == 0 and contract.get("positional"):
-                i += 1           # the positional model_tag
+                i += 1  # the positional model_tag
                 continue
             problems.append(f"unexpected positional argument {tok!r}")
             i += 1
@@ -156,7 +164,7 @@ def check_server_command(contract: dict, args: list[str], env: dict[str, str], *
         name, _, inline = tok.partition("=")
         name = by_alias.get(name, name)
         base, dot, key = name.partition(".")
-        if dot and flags.get(base, {}).get("kind") == "config_json":   # --attention-config.flash_attn_version=2
+        if dot and flags.get(base, {}).get("kind") == "config_json":  # --attention-config.flash_attn_version=2
             value = inline or (args[i + 1] if i + 1 < len(args) else "")
             problems += _config_json_problems(base, flags[base], value, key=key)
             seen.setdefault(base, json.dumps({key: value}))
@@ -202,22 +210,28 @@ def check_server_command(contract: dict, args: list[str], env: dict[str, str], *
         if platform == "cpu":
             ops = ", ".join(o["op"] for o in bi["cpu_overrides"])
             first = bi["cpu_overrides"][0]["source"] if bi["cpu_overrides"] else bi["env_source"]
-            problems.append(f"{bi['env']}=1 on the CPU platform: vLLM {version} replaces {ops} with Triton kernels "
-                            f"on the CPU dispatch key ({first}; the CPU worker enables the mode at "
-                            f"{bi['cpu_worker_init']}) and Triton has no CPU backend, so the engine dies at the first "
-                            "request. Batch invariance is a GPU (H100) option")
+            problems.append(
+                f"{bi['env']}=1 on the CPU platform: vLLM {version} replaces {ops} with Triton kernels "
+                f"on the CPU dispatch key ({first}; the CPU worker enables the mode at "
+                f"{bi['cpu_worker_init']}) and Triton has no CPU backend, so the engine dies at the first "
+                "request. Batch invariance is a GPU (H100) option"
+            )
         backend = seen.get(bi["attention_flag"])
         if backend and backend.lower() != "auto" and backend.upper() not in bi["attention_backends"]:
-            problems.append(f"{bi['env']}=1 with {bi['attention_flag']} {backend}: that backend does not support batch "
-                            f"invariance ({bi['attention_rule_source']}), so the platform raises ValueError at start "
-                            f"({bi['enforced_at']}); batch-invariant backends: {sorted(bi['attention_backends'])}")
+            problems.append(
+                f"{bi['env']}=1 with {bi['attention_flag']} {backend}: that backend does not support batch "
+                f"invariance ({bi['attention_rule_source']}), so the platform raises ValueError at start "
+                f"({bi['enforced_at']}); batch-invariant backends: {sorted(bi['attention_backends'])}"
+            )
         quant = seen.get("--quantization")
         if quant and quant != "None":
             method = bi["quantization_methods"].get(quant)
             if method is None or not method.get("consults_batch_invariance"):
-                problems.append(f"{bi['env']}=1 with --quantization {quant}: vLLM {version}'s "
-                                f"{(method or {}).get('module') or quant} never consults batch invariance, so the run "
-                                "would claim a determinism the release does not give")
+                problems.append(
+                    f"{bi['env']}=1 with --quantization {quant}: vLLM {version}'s "
+                    f"{(method or {}).get('module') or quant} never consults batch invariance, so the run "
+                    "would claim a determinism the release does not give"
+                )
     return problems
 
 

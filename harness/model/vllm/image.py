@@ -13,6 +13,7 @@ release's own parser (VLLM_TARGET_DEVICE=cpu: with no GPU, vLLM's platform detec
 platform-dependent defaults need one), and ldd over every shared object of vllm, torch and flashinfer: the only
 library allowed to be missing is the driver's, which the NVIDIA container runtime mounts at run time.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,9 @@ def build_inputs() -> dict:
     """What names the image and decides its bytes, as the build script computes them (`--inputs`; no root)."""
     # the system's tools whatever PATH the caller has (a preflight may run with a bare one)
     env = {**os.environ, "PATH": f"{os.environ.get('PATH', '')}:/usr/bin:/bin"}
-    proc = subprocess.run(["/bin/bash", str(BUILD_SCRIPT), "--inputs"], capture_output=True, text=True, timeout=60,
-                          env=env)
+    proc = subprocess.run(
+        ["/bin/bash", str(BUILD_SCRIPT), "--inputs"], capture_output=True, text=True, timeout=60, env=env
+    )
     if proc.returncode != 0:
         raise ImageError(f"{BUILD_SCRIPT.name} --inputs failed: {proc.stderr.strip()[-300:]}")
     return json.loads(proc.stdout)
@@ -74,15 +76,26 @@ def local_image(reference: str) -> LocalImage | None:
     if proc.returncode != 0:
         return None
     data = json.loads(proc.stdout)[0]
-    return LocalImage(reference, data["Id"], tuple((data.get("RootFS") or {}).get("Layers") or ()),
-                      int(data.get("Size") or 0), dict((data.get("Config") or {}).get("Labels") or {}))
+    return LocalImage(
+        reference,
+        data["Id"],
+        tuple((data.get("RootFS") or {}).get("Layers") or ()),
+        int(data.get("Size") or 0),
+        dict((data.get("Config") or {}).get("Labels") or {}),
+    )
 
 
 def label_problems(image: LocalImage, inputs: dict) -> list[str]:
     """Why `image` is not the build of this checkout's recipe (empty: it is)."""
-    want = {"org.mathsolver.lock-sha256": inputs["lock_sha256"], "org.mathsolver.inputs-sha256": inputs["inputs_sha256"]}
-    return [f"label {k} is {image.labels.get(k)!r}, this checkout's build has {v!r}"
-            for k, v in want.items() if image.labels.get(k) != v]
+    want = {
+        "org.mathsolver.lock-sha256": inputs["lock_sha256"],
+        "org.mathsolver.inputs-sha256": inputs["inputs_sha256"],
+    }
+    return [
+        f"label {k} is {image.labels.get(k)!r}, this checkout's build has {v!r}"
+        for k, v in want.items()
+        if image.labels.get(k) != v
+    ]
 
 
 def compare_with_recorded(image: LocalImage, recorded: dict | None) -> str:
@@ -90,42 +103,66 @@ def compare_with_recorded(image: LocalImage, recorded: dict | None) -> str:
     if not recorded:
         return "no build of the kit recorded in image.lock.json `own.build` to compare with"
     if image.rootfs_sha256 == recorded.get("rootfs_sha256"):
-        return (f"the same content as the kit's recorded build (rootfs sha256 {recorded['rootfs_sha256'][:16]}...); "
-                f"docker's image id differs by the import time ({image.id[:19]} here, {recorded.get('image_id', '?')[:19]} "
-                "recorded)" if image.id != recorded.get("image_id") else f"the kit's recorded build itself ({image.id})")
+        return (
+            f"the same content as the kit's recorded build (rootfs sha256 {recorded['rootfs_sha256'][:16]}...); "
+            f"docker's image id differs by the import time ({image.id[:19]} here, {recorded.get('image_id', '?')[:19]} "
+            "recorded)"
+            if image.id != recorded.get("image_id")
+            else f"the kit's recorded build itself ({image.id})"
+        )
     here_debs = image.labels.get("org.mathsolver.debs-lock-sha256") or ""
     recorded_debs = (recorded.get("debs_lock") or {}).get("sha256") or ""
-    why = ("the Python packages are the same hash-locked wheels and the Debian packages the same locked .debs "
-           "(containers/vllm/debs.lock), so the build itself differs: compare both boxes' make vllm-image-report"
-           if here_debs and here_debs == recorded_debs else
-           f"the Python packages are the same hash-locked wheels; the Debian packages are another deb lock's "
-           f"({here_debs[:16] or 'none'} here, {recorded_debs[:16] or 'none'} recorded; scripts/deb_lock.py diff "
-           "names the changed packages)")
-    return (f"content differs from the kit's recorded build (rootfs sha256 {str(image.rootfs_sha256)[:16]}... here, "
-            f"{str(recorded.get('rootfs_sha256'))[:16]}... recorded): {why}")
+    why = (
+        "the Python packages are the same hash-locked wheels and the Debian packages the same locked .debs "
+        "(containers/vllm/debs.lock), so the build itself differs: compare both boxes' make vllm-image-report"
+        if here_debs and here_debs == recorded_debs
+        else f"the Python packages are the same hash-locked wheels; the Debian packages are another deb lock's "
+        f"({here_debs[:16] or 'none'} here, {recorded_debs[:16] or 'none'} recorded; scripts/deb_lock.py diff "
+        "names the changed packages)"
+    )
+    return (
+        f"content differs from the kit's recorded build (rootfs sha256 {str(image.rootfs_sha256)[:16]}... here, "
+        f"{str(recorded.get('rootfs_sha256'))[:16]}... recorded): {why}"
+    )
 
 
 def run_probe(python: list[str], request: dict, *, timeout: float = 900.0) -> dict:
     """probe.py's answer from the interpreter `python` (a `docker run ... python` or a virtualenv's python)."""
-    proc = subprocess.run([*python, "-c", PROBE.read_text() + "\nmain(sys.argv)\n", json.dumps(request)],
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [*python, "-c", PROBE.read_text() + "\nmain(sys.argv)\n", json.dumps(request)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith(PROBE_MARK)), None)
     if proc.returncode != 0 or line is None:
         raise ImageError(f"the probe failed (exit {proc.returncode}): {(proc.stderr or proc.stdout).strip()[-1500:]}")
-    return json.loads(line[len(PROBE_MARK):])
+    return json.loads(line[len(PROBE_MARK) :])
 
 
 def image_probe_command(reference: str) -> list[str]:
     """`docker run` of the image's interpreter for the probe: no network, no GPU, the CPU platform for the parser."""
-    return ["docker", "run", "--rm", "--network", "none", "-e", "VLLM_TARGET_DEVICE=cpu", "--entrypoint",
-            "/opt/vllm/bin/python", reference]
+    return [
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "-e",
+        "VLLM_TARGET_DEVICE=cpu",
+        "--entrypoint",
+        "/opt/vllm/bin/python",
+        reference,
+    ]
 
 
 def image_checks(reference: str, commands: list[dict], *, expect: dict) -> dict:
     """The no-GPU checks of the image (module docstring), each with its verdict; `expect`: {"vllm", "torch",
     "cuda"}, the pinned versions."""
-    out = run_probe(image_probe_command(reference),
-                    {"checks": ["versions", "parse", "ldd"], "commands": commands, "ldd_packages": list(LDD_PACKAGES)})
+    out = run_probe(
+        image_probe_command(reference),
+        {"checks": ["versions", "parse", "ldd"], "commands": commands, "ldd_packages": list(LDD_PACKAGES)},
+    )
     v = out["versions"]
     verdicts = {
         "vllm": v["vllm"] == expect["vllm"],
@@ -141,16 +178,26 @@ def format_checks(report: dict) -> list[str]:
     """The checks as a person reads them."""
     v, ldd, ok = report["versions"], report["ldd"], report["verdicts"]
     mark = {True: "ok  ", False: "FAIL"}
-    lines = [f"{mark[ok['vllm']]} import vllm: {v['vllm']} (distribution {v['vllm_dist']}), first import "
-             f"{v['import_vllm_s']} s, Python {v['python']}",
-             f"{mark[ok['torch'] and ok['cuda']]} torch {v['torch']}, torch.version.cuda {v['torch_cuda']}"]
+    lines = [
+        f"{mark[ok['vllm']]} import vllm: {v['vllm']} (distribution {v['vllm_dist']}), first import "
+        f"{v['import_vllm_s']} s, Python {v['python']}",
+        f"{mark[ok['torch'] and ok['cuda']]} torch {v['torch']}, torch.version.cuda {v['torch_cuda']}",
+    ]
     for c in report["parse"]:
         p = c.get("parsed") or {}
-        lines.append(f"{mark[c['ok']]} parse {c['name']}: " + (
-            f"attention {p.get('attention_backend')}, flash_attn_version {p.get('flash_attn_version')}, prefix "
-            f"caching {p.get('enable_prefix_caching')}, quantization {p.get('quantization')}, tp "
-            f"{p.get('tensor_parallel_size')}" if c["ok"] else c["error"]))
+        lines.append(
+            f"{mark[c['ok']]} parse {c['name']}: "
+            + (
+                f"attention {p.get('attention_backend')}, flash_attn_version {p.get('flash_attn_version')}, prefix "
+                f"caching {p.get('enable_prefix_caching')}, quantization {p.get('quantization')}, tp "
+                f"{p.get('tensor_parallel_size')}"
+                if c["ok"]
+                else c["error"]
+            )
+        )
     missing = ", ".join(f"{lib} (needed by {m['needed_by']})" for lib, m in ldd["missing"].items()) or "nothing"
-    lines.append(f"{mark[ok['ldd']]} ldd over {ldd['shared_objects']} shared objects of {', '.join(ldd['packages'])}: "
-                 f"missing {missing} (allowed: the driver's {', '.join(DRIVER_LIBRARIES)})")
+    lines.append(
+        f"{mark[ok['ldd']]} ldd over {ldd['shared_objects']} shared objects of {', '.join(ldd['packages'])}: "
+        f"missing {missing} (allowed: the driver's {', '.join(DRIVER_LIBRARIES)})"
+    )
     return lines

@@ -21,6 +21,7 @@ Writing. `update_model_pins`, `update_image_pin` and `update_own_build` are the 
 (`harness serve pin-models` / `pin-images` resolve the revisions and digests on a networked machine, `harness serve
 vllm-image record` hands over a build of the kit's image).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,7 +38,7 @@ FULL_REVISION = re.compile(r"^[0-9a-f]{40}$")
 FULL_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 UNRESOLVED_DIGEST = "<digest not resolved: make pin-images WRITE=1 on a networked machine>"
 IMAGE_LOCK = "image.lock.json"
-GPU_LOCK = REPO_ROOT / "requirements-vllm-gpu.lock"   # the kit's own image's Python packages (make vllm-image)
+GPU_LOCK = REPO_ROOT / "requirements-vllm-gpu.lock"  # the kit's own image's Python packages (make vllm-image)
 IMAGE_ENV = "VLLM_IMAGE"
 IMAGE_CHOICES = ("own", "upstream")
 MODELS_LOCK = "models.lock.json"
@@ -92,8 +93,10 @@ def image_choice() -> str:
     """Which image serves: $VLLM_IMAGE (`own`, the default, or `upstream`)."""
     choice = os.environ.get(IMAGE_ENV) or "own"
     if choice not in IMAGE_CHOICES:
-        raise PinError(f"{IMAGE_ENV}={choice!r}: choose one of {', '.join(IMAGE_CHOICES)} (own: the kit's image, "
-                       "make vllm-image; upstream: vllm/vllm-openai by digest, make pin-images)")
+        raise PinError(
+            f"{IMAGE_ENV}={choice!r}: choose one of {', '.join(IMAGE_CHOICES)} (own: the kit's image, "
+            "make vllm-image; upstream: vllm/vllm-openai by digest, make pin-images)"
+        )
     return choice
 
 
@@ -110,8 +113,10 @@ def own_image() -> dict:
     except OSError:
         raise PinError(f"{GPU_LOCK} missing: the kit's image is named by it") from None
     if digest != own["lock_sha256"] or own.get("tag") != digest[:16]:
-        raise PinError(f"{where}: `own` names {GPU_LOCK.name} sha256 {own['lock_sha256'][:16]}..., the file is "
-                       f"{digest[:16]}...: rebuild and record the image (make vllm-image WRITE=1)")
+        raise PinError(
+            f"{where}: `own` names {GPU_LOCK.name} sha256 {own['lock_sha256'][:16]}..., the file is "
+            f"{digest[:16]}...: rebuild and record the image (make vllm-image WRITE=1)"
+        )
     return own
 
 
@@ -128,9 +133,11 @@ def image_reference(*, planned: bool = False, choice: str | None = None) -> str:
     if not digest and planned:
         return f"{lock['image']}:{lock['tag']}@{UNRESOLVED_DIGEST}"
     if not FULL_DIGEST.match(str(digest or "")):
-        raise PinError(f"{vllm_dir() / IMAGE_LOCK}: digest {digest!r} is not a full sha256 digest; "
-                       "run `make pin-images WRITE=1` (harness serve pin-images --write) on a machine that reaches "
-                       "Docker Hub")
+        raise PinError(
+            f"{vllm_dir() / IMAGE_LOCK}: digest {digest!r} is not a full sha256 digest; "
+            "run `make pin-images WRITE=1` (harness serve pin-images --write) on a machine that reaches "
+            "Docker Hub"
+        )
     return f"{lock['image']}:{lock['tag']}@{digest}"
 
 
@@ -153,9 +160,11 @@ def model_lock(key: str) -> dict:
     """The lock entry, only if it is pinned to a full 40-character commit: the kit refuses to serve otherwise."""
     entry = model_entry(key)
     if not FULL_REVISION.match(str(entry.get("revision") or "")):
-        raise PinError(f"{vllm_dir() / MODELS_LOCK}: {key} ({entry.get('repo')}) is not pinned to a full "
-                       f"40-character commit (got {entry.get('revision')!r}); run `make pin-models` on a networked "
-                       "machine. The kit refuses to serve an unpinned model.")
+        raise PinError(
+            f"{vllm_dir() / MODELS_LOCK}: {key} ({entry.get('repo')}) is not pinned to a full "
+            f"40-character commit (got {entry.get('revision')!r}); run `make pin-models` on a networked "
+            "machine. The kit refuses to serve an unpinned model."
+        )
     return entry
 
 
@@ -177,8 +186,9 @@ def serving_flags(key: str, *, generation_config: str = "auto", deterministic: b
     serving = serving_config()
     why = deterministic_refusal(key) if deterministic else None
     if why:
-        raise DeterminismRefused(f"DETERMINISTIC=1 refused for {key}: {why}. Leave {key} out of MODELS or run "
-                                 "without DETERMINISTIC=1")
+        raise DeterminismRefused(
+            f"DETERMINISTIC=1 refused for {key}: {why}. Leave {key} out of MODELS or run without DETERMINISTIC=1"
+        )
     if key not in serving.get("models", {}):
         raise PinError(f"{vllm_dir() / SERVING}: no serving flags for model {key!r}")
     choices = serving.get("generation_config_choices", {})
@@ -196,13 +206,17 @@ def throughput_assumption(key: str) -> dict:
     table = serving_config().get("throughput_assumptions", {})
     if key not in table.get("models", {}):
         raise PinError(f"{vllm_dir() / SERVING}: no throughput assumption for model {key!r}")
-    return {**table["models"][key], "deterministic_slowdown": table.get("deterministic_slowdown", 1.0),
-            "source": table.get("source", "")}
+    return {
+        **table["models"][key],
+        "deterministic_slowdown": table.get("deterministic_slowdown", 1.0),
+        "source": table.get("source", ""),
+    }
 
 
 def contract() -> dict:
     """The pinned release's serving contract (image.lock.json `contract`, extracted from the vLLM wheel)."""
     from harness.model.vllm.contract import ContractError, load_contract
+
     name = image_lock().get("contract")
     if not name:
         raise PinError(f"{vllm_dir() / IMAGE_LOCK}: field 'contract' missing")
@@ -215,11 +229,17 @@ def contract() -> dict:
 def contract_pin(platform: str = "cuda") -> dict:
     """What a server description records of the contract its command was checked against."""
     c = contract()
-    return {"file": image_lock().get("contract"), "vllm_version": c["vllm_version"], "wheel": c.get("wheel"),
-            "wheel_sha256": c["wheel_sha256"], "platform": platform}
+    return {
+        "file": image_lock().get("contract"),
+        "vllm_version": c["vllm_version"],
+        "wheel": c.get("wheel"),
+        "wheel_sha256": c["wheel_sha256"],
+        "platform": platform,
+    }
 
 
 # --------------------------------------------------------------------------- writing (pin-models, pin-images)
+
 
 @dataclass(frozen=True)
 class PinUpdate:
@@ -271,7 +291,11 @@ def update_image_pin(digest: str, *, write: bool, today: str) -> PinUpdate:
         lock["digest_confidence"] = "re-resolved"
         lock["digest_resolved_on"] = today
         return PinUpdate([], [ref], write_json(IMAGE_LOCK, lock) if write else None)
-    lock.update(digest=digest, reference=f"{ref}@{digest}", digest_confidence="re-resolved", digest_resolved_on=today,
-                digest_source=f"`harness serve pin-images` on {today}: docker pull {ref}, then docker inspect "
-                              "RepoDigests")
+    lock.update(
+        digest=digest,
+        reference=f"{ref}@{digest}",
+        digest_confidence="re-resolved",
+        digest_resolved_on=today,
+        digest_source=f"`harness serve pin-images` on {today}: docker pull {ref}, then docker inspect RepoDigests",
+    )
     return PinUpdate([ref], [], write_json(IMAGE_LOCK, lock) if write else None)

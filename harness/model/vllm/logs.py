@@ -10,6 +10,7 @@ completion endpoints):
 
 With --generation-config vllm (or a generation_config.json without sampling fields) there is no such line.
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,7 +18,9 @@ import re
 
 _OVERRIDE_LINE = re.compile(r"Default vLLM sampling parameters have been overridden by (.+?): `(\{.*?\})`")
 # vllm/entrypoints/serve/utils/api_utils.py log_version_and_model: plain, or inside the start-up logo
-_VERSION_LINE = re.compile(r"vLLM server version\s+v?([0-9][^\s,]*)|\bversion\s+(?:\x1b\[[0-9;]*m)?v?([0-9]+\.[0-9][^\s\x1b]*)")
+_VERSION_LINE = re.compile(
+    r"vLLM server version\s+v?([0-9][^\s,]*)|\bversion\s+(?:\x1b\[[0-9;]*m)?v?([0-9]+\.[0-9][^\s\x1b]*)"
+)
 
 
 def logged_sampling_defaults(log_text: str) -> dict | None:
@@ -52,7 +55,10 @@ _FA_LINE = re.compile(r"Using FlashAttention version (\d+)")
 _SAMPLER_LINES = (
     (re.compile(r"FlashInfer top-p/top-k sampling disabled via VLLM_USE_FLASHINFER_SAMPLER=0"), "native"),
     (re.compile(r"Using FlashInfer for top-p & top-k sampling"), "flashinfer"),
-    (re.compile(r"FlashInfer top-p/top-k sampling unavailable: (.*?); falling back"), "native (FlashInfer unavailable)"),
+    (
+        re.compile(r"FlashInfer top-p/top-k sampling unavailable: (.*?); falling back"),
+        "native (FlashInfer unavailable)",
+    ),
 )
 
 
@@ -68,5 +74,8 @@ def logged_kernels(log_text: str) -> dict:
         if m:
             sampler = f"{name}: {m.group(1)}" if m.groups() else name
             break
-    return {"attention_backend": backend.group(1) if backend else None,
-            "flash_attn_version": int(fa.group(1)) if fa else None, "sampler": sampler}
+    return {
+        "attention_backend": backend.group(1) if backend else None,
+        "flash_attn_version": int(fa.group(1)) if fa else None,
+        "sampler": sampler,
+    }

@@ -15,6 +15,7 @@ ldd       ldd over every shared object of the named packages, with the library d
           the process (torch/lib and the nvidia-* wheels' lib directories: vLLM's extensions carry no RPATH and
           resolve libtorch and libcudart from the already loaded torch): every library no directory provides
 """
+
 import contextlib
 import glob
 import importlib.metadata
@@ -29,11 +30,19 @@ import time
 def versions():
     t0 = time.monotonic()
     import vllm
+
     import_s = time.monotonic() - t0
     import torch
-    return {"vllm": vllm.__version__, "vllm_dist": importlib.metadata.version(_vllm_dist()),
-            "torch": torch.__version__, "torch_cuda": torch.version.cuda, "python": sys.version.split()[0],
-            "import_vllm_s": round(import_s, 2), "executable": sys.executable}
+
+    return {
+        "vllm": vllm.__version__,
+        "vllm_dist": importlib.metadata.version(_vllm_dist()),
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "python": sys.version.split()[0],
+        "import_vllm_s": round(import_s, 2),
+        "executable": sys.executable,
+    }
 
 
 def _vllm_dist():
@@ -50,6 +59,7 @@ def parse(commands):
     from vllm.engine.arg_utils import AsyncEngineArgs
     from vllm.entrypoints.launchers.cli_args import make_arg_parser, validate_parsed_serve_args
     from vllm.utils.argparse_utils import FlexibleArgumentParser
+
     out = []
     for cmd in commands:
         saved = {k: os.environ.get(k) for k in cmd.get("env", {})}
@@ -61,17 +71,30 @@ def parse(commands):
                 validate_parsed_serve_args(ns)
                 ea = AsyncEngineArgs.from_cli_args(ns)
             ac = ea.attention_config
-            out.append({"name": cmd["name"], "ok": True, "parsed": {
-                "model": ea.model, "dtype": str(ea.dtype), "quantization": ea.quantization,
-                "max_model_len": ea.max_model_len, "max_num_seqs": ea.max_num_seqs, "seed": ea.seed,
-                "tensor_parallel_size": ea.tensor_parallel_size, "generation_config": ea.generation_config,
-                "enable_prefix_caching": ea.enable_prefix_caching,
-                "attention_backend": getattr(ea.attention_backend, "name", ea.attention_backend),
-                "flash_attn_version": getattr(ac, "flash_attn_version", None)}})
+            out.append(
+                {
+                    "name": cmd["name"],
+                    "ok": True,
+                    "parsed": {
+                        "model": ea.model,
+                        "dtype": str(ea.dtype),
+                        "quantization": ea.quantization,
+                        "max_model_len": ea.max_model_len,
+                        "max_num_seqs": ea.max_num_seqs,
+                        "seed": ea.seed,
+                        "tensor_parallel_size": ea.tensor_parallel_size,
+                        "generation_config": ea.generation_config,
+                        "enable_prefix_caching": ea.enable_prefix_caching,
+                        "attention_backend": getattr(ea.attention_backend, "name", ea.attention_backend),
+                        "flash_attn_version": getattr(ac, "flash_attn_version", None),
+                    },
+                }
+            )
         except BaseException as exc:  # argparse exits with SystemExit(2) after writing its error
             lines = [ln for ln in err.getvalue().splitlines() if ln.strip() and not ln.startswith(("usage:", " "))]
-            out.append({"name": cmd["name"], "ok": False,
-                        "error": " ".join(lines[-3:]) or f"{type(exc).__name__}: {exc}"})
+            out.append(
+                {"name": cmd["name"], "ok": False, "error": " ".join(lines[-3:]) or f"{type(exc).__name__}: {exc}"}
+            )
         finally:
             for k, v in saved.items():
                 if v is None:
@@ -83,9 +106,11 @@ def parse(commands):
 
 def ldd(packages):
     import importlib.util
+
     site = os.path.dirname(os.path.dirname(importlib.util.find_spec("torch").origin))
     lib_dirs = [os.path.join(site, "torch", "lib")] + sorted(
-        {os.path.dirname(p) for p in glob.glob(os.path.join(site, "nvidia", "**", "*.so*"), recursive=True)})
+        {os.path.dirname(p) for p in glob.glob(os.path.join(site, "nvidia", "**", "*.so*"), recursive=True)}
+    )
     env = {**os.environ, "LD_LIBRARY_PATH": ":".join(lib_dirs)}
     objects, missing = 0, {}
     for pkg in packages:
@@ -98,8 +123,12 @@ def ldd(packages):
                 if "not found" in line:
                     lib = line.split("=>")[0].strip()
                     missing.setdefault(lib, []).append(os.path.relpath(path, site))
-    return {"packages": packages, "shared_objects": objects, "library_dirs": len(lib_dirs),
-            "missing": {lib: {"needed_by": len(users), "e.g.": users[:3]} for lib, users in sorted(missing.items())}}
+    return {
+        "packages": packages,
+        "shared_objects": objects,
+        "library_dirs": len(lib_dirs),
+        "missing": {lib: {"needed_by": len(users), "e.g.": users[:3]} for lib, users in sorted(missing.items())},
+    }
 
 
 def main(argv):
@@ -112,4 +141,3 @@ def main(argv):
     if "ldd" in req["checks"]:
         out["ldd"] = ldd(req.get("ldd_packages", []))
     print("MATHSOLVER-PROBE " + json.dumps(out))
-
