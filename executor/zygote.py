@@ -217,8 +217,17 @@ class Zygote:
                 return
             if pid == 0:
                 return
-            if any(m.pid == pid for m in self.moulds.values()) and not os.WIFSTOPPED(status):
-                raise RuntimeError(f"a mould ended (status {status})")
+            if any(m.pid == pid for m in self.moulds.values()):
+                if not os.WIFSTOPPED(status):
+                    raise RuntimeError(f"a mould ended (status {status})")
+                # stopped by a signal from outside (a program's SIGSTOP to the zygote's children):
+                # a stop changes nothing in the mould's heap, so it is continued, never replaced
+                # (a new mould forked from the zygote's changed heap would change the spares)
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except OSError:
+                    pass
+                continue
             if pid not in self.children:
                 # a spare is reported before it can be re-parented here (its go-between sends,
                 # then exits): file the report first, so the loop learns of it before its end
