@@ -16,7 +16,7 @@ post-run stages are, and `make rehearse`, the whole pipeline at the paper's size
     stats.py            `make bench-stats`: the s5 table on synthetic arrays against a per-draw loop
     scoring.py          `make bench-scoring`: every scorer on ~100 kB adversarial replies (adversarial_replies.py)
     stages.py           the one list of post-run stages (stats, tables, figures, report, checksums, verify), timed
-    rehearsal.py        `make rehearse`: the reference run through `harness serve reproduce` (the same
+    rehearsal.py        `make rehearse`: the reference run through `harness reproduce` (the same
                         reproduction.run_pipeline `make reproduce` uses), stages, kill-and-resume, fault counts
     compare.py          the canonical record comparison (what "identical by content" means)
     fullsize.py         a SYNTHETIC full-size result set replicated from a small rehearsal, for timing the stages

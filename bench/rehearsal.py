@@ -6,7 +6,7 @@ Steps (every step's wall time, and the run's counters, go into the JSON report):
 1. the rehearsal case set (harness.data.rehearsal_set): 55 calculators x 20 dev rows (full) or x 2 (small);
 2. the rehearsal server (`harness serve rehearsal` through the kit's RehearsalLauncher) serving both rehearsal models
    in one process, fault injection on, every injected fault logged;
-3. the reference run: `harness serve reproduce --launcher external` against that server, i.e. the same
+3. the reference run: `harness reproduce --launcher external` against that server, i.e. the same
    reproduction.run_pipeline a user's `make reproduce` runs (preflight, the model-free arms, then every paper arm x
    5 seeds (full) or 2 (small) for each model, the container executor, the concurrency `make reproduce` uses (the
    vLLM profile's max_num_seqs), then its statistics, tables, figures, report, checksums and verify); the pipeline
@@ -180,12 +180,11 @@ def pipeline_argv(
     convention: str,
     order: str | None = None,
 ) -> list[str]:
-    """`harness serve reproduce` against the running rehearsal server (the external launcher adopts it)."""
+    """`harness reproduce` against the running rehearsal server (the external launcher adopts it)."""
     return [
         sys.executable,
         "-m",
         "harness.cli",
-        "serve",
         "reproduce",
         "--launcher",
         "external",
@@ -609,7 +608,7 @@ def rehearse(settings: RehearsalSettings) -> dict:
             "of_min": round(total / est["min_s"], 4),
             "of_max": round(total / est["max_s"], 4),
         },
-        "note": "the reference `harness serve reproduce` process from start to exit (its runs, then its "
+        "note": "the reference `harness reproduce` process from start to exit (its runs, then its "
         "statistics, tables, figures, report, checksums and verify) against the plan's estimate "
         "for the paper's run (two Qwen models, all arms, 5 seeds, 1,100 cases); below SIZE=full "
         "the pipeline does a fraction of that work",
@@ -634,7 +633,7 @@ def reference_run(ctx: _Context, report: dict) -> tuple[PipelineRun, Measured]:
     """3. The reference pipeline, uninterrupted, faults on: report["run"] and report["faults"]."""
     results = ctx.out / "results"
     faults_before = len(ctx.server.faults_logged())
-    _echo(f"reference run: harness serve reproduce, models {', '.join(MODELS)}")
+    _echo(f"reference run: harness reproduce, models {', '.join(MODELS)}")
     measured = run_measured(ctx.argv(MODELS, results), ctx.out / "logs" / "reference.log")
     if measured.returncode != 0:
         raise RuntimeError(f"the reference pipeline failed ({measured.returncode}); see {ctx.out / 'logs'}")

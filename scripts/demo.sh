@@ -37,11 +37,11 @@ mkdir -p "$OUT"
 start_model_server
 
 echo "== Gold-Solve library on the bundled slice (no model)"
-"$HARNESS" run --arm gold-lib --dataset bundled-test --seeds "$SEEDS" --out "$OUT" --no-progress
+"$HARNESS" run --arms gold-lib --dataset bundled-test --seeds "$SEEDS" --out "$OUT" --no-progress
 
 echo "== Open-book arithmetic, Program-Solve, Blind Program-Solve: $CASES cases (one per calculator, spread over categories), seeds $SEEDS"
 "$ROOT/.venv/bin/harness" cpu-model estimate --model "$MODEL_ID" --cases "$CASES" --slots "$PARALLEL"
-"$HARNESS" run --arm open-book --arm program-solve --arm blind --dataset bundled-test --spread --limit "$CASES" \
+"$HARNESS" run --arms open-book,program-solve,blind --dataset bundled-test --spread --limit "$CASES" \
   --seeds "$SEEDS" --base-url "$BASE_URL" --server-profile llama.cpp --executor-backend "$BACKEND" --out "$OUT" \
   --concurrency "$PARALLEL" --server-info "$OUT/server.json"
 

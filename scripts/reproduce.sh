@@ -56,10 +56,14 @@ if [[ ! -x "$HARNESS" ]]; then
   exit 2
 fi
 
-args=(--arms "${ARMS:-all}" --seeds "${SEEDS:-42-46}"
-      --dataset "${DATASET:-verified}" --generation-config "${GENERATION_CONFIG:-auto}")
-# The launcher and its models are the harness's to default and to interpret (nothing here compares a launcher's name:
-# tests/model/test_launcher_hierarchy.py checks this script and the Makefile too).
+# Every default is the harness's, stated once (harness.run.manifest.ReproduceSettings, the CLI's options): a variable
+# that is not set passes no option. The launcher and its models are the harness's to interpret too (nothing here
+# compares a launcher's name: tests/model/test_launcher_hierarchy.py checks this script and the Makefile too).
+args=()
+[[ -n "${ARMS:-}" ]] && args+=(--arms "$ARMS")
+[[ -n "${SEEDS:-}" ]] && args+=(--seeds "$SEEDS")
+[[ -n "${DATASET:-}" ]] && args+=(--dataset "$DATASET")
+[[ -n "${GENERATION_CONFIG:-}" ]] && args+=(--generation-config "$GENERATION_CONFIG")
 [[ -n "${LAUNCHER:-}" ]] && args+=(--launcher "$LAUNCHER")
 [[ -n "${MODELS:-}" ]] && args+=(--models "$MODELS")
 [[ -n "${OUT:-}" ]] && args+=(--out "$OUT")
@@ -90,13 +94,13 @@ case "${SLURM:-0}" in
     [[ -n "${TIME:-}" ]] && sargs+=(--time "$TIME")
     [[ -n "${DRAWS:-}" ]] && sargs+=(--draws "$DRAWS")
     [[ "$dry" == 1 ]] && sargs+=(--dry-run)
-    exec "$HARNESS" shard submit "${args[@]}" "${sargs[@]}" ;;
+    exec "$HARNESS" shard submit ${args[@]+"${args[@]}"} "${sargs[@]}" ;;
   0|false|no|"") ;;
   *) echo "reproduce.sh: SLURM must be 1 or 0, not '$SLURM'" >&2; exit 2 ;;
 esac
 
 case "${DRY_RUN:-0}" in
-  1|true|yes) exec "$HARNESS" serve plan "${args[@]}" ;;
+  1|true|yes) exec "$HARNESS" serve plan ${args[@]+"${args[@]}"} ;;
   0|false|no|"")
     # One harness call: first what the launcher needs on this box (--prepare: its prepare(), e.g. the vLLM pins
     # re-resolved, refused on a mismatch unless KEEP_PINS=1, and the kit's image built), then per model the smoke
@@ -109,6 +113,6 @@ case "${DRY_RUN:-0}" in
       0|false|no) ;;
       *) echo "reproduce.sh: SMOKE must be 1 or 0, not '$SMOKE'" >&2; exit 2 ;;
     esac
-    exec "$HARNESS" serve reproduce "${args[@]}" "${rargs[@]}" ;;
+    exec "$HARNESS" reproduce ${args[@]+"${args[@]}"} "${rargs[@]}" ;;
   *) echo "reproduce.sh: DRY_RUN must be 1 or 0, not '$DRY_RUN'" >&2; exit 2 ;;
 esac

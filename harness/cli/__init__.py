@@ -15,7 +15,7 @@ from harness.cli.formulas import formulas
 from harness.cli.models import about, cpu_model
 from harness.cli.results import checksums, export, verify
 from harness.cli.run import run, score
-from harness.cli.serve import serve
+from harness.cli.serve import reproduce_cmd, serve
 from harness.cli.shard import merge, shard
 from harness.cli.sign import keygen, sign
 from harness.cli.stats import figures, report, stats, tables
@@ -29,7 +29,8 @@ def main() -> None:
 
 SUBCOMMANDS = (
     data,  # data fetch | pin | build-dev | check | list | show
-    run,  # run one arm over a dataset
+    reproduce_cmd,  # the paper's runs: every model, arm and seed, then statistics, tables, report (make reproduce)
+    run,  # arms over a dataset, one block of a reproduction
     score,  # rescore stored replies
     formulas,  # formula catalogue check
     export,  # results -> parquet / csv

@@ -32,7 +32,8 @@ from harness.arms.spec import Arm
 from harness.cli.convention import announce, convention_option
 from harness.cli.dataset_option import dataset_option
 from harness.cli.errors import check_out_dir
-from harness.core import seeds as core_seeds
+from harness.cli.vocabulary import arms_option, parse_seeds_value, seeds_option
+from harness.core.seeds import PAPER_SEEDS
 from harness.core.sums import SumsOnExit
 from harness.core.typed_json import field_names
 from harness.data.dataset import Case, Dataset
@@ -51,14 +52,6 @@ from harness.run.session import (
 )
 from harness.scoring.scorers import SCORERS
 from harness.verify.rescore import RescoreError, convention_problems, rescore_tree
-
-
-def seeds_option(text: str) -> list[int]:
-    """The --seeds option: harness.core.seeds.parse_seeds with the problem reported as a bad --seeds value."""
-    try:
-        return core_seeds.parse_seeds(text)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--seeds") from None
 
 
 def option_group(name: str, cls: type, *options):
@@ -94,7 +87,7 @@ class ArmOptions:
         try:
             arms = [get_arm(n) for n in names]
         except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--arm") from None
+            raise click.BadParameter(str(exc), param_hint="--arms") from None
         try:
             arms, notes = apply_options(
                 arms, self.formula_versions, self.router_k, self.router_m, self.router_temperature
@@ -109,13 +102,7 @@ class ArmOptions:
 arm_options = option_group(
     "arm_options",
     ArmOptions,
-    click.option(
-        "--arm",
-        "arm_names",
-        multiple=True,
-        required=True,
-        help=f"Arm to run (repeatable), or 'all' (the paper's arms). Known: {', '.join(ARMS)}.",
-    ),
+    arms_option("arm_names", None, f"Arms to run, or 'all' (the paper's arms). Known: {', '.join(ARMS)}."),
     click.option(
         "--formula-version",
         "formula_versions",
@@ -160,7 +147,7 @@ def case_options(f):
         "case_options",
         CaseOptions,
         dataset_option("--dataset", "--split", "dataset"),
-        click.option("--seeds", default="42", show_default=True, help="Seeds: 42-46, or 42,43."),
+        seeds_option(PAPER_SEEDS[:1], "The run's seeds (the first of the paper's)."),
         click.option("--case", "case_ids", multiple=True, help="Only these case ids (calculator-row), repeatable."),
         click.option("--calculator", "calculators", multiple=True, type=int, help="Only these calculator ids."),
         click.option("--limit", default=None, type=click.IntRange(1), help="At most N cases (after filters)."),
@@ -326,7 +313,7 @@ def build_request(
 ) -> RunRequest:
     """The one typed request of `harness run`'s option groups (every usage error raised before anything runs)."""
     arms = arm_options.arms()
-    seeds = seeds_option(case_options.seeds)
+    seeds = parse_seeds_value(case_options.seeds)
     cases = case_options.cases()
     target = server_options.target(arms, Path(run_options.out_dir))
     check_out_dir(run_options.out_dir)

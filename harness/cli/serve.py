@@ -1,11 +1,12 @@
-"""`harness serve`: model serving for `make reproduce` (preflight, plan, reproduce, pin-models, pin-images).
+"""`harness reproduce` (the paper's runs: `make reproduce` is this one command) and `harness serve`: model serving
+for it (preflight, plan, smoke, pin-models, pin-images).
 
-    harness serve preflight [--models qwen2.5-7b,qwen2.5-32b-awq] [--deterministic]
-    harness serve plan      [--models all] [--arms program-solve,blind] [--json]      # the dry run
-    harness serve reproduce [--launcher vllm|vllm-cpu|llama-cpp|rehearsal|external] [--models ...] [--arms ...]
+    harness reproduce       [--launcher vllm|vllm-cpu|llama-cpp|rehearsal|external] [--models ...] [--arms ...]
                             [--seeds 42-46] [--dataset verified] [--out results/reproduce]
                             [--generation-config auto|vllm] [--deterministic] [--limit N]
                             [--base-url URL --server-profile plain]
+    harness serve preflight [--models qwen2.5-7b,qwen2.5-32b-awq] [--deterministic]
+    harness serve plan      [--models all] [--arms program-solve,blind] [--json]      # the dry run
     harness serve pin-models [--write]     # networked machine: resolve `main` of each repo
     harness serve pin-images [--write]     # networked machine: docker pull + RepoDigests (VLLM_IMAGE=upstream)
     harness serve vllm-image status|check|record|compare   # the kit's own image (make vllm-image)
@@ -32,8 +33,10 @@ import click
 from executor.api import REQUESTABLE_BACKENDS
 from harness.cli.acceptance import acceptance
 from harness.cli.convention import convention_option
-from harness.cli.run import seeds_option
+from harness.cli.dataset_option import dataset_option
 from harness.cli.vllm_image import vllm_image
+from harness.cli.vocabulary import arms_option, parse_seeds_value, seeds_option
+from harness.core.seeds import PAPER_SEEDS
 from harness.model.client import SERVER_PROFILES
 from harness.model.cpu_models import CPU_MODEL_ID
 from harness.model.llama_cpp import LlamaCppLauncher
@@ -81,21 +84,14 @@ def _common(f):
             default=None,
             help="external launcher: the client profile [plain].",
         ),
-        click.option(
-            "--arms",
-            default="all",
-            show_default=True,
-            help="Arm names, comma-separated; 'all': the paper's arms for each model (Mistral-7B and "
-            "Phi-3.5-mini: program-solve, open-book, extract-lib); 'every': every paper arm for every "
-            "model.",
+        arms_option(
+            "arms",
+            "all",
+            "Arm names; 'all': the paper's arms for each model (Mistral-7B and Phi-3.5-mini: program-solve, "
+            "open-book, extract-lib); 'every': every paper arm for every model.",
         ),
-        click.option("--seeds", default="42-46", show_default=True, help="Seeds: 42-46, or 42,43."),
-        click.option(
-            "--dataset",
-            default="verified",
-            show_default=True,
-            help="Pinned dataset name (verified, dev, bundled-test) or a CSV/Parquet path.",
-        ),
+        seeds_option(PAPER_SEEDS, "The reproduction's seeds (the paper's five)."),
+        dataset_option("--dataset", "dataset", default="verified", load=False),
         click.option(
             "--out",
             "out",
@@ -168,8 +164,8 @@ def _config(
         return ReproduceConfig(
             launcher=launcher,
             models=split_names(models),
-            arms=split_names(arms) or ["all"],
-            seeds=seeds_option(seeds),
+            arms=list(arms) or ["all"],
+            seeds=parse_seeds_value(seeds),
             dataset=dataset,
             out=out,
             generation_config=generation_config,
@@ -246,7 +242,7 @@ def plan_cmd(as_json, **kw):
         sys.exit(1)
 
 
-@serve.command("reproduce")
+@click.command("reproduce")
 @_common
 @click.option("--executor-backend", type=click.Choice(REQUESTABLE_BACKENDS), default="auto", show_default=True)
 @click.option(

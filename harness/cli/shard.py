@@ -5,7 +5,7 @@
     harness shard submit --shards 8 [--partition P] [--gpus-per-task 1] [--dry-run] [reproduce options]
     harness merge OUT/shards/shard-* --out OUT/merged [--plan OUT/slurm/plan.json]
 
-The reproduce options are those of `harness serve reproduce` (launcher, models, arms, seeds, dataset,
+The reproduce options are those of `harness reproduce` (launcher, models, arms, seeds, dataset,
 out, ...). `make reproduce SLURM=1 [SHARDS=N] [PARTITION=...] [GPUS_PER_TASK=...] [DRY_RUN=1]` calls
 `shard submit`.
 """

@@ -2,6 +2,19 @@
 
 from __future__ import annotations
 
+# The paper's five seeds: what a reproduction runs unless told otherwise (harness.run.manifest.ReproduceSettings,
+# `harness reproduce --seeds`, `make reproduce SEEDS=`); `harness run` takes the first alone by default.
+PAPER_SEEDS: tuple[int, ...] = (42, 43, 44, 45, 46)
+
+
+def seeds_text(seeds: tuple[int, ...] | list[int]) -> str:
+    """The --seeds spelling of a seed list: "42-46" for a run of consecutive seeds, else "42,44"."""
+    seeds = sorted(seeds)
+    if len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ",".join(str(s) for s in seeds)
+
+
 MAX_SEEDS = 100  # the paper runs 5; a typo such as 42-1000000 would otherwise plan a million runs
 
 

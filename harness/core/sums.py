@@ -9,7 +9,7 @@ and unlisted file.
 
 Who writes them: every command that writes into a results root leaves its sums current when it ends, however it
 ends (an error, Ctrl-C), through `SumsOnExit` and `write_own_sums`, the one writer: `harness run`, `make reproduce`
-(`harness serve reproduce`), each shard and `harness merge`; the analysis commands (`stats`, `tables`, `figures`,
+(`harness reproduce`), each shard and `harness merge`; the analysis commands (`stats`, `tables`, `figures`,
 `report`, `compare`) writing inside a root that keeps its own sums rewrite them (`refresh_own_sums`); `harness
 checksums update` writes them on demand. The repository's `results/` and its committed sets are covered by the
 committed list instead (`in_committed_list`), which only `harness checksums update` rewrites.

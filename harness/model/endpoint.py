@@ -1,5 +1,5 @@
 """A server the kit did not start: what it says about itself, as a run manifest records it (`ServerInfo`), and the
-`external` launcher that adopts it (`harness serve reproduce --launcher external --base-url ...`; `harness run
+`external` launcher that adopts it (`harness reproduce --launcher external --base-url ...`; `harness run
 --base-url ...` records the same description).
 
 vLLM answers GET /version (at the API root, beside /v1) with its release, and lists each served model at GET

@@ -205,7 +205,7 @@ class Launcher(ABC):
     @classmethod  # noqa: B027 (an optional hook: nothing to prepare by default)
     def prepare(cls, models: list[str], *, keep_pins: bool = False, echo: Callable[[str], None] = print) -> None:
         """What this kind needs done on this box before its servers start, done now: `make reproduce` (`harness
-        serve reproduce --prepare`) and `make gpu-acceptance` call it once, before the smoke test. The vLLM launcher
+        reproduce --prepare`) and `make gpu-acceptance` call it once, before the smoke test. The vLLM launcher
         confirms its pins against their registries (unless `keep_pins`) and builds its image; the shell and the
         Makefile know nothing of it. LaunchError naming the cause and the fix; nothing to do by default."""
 

@@ -1,7 +1,7 @@
 """`make reproduce`: the paper's runs through one pipeline, whatever serves the model.
 
     plan = build_plan(cfg)            # the dry run (harness.reproduce.plan)
-    run_pipeline(cfg)                 # preflight is the caller's (harness serve reproduce)
+    run_pipeline(cfg)                 # preflight is the caller's (harness reproduce)
 
 The pipeline: the model-free arms (Gold-Solve: no server; stored under the `library` model, which the statistics
 share across models), then for each chosen model: `launcher.start()`, wait until `/v1/models` lists the model, run

@@ -48,6 +48,7 @@ from harness.arms.spec import Arm, ArmConfig
 from harness.core.canonical_json import json_file_text
 from harness.core.host import RunscRecord
 from harness.core.paths import REPO_ROOT
+from harness.core.seeds import PAPER_SEEDS
 from harness.core.typed_json import TypedJsonError, from_json, to_json
 from harness.data.conventions import ConventionChoice
 from harness.data.dataset import Dataset
@@ -296,14 +297,14 @@ class RunManifest:
 
 @dataclass(frozen=True)
 class ReproduceSettings:
-    """A reproduction as asked (`make reproduce`, `harness serve reproduce`, `harness shard`): what it runs, not where
+    """A reproduction as asked (`make reproduce`, `harness reproduce`, `harness shard`): what it runs, not where
     it writes; what the reproduce manifest and the shard plan record. Checked where it is made
     (harness.reproduce.config.ReproduceConfig, which adds the output directory)."""
 
     launcher: str = "vllm"
     models: tuple[str, ...] = ()  # empty: the launcher's defaults
     arms: tuple[str, ...] = ("all",)
-    seeds: tuple[int, ...] = (42, 43, 44, 45, 46)
+    seeds: tuple[int, ...] = PAPER_SEEDS
     dataset: str = "verified"
     generation_config: str = "auto"
     deterministic: bool = False

@@ -673,7 +673,7 @@ def test_rehearsal_records_are_never_compared(tmp_path):
 
 
 def test_report_and_make_reproduce_outputs_carry_the_comparison(tmp_path):
-    """`make reproduce` (serve reproduce -> pipeline.outputs) writes OUT/comparison/ and the report's section."""
+    """`make reproduce` (reproduce -> pipeline.outputs) writes OUT/comparison/ and the report's section."""
     from harness.reproduce.reproduction import outputs
 
     root = tmp_path / "results"

@@ -216,7 +216,7 @@ def test_users_own_csv_of_v1_rows_gets_the_known_files_gold_solve(tmp_path, shar
 
 
 def test_every_solving_or_scoring_command_takes_the_option():
-    for args in (["run"], ["score"], ["formulas", "check"], ["verify"], ["serve", "reproduce"], ["serve", "plan"]):
+    for args in (["run"], ["score"], ["formulas", "check"], ["verify"], ["reproduce"], ["serve", "plan"]):
         r = CliRunner().invoke(main, [*args, "--help"])
         assert r.exit_code == 0, (args, r.output)
         assert "--convention [exact|medcalc-v1.0]" in r.output, args

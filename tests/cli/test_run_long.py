@@ -118,7 +118,6 @@ def test_sigterm_to_make_reproduce_names_the_records_kept_and_the_resume_command
     reproduction manifest says why, and the closing line names the records kept and the command that resumes."""
     out = tmp_path / "rp"
     args = [
-        "serve",
         "reproduce",
         "--launcher",
         "rehearsal",

@@ -172,11 +172,11 @@ def test_the_facade_compares_no_backend_name():
 
 
 def test_the_harness_commands_offer_the_registry():
-    """harness run, serve reproduce and shard plan|submit take --executor-backend from the registry."""
+    """harness run, reproduce and shard plan|submit take --executor-backend from the registry."""
     from click.testing import CliRunner
 
     from harness.cli import main
 
-    for command in (["run"], ["serve", "reproduce"], ["shard", "plan"], ["shard", "submit"]):
+    for command in (["run"], ["reproduce"], ["shard", "plan"], ["shard", "submit"]):
         out = CliRunner().invoke(main, [*command, "--help"], terminal_width=200).output
         assert "--executor-backend [auto|process|container]" in out, (command, out)

@@ -21,7 +21,7 @@ def test_a_running_vllm_says_its_version_and_the_weights_it_serves(vllm_cpu_serv
     assert m.id == vllm_cpu_server.model_id and m.owned_by == "vllm" and m.max_model_len == 8192
     assert m.root == str(model_dir())  # the weights it loaded
     assert ServerInfo.from_json(info.to_json()) == info  # what a manifest stores, typed
-    # the external launcher (harness serve reproduce --launcher external) records the same once ready
+    # the external launcher (harness reproduce --launcher external) records the same once ready
     ext = ExternalLauncher(base_url=vllm_cpu_server.base_url, model_id=vllm_cpu_server.model_id, server_profile="vllm")
     assert ext.describe().server_version is None  # before: only where it is
     ext.wait_ready(timeout=30)

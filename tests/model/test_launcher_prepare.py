@@ -128,9 +128,13 @@ def test_make_reproduce_is_one_harness_call_whatever_the_launcher(tmp_path):
     """The default (vllm, its pins, its image, the smoke step) and another launcher take the same one call: the
     launcher's defaults and preparation are the harness's (on main c14e538 the first made four calls, pin-models,
     pin-images, smoke and reproduce, and the second two)."""
-    base = "serve reproduce --arms all --seeds 42-46 --dataset verified --generation-config auto"
+    base = "reproduce"  # every default is the harness's: an unset variable passes no option
     (tmp_path / "a").mkdir()
     assert _reproduce_sh(tmp_path / "a") == [f"{base} --prepare --smoke"]
+    (tmp_path / "c").mkdir()
+    assert _reproduce_sh(tmp_path / "c", SEEDS="42,43", ARMS="blind") == [
+        f"{base} --arms blind --seeds 42,43 --prepare --smoke"
+    ]
     (tmp_path / "b").mkdir()
     calls = _reproduce_sh(
         tmp_path / "b", LAUNCHER="llama-cpp", MODELS="qwen2.5-coder-0.5b-instruct", KEEP_PINS="1", SMOKE="0"
@@ -196,7 +200,7 @@ def test_the_shell_and_make_check_finds_what_main_had(tmp_path):
         "fi\n"
         'case "$kind" in\n  vllm-cpu|llama-cpp) echo cpu ;;\nesac\n'
         "# a comment may say LAUNCHER == vllm\n"
-        "harness serve reproduce --launcher rehearsal --models a\n"
+        "harness reproduce --launcher rehearsal --models a\n"
     )
     (tmp_path / "Makefile").write_text(
         "gpu-acceptance: setup\n\t$(if $(filter vllm-cpu,$(LAUNCHER)),,$(MAKE) vllm-image)\n"

@@ -201,14 +201,13 @@ def test_smoke_through_the_vllm_cpu_launcher(vllm_cpu_server, tmp_path, monkeypa
 
 
 def test_reproduce_two_cases_through_the_vllm_cpu_launcher(vllm_cpu_server, tmp_path):
-    """`harness serve reproduce --launcher vllm-cpu` on two cases: records, the run manifest's server (vLLM version
+    """`harness reproduce --launcher vllm-cpu` on two cases: records, the run manifest's server (vLLM version
     from GET /version, the sampling defaults it logged) and table s14 show the real server."""
     out = tmp_path / "out"
     env = {**os.environ, ATTACH_ENV: str(vllm_cpu_server.record)}
     r = subprocess.run(
         [
             str(HARNESS),
-            "serve",
             "reproduce",
             "--launcher",
             "vllm-cpu",

@@ -1,5 +1,5 @@
 """bench/rehearse_router.sh at one case per calculator: the kit's rehearsal launcher (not a server of the
-script's own) serves the set as its answer key, `harness serve reproduce` runs the router arms and their
+script's own) serves the set as its answer key, `harness reproduce` runs the router arms and their
 comparators under the set's unit convention, and the router tables and figure are written."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`make rehearse SIZE=small` end to end, at one case per calculator (what CI runs: 55 cases, every calculator, x 2
 rehearsal models x 19 arms x 2 seeds, half the small size's cases and the same paths; `--per-calculator 1`)
-through `harness serve reproduce` (the pipeline `make reproduce` runs) and the container executor,
+through `harness reproduce` (the pipeline `make reproduce` runs) and the container executor,
 stats/tables/figures/report/checksums/verify, the kill-and-resume rerun and fault injection; the report's fields and
 keys (those of the committed small report), and that a real result set refuses the synthetic records."""
 

@@ -1,5 +1,5 @@
 """`make reproduce`: the dry run (scripts/reproduce.sh DRY_RUN=1), refusal of unpinned models, and the
-CI run of the SAME pipeline (`harness serve reproduce`) with the llama.cpp CPU launcher on a tiny slice.
+CI run of the SAME pipeline (`harness reproduce`) with the llama.cpp CPU launcher on a tiny slice.
 
 Expected request counts are computed here from the Arm definitions (harness.arms.registry.ARMS), the library's
 calculators and the dataset, never written down as numbers."""
@@ -399,7 +399,6 @@ def _require_cpu_server() -> None:
 def _reproduce_cmd(out: Path) -> list[str]:
     return [
         str(HARNESS),
-        "serve",
         "reproduce",
         "--launcher",
         "llama-cpp",

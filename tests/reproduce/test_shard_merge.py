@@ -2,7 +2,7 @@
 in any order, merging them into the single-box result set, and every refusal of `merge`.
 
 Real components throughout: the bundled dataset, the Gold-Solve library arm (no model needed), the
-same `harness serve reproduce` pipeline for the single-box reference. Shard manifests are edited on
+same `harness reproduce` pipeline for the single-box reference. Shard manifests are edited on
 copies to make shards that disagree, as a node with another checkout or dataset would."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 CPU shards: Gold-Solve (the library arm, no model server) on the bundled slice at two seeds, so the
 array tasks take seconds; the scheduling, the array, the afterok merge job, the resubmission and the
-merge are SLURM's and the kit's real ones. The single-box reference is `harness serve reproduce`."""
+merge are SLURM's and the kit's real ones. The single-box reference is `harness reproduce`."""
 
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ def single_box(tmp_path_factory):
     r = subprocess.run(
         [
             str(HARNESS),
-            "serve",
             "reproduce",
             "--launcher",
             "llama-cpp",
@@ -214,7 +213,6 @@ def test_each_array_task_starts_and_stops_its_own_model_server(slurm_cluster, tm
     r = subprocess.run(
         [
             str(HARNESS),
-            "serve",
             "reproduce",
             "--launcher",
             "llama-cpp",
@@ -306,7 +304,6 @@ def test_the_rehearsal_slice_keeps_its_request_order_over_slurm(slurm_cluster, t
     r = subprocess.run(
         [
             str(HARNESS),
-            "serve",
             "reproduce",
             "--launcher",
             "rehearsal",

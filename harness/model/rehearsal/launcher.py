@@ -30,7 +30,7 @@ REHEARSAL_SEED = 7  # the seed of a reproduction's rehearsal server (with the re
 class RehearsalLauncher(Launcher):
     """The rehearsal server (`harness serve rehearsal`, harness.model.rehearsal.server: a scripted FAKE, never a
     model) as a subprocess on 127.0.0.1, serving one synthetic model id (plus `extra_model_ids`); started and stopped
-    like a model server, so `harness serve reproduce --launcher rehearsal`, SLURM array tasks and `make rehearse`
+    like a model server, so `harness reproduce --launcher rehearsal`, SLURM array tasks and `make rehearse`
     rehearse the whole pipeline. Its model ids start with `rehearsal-`, so every record it feeds is labelled synthetic
     (harness.model.rehearsal.labels). `faults` (the server's own `Faults`: shares of attempts, and the delay of a slow
     reply) turns fault injection on; `kill()` is a crash (SIGKILL), for the kill-and-resume check."""

@@ -21,7 +21,7 @@ needs (serving.json `cpu_twin`):
 Attaching. A CPU twin takes a minute or more to start, so a launcher may adopt one already started by this class
 with the identical command (the port aside): `MATHSOLVER_VLLM_CPU_SERVER` names the JSON record such a server's
 launcher writes beside its log (`<log>.server.json`). The attached launcher never stops it; its describe() says so.
-The test suite starts the twin once and runs `harness serve smoke` and `harness serve reproduce --launcher
+The test suite starts the twin once and runs `harness serve smoke` and `harness reproduce --launcher
 vllm-cpu` attached to it.
 """
 
