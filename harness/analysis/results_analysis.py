@@ -19,7 +19,7 @@ import numpy as np
 from harness.analysis.stats import catalog
 from harness.analysis.stats.arrays import CorrectnessArrays, dataset_of, load_arrays
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED, Resampler
-from harness.analysis.stats.families import HEADLINE, Comparison, declared_comparisons
+from harness.analysis.stats.families import Comparison, declared_comparisons, headline
 from harness.analysis.stats.hybrids import add_hybrids
 from harness.analysis.stats.labels import model_label
 from harness.analysis.stats.paired import paired_gaps
@@ -92,7 +92,7 @@ def audit_comparisons() -> tuple[Comparison, ...]:
     return tuple(
         Comparison(c.solver, c.reference, f"audit-{s}", c.access, s)
         for s in ("not_replaced", "no_issue")
-        for c in HEADLINE
+        for c in headline()
     )
 
 

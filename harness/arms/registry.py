@@ -55,10 +55,15 @@ from harness.arms.solvers import (
     register_solver,
     unregister_solver,
 )
-from harness.arms.spec import Arm, Decoding, Display, HybridRole
+from harness.arms.spec import GAP_FAMILIES, Arm, Decoding, Display, Gap, HybridRole, PaperRole
 from harness.core.registry import Registry
 
 COT_TOKENS = 1024
+
+
+def words(arm: Arm) -> str:
+    """An arm's note budget as its spec holds it: "whole note" or "N words"."""
+    return "whole note" if arm.note_words is None else f"{arm.note_words} words"
 
 
 def _arms() -> list[Arm]:
@@ -72,6 +77,7 @@ def _arms() -> list[Arm]:
         example="seeded",
         notes="one call; example chosen per (seed, case) from the one-shot split",
         display=Display("Note only", "Note only", 0, ("recalled", "extracted", "model")),
+        paper=PaperRole(smoke_probe=True),
     )
     page = Arm(
         "page-no-formula",
@@ -83,6 +89,7 @@ def _arms() -> list[Arm]:
         gold_variables=True,
         notes="calculator name kept on the page; formula text suppressed",
         display=Display("Page without formula", "Page w/o formula", 3, ("suppressed", "given", "model")),
+        paper=PaperRole(gaps=(Gap("note-only", "secondary", "page and variables", rank=6),)),
     )
     program = Arm(
         "program-solve",
@@ -101,6 +108,17 @@ def _arms() -> list[Arm]:
             program_table=True,
             hybrid=HybridRole("fallback", 0),
         ),
+        paper=PaperRole(
+            other_checkpoints=True,
+            smoke_probe=True,
+            gaps=(
+                Gap("open-book", "primary", "formula, gold variables, whole note", rank=1, headline=True),
+                Gap("gold-lib", "primary", "gold variables", rank=2, headline=True),
+                Gap("extract-lib", "secondary", "not input-matched", rank=1),
+                Gap("extract-lib-recalled", "secondary", "not input-matched", rank=2),
+                Gap("blind", "secondary", "formula and variables removed", rank=4),
+            ),
+        ),
     )
     blind = Arm(
         "blind",
@@ -111,6 +129,12 @@ def _arms() -> list[Arm]:
         needs_executor=True,
         notes="the question is kept (it is the task); no name, formula or variables",
         display=Display("Blind Program-Solve", "Blind", 10, ("recalled", "extracted", "executor"), program_table=True),
+        paper=PaperRole(
+            gaps=(
+                Gap("extract-lib", "primary", "both extract", rank=3, headline=True),
+                Gap("extract-lib-recalled", "secondary", "both recall", rank=3),
+            )
+        ),
     )
     extract = Arm(
         "extract-lib",
@@ -124,6 +148,9 @@ def _arms() -> list[Arm]:
             5,
             ("hardcoded", "extracted", "function"),
             hybrid=HybridRole("library", 1, "extract"),
+        ),
+        paper=PaperRole(
+            other_checkpoints=True, smoke_probe=True, gaps=(Gap("gold-lib", "secondary", "extraction", rank=7),)
         ),
     )
     tree = Arm(
@@ -145,6 +172,9 @@ def _arms() -> list[Arm]:
             gold_variables=True,
             notes="adds the gold variable block to the same single call",
             display=Display("Note only with gold variables", "Note only + gold", 1),
+            paper=PaperRole(
+                gaps=(Gap("note-only", "budget-variables", f"gold variables, {words(note_only)}", rank=2),)
+            ),
         ),
         page,
         page.replace(
@@ -155,6 +185,13 @@ def _arms() -> list[Arm]:
             notes="whole note, formula text and gold variables",
             display=Display(
                 "Open-book arithmetic", "Arith.", 4, ("given", "given", "model"), hybrid=HybridRole("fallback", 1)
+            ),
+            paper=PaperRole(
+                other_checkpoints=True,
+                gaps=(
+                    Gap("page-no-formula", "secondary", "formula text", rank=5),
+                    Gap("note-only-250-nogold", "budget-variables", "whole note + variables + formula", rank=3),
+                ),
             ),
         ),
         extract,
@@ -193,6 +230,13 @@ def _arms() -> list[Arm]:
             display=Display(
                 "Program-Solve + syntax", "Prog. + syntax", 9, ("given", "given", "executor"), program_table=True
             ),
+            paper=PaperRole(
+                gaps=(
+                    Gap("open-book", "syntax", "formula, gold variables, whole note", rank=1, headline=True),
+                    Gap("gold-lib", "syntax", "gold variables", rank=2),
+                    Gap("program-solve", "syntax", "syntax lines only", rank=3),
+                )
+            ),
         ),
         blind,
         blind.replace(
@@ -203,6 +247,7 @@ def _arms() -> list[Arm]:
             covered_only=True,
             notes="5 programs at 0.7; values equal at 10 significant digits",
             display=Display("Blind + vote", "Blind + vote", 11, program_table=True),
+            paper=PaperRole(gaps=(Gap("blind", "levers", "vote", "impl", rank=1),)),
         ),
         blind.replace(
             name="blind-repair",
@@ -211,6 +256,7 @@ def _arms() -> list[Arm]:
             covered_only=True,
             notes="greedy repair turn; a reply without a program gets the fixed no-program line",
             display=Display("Blind + repair", "Blind + repair", 12, program_table=True),
+            paper=PaperRole(gaps=(Gap("blind", "levers", "repair", "impl", rank=2),)),
         ),
         blind.replace(
             name="blind-repair-vote",
@@ -220,6 +266,7 @@ def _arms() -> list[Arm]:
             covered_only=True,
             notes="5 samples at 0.7; greedy repair for at most 3 failing samples (5-8 calls)",
             display=Display("Blind + repair + vote", "Blind + repair + vote", 13, program_table=True),
+            paper=PaperRole(gaps=(Gap("blind", "levers", "repair + vote", "impl", rank=3),)),
         ),
         tree,
         # Note-budget ablation: the extracting arms capped at 250 words.
@@ -264,6 +311,11 @@ def _arms() -> list[Arm]:
             title="Note only, 250 words, no gold variables",
             note_words=250,
             display=Display("Note only, 250 words, no gold variables", "Note only 250", 2),
+            paper=PaperRole(
+                gaps=(
+                    Gap("note-only", "budget-variables", f"budget 250 vs {note_only.note_words}, no variables", rank=1),
+                )
+            ),
         ),
         note_only.replace(
             name="note-only-gold-250",
@@ -363,6 +415,25 @@ def extension_arms() -> tuple[str, ...]:
 def model_free_arms() -> tuple[str, ...]:
     """Arms that call no model (Gold-Solve): stored under the `library` model."""
     return tuple(n for n, a in ARMS.items() if not a.needs_model)
+
+
+def other_checkpoint_arms() -> tuple[str, ...]:
+    """The paper arms also run with its other checkpoints (Mistral-7B, Phi-3.5-mini): PaperRole.other_checkpoints."""
+    return tuple(n for n in paper_arms() if ARMS[n].paper.other_checkpoints)
+
+
+def smoke_probes() -> tuple[tuple[str, str], ...]:
+    """(reply form, arm) of every arm whose first request the smoke step sends (PaperRole.smoke_probe), in arm
+    order."""
+    probes = [a for a in ARMS.values() if a.paper.smoke_probe and a.prompt is not None]
+    return tuple((a.prompt.reply_form, a.name) for a in sorted(probes, key=lambda a: arm_sort_key(a.name)) if a.prompt)
+
+
+def declared_gaps() -> tuple[tuple[str, Gap], ...]:
+    """(solver arm, gap) of every gap the registered arms declare (PaperRole.gaps), in family order (GAP_FAMILIES),
+    then rank, then the solver's arm order."""
+    gaps = [(n, g) for n, a in ARMS.items() for g in a.paper.gaps]
+    return tuple(sorted(gaps, key=lambda ng: (GAP_FAMILIES.index(ng[1].family), ng[1].rank, arm_sort_key(ng[0]))))
 
 
 def router_arms() -> tuple[str, ...]:

@@ -102,6 +102,46 @@ class Display:
     hybrid: HybridRole | None = None
 
 
+# The Holm families of the declared comparisons, in the order the tables list them (harness.analysis.stats.families
+# adds the derived note-budget family after "levers" and the hybrids' after "budget-variables").
+GAP_FAMILIES = ("primary", "syntax", "secondary", "levers", "budget-variables")
+GAP_SUBSETS = ("all", "impl", "not_replaced", "no_issue")
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A paired comparison the arm is the solver of: this arm minus `reference` on the cases both ran, declared
+    before any result is read. `family` is its Holm family (GAP_FAMILIES), `access` what the two arms share (Table
+    2's "Access" column), `subset` the cases it is taken on ("impl": the library's calculators), `rank` its place
+    in its family's tables, `headline` whether it is one of the headline gaps (Table s10, the results summary)."""
+
+    reference: str
+    family: str
+    access: str = ""
+    subset: str = "all"
+    rank: int = 0
+    headline: bool = False
+
+    def __post_init__(self) -> None:
+        if self.family not in GAP_FAMILIES:
+            raise ValueError(f"gap against {self.reference!r}: family {self.family!r} is not one of {GAP_FAMILIES}")
+        if self.subset not in GAP_SUBSETS:
+            raise ValueError(f"gap against {self.reference!r}: subset {self.subset!r} is not one of {GAP_SUBSETS}")
+
+
+@dataclass(frozen=True)
+class PaperRole:
+    """What the rest of the kit asks of an arm beyond running it (none of it reaches the model or the config hash):
+    `other_checkpoints` whether the paper also runs it with its other checkpoints (Mistral-7B, Phi-3.5-mini:
+    harness.reproduce.config.OTHER_CHECKPOINTS; every paper arm runs with the Qwen models), `gaps` the declared
+    comparisons it is the solver of, `smoke_probe` whether the smoke step (harness.reproduce.smoke) sends its first
+    request as the probe of its prompt's reply form."""
+
+    other_checkpoints: bool = False
+    gaps: tuple[Gap, ...] = ()
+    smoke_probe: bool = False
+
+
 @dataclass(frozen=True)
 class Arm:
     name: str
@@ -121,6 +161,7 @@ class Arm:
     templates: tuple[str, ...] = ()  # templates beyond the prompt family's and the solver's own
     notes: str = ""
     display: Display = field(default=Display(), compare=False)
+    paper: PaperRole = field(default=PaperRole(), compare=False)  # its paper role; a renamed copy starts without
     formula_versions: tuple[tuple[int, str], ...] = ()  # non-benchmark formula versions, (calculator id, version)
     convention: str | None = None  # the unit convention the answers are computed under: set by the run request
     # (harness.run.request.apply_convention) on arms whose solver depends on it
@@ -202,6 +243,10 @@ class Arm:
         return Prompt(self.prompt, self.prompt.build(self, ctx))
 
     def replace(self, **changes: Any) -> Arm:
+        """A copy with `changes`; a copy under another name starts with no paper role (its gaps, checkpoints and
+        smoke probe are its own to declare, never inherited from the arm it was copied from)."""
+        if "name" in changes and changes["name"] != self.name:
+            changes.setdefault("paper", PaperRole())
         return dataclasses.replace(self, **changes)
 
 
@@ -257,12 +302,15 @@ def catalogue_formula_text(calculator_id: int) -> str:
 
 __all__ = [
     "DOCUMENTATION_FIELDS",
+    "GAP_FAMILIES",
     "REPLY_FORMS",
     "Arm",
     "ArmConfig",
     "Decoding",
     "Display",
+    "Gap",
     "HybridRole",
+    "PaperRole",
     "Prompt",
     "PromptFamily",
     "catalogue_formula_text",

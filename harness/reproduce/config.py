@@ -27,8 +27,7 @@ DEFAULT_OUT = ROOT / "results" / "reproduce"
 __all__ = [
     "DEFAULT_OUT",
     "LAUNCHERS",
-    "OTHER_CHECKPOINT_ARMS",
-    "PAPER_ARMS_BY_MODEL",
+    "OTHER_CHECKPOINTS",
     "PAPER_SEEDS",
     "ROOT",
     "ReproduceConfig",
@@ -168,15 +167,11 @@ def split_names(text: str | None) -> list[str]:
     return [p for p in (text or "").replace(",", " ").split() if p]
 
 
-# What ARMS=all runs for each model: the arms the paper reports for it. The paper's other checkpoints
-# (Mistral-7B-Instruct-v0.3, Phi-3.5-mini-instruct) appear only with formula-given code, open-book arithmetic
-# and the Extract-Solve library (its Table "ladder", "Other checkpoints", and section "Other families");
-# a model not listed here (the Qwen models, CPU and rehearsal models) gets every paper arm.
-OTHER_CHECKPOINT_ARMS = ("program-solve", "open-book", "extract-lib")
-PAPER_ARMS_BY_MODEL: dict[str, tuple[str, ...]] = {
-    "mistral-7b": OTHER_CHECKPOINT_ARMS,
-    "phi-3.5-mini": OTHER_CHECKPOINT_ARMS,
-}
+# The paper's other checkpoints (Mistral-7B-Instruct-v0.3, Phi-3.5-mini-instruct) appear only with the arms whose
+# registry entry says so (PaperRole.other_checkpoints: formula-given code, open-book arithmetic and the Extract-Solve
+# library; its Table "ladder", "Other checkpoints", and section "Other families"); every other model (the Qwen
+# models, the CPU and rehearsal models) runs every paper arm.
+OTHER_CHECKPOINTS = ("mistral-7b", "phi-3.5-mini")
 
 
 def _paper_arms() -> list[Arm]:
@@ -186,16 +181,16 @@ def _paper_arms() -> list[Arm]:
 def resolve_arms(names, model_key: str | None = None) -> list[Arm]:
     """The arms `names` means, for `model_key` (None: for the run as a whole, the union over its models).
 
-    "all": the paper's arms for that model (PAPER_ARMS_BY_MODEL, else every paper arm); "every": every paper
+    "all": the paper's arms for that model (for OTHER_CHECKPOINTS the arms marked PaperRole.other_checkpoints,
+    else every paper arm); "every": every paper
     arm for every model; otherwise the named arms, for every model."""
     names = list(names or ["all"])
     if "every" in names:
         return _paper_arms()
     if "all" in names:
-        subset = PAPER_ARMS_BY_MODEL.get(model_key) if model_key is not None else None
-        if subset is None:
+        if model_key not in OTHER_CHECKPOINTS:
             return _paper_arms()
-        return [a for a in _paper_arms() if a.name in subset or not a.needs_model]
+        return [a for a in _paper_arms() if a.paper.other_checkpoints or not a.needs_model]
     unknown = [n for n in names if n not in ARMS]
     if unknown:
         raise ReproduceError(

@@ -27,7 +27,7 @@ from harness.data.dataset import Case, DatasetError, load_dataset
 from harness.model.serving import ImagePlan, LauncherDescription, ServerPlan, Throughput
 from harness.reproduce.acceptance import measured_rates
 from harness.reproduce.config import PAPER_SEEDS, ROOT, ReproduceConfig, ReproduceError, resolve_arms, select_cases
-from harness.reproduce.smoke import SMOKE_DESCRIPTION
+from harness.reproduce.smoke import smoke_description
 from harness.run.store import StoreError, iter_result_files, read_result_file, result_sets
 
 CHARS_PER_TOKEN = 4.0  # prompt-size estimate when no measured results exist (English text, BPE tokenizers)
@@ -630,7 +630,7 @@ def _model_lines(m: ModelPlan, order: str) -> list[str]:
         )
     lines += [f"  {ln}" for ln in server.lines]
     if info is not None and info.command:
-        lines.append(f"  smoke:   first, `harness serve smoke`: {SMOKE_DESCRIPTION}")
+        lines.append(f"  smoke:   first, `harness serve smoke`: {smoke_description()}")
     if m.estimate_s is not None and m.throughput is not None:
         tp = m.throughput
         lines.append(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.arms import prompts
 from harness.arms.library_inputs import calculator_for
-from harness.arms.registry import ARMS
+from harness.arms.registry import ARMS, smoke_probes
 from harness.arms.solvers import Context
 from harness.data.dataset import load_dataset
 from harness.model.client import ModelClient, ModelRequestError
@@ -22,14 +22,19 @@ from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.errors import ReproduceError
 from harness.scoring.scorers import score_reply
 
-# One arm per reply form (harness.arms.spec.REPLY_FORMS) the paper's arms ask for, whose reply must parse as one.
-REPLY_FORMS = (("program", "program-solve"), ("reply", "note-only"), ("extract", "extract-lib"))
-SMOKE_DESCRIPTION = (
-    "start the server, wait until it lists the model, send one chat request per reply form "
-    "(program: program-solve, reply: note-only, extract: extract-lib) on one covered case with "
-    "the arms' own temperature and token cap, check each reply parses (a program, a final answer, "
-    "a JSON object), record the logged vLLM version and sampling defaults, stop"
-)
+# One arm per reply form the paper's arms ask for, whose reply must parse as one: the arms whose registry entry says
+# so (harness.arms.spec.PaperRole.smoke_probe; harness.arms.registry.smoke_probes).
+
+
+def smoke_description() -> str:
+    """What the smoke step does, with the probes the registry names (the plan prints it)."""
+    probes = ", ".join(f"{form}: {arm}" for form, arm in smoke_probes())
+    return (
+        "start the server, wait until it lists the model, send one chat request per reply form "
+        f"({probes}) on one covered case with "
+        "the arms' own temperature and token cap, check each reply parses (a program, a final answer, "
+        "a JSON object), record the logged vLLM version and sampling defaults, stop"
+    )
 
 
 class SmokeError(ReproduceError):
@@ -61,7 +66,7 @@ async def _requests(launcher, case, one_shot, timeout: float) -> list[FormResult
     async with ModelClient(
         launcher.base_url, launcher.model_id, profile=launcher.server_profile, timeout=timeout, max_retries=2
     ) as client:
-        for reply_form, arm_name in REPLY_FORMS:
+        for reply_form, arm_name in smoke_probes():
             arm = ARMS[arm_name]
             ctx = Context(case=case, arm=arm, seed=42, client=client, one_shot=one_shot)
             # the arm's own first request (extract-lib's is its extraction prompt, greedy, the solver's token cap)

@@ -13,7 +13,7 @@ from statsmodels.stats.multitest import multipletests
 from harness.analysis.stats import catalog
 from harness.analysis.stats.arrays import OUTCOMES, ResultsError, load_arrays
 from harness.analysis.stats.bootstrap import Resampler
-from harness.analysis.stats.families import PRIMARY, SYNTAX, Comparison
+from harness.analysis.stats.families import Comparison, declared
 from harness.analysis.stats.hybrids import add_hybrids, hybrid_name, library_share
 from harness.analysis.stats.paired import paired_gaps
 from harness.analysis.stats.synthetic_records import synthetic_records, write_records
@@ -143,7 +143,11 @@ def _manual_gap(recs, model, solver, ref, calcs=None):
 def test_paired_gaps_match_manual_computation_and_holm(synthetic_set, fake_catalog):
     root, recs = synthetic_set
     data = load_arrays(root)
-    comps = PRIMARY + SYNTAX + (Comparison("program-solve", "open-book", "impl-only", subset="impl"),)
+    comps = (
+        declared("primary")
+        + declared("syntax")
+        + (Comparison("program-solve", "open-book", "impl-only", subset="impl"),)
+    )
     res = paired_gaps(data, comps, Resampler(data.cluster, draws=2000, seed=1))
     rows = {(r["solver"], r["reference"], r["subset"]): r for r in res.rows}
     assert len(rows) == len(comps)
@@ -166,7 +170,7 @@ def test_pairs_use_common_seeds_and_skip_missing_arms(tmp_path):
     recs += synthetic_records(models=("synthetic/m",), arms=("open-book",), seeds=(43,), sizes=(4, 4), seed=3)
     write_records(tmp_path / "r", recs)
     data = load_arrays(tmp_path / "r")
-    res = paired_gaps(data, PRIMARY, Resampler(data.cluster, draws=200, seed=1))
+    res = paired_gaps(data, declared("primary"), Resampler(data.cluster, draws=200, seed=1))
     assert len(res.rows) == 1 and res.rows[0]["seeds"] == [43]
     gap, *_ = _manual_gap(recs, "synthetic/m", "program-solve", "open-book")
     assert res.rows[0]["gap"] == pytest.approx(gap)
@@ -226,7 +230,7 @@ def test_gap_permutation_p_is_exhaustive_for_few_discordant_cases(tmp_path):
     )
     write_records(tmp_path / "r", recs)
     data = load_arrays(tmp_path / "r")
-    row = paired_gaps(data, PRIMARY[:1], Resampler(data.cluster, draws=500, seed=2)).rows[0]
+    row = paired_gaps(data, declared("primary")[:1], Resampler(data.cluster, draws=500, seed=2)).rows[0]
     d = (data.block("synthetic/m", "program-solve") - data.block("synthetic/m", "open-book")).mean(axis=0)
     nz = d[d != 0]
     brute = (

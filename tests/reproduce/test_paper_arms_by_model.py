@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.arms.registry import ARMS, paper_arms
+from harness.arms.registry import ARMS, other_checkpoint_arms, paper_arms
 from harness.reproduce.config import (
-    OTHER_CHECKPOINT_ARMS,
     ReproduceConfig,
     ReproduceError,
     model_arm_names,
@@ -22,6 +21,7 @@ from harness.reproduce.plan import build_plan, format_plan
 from harness.reproduce.shard import build_shard_plan
 
 PAPER_MODEL_ARMS = {n for n in paper_arms() if ARMS[n].needs_model}
+OTHER_CHECKPOINT_ARMS = other_checkpoint_arms()
 
 
 def test_all_means_the_paper_arms_of_each_model():

@@ -10,14 +10,7 @@ import numpy as np
 
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.catalog import AUDIT_LABELS
-from harness.analysis.stats.families import (
-    BUDGET_VS_VARIABLES,
-    HEADLINE,
-    PRIMARY,
-    SYNTAX,
-    arm_label,
-    budget_comparisons,
-)
+from harness.analysis.stats.families import arm_label, budget_comparisons, declared, headline
 from harness.analysis.stats.hybrids import HYBRIDS, LIBRARIES, hybrid_name, library_share
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import MINUS, SECTION, Omit, Table, fmt, fmt_ci, fmt_p, fmt_signed
@@ -58,7 +51,7 @@ def table2(an: Analysis) -> Table:
         an,
         "table2",
         "Paired gaps with calculator-cluster intervals",
-        [("", PRIMARY), ("Exploratory, prompt selected on the test split", SYNTAX[:2])],
+        [("", declared("primary")), ("Exploratory, prompt selected on the test split", declared("syntax")[:2])],
         notes,
     )
 
@@ -201,7 +194,7 @@ def table_s10(an: Analysis) -> Table:
     cols = ["Model", "Comparison"] + [f"{AUDIT_LABELS[s]} ({sizes[s]} calc.)" for s in subsets]
     rows = []
     for m in d.models:
-        for c in HEADLINE:
+        for c in headline():
             cells = [an.gap(m, c.solver, c.reference, s) for s in subsets]
             if all(x is None for x in cells):
                 continue
@@ -252,7 +245,7 @@ def table_s13(an: Analysis) -> Table:
 def table_s16(an: Analysis) -> Table:
     rows = []
     for m in an.data.models:
-        for c in BUDGET_VS_VARIABLES:
+        for c in declared("budget-variables"):
             g = an.gap(m, c.solver, c.reference)
             if g is not None:
                 rows.append(
