@@ -239,7 +239,7 @@ class ClaimRows:
                 yield pm, m, tr, ran, lacks, self.ctx.reasons(m, pm, ran, _records_stat(an, tr), "full")
 
     # ---- kinds -----------------------------------------------------------------------------------------------
-    def interval(self, claim):
+    def check_interval(self, claim):
         c = claim["check"]
         ev = c.get("evidence") or {}
         plo = number(ev["lo"])["value"] if "lo" in ev else None
@@ -284,7 +284,7 @@ class ClaimRows:
                 strict=c["expect"] != "crosses zero",
             )
 
-    def sign(self, claim):
+    def check_sign(self, claim):
         c = claim["check"]
         want = 1 if c["expect"] == "positive" else -1
         pval = number(c["evidence"]["value"])["value"]
@@ -311,7 +311,7 @@ class ClaimRows:
                 f"{'positive' if value > 0 else 'negative' if value < 0 else 'zero'}",
             )
 
-    def order(self, claim):
+    def check_order(self, claim):
         c = claim["check"]
         left_q, rights = c["left"], c["right"]
         ev = c.get("evidence") or {}
@@ -358,7 +358,7 @@ class ClaimRows:
                 lacks=lacks,
             )
 
-    def within_interval(self, claim):
+    def check_within_interval(self, claim):
         c = claim["check"]
         for m in self._models(c["model"], ("program-solve", "open-book")):
             parts, reasons, worst, lacks, band = [], [], None, [], 0.0
@@ -396,7 +396,7 @@ class ClaimRows:
                 mc_what="bootstrap draws",
             )
 
-    def zero(self, claim):
+    def check_zero(self, claim):
         c = claim["check"]
         q = c["quantity"]
         if q["quantity"] == "none_rows":
@@ -434,7 +434,7 @@ class ClaimRows:
                 lacks=lacks,
             )
 
-    def equals(self, claim):
+    def check_equals(self, claim):
         c = claim["check"]
         q = c["quantity"]
         want = number(c["evidence"]["value"])
@@ -457,7 +457,7 @@ class ClaimRows:
                 said=f"yours is {shown:.2f}",
             )
 
-    def p_value(self, claim):
+    def check_p_value(self, claim):
         """The permutation p of a comparison, Holm within its family, against the paper's bound, in the paper's
         direction (module docstring: Monte Carlo, family members not run)."""
         c = claim["check"]
@@ -548,7 +548,7 @@ class ClaimRows:
                     )
                 self.add(claim, m, UNDECIDED, why, reading, ours, **{**out, "lacks": []})
 
-    def agreement(self, claim):
+    def check_agreement(self, claim):
         c = claim["check"]
         want = number(c["evidence"]["value"])["value"]
         for m in self._models(c["model"], (c["arm"],)):
@@ -578,7 +578,7 @@ class ClaimRows:
                 said=f"your seeds agree on {value:.2f}%",
             )
 
-    def at_most(self, claim):
+    def check_at_most(self, claim):
         c = claim["check"]
         want = number(c["evidence"]["value"])
         for pm, m, tr, ran, lacks, reasons in self._truncations(c["models"]):
@@ -601,7 +601,7 @@ class ClaimRows:
                 rescuable=True,
             )
 
-    def range(self, claim):
+    def check_range(self, claim):
         """A range over checkpoints: with `ends` (its ends are the paper's members'), one row over every
         checkpoint; without (which members it spans is the kit's reading), one row per checkpoint whose members
         each lie in it."""
@@ -894,7 +894,10 @@ def claim_rows(ctx: Context) -> list[dict]:
     b = ClaimRows(ctx)
     for claim in paper_claims():
         before = len(b.rows)
-        getattr(b, claim["check"]["kind"])(claim)
+        check = getattr(b, f"check_{claim['check']['kind']}", None)  # a claim kind is a `check_` method's name
+        if check is None:
+            raise ValueError(f"claim {claim['id']}: no check of kind {claim['check']['kind']!r}")
+        check(claim)
         if len(b.rows) == before:
             b.add(claim, None, NO_RESULT, "nothing in these results to check it with")
     if ctx.synthetic:  # a synthetic set is compared nowhere, whatever a check found
