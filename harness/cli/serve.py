@@ -33,9 +33,8 @@ import click
 from executor.api import REQUESTABLE_BACKENDS
 from harness.cli.acceptance import acceptance
 from harness.cli.convention import convention_option
-from harness.cli.dataset_option import dataset_option
 from harness.cli.vllm_image import vllm_image
-from harness.cli.vocabulary import arms_option, parse_seeds_value, seeds_option
+from harness.cli.vocabulary import arm_names, arms_option, parse_seeds_value, seeds_option
 from harness.core.seeds import PAPER_SEEDS
 from harness.model.client import SERVER_PROFILES
 from harness.model.cpu_models import CPU_MODEL_ID
@@ -91,7 +90,13 @@ def _common(f):
             "open-book, extract-lib); 'every': every paper arm for every model.",
         ),
         seeds_option(PAPER_SEEDS, "The reproduction's seeds (the paper's five)."),
-        dataset_option("--dataset", "dataset", default="verified", load=False),
+        click.option(
+            "--dataset",
+            default="verified",
+            show_default=True,
+            help="Pinned dataset name (verified, dev, bundled-test) or a CSV/Parquet path; one that is not there is "
+            "a preflight finding (the plan still prints).",
+        ),
         click.option(
             "--out",
             "out",
@@ -164,7 +169,7 @@ def _config(
         return ReproduceConfig(
             launcher=launcher,
             models=split_names(models),
-            arms=list(arms) or ["all"],
+            arms=list(arm_names(arms)) or ["all"],
             seeds=parse_seeds_value(seeds),
             dataset=dataset,
             out=out,
@@ -201,7 +206,7 @@ def preflight_cmd(launcher, models, dataset, deterministic, base_url, as_json):
     cfg = _config(
         launcher,
         models,
-        "all",
+        ("all",),
         "42",
         dataset,
         DEFAULT_OUT,

@@ -85,7 +85,9 @@ def smoke(
     """Smoke-test one model's server; returns what it found, raises SmokeError naming the cause."""
     kind = cfg.kind
     ds = load_dataset(cfg.dataset)
-    case = next((c for c in ds.cases if calculator_for(ARMS["extract-lib"], c.calculator_id) is not None), None)
+    # a case every probe can answer: one the library covers when a probe calls the library (its extraction prompt)
+    library = [ARMS[a] for _, a in smoke_probes() if ARMS[a].solver.uses_library]
+    case = next((c for c in ds.cases if all(calculator_for(a, c.calculator_id) is not None for a in library)), None)
     if case is None:
         raise SmokeError(f"smoke {model_key}: no case of {ds.name} is covered by the library (the extraction prompt)")
     launcher = kind.for_model(model_key, cfg.launch_options(log_dir or cfg.out / "server-logs" / "smoke"))

@@ -11,7 +11,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.serve import serve
+from harness.cli import main as cli
 from harness.model.cpu_models import CPU_MODEL_ID
 from harness.model.serving import LaunchError
 from harness.model.vllm import locks as vllm
@@ -95,12 +95,12 @@ def test_batch_invariance_on_cpu_is_refused_by_name_before_anything_starts(tmp_p
         str(tmp_path / "out"),
         "--no-progress",
     ]
-    r = CliRunner().invoke(serve, base + ["--deterministic"])
+    r = CliRunner().invoke(cli, base + ["--deterministic"])
     assert r.exit_code != 0 and "refuses batch invariance before anything starts" in r.output
     assert "vllm/model_executor/determinism/batch_invariant.py:" in r.output
     # inherited from the environment, the server would die at its first request: refused as well
     monkeypatch.setenv("VLLM_BATCH_INVARIANT", "1")
-    r = CliRunner().invoke(serve, base)
+    r = CliRunner().invoke(cli, base)
     assert r.exit_code != 0 and "refuses batch invariance before anything starts" in r.output
     with pytest.raises(LaunchError, match="VLLM_BATCH_INVARIANT is set in this environment"):
         VllmCpuLauncher(log_path=tmp_path / "s.log").start()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.arms.registry import smoke_probes
 from harness.core.ports import free_port
 from harness.model.serving import LaunchError
 from harness.model.vllm import locks as vllm
@@ -143,7 +144,8 @@ def test_smoke_through_the_vllm_launcher_sends_the_papers_requests(fake_docker, 
     )
     lines: list[str] = []
     found = smoke(cfg, "qwen2.5-7b", echo=lines.append)
-    assert [f["reply_form"] for f in found["reply_forms"]] == ["program", "reply", "extract"]
+    assert [f["reply_form"] for f in found["reply_forms"]] == [form for form, _ in smoke_probes()]
+    assert {f["reply_form"] for f in found["reply_forms"]} == {"program", "reply", "extract"}
     assert all(f["parsed"] for f in found["reply_forms"]) and found["vllm_version"] == "0.32.0"
     sent = [json.loads(x) for x in (tmp_path / "state" / "requests.jsonl").read_text().splitlines()]
     assert sent == [["max_tokens", "messages", "model", "temperature"]] * 3  # no seed, nothing else

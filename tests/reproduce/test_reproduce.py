@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from harness.arms.registry import ARMS
 from harness.calculators import LIBRARY
-from harness.cli.serve import serve
+from harness.cli.serve import reproduce_cmd, serve
 from harness.data import datahub
 from harness.data.dataset import load_dataset
 from harness.model.vllm import locks as vllm
@@ -299,9 +299,8 @@ def test_bad_selectors_are_named(tmp_path):
     r = _script(tmp_path, DRY_RUN="maybe")
     assert r.returncode == 2 and "DRY_RUN must be 1 or 0" in r.stderr
     r = CliRunner().invoke(
-        serve,
+        reproduce_cmd,
         [
-            "reproduce",
             "--launcher",
             "llama-cpp",
             "--deterministic",
@@ -363,9 +362,8 @@ def test_pipeline_refuses_to_serve_an_unpinned_model_before_starting_anything(un
 
 def test_reproduce_command_refuses_to_start_when_preflight_fails(unpinned_lock, tmp_path):
     r = CliRunner().invoke(
-        serve,
+        reproduce_cmd,
         [
-            "reproduce",
             "--models",
             "qwen2.5-7b",
             "--dataset",
