@@ -132,7 +132,9 @@ def container_executor_os_layers(request, canaries):
     """Container backend with layers 1-2 off (needs the container side's `container_executor`
     to exist, i.e. docker + runsc + image)."""
     _container_fixture(request, "container_executor")
-    ex = make_executor("container", disabled_layers=OS_LAYERS_ONLY, workers=1, canary=canaries.memory)
+    # two containers: most programs here end in a sandbox violation, which replaces the container in the
+    # background; the next test runs in the other one meanwhile
+    ex = make_executor("container", disabled_layers=OS_LAYERS_ONLY, workers=2, canary=canaries.memory)
     yield ex
     ex.close()
 
@@ -141,7 +143,7 @@ def container_executor_os_layers(request, canaries):
 def container_executor_static_alone(request, canaries):
     """Container backend with layer 2 off: layer 1 alone above the OS layers."""
     _container_fixture(request, "container_executor")
-    ex = make_executor("container", disabled_layers=STATIC_ALONE, workers=1, canary=canaries.memory)
+    ex = make_executor("container", disabled_layers=STATIC_ALONE, workers=2, canary=canaries.memory)
     yield ex
     ex.close()
 
