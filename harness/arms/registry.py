@@ -425,8 +425,8 @@ def other_checkpoint_arms() -> tuple[str, ...]:
 def smoke_probes() -> tuple[tuple[str, str], ...]:
     """(reply form, arm) of every arm whose first request the smoke step sends (PaperRole.smoke_probe), in arm
     order."""
-    probes = [a for a in ARMS.values() if a.paper.smoke_probe and a.prompt is not None]
-    return tuple((a.prompt.reply_form, a.name) for a in sorted(probes, key=lambda a: arm_sort_key(a.name)) if a.prompt)
+    probes = [(a.name, a.prompt.reply_form) for a in ARMS.values() if a.paper.smoke_probe and a.prompt is not None]
+    return tuple((form, name) for name, form in sorted(probes, key=lambda p: arm_sort_key(p[0])))
 
 
 def declared_gaps() -> tuple[tuple[str, Gap], ...]:

@@ -34,7 +34,7 @@ from executor.api import REQUESTABLE_BACKENDS
 from harness.cli.acceptance import acceptance
 from harness.cli.convention import convention_option
 from harness.cli.vllm_image import vllm_image
-from harness.cli.vocabulary import arm_names, arms_option, parse_seeds_value, seeds_option
+from harness.cli.vocabulary import arms_option, parse_seeds_value, seeds_option
 from harness.core.seeds import PAPER_SEEDS
 from harness.model.client import SERVER_PROFILES
 from harness.model.cpu_models import CPU_MODEL_ID
@@ -169,7 +169,7 @@ def _config(
         return ReproduceConfig(
             launcher=launcher,
             models=split_names(models),
-            arms=list(arm_names(arms)) or ["all"],
+            arms=list(arms),
             seeds=parse_seeds_value(seeds),
             dataset=dataset,
             out=out,

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from harness.core import seeds as core_seeds
+from harness.reproduce.config import split_names
 
 __all__ = ["arm_names", "arms_option", "parse_seeds_value", "seeds_option"]
 
@@ -41,8 +42,7 @@ def seeds_option(default: tuple[int, ...], help_text: str) -> Callable[[Any], An
 
 def arm_names(values: Iterable[str]) -> tuple[str, ...]:
     """('a,b', 'c') -> ('a', 'b', 'c'): the names of every --arm/--arms value, in order, each once."""
-    names = [p for v in values for p in str(v).replace(",", " ").split() if p]
-    return tuple(dict.fromkeys(names))
+    return tuple(dict.fromkeys(n for v in values for n in split_names(v)))
 
 
 def arms_option(dest: str, default: str | None, help_text: str) -> Callable[[Any], Any]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from harness.analysis.stats.labels import HYBRIDS, LIBRARIES, arm_label, hybrid_name
 from harness.arms.registry import ARMS, budget_variants, declared_gaps, words
+from harness.arms.spec import Gap
 
 
 @dataclass(frozen=True)
@@ -28,22 +29,21 @@ class Comparison:
         return f"{arm_label(self.solver, short=True)} \u2212 {arm_label(self.reference, short=True)}"
 
 
+def _comparison(solver: str, gap: Gap) -> Comparison:
+    """The comparison a registry entry's gap declares (its arm is the solver)."""
+    return Comparison(solver, gap.reference, gap.family, gap.access, gap.subset)
+
+
 def declared(family: str) -> tuple[Comparison, ...]:
     """The comparisons of one Holm family, as the registered arms declare them (harness.arms.spec.PaperRole.gaps:
     the solver's entry names its reference, family, access and rank), in table order. Table 2's upper block is
     "primary"; "syntax", "secondary", "levers" and "budget-variables" (Table s16) follow."""
-    return tuple(
-        Comparison(solver, g.reference, g.family, g.access, g.subset)
-        for solver, g in declared_gaps()
-        if g.family == family
-    )
+    return tuple(_comparison(solver, g) for solver, g in declared_gaps() if g.family == family)
 
 
 def headline() -> tuple[Comparison, ...]:
     """The headline gaps (Table s10, the results summary): the declared gaps marked `headline`, in table order."""
-    return tuple(
-        Comparison(solver, g.reference, g.family, g.access, g.subset) for solver, g in declared_gaps() if g.headline
-    )
+    return tuple(_comparison(solver, g) for solver, g in declared_gaps() if g.headline)
 
 
 def _words(arm: str) -> str:
