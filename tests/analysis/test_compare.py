@@ -629,38 +629,12 @@ def test_cpu_demo_small_model_is_not_compared(tmp_path):
 def test_rehearsal_records_are_never_compared(tmp_path):
     """A small rehearsal: the rehearsal server (scripted fake), two seeds, the matched pair and the library."""
     from harness.data.dataset import load_dataset
-    from tests.fixtures_rehearsal import running_rehearsal_server
+    from tests.fixtures_rehearsal import rehearsal_run_args, running_rehearsal_server
 
     root = tmp_path / "runs" / "rehearsal" / "results"
     with running_rehearsal_server(seed=7, answer_key=load_dataset("bundled-test").path) as server:
-        _run(
-            [
-                "run",
-                "--arm",
-                "open-book",
-                "--arm",
-                "program-solve",
-                "--arm",
-                "gold-lib",
-                "--dataset",
-                "bundled-test",
-                "--seeds",
-                "42,43",
-                "--base-url",
-                server.base_url,
-                "--model",
-                "rehearsal-alpha",
-                "--server-profile",
-                "plain",
-                "--executor-backend",
-                "process",
-                "--out",
-                str(root),
-                "--no-progress",
-                "--concurrency",
-                "8",
-            ]
-        )
+        arms = ["open-book", "program-solve", "gold-lib"]
+        _run(rehearsal_run_args(server, root, arms, seeds="42,43", extra=["--executor-backend", "process"]))
     nums, claims, md = _compare(root, root / "comparison")
     model_rows = [r for r in nums if r["ours"] and r["model"].startswith("rehearsal-")]
     assert len(model_rows) >= 20

@@ -96,39 +96,12 @@ def test_rehearsal_report_reads_at_a_laptops_width(tmp_path):
     """A small rehearsal result (the rehearsal server, a scripted FAKE: synthetic rows), reported and laid out."""
     from harness.cli import main
     from harness.data.dataset import load_dataset
-    from tests.fixtures_rehearsal import running_rehearsal_server
+    from tests.fixtures_rehearsal import rehearsal_run_args, running_rehearsal_server
 
     root = tmp_path / "rehearsal"
     with running_rehearsal_server(seed=7, answer_key=load_dataset("bundled-test").path) as server:
-        r = CliRunner().invoke(
-            main,
-            [
-                "run",
-                "--arm",
-                "open-book",
-                "--arm",
-                "program-solve",
-                "--arm",
-                "gold-lib",
-                "--dataset",
-                "bundled-test",
-                "--seeds",
-                "42",
-                "--base-url",
-                server.base_url,
-                "--model",
-                "rehearsal-alpha",
-                "--server-profile",
-                "plain",
-                "--executor-backend",
-                "process",
-                "--out",
-                str(root),
-                "--no-progress",
-                "--concurrency",
-                "8",
-            ],
-        )
+        arms = ["open-book", "program-solve", "gold-lib"]
+        r = CliRunner().invoke(main, rehearsal_run_args(server, root, arms, extra=["--executor-backend", "process"]))
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(
         main, ["report", "--results", str(root), "--out", str(tmp_path / "report"), "--draws", "200"]

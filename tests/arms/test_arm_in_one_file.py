@@ -18,7 +18,7 @@ from harness.arms.registry import ARMS, other_checkpoint_arms, registered, smoke
 from harness.arms.spec import Decoding, Display, Gap, PaperRole
 from harness.cli import main as cli
 from harness.data.dataset import load_dataset
-from tests.fixtures_rehearsal import running_rehearsal_server
+from tests.fixtures_rehearsal import rehearsal_run_args, running_rehearsal_server
 
 WARM = ARMS["open-book"].replace(
     name="open-book-warm",
@@ -59,30 +59,8 @@ def test_an_arm_defined_in_a_test_file_runs_end_to_end(tmp_path):
         assert ("open-book-warm", "open-book") in {(c.solver, c.reference) for c in declared("secondary")}
         assert "open-book-warm" not in {a for _, a in smoke_probes()}
         with running_rehearsal_server(seed=7, answer_key=load_dataset("bundled-test").path) as server:
-            _run(
-                [
-                    "run",
-                    "--arms",
-                    "open-book,open-book-warm",
-                    "--dataset",
-                    "bundled-test",
-                    "--limit",
-                    "6",
-                    "--seeds",
-                    "42",
-                    "--base-url",
-                    server.base_url,
-                    "--model",
-                    "rehearsal-alpha",
-                    "--server-profile",
-                    "plain",
-                    "--out",
-                    str(root),
-                    "--no-progress",
-                    "--concurrency",
-                    "4",
-                ]
-            )
+            arms = ["open-book", "open-book-warm"]
+            _run(rehearsal_run_args(server, root, arms, concurrency=4, extra=["--limit", "6"]))
         records = [
             json.loads(line)
             for line in (root / "rehearsal-alpha" / "open-book-warm" / "seed42.jsonl").read_text().splitlines()
