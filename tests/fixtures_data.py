@@ -41,6 +41,21 @@ def write_rows(path: Path, rows: list[dict[str, str]], columns: list[str] | None
     return path
 
 
+# The case a real-model smoke test sends its three requests on: the bundled slice's shortest note the library covers
+# (QTc Bazett, which extract-lib's prompt needs), so the replies are short at the arms' own token caps (the slice's
+# first covered case, a 3,796-character note, drew a 1,350-token program: 4 minutes on the vLLM CPU twin).
+SMOKE_CASE = "11-184"
+
+
+def bundled_cases_csv(path: Path, case_ids: list[str]) -> Path:
+    """The bundled slice's rows of `case_ids` (e.g. "11-184": Calculator ID 11, Row Number 184), unchanged, as a
+    benchmark CSV a command can take as its --dataset."""
+    wanted = {tuple(c.split("-", 1)) for c in case_ids}
+    rows = [r for r in read_rows(BUNDLED_DIR / "test_slice.csv") if (r["Calculator ID"], r["Row Number"]) in wanted]
+    assert len(rows) == len(wanted), f"not all of {case_ids} are in the bundled slice"
+    return write_rows(path, rows)
+
+
 @pytest.fixture(scope="session")
 def one_shot_rows() -> list[dict[str, str]]:
     """The 55 real rows of the bundled Verified one-shot split."""

@@ -28,6 +28,7 @@ from harness.model.vllm.cpu import ATTACH_ENV
 from harness.run.manifest import read_manifests
 from harness.run.runner import RunSpec, run_arms
 from tests.conftest import ROOT
+from tests.fixtures_data import SMOKE_CASE, bundled_cases_csv
 
 pytestmark = pytest.mark.vllm
 
@@ -183,12 +184,14 @@ def test_a_completion_cut_by_the_context_limit_is_recorded_truncated(vllm_cpu_se
 
 def test_smoke_through_the_vllm_cpu_launcher(vllm_cpu_server, tmp_path, monkeypatch):
     """`harness serve smoke --launcher vllm-cpu`: one request per prompt family with the arms' own caps, attached to
-    the session's server (the launcher checks the running server's command is its own)."""
+    the session's server (the launcher checks the running server's command is its own), on one short covered case
+    of the bundled slice (tests/fixtures_data.py SMOKE_CASE)."""
     monkeypatch.setenv(ATTACH_ENV, str(vllm_cpu_server.record))
     from harness.cli.serve import serve
 
+    dataset = bundled_cases_csv(tmp_path / "smoke-case.csv", [SMOKE_CASE])
     r = CliRunner().invoke(
-        serve, ["smoke", "--launcher", "vllm-cpu", "--dataset", "bundled-test", "--out", str(tmp_path)]
+        serve, ["smoke", "--launcher", "vllm-cpu", "--dataset", str(dataset), "--out", str(tmp_path)]
     )
     assert r.exit_code in (0, 1), r.output
     for form, arm in (("program", "program-solve"), ("reply", "note-only"), ("extract", "extract-lib")):

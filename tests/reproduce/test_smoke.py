@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from harness.cli.serve import serve
 from harness.model.cpu_models import DEFAULT_GGUF
 from harness.model.llama_cpp import DEFAULT_SERVER_PYTHON
+from tests.fixtures_data import SMOKE_CASE, bundled_cases_csv
 
 
 def test_smoke_with_the_rehearsal_launcher_checks_every_reply_form(tmp_path):
@@ -46,8 +47,11 @@ def test_smoke_refuses_before_starting_when_preflight_fails(tmp_path):
     reason="the CPU model server (.venv-server) or its GGUF is not installed: make model",
 )
 def test_smoke_with_the_llama_cpp_launcher(tmp_path):
+    """The real model on one short covered case of the bundled slice (tests/fixtures_data.py SMOKE_CASE), at the
+    arms' own token caps."""
+    dataset = bundled_cases_csv(tmp_path / "smoke-case.csv", [SMOKE_CASE])
     r = CliRunner().invoke(
-        serve, ["smoke", "--launcher", "llama-cpp", "--dataset", "bundled-test", "--out", str(tmp_path)]
+        serve, ["smoke", "--launcher", "llama-cpp", "--dataset", str(dataset), "--out", str(tmp_path)]
     )
     assert r.exit_code in (0, 1), r.output
     assert "[smoke qwen2.5-coder-0.5b-instruct] program (program-solve):" in r.output
