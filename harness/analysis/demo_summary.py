@@ -20,6 +20,7 @@ from pathlib import Path
 from harness.analysis.stats.labels import arm_label
 from harness.model.server_info import ServerInfo, read_server_info
 from harness.run.manifest import run_manifests
+from harness.run.record import Record
 from harness.run.store import iter_located_records
 
 MODEL_ARMS = ("open-book", "program-solve", "blind")  # the demo's model arms, in the order the text names them
@@ -49,29 +50,29 @@ def _model_words(server: ServerInfo | None, model_id: str) -> str:
     return model_id
 
 
-def _wrong_words(rows: list[dict]) -> str:
-    counts = Counter(r["outcome"] for r in rows if not r["correct"])
+def _wrong_words(rows: list[Record]) -> str:
+    counts = Counter(r.outcome for r in rows if not r.correct)
     return ", ".join(f"{n} {OUTCOME_WORDS.get(o, o)}" for o, n in counts.most_common())
 
 
-def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
+def about_text(records: list[Record], server: ServerInfo | None = None) -> str:
     """The paragraph (module docstring) from the demo's records."""
-    by_arm: dict[str, list[dict]] = {}
+    by_arm: dict[str, list[Record]] = {}
     for r in records:
-        by_arm.setdefault(r["arm"], []).append(r)
+        by_arm.setdefault(r.arm, []).append(r)
     model_rows = [r for a in MODEL_ARMS for r in by_arm.get(a, [])]
     if not model_rows:
         raise ValueError("no records of the demo's model arms (open-book, program-solve, blind) to describe")
-    model_id = model_rows[0]["model"]
-    cases = {r["case_id"]: r for r in model_rows}
-    seeds = sorted({r["seed"] for r in model_rows})
-    calcs = sorted({r["calculator_name"] for r in cases.values()})
+    model_id = model_rows[0].model
+    cases = {r.case_id: r for r in model_rows}
+    seeds = sorted({r.seed for r in model_rows})
+    calcs = sorted({r.calculator_name or str(r.calculator_id) for r in cases.values()})
     arms_run = [a for a in MODEL_ARMS if a in by_arm]
     ran = "; ".join(f"{arm_label(a)} ({ARM_ROLE[a]})" for a in arms_run)
     lib = by_arm.get(LIBRARY_ARM, [])
     lib_text = (
         f" The {arm_label(LIBRARY_ARM)} (no model) answered all {len(lib)} rows of the slice: "
-        f"{sum(r['correct'] for r in lib)} correct, the rest outside the library it has."
+        f"{sum(r.correct for r in lib)} correct, the rest outside the library it has."
         if lib
         else ""
     )
@@ -83,7 +84,7 @@ def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
         f"{', '.join(map(str, seeds))}, through {ran}; the prompts are the paper's.{lib_text}"
     )
 
-    counts = {a: (sum(r["correct"] for r in by_arm[a]), len(by_arm[a])) for a in arms_run}
+    counts = {a: (sum(r.correct for r in by_arm[a]), len(by_arm[a])) for a in arms_run}
     each = []
     for a in arms_run:
         ok, n = counts[a]
@@ -91,23 +92,23 @@ def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
         each.append(f"{arm_label(a)} {ok}/{n} correct" + (f" (of the others: {wrong})" if wrong else ""))
     shows = "What these figures show: " + "; ".join(each) + "."
     if "program-solve" in counts and "open-book" in counts:
-        prog = {r["case_id"]: r for r in by_arm["program-solve"]}
-        book = {r["case_id"]: r for r in by_arm["open-book"]}
-        won = sorted(c for c in prog if prog[c]["correct"] and c in book and not book[c]["correct"])
-        lost = sorted(c for c in prog if not prog[c]["correct"] and c in book and book[c]["correct"])
+        prog = {r.case_id: r for r in by_arm["program-solve"]}
+        book = {r.case_id: r for r in by_arm["open-book"]}
+        won = sorted(c for c in prog if prog[c].correct and c in book and not book[c].correct)
+        lost = sorted(c for c in prog if not prog[c].correct and c in book and book[c].correct)
         p_ok, b_ok = counts["program-solve"][0], counts["open-book"][0]
         if won:
             shows += (
                 f" A program got right what the model's own arithmetic got wrong on {len(won)} case(s): "
                 + "; ".join(
-                    f"{prog[c]['calculator_name']} (program {_value(prog[c]['answer'])}, open-book "
-                    f"{_value(book[c]['answer'])}, gold {_value(prog[c]['gold']['answer'])})"
+                    f"{prog[c].calculator_name} (program {_value(prog[c].answer)}, open-book "
+                    f"{_value(book[c].answer)}, gold {_value(_gold(prog[c]))})"
                     for c in won
                 )
                 + "."
             )
         if lost:
-            shows += f" The reverse on {len(lost)}: " + "; ".join(prog[c]["calculator_name"] for c in lost) + "."
+            shows += f" The reverse on {len(lost)}: " + "; ".join(prog[c].calculator_name or c for c in lost) + "."
         if p_ok > b_ok:
             shows += (
                 f" On these cases Program-Solve answered more correctly than open-book arithmetic "
@@ -132,7 +133,11 @@ def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
     return "\n".join([what, "", shows, "", not_shows]) + "\n"
 
 
-def _value(v) -> str:
+def _gold(rec: Record) -> str | None:
+    return rec.gold.answer if rec.gold is not None else None
+
+
+def _value(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     if isinstance(v, list) and len(v) == 2:
@@ -148,6 +153,6 @@ def about_results(results: Path, server_path: Path | None = None) -> str:
     if server_path is not None:
         server = read_server_info(server_path)
     else:
-        models = {r["model"] for r in records if r["arm"] in MODEL_ARMS}
+        models = {r.model for r in records if r.arm in MODEL_ARMS}
         server = next((m.server for m in run_manifests(results) if m.server is not None and m.model.id in models), None)
     return about_text(records, server)

@@ -144,7 +144,7 @@ def _assert_storable(res: dict, tmp_path, name: str, executor_result: bool = Tru
     assert store.append(rec)
     # what JSON itself keeps: lossless, except that an adjacent high+low surrogate pair reads
     # back as its astral character (as any JSON reader of \\ud83d\\ude00 does)
-    assert read_result_file(store.path) == [json.loads(json.dumps(rec))]
+    assert [r.to_dict() for r in read_result_file(store.path)] == [json.loads(json.dumps(rec.to_dict()))]
 
 
 def test_arbitrary_output_is_classified_and_storable_through_the_pool(backend_executor, tmp_path):
