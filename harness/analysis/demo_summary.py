@@ -17,19 +17,16 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from harness.analysis.stats.families import shown_in
 from harness.analysis.stats.labels import arm_label
+from harness.arms.registry import demo_arms, model_free_arms
 from harness.model.server_info import ServerInfo, read_server_info
 from harness.run.manifest import run_manifests
 from harness.run.record import Record
 from harness.run.store import iter_located_records
 
-MODEL_ARMS = ("open-book", "program-solve", "blind")  # the demo's model arms, in the order the text names them
-LIBRARY_ARM = "gold-lib"
-ARM_ROLE = {  # harness/arms/registry.py: what each arm gives the model and who computes
-    "open-book": "note, formula text and the patient's values given; the model does the arithmetic in its reply",
-    "program-solve": "the same inputs; the model writes a Python program and the hardened executor computes",
-    "blind": "note and question only; the model recalls the formula and writes the program",
-}
+# The demo's model arms, in the order the text names them, and what each gives the model and who computes: their
+# registry entries' PaperRole.demo (harness.arms.registry.demo_arms); the library arm: the model-free arm that ran.
 OUTCOME_WORDS = {
     "answered": "answered wrong",
     "raised_error": "raised an error",
@@ -60,20 +57,22 @@ def about_text(records: list[Record], server: ServerInfo | None = None) -> str:
     by_arm: dict[str, list[Record]] = {}
     for r in records:
         by_arm.setdefault(r.arm, []).append(r)
-    model_rows = [r for a in MODEL_ARMS for r in by_arm.get(a, [])]
+    arm_role = demo_arms()
+    model_rows = [r for a in arm_role for r in by_arm.get(a, [])]
     if not model_rows:
-        raise ValueError("no records of the demo's model arms (open-book, program-solve, blind) to describe")
+        raise ValueError(f"no records of the demo's model arms ({', '.join(arm_role)}) to describe")
     model_id = model_rows[0].model
     cases = {r.case_id: r for r in model_rows}
     seeds = sorted({r.seed for r in model_rows})
     calcs = sorted({r.calculator_name or str(r.calculator_id) for r in cases.values()})
-    arms_run = [a for a in MODEL_ARMS if a in by_arm]
-    ran = "; ".join(f"{arm_label(a)} ({ARM_ROLE[a]})" for a in arms_run)
-    lib = by_arm.get(LIBRARY_ARM, [])
+    arms_run = [a for a in arm_role if a in by_arm]
+    ran = "; ".join(f"{arm_label(a)} ({arm_role[a]})" for a in arms_run)
+    library_arm = next((a for a in model_free_arms() if a in by_arm), None)
+    lib = by_arm.get(library_arm, []) if library_arm else []
     lib_text = (
-        f" The {arm_label(LIBRARY_ARM)} (no model) answered all {len(lib)} rows of the slice: "
+        f" The {arm_label(library_arm)} (no model) answered all {len(lib)} rows of the slice: "
         f"{sum(r.correct for r in lib)} correct, the rest outside the library it has."
-        if lib
+        if lib and library_arm
         else ""
     )
     what = (
@@ -91,12 +90,14 @@ def about_text(records: list[Record], server: ServerInfo | None = None) -> str:
         wrong = _wrong_words(by_arm[a])
         each.append(f"{arm_label(a)} {ok}/{n} correct" + (f" (of the others: {wrong})" if wrong else ""))
     shows = "What these figures show: " + "; ".join(each) + "."
-    if "program-solve" in counts and "open-book" in counts:
-        prog = {r.case_id: r for r in by_arm["program-solve"]}
-        book = {r.case_id: r for r in by_arm["open-book"]}
+    # the program arm against the model's own arithmetic: the comparison declared for this paragraph (Gap.tables)
+    code, arith = next(((c.solver, c.reference) for c in shown_in("about")), ("", ""))
+    if code in counts and arith in counts:
+        prog = {r.case_id: r for r in by_arm[code]}
+        book = {r.case_id: r for r in by_arm[arith]}
         won = sorted(c for c in prog if prog[c].correct and c in book and not book[c].correct)
         lost = sorted(c for c in prog if not prog[c].correct and c in book and book[c].correct)
-        p_ok, b_ok = counts["program-solve"][0], counts["open-book"][0]
+        p_ok, b_ok = counts[code][0], counts[arith][0]
         if won:
             shows += (
                 f" A program got right what the model's own arithmetic got wrong on {len(won)} case(s): "
@@ -153,6 +154,6 @@ def about_results(results: Path, server_path: Path | None = None) -> str:
     if server_path is not None:
         server = read_server_info(server_path)
     else:
-        models = {r.model for r in records if r.arm in MODEL_ARMS}
+        models = {r.model for r in records if r.arm in demo_arms()}
         server = next((m.server for m in run_manifests(results) if m.server is not None and m.model.id in models), None)
     return about_text(records, server)

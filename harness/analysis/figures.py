@@ -27,7 +27,7 @@ from harness.analysis.router_report import curves, matched_records, router_recor
 from harness.analysis.stats.labels import arm_label, model_label
 from harness.analysis.stats.paired import accuracy
 from harness.analysis.stats.risk_coverage import single_arm_point
-from harness.arms.registry import ladder, matched_arms
+from harness.arms.registry import ARMS, hybrid_libraries, ladder, matched_arms, table_arms
 
 PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
 PNG_META = {"Software": None}
@@ -53,6 +53,17 @@ def _save(fig, out_dir: Path, stem: str) -> list[Path]:
     return [png, pdf]
 
 
+LIBRARY_MARKERS = ("s", "^", "D", "v", "P", "X")  # Figure 2's library arms, in their hybrid rank order
+
+
+def coverage_arms() -> tuple[list[str], list[str]]:
+    """Figure 2's arms (those whose paper role lists "fig2"): (the library arms of the hybrids, marked at the
+    library's k, in their rank order; the others, marked at k = all, in arm order)."""
+    arms = table_arms("fig2")
+    libraries = [a for a in hybrid_libraries().values() if a in arms][: len(LIBRARY_MARKERS)]
+    return libraries, [a for a in arms if a not in libraries]
+
+
 def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
     """Figure 2: coverage bound against full-set accuracy for a library of k calculators."""
     d = an.data
@@ -68,9 +79,10 @@ def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
             ax.plot(k, top, color="0.6", lw=0.8, ls="--", label="bound, largest calculators first")
         ax.fill_between(k, 0, mean_line, color="0.92", lw=0)
         lib_k = int(np.sum(np.isin(d.calculators, sorted(an.library))))
+        libraries, attempts_all = coverage_arms()
         for i, m in enumerate(d.models):
             color = COLORS[i % len(COLORS)]
-            for arm, marker in (("gold-lib", "s"), ("extract-lib", "^")):
+            for arm, marker in zip(libraries, LIBRARY_MARKERS):
                 acc = accuracy(d, m, arm)
                 if acc is None:
                     continue
@@ -85,8 +97,10 @@ def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
                     zorder=5,
                     label=f"{arm_label(arm, short=True)} {model_label(m)}",
                 )
-            acc = accuracy(d, m, "program-solve")
-            if acc is not None:
+            for arm in attempts_all:
+                acc = accuracy(d, m, arm)
+                if acc is None:
+                    continue
                 ax.plot(
                     [n_calc],
                     [acc["mean"]],
@@ -96,7 +110,7 @@ def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
                     ms=6,
                     clip_on=False,
                     zorder=5,
-                    label=f"Prog. {model_label(m)}",
+                    label=f"{arm_label(arm, short=True)} {model_label(m)}",
                 )
         ax.set_xlim(0, n_calc + 2)  # markers at k = all and at 0 % are drawn whole (clip_on=False)
         ax.set_ylim(0, 100)
@@ -122,16 +136,16 @@ def figure_accuracy(an: Analysis, out_dir: Path) -> list[Path]:
                 acc = accuracy(d, m, arm)
                 if acc is None:
                     continue
-                blind = arm == "blind"
+                hollow = ARMS[arm].display.hollow  # the blind arm: drawn open
                 xpos = x[j] + (i - (len(d.models) - 1) / 2) * width
                 ax.bar(
                     xpos,
                     acc["mean"],
                     width * 0.92,
-                    color="white" if blind else color,
+                    color="white" if hollow else color,
                     edgecolor=color,
                     linewidth=1.2,
-                    hatch="//" if blind else None,
+                    hatch="//" if hollow else None,
                     label=model_label(m)
                     if j == 0 or (j == min(jj for jj, a in enumerate(arms) if d.has(m, a)))
                     else None,

@@ -55,7 +55,7 @@ from harness.arms.solvers import (
     register_solver,
     unregister_solver,
 )
-from harness.arms.spec import GAP_FAMILIES, Arm, Decoding, Display, Gap, HybridRole, PaperRole
+from harness.arms.spec import ARM_TABLES, GAP_FAMILIES, GAP_TABLES, Arm, Decoding, Display, Gap, HybridRole, PaperRole
 from harness.core.registry import Registry
 
 COT_TOKENS = 1024
@@ -112,12 +112,21 @@ def _arms() -> list[Arm]:
             other_checkpoints=True,
             smoke_probe=True,
             gaps=(
-                Gap("open-book", "primary", "formula, gold variables, whole note", rank=1, headline=True),
+                Gap(
+                    "open-book",
+                    "primary",
+                    "formula, gold variables, whole note",
+                    rank=1,
+                    headline=True,
+                    tables=("s3", "table1-other", "about"),
+                ),
                 Gap("gold-lib", "primary", "gold variables", rank=2, headline=True),
                 Gap("extract-lib", "secondary", "not input-matched", rank=1),
                 Gap("extract-lib-recalled", "secondary", "not input-matched", rank=2),
-                Gap("blind", "secondary", "formula and variables removed", rank=4),
+                Gap("blind", "secondary", "formula and variables removed", rank=4, tables=("s7", "s8")),
             ),
+            tables=("s11", "s15", "fig2"),
+            demo="the same inputs; the model writes a Python program and the hardened executor computes",
         ),
     )
     blind = Arm(
@@ -128,12 +137,21 @@ def _arms() -> list[Arm]:
         Decoding(max_tokens=1024),
         needs_executor=True,
         notes="the question is kept (it is the task); no name, formula or variables",
-        display=Display("Blind Program-Solve", "Blind", 10, ("recalled", "extracted", "executor"), program_table=True),
+        display=Display(
+            "Blind Program-Solve",
+            "Blind",
+            10,
+            ("recalled", "extracted", "executor"),
+            program_table=True,
+            hollow=True,
+        ),
         paper=PaperRole(
             gaps=(
                 Gap("extract-lib", "primary", "both extract", rank=3, headline=True),
                 Gap("extract-lib-recalled", "secondary", "both recall", rank=3),
-            )
+            ),
+            tables=("s11",),
+            demo="note and question only; the model recalls the formula and writes the program",
         ),
     )
     extract = Arm(
@@ -150,7 +168,10 @@ def _arms() -> list[Arm]:
             hybrid=HybridRole("library", 1, "extract"),
         ),
         paper=PaperRole(
-            other_checkpoints=True, smoke_probe=True, gaps=(Gap("gold-lib", "secondary", "extraction", rank=7),)
+            other_checkpoints=True,
+            smoke_probe=True,
+            gaps=(Gap("gold-lib", "secondary", "extraction", rank=7),),
+            tables=("fig2",),
         ),
     )
     tree = Arm(
@@ -192,6 +213,8 @@ def _arms() -> list[Arm]:
                     Gap("page-no-formula", "secondary", "formula text", rank=5),
                     Gap("note-only-250-nogold", "budget-variables", "whole note + variables + formula", rank=3),
                 ),
+                tables=("s11",),
+                demo="note, formula text and the patient's values given; the model does the arithmetic in its reply",
             ),
         ),
         extract,
@@ -209,6 +232,7 @@ def _arms() -> list[Arm]:
                 ("hardcoded", "given", "function"),
                 hybrid=HybridRole("library", 0, "gold"),
             ),
+            paper=PaperRole(tables=("fig2",)),
         ),
         Arm(
             "extract-lib-recalled",
@@ -228,13 +252,25 @@ def _arms() -> list[Arm]:
             title="Program-Solve + syntax",
             syntax=True,
             display=Display(
-                "Program-Solve + syntax", "Prog. + syntax", 9, ("given", "given", "executor"), program_table=True
+                "Program-Solve + syntax",
+                "Prog. + syntax",
+                9,
+                ("given", "given", "executor"),
+                program_table=True,
+                paper_row="+ syntax (exploratory)",
             ),
             paper=PaperRole(
                 gaps=(
-                    Gap("open-book", "syntax", "formula, gold variables, whole note", rank=1, headline=True),
+                    Gap(
+                        "open-book",
+                        "syntax",
+                        "formula, gold variables, whole note",
+                        rank=1,
+                        headline=True,
+                        tables=("s3",),
+                    ),
                     Gap("gold-lib", "syntax", "gold variables", rank=2),
-                    Gap("program-solve", "syntax", "syntax lines only", rank=3),
+                    Gap("program-solve", "syntax", "syntax lines only", rank=3, tables=("s3",)),
                 )
             ),
         ),
@@ -434,6 +470,38 @@ def declared_gaps() -> tuple[tuple[str, Gap], ...]:
     then rank, then the solver's arm order."""
     gaps = [(n, g) for n, a in ARMS.items() for g in a.paper.gaps]
     return tuple(sorted(gaps, key=lambda ng: (GAP_FAMILIES.index(ng[1].family), ng[1].rank, arm_sort_key(ng[0]))))
+
+
+def shown_gaps(table: str) -> tuple[tuple[str, Gap], ...]:
+    """(solver arm, gap) of the declared gaps shown in `table` (Gap.tables, harness.arms.spec.GAP_TABLES), in the
+    order of declared_gaps."""
+    if table not in GAP_TABLES:
+        raise ValueError(f"no gap table {table!r} (known: {', '.join(GAP_TABLES)})")
+    return tuple((n, g) for n, g in declared_gaps() if table in g.tables)
+
+
+def table_arms(table: str) -> tuple[str, ...]:
+    """The arms whose paper role lists them in `table` (PaperRole.tables, harness.arms.spec.ARM_TABLES), in arm
+    order."""
+    if table not in ARM_TABLES:
+        raise ValueError(f"no arm table {table!r} (known: {', '.join(ARM_TABLES)})")
+    return tuple(sorted((n for n, a in ARMS.items() if table in a.paper.tables), key=arm_sort_key))
+
+
+def demo_arms() -> dict[str, str]:
+    """{arm: what it gives the model and who computes} of the CPU demo's model arms (PaperRole.demo), in arm
+    order."""
+    return {n: ARMS[n].paper.demo for n in sorted((n for n, a in ARMS.items() if a.paper.demo), key=arm_sort_key)}
+
+
+def paper_rows() -> dict[str, str]:
+    """{the row label the paper's Table 1 prints: arm} of the ladder's arms (Display.paper_row, else its label)."""
+    out = {}
+    for name in ladder():
+        row = ARMS[name].display.paper_row or ARMS[name].display.label
+        if row:
+            out[row] = name
+    return out
 
 
 def router_arms() -> tuple[str, ...]:

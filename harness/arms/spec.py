@@ -91,7 +91,9 @@ class Display:
     name), `ladder` the (formula, variables, arithmetic) cells of Table 1's accuracy ladder (the ladder arms are
     also Figure 1b's bars), `program_table` whether the arm's programs are counted in the program tables,
     `matched` the single-program arm a router arm is compared with (same prompt family), `hybrid` its part in the
-    library-first hybrids."""
+    library-first hybrids, `paper_row` the row label the paper's Table 1 prints for it where that is not `label`
+    (the comparison with the paper maps the paper's rows to arms by it), `hollow` whether Figure 1b draws its bars
+    open (outline only)."""
 
     label: str | None = None
     short: str | None = None
@@ -100,12 +102,23 @@ class Display:
     program_table: bool = False
     matched: str | None = None
     hybrid: HybridRole | None = None
+    paper_row: str | None = None
+    hollow: bool = False
 
 
 # The Holm families of the declared comparisons, in the order the tables list them (harness.analysis.stats.families
 # adds the derived note-budget family after "levers" and the hybrids' after "budget-variables").
 GAP_FAMILIES = ("primary", "syntax", "secondary", "levers", "budget-variables")
 GAP_SUBSETS = ("all", "impl", "not_replaced", "no_issue")
+# Where the kit shows a declared comparison beyond its family's tables (Gap.tables): "s3" the syntax-lines ablation,
+# "s7" and "s8" what recall loses (the calculators, one case: the solver's programs against the reference's),
+# "table1-other" Table 1's lower block (the other checkpoints; the comparison with the paper reads the paper's
+# lower-block gaps as it), "about" the CPU demo's opening paragraph (harness.analysis.demo_summary).
+GAP_TABLES = ("s3", "s7", "s8", "table1-other", "about")
+# The tables and figures an arm is listed in by its paper role (PaperRole.tables), beyond those every arm or its
+# display puts it in: "s11" accuracy by audit group, "s15" the failure audit (of one arm: the first in arm order),
+# "fig2" Figure 2's coverage markers (a library arm of the hybrids at its k, any other at k = all).
+ARM_TABLES = ("s11", "s15", "fig2")
 
 
 @dataclass(frozen=True)
@@ -113,7 +126,8 @@ class Gap:
     """A paired comparison the arm is the solver of: this arm minus `reference` on the cases both ran, declared
     before any result is read. `family` is its Holm family (GAP_FAMILIES), `access` what the two arms share (Table
     2's "Access" column), `subset` the cases it is taken on ("impl": the library's calculators), `rank` its place
-    in its family's tables, `headline` whether it is one of the headline gaps (Table s10, the results summary)."""
+    in its family's tables, `headline` whether it is one of the headline gaps (Table s10, the results summary),
+    `tables` where else the kit shows it (GAP_TABLES)."""
 
     reference: str
     family: str
@@ -121,12 +135,16 @@ class Gap:
     subset: str = "all"
     rank: int = 0
     headline: bool = False
+    tables: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.family not in GAP_FAMILIES:
             raise ValueError(f"gap against {self.reference!r}: family {self.family!r} is not one of {GAP_FAMILIES}")
         if self.subset not in GAP_SUBSETS:
             raise ValueError(f"gap against {self.reference!r}: subset {self.subset!r} is not one of {GAP_SUBSETS}")
+        for t in self.tables:
+            if t not in GAP_TABLES:
+                raise ValueError(f"gap against {self.reference!r}: table {t!r} is not one of {GAP_TABLES}")
 
 
 @dataclass(frozen=True)
@@ -135,11 +153,20 @@ class PaperRole:
     `other_checkpoints` whether the paper also runs it with its other checkpoints (Mistral-7B, Phi-3.5-mini:
     harness.reproduce.config.OTHER_CHECKPOINTS; every paper arm runs with the Qwen models), `gaps` the declared
     comparisons it is the solver of, `smoke_probe` whether the smoke step (harness.reproduce.smoke) sends its first
-    request as the probe of its prompt's reply form."""
+    request as the probe of its prompt's reply form, `tables` the tables and figures that list it by its role
+    (ARM_TABLES), `demo` what the CPU demo's opening paragraph (harness.analysis.demo_summary) says the arm gives
+    the model and who computes: the arms with one are the demo's model arms, named in arm order."""
 
     other_checkpoints: bool = False
     gaps: tuple[Gap, ...] = ()
     smoke_probe: bool = False
+    tables: tuple[str, ...] = ()
+    demo: str = ""
+
+    def __post_init__(self) -> None:
+        for t in self.tables:
+            if t not in ARM_TABLES:
+                raise ValueError(f"paper role: table {t!r} is not one of {ARM_TABLES}")
 
 
 @dataclass(frozen=True)
@@ -301,8 +328,10 @@ def catalogue_formula_text(calculator_id: int) -> str:
 
 
 __all__ = [
+    "ARM_TABLES",
     "DOCUMENTATION_FIELDS",
     "GAP_FAMILIES",
+    "GAP_TABLES",
     "REPLY_FORMS",
     "Arm",
     "ArmConfig",

@@ -14,9 +14,9 @@ from executor.result import ExecResult
 from harness.arms.registry import get_arm
 from harness.arms.solvers.base import Context, InfraError
 from harness.arms.spec import ArmConfig
+from harness.core.canonical_json import record_line
 from harness.data.dataset import load_dataset
 from harness.run.manifest import RunManifest, read_manifests
-from harness.core.canonical_json import record_line
 from harness.run.record import RECORD_FIELDS, RECORD_SCHEMA, REQUIRED_FIELDS, Record, RecordError
 from harness.run.store import iter_result_files, read_result_file
 from tests.conftest import ROOT

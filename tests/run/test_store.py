@@ -169,9 +169,7 @@ def test_export_parquet_and_csv_round_trip(tmp_path):
         store = ResultStore(results_path(root, "m", arm, 42))
         for i in range(5):
             store.append(
-                make(
-                    i, arm=arm, key=record_key(arm=arm, i=i), answer=[4, 2], tokens={"prompt": 10, "completion": 3}
-                )
+                make(i, arm=arm, key=record_key(arm=arm, i=i), answer=[4, 2], tokens={"prompt": 10, "completion": 3})
             )
     pq = export_results(root, tmp_path / "all.parquet")
     csv = export_results(root, tmp_path / "all.csv")

@@ -17,19 +17,21 @@ from harness.run.store import ResultStore, TornLineWarning
 
 
 def _rec(i: int) -> Record:
-    return Record.from_dict({
-        "key": f"k{i}",
-        "model": "m",
-        "arm": "a",
-        "seed": 1,
-        "case_id": f"2-{i}",
-        "calculator_id": 2,
-        "outcome": "answered",
-        "correct": True,
-        "scorer": "paper",
-        "reason": "x" * (i % 50),
-        "record_schema": 2,
-    })
+    return Record.from_dict(
+        {
+            "key": f"k{i}",
+            "model": "m",
+            "arm": "a",
+            "seed": 1,
+            "case_id": f"2-{i}",
+            "calculator_id": 2,
+            "outcome": "answered",
+            "correct": True,
+            "scorer": "paper",
+            "reason": "x" * (i % 50),
+            "record_schema": 2,
+        }
+    )
 
 
 def test_sigkilled_writer_loses_no_appended_record(tmp_path):

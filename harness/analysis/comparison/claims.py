@@ -360,7 +360,7 @@ class ClaimRows:
 
     def check_within_interval(self, claim):
         c = claim["check"]
-        for m in self._models(c["model"], ("program-solve", "open-book")):
+        for m in self._models(c["model"], c["comparisons"][0]):  # the models that ran its first comparison
             parts, reasons, worst, lacks, band = [], [], None, [], 0.0
             for solver, reference in c["comparisons"]:
                 full = stats.gap(self.ctx.an, m, solver, reference, "all")

@@ -26,7 +26,8 @@ from harness.analysis.comparison import ours as stats
 from harness.analysis.comparison import tolerance as tol
 from harness.analysis.comparison.context import MODEL_FREE_ARMS, Context
 from harness.analysis.comparison.values import paper_values
-from harness.arms.registry import ARMS
+from harness.analysis.stats.labels import arm_label
+from harness.arms.registry import ARMS, declared_gaps, paper_rows, shown_gaps
 from harness.model.rehearsal.labels import MODEL_FREE
 
 REPRODUCED, CONSISTENT, DISCREPANCY, NOT_COMPARABLE, NO_RESULT = (
@@ -38,24 +39,26 @@ REPRODUCED, CONSISTENT, DISCREPANCY, NOT_COMPARABLE, NO_RESULT = (
 )
 VERDICTS = (REPRODUCED, CONSISTENT, DISCREPANCY, NOT_COMPARABLE, NO_RESULT)
 
-# Table 1 and 2 rows (paper wording) -> the kit's arms.
-ROW_ARMS = {
-    "Note only": "note-only",
-    "Page without formula": "page-no-formula",
-    "Open-book arithmetic": "open-book",
-    "Extract-Solve library": "extract-lib",
-    "Gold-Solve library": "gold-lib",
-    "Program-Solve": "program-solve",
-    "+ syntax (exploratory)": "program-solve-syntax",
-    "Blind Program-Solve": "blind",
-}
-GAP_ROWS = {
-    "Program-Solve \u2212 Open-book arithmetic": ("program-solve", "open-book"),
-    "Program-Solve \u2212 Gold-Solve library": ("program-solve", "gold-lib"),
-    "Blind Program-Solve \u2212 Extract-Solve library": ("blind", "extract-lib"),
-    "Program-Solve + syntax \u2212 Open-book arithmetic": ("program-solve-syntax", "open-book"),
-    "Program-Solve + syntax \u2212 Gold-Solve library": ("program-solve-syntax", "gold-lib"),
-}
+# Table 1 and 2 rows (paper wording) -> the kit's arms, from the registry: Table 1's rows are the ladder's arms by
+# the row label the paper prints (harness.arms.registry.paper_rows), Table 2's the declared comparisons by their
+# arms' labels ("<solver label> - <reference label>"); a gap row of Table 1's lower block (a checkpoint's name) is
+# the comparison declared for it (Gap.tables "table1-other").
+
+
+def gap_rows() -> dict[str, tuple[str, str]]:
+    """{Table 2 row: (solver, reference)} of every declared comparison."""
+    return {
+        f"{arm_label(solver)} \u2212 {arm_label(g.reference)}": (solver, g.reference) for solver, g in declared_gaps()
+    }
+
+
+def lower_block_gap() -> tuple[str, str]:
+    """(solver, reference) of a Table 1 lower-block gap row: the comparison declared for table1-other."""
+    comps = shown_gaps("table1-other")
+    if not comps:
+        raise ValueError("no declared comparison is shown in table1-other (harness.arms.spec.Gap.tables)")
+    solver, g = comps[0]
+    return solver, g.reference
 
 
 def _subset(s: str) -> str:
@@ -64,12 +67,13 @@ def _subset(s: str) -> str:
 
 def printed_interval(paper_model: str | None, solver: str, reference: str, subset: str) -> tuple | None:
     """(lo, hi, line) of the 95% interval the paper prints for this comparison anywhere, or None."""
+    rows = gap_rows()
     for c in paper_values()["cells"]:
         if (
             c["kind"] == "gap"
             and "lo" in c
             and c["model"] == paper_model
-            and GAP_ROWS.get(c["row"]) == (solver, reference)
+            and rows.get(c["row"]) == (solver, reference)
             and _subset(subset) == "all"
         ):
             return c["lo"], c["hi"], c["line"]
@@ -409,13 +413,14 @@ class NumberRows:
                 key=("route", route, (arm,)),
             )
 
-    def covered(self, source, where, line, paper, digits):
-        """The library's covered cases (a count: exact), on the results' cases."""
+    def covered(self, source, where, line, arm, paper, digits):
+        """The library's covered cases (a count: exact), on the results' cases; `arm` the library arm the paper's
+        number names (paper_values.json: Gold-Solve)."""
         an, ctx = self.ctx.an, self.ctx
-        ms = ctx.models_for(None, ("gold-lib",))
+        ms = ctx.models_for(None, (arm,))
         m = ms[0] if ms else None
         if m:  # on the library's own cases: a case only another arm's records name is none of its
-            have = ~np.isnan(an.data.block(m, "gold-lib")).all(axis=0)
+            have = ~np.isnan(an.data.block(m, arm)).all(axis=0)
             st = stats.Stat(
                 float((an.impl_mask() & have).sum()),
                 n_cases=int(have.sum()),
@@ -423,7 +428,7 @@ class NumberRows:
             )
         else:
             st = None
-        reasons = ctx.reasons(m, None, ("gold-lib",), st, "full") if m else []
+        reasons = ctx.reasons(m, None, (arm,), st, "full") if m else []
         self.add(
             source=source,
             where=where,
@@ -437,7 +442,7 @@ class NumberRows:
             stat=st,
             tolerance=tol.exact(),
             reasons=reasons,
-            key=("covered", "full", ("gold-lib",)),
+            key=("covered", "full", (arm,)),
         )
 
     def failed_on(self, model, arm, subset) -> list[str]:
@@ -460,11 +465,12 @@ class NumberRows:
 def number_rows(ctx: Context, claims: list[dict]) -> list[dict]:
     """Every paper number with a computation, beside the user's (module docstring)."""
     b = NumberRows(ctx, claims)
+    rows, gaps = paper_rows(), gap_rows()
     for c in paper_values()["cells"]:
         source = "Table 1" if c["table"] == "tab:ladder" else "Table 2"
         where = f"{c['row']} | {c['column']}"
         if c["kind"] == "accuracy":
-            arm = ROW_ARMS.get(c["row"]) or c.get("arm")
+            arm = rows.get(c["row"]) or c.get("arm")
             what = c["row"] if c["block"] == "upper" else f"{c['row']} {c['column']}"
             b.accuracy(
                 source,
@@ -479,7 +485,7 @@ def number_rows(ctx: Context, claims: list[dict]) -> list[dict]:
                 construction=arm in MODEL_FREE_ARMS,
             )
         else:
-            solver, reference = GAP_ROWS.get(c["row"], ("program-solve", "open-book"))
+            solver, reference = gaps.get(c["row"]) or lower_block_gap()
             b.gap(
                 source, where, c["line"], c["row"], solver, reference, c["model"], c["subset"], c["value"], c["digits"]
             )
@@ -556,7 +562,7 @@ def number_rows(ctx: Context, claims: list[dict]) -> list[dict]:
                     n["digits"],
                 )
             elif k == "covered_cases":
-                b.covered(source, where, n["line"], n["value"], n["digits"])
+                b.covered(source, where, n["line"], spec["arm"], n["value"], n["digits"])
     return b.rows
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.analysis.stats.labels import HYBRIDS, LIBRARIES, arm_label, hybrid_name
-from harness.arms.registry import ARMS, budget_variants, declared_gaps, words
+from harness.analysis.stats.labels import FALLBACKS, HYBRIDS, LIBRARIES, arm_label, hybrid_name
+from harness.arms.registry import ARMS, budget_variants, declared_gaps, shown_gaps, words
 from harness.arms.spec import Gap
 
 
@@ -44,6 +44,12 @@ def declared(family: str) -> tuple[Comparison, ...]:
 def headline() -> tuple[Comparison, ...]:
     """The headline gaps (Table s10, the results summary): the declared gaps marked `headline`, in table order."""
     return tuple(_comparison(solver, g) for solver, g in declared_gaps() if g.headline)
+
+
+def shown_in(table: str) -> tuple[Comparison, ...]:
+    """The declared comparisons a table shows beyond its family's (harness.arms.spec.Gap.tables: "s3", "s7", "s8",
+    "table1-other", "about"), in table order."""
+    return tuple(_comparison(solver, g) for solver, g in shown_gaps(table))
 
 
 def _words(arm: str) -> str:
@@ -80,17 +86,26 @@ def declared_comparisons(arms: list[str]) -> tuple[Comparison, ...]:
     )
 
 
-def hybrid_comparisons() -> tuple[Comparison, ...]:
-    """Declared hybrid comparisons: each hybrid minus its fallback alone (s13) and, per library,
-    the Program-Solve fallback minus the Open-book fallback (s18)."""
-    out = [Comparison(name, fb, "hybrids", "library first, then the fallback") for name, _, fb in HYBRIDS]
-    out += [
-        Comparison(
-            hybrid_name(lib, "program-solve"),
-            hybrid_name(lib, "open-book"),
-            "fallbacks",
-            "same library rows, fallback differs",
+def fallback_comparisons() -> tuple[tuple[str, Comparison], ...]:
+    """(library, comparison) per library of the hybrids: its hybrid with the first fallback minus its hybrid with the
+    second, by their rank (harness.arms.spec.HybridRole: Program-Solve's fallback minus Open-book's; s18)."""
+    if len(FALLBACKS) < 2:
+        return ()
+    first, second = FALLBACKS[:2]
+    return tuple(
+        (
+            lib,
+            Comparison(
+                hybrid_name(lib, first), hybrid_name(lib, second), "fallbacks", "same library rows, fallback differs"
+            ),
         )
         for lib in LIBRARIES
-    ]
+    )
+
+
+def hybrid_comparisons() -> tuple[Comparison, ...]:
+    """Declared hybrid comparisons: each hybrid minus its fallback alone (s13) and, per library, the first fallback
+    minus the second (s18: fallback_comparisons)."""
+    out = [Comparison(name, fb, "hybrids", "library first, then the fallback") for name, _, fb in HYBRIDS]
+    out += [c for _, c in fallback_comparisons()]
     return tuple(out)

@@ -34,8 +34,8 @@ def arm_label(arm: str, short: bool = False) -> str:
     return arm
 
 
-LIBRARIES = hybrid_libraries()  # {"gold": "gold-lib", "extract": "extract-lib"}, from the arms' Display.hybrid
-FALLBACKS = hybrid_fallbacks()  # ("program-solve", "open-book")
+LIBRARIES = hybrid_libraries()  # {key: library arm} (gold, extract), from the arms' Display.hybrid
+FALLBACKS = hybrid_fallbacks()  # the fallback arms (Program-Solve, Open-book arithmetic), in their rank order
 
 
 def hybrid_name(library: str, fallback: str) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.analysis.stats.arrays import OUTCOMES, CorrectnessArrays
+from harness.arms.registry import arm_order, hybrid_libraries, model_free_arms
 from harness.run.record import Record
 from harness.run.store import model_slug
 
@@ -30,25 +31,10 @@ def _probabilities(rng, n_arms, sizes, base):
 def synthetic_arrays(
     n_models=4, arms=None, seeds=(42, 43, 44, 45, 46), cases_per_calc=20, n_calculators=55, seed=0
 ) -> CorrectnessArrays:
-    """Correctness arrays of the benchmark's shape (default 4 x 12 x 5 x 1,100), all rows present."""
+    """Correctness arrays of the benchmark's shape (default 4 models x the registry's ordered arms
+    (harness.arms.registry.arm_order) x 5 seeds x 1,100 cases), all rows present."""
     rng = np.random.default_rng(seed)
-    arms = list(
-        arms
-        or [
-            "note-only",
-            "note-only-gold",
-            "page-no-formula",
-            "open-book",
-            "extract-lib",
-            "gold-lib",
-            "extract-lib-recalled",
-            "program-solve",
-            "program-solve-syntax",
-            "blind",
-            "blind-vote",
-            "blind-repair",
-        ]
-    )
+    arms = list(arms or arm_order())
     sizes = np.full(n_calculators, cases_per_calc) if np.isscalar(cases_per_calc) else np.asarray(cases_per_calc)
     n = int(sizes.sum())
     correct = np.empty((n_models, len(arms), len(seeds), n))
@@ -77,7 +63,8 @@ def synthetic_arrays(
 
 def synthetic_records(
     models=("synthetic/model-a",),
-    arms=("open-book", "program-solve"),
+    *,
+    arms,
     seeds=(42,),
     sizes=(3, 2, 4),
     accuracy=None,
@@ -85,21 +72,24 @@ def synthetic_records(
     library=(),
     date_calcs=(),
 ) -> list[dict]:
-    """Per-case records in the results-store format (harness.run.record.Record, dict form). `library` calculators get
-    Gold-Solve answers;
-    Gold-Solve abstains on the others; `date_calcs` get output_type 'date'."""
+    """Per-case records in the results-store format (harness.run.record.Record, dict form) of the named `arms`. The
+    library arms of the hybrids (harness.arms.registry.hybrid_libraries: Gold-Solve, Extract-Solve) abstain outside
+    the `library` calculators; on them a model-free one (Gold-Solve) is always right, the others are drawn like any
+    arm; `date_calcs` get output_type 'date'."""
     rng = np.random.default_rng(seed)
     accuracy = accuracy or {}
+    libraries = set(hybrid_libraries().values())
+    model_free = set(model_free_arms())
     out = []
     for model in models:
         for arm in arms:
             for s in seeds:
                 for c, size in enumerate(sizes, start=1):
                     for row in range(1, size + 1):
-                        if arm == "gold-lib":
+                        if arm in libraries and arm in model_free:
                             ok = c in library
                             outcome = "answered" if ok else "abstained"
-                        elif arm == "extract-lib" and c not in library:
+                        elif arm in libraries and c not in library:
                             ok, outcome = False, "abstained"
                         else:
                             ok = bool(rng.random() < accuracy.get(arm, 0.6))

@@ -20,12 +20,11 @@ from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import SECTION, Omit, Table
 from harness.analysis.tables.cells import acc_cell, results_root, stored_records
 from harness.analysis.tables.spec import Sheet, TableSpec
+from harness.arms.registry import table_arms
 from harness.calculators.catalogue import CATALOGUE
 from harness.data.dataset import load_dataset
 from harness.run.record import Record
 
-AUDIT_ARMS = ("open-book", "program-solve", "blind")
-S15_ARM = "program-solve"
 S15_PER_STRATUM = 20
 ANNOTATION_FILE = Path("annotations") / "s15-failure-audit.csv"
 SHEET_NAME = "s15-annotation-sheet.csv"
@@ -57,15 +56,16 @@ def table_s11(an: Analysis) -> Table:
     cols = ["Model", "Arm"] + [
         f"{AUDIT_LABELS[g]} ({len(set(d.calculator_ids[masks[g]].tolist()))} calc.)" for g in AUDIT_GROUPS
     ]
+    arms = table_arms("s11")
     rows = [
         [model_label(m), arm_label(a)]
         + [acc_cell(an, m, a, masks[g]) if masks[g].any() else "\u2013" for g in AUDIT_GROUPS]
         for m in d.models
-        for a in AUDIT_ARMS
+        for a in arms
         if d.has(m, a)
     ]
     if not rows:
-        raise Omit("none of Open-book arithmetic, Program-Solve, Blind Program-Solve ran")
+        raise Omit(f"none of {', '.join(arm_label(a) for a in arms)} ran")
     return Table("s11", "Exploratory: accuracy by audit group", cols, rows, ["Accuracy (%), mean over seeds."])
 
 
@@ -167,6 +167,11 @@ def _supported(an: Analysis) -> set[int]:
     return set(an.library)
 
 
+def failure_arm() -> str | None:
+    """The arm s15 audits (Program-Solve): the first in arm order whose paper role lists it in "s15"."""
+    return next(iter(table_arms("s15")), None)
+
+
 @dataclass(frozen=True)
 class FailureRow:
     """One Program-Solve record and its outcome category ('wrong_value' when answered and wrong)."""
@@ -189,10 +194,14 @@ class SampledRow(FailureRow):
 
 
 def failure_rows(an: Analysis) -> list[FailureRow]:
-    """Every Program-Solve record with its outcome category ('wrong_value' when answered and wrong)."""
-    out = []
-    for r in stored_records(an, S15_ARM):
-        if r.arm != S15_ARM:
+    """Every Program-Solve record (failure_arm's) with its outcome category ('wrong_value' when answered and
+    wrong)."""
+    out: list[FailureRow] = []
+    arm = failure_arm()
+    if arm is None:
+        return out
+    for r in stored_records(an, arm):
+        if r.arm != arm:
             continue
         cat = "correct" if r.correct else ("wrong_value" if r.outcome == "answered" else r.outcome)
         out.append(FailureRow(r, cat))

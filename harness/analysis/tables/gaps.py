@@ -10,8 +10,15 @@ import numpy as np
 
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.catalog import AUDIT_LABELS
-from harness.analysis.stats.families import arm_label, budget_comparisons, declared, headline
-from harness.analysis.stats.hybrids import HYBRIDS, LIBRARIES, hybrid_name, library_share
+from harness.analysis.stats.families import (
+    arm_label,
+    budget_comparisons,
+    declared,
+    fallback_comparisons,
+    headline,
+    shown_in,
+)
+from harness.analysis.stats.hybrids import HYBRIDS, library_share
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import MINUS, SECTION, Omit, Table, fmt, fmt_ci, fmt_p, fmt_signed
 from harness.analysis.tables.cells import gap_cell, stored_records
@@ -58,21 +65,19 @@ def table2(an: Analysis) -> Table:
 
 
 def table_s3(an: Analysis) -> Table:
+    """The comparisons declared for s3 (harness.arms.spec.Gap.tables); a model's row when one of the syntax
+    family's has both arms."""
     d = an.data
-    pairs = [
-        ("program-solve", "open-book"),
-        ("program-solve-syntax", "open-book"),
-        ("program-solve-syntax", "program-solve"),
-    ]
+    comps = shown_in("s3")
     rows = []
     for m in d.models:
-        cells = [an.gap(m, s, r) for s, r in pairs]
-        if cells[1] is None and cells[2] is None:
+        cells = [an.gap(m, c.solver, c.reference) for c in comps]
+        if all(g is None for c, g in zip(comps, cells) if c.family == "syntax"):
             continue
         rows.append([model_label(m)] + [gap_cell(c) for c in cells])
     if not rows:
         raise Omit("Program-Solve + syntax did not run")
-    cols = ["Model", f"Prog. {MINUS} Arith.", f"Prog. + syntax {MINUS} Arith.", f"Prog. + syntax {MINUS} Prog."]
+    cols = ["Model"] + [c.label for c in comps]
     return Table(
         "s3",
         "Syntax-lines ablation",
@@ -272,8 +277,8 @@ def table_s16(an: Analysis) -> Table:
 
 def table_s18(an: Analysis) -> Table:
     rows = []
-    for lib in LIBRARIES:
-        prog, arith = hybrid_name(lib, "program-solve"), hybrid_name(lib, "open-book")
+    for lib, c in fallback_comparisons():
+        prog, arith = c.solver, c.reference
         for m in an.data.models:
             g = an.gap(m, prog, arith)
             if g is None:
@@ -304,16 +309,27 @@ def table_s18(an: Analysis) -> Table:
 
 
 # ---- s7, s8: what recall loses ------------------------------------------------------------------------
+def _recall_pair(table: str) -> tuple[str, str] | None:
+    """(formula given, formula recalled): the comparison declared for s7 or s8 (harness.arms.spec.Gap.tables)."""
+    comps = shown_in(table)
+    return (comps[0].solver, comps[0].reference) if comps else None
+
+
 def recall_losses(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> dict[str, list[dict]]:
     """model -> calculators the blind arm loses on every seed: pairs (seed, case) with Program-Solve
-    correct and Blind not, >= min_pairs pairs and >= 1 pair at every seed both arms ran; top by pairs."""
+    correct and Blind not, >= min_pairs pairs and >= 1 pair at every seed both arms ran; top by pairs (the two arms:
+    the comparison declared for s7, solver and reference)."""
     d = an.data
     out: dict[str, list[dict]] = {}
+    pair = _recall_pair("s7")
+    if pair is None:
+        return out
+    given, recalled = pair
     for m in d.models:
-        if not (d.has(m, "program-solve") and d.has(m, "blind")):
+        if not (d.has(m, given) and d.has(m, recalled)):
             continue
-        ps, bl = d.block(m, "program-solve"), d.block(m, "blind")
-        seeds = d.seed_mask(m, "program-solve") & d.seed_mask(m, "blind")
+        ps, bl = d.block(m, given), d.block(m, recalled)
+        seeds = d.seed_mask(m, given) & d.seed_mask(m, recalled)
         both = ~np.isnan(ps) & ~np.isnan(bl)
         lost = both & (ps == 1) & (bl == 0)
         rows = []
@@ -330,8 +346,8 @@ def recall_losses(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP
                     "name": d.calculator_names.get(cid, str(cid)),
                     "pairs": pairs,
                     "evaluated": n,
-                    "ps": 100 * float(np.nansum(ps[seeds][:, cases]) / max(n, 1)),
-                    "blind": 100 * float(np.nansum(bl[seeds][:, cases]) / max(n, 1)),
+                    "solver": 100 * float(np.nansum(ps[seeds][:, cases]) / max(n, 1)),
+                    "reference": 100 * float(np.nansum(bl[seeds][:, cases]) / max(n, 1)),
                 }
             )
         rows.sort(key=lambda r: (-r["pairs"], r["calculator_id"]))
@@ -349,7 +365,13 @@ def table_s7(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> 
             rows.append([model_label(m), f"(no calculator reaches {min_pairs} pairs lost at every seed)", "", "", ""])
         for r in items:
             rows.append(
-                [model_label(m), f"{r['name']} ({r['calculator_id']})", str(r["pairs"]), fmt(r["ps"]), fmt(r["blind"])]
+                [
+                    model_label(m),
+                    f"{r['name']} ({r['calculator_id']})",
+                    str(r["pairs"]),
+                    fmt(r["solver"]),
+                    fmt(r["reference"]),
+                ]
             )
     return Table(
         "s7",
@@ -368,19 +390,24 @@ def table_s7(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> 
 def worked_case(an: Analysis) -> tuple[Record, Record, str] | None:
     """(program-solve record, blind record, rule used). Rule: Cockcroft-Gault, seed 42, Qwen2.5-7B;
     fallback: among (model, seed, case) with both programs written, prefer Program-Solve correct and
-    Blind not, then Program-Solve correct, then any; first by model, seed, case id."""
-    recs = stored_records(an, "program-solve", "blind")
-    idx = {(r.model, r.arm, r.seed, r.case_id): r for r in recs if r.arm in ("program-solve", "blind")}
+    Blind not, then Program-Solve correct, then any; first by model, seed, case id (the two arms: the comparison
+    declared for s8, solver and reference)."""
+    pair = _recall_pair("s8")
+    if pair is None:
+        return None
+    given, recalled = pair
+    recs = stored_records(an, given, recalled)
+    idx = {(r.model, r.arm, r.seed, r.case_id): r for r in recs if r.arm in pair}
     calc, seed, model = S8_RULE
     for (m, arm, s, case), r in sorted(idx.items()):
-        if (m, s, arm) == (model, seed, "program-solve") and r.calculator_id == calc:
-            other = idx.get((m, "blind", s, case))
+        if (m, s, arm) == (model, seed, given) and r.calculator_id == calc:
+            other = idx.get((m, recalled, s, case))
             if other is not None:
                 return r, other, f"the paper's case: calculator {calc}, seed {seed}, {model}"
     pairs = []
     for (m, arm, s, case), r in idx.items():
-        other = idx.get((m, "blind", s, case))
-        if arm == "program-solve" and other is not None and r.program and other.program:
+        other = idx.get((m, recalled, s, case))
+        if arm == given and other is not None and r.program and other.program:
             rank = 0 if (r.correct and not other.correct) else 1 if r.correct else 2
             pairs.append((rank, m, s, case, r, other))
     if not pairs:

@@ -8,17 +8,16 @@ import numpy as np
 
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.arrays import OUTCOME_CODE
-from harness.analysis.stats.families import arm_label
+from harness.analysis.stats.families import arm_label, declared, shown_in
 from harness.analysis.stats.labels import model_label
 from harness.analysis.table_format import Omit, Table, fmt
 from harness.analysis.tables.cells import acc_cell, omitted_note
 from harness.analysis.tables.spec import TableSpec
-from harness.arms.registry import ladder, model_free_arms, program_table_arms
+from harness.arms.registry import arm_sort_key, ladder, model_free_arms, program_table_arms
 from harness.core.outcomes import RowOutcome
 
-LEVER_ARMS = ("blind", "blind-vote", "blind-repair", "blind-repair-vote")
-# The paper's two main checkpoints (Table 1, upper block). Every other model with both Program-Solve
-# and Open-book arithmetic goes to the lower block.
+# The paper's two main checkpoints (Table 1, upper block). Every other model with both arms of the comparison
+# declared for the lower block (Program-Solve and Open-book arithmetic) goes to the lower block.
 MAIN_CHECKPOINTS = ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-32B-Instruct")
 
 
@@ -64,10 +63,26 @@ def upper_block_models(an: Analysis) -> list[str]:
     return list(an.data.models)
 
 
+def lever_arms() -> tuple[str, ...]:
+    """s2's arms: those of the "levers" family's declared comparisons (Blind Program-Solve and its levers), in arm
+    order."""
+    arms = {a for c in declared("levers") for a in (c.solver, c.reference)}
+    return tuple(sorted(arms, key=arm_sort_key))
+
+
+def lower_block_pair() -> tuple[str, str] | None:
+    """(code, arithmetic): the comparison declared for Table 1's lower block (harness.arms.spec.Gap.tables)."""
+    comps = shown_in("table1-other")
+    return (comps[0].solver, comps[0].reference) if comps else None
+
+
 def other_checkpoints(an: Analysis) -> list[str]:
     """Models of the lower block: not one of the paper's two main checkpoints, with both arms."""
     d = an.data
-    return [m for m in d.models if not _is_main(m) and d.has(m, "program-solve") and d.has(m, "open-book")]
+    pair = lower_block_pair()
+    if pair is None:
+        return []
+    return [m for m in d.models if not _is_main(m) and d.has(m, pair[0]) and d.has(m, pair[1])]
 
 
 def _full_acc(an: Analysis, model: str, arm: str) -> float:
@@ -83,9 +98,10 @@ def table1_other(an: Analysis) -> Table:
             "no model outside the paper's main checkpoints (Qwen2.5-7B, Qwen2.5-32B) ran both "
             "Program-Solve and Open-book arithmetic"
         )
+    code_arm, arith_arm = lower_block_pair() or ("", "")
     rows = []
     for m in models:
-        code, arith = _full_acc(an, m, "program-solve"), _full_acc(an, m, "open-book")
+        code, arith = _full_acc(an, m, code_arm), _full_acc(an, m, arith_arm)
         rows.append([m.rsplit("/", 1)[-1], fmt(code), fmt(arith), f"{code - arith:+.2f}"])
     return Table(
         "table1-other",
@@ -121,16 +137,15 @@ def table_s1(an: Analysis) -> Table:
 
 def table_s2(an: Analysis) -> Table:
     d = an.data
-    arms = [a for a in LEVER_ARMS if any(d.has(m, a) for m in d.models)]
+    levers = lever_arms()
+    arms = [a for a in levers if any(d.has(m, a) for m in d.models)]
     if len(arms) < 2:
         raise Omit("fewer than two blind-lever arms ran")
     impl = an.impl_mask()
     notes = ["Accuracy (%), mean over seeds, seed SD in parentheses."]
     cols = ["Arm"] + [model_label(m) for m in d.models]
     rows = [[arm_label(a)] + [acc_cell(an, m, a, impl, sd=True) for m in d.models] for a in arms]
-    return Table(
-        "s2", "Blind Program-Solve levers on the covered subset", cols, rows, notes + omitted_note(an, LEVER_ARMS)
-    )
+    return Table("s2", "Blind Program-Solve levers on the covered subset", cols, rows, notes + omitted_note(an, levers))
 
 
 def table_s6(an: Analysis) -> Table:
