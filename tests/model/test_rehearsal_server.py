@@ -262,7 +262,7 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
         forms = [reply_form_of(arm, body) for body in r.request]
         shapes = [make_reply(7, body, key, form).shape for body, form in zip(r.request, forms)]
         family = forms[0] if forms else None
-        seen.update(f"{r['arm']}:{s}" for s in shapes)
+        seen.update(f"{r.arm}:{s}" for s in shapes)
         lo, hi = arm.solver.request_bounds(arm, by_id[r.case_id])  # what the reproduce plan counts
         assert lo <= len(r.request) <= hi, (r.arm, r.case_id, len(r.request), (lo, hi))
         if arm.solver.name == "program":
