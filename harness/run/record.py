@@ -225,9 +225,8 @@ class Record:
                 f"record schema {schema!r}, this kit reads schema {RECORD_SCHEMA}; regenerate the "
                 "result set with this kit"
             )
-        unknown = sorted(set(data) - _FIELD_SET)
-        if unknown:
-            raise RecordError(f"unknown record field(s) {', '.join(unknown)}")
+        if not data.keys() <= _FIELD_SET:
+            raise RecordError(f"unknown record field(s) {', '.join(sorted(data.keys() - _FIELD_SET))}")
         wrong = [
             f"{name} ({type(data[name]).__name__}, not {kind.__name__})"
             for name, kind in REQUIRED_TYPES.items()
@@ -235,20 +234,24 @@ class Record:
         ]
         if wrong:
             raise RecordError(f"record field(s) of the wrong type: {', '.join(wrong)}")
-        parts = dict(data)
         gold, tokens, executor = data.get("gold"), data.get("tokens"), data.get("executor")
-        parts["gold"] = None if gold is None else StoredGold.from_json(gold)
-        parts["tokens"] = None if tokens is None else TokenCounts.from_json(tokens)
         if executor is not None:
             try:
-                parts["executor"] = (
+                executor = (
                     [None if r is None else ExecResult.from_dict(r) for r in executor]
                     if isinstance(executor, list)
                     else ExecResult.from_dict(executor)
                 )
             except ValueError as exc:
                 raise RecordError(f"executor: {exc}") from None
-        return cls(**parts)
+        return cls(
+            **{
+                **data,
+                "gold": None if gold is None else StoredGold.from_json(gold),
+                "tokens": None if tokens is None else TokenCounts.from_json(tokens),
+                "executor": executor,
+            }
+        )
 
 
 def _executor_json(executor: ExecutorResults) -> dict[str, Any] | list[dict[str, Any] | None] | None:
