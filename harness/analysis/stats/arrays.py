@@ -19,10 +19,11 @@ import hashlib
 import json
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,10 +45,10 @@ OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 # seed, so a run stored under one model directory (or one seed) stands for all of them.
 
 
-@dataclass(frozen=True, slots=True)
-class StatRecord:
+class StatRecord(NamedTuple):
     """The fields of one record (harness.run.record.Record) statistics read; everything else (requests, replies,
-    programs) is dropped on reading, so a full result set (hundreds of thousands of records) fits in memory."""
+    programs) is dropped on reading, so a full result set (hundreds of thousands of records) fits in memory. A
+    NamedTuple: a full-size set holds 183,700 of them, built and read back from the cache as plain tuples."""
 
     model: str
     arm: str
@@ -65,28 +66,11 @@ class StatRecord:
 
     @classmethod
     def of(cls, rec: Record) -> StatRecord:
-        return cls(
-            rec.model,
-            rec.arm,
-            rec.seed,
-            rec.case_id,
-            rec.row_number,
-            rec.calculator_id,
-            rec.calculator_name,
-            rec.output_type,
-            rec.outcome,
-            rec.correct,
-            rec.dataset,
-            rec.dataset_sha256,
-            rec.reference,
-        )
-
-    def cached(self) -> list[Any]:
-        """The cache's form: the values in field order (StatRecord(*values) reads it back)."""
-        return [getattr(self, name) for name in FIELDS]
+        return cls._make(_STAT_FIELDS_OF(rec))
 
 
-FIELDS: tuple[str, ...] = tuple(f.name for f in fields(StatRecord))
+FIELDS: tuple[str, ...] = StatRecord._fields
+_STAT_FIELDS_OF = attrgetter(*FIELDS)  # one C call reads a Record's StatRecord fields
 assert set(FIELDS) <= set(RECORD_FIELDS), "StatRecord has a field harness.run.record.Record does not have"
 # Where the analysis keeps these fields per results file, named by the file's sha256 (so a cached view is used
 # only for the very bytes it was read from): a full-size result set is about 1 GB of JSON, parsed once instead
@@ -97,17 +81,18 @@ CACHE_VERSION = 5  # 2: views are cached only for files whose every line the sto
 # 5: a StatRecord's values as a list
 # The settings each results file's records state (the comparison sets them against the run manifests): these record
 # fields, and the decoding every request carried (`request.<field>`) and its field names (`request fields`).
-RECORD_SETTINGS: dict[str, Callable[[Record], object]] = {
-    "model": lambda r: r.model,
-    "seed": lambda r: r.seed,
-    "arm_config_hash": lambda r: r.arm_config_hash,
-    "model_revision": lambda r: r.model_revision,
-    "server_profile": lambda r: r.server_profile,
-    "scorer": lambda r: r.scorer,
-    "dataset_sha256": lambda r: r.dataset_sha256,
-    "synthetic": lambda r: r.synthetic,
-    "server_model": lambda r: r.server_model,
-}
+RECORD_SETTINGS: tuple[str, ...] = (
+    "model",
+    "seed",
+    "arm_config_hash",
+    "model_revision",
+    "server_profile",
+    "scorer",
+    "dataset_sha256",
+    "synthetic",
+    "server_model",
+)
+_SETTINGS_OF = attrgetter(*RECORD_SETTINGS)  # a Record's settings, in RECORD_SETTINGS order, in one C call
 REQUEST_SETTINGS = ("temperature", "max_tokens")
 REQUEST_FIELDS = "request fields"
 assert set(RECORD_SETTINGS) <= set(RECORD_FIELDS), "arrays.RECORD_SETTINGS names a field Record does not have"
@@ -140,8 +125,8 @@ def file_settings(
             lines.setdefault(name, {}).setdefault(value, line)
 
     for line, rec in enumerate(records, 1):  # noqa: B007
-        for name, stated in RECORD_SETTINGS.items():
-            add(name, _value(stated(rec)))
+        for name, stated in zip(RECORD_SETTINGS, _SETTINGS_OF(rec)):
+            add(name, _value(stated))
         for req in rec.request:
             if isinstance(req, dict):
                 for name in REQUEST_SETTINGS:
@@ -309,7 +294,7 @@ def _load_cached(cached: Path, digest: str) -> FileView | None:
     if view.get("sha256") != digest or not isinstance(view.get("records"), list):
         return None
     return FileView(
-        [StatRecord(*values) for values in view["records"]],
+        list(map(StatRecord._make, view["records"])),
         [tuple(f) for f in view["facts"]],
         view["settings"],
         bool(view.get("torn")),
@@ -327,7 +312,7 @@ def _store_cached(cached: Path, digest: str, view: FileView) -> None:
                 {
                     "sha256": digest,
                     "torn": view.torn,
-                    "records": [r.cached() for r in view.records],
+                    "records": view.records,  # each StatRecord a JSON array of its values
                     "facts": view.facts,
                     "settings": view.settings,
                     "lines": view.lines,
