@@ -296,6 +296,23 @@ def compare_timing_cmd(results, label, out, code, draws):
     sys.exit(compare_timing.main(results, label, out, code, draws))
 
 
+@main.command("read-timing")
+@click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--before",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    help="Another checkout's tree whose store reads the set as the 'before'.",
+)
+@click.option("--repeat", type=click.IntRange(1), default=3, show_default=True, help="Alternating before/after pairs.")
+@click.option("--out", type=_path, default=OUT / "read-timing.json", show_default=True)
+def read_timing_cmd(results: Path, before: Path, repeat: int, out: Path) -> None:
+    """Every record of RESULTS read by the store's reader: this checkout against --before, alternately."""
+    from bench import read_timing
+
+    sys.exit(read_timing.main(results, before, out, repeat))
+
+
 @main.command("rehearse")
 @click.option("--size", type=click.Choice(["full", "small"]), default="full", show_default=True)
 @click.option("--out", type=_path, default=REPO_ROOT / "runs" / "rehearsal", show_default=True)

@@ -56,8 +56,8 @@ def canonical_record(record: dict) -> str:
 
 def canonical_file(path: Path) -> bytes:
     """A results file as canonical lines sorted by record key."""
-    recs = sorted(read_result_file(path), key=lambda r: r["key"])
-    return b"".join(canonical_record(r).encode("utf-8") + b"\n" for r in recs)
+    recs = sorted(read_result_file(path), key=lambda r: r.key)
+    return b"".join(canonical_record(r.to_dict()).encode("utf-8") + b"\n" for r in recs)
 
 
 def content_checksums(results_root: Path, tables_dir: Path | None = None) -> str:
@@ -98,7 +98,7 @@ def canonical_records(results_root: Path, *, ignore: tuple[str, ...] = ()) -> di
     """{key: canonical record} of every record under a results root, without the fields in `ignore`."""
     out = {}
     for _, _, rec in iter_located_records(results_root):
-        out[rec["key"]] = canonical_record({k: v for k, v in rec.items() if k not in ignore})
+        out[rec.key] = canonical_record({k: v for k, v in rec.to_dict().items() if k not in ignore})
     return out
 
 

@@ -92,16 +92,16 @@ def arm_figures(out: Path, arm: str) -> dict:
     rows = [r for _, _, r in iter_located_records(out, [arm])]
     outcomes: dict[str, int] = {}
     for r in rows:
-        outcomes[r["outcome"]] = outcomes.get(r["outcome"], 0) + 1
-    tok = [r.get("tokens") or {} for r in rows]
+        outcomes[r.outcome] = outcomes.get(r.outcome, 0) + 1
+    tok = [r.tokens for r in rows if r.tokens is not None]
     return {
         "n": len(rows),
-        "correct": sum(bool(r["correct"]) for r in rows),
+        "correct": sum(r.correct for r in rows),
         "outcomes": outcomes,
-        "correct_cases": sorted(r["case_id"] for r in rows if r["correct"]),
-        "prompt_tokens": sum(t.get("prompt") or 0 for t in tok),
-        "completion_tokens": sum(t.get("completion") or 0 for t in tok),
-        "truncated_replies": sum(any(r.get("truncated") or []) for r in rows),
+        "correct_cases": sorted(r.case_id for r in rows if r.correct),
+        "prompt_tokens": sum(t.prompt or 0 for t in tok),
+        "completion_tokens": sum(t.completion or 0 for t in tok),
+        "truncated_replies": sum(any(r.truncated) for r in rows),
     }
 
 

@@ -36,6 +36,7 @@ from harness.core.paths import REPO_ROOT as ROOT
 from harness.core.ports import free_port
 from harness.model.cpu_models import CATALOGUE, get_model, role_model
 from harness.model.llama_cpp import LlamaCppLauncher
+from harness.run.record import Record
 from harness.run.store import iter_located_records
 
 ARMS = ("open-book", "program-solve", "blind")  # scripts/demo.sh's model arms
@@ -48,24 +49,24 @@ RULE = (
     f"demo's, the smallest whose wall is within {MIN_GAIN:.0%} of the fastest of them (fewer slots: less memory, "
     f"the same work); 1 when none qualifies"
 )
-COMPARED = ("outcome", "correct", "answer")
 
 
-def records(root: Path, model: str) -> dict[tuple[str, str], dict]:
+def compared(rec: Record) -> tuple[object, ...]:
+    """What the comparison holds equal: the record's outcome, correctness and answer."""
+    return rec.outcome, rec.correct, rec.answer
+
+
+def records(root: Path, model: str) -> dict[tuple[str, str], Record]:
     """{(arm, case_id): record} of the demo's model arms in a result set."""
-    return {(r["arm"], r["case_id"]): r for _, _, r in iter_located_records(root, list(ARMS)) if r["model"] == model}
+    return {(r.arm, r.case_id): r for _, _, r in iter_located_records(root, list(ARMS)) if r.model == model}
 
 
-def compare(run: dict, reference: dict) -> dict:
+def compare(run: dict[tuple[str, str], Record], reference: dict[tuple[str, str], Record]) -> dict:
     """The run's (arm, case) records against the committed demo's: how many are shared, how many have the same
     outcome, correctness and answer, how many the same replies, and which differ."""
     shared = sorted(set(run) & set(reference))
-    differ = [
-        f"{arm} {case}"
-        for arm, case in shared
-        if any(run[(arm, case)][f] != reference[(arm, case)][f] for f in COMPARED)
-    ]
-    same_replies = sum(run[k]["replies"] == reference[k]["replies"] for k in shared)
+    differ = [f"{arm} {case}" for arm, case in shared if compared(run[(arm, case)]) != compared(reference[(arm, case)])]
+    same_replies = sum(run[k].replies == reference[k].replies for k in shared)
     return {
         "cases_compared": len(shared),
         "outcomes_identical": len(shared) - len(differ),
@@ -135,14 +136,14 @@ def run_slots(model_id: str, slots: int, cases: int, threads: int, work: Path, r
     finally:
         launcher.stop()
     got = records(out, model.id)
-    tokens = [r.get("tokens") or {} for r in got.values()]
-    completion = sum(t.get("completion") or 0 for t in tokens)
+    tokens = [r.tokens for r in got.values() if r.tokens is not None]
+    completion = sum(t.completion or 0 for t in tokens)
     entry.update(
-        prompt_tokens=sum(t.get("prompt") or 0 for t in tokens),
+        prompt_tokens=sum(t.prompt or 0 for t in tokens),
         completion_tokens=completion,
         completion_tokens_per_s=round(completion / entry["wall_s"], 2) if entry["wall_s"] else None,
         wall_s_per_case=round(entry["wall_s"] / cases, 1),
-        correct={arm: sum(bool(r["correct"]) for (a, _), r in got.items() if a == arm) for arm in ARMS},
+        correct={arm: sum(r.correct for (a, _), r in got.items() if a == arm) for arm in ARMS},
         same_as_committed_demo=compare(got, reference),
     )
     entry["records"] = got

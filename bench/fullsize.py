@@ -30,11 +30,12 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from harness.core.canonical_json import record_line
+from harness.arms.detail import Detail
 from harness.core.hashing import file_sha256
 from harness.run.manifest import RunManifest, read_manifests, write_manifest
 from harness.run.recompute import recomputed_key
-from harness.run.store import iter_result_files, results_location
+from harness.run.record import Record
+from harness.run.store import iter_result_files, read_result_file, results_location, write_result_file
 
 ROW_STRIDE = 100_000
 
@@ -65,6 +66,29 @@ def replicate_cases(src_csv: Path, dst_csv: Path, n_cases: int) -> tuple[int, in
     return replicas, replicas * len(rows)
 
 
+def _copy(rec: Record, rep: int, new_seed: int, old_seed: int, cases_csv: str, sha: str) -> Record:
+    """One synthetic copy of a source record: its case moved to replica `rep`, seed `new_seed`, the synthetic
+    split, the source named in `detail`, and the key the runner gives these fields (compare recomputes it)."""
+    calc, _, row = rec.case_id.partition("-")
+    new_row = int(row) + rep * ROW_STRIDE
+    copy = replace(
+        rec,
+        case_id=f"{calc}-{new_row}",
+        row_number=new_row,
+        seed=new_seed,
+        dataset=DATASET_NAME,
+        dataset_path=cases_csv,
+        dataset_sha256=sha,
+        synthetic=True,
+        detail=Detail(
+            **(rec.detail or Detail()),
+            synthetic_fullsize={"source_key": rec.key, "replica": rep, "source_seed": old_seed},
+        ),
+        key="",
+    )
+    return replace(copy, key=recomputed_key(copy))
+
+
 def synthesize(source: Path, out: Path, n_cases: int, seeds: list[int]) -> dict:
     src_results = source / "results"
     files = list(iter_result_files(src_results))
@@ -84,39 +108,17 @@ def synthesize(source: Path, out: Path, n_cases: int, seeds: list[int]) -> dict:
         targets = [s for s in seeds if source_of[s] == old_seed]
         if not targets:
             continue
-        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        records = read_result_file(path)
         for new_seed in targets:
             dst = out / "results" / path.parent.relative_to(src_results) / f"seed{new_seed}.jsonl"
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            with open(dst, "w", encoding="utf-8") as fh:
-                for rep in range(replicas):
-                    for rec in records:
-                        calc, _, row = str(rec["case_id"]).partition("-")
-                        new_row = int(row) + rep * ROW_STRIDE
-                        copy = {
-                            **rec,
-                            "case_id": f"{calc}-{new_row}",
-                            "row_number": new_row,
-                            "seed": new_seed,
-                            "dataset": DATASET_NAME,
-                            "dataset_path": str(cases_csv),
-                            "dataset_sha256": sha,
-                            "synthetic": True,
-                            "detail": {
-                                **(rec.get("detail") or {}),
-                                "synthetic_fullsize": {
-                                    "source_key": rec["key"],
-                                    "replica": rep,
-                                    "source_seed": old_seed,
-                                },
-                            },
-                            "key": "",
-                        }
-                        copy["key"] = recomputed_key(
-                            copy
-                        )  # the key the runner gives these fields: compare recomputes it
-                        fh.write(record_line(copy))
-                        written += 1
+            written += write_result_file(
+                dst,
+                (
+                    _copy(rec, rep, new_seed, old_seed, str(cases_csv), sha)
+                    for rep in range(replicas)
+                    for rec in records
+                ),
+            )
     for found in read_manifests(src_results):  # the rehearsal's run and reproduce manifests
         man = found.manifest
         changes: dict = {

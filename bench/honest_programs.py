@@ -21,7 +21,6 @@ them the test asks for what plain CPython does, and no refusal.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -1795,13 +1794,13 @@ def demo_programs() -> list[tuple[str, str]]:
     """(name, program) for every program in the CPU demo's stored replies (results/cpu-demo),
     extracted with the kit's own extraction code, in record order."""
     from harness.arms.prompts import extract_program
+    from harness.run.store import read_result_file
 
     found: list[tuple[str, str]] = []
     for path in sorted(DEMO_RESULTS.glob("*/*/seed*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            for i, reply in enumerate(record.get("replies") or []):
+        for record in read_result_file(path):
+            for i, reply in enumerate(record.replies):
                 program = extract_program(reply)
                 if program is not None:
-                    found.append((f"{record['arm']}-{record['case_id']}-{i}", program))
+                    found.append((f"{record.arm}-{record.case_id}-{i}", program))
     return found

@@ -370,21 +370,20 @@ def count_records(results: Path, expected: set[str] | None = None) -> dict:
         result_bytes += path.stat().st_size
         for rec in read_result_file(path):
             records += 1
-            if rec.get("started_at") and rec.get("finished_at"):
-                intervals.setdefault(rec["arm"], []).append((_epoch(rec["started_at"]), _epoch(rec["finished_at"])))
-            seen[rec["key"]] = seen.get(rec["key"], 0) + 1
-            kind = "program" if ARMS[rec["arm"]].needs_executor else "other"
-            n_req = len(rec.get("request") or [])
+            if rec.started_at and rec.finished_at:
+                intervals.setdefault(rec.arm, []).append((_epoch(rec.started_at), _epoch(rec.finished_at)))
+            seen[rec.key] = seen.get(rec.key, 0) + 1
+            kind = "program" if ARMS[rec.arm].needs_executor else "other"
+            n_req = len(rec.request)
             requests[kind] += n_req
-            ex = rec.get("executor")
-            n_prog = len([e for e in ex if e]) if isinstance(ex, list) else (1 if ex else 0)
+            n_prog = len(rec.executor_results)
             programs += n_prog
-            retries += int(rec.get("retries") or 0)
-            a = by_arm.setdefault(rec["arm"], {"records": 0, "requests": 0, "programs": 0, "correct": 0})
+            retries += rec.retries
+            a = by_arm.setdefault(rec.arm, {"records": 0, "requests": 0, "programs": 0, "correct": 0})
             a["records"] += 1
             a["requests"] += n_req
             a["programs"] += n_prog
-            a["correct"] += bool(rec.get("correct"))
+            a["correct"] += rec.correct
     return {
         "records": records,
         "unique_keys": len(seen),

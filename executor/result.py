@@ -50,9 +50,8 @@ class ExecResult:
     def from_dict(cls, data: dict) -> ExecResult:
         if not isinstance(data, dict):
             raise ValueError(f"executor result must be a JSON object, got {type(data).__name__}")
-        unknown = set(data) - set(FIELDS)
-        if unknown:
-            raise ValueError(f"executor result has unknown field(s): {sorted(unknown)}")
+        if not data.keys() <= _FIELD_SET:
+            raise ValueError(f"executor result has unknown field(s): {sorted(data.keys() - _FIELD_SET)}")
         if "outcome" not in data:
             raise ValueError("executor result has no 'outcome'")
         parse_outcome(data["outcome"])
@@ -67,6 +66,7 @@ class ExecResult:
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ExecResult))
+_FIELD_SET = frozenset(FIELDS)
 # Timing (load and machine speed) and provenance (which backend, which layout): recorded, not
 # part of what a program computes. Every other field is a function of the program and the policy.
 TIMING_FIELDS: tuple[str, ...] = ("wall_ms", "cpu_ms")

@@ -413,7 +413,7 @@ def write_records(
                 }
                 if outcome != "answered":  # no valid answer: none stored (it scores wrong)
                     rec.update(answer=None, answer_kind=None)
-                store.append({**rec, "key": kit_key(rec)})
+                store.append(Record.from_dict({**rec, "key": kit_key(rec)}))
 
     for (model, arm), block in cells.items():
         none_cells = set()
@@ -620,7 +620,8 @@ def replace_bytes(path: Path, data: bytes) -> None:
 
 
 def read_records(root: Path, model: str, arm: str, seed: int) -> list[dict]:
-    return read_result_file(results_path(root, model, arm, seed))
+    """One results file's records in their JSON form (what a user editing the file sees)."""
+    return [r.to_dict() for r in read_result_file(results_path(root, model, arm, seed))]
 
 
 def write_records_file(root: Path, model: str, arm: str, seed: int, records: list[dict]) -> None:
@@ -630,7 +631,7 @@ def write_records_file(root: Path, model: str, arm: str, seed: int, records: lis
         path.unlink()
     with ResultStore(path, sync_every=10**9) as store:
         for rec in records:
-            store.append(rec)
+            store.append(Record.from_dict(rec))
 
 
 def set_correct(rec: dict, ok: bool) -> dict:

@@ -22,6 +22,7 @@ from harness.analysis.stats.labels import arm_label
 from harness.arms.registry import demo_arms, model_free_arms
 from harness.model.server_info import ServerInfo, read_server_info
 from harness.run.manifest import run_manifests
+from harness.run.record import Record
 from harness.run.store import iter_located_records
 
 # The demo's model arms, in the order the text names them, and what each gives the model and who computes: their
@@ -46,31 +47,31 @@ def _model_words(server: ServerInfo | None, model_id: str) -> str:
     return model_id
 
 
-def _wrong_words(rows: list[dict]) -> str:
-    counts = Counter(r["outcome"] for r in rows if not r["correct"])
+def _wrong_words(rows: list[Record]) -> str:
+    counts = Counter(r.outcome for r in rows if not r.correct)
     return ", ".join(f"{n} {OUTCOME_WORDS.get(o, o)}" for o, n in counts.most_common())
 
 
-def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
+def about_text(records: list[Record], server: ServerInfo | None = None) -> str:
     """The paragraph (module docstring) from the demo's records."""
-    by_arm: dict[str, list[dict]] = {}
+    by_arm: dict[str, list[Record]] = {}
     for r in records:
-        by_arm.setdefault(r["arm"], []).append(r)
+        by_arm.setdefault(r.arm, []).append(r)
     arm_role = demo_arms()
     model_rows = [r for a in arm_role for r in by_arm.get(a, [])]
     if not model_rows:
         raise ValueError(f"no records of the demo's model arms ({', '.join(arm_role)}) to describe")
-    model_id = model_rows[0]["model"]
-    cases = {r["case_id"]: r for r in model_rows}
-    seeds = sorted({r["seed"] for r in model_rows})
-    calcs = sorted({r["calculator_name"] for r in cases.values()})
+    model_id = model_rows[0].model
+    cases = {r.case_id: r for r in model_rows}
+    seeds = sorted({r.seed for r in model_rows})
+    calcs = sorted({r.calculator_name or str(r.calculator_id) for r in cases.values()})
     arms_run = [a for a in arm_role if a in by_arm]
     ran = "; ".join(f"{arm_label(a)} ({arm_role[a]})" for a in arms_run)
     library_arm = next((a for a in model_free_arms() if a in by_arm), None)
     lib = by_arm.get(library_arm, []) if library_arm else []
     lib_text = (
         f" The {arm_label(library_arm)} (no model) answered all {len(lib)} rows of the slice: "
-        f"{sum(r['correct'] for r in lib)} correct, the rest outside the library it has."
+        f"{sum(r.correct for r in lib)} correct, the rest outside the library it has."
         if lib and library_arm
         else ""
     )
@@ -82,7 +83,7 @@ def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
         f"{', '.join(map(str, seeds))}, through {ran}; the prompts are the paper's.{lib_text}"
     )
 
-    counts = {a: (sum(r["correct"] for r in by_arm[a]), len(by_arm[a])) for a in arms_run}
+    counts = {a: (sum(r.correct for r in by_arm[a]), len(by_arm[a])) for a in arms_run}
     each = []
     for a in arms_run:
         ok, n = counts[a]
@@ -92,23 +93,23 @@ def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
     # the program arm against the model's own arithmetic: the comparison declared for this paragraph (Gap.tables)
     code, arith = next(((c.solver, c.reference) for c in shown_in("about")), ("", ""))
     if code in counts and arith in counts:
-        prog = {r["case_id"]: r for r in by_arm[code]}
-        book = {r["case_id"]: r for r in by_arm[arith]}
-        won = sorted(c for c in prog if prog[c]["correct"] and c in book and not book[c]["correct"])
-        lost = sorted(c for c in prog if not prog[c]["correct"] and c in book and book[c]["correct"])
+        prog = {r.case_id: r for r in by_arm[code]}
+        book = {r.case_id: r for r in by_arm[arith]}
+        won = sorted(c for c in prog if prog[c].correct and c in book and not book[c].correct)
+        lost = sorted(c for c in prog if not prog[c].correct and c in book and book[c].correct)
         p_ok, b_ok = counts[code][0], counts[arith][0]
         if won:
             shows += (
                 f" A program got right what the model's own arithmetic got wrong on {len(won)} case(s): "
                 + "; ".join(
-                    f"{prog[c]['calculator_name']} (program {_value(prog[c]['answer'])}, open-book "
-                    f"{_value(book[c]['answer'])}, gold {_value(prog[c]['gold']['answer'])})"
+                    f"{prog[c].calculator_name} (program {_value(prog[c].answer)}, open-book "
+                    f"{_value(book[c].answer)}, gold {_value(_gold(prog[c]))})"
                     for c in won
                 )
                 + "."
             )
         if lost:
-            shows += f" The reverse on {len(lost)}: " + "; ".join(prog[c]["calculator_name"] for c in lost) + "."
+            shows += f" The reverse on {len(lost)}: " + "; ".join(prog[c].calculator_name or c for c in lost) + "."
         if p_ok > b_ok:
             shows += (
                 f" On these cases Program-Solve answered more correctly than open-book arithmetic "
@@ -133,7 +134,11 @@ def about_text(records: list[dict], server: ServerInfo | None = None) -> str:
     return "\n".join([what, "", shows, "", not_shows]) + "\n"
 
 
-def _value(v) -> str:
+def _gold(rec: Record) -> str | None:
+    return rec.gold.answer if rec.gold is not None else None
+
+
+def _value(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     if isinstance(v, list) and len(v) == 2:
@@ -149,6 +154,6 @@ def about_results(results: Path, server_path: Path | None = None) -> str:
     if server_path is not None:
         server = read_server_info(server_path)
     else:
-        models = {r["model"] for r in records if r["arm"] in demo_arms()}
+        models = {r.model for r in records if r.arm in demo_arms()}
         server = next((m.server for m in run_manifests(results) if m.server is not None and m.model.id in models), None)
     return about_text(records, server)

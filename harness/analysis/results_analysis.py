@@ -23,6 +23,7 @@ from harness.analysis.stats.families import Comparison, declared_comparisons, he
 from harness.analysis.stats.hybrids import add_hybrids
 from harness.analysis.stats.labels import model_label
 from harness.analysis.stats.paired import paired_gaps
+from harness.run.record import Record
 from harness.run.store import iter_result_files, read_result_file
 
 T = TypeVar("T")
@@ -42,7 +43,7 @@ class Analysis:
     audit: dict[int, str]
     hybrids: list[str]
     results_dir: Path | None = None  # the results root (manifests and records for s8, s14, s15, s20-s22)
-    _records: dict[str, list[dict]] = field(default_factory=dict, repr=False, compare=False)  # by results file
+    _records: dict[str, list[Record]] = field(default_factory=dict, repr=False, compare=False)  # by results file
     _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def once(self, key: str, compute: Callable[[], T]) -> T:
@@ -68,21 +69,21 @@ class Analysis:
             parts.append(f"{model_label(m)}: seeds {', '.join(map(str, seeds))}")
         return "; ".join(parts)
 
-    def records(self, *arms: str) -> list[dict]:
+    def records(self, *arms: str) -> list[Record]:
         """The stored records (every field) of `arms` for the analysed cases and dataset, in file order (model,
         arm, seed); [] when the analysis was not read from a results root. Only those arms' files are read
         (through the store's reader), each once per analysis."""
         if self.results_dir is None:
             return []
         cases, chosen = set(self.data.case_ids), self.data.dataset
-        out: list[dict] = []
+        out: list[Record] = []
         for path in iter_result_files(self.results_dir, arms):
             key = str(path)
             if key not in self._records:
                 self._records[key] = [
                     r
                     for r in read_result_file(path)
-                    if r.get("case_id") in cases and (chosen is None or dataset_of(r) == chosen)
+                    if r.case_id in cases and (chosen is None or dataset_of(r) == chosen)
                 ]
             out.extend(self._records[key])
         return out

@@ -25,20 +25,21 @@ from collections.abc import Collection
 
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.families import Comparison
-from harness.analysis.stats.risk_coverage import Curve, curve, level_rows
+from harness.analysis.stats.risk_coverage import Curve, curve, level_rows, router_m
 from harness.arms.registry import matched_arms, router_arms
+from harness.run.record import Record
 
 GOLD_FIRST = "hybrid:gold-first+program-solve"
 
 
-def router_records(an: Analysis) -> list[dict]:
+def router_records(an: Analysis) -> list[Record]:
     """Router records of the analysed dataset (full records: the route provenance is needed)."""
     return an.records(*router_arms())
 
 
-def matched_records(an: Analysis, c: Curve) -> list[dict]:
+def matched_records(an: Analysis, c: Curve) -> list[Record]:
     """The full records of the single-program arm a router curve is compared with (its program-only end)."""
-    return [r for r in an.records(matched_arms()[c.arm]) if r["model"] == c.model]
+    return [r for r in an.records(matched_arms()[c.arm]) if r.model == c.model]
 
 
 def router_comparisons(arms: Collection[str]) -> tuple[Comparison, ...]:
@@ -64,7 +65,7 @@ def curves(an: Analysis) -> list[Curve]:
 
 
 def default_m(an: Analysis, c: Curve) -> int:
-    ms = {int(r["detail"]["router"]["m"]) for r in router_records(an) if r["model"] == c.model and r["arm"] == c.arm}
+    ms = {router_m(r) for r in router_records(an) if r.model == c.model and r.arm == c.arm}
     return ms.pop() if len(ms) == 1 else max(ms)
 
 

@@ -16,6 +16,7 @@ and how the run proceeds), which together build the one typed request a run sess
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import os
 import shlex
@@ -423,7 +424,7 @@ def score(results_dir, scorer, markdown_path, arm_filter, convention):
     conv_lines, conv_problems = convention_problems(results_dir, convention)
     for line in conv_lines:
         click.echo(line, err=True)
-    table = summary_markdown([{**row.record, "correct": row.correct} for row in rows])
+    table = summary_markdown([dataclasses.replace(row.record, correct=row.correct) for row in rows if row.record])
     click.echo(table)
     if markdown_path:
         Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.core.canonical_json import record_line
 from harness.core.sums import SumsOnExit
 from harness.core.typed_json import to_json
 from harness.model.rehearsal.labels import record_kind
@@ -43,8 +41,9 @@ from harness.run.manifest import (
     updated,
     write_manifest,
 )
+from harness.run.record import Record
 from harness.run.schedule import file_order
-from harness.run.store import StoreError, iter_result_files, scan_result_file
+from harness.run.store import StoreError, iter_result_files, scan_result_file, write_result_file
 
 Echo = Callable[[str], None]
 
@@ -199,13 +198,13 @@ def check_plan(shards: list[tuple[Path, ShardManifest]], agreed: ShardsAgreed, p
 class _Collected:
     """The records of one shard's results files, by file and key (the first copy of a key kept)."""
 
-    merged: dict[Path, dict[str, dict]]
+    merged: dict[Path, dict[str, Record]]
     duplicates: int = 0
 
 
 def collect_records(
     shards: list[tuple[Path, ShardManifest]], agreed: ShardsAgreed
-) -> tuple[dict[Path, dict[str, dict]], list[MergedShard], int]:
+) -> tuple[dict[Path, dict[str, Record]], list[MergedShard], int]:
     """Every shard's records by results file (relative path) and key, the lowest shard index's copy of a key kept;
     what each shard gave; the duplicates dropped. MergeError for a torn file, another dataset's record, or a
     synthetic record in a real set (and the reverse)."""
@@ -237,9 +236,9 @@ def _collect_file(collected: _Collected, d: Path, m: ShardManifest, path: Path, 
     bucket = collected.merged.setdefault(path.relative_to(d), {})
     n = 0
     for lineno, rec in enumerate(records, 1):
-        if rec.get("dataset_sha256") not in (None, agreed.dataset_sha256):
+        if rec.dataset_sha256 not in (None, agreed.dataset_sha256):
             raise MergeError(
-                f"shard {m.index}: {path}:{lineno} has dataset sha256 {rec.get('dataset_sha256')}, the "
+                f"shard {m.index}: {path}:{lineno} has dataset sha256 {rec.dataset_sha256}, the "
                 f"shards' is {agreed.dataset_sha256}"
             )
         kind = record_kind(rec)  # None: a model-free record, in either kind of set
@@ -248,37 +247,28 @@ def _collect_file(collected: _Collected, d: Path, m: ShardManifest, path: Path, 
                 f"shard {m.index}: {path}:{lineno} is {kind} in a "
                 f"{'synthetic' if agreed.synthetic else 'real'} result set"
             )
-        if rec["key"] in bucket:
+        if rec.key in bucket:
             collected.duplicates += 1
             continue
-        bucket[rec["key"]] = rec
+        bucket[rec.key] = rec
         n += 1
     return n
 
 
-def check_empty_target(out: Path, merged: dict[Path, dict]) -> None:
+def check_empty_target(out: Path, merged: dict[Path, dict[str, Record]]) -> None:
     existing = {p.relative_to(out) for p in iter_result_files(out)} if out.exists() else set()
     stale = sorted(existing - set(merged))
     if stale:
         raise MergeError(f"{out} already holds results no shard has ({stale[0]}, ...): merge into an empty directory")
 
 
-def write_merged(merged: dict[Path, dict[str, dict]], out: Path, order: Callable[[int, str], str]) -> int:
-    """Each merged results file, its records in the run's order for the file (then by key), written atomically;
-    the records written."""
+def write_merged(merged: dict[Path, dict[str, Record]], out: Path, order: Callable[[int, str], str]) -> int:
+    """Each merged results file, its records in the run's order for the file (then by key), written atomically by
+    the store's writer (harness.run.store.write_result_file); the records written."""
     total = 0
     for rel in sorted(merged):
-        records = sorted(merged[rel].values(), key=lambda rec: (order(rec["seed"], rec["case_id"]), rec["key"]))
-        target = out / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(record_line(rec))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-        total += len(records)
+        records = sorted(merged[rel].values(), key=lambda rec: (order(rec.seed, rec.case_id), rec.key))
+        total += write_result_file(out / rel, records)
     return total
 
 

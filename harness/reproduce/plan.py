@@ -271,15 +271,15 @@ def measured_token_means(results_root: Path = ROOT / "results") -> dict[str, Mea
         except (OSError, StoreError):
             continue  # an unreadable file only costs the estimate its measurements
         if records:
-            size = sizes.setdefault(records[0].get("arm"), [0, 0, set()])
+            size = sizes.setdefault(records[0].arm, [0, 0, set()])
             size[0], size[1] = size[0] + path.stat().st_size, size[1] + len(records)
-            size[2].add(str(records[0].get("model")))
+            size[2].add(records[0].model)
         for rec in records:
-            tok, n = rec.get("tokens") or {}, len(rec.get("request") or [])
-            if n and tok.get("prompt") is not None and tok.get("completion") is not None:
-                acc = tokens.setdefault(rec.get("arm"), [0, 0, 0, set()])
-                acc[0], acc[1], acc[2] = acc[0] + tok["prompt"], acc[1] + tok["completion"], acc[2] + n
-                acc[3].add(str(rec.get("model")))
+            tok, n = rec.tokens, len(rec.request)
+            if n and tok is not None and tok.prompt is not None and tok.completion is not None:
+                acc = tokens.setdefault(rec.arm, [0, 0, 0, set()])
+                acc[0], acc[1], acc[2] = acc[0] + tok.prompt, acc[1] + tok.completion, acc[2] + n
+                acc[3].add(rec.model)
     means = {arm: MeasuredArm(p / n, c / n, n, sorted(models)) for arm, (p, c, n, models) in tokens.items() if n}
     for arm, (n_bytes, n_records, models) in sizes.items():
         m = means.setdefault(arm, MeasuredArm(models=sorted(models)))

@@ -290,7 +290,7 @@ def pending_cases(request: RunRequest, *, model: str, revision: str | None, prof
         for seed in request.seeds:
             path = results_path(request.out_dir, model, arm.name, seed)
             if path.exists():
-                done |= {rec.get("key") for rec in read_result_file(path)}
+                done |= {rec.key for rec in read_result_file(path)}
     return len(planned_keys(request, model=model, server_profile=profile, revision=revision) - done)
 
 

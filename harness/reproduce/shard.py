@@ -522,7 +522,7 @@ class _ShardRun:
         for path in iter_result_files(directory):
             for rec in read_result_file(path):
                 n += 1
-                synthetic = synthetic or bool(rec.get("synthetic"))
+                synthetic = synthetic or rec.synthetic
         policy = set()
         for found in read_manifests(directory, kind="run"):
             synthetic = synthetic or found.manifest.synthetic

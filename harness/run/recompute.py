@@ -24,6 +24,7 @@ from harness.arms.solvers import rescore_value
 from harness.data.dataset import DatasetError, load_dataset
 from harness.model.client import derive_seed
 from harness.model.rehearsal.labels import is_synthetic_model, record_kind
+from harness.run.record import Record, StoredGold
 from harness.run.store import record_key
 from harness.scoring.scorers import Gold, gold_of
 
@@ -49,7 +50,7 @@ class CaseIndex:
         self._missing: dict[tuple[Any, Any], SplitMissing] = {}
         self._gold: dict[int, Gold] = {}
 
-    def gold(self, record: dict[str, Any], where: str) -> Gold:
+    def gold(self, record: Record, where: str) -> Gold:
         """The parsed gold (harness.scoring.scorers.Gold) of the record's case, parsed once per case."""
         case = self.case(record, where)
         found = self._gold.get(id(case))
@@ -57,14 +58,14 @@ class CaseIndex:
             found = self._gold[id(case)] = gold_of(case)
         return found
 
-    def cases_of(self, record: dict[str, Any], where: str) -> dict[str, Any]:
+    def cases_of(self, record: Record, where: str) -> dict[str, Any]:
         """The cases by id of the dataset the record names (SplitMissing: it cannot be opened as those bytes)."""
-        name, sha = record.get("dataset"), record.get("dataset_sha256")
+        name, sha = record.dataset, record.dataset_sha256
         if (name, sha) in self._missing:
             raise SplitMissing(f"{where}: {self._missing[(name, sha)]}", self._missing[(name, sha)].split)
         if (name, sha) not in self._by_dataset:
             ds = None
-            for candidate in (name, record.get("dataset_path")):
+            for candidate in (name, record.dataset_path):
                 if not candidate:
                     continue
                 try:
@@ -75,7 +76,7 @@ class CaseIndex:
             split = f"{name!r} (sha256 {str(sha)[:12]}...)"
             if ds is None:
                 self._missing[(name, sha)] = SplitMissing(
-                    f"cannot load dataset {name!r} (path {record.get('dataset_path')!r})", split
+                    f"cannot load dataset {name!r} (path {record.dataset_path!r})", split
                 )
                 raise SplitMissing(f"{where}: {self._missing[(name, sha)]}", split)
             if ds.sha256 != sha:
@@ -88,33 +89,33 @@ class CaseIndex:
             self._by_dataset[(name, sha)] = ds.by_case_id()
         return self._by_dataset[(name, sha)]
 
-    def case(self, record: dict[str, Any], where: str) -> Any:
+    def case(self, record: Record, where: str) -> Any:
         cases = self.cases_of(record, where)
-        if record["case_id"] not in cases:
-            raise RescoreError(f"{where}: case {record['case_id']!r} is not in dataset {record.get('dataset')!r}")
-        return cases[record["case_id"]]
+        if record.case_id not in cases:
+            raise RescoreError(f"{where}: case {record.case_id!r} is not in dataset {record.dataset!r}")
+        return cases[record.case_id]
 
 
-def rescore_record(record: dict[str, Any], case: Gold, scorer: str) -> bool:
+def rescore_record(record: Record, case: Gold, scorer: str) -> bool:
     """The record's verdict under `scorer`, as its arm's solver scores it (`Solver.rescore`); a record of an arm
     no longer registered is value-scored."""
-    arm = ARMS.get(record["arm"])
+    arm = ARMS.get(record.arm)
     if arm is None:
         return rescore_value(record, case, scorer)
     return bool(arm.solver.rescore(record, case, scorer))
 
 
-def recomputed_key(record: dict[str, Any]) -> str:
+def recomputed_key(record: Record) -> str:
     """The key the runner gives a record with these fields (harness.run.runner.make_key)."""
     return record_key(
-        model=record.get("model"),
-        model_revision=record.get("model_revision"),
-        server_profile=record.get("server_profile"),
-        arm=record.get("arm"),
-        arm_config_hash=record.get("arm_config_hash"),
-        seed=int(record["seed"]),
-        dataset_sha256=record.get("dataset_sha256"),
-        case_id=record.get("case_id"),
+        model=record.model,
+        model_revision=record.model_revision,
+        server_profile=record.server_profile,
+        arm=record.arm,
+        arm_config_hash=record.arm_config_hash,
+        seed=int(record.seed),
+        dataset_sha256=record.dataset_sha256,
+        case_id=record.case_id,
     )
 
 
@@ -130,68 +131,61 @@ class Disagreement:
         return f"{self.field} stored {self.stored}, recomputed {self.recomputed}"
 
 
-def _gold_dict(case: Any) -> dict[str, Any]:
-    return {"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit}
+def _split_gold(case: Any) -> StoredGold:
+    return StoredGold(case.gold_answer, case.lower_limit, case.upper_limit)
 
 
 def recompute_record(
-    record: dict[str, Any], index: CaseIndex, where: str, file_seed: int | None = None
+    record: Record, index: CaseIndex, where: str, file_seed: int | None = None
 ) -> tuple[bool | None, list[Disagreement]]:
     """(the record's rescored verdict under its own scorer, or None when its case is not in the split; every field
     it states otherwise than the kit recomputes). SplitMissing when its dataset cannot be opened."""
     out: list[Disagreement] = []
-    if record.get("key") != recomputed_key(record):
+    if record.key != recomputed_key(record):
         out.append(
             Disagreement(
                 "key",
-                str(record.get("key"))[:12] + "...",
+                record.key[:12] + "...",
                 recomputed_key(record)[:12] + "... (from model, revision, profile, arm, config, seed, dataset, case)",
             )
         )
-    if file_seed is not None and record.get("seed") != file_seed:
-        out.append(Disagreement("seed", str(record.get("seed")), f"{file_seed} (its file's name)"))
-    requests = record.get("request") or []
+    if file_seed is not None and record.seed != file_seed:
+        out.append(Disagreement("seed", str(record.seed), f"{file_seed} (its file's name)"))
+    requests = record.request
     sent = [(i, r["seed"]) for i, r in enumerate(requests) if isinstance(r, dict) and r.get("seed") is not None]
     if sent:
         allowed = {
-            derive_seed(int(record["seed"]), record["case_id"], record["arm"], i)
-            for i in range(max(len(requests), 1) * 4)
+            derive_seed(int(record.seed), record.case_id, record.arm, i) for i in range(max(len(requests), 1) * 4)
         }
         bad = [s for _, s in sent if s not in allowed]
         if bad:
             out.append(
-                Disagreement(
-                    "seed", str(record.get("seed")), f"not the run seed its requests' seed {bad[0]} was derived from"
-                )
+                Disagreement("seed", str(record.seed), f"not the run seed its requests' seed {bad[0]} was derived from")
             )
-    if record_kind(record) == "synthetic" and not record.get("synthetic"):
-        who = record.get("server_model") if is_synthetic_model(record.get("server_model")) else record.get("model")
+    if record_kind(record) == "synthetic" and not record.synthetic:
+        who = record.server_model if is_synthetic_model(record.server_model) else record.model
         out.append(Disagreement("synthetic", "false", f"true (a rehearsal server or model: {who})"))
     cases = index.cases_of(record, where)
-    case = cases.get(str(record.get("case_id")))
+    case = cases.get(record.case_id)
     if case is None:
-        out.append(
-            Disagreement(
-                "case_id", str(record.get("case_id")), f"none: not a case of the split {record.get('dataset')!r}"
-            )
-        )
+        out.append(Disagreement("case_id", record.case_id, f"none: not a case of the split {record.dataset!r}"))
         return None, out
-    for name, want in (
-        ("calculator_id", case.calculator_id),
-        ("row_number", case.row_number),
-        ("output_type", case.output_type),
+    for name, stated, want in (
+        ("calculator_id", record.calculator_id, case.calculator_id),
+        ("row_number", record.row_number, case.row_number),
+        ("output_type", record.output_type, case.output_type),
     ):
-        if record.get(name) is not None and record.get(name) != want:
-            out.append(Disagreement(name, str(record.get(name)), f"{want} (the split's case {case.case_id})"))
-    if record.get("gold") is not None and record.get("gold") != _gold_dict(case):
-        out.append(Disagreement("gold", str(record["gold"].get("answer")), f"{case.gold_answer} (the split's)"))
-    verdict = rescore_record(record, index.gold(record, where), record["scorer"])
-    if verdict != bool(record["correct"]):
+        if stated is not None and stated != want:
+            out.append(Disagreement(name, str(stated), f"{want} (the split's case {case.case_id})"))
+    if record.gold is not None and record.gold != _split_gold(case):
+        out.append(Disagreement("gold", str(record.gold.answer), f"{case.gold_answer} (the split's)"))
+    verdict = rescore_record(record, index.gold(record, where), record.scorer)
+    if verdict != record.correct:
         out.append(
             Disagreement(
                 "correct",
-                str(record["correct"]).lower(),
-                f"{str(verdict).lower()} (its answer rescored against the split's gold, scorer {record['scorer']})",
+                str(record.correct).lower(),
+                f"{str(verdict).lower()} (its answer rescored against the split's gold, scorer {record.scorer})",
             )
         )
     return verdict, out

@@ -28,7 +28,6 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from executor.result import ExecResult
 from harness.arms.coverage import arm_cases, formula_version_fields
 from harness.arms.solvers import ChatClient, Context, InfraError, ProgramExecutor, Solution
 from harness.arms.spec import Arm
@@ -39,7 +38,7 @@ from harness.data.dataset import Case, Dataset
 from harness.model.client import ModelRejectedRequest
 from harness.model.rehearsal.labels import is_synthetic_model
 from harness.run.progress import DEFAULT_INTERVAL_S, LineProgress, duration
-from harness.run.record import Record
+from harness.run.record import Record, StoredGold, TokenCounts
 from harness.run.schedule import CASE_MAJOR, DEFAULT_ORDER, Item, case_order, check_order, phases
 from harness.run.store import ResultStore, record_key, results_path
 from harness.scoring.scorers import SCORERS, score_reply, score_value
@@ -114,8 +113,8 @@ def record_for(
     sol: Solution,
     ctx: Context,
     started: str,
-) -> dict[str, Any]:
-    """Assemble and score one results record (harness.run.record.Record), in its JSON form."""
+) -> Record:
+    """Assemble and score one results record (harness.run.record.Record)."""
     scores, parsed = {}, {}
     if sol.text is not None:
         for s in sorted(SCORERS):
@@ -157,7 +156,7 @@ def record_for(
         request=[c.request for c in chats],
         replies=[c.text for c in chats],
         program=sol.program,
-        executor=_executor_json(sol.executor),
+        executor=sol.executor,
         answer=answer,
         answer_kind=kind,
         outcome=outcome,
@@ -166,9 +165,9 @@ def record_for(
         correct=scores.get(spec.scorer, False),
         scorer=spec.scorer,
         scores=scores,
-        gold={"answer": case.gold_answer, "lower": case.lower_limit, "upper": case.upper_limit},
+        gold=StoredGold(case.gold_answer, case.lower_limit, case.upper_limit),
         latency_ms=round(sum(c.latency_ms for c in chats), 1) if chats else None,
-        tokens={"prompt": prompt_tokens, "completion": completion_tokens},
+        tokens=TokenCounts(prompt_tokens, completion_tokens),
         retries=sum(c.retries for c in chats),
         finish_reasons=[c.finish_reason for c in chats],
         truncated=[c.truncated for c in chats],
@@ -178,7 +177,7 @@ def record_for(
         finished_at=_now(),
         **formula_version_fields(arm, case, answer, kind, spec.scorer, spec.convention),
         synthetic=_synthetic(spec, chats),
-    ).to_dict()
+    )
 
 
 def prompt_hash(arm: Arm, ctx: Context) -> str | None:
@@ -193,15 +192,6 @@ def prompt_hash(arm: Arm, ctx: Context) -> str | None:
 def _synthetic(spec: RunSpec, chats: Iterable[Any]) -> bool:
     """Rows fed by the rehearsal server (harness.model.rehearsal.labels) are marked; real rows keep their fields."""
     return is_synthetic_model(spec.model) or any(is_synthetic_model(c.server_model) for c in chats)
-
-
-def _executor_json(
-    executor: ExecResult | list[ExecResult | None] | None,
-) -> dict[str, Any] | list[dict[str, Any] | None] | None:
-    """A solution's executor result(s) in the record's JSON form."""
-    if isinstance(executor, list):
-        return [None if r is None else r.to_dict() for r in executor]
-    return None if executor is None else executor.to_dict()
 
 
 def _kind_of(value: Any) -> str:
@@ -302,9 +292,7 @@ class _UnitRun:
         # fsync batched: a killed harness loses nothing it wrote; a machine crash at most the last second,
         # which a resumed run redoes (harness.run.store)
         self.store = ResultStore(path, sync_every=STORE_SYNC_EVERY, sync_interval_s=STORE_SYNC_INTERVAL_S)
-        other = sorted(
-            {r.get("arm_config_hash") for r in self.store.records if r.get("arm") == arm.name} - {arm.config_hash()}
-        )
+        other = sorted({r.arm_config_hash for r in self.store.records if r.arm == arm.name} - {arm.config_hash()})
         if other:
             self.store.close()
             raise ConfigMismatchError(
@@ -373,9 +361,9 @@ class _UnitRun:
         self.store.close()
         keys = {k for _, k in self.todo}
         for rec in self.store.records:
-            if rec["key"] in keys:
-                self.summary.outcomes[rec["outcome"]] = self.summary.outcomes.get(rec["outcome"], 0) + 1
-                self.summary.correct += bool(rec["correct"])
+            if rec.key in keys:
+                self.summary.outcomes[rec.outcome] = self.summary.outcomes.get(rec.outcome, 0) + 1
+                self.summary.correct += rec.correct
         self.summary.wall_s = round(time.perf_counter() - self.first_slot, 2) if self.first_slot else 0.0
         self.summary.finished_at = _now() if self.first_slot else None
         return self.summary
@@ -550,11 +538,11 @@ async def run_arms(
     return [summaries[i] for i in sorted(summaries)]
 
 
-def summary_markdown(records: list[dict[str, Any]]) -> str:
+def summary_markdown(records: list[Record]) -> str:
     """Markdown table per (model, arm): n, accuracy, outcome counts, mean latency and tokens per case."""
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for r in records:
-        groups[(r["model"], r["arm"])].append(r)
+        groups[(r.model, r.arm)].append(r)
     cols = list(ROW_OUTCOMES)
     lines = [
         "| model | arm | n | correct | accuracy % | "
@@ -564,11 +552,10 @@ def summary_markdown(records: list[dict[str, Any]]) -> str:
     ]
     for (model, arm), rs in sorted(groups.items()):
         n = len(rs)
-        ok = sum(bool(r["correct"]) for r in rs)
-        counts = [sum(r["outcome"] == c for r in rs) for c in cols]
-        lat = [r["latency_ms"] for r in rs if r.get("latency_ms") is not None]
-        toks = [(r.get("tokens") or {}).get("completion") for r in rs]
-        toks = [t for t in toks if t is not None]
+        ok = sum(r.correct for r in rs)
+        counts = [sum(r.outcome == c for r in rs) for c in cols]
+        lat = [r.latency_ms for r in rs if r.latency_ms is not None]
+        toks = [r.tokens.completion for r in rs if r.tokens is not None and r.tokens.completion is not None]
         lines.append(
             f"| {model} | {arm} | {n} | {ok} | {100.0 * ok / n:.1f} | "
             + " | ".join(map(str, counts))

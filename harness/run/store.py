@@ -13,7 +13,8 @@ done keys and running the same command twice never duplicates a row.
 
 The store enforces the record type: every line it reads is checked through `Record.from_dict` (required fields
 and their types, no unknown field, this record schema), and a line that is not a record of this schema is a
-StoreError naming the file and line. Readers get the record's dict form (`Record.to_dict`: every field).
+StoreError naming the file and line. Readers get `Record` values (typed end to end); the writer takes them and
+writes `Record.to_dict`. The store's reader and writer are the only places that see a record's JSON form.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 
 from harness.core.canonical_json import canonical_json, record_line
 from harness.model.rehearsal.labels import record_kind
-from harness.run.record import RECORD_FIELDS, Record, RecordError
+from harness.run.record import Record, RecordError
 
 
 class StoreError(Exception):
@@ -87,19 +88,12 @@ def results_location(path: str | os.PathLike[str]) -> ResultsLocation:
     return ResultsLocation(path.parent.parent.parent, path.parent.parent.name, path.parent.name, int(m.group(1)))
 
 
-def checked_record(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` as a record of this schema (Record.from_dict checks it; RecordError says what is wrong), in its
-    dict form: the line's own dict when it already holds every field, else Record.to_dict()."""
-    rec = Record.from_dict(data)
-    return data if len(data) == len(RECORD_FIELDS) else rec.to_dict()
-
-
-def scan_result_file(path: Path) -> tuple[list[dict[str, Any]], int, str | None]:
+def scan_result_file(path: Path) -> tuple[list[Record], int, str | None]:
     """One results file's complete records; return (records, byte length of the good prefix, torn-line text or None).
 
     Only the LAST line may be torn; a bad line anywhere else is corruption and raises StoreError."""
     data = path.read_bytes()
-    records: list[dict[str, Any]] = []
+    records: list[Record] = []
     good_end = 0
     pos = 0
     lineno = 0
@@ -118,7 +112,7 @@ def scan_result_file(path: Path) -> tuple[list[dict[str, Any]], int, str | None]
                 return records, good_end, raw.decode("utf-8", "replace")
             raise StoreError(f"{path}:{lineno}: corrupt record in the middle of the file ({exc})") from None
         try:
-            records.append(checked_record(rec))
+            records.append(Record.from_dict(rec))
         except RecordError as exc:
             raise StoreError(f"{path}:{lineno}: {exc}") from None
         pos = nl + 1
@@ -142,7 +136,7 @@ class ResultStore:
         self._last_sync = time.monotonic()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.records: list[dict[str, Any]] = []
+        self.records: list[Record] = []
         self.dropped_torn_line = False
         if self.path.exists():
             self.records, good_end, torn = scan_result_file(self.path)
@@ -159,14 +153,14 @@ class ResultStore:
                     os.fsync(fh.fileno())
                 self.dropped_torn_line = True
         self._kinds: set[Any] | None = None
-        self.done_keys: set[str] = {r["key"] for r in self.records}
+        self.done_keys: set[str] = {r.key for r in self.records}
         if len(self.done_keys) != len(self.records):
             raise StoreError(f"{self.path}: duplicate record keys found; the file was edited by hand")
 
     def __contains__(self, key: str) -> bool:
         return key in self.done_keys
 
-    def _refuse_mixing(self, record: dict[str, Any]) -> None:
+    def _refuse_mixing(self, record: Record) -> None:
         """Real and synthetic (rehearsal) records never share a results file (harness.model.rehearsal.labels)."""
         if self._kinds is None:
             self._kinds = _kinds(self.records)
@@ -178,16 +172,18 @@ class ResultStore:
             )
         self._kinds |= new
 
-    def append(self, record: dict[str, Any]) -> bool:
-        """Write one complete record durably. Returns False (and writes nothing) if its key is done."""
+    def append(self, record: Record) -> bool:
+        """Write one complete record durably. Returns False (and writes nothing) if its key is done. The line is
+        checked by the store's reader first (Record.from_dict of what is about to be written)."""
+        data = record.to_dict()
         try:
-            record = checked_record(record)
+            Record.from_dict(data)
         except RecordError as exc:
             raise StoreError(f"refusing to write to {self.path}: {exc}") from None
-        if record["key"] in self.done_keys:
+        if record.key in self.done_keys:
             return False
         self._refuse_mixing(record)
-        line = record_line(record)
+        line = record_line(data)
         if "\n" in line[:-1]:
             raise StoreError("a record serialised to more than one line")  # json.dumps escapes newlines
         try:
@@ -195,10 +191,10 @@ class ResultStore:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             # backslashreplace turns a lone surrogate (model or program text) into its JSON escape
             # \udXXX, which reads back as the same string: lossless, and the line stays UTF-8
-            data = line.encode("utf-8", "backslashreplace")
-            written = os.write(self._fd, data)
-            while written < len(data):  # a short write: finish the line (a crash here leaves a torn line)
-                written += os.write(self._fd, data[written:])
+            raw = line.encode("utf-8", "backslashreplace")
+            written = os.write(self._fd, raw)
+            while written < len(raw):  # a short write: finish the line (a crash here leaves a torn line)
+                written += os.write(self._fd, raw[written:])
             self._unsynced += 1
             if self._unsynced >= self.sync_every or (
                 self.sync_interval_s is not None and time.monotonic() - self._last_sync >= self.sync_interval_s
@@ -208,7 +204,7 @@ class ResultStore:
             if exc.filename is None:
                 raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
             raise
-        self.done_keys.add(record["key"])
+        self.done_keys.add(record.key)
         self.records.append(record)
         return True
 
@@ -239,7 +235,7 @@ class ResultStore:
             pass
 
 
-def _kinds(records: Iterable[dict[str, Any]]) -> set[Any]:
+def _kinds(records: Iterable[Record]) -> set[Any]:
     return {k for k in map(record_kind, records) if k is not None}
 
 
@@ -262,7 +258,7 @@ def iter_result_files(results_root: str | os.PathLike[str], arms: Iterable[str] 
     yield from files
 
 
-def read_result_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def read_result_file(path: str | os.PathLike[str]) -> list[Record]:
     """The complete records of one results file (read-only: a torn last line is skipped with a
     TornLineWarning, a bad line elsewhere raises StoreError naming file and line)."""
     recs, _, torn = scan_result_file(Path(path))
@@ -271,10 +267,33 @@ def read_result_file(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return recs
 
 
-def load_records(results_root: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def write_result_file(path: str | os.PathLike[str], records: Iterable[Record]) -> int:
+    """A whole results file written at once (a merge's output): every record's line through the store's writer
+    (Record.to_dict, checked by Record.from_dict), into a temporary file fsynced and then renamed over `path`, so
+    a crash leaves the old file or the new one. The records written."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    n = 0
+    with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as fh:
+        for rec in records:
+            data = rec.to_dict()
+            try:
+                Record.from_dict(data)
+            except RecordError as exc:
+                raise StoreError(f"refusing to write to {target}: {exc}") from None
+            fh.write(record_line(data))
+            n += 1
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+    return n
+
+
+def load_records(results_root: str | os.PathLike[str]) -> list[Record]:
     """All complete records under a results root (read-only: a torn last line is skipped with a warning,
     the file is not modified)."""
-    out: list[dict[str, Any]] = []
+    out: list[Record] = []
     for path in iter_result_files(results_root):
         out.extend(read_result_file(path))
     return out
@@ -282,7 +301,7 @@ def load_records(results_root: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 def iter_located_records(
     results_root: str | os.PathLike[str], arms: Iterable[str] | None = None
-) -> Iterator[tuple[Path, int, dict[str, Any]]]:
+) -> Iterator[tuple[Path, int, Record]]:
     """(file, 1-based line number, record) for every complete record under a root (of `arms` when given),
     for error messages."""
     for path in iter_result_files(results_root, arms):
@@ -319,7 +338,7 @@ FLAT_COLUMNS = (
 )
 
 
-def records_frame(records: Iterable[dict[str, Any]]) -> Any:  # a pandas DataFrame (pandas has no types here)
+def records_frame(records: Iterable[Record]) -> Any:  # a pandas DataFrame (pandas has no types here)
     """Records as a flat pandas DataFrame: every field a column (FLAT_COLUMNS first, the rest in the order they
     first appear), `tokens` split into prompt/completion columns, nested values and `answer` as JSON strings."""
     import pandas as pd  # only the export needs pandas (0.5 s to import): kept out of every CLI start
@@ -328,7 +347,7 @@ def records_frame(records: Iterable[dict[str, Any]]) -> Any:  # a pandas DataFra
     columns: dict[str, None] = dict.fromkeys(FLAT_COLUMNS)
     for rec in records:
         row: dict[str, Any] = {}
-        for name, value in rec.items():
+        for name, value in rec.to_dict().items():
             if name == "tokens":
                 tokens = value or {}
                 row["prompt_tokens"] = tokens.get("prompt")

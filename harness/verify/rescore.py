@@ -19,9 +19,10 @@ from harness.arms.registry import ARMS
 from harness.arms.solvers import uses_convention
 from harness.core.parallel import ordered_map
 from harness.data.conventions import default_convention
-from harness.model.rehearsal.labels import record_kind
+from harness.model.rehearsal.labels import RecordLabel, record_kind
 from harness.run.manifest import read_manifests
 from harness.run.recompute import CaseIndex, RescoreError, rescore_record
+from harness.run.record import Record
 from harness.run.store import StoreError, TornLineWarning, iter_located_records, iter_result_files, read_result_file
 
 
@@ -29,7 +30,7 @@ from harness.run.store import StoreError, TornLineWarning, iter_located_records,
 class Rescored:
     path: Path
     line: int
-    record: dict
+    record: Record | None  # None: rescore_tree(keep=False)
     correct: bool
 
     @property
@@ -42,7 +43,7 @@ def rescore_tree(
     scorer: str | None = None,
     arms: tuple[str, ...] = (),
     *,
-    located: Iterable[tuple[Path, int, dict]] | None = None,
+    located: Iterable[tuple[Path, int, Record]] | None = None,
     keep: bool = True,
     index: CaseIndex | None = None,
 ) -> tuple[list[Rescored], list[str]]:
@@ -56,24 +57,24 @@ def rescore_tree(
     rows: list[Rescored] = []
     mismatches: list[str] = []
     for path, line, rec in iter_located_records(results_root) if located is None else located:
-        if arms and rec["arm"] not in arms:
+        if arms and rec.arm not in arms:
             continue
         where = f"{path}:{line}"
         case = index.gold(rec, where)
-        use = scorer or rec["scorer"]
+        use = scorer or rec.scorer
         verdict = rescore_record(rec, case, use)
-        if use == rec["scorer"] and verdict != bool(rec["correct"]):
+        if use == rec.scorer and verdict != rec.correct:
             mismatches.append(
-                f"{where}: {rec['arm']} seed {rec['seed']} case {rec['case_id']}: stored correct="
-                f"{rec['correct']}, rescored {verdict} ({use})"
+                f"{where}: {rec.arm} seed {rec.seed} case {rec.case_id}: stored correct="
+                f"{rec.correct}, rescored {verdict} ({use})"
             )
         if scorer is None:
-            for name, stored in sorted((rec.get("scores") or {}).items()):
-                if name != rec["scorer"] and rescore_record(rec, case, name) != bool(stored):
+            for name, stored in sorted((rec.scores or {}).items()):
+                if name != rec.scorer and rescore_record(rec, case, name) != bool(stored):
                     mismatches.append(
-                        f"{where}: {rec['arm']} case {rec['case_id']}: stored {name}={stored}, rescored {not stored}"
+                        f"{where}: {rec.arm} case {rec.case_id}: stored {name}={stored}, rescored {not stored}"
                     )
-        rows.append(Rescored(path, line, rec if keep else {}, verdict))
+        rows.append(Rescored(path, line, rec if keep else None, verdict))
     return rows, mismatches
 
 
@@ -86,7 +87,7 @@ class FileCheck:
     path: Path
     records: int = 0
     mismatches: list[str] = field(default_factory=list)
-    firsts: dict = field(default_factory=dict)
+    firsts: dict[str | None, tuple[str, int, RecordLabel]] = field(default_factory=dict)
     torn: bool = False
     conventions: dict = field(default_factory=dict)  # record_conventions of this file
     error: str | None = None
@@ -110,11 +111,7 @@ def check_file(path: Path) -> FileCheck:
         for item in located:
             kind = record_kind(item[2])
             if kind not in out.firsts:  # what record_kind reads, so the parent's mixing check sees the same kind
-                out.firsts[kind] = (
-                    str(path),
-                    item[1],
-                    {k: item[2].get(k) for k in ("model", "synthetic", "server_model")},
-                )
+                out.firsts[kind] = (str(path), item[1], RecordLabel.of(item[2]))
         out.conventions = record_conventions(path.parent, located=located, by_run=_WORKER_CONVENTIONS)
         rows, out.mismatches = rescore_tree(path.parent, located=located, keep=False, index=_WORKER_INDEX)
         out.records = len(rows)
@@ -161,7 +158,7 @@ def _manifest_conventions(results_root: Path) -> dict[tuple[str, str], str]:
 def record_conventions(
     results_root: str | os.PathLike,
     *,
-    located: Iterable[tuple[Path, int, dict]] | None = None,
+    located: Iterable[tuple[Path, int, Record]] | None = None,
     by_run: dict[tuple[str, str], str] | None = None,
 ) -> dict[tuple[str, str], dict[str, int]]:
     """(dataset name, arm) -> {convention name: record count} over the records of the arms whose answer depends
@@ -170,12 +167,12 @@ def record_conventions(
     by_run = _manifest_conventions(Path(results_root)) if by_run is None else by_run
     out: dict[tuple[str, str], dict[str, int]] = {}
     for _path, _line, rec in iter_located_records(results_root) if located is None else located:
-        arm = ARMS.get(rec.get("arm"))
-        key = (rec.get("dataset_sha256"), rec.get("arm_config_hash"))
+        arm = ARMS.get(rec.arm)
+        key = (rec.dataset_sha256, rec.arm_config_hash)
         if key not in by_run and (arm is None or not arm.solver.uses_convention):
             continue
-        name = by_run.get(key) or default_convention(rec.get("dataset_sha256")).name
-        counts = out.setdefault((str(rec.get("dataset")), str(rec.get("arm"))), {})
+        name = by_run.get(key) or default_convention(rec.dataset_sha256).name
+        counts = out.setdefault((str(rec.dataset), rec.arm), {})
         counts[name] = counts.get(name, 0) + 1
     return out
 

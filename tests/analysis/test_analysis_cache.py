@@ -104,7 +104,7 @@ def test_records_reads_only_the_arms_files(demo, monkeypatch):
     an = analyse(demo, draws=200)
     seen = _parses(monkeypatch, step)
     recs = an.records("program-solve")
-    assert recs and {r["arm"] for r in recs} == {"program-solve"}
+    assert recs and {r.arm for r in recs} == {"program-solve"}
     assert seen and {p.parent.name for p in seen} == {"program-solve"}
     assert an.records("program-solve") == recs and len(seen) == len({*seen})  # read once per analysis
     with warnings.catch_warnings():

@@ -509,15 +509,15 @@ def _paper_cases(root: Path, out: Path, flip_every: int = 0) -> Path:
     out.mkdir()
     by: dict[tuple, list] = {}
     for _path, _line, rec in iter_located_records(root):
-        if rec["arm"] == "program-solve":
-            by.setdefault((rec["model"], rec["arm"]), []).append(rec)
+        if rec.arm == "program-solve":
+            by.setdefault((rec.model, rec.arm), []).append(rec)
     for i, ((model, arm), recs) in enumerate(sorted(by.items())):
         with open(out / f"percase-{i}.csv", "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh)
             w.writerow(["Row Number", "Calculator ID", "Model", "Arm", "Seed", "Correct", "Answer"])
             for k, r in enumerate(recs):
-                ok = r["correct"] != (flip_every and k % flip_every == 0)
-                w.writerow([r["row_number"], r["calculator_id"], model, "Program-Solve", r["seed"], int(ok), ""])
+                ok = r.correct != (flip_every and k % flip_every == 0)
+                w.writerow([r.row_number, r.calculator_id, model, "Program-Solve", r.seed, int(ok), ""])
     return out
 
 

@@ -11,6 +11,7 @@ from harness.model.server_info import ServerInfo, Weights, read_server_info
 from harness.run.manifest import run_manifests
 from harness.run.store import iter_located_records
 from tests.conftest import ROOT
+from tests.records import record
 
 SERVER = ServerInfo(
     launcher="llama-cpp",
@@ -22,17 +23,17 @@ SERVER = ServerInfo(
 
 
 def rec(arm, case, correct, outcome="answered", answer=1.0, gold=2.0, model="m"):
-    return {
-        "arm": arm,
-        "case_id": case,
-        "correct": correct,
-        "outcome": outcome,
-        "answer": answer,
-        "model": model,
-        "seed": 42,
-        "calculator_name": f"Calc {case}",
-        "gold": {"answer": gold},
-    }
+    return record(
+        arm=arm,
+        case_id=case,
+        correct=correct,
+        outcome=outcome,
+        answer=answer,
+        model=model,
+        seed=42,
+        calculator_name=f"Calc {case}",
+        gold={"answer": f"{gold:g}", "lower": None, "upper": None},
+    )
 
 
 def test_counts_model_name_and_the_cases_a_program_won():

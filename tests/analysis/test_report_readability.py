@@ -108,7 +108,7 @@ def test_figure_1b_labels_every_bar_with_value_and_cases_and_figure_2_draws_edge
     figures.figure_coverage(an, tmp_path)
     by_arm: dict[str, list[bool]] = {}
     for _, _, r in iter_located_records(DEMO):
-        by_arm.setdefault(r["arm"], []).append(bool(r["correct"]))
+        by_arm.setdefault(r.arm, []).append(r.correct)
     want = sorted(f"{100 * sum(v) / len(v):.0f}%\nn={len(v)}" for v in by_arm.values())
     labels = sorted(t.get_text() for t in kept["fig1b-accuracy"].axes[0].texts)
     assert labels == want and len(want) == 4

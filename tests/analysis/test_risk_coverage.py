@@ -6,6 +6,7 @@ mistaken for results: they exist to give a curve whose every point is known in a
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -22,6 +23,7 @@ from harness.analysis.stats.risk_coverage import (
     single_arm_point,
     thresholds,
 )
+from harness.run.record import Record, StoredGold
 from tests.records import record
 
 GOLD = 10
@@ -39,7 +41,7 @@ def synthetic_router_record(
     top_right: bool = False,
     library_right: bool = True,
     arm: str = "routed-gold",
-) -> dict:
+) -> Record:
     """One synthetic router record. route library: the library answered (right or not); otherwise the
     k programs' largest agreement cluster has `top` members holding the right or a wrong value."""
     clusters = []
@@ -155,7 +157,7 @@ def test_known_curve_points_by_hand():
 
 def test_aurc_matches_exhaustive_tie_orders():
     recs = design_records()
-    small = [r for r in recs if r["calculator_id"] in (1, 3, 4)]  # 10 rows, ties of size <= 4
+    small = [r for r in recs if r.calculator_id in (1, 3, 4)]  # 10 rows, ties of size <= 4
     pairs = [row_level(r)[1:] for r in small]
     rows = level_rows(small)[("synthetic/router", "routed-gold")]
     c = curve(rows, draws=50, seed=3)
@@ -180,7 +182,7 @@ def test_bands_match_an_independent_resampling_loop():
     c = curve(rows, resampler=rs)
     # Independent: per draw, repeat each calculator's rows by its multiplicity and recount by loops.
     calcs = sorted(DESIGN)
-    by_calc = {calc: [row_level(r)[1:] for r in recs if r["calculator_id"] == calc] for calc in calcs}
+    by_calc = {calc: [row_level(r)[1:] for r in recs if r.calculator_id == calc] for calc in calcs}
     w = rs.subset_counts("cluster", np.arange(len(calcs)))
     cov = {label: [] for label, _ in thresholds(5)}
     acc = {label: [] for label, _ in thresholds(5)}
@@ -222,13 +224,14 @@ def _loop_aurc(pairs):
 def test_top_cluster_is_rescored_against_the_record_gold():
     rec = synthetic_router_record(2, 1, 42, route="p", top=2, top_right=True)
     assert row_level(rec) == (5, 2, True)
-    rec["gold"] = {"answer": "11", "lower": "11", "upper": "11"}
+    rec = dataclasses.replace(rec, gold=StoredGold("11", "11", "11"))
     assert row_level(rec) == (5, 2, False)
 
 
 def test_bad_records_are_named():
     rec = synthetic_router_record(2, 1, 42, route="p", top=2)
-    del rec["detail"]["router"]
+    assert rec.detail is not None
+    rec = dataclasses.replace(rec, detail={k: v for k, v in rec.detail.items() if k != "router"})  # type: ignore[arg-type]
     with pytest.raises(RiskCoverageError, match="routed-gold/2-1 seed 42: no detail.router"):
         row_level(rec)
     a = synthetic_router_record(2, 1, 42, route="p", top=2)
@@ -239,10 +242,10 @@ def test_bad_records_are_named():
 
 def test_single_arm_point_counts_abstentions():
     recs = [
-        {"outcome": "answered", "correct": True},
-        {"outcome": "answered", "correct": False},
-        {"outcome": "raised_error", "correct": False},
-        {"outcome": "answered", "correct": True},
+        record(outcome="answered", correct=True),
+        record(outcome="answered", correct=False),
+        record(outcome="raised_error", correct=False),
+        record(outcome="answered", correct=True),
     ]
     pt = single_arm_point(recs, "program-solve")
     assert (pt["coverage"], pt["accuracy"], pt["full_accuracy"]) == (0.75, 2 / 3, 0.5)

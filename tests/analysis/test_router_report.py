@@ -20,7 +20,7 @@ def results(tmp_path, with_router=True):
         models=("synthetic/router",), arms=("program-solve", "gold-lib"), seeds=SEEDS, sizes=sizes, library=(1,), seed=3
     )
     if with_router:
-        for r in design_records(seeds=SEEDS):
+        for r in (rec.to_dict() for rec in design_records(seeds=SEEDS)):
             calc, row = (int(x) for x in r["case_id"].split("-"))
             r.update(
                 row_number=100 * calc + row,

@@ -17,7 +17,7 @@ from harness.analysis.stats.families import Comparison, declared
 from harness.analysis.stats.hybrids import add_hybrids, hybrid_name, library_share
 from harness.analysis.stats.paired import paired_gaps
 from harness.analysis.stats.synthetic_records import synthetic_records, write_records
-from tests.records import record
+from tests.records import record_json as record
 
 ARMS = ("open-book", "program-solve", "program-solve-syntax", "gold-lib", "extract-lib", "blind")
 

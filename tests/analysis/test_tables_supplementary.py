@@ -248,7 +248,7 @@ def test_s15_sample_is_the_hash_drawn_stratified_sample(an):
             h = hashlib.sha256(f"{r['model']}\x1f{r['case_id']}\x1f{r['seed']}".encode()).hexdigest()
             strata[(r["model"], kind, sup_)].append((h, r["case_id"]))
     want = [case for key in sorted(strata) for _, case in sorted(strata[key])[:S15_PER_STRATUM]]
-    assert [s["case_id"] for s in draw_sample(an)] == want
+    assert [s.record.case_id for s in draw_sample(an)] == want
 
 
 def test_s15b_from_a_filled_sheet(tmp_path):

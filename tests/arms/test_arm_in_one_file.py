@@ -60,6 +60,7 @@ def test_an_arm_defined_in_a_test_file_runs_end_to_end(tmp_path):
     from harness.analysis.stats.families import declared
     from harness.core.sums import write_own_sums
     from harness.reproduce.reproduction import outputs, verify_run
+    from harness.run.store import read_result_file
 
     root = tmp_path / "results"
     with registered(WARM):
@@ -84,7 +85,7 @@ def test_an_arm_defined_in_a_test_file_runs_end_to_end(tmp_path):
         assert "| Open-book arithmetic, warm (test arm) |" in (root / "tables" / "s1.md").read_text(encoding="utf-8")
         # its paper role's table (accuracy by audit group) and the demo's paragraph, which read the registry too
         assert "| Open-book arithmetic, warm (test arm) |" in (root / "tables" / "s11.md").read_text(encoding="utf-8")
-        about = " ".join(about_text([json.loads(ln) for p in root.rglob("seed*.jsonl") for ln in p.open()]).split())
+        about = " ".join(about_text([r for p in root.rglob("seed*.jsonl") for r in read_result_file(p)]).split())
         assert "Open-book arithmetic, warm (test arm) (the same prompt as open-book arithmetic, sampled" in about
         page = (root / "report.html").read_text(encoding="utf-8")
         assert LABEL in page and "Open-book arithmetic, warm (test arm)" in page

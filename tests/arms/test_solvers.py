@@ -19,6 +19,7 @@ from harness.arms.solvers import (
 )
 from harness.arms.spec import Decoding
 from harness.data.dataset import load_dataset
+from tests.records import record
 
 
 def test_every_arm_reaches_a_registered_solver_object():
@@ -82,8 +83,8 @@ def test_rescoring_follows_the_solver_kind():
     """A reply-scored arm is rescored from its last reply, a value-scored one from its stored value."""
     case = next(c for c in load_dataset("bundled-test").cases if c.output_type == "decimal")
     gold = float(case.gold_answer)
-    record = {"replies": ["thinking...", f"Final answer: {gold}"], "answer": gold * 3, "answer_kind": "number"}
-    assert ARMS["note-only"].solver.rescore(record, case, "paper") is True
-    assert ARMS["blind"].solver.rescore(record, case, "paper") is False
-    assert ARMS["blind"].solver.rescore({**record, "answer": gold}, case, "paper") is True
-    assert ARMS["blind"].solver.rescore({**record, "answer": None}, case, "paper") is False
+    rec = record(replies=["thinking...", f"Final answer: {gold}"], answer=gold * 3, answer_kind="number")
+    assert ARMS["note-only"].solver.rescore(rec, case, "paper") is True
+    assert ARMS["blind"].solver.rescore(rec, case, "paper") is False
+    assert ARMS["blind"].solver.rescore(dataclasses.replace(rec, answer=gold), case, "paper") is True
+    assert ARMS["blind"].solver.rescore(dataclasses.replace(rec, answer=None), case, "paper") is False

@@ -5,6 +5,7 @@ run alone."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -39,7 +40,7 @@ def test_the_committed_demo_compares_identical_with_itself_and_a_changed_answer_
         "identical": True,
     }
     (arm, case), rec = next(iter(ref.items()))
-    changed = {**ref, (arm, case): {**rec, "correct": not rec["correct"], "replies": ["other"]}}
+    changed = {**ref, (arm, case): dataclasses.replace(rec, correct=not rec.correct, replies=["other"])}
     got = compare(changed, ref)
     assert got["differing"] == [f"{arm} {case}"] and got["replies_identical"] == 23 and not got["identical"]
     assert compare({}, ref)["identical"] is False  # nothing compared is no evidence
@@ -131,7 +132,7 @@ def test_main_compares_each_count_with_the_committed_demo_and_its_own_one_slot_r
     model = role_model("demo")
     ref = records(REPO_ROOT / "results" / "cpu-demo", model)
     ((key, rec),) = list(ref.items())[:1]
-    changed = {**ref, key: {**rec, "answer": "other", "replies": ["other"]}}
+    changed = {**ref, key: dataclasses.replace(rec, answer="other", replies=["other"])}
 
     def fake_run(model_id, n, cases, threads, work, reference):
         got = changed if n == 2 else ref

@@ -38,5 +38,5 @@ def test_a_synthetic_fullsize_set_reads_through_the_store(tmp_path):
     info = synthesize(source, tmp_path / "fullsize", 300, [42, 43])
     files = list(iter_result_files(tmp_path / "fullsize" / "results"))
     records = [r for f in files for r in read_result_file(f)]  # each line checked as a Record
-    assert info["records"] == len(records) > 0 and {r["seed"] for r in records} == {42, 43}
-    assert all(r["synthetic"] and r["detail"]["synthetic_fullsize"]["source_key"] for r in records)
+    assert info["records"] == len(records) > 0 and {r.seed for r in records} == {42, 43}
+    assert all(r.synthetic and r.detail and r.detail["synthetic_fullsize"]["source_key"] for r in records)

@@ -189,3 +189,18 @@ def test_bench_compare_timing_writes_the_committed_keys(tmp_path):
         old["runs"]["after"], 2, skip=("synthetic_set",)
     ) - {"synthetic_set"}
     assert new["runs"]["after"]["cold"]["returncode"] == 0 and new["runs"]["after"]["cold"]["peak_rss_mib"] > 0
+
+
+def test_bench_read_timing_times_both_checkouts_over_the_same_records(tmp_path):
+    """`bench read-timing` with this checkout on both sides over a copy of the committed Gold-Solve set: both sides
+    read every record (the counts the child prints are the set's lines) and agree."""
+    root = tmp_path / "gold-solve"
+    shutil.copytree(ROOT / "results" / "gold-solve", root, ignore=shutil.ignore_patterns("tables", ".*"))
+    bench("read-timing", str(root), "--before", str(ROOT), "--repeat", "1", "--out", str(tmp_path / "rt.json"))
+    doc = json.loads((tmp_path / "rt.json").read_text())
+    n = sum(len(p.read_text().splitlines()) for p in root.glob("*/*/seed*.jsonl"))
+    assert doc["records"] == n and doc["same_counts"] is True
+    for side in ("before", "after"):
+        (run,) = doc[side]["runs"]
+        assert run["returncode"] == 0 and int(run["counts"][0]) == n and run["peak_rss_mib"] > 0
+    assert set(doc["ratio_after_over_before"]) == {"wall_s", "cpu_s", "peak_rss_mib"}

@@ -138,13 +138,14 @@ def _assert_storable(res: dict, tmp_path, name: str, executor_result: bool = Tru
         outcome="answered",
         correct=False,
         scorer="paper",
-        executor=res,
+        executor=res if executor_result else None,
+        replies=[] if executor_result else [str(v) for v in res.values()],  # model text with lone surrogates
         program="print('\\ud800')",
     )
     assert store.append(rec)
     # what JSON itself keeps: lossless, except that an adjacent high+low surrogate pair reads
     # back as its astral character (as any JSON reader of \\ud83d\\ude00 does)
-    assert read_result_file(store.path) == [json.loads(json.dumps(rec))]
+    assert [r.to_dict() for r in read_result_file(store.path)] == [json.loads(json.dumps(rec.to_dict()))]
 
 
 def test_arbitrary_output_is_classified_and_storable_through_the_pool(backend_executor, tmp_path):
@@ -185,7 +186,7 @@ def test_store_writes_lone_surrogates_losslessly(tmp_path):
     rng = random.Random(7)
     for i in range(50):
         text = _random_text(rng, 80)
-        _assert_storable({"stdout": text, "error": text[::-1]}, tmp_path, f"s{i}", executor_result=False)
+        _assert_storable({"reply": text, "other": text[::-1]}, tmp_path, f"s{i}", executor_result=False)
 
 
 # --- item 3: admitted calls are not sandbox kills ------------------------------------------------

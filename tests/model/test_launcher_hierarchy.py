@@ -192,7 +192,7 @@ def test_a_kind_of_a_test_is_planned_run_and_sharded_like_the_kits_own(tmp_path)
     assert merged.records == len(load_records(cfg.out))
 
     def canon(root):
-        return sorted((r["key"], r["replies"][-1] if r["replies"] else None, r["correct"]) for r in load_records(root))
+        return sorted((r.key, r.replies[-1] if r.replies else None, r.correct) for r in load_records(root))
 
     assert canon(tmp_path / "merged") == canon(cfg.out)
 

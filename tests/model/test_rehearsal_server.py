@@ -249,53 +249,53 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     assert sum(s.infra_failed for s in summaries) == 0
     records = load_records(tmp_path)
     # the keys the run wrote are exactly the ones planned_keys (the rehearsal's completeness count) expects
-    assert {r["key"] for r in records} == planned_keys(request, model="rehearsal-alpha", server_profile="vllm-seeded")
+    assert {r.key for r in records} == planned_keys(request, model="rehearsal-alpha", server_profile="vllm-seeded")
     seen = Counter()
     key = rehearsal_server.answer_key
     by_id = ds.by_case_id()
     for r in records:
-        if r["model"] == "library":
-            assert r["synthetic"] is False
+        if r.model == "library":
+            assert r.synthetic is False
             continue
-        assert r["synthetic"] is True and r["server_model"] == ("rehearsal-alpha" if r["request"] else None)
-        arm = ARMS[r["arm"]]
-        forms = [reply_form_of(arm, body) for body in r["request"]]
-        shapes = [make_reply(7, body, key, form).shape for body, form in zip(r["request"], forms)]
+        assert r.synthetic is True and r.server_model == ("rehearsal-alpha" if r.request else None)
+        arm = ARMS[r.arm]
+        forms = [reply_form_of(arm, body) for body in r.request]
+        shapes = [make_reply(7, body, key, form).shape for body, form in zip(r.request, forms)]
         family = forms[0] if forms else None
-        seen.update(f"{r['arm']}:{s}" for s in shapes)
-        lo, hi = arm.solver.request_bounds(arm, by_id[r["case_id"]])  # what the reproduce plan counts
-        assert lo <= len(r["request"]) <= hi, (r["arm"], r["case_id"], len(r["request"]), (lo, hi))
+        seen.update(f"{r.arm}:{s}" for s in shapes)
+        lo, hi = arm.solver.request_bounds(arm, by_id[r.case_id])  # what the reproduce plan counts
+        assert lo <= len(r.request) <= hi, (r.arm, r.case_id, len(r.request), (lo, hi))
         if arm.solver.name == "program":
-            assert r["outcome"] == EXPECTED_PROGRAM[shapes[0]], (r["case_id"], shapes)
+            assert r.outcome == EXPECTED_PROGRAM[shapes[0]], (r.case_id, shapes)
             if shapes[0] == "correct":
-                assert r["correct"]
+                assert r.correct
             if shapes[0] == "wrong":
-                assert not r["correct"]
-            assert r["finish_reasons"] == (["length"] if shapes[0] == "truncated" else ["stop"])
+                assert not r.correct
+            assert r.finish_reasons == (["length"] if shapes[0] == "truncated" else ["stop"])
         elif arm.solver.name == "repair":
             assert len(shapes) == (1 if shapes[0] == "correct" or shapes[0] == "wrong" else 2)
             if len(shapes) == 2:
-                assert r["request"][1]["messages"][-1]["content"].startswith("Running your program")
+                assert r.request[1]["messages"][-1]["content"].startswith("Running your program")
                 assert forms[1] == "repair"
-            assert r["outcome"] == EXPECTED_PROGRAM[shapes[-1]]
+            assert r.outcome == EXPECTED_PROGRAM[shapes[-1]]
         elif arm.solver.name == "vote":
             assert arm.samples <= len(shapes) <= arm.samples + arm.solver.repair_cap
-            sampled = [b for b in r["request"] if b["temperature"] > 0]
+            sampled = [b for b in r.request if b["temperature"] > 0]
             assert len(sampled) == arm.samples and len({b["seed"] for b in sampled}) == arm.samples
         elif arm.solver.name == "reply":
             assert family == "reply"
-            assert (r["outcome"], r["correct"]) == EXPECTED_REPLY[shapes[0]], (r["case_id"], shapes[0], r["replies"])
-        elif arm.solver.name == "extract_library" and r["request"]:
+            assert (r.outcome, r.correct) == EXPECTED_REPLY[shapes[0]], (r.case_id, shapes[0], r.replies)
+        elif arm.solver.name == "extract_library" and r.request:
             assert family == "extract"
             expected = EXPECTED_EXTRACT[shapes[0]]
-            assert r["outcome"] == expected or (
-                shapes[0] == "extraction" and r["outcome"] == "abstained" and "LibraryAbstain" in (r["reason"] or "")
+            assert r.outcome == expected or (
+                shapes[0] == "extraction" and r.outcome == "abstained" and "LibraryAbstain" in (r.reason or "")
             )
-        elif arm.solver.name == "tree" and r["request"]:
+        elif arm.solver.name == "tree" and r.request:
             assert family == "tree"
-            assert r["outcome"] == EXPECTED_TREE[shapes[0]], (r["case_id"], shapes[0], r["reason"])
+            assert r.outcome == EXPECTED_TREE[shapes[0]], (r.case_id, shapes[0], r.reason)
             if shapes[0] == "tree_correct":
-                assert r["correct"]
+                assert r.correct
     shapes_seen = {s.split(":")[1] for s in seen}
     for needed in (
         "correct",
@@ -313,7 +313,7 @@ def test_every_reply_shape_through_the_real_runner(rehearsal_server, tmp_path):
     ):
         assert needed in shapes_seen, (needed, sorted(shapes_seen))
     assert any(a.startswith("extract-lib-recalled") for a in seen)
-    assert any(r["finish_reasons"] and "length" in r["finish_reasons"] for r in records)
+    assert any(r.finish_reasons and "length" in r.finish_reasons for r in records)
     assert mixing_problem((p, 1, r) for p, r in enumerate(records)) is None
 
 
@@ -383,8 +383,8 @@ def test_store_and_verify_refuse_mixing_real_and_synthetic(tmp_path):
         store.append(record(**base, key="b", model="rehearsal-alpha", synthetic=True))
     assert store.append(record(**base, key="c", model="library"))  # model-free rows belong to neither
     recs = [
-        ("x.jsonl", 1, {**base, "model": "Qwen/Qwen2.5-7B-Instruct"}),
-        ("y.jsonl", 3, {**base, "model": "rehearsal-beta", "synthetic": True}),
+        ("x.jsonl", 1, record(**base, model="Qwen/Qwen2.5-7B-Instruct")),
+        ("y.jsonl", 3, record(**base, model="rehearsal-beta", synthetic=True)),
     ]
     msg = mixing_problem(recs)
     assert "x.jsonl:1" in msg and "y.jsonl:3" in msg

@@ -65,10 +65,10 @@ def test_pipeline_starts_and_stops_the_rehearsal_server_and_labels_records_synth
     with pytest.raises(httpx.HTTPError):  # stopped: nothing listens on its port any more
         httpx.get(f"{server.info.base_url}/models", timeout=2.0)
     records = load_records(cfg.out)
-    model_rows = [r for r in records if r["model"] != "library"]
-    assert len(model_rows) == 2 * 4 and {r["model"] for r in model_rows} == {"rehearsal-alpha"}
-    assert all(r["synthetic"] is True and r["server_profile"] == "vllm-seeded" for r in model_rows)
-    assert len([r for r in records if r["model"] == "library"]) == 4
+    model_rows = [r for r in records if r.model != "library"]
+    assert len(model_rows) == 2 * 4 and {r.model for r in model_rows} == {"rehearsal-alpha"}
+    assert all(r.synthetic is True and r.server_profile == "vllm-seeded" for r in model_rows)
+    assert len([r for r in records if r.model == "library"]) == 4
     assert (cfg.out / "report.html").exists() and verify_run(cfg.out, tables=False).problems == []
     assert json.loads((cfg.out / "stats.json").read_text())
 
@@ -87,7 +87,7 @@ def test_external_launcher_adopts_a_running_server_and_never_stops_it(rehearsal_
     manifest = run_pipeline(cfg, echo=lambda _line: None)
     assert manifest.status == "complete" and manifest.servers[0].info.launcher == "external"
     rows = load_records(cfg.out)
-    assert len(rows) == 4 and {r["server_profile"] for r in rows} == {"plain"}
+    assert len(rows) == 4 and {r.server_profile for r in rows} == {"plain"}
     assert httpx.get(f"{url}/models", timeout=5.0).status_code == 200  # still running: not the kit's to stop
 
 
@@ -126,7 +126,7 @@ def test_slurm_shards_start_their_own_rehearsal_servers_and_merge_to_the_single_
     run_pipeline(single, echo=lambda _line: None)
 
     def canon(root):
-        return sorted((r["key"], r["replies"][-1], r["correct"]) for r in load_records(root))
+        return sorted((r.key, r.replies[-1], r.correct) for r in load_records(root))
 
     assert canon(tmp_path / "merged") == canon(tmp_path / "single")
 

@@ -8,7 +8,7 @@ import json
 from harness.model.cpu_models import CPU_MODEL
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.plan import build_plan, format_plan
-from tests.records import record
+from tests.records import record_json as record
 
 
 def _plan(tmp_path, results_root, **kw):

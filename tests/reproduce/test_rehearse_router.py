@@ -51,5 +51,5 @@ def test_router_rehearsal_script(tmp_path, shared_data_dir):
     server = manifest.servers[0].info
     assert server.synthetic is True and server.facts["served"]["answer_key"] == str(out / "rehearsal-cases.csv")
     gold = read_result_file(results / "library" / "gold-lib" / "seed42.jsonl")
-    covered = [r for r in gold if int(r["calculator_id"]) in LIBRARY]
-    assert len(covered) == 22 and all(r["correct"] for r in covered)  # Gold-Solve right on every library row
+    covered = [r for r in gold if r.calculator_id in LIBRARY]
+    assert len(covered) == 22 and all(r.correct for r in covered)  # Gold-Solve right on every library row

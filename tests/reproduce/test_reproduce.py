@@ -30,7 +30,7 @@ from harness.reproduce.plan import build_plan, read_plan
 from harness.reproduce.reproduction import run_pipeline, verify_run
 from harness.run.manifest import read_manifest, read_manifests
 from tests.conftest import ROOT, require
-from tests.records import record
+from tests.records import record_json as record
 
 SCRIPT = ROOT / "scripts" / "reproduce.sh"
 HARNESS = ROOT / ".venv" / "bin" / "harness"

@@ -14,6 +14,7 @@ from executor.result import ExecResult
 from harness.arms.registry import get_arm
 from harness.arms.solvers.base import Context, InfraError
 from harness.arms.spec import ArmConfig
+from harness.core.canonical_json import record_line
 from harness.data.dataset import load_dataset
 from harness.run.manifest import RunManifest, read_manifests
 from harness.run.record import RECORD_FIELDS, RECORD_SCHEMA, REQUIRED_FIELDS, Record, RecordError
@@ -60,8 +61,13 @@ def test_committed_records_are_of_this_schema(result_set):
     files = list(iter_result_files(ROOT / result_set))
     assert files
     for path in files:
-        for rec in read_result_file(path):
-            assert Record.from_dict(rec).record_schema == RECORD_SCHEMA
+        records = read_result_file(path)
+        lines = path.read_bytes().splitlines(keepends=True)
+        assert len(records) == len(lines)
+        for rec, line in zip(records, lines):
+            assert rec.record_schema == RECORD_SCHEMA
+            # read, then written by the store's writer: the same bytes (the typed parts lose and add nothing)
+            assert record_line(rec.to_dict()).encode("utf-8", "backslashreplace") == line, f"{path}: {rec.key}"
     # its run manifests load as typed manifests (a missing field is a load error), each arm's config field for field
     runs = [m.manifest for m in read_manifests(ROOT / result_set) if isinstance(m.manifest, RunManifest)]
     assert runs

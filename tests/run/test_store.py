@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -14,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.run.record import RECORD_FIELDS, REQUIRED_FIELDS
+from harness.run.record import RECORD_FIELDS, REQUIRED_FIELDS, Record
 from harness.run.store import (
     ResultStore,
     StoreError,
@@ -29,6 +30,7 @@ from tests.records import record
 
 WRITER = r"""
 import sys, time
+from harness.run.record import Record
 from harness.run.store import ResultStore, record_key
 path, n, delay = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 store = ResultStore(path)
@@ -36,14 +38,20 @@ for i in range(n):
     key = record_key(model="m", arm="a", seed=42, case_id=f"c{i}")
     if key in store.done_keys:
         continue
-    store.append({"key": key, "model": "m", "arm": "a", "seed": 42, "case_id": f"c{i}", "calculator_id": i % 7,
-                  "outcome": "answered", "correct": i % 2 == 0, "scorer": "paper", "replies": ["x" * 2000],
-                  "record_schema": 2})
+    store.append(Record.from_dict({"key": key, "model": "m", "arm": "a", "seed": 42, "case_id": f"c{i}",
+                  "calculator_id": i % 7, "outcome": "answered", "correct": i % 2 == 0, "scorer": "paper",
+                  "replies": ["x" * 2000], "record_schema": 2}))
     time.sleep(delay)
 """
 
 
 def make_record(i: int, **extra) -> dict:
+    """Record i's JSON form (what a line holds)."""
+    return record(**{"key": record_key(case_id=f"c{i}", seed=42), "case_id": f"c{i}", **extra}).to_dict()
+
+
+def make(i: int, **extra) -> Record:
+    """Record i, typed (what the store's writer takes)."""
     return record(**{"key": record_key(case_id=f"c{i}", seed=42), "case_id": f"c{i}", **extra})
 
 
@@ -51,11 +59,11 @@ def test_append_is_durable_and_resume_skips_done_keys(tmp_path):
     path = results_path(tmp_path, "Qwen/Qwen2.5-7B-Instruct", "program-solve", 42)
     assert path == tmp_path / "Qwen_Qwen2.5-7B-Instruct" / "program-solve" / "seed42.jsonl"
     store = ResultStore(path)
-    assert store.append(make_record(1)) is True
-    assert store.append(make_record(1)) is False  # same key: nothing written
+    assert store.append(make(1)) is True
+    assert store.append(make(1)) is False  # same key: nothing written
     again = ResultStore(path)
     assert make_record(1)["key"] in again.done_keys
-    assert again.append(make_record(1)) is False
+    assert again.append(make(1)) is False
     assert len(path.read_text().splitlines()) == 1
 
 
@@ -84,7 +92,7 @@ def test_torn_last_line_is_dropped_with_warning_and_complete_records_kept(tmp_pa
     path = tmp_path / "seed42.jsonl"
     store = ResultStore(path)
     for i in range(3):
-        store.append(make_record(i))
+        store.append(make(i))
     good = path.read_bytes()
     with open(path, "ab") as fh:
         fh.write(json.dumps(make_record(3)).encode()[:37])  # what a crash mid-write leaves
@@ -93,7 +101,7 @@ def test_torn_last_line_is_dropped_with_warning_and_complete_records_kept(tmp_pa
     assert resumed.dropped_torn_line
     assert path.read_bytes() == good
     assert len(resumed.records) == 3
-    assert resumed.append(make_record(3)) is True
+    assert resumed.append(make(3)) is True
     assert [json.loads(x)["case_id"] for x in path.read_text().splitlines()] == ["c0", "c1", "c2", "c3"]
 
 
@@ -105,14 +113,15 @@ def test_corrupt_line_in_the_middle_is_an_error_naming_file_and_line(tmp_path):
         ResultStore(path)
 
 
-def test_record_without_required_fields_is_refused(tmp_path):
+def test_a_record_the_reader_would_refuse_is_never_written(tmp_path):
+    """The writer checks the line it is about to write with the store's reader (Record.from_dict): a Record built
+    in code with a field of the wrong type, or a part of the wrong shape, is refused and nothing is written."""
     store = ResultStore(tmp_path / "seed1.jsonl")
-    with pytest.raises(StoreError, match="correct"):
-        store.append({k: v for k, v in make_record(0).items() if k != "correct"})
     with pytest.raises(StoreError, match=r"wrong type: seed \(str, not int\)"):
-        store.append(make_record(0) | {"seed": "42"})
-    with pytest.raises(StoreError, match="unknown record field"):
-        store.append(make_record(0) | {"note": "x"})
+        store.append(dataclasses.replace(make(0), seed="42"))
+    with pytest.raises(StoreError, match=r"wrong type: correct \(NoneType, not bool\)"):
+        store.append(dataclasses.replace(make(0), correct=None))
+
     assert not (tmp_path / "seed1.jsonl").exists() or (tmp_path / "seed1.jsonl").read_text() == ""
 
 
@@ -142,7 +151,7 @@ def test_a_line_without_optional_fields_reads_as_a_whole_record(tmp_path):
     minimal = {k: v for k, v in make_record(0).items() if k in REQUIRED_FIELDS or k == "record_schema"}
     path.write_text(json.dumps(minimal) + "\n")
     (rec,) = read_result_file(path)
-    assert tuple(rec) == RECORD_FIELDS and rec["request"] == [] and rec["synthetic"] is False
+    assert tuple(rec.to_dict()) == RECORD_FIELDS and rec.request == [] and rec.synthetic is False
 
 
 def test_record_key_depends_on_every_part():
@@ -160,9 +169,7 @@ def test_export_parquet_and_csv_round_trip(tmp_path):
         store = ResultStore(results_path(root, "m", arm, 42))
         for i in range(5):
             store.append(
-                make_record(
-                    i, arm=arm, key=record_key(arm=arm, i=i), answer=[4, 2], tokens={"prompt": 10, "completion": 3}
-                )
+                make(i, arm=arm, key=record_key(arm=arm, i=i), answer=[4, 2], tokens={"prompt": 10, "completion": 3})
             )
     pq = export_results(root, tmp_path / "all.parquet")
     csv = export_results(root, tmp_path / "all.csv")

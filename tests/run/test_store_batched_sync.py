@@ -12,23 +12,26 @@ import warnings
 
 import pytest
 
+from harness.run.record import Record
 from harness.run.store import ResultStore, TornLineWarning
 
 
-def _rec(i: int) -> dict:
-    return {
-        "key": f"k{i}",
-        "model": "m",
-        "arm": "a",
-        "seed": 1,
-        "case_id": f"2-{i}",
-        "calculator_id": 2,
-        "outcome": "answered",
-        "correct": True,
-        "scorer": "paper",
-        "reason": "x" * (i % 50),
-        "record_schema": 2,
-    }
+def _rec(i: int) -> Record:
+    return Record.from_dict(
+        {
+            "key": f"k{i}",
+            "model": "m",
+            "arm": "a",
+            "seed": 1,
+            "case_id": f"2-{i}",
+            "calculator_id": 2,
+            "outcome": "answered",
+            "correct": True,
+            "scorer": "paper",
+            "reason": "x" * (i % 50),
+            "record_schema": 2,
+        }
+    )
 
 
 def test_sigkilled_writer_loses_no_appended_record(tmp_path):
@@ -67,7 +70,7 @@ def test_torn_tail_after_batched_appends_is_cut_and_resume_continues(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         s3 = ResultStore(path)
-    assert [r["key"] for r in s3.records] == [f"k{i}" for i in range(101)]
+    assert [r.key for r in s3.records] == [f"k{i}" for i in range(101)]
 
 
 def test_sync_policy_counts_and_close_syncs(tmp_path, monkeypatch):

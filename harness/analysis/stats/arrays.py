@@ -21,7 +21,9 @@ import os
 import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -31,7 +33,7 @@ from harness.core.outcomes import ROW_OUTCOMES
 from harness.core.parallel import ordered_map
 from harness.core.paths import REPO_ROOT
 from harness.run.recompute import CaseIndex, RescoreError, SplitMissing, recompute_record
-from harness.run.record import RECORD_FIELDS
+from harness.run.record import RECORD_FIELDS, LibraryReference, Record
 from harness.run.store import StoreError, TornLineWarning, iter_result_files, read_result_file
 
 OUTCOMES = ROW_OUTCOMES
@@ -43,33 +45,43 @@ OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 # seed, so a run stored under one model directory (or one seed) stands for all of them.
 
 
-# The record fields statistics read; everything else (requests, replies, programs) is dropped on
-# reading so a full result set (hundreds of thousands of records) fits in memory.
-FIELDS = (
-    "model",
-    "arm",
-    "seed",
-    "case_id",
-    "row_number",
-    "calculator_id",
-    "calculator_name",
-    "output_type",
-    "outcome",
-    "correct",
-    "dataset",
-    "dataset_sha256",
-    "reference",
-)
-assert set(FIELDS) <= set(RECORD_FIELDS), "arrays.FIELDS names a field harness.run.record.Record does not have"
+class StatRecord(NamedTuple):
+    """The fields of one record (harness.run.record.Record) statistics read; everything else (requests, replies,
+    programs) is dropped on reading, so a full result set (hundreds of thousands of records) fits in memory. A
+    NamedTuple: a full-size set holds 183,700 of them, built and read back from the cache as plain tuples."""
+
+    model: str
+    arm: str
+    seed: int
+    case_id: str
+    row_number: int | None
+    calculator_id: int
+    calculator_name: str | None
+    output_type: str | None
+    outcome: str
+    correct: bool
+    dataset: str | None
+    dataset_sha256: str | None
+    reference: LibraryReference | None
+
+    @classmethod
+    def of(cls, rec: Record) -> StatRecord:
+        return cls._make(_STAT_FIELDS_OF(rec))
+
+
+FIELDS: tuple[str, ...] = StatRecord._fields
+_STAT_FIELDS_OF = attrgetter(*FIELDS)  # one C call reads a Record's StatRecord fields
+assert set(FIELDS) <= set(RECORD_FIELDS), "StatRecord has a field harness.run.record.Record does not have"
 # Where the analysis keeps these fields per results file, named by the file's sha256 (so a cached view is used
 # only for the very bytes it was read from): a full-size result set is about 1 GB of JSON, parsed once instead
 # of once per stage. HARNESS_ANALYSIS_CACHE=<dir> moves it, =off turns it off.
 CACHE_ENV = "HARNESS_ANALYSIS_CACHE"
-CACHE_VERSION = 4  # 2: views are cached only for files whose every line the store checked as a Record; 3: facts
-# and settings beside the fields; 4: each record recomputed (harness.run.recompute) and each setting's first line
+CACHE_VERSION = 5  # 2: views are cached only for files whose every line the store checked as a Record; 3: facts
+# and settings beside the fields; 4: each record recomputed (harness.run.recompute) and each setting's first line;
+# 5: a StatRecord's values as a list
 # The settings each results file's records state (the comparison sets them against the run manifests): these record
 # fields, and the decoding every request carried (`request.<field>`) and its field names (`request fields`).
-RECORD_SETTINGS = (
+RECORD_SETTINGS: tuple[str, ...] = (
     "model",
     "seed",
     "arm_config_hash",
@@ -80,25 +92,26 @@ RECORD_SETTINGS = (
     "synthetic",
     "server_model",
 )
+_SETTINGS_OF = attrgetter(*RECORD_SETTINGS)  # a Record's settings, in RECORD_SETTINGS order, in one C call
 REQUEST_SETTINGS = ("temperature", "max_tokens")
 REQUEST_FIELDS = "request fields"
 assert set(RECORD_SETTINGS) <= set(RECORD_FIELDS), "arrays.RECORD_SETTINGS names a field Record does not have"
 
 
-def record_facts(rec: dict) -> tuple[int, int, str | None]:
+def record_facts(rec: Record) -> tuple[int, int, str | None]:
     """(model calls made, calls cut at the output-token cap, the route its recall or router detail names) of one
     record: what the comparison's truncation and routing numbers count."""
-    truncated = rec.get("truncated") or []
-    detail = rec.get("detail")
-    route = detail.get("route") if isinstance(detail, dict) else None
-    return len(truncated), sum(bool(t) for t in truncated), route if isinstance(route, str) else None
+    route = rec.detail.get("route") if rec.detail is not None else None
+    return len(rec.truncated), sum(bool(t) for t in rec.truncated), route if isinstance(route, str) else None
 
 
 def _value(v) -> str:
     return json.dumps(v, sort_keys=True, ensure_ascii=False)
 
 
-def file_settings(records: Iterable[dict], lines: dict[str, dict[str, int]] | None = None) -> dict[str, dict[str, int]]:
+def file_settings(
+    records: Iterable[Record], lines: dict[str, dict[str, int]] | None = None
+) -> dict[str, dict[str, int]]:
     """{setting: {its JSON value: records (or requests) stating it}} over one file's records (RECORD_SETTINGS,
     each request's REQUEST_SETTINGS as `request.<field>`, and the request's field names); `lines`, when given, gets
     {setting: {its JSON value: the first line stating it}}."""
@@ -112,9 +125,9 @@ def file_settings(records: Iterable[dict], lines: dict[str, dict[str, int]] | No
             lines.setdefault(name, {}).setdefault(value, line)
 
     for line, rec in enumerate(records, 1):  # noqa: B007
-        for name in RECORD_SETTINGS:
-            add(name, _value(rec.get(name)))
-        for req in rec.get("request") or []:
+        for name, stated in zip(RECORD_SETTINGS, _SETTINGS_OF(rec)):
+            add(name, _value(stated))
+        for req in rec.request:
             if isinstance(req, dict):
                 for name in REQUEST_SETTINGS:
                     add(f"request.{name}", _value(req.get(name)))
@@ -161,7 +174,7 @@ class Recomputed:
 _VIEW_INDEX = CaseIndex()  # per read_views call and process: each split loaded and parsed once
 
 
-def recompute_file(path: Path, records: list[dict], index: CaseIndex | None = None) -> Recomputed:
+def recompute_file(path: Path, records: list[Record], index: CaseIndex | None = None) -> Recomputed:
     """Every record of one results file recomputed (harness.run.recompute.recompute_record, the rescoring `harness
     verify` uses), against the split each names and the seed the file's name states."""
     index = index if index is not None else _VIEW_INDEX
@@ -182,7 +195,7 @@ def recompute_file(path: Path, records: list[dict], index: CaseIndex | None = No
             verdict, problems = None, []
             out.counts["correct"] = out.counts.get("correct", 0) + 1
             if out.counts["correct"] <= MAX_SHOWN:
-                out.shown.append((line, "correct", str(rec.get("correct")).lower(), f"not rescorable ({exc})"))
+                out.shown.append((line, "correct", str(rec.correct).lower(), f"not rescorable ({exc})"))
         out.rescored.append(-1 if verdict is None else int(verdict))
         for p in problems:
             out.counts[p.field] = out.counts.get(p.field, 0) + 1
@@ -197,7 +210,7 @@ class FileView:
     file's settings (`file_settings`) and the first line stating each, whether its last line is torn, and its
     records recomputed (`recompute_file`)."""
 
-    records: list[dict]
+    records: list[StatRecord]
     facts: list[tuple[int, int, str | None]]
     settings: dict[str, dict[str, int]]
     torn: bool
@@ -239,8 +252,8 @@ class SourcedRecord:
 
     path: Path
     line: int
-    record: dict
-    facts: tuple[int, int, str | None] | None = None  # record_facts, when the reader derived them
+    record: StatRecord
+    facts: tuple[int, int, str | None]  # record_facts of the full record
 
 
 def cache_dir() -> Path | None:
@@ -264,7 +277,7 @@ def _parse_view(path: Path) -> FileView:
     lines: dict[str, dict[str, int]] = {}
     settings = file_settings(full, lines)
     return FileView(
-        [{k: rec[k] for k in FIELDS if k in rec} for rec in full],
+        [StatRecord.of(rec) for rec in full],
         [record_facts(r) for r in full],
         settings,
         any(issubclass(w.category, TornLineWarning) for w in caught),
@@ -281,7 +294,7 @@ def _load_cached(cached: Path, digest: str) -> FileView | None:
     if view.get("sha256") != digest or not isinstance(view.get("records"), list):
         return None
     return FileView(
-        view["records"],
+        list(map(StatRecord._make, view["records"])),
         [tuple(f) for f in view["facts"]],
         view["settings"],
         bool(view.get("torn")),
@@ -299,7 +312,7 @@ def _store_cached(cached: Path, digest: str, view: FileView) -> None:
                 {
                     "sha256": digest,
                     "torn": view.torn,
-                    "records": view.records,
+                    "records": view.records,  # each StatRecord a JSON array of its values
                     "facts": view.facts,
                     "settings": view.settings,
                     "lines": view.lines,
@@ -388,7 +401,7 @@ class CorrectnessArrays:
     outcome: np.ndarray  # [M, A, S, N] int8: OUTCOMES index, -1 missing
     notes: list[str] = field(default_factory=list)
     dataset: str | None = None  # the analysed dataset (`dataset_of`) when the records name one or several
-    versioned: list[dict] = field(default_factory=list)  # records run at a formula version (FIELDS; s22)
+    versioned: list[StatRecord] = field(default_factory=list)  # records run at a formula version (s22)
     calls: np.ndarray | None = None  # [M, A, S, N] int32: model calls of each record (record_facts), -1 no record
     cut: np.ndarray | None = None  # [M, A, S, N] int32: those cut at the output-token cap, -1 no record
     routes: dict[tuple[str, str, int], dict[str, int]] = field(
@@ -466,18 +479,18 @@ def _check_record(src: SourcedRecord) -> tuple:
     """(model, arm, seed, case id, calculator id) of a record whose outcome the statistics can use. The store's
     reader has checked the record's shape (Record.from_dict: required fields and their types)."""
     rec, where = src.record, f"{src.path}:{src.line}"
-    if rec["outcome"] not in OUTCOME_CODE:
-        raise ResultsError(f"{where}: unknown outcome {rec['outcome']!r} (expected one of {', '.join(OUTCOMES)})")
-    if rec["correct"] and rec["outcome"] != "answered":
-        raise ResultsError(f"{where}: record is marked correct but its outcome is {rec['outcome']!r}")
-    return rec["model"], rec["arm"], rec["seed"], rec["case_id"], rec["calculator_id"]
+    if rec.outcome not in OUTCOME_CODE:
+        raise ResultsError(f"{where}: unknown outcome {rec.outcome!r} (expected one of {', '.join(OUTCOMES)})")
+    if rec.correct and rec.outcome != "answered":
+        raise ResultsError(f"{where}: record is marked correct but its outcome is {rec.outcome!r}")
+    return rec.model, rec.arm, rec.seed, rec.case_id, rec.calculator_id
 
 
-def dataset_of(rec: dict) -> str:
+def dataset_of(rec: Record | StatRecord) -> str:
     """A record's dataset identity: its name plus the first 12 hex digits of its sha256 when stored."""
-    name = str(rec.get("dataset") or "unnamed")
-    sha = rec.get("dataset_sha256")
-    return f"{name}@{str(sha)[:12]}" if sha else name
+    name = rec.dataset or "unnamed"
+    sha = rec.dataset_sha256
+    return f"{name}@{sha[:12]}" if sha else name
 
 
 def choose_dataset(
@@ -503,9 +516,7 @@ def choose_dataset(
 
         def weight(k):
             files = {
-                (s.record.get("model"), s.record.get("arm"), s.record.get("seed"))
-                for s in by[k]
-                if s.record.get("arm") not in model_free_arms()
+                (s.record.model, s.record.arm, s.record.seed) for s in by[k] if s.record.arm not in model_free_arms()
             }
             return (len(files), len(by[k]), k)
 
@@ -521,7 +532,7 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
     rows = []
     case_info: dict[str, tuple[int, int, str, str, str]] = {}
     seen: dict[tuple, str] = {}
-    versioned: list[dict] = []
+    versioned: list[StatRecord] = []
     route_rows: dict[tuple[str, str, int], dict[str, int]] = {}
     sources, notes, chosen = choose_dataset(list(records), dataset)
     for src in sources:
@@ -534,12 +545,11 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
                 f"(first at {seen[key]})"
             )
         seen[key] = where
-        row = rec.get("row_number")
         info = (
             calc,
-            int(row) if isinstance(row, int) else 0,
-            str(rec.get("calculator_name") or calc),
-            str(rec.get("output_type") or ""),
+            rec.row_number if rec.row_number is not None else 0,
+            rec.calculator_name or str(calc),
+            rec.output_type or "",
             where,
         )
         old = case_info.get(case_id)
@@ -547,15 +557,15 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
             case_info[case_id] = info
         elif old[0] != calc:
             raise ResultsError(f"{where}: case {case_id} has calculator {calc} here but {old[0]} at {old[4]}")
-        facts = src.facts if src.facts is not None else record_facts(rec)
+        facts = src.facts
         rows.append(
             (
                 model,
                 arm,
                 seed,
                 case_id,
-                1.0 if rec["correct"] else 0.0,
-                OUTCOME_CODE[rec["outcome"]],
+                1.0 if rec.correct else 0.0,
+                OUTCOME_CODE[rec.outcome],
                 facts[0],
                 facts[1],
             )
@@ -563,7 +573,7 @@ def build_arrays(records: Iterable[SourcedRecord], dataset: str | None = None) -
         if facts[2] is not None:
             routes = route_rows.setdefault((model, arm, seed), {})
             routes[facts[2]] = routes.get(facts[2], 0) + 1
-        if isinstance(rec.get("reference"), dict):
+        if rec.reference is not None:
             versioned.append(rec)
     if not rows:
         raise NoRecordsError("no result records found")

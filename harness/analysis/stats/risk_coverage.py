@@ -35,10 +35,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED, Resampler, exact_matmul, percentile_interval
+from harness.run.record import JSONValue, Record
 from harness.scoring.scorers import score_value
 
 ROUTES = ("library", "programs", "abstain")
@@ -71,19 +73,17 @@ class LevelRows:
         return np.searchsorted(np.unique(self.calculator_ids), self.calculator_ids)
 
 
-def row_level(record: dict) -> tuple[int, int, bool]:
+def row_level(record: Record) -> tuple[int, int, bool]:
     """(k, level, correct-if-answered) of one router record (module docstring)."""
-    detail = record.get("detail") or {}
-    where = f"record {record.get('arm')}/{record.get('case_id')} seed {record.get('seed')}"
-    router = detail.get("router")
-    if not isinstance(router, dict):
-        raise RiskCoverageError(f"{where}: no detail.router provenance (not a router record)")
+    where = f"record {record.arm}/{record.case_id} seed {record.seed}"
+    # the router's JSON provenance (harness.arms.solvers.router), read as the solver wrote it
+    router: dict[str, Any] = router_detail(record)
     k = int(router["k"])
     route = router.get("route")
     if route not in ROUTES:
         raise RiskCoverageError(f"{where}: unknown route {route!r}; expected one of {ROUTES}")
     if route == "library":
-        return k, k + 1, bool(record.get("correct"))
+        return k, k + 1, record.correct
     clusters = router.get("clusters") or []
     if not clusters:
         return k, 0, False
@@ -91,34 +91,31 @@ def row_level(record: dict) -> tuple[int, int, bool]:
     count = int(top["count"])
     if not 1 <= count <= k:
         raise RiskCoverageError(f"{where}: top cluster count {count} outside 1..{k}")
-    scorer = record.get("scorer") or "paper"
-    ok = bool(score_value(top["answer"], top["kind"], record, scorer).correct)
+    ok = bool(score_value(top["answer"], top["kind"], record.stated_gold(), record.scorer).correct)
     return k, count, ok
 
 
-def level_rows(records: Iterable[dict]) -> dict[tuple[str, str], LevelRows]:
+def level_rows(records: Iterable[Record]) -> dict[tuple[str, str], LevelRows]:
     """Group router records by (model, arm) into `LevelRows`."""
-    grouped: dict[tuple[str, str], list[tuple[dict, tuple[int, int, bool]]]] = {}
+    grouped: dict[tuple[str, str], list[tuple[Record, tuple[int, int, bool]]]] = {}
     for rec in records:
-        grouped.setdefault((rec["model"], rec["arm"]), []).append((rec, row_level(rec)))
+        grouped.setdefault((rec.model, rec.arm), []).append((rec, row_level(rec)))
     out = {}
     for (model, arm), items in grouped.items():
         ks = {lv[0] for _, lv in items}
         if len(ks) != 1:
             raise RiskCoverageError(f"{model}/{arm}: records mix k values {sorted(ks)}; one curve needs one k")
         k = ks.pop()
-        cases = sorted(
-            {(int(r["calculator_id"]), str(r["case_id"])) for r, _ in items}, key=lambda c: (c[0], _row_order(c[1]))
-        )
+        cases = sorted({(r.calculator_id, r.case_id) for r, _ in items}, key=lambda c: (c[0], _row_order(c[1])))
         index = {cid: i for i, (_, cid) in enumerate(cases)}
         count = np.zeros((k + 2, len(cases)), dtype=np.int64)
         correct = np.zeros_like(count)
         routes = dict.fromkeys(ROUTES, 0)
         for rec, (_, level, ok) in items:
-            j = index[str(rec["case_id"])]
+            j = index[rec.case_id]
             count[level, j] += 1
             correct[level, j] += int(ok)
-            routes[rec["detail"]["router"]["route"]] += 1
+            routes[router_route(rec)] += 1
         out[(model, arm)] = LevelRows(
             model,
             arm,
@@ -130,6 +127,27 @@ def level_rows(records: Iterable[dict]) -> dict[tuple[str, str], LevelRows]:
             routes,
         )
     return out
+
+
+def router_detail(rec: Record) -> dict[str, JSONValue]:
+    """A router record's provenance (`detail.router`: harness.arms.solvers.router); RiskCoverageError without."""
+    router = rec.detail.get("router") if rec.detail is not None else None
+    if not isinstance(router, dict):
+        raise RiskCoverageError(
+            f"record {rec.arm}/{rec.case_id} seed {rec.seed}: no detail.router provenance (not a router record)"
+        )
+    return router
+
+
+def router_route(rec: Record) -> str:
+    return str(router_detail(rec)["route"])
+
+
+def router_m(rec: Record) -> int:
+    m = router_detail(rec)["m"]
+    if not isinstance(m, int):
+        raise RiskCoverageError(f"record {rec.arm}/{rec.case_id} seed {rec.seed}: detail.router.m is {m!r}")
+    return m
 
 
 def _row_order(case_id: str) -> tuple:
@@ -327,15 +345,15 @@ def _nan_percentile(values: np.ndarray) -> tuple[float, float]:
     return (float(lo), float(hi))
 
 
-def single_arm_point(records: Iterable[dict], label: str) -> dict:
+def single_arm_point(records: Iterable[Record], label: str) -> dict:
     """(coverage, accuracy on answered, full-set accuracy) of a plain arm's records: the
     "program-only" end of a router curve (Program-Solve for routed-gold, Blind for routed-blind)."""
     n = answered = correct = 0
     for rec in records:
         n += 1
-        if rec.get("outcome") == "answered":
+        if rec.outcome == "answered":
             answered += 1
-            correct += int(bool(rec.get("correct")))
+            correct += int(rec.correct)
     if n == 0:
         raise RiskCoverageError(f"{label}: no records")
     return {
@@ -356,6 +374,9 @@ __all__ = [
     "aurc_from_groups",
     "curve",
     "level_rows",
+    "router_detail",
+    "router_m",
+    "router_route",
     "row_level",
     "single_arm_point",
     "thresholds",

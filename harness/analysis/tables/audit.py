@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.analysis.results_analysis import Analysis
@@ -22,6 +23,7 @@ from harness.analysis.tables.spec import Sheet, TableSpec
 from harness.arms.registry import table_arms
 from harness.calculators.catalogue import CATALOGUE
 from harness.data.dataset import load_dataset
+from harness.run.record import Record
 
 S15_PER_STRATUM = 20
 ANNOTATION_FILE = Path("annotations") / "s15-failure-audit.csv"
@@ -170,36 +172,63 @@ def failure_arm() -> str | None:
     return next(iter(table_arms("s15")), None)
 
 
-def failure_rows(an: Analysis) -> list[dict]:
+@dataclass(frozen=True)
+class FailureRow:
+    """One Program-Solve record and its outcome category ('wrong_value' when answered and wrong)."""
+
+    record: Record
+    category: str
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """(model, case id, seed): how an annotation names the row."""
+        return self.record.model, self.record.case_id, self.record.seed
+
+
+@dataclass(frozen=True)
+class SampledRow(FailureRow):
+    """A failure row drawn into the annotation sample, with its stratum and the stratum's size."""
+
+    stratum: str = ""
+    stratum_size: int = 0
+
+
+def failure_rows(an: Analysis) -> list[FailureRow]:
     """Every Program-Solve record (failure_arm's) with its outcome category ('wrong_value' when answered and
     wrong)."""
-    out: list[dict] = []
+    out: list[FailureRow] = []
     arm = failure_arm()
     if arm is None:
         return out
     for r in stored_records(an, arm):
-        if r.get("arm") != arm:
+        if r.arm != arm:
             continue
-        cat = "correct" if r["correct"] else ("wrong_value" if r["outcome"] == "answered" else r["outcome"])
-        out.append({**r, "category": cat})
+        cat = "correct" if r.correct else ("wrong_value" if r.outcome == "answered" else r.outcome)
+        out.append(FailureRow(r, cat))
     return out
 
 
-def draw_sample(an: Analysis, per_stratum: int = S15_PER_STRATUM) -> list[dict]:
+def draw_sample(an: Analysis, per_stratum: int = S15_PER_STRATUM) -> list[SampledRow]:
     """Hash-drawn stratified sample: strata (model, wrong value | raised error, supported | not); in each,
     the `per_stratum` rows with the smallest stable hash of (model, case, seed)."""
     supported = _supported(an)
-    strata: dict[tuple, list[dict]] = defaultdict(list)
+    strata: dict[tuple[str, str, str], list[FailureRow]] = defaultdict(list)
     for r in failure_rows(an):
-        if r["category"] in ("wrong_value", "raised_error"):
-            sup = "supported" if int(r["calculator_id"]) in supported else "unsupported"
-            strata[(r["model"], r["category"], sup)].append(r)
+        if r.category in ("wrong_value", "raised_error"):
+            sup = "supported" if r.record.calculator_id in supported else "unsupported"
+            strata[(r.record.model, r.category, sup)].append(r)
     sample = []
     for key in sorted(strata):
-        rows = sorted(strata[key], key=lambda r: stable_hash(r["model"], r["case_id"], r["seed"]))
+        rows = sorted(strata[key], key=lambda r: stable_hash(*r.key))
         for r in rows[:per_stratum]:
-            sample.append({"stratum": "/".join(key[1:]), "stratum_size": len(strata[key]), **r})
+            sample.append(SampledRow(r.record, r.category, "/".join(key[1:]), len(strata[key])))
     return sample
+
+
+def _executor_error(rec: Record) -> str:
+    """The error of the record's last executor result ('' when none ran or none failed)."""
+    results = rec.executor_results
+    return (results[-1].error or "") if results else ""
 
 
 SHEET_COLUMNS = (
@@ -228,21 +257,21 @@ def annotation_sheet(an: Analysis, per_stratum: int = S15_PER_STRATUM) -> str:
     )
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(SHEET_COLUMNS)
-    for r in draw_sample(an, per_stratum):
-        err = ((r.get("executor") or {}).get("error") or "")[:300]
+    for s in draw_sample(an, per_stratum):
+        r = s.record
         w.writerow(
             [
-                r["model"],
-                r["case_id"],
-                r["seed"],
-                stable_hash(r["model"], r["case_id"], r["seed"])[:16],
-                r["stratum"],
-                r["stratum_size"],
-                r.get("calculator_name", r["calculator_id"]),
-                (r.get("gold") or {}).get("answer", ""),
-                json.dumps(r.get("answer")),
-                err,
-                r.get("program") or "",
+                r.model,
+                r.case_id,
+                r.seed,
+                stable_hash(*s.key)[:16],
+                s.stratum,
+                s.stratum_size,
+                r.calculator_name,
+                r.gold.answer if r.gold is not None else "",
+                json.dumps(r.answer),
+                _executor_error(r)[:300],
+                r.program or "",
                 "",
                 "",
                 "",
@@ -255,9 +284,9 @@ class AnnotationError(ValueError):
     """A filled annotation sheet that does not fit the sample; names the file and row."""
 
 
-def read_annotations(path: Path, sample: list[dict]) -> dict[tuple, tuple[str, bool]]:
+def read_annotations(path: Path, sample: list[SampledRow]) -> dict[tuple, tuple[str, bool]]:
     """(model, case_id, seed) -> (category, uncertain) for the filled rows of a sheet."""
-    keys = {(r["model"], r["case_id"], int(r["seed"])) for r in sample}
+    keys = {r.key for r in sample}
     out = {}
     with open(path, encoding="utf-8", newline="") as fh:
         lines = [ln for ln in fh if not ln.startswith("#")]
@@ -294,17 +323,17 @@ def table_s15(an: Analysis) -> Table:
     sample = draw_sample(an)
     ann, path = _annotations(an, sample)
     rows = []
-    for m in sorted({r["model"] for r in rows_all}):
-        mine = [r for r in rows_all if r["model"] == m]
-        sup = [r for r in mine if int(r["calculator_id"]) in supported]
-        count = lambda rs, c: sum(r["category"] == c for r in rs)  # noqa: E731
+    for m in sorted({r.record.model for r in rows_all}):
+        mine = [r for r in rows_all if r.record.model == m]
+        sup = [r for r in mine if r.record.calculator_id in supported]
+        count = lambda rs, c: sum(r.category == c for r in rs)  # noqa: E731
         rows.append([SECTION, f"{model_label(m)}: {len(mine)} case-seed rows, {len(sup)} supported"])
         rows.append(["Correct", str(count(mine, "correct")), str(count(sup, "correct"))])
         for code, label in OUTCOME_CATEGORIES.items():
             rows.append([label, str(count(mine, code)), str(count(sup, code))])
         rows.append(["Wrong value", str(count(mine, "wrong_value")), str(count(sup, "wrong_value"))])
-        drawn = [s for s in sample if s["model"] == m and s["category"] == "wrong_value"]
-        done = [ann[k] for k in ((s["model"], s["case_id"], int(s["seed"])) for s in drawn) if k in ann]
+        drawn = [s for s in sample if s.record.model == m and s.category == "wrong_value"]
+        done = [ann[s.key] for s in drawn if s.key in ann]
         for cat in READING_CATEGORIES:
             if not drawn:
                 continue
@@ -342,10 +371,10 @@ def table_s15b(an: Analysis) -> Table:
     ann, path = _annotations(an, sample)
     cols = ["Model", "Stratum", "Rows", "Drawn", *READING_CATEGORIES]
     rows = []
-    for key in sorted({(s["model"], s["stratum"]) for s in sample}):
-        drawn = [s for s in sample if (s["model"], s["stratum"]) == key]
-        got = [ann.get((s["model"], s["case_id"], int(s["seed"]))) for s in drawn]
-        row = [model_label(key[0]), key[1], str(drawn[0]["stratum_size"]), str(len(drawn))]
+    for key in sorted({(s.record.model, s.stratum) for s in sample}):
+        drawn = [s for s in sample if (s.record.model, s.stratum) == key]
+        got = [ann.get(s.key) for s in drawn]
+        row = [model_label(key[0]), key[1], str(drawn[0].stratum_size), str(len(drawn))]
         if any(g is None for g in got):
             row += [NOT_ANNOTATED] * len(READING_CATEGORIES)
         else:

@@ -11,6 +11,7 @@ from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.families import arm_label
 from harness.analysis.stats.paired import accuracy
 from harness.analysis.table_format import Omit, fmt, fmt_ci, fmt_signed
+from harness.run.record import Record
 
 
 def acc_cell(an: Analysis, model: str, arm: str, cases=None, sd: bool = False) -> str:
@@ -49,7 +50,7 @@ def results_root(an: Analysis) -> Path:
     return an.results_dir
 
 
-def stored_records(an: Analysis, *arms: str) -> list[dict]:
+def stored_records(an: Analysis, *arms: str) -> list[Record]:
     """The stored records of `arms` for the analysed cases (only those arms' files, read once per analysis)."""
     results_root(an)
     return an.records(*arms)

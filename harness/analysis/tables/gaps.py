@@ -24,6 +24,7 @@ from harness.analysis.table_format import MINUS, SECTION, Omit, Table, fmt, fmt_
 from harness.analysis.tables.cells import gap_cell, stored_records
 from harness.analysis.tables.spec import TableSpec
 from harness.arms.registry import ARMS
+from harness.run.record import Record
 
 S7_MIN_PAIRS = 10
 S7_TOP = 6
@@ -386,7 +387,7 @@ def table_s7(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> 
     )
 
 
-def worked_case(an: Analysis) -> tuple[dict, dict, str] | None:
+def worked_case(an: Analysis) -> tuple[Record, Record, str] | None:
     """(program-solve record, blind record, rule used). Rule: Cockcroft-Gault, seed 42, Qwen2.5-7B;
     fallback: among (model, seed, case) with both programs written, prefer Program-Solve correct and
     Blind not, then Program-Solve correct, then any; first by model, seed, case id (the two arms: the comparison
@@ -396,18 +397,18 @@ def worked_case(an: Analysis) -> tuple[dict, dict, str] | None:
         return None
     given, recalled = pair
     recs = stored_records(an, given, recalled)
-    idx = {(r["model"], r["arm"], int(r["seed"]), r["case_id"]): r for r in recs if r.get("arm") in pair}
+    idx = {(r.model, r.arm, r.seed, r.case_id): r for r in recs if r.arm in pair}
     calc, seed, model = S8_RULE
     for (m, arm, s, case), r in sorted(idx.items()):
-        if (m, s, arm) == (model, seed, given) and int(r["calculator_id"]) == calc:
+        if (m, s, arm) == (model, seed, given) and r.calculator_id == calc:
             other = idx.get((m, recalled, s, case))
             if other is not None:
                 return r, other, f"the paper's case: calculator {calc}, seed {seed}, {model}"
     pairs = []
     for (m, arm, s, case), r in idx.items():
         other = idx.get((m, recalled, s, case))
-        if arm == given and other is not None and r.get("program") and other.get("program"):
-            rank = 0 if (r["correct"] and not other["correct"]) else 1 if r["correct"] else 2
+        if arm == given and other is not None and r.program and other.program:
+            rank = 0 if (r.correct and not other.correct) else 1 if r.correct else 2
             pairs.append((rank, m, s, case, r, other))
     if not pairs:
         return None
@@ -423,9 +424,14 @@ def worked_case(an: Analysis) -> tuple[dict, dict, str] | None:
     )
 
 
-def _answer_text(rec: dict) -> str:
-    ans = rec.get("answer")
+def _answer_text(rec: Record) -> str:
+    ans = rec.answer
     return "none" if ans is None else json.dumps(ans)
+
+
+def _program_text(rec: Record) -> str:
+    """A single-program arm's program ('' when it wrote none)."""
+    return rec.program if isinstance(rec.program, str) else ""
 
 
 def table_s8(an: Analysis) -> Table:
@@ -433,8 +439,8 @@ def table_s8(an: Analysis) -> Table:
     if found is None:
         raise Omit("no case has both a Program-Solve and a Blind Program-Solve program")
     ps, bl, rule = found
-    a = _program_lines(ps.get("program") or "")
-    b = _program_lines(bl.get("program") or "")
+    a = _program_lines(_program_text(ps))
+    b = _program_lines(_program_text(bl))
     rows = [
         [x.replace("\t", "    "), y.replace("\t", "    ")]
         for x, y in zip(a + [""] * (len(b) - len(a)), b + [""] * (len(a) - len(b)))
@@ -442,15 +448,15 @@ def table_s8(an: Analysis) -> Table:
     rows.append([SECTION, "Outcome"])
     rows.append(
         [
-            f"returned {_answer_text(ps)}: {ps['outcome']}, {'correct' if ps['correct'] else 'wrong'}",
-            f"returned {_answer_text(bl)}: {bl['outcome']}, {'correct' if bl['correct'] else 'wrong'}",
+            f"returned {_answer_text(ps)}: {ps.outcome}, {'correct' if ps.correct else 'wrong'}",
+            f"returned {_answer_text(bl)}: {bl.outcome}, {'correct' if bl.correct else 'wrong'}",
         ]
     )
-    gold = (ps.get("gold") or {}).get("answer", "?")
+    gold = ps.gold.answer if ps.gold is not None else "?"
     return Table(
         "s8",
-        f"One case, formula given against formula recalled: {ps.get('calculator_name', '')} "
-        f"(case {ps['case_id']}), seed {ps['seed']}, {model_label(ps['model'])}, gold {gold}",
+        f"One case, formula given against formula recalled: {ps.calculator_name or ''} "
+        f"(case {ps.case_id}), seed {ps.seed}, {model_label(ps.model)}, gold {gold}",
         ["Formula given (Program-Solve)", "Formula recalled (Blind Program-Solve)"],
         rows,
         [

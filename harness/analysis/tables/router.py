@@ -8,6 +8,7 @@ import numpy as np
 
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.router_report import GOLD_FIRST, curves, default_m, matched_records, router_comparisons
+from harness.analysis.stats.arrays import StatRecord
 from harness.analysis.stats.families import arm_label
 from harness.analysis.stats.labels import model_label
 from harness.analysis.stats.paired import accuracy, paired_gaps
@@ -19,6 +20,7 @@ from harness.analysis.tables.spec import TableSpec
 from harness.arms.registry import matched_arms
 from harness.data.dataset import load_dataset
 from harness.data.errors import DatasetError
+from harness.run.record import LibraryReference
 
 
 def table_s20(an: Analysis) -> Table:
@@ -134,11 +136,12 @@ def table_s22(an: Analysis) -> Table:
     rows = [
         [SECTION, "Rows run at a non-benchmark version: benchmark gold and library-derived reference, separate columns"]
     ]
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple[str, str, int, str], list[tuple[StatRecord, LibraryReference]]] = {}
     for r in versioned:
-        groups.setdefault((r["model"], r["arm"], r["calculator_id"], r["reference"]["version"]), []).append(r)
+        if r.reference is not None:
+            groups.setdefault((r.model, r.arm, r.calculator_id, r.reference["version"]), []).append((r, r.reference))
     for (model, arm, cid, version), rs in sorted(groups.items()):
-        ref_ok = [x["reference"]["correct"] for x in rs if x["reference"]["correct"] is not None]
+        ref_ok = [ref["correct"] for _, ref in rs if ref["correct"] is not None]
         rows.append(
             [
                 model_label(model),
@@ -146,12 +149,12 @@ def table_s22(an: Analysis) -> Table:
                 str(cid),
                 version,
                 str(len(rs)),
-                fmt(100 * np.mean([bool(x["correct"]) for x in rs])),
+                fmt(100 * np.mean([x.correct for x, _ in rs])),
                 fmt(100 * np.mean(ref_ok)) if ref_ok else "n/a",
-                str(sum(1 for x in rs if x["reference"]["value"] is None)),
+                str(sum(1 for _, ref in rs if ref["value"] is None)),
             ]
         )
-    dataset_name = versioned[0].get("dataset")
+    dataset_name = versioned[0].dataset
     try:
         ds = load_dataset(dataset_name)
         summary = summarise(case_rows(ds))

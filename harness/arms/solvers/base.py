@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from executor.api import ExecResult
 from executor.outcomes import Outcome, taxonomy
+from harness.arms.detail import Detail
 from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.core.units import EXACT, Convention
 from harness.data.dataset import Case, Dataset
@@ -89,7 +90,7 @@ class Solution:
     program: str | list[str | None] | None = None  # a list for multi-program arms
     executor: ExecResult | list[ExecResult | None] | None = None  # a list for multi-program arms
     reason: str | None = None  # why it abstained / failed, for reading
-    detail: dict = field(default_factory=dict)
+    detail: Detail = field(default_factory=lambda: Detail())  # harness.arms.detail: what each solver kind adds
 
 
 @dataclass
@@ -149,10 +150,22 @@ class Scoring(enum.StrEnum):
     VALUE = "value"  # the stored answer and kind, with score_value
 
 
-def rescore_value(record: dict, case: Case | Gold, scorer: str) -> bool:
+class Rescorable(Protocol):
+    """What rescoring reads of a stored record (harness.run.record.Record has these; the record sits above the
+    solvers): its replies, and its answer with the answer's kind."""
+
+    @property
+    def replies(self) -> list[str]: ...
+    @property
+    def answer(self) -> Any: ...
+    @property
+    def answer_kind(self) -> str | None: ...
+
+
+def rescore_value(record: Rescorable, case: Case | Gold, scorer: str) -> bool:
     """A value-scored record's verdict: its stored answer and kind under `scorer`; no answer scores wrong."""
-    if record.get("answer") is not None:
-        return bool(score_value(record["answer"], record["answer_kind"], case, scorer).correct)
+    if record.answer is not None:
+        return bool(score_value(record.answer, record.answer_kind, case, scorer).correct)
     return False
 
 
@@ -179,11 +192,11 @@ class Solver(ABC):
         assumption: typical reply lengths of instruction models on these prompts), capped at the arm's cap."""
         return min(self.completion_assumption, arm.max_tokens or 10**9)
 
-    def rescore(self, record: dict, case: Case | Gold, scorer: str) -> bool:
+    def rescore(self, record: Rescorable, case: Case | Gold, scorer: str) -> bool:
         """A stored record's verdict under `scorer`, from what the record holds (the reply or the value); `case`
         may be the case's parsed gold (harness.scoring.scorers.Gold), as `harness verify` passes it."""
-        if self.scoring is Scoring.REPLY and record.get("replies"):
-            return bool(score_reply(record["replies"][-1], case, scorer).correct)
+        if self.scoring is Scoring.REPLY and record.replies:
+            return bool(score_reply(record.replies[-1], case, scorer).correct)
         return rescore_value(record, case, scorer)
 
     def reads_gold_variables(self, arm: Arm) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.arms import prompts
+from harness.arms.detail import Detail
 from harness.arms.families import EXTRACT_T, extract_prompt
 from harness.arms.library_inputs import calculator_for, library_variables
 from harness.arms.solvers.base import (
@@ -91,7 +92,7 @@ class GoldLibrarySolver(Solver):
 
     async def solve(self, ctx: Context) -> Solution:
         convention = ctx.convention
-        detail = {}
+        detail = Detail()
         try:
             if ctx.arm.formula_versions:
                 value, detail["library"] = solve_gold_versioned(
@@ -141,7 +142,7 @@ class RecalledSolver(Solver):
             parsed.append(score_reply(r.text, ctx.case, "paper").parsed)
         present = [p for p in parsed if p is not None]
         top = majority(present)
-        detail = {"sample_answers": [jsonable(p) for p in parsed]}
+        detail = Detail(sample_answers=[jsonable(p) for p in parsed])
         if top and top[1] >= 2 and len(present) == len(parsed):
             return value_solution(top[0], {**detail, "route": "agreement"})
         calc = LIBRARY.get(ctx.case.calculator_id)

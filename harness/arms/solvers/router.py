@@ -24,6 +24,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from harness.arms.detail import JSONValue
 from harness.arms.families import EXTRACT_T
 from harness.arms.solvers.base import (
     ABSTAINED,
@@ -166,7 +167,7 @@ async def _solve_router(ctx: Context, solver: RouterSolver) -> Solution:
     `detail["router"]` holds the route and its provenance (docs: README)."""
     arm, k, m = ctx.arm, ctx.arm.samples, solver.m
     check_k_m(k, m)
-    router = {
+    router: dict[str, JSONValue] = {
         "k": k,
         "m": m,
         "temperature": arm.temperature,

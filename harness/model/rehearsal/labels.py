@@ -11,6 +11,8 @@ that holds both: the store refuses to append across the line and `harness verify
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
 
 SYNTHETIC_PREFIX = "rehearsal-"
 SYNTHETIC_FINGERPRINT = "rehearsal-fake"
@@ -21,27 +23,48 @@ def is_synthetic_model(model_id: str | None) -> bool:
     return bool(model_id) and str(model_id).startswith(SYNTHETIC_PREFIX)
 
 
-def record_kind(record: dict) -> str | None:
+class Labelled(Protocol):
+    """What the label reads of a record (harness.run.record.Record has these; this layer sits below it)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def server_model(self) -> str | None: ...
+    @property
+    def synthetic(self) -> bool: ...
+
+
+def record_kind(record: Labelled) -> str | None:
     """'synthetic', 'real', or None for a model-free record (it belongs to neither)."""
-    if (
-        record.get("synthetic")
-        or is_synthetic_model(record.get("model"))
-        or is_synthetic_model(record.get("server_model"))
-    ):
+    if record.synthetic or is_synthetic_model(record.model) or is_synthetic_model(record.server_model):
         return "synthetic"
-    if record.get("model") == MODEL_FREE:
+    if record.model == MODEL_FREE:
         return None
     return "real"
 
 
-def mixing_problem(located: Iterable[tuple[object, int, dict]]) -> str | None:
+@dataclass(frozen=True)
+class RecordLabel:
+    """What `record_kind` reads of a record, kept apart from it (verify's workers send the first record of each
+    kind to the parent, not the record)."""
+
+    model: str
+    server_model: str | None
+    synthetic: bool
+
+    @classmethod
+    def of(cls, record: Labelled) -> RecordLabel:
+        return cls(record.model, record.server_model, record.synthetic)
+
+
+def mixing_problem(located: Iterable[tuple[object, int, Labelled]]) -> str | None:
     """For (file, line, record) triples: a one-line message when real and synthetic records are mixed."""
     first: dict[str, str] = {}
     for path, line, rec in located:
         kind = record_kind(rec)
         if kind is None or kind in first:
             continue
-        first[kind] = f"{path}:{line} ({rec.get('model')})"
+        first[kind] = f"{path}:{line} ({rec.model})"
         if len(first) == 2:
             return (
                 f"real and synthetic (rehearsal) records are mixed: real {first['real']}, synthetic "
