@@ -280,7 +280,8 @@ def _in_file_order(root: Path) -> dict[str, list[str]]:
     from harness.run.store import iter_result_files, read_result_file
 
     return {
-        str(p.relative_to(root)): [canonical_record(r.to_dict()) for r in read_result_file(p)] for p in iter_result_files(root)
+        str(p.relative_to(root)): [canonical_record(r.to_dict()) for r in read_result_file(p)]
+        for p in iter_result_files(root)
     }
 
 
