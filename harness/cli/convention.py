@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 
 from harness.data.conventions import ConventionChoice, convention_names, resolve_convention
+from harness.data.dataset import Dataset
 from harness.data.errors import DatasetError
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 HELP = (
     "Unit convention for gold variables, extractions and library references: exact (plain arithmetic, "
@@ -15,14 +21,14 @@ HELP = (
 )
 
 
-def convention_option(fn):
+def convention_option(fn: F) -> F:
     """Click decorator: ``--convention exact|medcalc-v1.0`` (passed as ``convention``, None when not given)."""
     return click.option("--convention", "convention", default=None, type=click.Choice(convention_names()), help=HELP)(
         fn
     )
 
 
-def announce(dataset, option: str | None, *, quiet: bool = False) -> ConventionChoice:
+def announce(dataset: Dataset, option: str | None, *, quiet: bool = False) -> ConventionChoice:
     """Resolve the convention for ``dataset`` and say on stdout which applies and why (``quiet``: the caller
     reports it itself, e.g. in its JSON)."""
     try:

@@ -11,6 +11,7 @@ and seeds are the paper's (its subset's 20 cases per calculator at each of seeds
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from harness.analysis.comparison.ours import Stat, expected_cases, subset_calculators
@@ -75,7 +76,7 @@ def same_model(ours: str, paper: str) -> bool:
     return ours.rsplit("/", 1)[-1].lower() == paper.lower()
 
 
-def seeds_text(seeds) -> str:
+def seeds_text(seeds: Iterable[int]) -> str:
     s = sorted(seeds)
     if s and s == list(range(s[0], s[-1] + 1)) and len(s) > 2:
         return f"{s[0]}-{s[-1]}"

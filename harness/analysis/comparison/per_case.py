@@ -22,6 +22,7 @@ verdict: harness.analysis.comparison.tolerance).
 from __future__ import annotations
 
 import csv
+import os
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +51,7 @@ def _arm(name: str) -> str | None:
     return None
 
 
-def read_paper_cases(directory) -> dict[tuple[str, str], dict[tuple[int, str], bool]]:
+def read_paper_cases(directory: str | os.PathLike[str]) -> dict[tuple[str, str], dict[tuple[int, str], bool]]:
     """(model, arm) -> {(seed, case id): correct} from every *.csv under `directory`."""
     root = Path(directory)
     files = sorted(root.rglob("*.csv")) if root.is_dir() else []

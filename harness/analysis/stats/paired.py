@@ -14,6 +14,7 @@ beside it the same sign-flip with whole calculators as units. Holm within (model
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,7 +78,9 @@ def make_pair(data: CorrectnessArrays, model: str, comp: Comparison, calculators
     )
 
 
-def collect_pairs(data: CorrectnessArrays, comparisons, models=None) -> tuple[list[Pair], list[str]]:
+def collect_pairs(
+    data: CorrectnessArrays, comparisons: Iterable[Comparison], models: Iterable[str] | None = None
+) -> tuple[list[Pair], list[str]]:
     pairs, notes = [], []
     for model in models or data.models:
         for comp in comparisons:
@@ -152,7 +155,12 @@ def _holm_within_family(rows: list[dict]) -> None:
                 rows[i][col + "_holm"] = float(v)
 
 
-def paired_gaps(data: CorrectnessArrays, comparisons, resampler: Resampler, models=None) -> GapResult:
+def paired_gaps(
+    data: CorrectnessArrays,
+    comparisons: Iterable[Comparison],
+    resampler: Resampler,
+    models: Iterable[str] | None = None,
+) -> GapResult:
     """Analyse every declared comparison that the results support; notes say what was skipped."""
     pairs, notes = collect_pairs(data, comparisons, models)
     return GapResult(analyse_pairs(pairs, resampler, data.cluster), notes, resampler.describe())

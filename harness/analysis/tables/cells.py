@@ -3,6 +3,7 @@ root and stored records of the tables that read records."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from harness.analysis.table_format import Omit, fmt, fmt_ci, fmt_signed
 from harness.run.record import Record
 
 
-def acc_cell(an: Analysis, model: str, arm: str, cases=None, sd: bool = False) -> str:
+def acc_cell(an: Analysis, model: str, arm: str, cases: np.ndarray | None = None, sd: bool = False) -> str:
     """Mean accuracy over seeds (optionally with seed SD); superscript: `n=N` cases covered when fewer, `1 seed`
     when the arm ran at one seed of several (each says what it counts: a bare "1" read as one case or one seed)."""
     acc = accuracy(an.data, model, arm, cases)
@@ -38,7 +39,7 @@ def gap_cell(row: dict | None) -> str:
     return f"{fmt_signed(row['gap'])} {fmt_ci(row['cluster_lo'], row['cluster_hi'])}"
 
 
-def omitted_note(an: Analysis, arms) -> list[str]:
+def omitted_note(an: Analysis, arms: Iterable[str]) -> list[str]:
     missing = [a for a in arms if not any(an.data.has(m, a) for m in an.data.models)]
     return [f"Omitted, no results: {', '.join(arm_label(a) for a in missing)}."] if missing else []
 
