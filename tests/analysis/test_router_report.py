@@ -5,6 +5,8 @@ is a result set whose curve is known, not a result."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from harness.analysis.results_analysis import analyse
 from harness.analysis.stats.risk_coverage import curve, level_rows
 from harness.analysis.stats.synthetic_records import synthetic_records, write_records
@@ -20,14 +22,16 @@ def results(tmp_path, with_router=True):
         models=("synthetic/router",), arms=("program-solve", "gold-lib"), seeds=SEEDS, sizes=sizes, library=(1,), seed=3
     )
     if with_router:
-        for r in (rec.to_dict() for rec in design_records(seeds=SEEDS)):
-            calc, row = (int(x) for x in r["case_id"].split("-"))
-            r.update(
-                row_number=100 * calc + row,
-                calculator_name=f"Synthetic calculator {calc}",
-                key=f"router|{r['seed']}|{r['case_id']}",
+        for r in design_records(seeds=SEEDS):
+            calc, row = (int(x) for x in r.case_id.split("-"))
+            recs.append(
+                dataclasses.replace(
+                    r,
+                    row_number=100 * calc + row,
+                    calculator_name=f"Synthetic calculator {calc}",
+                    key=f"router|{r.seed}|{r.case_id}",
+                )
             )
-            recs.append(r)
     return write_records(tmp_path / "results", recs)
 
 

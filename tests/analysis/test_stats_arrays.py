@@ -3,6 +3,7 @@ against straightforward pandas / dict computations from the same records."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -48,9 +49,9 @@ def test_arrays_match_records(synthetic_set):
     assert data.cluster_sizes.tolist() == [6, 3, 8, 5, 4, 7]
     assert np.all(np.diff(data.calculator_ids) >= 0)  # grouped by calculator
     for r in recs[::7]:
-        i = data.case_ids.index(r["case_id"])
-        assert data.block(r["model"], r["arm"])[data.seeds.index(r["seed"]), i] == float(r["correct"])
-        assert OUTCOMES[data.outcome_block(r["model"], r["arm"])[data.seeds.index(r["seed"]), i]] == r["outcome"]
+        i = data.case_ids.index(r.case_id)
+        assert data.block(r.model, r.arm)[data.seeds.index(r.seed), i] == float(r.correct)
+        assert OUTCOMES[data.outcome_block(r.model, r.arm)[data.seeds.index(r.seed), i]] == r.outcome
     five = data.as_5d()
     assert five.shape == (1, len(ARMS), 3, 6, 8)
     assert np.isnan(five[0, 0, 0, 1, 3:]).all()  # calculator 2 has 3 cases, padded
@@ -126,7 +127,7 @@ def test_model_free_gold_lib_is_shared_across_models_and_seeds(tmp_path):
 
 def _manual_gap(recs, model, solver, ref, calcs=None):
     """Straightforward pandas: seed-averaged per-case differences on common seeds and cases."""
-    df = pd.DataFrame(recs)
+    df = pd.DataFrame([r.to_dict() for r in recs])
     df = df[df.model == model]
     if calcs is not None:
         df = df[df.calculator_id.isin(calcs)]
@@ -182,7 +183,7 @@ def test_hybrids_assembled_per_case_and_seed(synthetic_set):
     data = load_arrays(root)
     added = add_hybrids(data)
     assert set(added) == {hybrid_name(lib, fb) for lib in ("gold", "extract") for fb in ("program-solve", "open-book")}
-    by = {(r["arm"], r["seed"], r["case_id"]): r for r in recs}
+    by = {(r.arm, r.seed, r.case_id): r for r in recs}
     for name, lib in (
         (hybrid_name("gold", "program-solve"), "gold-lib"),
         (hybrid_name("extract", "open-book"), "extract-lib"),
@@ -193,17 +194,16 @@ def test_hybrids_assembled_per_case_and_seed(synthetic_set):
         for si, s in enumerate(data.seeds):
             for ci, case in enumerate(data.case_ids):
                 lib_rec = by[(lib, s, case)]
-                src = lib_rec if lib_rec["outcome"] == "answered" else by[(fb, s, case)]
+                src = lib_rec if lib_rec.outcome == "answered" else by[(fb, s, case)]
                 used += src is lib_rec
-                assert block[si, ci] == float(src["correct"])
+                assert block[si, ci] == float(src.correct)
         assert library_share(data, "synthetic/m1", name) == pytest.approx(used / block.size)
 
 
 def test_one_dataset_is_analysed_when_a_root_holds_several(tmp_path):
     recs = synthetic_records(models=("synthetic/m",), arms=("open-book", "program-solve"), seeds=(42,), sizes=(2, 2))
     other = synthetic_records(models=("none",), arms=("gold-lib",), seeds=(42,), sizes=(5, 5, 5), library={1})
-    for r in other:
-        r["dataset"] = "synthetic-dev"
+    other = [dataclasses.replace(r, dataset="synthetic-dev") for r in other]
     write_records(tmp_path / "r", recs + other)
     data = load_arrays(tmp_path / "r")
     assert data.n_cases == 4 and "gold-lib" not in data.arms_of("synthetic/m")

@@ -75,7 +75,7 @@ def test_build_all_is_byte_stable_and_complete(synthetic_results, fake_catalog, 
 
 def test_table1_values_match_pandas(synthetic_results, fake_catalog):
     root, recs = synthetic_results
-    df = pd.DataFrame(recs)
+    df = pd.DataFrame([r.to_dict() for r in recs])
     t = table1(analyse(root, draws=DRAWS))
     cols = t.columns
     for row in t.rows:
@@ -114,7 +114,7 @@ def test_single_seed_and_partial_arms(tmp_path, fake_catalog):
     recs += [
         r
         for r in synthetic_records(models=("synthetic/demo",), arms=("blind",), seeds=(42,), sizes=(3, 3, 3), seed=2)
-        if r["calculator_id"] == 1
+        if r.calculator_id == 1
     ]
     write_records(tmp_path / "r", recs)
     paths = build_all(tmp_path / "r", tmp_path / "t", draws=DRAWS)

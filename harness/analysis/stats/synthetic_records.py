@@ -7,7 +7,7 @@ per-case effect shared by all seeds (so seeds agree more than chance).
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,7 @@ import numpy as np
 from harness.analysis.stats.arrays import OUTCOMES, CorrectnessArrays
 from harness.arms.registry import arm_order, hybrid_libraries, model_free_arms
 from harness.run.record import Record
-from harness.run.store import model_slug
+from harness.run.store import results_path, write_result_file
 
 
 def _probabilities(rng, n_arms, sizes, base):
@@ -71,8 +71,8 @@ def synthetic_records(
     seed=0,
     library=(),
     date_calcs=(),
-) -> list[dict]:
-    """Per-case records in the results-store format (harness.run.record.Record, dict form) of the named `arms`. The
+) -> list[Record]:
+    """Per-case records (harness.run.record.Record) of the named `arms`. The
     library arms of the hybrids (harness.arms.registry.hybrid_libraries: Gold-Solve, Extract-Solve) abstain outside
     the `library` calculators; on them a model-free one (Gold-Solve) is always right, the others are drawn like any
     arm; `date_calcs` get output_type 'date'."""
@@ -110,19 +110,18 @@ def synthetic_records(
                                 correct=ok,
                                 scorer="paper",
                                 synthetic=True,
-                            ).to_dict()
+                            )
                         )
     return out
 
 
-def write_records(root: str | Path, records: list[dict]) -> Path:
-    """Write records to `<root>/<model_slug>/<arm>/seed<seed>.jsonl` (the store's layout)."""
+def write_records(root: str | Path, records: Iterable[Record]) -> Path:
+    """Write records to `<root>/<model_slug>/<arm>/seed<seed>.jsonl` (the store's layout) through the store's writer
+    (harness.run.store.write_result_file), each file's records in the order given."""
     root = Path(root)
-    files: dict[Path, list[str]] = {}
+    files: dict[Path, list[Record]] = {}
     for rec in records:
-        path = root / model_slug(rec["model"]) / rec["arm"] / f"seed{rec['seed']}.jsonl"
-        files.setdefault(path, []).append(json.dumps(rec, sort_keys=True))
-    for path, lines in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(lines) + "\n")
+        files.setdefault(results_path(root, rec.model, rec.arm, rec.seed), []).append(rec)
+    for path, recs in files.items():
+        write_result_file(path, recs)
     return root
