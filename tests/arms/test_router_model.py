@@ -100,8 +100,9 @@ def test_router_arm_end_to_end(name, env, model_server, tmp_path):
 
     # the curve and the tables come from these stored records, no new calls
     from harness.analysis.stats.risk_coverage import curve, level_rows
+    from harness.run.record import Record
 
-    rows = level_rows(recs.values())[(model_server.model_id, name)]
+    rows = level_rows(Record.from_dict(r) for r in recs.values())[(model_server.model_id, name)]
     c = curve(rows, draws=200, seed=1)
     assert [p.label for p in c.points] == ["library only", "m=2", "m=1"]
     default = next(p for p in c.points if p.label == "m=2")
