@@ -21,6 +21,7 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import IO, Any
 
 from bench.machine import loadavg, uptime
 from bench.stages import harness_argv
@@ -31,17 +32,12 @@ from harness.run.store import iter_result_files
 TIME = "/usr/bin/time"
 
 
-def timed(args: list[str], env: dict, log) -> dict:
-    """One `harness ARGS` under `/usr/bin/time -v`: wall, user + system CPU, peak RSS, exit status, the loads."""
+def time_v(argv: list[str], env: dict, cwd: str | Path, **run: Any) -> tuple[subprocess.CompletedProcess, dict]:
+    """One command under `/usr/bin/time -v` (`run`: subprocess.run's output options): the process, and its wall,
+    user + system CPU, peak RSS, exit status and the loads before and after."""
     before = loadavg()
     with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
-        rc = subprocess.run(
-            [TIME, "-v", "-o", report.name, *harness_argv(*args)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=env.get("PYTHONPATH") or REPO_ROOT,
-        ).returncode
+        proc = subprocess.run([TIME, "-v", "-o", report.name, *argv], env=env, cwd=cwd, **run)
         text = report.read()
 
     def field(name: str) -> str:
@@ -51,14 +47,20 @@ def timed(args: list[str], env: dict, log) -> dict:
     wall = field("Elapsed (wall clock) time (h:mm:ss or m:ss)")
     parts = [float(x) for x in wall.split(":")] if wall else [0.0]
     seconds = sum(x * 60**i for i, x in enumerate(reversed(parts)))
-    return {
+    return proc, {
         "wall_s": round(seconds, 2),
         "cpu_s": round(float(field("User time (seconds)") or 0) + float(field("System time (seconds)") or 0), 2),
         "peak_rss_mib": round(int(field("Maximum resident set size (kbytes)") or 0) / 1024, 1),
-        "returncode": rc,
+        "returncode": proc.returncode,
         "loadavg_before": before,
         "loadavg_after": loadavg(),
     }
+
+
+def timed(args: list[str], env: dict, log: IO[str]) -> dict:
+    """One `harness ARGS` under `/usr/bin/time -v` (`time_v`), its output into `log`."""
+    cwd = env.get("PYTHONPATH") or REPO_ROOT
+    return time_v(harness_argv(*args), env, cwd, stdout=log, stderr=subprocess.STDOUT)[1]
 
 
 def main(results: Path, label: str, out: Path, code: Path | None, draws: int) -> int:

@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from bench.machine import loadavg, uptime
+from bench.compare_timing import time_v
+from bench.machine import uptime
 from harness.core.paths import REPO_ROOT
 from harness.run.store import iter_result_files
-
-TIME = "/usr/bin/time"
 
 # What the timed child runs: every record read by the store's reader; `correct`, outcome and gold answer read from
 # each (a dict before issue 49's typed record, a Record after).
@@ -46,34 +43,10 @@ print(n, right, answered, golds)
 
 
 def timed_read(results: Path, code: Path) -> dict:
-    """One read of `results` by the harness package under `code`, under `/usr/bin/time -v`."""
-    before = loadavg()
+    """One read of `results` by the harness package under `code`, under `/usr/bin/time -v` (`time_v`)."""
     env = dict(os.environ, PYTHONPATH=str(code))
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
-        proc = subprocess.run(
-            [TIME, "-v", "-o", report.name, sys.executable, "-c", READ, str(results)],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=code,
-        )
-        text = report.read()
-
-    def field(name: str) -> str:
-        m = re.search(rf"^\s*{re.escape(name)}: (.+)$", text, re.M)
-        return m.group(1).strip() if m else ""
-
-    parts = [float(x) for x in field("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":")]
-    return {
-        "wall_s": round(sum(x * 60**i for i, x in enumerate(reversed(parts))), 2),
-        "cpu_s": round(float(field("User time (seconds)") or 0) + float(field("System time (seconds)") or 0), 2),
-        "peak_rss_mib": round(int(field("Maximum resident set size (kbytes)") or 0) / 1024, 1),
-        "counts": proc.stdout.split(),
-        "returncode": proc.returncode,
-        "stderr_tail": proc.stderr[-500:],
-        "loadavg_before": before,
-        "loadavg_after": loadavg(),
-    }
+    proc, figures = time_v([sys.executable, "-c", READ, str(results)], env, code, capture_output=True, text=True)
+    return {**figures, "counts": proc.stdout.split(), "stderr_tail": proc.stderr[-500:]}
 
 
 def _commit(tree: Path) -> str | None:

@@ -10,16 +10,15 @@ version, the "library-derived reference" (never scored as gold). docs/ARCHITECTU
 The record is typed end to end: its parts are typed values, not dicts. The fixed-shape parts are dataclasses
 (``StoredGold``, ``TokenCounts``, the executor's own ``executor.result.ExecResult``); the provenance parts whose
 keys depend on the solver or the server (``harness.arms.detail.Detail``, ``LibraryReference``, ``RequestBody``)
-are TypedDicts or JSON, so
-mypy checks every key read of them and a read costs nothing at run time. Outside the store's reader and writer,
-nothing reads a record by a string key.
+are TypedDicts or JSON, so mypy checks every key read of them and a read costs nothing at run time. Outside the
+store's reader and writer, nothing reads a record by a string key.
 
 ``RECORD_SCHEMA`` is written into every record (``record_schema``) and bumps whenever a field is added,
 removed or changes meaning; the committed result sets are regenerated rather than read through shims.
 Schema 2 (this one): every record carries every field (``formula_version`` and ``reference`` are None for
 arms that use no formulas; ``synthetic`` is False for real rows), and the schema number itself. The typed parts
 changed no byte of the JSON form: a schema-2 line reads into a Record and writes back as the same JSON
-(tests/run/test_record_schema.py, over every committed set).
+(tests/run/test_record.py, over every committed set).
 
 ``Record.from_dict`` is the one reader of the record shape (the store checks every line it reads or appends
 through it: required fields and their types, no unknown field, this schema, the parts' shapes);

@@ -174,18 +174,11 @@ class ResultStore:
 
     def append(self, record: Record) -> bool:
         """Write one complete record durably. Returns False (and writes nothing) if its key is done. The line is
-        checked by the store's reader first (Record.from_dict of what is about to be written)."""
-        data = record.to_dict()
-        try:
-            Record.from_dict(data)
-        except RecordError as exc:
-            raise StoreError(f"refusing to write to {self.path}: {exc}") from None
+        checked by the store's reader first (`checked_line`)."""
+        line = checked_line(record, self.path)
         if record.key in self.done_keys:
             return False
         self._refuse_mixing(record)
-        line = record_line(data)
-        if "\n" in line[:-1]:
-            raise StoreError("a record serialised to more than one line")  # json.dumps escapes newlines
         try:
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -267,26 +260,38 @@ def read_result_file(path: str | os.PathLike[str]) -> list[Record]:
     return recs
 
 
+def checked_line(record: Record, target: Path) -> str:
+    """The record's line as the store writes it (Record.to_dict), once the store's reader accepts it
+    (Record.from_dict of that very dict); StoreError naming `target` and what is wrong otherwise."""
+    data = record.to_dict()
+    try:
+        Record.from_dict(data)
+    except RecordError as exc:
+        raise StoreError(f"refusing to write to {target}: {exc}") from None
+    line = record_line(data)
+    if "\n" in line[:-1]:
+        raise StoreError("a record serialised to more than one line")  # json.dumps escapes newlines
+    return line
+
+
 def write_result_file(path: str | os.PathLike[str], records: Iterable[Record]) -> int:
     """A whole results file written at once (a merge's output): every record's line through the store's writer
-    (Record.to_dict, checked by Record.from_dict), into a temporary file fsynced and then renamed over `path`, so
-    a crash leaves the old file or the new one. The records written."""
+    (`checked_line`), into a temporary file fsynced and then renamed over `path`, so a crash or a refused record
+    leaves the old file (or none) and no temporary file. The records written."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
     n = 0
-    with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as fh:
-        for rec in records:
-            data = rec.to_dict()
-            try:
-                Record.from_dict(data)
-            except RecordError as exc:
-                raise StoreError(f"refusing to write to {target}: {exc}") from None
-            fh.write(record_line(data))
-            n += 1
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+    try:
+        with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as fh:
+            for rec in records:
+                fh.write(checked_line(rec, target))
+                n += 1
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
     return n
 
 

@@ -25,6 +25,7 @@ from harness.run.store import (
     read_result_file,
     record_key,
     results_path,
+    write_result_file,
 )
 from tests.records import record
 
@@ -114,15 +115,23 @@ def test_corrupt_line_in_the_middle_is_an_error_naming_file_and_line(tmp_path):
 
 
 def test_a_record_the_reader_would_refuse_is_never_written(tmp_path):
-    """The writer checks the line it is about to write with the store's reader (Record.from_dict): a Record built
-    in code with a field of the wrong type, or a part of the wrong shape, is refused and nothing is written."""
+    """Both writers check the line they are about to write with the store's reader (Record.from_dict): a Record
+    built in code with a field of the wrong type is refused and nothing is written. The whole-file writer (a merge's
+    output) then leaves neither the file nor its temporary file."""
     store = ResultStore(tmp_path / "seed1.jsonl")
     with pytest.raises(StoreError, match=r"wrong type: seed \(str, not int\)"):
         store.append(dataclasses.replace(make(0), seed="42"))
     with pytest.raises(StoreError, match=r"wrong type: correct \(NoneType, not bool\)"):
         store.append(dataclasses.replace(make(0), correct=None))
-
     assert not (tmp_path / "seed1.jsonl").exists() or (tmp_path / "seed1.jsonl").read_text() == ""
+
+    whole = tmp_path / "merged" / "seed42.jsonl"
+    with pytest.raises(StoreError, match=r"refusing to write to .*seed42.jsonl: .*wrong type: seed"):
+        write_result_file(whole, [make(0), dataclasses.replace(make(1), seed="42")])
+    assert list(whole.parent.iterdir()) == []
+    assert write_result_file(whole, [make(0), make(1)]) == 2
+    assert [r.key for r in read_result_file(whole)] == [make(0).key, make(1).key]
+    assert list(whole.parent.iterdir()) == [whole]
 
 
 @pytest.mark.parametrize(
