@@ -15,11 +15,8 @@ results give the same bytes.
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 
 from harness.analysis.results_analysis import Analysis
@@ -44,7 +41,19 @@ STYLE = {
 COLORS = ("#1b6ca8", "#d1495b", "#66a182", "#edae49", "#6d597a", "#2e4057")
 
 
+def pyplot() -> ModuleType:
+    """matplotlib.pyplot on the Agg backend, imported when a figure is drawn: importing it costs about 0.5 CPU-s,
+    which every `harness` command that reaches this module (reproduce, serve, report) would otherwise pay."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+    plt = pyplot()
     out_dir.mkdir(parents=True, exist_ok=True)
     png, pdf = out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"
     fig.savefig(png, format="png", metadata=PNG_META)
@@ -66,6 +75,7 @@ def coverage_arms() -> tuple[list[str], list[str]]:
 
 def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
     """Figure 2: coverage bound against full-set accuracy for a library of k calculators."""
+    plt = pyplot()
     d = an.data
     n_calc = len(d.calculators)
     sizes = d.cluster_sizes
@@ -124,6 +134,7 @@ def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
 
 def figure_accuracy(an: Analysis, out_dir: Path) -> list[Path]:
     """Figure 1b: full-set accuracy of the ladder arms by model; the blind arm drawn open."""
+    plt = pyplot()
     d = an.data
     arms = [a for a in ladder() if any(d.has(m, a) for m in d.models)]  # the bars are the ladder's arms
     with plt.rc_context(STYLE):
@@ -185,6 +196,7 @@ def figure_accuracy(an: Analysis, out_dir: Path) -> list[Path]:
 
 def figure_risk_coverage(an: Analysis, out_dir: Path) -> list[Path]:
     """Accuracy on answered rows against coverage, with cluster bands, per model and router arm."""
+    plt = pyplot()
     if not router_records(an):
         return []
     crvs = curves(an)
