@@ -46,7 +46,9 @@ def command(path: str) -> click.Command:
     cmd: click.Command = cli
     for part in path.split():
         assert isinstance(cmd, click.Group), path
-        cmd = cmd.commands[part]
+        found = cmd.get_command(click.Context(cmd), part)  # harness's commands are loaded when asked for
+        assert found is not None, path
+        cmd = found
     return cmd
 
 
