@@ -121,9 +121,10 @@ gpu-acceptance: setup                      ## one report + runs/gpu-acceptance/g
 test-tools:                                ## headless Chromium for the report rendering test
 	bash scripts/install-test-tools.sh
 
-# The suite in lanes (tests/lanes.py; scripts/test-lanes.sh): `unit` under pytest-xdist, then `docker`, `slurm`,
-# `model`, `vllm` one process each; every lane's counts and time, and the JUnit files with each test's duration, in
-# runs/tests (lanes.json, history.jsonl). A test's lane follows from its fixtures. TEST_LANES="unit docker" runs some.
+# The suite in lanes (tests/lanes.py; scripts/test-lanes.sh): `unit` under pytest-xdist, then `docker` beside
+# `slurm`, then `model` beside `vllm`, one process each (TEST_PLAN); every lane's counts and time, and the JUnit files
+# with each test's duration, in runs/tests (lanes.json, history.jsonl). A test's lane follows from its fixtures.
+# TEST_LANES="unit docker" runs some.
 test: setup executor-image test-model vllm-cpu-model vllm-wheels test-tools slurm  ## the README's test command
 	status=0; $(MAKE) --no-print-directory lint || status=$$?; bash scripts/test-lanes.sh || status=$$?; exit $$status
 

@@ -53,7 +53,13 @@ def model_server(tmp_path_factory, request):
     if not DEFAULT_GGUF.exists() and in_ci():
         subprocess.run([str(ROOT / "scripts" / "fetch-model.sh"), "--role", "test"], check=True)
     require(DEFAULT_GGUF.exists(), f"model GGUF missing ({DEFAULT_GGUF}); run scripts/fetch-model.sh")
-    launcher = LlamaCppLauncher(port=free_port(), log_path=Path(tmp_path_factory.mktemp("server")) / "server.log")
+    # one decoding thread: with the server's passive OpenMP wait (harness.model.llama_cpp.SERVER_ENV) a second thread
+    # adds nothing (200 greedy tokens: 24 tokens/s with 1 thread or 2, alone on the 2-core machine; 37 with 2
+    # spinning threads, which collapse when the cores are shared), and the lane's other core stays free for the
+    # vLLM lane that runs beside it (scripts/test-lanes.sh PLAN)
+    launcher = LlamaCppLauncher(
+        port=free_port(), log_path=Path(tmp_path_factory.mktemp("server")) / "server.log", n_threads=1
+    )
     launcher.start()
     try:
         launcher.wait_ready(timeout=300)

@@ -5,6 +5,7 @@ report of a run counts every lane and fails when one failed or did not run."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -180,3 +181,26 @@ def test_an_empty_lane_is_not_a_failure():
         "test_seconds": 0.0,
     }
     assert "ok" in format_report({"lanes": {"slurm": entry}}).splitlines()[2]
+
+
+@pytest.mark.parametrize(
+    "plan, message",
+    [
+        ("unit docker+slurm model+vllm+dokker", "unknown lane dokker in TEST_PLAN"),
+        ("unit docker+slurm model+vllm+docker", "lane docker is twice in TEST_PLAN"),
+        ("unit docker+slurm model", "lane vllm is in no group of TEST_PLAN"),
+    ],
+)
+def test_a_plan_that_misses_repeats_or_misspells_a_lane_is_refused_before_anything_runs(plan, message, tmp_path):
+    """scripts/test-lanes.sh's groups (TEST_PLAN): every lane of the run in exactly one group, or exit 2 naming it,
+    before a pytest starts (nothing is written to TEST_OUT)."""
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "test-lanes.sh")],
+        env={**os.environ, "TEST_PLAN": plan, "TEST_OUT": str(tmp_path / "out")},
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "out").exists()
