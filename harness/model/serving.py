@@ -274,9 +274,17 @@ class Launcher(ABC):
         return desc
 
     # ---- one model's server --------------------------------------------------------------------------------------
-    base_url: str
-    model_id: str
     server_profile: str
+
+    @property
+    @abstractmethod
+    def base_url(self) -> str:
+        """The server's OpenAI-compatible root (".../v1"): a field or a property of each kind."""
+
+    @property
+    @abstractmethod
+    def model_id(self) -> str:
+        """The served model name requests carry: a field or a property of each kind."""
 
     @property
     def revision(self) -> str | None:

@@ -552,7 +552,7 @@ def image_plan() -> tuple[ImagePlan, tuple[str, ...], list[str]]:
             build.get("image_id"),
             build.get("download_bytes"),
         )
-        lines = (
+        lines: tuple[str, ...] = (
             f"  lock:    {own['lock']} sha256 {own['lock_sha256']}",
             "  content: "
             + (
