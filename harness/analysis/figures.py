@@ -21,6 +21,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.artist import Artist
+from matplotlib.figure import Figure
+from matplotlib.typing import RcKeyType
 
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.router_report import curves, matched_records, router_records
@@ -31,7 +34,7 @@ from harness.arms.registry import ARMS, hybrid_libraries, ladder, matched_arms, 
 
 PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
 PNG_META = {"Software": None}
-STYLE = {
+STYLE: dict[RcKeyType, object] = {
     "font.family": "DejaVu Sans",
     "font.size": 9,
     "axes.spines.top": False,
@@ -44,7 +47,7 @@ STYLE = {
 COLORS = ("#1b6ca8", "#d1495b", "#66a182", "#edae49", "#6d597a", "#2e4057")
 
 
-def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+def _save(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     png, pdf = out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"
     fig.savefig(png, format="png", metadata=PNG_META)
@@ -175,7 +178,7 @@ def figure_accuracy(an: Analysis, out_dir: Path) -> list[Path]:
         ax.set_ylabel("accuracy on the cases each arm ran (%)")
         ax.set_title("Accuracy by arm (blind arm open; n = cases the arm ran)", fontsize=9)
         handles, labels = ax.get_legend_handles_labels()
-        seen = {}
+        seen: dict[str, Artist] = {}
         for h, lab in zip(handles, labels):
             seen.setdefault(lab, h)
         ax.legend(seen.values(), seen.keys(), fontsize=7, frameon=False)
@@ -239,7 +242,7 @@ def figure_risk_coverage(an: Analysis, out_dir: Path) -> list[Path]:
         return _save(fig, Path(out_dir), "fig-risk-coverage")
 
 
-def build_figures(an: Analysis, out_dir) -> list[Path]:
+def build_figures(an: Analysis, out_dir: str | Path) -> list[Path]:
     out_dir = Path(out_dir)
     # accuracy by arm first: the figure a reader opening the report looks for
     return figure_accuracy(an, out_dir) + figure_coverage(an, out_dir) + figure_risk_coverage(an, out_dir)
