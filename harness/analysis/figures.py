@@ -15,15 +15,10 @@ results give the same bytes.
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.artist import Artist
-from matplotlib.figure import Figure
-from matplotlib.typing import RcKeyType
 
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.router_report import curves, matched_records, router_records
@@ -31,6 +26,11 @@ from harness.analysis.stats.labels import arm_label, model_label
 from harness.analysis.stats.paired import accuracy
 from harness.analysis.stats.risk_coverage import single_arm_point
 from harness.arms.registry import ARMS, hybrid_libraries, ladder, matched_arms, table_arms
+
+if TYPE_CHECKING:  # matplotlib itself is imported when a figure is drawn (pyplot())
+    from matplotlib.artist import Artist
+    from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
 
 PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
 PNG_META = {"Software": None}
@@ -47,7 +47,19 @@ STYLE: dict[RcKeyType, object] = {
 COLORS = ("#1b6ca8", "#d1495b", "#66a182", "#edae49", "#6d597a", "#2e4057")
 
 
+def pyplot() -> ModuleType:
+    """matplotlib.pyplot on the Agg backend, imported when a figure is drawn: importing it costs about 0.5 CPU-s,
+    which every `harness` command that reaches this module (reproduce, serve, report) would otherwise pay."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _save(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
+    plt = pyplot()
     out_dir.mkdir(parents=True, exist_ok=True)
     png, pdf = out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"
     fig.savefig(png, format="png", metadata=PNG_META)
@@ -69,6 +81,7 @@ def coverage_arms() -> tuple[list[str], list[str]]:
 
 def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
     """Figure 2: coverage bound against full-set accuracy for a library of k calculators."""
+    plt = pyplot()
     d = an.data
     n_calc = len(d.calculators)
     sizes = d.cluster_sizes
@@ -127,6 +140,7 @@ def figure_coverage(an: Analysis, out_dir: Path) -> list[Path]:
 
 def figure_accuracy(an: Analysis, out_dir: Path) -> list[Path]:
     """Figure 1b: full-set accuracy of the ladder arms by model; the blind arm drawn open."""
+    plt = pyplot()
     d = an.data
     arms = [a for a in ladder() if any(d.has(m, a) for m in d.models)]  # the bars are the ladder's arms
     with plt.rc_context(STYLE):
@@ -188,6 +202,7 @@ def figure_accuracy(an: Analysis, out_dir: Path) -> list[Path]:
 
 def figure_risk_coverage(an: Analysis, out_dir: Path) -> list[Path]:
     """Accuracy on answered rows against coverage, with cluster bands, per model and router arm."""
+    plt = pyplot()
     if not router_records(an):
         return []
     crvs = curves(an)

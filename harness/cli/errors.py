@@ -18,12 +18,6 @@ from typing import Any, TextIO
 
 import click
 
-from harness.analysis.stats.arrays import NoRecordsError, ResultsError
-from harness.model.client import CacheEntryError, ModelRequestError
-from harness.model.preflight import ModelServerError
-from harness.run.store import StoreError, TornLineWarning
-from harness.verify.rescore import RescoreError
-
 
 def check_out_dir(out_dir: str | os.PathLike) -> Path:
     """Create the results root if needed and prove it writable (a probe file, removed again)."""
@@ -47,6 +41,14 @@ WRITES_RESULTS = frozenset({"run", "serve", "shard", "merge"})
 
 def explain(exc: BaseException, command: str | None = None) -> str | None:
     """One or two lines for a known user-facing failure of `harness <command>`, else None."""
+    # imported here, when something failed: importing them up front would load the statistics (scipy) into every
+    # `harness` invocation (harness/cli/__init__.py loads a command's own module only)
+    from harness.analysis.stats.arrays import NoRecordsError, ResultsError
+    from harness.model.client import CacheEntryError, ModelRequestError
+    from harness.model.preflight import ModelServerError
+    from harness.run.store import StoreError
+    from harness.verify.rescore import RescoreError
+
     if isinstance(exc, NoRecordsError):
         return str(exc)
     if isinstance(exc, (ModelServerError, CacheEntryError)):
@@ -86,6 +88,8 @@ def _show_warning(
 ) -> None:
     """The kit's own data warnings as one line, `warning: <message>` (the message names the file); Python's
     default display would add the warning's source file and echo a line of the kit's code."""
+    from harness.run.store import TornLineWarning
+
     if issubclass(category, TornLineWarning):
         click.echo(f"warning: {message}", err=True)
         return

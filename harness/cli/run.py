@@ -9,8 +9,11 @@
 `harness run`'s options come in groups, each a typed value (`ArmOptions`: which arms and how configured;
 `CaseOptions`: which cases; `ServerOptions`: the model server and how to talk to it; `RunOptions`: where results go
 and how the run proceeds), which together build the one typed request a run session runs
-(harness.run.request.RunRequest). The results root's SHA256SUMS are written when the run ends, however it ends
-(harness.core.sums.SumsOnExit). Rescoring is harness.verify.rescore's.
+(harness.run.request.RunRequest). The options it shares with a reproduction (arms, seeds, dataset, limit, server,
+timeout, executor, concurrency, order, scorer, out, ...) are the run spec's, declared once with their defaults in
+harness.cli.vocabulary.SPEC (the defaults: harness.run.manifest.ReproduceSettings'); where `harness run` differs
+(its seeds, dataset, concurrency, ...) vocabulary.PER_COMMAND says so and why. The results root's SHA256SUMS are
+written when the run ends, however it ends (harness.core.sums.SumsOnExit). Rescoring is harness.verify.rescore's.
 """
 
 from __future__ import annotations
@@ -26,23 +29,19 @@ from pathlib import Path
 
 import click
 
-from executor.api import REQUESTABLE_BACKENDS
 from harness.arms.options import ArmOptionError, apply_options
-from harness.arms.registry import ARMS, get_arm, paper_arms
+from harness.arms.registry import get_arm, paper_arms
 from harness.arms.spec import Arm
 from harness.cli.convention import announce, convention_option
-from harness.cli.dataset_option import dataset_option
 from harness.cli.errors import check_out_dir
-from harness.cli.vocabulary import arms_option, parse_seeds_value, seeds_option
-from harness.core.seeds import PAPER_SEEDS
+from harness.cli.vocabulary import spec_option
 from harness.core.sums import SumsOnExit
 from harness.core.typed_json import field_names
 from harness.data.dataset import Case, Dataset
-from harness.model.client import DEFAULT_API_KEY_ENV, SERVER_PROFILES, ModelRequestError
+from harness.model.client import DEFAULT_API_KEY_ENV, ModelRequestError
 from harness.model.server_info import ServerInfo, ServerInfoError, read_server_info
 from harness.run.request import ModelTarget, RunRequest
 from harness.run.runner import ConfigMismatchError, summary_markdown
-from harness.run.schedule import DEFAULT_ORDER, ORDERS
 from harness.run.session import (
     CaseSelectionError,
     RunSetupError,
@@ -103,7 +102,7 @@ class ArmOptions:
 arm_options = option_group(
     "arm_options",
     ArmOptions,
-    arms_option("arm_names", None, f"Arms to run, or 'all' (the paper's arms). Known: {', '.join(ARMS)}."),
+    spec_option("arms", "run", dest="arm_names"),
     click.option(
         "--formula-version",
         "formula_versions",
@@ -124,7 +123,7 @@ class CaseOptions:
     """Which cases of which dataset, at which seeds, under which unit convention."""
 
     dataset: Dataset
-    seeds: str
+    seeds: tuple[int, ...]
     case_ids: tuple[str, ...]
     calculators: tuple[int, ...]
     limit: int | None
@@ -147,21 +146,19 @@ def case_options(f):
     group = option_group(
         "case_options",
         CaseOptions,
-        dataset_option("--dataset", "--split", "dataset"),
-        seeds_option(PAPER_SEEDS[:1], "The run's seeds (the first of the paper's)."),
+        spec_option("dataset", "run"),
+        spec_option("seeds", "run"),
         click.option("--case", "case_ids", multiple=True, help="Only these case ids (calculator-row), repeatable."),
         click.option("--calculator", "calculators", multiple=True, type=int, help="Only these calculator ids."),
-        click.option("--limit", default=None, type=click.IntRange(1), help="At most N cases (after filters)."),
-        click.option("--shortest", is_flag=True, help="Take the cases with the shortest notes first (for CPU runs)."),
+        spec_option("limit"),
+        spec_option("shortest"),
         click.option(
             "--spread",
             is_flag=True,
             help="The shortest note of each calculator, calculators round-robin over categories (the CPU demo's rule).",
         ),
-        click.option(
-            "--all-cases", is_flag=True, help="Run vote/repair levers on every case, not only the covered ones."
-        ),
-        convention_option,
+        spec_option("all_cases"),
+        spec_option("convention"),
     )
     return group(f)
 
@@ -216,18 +213,10 @@ class ServerOptions:
 server_options = option_group(
     "server_options",
     ServerOptions,
-    click.option("--base-url", default=None, help="OpenAI-compatible server, e.g. http://127.0.0.1:8088/v1."),
+    spec_option("base_url"),
     click.option("--model", default=None, help="Model id to request [default: the first id the server lists]."),
     click.option("--model-revision", default=None, help="Model revision recorded with every row and in keys."),
-    click.option(
-        "--server-profile",
-        default="plain",
-        show_default=True,
-        type=click.Choice(sorted(SERVER_PROFILES)),
-        help="Request fields for this server: plain (any OpenAI-compatible API: nothing added), vllm "
-        "(nothing added, no seed: the paper's request), vllm-seeded (per-request seeds on sampled "
-        "calls), llama.cpp (seeds, and repeat_penalty 1.0, which strict servers reject).",
-    ),
+    spec_option("server_profile", "run"),
     click.option(
         "--api-key-env",
         default=DEFAULT_API_KEY_ENV,
@@ -236,7 +225,7 @@ server_options = option_group(
         help="Environment variable holding the model server's API key, sent as a Bearer token when set; "
         "the key is never recorded.",
     ),
-    click.option("--timeout", default=900.0, show_default=True, type=float, help="Per-request timeout, seconds."),
+    spec_option("timeout"),
     click.option(
         "--cache-dir",
         default=None,
@@ -269,34 +258,12 @@ class RunOptions:
 run_options = option_group(
     "run_options",
     RunOptions,
-    click.option(
-        "--out", "out_dir", default="results", show_default=True, type=click.Path(file_okay=False), help="Results root."
-    ),
-    click.option("--executor-backend", default="auto", show_default=True, type=click.Choice(REQUESTABLE_BACKENDS)),
-    click.option(
-        "--concurrency",
-        default=1,
-        show_default=True,
-        type=click.IntRange(1, 256),
-        help="Cases (and requests) in flight.",
-    ),
-    click.option(
-        "--order",
-        default=DEFAULT_ORDER,
-        show_default=True,
-        type=click.Choice(ORDERS),
-        help="Which case goes out next: case-major sends every arm and seed of a case together (the model "
-        "server's prefix cache reuses the note); arm-major runs the arms one after another. No record "
-        "depends on it.",
-    ),
-    click.option(
-        "--scorer",
-        default="paper",
-        show_default=True,
-        type=click.Choice(sorted(SCORERS)),
-        help="Scorer whose verdict fills `correct` (every scorer's verdict is stored in `scores`).",
-    ),
-    click.option("--no-progress", is_flag=True, help="No progress bar."),
+    spec_option("out", "run", dest="out_dir"),
+    spec_option("executor_backend"),
+    spec_option("concurrency", "run"),
+    spec_option("order"),
+    spec_option("scorer"),
+    spec_option("no_progress"),
     click.option(
         "--progress-interval",
         default=60.0,
@@ -314,7 +281,7 @@ def build_request(
 ) -> RunRequest:
     """The one typed request of `harness run`'s option groups (every usage error raised before anything runs)."""
     arms = arm_options.arms()
-    seeds = parse_seeds_value(case_options.seeds)
+    seeds = list(case_options.seeds)
     cases = case_options.cases()
     target = server_options.target(arms, Path(run_options.out_dir))
     check_out_dir(run_options.out_dir)

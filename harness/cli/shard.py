@@ -18,50 +18,19 @@ from pathlib import Path
 
 import click
 
-from executor.api import REQUESTABLE_BACKENDS
-from harness.cli.serve import _common, _config
+from harness.cli.serve import _common, _config, _run_settings
+from harness.cli.vocabulary import spec_option
 from harness.core.typed_json import to_json
 
 
 def _run_options(f):
-    opts = [
-        click.option("--executor-backend", type=click.Choice(REQUESTABLE_BACKENDS), default="auto", show_default=True),
-        click.option(
-            "--concurrency",
-            type=click.IntRange(1, 1024),
-            default=None,
-            help="Requests in flight per shard [default: the server's max-num-seqs; 1 for llama.cpp].",
-        ),
-        click.option("--timeout", type=float, default=900.0, show_default=True, help="Per-request timeout, seconds."),
-        click.option(
-            "--ready-timeout",
-            type=float,
-            default=None,
-            help="Seconds to wait for /v1/models [vllm 1800, llama.cpp 300].",
-        ),
-        click.option(
-            "--draws",
-            type=click.IntRange(min=100),
-            default=None,
-            help="Bootstrap draws of the merged statistics [default: the kit's 10,000].",
-        ),
-        click.option("--shards", "n_shards", type=click.IntRange(1), required=True, help="Number of shards."),
-    ]
-    for opt in reversed(opts):
-        f = opt(f)
-    return f
+    """The run settings of a reproduction (harness.cli.vocabulary.SPEC) and the number of shards."""
+    f = click.option("--shards", "n_shards", type=click.IntRange(1), required=True, help="Number of shards.")(f)
+    return _run_settings(f)
 
 
-def _cfg(executor_backend, concurrency, timeout, ready_timeout, draws, **kw):
-    return _config(
-        **kw,
-        executor_backend=executor_backend,
-        concurrency=concurrency,
-        timeout=timeout,
-        ready_timeout=ready_timeout,
-        draws=draws,
-        progress=False,
-    )
+def _cfg(**kw):
+    return _config(**kw, progress=False)
 
 
 @click.group("shard")
@@ -101,13 +70,7 @@ def plan_cmd(n_shards, json_path, **kw):
 @shard.command("run")
 @click.option("--plan", "plan_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--shard", "index", required=True, type=click.IntRange(0), help="Shard index ($SLURM_ARRAY_TASK_ID).")
-@click.option(
-    "--out",
-    "out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="The reproduction's directory; the shard writes OUT/shards/shard-KKK.",
-)
+@spec_option("out", "shard run")
 def run_cmd(plan_path, index, out):
     """Run one shard (resumable): start its models' servers, run its slices, stop them. Exit 1 on failure."""
     from harness.reproduce.config import ReproduceError

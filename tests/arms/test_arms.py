@@ -16,7 +16,7 @@ from harness.arms.registry import ARMS, get_arm
 from harness.arms.solvers import majority, to_json_value, vote_key
 from harness.cli.run import run as run_cmd
 from harness.cli.run import score as score_cmd
-from harness.cli.vocabulary import parse_seeds_value
+from harness.cli.vocabulary import SeedsParam
 from harness.data.dataset import load_dataset
 from harness.model.rehearsal.server import ScriptedServer
 from harness.model.rehearsal.sources import chat_completion as completion
@@ -85,11 +85,15 @@ def test_case_order_is_fixed_by_seed():
 
 
 def test_seeds_option():
-    assert parse_seeds_value("42-46") == [42, 43, 44, 45, 46] and parse_seeds_value("43,42,43") == [42, 43]
+    seeds = SeedsParam()
+    assert seeds.convert("42-46", None, None) == (42, 43, 44, 45, 46) and seeds.convert("43,42,43", None, None) == (
+        42,
+        43,
+    )
     import click
 
     with pytest.raises(click.BadParameter, match="not a seed"):
-        parse_seeds_value("4x")
+        seeds.convert("4x", None, None)
 
 
 def test_vote_majority_ties_to_first_sampled():

@@ -20,6 +20,7 @@ import pytest
 from harness.reproduce.shard import read_shard_manifest
 from harness.run.manifest import read_manifests
 from tests.conftest import ROOT, require
+from tests.fixtures_data import bundled_cases_csv
 
 pytestmark = [pytest.mark.slow]  # and `slurm`, by the slurm_cluster fixture every test uses
 
@@ -197,7 +198,10 @@ def test_a_failed_task_is_redone_by_resubmission(slurm_cluster, single_box, tmp_
     assert _tables(out / "merged" / "tables") == _tables(single_box / "tables")
 
 
-MODEL_RUN = {"LAUNCHER": "llama-cpp", "ARMS": "open-book", "SEEDS": "42", "DATASET": "bundled-test", "LIMIT": "2"}
+MODEL_RUN = {"LAUNCHER": "llama-cpp", "ARMS": "open-book", "SEEDS": "42"}
+# two bundled rows with short notes (46 and 83 characters; the slice's first two have 3,796 and 5,093, about 2,300
+# prompt tokens at ~50 tokens/s on 2 cores, prefilled by each of the three servers)
+MODEL_CASES = ["24-951", "13-929"]
 
 
 @pytest.mark.model
@@ -210,6 +214,7 @@ def test_each_array_task_starts_and_stops_its_own_model_server(slurm_cluster, tm
         "CPU model server not built (make model)",
     )
     single = tmp_path / "single-box"
+    cases = bundled_cases_csv(tmp_path / "two-short-cases.csv", MODEL_CASES)
     r = subprocess.run(
         [
             str(HARNESS),
@@ -221,9 +226,7 @@ def test_each_array_task_starts_and_stops_its_own_model_server(slurm_cluster, tm
             "--seeds",
             "42",
             "--dataset",
-            "bundled-test",
-            "--limit",
-            "2",
+            str(cases),
             "--draws",
             DRAWS,
             "--no-progress",
@@ -237,7 +240,7 @@ def test_each_array_task_starts_and_stops_its_own_model_server(slurm_cluster, tm
     )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     out = tmp_path / "run"
-    r = _reproduce(out, **{**MODEL_RUN, "SHARDS": "2"})
+    r = _reproduce(out, **{**MODEL_RUN, "DATASET": str(cases), "SHARDS": "2"})
     assert r.returncode == 0, r.stdout + r.stderr
     sub = _submissions(out)[-1]
     cancel_on_exit += [sub["array_job"], sub["merge_job"]]

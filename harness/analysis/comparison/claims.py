@@ -46,7 +46,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import beta
 
 from harness.analysis.comparison import ours as stats
 from harness.analysis.comparison import tolerance as tol
@@ -800,6 +799,8 @@ def _flip_interval(p: float, draws: int, mc: bool) -> tuple[float, float]:
     if not mc:
         return p, p
     k = max(0, min(draws, int(round(p * (draws + 1) - 1))))
+    from scipy.stats import beta  # at use: scipy.stats costs about 0.7 CPU-s to import
+
     lo = 0.0 if k == 0 else float(beta.ppf(0.025, k, draws - k + 1))
     hi = 1.0 if k == draws else float(beta.ppf(0.975, k + 1, draws - k))
     return lo, hi

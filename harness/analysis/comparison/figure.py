@@ -9,13 +9,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
 from harness.analysis.comparison.render import short_model
-from harness.analysis.figures import PNG_META, STYLE
+from harness.analysis.figures import PNG_META, STYLE, pyplot
 
 COLOUR = {"reproduced": "#2a9d4b", "consistent": "#e09f3e", "discrepancy": "#d1495b", "not comparable": "#8a8a8a"}
 MAX_ROWS = 60  # per panel; beyond it the panel draws the first ones and says how many it left out
@@ -32,6 +27,7 @@ def comparison_figure(rows: list[dict], sentences: list[str], png: Path) -> Path
         pts.append(r)
     if not pts:
         return None
+    plt = pyplot()
     panels = [
         (u, t)
         for u, t in (("%", "Accuracies and shares (%)"), ("pp", "Paired gaps (pp)"))

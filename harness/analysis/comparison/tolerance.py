@@ -51,7 +51,6 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
-from scipy.stats import binom, chi2
 
 from harness.analysis.comparison.ours import Stat
 from harness.analysis.comparison.values import number, paper_seeds, setting
@@ -93,12 +92,16 @@ class Spread:
     def p_variance(self) -> float | None:
         if not self.sd_expected or self.seeds < 2 or self.rows_per_seed * self.q < MIN_EXPECTED:
             return None
+        from scipy.stats import chi2  # at use: scipy.stats costs about 0.7 CPU-s to import
+
         return float(chi2.sf((self.seeds - 1) * (self.sd_seed / self.sd_expected) ** 2, self.seeds - 1))
 
     @property
     def p_departures(self) -> float | None:
         if self.departures is None or not self.cells or self.q <= 0:
             return None
+        from scipy.stats import binom
+
         return float(binom.sf(self.departures - 1, self.cells, self.q))
 
     @property
