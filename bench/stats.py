@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from harness.analysis.stats.bootstrap import DEFAULT_DRAWS, DEFAULT_SEED
 from harness.analysis.stats.families import declared_comparisons
 from harness.analysis.stats.hypothesis_tests import holm, mcnemar_exact
 from harness.analysis.stats.icc import summarize
-from harness.analysis.stats.paired import collect_pairs
+from harness.analysis.stats.paired import Pair, collect_pairs
 from harness.analysis.stats.synthetic_records import synthetic_arrays
 from harness.analysis.tables.gaps import table_s5
 
@@ -49,7 +50,7 @@ TARGETS = (
 )
 
 
-def loop_s5(pairs, cluster, draws: int, seed: int) -> list[dict]:
+def loop_s5(pairs: list[Pair], cluster: np.ndarray, draws: int, seed: int) -> list[dict]:
     """The straightforward version: per gap, per draw, resample and recompute (numpy inside a draw)."""
     rng = np.random.default_rng(seed)
     n_clusters = int(cluster.max()) + 1
@@ -87,7 +88,7 @@ def loop_s5(pairs, cluster, draws: int, seed: int) -> list[dict]:
                 "icc": s.icc,
             }
         )
-    fams = {}
+    fams: dict[tuple[str, str], list[int]] = {}
     for i, r in enumerate(rows):
         fams.setdefault(r["family"], []).append(i)
     for idxs in fams.values():
@@ -99,10 +100,12 @@ def loop_s5(pairs, cluster, draws: int, seed: int) -> list[dict]:
 
 def main(out: Path, draws: int = DEFAULT_DRAWS, loop_draws: int = 200, repeats: int = 3) -> int:
     machine = Machine()
-    shape = dict(n_models=4, arms=BENCH_ARMS, seeds=(42, 43, 44, 45, 46), cases_per_calc=20, n_calculators=55)
+    shape = partial(
+        synthetic_arrays, n_models=4, arms=BENCH_ARMS, seeds=(42, 43, 44, 45, 46), cases_per_calc=20, n_calculators=55
+    )
     times = []
     for _ in range(repeats):
-        data = synthetic_arrays(**shape, seed=1)
+        data = shape(seed=1)
         t0 = time.perf_counter()
         an = analyse(None, draws=draws, seed=DEFAULT_SEED, data=data)
         table = table_s5(an)
@@ -112,7 +115,7 @@ def main(out: Path, draws: int = DEFAULT_DRAWS, loop_draws: int = 200, repeats: 
     n_gaps = len(an.gaps)
 
     # Same pairs (hybrids included), the loop on a subset of draws.
-    data = synthetic_arrays(**shape, seed=1)
+    data = shape(seed=1)
     an2 = analyse(None, draws=100, seed=DEFAULT_SEED, data=data)  # adds hybrids to `data`
     comps = list(declared_comparisons(data.arms)) + (list(audit_comparisons()) if an2.audit is not None else [])
     pairs, _ = collect_pairs(data, comps)

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from executor import policy, supervisor
-from executor.backends import AUTO, BACKENDS, BackendOptions, requestable, start_auto
+from executor.backends import AUTO, BACKENDS, BackendOptions, Pool, requestable, start_auto
 from executor.result import ExecResult, infra_result
 from executor.workers import ExecutorUnavailable
 
@@ -41,12 +43,12 @@ class Executor:
         backend: str = "auto",
         workers: int | None = None,
         *,
-        limits: dict | None = None,
+        limits: dict[str, int | float] | None = None,
         image: str | None = None,
         max_attempts: int = 3,
         python: str | None = None,
-        **container_opts,
-    ):
+        **container_opts: Any,  # the backend's own keyword options (BackendOptions.extra)
+    ) -> None:
         chosen = None if backend == AUTO else BACKENDS.lookup(backend)  # ValueError naming the choices
         if workers is not None and (not isinstance(workers, int) or workers < 1):
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
@@ -57,7 +59,7 @@ class Executor:
         self.disabled_layers = supervisor.disabled_layers_from_env()
         self.test_canary = supervisor.test_canary_from_env()
         self.max_attempts = max_attempts
-        self._impl = None
+        self._impl: Pool | None = None
         options = BackendOptions(
             self.workers,
             limits,
@@ -92,14 +94,14 @@ class Executor:
             res.backend = self.backend
         return res
 
-    def run_many(self, sources) -> list[ExecResult]:
+    def run_many(self, sources: Iterable[str]) -> list[ExecResult]:
         sources = list(sources)
         if not sources:
             return []
         with ThreadPoolExecutor(max_workers=min(self.workers, len(sources))) as tp:
             return list(tp.map(self.run, sources))
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         d = {
             "backend": self.backend,
             "requested_backend": self.requested_backend,
@@ -125,10 +127,10 @@ class Executor:
     def __enter__(self) -> Executor:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self):  # best effort; close() is the contract
+    def __del__(self) -> None:  # best effort; close() is the contract
         try:
             self.close()
         except Exception:

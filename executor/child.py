@@ -55,8 +55,12 @@ from executor.outcomes import Outcome
 # names for the type checker only: the child never imports typing (it stays out of the program's process)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any, NoReturn, TypeVar
+
+    from _typeshed import TraceFunction
+
+    from executor.seccomp_filter import BpfFilter
 
     _T = TypeVar("_T")
 
@@ -70,7 +74,7 @@ _MISSING = object()
 
 def exposed_names(module: types.ModuleType) -> list[str]:
     """The names of ``module`` a program may use, per policy.MODULE_EXPOSED_NAMES."""
-    spec = policy.MODULE_EXPOSED_NAMES[module.__name__]
+    spec: Sequence[str] | None = policy.MODULE_EXPOSED_NAMES[module.__name__]
     if spec is None:
         spec = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
     hidden = set(policy.MODULE_HIDDEN_NAMES)
@@ -84,7 +88,9 @@ def exposed_names(module: types.ModuleType) -> list[str]:
     ]
 
 
-def make_module_proxy(module: types.ModuleType, replaced: dict | None = None) -> types.SimpleNamespace:
+def make_module_proxy(
+    module: types.ModuleType, replaced: dict[str, Callable[..., Any]] | None = None
+) -> types.SimpleNamespace:
     """A namespace holding copies of the module's exposed attributes and no reference to the
     module itself (so neither ``.sys`` nor ``AttributeError.obj`` reaches it). ``replaced``
     maps exposed names to the executor's own versions (the frozen clock)."""
@@ -92,11 +98,11 @@ def make_module_proxy(module: types.ModuleType, replaced: dict | None = None) ->
     return types.SimpleNamespace(**{n: replaced.get(n, getattr(module, n)) for n in exposed_names(module)})
 
 
-def _isolated(source: str, filename: str, module_name: str, **names) -> dict:
+def _isolated(source: str, filename: str, module_name: str, **names: object) -> dict[str, Any]:
     """Run executor-written ``source`` in a namespace of its own holding only ``names``: the
     functions it defines have no path to this module's globals (``f.__globals__`` is that
     namespace), as for ``print``."""
-    namespace: dict = {"__builtins__": {}, "__name__": module_name, **names}
+    namespace: dict[str, Any] = {"__builtins__": {}, "__name__": module_name, **names}
     exec(compile(source, filename, "exec"), namespace)
     return namespace
 
@@ -134,7 +140,7 @@ def clock_instant() -> float:
     return datetime.datetime.fromisoformat(policy.CLOCK_INSTANT).timestamp()
 
 
-def make_frozen_clock(time_module: types.ModuleType) -> dict[str, dict]:
+def make_frozen_clock(time_module: types.ModuleType) -> dict[str, dict[str, Callable[..., Any]]]:
     """The frozen replacements: {"time": {name: function}, "datetime": {"datetime": class}}.
 
     ``datetime.datetime`` becomes a subclass whose ``now``/``utcnow``/``today`` read the
@@ -191,7 +197,7 @@ def make_frozen_clock(time_module: types.ModuleType) -> dict[str, dict]:
     return {"time": {n: clock[n] for n in names}, "datetime": {"datetime": frozen_datetime}}
 
 
-def freeze_real_time(clock: dict[str, dict]) -> None:
+def freeze_real_time(clock: dict[str, dict[str, Callable[..., Any]]]) -> None:
     """Replace ``time.time`` in the real module: the C code of ``date.today()`` calls it
     (through the interpreter's module table, not the program's proxy). Only in a child."""
     import time
@@ -223,7 +229,7 @@ class AddressMask:
     text is known (and counted) as it is written, whatever the address's digits, and no more than
     a few characters wait."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.pending = ""  # a tail that may begin an address
         self.in_address = False  # the last piece ended in address digits
         self.count = 0
@@ -248,7 +254,7 @@ class OutputCapture:
     total the child ends with OUTPUT_LIMIT. Both counts are of the masked text, so what is kept
     and whether the program floods do not depend on its addresses."""
 
-    def __init__(self, keep: int, flood: int, on_flood):
+    def __init__(self, keep: int, flood: int, on_flood: Callable[[], object]) -> None:
         self.parts: list[str] = []
         self.kept = 0
         self.total = 0
@@ -263,7 +269,7 @@ class OutputCapture:
         """Memory addresses replaced so far."""
         return self.mask.count
 
-    def write(self, text) -> int:
+    def write(self, text: object) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         piece = policy.OUTPUT_PIECE_CHARS
@@ -284,7 +290,7 @@ class OutputCapture:
         if self.total + len(self.mask.pending) > self._flood:  # pending masks to at least its length
             self._on_flood()
 
-    def emit(self, *args, sep=" ", end="\n"):
+    def emit(self, *args: object, sep: object = " ", end: object = "\n") -> None:
         """print() semantics for the wrapper handed to programs: each argument's text, the
         separators and the end are written one after the other (the stream, masked as a whole,
         is the same as one joined write, and a huge argument is not copied)."""
@@ -321,19 +327,22 @@ _PRINT_FACTORY_SOURCE = (
 )
 
 
-def make_print(capture: OutputCapture):
-    namespace: dict = {"__builtins__": {}}
+def make_print(capture: OutputCapture) -> Callable[..., None]:
+    namespace: dict[str, Any] = {"__builtins__": {}}
     exec(compile(_PRINT_FACTORY_SOURCE, "<executor-print>", "exec"), namespace)
-    return namespace["factory"](capture.emit)
+    print_: Callable[..., None] = namespace["factory"](capture.emit)
+    return print_
 
 
-def make_importer(proxies: dict[str, types.SimpleNamespace]):
+def make_importer(proxies: dict[str, types.SimpleNamespace]) -> Callable[..., types.SimpleNamespace]:
     """``__import__`` for the restricted builtins: allowed modules only, served as proxies. The
     names in policy.C_LEVEL_IMPORTS (imported by C code of an allowed module, which then takes
     the real module from the interpreter's module table) get an empty namespace."""
     internal = types.SimpleNamespace()
 
-    def restricted_import(name, globals=None, locals=None, fromlist=(), level=0):
+    def restricted_import(
+        name: str, globals: object = None, locals: object = None, fromlist: object = (), level: int = 0
+    ) -> types.SimpleNamespace:
         if level == 0 and name in proxies:
             return proxies[name]
         if level == 0 and name in policy.C_LEVEL_IMPORTS:
@@ -368,8 +377,8 @@ def _value_hashed_types() -> tuple[type, ...]:
     return tuple(found)
 
 
-def make_hash():
-    return _isolated(
+def make_hash() -> Callable[[object], int]:
+    hash_: Callable[[object], int] = _isolated(
         _HASH_SOURCE,
         "<executor-hash>",
         "builtins",
@@ -381,9 +390,10 @@ def make_hash():
         CONTAINERS=(tuple, frozenset),
         VALUE_TYPES=_value_hashed_types(),
     )["hash"]
+    return hash_
 
 
-def make_safe_builtins(proxies: dict[str, types.SimpleNamespace]) -> dict:
+def make_safe_builtins(proxies: dict[str, types.SimpleNamespace]) -> dict[str, Any]:
     """The builtins dict a program sees (print is added per child, bound to its capture)."""
     safe = {name: getattr(builtins, name) for name in policy.ALLOWED_BUILTINS}
     safe["__import__"] = make_importer(proxies)
@@ -398,12 +408,12 @@ def make_safe_builtins(proxies: dict[str, types.SimpleNamespace]) -> dict:
 class ChildTemplate:
     """Everything a child needs, prepared before any fork."""
 
-    limits: dict
+    limits: dict[str, int | float]
     disabled_layers: frozenset[str]
-    seccomp_filter: object | None
+    seccomp_filter: BpfFilter | None
     proxies: dict[str, types.SimpleNamespace] = field(default_factory=dict)
-    safe_builtins: dict = field(default_factory=dict)
-    clock: dict = field(default_factory=dict)  # make_frozen_clock's replacements
+    safe_builtins: dict[str, Any] = field(default_factory=dict)
+    clock: dict[str, dict[str, Callable[..., Any]]] = field(default_factory=dict)  # make_frozen_clock's replacements
 
 
 def prepare_time_zone() -> None:
@@ -474,7 +484,11 @@ def import_and_warm_modules() -> dict[str, types.ModuleType]:
     return {name: sys.modules[name] for name in policy.ALLOWED_MODULES}
 
 
-def build_template(limits: dict, disabled_layers=frozenset(), seccomp_filter=None) -> ChildTemplate:
+def build_template(
+    limits: dict[str, int | float],
+    disabled_layers: Iterable[str] = frozenset(),
+    seccomp_filter: BpfFilter | None = None,
+) -> ChildTemplate:
     """The template a zygote forks children from. ``seccomp_filter`` is a compiled
     ``seccomp_filter.BpfFilter`` (required unless the seccomp layer is off)."""
     modules = import_and_warm_modules()
@@ -506,7 +520,7 @@ def weeks_days_problem(weeks: int, days: int) -> str | None:
     return None
 
 
-def check_answer(value) -> tuple[str | None, object, str | None]:
+def check_answer(value: object) -> tuple[str | None, object, str | None]:
     """(kind, JSON value, error) for a program's ``answer``; kind None means a wrong kind.
 
     Only the real classes' own methods are called (``int.__index__``, ``float.__float__``,
@@ -518,7 +532,7 @@ def check_answer(value) -> tuple[str | None, object, str | None]:
     if isinstance(value, bool):
         return None, None, "answer is a bool, expected a number, a date or a (weeks, days) tuple"
     if isinstance(value, int):
-        number = int.__index__(value)
+        number: int | float = int.__index__(value)
         try:
             float(number)
         except OverflowError:
@@ -582,7 +596,7 @@ def describe_exception(exc: BaseException) -> str:
     return text
 
 
-def fit_result_line(message: dict, cap: int) -> bytes:
+def fit_result_line(message: dict[str, Any], cap: int) -> bytes:
     """The child's result line (JSON, ASCII, one line) for ``message``, no longer than ``cap``
     bytes: if the kept stdout and stderr escape to more than the room left, the one that needs
     less keeps up to half of it and the other the rest, each cut to its share (the truncation
@@ -627,7 +641,7 @@ def _no_mark(_phase: str) -> None:
 class _ChildRun:
     """State of one child: captures, result writing, early exits."""
 
-    def __init__(self, template: ChildTemplate, nonce: str, mark=_no_mark):
+    def __init__(self, template: ChildTemplate, nonce: str, mark: Callable[[str], None] = _no_mark) -> None:
         self.t = template
         self.nonce = nonce
         self.mark = mark
@@ -635,7 +649,7 @@ class _ChildRun:
         self.stdout = OutputCapture(int(lim["stdout_chars"]), int(lim["output_flood_chars"]), self.flood)
         self.stderr = OutputCapture(int(lim["stderr_chars"]), int(lim["output_flood_chars"]), self.flood)
         self.lines = 0
-        self.reserve = None  # map_reserve(): address space for the result path
+        self.reserve: mmap.mmap | None = None  # map_reserve(): address space for the result path
 
     def with_reserve(self, function: Callable[..., _T], *args: Any) -> _T:
         """``function(*args)``; if it runs out of memory while the reserve is held, the reserve
@@ -668,7 +682,9 @@ class _ChildRun:
                 f"{self.t.limits['address_space_bytes'] // (1024 * 1024)} MB memory limit",
             )
 
-    def finish(self, outcome: Outcome, error: str | None = None, kind=None, answer=None) -> NoReturn:
+    def finish(
+        self, outcome: Outcome, error: str | None = None, kind: str | None = None, answer: object = None
+    ) -> NoReturn:
         """Write the one result line and end the child. Never returns.
 
         The line always fits the supervisor's cap (``limits["result_bytes"]``) and is the whole
@@ -701,7 +717,9 @@ class _ChildRun:
             os._exit(EXIT_RESULT_WRITE_FAILED)
         os._exit(0)
 
-    def _result_line(self, outcome: Outcome, error, kind, answer, keep_output: bool = True) -> bytes:
+    def _result_line(
+        self, outcome: Outcome, error: str | None, kind: str | None, answer: object, keep_output: bool = True
+    ) -> bytes:
         limits = self.t.limits
         masked = self.stdout.masked + self.stderr.masked
         if error is not None:
@@ -724,13 +742,13 @@ class _ChildRun:
         }
         return fit_result_line(message, int(limits["result_bytes"]))
 
-    def flood(self):
+    def flood(self) -> NoReturn:
         self.finish(
             Outcome.OUTPUT_LIMIT,
             f"the program wrote more than {self.t.limits['output_flood_chars']} characters of output",
         )
 
-    def check_tracer(self, tracer) -> None:
+    def check_tracer(self, tracer: TraceFunction | None) -> None:
         """End with LINE_CAP when the line-cap tracer is no longer installed. CPython removes a
         trace function that raises (a RecursionError or MemoryError met *inside* the hook, e.g.
         a program that recurses to the limit and catches the error), and with layers 1-2 off a
@@ -744,10 +762,10 @@ class _ChildRun:
                 f"(after {self.lines} counted lines); the line cap cannot be enforced",
             )
 
-    def make_tracer(self):
+    def make_tracer(self) -> TraceFunction:
         cap = int(self.t.limits["line_cap"])
 
-        def local_trace(frame, event, arg):
+        def local_trace(frame: types.FrameType, event: str, arg: object) -> TraceFunction:
             if event == "line":
                 self.lines += 1
                 if self.lines > cap:
@@ -799,7 +817,7 @@ def _receive_request() -> tuple[str, str] | None:
     return nonce.decode("ascii"), source.decode("utf-8", "surrogatepass")
 
 
-def _set_rlimits(limits: dict) -> None:
+def _set_rlimits(limits: dict[str, int | float]) -> None:
     """Every rlimit but RLIMIT_AS, soft = hard (``_limit_address_space`` sets that one last)."""
     pairs = (
         (resource.RLIMIT_CPU, max(1, int(math.ceil(limits["cpu_seconds"])))),
@@ -821,7 +839,7 @@ def mapped_bytes() -> int:
         return int(fh.read().split()[0]) * _PAGE_BYTES
 
 
-def _limit_address_space(limits: dict) -> int:
+def _limit_address_space(limits: dict[str, int | float]) -> int:
     """RLIMIT_AS (soft = hard) = what this spare maps at the end of its warm-up, the result
     reserve included, + limits["address_space_bytes"]: the limit counts the program's memory,
     not the runtime's, so it is the same on both backends (policy.ADDRESS_SPACE_ABOVE_RUNTIME).
@@ -852,11 +870,11 @@ def _warm_spare(template: ChildTemplate) -> None:
         static_check.check_source(_WARM_SOURCE)
         code = compile(_WARM_SOURCE, "<warm-up>", "exec", dont_inherit=True)
         capture = OutputCapture(64, 1 << 20, lambda: None)
-        scratch = {"__builtins__": dict(template.safe_builtins), "__name__": "__warm__"}
+        scratch: dict[str, Any] = {"__builtins__": dict(template.safe_builtins), "__name__": "__warm__"}
         scratch["__builtins__"]["print"] = make_print(capture)
         lines = [0]
 
-        def trace(frame, event, arg):
+        def trace(frame: types.FrameType, event: str, arg: object) -> TraceFunction:
             lines[0] += 1
             return trace
 
@@ -883,7 +901,9 @@ def _warm_spare(template: ChildTemplate) -> None:
         pass
 
 
-def run_child(template: ChildTemplate, result_w: int, request_r: int, devnull: int, mark=_no_mark) -> None:
+def run_child(
+    template: ChildTemplate, result_w: int, request_r: int, devnull: int, mark: Callable[[str], None] = _no_mark
+) -> None:
     """The child's whole life (see module docstring). Forked ahead of time as a *spare*: it
     prepares everything that does not depend on the program, then blocks until the supervisor
     writes "<nonce>\n<source>" and closes the request pipe. Never returns.
@@ -949,7 +969,7 @@ def _stop_disk_imports() -> None:
     sys.path_importer_cache.clear()
 
 
-def _check_and_compile(run: _ChildRun, source: str):
+def _check_and_compile(run: _ChildRun, source: str) -> types.CodeType:
     """Static check and compile, under the rlimits but *before* seccomp: CPython's parser and
     compiler open the program's "file" to quote the offending line of a SyntaxError (they
     try ``open('<program>')``), which the filter would punish as a violation. No program code
@@ -972,7 +992,7 @@ def _check_and_compile(run: _ChildRun, source: str):
     return code
 
 
-def _run_program(run: _ChildRun, code) -> None:
+def _run_program(run: _ChildRun, code: types.CodeType) -> None:
     """Run compiled program code under the line cap with the restricted builtins; report."""
     t = run.t
     off = t.disabled_layers

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from executor import policy
@@ -38,7 +39,7 @@ def _read_program(path: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")  # universal newlines, as a text-mode read gives
 
 
-def _cmd_run(args) -> int:
+def _cmd_run(args: argparse.Namespace) -> int:
     from executor.api import Executor, ExecutorUnavailable
 
     source = _read_program(args.file)
@@ -59,7 +60,7 @@ def _cmd_run(args) -> int:
 _LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
-def json_line(obj) -> str:
+def json_line(obj: object) -> str:
     """``obj`` as one line of JSON that stays one line for any line-based reader: UTF-8 text
     as it is, except the line-break characters JSON does not escape (issue 40)."""
     text = json.dumps(obj, ensure_ascii=False)
@@ -68,7 +69,7 @@ def json_line(obj) -> str:
     return text
 
 
-def _cmd_selftest(args) -> int:
+def _cmd_selftest(args: argparse.Namespace) -> int:
     from executor.api import Executor, ExecutorUnavailable
 
     try:
@@ -94,7 +95,7 @@ def _cmd_selftest(args) -> int:
     return 0
 
 
-def _cmd_seccomp_profile(args) -> int:
+def _cmd_seccomp_profile(args: argparse.Namespace) -> int:
     text = policy.seccomp_profile_json()
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -103,7 +104,7 @@ def _cmd_seccomp_profile(args) -> int:
     return 0
 
 
-def _cmd_policy(args) -> int:
+def _cmd_policy(args: argparse.Namespace) -> int:
     print(json.dumps({"policy_hash": policy.policy_hash(), "policy": policy.policy_dict()}, indent=2))
     return 0
 
@@ -136,9 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    code: int = args.func(args)  # the subcommand's _cmd_* function
+    return code
 
 
 if __name__ == "__main__":

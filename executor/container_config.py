@@ -11,6 +11,7 @@ import hashlib
 import json
 import subprocess
 from pathlib import Path
+from typing import Any, TypedDict
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
@@ -22,9 +23,19 @@ IMAGE_NAME = "mathsolver-executor"
 SUPERVISOR_COMMAND = ("python3", "-I", "-S", "-m", "executor.supervisor")
 LABEL_SRC = "org.mathsolver.executor-src-sha256"
 LABEL_ROOTFS = "org.mathsolver.rootfs-sha256"
+
+
+class RunValues(TypedDict):
+    """The run-flags.txt placeholders a pool fills (besides seccomp_profile)."""
+
+    runtime: str
+    memory: str
+    pids_limit: int
+
+
 # Values for the run-flags.txt placeholders (besides seccomp_profile). pids: an idle runsc sandbox
 # already holds ~63 host tasks (Sentry threads, ptrace stubs) and ~90 while working; 64 kills it.
-DEFAULT_RUN_VALUES = {"runtime": "runsc", "memory": "512m", "pids_limit": 256}
+DEFAULT_RUN_VALUES: RunValues = {"runtime": "runsc", "memory": "512m", "pids_limit": 256}
 
 
 class ContainerBackendUnavailable(RuntimeError):
@@ -54,7 +65,7 @@ def executor_source_digest(package_dir: Path = PACKAGE_DIR) -> str:
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
-def read_run_flags(path: Path = RUN_FLAGS_FILE, **values) -> list[str]:
+def read_run_flags(path: Path = RUN_FLAGS_FILE, **values: object) -> list[str]:
     """The docker run flags of run-flags.txt with ``{placeholders}`` filled from ``values``."""
     try:
         text = path.read_text()
@@ -79,17 +90,18 @@ def default_run_flags(runtime: str | None = None) -> list[str]:
     return read_run_flags(RUN_FLAGS_FILE, **values, seccomp_profile=str(SECCOMP_PROFILE.resolve()))
 
 
-def docker_cli(docker: str, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess:
+def docker_cli(docker: str, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
     """One docker CLI call, text output captured."""
     return subprocess.run([docker, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def docker_json(docker: str, *args: str, timeout: float = 30.0):
+def docker_json(docker: str, *args: str, timeout: float = 30.0) -> dict[str, Any] | None:
     """A docker CLI call that prints ``{{json .}}``: the parsed object, or None if it failed."""
     res = docker_cli(docker, *args, "--format", "{{json .}}", timeout=timeout)
     if res.returncode != 0:
         return None
-    return json.loads(res.stdout)
+    parsed: dict[str, Any] = json.loads(res.stdout)  # docker's JSON object (inspect output)
+    return parsed
 
 
 def runsc_version(path: str) -> str | None:

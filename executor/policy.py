@@ -220,6 +220,12 @@ from __future__ import annotations
 import hashlib
 import json
 
+# names for the type checker only: the supervisor and the zygote import this module, and typing stays
+# out of them (child.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 POLICY_VERSION = "2"
 
 # --- the layers, numbered as in SECURITY.md ------------------------------------------------------
@@ -1284,7 +1290,7 @@ SUPERVISOR_EXTRA_SYSCALLS: tuple[str, ...] = (
 )
 
 
-def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
+def policy_dict(limits: dict[str, int | float] | None = None) -> dict[str, Any]:
     """The whole policy as plain data (effective limits when overrides are given)."""
     effective = dict(LIMITS)
     for name, value in (limits or {}).items():
@@ -1334,7 +1340,7 @@ def policy_dict(limits: dict[str, int | float] | None = None) -> dict:
     }
 
 
-def canonical_json(obj) -> str:
+def canonical_json(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
@@ -1343,7 +1349,7 @@ def policy_hash(limits: dict[str, int | float] | None = None) -> str:
     return hashlib.sha256(canonical_json(policy_dict(limits)).encode()).hexdigest()
 
 
-def seccomp_profile_dict() -> dict:
+def seccomp_profile_dict() -> dict[str, Any]:
     """Docker seccomp profile for the executor container: default ERRNO(EPERM), allow the union
     of the supervisor's and the children's system calls. The per-child filter is far narrower
     and is loaded inside the container on top of this one (seccomp_filter.py)."""

@@ -37,8 +37,10 @@ import shutil
 import subprocess
 import threading
 import weakref
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, Self
 
 from executor import policy, supervisor
 from executor.container_config import (  # noqa: F401  (re-exported: pool.X is the public name)
@@ -71,6 +73,7 @@ from executor.workers import (
     ExecutorUnavailable,
     ForgedReply,
     ProcessWorker,
+    SupervisorWorker,
     WorkerFailure,
     remove_container,
 )
@@ -99,12 +102,12 @@ class WorkerPool:
         workers: int | None,
         *,
         recycle_after: int = 500,
-        recycle_on=DEFAULT_RECYCLE_ON,
+        recycle_on: Iterable[str] = DEFAULT_RECYCLE_ON,
         max_attempts: int = 3,
         request_timeout: float | None = None,
-        limits: dict | None = None,
+        limits: dict[str, int | float] | None = None,
         start_timeout: float = 120.0,
-    ):
+    ) -> None:
         if workers is None:
             workers = os.cpu_count() or 1
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
@@ -120,15 +123,15 @@ class WorkerPool:
         self.start_timeout = start_timeout
         effective = policy.policy_dict(limits)["limits"]  # validates the overrides
         self.request_timeout = request_timeout or float(effective["wall_seconds"]) + 15.0
-        self._idle: queue.Queue = queue.Queue()
+        self._idle: queue.Queue[SupervisorWorker | WorkerFailure | None] = queue.Queue()
         self._lock = threading.Lock()
-        self._live: set = set()
+        self._live: set[SupervisorWorker] = set()
         self._threads: list[threading.Thread] = []
         self._closed = False
         self.stats = {"started": 0, "recycled": 0, "replaced": 0, "retried": 0}
-        self.ready_info: dict = {}
+        self.ready_info: dict[str, Any] = {}
 
-    def _start_all(self, unavailable) -> None:
+    def _start_all(self, unavailable: type[Exception]) -> None:
         """Start every worker in parallel (each runs its start-up self-test)."""
         with ThreadPoolExecutor(max_workers=self.workers) as tp:
             futures = [tp.submit(self._start) for _ in range(self.workers)]
@@ -141,11 +144,11 @@ class WorkerPool:
             raise unavailable(f"executor {self.backend} supervisor failed to start: {errors[0]}")
         self.ready_info = next(iter(self._live)).ready if self._live else {}
 
-    def _new_worker(self):
+    def _new_worker(self) -> SupervisorWorker:
         raise NotImplementedError
 
     # --- workers -----------------------------------------------------------------------------
-    def _start(self):
+    def _start(self) -> SupervisorWorker:
         w = self._new_worker()
         with self._lock:
             closed = self._closed
@@ -157,7 +160,7 @@ class WorkerPool:
             raise WorkerFailure("pool closed")
         return w
 
-    def _retire(self, w, kill: bool) -> None:
+    def _retire(self, w: SupervisorWorker, kill: bool) -> None:
         with self._lock:
             self._live.discard(w)
         if kill:
@@ -165,10 +168,10 @@ class WorkerPool:
         else:
             w.close()
 
-    def _replace_in_background(self, old, kill: bool) -> None:
+    def _replace_in_background(self, old: SupervisorWorker | None, kill: bool) -> None:
         """Stop ``old`` and put a fresh worker on the idle queue, off the caller's path."""
 
-        def work():
+        def work() -> None:
             if old is not None:
                 self._retire(old, kill)
             try:
@@ -183,7 +186,7 @@ class WorkerPool:
             self._threads = [x for x in self._threads if x.is_alive()] + [t]
         t.start()
 
-    def _checkout(self):
+    def _checkout(self) -> SupervisorWorker:
         item = self._idle.get()
         if not isinstance(item, (WorkerFailure, type(None))) and item.alive():
             return item
@@ -197,7 +200,7 @@ class WorkerPool:
             raise
 
     # --- API ---------------------------------------------------------------------------------
-    def run(self, source: str) -> dict:
+    def run(self, source: str) -> dict[str, Any]:
         """Run one program; always returns a result dict (see the module docstring)."""
         if not isinstance(source, str):
             raise TypeError(f"program source must be str, got {type(source).__name__}")
@@ -278,7 +281,7 @@ class WorkerPool:
         self._idle.put(w)
         return result.get("outcome") == Outcome.OK.value and result.get("answer") == CONTROL_ANSWER
 
-    def run_many(self, sources) -> list[dict]:
+    def run_many(self, sources: Iterable[str]) -> list[dict[str, Any]]:
         """Run programs in parallel across the workers; results in input order."""
         sources = list(sources)
         for i, s in enumerate(sources):
@@ -289,7 +292,7 @@ class WorkerPool:
         with ThreadPoolExecutor(max_workers=min(self.workers, len(sources))) as tp:
             return list(tp.map(self.run, sources))
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {
             "backend": self.backend,
             "workers": self.workers,
@@ -319,10 +322,10 @@ class WorkerPool:
         for w in live:
             w.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -334,14 +337,14 @@ class ProcessPool(WorkerPool):
     def __init__(
         self,
         workers: int | None = None,
-        limits: dict | None = None,
-        disabled_layers=(),
+        limits: dict[str, int | float] | None = None,
+        disabled_layers: Iterable[str] = (),
         python: str | None = None,
         max_attempts: int = 3,
         spares: int | None = None,
         test_canary: str = "",
-        **opts,
-    ):
+        **opts: Any,  # WorkerPool's keyword options
+    ) -> None:
         super().__init__(workers, limits=limits, max_attempts=max_attempts, **opts)
         self.disabled_layers = list(disabled_layers)
         self.command = supervisor.supervisor_command(
@@ -349,10 +352,10 @@ class ProcessPool(WorkerPool):
         )
         self._start_all(ExecutorUnavailable)
 
-    def _new_worker(self):
+    def _new_worker(self) -> ProcessWorker:
         return ProcessWorker(self.command, self.start_timeout)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {
             **super().describe(),
             "supervisor_command": self.command[1:],
@@ -386,18 +389,18 @@ class ContainerPool(WorkerPool):
         *,
         memory: str = DEFAULT_RUN_VALUES["memory"],
         pids_limit: int = DEFAULT_RUN_VALUES["pids_limit"],
-        limits: dict | None = None,
-        disabled_layers=(),
+        limits: dict[str, int | float] | None = None,
+        disabled_layers: Iterable[str] = (),
         spares: int | None = None,
         runtime: str = DEFAULT_RUN_VALUES["runtime"],
         docker: str = "docker",
-        seccomp_profile: str | os.PathLike | None = None,
-        run_flags_file: str | os.PathLike | None = None,
+        seccomp_profile: str | os.PathLike[str] | None = None,
+        run_flags_file: str | os.PathLike[str] | None = None,
         check_image_source: bool = True,
         pin_cpus: bool = False,
         test_canary: str = "",
-        **opts,
-    ):
+        **opts: Any,  # WorkerPool's keyword options
+    ) -> None:
         if not isinstance(pids_limit, int) or pids_limit < 128:
             raise ValueError(
                 f"pids_limit must be an integer >= 128 (64 kills a forking runsc sandbox), got {pids_limit!r}"
@@ -466,7 +469,7 @@ class ContainerPool(WorkerPool):
         }
         return path
 
-    def _preflight_image(self, check_source: bool) -> dict:
+    def _preflight_image(self, check_source: bool) -> dict[str, Any]:
         data = docker_json(self._docker_bin, "image", "inspect", self.image)
         if data is None:
             raise ContainerBackendUnavailable(
@@ -508,7 +511,7 @@ class ContainerPool(WorkerPool):
             self._starting_cpus.append(cpu)
         return [f"--cpuset-cpus={cpu}"]
 
-    def _new_worker(self):
+    def _new_worker(self) -> ContainerWorker:
         pin = self._pick_cpu()
         try:
             c = ContainerWorker(self._docker_bin, self.run_flags + pin, self.image, self.command, self.start_timeout)
@@ -519,7 +522,7 @@ class ContainerPool(WorkerPool):
         c.cpu = int(pin[0].split("=", 1)[1]) if pin else None
         return c
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """Everything a run manifest needs to identify the sandbox."""
         return {
             **super().describe(),
@@ -542,7 +545,7 @@ class ContainerPool(WorkerPool):
             self._finalizer.detach()
 
 
-def _remove_all(docker: str, live: set) -> None:
+def _remove_all(docker: str, live: set[SupervisorWorker]) -> None:
     """Last resort at interpreter exit: remove containers a caller forgot to close."""
     for c in list(live):
         remove_container(docker, c.name)

@@ -19,6 +19,12 @@ from dataclasses import asdict, dataclass, fields
 
 from executor.outcomes import Outcome, parse_outcome
 
+# names for the type checker only: the supervisor and the zygote import this module, and typing stays
+# out of them (child.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 BACKENDS = ("process", "container")
 
 
@@ -47,7 +53,7 @@ class ExecResult:
     address_layout: str | None = None
 
     @classmethod
-    def from_dict(cls, data: dict) -> ExecResult:
+    def from_dict(cls, data: dict[str, Any]) -> ExecResult:
         if not isinstance(data, dict):
             raise ValueError(f"executor result must be a JSON object, got {type(data).__name__}")
         if not data.keys() <= _FIELD_SET:
@@ -57,7 +63,7 @@ class ExecResult:
         parse_outcome(data["outcome"])
         return cls(**make_storable(dict(data)))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @property
@@ -88,7 +94,7 @@ def storable_text(value: str) -> tuple[str, bool]:
         return value.encode("utf-8", "backslashreplace").decode("utf-8"), True
 
 
-def make_storable(res: dict) -> dict:
+def make_storable(res: dict[str, Any]) -> dict[str, Any]:
     """Escape the text fields of a result dict in place (``storable_text``); ``text_escaped``
     says whether any was changed. A text field that is not a string is turned into its repr
     (escaped too): only a forged result can carry one, and the caller rejects those."""
@@ -105,7 +111,7 @@ def make_storable(res: dict) -> dict:
     return res
 
 
-def make_result(outcome: Outcome, backend: str | None, **values) -> dict:
+def make_result(outcome: Outcome, backend: str | None, **values: object) -> dict[str, Any]:
     """A complete result dict: every field of ``FIELDS``, defaults for those not given; its
     text is storable (``make_storable``)."""
     unknown = set(values) - set(FIELDS)
@@ -116,12 +122,12 @@ def make_result(outcome: Outcome, backend: str | None, **values) -> dict:
     return make_storable(res)
 
 
-def infra_result(error: str, backend: str | None) -> dict:
+def infra_result(error: str, backend: str | None) -> dict[str, Any]:
     """INFRA_ERROR: the sandbox failed, not the program (retried by the pool, never scored)."""
     return make_result(Outcome.INFRA_ERROR, backend, error=error)
 
 
-def reply_mac(key: str, rid: str, result: dict) -> str:
+def reply_mac(key: str, rid: str, result: dict[str, Any]) -> str:
     """HMAC-SHA256 under the request's one-time key over the id and the canonical result JSON.
     The key is made by the pool for each request and sent only to the supervisor, after the
     previous program ended: no program ever holds the key of a reply it could forge."""

@@ -37,6 +37,12 @@ import os
 
 from executor import policy
 
+# names for the type checker only: the zygote imports this module, and typing stays out of its
+# children's module table (as in child.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 KILL_ACTIONS: tuple[str, ...] = ("KILL_PROCESS", "KILL_THREAD")
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_GET_NO_NEW_PRIVS = 39
@@ -48,11 +54,11 @@ _PROBE_LOAD_OTHER = 72
 _PROBE_SURVIVED = 73
 
 
-def _binding():
+def _binding() -> Any:  # the pyseccomp (or seccomp) module: it has no stubs
     try:  # pragma: no cover - which binding is present depends on the image
-        import pyseccomp as seccomp  # type: ignore
+        import pyseccomp as seccomp
     except ImportError:  # pragma: no cover
-        import seccomp  # type: ignore
+        import seccomp
     return seccomp
 
 
@@ -116,7 +122,7 @@ def compile_child_filter(action: str = "KILL_PROCESS") -> BpfFilter:
     return BpfFilter(b"".join(chunks), action)
 
 
-def build_child_filter(action: str = "KILL_PROCESS"):
+def build_child_filter(action: str = "KILL_PROCESS") -> Any:  # seccomp.SyscallFilter: the binding has no stubs
     """The per-child libseccomp SyscallFilter with default action ``action`` (not loaded)."""
     if action not in KILL_ACTIONS:
         raise ValueError(f"unknown seccomp kill action {action!r}; known: {', '.join(KILL_ACTIONS)}")
@@ -134,7 +140,7 @@ def build_child_filter(action: str = "KILL_PROCESS"):
     return flt
 
 
-def probe_kill_action(preferred: tuple[str, ...] = ("KILL_PROCESS", "KILL_THREAD")) -> dict:
+def probe_kill_action(preferred: tuple[str, ...] = ("KILL_PROCESS", "KILL_THREAD")) -> dict[str, Any]:
     """Find the first kill action that loads *and* kills; returns
     ``{"action", "signal", "tried": [...]}`` or ``{"action": None, "error", "tried"}``."""
     tried = []
@@ -170,7 +176,7 @@ def probe_kill_action(preferred: tuple[str, ...] = ("KILL_PROCESS", "KILL_THREAD
     return {"action": None, "error": "no seccomp kill action both loads and kills", "tried": tried}
 
 
-def probe_and_compile() -> tuple[dict, BpfFilter | None]:
+def probe_and_compile() -> tuple[dict[str, Any], BpfFilter | None]:
     """(probe report, the compiled filter for the action that was proven to kill)."""
     probe = probe_kill_action()
     return probe, (compile_child_filter(probe["action"]) if probe.get("action") else None)

@@ -15,6 +15,19 @@ from dataclasses import dataclass
 
 from executor.outcomes import Outcome
 
+# names for the type checker only: the supervisor loads no typing (as in child.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    from executor.supervisor import Supervisor
+
+    class _Runs(Protocol):
+        """What runs a canary: the supervisor, or its view with layers turned off."""
+
+        def run(self, source: str) -> dict[str, Any]: ...
+
+
 O = Outcome
 
 
@@ -22,7 +35,7 @@ O = Outcome
 class Canary:
     name: str
     source: str
-    contained: frozenset  # outcomes that mean "stopped"
+    contained: frozenset[Outcome]  # outcomes that mean "stopped"
     answer_must_be: object = "unset"  # for OK canaries: the only acceptable answer
 
 
@@ -55,7 +68,7 @@ CALIBRATION = (
 )
 
 
-def _check(canary: Canary, result: dict) -> str | None:
+def _check(canary: Canary, result: dict[str, Any]) -> str | None:
     outcome = Outcome(result["outcome"])
     if outcome not in canary.contained:
         return f"{canary.name}: {outcome.value} ({result.get('error')})"
@@ -64,10 +77,13 @@ def _check(canary: Canary, result: dict) -> str | None:
     return None
 
 
-def run_selftest(supervisor) -> dict:
+def run_selftest(supervisor: Supervisor) -> dict[str, Any]:
     """Run every canary with all layers on and with layers 1-2 off. Returns
     ``{"ok", "failed": [...], "results": {mode: {canary: outcome}}}``."""
-    modes = {"all_layers": supervisor, "os_layers_only": supervisor.with_layers_off({"static", "builtins"})}
+    modes: dict[str, _Runs] = {
+        "all_layers": supervisor,
+        "os_layers_only": supervisor.with_layers_off({"static", "builtins"}),
+    }
     failed: list[str] = []
     results: dict[str, object] = {}
     for mode, sup in modes.items():

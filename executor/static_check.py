@@ -384,7 +384,7 @@ def _import_problems(node: ast.AST) -> list[str]:
     return problems
 
 
-def _identifier_problems(node: ast.AST, field: str, role: str, value) -> list[str]:
+def _identifier_problems(node: ast.AST, field: str, role: str, value: str | list[str] | None) -> list[str]:
     """What a field holding identifiers (policy.ALLOWED_SYNTAX roles) may not hold."""
     if value is None:
         return []
@@ -409,7 +409,7 @@ def _identifier_problems(node: ast.AST, field: str, role: str, value) -> list[st
 _PLAN: dict[type, tuple[tuple[str, str], ...] | str] = {}
 
 
-def _plan(cls: type):
+def _plan(cls: type) -> tuple[tuple[str, str], ...] | str:
     """How to check a node class, from policy.ALLOWED_SYNTAX (computed once per class): a refusal
     message, or the fields that need a check. A field the table does not list is a refusal."""
     name = cls.__name__

@@ -57,6 +57,12 @@ from executor.child import EXIT_RESULT_WRITE_FAILED, weeks_days_problem
 from executor.outcomes import Outcome
 from executor.result import make_result, reply_mac
 
+# names for the type checker only: the loop imports no typing (as child.py and zygote.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
 LAYER_SWITCH_ENV = "EXECUTOR_UNSAFE_DISABLE_LAYERS"
 TESTING_ENV = "EXECUTOR_TESTING"
 CANARY_ENV = "EXECUTOR_TEST_CANARY"
@@ -76,7 +82,7 @@ DEFAULT_SPARES = 2  # children kept forked ahead per supervisor (measured: bench
 ZYGOTE_START_SECONDS = 120.0  # how long the loop waits for the zygote to answer
 
 
-def disabled_layers_from_env(environ=None) -> list[str]:
+def disabled_layers_from_env(environ: Mapping[str, str] | None = None) -> list[str]:
     """The test-only layer switch. UNSAFE: ``EXECUTOR_UNSAFE_DISABLE_LAYERS=static,builtins``
     turns layers off, and is honoured ONLY when ``EXECUTOR_TESTING=1`` is also set (otherwise
     it is an error, so a stray variable cannot weaken a real run silently)."""
@@ -95,7 +101,7 @@ def disabled_layers_from_env(environ=None) -> list[str]:
     return layers
 
 
-def test_canary_from_env(environ=None) -> str:
+def test_canary_from_env(environ: Mapping[str, str] | None = None) -> str:
     """The test harness's canary (``EXECUTOR_TEST_CANARY``, hex, honoured only with
     ``EXECUTOR_TESTING=1``), or "". A supervisor given one keeps it in its memory and starts
     every run's nonce with it, so the nonce (a secret of the supervisor and the child, which no
@@ -134,10 +140,10 @@ def seccomp_binding_dir() -> str | None:
 
 
 def supervisor_args(
-    limits: dict | None = None,
-    disabled_layers=(),
+    limits: dict[str, int | float] | None = None,
+    disabled_layers: Iterable[str] = (),
     backend_label: str = "process",
-    sys_paths=(),
+    sys_paths: Iterable[str] = (),
     spares: int | None = None,
     test_canary: str = "",
 ) -> list[str]:
@@ -157,8 +163,9 @@ def supervisor_args(
     return args
 
 
-def supervisor_command(python: str | None = None, **kwargs) -> list[str]:
-    """Full host command line for a local supervisor (process backend)."""
+def supervisor_command(python: str | None = None, **kwargs: Any) -> list[str]:
+    """Full host command line for a local supervisor (process backend); ``kwargs`` are
+    ``supervisor_args``'s."""
     binding = seccomp_binding_dir()
     sys_paths = kwargs.pop("sys_paths", None) or ([binding] if binding else [])
     return [
@@ -187,7 +194,7 @@ CHILD_MESSAGE_KEYS = frozenset(
 )
 
 
-def _answer_problem(kind, answer) -> str | None:
+def _answer_problem(kind: object, answer: object) -> str | None:
     """Why ``answer`` is not a valid JSON answer of ``kind`` (child.check_answer's output)."""
     import datetime
     import math
@@ -221,7 +228,7 @@ def _answer_problem(kind, answer) -> str | None:
     return f"unknown answer kind {kind!r}"
 
 
-def message_problem(msg: dict) -> str | None:
+def message_problem(msg: dict[str, Any]) -> str | None:
     """Why a result line is not one the child writes (None when it is well formed)."""
     if set(msg) != CHILD_MESSAGE_KEYS:
         return "wrong keys"
@@ -258,12 +265,12 @@ class Supervisor:
 
     def __init__(
         self,
-        limits: dict | None = None,
-        disabled_layers=(),
+        limits: dict[str, int | float] | None = None,
+        disabled_layers: Iterable[str] = (),
         backend_label: str = "process",
         spares: int = DEFAULT_SPARES,
         test_canary: str = "",
-    ):
+    ) -> None:
         self.test_canary = test_canary  # test_canary_from_env: the start of every nonce
         self.policy = policy.policy_dict(limits)
         self.limits = self.policy["limits"]
@@ -275,7 +282,7 @@ class Supervisor:
         self.spares_target = spares
         self.broken: str | None = None
         self.address_layout: str | None = None  # "fixed" | "randomised", from the zygote's hello
-        self._ready: dict[bytes, collections.deque] = {
+        self._ready: dict[bytes, collections.deque[tuple[int, int, int]]] = {
             zygote.SPARE: collections.deque(),
             zygote.TEST_SPARE: collections.deque(),
         }
@@ -285,7 +292,7 @@ class Supervisor:
         self._run_phase = False
         # The zygote is forked first, before this process imports pyseccomp (see seccomp_filter).
         self.zygote_pid, self.sock = zygote.start_zygote(self.limits, self.disabled_layers)
-        self.seccomp_probe: dict = {"action": None, "disabled": True}
+        self.seccomp_probe: dict[str, Any] = {"action": None, "disabled": True}
         bpf = None
         try:
             if "seccomp" not in self.disabled_layers:
@@ -336,7 +343,7 @@ class Supervisor:
             self.sock.send(kind * n)
             self._asked[kind] += n
 
-    def _pump(self, deadline: float) -> dict | None:
+    def _pump(self, deadline: float) -> dict[str, Any] | None:
         """Wait for one message from the zygote (until ``deadline``: then None) and file it."""
         left = deadline - time.monotonic()
         if left <= 0 or not self._poller.poll(max(1, int(left * 1000))):
@@ -349,7 +356,7 @@ class Supervisor:
             for fd in fds:
                 os.close(fd)
             raise ZygoteFailure("the zygote exited")
-        msg = json.loads(data)
+        msg: dict[str, Any] = json.loads(data)  # the zygote's message (zygote.py, "Protocol")
         if "error" in msg:
             raise ZygoteFailure(msg["error"])
         if "spare" in msg:
@@ -403,7 +410,7 @@ class Supervisor:
         self._run_phase = True
         self.replenish()
 
-    def with_layers_off(self, layers) -> _SelftestView:
+    def with_layers_off(self, layers: Iterable[str]) -> _SelftestView:
         """Children with layers 1-2 also off, for the self-test canaries (start-up only)."""
         if frozenset(layers) != zygote.SELFTEST_LAYERS_OFF:
             raise ValueError(f"the self-test can only turn off {sorted(zygote.SELFTEST_LAYERS_OFF)}")
@@ -426,7 +433,7 @@ class Supervisor:
             pass
 
     # -- one program --------------------------------------------------------------------------
-    def run(self, source: str, kind: bytes = zygote.SPARE) -> dict:
+    def run(self, source: str, kind: bytes = zygote.SPARE) -> dict[str, Any]:
         if not isinstance(source, str):
             return self._result(Outcome.INFRA_ERROR, error="bad request: source must be a string")
         if self.broken:
@@ -437,7 +444,7 @@ class Supervisor:
             self.broken = str(exc)
             return self._result(Outcome.INFRA_ERROR, error=f"zygote failed: {exc}")
 
-    def _run(self, source: str, kind: bytes) -> dict:
+    def _run(self, source: str, kind: bytes) -> dict[str, Any]:
         nonce = self.test_canary + os.urandom(16).hex()
         payload = nonce.encode() + b"\n" + source.encode("utf-8", "surrogatepass")
         wall = float(self.limits["wall_seconds"])
@@ -479,9 +486,10 @@ class Supervisor:
         return status, cpu_ms, killed
 
     @staticmethod
-    def _read_result(fd: int, pid: int, deadline: float, cap: int):
+    def _read_result(fd: int, pid: int, deadline: float, cap: int) -> tuple[bytes, bool, bool]:
         # poll, not select: select() is refused (EPERM) under runsc --oci-seccomp 20221219
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         poller = select.poll()
         poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         while True:
@@ -509,7 +517,7 @@ class Supervisor:
         overflow: bool,
         wall_ms: float,
         cpu_ms: float | None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """How the child ended -> result dict (see outcomes.py for the precedence)."""
         exit_code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
@@ -520,7 +528,7 @@ class Supervisor:
             "signal": sig,
         }
         message, forged = self._parse_message(data, nonce)
-        keep = {
+        keep: dict[str, Any] = {
             k: message[k]
             for k in ("stdout", "stderr", "stdout_truncated", "stderr_truncated", "addresses_masked")
             if message and k in message
@@ -585,7 +593,7 @@ class Supervisor:
         )
 
     @staticmethod
-    def _parse_message(data: bytes, nonce: str):
+    def _parse_message(data: bytes, nonce: str) -> tuple[dict[str, Any] | None, bool]:
         """(message, forged): the one line carrying our nonce; anything else on the channel is
         a forgery attempt. The line is checked field by field at this boundary (a program with
         layers 1-2 off can write any bytes here): exactly the child's keys, each of its type, an
@@ -607,10 +615,10 @@ class Supervisor:
             return None, True
         return good[0], False
 
-    def _result(self, outcome: Outcome, **fields) -> dict:
+    def _result(self, outcome: Outcome, **fields: object) -> dict[str, Any]:
         return make_result(outcome, self.backend_label, address_layout=self.address_layout, **fields)
 
-    def ready_info(self, selftest: dict) -> dict:
+    def ready_info(self, selftest: dict[str, Any]) -> dict[str, Any]:
         return {
             "ready": True,
             "policy_hash": self.policy_hash,
@@ -631,7 +639,7 @@ class _SelftestView:
     def __init__(self, sup: Supervisor):
         self._sup = sup
 
-    def run(self, source: str) -> dict:
+    def run(self, source: str) -> dict[str, Any]:
         if self._sup._run_phase:
             raise RuntimeError("weakened children exist only during start-up")
         return self._sup.run(source, zygote.TEST_SPARE)
@@ -643,7 +651,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def handle_line(sup: Supervisor, line: bytes) -> dict:
+def handle_line(sup: Supervisor, line: bytes) -> dict[str, Any]:
     """One request line -> one response object (malformed requests get INFRA_ERROR)."""
     try:
         req = json.loads(line)
@@ -667,7 +675,7 @@ def handle_line(sup: Supervisor, line: bytes) -> dict:
     return {"id": rid, "result": result, "mac": reply_mac(key, rid, result)}
 
 
-def _write(obj: dict) -> None:
+def _write(obj: dict[str, Any]) -> None:
     sys.stdout.buffer.write(json.dumps(obj).encode() + b"\n")
     sys.stdout.buffer.flush()
 
@@ -684,7 +692,7 @@ def reexec_with_empty_environment() -> None:
         os.execve(sys.executable, sys.orig_argv, {})
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     reexec_with_empty_environment()
     ap = argparse.ArgumentParser(prog="executor-supervisor", description=__doc__.split("\n")[0])
     ap.add_argument("--sys-path", action="append", default=[], help="directory to import the seccomp binding from")
@@ -715,7 +723,11 @@ def main(argv=None) -> int:
         from executor import selftest
 
         if {"seccomp", "rlimits"} & set(layers):  # canaries would really fork/exec/read files
-            report = {"ok": True, "skipped": f"OS layers disabled for a test: {sorted(layers)}", "failed": []}
+            report: dict[str, Any] = {
+                "ok": True,
+                "skipped": f"OS layers disabled for a test: {sorted(layers)}",
+                "failed": [],
+            }
         else:
             report = selftest.run_selftest(sup)
     except Exception as exc:

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from typing import Any
 
 from executor.result import reply_mac
 
@@ -51,10 +52,10 @@ class SupervisorWorker:
 
     kind = "?"
 
-    def __init__(self, argv: list[str], start_timeout: float, name: str, **popen):
+    def __init__(self, argv: list[str], start_timeout: float, name: str, **popen: Any) -> None:
         self.name = name
         self.programs = 0
-        self.ready: dict = {}
+        self.ready: dict[str, Any] = {}
         self._buf = bytearray()
         self._ids = 0
         self._stderr = tempfile.TemporaryFile()
@@ -104,7 +105,7 @@ class SupervisorWorker:
                 raise WorkerFailure(f"{self.kind} supervisor exited (status {self.proc.poll()})")
             self._buf += chunk
 
-    def request(self, source: str, timeout: float) -> dict:
+    def request(self, source: str, timeout: float) -> dict[str, Any]:
         """Send one program; the supervisor's result dict, or WorkerFailure."""
         self._ids += 1
         rid = str(self._ids)
@@ -125,7 +126,8 @@ class SupervisorWorker:
             or not hmac.compare_digest(msg["mac"], reply_mac(key, rid, msg["result"]))
         ):
             raise ForgedReply(f"a reply to request {rid} without its MAC: {raw[:200]!r}")
-        return msg["result"]
+        result: dict[str, Any] = msg["result"]  # a JSON object, checked above
+        return result
 
     def _write_all(self, data: bytes, deadline: float) -> None:
         """Write a request without blocking past the deadline (a hung supervisor stops reading,

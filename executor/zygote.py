@@ -49,6 +49,13 @@ import sys
 
 from executor import child, policy
 
+# names for the type checker only: typing stays out of the zygote, whose modules every child inherits (child.py)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import ctypes
+    from collections.abc import Iterable
+    from types import ModuleType
+
 SPARE = b"S"
 TEST_SPARE = b"T"
 RUN_PHASE = b"R"
@@ -56,7 +63,7 @@ SELFTEST_LAYERS_OFF = frozenset({"static", "builtins"})
 MAX_MESSAGE = 4096
 
 
-def _send(sock: socket.socket, obj: dict, fds=()) -> None:
+def _send(sock: socket.socket, obj: dict[str, object], fds: Iterable[int] = ()) -> None:
     data = json.dumps(obj).encode()
     if fds:
         socket.send_fds(sock, [data], list(fds))
@@ -67,7 +74,7 @@ def _send(sock: socket.socket, obj: dict, fds=()) -> None:
 _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 
-def _mould_cycle(kind: str, template, cmd_r: int, report: socket.socket, devnull: int) -> bool:
+def _mould_cycle(kind: str, template: child.ChildTemplate, cmd_r: int, report: socket.socket, devnull: int) -> bool:
     """One turn of a mould's loop (``Mould``): wait for a byte, fork the go-between, which forks
     the spare and reports it, reap the go-between. Every object it makes is freed before it
     returns, in the same order every turn, so the mould's heap is the same at every fork.
@@ -108,7 +115,14 @@ class Mould:
     time as before. A spare re-enables the collector (``child.run_child``), from the same frozen
     state every time."""
 
-    def __init__(self, kind: bytes, template, report: socket.socket, devnull: int, close_fds=()):
+    def __init__(
+        self,
+        kind: bytes,
+        template: child.ChildTemplate,
+        report: socket.socket,
+        devnull: int,
+        close_fds: Iterable[int] = (),
+    ) -> None:
         cmd_r, self.cmd_w = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:
@@ -147,7 +161,7 @@ class Mould:
 class Zygote:
     """State of the zygote process (built after the fork from the loop)."""
 
-    def __init__(self, sock: socket.socket, limits: dict, disabled_layers: frozenset[str]):
+    def __init__(self, sock: socket.socket, limits: dict[str, int | float], disabled_layers: frozenset[str]):
         self.sock = sock
         self.devnull = os.open(os.devnull, os.O_RDWR)
         config = json.loads(sock.recv(MAX_MESSAGE * 64) or b"null")
@@ -308,7 +322,7 @@ ZYGOTE_FLAGS = ("-P", "-s", "-S", "-B")
 ZYGOTE_ENVIRONMENT = {"PYTHONHASHSEED": str(policy.HASH_SEED)}
 
 
-def _libc():
+def _libc() -> tuple[ModuleType, ctypes.CDLL]:
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -382,7 +396,7 @@ def check_hash_settings() -> None:
         )
 
 
-def zygote_main(sock: socket.socket, limits: dict, disabled_layers) -> None:
+def zygote_main(sock: socket.socket, limits: dict[str, int | float], disabled_layers: Iterable[str]) -> None:
     """Entry point in the freshly executed zygote. Never returns."""
     code = 0
     try:
@@ -418,7 +432,7 @@ def exec_main() -> None:
     zygote_main(socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, 0, fileno=fd), limits, layers)
 
 
-def zygote_command(fd: int, limits: dict, disabled_layers) -> list[str]:
+def zygote_command(fd: int, limits: dict[str, int | float], disabled_layers: Iterable[str]) -> list[str]:
     """The zygote's command line: this interpreter, the executor package importable (its parent
     directory first on sys.path: the repository on the host, the stdlib directory in the image)."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -435,7 +449,7 @@ def _interpreter() -> str:
     return os.readlink("/proc/self/exe")
 
 
-def start_zygote(limits: dict, disabled_layers) -> tuple[int, socket.socket]:
+def start_zygote(limits: dict[str, int | float], disabled_layers: Iterable[str]) -> tuple[int, socket.socket]:
     """Fork and execute the zygote: (pid, the loop's end of the socket). ``os.execve`` failing
     ends the forked process with status 127 and the loop sees the socket close."""
     loop_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

@@ -151,6 +151,7 @@ def about_results(results: Path, server_path: Path | None = None) -> str:
     description of the server that fed them (its run manifest's, or the file at ``server_path``). ValueError when
     the records cannot say it (a manifest or server file that cannot be read is an error naming it)."""
     records = [r for _, _, r in iter_located_records(results)]
+    server: ServerInfo | None
     if server_path is not None:
         server = read_server_info(server_path)
     else:

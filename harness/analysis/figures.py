@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,9 +27,14 @@ from harness.analysis.stats.paired import accuracy
 from harness.analysis.stats.risk_coverage import single_arm_point
 from harness.arms.registry import ARMS, hybrid_libraries, ladder, matched_arms, table_arms
 
+if TYPE_CHECKING:  # matplotlib itself is imported when a figure is drawn (pyplot())
+    from matplotlib.artist import Artist
+    from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
+
 PDF_META = {"CreationDate": None, "Creator": None, "Producer": None}
 PNG_META = {"Software": None}
-STYLE = {
+STYLE: dict[RcKeyType, object] = {
     "font.family": "DejaVu Sans",
     "font.size": 9,
     "axes.spines.top": False,
@@ -52,7 +58,7 @@ def pyplot() -> ModuleType:
     return plt
 
 
-def _save(fig, out_dir: Path, stem: str) -> list[Path]:
+def _save(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
     plt = pyplot()
     out_dir.mkdir(parents=True, exist_ok=True)
     png, pdf = out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"
@@ -186,7 +192,7 @@ def figure_accuracy(an: Analysis, out_dir: Path) -> list[Path]:
         ax.set_ylabel("accuracy on the cases each arm ran (%)")
         ax.set_title("Accuracy by arm (blind arm open; n = cases the arm ran)", fontsize=9)
         handles, labels = ax.get_legend_handles_labels()
-        seen = {}
+        seen: dict[str, Artist] = {}
         for h, lab in zip(handles, labels):
             seen.setdefault(lab, h)
         ax.legend(seen.values(), seen.keys(), fontsize=7, frameon=False)
@@ -251,7 +257,7 @@ def figure_risk_coverage(an: Analysis, out_dir: Path) -> list[Path]:
         return _save(fig, Path(out_dir), "fig-risk-coverage")
 
 
-def build_figures(an: Analysis, out_dir) -> list[Path]:
+def build_figures(an: Analysis, out_dir: str | Path) -> list[Path]:
     out_dir = Path(out_dir)
     # accuracy by arm first: the figure a reader opening the report looks for
     return figure_accuracy(an, out_dir) + figure_coverage(an, out_dir) + figure_risk_coverage(an, out_dir)

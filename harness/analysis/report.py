@@ -126,7 +126,7 @@ def render_report(
     tables: list[Table],
     omitted: dict,
     figures: list[Path],
-    results_dir,
+    results_dir: str | Path,
     comparison: ComparisonFiles | None = None,
 ) -> str:
     """The report page as one HTML string."""
@@ -180,22 +180,24 @@ class ReportFiles:
     comparison: ComparisonFiles | None = None
 
 
-def write_outputs(an: Analysis, out_dir, results_dir) -> ReportFiles:
+def write_outputs(an: Analysis, out_dir: str | Path, results_dir: str | Path) -> ReportFiles:
     """Tables under `out_dir/tables`, figures under `out_dir/figures`, then `out_dir/report.html`, from one analysis."""
     out = Path(out_dir)
     tables, omitted = build_tables(an)
     table_paths = write_tables(tables, omitted, out / "tables", an)
     figures = build_figures(an, out / "figures")
-    comparison = write_comparison(
-        an, out / "comparison", read_manifests(results_dir, kind="run") if results_dir is not None else []
-    )
+    comparison = write_comparison(an, out / "comparison", read_manifests(results_dir, kind="run"))
     page = out / "report.html"
     page.write_text(render_report(an, tables, omitted, figures, results_dir, comparison), encoding="utf-8")
     return ReportFiles(tables, omitted, table_paths, figures, page, comparison)
 
 
 def build_report(
-    results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, dataset: str | None = None
+    results_dir: str | Path,
+    out_dir: str | Path,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+    dataset: str | None = None,
 ) -> Path:
     """Analyse once, write tables and figures under `out_dir`, then `out_dir/report.html`."""
     an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset)

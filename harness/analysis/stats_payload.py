@@ -10,7 +10,7 @@ from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.paired import MCNEMAR_OUTCOME, accuracy
 
 
-def _clean(value):
+def _clean(value: object) -> object:
     """JSON-safe copy: NaN -> null, numpy scalars -> Python."""
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
@@ -23,20 +23,20 @@ def _clean(value):
     return value
 
 
-def stats_payload(an: Analysis) -> dict:
+def stats_payload(an: Analysis) -> dict[str, object]:
     """Everything `harness stats` reports: accuracies, paired gaps, bootstrap settings, notes."""
     d = an.data
-    acc = [{"model": m, "arm": a, **accuracy(d, m, a)} for m in d.models for a in d.arms if d.has(m, a)]
-    return _clean(
-        {
-            "bootstrap": an.resampler.describe(),
-            "mcnemar_outcome": MCNEMAR_OUTCOME,
-            "holm": "within (model, family), case-level tests only",
-            "n_cases": d.n_cases,
-            "calculators": len(d.calculators),
-            "models": d.models,
-            "accuracy": acc,
-            "gaps": an.gaps,
-            "notes": an.notes,
-        }
-    )
+    # accuracy is None exactly where the analysis has no record of (model, arm)
+    acc = [{"model": m, "arm": a, **ac} for m in d.models for a in d.arms if (ac := accuracy(d, m, a)) is not None]
+    payload: dict[str, object] = {
+        "bootstrap": an.resampler.describe(),
+        "mcnemar_outcome": MCNEMAR_OUTCOME,
+        "holm": "within (model, family), case-level tests only",
+        "n_cases": d.n_cases,
+        "calculators": len(d.calculators),
+        "models": d.models,
+        "accuracy": acc,
+        "gaps": an.gaps,
+        "notes": an.notes,
+    }
+    return {k: _clean(v) for k, v in payload.items()}

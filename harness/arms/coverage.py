@@ -45,7 +45,7 @@ def formula_version_fields(
         return out
     ref = library_reference(case, version, convention=convention)
     verdict = None
-    if ref["value"] is not None and answer is not None:
+    if ref["value"] is not None and answer is not None and kind is not None:  # an answer always has its kind
         gold = Gold(output_type=case.output_type, gold_answer=repr(float(ref["value"])), case_id=case.case_id)
         verdict = bool(score_value(answer, kind, gold, scorer).correct)
     out["reference"] = {**ref, "correct": verdict, "scorer": scorer}

@@ -15,8 +15,9 @@ import hashlib
 
 from harness.arms import prompts
 from harness.arms.library_inputs import calculator_for, library_variables
-from harness.arms.spec import Arm, Prompt, PromptFamily
+from harness.arms.spec import Arm, Prompt, PromptContext, PromptFamily
 from harness.core.registry import Registry
+from harness.data.dataset import Case
 
 NOTE_ONLY_T = ("answer_format", "note_only", "variables_section")
 PAGE_T = ("answer_format", "page", "formula_section")
@@ -27,7 +28,7 @@ EXTRACT_T = ("extract",)
 FORMULATE_T = ("formulate",)
 
 
-def choose_example(arm: Arm, seed: int, case, one_shot: list) -> prompts.Example:
+def choose_example(arm: Arm, seed: int, case: Case, one_shot: list[Case]) -> prompts.Example:
     """The worked example: seeded (per seed and case) or fixed (the split's first row)."""
     if not one_shot:
         raise ValueError(f"arm {arm.name} needs the one-shot split for its worked example; none was loaded")
@@ -39,7 +40,7 @@ def choose_example(arm: Arm, seed: int, case, one_shot: list) -> prompts.Example
     return prompts.make_example(row)
 
 
-def _note_only(arm: Arm, ctx) -> list[dict]:
+def _note_only(arm: Arm, ctx: PromptContext) -> list[dict]:
     return prompts.build_note_only(
         ctx.case,
         choose_example(arm, ctx.seed, ctx.case, ctx.one_shot),
@@ -48,35 +49,35 @@ def _note_only(arm: Arm, ctx) -> list[dict]:
     )
 
 
-def _page(arm: Arm, ctx) -> list[dict]:
+def _page(arm: Arm, ctx: PromptContext) -> list[dict]:
     cid = ctx.case.calculator_id
     return prompts.build_page(
         ctx.case, formula=arm.formula_text(cid) if arm.formula else None, note_words=arm.note_words
     )
 
 
-def _program(arm: Arm, ctx) -> list[dict]:
+def _program(arm: Arm, ctx: PromptContext) -> list[dict]:
     return prompts.build_program(
         ctx.case, formula=arm.formula_text(ctx.case.calculator_id), syntax=arm.syntax, note_words=arm.note_words
     )
 
 
-def _blind(arm: Arm, ctx) -> list[dict]:
+def _blind(arm: Arm, ctx: PromptContext) -> list[dict]:
     return prompts.build_blind_program(ctx.case, syntax=arm.syntax, note_words=arm.note_words)
 
 
-def _formulate(arm: Arm, ctx) -> list[dict]:
+def _formulate(arm: Arm, ctx: PromptContext) -> list[dict]:
     return prompts.build_formulate(ctx.case, note_words=arm.note_words)
 
 
-def _extract(arm: Arm, ctx) -> list[dict]:
+def _extract(arm: Arm, ctx: PromptContext) -> list[dict]:
     calc = calculator_for(arm, ctx.case.calculator_id)
     if calc is None:
         return []
     return prompts.build_extract(ctx.case, library_variables(calc), note_words=arm.note_words)
 
 
-def _not_first(arm: Arm, ctx) -> list[dict]:
+def _not_first(arm: Arm, ctx: PromptContext) -> list[dict]:
     raise ValueError(f"arm {arm.name}: the repair family follows a reply, it is never a first request")
 
 
@@ -110,7 +111,7 @@ def repair_prompt(original: Prompt, reply: str, error: str) -> Prompt:
     return Prompt(REPAIR, prompts.build_repair(original.messages, reply, error))
 
 
-def extract_prompt(case, variables: list[tuple[str, str]], *, note_words: int | None) -> Prompt:
+def extract_prompt(case: Case, variables: list[tuple[str, str]], *, note_words: int | None) -> Prompt:
     """The library extraction request for a calculator's variables (prompts.build_extract)."""
     return Prompt(EXTRACT, prompts.build_extract(case, variables, note_words=note_words))
 

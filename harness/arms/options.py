@@ -78,9 +78,11 @@ def apply_options(
         raise ArmOptionError(f"no router arm selected ({', '.join(router_arms())})", "--router-k/-m")
     out = []
     for a in arms:
-        agreement = {"k": k, "m": m, "temperature": temperature} if a.solver.agreement_options else {}
         try:
-            out.append(with_options(a, formula_versions=chosen, **agreement))
+            if a.solver.agreement_options:
+                out.append(with_options(a, formula_versions=chosen, k=k, m=m, temperature=temperature))
+            else:
+                out.append(with_options(a, formula_versions=chosen))
         except ValueError as exc:
             raise ArmOptionError(str(exc), "--router-k/--router-m/--router-temperature") from None
     return out, notes

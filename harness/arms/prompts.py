@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.data.dataset import Case
+
 SYSTEM = "You are a careful assistant for clinical calculations."
 
 ANSWER_FORMAT = (
@@ -218,7 +220,7 @@ class Example:
     answer: str
 
 
-def make_example(case, note_words: int = 24, explanation_words: int = 40) -> Example:
+def make_example(case: Case, note_words: int = 24, explanation_words: int = 40) -> Example:
     """Cut a one-shot row to the paper's example budgets (note 24 words, explanation 40 words)."""
     return Example(
         case.case_id,
@@ -233,7 +235,7 @@ def make_example(case, note_words: int = 24, explanation_words: int = 40) -> Exa
 
 
 def build_note_only(
-    case, example: Example, *, note_words: int | None = 120, gold_variables: bool = False
+    case: Case, example: Example, *, note_words: int | None = 120, gold_variables: bool = False
 ) -> list[dict]:
     section = VARIABLES_SECTION.format(variables=variable_block(case.entities)) if gold_variables else ""
     return messages(
@@ -250,7 +252,7 @@ def build_note_only(
     )
 
 
-def build_page(case, *, formula: str | None, note_words: int | None) -> list[dict]:
+def build_page(case: Case, *, formula: str | None, note_words: int | None) -> list[dict]:
     """Page without formula (formula None, 250 words) and Open-book arithmetic (formula, whole note)."""
     section = FORMULA_SECTION.format(formula=formula) if formula is not None else ""
     return messages(
@@ -265,7 +267,7 @@ def build_page(case, *, formula: str | None, note_words: int | None) -> list[dic
     )
 
 
-def build_program(case, *, formula: str, syntax: bool = False, note_words: int | None = None) -> list[dict]:
+def build_program(case: Case, *, formula: str, syntax: bool = False, note_words: int | None = None) -> list[dict]:
     return messages(
         PROGRAM.format(
             calculator_name=case.calculator_name,
@@ -280,7 +282,7 @@ def build_program(case, *, formula: str, syntax: bool = False, note_words: int |
     )
 
 
-def build_blind_program(case, *, syntax: bool = False, note_words: int | None = None) -> list[dict]:
+def build_blind_program(case: Case, *, syntax: bool = False, note_words: int | None = None) -> list[dict]:
     return messages(
         BLIND_PROGRAM.format(
             note=first_words(case.note, note_words),
@@ -304,7 +306,7 @@ def build_repair(original: list[dict], reply: str, error: str) -> list[dict]:
     ]
 
 
-def build_extract(case, variables: list[tuple[str, str]], *, note_words: int | None = None) -> list[dict]:
+def build_extract(case: Case, variables: list[tuple[str, str]], *, note_words: int | None = None) -> list[dict]:
     """`variables`: (key, description with unit) pairs, the inputs of the library function."""
     if not variables:
         raise ValueError(f"calculator {case.calculator_id} has no variables to extract")
@@ -316,7 +318,7 @@ def build_extract(case, variables: list[tuple[str, str]], *, note_words: int | N
     )
 
 
-def build_formulate(case, *, note_words: int | None = None) -> list[dict]:
+def build_formulate(case: Case, *, note_words: int | None = None) -> list[dict]:
     return messages(FORMULATE.format(note=first_words(case.note, note_words), question=case.question))
 
 

@@ -550,7 +550,7 @@ def arm_sort_key(arm: str) -> tuple:
 
 def ladder() -> dict[str, tuple[str, str, str]]:
     """Table 1's accuracy ladder (and Figure 1b's bars): {arm: (formula, variables, arithmetic)}, in arm order."""
-    return {name: ARMS[name].display.ladder for name in arm_order() if ARMS[name].display.ladder}
+    return {name: ladder for name in arm_order() if (ladder := ARMS[name].display.ladder) is not None}
 
 
 def program_table_arms() -> tuple[str, ...]:

@@ -20,16 +20,30 @@ import dataclasses
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from harness.arms import prompts
 from harness.calculators.catalogue import CATALOGUE
 from harness.calculators.versions import version_of, version_text
 from harness.core.canonical_json import canonical_json
 from harness.core.typed_json import from_json
+from harness.data.dataset import Case
 
-# `Solver` and `Context` (harness.arms.solvers.base) appear in annotations only: the solvers import this module,
-# so it does not import them back (the import graph stays acyclic).
+# `Solver` (harness.arms.solvers.base) appears in annotations only: the solvers import this module, so it does not
+# import them back (the import graph stays acyclic). A prompt family reads the solvers' per-case Context through
+# PromptContext, below.
+
+
+class PromptContext(Protocol):
+    """What a prompt family's builder reads of a case's context (harness.arms.solvers.base.Context has these)."""
+
+    @property
+    def case(self) -> Case: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def one_shot(self) -> list[Case]: ...
+
 
 # The reply forms a prompt asks for; the client sends the form with each request (harness.model.client
 # REPLY_FORM_HEADER) and the rehearsal server answers in it.
@@ -54,7 +68,7 @@ class PromptFamily:
     name: str
     reply_form: str
     templates: tuple[str, ...]
-    build: Callable[[Arm, Context], list[dict]] = field(compare=False, repr=False)  # noqa: F821
+    build: Callable[[Arm, PromptContext], list[dict]] = field(compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.reply_form not in REPLY_FORMS:
@@ -263,7 +277,7 @@ class Arm:
                 return text
         return catalogue_formula_text(calculator_id)
 
-    def build(self, ctx: Context) -> Prompt:  # noqa: F821
+    def build(self, ctx: PromptContext) -> Prompt:
         """The first request's prompt for this arm and case (Context.prompt() builds it once per case)."""
         if self.prompt is None:
             raise ValueError(f"arm {self.name} builds no prompt")
@@ -341,6 +355,7 @@ __all__ = [
     "HybridRole",
     "PaperRole",
     "Prompt",
+    "PromptContext",
     "PromptFamily",
     "catalogue_formula_text",
     "config_hash",

@@ -97,7 +97,7 @@ def solve_gold_versioned(
     case: Any,
     versions: Mapping[int, str] | None = None,
     *,
-    convention: str = "exact",
+    convention: Convention | str = EXACT,
     library: Mapping[int, Calculator] | None = None,
 ) -> tuple[Any, dict]:
     """Gold-Solve at the chosen versions: (value, provenance). Same abstentions as ``solve_gold``."""

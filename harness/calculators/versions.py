@@ -167,15 +167,22 @@ def benchmark_version(calculator_id: int) -> str | None:
 
 def benchmark_coefficients(calculator_id: int) -> Mapping[str, Any]:
     """The coefficients of a calculator's benchmark version (what the library's own calculator computes with)."""
-    return get_version(calculator_id, benchmark_version(calculator_id)).coefficients
+    versions = _versions_of(calculator_id)
+    return next(v for v in versions.values() if v.benchmark).coefficients
 
 
-def get_version(calculator_id: int, version: str) -> FormulaVersion:
+def _versions_of(calculator_id: int) -> dict[str, FormulaVersion]:
+    """A versioned calculator's versions; FormulaVersionError naming the versioned ones for any other."""
     versions = VERSIONS.get(int(calculator_id))
     if not versions:
         raise FormulaVersionError(
             f"calculator {calculator_id} has no versioned formula entries (versioned calculators: {sorted(VERSIONS)})"
         )
+    return versions
+
+
+def get_version(calculator_id: int, version: str) -> FormulaVersion:
+    versions = _versions_of(calculator_id)
     if version not in versions:
         raise FormulaVersionError(
             f"calculator {calculator_id} has no version {version!r}; known: {', '.join(versions)}"
@@ -511,7 +518,7 @@ def provenance(calc: Calculator, calculator_id: int, version: str | None) -> dic
     return {"function": f"{fn.__module__}.{fn.__name__}", "formula_id": int(calculator_id), "version": version}
 
 
-def library_reference(case: Any, version: str, *, convention: str = "exact") -> dict:
+def library_reference(case: Any, version: str, *, convention: units.Convention | str = units.EXACT) -> dict:
     """The "library-derived reference" of a case at a version: the version's library function on the
     case's gold variables. Never a benchmark gold answer; returned with its label, value (or None)
     and the reason when the function abstains."""

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 import click
 
 from harness.cli.dataset_option import dataset_option
 from harness.data import datahub, dev_split
-from harness.data.dataset import PINNED_NAMES, DatasetError, resolve
+from harness.data.dataset import PINNED_NAMES, Dataset, DatasetError, resolve
 
 _pins_option = click.option(
     "--pins-file",
@@ -29,7 +30,10 @@ _endpoint_option = click.option(
 _DATA_DIR_DEFAULT = "(default: $MATHSOLVER_DATA_DIR or ~/.cache/mathsolver-kit)."
 
 
-def _dir_option(name: str, text: str):
+F = TypeVar("F", bound=Callable[..., object])  # a command function under click's option decorators
+
+
+def _dir_option(name: str, text: str) -> Callable[[F], F]:
     """An optional directory option (a Path, default None) with its help text."""
     return click.option(name, type=click.Path(file_okay=False, path_type=Path), default=None, help=text)
 
@@ -176,7 +180,7 @@ def list_cmd(pins_file: Path | None) -> None:
 @data.command("show")
 @dataset_option("--dataset", "dataset", default="bundled-test")
 @click.argument("case_id", required=False)
-def show_cmd(dataset, case_id: str | None) -> None:
+def show_cmd(dataset: Dataset, case_id: str | None) -> None:
     """Summarise a dataset, or print one case (CASE_ID like 2-1) in full."""
     if case_id:
         case = dataset.by_case_id().get(case_id)

@@ -14,6 +14,7 @@ import errno
 import os
 import warnings
 from pathlib import Path
+from typing import Any, TextIO
 
 import click
 
@@ -77,7 +78,14 @@ def explain(exc: BaseException, command: str | None = None) -> str | None:
     return None
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     """The kit's own data warnings as one line, `warning: <message>` (the message names the file); Python's
     default display would add the warning's source file and echo a line of the kit's code."""
     from harness.run.store import TornLineWarning
@@ -95,7 +103,7 @@ class FriendlyGroup(click.Group):
     """A Click group that turns the failures `explain` knows into `Error: ...` lines and exit 1, and shows the
     kit's data warnings as one line each."""
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             with warnings.catch_warnings():
                 warnings.showwarning = _show_warning

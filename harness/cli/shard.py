@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -22,14 +24,19 @@ from harness.cli.serve import _common, _config, _run_settings
 from harness.cli.vocabulary import spec_option
 from harness.core.typed_json import to_json
 
+if TYPE_CHECKING:
+    from harness.reproduce.config import ReproduceConfig
 
-def _run_options(f):
+F = TypeVar("F", bound=Callable[..., object])  # a command function under click's option decorators
+
+
+def _run_options(f: F) -> F:
     """The run settings of a reproduction (harness.cli.vocabulary.SPEC) and the number of shards."""
     f = click.option("--shards", "n_shards", type=click.IntRange(1), required=True, help="Number of shards.")(f)
     return _run_settings(f)
 
 
-def _cfg(**kw):
+def _cfg(**kw: Any) -> ReproduceConfig:
     return _config(**kw, progress=False)
 
 
@@ -48,7 +55,7 @@ def shard() -> None:
     default=None,
     help="Write the plan here [default: print it].",
 )
-def plan_cmd(n_shards, json_path, **kw):
+def plan_cmd(n_shards: int, json_path: Path | None, **kw: Any) -> None:
     """The stable split by model, arm, seed and case range (one case of one arm and seed is never split)."""
     from harness.reproduce.shard import ShardError, build_shard_plan, write_plan
 
@@ -71,7 +78,7 @@ def plan_cmd(n_shards, json_path, **kw):
 @click.option("--plan", "plan_path", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--shard", "index", required=True, type=click.IntRange(0), help="Shard index ($SLURM_ARRAY_TASK_ID).")
 @spec_option("out", "shard run")
-def run_cmd(plan_path, index, out):
+def run_cmd(plan_path: Path, index: int, out: Path) -> None:
     """Run one shard (resumable): start its models' servers, run its slices, stop them. Exit 1 on failure."""
     from harness.reproduce.config import ReproduceError
     from harness.reproduce.shard import ShardError, load_plan, run_shard
@@ -113,7 +120,15 @@ def run_cmd(plan_path, index, out):
 @click.option("--cpus-per-task", type=click.IntRange(1), default=None)
 @click.option("--time", "time_limit", default=None, help="sbatch --time per task, e.g. 08:00:00.")
 @click.option("--dry-run", is_flag=True, help="Print the plan summary, both sbatch scripts and the commands.")
-def submit_cmd(partition, gpus_per_task, cpus_per_task, time_limit, dry_run, n_shards, **kw):
+def submit_cmd(
+    partition: str | None,
+    gpus_per_task: int | None,
+    cpus_per_task: int | None,
+    time_limit: str | None,
+    dry_run: bool,
+    n_shards: int,
+    **kw: Any,
+) -> None:
     """Write the plan, the array script and the merge script under OUT/slurm/ and submit them (sbatch
     --array, then the merge with --dependency=afterok). Again after a failure: only missing shards rerun."""
     from harness.reproduce.shard import ShardError
@@ -128,7 +143,7 @@ def submit_cmd(partition, gpus_per_task, cpus_per_task, time_limit, dry_run, n_s
         raise click.ClickException(str(exc)) from None
 
 
-def _default_gpus(cfg) -> int:
+def _default_gpus(cfg: ReproduceConfig) -> int:
     """What the launcher kind takes per task (vllm: the largest tensor-parallel size among the chosen models,
     Mistral-7B: 2, else 1; the CPU kinds: 0)."""
     return cfg.kind.gpus_per_task(cfg.models)
@@ -151,7 +166,7 @@ def _default_gpus(cfg) -> int:
     help="Bootstrap draws [default: the plan's, else the kit's 10,000].",
 )
 @click.option("--no-outputs", is_flag=True, help="Only records, manifest and checksums (no stats/tables/report).")
-def merge(shard_dirs, out, plan_path, draws, no_outputs):
+def merge(shard_dirs: tuple[Path, ...], out: Path, plan_path: Path | None, draws: int | None, no_outputs: bool) -> None:
     """Merge shard directories by record key into OUT (refusing shards that differ), then tables and checksums."""
     from harness.reproduce.merge import merge_shards
     from harness.reproduce.shard import ShardError, load_plan

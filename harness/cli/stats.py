@@ -28,9 +28,10 @@ from harness.core.canonical_json import json_file_text
 from harness.core.sums import refresh_own_sums
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., object])  # a command function under click's option decorators
 
 
-def _common(f):
+def _common(f: F) -> F:
     f = click.option(
         "--dataset",
         default=None,
@@ -84,8 +85,10 @@ def _analysis_command(name: str, doc: str, build: Callable[..., T], say: Callabl
     return command
 
 
-def _write_stats(results_dir: Path, out_dir: Path, **options) -> tuple[Analysis, Path]:
-    an = analyse(results_dir, **options)
+def _write_stats(
+    results_dir: Path, out_dir: Path, *, draws: int, seed: int, dataset: str | None
+) -> tuple[Analysis, Path]:
+    an = analyse(results_dir, draws=draws, seed=seed, dataset=dataset)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "stats.json"
     path.write_text(json_file_text(stats_payload(an), indent=1), encoding="utf-8")

@@ -42,7 +42,7 @@ def vllm_image() -> None:
 
 
 @vllm_image.command("status")
-def status_cmd():
+def status_cmd() -> None:
     """The image this checkout names, what docker holds under that name, and the kit's recorded build."""
     inputs = own.build_inputs()
     reference = _reference(None)
@@ -72,7 +72,7 @@ def status_cmd():
 @vllm_image.command("check")
 @click.option("--tag", default=None, help="Image reference [the one this checkout names].")
 @click.option("--json", "as_json", is_flag=True)
-def check_cmd(tag, as_json):
+def check_cmd(tag: str | None, as_json: bool) -> None:
     """Without a GPU: vllm and torch import with the pinned versions and CUDA 13.0, the release's own parser takes
     every server command the kit can emit, ldd finds every library of vllm, torch and flashinfer but the driver's."""
     from harness.model.vllm.launcher import planned_commands
@@ -106,7 +106,7 @@ def check_cmd(tag, as_json):
     default=None,
     help="The build's measurements (scripts/build-vllm-image.sh BUILD_REPORT).",
 )
-def record_cmd(tag, report):
+def record_cmd(tag: str | None, report: Path | None) -> None:
     """Record this box's build of the image as the kit's (image.lock.json `own.build`): make vllm-image WRITE=1."""
     reference = _reference(tag)
     img = _built(reference)
@@ -137,7 +137,7 @@ def record_cmd(tag, report):
 
 @vllm_image.command("compare")
 @click.option("--tag", default=None)
-def compare_cmd(tag):
+def compare_cmd(tag: str | None) -> None:
     """This box's build against the kit's recorded one (same content, or what differs)."""
     reference = _reference(tag)
     click.echo(f"{reference}: {own.compare_with_recorded(_built(reference), locks.own_image().get('build'))}")

@@ -205,7 +205,9 @@ def default_convention(dataset: Any) -> ConventionChoice:
     known = known_dataset(sha)
     if known is not None:
         return ConventionChoice(
-            get_convention(known.convention), "dataset", f"dataset content sha256 {sha[:12]}... is {known.label}"
+            get_convention(known.convention),
+            "dataset",
+            f"dataset content sha256 {known.sha256[:12]}... is {known.label}",
         )
     if getattr(dataset, "cases", None):
         by_rows = _by_rows(dataset)

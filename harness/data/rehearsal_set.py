@@ -47,7 +47,8 @@ def build_rehearsal_set(source: str | os.PathLike, out_csv: str | os.PathLike, p
     by_calc: dict[int, list[dict]] = defaultdict(list)
     for row in rows:
         by_calc[int(row["Calculator ID"])].append(row)
-    out_rows, provenance = [], []
+    out_rows: list[dict[str, str]] = []
+    provenance: list[dict[str, int | bool]] = []
     for calc_id in sorted(by_calc):
         src = by_calc[calc_id]
         for k in range(per_calculator):

@@ -95,8 +95,9 @@ _ISO = re.compile(r"\s*([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})\s*")
 _NAMED = re.compile(rf"\s*({_MONTH_ALT})\s+([0-9]{{1,2}}),\s+([0-9]{{4}})\s*", re.IGNORECASE)
 
 
-def calendar_day(year: int, month: int, day: int) -> dt.date:
-    """datetime.date(year, month, day); ValueError (naming the problem) for an impossible day."""
+def calendar_day(year: int | str, month: int | str, day: int | str) -> dt.date:
+    """datetime.date(year, month, day), each an int or its digits; ValueError (naming the problem) for an
+    impossible day."""
     return dt.date(int(year), int(month), int(day))
 
 

@@ -55,6 +55,10 @@ SUMMARY_KEYS = (
 )
 
 
+# a metadata value as read: a scalar, a string, or an array's {"array_of": element type, "length": count}
+GGUFValue = int | float | bool | str | dict[str, int]
+
+
 class GGUFError(ValueError):
     """The file is not a readable GGUF (the message names the file and what was wrong)."""
 
@@ -69,27 +73,33 @@ class _Reader:
             raise GGUFError(f"{self.path}: truncated GGUF header (wanted {n} bytes at offset {self.fh.tell()})")
         return data
 
-    def scalar(self, fmt: str):
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+    def scalar(self, fmt: str) -> int | float | bool:
+        value: int | float | bool = struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+        return value
+
+    def uint(self, fmt: str) -> int:
+        """An unsigned integer ("<I" uint32, "<Q" uint64): a length, a count, a type or a version."""
+        value: int = struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+        return value
 
     def string(self) -> str:
-        n = self.scalar("<Q")
+        n = self.uint("<Q")
         if n > 1 << 30:
             raise GGUFError(f"{self.path}: implausible string length {n} in the GGUF header")
         return self.take(n).decode("utf-8", errors="replace")
 
-    def value(self, vtype: int):
+    def value(self, vtype: int) -> GGUFValue:
         if vtype in _SCALARS:
             return self.scalar(_SCALARS[vtype])
         if vtype == _STRING:
             return self.string()
         if vtype == _ARRAY:
-            etype, count = self.scalar("<I"), self.scalar("<Q")
+            etype, count = self.uint("<I"), self.uint("<Q")
             if etype in _SCALARS:
                 self.fh.seek(struct.calcsize(_SCALARS[etype]) * count, 1)
             elif etype == _STRING:
                 for _ in range(count):
-                    self.fh.seek(self.scalar("<Q"), 1)
+                    self.fh.seek(self.uint("<Q"), 1)
             else:
                 raise GGUFError(f"{self.path}: unsupported GGUF array element type {etype}")
             return {"array_of": etype, "length": count}
@@ -104,14 +114,14 @@ def read_metadata(path: str | Path) -> dict:
         magic = fh.read(4)
         if magic != MAGIC:
             raise GGUFError(f"{path}: not a GGUF file (first bytes {magic!r}, expected {MAGIC!r})")
-        version = r.scalar("<I")
+        version = r.uint("<I")
         if version not in (2, 3):
             raise GGUFError(f"{path}: GGUF version {version} is not supported (2 and 3 are)")
-        tensors, kv_count = r.scalar("<Q"), r.scalar("<Q")
-        meta = {}
+        tensors, kv_count = r.uint("<Q"), r.uint("<Q")
+        meta: dict[str, GGUFValue] = {}
         for _ in range(kv_count):
             key = r.string()
-            meta[key] = r.value(r.scalar("<I"))
+            meta[key] = r.value(r.uint("<I"))
     return {"version": version, "tensor_count": tensors, "metadata": meta}
 
 

@@ -38,7 +38,7 @@ class Check:
         return text + (f"\n       fix: {self.fix}" if not self.ok and self.fix else "")
 
 
-def run_quietly(cmd: list[str], timeout: float = 20) -> subprocess.CompletedProcess | None:
+def run_quietly(cmd: list[str], timeout: float = 20) -> subprocess.CompletedProcess[str] | None:
     """The command's completed process, or None when it cannot be run at all."""
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -61,7 +61,7 @@ def docker_runtimes() -> tuple[Check, dict]:
     info = run_quietly(["docker", "info", "--format", "{{json .Runtimes}}"])
     ok = info is not None and info.returncode == 0
     runtimes: dict = {}
-    if ok:
+    if ok and info is not None:
         try:
             runtimes = json.loads(info.stdout or "{}") or {}
         except json.JSONDecodeError:
@@ -87,7 +87,7 @@ def executor_image_check() -> Check:
     return Check(
         "executor image",
         have,
-        f"{EXECUTOR_IMAGE} " + (img.stdout.strip()[:19] if have else "not built"),
+        f"{EXECUTOR_IMAGE} " + (img.stdout.strip()[:19] if have and img is not None else "not built"),
         "make executor-image (offline image for the runsc executor)",
     )
 
@@ -95,7 +95,7 @@ def executor_image_check() -> Check:
 def runsc_check() -> Check:
     """The runsc runtime's release and platform, as docker runs it (daemon's runtimeArgs) and install-host chose it."""
     info = run_quietly(["docker", "info", "--format", "{{json .Runtimes.runsc}}"])
-    rt = {}
+    rt: dict = {}
     if info is not None and info.returncode == 0:
         try:
             rt = json.loads(info.stdout or "{}") or {}

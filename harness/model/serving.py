@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
@@ -264,7 +264,7 @@ class Launcher(ABC):
         return None
 
     @classmethod
-    def gpus_per_task(cls, models: list[str]) -> int:
+    def gpus_per_task(cls, models: Sequence[str]) -> int:
         """GPUs one SLURM array task takes for these models."""
         return 0
 
@@ -274,9 +274,17 @@ class Launcher(ABC):
         return desc
 
     # ---- one model's server --------------------------------------------------------------------------------------
-    base_url: str
-    model_id: str
     server_profile: str
+
+    @property
+    @abstractmethod
+    def base_url(self) -> str:
+        """The server's OpenAI-compatible root (".../v1"): a field or a property of each kind."""
+
+    @property
+    @abstractmethod
+    def model_id(self) -> str:
+        """The served model name requests carry: a field or a property of each kind."""
 
     @property
     def revision(self) -> str | None:

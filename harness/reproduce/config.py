@@ -5,6 +5,7 @@ settings."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -178,7 +179,7 @@ def _paper_arms() -> list[Arm]:
     return [ARMS[n] for n in paper_arms()]  # the extensions (routers) run by name only
 
 
-def resolve_arms(names, model_key: str | None = None) -> list[Arm]:
+def resolve_arms(names: Iterable[str] | None, model_key: str | None = None) -> list[Arm]:
     """The arms `names` means, for `model_key` (None: for the run as a whole, the union over its models).
 
     "all": the paper's arms for that model (for OTHER_CHECKPOINTS the arms marked PaperRole.other_checkpoints,
@@ -200,7 +201,7 @@ def resolve_arms(names, model_key: str | None = None) -> list[Arm]:
     return [ARMS[n] for n in dict.fromkeys(names)]
 
 
-def model_arm_names(names, model_key: str) -> set[str]:
+def model_arm_names(names: Iterable[str] | None, model_key: str) -> set[str]:
     """The names of the arms `model_key` runs with a model under `names` (see resolve_arms)."""
     return {a.name for a in resolve_arms(names, model_key) if a.needs_model}
 

@@ -24,6 +24,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.core.sums import SumsOnExit
 from harness.core.typed_json import to_json
@@ -133,12 +134,14 @@ def load_shards(shard_dirs: list[Path]) -> list[tuple[Path, ShardManifest]]:
     return loaded
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     text = json.dumps(to_json(value), sort_keys=True, default=str)
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _agreed_value(shards: list[tuple[Path, ShardManifest]], label: str, get, optional: bool):
+def _agreed_value(
+    shards: list[tuple[Path, ShardManifest]], label: str, get: Callable[[ShardManifest], Any], optional: bool
+) -> Any:  # the value of the manifest field `get` reads (COMPARED: each field its own type)
     """The value every shard that has it gives (None when none has it); MergeError naming the first that differs."""
     ref = None  # (directory, index, value) of the first shard that has the field
     for directory, m in shards:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shlex
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -492,7 +493,7 @@ def prefix_cache_shares(report: Path = GPU_HOURS_REPORT) -> dict:
         return {}
 
 
-def model_seconds(rows, tp: Throughput, bound: str) -> tuple[float, float]:
+def model_seconds(rows: Iterable[ArmPlan], tp: Throughput, bound: str) -> tuple[float, float]:
     """(prefill, decode) seconds of a model's arm rows at the throughput assumption `tp`: requests x tokens per
     request / tokens per second, at the plan's `bound` ("min" or "max") of requests; no slowdown, no start-up."""
     prefill = sum(getattr(a.requests, bound) * a.tokens_per_request.prompt for a in rows) / tp.prefill_tokens_per_s
@@ -501,7 +502,13 @@ def model_seconds(rows, tp: Throughput, bound: str) -> tuple[float, float]:
 
 
 def prefix_cache_projection(
-    key: str, rows, tp: Throughput, slow: float, cfg: ReproduceConfig, any_model: bool, measured: dict
+    key: str,
+    rows: Iterable[ArmPlan],
+    tp: Throughput,
+    slow: float,
+    cfg: ReproduceConfig,
+    any_model: bool,
+    measured: dict,
 ) -> PrefixCache:
     """The time estimate with vLLM's prefix cache: the prefill term times the share of prompt tokens the engine
     computes under each request order (`measured`: prefix_cache_shares(), docs/bench-gpu-hours.json), the decode

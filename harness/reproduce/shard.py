@@ -35,7 +35,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from harness.arms.coverage import arm_cases
 from harness.arms.prompts import template_hashes
@@ -44,7 +44,8 @@ from harness.arms.spec import Arm
 from harness.core.canonical_json import canonical_json, json_file_text
 from harness.core.sums import SumsOnExit
 from harness.core.typed_json import TypedJsonError, from_json, to_json
-from harness.data.dataset import Dataset, DatasetError, load_dataset
+from harness.data.dataset import Case, Dataset, DatasetError, load_dataset
+from harness.model.server_info import ServerInfo
 from harness.model.serving import Launcher
 from harness.reproduce.config import ReproduceConfig, Resolved, resolve_arms
 from harness.reproduce.plan import plan_population, request_bounds
@@ -183,10 +184,10 @@ def build_shard_plan(cfg: ReproduceConfig, n_shards: int, *, stand_in: bool = Fa
 class _StandInCase:
     """A bundled-slice case under a placeholder id, for dry-run plans of an unfetched dataset."""
 
-    def __init__(self, case, case_id: str):
+    def __init__(self, case: Case, case_id: str) -> None:
         self._case, self.case_id = case, case_id
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._case, name)
 
 
@@ -544,7 +545,9 @@ class _ShardRun:
         return self.live.manifest
 
 
-def _target(cfg: ReproduceConfig, directory: Path, launcher: Launcher | None = None, info=None) -> ModelTarget:
+def _target(
+    cfg: ReproduceConfig, directory: Path, launcher: Launcher | None = None, info: ServerInfo | None = None
+) -> ModelTarget:
     """The model a slice's run talks to (none for model-free slices)."""
     if launcher is None:
         return ModelTarget(timeout=cfg.timeout, cache_dir=directory / ".cache" / "responses")

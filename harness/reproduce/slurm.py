@@ -28,6 +28,7 @@ from pathlib import Path
 from harness.core.canonical_json import json_file_text
 from harness.core.paths import REPO_ROOT
 from harness.core.typed_json import to_json
+from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.shard import ShardError, ShardPlan, build_shard_plan, load_plan, shard_status, write_plan
 from harness.run.manifest import manifest_path
 
@@ -150,7 +151,9 @@ def read_submissions(out: Path) -> list[dict]:
     return json.loads(p.read_text()) if p.exists() else []
 
 
-def prepare(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False) -> tuple[ShardPlan, Path, str, str]:
+def prepare(
+    cfg: ReproduceConfig, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False
+) -> tuple[ShardPlan, Path, str, str]:
     """Plan (an existing plan for another config is refused), and both scripts' text."""
     out = Path(cfg.out).resolve()
     plan = build_shard_plan(cfg, n_shards, stand_in=dry_run)
@@ -166,7 +169,12 @@ def prepare(cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False) ->
 
 
 def submit(
-    cfg, n_shards: int, opts: SlurmOptions, *, dry_run: bool = False, echo: Callable[[str], None] = print
+    cfg: ReproduceConfig,
+    n_shards: int,
+    opts: SlurmOptions,
+    *,
+    dry_run: bool = False,
+    echo: Callable[[str], None] = print,
 ) -> dict:
     """Write the plan and scripts and submit the array plus the merge job (or print them when dry_run)."""
     out = Path(cfg.out).resolve()

@@ -14,10 +14,10 @@ from pathlib import Path
 from harness.arms import prompts
 from harness.arms.library_inputs import calculator_for
 from harness.arms.registry import ARMS, smoke_probes
-from harness.arms.solvers import Context
-from harness.data.dataset import load_dataset
+from harness.arms.solvers import Context, ExtractLibrarySolver
+from harness.data.dataset import Case, load_dataset
 from harness.model.client import ModelClient, ModelRequestError
-from harness.model.serving import LaunchError
+from harness.model.serving import Launcher, LaunchError
 from harness.reproduce.config import ReproduceConfig
 from harness.reproduce.errors import ReproduceError
 from harness.scoring.scorers import score_reply
@@ -50,7 +50,7 @@ class FormResult:
     detail: str
 
 
-def _parses(reply_form: str, text: str, case) -> tuple[bool, str]:
+def _parses(reply_form: str, text: str, case: Case) -> tuple[bool, str]:
     if reply_form == "program":
         ok = prompts.extract_program(text) is not None
         return ok, "a program" if ok else "no program in the reply"
@@ -61,7 +61,7 @@ def _parses(reply_form: str, text: str, case) -> tuple[bool, str]:
     return obj is not None, "a JSON object" if obj is not None else "no JSON object in the reply"
 
 
-async def _requests(launcher, case, one_shot, timeout: float) -> list[FormResult]:
+async def _requests(launcher: Launcher, case: Case, one_shot: list[Case], timeout: float) -> list[FormResult]:
     out = []
     async with ModelClient(
         launcher.base_url, launcher.model_id, profile=launcher.server_profile, timeout=timeout, max_retries=2
@@ -70,7 +70,7 @@ async def _requests(launcher, case, one_shot, timeout: float) -> list[FormResult
             arm = ARMS[arm_name]
             ctx = Context(case=case, arm=arm, seed=42, client=client, one_shot=one_shot)
             # the arm's own first request (extract-lib's is its extraction prompt, greedy, the solver's token cap)
-            if reply_form == "extract":
+            if reply_form == "extract" and isinstance(arm.solver, ExtractLibrarySolver):
                 r = await ctx.chat(ctx.prompt(), temperature=0.0, max_tokens=arm.solver.max_tokens)
             else:
                 r = await ctx.chat(ctx.prompt(), temperature=arm.temperature, max_tokens=arm.max_tokens)

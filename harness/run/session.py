@@ -74,7 +74,7 @@ def sigterm_as_interrupt() -> Iterator[list[int]]:
         signal.signal(signal.SIGINT, old_int)
 
 
-def records_kept(out_dir: str | Path, arms: list[str], seeds: list[int]) -> tuple[int, int]:
+def records_kept(out_dir: str | Path, arms: list[str], seeds: Sequence[int]) -> tuple[int, int]:
     """(records, results files) of these arms and seeds under ``out_dir``, read through the store's reader."""
     wanted = {f"seed{s}" for s in seeds}
     files = [p for p in iter_result_files(out_dir, arms) if p.stem in wanted]

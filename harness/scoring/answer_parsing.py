@@ -141,6 +141,7 @@ def _json_value(text: str, start: int) -> str:
         except ValueError:
             return re.sub(r"\\(.)", r"\1", raw).strip()
     m = _UNQUOTED.match(text, start)
+    assert m is not None  # the pattern matches the empty string
     return m.group(0).strip()
 
 

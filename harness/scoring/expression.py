@@ -31,7 +31,7 @@ import math
 import numbers
 import operator
 from collections import ChainMap
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import numpy as np
@@ -242,7 +242,7 @@ def _guarded_call(func: Any, args: list, kwargs: dict) -> Any:
     return func(*args, **kwargs)
 
 
-def _bind(target: ast.AST, value: Any, env: dict[str, Any]) -> None:
+def _bind(target: ast.AST, value: Any, env: MutableMapping[str, Any]) -> None:
     if isinstance(target, ast.Name):
         env[target.id] = value
     elif isinstance(target, (ast.Tuple, ast.List)):
@@ -255,10 +255,10 @@ def _bind(target: ast.AST, value: Any, env: dict[str, Any]) -> None:
         raise Unsupported("assignment target")
 
 
-def _comprehension(node: ast.AST, env: dict[str, Any]) -> list:
+def _comprehension(node: ast.ListComp | ast.GeneratorExp, env: MutableMapping[str, Any]) -> list:
     out: list = []
 
-    def walk(i: int, scope: dict[str, Any]) -> None:
+    def walk(i: int, scope: MutableMapping[str, Any]) -> None:
         if i == len(node.generators):
             out.append(_eval_node(node.elt, scope))
             if len(out) > _MAX_ITEMS:
@@ -279,12 +279,12 @@ def _comprehension(node: ast.AST, env: dict[str, Any]) -> list:
     return out
 
 
-def _assignment_scope(env: dict[str, Any] | ChainMap) -> dict[str, Any]:
+def _assignment_scope(env: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """Where `(name := value)` binds: the innermost scope that is not a comprehension's."""
     return env.maps[-1] if isinstance(env, ChainMap) else env
 
 
-def _lambda(node: ast.Lambda, env: dict[str, Any]) -> Callable:
+def _lambda(node: ast.Lambda, env: MutableMapping[str, Any]) -> Callable:
     a = node.args
     if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs:
         raise Unsupported("lambda signature")
@@ -301,7 +301,7 @@ def _lambda(node: ast.Lambda, env: dict[str, Any]) -> Callable:
     return call
 
 
-def _eval_node(node: ast.AST, env: dict[str, Any]) -> Any:
+def _eval_node(node: ast.AST, env: MutableMapping[str, Any]) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
@@ -345,8 +345,11 @@ def _eval_node(node: ast.AST, env: dict[str, Any]) -> Any:
             if isinstance(n, int) and len(seq) * max(n, 0) > _MAX_ITEMS:
                 raise Unsupported("sequence too long")
             return _BINOPS[ast.Mult](left, right)
-        if isinstance(node.op, ast.Add) and isinstance(left, (list, tuple)) and type(left) is type(right):
-            return left + right
+        if isinstance(node.op, ast.Add) and type(left) is type(right):
+            if isinstance(left, list) and isinstance(right, list):
+                return left + right
+            if isinstance(left, tuple) and isinstance(right, tuple):
+                return left + right
         if not (_is_number(left) or isinstance(left, np.ndarray)) or not (
             _is_number(right) or isinstance(right, np.ndarray)
         ):

@@ -22,8 +22,9 @@ gold.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ __all__ = ["OUTPUT_TYPES", "Gold", "ScoringError", "gold_of"]
 OUTPUT_TYPES = ("decimal", "integer", "date", "weeks_days")
 
 
-def _parse_gold_date(text: str) -> Any:
+def _parse_gold_date(text: str) -> dt.date:
     return parse_date(text, iso=True)
 
 
@@ -72,6 +73,7 @@ class Gold:
                 object.__setattr__(self, "calculator_id", int(self.calculator_id))
             except (TypeError, ValueError):
                 raise ScoringError(f"{where}: calculator_id is not an integer: {self.calculator_id!r}") from None
+        parse: Callable[[str], float | dt.date | tuple[int, int]]
         if self.output_type == "weeks_days" or looks_like_weeks_days(self.gold_answer, brackets=True):
             kind, parse = "weeks_days", _parse_gold_weeks_days
         elif self.output_type == "date":
@@ -89,7 +91,8 @@ class Gold:
     def from_mapping(cls, m: Mapping) -> Gold:
         """From a dict: keys output_type, gold_answer (or answer), lower_limit (or lower), upper_limit
         (or upper), calculator_id, case_id; a results-store record (gold nested under "gold") works."""
-        g = m.get("gold") if isinstance(m.get("gold"), Mapping) else m
+        nested = m.get("gold")
+        g: Mapping = nested if isinstance(nested, Mapping) else m
         answer = g.get("gold_answer", g.get("answer"))
         if "output_type" not in m or answer is None:
             raise ScoringError(f"case mapping needs output_type and gold_answer/answer; has keys {sorted(m)}")
@@ -106,7 +109,7 @@ class Gold:
         """The benchmark's own interval for a numeric case (see the module docstring)."""
         where = f"case {self.case_id!r}" if self.case_id else "case"
         gold = self.value
-        bounds = []
+        bounds: list[float | None] = []
         for name, raw in (("lower_limit", self.lower_limit), ("upper_limit", self.upper_limit)):
             if raw is None or (isinstance(raw, float) and math.isnan(raw)) or str(raw).strip() == "":
                 bounds.append(None)

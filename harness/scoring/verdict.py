@@ -92,7 +92,13 @@ def typed_value(value: Any, kind: str) -> tuple[Any, str]:
         return None, f"unreadable_value: gestational age must be a (weeks, days) pair, got {value!r}"
     parts = []
     for p in value:
-        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not math.isfinite(p) or p != int(p) or p < 0:
+        if (
+            isinstance(p, bool)
+            or not isinstance(p, numbers.Real)
+            or not math.isfinite(p)
+            or p != math.trunc(p)
+            or p < 0
+        ):
             return None, f"unreadable_value: weeks and days must be whole non-negative numbers, got {value!r}"
-        parts.append(int(p))
+        parts.append(int(math.trunc(p)))
     return reduce_weeks_days(*parts), ""

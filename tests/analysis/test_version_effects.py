@@ -32,3 +32,23 @@ def test_bundled_slice_version_changes():
     assert sum(s["gold_solve_changes"] for s in summary.values()) == sum(
         1 for r in rows if r["changes"] and r["in_gold_solve"]
     )
+
+
+def test_s22_without_a_dataset_name_loads_nothing(tmp_path, monkeypatch):
+    """Records that name no dataset omit s22's Gold-Solve block with that reason; the table never tries to load a
+    dataset called "None" (load_dataset(None) looked for a file ./None and opened it when there was one)."""
+    from types import SimpleNamespace
+
+    from harness.analysis.stats.arrays import StatRecord
+    from harness.analysis.tables import router
+
+    (tmp_path / "None").write_text("not a dataset\n")
+    monkeypatch.chdir(tmp_path)
+    loaded: list[object] = []
+    monkeypatch.setattr(router, "load_dataset", lambda name: loaded.append(name))
+    ref = {"version": "ckd-epi-2021", "value": 1.0, "correct": True}
+    rec = StatRecord("m", "gold-lib", 42, "9-1", 1, 9, "MDRD", "decimal", "answered", True, None, None, ref)
+    table = router.table_s22(SimpleNamespace(data=SimpleNamespace(versioned=[rec])))
+    assert loaded == []
+    assert "Gold-Solve change counts omitted: the records name no dataset." in table.notes
+    assert [r[:5] for r in table.rows[1:]] == [["m", table.rows[1][1], "9", "ckd-epi-2021", "1"]]

@@ -24,6 +24,8 @@ word to a user who has just run the paper's setting. It is built from one analys
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +70,10 @@ class Comparison:
 
 
 def compare(
-    an: Analysis, manifests: list[ManifestFile | RunManifest], paper_cases=None, integrity: Integrity | None = None
+    an: Analysis,
+    manifests: Sequence[ManifestFile | RunManifest],
+    paper_cases: str | os.PathLike[str] | None = None,
+    integrity: Integrity | None = None,
 ) -> Comparison:
     """The comparison of one analysis (its run manifests; `paper_cases`: a directory of the paper's per-case
     files, or None; `integrity`: its files against their sums, checked here from the analysis's root when not
@@ -107,7 +112,14 @@ class ComparisonFiles(Comparison):
 
 
 def compare_root(
-    results_dir, out_dir, *, draws: int, seed: int, dataset: str | None = None, paper_cases=None, figure: bool = True
+    results_dir: str | Path,
+    out_dir: str | os.PathLike[str],
+    *,
+    draws: int,
+    seed: int,
+    dataset: str | None = None,
+    paper_cases: str | os.PathLike[str] | None = None,
+    figure: bool = True,
 ) -> ComparisonFiles:
     """`harness compare`: integrity first (IntegrityError: sums that cannot be read), then one read of every
     results file (its sha256 from the integrity check), the run manifests, the comparison written to `out_dir`. A
@@ -136,9 +148,9 @@ def _named_file(message: str) -> Path | None:
 
 def write_comparison(
     an: Analysis,
-    out_dir,
-    manifests: list[ManifestFile | RunManifest],
-    paper_cases=None,
+    out_dir: str | os.PathLike[str],
+    manifests: Sequence[ManifestFile | RunManifest],
+    paper_cases: str | os.PathLike[str] | None = None,
     integrity: Integrity | None = None,
     figure: bool = True,
 ) -> ComparisonFiles:

@@ -261,7 +261,7 @@ def truncation(an: Analysis, model: str, arms: list[str]) -> dict | None:
     truncated rows scored correct, the seeds, rows and (the fewest of any arm's) cases."""
     d = an.data
     ran = [a for a in arms if d.has(model, a)]
-    if not ran or d.calls is None:
+    if not ran or d.calls is None or d.cut is None:  # calls and cut are set together (build_arrays)
         return None
     calls = cut = correct = rows = 0
     seeds: set[int] = set()

@@ -44,6 +44,7 @@ import dataclasses
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -325,8 +326,8 @@ class RunSettings:
 
     def __init__(
         self,
-        manifests: list[ManifestFile | RunManifest],
-        files: list[ResultFile] = (),
+        manifests: Sequence[ManifestFile | RunManifest],
+        files: Sequence[ResultFile] = (),
         integrity: Integrity | None = None,
         data: CorrectnessArrays | None = None,
     ):

@@ -46,11 +46,13 @@ when the user's margin is within the tolerance of the paper's, and says so.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
+from harness.analysis.comparison.ours import Stat
 from harness.analysis.comparison.values import number, paper_seeds, setting
 
 Z95 = 1.959964
@@ -127,7 +129,7 @@ class Spread:
         )
 
 
-def departures(blocks) -> tuple[int, int]:
+def departures(blocks: Iterable[np.ndarray]) -> tuple[int, int]:
     """(cells departing from their case's majority, cells) over [S, N] 0/1 blocks (NaN: no record): per case the
     smaller of its ones and zeros over the seeds it has."""
     dep = cells = 0
@@ -195,7 +197,7 @@ def flip_sd(d: float, rows: int, arms: int = 1) -> float:
     return 100 * math.sqrt(arms * d / rows) if rows > 0 else float("nan")
 
 
-def jackknife_sd(leave_one_out) -> float | None:
+def jackknife_sd(leave_one_out: Iterable[float | None]) -> float | None:
     """SD of the difference of two runs of a statistic, from its leave-one-seed-out values (None below two)."""
     v = np.asarray([x for x in leave_one_out if x is not None and not np.isnan(x)], dtype=float)
     if v.size < 2:
@@ -221,7 +223,7 @@ def binomial_allowance(pct: float, n: int) -> float:
     return 100 * Z95 * math.sqrt(max(p * (1 - p), 1e-12) / max(n, 1))
 
 
-def for_stat(paper_model: str | None, stat, digits: int, arms: int = 1, reruns: bool = True) -> Tolerance:
+def for_stat(paper_model: str | None, stat: Stat, digits: int, arms: int = 1, reruns: bool = True) -> Tolerance:
     """The rerun tolerance of one of the user's statistics (harness.analysis.comparison.ours.Stat: its case-seed
     rows, per-seed values and seeds) for a number the paper prints to `digits`; `arms`: 2 for a paired gap;
     `reruns`: whether the statistic's seeds are repeated runs of one setting (the spread finding applies)."""
@@ -234,7 +236,7 @@ def for_stat(paper_model: str | None, stat, digits: int, arms: int = 1, reruns: 
     )
 
 
-def spread_of(stat, d: float, arms: int, reruns: bool) -> Spread | None:
+def spread_of(stat: Stat, d: float, arms: int, reruns: bool) -> Spread | None:
     """The user's seed spread of a statistic, against the paper's flip rate d (Spread)."""
     v = np.asarray([x for x in stat.per_seed if x is not None and not np.isnan(x)], dtype=float)
     if v.size < 2:

@@ -105,7 +105,7 @@ def record_facts(rec: Record) -> tuple[int, int, str | None]:
     return len(rec.truncated), sum(bool(t) for t in rec.truncated), route if isinstance(route, str) else None
 
 
-def _value(v) -> str:
+def _value(v: object) -> str:
     return json.dumps(v, sort_keys=True, ensure_ascii=False)
 
 
@@ -339,13 +339,13 @@ def read_views(files: list[Path], digests: list[str] | None = None) -> tuple[lis
         return ordered_map(_parse_view, files), digests
     digests = digests if digests is not None else ordered_map(file_sha256, files)
     places = [_cache_path(directory, d) for d in digests]
-    views = [_load_cached(c, d) for c, d in zip(places, digests)]
-    missing = [i for i, v in enumerate(views) if v is None]
-    for i, view in zip(missing, ordered_map(_parse_view, [files[i] for i in missing])):
-        views[i] = view
+    cached = [_load_cached(c, d) for c, d in zip(places, digests)]
+    missing = [i for i, v in enumerate(cached) if v is None]
+    parsed = dict(zip(missing, ordered_map(_parse_view, [files[i] for i in missing])))
+    for i, view in parsed.items():
         if view.recomputed.split_missing is None:  # a split fetched later is read then
             _store_cached(places[i], digests[i], view)
-    return views, digests
+    return [v if v is not None else parsed[i] for i, v in enumerate(cached)], digests
 
 
 def read_root(
@@ -363,9 +363,9 @@ def read_root(
     if not root.is_dir():
         raise ResultsError(f"results root {root} does not exist or is not a directory")
     files = list(iter_result_files(root))
-    known = [digests.get(p.resolve()) for p in files] if digests is not None else None
+    hashed = [d for p in files if (d := digests.get(p.resolve())) is not None] if digests is not None else None
     try:
-        views, known = read_views(files, known if known is not None and None not in known else None)
+        views, known = read_views(files, hashed if hashed is not None and len(hashed) == len(files) else None)
     except StoreError as exc:
         raise ResultsError(str(exc)) from None
     records: list[SourcedRecord] = []
@@ -514,7 +514,7 @@ def choose_dataset(
         return sources, [], next(iter(by), None)
     else:
 
-        def weight(k):
+        def weight(k: str) -> tuple[int, int, str]:
             files = {
                 (s.record.model, s.record.arm, s.record.seed) for s in by[k] if s.record.arm not in model_free_arms()
             }
@@ -664,8 +664,8 @@ def _share_model_free_arms(data: CorrectnessArrays) -> None:
         data.models = keep
         data.correct = data.correct[idx]
         data.outcome = data.outcome[idx]
-        data.calls = data.calls[idx]
-        data.cut = data.cut[idx]
+        if data.calls is not None and data.cut is not None:  # both set by build_arrays
+            data.calls, data.cut = data.calls[idx], data.cut[idx]
 
 
 def load_arrays(

@@ -22,12 +22,13 @@ BLAS summation order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 import numpy as np
 
 DEFAULT_DRAWS = 10_000
 DEFAULT_SEED = 20260904
-QUANTILE_METHOD = "linear"  # numpy.percentile method; percentile intervals
+QUANTILE_METHOD: Final = "linear"  # numpy.percentile method; percentile intervals
 LEVEL = 0.95
 _CHUNK = 1000  # rows per counting chunk: keeps bincount's target in cache (about 4x faster than one pass)
 EXACT_F32 = 2**24  # float32 holds every integer below this exactly

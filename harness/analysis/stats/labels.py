@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from harness.arms.registry import ARMS, budget_variants, hybrid_fallbacks, hybrid_libraries
 from harness.model.rehearsal.labels import is_synthetic_model
@@ -22,10 +23,10 @@ def arm_label(arm: str, short: bool = False) -> str:
     """An arm's table label from its registry entry; a note-budget variant without its own label is "<label of the
     arm it caps>, N words" (N from its spec: harness.arms.registry.budget_variants); hybrids are named after their
     library and fallback."""
-    if short and _short(arm):
-        return _short(arm)
-    if _label(arm):
-        return _label(arm)
+    if short and (short_label := _short(arm)):
+        return short_label
+    if label := _label(arm):
+        return label
     base = budget_variants().get(arm)
     if base is not None and _label(base):
         return f"{(_short(base) or _label(base)) if short else _label(base)}, {ARMS[arm].note_words} words"
@@ -58,7 +59,7 @@ def model_label(model: str) -> str:
     return f"{label} (synthetic)" if is_synthetic_model(model) else label
 
 
-def synthetic_notice(models) -> str | None:
+def synthetic_notice(models: Iterable[str]) -> str | None:
     """The sentence every artefact built from synthetic records leads with; None when none is synthetic."""
     names = [m for m in models if is_synthetic_model(m)]
     if not names:

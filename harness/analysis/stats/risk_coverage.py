@@ -301,9 +301,9 @@ def curve(
                 a / tot_p,
                 c / a if a else float("nan"),
                 c / tot_p,
-                tuple(map(float, cov_ci)),
+                _interval(cov_ci),
                 acc_ci,
-                tuple(map(float, full_ci)),
+                _interval(full_ci),
             )
         )
     # AURC: groups k+1, k, ..., 1, then the never-answered rows (level 0).
@@ -332,6 +332,12 @@ def curve(
         dict(rows.routes),
         rs.describe(),
     )
+
+
+def _interval(ci: np.ndarray) -> tuple[float, float]:
+    """A [2] percentile interval as a (low, high) pair of floats."""
+    lo, hi = ci
+    return (float(lo), float(hi))
 
 
 def _nan_percentile(values: np.ndarray) -> tuple[float, float]:

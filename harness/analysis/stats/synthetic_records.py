@@ -7,7 +7,7 @@ per-case effect shared by all seeds (so seeds agree more than chance).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +18,9 @@ from harness.run.record import Record
 from harness.run.store import results_path, write_result_file
 
 
-def _probabilities(rng, n_arms, sizes, base):
+def _probabilities(
+    rng: np.random.Generator, n_arms: int, sizes: np.ndarray, base: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """[A, N] success probabilities with calculator and case effects on the logit scale."""
     n = int(np.sum(sizes))
     cluster = np.repeat(np.arange(len(sizes)), sizes)
@@ -29,7 +31,12 @@ def _probabilities(rng, n_arms, sizes, base):
 
 
 def synthetic_arrays(
-    n_models=4, arms=None, seeds=(42, 43, 44, 45, 46), cases_per_calc=20, n_calculators=55, seed=0
+    n_models: int = 4,
+    arms: Iterable[str] | None = None,
+    seeds: Sequence[int] = (42, 43, 44, 45, 46),
+    cases_per_calc: int | Sequence[int] = 20,
+    n_calculators: int = 55,
+    seed: int = 0,
 ) -> CorrectnessArrays:
     """Correctness arrays of the benchmark's shape (default 4 models x the registry's ordered arms
     (harness.arms.registry.arm_order) x 5 seeds x 1,100 cases), all rows present."""
@@ -62,15 +69,15 @@ def synthetic_arrays(
 
 
 def synthetic_records(
-    models=("synthetic/model-a",),
+    models: Iterable[str] = ("synthetic/model-a",),
     *,
-    arms,
-    seeds=(42,),
-    sizes=(3, 2, 4),
-    accuracy=None,
-    seed=0,
-    library=(),
-    date_calcs=(),
+    arms: Sequence[str],
+    seeds: Sequence[int] = (42,),
+    sizes: Sequence[int] = (3, 2, 4),
+    accuracy: Mapping[str, float] | None = None,
+    seed: int = 0,
+    library: Collection[int] = (),
+    date_calcs: Collection[int] = (),
 ) -> list[Record]:
     """Per-case records (harness.run.record.Record) of the named `arms`. The
     library arms of the hybrids (harness.arms.registry.hybrid_libraries: Gold-Solve, Extract-Solve) abstain outside

@@ -24,11 +24,13 @@ from harness.calculators.versions import (
     coefficient_calculator,
     library_reference,
 )
+from harness.core.units import Convention
 from harness.data.conventions import resolve_convention
+from harness.data.dataset import Dataset
 from harness.scoring.scorers import score_value
 
 
-def case_rows(dataset, convention=None) -> list[dict]:
+def case_rows(dataset: Dataset, convention: Convention | str | None = None) -> list[dict]:
     """One row per (case of a versioned calculator, non-benchmark version); ``convention``: a unit convention
     (name or ``Convention``), else the dataset's own by content (``harness.data.conventions``)."""
     conv = resolve_convention(dataset, convention).convention
@@ -38,6 +40,7 @@ def case_rows(dataset, convention=None) -> list[dict]:
         if cid not in VERSIONS:
             continue
         bench = benchmark_version(cid)
+        assert bench is not None  # a versioned calculator has its benchmark version
         calc = coefficient_calculator(cid, bench)
         try:
             bench_value = calc.compute(**calc.from_entities(case.entities, convention=conv))

@@ -54,7 +54,9 @@ def build_tables(an: Analysis) -> tuple[list[Table], dict[str, str]]:
     return tables, omitted
 
 
-def write_tables(tables: list[Table], omitted: dict[str, str], out_dir, an: Analysis | None = None) -> list[Path]:
+def write_tables(
+    tables: list[Table], omitted: dict[str, str], out_dir: str | Path, an: Analysis | None = None
+) -> list[Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -92,7 +94,11 @@ def write_tables(tables: list[Table], omitted: dict[str, str], out_dir, an: Anal
 
 
 def build_all(
-    results_dir, out_dir, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, dataset: str | None = None
+    results_dir: str | Path,
+    out_dir: str | Path,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+    dataset: str | None = None,
 ) -> list[Path]:
     """Re-derive every table from `results_dir` into `out_dir` (Markdown, LaTeX, CSV); return the paths.
 

@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from harness.analysis.table_format import SECTION, Omit, Table
 from harness.analysis.tables.cells import acc_cell, results_root, stored_records
 from harness.analysis.tables.spec import Sheet, TableSpec
 from harness.arms.registry import table_arms
-from harness.calculators.catalogue import CATALOGUE
+from harness.calculators.catalogue import CATALOGUE, FormulaEntry
 from harness.data.dataset import load_dataset
 from harness.run.record import Record
 
@@ -70,7 +71,7 @@ def table_s11(an: Analysis) -> Table:
 
 
 # ---- s9, s17, s17b: the formula catalogue -------------------------------------------------------------
-def _catalogue():
+def _catalogue() -> dict[int, FormulaEntry]:
     return dict(CATALOGUE)
 
 
@@ -83,7 +84,7 @@ def _categories(an: Analysis) -> dict[int, str]:
     return out
 
 
-def _provenance_note(entries, field: str) -> list[str]:
+def _provenance_note(entries: Iterable[FormulaEntry], field: str) -> list[str]:
     recon = sorted(e.calculator_id for e in entries if "reconstruction" in e.provenance.get(field, ""))
     if not recon:
         return []
@@ -131,7 +132,7 @@ def table_s9(an: Analysis) -> Table:
     )
 
 
-def _completeness_table(name: str, title: str, status: str, an: Analysis):
+def _completeness_table(name: str, title: str, status: str, an: Analysis) -> Table:
     cat = _catalogue()
     chosen = [e for e in cat.values() if e.completeness == status]
     counts = Counter(e.completeness for e in cat.values())
@@ -305,7 +306,7 @@ def read_annotations(path: Path, sample: list[SampledRow]) -> dict[tuple, tuple[
     return out
 
 
-def _annotations(an: Analysis, sample):
+def _annotations(an: Analysis, sample: list[SampledRow]) -> tuple[dict[tuple, tuple[str, bool]], Path | None]:
     path = results_root(an) / ANNOTATION_FILE
     if not path.is_file():
         return {}, None
@@ -373,9 +374,9 @@ def table_s15b(an: Analysis) -> Table:
     rows = []
     for key in sorted({(s.record.model, s.stratum) for s in sample}):
         drawn = [s for s in sample if (s.record.model, s.stratum) == key]
-        got = [ann.get(s.key) for s in drawn]
+        got = [a for s in drawn if (a := ann.get(s.key)) is not None]
         row = [model_label(key[0]), key[1], str(drawn[0].stratum_size), str(len(drawn))]
-        if any(g is None for g in got):
+        if len(got) < len(drawn):  # a drawn row not annotated yet
             row += [NOT_ANNOTATED] * len(READING_CATEGORIES)
         else:
             for cat in READING_CATEGORIES:

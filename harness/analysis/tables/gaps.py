@@ -5,12 +5,15 @@ recall loses: the calculators the blind arm loses on every seed (s7) and one cas
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import TypedDict
 
 import numpy as np
 
 from harness.analysis.results_analysis import Analysis
 from harness.analysis.stats.catalog import AUDIT_LABELS
 from harness.analysis.stats.families import (
+    Comparison,
     arm_label,
     budget_comparisons,
     declared,
@@ -31,7 +34,9 @@ S7_TOP = 6
 S8_RULE = (2, 42, "Qwen/Qwen2.5-7B-Instruct")  # Cockcroft-Gault, seed 42, the 7B model
 
 
-def _per_model_gap_table(an: Analysis, name, title, blocks, notes) -> Table:
+def _per_model_gap_table(
+    an: Analysis, name: str, title: str, blocks: Sequence[tuple[str, Sequence[Comparison]]], notes: list[str]
+) -> Table:
     d = an.data
     cols = ["Comparison", "Access"] + [model_label(m) for m in d.models]
     rows = []
@@ -315,12 +320,23 @@ def _recall_pair(table: str) -> tuple[str, str] | None:
     return (comps[0].solver, comps[0].reference) if comps else None
 
 
-def recall_losses(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> dict[str, list[dict]]:
+class RecallLoss(TypedDict):
+    """One calculator the blind arm loses on every seed (recall_losses): the pairs lost and both arms' accuracy."""
+
+    calculator_id: int
+    name: str
+    pairs: int
+    evaluated: int
+    solver: float
+    reference: float
+
+
+def recall_losses(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP) -> dict[str, list[RecallLoss]]:
     """model -> calculators the blind arm loses on every seed: pairs (seed, case) with Program-Solve
     correct and Blind not, >= min_pairs pairs and >= 1 pair at every seed both arms ran; top by pairs (the two arms:
     the comparison declared for s7, solver and reference)."""
     d = an.data
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[RecallLoss]] = {}
     pair = _recall_pair("s7")
     if pair is None:
         return out
@@ -332,7 +348,7 @@ def recall_losses(an: Analysis, min_pairs: int = S7_MIN_PAIRS, top: int = S7_TOP
         seeds = d.seed_mask(m, given) & d.seed_mask(m, recalled)
         both = ~np.isnan(ps) & ~np.isnan(bl)
         lost = both & (ps == 1) & (bl == 0)
-        rows = []
+        rows: list[RecallLoss] = []
         for k, cid in enumerate(d.calculators):
             cases = d.cluster == k
             per_seed = lost[:, cases].sum(axis=1)

@@ -149,19 +149,20 @@ def table_s22(an: Analysis) -> Table:
                 str(cid),
                 version,
                 str(len(rs)),
-                fmt(100 * np.mean([x.correct for x, _ in rs])),
-                fmt(100 * np.mean(ref_ok)) if ref_ok else "n/a",
+                fmt(100 * float(np.mean([x.correct for x, _ in rs]))),
+                fmt(100 * float(np.mean(ref_ok))) if ref_ok else "n/a",
                 str(sum(1 for _, ref in rs if ref["value"] is None)),
             ]
         )
     dataset_name = versioned[0].dataset
-    try:
-        ds = load_dataset(dataset_name)
-        summary = summarise(case_rows(ds))
-    except (DatasetError, OSError) as exc:  # a genuinely absent dataset (not on this machine) drops this block
-        summary, note = [], f"Gold-Solve change counts omitted: dataset {dataset_name!r} not loadable ({exc})."
+    summary: list[dict] = []
+    if dataset_name is None:  # a record without its dataset's name: nothing to load (never a file named "None")
+        note = "Gold-Solve change counts omitted: the records name no dataset."
     else:
-        note = ""
+        try:
+            summary, note = summarise(case_rows(load_dataset(dataset_name))), ""
+        except (DatasetError, OSError) as exc:  # a genuinely absent dataset (not on this machine) drops this block
+            note = f"Gold-Solve change counts omitted: dataset {dataset_name!r} not loadable ({exc})."
     if summary:
         rows.append([SECTION, f"Gold-Solve library on {dataset_name}: answers that change when the version is chosen"])
         for s in summary:

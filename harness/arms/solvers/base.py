@@ -42,6 +42,7 @@ from harness.core.outcomes import ROW_OUTCOMES, RowOutcome
 from harness.core.units import EXACT, Convention
 from harness.data.dataset import Case, Dataset
 from harness.model.client import ChatResult, derive_seed, prompt_headers
+from harness.scoring.gold import ScoringError
 from harness.scoring.scorers import Gold, score_reply, score_value
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ class Context:
         """Send a prompt; its family and reply form go with it as headers (harness.model.client.prompt_headers)."""
         if self.client is None:
             raise RuntimeError(f"arm {self.arm.name} needs a model: give --base-url/--model")
+        if max_tokens is None:
+            raise RuntimeError(f"arm {self.arm.name} sends a prompt without an output-token cap (Decoding.max_tokens)")
         seed = derive_seed(self.seed, self.case.case_id, self.arm.name, sample_index) if temperature > 0 else None
         result = await self.client.chat(
             prompt.messages,
@@ -164,9 +167,11 @@ class Rescorable(Protocol):
 
 def rescore_value(record: Rescorable, case: Case | Gold, scorer: str) -> bool:
     """A value-scored record's verdict: its stored answer and kind under `scorer`; no answer scores wrong."""
-    if record.answer is not None:
-        return bool(score_value(record.answer, record.answer_kind, case, scorer).correct)
-    return False
+    if record.answer is None:
+        return False
+    if record.answer_kind is None:
+        raise ScoringError(f"a stored answer without its kind: {record.answer!r}")
+    return bool(score_value(record.answer, record.answer_kind, case, scorer).correct)
 
 
 class Solver(ABC):
@@ -305,7 +310,7 @@ def jsonable(v: Any) -> Any:
         return repr(v)
 
 
-def value_solution(value: Any, detail: dict) -> Solution:
+def value_solution(value: Any, detail: Detail) -> Solution:
     try:
         answer, kind = to_json_value(value)
     except ValueError as exc:

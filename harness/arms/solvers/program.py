@@ -164,7 +164,9 @@ class VoteSolver(Solver):
                 reason="no sampled program ran",
                 detail={"repairs": repairs},
             )
-        best, count = majority([a for a, _ in answers])
+        top = majority([a for a, _ in answers])
+        assert top is not None  # answers is not empty
+        best, count = top
         if count >= 2:
             chosen = next(a for a in answers if vote_key(a[0]) == vote_key(best))
         else:

@@ -182,7 +182,9 @@ async def _solve_router(ctx: Context, solver: RouterSolver) -> Solution:
         sol.detail = {**sol.detail, "router": router}
         return sol
     messages = ctx.prompt()
-    programs, results, samples, values = [], [], [], []
+    programs, results = [], []
+    samples: list[JSONValue] = []
+    values: list[tuple[int, Any, str]] = []
     for i in range(k):
         _reply, program, result, outcome = await program_attempt(
             ctx, messages, temperature=arm.temperature, sample_index=i
@@ -191,7 +193,7 @@ async def _solve_router(ctx: Context, solver: RouterSolver) -> Solution:
         results.append(result)
         answer, kind = answer_of(result) if outcome == ANSWERED else (None, None)
         samples.append({"index": i, "outcome": outcome, "answer": answer, "kind": kind})
-        if outcome == ANSWERED and answer is not None:
+        if outcome == ANSWERED and answer is not None and kind is not None:  # an executor's answer has its kind
             values.append((i, answer, kind))
     clusters = agreement_clusters(values, ctx.case.output_type)
     decision = decide_programs(clusters, k, m)

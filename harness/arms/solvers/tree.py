@@ -69,7 +69,7 @@ def evaluate(
     division by zero, a non-finite result, or a tree larger than MAX_NODES / deeper than MAX_DEPTH."""
     count = [0]
 
-    def ev(node: Any, depth: int):
+    def ev(node: Any, depth: int) -> Fraction | float:
         count[0] += 1
         if count[0] > MAX_NODES or depth > MAX_DEPTH:
             raise TreeAbstain(f"the tree exceeds {MAX_NODES} nodes or depth {MAX_DEPTH}")
@@ -108,7 +108,7 @@ def evaluate(
     return result
 
 
-def _apply(op: str, vals: list):
+def _apply(op: str, vals: list[Fraction | float]) -> Fraction | float:
     a = vals[0]
     if op == "+":
         return sum(vals[1:], a)
@@ -134,7 +134,7 @@ def _apply(op: str, vals: list):
     return Fraction(int(compare[op]))
 
 
-def _power(a, b):
+def _power(a: Fraction | float, b: Fraction | float) -> Fraction | float:
     if isinstance(b, Fraction) and b.denominator == 1 and abs(b.numerator) <= 64 and isinstance(a, Fraction):
         if a == 0 and b < 0:
             raise TreeAbstain("zero to a negative power")

@@ -105,9 +105,12 @@ class AnswerKey:
         words = m.group(1).split()[:NOTE_KEY_WORDS]
         name = _EXTRACT_NAME.search(prompt)
         q = None if name else _QUESTION.search(prompt, m.start())
-        if name is None and q is None:
+        if name is not None:
+            index, second = self.by_calculator, name.group(1).strip()
+        elif q is not None:
+            index, second = self.by_question, q.group(1).strip()
+        else:
             return None
-        index, second = (self.by_calculator, name.group(1).strip()) if name else (self.by_question, q.group(1).strip())
         # a note shorter than NOTE_KEY_WORDS is followed by the rest of the prompt: try shorter prefixes
         for k in range(len(words), 0, -1):
             hit = index.get((" ".join(words[:k]), second))

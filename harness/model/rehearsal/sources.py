@@ -179,6 +179,8 @@ class RehearsalReplies:
         return Chat(raw, body, _ident(body), model, reply_form)
 
     def answer(self, chat: Chat) -> Answer:
+        if chat.model is None or chat.reply_form is None:  # accept() refuses a request without either
+            raise ValueError(f"rehearsal: a chat without its model or reply form: {chat.model!r}, {chat.reply_form!r}")
         body = chat.body
         max_tokens = int(body.get("max_tokens") or 1024)
         reply = make_reply(self.seed, body, self.answer_key, chat.reply_form)

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -226,7 +226,7 @@ class VllmLauncher(Launcher):
         return Throughput(**vllm.throughput_assumption(key))
 
     @classmethod
-    def gpus_per_task(cls, models: list[str]) -> int:
+    def gpus_per_task(cls, models: Sequence[str]) -> int:
         """The largest tensor-parallel size among the models (Mistral-7B: 2), else 1."""
         return max([1] + [int(vllm.serving_flags(k).get("tensor_parallel_size") or 1) for k in models])
 
@@ -552,7 +552,7 @@ def image_plan() -> tuple[ImagePlan, tuple[str, ...], list[str]]:
             build.get("image_id"),
             build.get("download_bytes"),
         )
-        lines = (
+        lines: tuple[str, ...] = (
             f"  lock:    {own['lock']} sha256 {own['lock_sha256']}",
             "  content: "
             + (
