@@ -16,9 +16,15 @@ import os
 import statistics
 import sys
 import time
+from typing import TypedDict
 
 
-def main(argv=None) -> int:
+class _BackendOpts(TypedDict, total=False):
+    image: str
+    runtime: str
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--src", required=True, help="directory holding the executor package")
     ap.add_argument("--backend", choices=["process", "container"], required=True)
@@ -37,16 +43,19 @@ def main(argv=None) -> int:
         )
 
     mixes = json.loads(args.programs)
-    opts = {"image": args.image} if args.image else {}
+    opts: _BackendOpts = {"image": args.image} if args.image else {}
     if args.runtime and args.backend == "container":
         opts["runtime"] = args.runtime
     t = time.perf_counter()
     with Executor(backend=args.backend, workers=1, **opts) as ex:
-        out = {"startup_ms": round((time.perf_counter() - t) * 1000, 1), "mixes": {}}
+        out_mixes: dict[str, dict[str, object]] = {}
+        out = {"startup_ms": round((time.perf_counter() - t) * 1000, 1), "mixes": out_mixes}
         for mix, programs in mixes.items():
             for src in programs[:3]:
                 ex.run(src)  # warm: the first spares of a fresh supervisor
-            lat, cpu, outcomes = [], [], {}
+            lat: list[float] = []
+            cpu: list[float] = []
+            outcomes: dict[str, int] = {}
             for i in range(args.n):
                 t = time.perf_counter()
                 r = ex.run(programs[i % len(programs)])
@@ -57,7 +66,7 @@ def main(argv=None) -> int:
             lat.sort()
             # the child's own CPU time (rusage, from the result): what the program's path costs,
             # much less moved by other jobs on a shared machine than the latency is
-            out["mixes"][mix] = {
+            out_mixes[mix] = {
                 "median_ms": round(statistics.median(lat), 3),
                 "p95_ms": round(lat[min(len(lat) - 1, round(0.95 * len(lat)) - 1)], 3),
                 "median_cpu_ms": round(statistics.median(cpu), 3) if cpu else None,

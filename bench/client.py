@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import functools
 import json
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypedDict
 
 import httpx
 
@@ -42,6 +45,15 @@ from harness.model.rehearsal.launcher import RehearsalLauncher
 
 MODEL = "rehearsal-alpha"
 HEADERS = prompt_headers("bench", "reply")
+
+
+class ClientSummary(TypedDict, total=False):
+    """One client's medians over the rounds (`cpu_ratio_to_kit` added once the kit's is known)."""
+
+    requests_per_s_median: float
+    client_cpu_ms_per_request_median: float
+    rounds: list[dict[str, float]]
+    cpu_ratio_to_kit: float
 
 
 def _messages(i: int, tag: str) -> list[dict]:
@@ -58,7 +70,7 @@ def _messages(i: int, tag: str) -> list[dict]:
 async def _run_kit(base_url: str, n: int, concurrency: int, tag: str) -> int:
     async with ModelClient(base_url, MODEL, profile="plain", concurrency=concurrency, max_retries=0) as client:
 
-        async def one(i):
+        async def one(i: int) -> int:
             r = await client.chat(_messages(i, tag), temperature=0.0, max_tokens=256, headers=HEADERS)
             return len(r.text or "")
 
@@ -70,7 +82,7 @@ async def _run_httpx(base_url: str, n: int, concurrency: int, tag: str) -> int:
     url = base_url.rstrip("/") + "/chat/completions"
     async with httpx.AsyncClient(timeout=60.0) as session:
 
-        async def one(i):
+        async def one(i: int) -> int:
             body = {"model": MODEL, "messages": _messages(i, tag), "temperature": 0.0, "max_tokens": 256}
             async with sem:
                 resp = await session.post(url, json=body, headers=HEADERS)
@@ -88,7 +100,7 @@ async def _run_aiohttp(base_url: str, n: int, concurrency: int, tag: str) -> int
     url = base_url.rstrip("/") + "/chat/completions"
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
 
-        async def one(i):
+        async def one(i: int) -> int:
             body = {"model": MODEL, "messages": _messages(i, tag), "temperature": 0.0, "max_tokens": 256}
             async with sem:
                 async with session.post(url, json=body, headers=HEADERS) as resp:
@@ -103,7 +115,7 @@ def _connections(base_url: str) -> int:
     return httpx.get(base_url.rsplit("/v1", 1)[0] + "/rehearsal/stats", timeout=10).json()["connections"]
 
 
-def _measure(fn, base_url: str) -> dict:
+def _measure(fn: Callable[[], Coroutine[Any, Any, int]], base_url: str) -> dict[str, float]:
     before = _connections(base_url)
     cpu0, t0 = time.process_time(), time.perf_counter()
     chars = asyncio.run(fn())
@@ -126,10 +138,10 @@ def main(out: Path, n: int = 2200, rounds: int = 3, concurrency: int = 32) -> in
                 "aiohttp_bare": lambda tag: _run_aiohttp(base_url, n, concurrency, tag),
             }
             machine = Machine()
-            runs: dict[str, list[dict]] = {name: [] for name in clients}
+            runs: dict[str, list[dict[str, float]]] = {name: [] for name in clients}
             for r in range(rounds):
                 for name, fn in clients.items():  # interleaved: every round runs every client once
-                    m = _measure(lambda fn=fn, tag=f"{name}-{r}": fn(tag), base_url)
+                    m = _measure(functools.partial(fn, f"{name}-{r}"), base_url)
                     m["loadavg_1m"] = loadavg()[0]
                     runs[name].append(m)
                     print(
@@ -140,7 +152,7 @@ def main(out: Path, n: int = 2200, rounds: int = 3, concurrency: int = 32) -> in
             machine.finish()
         finally:
             server.stop()
-    summary = {
+    summary: dict[str, ClientSummary] = {
         name: {
             "requests_per_s_median": round(statistics.median(n / m["wall_s"] for m in ms), 1),
             "client_cpu_ms_per_request_median": round(statistics.median(m["cpu_s"] * 1000 / n for m in ms), 4),

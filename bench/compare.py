@@ -30,7 +30,7 @@ EXECUTOR_VOLATILE = ("wall_ms", "cpu_ms")
 CLOCK_OUTCOMES = ("CPU_LIMIT", "TIMEOUT_WALL")
 
 
-def _strip_executor(value):
+def _strip_executor(value: object) -> object:
     if isinstance(value, list):
         return [_strip_executor(v) for v in value]
     if isinstance(value, dict):
@@ -77,7 +77,7 @@ def content_checksums(results_root: Path, tables_dir: Path | None = None) -> str
 def compare(a_lines: str, b_lines: str) -> dict:
     """Two content-checksum listings: identical, and the paths that differ or are on one side only."""
 
-    def parse(text):
+    def parse(text: str) -> dict[str, str]:
         return {p: d for d, p in (ln.split("  ", 1) for ln in text.splitlines() if ln.strip())}
 
     a, b = parse(a_lines), parse(b_lines)

@@ -88,8 +88,9 @@ def main(results: Path, label: str, out: Path, code: Path | None, draws: int) ->
         "uptime_before": uptime(),
     }
     with open(work / "compare.log", "w", encoding="utf-8") as log:
-        entry["cold"] = timed(args, env, log)  # an empty analysis cache: every file parsed
-        entry["warm"] = timed(args, env, log)  # the cache the cold run filled
+        cold = timed(args, env, log)  # an empty analysis cache: every file parsed
+        warm = timed(args, env, log)  # the cache the cold run filled
+    entry["cold"], entry["warm"] = cold, warm
     entry["uptime_after"] = uptime()
     entry["log"] = str(work / "compare.log")
     synthetic = results.parent / "SYNTHETIC-FULLSIZE.json"
@@ -106,4 +107,4 @@ def main(results: Path, label: str, out: Path, code: Path | None, draws: int) ->
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     print(json.dumps(entry, indent=1, sort_keys=True))
-    return 0 if entry["cold"]["returncode"] == entry["warm"]["returncode"] == 0 else 1
+    return 0 if cold["returncode"] == warm["returncode"] == 0 else 1

@@ -43,6 +43,10 @@ import os
 import select
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from executor.child import ChildTemplate
 
 PROGRAMS = [  # the calculator-like mix of both benchmarks (bench/executor.py imports it)
     "weight_kg = 72.5\nheight_m = 1.78\nanswer = round(weight_kg / height_m ** 2, 2)\n",
@@ -89,7 +93,7 @@ MARKER_FD = 3  # executor.policy.RESULT_FD: the one descriptor the child's filte
 
 def _fork_exit_wait(n: int) -> list[float]:
     """n x (fork, the child _exits at once, wait) from the calling process, in ms."""
-    out = []
+    out: list[float] = []
     for _ in range(n):
         t0 = time.monotonic_ns()
         pid = os.fork()
@@ -100,11 +104,19 @@ def _fork_exit_wait(n: int) -> list[float]:
     return out
 
 
-def _child_life(template, stamps, slot, res_w, req_r, devnull, markers: bool) -> None:
+def _child_life(
+    template: ChildTemplate,
+    stamps: memoryview,
+    slot: dict[str, int],
+    res_w: int,
+    req_r: int,
+    devnull: int,
+    markers: bool,
+) -> None:
     """One spare child: ``child.run_child`` with a stamping ``mark``; never returns."""
     from executor import child
 
-    def mark(name):
+    def mark(name: str) -> None:
         stamps[slot[name]] = time.monotonic_ns()
         if markers:
             os.write(MARKER_FD, b"")
@@ -127,8 +139,8 @@ def _zygote(n: int, bpf_hex: str, action: str, markers: bool, out_fd: int, floor
     slot = {name: i for i, name in enumerate(SLOTS)}
     shared = mmap.mmap(-1, 8 * len(SLOTS))
     stamps = memoryview(shared).cast("q")
-    samples = {name: [] for name, _a, _b in PHASES}
-    totals = {"request_path": [], "ahead_of_demand": []}
+    samples: dict[str, list[float | None]] = {name: [] for name, _a, _b in PHASES}
+    totals: dict[str, list[float]] = {"request_path": [], "ahead_of_demand": []}
     outcomes: dict[str, int] = {}
     faults: list[int] = []  # the child's minor page faults (wait4; the host counts copy-on-write faults)
     for i in range(n):
@@ -151,7 +163,7 @@ def _zygote(n: int, bpf_hex: str, action: str, markers: bool, out_fd: int, floor
         stamps[slot["request_sent"]] = time.monotonic_ns()
         os.write(req_w, os.urandom(16).hex().encode() + b"\n" + source.encode())
         os.close(req_w)
-        data = []
+        data: list[bytes] = []
         poller = select.poll()
         poller.register(res_r, select.POLLIN | select.POLLHUP)
         while True:
@@ -188,9 +200,9 @@ def _zygote(n: int, bpf_hex: str, action: str, markers: bool, out_fd: int, floor
         "markers": markers,
         "python": sys.version.split()[0],
     }
-    data = (json.dumps(report) + "\n").encode()
-    while data:
-        data = data[os.write(out_fd, data) :]
+    payload = (json.dumps(report) + "\n").encode()
+    while payload:
+        payload = payload[os.write(out_fd, payload) :]
 
 
 def main(argv: list[str]) -> int:

@@ -20,6 +20,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from bench.machine import Machine, uptime
 from bench.targets import Target
@@ -58,7 +59,7 @@ class StageTime:
     returncode: int
 
 
-def run_stage(args: list[str], log, *, code: Path | None = None) -> StageTime:
+def run_stage(args: list[str], log: TextIO, *, code: Path | None = None) -> StageTime:
     """One `harness ARGS`, its output appended to the open `log`."""
     env = dict(os.environ)
     if code is not None:
@@ -97,11 +98,14 @@ def main(results: Path, label: str, out: Path, code: Path | None) -> int:
     stages = run_stages(
         results, work / "checksums.txt", work / f"bench-stages-{label}.log", code=code.resolve() if code else None
     )
+    synthetic_set = json.loads(synthetic.read_text()) if synthetic.exists() else None
+    if synthetic_set:
+        synthetic_set = {k: synthetic_set[k] for k in ("what", "records", "cases", "seeds")}
     entry = {
         "results": str(results),
         "records": records,
         "result_bytes": sum(f.stat().st_size for f in files),
-        "synthetic_set": json.loads(synthetic.read_text()) if synthetic.exists() else None,
+        "synthetic_set": synthetic_set,
         "code": str(code or ROOT),
         "commit": subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=code or ROOT, capture_output=True, text=True
@@ -116,8 +120,6 @@ def main(results: Path, label: str, out: Path, code: Path | None) -> int:
         "post_run_wall_s": post_run_wall_s(stages),
         "target_s": POST_RUN_TARGET.bound,
     }
-    if entry["synthetic_set"]:
-        entry["synthetic_set"] = {k: entry["synthetic_set"][k] for k in ("what", "records", "cases", "seeds")}
     doc = json.loads(out.read_text()) if out.exists() else {}
     doc.setdefault("what", "post-run stage wall times (python -m bench stages); see each run's uptime")
     doc.setdefault("runs", {})[label] = entry

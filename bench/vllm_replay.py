@@ -36,6 +36,17 @@ import json
 import sys
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # .venv-vllm only; never imported at run time outside a function
+    from vllm.config import VllmConfig
+    from vllm.sampling_params import SamplingParams
+    from vllm.v1.core.kv_cache_utils import BlockHash
+    from vllm.v1.core.sched.scheduler import Scheduler
+    from vllm.v1.request import Request
+
+    BlockHasher = Callable[[Request], list[BlockHash]]
 
 COPY_STRIDE = 1_000_000  # beyond every vocabulary: a copied id never equals a real one
 
@@ -52,10 +63,10 @@ def tokenize(model_dir: str, prompts: list[list[dict]]) -> list[list[int]]:
     return out
 
 
-def distinct_tokens(sequences) -> int:
+def distinct_tokens(sequences: Iterable[list[int]]) -> int:
     """Tokens in the union of the sequences' prefixes (a token trie's nodes): what a cache of unbounded size with
     one-token blocks would still have to compute."""
-    seen: set = set()
+    seen: set[int] = set()
     n = 0
     for ids in sequences:
         h = 0
@@ -67,7 +78,7 @@ def distinct_tokens(sequences) -> int:
     return n
 
 
-def engine(model_dir: str, e: dict):
+def engine(model_dir: str, e: dict[str, Any]) -> tuple[VllmConfig, Scheduler, BlockHasher]:
     """The scheduler vLLM's engine core would build for these settings (vllm/v1/engine/core.py EngineCore.__init__),
     with a KV cache of exactly e['num_blocks'] blocks."""
     import torch
@@ -109,7 +120,7 @@ def engine(model_dir: str, e: dict):
     return cfg, sched, get_request_block_hasher(e["block_size"], hash_fn)
 
 
-def replay(job: dict) -> dict:
+def replay(job: dict[str, Any]) -> dict[str, Any]:
     from vllm.sampling_params import SamplingParams
     from vllm.v1.metrics.stats import PromptTokenStats
     from vllm.v1.outputs import ModelRunnerOutput
@@ -126,13 +137,13 @@ def replay(job: dict) -> dict:
     cfg, sched, hasher = engine(job["model_dir"], job["engine"])
     prompt_stats = PromptTokenStats()
     queries = hits = preempted = steps = requests = generated = idle = 0
-    sent_sequences = set()
-    distinct_input = []
+    sent_sequences: set[tuple[int, int]] = set()
+    distinct_input: list[tuple[int, int]] = []
     concurrency = int(job["concurrency"])
     n = 0
     for phase in job["phases"]:
         waiting = deque(phase)
-        active: dict[str, deque] = {}  # request id -> the rest of its item's requests
+        active: dict[str, deque[list[int]]] = {}  # request id -> the rest of its item's requests
         while waiting or active:
             while waiting and len(active) < concurrency:
                 item = deque(waiting.popleft())
@@ -148,7 +159,7 @@ def replay(job: dict) -> dict:
                 requests += 1
             out = sched.schedule()
             req_ids = list(out.num_scheduled_tokens)
-            sampled = []
+            sampled: list[list[int]] = []
             for rid in req_ids:
                 r = sched.requests[rid]
                 complete = r.num_computed_tokens + out.num_scheduled_tokens[rid] >= r.num_tokens
@@ -222,12 +233,20 @@ def _version() -> str:
     return str(__version__)
 
 
-def _request(Request, SamplingParams, rid: str, token_ids: list[int], max_tokens: int, hasher):
-    params = SamplingParams(max_tokens=max(1, int(max_tokens)), ignore_eos=True, temperature=0.0)
-    return Request(rid, token_ids, params, None, block_hasher=hasher)
+def _request(
+    request_cls: type[Request],
+    params_cls: type[SamplingParams],
+    rid: str,
+    token_ids: list[int],
+    max_tokens: int,
+    hasher: BlockHasher,
+) -> Request:
+    params = params_cls(max_tokens=max(1, int(max_tokens)), ignore_eos=True, temperature=0.0)
+    return request_cls(rid, token_ids, params, None, block_hasher=hasher)
 
 
 def main(argv: list[str]) -> int:
+    result: list[list[int]] | dict[str, Any]
     if len(argv) == 4 and argv[0] == "tokenize":
         result = tokenize(argv[1], json.loads(open(argv[2], encoding="utf-8").read()))
     elif len(argv) == 3 and argv[0] == "replay":
