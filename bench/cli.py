@@ -5,7 +5,9 @@ failed)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -13,6 +15,7 @@ from harness.core.paths import REPO_ROOT
 
 OUT = REPO_ROOT / "runs" / "bench"
 _path = click.Path(path_type=Path)
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -59,7 +62,7 @@ def main() -> None:
     "--ab-n", type=click.IntRange(1), default=100, show_default=True, help="Programs per mix and round in the A/B."
 )
 @click.option("--only-ab", is_flag=True, help="Measure the A/B section alone.")
-def executor_cmd(**kw):
+def executor_cmd(**kw: Any) -> None:  # every option, passed on to executor.Options by name
     """Executor latency patterns, 1,100 programs, baselines, the phase breakdown, the harness end to end."""
     from bench import executor
 
@@ -83,7 +86,9 @@ def executor_cmd(**kw):
 @click.option("--image", default=None, help="Executor image for the container backend [the built one].")
 @click.option("--workers", type=click.IntRange(1), default=2, show_default=True)
 @click.option("--out", type=_path, default=None, help="Write the JSON here [stdout].")
-def honest_corpus_cmd(backend, executor_src, image, workers, out):
+def honest_corpus_cmd(
+    backend: str, executor_src: Path | None, image: str | None, workers: int, out: Path | None
+) -> None:
     """How many honest programs (bench/honest_programs.py and the CPU demo's) an executor refuses."""
     from bench import honest_corpus
 
@@ -97,7 +102,7 @@ def honest_corpus_cmd(backend, executor_src, image, workers, out):
 @click.option("--out", type=_path, default=OUT / "vllm-cpu.json", show_default=True)
 @click.option("--prompt-tokens", type=click.IntRange(1), default=1000, show_default=True)
 @click.option("--decode-tokens", type=click.IntRange(2), default=64, show_default=True)
-def vllm_cpu_cmd(out, prompt_tokens, decode_tokens):
+def vllm_cpu_cmd(out: Path, prompt_tokens: int, decode_tokens: int) -> None:
     """The vLLM CPU twin started by the kit's launcher: start-up, prefill/decode tokens/s, RSS (run it alone)."""
     from bench import vllm_cpu
 
@@ -133,7 +138,15 @@ def vllm_cpu_cmd(out, prompt_tokens, decode_tokens):
     default=None,
     help="Scratch directory for the replays' inputs and outputs [a temporary one].",
 )
-def gpu_hours_cmd(out, cases, copies, no_twin, work, population, models):
+def gpu_hours_cmd(
+    out: Path,
+    cases: int,
+    copies: int | None,
+    no_twin: bool,
+    work: Path | None,
+    population: int | None,
+    models: str | None,
+) -> None:
     """vLLM's prefix-cache counters under both request orders (the CPU twin, then the engine's scheduler at the
     H100's settings) and the H100 hours they project for the paper's run."""
     from bench import gpu_hours
@@ -173,7 +186,9 @@ def gpu_hours_cmd(out, cases, copies, no_twin, work, population, models):
     default=None,
     help="Results directory [a temporary one].",
 )
-def demo_models_cmd(out, models, cases, threads, parallel, work):
+def demo_models_cmd(
+    out: Path, models: str | None, cases: int, threads: int | None, parallel: int, work: Path | None
+) -> None:
     """Which model the CPU demo uses, by measurement: correct per arm, tokens, wall and server CPU time, download."""
     from bench import demo_models
 
@@ -197,7 +212,9 @@ def demo_models_cmd(out, models, cases, threads, parallel, work):
     default=None,
     help="Results directory [a temporary one].",
 )
-def demo_slots_cmd(out, slots, cases, model, threads, write_lock, work):
+def demo_slots_cmd(
+    out: Path, slots: str, cases: int, model: str | None, threads: int | None, write_lock: bool, work: Path | None
+) -> None:
     """The demo's llama.cpp slot count by measurement: wall, tokens/s, per-case outcomes against the committed demo."""
     from bench import demo_slots
 
@@ -215,7 +232,7 @@ def demo_slots_cmd(out, slots, cases, model, threads, write_lock, work):
 @click.option("--n", type=click.IntRange(1), default=2200, show_default=True, help="Requests per client per round.")
 @click.option("--rounds", type=click.IntRange(1), default=3, show_default=True)
 @click.option("--concurrency", type=click.IntRange(1), default=32, show_default=True)
-def client_cmd(out, n, rounds, concurrency):
+def client_cmd(out: Path, n: int, rounds: int, concurrency: int) -> None:
     """The kit's model client against bare httpx and aiohttp, on the rehearsal server (a fake)."""
     from bench import client
 
@@ -235,7 +252,7 @@ def client_cmd(out, n, rounds, concurrency):
     show_default=True,
     help="Timed repeats of the array version (median kept).",
 )
-def stats_cmd(out, draws, loop_draws, repeats):
+def stats_cmd(out: Path, draws: int | None, loop_draws: int, repeats: int) -> None:
     """The full s5 table on synthetic correctness data against a per-draw loop."""
     from bench import stats
     from harness.analysis.stats.bootstrap import DEFAULT_DRAWS
@@ -246,18 +263,18 @@ def stats_cmd(out, draws, loop_draws, repeats):
 @main.command("scoring")
 @click.option("--out", type=_path, default=OUT / "scoring.json", show_default=True)
 @click.option("--size", type=click.IntRange(1), default=None, help="Reply length in characters [100,000].")
-def scoring_cmd(out, size):
+def scoring_cmd(out: Path, size: int | None) -> None:
     """Every scorer on ~100 kB adversarial replies (each call < 1 s)."""
     from bench import scoring
 
     sys.exit(scoring.main(out, size or scoring.SIZE))
 
 
-def timed_over_a_result_set(name: str, what: str):
+def timed_over_a_result_set(name: str, what: str) -> Callable[[_Command], _Command]:
     """RESULTS, --label, --out (OUT/<name>.json) and --code: the options of a timing over one result set whose
     figures merge under `runs.<label>`, optionally with another checkout's harness package."""
 
-    def wrap(f):
+    def wrap(f: _Command) -> _Command:
         for option in reversed(
             (
                 click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path)),
@@ -279,7 +296,7 @@ def timed_over_a_result_set(name: str, what: str):
 
 @main.command("stages")
 @timed_over_a_result_set("stages", "the stages")
-def stages_cmd(results, label, out, code):
+def stages_cmd(results: Path, label: str, out: Path, code: Path | None) -> None:
     """Wall and CPU time of each post-run stage over one result set."""
     from bench import stages
 
@@ -289,7 +306,7 @@ def stages_cmd(results, label, out, code):
 @main.command("compare-timing")
 @timed_over_a_result_set("compare-timing", "the comparison")
 @click.option("--draws", type=click.IntRange(100), default=10_000, show_default=True)
-def compare_timing_cmd(results, label, out, code, draws):
+def compare_timing_cmd(results: Path, label: str, out: Path, code: Path | None, draws: int) -> None:
     """Wall, CPU and peak memory of `harness compare` over one result set, cold and warm analysis cache."""
     from bench import compare_timing
 
@@ -351,19 +368,19 @@ def read_timing_cmd(results: Path, before: Path, repeat: int, out: Path) -> None
     help="The request order of the runs [the one `make reproduce` uses]; the report says which ran.",
 )
 def rehearse_cmd(
-    size,
-    out,
-    bench,
-    seed,
-    concurrency,
-    executor_backend,
-    no_resume_check,
-    resume_scope,
-    port,
-    per_calculator,
-    seeds,
-    order,
-):
+    size: str,
+    out: Path,
+    bench: Path,
+    seed: int,
+    concurrency: int | None,
+    executor_backend: str,
+    no_resume_check: bool,
+    resume_scope: str,
+    port: int | None,
+    per_calculator: int | None,
+    seeds: str | None,
+    order: str | None,
+) -> None:
     """The whole pipeline at the paper's workload shape against the rehearsal server (a scripted fake)."""
     from bench import rehearsal
 
@@ -389,7 +406,7 @@ def rehearse_cmd(
 @click.argument("out", type=_path)
 @click.option("--cases", type=click.IntRange(1), default=1100, show_default=True)
 @click.option("--seeds", default="42-46", show_default=True)
-def synthesize_cmd(source, out, cases, seeds):
+def synthesize_cmd(source: Path, out: Path, cases: int, seeds: str) -> None:
     """A SYNTHETIC full-size result set replicated from a rehearsal's (SOURCE: a `make rehearse` --out)."""
     import json
 
@@ -406,7 +423,7 @@ def synthesize_cmd(source, out, cases, seeds):
 @main.command("compare-records")
 @click.argument("a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("b", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def compare_records_cmd(a, b):
+def compare_records_cmd(a: Path, b: Path) -> None:
     """Two rehearsals' reference records (A/results, B/results: `make rehearse OUT=...`) by content, without the
     fields that measure time or transport and `dataset_path`; exit 1 when they differ."""
     from bench.compare import compare_records

@@ -47,6 +47,7 @@ The verdict against issue 25's targets (relative to the fork floor of the same r
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import os
 import shutil
@@ -55,6 +56,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +67,7 @@ from bench.phase_probe import PROGRAMS  # the calculator-like mix, one list for 
 from bench.targets import Target
 from executor import pool as pool_mod
 from executor.api import Executor
+from executor.result import ExecResult
 from harness.core.paths import REPO_ROOT
 from harness.model.rehearsal.server import ScriptedServer
 from harness.model.rehearsal.sources import chat_completion
@@ -135,7 +138,7 @@ def summary(latencies_s: list[float], wall_s: float) -> dict:
     }
 
 
-def measured(fn):
+def measured(fn: Callable[[], dict]) -> dict:
     """Run fn() and attach the load average before and after."""
     before = load()
     out = fn()
@@ -143,7 +146,7 @@ def measured(fn):
     return out
 
 
-def sequential(fn, sources: list[str]) -> dict:
+def sequential(fn: Callable[[str], object], sources: list[str]) -> dict:
     lat = []
     start = time.perf_counter()
     for src in sources:
@@ -153,8 +156,8 @@ def sequential(fn, sources: list[str]) -> dict:
     return summary(lat, time.perf_counter() - start)
 
 
-def bench_in_process(sources):
-    def run(src):
+def bench_in_process(sources: list[str]) -> dict:
+    def run(src: str) -> None:
         g = {"__builtins__": __builtins__}
         exec(compile(src, "<program>", "exec"), g)
         if "answer" not in g:
@@ -163,8 +166,8 @@ def bench_in_process(sources):
     return sequential(run, sources)
 
 
-def bench_bare(sources, python):
-    def run(src):
+def bench_bare(sources: list[str], python: str) -> dict:
+    def run(src: str) -> None:
         r = subprocess.run([python, "-I", "-S", "-c", src + "print(answer)\n"], capture_output=True)
         if r.returncode != 0:
             raise RuntimeError(f"bare python failed: {r.stderr[-300:]!r}")
@@ -172,8 +175,8 @@ def bench_bare(sources, python):
     return sequential(run, sources)
 
 
-def _ok(ex: Executor):
-    def run(src):
+def _ok(ex: Executor) -> Callable[[str], ExecResult]:
+    def run(src: str) -> ExecResult:
         r = ex.run(src)
         if r.outcome != "OK":
             raise RuntimeError(f"{ex.backend} backend: {r.outcome}: {r.error}")
@@ -209,7 +212,7 @@ def bench_bursty(ex: Executor, bursts: int, size: int, gap_s: float) -> dict:
     lat, burst_s = [], []
     start = time.perf_counter()
 
-    def one(src):
+    def one(src: str) -> float:
         t = time.perf_counter()
         run(src)
         return time.perf_counter() - t
@@ -279,7 +282,7 @@ def bench_throughput(ex: Executor, n: int) -> dict:
     }
 
 
-def bench_backend(backend: str, args, image: str | None) -> dict:
+def bench_backend(backend: str, args: Options, image: str | None) -> dict:
     print(f"bench: {backend} backend", file=sys.stderr)
     t = time.perf_counter()
     opts = {"image": image, "runtime": args.runtime} if backend == "container" else {}
@@ -300,7 +303,7 @@ def bench_docker_run(n: int, image: str, runtime: str | None = None) -> dict:
     docker = shutil.which("docker")
     flags = pool_mod.default_run_flags(runtime)
 
-    def run(src):
+    def run(src: str) -> None:
         r = subprocess.run(
             [docker, "run", "--rm", *flags, image, "python3", "-I", "-S", "-c", src + "print(answer)\n"],
             capture_output=True,
@@ -350,7 +353,7 @@ PROBE_MODULE = ["-m", "bench.phase_probe"]
 def _phase_summary(report: dict) -> dict:
     """Medians (and p95) per phase, the request path and the work ahead of demand, from one probe run."""
 
-    def stats(values):
+    def stats(values: Iterable[float | None]) -> dict[str, float] | None:
         xs = sorted(x for x in values if x is not None)
         if not xs:
             return None
@@ -571,7 +574,7 @@ def baseline_checkout(ref: str, directory: Path) -> Path:
     return directory
 
 
-def bench_ab(args, image: str) -> dict:
+def bench_ab(args: Options, image: str) -> dict:
     """This checkout against ``--baseline-ref`` (see the module docstring, ``ab``)."""
     mixes = {
         "bench_mix": PROGRAMS,
@@ -740,7 +743,9 @@ def main(args: Options) -> int:
         try:
             res["harness_end_to_end"] = {
                 b: measured(
-                    lambda b=b: bench_harness(b, args.fake_server_port, args.harness_dataset, args.harness_concurrency)
+                    functools.partial(
+                        bench_harness, b, args.fake_server_port, args.harness_dataset, args.harness_concurrency
+                    )
                 )
                 for b in ("container", "process")
             }

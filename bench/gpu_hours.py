@@ -47,19 +47,22 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from bench.machine import Machine, uptime
 from harness.arms.solvers import Context
+from harness.arms.spec import Arm
 from harness.calculators import LIBRARY
 from harness.core.paths import REPO_ROOT
 from harness.core.ports import free_port
 from harness.data import datahub
-from harness.data.dataset import load_dataset
+from harness.data.dataset import Case, Dataset, load_dataset
 from harness.model.vllm import locks as vllm_pins
 from harness.model.vllm.cpu import VENV_PYTHON, VllmCpuLauncher, model_dir
 from harness.reproduce.config import PAPER_SEEDS, ReproduceConfig, model_arm_names, resolve_arms
@@ -195,18 +198,24 @@ def kv_capacity(key: str) -> dict:
         "block_size": H100_BLOCK_SIZE,
         "max_num_seqs": int(flags["max_num_seqs"]),
     }
+    ranges: dict[str, dict[str, float]] = {}
     for name, gib in OVERHEAD_GIB.items():
         kv = requested - weights - int(gib * GIB)
         blocks = kv // per_block
-        out[name] = {"overhead_gib": gib, "kv_bytes": kv, "blocks": blocks, "tokens": blocks * H100_BLOCK_SIZE}
-    c = out["central"]
+        out[name] = ranges[name] = {
+            "overhead_gib": gib,
+            "kv_bytes": kv,
+            "blocks": blocks,
+            "tokens": blocks * H100_BLOCK_SIZE,
+        }
+    c = ranges["central"]
     out["derivation"] = (
         f"ceil({H100_TOTAL_BYTES / GIB:.2f} GiB x {util}) = {requested / GIB:.2f} GiB requested; minus weights "
         f"{weights / GIB:.2f} GiB ({arch.weights}, from the config) and {c['overhead_gib']} GiB of other non-KV memory "
         f"(assumed, range {OVERHEAD_GIB['low']}-{OVERHEAD_GIB['high']} GiB) = {c['kv_bytes'] / GIB:.2f} GiB; one token "
         f"is 2 x {arch.layers} layers x {arch.kv_heads} KV heads x {arch.head_dim} x {arch.kv_dtype_bytes} bytes = "
         f"{per_token:,} bytes, a block of {H100_BLOCK_SIZE} tokens {per_block:,} bytes: {c['blocks']:,} blocks = "
-        f"{c['tokens']:,} tokens (range {out['high']['tokens']:,}-{out['low']['tokens']:,})"
+        f"{c['tokens']:,} tokens (range {ranges['high']['tokens']:,}-{ranges['low']['tokens']:,})"
     )
     return out
 
@@ -245,19 +254,26 @@ class Stream:
         return sum(len(item) for phase in self.phases for item in phase)
 
 
-def model_arms(key: str) -> list:
+def model_arms(key: str) -> list[Arm]:
     """The arms `make reproduce` runs for `key` that send requests (ARMS=all)."""
     names = model_arm_names(["all"], key)
     return [a for a in resolve_arms(["all"], key) if a.name in names]
 
 
-def copy_cases(cases: list, copies: int) -> list:
+def copy_cases(cases: list[Case], copies: int) -> list[Case]:
     """`copies` copies of each case: copy k's case id differs (row number + k x 1,000,000), its text does not."""
     return [dataclasses.replace(c, row_number=c.row_number + k * 1_000_000) for k in range(copies) for c in cases]
 
 
 def build_stream(
-    arms: list, cases: list, order: str, *, max_tokens, seeds=PAPER_SEEDS, dataset=None, copies: int = 1
+    arms: list[Arm],
+    cases: list[Case],
+    order: str,
+    *,
+    max_tokens: Callable[[Arm], int],
+    seeds: Iterable[int] = PAPER_SEEDS,
+    dataset: Dataset | None = None,
+    copies: int = 1,
 ) -> Stream:
     """The stream the runner would send for `arms` x `seeds` over `cases` (each in `copies` copies) in `order`."""
     dataset = dataset or load_dataset("bundled-test")
@@ -291,14 +307,14 @@ def build_stream(
     return Stream(order, messages, [p for p in out_phases if p], items, temperatures)
 
 
-def sample_cases(dataset, n: int) -> list:
+def sample_cases(dataset: Dataset, n: int) -> list[Case]:
     """`n` cases of typical note length: those closest to the median word count, alternately from the library's
     calculators and the others (the Verified split has 440 of 1,100 cases on library calculators)."""
     words = statistics.median(len(c.note.split()) for c in dataset.cases)
     ranked = sorted(dataset.cases, key=lambda c: (abs(len(c.note.split()) - words), c.case_id))
     covered = [c for c in ranked if c.calculator_id in LIBRARY]
     other = [c for c in ranked if c.calculator_id not in LIBRARY]
-    picked = []
+    picked: list[Case] = []
     while len(picked) < n and (covered or other):
         pool = covered if (len(picked) % 2 == 0 and covered) or not other else other
         picked.append(pool.pop(0))
@@ -306,7 +322,7 @@ def sample_cases(dataset, n: int) -> list:
 
 
 # --- tokens ------------------------------------------------------------------------------------------------------
-def run_vllm_tool(args: list[str], payload, work: Path, name: str):
+def run_vllm_tool(args: list[str], payload: object, work: Path, name: str) -> Any:
     """bench/vllm_replay.py in the twin's virtualenv on a JSON input; its JSON output. The tool's output depends on
     its input alone (two runs of the H100 replays gave the same counters), so a work directory that already holds
     this input byte for byte and its output (--work of an earlier run) gives that output without a second run."""
@@ -378,7 +394,8 @@ def shared_prefixes(stream: Stream, blanked: Stream, ids: list[list[int]]) -> di
     seeds = sorted({s for _, s, _ in by})
     out = {}
     for arm in arms:
-        length, note_at, other_case, best, partner, next_seed = [], [], [], [], Counter(), []
+        length, note_at, other_case, best, next_seed = [], [], [], [], []
+        partner: Counter[str] = Counter()
         for case in cases:
             mine = by.get((arm, seeds[0], case))
             if mine is None:
@@ -451,7 +468,7 @@ async def send(stream: Stream, base_url: str, model: str, concurrency: int, ids:
         for phase in stream.phases:
             queue = iter(phase)
 
-            async def worker(queue=queue):
+            async def worker(queue: Iterator[list[list[int]]] = queue) -> None:
                 nonlocal mismatched
                 for item in queue:
                     for seq, _copy, max_tokens in item:
@@ -559,9 +576,11 @@ def replay(
 def plan_hours(key: str, computed_share: dict[str, float]) -> dict:
     """The plan's arithmetic for `key` (harness.reproduce.plan: requests x tokens / rates + start-up), its prefill
     term scaled by each order's computed share; deterministic mode: no prefix cache, the plan's slowdown."""
-    plan = build_plan(ReproduceConfig(models=[key]))
+    plan = build_plan(ReproduceConfig(models=(key,)))
     model = plan.models[0]
     tp = model.throughput
+    if tp is None:
+        raise ValueError(f"{key}: the plan has no throughput assumptions for it")
     rows = [a for a in plan.arms if a.needs_model and a.arm in model.arms]
     seconds = {b: model_seconds(rows, tp, b) for b in ("min", "max")}
     prefill = {b: s[0] for b, s in seconds.items()}
@@ -634,9 +653,9 @@ def main(opts: Options) -> int:
             "this machine cannot fetch",
         },
     }
-    plans = {key: build_plan(ReproduceConfig(models=[key])) for key in models}
+    plans = {key: build_plan(ReproduceConfig(models=(key,))) for key in models}
 
-    def completion(key):
+    def completion(key: str) -> Callable[[Arm], int]:
         means = {a.arm: a.tokens_per_request.completion for a in plans[key].arms}
         return lambda arm: max(1, round(means.get(arm.name) or 1))
 

@@ -44,7 +44,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -265,7 +265,7 @@ def run_measured(
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
         stop = threading.Event()
 
-        def sample():
+        def sample() -> None:
             while not stop.is_set():
                 s = _proc_sample(proc.pid)
                 if s is not None:
@@ -274,10 +274,10 @@ def run_measured(
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        timers = []
+        timers: list[threading.Timer] = []
         if kill_after_s is not None:
 
-            def kill():
+            def kill() -> None:
                 if proc.poll() is None:
                     res.killed = True
                     os.kill(proc.pid, signal.SIGKILL)
@@ -709,7 +709,7 @@ def reference_run(ctx: _Context, report: dict) -> tuple[PipelineRun, Measured]:
     return ref, measured
 
 
-def copy_model_results(src: Path, dst: Path, models) -> dict:
+def copy_model_results(src: Path, dst: Path, models: Sequence[str]) -> dict[str, int]:
     """Copy `models`' per-case files and run manifests from the reference `src` into `dst` (copies, not links:
     nothing done in `dst` can touch the reference): the resume check's directory then holds the same set as the
     reference, so its tables and checksums compare over the whole run."""
@@ -767,9 +767,9 @@ def kill_and_resume(ctx: _Context, ref: PipelineRun, ref_measured: Measured, ref
     r = run_measured(argv, log, kill_after_s=kill_at)
     info["attempts"].append({"returncode": r.returncode, "killed": r.killed, "wall_s": r.wall_s})
     before_server_kill = len(server.faults_logged())
-    server_kills = []
+    server_kills: list[float] = []
 
-    def crash_server():  # SIGKILL, then start again on the same port
+    def crash_server() -> None:  # SIGKILL, then start again on the same port
         server.kill()
         server_kills.append(time.time())
         start_server(server)

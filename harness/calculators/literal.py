@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.core.units import EXACT, Convention, UnitError
 
@@ -30,10 +30,11 @@ from .entities import Entities
 __all__ = ["LITERAL", "literal_compute"]
 
 LITERAL: dict[int, Callable[[Entities], Any]] = {}
+_Literal = TypeVar("_Literal", bound=Callable[[Entities], Any])
 
 
-def _calc(cid: int):
-    def deco(fn):
+def _calc(cid: int) -> Callable[[_Literal], _Literal]:
+    def deco(fn: _Literal) -> _Literal:
         LITERAL[cid] = fn
         return fn
 

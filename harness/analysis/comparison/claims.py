@@ -44,6 +44,8 @@ of the user's members lies in the range is checked, not where its ends fall.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 import numpy as np
 
@@ -55,6 +57,9 @@ from harness.analysis.comparison.values import number, paper_checkpoints
 from harness.analysis.stats.families import declared_comparisons
 from harness.analysis.stats.hypothesis_tests import EXACT_MAX_NONZERO, holm
 from harness.model.rehearsal.labels import MODEL_FREE
+
+if TYPE_CHECKING:
+    from harness.analysis.results_analysis import Analysis
 
 HELD, NOT_HELD, UNDECIDED, NOT_COMPARABLE, NO_RESULT = (
     "held",
@@ -76,7 +81,23 @@ SHORT = {
 }
 
 
-def _sd(paper_model, st: stats.Stat | None, arms: int) -> float:
+Gap = tuple[str, str, str, str]  # (paper checkpoint, solver, reference, subset): the gap a claim decides
+Member = tuple[str, float, float]  # (label, value, tolerance) of one member of a range
+
+
+class Decided(TypedDict, total=False):
+    """A claim row's fields beyond its model, verdict and texts: ClaimRows.add's keywords, `lacks` always given."""
+
+    paper_model: str | None
+    gap: Gap | None
+    lacks: Required[list[str]]
+    margin: float | None
+    paper_margin: float | None
+    tolerance: float | None
+    decimals: int
+
+
+def _sd(paper_model: str | None, st: stats.Stat | None, arms: int) -> float:
     """The rerun SD (pp) of a statistic from the paper's rerun agreement (the user's seed spread never widens it:
     harness.analysis.comparison.tolerance)."""
     if st is None or not st.rows:
@@ -103,18 +124,18 @@ class ClaimRows:
 
     def add(
         self,
-        claim: dict,
+        claim: dict[str, Any],
         model: str | None,
         verdict: str,
         why: str,
         paper: str = "",
         ours: str = "",
         paper_model: str | None = None,
-        gap=None,
-        lacks=(),
-        margin=None,
-        paper_margin=None,
-        tolerance=None,
+        gap: Gap | None = None,
+        lacks: Iterable[str] = (),
+        margin: float | None = None,
+        paper_margin: float | None = None,
+        tolerance: float | None = None,
         decimals: int = DECIMALS,
     ) -> None:
         chk = claim["check"]
@@ -143,24 +164,24 @@ class ClaimRows:
     # ---- helpers ---------------------------------------------------------------------------------------------
     def _decide(
         self,
-        claim,
-        model,
-        margin_user,
-        margin_paper,
-        tolerance,
-        paper_text,
-        ours_text,
-        reasons,
-        paper_model=None,
-        gap=None,
-        said="",
-        lacks=(),
-        rescuable=False,
-        mc=0.0,
-        draws=None,
-        mc_what="",
-        strict=False,
-    ):
+        claim: dict[str, Any],
+        model: str,
+        margin_user: float | None,
+        margin_paper: float | None,
+        tolerance: float,
+        paper_text: str,
+        ours_text: str,
+        reasons: list[str],
+        paper_model: str | None = None,
+        gap: Gap | None = None,
+        said: str = "",
+        lacks: Iterable[str] = (),
+        rescuable: bool = False,
+        mc: float = 0.0,
+        draws: int | None = None,
+        mc_what: str = "",
+        strict: bool = False,
+    ) -> None:
         """One claim row from the user's margin (module docstring), every number rounded once to DECIMALS:
         held when the margin is on the claimed side (>= 0) beyond its Monte Carlo band `mc` (1.96 MC SDs); also
         when the paper makes the claim by a hair (its own margin within `tolerance` of zero) and the user's margin
@@ -169,7 +190,7 @@ class ClaimRows:
         results do not have (never held; not comparable, or did not hold where they could not change that unless
         `rescuable`). `said` is what the user's statistic says, in words."""
         mu, mp, t, band = _r(margin_user), _r(margin_paper), _r(tolerance), _r(mc)
-        row = dict(paper_model=paper_model, gap=gap, lacks=list(lacks), margin=mu, paper_margin=mp, tolerance=t)
+        row = Decided(paper_model=paper_model, gap=gap, lacks=list(lacks), margin=mu, paper_margin=mp, tolerance=t)
         if reasons:
             return self.add(claim, model, NOT_COMPARABLE, "; ".join(reasons), paper_text, ours_text, **row)
         hair = mp is not None and abs(mp) <= t
@@ -201,7 +222,17 @@ class ClaimRows:
             )
         return self._with_lacks(claim, model, verdict, why, paper_text, ours_text, row, rescuable)
 
-    def _with_lacks(self, claim, model, verdict, why, paper_text, ours_text, row, rescuable=False):
+    def _with_lacks(
+        self,
+        claim: dict[str, Any],
+        model: str,
+        verdict: str,
+        why: str,
+        paper_text: str,
+        ours_text: str,
+        row: Decided,
+        rescuable: bool = False,
+    ) -> None:
         lacks = row["lacks"]
         if lacks and (verdict in (HELD, UNDECIDED) or rescuable):
             verdict, why = NOT_COMPARABLE, f"these results lack {'; '.join(lacks)} (on what ran: {why})"
@@ -209,10 +240,10 @@ class ClaimRows:
             why = f"{why}; these results also lack {'; '.join(lacks)}, which cannot change that"
         return self.add(claim, model, verdict, why, paper_text, ours_text, **row)
 
-    def _models(self, paper_model, arms):
+    def _models(self, paper_model: str | None, arms: Iterable[str]) -> list[str]:
         return self.ctx.models_for(paper_model, tuple(arms))
 
-    def _pairs(self, paper_models: list[str], has) -> list[tuple[str, str]]:
+    def _pairs(self, paper_models: list[str], has: Callable[[str], bool]) -> list[tuple[str, str]]:
         """(paper checkpoint, user's model) for a claim over several checkpoints: each checkpoint's own model;
         when none is here, every model that has data (then not comparable: another model), once."""
         users = [m for m in self.ctx.an.data.models if m != MODEL_FREE and has(m)]
@@ -226,7 +257,9 @@ class ClaimRows:
             if not any(same_model(m, p) for p in paper_checkpoints())
         ]
 
-    def _truncations(self, paper_models: list[str]):
+    def _truncations(
+        self, paper_models: list[str]
+    ) -> Iterator[tuple[str, str, dict, tuple[str, ...], list[str], list[str]]]:
         """(paper checkpoint, model, truncation counts, formula arms it ran, those it lacks, reasons) for the
         truncation claims: one row per checkpoint, over the paper's formula-reading arms."""
         an, arms = self.ctx.an, stats.formula_arms()
@@ -238,7 +271,7 @@ class ClaimRows:
                 yield pm, m, tr, ran, lacks, self.ctx.reasons(m, pm, ran, _records_stat(an, tr), "full")
 
     # ---- kinds -----------------------------------------------------------------------------------------------
-    def check_interval(self, claim):
+    def check_interval(self, claim: dict[str, Any]) -> None:
         c = claim["check"]
         ev = c.get("evidence") or {}
         plo = number(ev["lo"])["value"] if "lo" in ev else None
@@ -283,7 +316,7 @@ class ClaimRows:
                 strict=c["expect"] != "crosses zero",
             )
 
-    def check_sign(self, claim):
+    def check_sign(self, claim: dict[str, Any]) -> None:
         c = claim["check"]
         want = 1 if c["expect"] == "positive" else -1
         pval = number(c["evidence"]["value"])["value"]
@@ -310,7 +343,7 @@ class ClaimRows:
                 f"{'positive' if value > 0 else 'negative' if value < 0 else 'zero'}",
             )
 
-    def check_order(self, claim):
+    def check_order(self, claim: dict[str, Any]) -> None:
         c = claim["check"]
         left_q, rights = c["left"], c["right"]
         ev = c.get("evidence") or {}
@@ -357,7 +390,7 @@ class ClaimRows:
                 lacks=lacks,
             )
 
-    def check_within_interval(self, claim):
+    def check_within_interval(self, claim: dict[str, Any]) -> None:
         c = claim["check"]
         for m in self._models(c["model"], c["comparisons"][0]):  # the models that ran its first comparison
             parts, reasons, worst, lacks, band = [], [], None, [], 0.0
@@ -395,7 +428,7 @@ class ClaimRows:
                 mc_what="bootstrap draws",
             )
 
-    def check_zero(self, claim):
+    def check_zero(self, claim: dict[str, Any]) -> None:
         c = claim["check"]
         q = c["quantity"]
         if q["quantity"] == "none_rows":
@@ -433,7 +466,7 @@ class ClaimRows:
                 lacks=lacks,
             )
 
-    def check_equals(self, claim):
+    def check_equals(self, claim: dict[str, Any]) -> None:
         c = claim["check"]
         q = c["quantity"]
         want = number(c["evidence"]["value"])
@@ -456,7 +489,7 @@ class ClaimRows:
                 said=f"yours is {shown:.2f}",
             )
 
-    def check_p_value(self, claim):
+    def check_p_value(self, claim: dict[str, Any]) -> None:
         """The permutation p of a comparison, Holm within its family, against the paper's bound, in the paper's
         direction (module docstring: Monte Carlo, family members not run)."""
         c = claim["check"]
@@ -478,7 +511,7 @@ class ClaimRows:
             )
             # the family members not run are listed only where they could change the verdict (the bounds carry
             # them at 0 and at 1)
-            out = dict(
+            out = Decided(
                 paper_model=c["model"],
                 lacks=fam["lacks"],
                 margin=_r(bound - fam["point"], P_DECIMALS),
@@ -547,7 +580,7 @@ class ClaimRows:
                     )
                 self.add(claim, m, UNDECIDED, why, reading, ours, **{**out, "lacks": []})
 
-    def check_agreement(self, claim):
+    def check_agreement(self, claim: dict[str, Any]) -> None:
         c = claim["check"]
         want = number(c["evidence"]["value"])["value"]
         for m in self._models(c["model"], (c["arm"],)):
@@ -577,7 +610,7 @@ class ClaimRows:
                 said=f"your seeds agree on {value:.2f}%",
             )
 
-    def check_at_most(self, claim):
+    def check_at_most(self, claim: dict[str, Any]) -> None:
         c = claim["check"]
         want = number(c["evidence"]["value"])
         for pm, m, tr, ran, lacks, reasons in self._truncations(c["models"]):
@@ -600,7 +633,7 @@ class ClaimRows:
                 rescuable=True,
             )
 
-    def check_range(self, claim):
+    def check_range(self, claim: dict[str, Any]) -> None:
         """A range over checkpoints: with `ends` (its ends are the paper's members'), one row over every
         checkpoint; without (which members it spans is the kit's reading), one row per checkpoint whose members
         each lie in it."""
@@ -617,7 +650,8 @@ class ClaimRows:
             if not here:
                 missing.append(SHORT.get(pm, pm))
             for m in here:
-                reasons, lacks = [], []
+                reasons: list[str] = []
+                lacks: list[str] = []
                 groups.append((pm, m, self._members(c["member"], m, pm, reasons, lacks), lacks, reasons))
         if not any(g[2] for g in groups):
             names = ", ".join(SHORT.get(pm, pm) for pm in c["models"])
@@ -636,7 +670,7 @@ class ClaimRows:
                 )
             return self.add(claim, "", NO_RESULT, "none of the members ran here", paper_text, "")
 
-        def beyond(members):
+        def beyond(members: list[Member]) -> list[Member]:
             return [
                 (label, v, t)
                 for label, v, t in members
@@ -680,14 +714,14 @@ class ClaimRows:
                         why,
                         paper_text,
                         ours_of(members),
-                        dict(paper_model=pm, gap=None, lacks=lacks, margin=None, paper_margin=None, tolerance=None),
+                        Decided(paper_model=pm, gap=None, lacks=lacks, margin=None, paper_margin=None, tolerance=None),
                     )
             return
         members = [x for g in groups for x in g[2]]
         lacks = [x for g in groups for x in g[3]] + [f"the {name} checkpoint" for name in missing]
         reasons = [x for g in groups for x in g[4]]
         who = ", ".join(sorted({g[1] for g in groups if g[2]}))
-        row = dict(
+        row = Decided(
             paper_model=", ".join(c["models"]), gap=None, lacks=lacks, margin=None, paper_margin=None, tolerance=None
         )
         if reasons:
@@ -737,7 +771,7 @@ class ClaimRows:
             row,
         )
 
-    def _members(self, member: dict, m: str, pm: str, reasons: list, lacks: list) -> list[tuple[str, float, float]]:
+    def _members(self, member: dict, m: str, pm: str, reasons: list[str], lacks: list[str]) -> list[Member]:
         """(label, value, tolerance) of each member a model contributes to a range (as shown: two decimals); the
         members it lacks are added to `lacks`."""
         an, out, short = self.ctx.an, [], SHORT.get(pm, m)
@@ -783,7 +817,7 @@ def _direction(paper_model: str, solver: str, reference: str) -> int | None:
     return None
 
 
-def _monte_carlo(an, model: str, row: dict) -> bool:
+def _monte_carlo(an: Analysis, model: str, row: dict) -> bool:
     """Whether a gap's sign-flip p came from Monte Carlo draws (more non-zero paired differences than the exact
     enumeration takes: harness.analysis.stats.hypothesis_tests.sign_flip_p)."""
     d = an.data
@@ -806,7 +840,7 @@ def _flip_interval(p: float, draws: int, mc: bool) -> tuple[float, float]:
     return lo, hi
 
 
-def holm_bounds(an, model: str, row: dict, draws: int) -> dict:
+def holm_bounds(an: Analysis, model: str, row: dict, draws: int) -> dict:
     """The Holm-adjusted p of one gap row within its (model, family), as the analysis gives it (`point`), and its
     bounds: the family members' Monte Carlo intervals carried through Holm, with the declared members that did not
     run at 0 (`lower`) and at 1 (`upper`); `point_lower`/`point_upper` the same without Monte Carlo error; the
@@ -854,7 +888,7 @@ def flips_needed(fam: dict, bound: float, draws: int) -> int:
     return int(math.ceil(max(need, draws + 1) / 1000.0) * 1000)
 
 
-def _records_stat(an, tr: dict) -> stats.Stat:
+def _records_stat(an: Analysis, tr: dict) -> stats.Stat:
     """The cases and seeds behind a records-based statistic, for the coverage check."""
     return stats.Stat(0.0, n_cases=tr["cases"], seeds=tr["seeds"])
 
@@ -863,7 +897,7 @@ def _interval_words(lo: float, hi: float) -> str:
     return "clears zero (above)" if lo > 0 else "clears zero (below)" if hi < 0 else "crosses zero"
 
 
-def _interval_margin(expect: str, lo, hi) -> float | None:
+def _interval_margin(expect: str, lo: float | None, hi: float | None) -> float | None:
     if lo is None or hi is None:
         return None
     if expect == "above zero":
@@ -881,7 +915,7 @@ def _label(q: dict) -> str:
     return q["arm"] if "arm" in q else f"{q['solver']} \u2212 {q['reference']} ({q['subset']})"
 
 
-def _quantity(an, model, q: dict) -> stats.Stat | None:
+def _quantity(an: Analysis, model: str, q: dict) -> stats.Stat | None:
     if q["quantity"] == "accuracy":
         return stats.accuracy(an, model, q["arm"], q["subset"])
     if q["quantity"] == "difference":

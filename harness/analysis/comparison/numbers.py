@@ -20,6 +20,8 @@ rounded +7.1) is judged against the interval the paper prints for the same compa
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 
 from harness.analysis.comparison import ours as stats
@@ -86,7 +88,7 @@ def printed_interval(paper_model: str | None, solver: str, reference: str, subse
                 or _subset(spec["subset"]) != _subset(subset)
             ):
                 continue
-            suffix = {"Qwen2.5-7B-Instruct": "_7b", "Qwen2.5-32B-Instruct-AWQ": "_32b"}.get(paper_model, "")
+            suffix = {"Qwen2.5-7B-Instruct": "_7b", "Qwen2.5-32B-Instruct-AWQ": "_32b"}.get(paper_model or "", "")
             for lo, hi in ((f"lo{suffix}", f"hi{suffix}"), ("lo", "hi")):
                 if lo in names and hi in names:
                     return names[lo]["value"], names[hi]["value"], names[lo]["line"]
@@ -111,7 +113,7 @@ def claim_inputs(check: dict) -> set[tuple[str, str | None]]:
     if check.get("kind") in NOT_ON_NUMBERS:
         return out
 
-    def walk(x, subset):
+    def walk(x: object, subset: str | None) -> None:
         if isinstance(x, dict):
             if x.get("quantity") in NOT_ON_NUMBERS:
                 return
@@ -142,7 +144,7 @@ def judge(
     paper_ci: tuple | None = None,
     our_ci: tuple | None = None,
     signed: bool = False,
-    failed_claims: list[str] = (),
+    failed_claims: Sequence[str] = (),
     clusters: int | None = None,
 ) -> tuple[str, str]:
     """(verdict, why) of one number; module docstring. The difference and the tolerance are compared as the
@@ -163,7 +165,7 @@ def judge(
     beyond = (
         f"{diff:+.{digits}f} is within rerun noise {tolerance.text()} on the mean, but {spread.text()}: a "
         "noisier run than the paper's, not a reproduction"
-        if within
+        if within and spread is not None  # within: noisy, so a spread was measured
         else f"{diff:+.{digits}f} is beyond rerun noise {tolerance.text()}{beside}"
     )
     if signed and paper != 0 and shown * paper < 0 and abs(paper) > tolerance.rounding:
@@ -198,7 +200,7 @@ def judge(
     return DISCREPANCY, f"{beyond} and beyond {where}" if paper_ci is not None else f"{beyond}; {where}"
 
 
-def reruns(arms) -> bool:
+def reruns(arms: Iterable[str]) -> bool:
     """Whether the seeds of these arms are repeated runs of one setting: greedy, single-sample, the worked example
     fixed (the seed never reaches the request, .tex lines 341-343); a hybrid by its stored parts."""
     from harness.analysis.comparison.settings import components
@@ -222,28 +224,30 @@ class NumberRows:
     def add(
         self,
         *,
-        source,
-        where,
-        line,
-        what,
-        paper_model,
-        model,
-        unit,
-        paper,
-        digits,
-        stat,
-        tolerance,
-        reasons,
-        key,
-        paper_ci=None,
-        signed=False,
-        failed=(),
-        scale=1.0,
-        sign=1,
-    ):
+        source: str,
+        where: str,
+        line: int,
+        what: str,
+        paper_model: str | None,
+        model: str | None,
+        unit: str,
+        paper: float,
+        digits: int,
+        stat: stats.Stat | None,
+        tolerance: tol.Tolerance,
+        reasons: list[str],
+        key: tuple[str, str, tuple[str, ...]],
+        paper_ci: tuple[float, float] | None = None,
+        signed: bool = False,
+        failed: Iterable[str] = (),
+        scale: float = 1.0,
+        sign: int = 1,
+    ) -> None:
         value = None if stat is None else sign * stat.value * scale
         ci = (
-            None if stat is None or stat.lo is None else tuple(sorted((sign * stat.lo * scale, sign * stat.hi * scale)))
+            None
+            if stat is None or stat.lo is None or stat.hi is None
+            else tuple(sorted((sign * stat.lo * scale, sign * stat.hi * scale)))
         )
         verdict, why = judge(
             paper,
@@ -289,9 +293,21 @@ class NumberRows:
         )  # arms by ", ": a hybrid has a +
 
     # ---- kinds ---------------------------------------------------------------------------------------------
-    def accuracy(self, source, where, line, what, arm, paper_model, subset, paper, digits, construction=False):
+    def accuracy(
+        self,
+        source: str,
+        where: str,
+        line: int,
+        what: str,
+        arm: str,
+        paper_model: str | None,
+        subset: str,
+        paper: float,
+        digits: int,
+        construction: bool = False,
+    ) -> None:
         an = self.ctx.an
-        for m in self.ctx.models_for(paper_model, (arm,)) or [None]:
+        for m in self.ctx.models_for(paper_model, (arm,)) or (None,):
             st = stats.accuracy(an, m, arm, subset) if m else None
             reasons = self.ctx.reasons(m, paper_model, (arm,), st, subset, construction) if m and st else []
             if construction or arm in MODEL_FREE_ARMS:
@@ -315,13 +331,26 @@ class NumberRows:
                 failed=self.failed_on(m, arm, subset),
             )
 
-    def gap(self, source, where, line, what, solver, reference, paper_model, subset, paper, digits, sign=1):
+    def gap(
+        self,
+        source: str,
+        where: str,
+        line: int,
+        what: str,
+        solver: str,
+        reference: str,
+        paper_model: str | None,
+        subset: str,
+        paper: float,
+        digits: int,
+        sign: int = 1,
+    ) -> None:
         an = self.ctx.an
         ci = printed_interval(paper_model, solver, reference, subset)
         paper_ci = None if ci is None else (ci[0], ci[1])
         if paper_ci is not None and sign < 0:
             paper_ci = (-paper_ci[1], -paper_ci[0])
-        for m in self.ctx.models_for(paper_model, (solver, reference)) or [None]:
+        for m in self.ctx.models_for(paper_model, (solver, reference)) or (None,):
             st = stats.gap(an, m, solver, reference, subset) if m else None
             reasons = self.ctx.reasons(m, paper_model, (solver, reference), st, subset) if m and st else []
             t = (
@@ -356,9 +385,21 @@ class NumberRows:
                 key=("gap", _subset(subset), (solver, reference)),
             )
 
-    def share(self, source, where, line, what, arm, paper_model, kind, paper, digits, count=False):
+    def share(
+        self,
+        source: str,
+        where: str,
+        line: int,
+        what: str,
+        arm: str,
+        paper_model: str | None,
+        kind: str,
+        paper: float,
+        digits: int,
+        count: bool = False,
+    ) -> None:
         an = self.ctx.an
-        for m in self.ctx.models_for(paper_model, (arm,)) or [None]:
+        for m in self.ctx.models_for(paper_model, (arm,)) or (None,):
             st = stats.share(an, m, arm, kind) if m else None
             reasons = self.ctx.reasons(m, paper_model, (arm,), st, "full") if m and st else []
             t = self._rerun(paper_model, st, digits if not count else 2, 1, (arm,))
@@ -392,9 +433,20 @@ class NumberRows:
                 failed=self.failed_on(m, arm, "full"),
             )
 
-    def route(self, source, where, line, what, arm, paper_model, route, paper, digits):
+    def route(
+        self,
+        source: str,
+        where: str,
+        line: int,
+        what: str,
+        arm: str,
+        paper_model: str | None,
+        route: str,
+        paper: float,
+        digits: int,
+    ) -> None:
         an = self.ctx.an
-        for m in self.ctx.models_for(paper_model, (arm,)) or [None]:
+        for m in self.ctx.models_for(paper_model, (arm,)) or (None,):
             st = stats.route_share(an, m, arm, route) if m else None
             reasons = self.ctx.reasons(m, paper_model, (arm,), st, "full") if m and st else []
             self.add(
@@ -413,7 +465,7 @@ class NumberRows:
                 key=("route", route, (arm,)),
             )
 
-    def covered(self, source, where, line, arm, paper, digits):
+    def covered(self, source: str, where: str, line: int, arm: str, paper: float, digits: int) -> None:
         """The library's covered cases (a count: exact), on the results' cases; `arm` the library arm the paper's
         number names (paper_values.json: Gold-Solve)."""
         an, ctx = self.ctx.an, self.ctx
@@ -445,7 +497,7 @@ class NumberRows:
             key=("covered", "full", (arm,)),
         )
 
-    def failed_on(self, model, arm, subset) -> list[str]:
+    def failed_on(self, model: str | None, arm: str, subset: str) -> list[str]:
         """The claims about `model` that did not hold and rest on `arm` (on `subset`, where the claim states one): a
         number they rest on is never 'consistent with the paper's claims intact'."""
         checks = {c["id"]: c["check"] for c in paper_values()["claims"]}
@@ -458,7 +510,9 @@ class NumberRows:
                 out.append(c["says"] + f": {c['why']}")
         return out
 
-    def _rerun(self, paper_model, st, digits, n_arms, arms) -> tol.Tolerance:
+    def _rerun(
+        self, paper_model: str | None, st: stats.Stat | None, digits: int, n_arms: int, arms: Iterable[str]
+    ) -> tol.Tolerance:
         return tol.no_result() if st is None else tol.for_stat(paper_model, st, digits, n_arms, reruns(arms))
 
 

@@ -9,6 +9,8 @@ import csv
 import html
 import io
 import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from harness.analysis.comparison import tolerance as tol
 from harness.analysis.comparison.claims import CLAIM_VERDICTS, HELD, NO_RESULT, NOT_COMPARABLE, NOT_HELD, UNDECIDED
@@ -18,6 +20,10 @@ from harness.analysis.comparison.per_case import not_possible_text
 from harness.analysis.comparison.values import paper_values, source_line
 from harness.analysis.stats.labels import model_label
 from harness.model.rehearsal.labels import MODEL_FREE
+
+if TYPE_CHECKING:  # the package imports this module
+    from harness.analysis.comparison import ComparisonFiles
+    from harness.analysis.comparison.integrity import Integrity
 
 _DIFFERENT = re.compile(r"different model \(([^,]+), not [^)]+\)")
 VOCABULARY = [
@@ -172,20 +178,20 @@ def counts(rows: list[dict]) -> dict[str, int]:
     return out
 
 
-def _counts_text(rows: list[dict], order) -> str:
+def _counts_text(rows: list[dict], order: Iterable[str]) -> str:
     c = counts(rows)
     return ", ".join(f"{k} {c[k]}" for k in order if c.get(k)) or "none"
 
 
-def _num(v, digits=2) -> str:
+def _num(v: float | None, digits: int = 2) -> str:
     return "" if v is None else f"{v:.{digits}f}"
 
 
-def _ci(lo, hi, digits) -> str:
+def _ci(lo: float | None, hi: float | None, digits: int) -> str:
     return "" if lo is None else f" [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
-def _md(s) -> str:
+def _md(s: object) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
@@ -253,7 +259,7 @@ def _ledger_cells(r: dict) -> list[str]:
     return [r["setting"], r["paper"], r["ours"], r["status"]]
 
 
-def _table(head, rows) -> list[str]:
+def _table(head: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
     out = ["| " + " | ".join(head) + " |", "| " + " | ".join(":---" for _ in head) + " |"]
     out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
     return out
@@ -270,7 +276,7 @@ def rerun_check_lines() -> list[str]:
     return out
 
 
-def markdown(files) -> str:
+def markdown(files: ComparisonFiles) -> str:
     shown = [r for r in files.numbers if r["verdict"] != "no result"]
     claims = [c for c in files.claims if c["verdict"] != "no result"]
     lines = ["# Did it reproduce? The paper beside these results", ""]
@@ -351,7 +357,7 @@ def markdown(files) -> str:
     return "\n".join(lines)
 
 
-def integrity_line(integrity) -> str:
+def integrity_line(integrity: Integrity | None) -> str:
     """What the integrity check found, in one line (harness.analysis.comparison.integrity)."""
     if integrity is None:
         return "Integrity: not checked (these results were not read from a results root)."
@@ -410,7 +416,7 @@ CASE_FIELDS = ("paper_model", "arm", "model", "paper_pairs", "matched", "agree",
 
 
 def numbers_csv(rows: list[dict]) -> str:
-    def cell(r, f):
+    def cell(r: dict, f: str) -> object:
         v = r[f]
         if f in ("paper", "paper_lo", "paper_hi", "ours", "ours_lo", "ours_hi", "difference") and v is not None:
             return f"{v:.{r['digits']}f}"
@@ -422,7 +428,7 @@ def numbers_csv(rows: list[dict]) -> str:
 
 
 def claims_csv(rows: list[dict]) -> str:
-    def cell(r, f):
+    def cell(r: dict, f: str) -> object:
         v = r[f]
         if f in ("margin", "paper_margin", "tolerance"):
             return "" if v is None else f"{v:.{r['decimals']}f}"
@@ -439,7 +445,7 @@ def ledger_csv(rows: list[dict]) -> str:
     return _csv(("setting", "paper", "ours", "status"), [_ledger_cells(r) for r in rows])
 
 
-def section_html(files) -> list[str]:
+def section_html(files: ComparisonFiles) -> list[str]:
     """The report's section: the sentences, the figure, the claims, the numbers, the per-case check, the ledger."""
     import base64
 
@@ -463,7 +469,7 @@ def section_html(files) -> list[str]:
             "your 95% calculator-cluster interval (coloured by verdict).</figcaption></figure>"
         )
 
-    def table(caption, head, rows):
+    def table(caption: str, head: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
         out = [
             f'<div class="wrap"><table class="res"><caption>{e(caption)}</caption><thead><tr>'
             + "".join(f"<th>{e(h)}</th>" for h in head)

@@ -66,6 +66,7 @@ from harness.data.pins import DatahubError
 from harness.data.pins import entry as pin_entry
 from harness.model.client import SERVER_PROFILES
 from harness.model.rehearsal.labels import MODEL_FREE
+from harness.model.server_info import ServerInfo
 from harness.model.vllm import locks as vllm
 from harness.model.vllm.launcher import VllmLauncher
 from harness.run.manifest import ManifestFile, RunManifest
@@ -311,7 +312,7 @@ def model_key(paper_model: str | None) -> str | None:
     return None
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     if value is None:
         return "none"
     if isinstance(value, dict):
@@ -871,7 +872,7 @@ def _server_checks(m: RunManifest, paper_model: str | None) -> list[Check]:
 
 
 @cache
-def _launcher_description(key: str, pins: Path):
+def _launcher_description(key: str, pins: Path) -> ServerInfo:
     """What the kit's vLLM launcher would start for a checkpoint (its environment and image), from
     the pins in `pins` (the cache's key: a moved pins directory is read afresh)."""
     return VllmLauncher(key).describe()

@@ -30,20 +30,24 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
+from aiohttp.web_protocol import RequestHandler
 
 from harness.core.canonical_json import canonical_json
-from harness.model.rehearsal.replies import Draw
+from harness.model.rehearsal.replies import AnswerKey, Draw
 from harness.model.rehearsal.sources import (
     DEFAULT_MODELS,
     SCRIPTED_MODEL,
     Answer,
     Chat,
     RehearsalReplies,
+    Reply,
     ReplySource,
     ScriptedReplies,
     error,
@@ -88,9 +92,9 @@ class Stats:
     connections: int = 0  # TCP connections accepted (a client that reuses its connections opens few)
     requests: int = 0
     completions: int = 0
-    faults: dict = field(default_factory=lambda: {"http_5xx": 0, "slow": 0, "drop": 0})
-    reply_forms: dict = field(default_factory=dict)  # completions per reply form
-    shapes: dict = field(default_factory=dict)
+    faults: dict[str, int] = field(default_factory=lambda: {"http_5xx": 0, "slow": 0, "drop": 0})
+    reply_forms: dict[str, int] = field(default_factory=dict)  # completions per reply form
+    shapes: dict[str, int] = field(default_factory=dict)
     case_found: int = 0
     started_at: float = field(default_factory=time.time)
 
@@ -133,7 +137,7 @@ class FakeServer:
         self.auth: list[str | None] = []  # every request's Authorization header (None when absent)
         self.stats = Stats()
         self._attempts: dict[str, int] = {}
-        self._fault_fh = None
+        self._fault_fh: TextIO | None = None
         self._runner: web.AppRunner | None = None
         self._listener: asyncio.base_events.Server | None = None
         self._thread: threading.Thread | None = None
@@ -182,10 +186,13 @@ class FakeServer:
         self._listener = await loop.create_server(self._accept, self.host, self.port, backlog=1024)
         self.port = self._listener.sockets[0].getsockname()[1]
 
-    def _accept(self):
+    def _accept(self) -> RequestHandler:
         """The protocol for one accepted connection (aiohttp's request handler), counted."""
         self.stats.connections += 1
-        return self._runner.server()
+        server = self._runner.server if self._runner is not None else None
+        if server is None:
+            raise RuntimeError("the fake server's runner is not set up")
+        return server()
 
     async def close(self) -> None:
         if self._listener is not None:
@@ -205,7 +212,7 @@ class FakeServer:
         started = threading.Event()
         failed: list[BaseException] = []
 
-        def run():
+        def run() -> None:
             asyncio.set_event_loop(loop)
             try:
                 loop.run_until_complete(self.start())
@@ -226,8 +233,10 @@ class FakeServer:
             raise RuntimeError(f"the fake server did not start: {failed[0] if failed else 'timeout'}")
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         loop, self._loop = self._loop, None
+        if loop is None or self._thread is None:
+            raise RuntimeError("the fake server was not entered")
         asyncio.run_coroutine_threadsafe(self._close_all(), loop).result(15)
         loop.call_soon_threadsafe(loop.stop)
         self._thread.join(15)
@@ -243,12 +252,12 @@ class FakeServer:
     # -- middleware --
 
     @web.middleware
-    async def _count(self, request: web.Request, handler):
+    async def _count(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         self.stats.requests += 1
         return await handler(request)
 
     @web.middleware
-    async def _authorize(self, request: web.Request, handler):
+    async def _authorize(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         got = request.headers.get("Authorization")
         self.auth.append(got)
         if self.api_key is not None:
@@ -261,7 +270,7 @@ class FakeServer:
         return await handler(request)
 
     @web.middleware
-    async def _read_chat(self, request: web.Request, handler):
+    async def _read_chat(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """A POST to a completion route: the body read and accepted (request[CHAT]) or refused by the source."""
         if request.method != "POST" or request.path.rstrip("/") not in COMPLETION_PATHS:
             return await handler(request)
@@ -278,16 +287,19 @@ class FakeServer:
         return await handler(request)
 
     @web.middleware
-    async def _inject_fault(self, request: web.Request, handler):
+    async def _inject_fault(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         chat: Chat | None = request.get(CHAT)
-        fault = self._fault_for(chat.ident) if chat is not None and self.faults.on else None
+        if chat is None or not self.faults.on:
+            return await handler(request)
+        fault = self._fault_for(chat.ident)
         if fault is None:
             return await handler(request)
         self._log_fault(fault, chat.ident, chat.model)
         if fault == "http_5xx":
             return _json(503, error("rehearsal: injected server error"))
         if fault == "drop":
-            request.transport.abort()  # the request was read; the client sees the connection reset
+            if request.transport is not None:
+                request.transport.abort()  # the request was read; the client sees the connection reset
             return web.Response(status=500)  # never sent: the transport is gone
         await asyncio.sleep(self.faults.slow_s)  # "slow": the client gives up first; then answer normally
         return await handler(request)
@@ -347,6 +359,8 @@ class RehearsalServer(FakeServer):
     """The fake server with the rehearsal's reply script (sources.RehearsalReplies): `make rehearse`, the rehearsal
     launcher, the arm and client tests. Model ids must start with `rehearsal-`."""
 
+    source: RehearsalReplies
+
     def __init__(
         self,
         *,
@@ -368,7 +382,7 @@ class RehearsalServer(FakeServer):
         )
 
     @property
-    def answer_key(self):
+    def answer_key(self) -> AnswerKey:
         return self.source.answer_key
 
     @property
@@ -385,11 +399,13 @@ class ScriptedServer(FakeServer):
             ...   # srv.url is "http://127.0.0.1:<port>/v1"
     """
 
+    source: ScriptedReplies
+
     def __init__(
         self,
         script: Iterable[tuple] = (),
         *,
-        reply=None,
+        reply: Callable[[bytes], Reply] | None = None,
         model: str = SCRIPTED_MODEL,
         port: int = 0,
         api_key: str | None = None,

