@@ -135,6 +135,8 @@ def seccomp_binding_dir() -> str | None:
             mod = __import__(name)
         except ImportError:
             continue
+        if mod.__file__ is None:  # a namespace package of that name: no binding to hand over
+            continue
         return os.path.dirname(os.path.abspath(mod.__file__))
     return None
 

@@ -231,3 +231,20 @@ def test_closed_executor_says_so():
     ex.close()
     with pytest.raises(RuntimeError, match="Executor is closed"):
         ex.run("answer = 1")
+
+
+def test_a_namespace_package_named_like_the_seccomp_binding_is_no_binding(monkeypatch):
+    """supervisor.seccomp_binding_dir hands the child the directory of the importable seccomp binding; a namespace
+    package of that name has no file (its __file__ is None) and is skipped, where os.path.abspath(None) raised
+    TypeError (found by mypy, issue 49)."""
+    import types
+
+    namespace = types.ModuleType("seccomp")
+    namespace.__file__ = None
+    monkeypatch.setitem(sys.modules, "pyseccomp", None)  # importing it raises ImportError
+    monkeypatch.setitem(sys.modules, "seccomp", namespace)
+    assert supervisor.seccomp_binding_dir() is None
+    monkeypatch.delitem(sys.modules, "pyseccomp")
+    import pyseccomp
+
+    assert supervisor.seccomp_binding_dir() == os.path.dirname(os.path.abspath(pyseccomp.__file__))
