@@ -29,18 +29,19 @@ KNOWN=" $(.venv/bin/python -m tests.lanes names) "
 # the machine idle (a server decoding on one core, runsc waiting on dockerd, SLURM polling), so they run in pairs.
 PLAN="unit docker+slurm model+vllm"
 read -r -a LANES <<< "${TEST_LANES:-$KNOWN}"
-read -r -a GROUPS_ <<< "${TEST_PLAN:-$PLAN}"
+plan=${TEST_PLAN:-$PLAN}
+read -r -a GROUPS_ <<< "$plan"
 planned=" "
 for group in "${GROUPS_[@]}"; do
     for lane in ${group//+/ }; do   # a misspelt or repeated lane is refused before anything runs
         case "$KNOWN" in *" $lane "*) ;; *) echo "test-lanes: unknown lane $lane in TEST_PLAN (the lanes:$KNOWN)" >&2; exit 2 ;; esac
-        case "$planned" in *" $lane "*) echo "test-lanes: lane $lane is twice in TEST_PLAN ($TEST_PLAN)" >&2; exit 2 ;; esac
+        case "$planned" in *" $lane "*) echo "test-lanes: lane $lane is twice in TEST_PLAN ($plan)" >&2; exit 2 ;; esac
         planned+="$lane "
     done
 done
 for lane in "${LANES[@]}"; do
     case "$KNOWN" in *" $lane "*) ;; *) echo "test-lanes: unknown lane $lane (the lanes:$KNOWN)" >&2; exit 2 ;; esac
-    case "$planned" in *" $lane "*) ;; *) echo "test-lanes: lane $lane is in no group of TEST_PLAN ($TEST_PLAN)" >&2; exit 2 ;; esac
+    case "$planned" in *" $lane "*) ;; *) echo "test-lanes: lane $lane is in no group of TEST_PLAN ($plan)" >&2; exit 2 ;; esac
 done
 read -r -a EXTRA <<< "${PYTEST_ARGS:-}"
 # Bytecode is written even where the environment turns it off (PYTHONDONTWRITEBYTECODE, set on the kit's CI

@@ -10,6 +10,10 @@ import click
 
 from harness.data.dataset import PINNED_NAMES, Dataset, DatasetError, load_dataset, resolve
 
+HELP = (
+    "Cases to use: a pinned name (" + ", ".join(PINNED_NAMES) + ") or a CSV/Parquet file in the MedCalc-Bench schema."
+)
+
 
 class DatasetParam(click.ParamType):
     """Click type: a pinned name or a CSV/Parquet path; loads the Dataset (or passes the string)."""
@@ -39,9 +43,5 @@ def dataset_option(
     The command receives a loaded `Dataset` (or the validated string when load=False).
     """
     decls = param_decls or ("--dataset", "dataset")
-    kwargs.setdefault(
-        "help",
-        "Cases to use: a pinned name (" + ", ".join(PINNED_NAMES) + ") or a CSV/Parquet file in the "
-        f"MedCalc-Bench schema. [default: {default}]",
-    )
+    kwargs.setdefault("help", f"{HELP} [default: {default}]")
     return click.option(*decls, type=DatasetParam(load=load), default=default, show_default=False, **kwargs)

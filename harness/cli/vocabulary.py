@@ -26,11 +26,10 @@ import click
 
 from executor.api import REQUESTABLE_BACKENDS
 from harness.arms.registry import ARMS
-from harness.cli import convention
+from harness.cli import convention, dataset_option
 from harness.cli.dataset_option import DatasetParam
 from harness.core import seeds as core_seeds
 from harness.data.conventions import convention_names
-from harness.data.dataset import PINNED_NAMES
 from harness.model.client import SERVER_PROFILES
 from harness.reproduce.config import DEFAULT_OUT, LAUNCHERS, split_names
 from harness.run.manifest import ReproduceSettings
@@ -181,11 +180,7 @@ SPEC: dict[str, OptionSpec] = {
     "seeds": setting(
         "seeds", type=SeedsParam(), shown=core_seeds.seeds_text, help_text="Seeds to run: 42-46, or 42,43."
     ),
-    "dataset": setting(
-        "dataset",
-        help_text="Cases to use: a pinned name (" + ", ".join(PINNED_NAMES) + ") or a CSV/Parquet file in the "
-        "MedCalc-Bench schema.",
-    ),
+    "dataset": setting("dataset", help_text=dataset_option.HELP),
     "out": OptionSpec(
         ("--out",),
         "Results directory of this reproduction.",
